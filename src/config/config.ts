@@ -1,0 +1,149 @@
+import { readFile } from 'node:fs/promises'
+import { homedir } from 'node:os'
+import { resolve } from 'node:path'
+import { multiaddr } from '@multiformats/multiaddr'
+import { parse as parseYaml } from 'yaml'
+import { ConfigError, asBoolean, asNumber, asObject, asStringList, asEnum, onlyKnownKeys, type Fields } from './validate.js'
+import type { Multiaddr } from '@multiformats/multiaddr'
+
+export const ROLES = ['bootstrap', 'provider', 'renter'] as const
+export type Role = typeof ROLES[number]
+
+export interface NodeConfig {
+  role: Role
+  dataDir: string
+  /** multiaddrs to listen on */
+  listen: string[]
+  /** multiaddrs to announce instead of the listen addresses (optional) */
+  announce: string[]
+  /** bootstrap peers (multiaddrs ending in /p2p/<peer id>) */
+  bootstrap: string[]
+  /** keep loopback/private addresses in the DHT: needed on a LAN or loopback network */
+  privateAddresses: boolean
+  /** most connections the node keeps */
+  maxConnections: number
+  /** how many discovered peers the node dials on its own to join the mesh */
+  targetPeers: number
+  heartbeatMs: number
+  /** raw provider section, validated by the capability policy */
+  provider: Fields
+}
+
+/** Fields a config file may hold (camelCase); each has a flag of the same name in kebab-case. */
+const FILE_FIELDS = ['role', 'dataDir', 'listen', 'announce', 'bootstrap', 'privateAddresses', 'maxConnections', 'targetPeers', 'heartbeatSeconds', 'provider'] as const
+
+export const DEFAULT_LISTEN: Record<Role, string[]> = {
+  bootstrap: ['/ip4/127.0.0.1/tcp/4001', '/ip4/127.0.0.1/tcp/4002/ws'],
+  provider: ['/ip4/127.0.0.1/tcp/0'],
+  renter: ['/ip4/127.0.0.1/tcp/0']
+}
+
+export class ConfigFileError extends Error {
+  static readonly code = 'ERR_CONFIG_FILE'
+  readonly code = ConfigFileError.code
+  constructor (message: string) {
+    super(message)
+    this.name = 'ConfigFileError'
+  }
+}
+
+/** Reads and parses a YAML config file; an empty file is an empty config. */
+export async function readConfigFile (path: string): Promise<Fields> {
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (err: any) {
+    if (err?.code === 'ENOENT') throw new ConfigFileError(`config file ${path} does not exist`)
+    throw new ConfigFileError(`config file ${path} cannot be read (${String(err?.code ?? err)})`)
+  }
+  let doc: unknown
+  try {
+    doc = parseYaml(text, { maxAliasCount: 100 })
+  } catch (err: any) {
+    const line = err?.linePos?.[0]?.line
+    throw new ConfigFileError(`config file ${path} is not valid YAML${line != null ? ` (line ${String(line)})` : ''}: ${String(err?.message ?? err).split('\n')[0]}`)
+  }
+  if (doc == null) return {}
+  return asObject(doc, '(top level)')
+}
+
+export interface ConfigSources {
+  role: Role
+  /** parsed config file, if any */
+  file?: Fields
+  /** command-line values keyed by camelCase field; undefined = not given */
+  flags?: Partial<Record<typeof FILE_FIELDS[number], unknown>>
+  env?: NodeJS.ProcessEnv
+  /** the default bootstrap list (bootstrap/peers.json) */
+  defaultBootstrap?: string[]
+}
+
+/**
+ * Resolves the node config from flags > environment > config file > defaults, validating
+ * every field. Throws ConfigError naming the first bad field.
+ */
+export function resolveConfig (sources: ConfigSources): NodeConfig {
+  const file = sources.file ?? {}
+  onlyKnownKeys(file, FILE_FIELDS, '')
+  const flags = sources.flags ?? {}
+  const env = sources.env ?? {}
+  const pick = (key: typeof FILE_FIELDS[number], envName?: string): unknown =>
+    flags[key] ?? (envName != null && env[envName] != null && env[envName] !== '' ? env[envName] : undefined) ?? file[key]
+
+  if (file.role != null && asEnum(file.role, 'role', ROLES) !== sources.role) {
+    throw new ConfigError('role', `"${sources.role}" (the command being run)`, file.role)
+  }
+  const role = sources.role
+  const dataDir = resolve(expandHome(String(asString(pick('dataDir', 'IDLEGRID_DATA_DIR') ?? defaultDataDir(), 'dataDir'))))
+  const listen = multiaddrList(pick('listen') ?? DEFAULT_LISTEN[role], 'listen')
+  if (listen.length === 0) throw new ConfigError('listen', 'at least one multiaddr')
+  const announce = multiaddrList(pick('announce') ?? [], 'announce')
+  const bootstrap = multiaddrList(pick('bootstrap', 'IDLEGRID_BOOTSTRAP') ?? sources.defaultBootstrap ?? [], 'bootstrap')
+  bootstrap.forEach((addr, i) => {
+    if (multiaddr(addr).getPeerId() == null) throw new ConfigError(`bootstrap[${i}]`, 'a multiaddr ending in /p2p/<peer id>', addr)
+  })
+  const privateRaw = pick('privateAddresses')
+  const privateAddresses = privateRaw == null || privateRaw === 'auto'
+    ? autoPrivateAddresses(listen, bootstrap)
+    : asBoolean(privateRaw, 'privateAddresses')
+  const maxConnections = asNumber(pick('maxConnections') ?? 200, 'maxConnections', { integer: true, min: 2, max: 10_000 })
+  const targetPeers = asNumber(pick('targetPeers') ?? 24, 'targetPeers', { integer: true, min: 0, max: maxConnections })
+  const heartbeatMs = Math.round(1000 * asNumber(pick('heartbeatSeconds') ?? 10, 'heartbeatSeconds', { min: 0.1, max: 3600 }))
+  const provider = file.provider == null ? {} : asObject(file.provider, 'provider')
+  return { role, dataDir, listen, announce, bootstrap, privateAddresses, maxConnections, targetPeers, heartbeatMs, provider }
+}
+
+function asString (value: unknown, field: string): string {
+  if (typeof value !== 'string' || value === '') throw new ConfigError(field, 'a non-empty string', value)
+  return value
+}
+
+export function defaultDataDir (): string {
+  return resolve(homedir(), '.idlegrid')
+}
+
+function expandHome (path: string): string {
+  return path === '~' || path.startsWith('~/') ? homedir() + path.slice(1) : path
+}
+
+function multiaddrList (value: unknown, field: string): string[] {
+  const list = asStringList(value, field)
+  return list.map((text, i) => {
+    try {
+      return multiaddr(text).toString()
+    } catch {
+      throw new ConfigError(list.length === 1 && typeof value === 'string' ? field : `${field}[${i}]`, 'a multiaddr such as /ip4/127.0.0.1/tcp/4001', text)
+    }
+  })
+}
+
+/** Private/loopback addresses stay in the DHT when the network we join (or are) is local. */
+function autoPrivateAddresses (listen: string[], bootstrap: string[]): boolean {
+  const addrs = bootstrap.length > 0 ? bootstrap : listen
+  return addrs.some(a => isLocal(multiaddr(a)))
+}
+
+function isLocal (addr: Multiaddr): boolean {
+  const host = addr.nodeAddress().address
+  return /^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|0\.0\.0\.0$|::1$|::$|f[cd]|fe80)/i.test(host) || host === 'localhost'
+}

@@ -1,0 +1,114 @@
+import { peerIdFromMultihash } from '@libp2p/peer-id'
+import * as Digest from 'multiformats/hashes/digest'
+import { concat } from 'uint8arrays/concat'
+import { fromString } from 'uint8arrays/from-string'
+import { SignedEnvelope } from '../../protocols/envelope.js'
+import { SIGNING_PREFIX } from '../../protocols/ids.js'
+import { signBytes, verifyBytes, SIGNATURE_BYTES } from './signature.js'
+import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
+import type { Uint8ArrayList } from 'uint8arraylist'
+
+/** Default bound on an encoded envelope; protocols pass tighter ones. */
+export const MAX_ENVELOPE_BYTES = 64 * 1024
+const MAX_DOMAIN_CHARS = 64
+const MAX_SIGNER_BYTES = 64
+
+export type EnvelopeRejection = 'oversized' | 'malformed' | 'wrong-domain' | 'bad-signer' | 'wrong-signer' | 'bad-signature'
+
+export class EnvelopeError extends Error {
+  static readonly code = 'ERR_ENVELOPE'
+  readonly code = EnvelopeError.code
+  readonly reason: EnvelopeRejection
+
+  constructor (reason: EnvelopeRejection, message: string) {
+    super(message)
+    this.name = 'EnvelopeError'
+    this.reason = reason
+  }
+}
+
+export interface OpenedEnvelope {
+  domain: string
+  signer: PeerId
+  /** the inner message bytes exactly as signed: decode these, never re-encode them */
+  payload: Uint8Array
+  signature: Uint8Array
+}
+
+export interface OpenOptions {
+  /** the only domain accepted */
+  domain: string
+  /** bound on the encoded envelope, checked before decoding (default 64 KiB) */
+  maxBytes?: number
+  /** when set, the envelope must be signed by this peer */
+  signer?: PeerId
+}
+
+/** The exact bytes an envelope's signature covers. */
+export function signingInput (domain: string, payload: Uint8Array): Uint8Array {
+  return concat([fromString(SIGNING_PREFIX + domain), Uint8Array.of(0), payload])
+}
+
+/** Signs `payload` under `domain` with the node key and returns the encoded envelope. */
+export function sealEnvelope (key: Ed25519PrivateKey, signer: PeerId, domain: string, payload: Uint8Array): Uint8Array {
+  checkDomain(domain)
+  const signature = signBytes(key.raw, signingInput(domain, payload))
+  return SignedEnvelope.encode({ domain, signer: signer.toMultihash().bytes, payload, signature })
+}
+
+/**
+ * Decodes and verifies an envelope from untrusted bytes: size first, then structure, domain,
+ * signer (an Ed25519 peer id, whose public key is inside it) and signature. Throws
+ * EnvelopeError with the reason; returns the verified payload.
+ */
+export function openEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions): OpenedEnvelope {
+  const maxBytes = opts.maxBytes ?? MAX_ENVELOPE_BYTES
+  if (bytes.byteLength > maxBytes) {
+    throw new EnvelopeError('oversized', `envelope of ${bytes.byteLength} bytes exceeds the ${maxBytes}-byte bound`)
+  }
+  let envelope: SignedEnvelope
+  try {
+    envelope = SignedEnvelope.decode(bytes)
+  } catch (err: any) {
+    throw new EnvelopeError('malformed', `envelope does not decode: ${String(err?.message ?? err)}`)
+  }
+  if (envelope.domain !== opts.domain) {
+    throw new EnvelopeError('wrong-domain', `envelope signed for domain "${envelope.domain.slice(0, MAX_DOMAIN_CHARS)}", expected "${opts.domain}"`)
+  }
+  const signer = decodeSigner(envelope.signer)
+  if (opts.signer != null && !opts.signer.equals(signer)) {
+    throw new EnvelopeError('wrong-signer', `envelope signed by ${signer.toString()}, expected ${opts.signer.toString()}`)
+  }
+  if (envelope.signature.length !== SIGNATURE_BYTES) {
+    throw new EnvelopeError('bad-signature', `signature is ${envelope.signature.length} bytes, expected ${SIGNATURE_BYTES}`)
+  }
+  const publicKey = signer.publicKey.raw
+  if (!verifyBytes(publicKey, signingInput(envelope.domain, envelope.payload), envelope.signature)) {
+    throw new EnvelopeError('bad-signature', `signature by ${signer.toString()} does not verify`)
+  }
+  return { domain: envelope.domain, signer, payload: envelope.payload, signature: envelope.signature }
+}
+
+type Ed25519PeerId = PeerId & { type: 'Ed25519', publicKey: { raw: Uint8Array } }
+
+function decodeSigner (bytes: Uint8Array): Ed25519PeerId {
+  if (bytes.length === 0 || bytes.length > MAX_SIGNER_BYTES) {
+    throw new EnvelopeError('bad-signer', `signer field of ${bytes.length} bytes is not an Ed25519 peer id`)
+  }
+  let peerId: PeerId
+  try {
+    peerId = peerIdFromMultihash(Digest.decode(bytes))
+  } catch {
+    throw new EnvelopeError('bad-signer', 'signer field is not a peer id')
+  }
+  if (peerId.type !== 'Ed25519') {
+    throw new EnvelopeError('bad-signer', `signer is a ${peerId.type} peer id; only Ed25519 peer ids can sign`)
+  }
+  return peerId as Ed25519PeerId
+}
+
+function checkDomain (domain: string): void {
+  if (domain === '' || domain.length > MAX_DOMAIN_CHARS || domain.includes('\0')) {
+    throw new EnvelopeError('wrong-domain', `invalid signing domain "${domain}"`)
+  }
+}

@@ -1,0 +1,69 @@
+import { mkdir, open, readFile, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'
+import type { Ed25519PrivateKey, PrivateKey } from '@libp2p/interface'
+
+export const KEY_FILE = 'node.key'
+
+export class KeyFileError extends Error {
+  static readonly code = 'ERR_KEY_FILE'
+  readonly code = KeyFileError.code
+  readonly path: string
+
+  constructor (path: string, problem: string) {
+    super(`node key ${path}: ${problem}; it was left untouched (move it away to create a new identity)`)
+    this.name = 'KeyFileError'
+    this.path = path
+  }
+}
+
+/** Creates the data directory (owner-only) when it does not exist. */
+export async function ensureDataDir (dataDir: string): Promise<void> {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 })
+}
+
+/**
+ * Loads the node's Ed25519 key from `<dataDir>/node.key`, creating it (mode 0600) on first
+ * run. A key file that exists but cannot be read or decoded is an error, never replaced:
+ * replacing it would silently change the node's identity and orphan its ledger feed.
+ */
+export async function loadOrCreateKey (dataDir: string): Promise<Ed25519PrivateKey> {
+  await ensureDataDir(dataDir)
+  const path = join(dataDir, KEY_FILE)
+  let bytes: Uint8Array
+  try {
+    bytes = await readFile(path)
+  } catch (err: any) {
+    if (err?.code !== 'ENOENT') throw new KeyFileError(path, `cannot be read (${String(err?.code ?? err)})`)
+    return await createKey(path)
+  }
+  let key: PrivateKey
+  try {
+    key = privateKeyFromProtobuf(bytes)
+  } catch {
+    throw new KeyFileError(path, 'is corrupt (not a libp2p private key)')
+  }
+  if (key.type !== 'Ed25519') throw new KeyFileError(path, `holds a ${key.type} key; idlegrid needs Ed25519`)
+  const mode = (await stat(path)).mode & 0o777
+  if ((mode & 0o077) !== 0) throw new KeyFileError(path, `is readable by others (mode ${mode.toString(8)}); run chmod 600 on it`)
+  return key
+}
+
+async function createKey (path: string): Promise<Ed25519PrivateKey> {
+  const key = await generateKeyPair('Ed25519')
+  // 'wx' fails if another process created the file meanwhile: never overwrite a key.
+  let handle
+  try {
+    handle = await open(path, 'wx', 0o600)
+  } catch (err: any) {
+    if (err?.code === 'EEXIST') throw new KeyFileError(path, 'was created by another process at the same time')
+    throw new KeyFileError(path, `cannot be created (${String(err?.code ?? err)})`)
+  }
+  try {
+    await handle.writeFile(privateKeyToProtobuf(key))
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+  return key
+}

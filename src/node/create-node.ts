@@ -1,0 +1,125 @@
+import { gossipsub, type GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
+import { createTopicScoreParams } from '@chainsafe/libp2p-gossipsub/score'
+import { noise } from '@chainsafe/libp2p-noise'
+import { yamux } from '@chainsafe/libp2p-yamux'
+import { bootstrap } from '@libp2p/bootstrap'
+import { identify, type Identify } from '@libp2p/identify'
+import { kadDHT, passthroughMapper, removePrivateAddressesMapper, type KadDHT } from '@libp2p/kad-dht'
+import { ping, type PingService } from '@libp2p/ping'
+import { tcp } from '@libp2p/tcp'
+import { tls } from '@libp2p/tls'
+import { webSockets } from '@libp2p/websockets'
+import { createLibp2p, type Libp2p } from 'libp2p'
+import { ALL_TOPICS, PROTOCOL } from '../../protocols/ids.js'
+import { loadOrCreateKey } from '../identity/index.js'
+import { peerConnector } from './connector.js'
+import { gossipRouter, type GossipRouter } from './gossip.js'
+import { heartbeatService, type HeartbeatService } from './heartbeat.js'
+import { lockDataDir, type DataDirLock } from './lock.js'
+import type { NodeConfig } from '../config/index.js'
+import type { Ed25519PrivateKey, PeerId, PubSub, ServiceMap, Startable } from '@libp2p/interface'
+
+export interface CoreServices extends ServiceMap {
+  identify: Identify
+  ping: PingService
+  dht: KadDHT
+  pubsub: PubSub<GossipsubEvents>
+  gossip: GossipRouter
+  heartbeats: HeartbeatService
+  connector: Startable
+}
+
+export interface IdlegridNode {
+  readonly config: NodeConfig
+  readonly libp2p: Libp2p<CoreServices>
+  readonly peerId: PeerId
+  readonly privateKey: Ed25519PrivateKey
+  readonly startedAt: number
+  /** stops libp2p and releases the data directory; safe to call twice */
+  stop(): Promise<void>
+}
+
+/**
+ * Builds and starts an idlegrid node: TCP (+ WebSockets for bootstrap nodes), noise and TLS,
+ * yamux, identify, ping, kad-dht on the idlegrid protocol, gossipsub with a validator on
+ * every idlegrid topic, and the node's own services. It dials nothing but the configured
+ * bootstrap peers and the peers they lead to.
+ */
+export async function createNode (config: NodeConfig): Promise<IdlegridNode> {
+  const privateKey = await loadOrCreateKey(config.dataDir)
+  const lock = await lockDataDir(config.dataDir, config.role)
+  let libp2p: Libp2p<CoreServices>
+  try {
+    libp2p = await createLibp2p(libp2pOptions(config, privateKey))
+  } catch (err) {
+    await lock.release()
+    throw err
+  }
+  return wrap(config, libp2p, privateKey, lock)
+}
+
+function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey): Parameters<typeof createLibp2p<CoreServices>>[0] {
+  const isBootstrap = config.role === 'bootstrap'
+  return {
+    privateKey,
+    addresses: {
+      listen: config.listen,
+      announce: config.announce.length > 0 ? config.announce : undefined
+    },
+    transports: isBootstrap ? [tcp(), webSockets()] : [tcp()],
+    connectionEncrypters: [noise(), tls()],
+    streamMuxers: [yamux()],
+    peerDiscovery: config.bootstrap.length > 0 ? [bootstrap({ list: config.bootstrap, timeout: 100 })] : [],
+    connectionManager: {
+      maxConnections: config.maxConnections
+    },
+    // no NAT traversal, relays or public address discovery: idlegrid talks to configured peers only
+    services: {
+      identify: identify(),
+      ping: ping(),
+      dht: kadDHT({
+        protocol: PROTOCOL.kad,
+        clientMode: config.role === 'renter',
+        peerInfoMapper: config.privateAddresses ? passthroughMapper : removePrivateAddressesMapper,
+        validators: {},
+        selectors: {}
+      }),
+      pubsub: gossipsub({
+        allowPublishToZeroTopicPeers: true,
+        emitSelf: false,
+        doPX: isBootstrap,
+        scoreParams: {
+          topics: Object.fromEntries(ALL_TOPICS.map(topic => [topic, createTopicScoreParams({
+            topicWeight: 1,
+            invalidMessageDeliveriesWeight: -10,
+            invalidMessageDeliveriesDecay: 0.9
+          })]))
+        }
+      }),
+      gossip: gossipRouter(),
+      heartbeats: heartbeatService({ role: config.role, intervalMs: config.heartbeatMs, privateKey }),
+      connector: peerConnector({ targetPeers: config.targetPeers })
+    }
+  }
+}
+
+function wrap (config: NodeConfig, libp2p: Libp2p<CoreServices>, privateKey: Ed25519PrivateKey, lock: DataDirLock): IdlegridNode {
+  let stopping: Promise<void> | undefined
+  return {
+    config,
+    libp2p,
+    peerId: libp2p.peerId,
+    privateKey,
+    startedAt: Date.now(),
+    stop: async () => {
+      stopping ??= (async () => {
+        try {
+          await libp2p.stop()
+        } finally {
+          await lock.release()
+        }
+      })()
+      await stopping
+    }
+  }
+}

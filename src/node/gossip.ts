@@ -1,0 +1,152 @@
+import { TopicValidatorResult } from '@libp2p/interface'
+import { openEnvelope, EnvelopeError, type OpenedEnvelope } from '../identity/index.js'
+import { ALL_TOPICS, TOPIC, TOPIC_DOMAIN, TOPIC_MAX_BYTES, type TopicName } from '../../protocols/ids.js'
+import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
+import type { ComponentLogger, Logger, Message, PeerId, PubSub, Startable } from '@libp2p/interface'
+
+/**
+ * What a topic validator decides: ACCEPT, IGNORE ("not useful now": duplicates, stale) or
+ * REJECT ("the sender misbehaved": gossipsub scores it down).
+ */
+export type GossipVerdict =
+  | { action: 'accept' }
+  | { action: 'ignore' | 'reject', reason: string }
+
+export const ACCEPT: GossipVerdict = { action: 'accept' }
+export const ignore = (reason: string): GossipVerdict => ({ action: 'ignore', reason })
+export const reject = (reason: string): GossipVerdict => ({ action: 'reject', reason })
+
+/** Checks a verified envelope's payload for one topic (decode with bounds, expiry, replay…). */
+export type PayloadValidator = (envelope: OpenedEnvelope, from: PeerId) => GossipVerdict | Promise<GossipVerdict>
+export type GossipHandler = (envelope: OpenedEnvelope, from: PeerId) => void
+
+export interface GossipRouter {
+  /** the payload check of `topic` (one per topic; later registrations replace earlier ones) */
+  setValidator(topic: TopicName, validator: PayloadValidator): void
+  /** called with every accepted message on `topic`, after validation */
+  onMessage(topic: TopicName, handler: GossipHandler): () => void
+  /** counts of verdicts per topic and reason, for status and tests */
+  stats(): Record<string, Record<string, number>>
+}
+
+interface GossipRouterComponents {
+  pubsub: PubSub<GossipsubEvents>
+  logger: ComponentLogger
+}
+
+/** Topics whose messages may be forwarded envelopes signed by someone other than the gossip sender. */
+const RELAYED_TOPICS: ReadonlySet<TopicName> = new Set([TOPIC.ledger])
+/** Bound on remembered signatures used to drop replays of the same envelope. */
+const SEEN_LIMIT = 20_000
+
+class GossipRouterService implements GossipRouter, Startable {
+  private readonly pubsub: PubSub<GossipsubEvents>
+  private readonly log: Logger
+  private readonly validators = new Map<TopicName, PayloadValidator>()
+  private readonly handlers = new Map<TopicName, Set<GossipHandler>>()
+  private readonly seen = new Set<string>()
+  /** envelopes opened during validation, handed to handlers without verifying twice */
+  private readonly accepted = new WeakMap<Message, OpenedEnvelope>()
+  private readonly counts: Record<string, Record<string, number>> = {}
+  private readonly onPubsubMessage = (evt: CustomEvent<Message>): void => { this.deliver(evt.detail) }
+
+  constructor (components: GossipRouterComponents) {
+    this.pubsub = components.pubsub
+    this.log = components.logger.forComponent('idlegrid:gossip')
+  }
+
+  start (): void {
+    for (const topic of ALL_TOPICS) {
+      this.pubsub.topicValidators.set(topic, async (from, msg) => await this.validate(topic, from, msg))
+    }
+    this.pubsub.addEventListener('message', this.onPubsubMessage)
+  }
+
+  // services start together; gossipsub accepts subscriptions only once it has started
+  afterStart (): void {
+    for (const topic of ALL_TOPICS) this.pubsub.subscribe(topic)
+  }
+
+  stop (): void {
+    this.pubsub.removeEventListener('message', this.onPubsubMessage)
+    for (const topic of ALL_TOPICS) this.pubsub.topicValidators.delete(topic)
+  }
+
+  setValidator (topic: TopicName, validator: PayloadValidator): void {
+    this.validators.set(topic, validator)
+  }
+
+  onMessage (topic: TopicName, handler: GossipHandler): () => void {
+    let set = this.handlers.get(topic)
+    if (set == null) this.handlers.set(topic, set = new Set())
+    set.add(handler)
+    return () => set.delete(handler)
+  }
+
+  stats (): Record<string, Record<string, number>> {
+    return structuredClone(this.counts)
+  }
+
+  private async validate (topic: TopicName, propagationSource: PeerId, msg: Message): Promise<TopicValidatorResult> {
+    const verdict = await this.check(topic, msg).catch((err: Error): GossipVerdict => reject(`validator failed: ${err.message}`))
+    const key = verdict.action === 'accept' ? 'accept' : `${verdict.action}:${verdict.reason}`
+    const topicCounts = this.counts[topic] ??= {}
+    topicCounts[key] = (topicCounts[key] ?? 0) + 1
+    if (verdict.action !== 'accept') {
+      this.log('%s %s from %p: %s', verdict.action, topic, propagationSource, verdict.reason)
+    }
+    return verdict.action === 'accept'
+      ? TopicValidatorResult.Accept
+      : verdict.action === 'ignore' ? TopicValidatorResult.Ignore : TopicValidatorResult.Reject
+  }
+
+  private async check (topic: TopicName, msg: Message): Promise<GossipVerdict> {
+    if (msg.data.byteLength > TOPIC_MAX_BYTES[topic]) return reject(`oversized (${msg.data.byteLength} > ${TOPIC_MAX_BYTES[topic]} bytes)`)
+    if (msg.type !== 'signed') return reject('unsigned gossip message')
+    let envelope: OpenedEnvelope
+    try {
+      envelope = openEnvelope(msg.data, { domain: TOPIC_DOMAIN[topic], maxBytes: TOPIC_MAX_BYTES[topic] })
+    } catch (err) {
+      if (err instanceof EnvelopeError) return reject(err.reason)
+      throw err
+    }
+    if (!RELAYED_TOPICS.has(topic) && !envelope.signer.equals(msg.from)) return reject('wrong-signer')
+    const id = signatureKey(envelope)
+    if (this.seen.has(id)) return ignore('replayed')
+    const validator = this.validators.get(topic)
+    const verdict = validator == null ? ACCEPT : await validator(envelope, msg.from)
+    if (verdict.action === 'accept') {
+      remember(this.seen, id, SEEN_LIMIT)
+      this.accepted.set(msg, envelope)
+    }
+    return verdict
+  }
+
+  private deliver (msg: Message): void {
+    // gossipsub hands the validated message object to 'message' listeners
+    const envelope = this.accepted.get(msg)
+    const handlers = this.handlers.get(msg.topic as TopicName)
+    if (envelope == null || handlers == null || msg.type !== 'signed') return
+    for (const handler of handlers) {
+      try {
+        handler(envelope, msg.from)
+      } catch (err: any) {
+        this.log.error('handler on %s failed: %e', msg.topic, err)
+      }
+    }
+  }
+}
+
+function signatureKey (envelope: OpenedEnvelope): string {
+  return Buffer.from(envelope.signature).toString('base64')
+}
+
+function remember (set: Set<string>, key: string, limit: number): void {
+  set.add(key)
+  if (set.size > limit) set.delete(set.values().next().value as string)
+}
+
+/** The gossip validation and dispatch service: one validator per idlegrid topic. */
+export function gossipRouter (): (components: GossipRouterComponents) => GossipRouter {
+  return (components) => new GossipRouterService(components)
+}

@@ -1,0 +1,57 @@
+import { ALL_TOPICS } from '../../protocols/ids.js'
+import type { IdlegridNode } from './create-node.js'
+import type { PeerPresence } from './heartbeat.js'
+
+export interface NodeIdentity {
+  peerId: string
+  addrs: string[]
+}
+
+export interface NodeStatus extends NodeIdentity {
+  role: string
+  dataDir: string
+  uptimeMs: number
+  dhtMode: 'client' | 'server'
+  /** peers in the DHT routing table */
+  routingTable: string[]
+  /** open connections */
+  peers: Array<{ peerId: string, addrs: string[] }>
+  /** peers known to be subscribed to each idlegrid topic */
+  topics: Record<string, string[]>
+  /** peers whose signed heartbeats this node accepted */
+  heard: PeerPresence[]
+  /** gossip validation verdicts per topic */
+  gossip: Record<string, Record<string, number>>
+}
+
+export function nodeIdentity (node: IdlegridNode): NodeIdentity {
+  return {
+    peerId: node.peerId.toString(),
+    addrs: node.libp2p.getMultiaddrs().map(a => a.toString())
+  }
+}
+
+interface RoutingTableInternals { routingTable?: { kb?: { toIterable(): Iterable<{ peerId: { toString(): string } }> } } }
+
+export function nodeStatus (node: IdlegridNode): NodeStatus {
+  const { libp2p } = node
+  const dht = libp2p.services.dht as unknown as RoutingTableInternals
+  const routingTable = [...(dht.routingTable?.kb?.toIterable() ?? [])].map(p => p.peerId.toString())
+  const peers = new Map<string, string[]>()
+  for (const conn of libp2p.getConnections()) {
+    const id = conn.remotePeer.toString()
+    peers.set(id, [...(peers.get(id) ?? []), conn.remoteAddr.toString()])
+  }
+  return {
+    ...nodeIdentity(node),
+    role: node.config.role,
+    dataDir: node.config.dataDir,
+    uptimeMs: Date.now() - node.startedAt,
+    dhtMode: libp2p.services.dht.getMode(),
+    routingTable: routingTable.sort(),
+    peers: [...peers].map(([peerId, addrs]) => ({ peerId, addrs })),
+    topics: Object.fromEntries(ALL_TOPICS.map(t => [t, libp2p.services.pubsub.getSubscribers(t).map(p => p.toString()).sort()])),
+    heard: libp2p.services.heartbeats.presence(),
+    gossip: libp2p.services.gossip.stats()
+  }
+}
