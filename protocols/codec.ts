@@ -1,0 +1,161 @@
+/**
+ * Bounded decoding for every idlegrid wire message, and the size and repeated-field bounds
+ * each message is held to. Receivers never call a codec's `decode` on untrusted bytes
+ * directly: they call `decodeBounded`, which refuses oversized input before parsing it and
+ * turns every parse failure into one typed error.
+ *
+ * The repeated-field limits below are also compiled into the generated codecs through
+ * `[(protons.options).limit = N]` in the .proto files, so they hold even for a nested decode
+ * that forgets to pass limits; passing them here keeps the two visible in one place, and a
+ * caller may pass tighter ones.
+ */
+
+import type { CapabilityRecord } from './capability.js'
+import type { JobFrame } from './job.js'
+import type { FraudProof, SyncResponse } from './ledger.js'
+import type { JobRequest, Award } from './market.js'
+import type { DecodeOptions } from 'protons-runtime'
+import type { Uint8ArrayList } from 'uint8arraylist'
+
+export type WireDecodeReason = 'oversized' | 'malformed'
+
+/** A message from the wire that was too large or did not decode. */
+export class WireDecodeError extends Error {
+  static readonly code = 'ERR_WIRE_DECODE'
+  readonly code = WireDecodeError.code
+  readonly reason: WireDecodeReason
+  /** what was being decoded, e.g. "bid" */
+  readonly what: string
+
+  constructor (reason: WireDecodeReason, what: string, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'WireDecodeError'
+    this.reason = reason
+    this.what = what
+  }
+}
+
+/** Anything with a protons-style `decode`: every generated message namespace fits. */
+export interface WireDecoder<T> {
+  decode: (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<T>) => T
+}
+
+export type WireLimits<T> = NonNullable<DecodeOptions<T>['limits']>
+
+/**
+ * Decodes untrusted `bytes` with `codec`, refusing them unread when they exceed `maxBytes`.
+ * Throws WireDecodeError ('oversized' or 'malformed'); never anything else.
+ */
+export function decodeBounded<T> (codec: WireDecoder<T>, bytes: Uint8Array | Uint8ArrayList, what: string, maxBytes: number, limits?: WireLimits<T>): T {
+  if (bytes.byteLength > maxBytes) {
+    throw new WireDecodeError('oversized', what, `${what} of ${bytes.byteLength} bytes exceeds the ${maxBytes}-byte bound`)
+  }
+  try {
+    return codec.decode(bytes, limits == null ? undefined : { limits })
+  } catch (err: any) {
+    throw new WireDecodeError('malformed', what, `${what} does not decode: ${String(err?.message ?? err)}`, { cause: err })
+  }
+}
+
+const KiB = 1024
+const MiB = 1024 * KiB
+
+/** Largest `data` in one InputChunk or OutputChunk frame. */
+export const MAX_CHUNK_BYTES = 1 * MiB
+
+/**
+ * Upper bound, in bytes, of each encoded message (the protobuf bytes of the message itself;
+ * a SignedEnvelope around it adds at most ENVELOPE_OVERHEAD_BYTES, see envelopeMaxBytes).
+ */
+export const MAX_BYTES = {
+  signedEnvelope: 64 * KiB,
+  heartbeat: 256,
+  capabilityRecord: 8 * KiB,
+  jobRequest: 8 * KiB,
+  bid: 1 * KiB,
+  award: 8 * KiB,
+  /** carries an award envelope */
+  acceptRequest: 9 * KiB,
+  acceptResponse: 1 * KiB,
+  /** may carry a job request envelope */
+  explainRequest: 9 * KiB,
+  decline: 1 * KiB,
+  /** one chunk of MAX_CHUNK_BYTES plus framing; also bounds Start */
+  jobFrame: MAX_CHUNK_BYTES + 4 * KiB,
+  attestation: 2 * KiB,
+  receipt: 1 * KiB,
+  ledgerEntry: 32 * KiB,
+  /** LedgerEntry.body for ATTESTATION, RECEIPT and HEARTBEAT_SUMMARY */
+  ledgerBody: 6 * KiB,
+  /** LedgerEntry.body for FRAUD_PROOF: the proof's envelope */
+  ledgerFraudProofBody: 30 * KiB,
+  heartbeatSummary: 256,
+  /** embeds up to four ledger-entry envelopes with ordinary bodies */
+  fraudProof: 29 * KiB,
+  syncRequest: 256,
+  syncResponse: 4 * MiB
+} as const
+
+/**
+ * What a SignedEnvelope adds around its payload at most: domain (<= 64 chars), signer peer id
+ * (<= 64 bytes), 64-byte signature, tags and length prefixes.
+ */
+export const ENVELOPE_OVERHEAD_BYTES = 256
+
+/** Bound of a SignedEnvelope whose payload is bounded by `payloadMaxBytes`. */
+export function envelopeMaxBytes (payloadMaxBytes: number): number {
+  return payloadMaxBytes + ENVELOPE_OVERHEAD_BYTES
+}
+
+/**
+ * Repeated-field limits per message, in protons' runtime shape (`field$` limits the fields of
+ * each element of a repeated sub-message). Equal to the limits compiled into the .proto files.
+ */
+export const LIMITS = {
+  capabilityRecord: {
+    gpus: 16,
+    gpus$: { uuidHash: 16 },
+    acceptedTiers: 3,
+    workloads: 8,
+    allowedImages: 64,
+    availability: 32,
+    cachedDatasets: 64,
+    listenAddrs: 16
+  } satisfies WireLimits<CapabilityRecord>,
+  jobRequest: {
+    constraints: { gpuModels: 16, regions: 16 },
+    datasetDigests: 16
+  } satisfies WireLimits<JobRequest>,
+  award: {
+    runnerUp: 64
+  } satisfies WireLimits<Award>,
+  jobFrame: {
+    start: { inputs: 4096, runtime: { command: 256, env: 128 } },
+    result: { outputs: 4096 }
+  } satisfies WireLimits<JobFrame>,
+  fraudProof: {
+    evidence: 2
+  } satisfies WireLimits<FraudProof>,
+  syncResponse: {
+    heads: { heads: 10_000 },
+    entries: { entries: 256 }
+  } satisfies WireLimits<SyncResponse>
+} as const
+
+
+/**
+ * Time rules every receiver applies (protocols/README.md, "Replay and expiry"). A message
+ * whose created/issued/sent time is more than MAX_CLOCK_SKEW_MS ahead of the receiver's clock,
+ * whose expiry has passed, or whose lifetime (expiry minus creation) exceeds its maximum here
+ * is rejected; bounded lifetimes are what keep the seen-message sets bounded.
+ */
+export const MAX_CLOCK_SKEW_MS = 30_000
+
+export const MAX_LIFETIME_MS = {
+  heartbeat: 5 * 60_000,
+  capabilityRecord: 2 * 60 * 60_000,
+  jobRequest: 10 * 60_000,
+  bid: 10 * 60_000,
+  award: 10 * 60_000
+} as const
+

@@ -1,0 +1,366 @@
+/**
+ * GPU detection: parses `nvidia-smi` CSV output, runs the binary with bounded time and
+ * output, and builds simulated GPUs for development (`--simulate-gpu MODEL:VRAM_GB[:COUNT]`).
+ *
+ * Model keys. Every GPU gets a normalised `modelKey` so that renters' filters (`--gpu H100`)
+ * match providers' records whatever the driver calls the card. See `normaliseGpuModel`.
+ */
+
+import { execFile } from 'node:child_process'
+import { ConfigError } from '../config/validate.js'
+
+/** The query used for detection (keep in sync with `parseNvidiaSmi`). */
+export const NVIDIA_SMI_QUERY = 'index,uuid,name,memory.total,driver_version,compute_cap,power.limit'
+/** The query used for telemetry (keep in sync with `parseTelemetry`). */
+export const NVIDIA_SMI_TELEMETRY_QUERY = 'index,temperature.gpu,utilization.gpu,power.draw'
+
+export const NVIDIA_SMI_ARGS = [`--query-gpu=${NVIDIA_SMI_QUERY}`, '--format=csv,noheader,nounits'] as const
+export const NVIDIA_SMI_TELEMETRY_ARGS = [`--query-gpu=${NVIDIA_SMI_TELEMETRY_QUERY}`, '--format=csv,noheader,nounits'] as const
+
+export interface DetectedGpu {
+  /** nvidia-smi index (simulated: position in the simulated set) */
+  index: number
+  /** `GPU-<uuid>` as reported, or `GPU-sim-<modelKey>-<i>` when simulated */
+  uuid: string
+  /** the name as reported, e.g. "NVIDIA H100 80GB HBM3" */
+  model: string
+  /** normalised model, e.g. "h100-80gb" (see normaliseGpuModel) */
+  modelKey: string
+  vramMib: number
+  driverVersion?: string
+  /** e.g. "9.0" */
+  computeCapability?: string
+  /** enforced power limit in watts; undefined when nvidia-smi reports [N/A] */
+  powerLimitW?: number
+  simulated: boolean
+}
+
+export interface GpuTelemetry {
+  index: number
+  temperatureC?: number
+  utilizationPct?: number
+  powerDrawW?: number
+}
+
+export interface GpuGroup {
+  model: string
+  modelKey: string
+  vramMib: number
+  count: number
+  computeCapability?: string
+  driverVersion?: string
+  simulated: boolean
+}
+
+export class GpuDetectionError extends Error {
+  static readonly code = 'ERR_GPU_DETECTION'
+  readonly code = GpuDetectionError.code
+
+  constructor (message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'GpuDetectionError'
+  }
+}
+
+export const NVIDIA_SMI_NOT_FOUND =
+  'nvidia-smi not found: no NVIDIA driver on this machine; use --simulate-gpu MODEL:VRAM_GB[:COUNT] for development'
+
+// ---------------------------------------------------------------------------------------
+// model names
+
+/** Vendor/brand words that carry no identity. */
+const DROP_WORDS = new Set(['nvidia', 'geforce', 'tesla', 'generation'])
+/** Form-factor and memory-technology words: the same chip in another package is the same model. */
+const FORM_FACTOR = /^(sxm\d*|pcie|hbm\d*e?|gddr\d*x?)$/
+
+/**
+ * Normalises a GPU name to a model key.
+ *
+ * Rule: lowercase; split on spaces, dashes, underscores and slashes; drop the brand words
+ * `nvidia`, `geforce`, `tesla`, `generation`; drop form-factor / memory-technology words
+ * (`sxm`, `sxm4`, `pcie`, `hbm3`, `hbm2e`, `gddr6x` …); keep everything else in order
+ * (including a memory size such as `80gb`, written as `<n>gb`), joined with `-`.
+ *
+ *   "NVIDIA H100 80GB HBM3" → "h100-80gb"      "NVIDIA A100-SXM4-40GB" → "a100-40gb"
+ *   "NVIDIA GeForce RTX 4090" → "rtx-4090"     "Tesla T4" → "t4"     "NVIDIA L4" → "l4"
+ *   "NVIDIA RTX 6000 Ada Generation" → "rtx-6000-ada"   "NVIDIA H100 PCIe" → "h100"
+ *
+ * Only the name is used: a card whose name carries no memory size gets no `-<n>gb` suffix
+ * (the VRAM is a separate field of the record).
+ */
+export function normaliseGpuModel (name: string): string {
+  const words = name.toLowerCase()
+    .replace(/(\d+)\s*gb\b/g, '$1gb')
+    .split(/[\s\-_/]+/)
+    .filter(w => w !== '' && !DROP_WORDS.has(w) && !FORM_FACTOR.test(w))
+  return words.join('-')
+}
+
+/** Splits a key into tokens at dashes and at letter/digit boundaries: "rtx4090" → rtx,4090. */
+function matchTokens (key: string): string[] {
+  return key.split('-')
+    .flatMap(part => part.match(/[a-z]+|[0-9]+(?:\.[0-9]+)?/g) ?? [])
+}
+
+/**
+ * Whether a renter's model filter matches a record's model key. Both are normalised, so
+ * the comparison ignores case, spaces, dashes and brand words, and "RTX4090" ≈ "rtx-4090".
+ * A filter matches the key when its tokens are a leading run of the key's tokens:
+ * "h100" matches "h100-80gb" and "h100-94gb"; "a100-40gb" matches only "a100-40gb";
+ * "l4" does not match "l40s".
+ */
+export function gpuModelMatches (filter: string, modelKey: string): boolean {
+  const f = matchTokens(normaliseGpuModel(filter))
+  const k = matchTokens(normaliseGpuModel(modelKey))
+  if (f.length === 0 || f.length > k.length) return false
+  return f.every((t, i) => t === k[i])
+}
+
+// ---------------------------------------------------------------------------------------
+// parsing
+
+/** Driver / NVML failure texts that nvidia-smi prints instead of CSV. */
+const DRIVER_FAILURE = /NVIDIA-SMI has failed|couldn't communicate with the NVIDIA driver|Failed to initialize NVML|Driver\/library version mismatch|No devices were found|Unable to determine the device handle|GPU is lost/i
+
+/** Values nvidia-smi prints for fields a GPU cannot report. */
+function isNotAvailable (v: string): boolean {
+  return v === '' || /^\[.*\]$/.test(v) || /^n\/?a$/i.test(v)
+}
+
+function firstLine (text: string): string {
+  return text.split(/\r?\n/).map(l => l.trim()).find(l => l !== '') ?? ''
+}
+
+function checkDriverFailure (text: string): void {
+  // bracketed values ("[GPU is lost]", "[Unknown Error]") are per-field, not driver failures
+  const line = text.split(/\r?\n/).map(l => l.trim()).find(l => DRIVER_FAILURE.test(l.replace(/\[[^\]]*\]/g, '')))
+  if (line !== undefined) throw new GpuDetectionError(`nvidia-smi reports a driver problem: ${line}`)
+}
+
+/** Splits CSV text into trimmed field lists, skipping blank lines and a header if present. */
+function csvRows (text: string): Array<{ lineNo: number, fields: string[], raw: string }> {
+  const rows: Array<{ lineNo: number, fields: string[], raw: string }> = []
+  text.replace(/^\uFEFF/, '').split(/\r?\n/).forEach((raw, i) => {
+    if (raw.trim() === '') return
+    const fields = raw.split(',').map(f => f.trim())
+    if (/^index$/i.test(fields[0] ?? '')) return // header line (output without noheader)
+    rows.push({ lineNo: i + 1, fields, raw: raw.trim() })
+  })
+  return rows
+}
+
+/** A number, tolerating a trailing unit ("81559 MiB", "700.00 W") when `nounits` was forgotten. */
+function num (v: string): number | undefined {
+  if (isNotAvailable(v)) return undefined
+  const m = /^(-?\d+(?:\.\d+)?)\s*(?:[a-z%]+)?$/i.exec(v)
+  if (m == null) return undefined
+  const n = Number(m[1])
+  return Number.isFinite(n) ? n : undefined
+}
+
+function lineError (lineNo: number, raw: string, what: string): GpuDetectionError {
+  const shown = raw.length > 100 ? raw.slice(0, 97) + '...' : raw
+  return new GpuDetectionError(`cannot read nvidia-smi output line ${lineNo} (${what}): ${JSON.stringify(shown)}`)
+}
+
+/**
+ * Parses `nvidia-smi --query-gpu=index,uuid,name,memory.total,driver_version,compute_cap,power.limit
+ * --format=csv,noheader,nounits`. Blank lines are skipped and spacing does not matter.
+ * Optional fields (driver, compute capability, power limit) reported as `[N/A]`,
+ * `[Not Supported]` … become undefined; a line without index, uuid, name or memory, or
+ * with the wrong number of fields, is an error, and driver failure text throws
+ * GpuDetectionError with the driver's message.
+ */
+export function parseNvidiaSmi (csv: string): DetectedGpu[] {
+  checkDriverFailure(csv)
+  const gpus: DetectedGpu[] = []
+  for (const { lineNo, fields, raw } of csvRows(csv)) {
+    if (fields.length !== 7) throw lineError(lineNo, raw, `expected 7 comma-separated fields, got ${fields.length}`)
+    const [indexText, uuid, name, memText, driver, cc, power] = fields as [string, string, string, string, string, string, string]
+    const index = num(indexText)
+    if (index === undefined || !Number.isInteger(index) || index < 0) throw lineError(lineNo, raw, 'missing or bad index')
+    if (isNotAvailable(uuid)) throw lineError(lineNo, raw, 'missing uuid')
+    if (isNotAvailable(name)) throw lineError(lineNo, raw, 'missing name')
+    const vram = num(memText)
+    if (vram === undefined || vram <= 0) throw lineError(lineNo, raw, 'missing or bad memory.total')
+    const powerLimit = num(power)
+    const gpu: DetectedGpu = {
+      index,
+      uuid,
+      model: name.replace(/\s+/g, ' '),
+      modelKey: normaliseGpuModel(name),
+      vramMib: Math.round(vram),
+      simulated: false
+    }
+    if (!isNotAvailable(driver)) gpu.driverVersion = driver
+    if (/^\d+\.\d+$/.test(cc)) gpu.computeCapability = cc
+    if (powerLimit !== undefined && powerLimit > 0) gpu.powerLimitW = powerLimit
+    gpus.push(gpu)
+  }
+  const seen = new Set<number>()
+  for (const g of gpus) {
+    if (seen.has(g.index)) throw new GpuDetectionError(`nvidia-smi output lists GPU index ${g.index} twice`)
+    seen.add(g.index)
+  }
+  return gpus
+}
+
+/**
+ * Parses `nvidia-smi --query-gpu=index,temperature.gpu,utilization.gpu,power.draw
+ * --format=csv,noheader,nounits`; unreported values are undefined.
+ */
+export function parseTelemetry (csv: string): GpuTelemetry[] {
+  checkDriverFailure(csv)
+  const out: GpuTelemetry[] = []
+  for (const { lineNo, fields, raw } of csvRows(csv)) {
+    if (fields.length !== 4) throw lineError(lineNo, raw, `expected 4 comma-separated fields, got ${fields.length}`)
+    const [indexText, temp, util, draw] = fields as [string, string, string, string]
+    const index = num(indexText)
+    if (index === undefined || !Number.isInteger(index) || index < 0) throw lineError(lineNo, raw, 'missing or bad index')
+    const t: GpuTelemetry = { index }
+    const temperatureC = num(temp)
+    const utilizationPct = num(util)
+    const powerDrawW = num(draw)
+    if (temperatureC !== undefined) t.temperatureC = temperatureC
+    if (utilizationPct !== undefined) t.utilizationPct = utilizationPct
+    if (powerDrawW !== undefined) t.powerDrawW = powerDrawW
+    out.push(t)
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------
+// running nvidia-smi
+
+export interface DetectOptions {
+  /** the binary (path or name on PATH), default 'nvidia-smi' */
+  nvidiaSmi?: string
+  /** default 10 000 ms */
+  timeoutMs?: number
+  /** environment for the child, default process.env */
+  env?: NodeJS.ProcessEnv
+}
+
+const MAX_OUTPUT = 1024 * 1024
+
+async function runNvidiaSmi (args: readonly string[], opts: DetectOptions): Promise<string> {
+  const bin = opts.nvidiaSmi ?? 'nvidia-smi'
+  const timeoutMs = opts.timeoutMs ?? 10_000
+  return await new Promise<string>((resolve, reject) => {
+    execFile(bin, [...args], {
+      timeout: timeoutMs,
+      killSignal: 'SIGKILL',
+      maxBuffer: MAX_OUTPUT,
+      encoding: 'utf8',
+      windowsHide: true,
+      env: opts.env ?? process.env
+    }, (err, stdout, stderr) => {
+      if (err == null) { resolve(stdout); return }
+      const e = err as NodeJS.ErrnoException & { killed?: boolean, signal?: string | null, code?: string | number | null }
+      if (e.code === 'ENOENT') {
+        reject(new GpuDetectionError(NVIDIA_SMI_NOT_FOUND, { cause: err })); return
+      }
+      if (e.code === 'EACCES') {
+        reject(new GpuDetectionError(`cannot run ${bin}: permission denied`, { cause: err })); return
+      }
+      if (e.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') {
+        reject(new GpuDetectionError(`${bin} printed more than ${MAX_OUTPUT} bytes; refusing to parse it`, { cause: err })); return
+      }
+      if (e.killed === true || e.signal != null) {
+        reject(new GpuDetectionError(e.killed === true
+          ? `${bin} did not answer within ${timeoutMs} ms (driver hung?)`
+          : `${bin} was killed by ${String(e.signal)}`, { cause: err }))
+        return
+      }
+      const line = firstLine(String(stdout)) || firstLine(String(stderr)) || 'no output'
+      reject(new GpuDetectionError(`${bin} failed (exit ${String(e.code)}): ${line}`, { cause: err }))
+    })
+  })
+}
+
+/** Runs nvidia-smi and returns the machine's GPUs; throws GpuDetectionError with a readable reason. */
+export async function detectGpus (opts: DetectOptions = {}): Promise<DetectedGpu[]> {
+  return parseNvidiaSmi(await runNvidiaSmi(NVIDIA_SMI_ARGS, opts))
+}
+
+/** Runs nvidia-smi for temperature, utilization and power draw. */
+export async function readGpuTelemetry (opts: DetectOptions = {}): Promise<GpuTelemetry[]> {
+  return parseTelemetry(await runNvidiaSmi(NVIDIA_SMI_TELEMETRY_ARGS, opts))
+}
+
+// ---------------------------------------------------------------------------------------
+// simulated GPUs
+
+const MAX_SIM_COUNT = 64
+const MAX_SIM_VRAM_GB = 1024
+
+/**
+ * Parses a `--simulate-gpu` spec "MODEL:VRAM_GB[:COUNT]" ("H100:80", "A100:40:8",
+ * "RTX 4090:24"). VRAM may be fractional (converted to MiB); COUNT defaults to 1. If the
+ * model names a memory size ("H100 80GB") it must agree with VRAM_GB. uuids are
+ * deterministic: `GPU-sim-<modelKey>-<index>`, indexes counted from `firstIndex`.
+ * Errors are ConfigErrors for field `simulateGpu`.
+ */
+export function parseSimulatedGpu (spec: string, firstIndex = 0): DetectedGpu[] {
+  const field = 'simulateGpu'
+  const expected = 'MODEL:VRAM_GB[:COUNT], e.g. "H100:80" or "A100:40:8"'
+  if (typeof spec !== 'string') throw new ConfigError(field, expected, spec)
+  const parts = spec.split(':').map(p => p.trim())
+  if (parts.length < 2 || parts.length > 3) throw new ConfigError(field, expected, spec)
+  const [model, vramText, countText] = parts as [string, string, string | undefined]
+  if (model === '' || !/^[A-Za-z0-9][A-Za-z0-9 ._\-/]*$/.test(model) || model.length > 64) {
+    throw new ConfigError(field, `${expected}; MODEL is letters, digits, spaces or dashes`, spec)
+  }
+  const modelKey = normaliseGpuModel(model)
+  if (modelKey === '') throw new ConfigError(field, `${expected}; MODEL names no GPU`, spec)
+  const gb = /^\d+(\.\d+)?$/.test(vramText) ? Number(vramText) : NaN
+  if (!(gb > 0 && gb <= MAX_SIM_VRAM_GB)) {
+    throw new ConfigError(field, `${expected}; VRAM_GB is a number of gigabytes > 0 and <= ${MAX_SIM_VRAM_GB}`, spec)
+  }
+  let count = 1
+  if (countText !== undefined) {
+    count = /^\d+$/.test(countText) ? Number(countText) : NaN
+    if (!(count >= 1 && count <= MAX_SIM_COUNT)) {
+      throw new ConfigError(field, `${expected}; COUNT is a whole number from 1 to ${MAX_SIM_COUNT}`, spec)
+    }
+  }
+  const named = /(\d+)gb/.exec(modelKey)
+  if (named != null && Number(named[1]) !== gb) {
+    throw new ConfigError(field, `${expected}; the model says ${named[1]} GB but VRAM_GB is ${vramText}`, spec)
+  }
+  const gpus: DetectedGpu[] = []
+  for (let i = 0; i < count; i++) {
+    const index = firstIndex + i
+    gpus.push({
+      index,
+      uuid: `GPU-sim-${modelKey}-${index}`,
+      model: model.replace(/\s+/g, ' '),
+      modelKey,
+      vramMib: Math.round(gb * 1024),
+      simulated: true
+    })
+  }
+  return gpus
+}
+
+/** Several `--simulate-gpu` specs (the flag is repeatable), numbered consecutively. */
+export function parseSimulatedGpus (specs: readonly string[]): DetectedGpu[] {
+  const out: DetectedGpu[] = []
+  for (const spec of specs) out.push(...parseSimulatedGpu(spec, out.length))
+  return out
+}
+
+/** Groups identical GPUs (same model, VRAM, compute capability, driver, simulated), in first-seen order. */
+export function groupGpus (gpus: readonly DetectedGpu[]): GpuGroup[] {
+  const groups = new Map<string, GpuGroup>()
+  for (const g of gpus) {
+    const key = JSON.stringify([g.model, g.modelKey, g.vramMib, g.computeCapability ?? null, g.driverVersion ?? null, g.simulated])
+    const found = groups.get(key)
+    if (found != null) { found.count++; continue }
+    const group: GpuGroup = { model: g.model, modelKey: g.modelKey, vramMib: g.vramMib, count: 1, simulated: g.simulated }
+    if (g.computeCapability !== undefined) group.computeCapability = g.computeCapability
+    if (g.driverVersion !== undefined) group.driverVersion = g.driverVersion
+    groups.set(key, group)
+  }
+  return [...groups.values()]
+}

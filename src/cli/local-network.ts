@@ -1,0 +1,174 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { TOPIC } from '../../protocols/ids.js'
+import { callControl } from '../control/index.js'
+import type { Role } from '../config/index.js'
+import type { NodeStatus } from '../node/index.js'
+
+/** The `idlegrid` entry point, run with the current Node (so children get Node 22 too). */
+export const BIN_PATH = fileURLToPath(new URL('./bin.js', import.meta.url))
+
+export interface NodeProcess {
+  role: Role
+  dataDir: string
+  peerId: string
+  addrs: string[]
+  child: ChildProcess
+  /** everything the process wrote to stderr so far */
+  stderr(): string
+  /** sends `signal` and waits (bounded) for the exit; resolves with the exit code (null if killed by a signal) */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | null>
+}
+
+export interface SpawnOptions {
+  dataDir: string
+  args?: string[]
+  env?: NodeJS.ProcessEnv
+  readyTimeoutMs?: number
+}
+
+const live = new Set<ChildProcess>()
+let exitHookInstalled = false
+
+/** Children must not outlive us, even when we crash. */
+function installExitHook (): void {
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  process.on('exit', () => { for (const child of live) child.kill('SIGKILL') })
+}
+
+/** Starts `idlegrid <role> --json` as a child process and waits for its ready line. */
+export async function spawnNode (role: Role, opts: SpawnOptions): Promise<NodeProcess> {
+  installExitHook()
+  const args = [BIN_PATH, role, '--json', '--data-dir', opts.dataDir, ...(opts.args ?? [])]
+  const env = { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '', ...opts.env }
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  live.add(child)
+  let stderr = ''
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr = (stderr + chunk).slice(-64 * 1024) })
+  const exited = new Promise<number | null>(resolve => child.once('exit', (code) => { live.delete(child); resolve(code) }))
+  const ready = await new Promise<{ peerId: string, addrs: string[] }>((resolve, reject) => {
+    const timeoutMs = opts.readyTimeoutMs ?? 30_000
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${role} did not become ready within ${timeoutMs} ms: ${stderr.trim()}`)) }, timeoutMs)
+    let buffer = ''
+    const onData = (chunk: string): void => {
+      buffer += chunk
+      for (let at = buffer.indexOf('\n'); at >= 0; at = buffer.indexOf('\n')) {
+        const line = buffer.slice(0, at)
+        buffer = buffer.slice(at + 1)
+        try {
+          const value = JSON.parse(line)
+          if (typeof value?.peerId === 'string' && Array.isArray(value.addrs)) {
+            clearTimeout(timer)
+            child.stdout?.off('data', onData)
+            child.stdout?.resume()
+            resolve(value)
+            return
+          }
+        } catch {}
+      }
+    }
+    child.stdout?.setEncoding('utf8').on('data', onData)
+    void exited.then(code => { clearTimeout(timer); reject(new Error(`${role} exited with code ${String(code)} before it was ready: ${stderr.trim()}`)) })
+  })
+  return {
+    role,
+    dataDir: opts.dataDir,
+    peerId: ready.peerId,
+    addrs: ready.addrs,
+    child,
+    stderr: () => stderr,
+    stop: async (signal = 'SIGTERM', timeoutMs = 15_000) => {
+      if (child.exitCode != null || child.signalCode != null) return child.exitCode
+      child.kill(signal)
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+      const code = await exited
+      clearTimeout(timer)
+      return code
+    }
+  }
+}
+
+export interface LocalNetwork {
+  bootstrap: NodeProcess
+  providers: NodeProcess[]
+  renters: NodeProcess[]
+  all: NodeProcess[]
+  /** SIGTERMs every process; resolves with their exit codes in `all` order */
+  stop(): Promise<Array<number | null>>
+}
+
+export interface LocalNetworkOptions {
+  baseDir: string
+  providers: number
+  renters?: number
+  heartbeatSeconds?: number
+  /** extra arguments per provider index */
+  providerArgs?: (index: number) => string[]
+  renterArgs?: (index: number) => string[]
+}
+
+/** A bootstrap node, then providers and renters pointed at it, all on 127.0.0.1. */
+export async function startLocalNetwork (opts: LocalNetworkOptions): Promise<LocalNetwork> {
+  const common = ['--listen', '/ip4/127.0.0.1/tcp/0', '--heartbeat-seconds', String(opts.heartbeatSeconds ?? 1)]
+  const started: NodeProcess[] = []
+  try {
+    const bootstrap = await spawnNode('bootstrap', { dataDir: join(opts.baseDir, 'bootstrap'), args: common })
+    started.push(bootstrap)
+    const peerArgs = [...common, '--bootstrap', bootstrap.addrs[0]]
+    const providers = await Promise.all(Array.from({ length: opts.providers }, async (_, i) => {
+      const node = await spawnNode('provider', { dataDir: join(opts.baseDir, `provider-${i + 1}`), args: [...peerArgs, ...(opts.providerArgs?.(i) ?? [])] })
+      started.push(node)
+      return node
+    }))
+    const renters = await Promise.all(Array.from({ length: opts.renters ?? 1 }, async (_, i) => {
+      const node = await spawnNode('renter', { dataDir: join(opts.baseDir, `renter-${i + 1}`), args: [...peerArgs, ...(opts.renterArgs?.(i) ?? [])] })
+      started.push(node)
+      return node
+    }))
+    const all = [bootstrap, ...providers, ...renters]
+    return { bootstrap, providers, renters, all, stop: async () => await Promise.all(all.map(async n => await n.stop())) }
+  } catch (err) {
+    await Promise.all(started.map(async n => await n.stop('SIGKILL')))
+    throw err
+  }
+}
+
+export interface MeshView {
+  /** true when every node knows every other: DHT routing tables, topic subscribers, heartbeats heard */
+  complete: boolean
+  /** what is still missing, one line per gap */
+  missing: string[]
+  statuses: NodeStatus[]
+}
+
+/** Asks every node for its status and checks that each has found all the others. */
+export async function inspectMesh (nodes: NodeProcess[]): Promise<MeshView> {
+  const statuses = await Promise.all(nodes.map(async n => await callControl(n.dataDir, 'status', {}, { timeoutMs: 5_000 }) as NodeStatus))
+  const missing: string[] = []
+  const servers = new Set(statuses.filter(s => s.dhtMode === 'server').map(s => s.peerId))
+  for (const s of statuses) {
+    for (const other of statuses) {
+      if (other.peerId === s.peerId) continue
+      const label = `${s.role} ${s.peerId.slice(-6)} → ${other.role} ${other.peerId.slice(-6)}`
+      // DHT servers keep servers in their routing tables; client-mode renters are never added
+      if (servers.has(other.peerId) && !s.routingTable.includes(other.peerId)) missing.push(`${label}: not in DHT routing table`)
+      if (!s.topics[TOPIC.heartbeats].includes(other.peerId)) missing.push(`${label}: not a ${TOPIC.heartbeats} subscriber`)
+      if (!s.heard.some(h => h.peerId === other.peerId)) missing.push(`${label}: no heartbeat received`)
+    }
+  }
+  return { complete: missing.length === 0, missing, statuses }
+}
+
+/** Polls inspectMesh until complete or `timeoutMs` passes. */
+export async function waitForMesh (nodes: NodeProcess[], timeoutMs: number, onProgress?: (view: MeshView) => void): Promise<MeshView> {
+  const deadline = Date.now() + timeoutMs
+  let view = await inspectMesh(nodes)
+  while (!view.complete && Date.now() < deadline) {
+    onProgress?.(view)
+    await new Promise(resolve => setTimeout(resolve, 250))
+    view = await inspectMesh(nodes)
+  }
+  return view
+}

@@ -1,0 +1,59 @@
+import { multiaddr } from '@multiformats/multiaddr'
+import { callControl, ControlUnavailableError } from '../control/index.js'
+import { readConfigFile, resolveConfig, asEnum, ROLES, type NodeConfig } from '../config/index.js'
+import { createNode, type IdlegridNode } from '../node/index.js'
+import { defaultBootstrapPeers } from './load-config.js'
+import { coreHandlers } from './node-control.js'
+import { nodeFlags, type ParsedValues } from './options.js'
+
+export interface OneShotResult {
+  /** 'running' when a node on the data directory answered, 'short-lived' when we started one */
+  via: 'running' | 'short-lived'
+  result: unknown
+}
+
+export interface OneShotOptions {
+  /** how long a short-lived peer waits to reach its bootstrap peers before answering */
+  settleMs?: number
+}
+
+/**
+ * Runs control `method` on the node running on the data directory, or, when none runs,
+ * on a short-lived peer started for the call and stopped after it.
+ */
+export async function oneShot (method: string, params: Record<string, unknown>, values: ParsedValues, opts: OneShotOptions = {}): Promise<OneShotResult> {
+  const config = await oneShotConfig(values)
+  try {
+    return { via: 'running', result: await callControl(config.dataDir, method, params) }
+  } catch (err) {
+    if (!(err instanceof ControlUnavailableError)) throw err
+  }
+  const node = await createNode(config)
+  try {
+    if ((opts.settleMs ?? 0) > 0) await settle(node, opts.settleMs ?? 0)
+    const handler = coreHandlers(node)[method]
+    return { via: 'short-lived', result: await handler(params, () => {}, AbortSignal.timeout(60_000)) }
+  } finally {
+    await node.stop()
+  }
+}
+
+/** A one-shot command acts as the role its config file names, else as a light renter. */
+async function oneShotConfig (values: ParsedValues): Promise<NodeConfig> {
+  const file = typeof values.config === 'string' ? await readConfigFile(values.config) : undefined
+  const role = file?.role != null ? asEnum(file.role, 'role', ROLES) : 'renter'
+  return resolveConfig({ role, file, flags: nodeFlags(values), env: process.env, defaultBootstrap: await defaultBootstrapPeers() })
+}
+
+/** Waits (bounded) until the node is connected to its bootstrap peers and has exchanged subscriptions. */
+async function settle (node: IdlegridNode, maxMs: number): Promise<void> {
+  const deadline = Date.now() + maxMs
+  const wanted = node.config.bootstrap.map(a => multiaddr(a).getPeerId()).filter((p): p is string => p != null)
+  while (Date.now() < deadline) {
+    const connected = new Set(node.libp2p.getConnections().map(c => c.remotePeer.toString()))
+    if (wanted.every(p => connected.has(p)) && (wanted.length === 0 || node.libp2p.services.pubsub.getPeers().length > 0)) break
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  // one gossipsub heartbeat for subscriptions and a first DHT refresh
+  await new Promise(resolve => setTimeout(resolve, Math.min(1_000, Math.max(0, deadline - Date.now()))))
+}

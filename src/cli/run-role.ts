@@ -1,0 +1,84 @@
+import { createNode, type IdlegridNode, type PeerPresence } from '../node/index.js'
+import { loadNodeConfig } from './load-config.js'
+import { serveControl } from './node-control.js'
+import { shortId, type Output } from './output.js'
+import type { Role } from '../config/index.js'
+import type { ParsedValues } from './options.js'
+import type { PeerId } from '@libp2p/interface'
+
+/** A clean stop must finish within this; after it the process exits non-zero. */
+const STOP_TIMEOUT_MS = 10_000
+
+/**
+ * Runs a long-lived node in `role` until SIGINT/SIGTERM: prints the ready line (with
+ * --json: {"peerId","addrs"}), serves the control socket, and reports peers joining and
+ * leaving. Resolves with the exit code.
+ */
+export async function runRole (role: Role, values: ParsedValues, out: Output): Promise<number> {
+  const config = await loadNodeConfig(role, values)
+  const node = await createNode(config)
+  let control
+  try {
+    control = await serveControl(node)
+  } catch (err) {
+    await node.stop()
+    throw err
+  }
+  const addrs = node.libp2p.getMultiaddrs().map(a => a.toString())
+  out.data({ peerId: node.peerId.toString(), addrs })
+  out.info(`idlegrid ${role} ${node.peerId.toString()} is running`)
+  out.info(`  data dir: ${config.dataDir}`)
+  if (role === 'bootstrap') {
+    out.info('  share these addresses with peers (--bootstrap or IDLEGRID_BOOTSTRAP):')
+    for (const addr of addrs) out.info(`    ${addr}`)
+  } else {
+    for (const addr of addrs) out.info(`  listening: ${addr}`)
+  }
+  if (config.bootstrap.length === 0 && role !== 'bootstrap') out.warn('warning: no bootstrap peers configured; this node will only see peers that dial it')
+  const stopReporting = reportPeers(node, out)
+
+  const signal = await new Promise<NodeJS.Signals>(resolve => {
+    process.once('SIGINT', () => { resolve('SIGINT') })
+    process.once('SIGTERM', () => { resolve('SIGTERM') })
+  })
+  out.info(`${signal}: stopping`)
+  stopReporting()
+  const timer = setTimeout(() => {
+    out.warn(`node did not stop within ${STOP_TIMEOUT_MS / 1000}s; exiting anyway`)
+    process.exit(1)
+  }, STOP_TIMEOUT_MS)
+  timer.unref()
+  await control.close()
+  await node.stop()
+  clearTimeout(timer)
+  return 0
+}
+
+/** Prints connections and first heartbeats as they happen; returns a function that stops it. */
+function reportPeers (node: IdlegridNode, out: Output): () => void {
+  const heard = new Set<string>()
+  const onConnect = (evt: CustomEvent<PeerId>): void => {
+    out.info(`peer connected ${shortId(evt.detail.toString())}`)
+    out.data({ event: 'peer:connect', peerId: evt.detail.toString() })
+  }
+  const onDisconnect = (evt: CustomEvent<PeerId>): void => {
+    heard.delete(evt.detail.toString())
+    out.info(`peer disconnected ${shortId(evt.detail.toString())}`)
+    out.data({ event: 'peer:disconnect', peerId: evt.detail.toString() })
+  }
+  const onHeartbeat = (evt: Event): void => {
+    const presence = (evt as CustomEvent<PeerPresence>).detail
+    if (heard.has(presence.peerId)) return
+    heard.add(presence.peerId)
+    out.info(`heard ${presence.role} ${shortId(presence.peerId)}${presence.slotsTotal > 0 ? ` (${presence.slotsBusy}/${presence.slotsTotal} GPU slots busy)` : ''}`)
+    out.data({ event: 'heartbeat', peerId: presence.peerId, role: presence.role })
+  }
+  node.libp2p.addEventListener('peer:connect', onConnect)
+  node.libp2p.addEventListener('peer:disconnect', onDisconnect)
+  node.libp2p.services.heartbeats.events.addEventListener('heartbeat', onHeartbeat)
+  return () => {
+    node.libp2p.removeEventListener('peer:connect', onConnect)
+    node.libp2p.removeEventListener('peer:disconnect', onDisconnect)
+    node.libp2p.services.heartbeats.events.removeEventListener('heartbeat', onHeartbeat)
+  }
+}

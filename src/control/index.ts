@@ -1,0 +1,5 @@
+export { startControlServer } from './server.js'
+export type { ControlServer, ControlHandler } from './server.js'
+export { callControl, isNodeRunning } from './client.js'
+export type { CallOptions } from './client.js'
+export { ControlError, ControlUnavailableError, CONTROL_SOCKET } from './protocol.js'
