@@ -1,15 +1,28 @@
 import { startControlServer, type ControlHandler, type ControlServer } from '../control/index.js'
 import { nodeIdentity, nodeStatus, type IdlegridNode } from '../node/index.js'
 
-/** The control methods every running node serves; roles add their own. */
-export function coreHandlers (node: IdlegridNode): Record<string, ControlHandler> {
-  return {
+/** A service that answers control calls implements this; its methods join the node's. */
+export interface ControlProvider {
+  controlHandlers(): Record<string, ControlHandler>
+}
+
+function isControlProvider (value: unknown): value is ControlProvider {
+  return typeof (value as ControlProvider | undefined)?.controlHandlers === 'function'
+}
+
+/** The control methods of a node: the core ones, plus those of every service that offers some. */
+export function nodeHandlers (node: IdlegridNode): Record<string, ControlHandler> {
+  const handlers: Record<string, ControlHandler> = {
     ping: async () => ({ pong: true, pid: process.pid }),
     id: async () => nodeIdentity(node),
     status: async () => nodeStatus(node)
   }
+  for (const service of Object.values(node.libp2p.services)) {
+    if (isControlProvider(service)) Object.assign(handlers, service.controlHandlers())
+  }
+  return handlers
 }
 
-export async function serveControl (node: IdlegridNode, extra: Record<string, ControlHandler> = {}): Promise<ControlServer> {
-  return await startControlServer(node.config.dataDir, { ...coreHandlers(node), ...extra })
+export async function serveControl (node: IdlegridNode): Promise<ControlServer> {
+  return await startControlServer(node.config.dataDir, nodeHandlers(node))
 }

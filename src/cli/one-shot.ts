@@ -1,9 +1,10 @@
 import { multiaddr } from '@multiformats/multiaddr'
-import { callControl, ControlUnavailableError } from '../control/index.js'
+import { callControl, ControlError, ControlUnavailableError } from '../control/index.js'
 import { readConfigFile, resolveConfig, asEnum, ROLES, type NodeConfig } from '../config/index.js'
-import { createNode, type IdlegridNode } from '../node/index.js'
+import { buildNode } from './build-node.js'
+import type { IdlegridNode } from '../node/index.js'
 import { defaultBootstrapPeers } from './load-config.js'
-import { coreHandlers } from './node-control.js'
+import { nodeHandlers } from './node-control.js'
 import { nodeFlags, type ParsedValues } from './options.js'
 
 export interface OneShotResult {
@@ -15,6 +16,10 @@ export interface OneShotResult {
 export interface OneShotOptions {
   /** how long a short-lived peer waits to reach its bootstrap peers before answering */
   settleMs?: number
+  /** progress events the method sends before its result */
+  onEvent?: (event: unknown) => void
+  /** bound on the whole call (default 60 s) */
+  timeoutMs?: number
 }
 
 /**
@@ -24,15 +29,16 @@ export interface OneShotOptions {
 export async function oneShot (method: string, params: Record<string, unknown>, values: ParsedValues, opts: OneShotOptions = {}): Promise<OneShotResult> {
   const config = await oneShotConfig(values)
   try {
-    return { via: 'running', result: await callControl(config.dataDir, method, params) }
+    return { via: 'running', result: await callControl(config.dataDir, method, params, { onEvent: opts.onEvent, timeoutMs: opts.timeoutMs ?? 60_000 }) }
   } catch (err) {
     if (!(err instanceof ControlUnavailableError)) throw err
   }
-  const node = await createNode(config)
+  const node = await buildNode(config)
   try {
     if ((opts.settleMs ?? 0) > 0) await settle(node, opts.settleMs ?? 0)
-    const handler = coreHandlers(node)[method]
-    return { via: 'short-lived', result: await handler(params, () => {}, AbortSignal.timeout(60_000)) }
+    const handler = nodeHandlers(node)[method]
+    if (handler == null) throw new ControlError('ERR_UNKNOWN_METHOD', `a ${config.role} node does not offer "${method}"`)
+    return { via: 'short-lived', result: await handler(params, opts.onEvent ?? (() => {}), AbortSignal.timeout(opts.timeoutMs ?? 60_000)) }
   } finally {
     await node.stop()
   }

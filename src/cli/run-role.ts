@@ -1,4 +1,5 @@
-import { createNode, type IdlegridNode, type PeerPresence } from '../node/index.js'
+import { buildNode } from './build-node.js'
+import type { IdlegridNode, PeerPresence } from '../node/index.js'
 import { loadNodeConfig } from './load-config.js'
 import { serveControl } from './node-control.js'
 import { shortId, type Output } from './output.js'
@@ -16,7 +17,7 @@ const STOP_TIMEOUT_MS = 10_000
  */
 export async function runRole (role: Role, values: ParsedValues, out: Output): Promise<number> {
   const config = await loadNodeConfig(role, values)
-  const node = await createNode(config)
+  const node = await buildNode(config)
   let control
   try {
     control = await serveControl(node)

@@ -29,6 +29,15 @@ export interface CoreServices extends ServiceMap {
   connector: Startable
 }
 
+/** What a role adds to the core node: its services and DHT record rules. */
+export interface NodeExtensions {
+  /** more libp2p services (factory pattern), started and stopped with the node */
+  services?: Record<string, (components: any) => unknown>
+  /** kad-dht record validators and selectors by key prefix (e.g. "idlegrid" for /idlegrid/...) */
+  dhtValidators?: Record<string, (key: Uint8Array, value: Uint8Array) => Promise<void>>
+  dhtSelectors?: Record<string, (key: Uint8Array, records: Uint8Array[]) => number>
+}
+
 export interface IdlegridNode {
   readonly config: NodeConfig
   readonly libp2p: Libp2p<CoreServices>
@@ -45,12 +54,12 @@ export interface IdlegridNode {
  * every idlegrid topic, and the node's own services. It dials nothing but the configured
  * bootstrap peers and the peers they lead to.
  */
-export async function createNode (config: NodeConfig): Promise<IdlegridNode> {
+export async function createNode (config: NodeConfig, extensions: NodeExtensions = {}): Promise<IdlegridNode> {
   const privateKey = await loadOrCreateKey(config.dataDir)
   const lock = await lockDataDir(config.dataDir, config.role)
   let libp2p: Libp2p<CoreServices>
   try {
-    libp2p = await createLibp2p(libp2pOptions(config, privateKey))
+    libp2p = await createLibp2p(libp2pOptions(config, privateKey, extensions))
   } catch (err) {
     await lock.release()
     throw err
@@ -58,7 +67,7 @@ export async function createNode (config: NodeConfig): Promise<IdlegridNode> {
   return wrap(config, libp2p, privateKey, lock)
 }
 
-function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey): Parameters<typeof createLibp2p<CoreServices>>[0] {
+function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, extensions: NodeExtensions): Parameters<typeof createLibp2p<CoreServices>>[0] {
   const isBootstrap = config.role === 'bootstrap'
   return {
     privateKey,
@@ -81,8 +90,8 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey): Para
         protocol: PROTOCOL.kad,
         clientMode: config.role === 'renter',
         peerInfoMapper: config.privateAddresses ? passthroughMapper : removePrivateAddressesMapper,
-        validators: {},
-        selectors: {}
+        validators: extensions.dhtValidators ?? {},
+        selectors: extensions.dhtSelectors ?? {}
       }),
       pubsub: gossipsub({
         allowPublishToZeroTopicPeers: true,
@@ -98,7 +107,8 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey): Para
       }),
       gossip: gossipRouter(),
       heartbeats: heartbeatService({ role: config.role, intervalMs: config.heartbeatMs, privateKey }),
-      connector: peerConnector({ targetPeers: config.targetPeers })
+      connector: peerConnector({ targetPeers: config.targetPeers }),
+      ...extensions.services
     }
   }
 }

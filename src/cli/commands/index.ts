@@ -1,0 +1,15 @@
+import { demoCommand } from './demo.js'
+import { idCommand } from './id.js'
+import { bootstrapCommand, providerCommand, renterCommand } from './roles.js'
+import { statusCommand } from './status.js'
+import type { Command } from '../command.js'
+
+/** Every `idlegrid` command, in the order the help lists them. */
+export const COMMANDS: Command[] = [
+  demoCommand,
+  bootstrapCommand,
+  providerCommand,
+  renterCommand,
+  idCommand,
+  statusCommand
+]

@@ -1,0 +1,35 @@
+import { asNumber } from '../../config/index.js'
+import { EXIT } from '../errors.js'
+import { oneShot } from '../one-shot.js'
+import { COMMON_OPTIONS, NODE_OPTIONS } from '../options.js'
+import { formatDuration, shortId, type Output } from '../output.js'
+import type { NodeStatus } from '../../node/index.js'
+import type { Command } from '../command.js'
+
+export const statusCommand: Command = {
+  name: 'status',
+  summary: 'Show peers, topics and uptime of the node running on the data directory (or of a short-lived peer).',
+  usage: 'idlegrid status [options] [--wait S]',
+  options: { ...NODE_OPTIONS, wait: { type: 'string', valueName: 'S', description: 'a short-lived peer waits up to S seconds to reach its bootstrap peers (default 3)' }, ...COMMON_OPTIONS },
+  run: async (values, _, out) => {
+    const wait = asNumber(values.wait ?? 3, 'wait', { min: 0, max: 120 })
+    const { via, result } = await oneShot('status', {}, values, { settleMs: wait * 1000 })
+    const status = result as NodeStatus
+    out.data({ ...status, via })
+    printStatus(status, via, out)
+    return EXIT.ok
+  }
+}
+
+function printStatus (s: NodeStatus, via: string, out: Output): void {
+  out.info(`${s.role} ${s.peerId}${via === 'short-lived' ? ' (short-lived peer: no node runs on this data directory)' : ''}`)
+  out.info(`  uptime ${formatDuration(s.uptimeMs)}, DHT ${s.dhtMode} mode, data dir ${s.dataDir}`)
+  for (const addr of s.addrs) out.info(`  listening ${addr}`)
+  out.info(`  ${s.peers.length} connected peers, ${s.routingTable.length} in the DHT routing table`)
+  for (const p of s.peers) {
+    const heard = s.heard.find(h => h.peerId === p.peerId)
+    out.info(`    ${shortId(p.peerId)} ${(heard?.role ?? '?').padEnd(9)} ${p.addrs[0]}`)
+  }
+  out.info('  topics:')
+  for (const [topic, peers] of Object.entries(s.topics)) out.info(`    ${topic.padEnd(22)} ${peers.length} peers`)
+}
