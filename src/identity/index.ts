@@ -2,3 +2,4 @@ export { loadOrCreateKey, ensureDataDir, KeyFileError, KEY_FILE } from './keysto
 export { sealEnvelope, openEnvelope, signingInput, EnvelopeError, MAX_ENVELOPE_BYTES } from './envelope.js'
 export type { OpenedEnvelope, OpenOptions, EnvelopeRejection } from './envelope.js'
 export { signBytes, verifyBytes } from './signature.js'
+export { messageHash, sha256 } from './hash.js'

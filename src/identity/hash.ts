@@ -1,0 +1,15 @@
+import { createHash } from 'node:crypto'
+import { signingInput } from './envelope.js'
+
+/**
+ * The message hash of a signed message: sha256 of exactly the bytes its signature covers
+ * ("idlegrid/v1/" + domain + 0x00 + payload). It is the replay id, and what awards,
+ * receipts and ledger entries use to point at another message (protocols/README.md §4).
+ */
+export function messageHash (domain: string, payload: Uint8Array): Uint8Array {
+  return new Uint8Array(createHash('sha256').update(signingInput(domain, payload)).digest())
+}
+
+export function sha256 (bytes: Uint8Array | string): Uint8Array {
+  return new Uint8Array(createHash('sha256').update(bytes).digest())
+}
