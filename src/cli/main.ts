@@ -45,8 +45,11 @@ export async function main (argv: string[]): Promise<number> {
 }
 
 function describeError (err: any): string {
-  if (err?.code === 'EADDRINUSE' || /EADDRINUSE/.test(String(err?.message))) {
-    return `cannot listen: address already in use (${String(err?.message ?? '').replace(/^.*EADDRINUSE:?\s*/, '')}); pick another --listen port`
+  const message = String(err?.message ?? err)
+  if (err?.code === 'EADDRINUSE' || message.includes('EADDRINUSE')) {
+    // libp2p wraps the socket error in a multi-line explanation: keep the address
+    const addrs = [...message.matchAll(/^\s*(\/\S+): Error: listen EADDRINUSE/gm)].map(m => m[1])
+    return `cannot listen on ${addrs.length > 0 ? addrs.join(', ') : 'the configured address'}: address already in use; pick another --listen port`
   }
   if (err?.name === 'UnsupportedListenAddressesError' || err?.name === 'NoValidAddressesError') return `cannot listen on the configured addresses: ${String(err?.message)}`
   return String(err?.message ?? err)

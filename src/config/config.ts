@@ -107,7 +107,7 @@ export function resolveConfig (sources: ConfigSources): NodeConfig {
     ? autoPrivateAddresses(listen, bootstrap)
     : asBoolean(privateRaw, 'privateAddresses')
   const maxConnections = asNumber(pick('maxConnections') ?? 200, 'maxConnections', { integer: true, min: 2, max: 10_000 })
-  const targetPeers = asNumber(pick('targetPeers') ?? 24, 'targetPeers', { integer: true, min: 0, max: maxConnections })
+  const targetPeers = asNumber(pick('targetPeers') ?? Math.min(24, maxConnections), 'targetPeers', { integer: true, min: 0, max: maxConnections })
   const heartbeatMs = Math.round(1000 * asNumber(pick('heartbeatSeconds') ?? 10, 'heartbeatSeconds', { min: 0.1, max: 3600 }))
   const provider = file.provider == null ? {} : asObject(file.provider, 'provider')
   return { role, dataDir, listen, announce, bootstrap, privateAddresses, maxConnections, targetPeers, heartbeatMs, provider }
@@ -144,6 +144,11 @@ function autoPrivateAddresses (listen: string[], bootstrap: string[]): boolean {
 }
 
 function isLocal (addr: Multiaddr): boolean {
-  const host = addr.nodeAddress().address
-  return /^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|0\.0\.0\.0$|::1$|::$|f[cd]|fe80)/i.test(host) || host === 'localhost'
+  let host: string
+  try {
+    host = addr.nodeAddress().address
+  } catch {
+    return false // no host to judge (e.g. a bare /p2p/<peer id>)
+  }
+  return /^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|0\.0\.0\.0$|::1$|::$|f[cd][0-9a-f]{0,2}:|fe80:)/i.test(host) || host === 'localhost'
 }
