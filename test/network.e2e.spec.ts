@@ -1,0 +1,83 @@
+import * as assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { TOPIC } from '../protocols/ids.js'
+import { BIN_PATH, startLocalNetwork, waitForMesh, type LocalNetwork } from '../src/cli/local-network.js'
+import { tempDir } from './utils/index.js'
+
+function isRunning (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+describe('a network of separate processes on 127.0.0.1', function () {
+  this.timeout(120_000)
+  let dir: Awaited<ReturnType<typeof tempDir>>
+  let network: LocalNetwork | undefined
+
+  before(async () => {
+    dir = await tempDir()
+    network = await startLocalNetwork({ baseDir: dir.path, providers: 2, renters: 1, heartbeatSeconds: 1 })
+  })
+
+  after(async () => {
+    await network?.stop()
+    await dir.cleanup()
+  })
+
+  it('bootstrap, two providers and a renter find each other within a bounded time', async () => {
+    assert.ok(network != null)
+    const view = await waitForMesh(network.all, 45_000)
+    assert.deepEqual(view.missing, [], 'every node knows every other')
+    const servers = [network.bootstrap, ...network.providers].map(n => n.peerId)
+    for (const s of view.statuses) {
+      // DHT servers find each other; the client-mode renter finds them all but is never a routing entry
+      for (const server of servers) if (server !== s.peerId) assert.ok(s.routingTable.includes(server), `${s.role} routes to ${server}`)
+      assert.ok(!s.routingTable.includes(network.renters[0].peerId), 'renters stay out of routing tables')
+      assert.equal(s.dhtMode, s.role === 'renter' ? 'client' : 'server')
+      // gossipsub topic peers: every other node on every idlegrid topic
+      for (const [topic, peers] of Object.entries(s.topics)) {
+        assert.equal(peers.length, network.all.length - 1, `${s.role} sees all peers on ${topic}`)
+      }
+    }
+  })
+
+  it('a message published on a topic by one node arrives at all the others', async () => {
+    assert.ok(network != null)
+    // Each node publishes signed heartbeats on /idlegrid/1/heartbeats; every other node must
+    // have accepted (validated) some from each publisher.
+    const view = await waitForMesh(network.all, 20_000)
+    for (const s of view.statuses) {
+      const heardFrom = new Set(s.heard.map(h => h.peerId))
+      for (const other of network.all) if (other.peerId !== s.peerId) assert.ok(heardFrom.has(other.peerId), `${s.role} heard ${other.role}`)
+      assert.ok((s.gossip[TOPIC.heartbeats]?.accept ?? 0) >= network.all.length - 1)
+      assert.deepEqual(Object.keys(s.gossip[TOPIC.heartbeats] ?? {}), ['accept'], 'nothing rejected in an honest network')
+      const roles = Object.fromEntries(s.heard.map(h => [h.peerId, h.role]))
+      for (const other of network.all) if (other.peerId !== s.peerId) assert.equal(roles[other.peerId], other.role, 'the signed heartbeat carries the sender\'s role')
+    }
+  })
+
+  it('idlegrid status on a data directory reports the running node', async () => {
+    assert.ok(network != null)
+    const renter = network.renters[0]
+    const stdout = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, [BIN_PATH, 'status', '--json', '--data-dir', renter.dataDir], { timeout: 30_000 }, (err, out) => { err != null ? reject(err) : resolve(out) })
+    })
+    const status = JSON.parse(stdout.trim())
+    assert.equal(status.peerId, renter.peerId)
+    assert.equal(status.via, 'running')
+    assert.equal(status.peers.length, network.all.length - 1)
+  })
+
+  it('SIGTERM ends every process with exit 0 and leaves no process behind', async () => {
+    assert.ok(network != null)
+    const pids = network.all.map(n => n.child.pid as number)
+    const codes = await network.stop()
+    network = undefined
+    assert.deepEqual(codes, pids.map(() => 0))
+    for (const pid of pids) assert.equal(isRunning(pid), false, `pid ${pid} is gone`)
+  })
+})
