@@ -103,6 +103,15 @@ function matchTokens (key: string): string[] {
 }
 
 /**
+ * The match tokens of a model name or filter, after normalising: "H100 80GB" → h,100,80,gb.
+ * `gpuModelMatches(f, k)` is true exactly when the tokens of `f` are a leading run of those
+ * of `k`, so discovery indexes every leading run (see capability/index-keys.ts).
+ */
+export function gpuModelTokens (name: string): string[] {
+  return matchTokens(normaliseGpuModel(name))
+}
+
+/**
  * Whether a renter's model filter matches a record's model key. Both are normalised, so
  * the comparison ignores case, spaces, dashes and brand words, and "RTX4090" ≈ "rtx-4090".
  * A filter matches the key when its tokens are a leading run of the key's tokens:

@@ -1,0 +1,322 @@
+/**
+ * The provider's advertiser: keeps its signed capability record in the DHT and its index
+ * keys provided. It publishes once the node is up, refreshes well before expiry (half the
+ * record lifetime), and on a profile change bumps the sequence and republishes at once.
+ * Every DHT operation runs under its own AbortSignal timeout, with bounded retries.
+ */
+
+import { setMaxListeners } from 'node:events'
+import { multiaddr } from '@multiformats/multiaddr'
+import { indexCid, indexKeyText, recordIndexKeys, type IndexKey } from './index-keys.js'
+import { buildCapabilityRecord, capabilityKey, capabilityKeyText, openCapabilityRecord, sealCapabilityRecord } from './record.js'
+import { describeRecord, type DiscoveredProvider } from './discovery.js'
+import type { ProviderProfile } from './profile.js'
+import type { CapabilityRecord } from '../../protocols/capability.js'
+import type { ControlHandler } from '../control/index.js'
+import type { ComponentLogger, Ed25519PrivateKey, Logger, PeerId, PrivateKey, Startable, TypedEventTarget } from '@libp2p/interface'
+import type { AddressManager } from '@libp2p/interface-internal'
+import type { KadDHT } from '@libp2p/kad-dht'
+
+export interface AdvertiserInit {
+  profile: ProviderProfile
+  /** record lifetime (default 30 min) */
+  recordTtlMs?: number
+  /** refresh after this fraction of the lifetime (default 0.5) */
+  refreshFraction?: number
+  /** attempts per publish round (default 5) */
+  attempts?: number
+  /** bound on one put or provide (default 10 s) */
+  operationTimeoutMs?: number
+  /** first retry delay, doubled each time (default 500 ms) */
+  retryDelayMs?: number
+  /** job runner the record names ("docker" / "process"; default none) */
+  runner?: string
+}
+
+interface AdvertiserComponents {
+  peerId: PeerId
+  privateKey: PrivateKey
+  dht: KadDHT
+  logger: ComponentLogger
+  addressManager: AddressManager
+}
+
+export interface PublishReport {
+  /** record sequence published */
+  sequence: bigint
+  /** peers that stored the record */
+  stored: number
+  /** index keys provided to at least one peer, of those wanted */
+  provided: number
+  wanted: number
+  at: number
+}
+
+export interface CapabilityAdvertiserEvents {
+  /** a record was built for a new profile (before it is published) */
+  change: CustomEvent<ProviderProfile>
+  /** a publish round reached at least one peer */
+  published: CustomEvent<PublishReport>
+}
+
+export interface CapabilityAdvertiser {
+  /** the profile advertised now */
+  profile(): ProviderProfile
+  /** the current signed record (the DHT value) and its decoded form */
+  current(): { record: CapabilityRecord, value: Uint8Array }
+  /** the last publish round that reached the network, if any */
+  lastPublished(): PublishReport | undefined
+  /** replaces the profile: bumps the sequence and republishes at once */
+  update(profile: ProviderProfile): Promise<PublishReport | undefined>
+  /** publishes the current record now (a refresh with a new expiry) */
+  republish(): Promise<PublishReport | undefined>
+  readonly events: TypedEventTarget<CapabilityAdvertiserEvents>
+}
+
+export const DEFAULT_RECORD_TTL_MS = 30 * 60_000
+
+class Advertiser implements CapabilityAdvertiser, Startable {
+  readonly events = new EventTarget() as TypedEventTarget<CapabilityAdvertiserEvents>
+  private readonly components: AdvertiserComponents
+  private readonly init: Required<Omit<AdvertiserInit, 'runner'>> & { runner?: string }
+  private readonly log: Logger
+  private currentProfile: ProviderProfile
+  private sequence = 0n
+  private record?: { record: CapabilityRecord, value: Uint8Array }
+  private provided = new Map<string, IndexKey>()
+  private published?: PublishReport
+  private timer?: NodeJS.Timeout
+  private running = false
+  private abort = new AbortController()
+  /** publish rounds run one at a time; a request during a round runs once after it */
+  private inFlight?: Promise<PublishReport | undefined>
+  private pending = false
+  private readonly onConnect = (): void => {
+    if (this.published == null && this.running && this.inFlight == null) void this.publishSoon()
+  }
+
+  constructor (components: AdvertiserComponents, init: AdvertiserInit) {
+    this.components = components
+    this.init = {
+      profile: init.profile,
+      recordTtlMs: init.recordTtlMs ?? DEFAULT_RECORD_TTL_MS,
+      refreshFraction: init.refreshFraction ?? 0.5,
+      attempts: init.attempts ?? 5,
+      operationTimeoutMs: init.operationTimeoutMs ?? 10_000,
+      retryDelayMs: init.retryDelayMs ?? 500,
+      runner: init.runner
+    }
+    this.currentProfile = init.profile
+    this.log = components.logger.forComponent('idlegrid:capability')
+  }
+
+  start (): void {
+    if (this.components.privateKey.type !== 'Ed25519') throw new Error('the capability advertiser needs an Ed25519 node key')
+    this.running = true
+    this.abort = new AbortController()
+    setMaxListeners(Infinity, this.abort.signal)
+    this.seal(true)
+  }
+
+  afterStart (): void {
+    // the node reaches its bootstrap peers asynchronously: publish now and again on the
+    // first connection if nobody could be reached yet
+    const events = (this.components as unknown as { events?: EventTarget }).events
+    events?.addEventListener('peer:connect', this.onConnect)
+    void this.publishSoon()
+  }
+
+  stop (): void {
+    this.running = false
+    this.abort.abort()
+    clearTimeout(this.timer)
+    const events = (this.components as unknown as { events?: EventTarget }).events
+    events?.removeEventListener('peer:connect', this.onConnect)
+  }
+
+  profile (): ProviderProfile {
+    return this.currentProfile
+  }
+
+  current (): { record: CapabilityRecord, value: Uint8Array } {
+    if (this.record == null) this.seal(true)
+    return this.record as { record: CapabilityRecord, value: Uint8Array }
+  }
+
+  lastPublished (): PublishReport | undefined {
+    return this.published
+  }
+
+  async update (profile: ProviderProfile): Promise<PublishReport | undefined> {
+    this.currentProfile = profile
+    this.seal(true)
+    this.events.dispatchEvent(new CustomEvent('change', { detail: profile }))
+    return await this.publishSoon()
+  }
+
+  async republish (): Promise<PublishReport | undefined> {
+    return await this.publishSoon()
+  }
+
+  controlHandlers (): Record<string, ControlHandler> {
+    return {
+      'capability.record': async () => {
+        const { value } = this.current()
+        const verified = openCapabilityRecord(value, { peerId: this.components.peerId })
+        const p = this.published
+        return {
+          key: capabilityKeyText(this.components.peerId),
+          record: describeRecord(verified, Date.now()),
+          indexKeys: recordIndexKeys(verified.record).map(indexKeyText),
+          published: p == null ? null : { sequence: p.sequence.toString(), stored: p.stored, provided: p.provided, wanted: p.wanted, at: p.at }
+        }
+      },
+      'capability.republish': async () => {
+        const p = await this.republish()
+        return p == null ? { published: false } : { published: true, sequence: p.sequence.toString(), stored: p.stored, provided: p.provided, wanted: p.wanted }
+      }
+    }
+  }
+
+  /** Builds and signs a record; a new sequence when the content changed (or at first). */
+  private seal (bump: boolean): void {
+    const now = Date.now()
+    if (bump || this.sequence === 0n) {
+      // time-based, so a restarted provider continues above its earlier sequence numbers
+      this.sequence = BigInt(now) > this.sequence ? BigInt(now) : this.sequence + 1n
+    }
+    const listenAddrs = this.components.addressManager.getAddresses()
+      .map(a => a.decapsulateCode(421)) // drop /p2p/<self>
+      .filter(a => /^\/ip[46]\/[^/]+\/tcp\/\d+$/.test(a.toString()))
+      .slice(0, 16)
+      .map(a => multiaddr(a.toString()).bytes)
+    const record = buildCapabilityRecord(this.currentProfile, {
+      peerId: this.components.peerId,
+      sequence: this.sequence,
+      issuedAt: now,
+      ttlMs: this.init.recordTtlMs,
+      listenAddrs,
+      runner: this.init.runner
+    })
+    this.record = { record, value: sealCapabilityRecord(this.components.privateKey as Ed25519PrivateKey, this.components.peerId, record) }
+  }
+
+  private async publishSoon (): Promise<PublishReport | undefined> {
+    if (!this.running) return undefined
+    if (this.inFlight != null) {
+      this.pending = true
+      return await this.inFlight
+    }
+    this.inFlight = (async () => {
+      let report: PublishReport | undefined
+      try {
+        do {
+          this.pending = false
+          report = await this.publishRound()
+        } while (this.pending && this.running)
+      } finally {
+        this.inFlight = undefined
+        this.schedule(report != null)
+      }
+      return report
+    })()
+    return await this.inFlight
+  }
+
+  private schedule (ok: boolean): void {
+    clearTimeout(this.timer)
+    if (!this.running) return
+    // refresh well before expiry; after a failed round, try again sooner
+    const delay = Math.max(1_000, Math.round(this.init.recordTtlMs * this.init.refreshFraction * (ok ? 1 : 0.25)))
+    this.timer = setTimeout(() => { void this.publishSoon() }, delay)
+    this.timer.unref()
+  }
+
+  /** One round: re-sign with a fresh expiry, put, provide every index key; retried with backoff. */
+  private async publishRound (): Promise<PublishReport | undefined> {
+    let delay = this.init.retryDelayMs
+    for (let attempt = 1; attempt <= this.init.attempts && this.running; attempt++) {
+      this.seal(false)
+      const { record, value } = this.record as { record: CapabilityRecord, value: Uint8Array }
+      try {
+        const stored = await this.put(value)
+        if (stored > 0) {
+          const { provided, wanted } = await this.provideIndexKeys(record)
+          const report: PublishReport = { sequence: record.sequence, stored, provided, wanted, at: Date.now() }
+          this.published = report
+          this.log('published capability record seq %s to %d peers, %d/%d index keys', record.sequence, stored, provided, wanted)
+          this.events.dispatchEvent(new CustomEvent('published', { detail: report }))
+          return report
+        }
+        this.log('capability record reached no peer (attempt %d/%d)', attempt, this.init.attempts)
+      } catch (err) {
+        if (!this.running) return undefined
+        this.log('capability publish attempt %d/%d failed: %e', attempt, this.init.attempts, err)
+      }
+      await sleep(delay, this.abort.signal)
+      delay *= 2
+    }
+    return undefined
+  }
+
+  private signal (): AbortSignal {
+    return AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.init.operationTimeoutMs)])
+  }
+
+  /** Puts the record; resolves with how many peers confirmed storing it. */
+  private async put (value: Uint8Array): Promise<number> {
+    let stored = 0
+    for await (const event of this.components.dht.put(capabilityKey(this.components.peerId), value, { signal: this.signal() })) {
+      if (event.name === 'PEER_RESPONSE' && event.messageName === 'PUT_VALUE') stored++
+      // a peer that answered but did not store our value: kad-dht follows its response with this error
+      if (event.name === 'QUERY_ERROR' && /not put correctly/i.test(event.error.message)) stored--
+    }
+    return Math.max(0, stored)
+  }
+
+  /** Provides every index key of the record; stops reproviding keys it no longer matches. */
+  private async provideIndexKeys (record: CapabilityRecord): Promise<{ provided: number, wanted: number }> {
+    const keys = recordIndexKeys(record)
+    const wanted = new Map(keys.map(k => [indexKeyText(k), k]))
+    for (const [text, key] of this.provided) {
+      if (wanted.has(text)) continue
+      this.provided.delete(text)
+      await this.components.dht.cancelReprovide(indexCid(key), { signal: this.signal() }).catch(() => {})
+    }
+    let provided = 0
+    // a few at a time: each provide is a DHT walk plus one message per close peer
+    const queue = [...wanted.entries()]
+    await Promise.all(Array.from({ length: Math.min(4, queue.length) }, async () => {
+      for (let next = queue.shift(); next != null && this.running; next = queue.shift()) {
+        const [text, key] = next
+        try {
+          let reached = 0
+          for await (const event of this.components.dht.provide(indexCid(key), { signal: this.signal() })) {
+            if (event.name === 'PEER_RESPONSE' && event.messageName === 'ADD_PROVIDER') reached++
+          }
+          if (reached > 0) {
+            provided++
+            this.provided.set(text, key)
+          }
+        } catch (err) {
+          this.log('provide %s failed: %e', text, err)
+        }
+      }
+    }))
+    return { provided, wanted: wanted.size }
+  }
+}
+
+async function sleep (ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return
+  await new Promise<void>(resolve => {
+    const timer = setTimeout(done, ms)
+    function done (): void { clearTimeout(timer); signal.removeEventListener('abort', done); resolve() }
+    signal.addEventListener('abort', done, { once: true })
+  })
+}
+
+/** The advertiser service (libp2p factory pattern); only providers run it. */
+export function capabilityAdvertiser (init: AdvertiserInit): (components: AdvertiserComponents) => CapabilityAdvertiser {
+  return (components) => new Advertiser(components, init)
+}

@@ -1,0 +1,39 @@
+/**
+ * What the capability idea adds to a node (the composition root merges it in): the DHT
+ * validator and selector for `/idlegrid/...` keys on every role, the discovery service on
+ * every role, and the advertiser on providers that have a profile.
+ */
+
+import { capabilityAdvertiser } from './advertiser.js'
+import { capabilityDiscoveryService, RecordRejections } from './discovery-service.js'
+import { capabilityRecordValidator, DHT_NAMESPACE, selectCapabilityRecord } from './record.js'
+import type { ProviderProfile } from './profile.js'
+import type { NodeExtensions } from '../node/index.js'
+
+export interface CapabilityExtensionOptions {
+  /** the provider's profile; without it the node does not advertise */
+  profile?: ProviderProfile
+  /** capability record lifetime (default 30 min) */
+  recordTtlMs?: number
+  /** job runner named in the record */
+  runner?: string
+}
+
+/** Service names, so other services can ask for them in their components. */
+export const CAPABILITY_SERVICE = 'capability'
+export const DISCOVERY_SERVICE = 'capabilityDiscovery'
+
+export function capabilityExtensions (opts: CapabilityExtensionOptions = {}): Required<NodeExtensions> {
+  const rejections = new RecordRejections()
+  const services: Record<string, (components: any) => unknown> = {
+    [DISCOVERY_SERVICE]: capabilityDiscoveryService({ rejections })
+  }
+  if (opts.profile != null) {
+    services[CAPABILITY_SERVICE] = capabilityAdvertiser({ profile: opts.profile, recordTtlMs: opts.recordTtlMs, runner: opts.runner })
+  }
+  return {
+    services,
+    dhtValidators: { [DHT_NAMESPACE]: capabilityRecordValidator((key, err) => { rejections.record(key, err) }) },
+    dhtSelectors: { [DHT_NAMESPACE]: (key, records) => selectCapabilityRecord(key, records) }
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The provider profile: its validated policy plus the GPUs it offers (detected with
+ * nvidia-smi, or simulated for development). It is what the capability record is built
+ * from and what the market's bid engine checks jobs against.
+ */
+
+import { ConfigError, asNumber, type Fields } from '../config/validate.js'
+import { detectGpus, groupGpus, parseSimulatedGpus, GpuDetectionError, type DetectedGpu, type GpuGroup } from './gpu.js'
+import { applyPolicyFlags, parsePolicy, type ProviderPolicy } from './policy.js'
+
+export interface ProviderProfile {
+  policy: ProviderPolicy
+  /** every GPU, one entry per physical (or simulated) card */
+  gpus: DetectedGpu[]
+  /** identical GPUs grouped, in first-seen order */
+  groups: GpuGroup[]
+  /** true when any GPU is simulated */
+  simulated: boolean
+}
+
+/** Default lifetime of a capability record. */
+export const DEFAULT_RECORD_TTL_SECONDS = 30 * 60
+/** Bounds of --record-ttl-seconds: records must live long enough to be refreshed, and at most 2 h (protocols/README.md §6). */
+export const RECORD_TTL_BOUNDS = { min: 5, max: 2 * 60 * 60 } as const
+
+/** Builds a profile from a policy and a GPU list (no detection). */
+export function providerProfile (policy: ProviderPolicy, gpus: readonly DetectedGpu[]): ProviderProfile {
+  if (gpus.length === 0) throw new GpuDetectionError('no GPUs to advertise: nvidia-smi listed none; use --simulate-gpu MODEL:VRAM_GB[:COUNT] for development')
+  return { policy, gpus: [...gpus], groups: groupGpus(gpus), simulated: gpus.some(g => g.simulated) }
+}
+
+export interface LoadProfileOptions {
+  /** the config file's raw `provider:` section */
+  raw?: Fields
+  /** policy flags by name without dashes (`region`, `price-floor` …, see POLICY_FLAGS) */
+  flags?: Record<string, string | string[] | undefined>
+  /** `--simulate-gpu` specs; when given, nvidia-smi is not run */
+  simulateGpu?: readonly string[]
+  /** path or name of nvidia-smi (default `nvidia-smi` on PATH) */
+  nvidiaSmi?: string
+  /** detection time bound (default 10 s) */
+  detectTimeoutMs?: number
+}
+
+/**
+ * Merges flags over the file's provider section, validates the policy (ConfigError naming
+ * the field), then detects or simulates the GPUs. Without GPUs it throws GpuDetectionError
+ * with nvidia-smi's reason: a provider with nothing to offer must not advertise.
+ */
+export async function loadProviderProfile (opts: LoadProfileOptions = {}): Promise<ProviderProfile> {
+  const policy = parsePolicy(applyPolicyFlags(opts.raw ?? {}, opts.flags ?? {}))
+  const simulate = opts.simulateGpu ?? []
+  const gpus = simulate.length > 0
+    ? parseSimulatedGpus(simulate)
+    : await detectGpus({ nvidiaSmi: opts.nvidiaSmi, timeoutMs: opts.detectTimeoutMs })
+  return providerProfile(policy, gpus)
+}
+
+/** Validates a record TTL given in seconds (flag or config), naming `field` on error. */
+export function parseRecordTtlSeconds (value: unknown, field = 'recordTtlSeconds'): number {
+  if (value === undefined) return DEFAULT_RECORD_TTL_SECONDS
+  const seconds = asNumber(value, field, { min: RECORD_TTL_BOUNDS.min, max: RECORD_TTL_BOUNDS.max })
+  if (!Number.isFinite(seconds)) throw new ConfigError(field, `seconds from ${RECORD_TTL_BOUNDS.min} to ${RECORD_TTL_BOUNDS.max}`, value)
+  return seconds
+}
