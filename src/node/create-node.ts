@@ -98,10 +98,18 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
         emitSelf: false,
         doPX: isBootstrap,
         scoreParams: {
+          // positive terms stay small and capped; one rejected message outweighs them all, and two
+          // (P4 is quadratic) take the sender past the graylist threshold (-80) for a while
           topics: Object.fromEntries(ALL_TOPICS.map(topic => [topic, createTopicScoreParams({
             topicWeight: 1,
-            invalidMessageDeliveriesWeight: -10,
-            invalidMessageDeliveriesDecay: 0.9
+            timeInMeshWeight: 0.01,
+            timeInMeshQuantum: 1_000,
+            timeInMeshCap: 300,
+            firstMessageDeliveriesWeight: 0.1,
+            firstMessageDeliveriesDecay: 0.99,
+            firstMessageDeliveriesCap: 20,
+            invalidMessageDeliveriesWeight: -20,
+            invalidMessageDeliveriesDecay: 0.99
           })]))
         }
       }),
