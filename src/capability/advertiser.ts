@@ -95,6 +95,16 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     if (this.published == null && this.running && this.inFlight == null) void this.publishSoon()
   }
 
+  /** our listen addresses are part of the record: a change is a new record */
+  private readonly onSelfUpdate = (): void => {
+    if (!this.running || this.record == null) return
+    const now = this.listenAddrs().map(a => a.join(','))
+    const was = this.record.record.listenAddrs.map(a => a.join(','))
+    if (now.length === was.length && now.every((a, i) => a === was[i])) return
+    this.seal(true)
+    void this.publishSoon()
+  }
+
   constructor (components: AdvertiserComponents, init: AdvertiserInit) {
     this.components = components
     this.init = {
@@ -123,6 +133,8 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     // first connection if nobody could be reached yet
     const events = (this.components as unknown as { events?: EventTarget }).events
     events?.addEventListener('peer:connect', this.onConnect)
+    events?.addEventListener('self:peer:update', this.onSelfUpdate)
+    this.seal(true)
     void this.publishSoon()
   }
 
@@ -132,6 +144,7 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     clearTimeout(this.timer)
     const events = (this.components as unknown as { events?: EventTarget }).events
     events?.removeEventListener('peer:connect', this.onConnect)
+    events?.removeEventListener('self:peer:update', this.onSelfUpdate)
   }
 
   profile (): ProviderProfile {
@@ -185,11 +198,7 @@ class Advertiser implements CapabilityAdvertiser, Startable {
       // time-based, so a restarted provider continues above its earlier sequence numbers
       this.sequence = BigInt(now) > this.sequence ? BigInt(now) : this.sequence + 1n
     }
-    const listenAddrs = this.components.addressManager.getAddresses()
-      .map(a => a.decapsulateCode(421)) // drop /p2p/<self>
-      .filter(a => /^\/ip[46]\/[^/]+\/tcp\/\d+$/.test(a.toString()))
-      .slice(0, 16)
-      .map(a => multiaddr(a.toString()).bytes)
+    const listenAddrs = this.listenAddrs()
     const record = buildCapabilityRecord(this.currentProfile, {
       peerId: this.components.peerId,
       sequence: this.sequence,
@@ -199,6 +208,15 @@ class Advertiser implements CapabilityAdvertiser, Startable {
       runner: this.init.runner
     })
     this.record = { record, value: sealCapabilityRecord(this.components.privateKey as Ed25519PrivateKey, this.components.peerId, record) }
+  }
+
+  /** TCP addresses we can be dialled on, binary, without /p2p (at most 16) */
+  private listenAddrs (): Uint8Array[] {
+    return this.components.addressManager.getAddresses()
+      .map(a => a.decapsulateCode(421)) // drop /p2p/<self>
+      .filter(a => /^\/ip[46]\/[^/]+\/tcp\/\d+$/.test(a.toString()))
+      .slice(0, 16)
+      .map(a => multiaddr(a.toString()).bytes)
   }
 
   private async publishSoon (): Promise<PublishReport | undefined> {

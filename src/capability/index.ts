@@ -17,8 +17,8 @@ export { isAvailable, availableFor, nextChange, parseWindow, parseWindows, forma
 export type { AvailabilityWindow, WindowInput } from './windows.js'
 
 // the provider profile (policy + GPUs)
-export { loadProviderProfile, providerProfile, parseRecordTtlSeconds, DEFAULT_RECORD_TTL_SECONDS, RECORD_TTL_BOUNDS } from './profile.js'
-export type { ProviderProfile, LoadProfileOptions } from './profile.js'
+export { loadProviderProfile, loadProviderSetup, providerProfile, parseRecordTtlSeconds, DEFAULT_RECORD_TTL_SECONDS, RECORD_TTL_BOUNDS } from './profile.js'
+export type { ProviderProfile, ProviderSetup, LoadProfileOptions } from './profile.js'
 
 // signed records and DHT rules
 export {

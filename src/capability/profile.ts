@@ -4,7 +4,7 @@
  * from and what the market's bid engine checks jobs against.
  */
 
-import { ConfigError, asNumber, type Fields } from '../config/validate.js'
+import { ConfigError, asNumber, asString, asStringList, type Fields } from '../config/validate.js'
 import { detectGpus, groupGpus, parseSimulatedGpus, GpuDetectionError, type DetectedGpu, type GpuGroup } from './gpu.js'
 import { applyPolicyFlags, parsePolicy, type ProviderPolicy } from './policy.js'
 
@@ -30,30 +30,61 @@ export function providerProfile (policy: ProviderPolicy, gpus: readonly Detected
 }
 
 export interface LoadProfileOptions {
-  /** the config file's raw `provider:` section */
+  /**
+   * the config file's raw `provider:` section: the policy fields (see policy.ts) plus
+   * `simulateGpu` (list of MODEL:VRAM_GB[:COUNT]), `nvidiaSmi` and `recordTtlSeconds`
+   */
   raw?: Fields
   /** policy flags by name without dashes (`region`, `price-floor` …, see POLICY_FLAGS) */
   flags?: Record<string, string | string[] | undefined>
-  /** `--simulate-gpu` specs; when given, nvidia-smi is not run */
+  /** `--simulate-gpu` specs (replace the file's); when any are given, nvidia-smi is not run */
   simulateGpu?: readonly string[]
   /** path or name of nvidia-smi (default `nvidia-smi` on PATH) */
   nvidiaSmi?: string
+  /** `--record-ttl-seconds` (overrides the file's) */
+  recordTtlSeconds?: string | number
   /** detection time bound (default 10 s) */
   detectTimeoutMs?: number
 }
+
+export interface ProviderSetup {
+  profile: ProviderProfile
+  /** capability record lifetime */
+  recordTtlMs: number
+}
+
+/** Keys of the `provider:` section that configure the node rather than the policy. */
+const SETUP_KEYS = ['simulateGpu', 'nvidiaSmi', 'recordTtlSeconds'] as const
 
 /**
  * Merges flags over the file's provider section, validates the policy (ConfigError naming
  * the field), then detects or simulates the GPUs. Without GPUs it throws GpuDetectionError
  * with nvidia-smi's reason: a provider with nothing to offer must not advertise.
  */
-export async function loadProviderProfile (opts: LoadProfileOptions = {}): Promise<ProviderProfile> {
-  const policy = parsePolicy(applyPolicyFlags(opts.raw ?? {}, opts.flags ?? {}))
-  const simulate = opts.simulateGpu ?? []
+export async function loadProviderSetup (opts: LoadProfileOptions = {}): Promise<ProviderSetup> {
+  const raw: Fields = { ...(opts.raw ?? {}) }
+  const file: Partial<Record<typeof SETUP_KEYS[number], unknown>> = {}
+  for (const key of SETUP_KEYS) {
+    file[key] = raw[key]
+    delete raw[key]
+  }
+  const policy = parsePolicy(applyPolicyFlags(raw, opts.flags ?? {}))
+  const recordTtlMs = opts.recordTtlSeconds !== undefined
+    ? parseRecordTtlSeconds(opts.recordTtlSeconds, 'record-ttl-seconds') * 1000
+    : parseRecordTtlSeconds(file.recordTtlSeconds, 'provider.recordTtlSeconds') * 1000
+  const simulate = opts.simulateGpu != null && opts.simulateGpu.length > 0
+    ? opts.simulateGpu
+    : file.simulateGpu === undefined ? [] : asStringList(file.simulateGpu, 'provider.simulateGpu')
+  const nvidiaSmi = opts.nvidiaSmi ?? (file.nvidiaSmi === undefined ? undefined : asString(file.nvidiaSmi, 'provider.nvidiaSmi', { nonEmpty: true }))
   const gpus = simulate.length > 0
     ? parseSimulatedGpus(simulate)
-    : await detectGpus({ nvidiaSmi: opts.nvidiaSmi, timeoutMs: opts.detectTimeoutMs })
-  return providerProfile(policy, gpus)
+    : await detectGpus({ nvidiaSmi, timeoutMs: opts.detectTimeoutMs })
+  return { profile: providerProfile(policy, gpus), recordTtlMs }
+}
+
+/** loadProviderSetup without the record lifetime. */
+export async function loadProviderProfile (opts: LoadProfileOptions = {}): Promise<ProviderProfile> {
+  return (await loadProviderSetup(opts)).profile
 }
 
 /** Validates a record TTL given in seconds (flag or config), naming `field` on error. */
