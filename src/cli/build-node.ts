@@ -1,3 +1,4 @@
+import { capabilityExtensions, type ProviderProfile } from '../capability/index.js'
 import { createNode, type IdlegridNode, type NodeExtensions } from '../node/index.js'
 import type { NodeConfig } from '../config/index.js'
 
@@ -5,11 +6,22 @@ import type { NodeConfig } from '../config/index.js'
  * The composition root: which services each role runs on top of the core node. Each idea
  * (capability, market, exec, ledger) contributes its services and DHT rules here.
  */
-export function roleExtensions (_config: NodeConfig): NodeExtensions {
+export function roleExtensions (_config: NodeConfig, opts: BuildOptions = {}): NodeExtensions {
   const extensions: Required<NodeExtensions> = { services: {}, dhtValidators: {}, dhtSelectors: {} }
+  // capability: DHT rules for /idlegrid/... keys and discovery on every role; providers advertise
+  const capability = capabilityExtensions({ profile: opts.provider?.profile, recordTtlMs: opts.provider?.recordTtlMs })
+  Object.assign(extensions.services, capability.services)
+  Object.assign(extensions.dhtValidators, capability.dhtValidators)
+  Object.assign(extensions.dhtSelectors, capability.dhtSelectors)
   return extensions
 }
 
-export async function buildNode (config: NodeConfig): Promise<IdlegridNode> {
-  return await createNode(config, roleExtensions(config))
+/** What a role command prepared before the node is built. */
+export interface BuildOptions {
+  /** a provider's validated profile (policy + GPUs) and capability record lifetime */
+  provider?: { profile: ProviderProfile, recordTtlMs?: number }
+}
+
+export async function buildNode (config: NodeConfig, opts: BuildOptions = {}): Promise<IdlegridNode> {
+  return await createNode(config, roleExtensions(config, opts))
 }

@@ -1,9 +1,9 @@
-import { buildNode } from './build-node.js'
+import { buildNode, type BuildOptions } from './build-node.js'
 import type { IdlegridNode, PeerPresence } from '../node/index.js'
 import { loadNodeConfig } from './load-config.js'
 import { serveControl } from './node-control.js'
 import { shortId, type Output } from './output.js'
-import type { Role } from '../config/index.js'
+import type { NodeConfig, Role } from '../config/index.js'
 import type { ParsedValues } from './options.js'
 import type { PeerId } from '@libp2p/interface'
 
@@ -15,9 +15,10 @@ const STOP_TIMEOUT_MS = 10_000
  * --json: {"peerId","addrs"}), serves the control socket, and reports peers joining and
  * leaving. Resolves with the exit code.
  */
-export async function runRole (role: Role, values: ParsedValues, out: Output): Promise<number> {
+export async function runRole (role: Role, values: ParsedValues, out: Output, prepare?: (config: NodeConfig) => Promise<BuildOptions>): Promise<number> {
   const config = await loadNodeConfig(role, values)
-  const node = await buildNode(config)
+  // a role may validate and prepare more (a provider's policy and GPUs) before the node starts
+  const node = await buildNode(config, await prepare?.(config))
   let control
   try {
     control = await serveControl(node)

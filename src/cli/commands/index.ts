@@ -1,5 +1,6 @@
 import { demoCommand } from './demo.js'
 import { idCommand } from './id.js'
+import { marketCommand } from './market.js'
 import { bootstrapCommand, providerCommand, renterCommand } from './roles.js'
 import { statusCommand } from './status.js'
 import type { Command } from '../command.js'
@@ -10,6 +11,7 @@ export const COMMANDS: Command[] = [
   bootstrapCommand,
   providerCommand,
   renterCommand,
+  marketCommand,
   idCommand,
   statusCommand
 ]

@@ -1,4 +1,8 @@
-import { COMMON_OPTIONS, NODE_OPTIONS } from '../options.js'
+import { loadProviderSetup, POLICY_FLAGS } from '../../capability/index.js'
+import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable, type ParsedValues } from '../options.js'
+import type { BuildOptions } from '../build-node.js'
+import type { Output } from '../output.js'
+import type { NodeConfig } from '../../config/index.js'
 import { runRole } from '../run-role.js'
 import type { Command } from '../command.js'
 
@@ -13,13 +17,51 @@ export const bootstrapCommand: Command = {
   run: async (values, _, out) => await runRole('bootstrap', values, out)
 }
 
+/** Provider policy and capability flags; each policy flag overrides the config file's `provider:` field. */
+export const PROVIDER_OPTIONS: OptionTable = {
+  region: { type: 'string', valueName: 'REGION', description: 'region, e.g. eu-west (residency zone = its prefix)' },
+  'price-floor': { type: 'string', valueName: 'USD', description: 'lowest price accepted, USD per GPU-hour, e.g. 1.20' },
+  tiers: { type: 'string', multiple: true, valueName: 'LIST', description: 'accepted tiers: gold,silver,bronze (default all)' },
+  workloads: { type: 'string', multiple: true, valueName: 'LIST', description: 'inference,training,batch-inference,evaluation,sweep (default all)' },
+  images: { type: 'string', multiple: true, valueName: 'LIST', description: 'allowed docker images (entries may end in *; "*" = any; default none)' },
+  windows: { type: 'string', multiple: true, valueName: 'LIST', description: 'availability windows, e.g. "mon-fri 19:00-07:00;sat-sun" (default always)' },
+  'time-zone': { type: 'string', valueName: 'TZ', description: 'IANA time zone of the windows (default UTC)' },
+  'max-job-minutes': { type: 'string', valueName: 'MIN', description: 'longest job accepted (default 1440)' },
+  'max-temp': { type: 'string', valueName: 'C', description: 'GPU temperature limit, °C (default 85)' },
+  'max-power': { type: 'string', valueName: 'W', description: 'board power limit, watts' },
+  datasets: { type: 'string', multiple: true, valueName: 'LIST', description: 'sha256 digests of locally cached datasets' },
+  grace: { type: 'string', valueName: 'S', description: 'seconds a preempted job gets between SIGTERM and SIGKILL (default 10)' },
+  'simulate-gpu': { type: 'string', multiple: true, valueName: 'MODEL:VRAM_GB[:COUNT]', description: 'advertise simulated GPUs instead of running nvidia-smi (repeatable; development)' },
+  'nvidia-smi': { type: 'string', valueName: 'PATH', description: 'nvidia-smi binary (default: nvidia-smi on PATH)' },
+  'record-ttl-seconds': { type: 'string', valueName: 'S', description: 'capability record lifetime, refreshed at half of it (default 1800, 5..7200)' }
+}
+
+/** Validates the provider's policy and finds its GPUs before the node starts. */
+async function prepareProvider (config: NodeConfig, values: ParsedValues, out: Output): Promise<BuildOptions> {
+  const flags: Record<string, string | string[] | undefined> = {}
+  for (const name of Object.keys(POLICY_FLAGS)) {
+    const value = values[name]
+    if (typeof value === 'string' || (Array.isArray(value) && value.every(v => typeof v === 'string'))) flags[name] = value as string | string[]
+  }
+  const { profile, recordTtlMs } = await loadProviderSetup({
+    raw: config.provider,
+    flags,
+    simulateGpu: values['simulate-gpu'] as string[] | undefined,
+    nvidiaSmi: values['nvidia-smi'] as string | undefined,
+    recordTtlSeconds: values['record-ttl-seconds'] as string | undefined
+  })
+  const gpus = profile.groups.map(g => `${g.count}x ${g.modelKey} ${Math.round(g.vramMib / 1024)}GB${g.simulated ? ' (simulated)' : ''}`).join(', ')
+  out.info(`advertising ${gpus} in ${profile.policy.region} from ${profile.policy.priceFloor} USD/GPU-hour`)
+  return { provider: { profile, recordTtlMs } }
+}
+
 export const providerCommand: Command = {
   name: 'provider',
   summary: 'Run a provider node on a GPU box: advertise, bid on jobs, run them and sign attestations.',
   usage: 'idlegrid provider [options]',
-  options: { ...NODE_OPTIONS, ...COMMON_OPTIONS },
-  details: ROLE_DETAILS,
-  run: async (values, _, out) => await runRole('provider', values, out)
+  options: { ...NODE_OPTIONS, ...PROVIDER_OPTIONS, ...COMMON_OPTIONS },
+  details: `${ROLE_DETAILS}\nPolicy flags override the config file's provider: section. Without NVIDIA GPUs (nvidia-smi) and\nwithout --simulate-gpu the provider refuses to start. The signed capability record is published in the\nDHT under /idlegrid/cap/<peer id>; see it with the node's control method capability.record.`,
+  run: async (values, _, out) => await runRole('provider', values, out, async (config) => await prepareProvider(config, values, out))
 }
 
 export const renterCommand: Command = {
