@@ -434,7 +434,11 @@ export interface SyncRequest {
 }
 
 export namespace SyncRequest {
-  export interface Heads {}
+  export interface Heads {
+    ownAuthor: Uint8Array
+    ownSeq: bigint
+    ownHash: Uint8Array
+  }
 
   export namespace Heads {
     let _codec: Codec<Heads>
@@ -446,11 +450,30 @@ export namespace SyncRequest {
             w.fork()
           }
 
+          if ((obj.ownAuthor != null && obj.ownAuthor.byteLength > 0)) {
+            w.uint32(10)
+            w.bytes(obj.ownAuthor)
+          }
+
+          if ((obj.ownSeq != null && obj.ownSeq !== 0n)) {
+            w.uint32(16)
+            w.uint64(obj.ownSeq)
+          }
+
+          if ((obj.ownHash != null && obj.ownHash.byteLength > 0)) {
+            w.uint32(26)
+            w.bytes(obj.ownHash)
+          }
+
           if (opts.lengthDelimited !== false) {
             w.ldelim()
           }
         }, (reader, length, opts = {}) => {
-          const obj: any = {}
+          const obj: any = {
+            ownAuthor: uint8ArrayAlloc(0),
+            ownSeq: 0n,
+            ownHash: uint8ArrayAlloc(0)
+          }
 
           const end = length == null ? reader.len : reader.pos + length
 
@@ -458,6 +481,18 @@ export namespace SyncRequest {
             const tag = reader.uint32()
 
             switch (tag >>> 3) {
+              case 1: {
+                obj.ownAuthor = reader.bytes()
+                break
+              }
+              case 2: {
+                obj.ownSeq = reader.uint64()
+                break
+              }
+              case 3: {
+                obj.ownHash = reader.bytes()
+                break
+              }
               default: {
                 reader.skipType(tag & 7)
                 break

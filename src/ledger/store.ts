@@ -1,0 +1,433 @@
+/**
+ * The ledger's storage: a small repository over LevelDB with prefixed binary keys.
+ *
+ *   0x01 | len | author | seq (8 bytes BE)  → entry envelope
+ *   0x02 | len | author                     → head: seq (8 bytes BE) | hash (32)
+ *   0x03 | hash                             → len | author | seq      (hash index)
+ *   0x04 | len | accused                    → hash of the entry carrying the first proof (slashed set)
+ *   0x05 | proof hash                       → hash of the entry carrying that proof (fraud proofs)
+ *
+ * Every change (appending our own entry, ingesting others') is one LevelDB batch, written
+ * with sync so that an acknowledged entry survives a crash at any point, and all of them go
+ * through one queue, so the in-memory heads always equal what is on disk. Verification of
+ * incoming entries (the expensive part) runs outside the queue, many at once.
+ */
+
+import { readdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { Level } from 'level'
+import { equals } from 'uint8arrays/equals'
+import { decodeStoredBody, decodeStoredEntry, LedgerEntry, parseAuthor, sealEntry, HASH_BYTES, type FraudProof, type LedgerRecord } from './entry.js'
+import { BrokenChainError, LedgerClosedError, LedgerEntryError, MalformedEntryError } from './errors.js'
+import { buildEquivocationProof } from './fraud.js'
+import { verifyEntry, type VerifiedEntry, type VerifyEntryOptions } from './verify.js'
+import { MAX_BYTES } from '../../protocols/codec.js'
+import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
+
+const PREFIX = { entry: 0x01, head: 0x02, hash: 0x03, slashed: 0x04, proof: 0x05 } as const
+
+export interface Head {
+  author: Uint8Array
+  authorId: string
+  seq: number
+  hash: Uint8Array
+}
+
+export interface SlashRecord {
+  accused: string
+  /** hash of the entry carrying the (first) fraud proof */
+  proofEntry: Uint8Array
+}
+
+/** What happened to one ingested entry. */
+export type IngestOutcome =
+  | { status: 'added', record: LedgerRecord }
+  | { status: 'duplicate', record: LedgerRecord }
+  /** ahead of the held head: kept in memory until the gap is filled */
+  | { status: 'pending', record: LedgerRecord }
+  /** a second entry at a held seq: the author equivocated; `proof` is our entry carrying the fraud proof */
+  | { status: 'equivocation', record: LedgerRecord, held: LedgerRecord, proof?: LedgerRecord }
+  | { status: 'rejected', error: LedgerEntryError }
+
+export interface LedgerStoreOptions {
+  /** our node key: signs our own feed and the fraud proofs we build */
+  privateKey: Ed25519PrivateKey
+  peerId: PeerId
+  /** the clock (tests move it) */
+  now?: () => number
+  /** bound on entries held ahead of their author's head (default 4096) */
+  maxPending?: number
+  /** fsync every batch (default true; a benchmark may turn it off to see the verifier alone) */
+  syncWrites?: boolean
+}
+
+export interface StoreStats {
+  authors: number
+  entries: number
+  slashed: number
+  pending: number
+  diskBytes: number
+}
+
+type AddedListener = (record: LedgerRecord) => void
+
+/** The heads as a batch being assembled will leave them, and how to add to that batch. */
+interface Stager {
+  head(authorId: string): Head | undefined
+  add(entry: VerifiedEntry): void
+}
+
+export class LedgerStore {
+  readonly path: string
+  private readonly db: Level<Uint8Array, Uint8Array>
+  private readonly opts: LedgerStoreOptions
+  private readonly now: () => number
+  private readonly heads = new Map<string, Head>()
+  private readonly slashed = new Map<string, SlashRecord>()
+  private readonly pending = new Map<string, Map<number, VerifiedEntry>>()
+  private pendingCount = 0
+  private readonly listeners = new Set<AddedListener>()
+  private queue: Promise<unknown> = Promise.resolve()
+  private closed = false
+  readonly selfId: string
+
+  private constructor (path: string, db: Level<Uint8Array, Uint8Array>, opts: LedgerStoreOptions) {
+    this.path = path
+    this.db = db
+    this.opts = opts
+    this.now = opts.now ?? Date.now
+    this.selfId = opts.peerId.toString()
+  }
+
+  /** Opens (creating) the store in `path` and loads heads and the slashed set. */
+  static async open (path: string, opts: LedgerStoreOptions): Promise<LedgerStore> {
+    const db = new Level<Uint8Array, Uint8Array>(path, { keyEncoding: 'view', valueEncoding: 'view' })
+    await db.open()
+    const store = new LedgerStore(path, db, opts)
+    try {
+      await store.load()
+    } catch (err) {
+      await db.close()
+      throw err
+    }
+    return store
+  }
+
+  private async load (): Promise<void> {
+    for await (const [key, value] of this.db.iterator({ gte: Uint8Array.of(PREFIX.head), lt: Uint8Array.of(PREFIX.head + 1) })) {
+      const author = key.subarray(2, 2 + key[1])
+      const record = await this.db.get(entryKey(author, readSeq(value, 0)))
+      if (record == null) throw new MalformedEntryError('ledger store: a head points at a missing entry')
+      const { authorId } = decodeStoredEntry(record)
+      this.heads.set(authorId, { author: Uint8Array.from(author), authorId, seq: readSeq(value, 0), hash: value.slice(8, 8 + HASH_BYTES) })
+    }
+    for await (const [key, value] of this.db.iterator({ gte: Uint8Array.of(PREFIX.slashed), lt: Uint8Array.of(PREFIX.slashed + 1) })) {
+      const accused = key.subarray(2, 2 + key[1])
+      const id = authorIdOf(accused)
+      this.slashed.set(id, { accused: id, proofEntry: Uint8Array.from(value) })
+    }
+  }
+
+  async close (): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.queue.catch(() => {})
+    await this.db.close()
+  }
+
+  /** Called after each entry is durably added (ours or another author's), in feed order. */
+  onAdded (listener: AddedListener): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // reading
+
+  head (authorId: string): Head | undefined {
+    return this.heads.get(authorId)
+  }
+
+  allHeads (): Head[] {
+    return [...this.heads.values()]
+  }
+
+  isSlashed (authorId: string): boolean {
+    return this.slashed.has(authorId)
+  }
+
+  slashedAuthors (): SlashRecord[] {
+    return [...this.slashed.values()]
+  }
+
+  async get (author: Uint8Array, seq: number): Promise<LedgerRecord | undefined> {
+    this.assertOpen()
+    const value = await this.db.get(entryKey(author, seq))
+    return value == null ? undefined : decodeStoredEntry(value)
+  }
+
+  async getByHash (hash: Uint8Array): Promise<LedgerRecord | undefined> {
+    this.assertOpen()
+    const pointer = await this.db.get(Uint8Array.from([PREFIX.hash, ...hash]))
+    if (pointer == null) return undefined
+    return await this.get(pointer.subarray(1, 1 + pointer[0]), readSeq(pointer, 1 + pointer[0]))
+  }
+
+  /**
+   * Envelopes of `author` from `fromSeq` on, ascending and contiguous: at most `limit`, and no
+   * more than `maxBytes` in total (at least one when there is one). `more` when the held feed
+   * goes further.
+   */
+  async range (author: Uint8Array, fromSeq: number, limit: number, maxBytes = Infinity): Promise<{ entries: Uint8Array[], more: boolean }> {
+    this.assertOpen()
+    const head = this.heads.get(authorIdOf(author))
+    if (head == null || fromSeq > head.seq || limit <= 0) return { entries: [], more: false }
+    const entries: Uint8Array[] = []
+    let bytes = 0
+    const last = Math.min(head.seq, fromSeq + limit - 1)
+    for await (const value of this.db.values({ gte: entryKey(author, fromSeq), lte: entryKey(author, last) })) {
+      if (entries.length > 0 && bytes + value.byteLength > maxBytes) break
+      entries.push(value)
+      bytes += value.byteLength
+    }
+    return { entries, more: fromSeq + entries.length - 1 < head.seq }
+  }
+
+  /** Every stored entry, author by author in feed order (trusted: verified when stored). */
+  async * entries (): AsyncGenerator<LedgerRecord> {
+    this.assertOpen()
+    for await (const value of this.db.values({ gte: Uint8Array.of(PREFIX.entry), lt: Uint8Array.of(PREFIX.entry + 1) })) {
+      yield decodeStoredEntry(value)
+    }
+  }
+
+  async stats (): Promise<StoreStats> {
+    let entries = 0
+    for (const head of this.heads.values()) entries += head.seq
+    return { authors: this.heads.size, entries, slashed: this.slashed.size, pending: this.pendingCount, diskBytes: await directorySize(this.path) }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // writing
+
+  /** Signs and durably appends an entry to our own feed; resolves once it is on disk. */
+  async append (kind: LedgerEntry.BodyKind, body: Uint8Array): Promise<LedgerRecord> {
+    return await this.serial(async () => {
+      const head = this.heads.get(this.selfId)
+      const record = sealEntry(this.opts.privateKey, this.opts.peerId, {
+        seq: (head?.seq ?? 0) + 1,
+        prevHash: head?.hash ?? new Uint8Array(0),
+        time: Math.max(this.now(), 0),
+        kind,
+        body
+      })
+      // our own entries pass the same checks as anyone's, so peers never refuse them
+      const verified = await verifyEntry(record.envelope, { now: this.now(), checkSignature: false })
+      await this.write([verified])
+      return record
+    })
+  }
+
+  /**
+   * Verifies and adds entries from the network (any authors, any order). Verification runs
+   * in parallel; adding is serialised. Entries that do not attach yet are held pending.
+   */
+  async ingest (envelopes: readonly Uint8Array[], opts: Omit<VerifyEntryOptions, 'now'> = {}): Promise<IngestOutcome[]> {
+    this.assertOpen()
+    const verified = await verifyAll(envelopes, { ...opts, now: this.now() })
+    return await this.serial(async () => await this.attach(verified))
+  }
+
+  /** ingest() of one entry that throws its LedgerEntryError instead of returning it. */
+  async ingestOne (envelope: Uint8Array, opts: Omit<VerifyEntryOptions, 'now'> = {}): Promise<Exclude<IngestOutcome, { status: 'rejected' }>> {
+    const [outcome] = await this.ingest([envelope], opts)
+    if (outcome.status === 'rejected') throw outcome.error
+    return outcome
+  }
+
+  private async attach (items: Array<VerifiedEntry | LedgerEntryError>): Promise<IngestOutcome[]> {
+    const outcomes: IngestOutcome[] = []
+    const batch: VerifiedEntry[] = []
+    // heads as they will be after this batch
+    const staged = new Map<string, Head>()
+    const headOf = (id: string): Head | undefined => staged.get(id) ?? this.heads.get(id)
+    const stage: Stager = {
+      head: headOf,
+      add: (v) => {
+        batch.push(v)
+        staged.set(v.record.authorId, { author: v.record.author, authorId: v.record.authorId, seq: v.record.seq, hash: v.record.hash })
+      }
+    }
+    for (const item of items) {
+      if (item instanceof LedgerEntryError) { outcomes.push({ status: 'rejected', error: item }); continue }
+      const { record } = item
+      const head = headOf(record.authorId)
+      const heldSeq = head?.seq ?? 0
+      if (record.seq <= heldSeq) {
+        const held = batch.find(v => v.record.authorId === record.authorId && v.record.seq === record.seq)?.record ?? await this.get(record.author, record.seq)
+        if (held == null) throw new MalformedEntryError('ledger store: a held seq has no entry')
+        if (equals(held.hash, record.hash)) { outcomes.push({ status: 'duplicate', record }); continue }
+        outcomes.push(this.equivocation(held, record, stage))
+        continue
+      }
+      if (record.seq > heldSeq + 1) {
+        outcomes.push(this.holdPending(item, stage))
+        continue
+      }
+      if (!equals(record.prevHash, head?.hash ?? new Uint8Array(0))) {
+        outcomes.push({ status: 'rejected', error: new BrokenChainError(`entry ${record.seq} of ${record.authorId} does not follow the held entry ${heldSeq}`) })
+        continue
+      }
+      stage.add(item)
+      outcomes.push({ status: 'added', record })
+      // entries that were waiting for this one
+      const waiting = this.pending.get(record.authorId)
+      for (let next = record.seq + 1; waiting?.has(next) === true; next++) {
+        const candidate = waiting.get(next) as VerifiedEntry
+        waiting.delete(next)
+        this.pendingCount--
+        if (!equals(candidate.record.prevHash, (headOf(record.authorId) as Head).hash)) break
+        stage.add(candidate)
+      }
+      if (waiting?.size === 0) this.pending.delete(record.authorId)
+    }
+    if (batch.length > 0) await this.write(batch)
+    return outcomes
+  }
+
+  private holdPending (item: VerifiedEntry, stage: Stager): IngestOutcome {
+    const { record } = item
+    let waiting = this.pending.get(record.authorId)
+    const already = waiting?.get(record.seq)
+    if (already != null) {
+      if (equals(already.record.hash, record.hash)) return { status: 'duplicate', record }
+      // two signed entries for one seq prove equivocation even before the gap is filled
+      return this.equivocation(already.record, record, stage)
+    }
+    if (this.pendingCount >= (this.opts.maxPending ?? 4096)) return { status: 'pending', record }
+    if (waiting == null) this.pending.set(record.authorId, waiting = new Map())
+    waiting.set(record.seq, item)
+    this.pendingCount++
+    return { status: 'pending', record }
+  }
+
+  /** Builds the fraud proof into our own feed (in the same batch), unless the author is slashed already. */
+  private equivocation (held: LedgerRecord, record: LedgerRecord, stage: Stager): IngestOutcome {
+    if (this.slashed.has(record.authorId) || record.authorId === this.selfId) return { status: 'equivocation', record, held }
+    const proofBytes = buildEquivocationProof(this.opts.privateKey, this.opts.peerId, held, record, this.now())
+    if (proofBytes.byteLength > MAX_BYTES.ledgerFraudProofBody) return { status: 'equivocation', record, held }
+    const selfHead = stage.head(this.selfId)
+    const proof = sealEntry(this.opts.privateKey, this.opts.peerId, {
+      seq: (selfHead?.seq ?? 0) + 1,
+      prevHash: selfHead?.hash ?? new Uint8Array(0),
+      time: this.now(),
+      kind: LedgerEntry.BodyKind.FRAUD_PROOF,
+      body: proofBytes
+    })
+    const accused = record.authorId
+    stage.add({ record: proof, slashes: { kind: 'equivocation', accused, proof: decodeProof(proof) } })
+    return { status: 'equivocation', record, held, proof }
+  }
+
+  /** One atomic, synced batch: entries, heads, hash index, slashed set, proofs. */
+  private async write (batch: VerifiedEntry[]): Promise<void> {
+    this.assertOpen()
+    type Op = { type: 'put', key: Uint8Array, value: Uint8Array }
+    const ops: Op[] = []
+    const heads = new Map<string, Head>()
+    const slashes = new Map<string, SlashRecord>()
+    for (const { record, slashes: proof } of batch) {
+      ops.push({ type: 'put', key: entryKey(record.author, record.seq), value: record.envelope })
+      ops.push({ type: 'put', key: Uint8Array.from([PREFIX.hash, ...record.hash]), value: Uint8Array.from([record.author.length, ...record.author, ...seqBytes(record.seq)]) })
+      heads.set(record.authorId, { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash })
+      if (proof != null) {
+        const body = decodeStoredBody(record)
+        if (body.kind === 'fraud-proof') ops.push({ type: 'put', key: Uint8Array.from([PREFIX.proof, ...body.hash]), value: record.hash })
+        if (!this.slashed.has(proof.accused) && !slashes.has(proof.accused)) {
+          ops.push({ type: 'put', key: authorKey(PREFIX.slashed, proof.proof.accused), value: record.hash })
+          slashes.set(proof.accused, { accused: proof.accused, proofEntry: record.hash })
+        }
+      }
+    }
+    for (const head of heads.values()) {
+      ops.push({ type: 'put', key: authorKey(PREFIX.head, head.author), value: Uint8Array.from([...seqBytes(head.seq), ...head.hash]) })
+    }
+    await this.db.batch(ops, { sync: this.opts.syncWrites ?? true })
+    for (const [id, head] of heads) this.heads.set(id, head)
+    for (const [id, slash] of slashes) this.slashed.set(id, slash)
+    for (const { record } of batch) {
+      for (const listener of this.listeners) {
+        try { listener(record) } catch {}
+      }
+    }
+  }
+
+  private async serial<T> (fn: () => Promise<T>): Promise<T> {
+    this.assertOpen()
+    const run = this.queue.then(fn, fn)
+    this.queue = run.catch(() => {})
+    return await run
+  }
+
+  private assertOpen (): void {
+    if (this.closed) throw new LedgerClosedError()
+  }
+}
+
+function decodeProof (record: LedgerRecord): FraudProof {
+  const body = decodeStoredBody(record)
+  if (body.kind !== 'fraud-proof') throw new MalformedEntryError('not a fraud proof entry')
+  return body.proof
+}
+
+const VERIFY_CONCURRENCY = 64
+
+async function verifyAll (envelopes: readonly Uint8Array[], opts: VerifyEntryOptions): Promise<Array<VerifiedEntry | LedgerEntryError>> {
+  const out = new Array<VerifiedEntry | LedgerEntryError>(envelopes.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < envelopes.length) {
+      const i = next++
+      try {
+        out[i] = await verifyEntry(envelopes[i], opts)
+      } catch (err) {
+        if (!(err instanceof LedgerEntryError)) throw err
+        out[i] = err
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(VERIFY_CONCURRENCY, envelopes.length) }, worker))
+  return out
+}
+
+function seqBytes (seq: number): Uint8Array {
+  const out = new Uint8Array(8)
+  new DataView(out.buffer).setBigUint64(0, BigInt(seq))
+  return out
+}
+
+function readSeq (bytes: Uint8Array, at: number): number {
+  return Number(new DataView(bytes.buffer, bytes.byteOffset + at, 8).getBigUint64(0))
+}
+
+function authorKey (prefix: number, author: Uint8Array): Uint8Array {
+  return Uint8Array.from([prefix, author.length, ...author])
+}
+
+function entryKey (author: Uint8Array, seq: number): Uint8Array {
+  return Uint8Array.from([PREFIX.entry, author.length, ...author, ...seqBytes(seq)])
+}
+
+function authorIdOf (author: Uint8Array): string {
+  const parsed = parseAuthor(author)
+  if (parsed == null) throw new MalformedEntryError('not an Ed25519 peer id')
+  return parsed.id
+}
+
+async function directorySize (dir: string): Promise<number> {
+  let total = 0
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    total += await stat(join(dir, name)).then(s => s.isFile() ? s.size : 0, () => 0)
+  }
+  return total
+}

@@ -1,0 +1,398 @@
+import * as assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { equals } from 'uint8arrays/equals'
+import { SignedEnvelope } from '../protocols/envelope.js'
+import { DOMAIN } from '../protocols/ids.js'
+import { HeartbeatSummary, LedgerEntry } from '../protocols/ledger.js'
+import { sealEnvelope, sha256 } from '../src/identity/index.js'
+import {
+  BrokenChainError, EntrySignatureError, FutureEntryError, InvalidBodyError, InvalidFraudProofError, LedgerStore, MalformedEntryError, OversizedBodyError,
+  buildBadOutputProof, buildEquivocationProof, openEntry, sealEntry, signTestJob, verifyFraudProof, type LedgerRecord, type Signer
+} from '../src/ledger/index.js'
+import { tempDir } from './utils/index.js'
+
+async function newSigner (): Promise<Signer> {
+  const key = await generateKeyPair('Ed25519')
+  return { key, peerId: peerIdFromPrivateKey(key) }
+}
+
+async function openStore (path: string, signer: Signer, now?: () => number): Promise<LedgerStore> {
+  return await LedgerStore.open(path, { privateKey: signer.key, peerId: signer.peerId, now })
+}
+
+/** an entry of `signer`'s feed with any fields, signed properly */
+function entryOf (signer: Signer, fields: { seq: number, prevHash?: Uint8Array, time?: number, kind?: LedgerEntry.BodyKind, body?: Uint8Array }): LedgerRecord {
+  return sealEntry(signer.key, signer.peerId, {
+    seq: fields.seq,
+    prevHash: fields.prevHash ?? new Uint8Array(0),
+    time: fields.time ?? Date.now(),
+    kind: fields.kind ?? LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
+    body: fields.body ?? summaryBody()
+  })
+}
+
+function summaryBody (start = Date.now() - 60_000): Uint8Array {
+  return HeartbeatSummary.encode({ periodStart: BigInt(start), periodEnd: BigInt(start + 60_000), heartbeatsSent: 6, intervalMs: 10_000, availableMs: 60_000n, upMs: 60_000n, slotsTotal: 1, busyPpm: 0 })
+}
+
+async function expectRejected (store: LedgerStore, envelope: Uint8Array, errorClass: new (...args: any[]) => Error, code: string): Promise<void> {
+  const [outcome] = await store.ingest([envelope])
+  assert.equal(outcome.status, 'rejected')
+  if (outcome.status !== 'rejected') return
+  assert.ok(outcome.error instanceof errorClass, `expected ${errorClass.name}, got ${outcome.error.name}: ${outcome.error.message}`)
+  assert.equal(outcome.error.name, errorClass.name)
+  assert.equal(outcome.error.code, code)
+}
+
+/** appends `n` summary entries to `store` and returns the records */
+async function appendSummaries (store: LedgerStore, n: number): Promise<LedgerRecord[]> {
+  const out: LedgerRecord[] = []
+  for (let i = 0; i < n; i++) out.push(await store.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(Date.now() - 120_000 + i)))
+  return out
+}
+
+describe('ledger store', function () {
+  let dir: { path: string, cleanup: () => Promise<void> }
+  let alice: Signer
+  let bob: Signer
+  let carol: Signer
+
+  before(async () => {
+    dir = await tempDir('idlegrid-ledger-store-')
+    alice = await newSigner()
+    bob = await newSigner()
+    carol = await newSigner()
+  })
+  after(async () => { await dir.cleanup() })
+
+  describe('own feed', () => {
+    it('appends a hash-chained feed, and a reopened store has the same head and every entry', async () => {
+      const path = join(dir.path, 'own')
+      let store = await openStore(path, alice)
+      const appended = await appendSummaries(store, 5)
+      const job = signTestJob({ provider: alice, renter: bob })
+      appended.push(await store.append(LedgerEntry.BodyKind.ATTESTATION, job.attestation))
+      assert.deepEqual(appended.map(r => r.seq), [1, 2, 3, 4, 5, 6])
+      assert.equal(appended[0].prevHash.length, 0)
+      for (let i = 1; i < appended.length; i++) assert.ok(equals(appended[i].prevHash, appended[i - 1].hash))
+      await store.close()
+
+      store = await openStore(path, alice)
+      const head = store.head(alice.peerId.toString())
+      assert.equal(head?.seq, 6)
+      assert.ok(equals(head.hash, appended[5].hash))
+      const { entries, more } = await store.range(alice.peerId.toMultihash().bytes, 1, 256)
+      assert.equal(more, false)
+      assert.deepEqual(entries.map(e => Buffer.from(e).toString('hex')), appended.map(r => Buffer.from(r.envelope).toString('hex')))
+      const byHash = await store.getByHash(appended[2].hash)
+      assert.equal(byHash?.seq, 3)
+      const stats = await store.stats()
+      assert.equal(stats.entries, 6)
+      assert.equal(stats.authors, 1)
+      assert.ok(stats.diskBytes > 0)
+      await store.close()
+    })
+
+    it('refuses to append a body its author did not sign (an attestation of another provider)', async () => {
+      const store = await openStore(join(dir.path, 'own-bad'), alice)
+      const job = signTestJob({ provider: bob, renter: carol })
+      await assert.rejects(store.append(LedgerEntry.BodyKind.ATTESTATION, job.attestation), InvalidBodyError)
+      assert.equal(store.head(alice.peerId.toString()), undefined, 'nothing was written')
+      await store.close()
+    })
+
+    it('range respects limit and byte bound, and says when there is more', async () => {
+      const store = await openStore(join(dir.path, 'range'), alice)
+      await appendSummaries(store, 10)
+      const author = alice.peerId.toMultihash().bytes
+      const a = await store.range(author, 3, 4)
+      assert.equal(a.entries.length, 4)
+      assert.equal(a.more, true)
+      const b = await store.range(author, 1, 256, 1)
+      assert.equal(b.entries.length, 1, 'at least one entry even over the byte bound')
+      const c = await store.range(author, 9, 256)
+      assert.equal(c.entries.length, 2)
+      assert.equal(c.more, false)
+      assert.deepEqual((await store.range(author, 11, 5)).entries, [])
+      await store.close()
+    })
+  })
+
+  describe('ingesting other authors', () => {
+    it('adds a feed in order, holds out-of-order entries pending until the gap fills, and ignores duplicates', async () => {
+      const source = await openStore(join(dir.path, 'src-1'), bob)
+      const feed = await appendSummaries(source, 6)
+      await source.close()
+      const store = await openStore(join(dir.path, 'dst-1'), alice)
+      const added: number[] = []
+      store.onAdded(r => { if (r.authorId === bob.peerId.toString()) added.push(r.seq) })
+      const first = await store.ingest([feed[0].envelope, feed[1].envelope])
+      assert.deepEqual(first.map(o => o.status), ['added', 'added'])
+      const ahead = await store.ingest([feed[4].envelope, feed[3].envelope])
+      assert.deepEqual(ahead.map(o => o.status), ['pending', 'pending'])
+      assert.equal(store.head(bob.peerId.toString())?.seq, 2)
+      const fill = await store.ingest([feed[2].envelope])
+      assert.deepEqual(fill.map(o => o.status), ['added'])
+      assert.equal(store.head(bob.peerId.toString())?.seq, 5, 'the pending entries attached behind the gap')
+      const again = await store.ingest([feed[0].envelope, feed[4].envelope, feed[5].envelope])
+      assert.deepEqual(again.map(o => o.status), ['duplicate', 'duplicate', 'added'])
+      assert.deepEqual(added, [1, 2, 3, 4, 5, 6])
+      await store.close()
+    })
+
+    it('accepts an attestation and a receipt whose inner envelopes are signed by their authors', async () => {
+      const job = signTestJob({ provider: bob, renter: carol })
+      const att = entryOf(bob, { seq: 1, kind: LedgerEntry.BodyKind.ATTESTATION, body: job.attestation })
+      const rec = entryOf(carol, { seq: 1, kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt })
+      const store = await openStore(join(dir.path, 'dst-job'), alice)
+      const outcomes = await store.ingest([att.envelope, rec.envelope])
+      assert.deepEqual(outcomes.map(o => o.status), ['added', 'added'])
+      await store.close()
+    })
+  })
+
+  describe('rejections (typed errors)', () => {
+    let store: LedgerStore
+    let bobFirst: LedgerRecord
+    const now = Date.now()
+    before(async () => { store = await openStore(join(dir.path, 'rejections'), alice, () => now) })
+    after(async () => { await store.close() })
+
+    it('a bad signature: EntrySignatureError', async () => {
+      const good = entryOf(bob, { seq: 1 })
+      const env = SignedEnvelope.decode(good.envelope)
+      const sig = Uint8Array.from(env.signature)
+      sig[5] ^= 1
+      await expectRejected(store, SignedEnvelope.encode({ ...env, signature: sig }), EntrySignatureError, 'ERR_LEDGER_SIGNATURE')
+    })
+
+    it('a forged author (entry naming bob, signed by carol): EntrySignatureError', async () => {
+      const payload = LedgerEntry.encode({ author: bob.peerId.toMultihash().bytes, seq: 1n, prevHash: new Uint8Array(0), time: BigInt(now), kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summaryBody(now - 60_000) })
+      await expectRejected(store, sealEnvelope(carol.key, carol.peerId, DOMAIN.ledgerEntry, payload), EntrySignatureError, 'ERR_LEDGER_SIGNATURE')
+    })
+
+    it('a broken chain (prev_hash not the held head, or seq 1 with a prev_hash): BrokenChainError', async () => {
+      bobFirst = entryOf(bob, { seq: 1, time: now })
+      assert.equal((await store.ingest([bobFirst.envelope]))[0].status, 'added')
+      await expectRejected(store, entryOf(bob, { seq: 2, prevHash: sha256('not the head'), time: now }).envelope, BrokenChainError, 'ERR_LEDGER_CHAIN')
+      await expectRejected(store, entryOf(carol, { seq: 1, prevHash: sha256('x'), time: now }).envelope, BrokenChainError, 'ERR_LEDGER_CHAIN')
+      await expectRejected(store, entryOf(carol, { seq: 0, time: now }).envelope, BrokenChainError, 'ERR_LEDGER_CHAIN')
+    })
+
+    it('a time beyond the skew bound: FutureEntryError (within the bound is fine)', async () => {
+      await expectRejected(store, entryOf(carol, { seq: 1, time: now + 31_000, body: summaryBody(now - 60_000) }).envelope, FutureEntryError, 'ERR_LEDGER_FUTURE')
+      const [ok] = await store.ingest([entryOf(carol, { seq: 1, time: now + 29_000, body: summaryBody(now - 60_000) }).envelope])
+      assert.equal(ok.status, 'added')
+    })
+
+    it('an oversized body: OversizedBodyError', async () => {
+      const dave = await newSigner()
+      await expectRejected(store, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.ATTESTATION, body: new Uint8Array(6 * 1024 + 1) }).envelope, OversizedBodyError, 'ERR_LEDGER_BODY_SIZE')
+    })
+
+    it('a body whose inner envelope is not the author\'s, or does not verify: InvalidBodyError', async () => {
+      const dave = await newSigner()
+      const job = signTestJob({ provider: bob, renter: carol })
+      // dave puts bob's attestation in dave's feed
+      await expectRejected(store, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.ATTESTATION, body: job.attestation }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
+      // a receipt body under the attestation kind
+      await expectRejected(store, entryOf(await newSigner(), { seq: 1, time: now, kind: LedgerEntry.BodyKind.ATTESTATION, body: job.receipt }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
+      // a tampered receipt signature
+      const env = SignedEnvelope.decode(job.receipt)
+      const sig = Uint8Array.from(env.signature); sig[0] ^= 1
+      const tampered = SignedEnvelope.encode({ ...env, signature: sig })
+      await expectRejected(store, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
+      // an inconsistent heartbeat summary
+      const bad = HeartbeatSummary.encode({ periodStart: BigInt(now - 1000), periodEnd: BigInt(now), heartbeatsSent: 1, intervalMs: 1000, availableMs: 1000n, upMs: 5000n, slotsTotal: 1, busyPpm: 0 })
+      await expectRejected(store, entryOf(dave, { seq: 1, time: now, body: bad }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
+    })
+
+    it('bytes that are not an entry envelope: MalformedEntryError', async () => {
+      await expectRejected(store, Uint8Array.of(1, 2, 3, 4), MalformedEntryError, 'ERR_LEDGER_MALFORMED')
+      const hb = sealEnvelope(bob.key, bob.peerId, DOMAIN.heartbeat, entryOf(bob, { seq: 1 }).payload)
+      await expectRejected(store, hb, MalformedEntryError, 'ERR_LEDGER_MALFORMED')
+      await expectRejected(store, new Uint8Array(40 * 1024), MalformedEntryError, 'ERR_LEDGER_MALFORMED')
+    })
+
+    it('a replayed entry is a duplicate and changes nothing', async () => {
+      const head = store.head(bob.peerId.toString())
+      const again = await store.ingest([bobFirst.envelope, bobFirst.envelope])
+      assert.deepEqual(again.map(o => o.status), ['duplicate', 'duplicate'])
+      assert.deepEqual(store.head(bob.peerId.toString()), head)
+    })
+  })
+
+  describe('equivocation and fraud proofs', () => {
+    it('a second entry at a held seq builds a fraud proof in our feed and slashes the author; another store verifies the proof and slashes too', async () => {
+      const store = await openStore(join(dir.path, 'equiv-a'), alice)
+      const one = entryOf(bob, { seq: 1 })
+      const twoA = entryOf(bob, { seq: 2, prevHash: one.hash, body: summaryBody(Date.now() - 61_000) })
+      const twoB = entryOf(bob, { seq: 2, prevHash: one.hash, body: summaryBody(Date.now() - 62_000) })
+      assert.deepEqual((await store.ingest([one.envelope, twoA.envelope])).map(o => o.status), ['added', 'added'])
+      const [outcome] = await store.ingest([twoB.envelope])
+      assert.equal(outcome.status, 'equivocation')
+      if (outcome.status !== 'equivocation') return
+      assert.ok(outcome.proof != null, 'a proof was built')
+      assert.equal(outcome.proof.authorId, alice.peerId.toString())
+      assert.equal(outcome.proof.kind, LedgerEntry.BodyKind.FRAUD_PROOF)
+      assert.ok(store.isSlashed(bob.peerId.toString()))
+      assert.equal(store.head(alice.peerId.toString())?.seq, 1, 'the proof is our feed\'s entry 1')
+      // once slashed, a further conflict builds no second proof
+      const twoC = entryOf(bob, { seq: 2, prevHash: one.hash, body: summaryBody(Date.now() - 63_000) })
+      const [again] = await store.ingest([twoC.envelope])
+      assert.equal(again.status, 'equivocation')
+      assert.equal(again.status === 'equivocation' ? again.proof : 'x', undefined)
+
+      const other = await openStore(join(dir.path, 'equiv-b'), carol)
+      const [viaProof] = await other.ingest([outcome.proof.envelope])
+      assert.equal(viaProof.status, 'added')
+      assert.ok(other.isSlashed(bob.peerId.toString()), 'the proof alone slashes bob')
+      assert.deepEqual(other.slashedAuthors().map(s => s.accused), [bob.peerId.toString()])
+      await store.close()
+      await other.close()
+      const reopened = await openStore(join(dir.path, 'equiv-b'), carol)
+      assert.ok(reopened.isSlashed(bob.peerId.toString()), 'slashing survives a restart')
+      await reopened.close()
+    })
+
+    it('two conflicting entries both ahead of the head prove equivocation too', async () => {
+      const store = await openStore(join(dir.path, 'equiv-pending'), alice)
+      const a = entryOf(bob, { seq: 5, prevHash: sha256('a') })
+      const b = entryOf(bob, { seq: 5, prevHash: sha256('b') })
+      assert.deepEqual((await store.ingest([a.envelope, b.envelope])).map(o => o.status), ['pending', 'equivocation'])
+      assert.ok(store.isSlashed(bob.peerId.toString()))
+      await store.close()
+    })
+
+    it('forged fraud proofs are rejected: same entry twice, different seqs, entries of someone else, a tampered entry', async () => {
+      const store = await openStore(join(dir.path, 'equiv-forged'), alice)
+      const one = entryOf(bob, { seq: 1 })
+      const two = entryOf(bob, { seq: 2, prevHash: one.hash })
+      const carolOne = entryOf(carol, { seq: 1 })
+      const env = SignedEnvelope.decode(two.envelope)
+      const sig = Uint8Array.from(env.signature); sig[9] ^= 4
+      const tamperedTwo = { ...two, envelope: SignedEnvelope.encode({ ...env, signature: sig }) }
+      const cases: Array<[string, LedgerRecord, LedgerRecord]> = [
+        ['same entry', one, one],
+        ['different seqs', one, two],
+        ['someone else', one, carolOne],
+        ['tampered', two, tamperedTwo]
+      ]
+      let seq = 0
+      let prev = new Uint8Array(0)
+      for (const [what, first, second] of cases) {
+        const proof = buildEquivocationProof(carol.key, carol.peerId, first, second)
+        await assert.rejects(verifyFraudProof(proof), InvalidFraudProofError, what)
+        const entry = entryOf(carol, { seq: ++seq, prevHash: prev, kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: proof })
+        await expectRejected(store, entry.envelope, InvalidFraudProofError, 'ERR_LEDGER_FRAUD_PROOF')
+        seq = 0
+        prev = new Uint8Array(0)
+      }
+      assert.equal(store.isSlashed(bob.peerId.toString()), false)
+      await store.close()
+    })
+
+    it('a bad-output receipt backed by a re-run on another provider with a different output is a valid proof; without the re-run\'s OK it is not', async () => {
+      const renter = carol
+      const accused = bob
+      const honest = await newSigner()
+      const input = sha256('inputs')
+      const bad = signTestJob({ provider: accused, renter, outcome: 'bad-output', inputDigest: input, outputDigest: sha256('wrong') })
+      const rerun = signTestJob({ provider: honest, renter, outcome: 'ok', inputDigest: input, outputDigest: sha256('right') })
+      const badAtt = entryOf(accused, { seq: 1, kind: LedgerEntry.BodyKind.ATTESTATION, body: bad.attestation })
+      const badRec = entryOf(renter, { seq: 1, kind: LedgerEntry.BodyKind.RECEIPT, body: bad.receipt })
+      const reAtt = entryOf(honest, { seq: 1, kind: LedgerEntry.BodyKind.ATTESTATION, body: rerun.attestation })
+      const reRec = entryOf(renter, { seq: 2, prevHash: badRec.hash, kind: LedgerEntry.BodyKind.RECEIPT, body: rerun.receipt })
+      const proof = buildBadOutputProof(renter.key, renter.peerId, { attestation: badAtt, receipt: badRec, rerunAttestation: reAtt, rerunReceipt: reRec })
+      const verified = await verifyFraudProof(proof, renter.peerId.toString())
+      assert.equal(verified.kind, 'bad-output')
+      assert.equal(verified.accused, accused.peerId.toString())
+
+      // the same digest on the re-run proves nothing
+      const same = signTestJob({ provider: honest, renter, outcome: 'ok', inputDigest: input, outputDigest: sha256('wrong') })
+      const sameAtt = entryOf(honest, { seq: 1, kind: LedgerEntry.BodyKind.ATTESTATION, body: same.attestation })
+      const sameRec = entryOf(renter, { seq: 2, prevHash: badRec.hash, kind: LedgerEntry.BodyKind.RECEIPT, body: same.receipt })
+      await assert.rejects(verifyFraudProof(buildBadOutputProof(renter.key, renter.peerId, { attestation: badAtt, receipt: badRec, rerunAttestation: sameAtt, rerunReceipt: sameRec })), InvalidFraudProofError)
+      // a re-run the renter did not receipt OK
+      const failedRe = signTestJob({ provider: honest, renter, outcome: 'failed', inputDigest: input, outputDigest: sha256('right') })
+      const frAtt = entryOf(honest, { seq: 1, kind: LedgerEntry.BodyKind.ATTESTATION, body: failedRe.attestation })
+      const frRec = entryOf(renter, { seq: 2, prevHash: badRec.hash, kind: LedgerEntry.BodyKind.RECEIPT, body: failedRe.receipt })
+      await assert.rejects(verifyFraudProof(buildBadOutputProof(renter.key, renter.peerId, { attestation: badAtt, receipt: badRec, rerunAttestation: frAtt, rerunReceipt: frRec })), InvalidFraudProofError)
+      // an OK receipt is no accusation
+      const okJob = signTestJob({ provider: accused, renter, outcome: 'ok', inputDigest: input, outputDigest: sha256('wrong') })
+      const okAtt = entryOf(accused, { seq: 1, kind: LedgerEntry.BodyKind.ATTESTATION, body: okJob.attestation })
+      const okRec = entryOf(renter, { seq: 1, kind: LedgerEntry.BodyKind.RECEIPT, body: okJob.receipt })
+      await assert.rejects(verifyFraudProof(buildBadOutputProof(renter.key, renter.peerId, { attestation: okAtt, receipt: okRec, rerunAttestation: reAtt, rerunReceipt: reRec })), InvalidFraudProofError)
+
+      // in a feed, the valid proof slashes
+      const store = await openStore(join(dir.path, 'bad-output'), alice)
+      const entry = entryOf(renter, { seq: 1, kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: proof })
+      assert.equal((await store.ingest([entry.envelope]))[0].status, 'added')
+      assert.ok(store.isSlashed(accused.peerId.toString()))
+      assert.equal(store.isSlashed(honest.peerId.toString()), false)
+      await store.close()
+    })
+  })
+
+  describe('crash safety', function () {
+    this.timeout(120_000)
+
+    it('a process SIGKILLed while appending leaves an intact chain holding every acknowledged entry', async () => {
+      const path = join(dir.path, 'crash')
+      const ledgerModule = fileURLToPath(new URL('../src/ledger/index.js', import.meta.url))
+      const cryptoModule = fileURLToPath(new URL('../../node_modules/@libp2p/crypto/dist/src/keys/index.js', import.meta.url))
+      const peerIdModule = fileURLToPath(new URL('../../node_modules/@libp2p/peer-id/dist/src/index.js', import.meta.url))
+      const seed = Buffer.from(alice.key.raw).toString('hex')
+      // the child appends in a loop and prints each seq once append() resolved
+      const script = `
+        import { LedgerStore } from ${JSON.stringify(ledgerModule)}
+        import { privateKeyFromRaw } from ${JSON.stringify(cryptoModule)}
+        import { peerIdFromPrivateKey } from ${JSON.stringify(peerIdModule)}
+        const key = privateKeyFromRaw(Buffer.from(${JSON.stringify(seed)}, 'hex'))
+        const store = await LedgerStore.open(${JSON.stringify(path)}, { privateKey: key, peerId: peerIdFromPrivateKey(key) })
+        for (let i = 0; ; i++) {
+          const now = Date.now()
+          const body = (await import(${JSON.stringify(fileURLToPath(new URL('../protocols/ledger.js', import.meta.url)))})).HeartbeatSummary.encode({ periodStart: BigInt(now - 1000), periodEnd: BigInt(now), heartbeatsSent: 1, intervalMs: 1000, availableMs: 1000n, upMs: 1000n, slotsTotal: 1, busyPpm: 0 })
+          const record = await store.append('HEARTBEAT_SUMMARY', body)
+          process.stdout.write(record.seq + '\\n')
+        }
+      `
+      let totalAcked = 0
+      for (let round = 0; round < 3; round++) {
+        const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] })
+        let acked = 0
+        let stderr = ''
+        child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+        const killAt = 20 + round * 15 + Math.floor(Math.random() * 10)
+        await new Promise<void>((resolve, reject) => {
+          child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+            for (const line of chunk.split('\n').filter(Boolean)) acked = Math.max(acked, Number(line))
+            if (acked >= killAt && child.exitCode == null && child.signalCode == null) child.kill('SIGKILL')
+          })
+          child.once('exit', (code, signal) => { signal === 'SIGKILL' ? resolve() : reject(new Error(`child exited ${String(code)}: ${stderr}`)) })
+        })
+        assert.ok(acked > totalAcked, `round ${round}: the child made progress (${acked})`)
+        totalAcked = acked
+        // reopen and walk the chain: every acknowledged entry is there, each verifies and links to the last
+        const store = await openStore(path, alice)
+        const head = store.head(alice.peerId.toString())
+        assert.ok(head != null && head.seq >= acked, `head ${String(head?.seq)} holds every acknowledged entry (${acked})`)
+        const { entries } = await store.range(alice.peerId.toMultihash().bytes, 1, 10_000)
+        assert.equal(entries.length, head.seq)
+        let prev: Uint8Array = new Uint8Array(0)
+        for (const [i, envelope] of entries.entries()) {
+          const record = await openEntry(envelope)
+          assert.equal(record.seq, i + 1)
+          assert.ok(equals(record.prevHash, prev), `entry ${i + 1} links to entry ${i}`)
+          prev = record.hash
+        }
+        assert.ok(equals(prev, head.hash))
+        await store.close()
+      }
+    })
+  })
+})
