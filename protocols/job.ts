@@ -127,6 +127,7 @@ export interface JobFrame {
   attestation?: Uint8Array
   receipt?: Uint8Array
   error?: JobFrame.Error
+  progress?: JobFrame.Progress
 }
 
 export namespace JobFrame {
@@ -1085,6 +1086,77 @@ export namespace JobFrame {
     }
   }
 
+  export interface Progress {
+    at: bigint
+    elapsedMs: bigint
+  }
+
+  export namespace Progress {
+    let _codec: Codec<Progress>
+
+    export const codec = (): Codec<Progress> => {
+      if (_codec == null) {
+        _codec = message<Progress>((obj, w, opts = {}) => {
+          if (opts.lengthDelimited !== false) {
+            w.fork()
+          }
+
+          if ((obj.at != null && obj.at !== 0n)) {
+            w.uint32(8)
+            w.uint64(obj.at)
+          }
+
+          if ((obj.elapsedMs != null && obj.elapsedMs !== 0n)) {
+            w.uint32(16)
+            w.uint64(obj.elapsedMs)
+          }
+
+          if (opts.lengthDelimited !== false) {
+            w.ldelim()
+          }
+        }, (reader, length, opts = {}) => {
+          const obj: any = {
+            at: 0n,
+            elapsedMs: 0n
+          }
+
+          const end = length == null ? reader.len : reader.pos + length
+
+          while (reader.pos < end) {
+            const tag = reader.uint32()
+
+            switch (tag >>> 3) {
+              case 1: {
+                obj.at = reader.uint64()
+                break
+              }
+              case 2: {
+                obj.elapsedMs = reader.uint64()
+                break
+              }
+              default: {
+                reader.skipType(tag & 7)
+                break
+              }
+            }
+          }
+
+          return obj
+        })
+      }
+
+      return _codec
+    }
+
+    export const encode = (obj: Partial<Progress>): Uint8Array => {
+      return encodeMessage(obj, Progress.codec())
+    }
+
+    export const decode = (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<Progress>): Progress => {
+      return decodeMessage(buf, Progress.codec(), opts)
+    }
+  }
+
   let _codec: Codec<JobFrame>
 
   export const codec = (): Codec<JobFrame> => {
@@ -1096,7 +1168,22 @@ export namespace JobFrame {
 
         obj = { ...obj }
 
+        if (obj.progress != null) {
+          obj.error = undefined
+          obj.receipt = undefined
+          obj.attestation = undefined
+          obj.result = undefined
+          obj.outputChunk = undefined
+          obj.log = undefined
+          obj.rejected = undefined
+          obj.accepted = undefined
+          obj.inputEnd = undefined
+          obj.inputChunk = undefined
+          obj.start = undefined
+        }
+
         if (obj.error != null) {
+          obj.progress = undefined
           obj.receipt = undefined
           obj.attestation = undefined
           obj.result = undefined
@@ -1110,6 +1197,7 @@ export namespace JobFrame {
         }
 
         if (obj.receipt != null) {
+          obj.progress = undefined
           obj.error = undefined
           obj.attestation = undefined
           obj.result = undefined
@@ -1123,6 +1211,7 @@ export namespace JobFrame {
         }
 
         if (obj.attestation != null) {
+          obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
           obj.result = undefined
@@ -1136,6 +1225,7 @@ export namespace JobFrame {
         }
 
         if (obj.result != null) {
+          obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
           obj.attestation = undefined
@@ -1149,6 +1239,7 @@ export namespace JobFrame {
         }
 
         if (obj.outputChunk != null) {
+          obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
           obj.attestation = undefined
@@ -1162,6 +1253,7 @@ export namespace JobFrame {
         }
 
         if (obj.log != null) {
+          obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
           obj.attestation = undefined
@@ -1175,6 +1267,7 @@ export namespace JobFrame {
         }
 
         if (obj.rejected != null) {
+          obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
           obj.attestation = undefined
@@ -1188,6 +1281,7 @@ export namespace JobFrame {
         }
 
         if (obj.accepted != null) {
+          obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
           obj.attestation = undefined
@@ -1201,6 +1295,7 @@ export namespace JobFrame {
         }
 
         if (obj.inputEnd != null) {
+          obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
           obj.attestation = undefined
@@ -1214,6 +1309,7 @@ export namespace JobFrame {
         }
 
         if (obj.inputChunk != null) {
+          obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
           obj.attestation = undefined
@@ -1227,6 +1323,7 @@ export namespace JobFrame {
         }
 
         if (obj.start != null) {
+          obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
           obj.attestation = undefined
@@ -1292,6 +1389,11 @@ export namespace JobFrame {
         if (obj.error != null) {
           w.uint32(90)
           JobFrame.Error.codec().encode(obj.error, w)
+        }
+
+        if (obj.progress != null) {
+          w.uint32(98)
+          JobFrame.Progress.codec().encode(obj.progress, w)
         }
 
         if (opts.lengthDelimited !== false) {
@@ -1368,6 +1470,12 @@ export namespace JobFrame {
               })
               break
             }
+            case 12: {
+              obj.progress = JobFrame.Progress.codec().decode(reader, reader.uint32(), {
+                limits: opts.limits?.progress
+              })
+              break
+            }
             default: {
               reader.skipType(tag & 7)
               break
@@ -1375,7 +1483,22 @@ export namespace JobFrame {
           }
         }
 
+        if (obj.progress != null) {
+          delete obj.error
+          delete obj.receipt
+          delete obj.attestation
+          delete obj.result
+          delete obj.outputChunk
+          delete obj.log
+          delete obj.rejected
+          delete obj.accepted
+          delete obj.inputEnd
+          delete obj.inputChunk
+          delete obj.start
+        }
+
         if (obj.error != null) {
+          delete obj.progress
           delete obj.receipt
           delete obj.attestation
           delete obj.result
@@ -1389,6 +1512,7 @@ export namespace JobFrame {
         }
 
         if (obj.receipt != null) {
+          delete obj.progress
           delete obj.error
           delete obj.attestation
           delete obj.result
@@ -1402,6 +1526,7 @@ export namespace JobFrame {
         }
 
         if (obj.attestation != null) {
+          delete obj.progress
           delete obj.error
           delete obj.receipt
           delete obj.result
@@ -1415,6 +1540,7 @@ export namespace JobFrame {
         }
 
         if (obj.result != null) {
+          delete obj.progress
           delete obj.error
           delete obj.receipt
           delete obj.attestation
@@ -1428,6 +1554,7 @@ export namespace JobFrame {
         }
 
         if (obj.outputChunk != null) {
+          delete obj.progress
           delete obj.error
           delete obj.receipt
           delete obj.attestation
@@ -1441,6 +1568,7 @@ export namespace JobFrame {
         }
 
         if (obj.log != null) {
+          delete obj.progress
           delete obj.error
           delete obj.receipt
           delete obj.attestation
@@ -1454,6 +1582,7 @@ export namespace JobFrame {
         }
 
         if (obj.rejected != null) {
+          delete obj.progress
           delete obj.error
           delete obj.receipt
           delete obj.attestation
@@ -1467,6 +1596,7 @@ export namespace JobFrame {
         }
 
         if (obj.accepted != null) {
+          delete obj.progress
           delete obj.error
           delete obj.receipt
           delete obj.attestation
@@ -1480,6 +1610,7 @@ export namespace JobFrame {
         }
 
         if (obj.inputEnd != null) {
+          delete obj.progress
           delete obj.error
           delete obj.receipt
           delete obj.attestation
@@ -1493,6 +1624,7 @@ export namespace JobFrame {
         }
 
         if (obj.inputChunk != null) {
+          delete obj.progress
           delete obj.error
           delete obj.receipt
           delete obj.attestation
@@ -1506,6 +1638,7 @@ export namespace JobFrame {
         }
 
         if (obj.start != null) {
+          delete obj.progress
           delete obj.error
           delete obj.receipt
           delete obj.attestation

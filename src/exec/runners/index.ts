@@ -1,0 +1,7 @@
+export type { Runner, RunnerKind, RunSpec, RunHandle, RunOutcome, RunStatus, RunGpu, LogLine } from './types.js'
+export { RUNNER_KINDS } from './types.js'
+export { ProcessRunner } from './process.js'
+export { DockerRunner, dockerRunArgs, containerName, CONTAINER_WORK_DIR, DEFAULT_MEMORY_MIB } from './docker.js'
+export type { DockerRunnerOptions } from './docker.js'
+export { processJobEnv, checkJobEnv, JOB_PATH } from './environment.js'
+export { MAX_LOG_LINE_CHARS, MAX_LOG_BYTES } from './supervise.js'

@@ -1,0 +1,72 @@
+/** What every runner (process, docker) offers: start a job's command, stream its log, stop it. */
+
+export type RunnerKind = 'process' | 'docker'
+export const RUNNER_KINDS: readonly RunnerKind[] = ['process', 'docker']
+
+/** How a run ended; the names of JobStatus on the wire. */
+export type RunStatus = 'completed' | 'failed' | 'timeout' | 'preempted'
+
+export interface RunGpu {
+  /** nvidia-smi index */
+  index: number
+  /** `GPU-…` as nvidia-smi prints it; stays on the provider */
+  uuid: string
+  simulated: boolean
+}
+
+export interface RunSpec {
+  /** hex job id, for names and the IDLEGRID_JOB_ID variable */
+  jobId: string
+  /** the job's fresh work dir; holds inputs/ (what the renter sent) and outputs/ (what comes back) */
+  workDir: string
+  /** argv; for docker, the command run in the image (empty: the image's own) */
+  command: string[]
+  /** container image (docker runner only) */
+  image?: string
+  /** the job's own variables from the renter; the provider's are never added */
+  env: Record<string, string>
+  /** wall-clock limit, ms */
+  timeoutMs: number
+  /** SIGTERM-to-SIGKILL notice on timeout and preemption, ms */
+  graceMs: number
+  /** the slot's GPU */
+  gpu?: RunGpu
+  /** container memory limit, MiB (docker) */
+  memoryMib?: number
+  /** give the container a network (docker; default none) */
+  network?: boolean
+}
+
+export interface LogLine {
+  stream: 'stdout' | 'stderr'
+  /** without its newline, at most MAX_LOG_LINE_CHARS */
+  line: string
+  at: number
+}
+
+export interface RunOutcome {
+  status: RunStatus
+  /** exit code; negative: killed by signal -N; -1 when it never started */
+  exitCode: number
+  startedAt: number
+  endedAt: number
+  /** why it failed or was stopped, for logs */
+  detail?: string
+}
+
+export interface RunHandle {
+  readonly startedAt: number
+  /** stops the job with notice: SIGTERM, `graceMs`, then SIGKILL; it ends `preempted` */
+  preempt(graceMs?: number, detail?: string): void
+  /** stops the job at once (renter gone, provider shutting down); it ends `failed` */
+  cancel(detail?: string): void
+  readonly done: Promise<RunOutcome>
+}
+
+export interface Runner {
+  readonly kind: RunnerKind
+  /** throws RunnerError when the provider's policy does not allow this spec */
+  check(spec: RunSpec): void
+  /** starts the job; `onLog` gets each output line as it is read */
+  start(spec: RunSpec, onLog: (line: LogLine) => void): RunHandle
+}

@@ -1,0 +1,236 @@
+/**
+ * Slots, tiers and preemption. One slot per GPU. Gold and silver jobs take a free slot or,
+ * when none is free, displace a running bronze job: the bronze job is told to stop (its
+ * runner sends SIGTERM, waits the grace period, then SIGKILL) and the new job gets the slot
+ * once the bronze job has released it. The end of an availability window and a thermal or
+ * power limit preempt every bronze job and pause new work until they clear. Gold and silver
+ * jobs are never preempted.
+ *
+ * Pure bookkeeping: no timers and no processes; the owner of a lease acts on its notice.
+ */
+
+export type Tier = 'gold' | 'silver' | 'bronze'
+export type PauseReason = 'window' | 'thermal' | 'power'
+export type PreemptReason = 'tier' | PauseReason
+
+export const DEFAULT_GRACE_MS = 10_000
+
+export interface SchedulerGpu {
+  index: number
+  uuid: string
+  simulated: boolean
+}
+
+export interface SlotJob {
+  /** unique per job attempt, e.g. "<jobId hex>/<attempt>" */
+  key: string
+  tier: Tier
+  /** shortest SIGTERM-to-SIGKILL notice the job needs when preempted, ms */
+  minNoticeMs?: number
+}
+
+export interface PreemptNotice {
+  reason: PreemptReason
+  /** how long the job has between SIGTERM and SIGKILL */
+  graceMs: number
+  detail: string
+}
+
+export type Refusal = { refused: 'no-capacity' | 'paused' | 'notice', detail: string }
+
+export interface Lease {
+  readonly job: SlotJob
+  readonly gpu: SchedulerGpu
+  /** resolves when the slot is this job's: at once, or when the bronze job it displaces has stopped */
+  readonly ready: Promise<void>
+  /** whether the job may be preempted (bronze) */
+  readonly preemptible: boolean
+  /** registers what to do when this job must stop; a notice that came earlier is delivered at once */
+  onPreempt(handler: (notice: PreemptNotice) => void): void
+  /** gives the slot back (run finished, failed or never started); safe to call twice */
+  release(): void
+}
+
+export interface SlotView {
+  index: number
+  gpu: SchedulerGpu
+  job?: { key: string, tier: Tier, since: number, preempting: boolean }
+  /** a gold/silver job waiting for this slot's bronze job to stop */
+  waiting?: string
+}
+
+/** What the bid engine needs to know: capacity, preemptible capacity, and whether to bid at all. */
+export interface CapacityView {
+  total: number
+  free: number
+  busy: number
+  /** slots running bronze work a gold/silver job could displace */
+  preemptible: number
+  /** non-empty: do not bid (bronze work was preempted for these reasons) */
+  paused: PauseReason[]
+  graceMs: number
+}
+
+export interface SchedulerOptions {
+  gpus: readonly SchedulerGpu[]
+  /** the provider's SIGTERM-to-SIGKILL notice for preempted jobs, ms (default 10 s) */
+  graceMs?: number
+  now?: () => number
+}
+
+interface Slot {
+  gpu: SchedulerGpu
+  lease?: LeaseImpl
+  /** the lease waiting for `lease` (bronze, being preempted) to release */
+  next?: LeaseImpl
+}
+
+class LeaseImpl implements Lease {
+  readonly ready: Promise<void>
+  readonly preemptible: boolean
+  released = false
+  preempting = false
+  readonly since: number
+  private resolveReady!: () => void
+  private handler?: (notice: PreemptNotice) => void
+  private pendingNotice?: PreemptNotice
+
+  constructor (readonly job: SlotJob, readonly gpu: SchedulerGpu, private readonly scheduler: SlotScheduler, now: number) {
+    this.preemptible = job.tier === 'bronze'
+    this.since = now
+    this.ready = new Promise(resolve => { this.resolveReady = resolve })
+  }
+
+  grant (): void { this.resolveReady() }
+
+  notify (notice: PreemptNotice): void {
+    if (this.preempting || this.released) return
+    this.preempting = true
+    if (this.handler != null) this.handler(notice)
+    else this.pendingNotice = notice
+  }
+
+  onPreempt (handler: (notice: PreemptNotice) => void): void {
+    this.handler = handler
+    if (this.pendingNotice != null) {
+      const notice = this.pendingNotice
+      this.pendingNotice = undefined
+      handler(notice)
+    }
+  }
+
+  release (): void {
+    if (this.released) return
+    this.released = true
+    this.scheduler.releaseLease(this)
+  }
+}
+
+export class SlotScheduler {
+  /** dispatches 'change' whenever slots or pauses change */
+  readonly events = new EventTarget()
+  readonly graceMs: number
+  private readonly slots: Slot[]
+  private readonly paused = new Map<PauseReason, string>()
+  private readonly now: () => number
+
+  constructor (opts: SchedulerOptions) {
+    this.slots = opts.gpus.map(gpu => ({ gpu }))
+    this.graceMs = opts.graceMs ?? DEFAULT_GRACE_MS
+    this.now = opts.now ?? Date.now
+  }
+
+  /** Whether a job of this tier and notice could be placed now (the bid engine's question). */
+  canAccept (job: Pick<SlotJob, 'tier' | 'minNoticeMs'>): { ok: true } | Refusal {
+    if (this.paused.size > 0) return { refused: 'paused', detail: `paused: ${[...this.paused.values()].join('; ')}` }
+    if (job.tier === 'bronze' && (job.minNoticeMs ?? 0) > this.graceMs) {
+      return { refused: 'notice', detail: `job needs ${job.minNoticeMs ?? 0} ms notice, this provider gives ${this.graceMs} ms` }
+    }
+    if (this.slots.some(s => s.lease == null)) return { ok: true }
+    if (job.tier !== 'bronze' && this.slots.some(s => this.displaceable(s))) return { ok: true }
+    return { refused: 'no-capacity', detail: `all ${this.slots.length} slots busy${job.tier === 'bronze' ? '' : ' with work that cannot be preempted'}` }
+  }
+
+  /**
+   * Places a job: a free slot, else (gold/silver) the slot of a bronze job, which is told to
+   * stop; `lease.ready` resolves once the slot is free. Refuses when paused or full.
+   */
+  reserve (job: SlotJob): Lease | Refusal {
+    const can = this.canAccept(job)
+    if ('refused' in can) return can
+    const free = this.slots.find(s => s.lease == null)
+    if (free != null) {
+      const lease = new LeaseImpl(job, free.gpu, this, this.now())
+      free.lease = lease
+      lease.grant()
+      this.changed()
+      return lease
+    }
+    // oldest bronze job first: it has had the most time to produce something
+    const victims = this.slots.filter(s => this.displaceable(s)).sort((a, b) => (a.lease?.since ?? 0) - (b.lease?.since ?? 0))
+    const slot = victims[0] as Slot
+    const lease = new LeaseImpl(job, slot.gpu, this, this.now())
+    slot.next = lease
+    slot.lease?.notify({ reason: 'tier', graceMs: this.graceMs, detail: `preempted by a ${job.tier} job` })
+    this.changed()
+    return lease
+  }
+
+  /** Starts or ends a pause; starting one preempts every bronze job. */
+  setPause (reason: PauseReason, active: boolean, detail: string = reason): void {
+    if (active) {
+      const was = this.paused.get(reason)
+      this.paused.set(reason, detail)
+      for (const slot of this.slots) {
+        if (slot.lease?.preemptible === true) slot.lease.notify({ reason, graceMs: this.graceMs, detail })
+      }
+      if (was !== detail) this.changed()
+    } else if (this.paused.delete(reason)) {
+      this.changed()
+    }
+  }
+
+  capacity (): CapacityView {
+    const busy = this.slots.filter(s => s.lease != null).length
+    return {
+      total: this.slots.length,
+      free: this.slots.length - busy,
+      busy,
+      preemptible: this.slots.filter(s => this.displaceable(s)).length,
+      paused: [...this.paused.keys()],
+      graceMs: this.graceMs
+    }
+  }
+
+  slotsView (): SlotView[] {
+    return this.slots.map((s, index) => ({
+      index,
+      gpu: s.gpu,
+      job: s.lease == null ? undefined : { key: s.lease.job.key, tier: s.lease.job.tier, since: s.lease.since, preempting: s.lease.preempting },
+      waiting: s.next?.job.key
+    }))
+  }
+
+  /** @internal called by Lease.release */
+  releaseLease (lease: LeaseImpl): void {
+    for (const slot of this.slots) {
+      if (slot.lease === lease) {
+        slot.lease = slot.next
+        slot.next = undefined
+        slot.lease?.grant()
+      } else if (slot.next === lease) {
+        // the waiting job gave up; the bronze job is stopping anyway
+        slot.next = undefined
+      }
+    }
+    this.changed()
+  }
+
+  private displaceable (slot: Slot): boolean {
+    return slot.lease != null && slot.lease.preemptible && slot.next == null
+  }
+
+  private changed (): void {
+    this.events.dispatchEvent(new Event('change'))
+  }
+}

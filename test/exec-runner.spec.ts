@@ -1,0 +1,267 @@
+import { strict as assert } from 'node:assert'
+import { execFileSync } from 'node:child_process'
+import { mkdir, readFile, writeFile, symlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseTelemetry, readGpuTelemetry } from '../src/capability/gpu.js'
+import {
+  ProcessRunner, DockerRunner, sortEntries, dockerRunArgs, fileSetDigest, listFileSet, checkRelativePath, JOB_PATH,
+  RunnerError, TelemetryAccumulator, TelemetrySampler, type LogLine, type RunSpec
+} from '../src/exec/index.js'
+import { sha256 } from '../src/identity/index.js'
+import { tempDir } from './utils/index.js'
+
+const FAKE_SMI = fileURLToPath(new URL('../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))
+
+async function workDir (root: string, name: string): Promise<string> {
+  const dir = join(root, name)
+  await mkdir(join(dir, 'inputs'), { recursive: true })
+  await mkdir(join(dir, 'outputs'), { recursive: true })
+  return dir
+}
+
+function spec (dir: string, command: string[], more: Partial<RunSpec> = {}): RunSpec {
+  return { jobId: 'ab'.repeat(16), workDir: dir, command, env: {}, timeoutMs: 20_000, graceMs: 500, ...more }
+}
+
+function pidAlive (pid: number): boolean {
+  try { process.kill(pid, 0); return true } catch { return false }
+}
+
+describe('exec: process runner', function () {
+  this.timeout(30_000)
+  let tmp: { path: string, cleanup: () => Promise<void> }
+  before(async () => { tmp = await tempDir('idlegrid-exec-') })
+  after(async () => { await tmp.cleanup() })
+
+  it('gives the job none of the provider\'s variables', async () => {
+    process.env.IDLEGRID_PROVIDER_SECRET = 'do-not-leak'
+    process.env.AWS_SECRET_ACCESS_KEY = 'do-not-leak-either'
+    try {
+      const dir = await workDir(tmp.path, 'env')
+      const handle = new ProcessRunner().start(spec(dir, ['/bin/sh', '-c', 'env > outputs/env.txt'], { env: { JOB_VAR: 'mine' } }), () => {})
+      const outcome = await handle.done
+      assert.equal(outcome.status, 'completed')
+      assert.equal(outcome.exitCode, 0)
+      const lines = (await readFile(join(dir, 'outputs', 'env.txt'), 'utf8')).trim().split('\n')
+      const env = Object.fromEntries(lines.map(l => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
+      assert.equal(env.PATH, JOB_PATH)
+      assert.equal(env.HOME, dir)
+      assert.equal(env.JOB_VAR, 'mine')
+      assert.equal(env.IDLEGRID_OUTPUT_DIR, join(dir, 'outputs'))
+      // the shell adds PWD, SHLVL and _ itself; everything else must be ours
+      const allowed = new Set(['PATH', 'HOME', 'JOB_VAR', 'PWD', 'SHLVL', '_'])
+      for (const key of Object.keys(env)) {
+        assert.ok(allowed.has(key) || (key.startsWith('IDLEGRID_') && key !== 'IDLEGRID_PROVIDER_SECRET'), `job saw variable ${key}`)
+      }
+      assert.equal(env.IDLEGRID_PROVIDER_SECRET, undefined)
+      assert.equal(env.AWS_SECRET_ACCESS_KEY, undefined)
+    } finally {
+      delete process.env.IDLEGRID_PROVIDER_SECRET
+      delete process.env.AWS_SECRET_ACCESS_KEY
+    }
+  })
+
+  it('refuses reserved or malformed job variables', () => {
+    const runner = new ProcessRunner()
+    assert.throws(() => { runner.check(spec('/tmp', ['true'], { env: { LD_PRELOAD: '/x.so' } })) }, RunnerError)
+    assert.throws(() => { runner.check(spec('/tmp', ['true'], { env: { 'A=B': 'x' } })) }, RunnerError)
+    assert.throws(() => { runner.check(spec('/tmp', ['true'], { env: { IDLEGRID_JOB_ID: 'x' } })) }, RunnerError)
+    assert.throws(() => { runner.check(spec('/tmp', [])) }, RunnerError)
+  })
+
+  it('streams log lines from stdout and stderr and reports the exit code', async () => {
+    const dir = await workDir(tmp.path, 'logs')
+    const lines: LogLine[] = []
+    const outcome = await new ProcessRunner().start(spec(dir, ['/bin/sh', '-c', 'echo one; echo two >&2; printf three; exit 3']), l => lines.push(l)).done
+    assert.equal(outcome.status, 'completed')
+    assert.equal(outcome.exitCode, 3)
+    assert.deepEqual(lines.map(l => `${l.stream}:${l.line}`).sort(), ['stderr:two', 'stdout:one', 'stdout:three'])
+  })
+
+  it('kills the whole process group at the time limit', async () => {
+    const dir = await workDir(tmp.path, 'timeout')
+    // the job starts a background sleeper that ignores nothing and would outlive a plain kill
+    const handle = new ProcessRunner().start(spec(dir, ['/bin/sh', '-c', 'sleep 60 & echo $! > outputs/child.pid; trap "" TERM; sleep 60; wait'], { timeoutMs: 500, graceMs: 300 }), () => {})
+    const outcome = await handle.done
+    assert.equal(outcome.status, 'timeout')
+    assert.ok(outcome.exitCode < 0, `killed by a signal, got ${outcome.exitCode}`)
+    const child = Number((await readFile(join(dir, 'outputs', 'child.pid'), 'utf8')).trim())
+    await new Promise(resolve => setTimeout(resolve, 200))
+    assert.equal(pidAlive(child), false, 'background child must be gone')
+  })
+
+  it('preemption sends SIGTERM, lets the job checkpoint within the grace, then stops it', async () => {
+    const dir = await workDir(tmp.path, 'preempt')
+    const script = 'trap "echo checkpoint > outputs/ckpt.txt; exit 0" TERM; echo started; while true; do sleep 0.1; done'
+    const lines: string[] = []
+    const handle = new ProcessRunner().start(spec(dir, ['/bin/sh', '-c', script], { graceMs: 5_000 }), l => lines.push(l.line))
+    while (!lines.includes('started')) await new Promise(resolve => setTimeout(resolve, 20))
+    handle.preempt(5_000, 'test')
+    const outcome = await handle.done
+    assert.equal(outcome.status, 'preempted')
+    assert.equal((await readFile(join(dir, 'outputs', 'ckpt.txt'), 'utf8')).trim(), 'checkpoint')
+  })
+
+  it('preemption SIGKILLs a job that ignores SIGTERM after the grace', async () => {
+    const dir = await workDir(tmp.path, 'preempt-kill')
+    const lines: string[] = []
+    const handle = new ProcessRunner().start(spec(dir, ['/bin/sh', '-c', 'trap "" TERM; echo started; while true; do sleep 0.1; done']), l => lines.push(l.line))
+    while (!lines.includes('started')) await new Promise(resolve => setTimeout(resolve, 20))
+    const at = Date.now()
+    handle.preempt(300, 'test')
+    const outcome = await handle.done
+    assert.equal(outcome.status, 'preempted')
+    assert.equal(outcome.exitCode, -9)
+    assert.ok(Date.now() - at >= 250)
+  })
+
+  it('a missing command fails without throwing', async () => {
+    const dir = await workDir(tmp.path, 'missing')
+    const outcome = await new ProcessRunner().start(spec(dir, ['no-such-command-idlegrid']), () => {}).done
+    assert.equal(outcome.status, 'failed')
+    assert.equal(outcome.exitCode, -1)
+  })
+})
+
+describe('exec: output hashing', () => {
+  let tmp: { path: string, cleanup: () => Promise<void> }
+  before(async () => { tmp = await tempDir('idlegrid-exec-') })
+  after(async () => { await tmp.cleanup() })
+
+  it('hashes the regular files in a stable order and skips symlinks', async () => {
+    const dir = join(tmp.path, 'out')
+    await mkdir(join(dir, 'sub'), { recursive: true })
+    await writeFile(join(dir, 'b.txt'), 'bee')
+    await writeFile(join(dir, 'a.txt'), 'a')
+    await writeFile(join(dir, 'sub', 'c.bin'), Buffer.alloc(3000, 7))
+    await writeFile(join(dir, 'empty'), '')
+    await symlink('/etc/passwd', join(dir, 'leak'))
+    const entries = await listFileSet(dir)
+    assert.deepEqual(entries.map(e => e.path), ['a.txt', 'b.txt', 'empty', 'sub/c.bin'])
+    assert.deepEqual(entries[1]?.sha256, sha256('bee'))
+    // the digest of protocols/README.md §4, computed by hand
+    const parts: Buffer[] = []
+    for (const e of entries) {
+      const size = Buffer.alloc(8)
+      size.writeBigUInt64BE(e.size)
+      parts.push(Buffer.from(e.path), Buffer.of(0), size, Buffer.from(e.sha256))
+    }
+    assert.deepEqual(fileSetDigest(entries), sha256(Buffer.concat(parts)))
+    assert.deepEqual(fileSetDigest([...entries].reverse()), fileSetDigest(entries), 'order-independent')
+    assert.deepEqual(fileSetDigest([]), sha256(''))
+  })
+
+  it('orders paths by UTF-8 bytes', () => {
+    const e = (path: string): { path: string, size: bigint, sha256: Uint8Array } => ({ path, size: 0n, sha256: sha256('') })
+    // U+FF5E sorts after U+1F600 in UTF-16 code units, but before it in UTF-8 bytes
+    assert.deepEqual(sortEntries([e('\u{1F600}'), e('\uFF5E'), e('a')]).map(x => x.path), ['a', '\uFF5E', '\u{1F600}'])
+  })
+
+  it('refuses unsafe paths', () => {
+    for (const bad of ['', '/etc/passwd', '../x', 'a/../b', 'a//b', './a', 'a\\b', 'a\0b']) assert.throws(() => checkRelativePath(bad), /path/)
+    assert.equal(checkRelativePath('a/b.c'), 'a/b.c')
+  })
+})
+
+describe('exec: docker runner', function () {
+  this.timeout(60_000)
+  const base: RunSpec = {
+    jobId: 'cd'.repeat(16),
+    workDir: '/var/idlegrid/jobs/x',
+    command: ['python', 'train.py'],
+    image: 'ghcr.io/acme/train:1.2',
+    env: { EPOCHS: '3' },
+    timeoutMs: 60_000,
+    graceMs: 10_000,
+    gpu: { index: 1, uuid: 'GPU-1234-abcd', simulated: false }
+  }
+
+  it('builds the docker run argv: GPU, no network, read-only root, memory, work dir', () => {
+    const args = dockerRunArgs(base, 'idlegrid-test', { allowedImages: ['ghcr.io/acme/*'], memoryMib: 8192 })
+    const has = (...seq: string[]): boolean => args.some((_, i) => seq.every((s, j) => args[i + j] === s))
+    assert.equal(args[0], 'run')
+    assert.ok(has('--rm'))
+    assert.ok(has('--gpus', 'device=GPU-1234-abcd'))
+    assert.ok(has('--network', 'none'))
+    assert.ok(has('--read-only'))
+    assert.ok(has('--memory', '8192m'))
+    assert.ok(has('--mount', 'type=bind,source=/var/idlegrid/jobs/x,target=/job'))
+    assert.ok(has('--workdir', '/job'))
+    assert.ok(has('--cap-drop', 'ALL'))
+    assert.ok(has('--env', 'EPOCHS=3'))
+    assert.ok(has('--env', 'IDLEGRID_OUTPUT_DIR=/job/outputs'))
+    assert.ok(has('--', 'ghcr.io/acme/train:1.2', 'python', 'train.py'))
+    assert.ok(!args.some(a => a.includes(process.env.HOME ?? '\0nohome') && a.startsWith('HOME=')), 'no provider HOME')
+  })
+
+  it('gives a network only when both the job and the policy allow it; no --gpus for simulated GPUs', () => {
+    assert.ok(dockerRunArgs({ ...base, network: true }, 'n', { allowedImages: [], allowNetwork: true }).includes('bridge'))
+    assert.ok(!dockerRunArgs({ ...base, network: true }, 'n', { allowedImages: [] }).includes('bridge'))
+    assert.ok(!dockerRunArgs({ ...base, gpu: { index: 0, uuid: 'GPU-sim-h100-0', simulated: true } }, 'n', { allowedImages: [] }).includes('--gpus'))
+  })
+
+  it('enforces the image allow-list', () => {
+    const runner = new DockerRunner({ allowedImages: ['ghcr.io/acme/*', 'docker.io/library/alpine'] })
+    runner.check(base)
+    runner.check({ ...base, image: 'docker.io/library/alpine:3.20' })
+    assert.throws(() => { runner.check({ ...base, image: 'docker.io/evil/miner:latest' }) }, RunnerError)
+    assert.throws(() => { runner.check({ ...base, image: undefined }) }, RunnerError)
+    assert.throws(() => { new DockerRunner({ allowedImages: [] }).check(base) }, RunnerError)
+  })
+
+  it('runs a container against a real engine', async function () {
+    try {
+      execFileSync('docker', ['info'], { stdio: 'ignore', timeout: 15_000 })
+    } catch {
+      console.log('      (skipped: `docker info` fails here: no reachable Docker engine)')
+      this.skip()
+    }
+    const tmp = await tempDir('idlegrid-docker-')
+    try {
+      const dir = await workDir(tmp.path, 'job')
+      const runner = new DockerRunner({ allowedImages: ['alpine*', 'docker.io/library/alpine*'] })
+      const lines: string[] = []
+      const outcome = await runner.start({ ...base, workDir: dir, image: 'alpine:3', command: ['sh', '-c', 'echo hi; echo out > /job/outputs/o.txt'], gpu: undefined }, l => lines.push(l.line)).done
+      assert.equal(outcome.status, 'completed', lines.join('\n'))
+      assert.equal((await readFile(join(dir, 'outputs', 'o.txt'), 'utf8')).trim(), 'out')
+    } finally {
+      await tmp.cleanup()
+    }
+  })
+})
+
+describe('exec: telemetry', () => {
+  it('summarises utilisation, max temperature and energy', () => {
+    const acc = new TelemetryAccumulator()
+    acc.add({ index: 1, utilizationPct: 50, temperatureC: 60, powerDrawW: 100 }, 0)
+    acc.add({ index: 1, utilizationPct: 100, temperatureC: 71, powerDrawW: 300 }, 1000)
+    acc.add({ index: 1, temperatureC: 65 }, 2000)
+    const s = acc.summary(false)
+    assert.equal(s.samples, 3)
+    assert.equal(s.avgUtilPpm, 750_000)
+    assert.equal(s.maxTempC, 71)
+    assert.equal(s.energyMj, 200_000n) // (100 + 300) / 2 W × 1 s
+    assert.equal(s.simulated, false)
+  })
+
+  it('samples the fake nvidia-smi for the slot\'s GPU', async () => {
+    const sampler = new TelemetrySampler({ gpuIndex: 1, simulated: false, intervalMs: 50, read: async () => await readGpuTelemetry({ nvidiaSmi: FAKE_SMI }) })
+    sampler.start()
+    await new Promise(resolve => setTimeout(resolve, 300))
+    const s = await sampler.stop()
+    assert.ok(s.samples >= 2, `samples ${s.samples}`)
+    assert.equal(s.maxTempC, 71)
+    assert.equal(s.avgUtilPpm, 980_000)
+    assert.ok(s.energyMj > 0n)
+    assert.deepEqual(parseTelemetry('1, 71, 98, 318.27\n')[0]?.temperatureC, 71)
+  })
+
+  it('a simulated GPU gives a summary marked simulated', async () => {
+    const sampler = new TelemetrySampler({ gpuIndex: 0, simulated: true })
+    sampler.start()
+    const s = await sampler.stop()
+    assert.equal(s.simulated, true)
+    assert.equal(s.samples, 0)
+  })
+})
