@@ -44,7 +44,7 @@ interface AdvertiserComponents {
 export interface PublishReport {
   /** record sequence published */
   sequence: bigint
-  /** peers that stored the record */
+  /** peers that acknowledged the put (kad-dht peers acknowledge before validating; each validates on its own) */
   stored: number
   /** index keys provided to at least one peer, of those wanted */
   provided: number
