@@ -104,10 +104,16 @@ export interface LocalNetworkOptions {
   providers: number
   renters?: number
   heartbeatSeconds?: number
-  /** extra arguments per provider index */
+  /**
+   * extra arguments per provider index; default DEFAULT_PROVIDER_ARGS (a provider needs a
+   * policy and GPUs: simulated ones on machines without NVIDIA GPUs)
+   */
   providerArgs?: (index: number) => string[]
   renterArgs?: (index: number) => string[]
 }
+
+/** Policy and simulated GPUs for local providers given no arguments of their own. */
+export const DEFAULT_PROVIDER_ARGS: readonly string[] = ['--simulate-gpu', 'H100:80', '--region', 'eu-west', '--price-floor', '1.00']
 
 /** A bootstrap node, then providers and renters pointed at it, all on 127.0.0.1. */
 export async function startLocalNetwork (opts: LocalNetworkOptions): Promise<LocalNetwork> {
@@ -118,7 +124,7 @@ export async function startLocalNetwork (opts: LocalNetworkOptions): Promise<Loc
     started.push(bootstrap)
     const peerArgs = [...common, '--bootstrap', bootstrap.addrs[0]]
     const providers = await Promise.all(Array.from({ length: opts.providers }, async (_, i) => {
-      const node = await spawnNode('provider', { dataDir: join(opts.baseDir, `provider-${i + 1}`), args: [...peerArgs, ...(opts.providerArgs?.(i) ?? [])] })
+      const node = await spawnNode('provider', { dataDir: join(opts.baseDir, `provider-${i + 1}`), args: [...peerArgs, ...(opts.providerArgs?.(i) ?? DEFAULT_PROVIDER_ARGS)] })
       started.push(node)
       return node
     }))
