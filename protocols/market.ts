@@ -492,6 +492,7 @@ export interface Bid {
   capabilitySeq: bigint
   jobNonce: Uint8Array
   simulated: boolean
+  cachedDatasets: number
 }
 
 export namespace Bid {
@@ -564,6 +565,11 @@ export namespace Bid {
           w.bool(obj.simulated)
         }
 
+        if ((obj.cachedDatasets != null && obj.cachedDatasets !== 0)) {
+          w.uint32(104)
+          w.uint32(obj.cachedDatasets)
+        }
+
         if (opts.lengthDelimited !== false) {
           w.ldelim()
         }
@@ -580,7 +586,8 @@ export namespace Bid {
           expiresAt: 0n,
           capabilitySeq: 0n,
           jobNonce: uint8ArrayAlloc(0),
-          simulated: false
+          simulated: false,
+          cachedDatasets: 0
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -635,6 +642,10 @@ export namespace Bid {
             }
             case 12: {
               obj.simulated = reader.bool()
+              break
+            }
+            case 13: {
+              obj.cachedDatasets = reader.uint32()
               break
             }
             default: {

@@ -1,0 +1,164 @@
+/**
+ * The provider's bid engine: decides, for each job request, whether to bid and at what
+ * price (matching + dynamic pricing), builds the bid, and keeps the provider's market
+ * figures (bids, declines by reason, wins, fill rate, expected earnings). No networking
+ * here: the provider service feeds it and publishes what it returns.
+ */
+
+import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
+import { matchJob, type CapacitySnapshot } from './matching.js'
+import { DEFAULT_PRICING, quotePrice, timeClassAt, type PricingParams, type TimeClass } from './pricing.js'
+import { DeclineReason, declineReasonName, microToUsd, tierFromWire, type Award, type Bid, type JobRequest, type TierName } from './messages.js'
+import type { ProviderProfile } from '../capability/index.js'
+
+/**
+ * The provider's slots as the bid engine sees them. The exec engine plugs its scheduler in;
+ * the default (allGpusFree) reports every GPU free.
+ */
+export interface CapacitySource {
+  freeSlots(): number
+  /** slots running preemptible (bronze) work that gold and silver jobs may displace */
+  preemptibleSlots(): number
+  totalSlots(): number
+  /** false while any GPU is above the provider's temperature limit */
+  thermalOk(): boolean
+  /** false while the GPUs draw at the provider's power limit (default true) */
+  powerOk?(): boolean
+}
+
+/** One slot per GPU, all free, no thermal or power trouble. */
+export function allGpusFree (profile: () => ProviderProfile | undefined): CapacitySource {
+  const total = (): number => (profile()?.groups ?? []).reduce((n, g) => n + g.count, 0)
+  return { freeSlots: total, preemptibleSlots: () => 0, totalSlots: total, thermalOk: () => true, powerOk: () => true }
+}
+
+export function capacitySnapshot (source: CapacitySource): CapacitySnapshot {
+  return {
+    freeSlots: source.freeSlots(),
+    preemptibleSlots: source.preemptibleSlots(),
+    totalSlots: source.totalSlots(),
+    thermalOk: source.thermalOk(),
+    powerOk: source.powerOk?.() ?? true
+  }
+}
+
+export type BidDecision =
+  | { bid: true, priceMicroUsd: bigint, gpuModel: string, vramMib: number, simulated: boolean, cachedDatasets: number, timeClass: TimeClass, utilization: number }
+  | { bid: false, reason: DeclineReason, detail: string }
+
+export interface BidEngineOptions {
+  /** the provider's current profile; undefined while it is not known yet */
+  profile: () => ProviderProfile | undefined
+  capacity?: CapacitySource
+  pricing?: PricingParams
+  /** sequence of the capability record bids are made under (0 when unknown) */
+  capabilitySeq?: () => bigint
+  /** clearing prices remembered for the pricing nudge */
+  clearingMemory?: number
+}
+
+export interface BidEngineStats {
+  jobsSeen: number
+  bids: number
+  declines: Record<string, number>
+  wins: number
+  /** wins / bids (0 when no bids) */
+  fillRate: number
+  /** sum over accepted awards of clearing price × estimated GPU-hours, USD */
+  expectedEarningsUsd: number
+  /** recent clearing prices seen in awards, USD per GPU-hour, newest last */
+  recentClearingUsd: number[]
+}
+
+export class BidEngine {
+  private readonly opts: BidEngineOptions
+  private readonly capacity: CapacitySource
+  private readonly pricing: PricingParams
+  private readonly clearing: Array<{ priceMicroUsd: number, tier: TierName }> = []
+  private readonly counts = { jobsSeen: 0, bids: 0, wins: 0, earningsMicroUsdHours: 0 }
+  private readonly declines: Record<string, number> = {}
+
+  constructor (opts: BidEngineOptions) {
+    this.opts = opts
+    this.capacity = opts.capacity ?? allGpusFree(opts.profile)
+    this.pricing = opts.pricing ?? DEFAULT_PRICING
+  }
+
+  /** Whether to bid on `job` now, and at what price; pure apart from reading the capacity source. */
+  decide (job: JobRequest, now = Date.now()): BidDecision {
+    const profile = this.opts.profile()
+    if (profile == null) return { bid: false, reason: DeclineReason.OTHER, detail: 'provider profile not ready' }
+    const capacity = capacitySnapshot(this.capacity)
+    const match = matchJob(profile, job, capacity, now)
+    if (!match.ok) return { bid: false, reason: match.reason, detail: match.detail }
+    const utilization = capacity.totalSlots > 0 ? 1 - Math.max(0, capacity.freeSlots) / capacity.totalSlots : 1
+    const timeClass = timeClassAt(profile.policy.availability.timeZone, now, this.pricing)
+    let price = BigInt(quotePrice({
+      floorMicroUsd: profile.policy.priceFloorMicroUsd,
+      tier: tierFromWire(job.tier),
+      utilization,
+      timeClass,
+      recentClearing: this.clearing
+    }, this.pricing))
+    // a dynamic price above the renter's limit still wins nothing: offer the limit (the floor fits, matchJob checked)
+    const max = job.constraints?.maxPriceMicroUsd ?? 0n
+    if (max > 0n && price > max) price = max
+    return { bid: true, priceMicroUsd: price, gpuModel: match.gpu.modelKey, vramMib: match.gpu.vramMib, simulated: match.gpu.simulated, cachedDatasets: match.cachedDatasets, timeClass, utilization }
+  }
+
+  /** The Bid for a positive decision, expiring with the job request (bounded lifetime). */
+  buildBid (job: JobRequest, decision: Extract<BidDecision, { bid: true }>, provider: Uint8Array, now = Date.now()): Bid {
+    const profile = this.opts.profile()
+    const expiresAt = Math.min(Number(job.expiresAt), now + MAX_LIFETIME_MS.bid)
+    return {
+      jobId: job.jobId,
+      provider,
+      priceMicroUsd: decision.priceMicroUsd,
+      gpuModel: decision.gpuModel,
+      vramMib: decision.vramMib,
+      region: profile?.policy.region ?? '',
+      residency: profile?.policy.residency ?? '',
+      createdAt: BigInt(now),
+      expiresAt: BigInt(expiresAt),
+      capabilitySeq: this.opts.capabilitySeq?.() ?? 0n,
+      jobNonce: job.nonce,
+      simulated: decision.simulated,
+      cachedDatasets: decision.cachedDatasets
+    }
+  }
+
+  /** Counts a decision (call once per job request handled). */
+  record (decision: BidDecision): void {
+    this.counts.jobsSeen++
+    if (decision.bid) this.counts.bids++
+    else {
+      const key = declineReasonName(decision.reason)
+      this.declines[key] = (this.declines[key] ?? 0) + 1
+    }
+  }
+
+  /** Remembers the clearing price of an award seen on gossip, for the pricing nudge. */
+  observeAward (award: Award, tier: TierName): void {
+    this.clearing.push({ priceMicroUsd: Number(award.clearingPriceMicroUsd), tier })
+    const keep = this.opts.clearingMemory ?? 20
+    while (this.clearing.length > keep) this.clearing.shift()
+  }
+
+  /** Counts a won (accepted) award and its expected earnings. */
+  recordWin (priceMicroUsd: bigint, job: JobRequest): void {
+    this.counts.wins++
+    this.counts.earningsMicroUsdHours += Number(priceMicroUsd) * Number(job.estDurationMs) / 3_600_000
+  }
+
+  stats (): BidEngineStats {
+    return {
+      jobsSeen: this.counts.jobsSeen,
+      bids: this.counts.bids,
+      declines: { ...this.declines },
+      wins: this.counts.wins,
+      fillRate: this.counts.bids === 0 ? 0 : this.counts.wins / this.counts.bids,
+      expectedEarningsUsd: microToUsd(Math.round(this.counts.earningsMicroUsdHours)),
+      recentClearingUsd: this.clearing.map(c => microToUsd(c.priceMicroUsd))
+    }
+  }
+}

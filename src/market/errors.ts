@@ -1,0 +1,39 @@
+/** Typed errors of the market: callers branch on `name` / `code`. */
+
+/** A market message from the network that is malformed, forged, stale or otherwise unusable. */
+export class MarketMessageError extends Error {
+  static readonly code = 'ERR_MARKET_MESSAGE'
+  readonly code = MarketMessageError.code
+  /** short machine-readable reason, e.g. "expired", "wrong-signer", "malformed" */
+  readonly reason: string
+
+  constructor (reason: string, message: string) {
+    super(message)
+    this.name = 'MarketMessageError'
+    this.reason = reason
+  }
+}
+
+/** An auction could not run (not started, bad parameters, node stopping). */
+export class AuctionError extends Error {
+  static readonly code = 'ERR_AUCTION'
+  readonly code = AuctionError.code
+
+  constructor (message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'AuctionError'
+  }
+}
+
+/** A request/response stream (accept, explain) failed: refused, timed out or answered badly. */
+export class MarketStreamError extends Error {
+  static readonly code = 'ERR_MARKET_STREAM'
+  readonly code = MarketStreamError.code
+  readonly reason: string
+
+  constructor (reason: string, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'MarketStreamError'
+    this.reason = reason
+  }
+}

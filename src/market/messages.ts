@@ -1,0 +1,241 @@
+/**
+ * Building, signing, opening and checking the market's wire messages (protocols/market.proto):
+ * JobRequest, Bid, Award, AcceptResponse, Decline. Every reader takes untrusted bytes (or an
+ * envelope the gossip router already verified), decodes within bounds and applies the time
+ * rules of protocols/README.md §9; failures are MarketMessageErrors with a short reason.
+ */
+
+import { peerIdFromMultihash } from '@libp2p/peer-id'
+import * as Digest from 'multiformats/hashes/digest'
+import { equals } from 'uint8arrays/equals'
+import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES, MAX_CLOCK_SKEW_MS, MAX_LIFETIME_MS, WireDecodeError, type WireDecoder, type WireLimits } from '../../protocols/codec.js'
+import { SignedEnvelope } from '../../protocols/envelope.js'
+import { DOMAIN } from '../../protocols/ids.js'
+import { AcceptResponse, Award, Bid, Decline, DeclineReason, JobRequest, PricingRule } from '../../protocols/market.js'
+import { EnvelopeError, messageHash, openEnvelope, sealEnvelope, type OpenedEnvelope } from '../identity/index.js'
+import { MarketMessageError } from './errors.js'
+import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
+
+export { JobRequest, Bid, Award, AcceptResponse, Decline, DeclineReason, PricingRule }
+
+/** micro-USD in one USD */
+export const MICRO_USD = 1_000_000
+/** parts per million in 1.0 */
+export const PPM = 1_000_000
+/** Longest bid window a renter may ask for (and a provider will honour). */
+export const MAX_BID_WINDOW_MS = 60_000
+const ID_BYTES = 16
+const DIGEST_BYTES = 32
+const MAX_NAME_CHARS = 64
+const MAX_IMAGE_CHARS = 512
+
+export const TIER_NAMES = ['gold', 'silver', 'bronze'] as const
+export type TierName = typeof TIER_NAMES[number]
+export const WORKLOADS = ['inference', 'training', 'batch-inference', 'evaluation', 'sweep'] as const
+export type Workload = typeof WORKLOADS[number]
+export type PricingRuleName = 'first-price' | 'second-price'
+
+export function usdToMicro (usd: number): bigint {
+  return BigInt(Math.round(usd * MICRO_USD))
+}
+
+export function microToUsd (micro: bigint | number): number {
+  return Number(micro) / MICRO_USD
+}
+
+export function tierToWire (tier: TierName): JobRequest.Tier {
+  return tier === 'gold' ? JobRequest.Tier.GOLD : tier === 'silver' ? JobRequest.Tier.SILVER : JobRequest.Tier.BRONZE
+}
+
+export function tierFromWire (tier: JobRequest.Tier): TierName {
+  switch (tier) {
+    case JobRequest.Tier.GOLD: return 'gold'
+    case JobRequest.Tier.SILVER: return 'silver'
+    case JobRequest.Tier.BRONZE: return 'bronze'
+    default: throw new MarketMessageError('malformed', `tier ${String(tier)} is not gold, silver or bronze`)
+  }
+}
+
+export function pricingRuleToWire (rule: PricingRuleName): PricingRule {
+  return rule === 'second-price' ? PricingRule.SECOND_PRICE : PricingRule.FIRST_PRICE
+}
+
+export function pricingRuleName (rule: PricingRule): PricingRuleName {
+  return rule === PricingRule.SECOND_PRICE ? 'second-price' : 'first-price'
+}
+
+/** Whether a job may be preempted: bronze always, others when they say so. */
+export function isPreemptible (job: JobRequest): boolean {
+  return job.tier === JobRequest.Tier.BRONZE || job.constraints?.preemptible === true
+}
+
+/** Lower-case hex, for ids in maps, logs and JSON. */
+export function toHex (bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString('hex')
+}
+
+export function peerIdFromBytes (bytes: Uint8Array): PeerId {
+  try {
+    return peerIdFromMultihash(Digest.decode(bytes))
+  } catch {
+    throw new MarketMessageError('malformed', 'a peer id field does not decode')
+  }
+}
+
+/** A verified, decoded signed message with what identifies it. */
+export interface Signed<T> {
+  message: T
+  signer: PeerId
+  /** message hash (protocols/README.md §4): replay id and what awards point at */
+  hash: Uint8Array
+  /** the SignedEnvelope bytes, for embedding in other messages */
+  envelope: Uint8Array
+}
+
+/** Signs `message` and returns it with its envelope and hash. */
+function seal<T> (key: Ed25519PrivateKey, signer: PeerId, domain: string, encode: (m: T) => Uint8Array, message: T): Signed<T> {
+  const payload = encode(message)
+  const envelope = sealEnvelope(key, signer, domain, payload)
+  return { message, signer, hash: messageHash(domain, payload), envelope }
+}
+
+export function signJobRequest (key: Ed25519PrivateKey, signer: PeerId, job: JobRequest): Signed<JobRequest> {
+  return seal(key, signer, DOMAIN.jobRequest, JobRequest.encode, job)
+}
+
+export function signBid (key: Ed25519PrivateKey, signer: PeerId, bid: Bid): Signed<Bid> {
+  return seal(key, signer, DOMAIN.bid, Bid.encode, bid)
+}
+
+export function signAward (key: Ed25519PrivateKey, signer: PeerId, award: Award): Signed<Award> {
+  return seal(key, signer, DOMAIN.award, Award.encode, award)
+}
+
+export function signAcceptResponse (key: Ed25519PrivateKey, signer: PeerId, response: AcceptResponse): Signed<AcceptResponse> {
+  return seal(key, signer, DOMAIN.accept, AcceptResponse.encode, response)
+}
+
+export function signDecline (key: Ed25519PrivateKey, signer: PeerId, decline: Decline): Signed<Decline> {
+  return seal(key, signer, DOMAIN.decline, Decline.encode, decline)
+}
+
+/** The envelope bytes of an envelope the gossip router opened (the signature covers domain and payload only). */
+export function envelopeBytes (opened: OpenedEnvelope): Uint8Array {
+  return SignedEnvelope.encode({ domain: opened.domain, signer: opened.signer.toMultihash().bytes, payload: opened.payload, signature: opened.signature })
+}
+
+/** Opens envelope bytes from a stream or an embedding message; EnvelopeErrors become MarketMessageErrors. */
+export function openSigned (bytes: Uint8Array, domain: string, payloadMaxBytes: number): OpenedEnvelope {
+  try {
+    return openEnvelope(bytes, { domain, maxBytes: envelopeMaxBytes(payloadMaxBytes) })
+  } catch (err) {
+    if (err instanceof EnvelopeError) throw new MarketMessageError(err.reason, err.message)
+    throw err
+  }
+}
+
+function decode<T> (codec: WireDecoder<T>, payload: Uint8Array, what: string, maxBytes: number, limits?: WireLimits<T>): T {
+  try {
+    return decodeBounded(codec, payload, what, maxBytes, limits)
+  } catch (err) {
+    if (err instanceof WireDecodeError) throw new MarketMessageError(err.reason, err.message)
+    throw err
+  }
+}
+
+function sameSigner (field: Uint8Array, signer: PeerId, what: string): void {
+  if (!equals(field, signer.toMultihash().bytes)) throw new MarketMessageError('wrong-signer', `${what} names another peer than its signer`)
+}
+
+function timeRules (createdAt: bigint, expiresAt: bigint, maxLifetimeMs: number, now: number, what: string): void {
+  const created = Number(createdAt)
+  const expires = Number(expiresAt)
+  if (created > now + MAX_CLOCK_SKEW_MS) throw new MarketMessageError('from-the-future', `${what} created ${created - now} ms in the future`)
+  if (expires <= now) throw new MarketMessageError('expired', `${what} expired ${now - expires} ms ago`)
+  if (expires - created > maxLifetimeMs) throw new MarketMessageError('lifetime', `${what} lifetime ${expires - created} ms exceeds ${maxLifetimeMs} ms`)
+}
+
+function bytesOf (value: Uint8Array, length: number, field: string): void {
+  if (value.length !== length) throw new MarketMessageError('malformed', `${field} is ${value.length} bytes, expected ${length}`)
+}
+
+function shortString (value: string, max: number, field: string): void {
+  if (value.length > max) throw new MarketMessageError('malformed', `${field} longer than ${max} characters`)
+}
+
+/** Decodes and checks a JobRequest payload signed by `signer`. */
+export function readJobRequest (opened: OpenedEnvelope, now = Date.now()): Signed<JobRequest> {
+  const job = decode(JobRequest, opened.payload, 'job request', MAX_BYTES.jobRequest, LIMITS.jobRequest)
+  sameSigner(job.renter, opened.signer, 'job request')
+  bytesOf(job.jobId, ID_BYTES, 'job_id')
+  bytesOf(job.nonce, ID_BYTES, 'nonce')
+  tierFromWire(job.tier)
+  if (!(WORKLOADS as readonly string[]).includes(job.workload)) throw new MarketMessageError('malformed', `workload "${job.workload.slice(0, 32)}" is not a known kind`)
+  shortString(job.image, MAX_IMAGE_CHARS, 'image')
+  for (const d of job.datasetDigests) bytesOf(d, DIGEST_BYTES, 'dataset_digests[]')
+  const c = job.constraints
+  if (c != null) {
+    for (const m of c.gpuModels) shortString(m, MAX_NAME_CHARS, 'constraints.gpu_models[]')
+    for (const r of c.regions) shortString(r, MAX_NAME_CHARS, 'constraints.regions[]')
+    shortString(c.residency, MAX_NAME_CHARS, 'constraints.residency')
+    if (c.minReliabilityPpm > PPM) throw new MarketMessageError('malformed', 'constraints.min_reliability_ppm above 1 000 000')
+  }
+  if (job.bidWindowMs <= 0 || job.bidWindowMs > MAX_BID_WINDOW_MS) throw new MarketMessageError('malformed', `bid_window_ms ${job.bidWindowMs} outside 1..${MAX_BID_WINDOW_MS}`)
+  timeRules(job.createdAt, job.expiresAt, MAX_LIFETIME_MS.jobRequest, now, 'job request')
+  if (job.createdAt + BigInt(job.bidWindowMs) > job.expiresAt) throw new MarketMessageError('lifetime', 'job request expires before its bid window closes')
+  return { message: job, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: envelopeBytes(opened) }
+}
+
+/** Decodes and checks a Bid payload signed by `signer` (context-free: any node can relay it). */
+export function readBid (opened: OpenedEnvelope, now = Date.now()): Signed<Bid> {
+  const bid = decode(Bid, opened.payload, 'bid', MAX_BYTES.bid)
+  sameSigner(bid.provider, opened.signer, 'bid')
+  bytesOf(bid.jobId, ID_BYTES, 'job_id')
+  bytesOf(bid.jobNonce, ID_BYTES, 'job_nonce')
+  if (bid.priceMicroUsd <= 0n) throw new MarketMessageError('malformed', 'bid price is zero')
+  shortString(bid.gpuModel, MAX_NAME_CHARS, 'gpu_model')
+  shortString(bid.region, MAX_NAME_CHARS, 'region')
+  shortString(bid.residency, MAX_NAME_CHARS, 'residency')
+  timeRules(bid.createdAt, bid.expiresAt, MAX_LIFETIME_MS.bid, now, 'bid')
+  return { message: bid, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: envelopeBytes(opened) }
+}
+
+/** Decodes and checks an Award payload signed by `signer`. */
+export function readAward (opened: OpenedEnvelope, now = Date.now()): Signed<Award> {
+  const award = decode(Award, opened.payload, 'award', MAX_BYTES.award, LIMITS.award)
+  sameSigner(award.renter, opened.signer, 'award')
+  bytesOf(award.jobId, ID_BYTES, 'job_id')
+  bytesOf(award.jobNonce, ID_BYTES, 'job_nonce')
+  bytesOf(award.bidsDigest, DIGEST_BYTES, 'bids_digest')
+  bytesOf(award.winnerBidHash, DIGEST_BYTES, 'winner_bid_hash')
+  peerIdFromBytes(award.winner)
+  if (award.attempt < 1) throw new MarketMessageError('malformed', 'award attempt is 0')
+  timeRules(award.createdAt, award.expiresAt, MAX_LIFETIME_MS.award, now, 'award')
+  if (award.acceptDeadline > award.expiresAt) throw new MarketMessageError('lifetime', 'award accept deadline after its expiry')
+  return { message: award, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: envelopeBytes(opened) }
+}
+
+/** Opens and checks an AcceptResponse envelope from `expected`. */
+export function readAcceptResponse (bytes: Uint8Array, expected: PeerId, now = Date.now()): AcceptResponse {
+  const opened = openSigned(bytes, DOMAIN.accept, MAX_BYTES.acceptResponse)
+  if (!opened.signer.equals(expected)) throw new MarketMessageError('wrong-signer', 'accept response signed by another peer than the winner')
+  const response = decode(AcceptResponse, opened.payload, 'accept response', MAX_BYTES.acceptResponse)
+  sameSigner(response.provider, opened.signer, 'accept response')
+  if (Number(response.createdAt) > now + MAX_CLOCK_SKEW_MS) throw new MarketMessageError('from-the-future', 'accept response from the future')
+  return response
+}
+
+/** Opens and checks a Decline envelope from `expected`. */
+export function readDecline (bytes: Uint8Array, expected: PeerId, now = Date.now()): Decline {
+  const opened = openSigned(bytes, DOMAIN.decline, MAX_BYTES.decline)
+  if (!opened.signer.equals(expected)) throw new MarketMessageError('wrong-signer', 'decline signed by another peer than the one asked')
+  const decline = decode(Decline, opened.payload, 'decline', MAX_BYTES.decline)
+  sameSigner(decline.provider, opened.signer, 'decline')
+  if (Number(decline.createdAt) > now + MAX_CLOCK_SKEW_MS) throw new MarketMessageError('from-the-future', 'decline from the future')
+  return decline
+}
+
+/** Reason names as printed and counted: "NO_CAPACITY" → "no-capacity". */
+export function declineReasonName (reason: DeclineReason): string {
+  return String(reason).toLowerCase().replace(/_/g, '-')
+}

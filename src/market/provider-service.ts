@@ -1,0 +1,281 @@
+/**
+ * The provider's market service: hears job requests on gossip, lets the bid engine decide,
+ * publishes signed bids inside the window, answers awards on /idlegrid/accept/1.0.0 and
+ * "why not?" on /idlegrid/explain/1.0.0, and tells listeners (the CLI's log lines, the exec
+ * engine's job start) what happened through `events` and `onAccepted`.
+ */
+
+import { equals } from 'uint8arrays/equals'
+import { MAX_BYTES, decodeBounded } from '../../protocols/codec.js'
+import { DOMAIN, PROTOCOL, TOPIC } from '../../protocols/ids.js'
+import { AcceptRequest, ExplainRequest } from '../../protocols/market.js'
+import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats, type CapacitySource } from './bid-engine.js'
+import { MarketMessageError } from './errors.js'
+import {
+  DeclineReason, declineReasonName, microToUsd, openSigned, peerIdFromBytes, readAward, readJobRequest, signAcceptResponse, signBid, signDecline,
+  tierFromWire, toHex, type Award, type Bid, type JobRequest, type Signed
+} from './messages.js'
+import { serveOnce, type StreamComponents } from './stream.js'
+import type { PricingParams } from './pricing.js'
+import type { ProviderProfile } from '../capability/index.js'
+import type { GossipRouter } from '../node/index.js'
+import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
+import type { ComponentLogger, Ed25519PrivateKey, Logger, PeerId, PrivateKey, PubSub, Startable } from '@libp2p/interface'
+
+/** Job requests remembered (for awards and explain); the oldest are forgotten first. */
+const MAX_JOBS = 2_000
+/** Accept and explain requests must complete within this. */
+const STREAM_TIMEOUT_MS = 5_000
+
+export interface BidEvent { jobId: string, renter: string, tier: string, workload: string, priceUsd: number, priceMicroUsd: bigint, gpuModel: string }
+export interface DeclineEvent { jobId: string, renter: string, reason: string, detail: string }
+export interface AcceptedJob {
+  jobId: string
+  /** the job request and award as verified, with their envelopes for the job stream */
+  job: Signed<JobRequest>
+  award: Signed<Award>
+  bid: Signed<Bid>
+  priceMicroUsd: bigint
+  priceUsd: number
+}
+export interface AwardSeenEvent { jobId: string, winner: string, priceUsd: number, mine: boolean }
+
+/** What a test or operator hook may answer to an award before the provider accepts it. */
+export type AcceptVerdict = { accept: true } | { accept: false, reason: DeclineReason, detail: string } | { silent: true }
+
+export interface MarketProviderInit {
+  profile: () => ProviderProfile | undefined
+  capacity?: CapacitySource
+  pricing?: PricingParams
+  capabilitySeq?: () => bigint
+  /** consulted before accepting an award (default: accept); `silent` never answers */
+  acceptHook?: (job: AcceptedJob) => AcceptVerdict | Promise<AcceptVerdict>
+}
+
+export interface MarketProviderService {
+  /** 'bid' (BidEvent), 'decline' (DeclineEvent), 'award' (AwardSeenEvent), 'accepted' (AcceptedJob) */
+  readonly events: EventTarget
+  /** registers the job start of an accepted award (the exec engine plugs in here); returns an unsubscribe */
+  onAccepted(listener: (job: AcceptedJob) => void): () => void
+  stats(): BidEngineStats
+  /** the verified job request for a job id, if still remembered */
+  jobRequest(jobId: string): Signed<JobRequest> | undefined
+  /** the engine's current decision for a job, as explain would answer */
+  explain(job: JobRequest): BidDecision
+  controlHandlers(): Record<string, () => Promise<unknown>>
+}
+
+interface ProviderComponents extends StreamComponents {
+  peerId: PeerId
+  /** the node key: signs bids, accept answers and declines */
+  privateKey: PrivateKey
+  pubsub: PubSub<GossipsubEvents>
+  gossip: GossipRouter
+  logger: ComponentLogger
+}
+
+interface SeenJob {
+  job: Signed<JobRequest>
+  bid?: Signed<Bid>
+}
+
+class MarketProvider implements MarketProviderService, Startable {
+  readonly events = new EventTarget()
+  private readonly components: ProviderComponents
+  private readonly init: MarketProviderInit
+  private readonly engine: BidEngine
+  private readonly log: Logger
+  /** by job id hex; a re-auction (new nonce) replaces the entry */
+  private readonly jobs = new Map<string, SeenJob>()
+  /** `${jobId}:${attempt}` already answered */
+  private readonly answered = new Set<string>()
+  private readonly unsubscribe: Array<() => void> = []
+  private readonly key: Ed25519PrivateKey
+
+  constructor (components: ProviderComponents, init: MarketProviderInit) {
+    this.components = components
+    this.key = components.privateKey as Ed25519PrivateKey
+    this.init = init
+    this.log = components.logger.forComponent('idlegrid:market:provider')
+    const engineOpts: BidEngineOptions = { profile: init.profile, capacity: init.capacity, pricing: init.pricing, capabilitySeq: init.capabilitySeq }
+    this.engine = new BidEngine(engineOpts)
+  }
+
+  async start (): Promise<void> {
+    this.unsubscribe.push(this.components.gossip.onMessage(TOPIC.jobs, (envelope) => {
+      let job: Signed<JobRequest>
+      try {
+        job = readJobRequest(envelope)
+      } catch (err) {
+        this.log('job request dropped: %e', err)
+        return
+      }
+      this.onJob(job).catch(err => { this.log.error('handling job %s failed: %e', toHex(job.message.jobId), err) })
+    }))
+    this.unsubscribe.push(this.components.gossip.onMessage(TOPIC.awards, (envelope) => {
+      try {
+        this.onAward(readAward(envelope))
+      } catch (err) {
+        this.log('award dropped: %e', err)
+      }
+    }))
+    await serveOnce(this.components, PROTOCOL.accept, MAX_BYTES.acceptRequest, STREAM_TIMEOUT_MS, async (request, remote, signal) => await this.answerAccept(request, remote, signal), this.log)
+    await serveOnce(this.components, PROTOCOL.explain, MAX_BYTES.explainRequest, STREAM_TIMEOUT_MS, async (request) => this.answerExplain(request), this.log)
+  }
+
+  async stop (): Promise<void> {
+    for (const off of this.unsubscribe.splice(0)) off()
+    await this.components.registrar.unhandle(PROTOCOL.accept)
+    await this.components.registrar.unhandle(PROTOCOL.explain)
+  }
+
+  onAccepted (listener: (job: AcceptedJob) => void): () => void {
+    const handler = (evt: Event): void => { listener((evt as CustomEvent<AcceptedJob>).detail) }
+    this.events.addEventListener('accepted', handler)
+    return () => { this.events.removeEventListener('accepted', handler) }
+  }
+
+  stats (): BidEngineStats {
+    return this.engine.stats()
+  }
+
+  jobRequest (jobId: string): Signed<JobRequest> | undefined {
+    return this.jobs.get(jobId)?.job
+  }
+
+  explain (job: JobRequest): BidDecision {
+    return this.engine.decide(job)
+  }
+
+  controlHandlers (): Record<string, () => Promise<unknown>> {
+    return { 'market.stats': async () => this.stats() }
+  }
+
+  private remember (jobId: string, seen: SeenJob): void {
+    this.jobs.delete(jobId)
+    this.jobs.set(jobId, seen)
+    if (this.jobs.size > MAX_JOBS) this.jobs.delete(this.jobs.keys().next().value as string)
+  }
+
+  private async onJob (job: Signed<JobRequest>): Promise<void> {
+    const jobId = toHex(job.message.jobId)
+    const renter = job.signer.toString()
+    const now = Date.now()
+    const seen: SeenJob = { job }
+    this.remember(jobId, seen)
+    const decision = this.engine.decide(job.message, now)
+    const windowEnd = Number(job.message.createdAt) + job.message.bidWindowMs
+    if (decision.bid && now >= windowEnd) {
+      this.engine.record({ bid: false, reason: DeclineReason.EXPIRED, detail: 'bid window already closed' })
+      return
+    }
+    this.engine.record(decision)
+    if (!decision.bid) {
+      this.log('no bid on %s: %s', jobId, decision.detail)
+      this.emit<DeclineEvent>('decline', { jobId, renter, reason: declineReasonName(decision.reason), detail: decision.detail })
+      return
+    }
+    const bid = signBid(this.key, this.components.peerId, this.engine.buildBid(job.message, decision, this.components.peerId.toMultihash().bytes, now))
+    seen.bid = bid
+    await this.components.pubsub.publish(TOPIC.bids, bid.envelope)
+    this.log('bid %d micro-USD on %s', decision.priceMicroUsd, jobId)
+    this.emit<BidEvent>('bid', {
+      jobId, renter, tier: tierFromWire(job.message.tier), workload: job.message.workload,
+      priceUsd: microToUsd(decision.priceMicroUsd), priceMicroUsd: decision.priceMicroUsd, gpuModel: decision.gpuModel
+    })
+  }
+
+  private onAward (award: Signed<Award>): void {
+    const jobId = toHex(award.message.jobId)
+    const seen = this.jobs.get(jobId)
+    // only awards signed by the renter of a job we saw say anything about the market
+    if (seen == null || !seen.job.signer.equals(award.signer)) return
+    this.engine.observeAward(award.message, tierFromWire(seen.job.message.tier))
+    const mine = equals(award.message.winner, this.components.peerId.toMultihash().bytes)
+    this.emit<AwardSeenEvent>('award', { jobId, winner: readableWinner(award.message), priceUsd: microToUsd(award.message.clearingPriceMicroUsd), mine })
+  }
+
+  private async answerAccept (request: Uint8Array, remote: PeerId, signal: AbortSignal): Promise<Uint8Array> {
+    let award: Signed<Award>
+    try {
+      const { award: envelope } = decodeBounded(AcceptRequest, request, 'accept request', MAX_BYTES.acceptRequest)
+      award = readAward(openSigned(envelope, DOMAIN.award, MAX_BYTES.award))
+    } catch (err: any) {
+      this.log('bad accept request from %p: %e', remote, err)
+      throw err instanceof MarketMessageError ? err : new MarketMessageError('malformed', String(err?.message ?? err))
+    }
+    const a = award.message
+    const jobId = toHex(a.jobId)
+    const respond = (accepted: boolean, reason = DeclineReason.REASON_UNSPECIFIED, detail = ''): Uint8Array =>
+      signAcceptResponse(this.key, this.components.peerId, {
+        jobId: a.jobId, provider: this.components.peerId.toMultihash().bytes, attempt: a.attempt, accepted, reason, detail, createdAt: BigInt(Date.now())
+      }).envelope
+    if (!equals(a.winner, this.components.peerId.toMultihash().bytes)) return respond(false, DeclineReason.OTHER, 'the award names another winner')
+    const seen = this.jobs.get(jobId)
+    if (seen == null || !equals(seen.job.message.nonce, a.jobNonce)) return respond(false, DeclineReason.UNKNOWN_JOB, 'no job request seen for this award')
+    if (!seen.job.signer.equals(award.signer)) return respond(false, DeclineReason.OTHER, 'the award is not signed by the job\'s renter')
+    if (seen.bid == null || !equals(seen.bid.hash, a.winnerBidHash)) return respond(false, DeclineReason.OTHER, 'the award is not for this provider\'s bid')
+    if (Number(a.acceptDeadline) <= Date.now()) return respond(false, DeclineReason.EXPIRED, 'accept deadline passed')
+    const key = `${jobId}:${a.attempt}`
+    if (this.answered.has(key)) return respond(false, DeclineReason.OTHER, 'this award attempt was already answered')
+    this.answered.add(key)
+    if (this.answered.size > MAX_JOBS) this.answered.delete(this.answered.values().next().value as string)
+    const accepted: AcceptedJob = {
+      jobId, job: seen.job, award, bid: seen.bid, priceMicroUsd: a.clearingPriceMicroUsd, priceUsd: microToUsd(a.clearingPriceMicroUsd)
+    }
+    const verdict = await this.init.acceptHook?.(accepted) ?? { accept: true }
+    if ('silent' in verdict) {
+      // hold the stream open until the renter gives up: a winner that never answers
+      await new Promise<void>(resolve => signal.addEventListener('abort', () => { resolve() }, { once: true }))
+      throw new MarketMessageError('silent', 'award left unanswered')
+    }
+    if (!verdict.accept) return respond(false, verdict.reason, verdict.detail)
+    const now = this.engine.decide(seen.job.message)
+    if (!now.bid && now.reason === DeclineReason.NO_CAPACITY) return respond(false, DeclineReason.NO_CAPACITY, now.detail)
+    this.engine.recordWin(a.clearingPriceMicroUsd, seen.job.message)
+    this.log('accepted %s at %d micro-USD', jobId, a.clearingPriceMicroUsd)
+    const response = respond(true)
+    this.emit<AcceptedJob>('accepted', accepted)
+    return response
+  }
+
+  private answerExplain (request: Uint8Array): Uint8Array {
+    const req = decodeBounded(ExplainRequest, request, 'explain request', MAX_BYTES.explainRequest)
+    const jobId = toHex(req.jobId)
+    let job = this.jobs.get(jobId)?.job
+    const answer = (reason: DeclineReason, detail: string): Uint8Array => signDecline(this.key, this.components.peerId, {
+      jobId: req.jobId, provider: this.components.peerId.toMultihash().bytes, reason, detail: detail.slice(0, 256), createdAt: BigInt(Date.now())
+    }).envelope
+    if (job == null && req.jobRequest.length > 0) {
+      try {
+        job = readJobRequest(openSigned(req.jobRequest, DOMAIN.jobRequest, MAX_BYTES.jobRequest))
+      } catch (err: any) {
+        return answer(err instanceof MarketMessageError && err.reason === 'expired' ? DeclineReason.EXPIRED : DeclineReason.OTHER, `job request does not verify: ${String(err?.message ?? err)}`)
+      }
+      if (!equals(job.message.jobId, req.jobId)) return answer(DeclineReason.OTHER, 'the job request is for another job id')
+    }
+    if (job == null) return answer(DeclineReason.UNKNOWN_JOB, 'no job request seen with this id')
+    const decision = this.engine.decide(job.message)
+    return decision.bid
+      ? answer(DeclineReason.WILL_BID, `would bid ${microToUsd(decision.priceMicroUsd).toFixed(2)} USD/GPU-h on ${decision.gpuModel}`)
+      : answer(decision.reason, decision.detail)
+  }
+
+  private emit<T> (type: string, detail: T): void {
+    this.events.dispatchEvent(new CustomEvent(type, { detail }))
+  }
+}
+
+function readableWinner (award: Award): string {
+  try {
+    return peerIdFromBytes(award.winner).toString()
+  } catch {
+    return '?'
+  }
+}
+
+/** The provider's market service (libp2p service factory). */
+export function marketProvider (init: MarketProviderInit): (components: ProviderComponents) => MarketProviderService {
+  return (components) => new MarketProvider(components, init)
+}
+

@@ -1,0 +1,117 @@
+/**
+ * The renter's market service: runs auctions (Auctioneer) on this node, routes bids from
+ * gossip to them, and offers the `market.auction` control method that `idlegrid submit` calls.
+ * Explain candidates come from the DHT (capability discovery, every advertised provider) and
+ * from the providers heard through heartbeats.
+ */
+
+import { TOPIC } from '../../protocols/ids.js'
+import { discoverWith } from '../capability/index.js'
+import { Auctioneer, type AuctionComponents, type AuctionOptions, type AuctionReport } from './auction.js'
+import { parseJobSpec, type JobSpec } from './job-spec.js'
+import { readBid, type JobRequest } from './messages.js'
+import { neutralReputation, type ReputationSource } from './reputation.js'
+import type { RankingParams } from './ranking.js'
+import type { ControlHandler } from '../control/index.js'
+import type { GossipRouter, HeartbeatService } from '../node/index.js'
+import type { ComponentLogger, Logger, Startable } from '@libp2p/interface'
+import type { KadDHT } from '@libp2p/kad-dht'
+
+/** Time allowed to find explain candidates in the DHT. */
+const DISCOVERY_TIMEOUT_MS = 3_000
+const MAX_CANDIDATES = 64
+
+export interface MarketRenterInit {
+  /** where reliability comes from (default: a neutral prior for everyone) */
+  reputation?: ReputationSource
+  ranking?: RankingParams
+  /** who to ask "why not?"; default: DHT discovery plus providers heard via heartbeats */
+  candidates?: (job: JobRequest, signal: AbortSignal) => Promise<string[]>
+}
+
+export interface MarketRenterService {
+  /** runs one auction; resolves with its report (award, or why none) */
+  auction(spec: JobSpec, opts?: AuctionOptions): Promise<AuctionReport>
+  /** plugs in another reliability source (the ledger's reputation) */
+  setReputation(source: ReputationSource): void
+  controlHandlers(): Record<string, ControlHandler>
+}
+
+interface RenterComponents extends AuctionComponents {
+  gossip: GossipRouter
+  heartbeats: HeartbeatService
+  dht: KadDHT
+  logger: ComponentLogger
+}
+
+class MarketRenter implements MarketRenterService, Startable {
+  private readonly components: RenterComponents
+  private readonly log: Logger
+  private reputation: ReputationSource
+  private readonly auctioneer: Auctioneer
+  private unsubscribe?: () => void
+
+  constructor (components: RenterComponents, init: MarketRenterInit) {
+    this.components = components
+    this.log = components.logger.forComponent('idlegrid:market:renter')
+    this.reputation = init.reputation ?? neutralReputation()
+    this.auctioneer = new Auctioneer(components, {
+      reputation: () => this.reputation,
+      ranking: init.ranking,
+      candidates: init.candidates ?? (async (_job, signal) => await this.knownProviders(signal)),
+      log: this.log
+    })
+  }
+
+  start (): void {
+    this.unsubscribe = this.components.gossip.onMessage(TOPIC.bids, (envelope) => {
+      try {
+        this.auctioneer.offer(readBid(envelope))
+      } catch (err) {
+        this.log('bid dropped: %e', err)
+      }
+    })
+  }
+
+  stop (): void {
+    this.unsubscribe?.()
+  }
+
+  async auction (spec: JobSpec, opts: AuctionOptions = {}): Promise<AuctionReport> {
+    return await this.auctioneer.run(spec, opts)
+  }
+
+  setReputation (source: ReputationSource): void {
+    this.reputation = source
+  }
+
+  controlHandlers (): Record<string, ControlHandler> {
+    return {
+      /** params: { spec: job fields as in a job file (flags applied), explain?: boolean } */
+      'market.auction': async (params, emit, signal) => {
+        const spec = parseJobSpec(params.spec)
+        const report = await this.auction(spec, { signal, onEvent: emit, explainBelow: params.explain === true ? 3 : 0 })
+        const { signed, ...plain } = report
+        return plain
+      }
+    }
+  }
+
+  /** Providers advertised in the DHT and providers heard through heartbeats. */
+  private async knownProviders (signal: AbortSignal): Promise<string[]> {
+    const heard = this.components.heartbeats.presence().filter(p => p.role === 'provider').map(p => p.peerId)
+    let advertised: string[] = []
+    try {
+      const result = await discoverWith(this.components.dht, {}, { timeoutMs: DISCOVERY_TIMEOUT_MS, maxCandidates: MAX_CANDIDATES, signal })
+      advertised = result.providers.map(p => p.peerId)
+    } catch (err) {
+      this.log('discovery for explain failed: %e', err)
+    }
+    return [...new Set([...advertised, ...heard])].slice(0, MAX_CANDIDATES)
+  }
+}
+
+/** The renter's market service (libp2p service factory). */
+export function marketRenter (init: MarketRenterInit = {}): (components: RenterComponents) => MarketRenterService {
+  return (components) => new MarketRenter(components, init)
+}
