@@ -1,4 +1,5 @@
 import { capabilityExtensions, type ProviderProfile } from '../capability/index.js'
+import { marketExtensions } from '../market/index.js'
 import { createNode, type IdlegridNode, type NodeExtensions } from '../node/index.js'
 import type { NodeConfig } from '../config/index.js'
 
@@ -13,6 +14,10 @@ export function roleExtensions (_config: NodeConfig, opts: BuildOptions = {}): N
   Object.assign(extensions.services, capability.services)
   Object.assign(extensions.dhtValidators, capability.dhtValidators)
   Object.assign(extensions.dhtSelectors, capability.dhtSelectors)
+  // market: topic validation on every role; providers bid (with their profile), renters auction
+  const profile = opts.provider?.profile
+  const market = marketExtensions({ role: _config.role, provider: profile != null ? { profile: () => profile } : undefined })
+  Object.assign(extensions.services, market.services)
   return extensions
 }
 

@@ -1,5 +1,6 @@
 import { buildNode, type BuildOptions } from './build-node.js'
 import type { IdlegridNode, PeerPresence } from '../node/index.js'
+import { followMarketLog } from '../market/index.js'
 import { loadNodeConfig } from './load-config.js'
 import { serveControl } from './node-control.js'
 import { shortId, type Output } from './output.js'
@@ -38,6 +39,8 @@ export async function runRole (role: Role, values: ParsedValues, out: Output, pr
   }
   if (config.bootstrap.length === 0 && role !== 'bootstrap') out.warn('warning: no bootstrap peers configured; this node will only see peers that dial it')
   const stopReporting = reportPeers(node, out)
+  // a provider's bids, declines and wins, one line each
+  const stopMarketLog = followMarketLog(node.libp2p.services, (text, data) => { out.info(text); out.data(data) })
 
   const signal = await new Promise<NodeJS.Signals>(resolve => {
     process.once('SIGINT', () => { resolve('SIGINT') })
@@ -45,6 +48,7 @@ export async function runRole (role: Role, values: ParsedValues, out: Output, pr
   })
   out.info(`${signal}: stopping`)
   stopReporting()
+  stopMarketLog()
   const timer = setTimeout(() => {
     out.warn(`node did not stop within ${STOP_TIMEOUT_MS / 1000}s; exiting anyway`)
     process.exit(1)

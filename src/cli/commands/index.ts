@@ -3,6 +3,7 @@ import { idCommand } from './id.js'
 import { marketCommand } from './market.js'
 import { bootstrapCommand, providerCommand, renterCommand } from './roles.js'
 import { statusCommand } from './status.js'
+import { submitCommand } from './submit.js'
 import type { Command } from '../command.js'
 
 /** Every `idlegrid` command, in the order the help lists them. */
@@ -12,6 +13,7 @@ export const COMMANDS: Command[] = [
   providerCommand,
   renterCommand,
   marketCommand,
+  submitCommand,
   idCommand,
   statusCommand
 ]
