@@ -1,4 +1,5 @@
 import { loadProviderSetup, POLICY_FLAGS } from '../../capability/index.js'
+import { isNodeRunning } from '../../control/index.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable, type ParsedValues } from '../options.js'
 import type { BuildOptions } from '../build-node.js'
 import type { Output } from '../output.js'
@@ -38,6 +39,9 @@ export const PROVIDER_OPTIONS: OptionTable = {
 
 /** Validates the provider's policy and finds its GPUs before the node starts. */
 async function prepareProvider (config: NodeConfig, values: ParsedValues, out: Output): Promise<BuildOptions> {
+  // a node already running on this data directory is the more fundamental problem: let the
+  // node's own lock report it rather than a policy or GPU complaint
+  if (await isNodeRunning(config.dataDir)) return {}
   const flags: Record<string, string | string[] | undefined> = {}
   for (const name of Object.keys(POLICY_FLAGS)) {
     const value = values[name]
