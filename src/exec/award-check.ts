@@ -35,7 +35,7 @@ export interface VerifiedAward {
   tier: Tier
   /** hex job id */
   jobIdHex: string
-  /** "<job id hex>/<attempt>": one run per award attempt */
+  /** "<job id hex>/<auction nonce>/<attempt>": one run per award attempt */
   attemptKey: string
 }
 
@@ -90,5 +90,5 @@ export function verifyAward (awardBytes: Uint8Array, jobRequestBytes: Uint8Array
   bad(tier != null, 'job request has no tier')
   if (!bytesEqual(award.winner, me.toMultihash().bytes)) throw new AwardCheckError('NOT_AWARDED', 'the award names another provider as winner')
   const jobIdHex = toHex(award.jobId)
-  return { award, awardEnvelope: awardBytes, awardHash: hash, jobRequest, jobRequestEnvelope: jobRequestBytes, renter: signer, tier: tier as Tier, jobIdHex, attemptKey: `${jobIdHex}/${award.attempt}` }
+  return { award, awardEnvelope: awardBytes, awardHash: hash, jobRequest, jobRequestEnvelope: jobRequestBytes, renter: signer, tier: tier as Tier, jobIdHex, attemptKey: `${jobIdHex}/${toHex(award.jobNonce).slice(0, 16)}/${award.attempt}` }
 }

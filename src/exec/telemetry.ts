@@ -3,7 +3,7 @@
  * the slot's GPU and summarises the run for the attestation: mean utilisation, highest
  * temperature, energy (power integrated over time). A simulated GPU's summary says so.
  */
-import type { GpuTelemetry } from '../capability/gpu.js'
+import type { GpuTelemetry } from '../capability/index.js'
 
 export interface TelemetrySummary {
   /** mean utilisation, ppm */

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { imageAllowed } from '../../capability/policy.js'
+import { imageAllowed } from '../../capability/index.js'
 import { RunnerError } from '../errors.js'
 import { checkJobEnv, jobVariables } from './environment.js'
 import { signalGroup, supervise } from './supervise.js'
