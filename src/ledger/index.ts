@@ -16,3 +16,8 @@ export {
 } from './errors.js'
 export { signTestJob } from './dev.js'
 export type { Signer, TestJob, TestJobOptions, TestOutcome } from './dev.js'
+export { computeReputation, computeEarnings, collectEvidence, maxLiftPerCounterparty, ReputationEvidence, DEFAULT_REPUTATION } from './reputation.js'
+export type { Reputation, ReputationParams, Earnings, CounterpartyEvidence } from './reputation.js'
+export { ledgerService } from './service.js'
+export type { LedgerService, LedgerServiceInit, LedgerStatus, FlushResult, SyncReport, HeadView, EntryView } from './service.js'
+export { MAX_RANGE_ENTRIES, MAX_HEADS } from './sync.js'

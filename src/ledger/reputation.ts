@@ -1,0 +1,369 @@
+/**
+ * Reputation: a pure, deterministic function of the ledger's contents and a time `now`.
+ * Every node that holds the same entries computes the same scores.
+ *
+ * For a provider P:
+ *
+ *   jobs        each receipt R (in its renter's feed) paired with the attestation A it names
+ *               (in P's feed): A.provider = P, A.renter = R's author, same job id. One receipt
+ *               per attestation counts (the earliest).
+ *   weight      w = 0.5 ^ ((now − receipt entry time) / halfLife)
+ *   outcome     OK → success w; FAILED, TIMEOUT, BAD_OUTPUT → failure w; PREEMPTED of a job
+ *               that was not preemptible (or an attestation saying PREEMPTED for one) → failure
+ *               w × breakPenalty; PREEMPTED of a preemptible job → nothing.
+ *   cap         per renter r: s_r = min(Σ successes, C), f_r = min(Σ failures, C × breakPenalty)
+ *   jobScore    (α + Σ s_r) / (α + β + Σ s_r + Σ f_r)          (no jobs: α / (α + β) = 0.5)
+ *   uptime      over P's heartbeat summaries (non-overlapping periods, weighted by w at the
+ *               period end): u = (Σ w·up + U0) / (Σ w·available + U0), where up is clamped to
+ *               the available time and to heartbeats × interval; U0 = prior presumed-up ms
+ *   reliability 0 when P is slashed by a verified fraud proof, else
+ *               jobScore × (1 − uptimeWeight × (1 − u))
+ *
+ * The cap bounds what one renter can do: adding a renter's receipts raises jobScore by at
+ * most C / (α + β + C) (maxLiftPerCounterparty), whatever it claims, and the uptime factor
+ * is at most 1, so the reliability rises by no more than that either. A ring of k fake
+ * renters gains at most k times that, with diminishing returns.
+ */
+
+import { equals } from 'uint8arrays/equals'
+import { JobStatus, Receipt } from '../../protocols/job.js'
+import { decodeStoredBody, parseAuthor, type LedgerRecord } from './entry.js'
+
+export interface ReputationParams {
+  /** the weight of a job halves every halfLifeMs */
+  halfLifeMs: number
+  /** α: prior successes */
+  priorSuccesses: number
+  /** β: prior failures */
+  priorFailures: number
+  /** C: most (decayed) successes one renter can count for a provider */
+  counterpartyCap: number
+  /** failures a broken non-preemptible job counts for */
+  breakPenalty: number
+  /** how much uptime can take off: reliability × (1 − uptimeWeight × (1 − uptime)) */
+  uptimeWeight: number
+  /** U0: ms of presumed uptime before any heartbeat summary */
+  uptimePriorMs: number
+}
+
+export const DEFAULT_REPUTATION: ReputationParams = {
+  halfLifeMs: 14 * 24 * 3600_000,
+  priorSuccesses: 5,
+  priorFailures: 5,
+  counterpartyCap: 2,
+  breakPenalty: 3,
+  uptimeWeight: 0.3,
+  uptimePriorMs: 3600_000
+}
+
+/** The most one counterparty's receipts can raise a provider's reliability. */
+export function maxLiftPerCounterparty (params: ReputationParams = DEFAULT_REPUTATION): number {
+  return params.counterpartyCap / (params.priorSuccesses + params.priorFailures + params.counterpartyCap)
+}
+
+interface AttestationFact {
+  hash: string
+  provider: string
+  renter: Uint8Array
+  jobId: Uint8Array
+  preemptible: boolean
+  status: JobStatus
+  startedAt: number
+  endedAt: number
+}
+
+interface ReceiptFact {
+  /** the receipt entry's hash, for a deterministic choice between duplicates */
+  entryHash: string
+  renter: string
+  renterBytes: Uint8Array
+  provider: string
+  attestationHash: string
+  jobId: Uint8Array
+  outcome: Receipt.Outcome
+  pricePaidMicroUsd: bigint
+  time: number
+}
+
+interface SummaryFact {
+  periodStart: number
+  periodEnd: number
+  availableMs: number
+  upMs: number
+  busyPpm: number
+}
+
+/**
+ * The facts reputation needs, collected from ledger entries. Adding the same entries in any
+ * order gives the same facts; adding one twice changes nothing.
+ */
+export class ReputationEvidence {
+  private readonly attestations = new Map<string, AttestationFact>()
+  private readonly receiptsByProvider = new Map<string, Map<string, ReceiptFact>>()
+  private readonly summaries = new Map<string, Map<string, SummaryFact>>()
+  private readonly slashedSet = new Set<string>()
+  private readonly known = new Set<string>()
+  /** bumped whenever facts about a provider change, for caches */
+  private readonly versions = new Map<string, number>()
+
+  /** Adds one stored (verified) entry. */
+  add (record: LedgerRecord): void {
+    const key = hex(record.hash)
+    if (this.known.has(key)) return
+    this.known.add(key)
+    const body = decodeStoredBody(record)
+    switch (body.kind) {
+      case 'attestation': {
+        const a = body.attestation
+        this.attestations.set(hex(body.hash), {
+          hash: hex(body.hash),
+          provider: record.authorId,
+          renter: a.renter,
+          jobId: a.jobId,
+          preemptible: a.preemptible,
+          status: a.status,
+          startedAt: Number(a.startedAt),
+          endedAt: Number(a.endedAt)
+        })
+        this.touch(record.authorId)
+        break
+      }
+      case 'receipt': {
+        const r = body.receipt
+        const provider = parseAuthor(r.provider)?.id
+        if (provider == null) return
+        let map = this.receiptsByProvider.get(provider)
+        if (map == null) this.receiptsByProvider.set(provider, map = new Map())
+        map.set(key, {
+          entryHash: key,
+          renter: record.authorId,
+          renterBytes: record.author,
+          provider,
+          attestationHash: hex(r.attestationHash),
+          jobId: r.jobId,
+          outcome: r.outcome,
+          pricePaidMicroUsd: r.pricePaidMicroUsd,
+          time: record.time
+        })
+        this.touch(provider)
+        break
+      }
+      case 'heartbeat-summary': {
+        const s = body.summary
+        let map = this.summaries.get(record.authorId)
+        if (map == null) this.summaries.set(record.authorId, map = new Map())
+        map.set(key, {
+          periodStart: Number(s.periodStart),
+          periodEnd: Number(s.periodEnd),
+          availableMs: Number(s.availableMs),
+          upMs: Math.min(Number(s.upMs), Number(s.availableMs), s.heartbeatsSent * s.intervalMs),
+          busyPpm: s.busyPpm
+        })
+        this.touch(record.authorId)
+        break
+      }
+      case 'fraud-proof': {
+        const accused = parseAuthor(body.proof.accused)?.id
+        if (accused != null) {
+          this.slashedSet.add(accused)
+          this.touch(accused)
+        }
+        break
+      }
+    }
+  }
+
+  isSlashed (peerId: string): boolean {
+    return this.slashedSet.has(peerId)
+  }
+
+  version (peerId: string): number {
+    return this.versions.get(peerId) ?? 0
+  }
+
+  /** Providers with any jobs or summaries, sorted. */
+  providers (): string[] {
+    const ids = new Set<string>([...this.receiptsByProvider.keys(), ...this.summaries.keys(), ...this.slashedSet])
+    for (const a of this.attestations.values()) ids.add(a.provider)
+    return [...ids].sort()
+  }
+
+  /** The paired jobs of `provider`: each attestation with its earliest receipt. */
+  jobsOf (provider: string): Array<{ attestation: AttestationFact, receipt: ReceiptFact }> {
+    const chosen = new Map<string, ReceiptFact>()
+    for (const r of this.receiptsByProvider.get(provider)?.values() ?? []) {
+      const a = this.attestations.get(r.attestationHash)
+      if (a == null || a.provider !== provider || !equals(a.renter, r.renterBytes) || !equals(a.jobId, r.jobId)) continue
+      const held = chosen.get(r.attestationHash)
+      if (held == null || r.time < held.time || (r.time === held.time && r.entryHash < held.entryHash)) chosen.set(r.attestationHash, r)
+    }
+    return [...chosen.values()]
+      .map(receipt => ({ attestation: this.attestations.get(receipt.attestationHash) as AttestationFact, receipt }))
+      .sort((x, y) => x.receipt.time - y.receipt.time || (x.receipt.entryHash < y.receipt.entryHash ? -1 : 1))
+  }
+
+  /** Non-overlapping heartbeat summaries of `provider`, by period start. */
+  summariesOf (provider: string): SummaryFact[] {
+    const all = [...(this.summaries.get(provider)?.values() ?? [])]
+      .sort((a, b) => a.periodStart - b.periodStart || a.periodEnd - b.periodEnd || a.upMs - b.upMs)
+    const out: SummaryFact[] = []
+    let end = -Infinity
+    for (const s of all) {
+      if (s.periodStart < end) continue
+      out.push(s)
+      end = s.periodEnd
+    }
+    return out
+  }
+
+  private touch (peerId: string): void {
+    this.versions.set(peerId, (this.versions.get(peerId) ?? 0) + 1)
+  }
+}
+
+/** Facts from a list of stored entries. */
+export function collectEvidence (records: Iterable<LedgerRecord>): ReputationEvidence {
+  const evidence = new ReputationEvidence()
+  for (const record of records) evidence.add(record)
+  return evidence
+}
+
+export interface CounterpartyEvidence {
+  renter: string
+  jobs: number
+  /** decayed successes before and after the cap */
+  successes: number
+  cappedSuccesses: number
+  failures: number
+  cappedFailures: number
+}
+
+export interface Reputation {
+  peerId: string
+  /** reliability in [0, 1] */
+  score: number
+  slashed: boolean
+  /** paired jobs (attestation + receipt) */
+  jobs: number
+  ok: number
+  failed: number
+  /** non-preemptible jobs broken (preempted) */
+  broken: number
+  /** decayed, capped totals that entered the score */
+  successWeight: number
+  failureWeight: number
+  jobScore: number
+  /** uptime in [0, 1] (1 with no summaries) */
+  uptime: number
+  summaries: number
+  counterparties: CounterpartyEvidence[]
+}
+
+const BAD_OUTCOMES = new Set([Receipt.Outcome.FAILED, Receipt.Outcome.TIMEOUT, Receipt.Outcome.BAD_OUTPUT])
+
+/** The reputation of `peerId` at `now`, from `evidence` alone. */
+export function computeReputation (evidence: ReputationEvidence, peerId: string, now: number, params: ReputationParams = DEFAULT_REPUTATION): Reputation {
+  const decay = (time: number): number => Math.pow(0.5, Math.max(0, now - time) / params.halfLifeMs)
+  const perRenter = new Map<string, CounterpartyEvidence>()
+  let ok = 0
+  let failed = 0
+  let broken = 0
+  const jobs = evidence.jobsOf(peerId)
+  for (const { attestation, receipt } of jobs) {
+    const w = decay(receipt.time)
+    let c = perRenter.get(receipt.renter)
+    if (c == null) perRenter.set(receipt.renter, c = { renter: receipt.renter, jobs: 0, successes: 0, cappedSuccesses: 0, failures: 0, cappedFailures: 0 })
+    c.jobs++
+    const preempted = receipt.outcome === Receipt.Outcome.PREEMPTED || attestation.status === JobStatus.PREEMPTED
+    if (preempted && !attestation.preemptible) {
+      broken++
+      c.failures += w * params.breakPenalty
+    } else if (receipt.outcome === Receipt.Outcome.OK) {
+      ok++
+      c.successes += w
+    } else if (BAD_OUTCOMES.has(receipt.outcome)) {
+      failed++
+      c.failures += w
+    }
+  }
+  let successWeight = 0
+  let failureWeight = 0
+  // sorted so that the floating-point sums are the same on every node
+  const counterparties = [...perRenter.values()].sort((a, b) => a.renter < b.renter ? -1 : a.renter > b.renter ? 1 : 0)
+  for (const c of counterparties) {
+    c.cappedSuccesses = Math.min(c.successes, params.counterpartyCap)
+    c.cappedFailures = Math.min(c.failures, params.counterpartyCap * params.breakPenalty)
+    successWeight += c.cappedSuccesses
+    failureWeight += c.cappedFailures
+  }
+  const jobScore = (params.priorSuccesses + successWeight) / (params.priorSuccesses + params.priorFailures + successWeight + failureWeight)
+
+  const summaries = evidence.summariesOf(peerId)
+  let up = params.uptimePriorMs
+  let available = params.uptimePriorMs
+  for (const s of summaries) {
+    const w = decay(s.periodEnd)
+    up += w * s.upMs
+    available += w * s.availableMs
+  }
+  const uptime = available > 0 ? Math.min(1, up / available) : 1
+  const slashed = evidence.isSlashed(peerId)
+  const score = slashed ? 0 : clamp01(jobScore * (1 - params.uptimeWeight * (1 - uptime)))
+  return { peerId, score, slashed, jobs: jobs.length, ok, failed, broken, successWeight, failureWeight, jobScore, uptime, summaries: summaries.length, counterparties }
+}
+
+export interface Earnings {
+  peerId: string
+  /** paired jobs receipted OK */
+  paidJobs: number
+  /** Σ price paid × run time, micro-USD */
+  earnedMicroUsd: number
+  /** GPU-hours of receipted OK jobs */
+  jobHours: number
+  /** hours inside the provider's advertised windows, from its heartbeat summaries */
+  availableHours: number
+  /** jobHours / availableHours (0 when no summaries) */
+  fillRate: number
+  /** time-weighted busy share of slots, from the summaries */
+  busyShare: number
+}
+
+/** A provider's earnings and fill rate from the jobs and summaries in the ledger. */
+export function computeEarnings (evidence: ReputationEvidence, peerId: string): Earnings {
+  let earned = 0
+  let jobMs = 0
+  let paidJobs = 0
+  for (const { attestation, receipt } of evidence.jobsOf(peerId)) {
+    if (receipt.outcome !== Receipt.Outcome.OK) continue
+    const ms = Math.max(0, attestation.endedAt - attestation.startedAt)
+    paidJobs++
+    jobMs += ms
+    earned += Number(receipt.pricePaidMicroUsd) * ms / 3600_000
+  }
+  let availableMs = 0
+  let busy = 0
+  let period = 0
+  for (const s of evidence.summariesOf(peerId)) {
+    availableMs += s.availableMs
+    const length = s.periodEnd - s.periodStart
+    busy += s.busyPpm / 1_000_000 * length
+    period += length
+  }
+  return {
+    peerId,
+    paidJobs,
+    earnedMicroUsd: Math.round(earned),
+    jobHours: jobMs / 3600_000,
+    availableHours: availableMs / 3600_000,
+    fillRate: availableMs > 0 ? Math.min(1, jobMs / availableMs) : 0,
+    busyShare: period > 0 ? busy / period : 0
+  }
+}
+
+function clamp01 (x: number): number {
+  return Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : 0
+}
+
+function hex (bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString('hex')
+}

@@ -1,0 +1,200 @@
+import * as assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { SignedEnvelope } from '../protocols/envelope.js'
+import { TOPIC } from '../protocols/ids.js'
+import { HeartbeatSummary, LedgerEntry } from '../protocols/ledger.js'
+import { resolveConfig, type Role } from '../src/config/index.js'
+import { defaultLogger } from '@libp2p/logger'
+import { sha256 } from '../src/identity/index.js'
+import { ledgerService, sealEntry, signTestJob, type LedgerService, type Signer } from '../src/ledger/index.js'
+import { createNode, type IdlegridNode, type NodeExtensions } from '../src/node/index.js'
+import { startInProcessNetwork, tempDir, waitFor, waitForTopicMesh, type InProcessNetwork } from './utils/index.js'
+
+function ledgerExtensions (dataDir: string, role: Role): NodeExtensions {
+  return { services: { ledger: ledgerService({ dataDir, role, syncIntervalMs: 2_000, summaryIntervalMs: 0, devMethods: true }) } }
+}
+
+const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
+const signerOf = (node: IdlegridNode): Signer => ({ key: node.privateKey, peerId: node.peerId })
+const heads = (node: IdlegridNode): string => JSON.stringify(ledgerOf(node).store.allHeads().map(h => `${h.authorId}:${h.seq}`).sort())
+
+async function startLedgerNode (dataDir: string, role: Role, bootstrap: string[]): Promise<IdlegridNode> {
+  const config = resolveConfig({ role, flags: { dataDir, listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 1 } })
+  return await createNode(config, ledgerExtensions(config.dataDir, role))
+}
+
+/** provider `p` attests a job for renter `r`, and r receipts it, each into its own feed */
+async function job (p: IdlegridNode, r: IdlegridNode, outcome: 'ok' | 'failed' = 'ok'): Promise<void> {
+  const signed = signTestJob({ provider: signerOf(p), renter: signerOf(r), outcome })
+  await ledgerOf(p).recordAttestation(signed.attestation)
+  await ledgerOf(r).recordReceipt(signed.receipt)
+}
+
+describe('ledger replication (in-process nodes)', function () {
+  this.timeout(120_000)
+  let net: InProcessNetwork
+  const extra: IdlegridNode[] = []
+  let dir: { path: string, cleanup: () => Promise<void> }
+
+  before(async () => {
+    dir = await tempDir('idlegrid-ledger-repl-')
+    // the in-process helper names data dirs itself; each ledger lives in its own folder under ours
+    let n = 0
+    net = await startInProcessNetwork({ providers: 2, renters: 1, extensions: (role) => ledgerExtensions(join(dir.path, `${role}-${n++}`), role) })
+    await waitForTopicMesh(net.all, TOPIC.ledger)
+  })
+  after(async () => {
+    await Promise.all(extra.map(async n => { await n.stop() }))
+    await net.stop()
+    await dir.cleanup()
+  })
+
+  it('entries appended by providers and renters reach every node by gossip, and every node computes the same reputation', async () => {
+    const [p0, p1] = net.providers
+    const [r0] = net.renters
+    for (let i = 0; i < 3; i++) await job(p0, r0)
+    await job(p1, r0, 'failed')
+    await waitFor(() => net.all.every(n => heads(n) === heads(p0) && heads(n) === heads(r0)), { timeoutMs: 20_000, what: 'every node to hold every feed' })
+    const now = Date.now()
+    const scores = net.all.map(n => ledgerOf(n).reputation(p0.peerId.toString(), now))
+    assert.equal(scores[0].jobs, 3)
+    assert.ok(scores[0].score > 0.5, `three OK jobs lift the score above the prior (${scores[0].score})`)
+    for (const s of scores) assert.deepEqual(s, scores[0])
+    const p1Score = ledgerOf(net.bootstrap).reliability(p1.peerId.toString())
+    assert.ok(p1Score < 0.5, `a failed job lowers it (${p1Score})`)
+  })
+
+  it('a node that joins later converges through the sync protocol alone', async () => {
+    const late = await startLedgerNode(join(dir.path, 'late'), 'renter', [net.bootstrap.libp2p.getMultiaddrs()[0].toString()])
+    extra.push(late)
+    await waitFor(() => heads(late) === heads(net.bootstrap), { timeoutMs: 20_000, what: 'the late node to pull every feed' })
+    const stats = await ledgerOf(late).status()
+    assert.equal(stats.entries, (await ledgerOf(net.bootstrap).status()).entries)
+  })
+
+  it('rejects forged and body-forged entries on gossip (scored as REJECT), ignores replays and chain breaks, and stores none of them', async () => {
+    const [p0, p1] = net.providers
+    const receiver = net.bootstrap
+    const before = heads(receiver)
+    const pubsub = p1.libp2p.services.pubsub
+    const p0Head = ledgerOf(p0).store.head(p0.peerId.toString())
+    assert.ok(p0Head != null)
+    // 1. a tampered signature (the router's check)
+    const good = sealEntry(p1.privateKey, p1.peerId, { seq: 99, prevHash: sha256('x'), time: Date.now(), kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: new Uint8Array(0) })
+    const env = SignedEnvelope.decode(good.envelope)
+    const sig = Uint8Array.from(env.signature); sig[3] ^= 1
+    await pubsub.publish(TOPIC.ledger, SignedEnvelope.encode({ ...env, signature: sig }))
+    // 2. p1's feed entry carrying an attestation signed by p0 (the body check)
+    const stolen = signTestJob({ provider: signerOf(p0), renter: signerOf(net.renters[0]) })
+    const p1Head = ledgerOf(p1).store.head(p1.peerId.toString())
+    const bodyForged = sealEntry(p1.privateKey, p1.peerId, { seq: (p1Head?.seq ?? 0) + 1, prevHash: p1Head?.hash ?? new Uint8Array(0), time: Date.now(), kind: LedgerEntry.BodyKind.ATTESTATION, body: stolen.attestation })
+    await pubsub.publish(TOPIC.ledger, bodyForged.envelope)
+    // 3. a replay of p0's head entry, republished by p1
+    const replay = await ledgerOf(p0).store.get(p0Head.author, p0Head.seq)
+    assert.ok(replay != null)
+    await pubsub.publish(TOPIC.ledger, replay.envelope)
+    // 4. a chain-breaking entry of p1's feed (right seq, wrong prev hash)
+    const now = Date.now()
+    const summary = HeartbeatSummary.encode({ periodStart: BigInt(now - 60_000), periodEnd: BigInt(now), heartbeatsSent: 60, intervalMs: 1000, availableMs: 60_000n, upMs: 60_000n, slotsTotal: 1, busyPpm: 0 })
+    const broken = sealEntry(p1.privateKey, p1.peerId, { seq: (p1Head?.seq ?? 0) + 1, prevHash: sha256('not my head'), time: now, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summary })
+    await pubsub.publish(TOPIC.ledger, broken.envelope)
+
+    // the first node to receive each message judges it (a rejected one goes no further)
+    const judges = net.all.filter(n => n !== p1)
+    let stats: Record<string, number> = {}
+    await waitFor(() => {
+      stats = {}
+      for (const n of judges) {
+        for (const [k, v] of Object.entries(n.libp2p.services.gossip.stats()[TOPIC.ledger] ?? {})) stats[k] = (stats[k] ?? 0) + v
+      }
+      return (stats['reject:bad-signature'] ?? 0) >= 1 &&
+        (stats['reject:ERR_LEDGER_BODY'] ?? 0) >= 1 &&
+        ((stats['ignore:duplicate'] ?? 0) + (stats['ignore:replayed'] ?? 0)) >= 1 &&
+        (stats['ignore:does not extend the held feed'] ?? 0) >= 1
+    }, { timeoutMs: 15_000, what: 'the network to judge all four messages' }).catch((err: Error) => { throw new Error(`${err.message}: ${JSON.stringify(stats)}`) })
+    assert.equal(heads(receiver), before, 'nothing was stored')
+  })
+
+  it('an equivocating author is slashed by every node, and excluded from auctions', async () => {
+    const [p0, p1] = net.providers
+    const all = [...net.all, ...extra]
+    await job(p1, net.renters[0])
+    await waitFor(() => all.every(n => heads(n) === heads(p1)), { timeoutMs: 20_000, what: 'p1\'s entry everywhere' })
+    // p1 signs a second entry for its held head's seq (with its own key) and it reaches one node
+    const head = ledgerOf(p1).store.head(p1.peerId.toString())
+    assert.ok(head != null)
+    const held = await ledgerOf(p1).store.get(head.author, head.seq)
+    assert.ok(held != null)
+    const other = signTestJob({ provider: signerOf(p1), renter: signerOf(net.renters[0]) })
+    const conflicting = sealEntry(p1.privateKey, p1.peerId, { seq: head.seq, prevHash: held.prevHash, time: Date.now(), kind: LedgerEntry.BodyKind.ATTESTATION, body: other.attestation })
+    const [outcome] = await ledgerOf(net.bootstrap).store.ingest([conflicting.envelope])
+    assert.equal(outcome.status, 'equivocation')
+    await waitFor(() => all.every(n => ledgerOf(n).isExcluded(p1.peerId.toString())), { timeoutMs: 20_000, what: 'every node to slash p1' })
+    for (const n of all) assert.equal(ledgerOf(n).reliability(p1.peerId.toString()), 0)
+    assert.equal(ledgerOf(net.renters[0]).isExcluded(p0.peerId.toString()), false)
+  })
+
+  it('flush: a peer acknowledges our new head; a node alone says its entries are only local', async () => {
+    const r0 = net.renters[0]
+    const signed = signTestJob({ provider: signerOf(net.providers[0]), renter: signerOf(r0) })
+    await ledgerOf(r0).recordReceipt(signed.receipt)
+    const result = await ledgerOf(r0).flush({ timeoutMs: 10_000 })
+    assert.equal(result.acknowledged, true)
+    assert.ok(result.by.length > 0)
+
+    const lonely = await startLedgerNode(join(dir.path, 'lonely'), 'renter', [])
+    try {
+      const job2 = signTestJob({ provider: signerOf(net.providers[0]), renter: signerOf(lonely) })
+      await ledgerOf(lonely).recordReceipt(job2.receipt)
+      const alone = await ledgerOf(lonely).flush({ timeoutMs: 500 })
+      assert.equal(alone.acknowledged, false)
+      assert.match(alone.note ?? '', /only|locally/)
+    } finally {
+      await lonely.stop()
+    }
+    // on its next run it connects, and peers pull what it holds
+    const again = await startLedgerNode(join(dir.path, 'lonely'), 'renter', [net.bootstrap.libp2p.getMultiaddrs()[0].toString()])
+    extra.push(again)
+    await waitFor(async () => (await ledgerOf(again).flush({ timeoutMs: 2_000 })).acknowledged, { timeoutMs: 20_000, what: 'the returning node\'s entries to be held by a peer' })
+    await waitFor(() => ledgerOf(net.bootstrap).store.head(again.peerId.toString())?.seq === 1, { timeoutMs: 10_000, what: 'the bootstrap to hold them' })
+  })
+
+  it('a restart keeps every entry and gives the same reputations', async () => {
+    const node = extra[0]
+    const dataDir = node.config.dataDir
+    const now = Date.now()
+    const before = { heads: heads(node), reps: JSON.stringify(ledgerOf(node).reputations(now)), status: await ledgerOf(node).status() }
+    await node.stop()
+    const restarted = await startLedgerNode(dataDir, 'renter', [])
+    extra[0] = restarted
+    assert.equal(heads(restarted), before.heads)
+    assert.equal(JSON.stringify(ledgerOf(restarted).reputations(now)), before.reps)
+    assert.equal((await ledgerOf(restarted).status()).entries, before.status.entries)
+    assert.deepEqual((await ledgerOf(restarted).status()).slashed, before.status.slashed)
+  })
+
+  it('control methods: status, show, reputation JSON shape, and the dev method only when enabled', async () => {
+    const p0 = net.providers[0]
+    const handlers = ledgerOf(p0).controlHandlers()
+    const noop = (): void => {}
+    const signal = AbortSignal.timeout(10_000)
+    const status = await handlers['ledger.status']({}, noop, signal) as { entries: number, heads: unknown[] }
+    assert.ok(status.entries > 0 && status.heads.length > 0)
+    const show = await handlers['ledger.show']({ peer: p0.peerId.toString(), limit: 2 }, noop, signal) as { entries: Array<{ kind: string }> }
+    assert.equal(show.entries.length, 2)
+    const reps = await handlers.reputation({}, noop, signal) as Array<{ peerId: string, score: number, jobs: number, slashed: boolean }>
+    for (const r of reps) {
+      assert.equal(typeof r.peerId, 'string')
+      assert.ok(r.score >= 0 && r.score <= 1)
+      assert.equal(typeof r.jobs, 'number')
+      assert.equal(typeof r.slashed, 'boolean')
+    }
+    await assert.rejects(handlers['ledger.show']({ peer: 'not-a-peer' }, noop, signal), /not a peer id/)
+    const made = await handlers['ledger.appendTestJob']({ count: 2, renter: 3 }, noop, signal) as { jobs: number }
+    assert.equal(made.jobs, 2)
+    // without devMethods there is no such method
+    const plain = ledgerService({ dataDir: join(dir.path, 'plain'), role: 'provider' })({ logger: defaultLogger(), privateKey: p0.privateKey, peerId: p0.peerId } as any)
+    assert.equal(plain.controlHandlers()['ledger.appendTestJob'], undefined)
+    assert.ok(plain.controlHandlers()['ledger.status'] != null)
+  })
+})
