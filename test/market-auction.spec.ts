@@ -1,0 +1,207 @@
+import * as assert from 'node:assert/strict'
+import { parsePolicy, parseSimulatedGpus, providerProfile, type ProviderProfile } from '../src/capability/index.js'
+import { sealEnvelope } from '../src/identity/index.js'
+import {
+  DEFAULT_PRICING, DeclineReason, auditAward, fixedReputation, marketExtensions, marketRenter, parseJobSpec, signBid, toJobRequest,
+  usdToMicro, MARKET_PROVIDER_SERVICE, MARKET_RENTER_SERVICE,
+  type AcceptedJob, type AcceptVerdict, type AuctionReport, type MarketProviderService, type MarketRenterService
+} from '../src/market/index.js'
+import { TOPIC } from '../protocols/ids.js'
+import { startInProcessNetwork, waitFor, type InProcessNetwork } from './utils/index.js'
+import type { IdlegridNode } from '../src/node/index.js'
+
+/** Six providers: region, floor (USD/GPU-h), GPU, reliability the renter assigns. */
+const PROVIDERS = [
+  { region: 'eu-west', floor: 1.0, gpu: 'H100:80', reliability: 0.9 },
+  { region: 'eu-central', floor: 0.8, gpu: 'A100:40', reliability: 0.5 },
+  { region: 'us-east', floor: 0.5, gpu: 'H100:80', reliability: 0.95 },
+  { region: 'eu-north', floor: 1.2, gpu: 'H100:80', reliability: 0.99 },
+  { region: 'ap-south', floor: 0.6, gpu: 'RTX 4090:24', reliability: 0.8 },
+  { region: 'eu-west', floor: 2.0, gpu: 'L40S:48', reliability: 0.7 }
+]
+/** Flat pricing so bids are predictable: floor × tier multiplier (silver 1.25). */
+const FLAT = { ...DEFAULT_PRICING, peakMultiplier: 1, offPeakMultiplier: 1, clearingWeight: 0 }
+const SILVER = 1.25
+
+/** The rule's score of provider i for a silver job: price / reliability². */
+function score (i: number): number {
+  const p = PROVIDERS[i] as typeof PROVIDERS[number]
+  return p.floor * SILVER / p.reliability ** 2
+}
+
+function predictedOrder (eligible: (i: number) => boolean): number[] {
+  return PROVIDERS.map((_, i) => i).filter(eligible).sort((a, b) => score(a) - score(b))
+}
+
+describe('market auction (in-process network)', function () {
+  this.timeout(120_000)
+  let net: InProcessNetwork
+  const reliability: Record<string, number> = {}
+  const hooks: Array<((job: AcceptedJob) => AcceptVerdict) | undefined> = []
+  const profiles: ProviderProfile[] = PROVIDERS.map(p => providerProfile(parsePolicy({ region: p.region, priceFloor: p.floor, images: ['*'] }), parseSimulatedGpus([p.gpu])))
+
+  const renter = (): MarketRenterService => (net.renters[0] as IdlegridNode).libp2p.services[MARKET_RENTER_SERVICE] as unknown as MarketRenterService
+  const provider = (i: number): MarketProviderService => (net.providers[i] as IdlegridNode).libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
+  const pid = (i: number): string => (net.providers[i] as IdlegridNode).peerId.toString()
+  const auction = async (raw: Record<string, unknown>): Promise<AuctionReport> =>
+    await renter().auction(parseJobSpec({ runtime: { image: 'ghcr.io/acme/eval:1' }, auction: { bidWindowMs: 800, acceptTimeoutMs: 1500 }, ...raw }))
+
+  before(async () => {
+    net = await startInProcessNetwork({
+      providers: PROVIDERS.length,
+      renters: 2, // renters[1] plays the attacker
+      extensions: (role, index) => {
+        if (role === 'provider') {
+          return marketExtensions({ role, provider: { profile: () => profiles[index], pricing: FLAT, acceptHook: (job) => hooks[index]?.(job) ?? { accept: true } } })
+        }
+        if (role === 'renter' && index === 0) return { services: { [MARKET_RENTER_SERVICE]: marketRenter({ reputation: fixedReputation(reliability, 0.5) }) } }
+        return marketExtensions({ role })
+      }
+    })
+    net.providers.forEach((n, i) => { reliability[n.peerId.toString()] = PROVIDERS[i]?.reliability ?? 0 })
+    await joinBootstrap(net)
+    // gossip relays through the bootstrap: it must see everyone, everyone must see someone
+    for (const topic of [TOPIC.jobs, TOPIC.bids, TOPIC.awards]) {
+      await waitFor(() => net.all.every(n => meshPeers(n, topic) > 0) &&
+        net.bootstrap.libp2p.services.pubsub.getSubscribers(topic).length === net.all.length - 1, { timeoutMs: 30_000, what: `subscribers on ${topic}` })
+    }
+    const r = net.renters[0] as IdlegridNode
+    await waitFor(() => r.libp2p.services.heartbeats.presence().filter(p => p.role === 'provider').length === PROVIDERS.length, { timeoutMs: 30_000, what: 'renter to hear every provider' })
+  })
+
+  after(async () => { await net?.stop() })
+  afterEach(() => { hooks.length = 0 })
+
+  it('awards the bid the rule predicts, and the award audits', async () => {
+    const accepted: AcceptedJob[] = []
+    const [expected] = predictedOrder(() => true)
+    const off = provider(expected as number).onAccepted((job) => { accepted.push(job) })
+    const report = await auction({ name: 'predicted' })
+    off()
+    assert.equal(report.bids.length, PROVIDERS.length, JSON.stringify(report.bids))
+    assert.equal(report.validBids, PROVIDERS.length)
+    assert.equal(report.award?.winner, pid(expected as number))
+    assert.equal(report.award?.price, (PROVIDERS[expected as number]?.floor ?? 0) * SILVER)
+    assert.equal(report.attempts.length, 1)
+    assert.equal(accepted.length, 1)
+    assert.equal(accepted[0]?.jobId, report.jobId)
+    const signed = report.signed
+    assert.ok(signed?.award != null)
+    const audit = auditAward(signed.award.message, signed.bids, { job: signed.job.message, reputation: fixedReputation(reliability, 0.5) })
+    assert.deepEqual(audit.problems, [])
+    assert.equal(provider(expected as number).stats().wins >= 1, true)
+  })
+
+  it('never awards outside the EU when residency is eu (second-price)', async () => {
+    const report = await auction({ name: 'eu-only', constraints: { residency: 'eu' }, auction: { bidWindowMs: 800, pricing: 'second-price' } })
+    const eu = (i: number): boolean => PROVIDERS[i]?.region.startsWith('eu-') === true
+    const [first, second] = predictedOrder(eu) as [number, number]
+    assert.equal(report.award?.winner, pid(first))
+    assert.ok(report.bids.filter(b => b.dropped == null).every(b => b.residency === 'eu'))
+    assert.equal(report.validBids, PROVIDERS.filter((_, i) => eu(i)).length)
+    // second price: the runner-up's score at the winner's reliability
+    const expected = Math.round(score(second) * (PROVIDERS[first]?.reliability ?? 0) ** 2 * 1e6)
+    assert.ok(Math.abs(Number(report.award?.priceMicroUsd) - expected) <= 1, `${report.award?.priceMicroUsd} vs ${expected}`)
+  })
+
+  it('reports "no bids" with decline reasons counted when nobody can serve the job', async () => {
+    const report = await auction({ name: 'too-big', constraints: { minVramGb: 200 } })
+    assert.equal(report.award, undefined)
+    assert.equal(report.bids.length, 0)
+    assert.ok(report.noBids != null)
+    assert.equal(report.noBids.declines.vram, PROVIDERS.length, JSON.stringify(report.noBids))
+    assert.equal(report.noBids.answered, PROVIDERS.length)
+  })
+
+  it('replaces a winner that does not accept with the next best', async () => {
+    const [silent, declining, third] = predictedOrder(() => true) as [number, number, number]
+    hooks[silent] = () => ({ silent: true })
+    hooks[declining] = () => ({ accept: false, reason: DeclineReason.NO_CAPACITY, detail: 'slot just taken' })
+    const report = await auction({ name: 'failover', auction: { bidWindowMs: 800, acceptTimeoutMs: 800 } })
+    assert.deepEqual(report.attempts.map(a => [a.winner, a.outcome]), [[pid(silent), 'timeout'], [pid(declining), 'declined'], [pid(third), 'accepted']])
+    assert.equal(report.award?.winner, pid(third))
+    assert.equal(report.award?.attempt, 3)
+  })
+
+  it('rejects each kind of invalid market message and still completes the auction', async () => {
+    const attacker = net.renters[1] as IdlegridNode
+    const victim = net.providers[0] as IdlegridNode
+    const pubsub = attacker.libp2p.services.pubsub
+    const renterNode = net.renters[0] as IdlegridNode
+    const fakeJob = toJobRequest(parseJobSpec({ runtime: { command: ['x'] } }), { renter: attacker.peerId.toMultihash().bytes })
+    const bid = (over: Record<string, unknown>, key = attacker): Uint8Array => signBid(key.privateKey, key.peerId, {
+      jobId: fakeJob.jobId, provider: key.peerId.toMultihash().bytes, priceMicroUsd: usdToMicro(0.01), gpuModel: 'h100-80gb', vramMib: 81920,
+      region: 'eu-west', residency: 'eu', createdAt: BigInt(Date.now()), expiresAt: BigInt(Date.now() + 60_000), capabilitySeq: 0n, jobNonce: fakeJob.nonce,
+      simulated: false, cachedDatasets: 0, ...over
+    }).envelope
+    const replayed = bid({})
+    const badSignature = bid({})
+    badSignature[badSignature.length - 1] = (badSignature[badSignature.length - 1] ?? 0) ^ 0xff
+    const invalid: Array<[string, Uint8Array]> = [
+      [TOPIC.jobs, Uint8Array.of(1, 2, 3, 4)], // not an envelope
+      [TOPIC.jobs, sealEnvelope(attacker.privateKey, attacker.peerId, 'job-request', Uint8Array.of(0xff, 0xff))], // malformed payload
+      [TOPIC.bids, sealEnvelope(attacker.privateKey, attacker.peerId, 'heartbeat', Uint8Array.of())], // wrong domain
+      [TOPIC.bids, badSignature], // forged signature
+      [TOPIC.bids, bid({}, victim)], // someone else's signed bid, relayed as our own
+      [TOPIC.bids, bid({ provider: victim.peerId.toMultihash().bytes })], // inner field names another provider
+      [TOPIC.bids, bid({ expiresAt: BigInt(Date.now() - 1000) })], // expired
+      [TOPIC.bids, new Uint8Array(5 * 1024)], // oversized
+      [TOPIC.bids, replayed], [TOPIC.bids, replayed], // replay
+      [TOPIC.awards, sealEnvelope(attacker.privateKey, attacker.peerId, 'award', Uint8Array.of(0x08, 0x01))] // malformed award
+    ]
+    const before = totalVerdicts(net.all)
+    const running = auction({ name: 'under-attack' })
+    for (const [topic, data] of invalid) {
+      await pubsub.publish(topic, data).catch(() => {})
+      await new Promise(resolve => setTimeout(resolve, 20))
+    }
+    const report = await running
+    const { signed, ...plain } = report
+    const [expected] = predictedOrder(() => true)
+    assert.ok(report.award != null, JSON.stringify(plain))
+    assert.equal(report.award?.winner, pid(expected as number))
+    assert.equal(report.validBids, PROVIDERS.length)
+    assert.ok(report.bids.every(b => b.provider !== attacker.peerId.toString()))
+    await new Promise(resolve => setTimeout(resolve, 500))
+    const seen = diffVerdicts(before, totalVerdicts(net.all))
+    if (process.env.SHOW_VERDICTS != null) process.stdout.write(JSON.stringify(seen) + "\n")
+    const rejected = Object.keys(seen).filter(k => k.startsWith('reject:') || k.startsWith('ignore:'))
+    for (const kind of ['reject:malformed', 'reject:wrong-domain', 'reject:bad-signature', 'reject:wrong-signer', 'ignore:expired', 'reject:oversized', 'ignore:replayed']) {
+      assert.ok(rejected.some(k => k.startsWith(kind)), `${kind} not seen: ${JSON.stringify(seen)}`)
+    }
+    // nothing invalid was accepted anywhere: only the auction's own messages were
+    assert.ok(renterNode.libp2p.services.gossip.stats()[TOPIC.bids] != null)
+    for (const key of rejected) assert.match(key, /^(reject|ignore):(malformed|oversized|wrong-domain|bad-signature|wrong-signer|expired|replayed)/, key)
+  })
+})
+
+/**
+ * libp2p refuses more than a few inbound connections per second from one host, so some of the
+ * nodes started together miss the bootstrap's first dial: dial it again until all are in.
+ */
+async function joinBootstrap (net: InProcessNetwork): Promise<void> {
+  const addr = net.bootstrap.libp2p.getMultiaddrs()[0]
+  await waitFor(async () => {
+    const missing = net.all.filter(n => n !== net.bootstrap && n.libp2p.getConnections(net.bootstrap.peerId).length === 0)
+    for (const n of missing) await n.libp2p.dial(addr as Parameters<typeof n.libp2p.dial>[0]).catch(() => {})
+    return missing.length === 0
+  }, { timeoutMs: 30_000, intervalMs: 300, what: 'every node to connect to the bootstrap' })
+}
+
+function meshPeers (node: IdlegridNode, topic: string): number {
+  return (node.libp2p.services.pubsub as unknown as { getMeshPeers: (t: string) => unknown[] }).getMeshPeers(topic).length
+}
+
+function totalVerdicts (nodes: IdlegridNode[]): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const n of nodes) {
+    for (const topic of [TOPIC.jobs, TOPIC.bids, TOPIC.awards]) {
+      for (const [k, v] of Object.entries(n.libp2p.services.gossip.stats()[topic] ?? {})) out[k] = (out[k] ?? 0) + v
+    }
+  }
+  return out
+}
+
+function diffVerdicts (a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(b).map(([k, v]) => [k, v - (a[k] ?? 0)]).filter(([, v]) => (v as number) > 0))
+}
