@@ -1,4 +1,5 @@
 import { capabilityExtensions, type ProviderProfile } from '../capability/index.js'
+import { connectLedger, ledgerExtensions, type LedgerBuildOptions } from '../ledger/index.js'
 import { marketExtensions } from '../market/index.js'
 import { createNode, type IdlegridNode, type NodeExtensions } from '../node/index.js'
 import type { NodeConfig } from '../config/index.js'
@@ -18,6 +19,8 @@ export function roleExtensions (_config: NodeConfig, opts: BuildOptions = {}): N
   const profile = opts.provider?.profile
   const market = marketExtensions({ role: _config.role, provider: profile != null ? { profile: () => profile } : undefined })
   Object.assign(extensions.services, market.services)
+  // ledger: every role keeps it in <dataDir>/ledger; providers append heartbeat summaries
+  Object.assign(extensions.services, ledgerExtensions({ config: _config, profile, ...opts.ledger }))
   return extensions
 }
 
@@ -25,8 +28,13 @@ export function roleExtensions (_config: NodeConfig, opts: BuildOptions = {}): N
 export interface BuildOptions {
   /** a provider's validated profile (policy + GPUs) and capability record lifetime */
   provider?: { profile: ProviderProfile, recordTtlMs?: number }
+  /** ledger flags (--dev-ledger-methods, --ledger-summary-seconds) */
+  ledger?: LedgerBuildOptions
 }
 
 export async function buildNode (config: NodeConfig, opts: BuildOptions = {}): Promise<IdlegridNode> {
-  return await createNode(config, roleExtensions(config, opts))
+  const node = await createNode(config, roleExtensions(config, opts))
+  // exec's attestations (and receipts) go into the ledger; the auction reads its reputation
+  connectLedger(node.libp2p.services)
+  return node
 }

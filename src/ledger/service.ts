@@ -615,12 +615,17 @@ class LedgerNode implements LedgerService, Startable {
 
   controlHandlers (): Record<string, ControlHandler> {
     const handlers: Record<string, ControlHandler> = {
-      'ledger.status': async () => await this.status(),
+      'ledger.status': async (params) => {
+        // a short-lived peer may first catch up with its peers
+        if (params.sync === true) await this.syncNow({ timeoutMs: numberParam(params.timeoutMs, 'timeoutMs', 10_000, 100, 120_000) })
+        return await this.status()
+      },
       'ledger.show': async (params) => await this.show(peerParam(params.peer), numberParam(params.limit, 'limit', 20, 1, MAX_RANGE_ENTRIES)),
       'ledger.earnings': async (params) => this.earnings(params.peer == null ? undefined : peerParam(params.peer)),
       'ledger.flush': async (params) => await this.flush({ timeoutMs: numberParam(params.timeoutMs, 'timeoutMs', 10_000, 0, 120_000) }),
       'ledger.sync': async (params) => await this.syncNow({ timeoutMs: numberParam(params.timeoutMs, 'timeoutMs', 30_000, 100, 120_000) }),
       reputation: async (params) => {
+        if (params.sync === true) await this.syncNow({ timeoutMs: numberParam(params.timeoutMs, 'timeoutMs', 10_000, 100, 120_000) })
         const now = numberParam(params.now, 'now', Date.now(), 0, Number.MAX_SAFE_INTEGER)
         if (params.peer != null) return [this.reputation(peerParam(params.peer), now)]
         return this.reputations(now).map(({ counterparties, ...rest }) => ({ ...rest, counterparties: counterparties.length }))

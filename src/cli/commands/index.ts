@@ -1,6 +1,8 @@
 import { demoCommand } from './demo.js'
 import { idCommand } from './id.js'
+import { ledgerCommand } from './ledger.js'
 import { marketCommand } from './market.js'
+import { reputationCommand } from './reputation.js'
 import { bootstrapCommand, providerCommand, renterCommand } from './roles.js'
 import { statusCommand } from './status.js'
 import { submitCommand } from './submit.js'
@@ -15,5 +17,7 @@ export const COMMANDS: Command[] = [
   marketCommand,
   submitCommand,
   idCommand,
-  statusCommand
+  statusCommand,
+  ledgerCommand,
+  reputationCommand
 ]

@@ -1,6 +1,7 @@
 import { loadProviderSetup, POLICY_FLAGS } from '../../capability/index.js'
 import { isNodeRunning } from '../../control/index.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable, type ParsedValues } from '../options.js'
+import { LEDGER_ROLE_OPTIONS, ledgerBuildOptions } from './ledger.js'
 import type { BuildOptions } from '../build-node.js'
 import type { Output } from '../output.js'
 import type { NodeConfig } from '../../config/index.js'
@@ -13,9 +14,9 @@ export const bootstrapCommand: Command = {
   name: 'bootstrap',
   summary: 'Run a seed node: an always-on DHT server and gossip meeting point with no special authority.',
   usage: 'idlegrid bootstrap [options]',
-  options: { ...NODE_OPTIONS, ...COMMON_OPTIONS },
+  options: { ...NODE_OPTIONS, ...LEDGER_ROLE_OPTIONS, ...COMMON_OPTIONS },
   details: `${ROLE_DETAILS}\nDefault listen addresses: /ip4/127.0.0.1/tcp/4001 and /ip4/127.0.0.1/tcp/4002/ws; use\n--listen /ip4/0.0.0.0/tcp/4001 to serve other machines. It prints the multiaddrs peers should use.`,
-  run: async (values, _, out) => await runRole('bootstrap', values, out)
+  run: async (values, _, out) => await runRole('bootstrap', values, out, async () => ({ ledger: ledgerBuildOptions(values) }))
 }
 
 /** Provider policy and capability flags; each policy flag overrides the config file's `provider:` field. */
@@ -63,16 +64,16 @@ export const providerCommand: Command = {
   name: 'provider',
   summary: 'Run a provider node on a GPU box: advertise, bid on jobs, run them and sign attestations.',
   usage: 'idlegrid provider [options]',
-  options: { ...NODE_OPTIONS, ...PROVIDER_OPTIONS, ...COMMON_OPTIONS },
+  options: { ...NODE_OPTIONS, ...PROVIDER_OPTIONS, ...LEDGER_ROLE_OPTIONS, ...COMMON_OPTIONS },
   details: `${ROLE_DETAILS}\nPolicy flags override the config file's provider: section. Without NVIDIA GPUs (nvidia-smi) and\nwithout --simulate-gpu the provider refuses to start. The signed capability record is published in the\nDHT under /idlegrid/cap/<peer id>; see it with the node's control method capability.record.`,
-  run: async (values, _, out) => await runRole('provider', values, out, async (config) => await prepareProvider(config, values, out))
+  run: async (values, _, out) => await runRole('provider', values, out, async (config) => ({ ...(await prepareProvider(config, values, out)), ledger: ledgerBuildOptions(values) }))
 }
 
 export const renterCommand: Command = {
   name: 'renter',
   summary: 'Run a light renter peer (DHT client mode) that stays up and reports what it sees.',
   usage: 'idlegrid renter [options]',
-  options: { ...NODE_OPTIONS, ...COMMON_OPTIONS },
+  options: { ...NODE_OPTIONS, ...LEDGER_ROLE_OPTIONS, ...COMMON_OPTIONS },
   details: ROLE_DETAILS,
-  run: async (values, _, out) => await runRole('renter', values, out)
+  run: async (values, _, out) => await runRole('renter', values, out, async () => ({ ledger: ledgerBuildOptions(values) }))
 }

@@ -1,0 +1,126 @@
+import { asNumber } from '../../config/index.js'
+import { EXIT, UsageError } from '../errors.js'
+import { oneShot } from '../one-shot.js'
+import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable, type ParsedValues } from '../options.js'
+import { shortId, type Output } from '../output.js'
+import type { EntryView, FlushResult, HeadView, LedgerBuildOptions, LedgerStatus, SyncReport } from '../../ledger/index.js'
+import type { Command } from '../command.js'
+
+/** Ledger flags of the role commands (provider, renter, bootstrap). */
+export const LEDGER_ROLE_OPTIONS: OptionTable = {
+  'ledger-summary-seconds': { type: 'string', valueName: 'S', description: 'providers: seconds between heartbeat-summary ledger entries (default 3600)' },
+  'dev-ledger-methods': { type: 'boolean', description: 'development: offer ledger.appendTestJob (signed test jobs from real keys) on the control socket' }
+}
+
+/** The role command's ledger flags as build options. */
+export function ledgerBuildOptions (values: ParsedValues): LedgerBuildOptions {
+  const seconds = values['ledger-summary-seconds']
+  return {
+    devMethods: values['dev-ledger-methods'] === true,
+    summaryIntervalMs: seconds === undefined ? undefined : Math.round(1000 * asNumber(seconds, 'ledger-summary-seconds', { min: 1, max: 7 * 24 * 3600 }))
+  }
+}
+
+const SUBCOMMANDS = ['status', 'show', 'earnings', 'flush', 'sync'] as const
+
+export const ledgerCommand: Command = {
+  name: 'ledger',
+  summary: 'Inspect the replicated ledger: status (authors, entries, heads, disk use, earnings), show PEER, earnings, flush, sync.',
+  usage: 'idlegrid ledger status | show PEER [--limit N] | earnings [PEER] | flush | sync [options]',
+  allowPositionals: true,
+  options: {
+    ...NODE_OPTIONS,
+    limit: { type: 'string', valueName: 'N', description: 'show: the last N entries (default 20, at most 256)' },
+    wait: { type: 'string', valueName: 'S', description: 'a short-lived peer first syncs with its peers for up to S seconds (default 0: the local ledger as it is; flush/sync: 10)' },
+    ...COMMON_OPTIONS
+  },
+  details: 'Talks to the node running on the data directory, or opens the ledger in a short-lived peer.\nflush waits until a peer holds this node\'s newest entries (exit 1 when none did).',
+  run: async (values, positionals, out) => {
+    const [sub, ...args] = positionals
+    if (sub == null || !(SUBCOMMANDS as readonly string[]).includes(sub)) throw new UsageError(`idlegrid ledger: say one of ${SUBCOMMANDS.join(', ')} (see idlegrid ledger --help)`)
+    const waitDefault = sub === 'flush' || sub === 'sync' ? 10 : 0
+    const wait = asNumber(values.wait ?? waitDefault, 'wait', { min: 0, max: 120 })
+    const settleMs = wait * 1000
+    switch (sub) {
+      case 'status': {
+        const { via, result } = await oneShot('ledger.status', { sync: wait > 0, timeoutMs: Math.max(100, settleMs) }, values, { settleMs })
+        const status = result as LedgerStatus
+        out.data({ ...status, via })
+        printStatus(status, via, out)
+        return EXIT.ok
+      }
+      case 'show': {
+        if (args.length !== 1) throw new UsageError('idlegrid ledger show: give one PEER id')
+        const limit = asNumber(values.limit ?? 20, 'limit', { integer: true, min: 1, max: 256 })
+        const { result } = await oneShot('ledger.show', { peer: args[0], limit }, values, { settleMs })
+        const shown = result as { head?: HeadView, slashed: boolean, entries: EntryView[] }
+        out.data({ peerId: args[0], ...shown })
+        printShow(args[0], shown, out)
+        return EXIT.ok
+      }
+      case 'earnings': {
+        const { result } = await oneShot('ledger.earnings', args[0] == null ? {} : { peer: args[0] }, values, { settleMs })
+        const e = result as { peerId: string, paidJobs: number, earnedMicroUsd: number, jobHours: number, availableHours: number, fillRate: number, busyShare: number }
+        out.data(e)
+        out.info(`earnings of ${e.peerId}: ${(e.earnedMicroUsd / 1e6).toFixed(2)} USD over ${e.paidJobs} paid jobs (${e.jobHours.toFixed(2)} GPU-h)`)
+        out.info(`  fill rate ${(100 * e.fillRate).toFixed(1)}% of ${e.availableHours.toFixed(1)} advertised hours; slots busy ${(100 * e.busyShare).toFixed(1)}% of the time`)
+        return EXIT.ok
+      }
+      case 'flush': {
+        const { via, result } = await oneShot('ledger.flush', { timeoutMs: Math.max(1_000, settleMs) }, values, { settleMs: via0(settleMs), timeoutMs: settleMs + 30_000 })
+        const flush = result as FlushResult
+        out.data({ ...flush, via })
+        if (flush.acknowledged) out.info(`ledger entries up to ${flush.seq} are held by ${flush.by.length > 0 ? flush.by.map(shortId).join(', ') : 'a peer'}`)
+        else out.warn(flush.note ?? 'no peer confirmed holding this node\'s ledger entries')
+        return flush.acknowledged ? EXIT.ok : EXIT.failure
+      }
+      case 'sync': {
+        const { result } = await oneShot('ledger.sync', { timeoutMs: Math.max(1_000, settleMs) }, values, { settleMs: via0(settleMs), timeoutMs: settleMs + 30_000 })
+        const report = result as SyncReport
+        out.data(report)
+        out.info(`synced with ${report.peers} peers: ${report.pulled} new entries${report.errors.length > 0 ? `; ${report.errors.length} failed` : ''}`)
+        for (const e of report.errors) out.warn(`  ${e}`)
+        return EXIT.ok
+      }
+    }
+    return EXIT.usage
+  }
+}
+
+/** A short-lived peer needs its connections before a flush or sync; a running node has them. */
+function via0 (settleMs: number): number {
+  return Math.min(settleMs, 3_000)
+}
+
+function formatBytes (n: number): string {
+  if (n < 1024) return `${n} B`
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`
+}
+
+function printStatus (s: LedgerStatus, via: string, out: Output): void {
+  out.info(`ledger of ${s.peerId}${via === 'short-lived' ? ' (short-lived peer: no node runs on this data directory)' : ''}`)
+  out.info(`  ${s.authors} authors, ${s.entries} entries, ${formatBytes(s.diskBytes)} on disk in ${s.path}`)
+  out.info(`  own feed: ${s.own.seq} entries${s.own.unacknowledged > 0 ? `, ${s.own.unacknowledged} not yet confirmed held by a peer` : ''}`)
+  if (s.pending > 0) out.info(`  ${s.pending} entries wait for earlier ones`)
+  out.info(`  slashed: ${s.slashed.length === 0 ? 'none' : s.slashed.map(shortId).join(', ')}`)
+  const e = s.earnings
+  if (e.paidJobs > 0 || e.availableHours > 0) {
+    out.info(`  earnings: ${(e.earnedMicroUsd / 1e6).toFixed(2)} USD over ${e.paidJobs} paid jobs; fill rate ${(100 * e.fillRate).toFixed(1)}%`)
+  }
+  out.info('  heads:')
+  for (const h of s.heads.slice(0, 50)) out.info(`    ${shortId(h.author)}  seq ${String(h.seq).padStart(6)}  ${h.hash.slice(0, 16)}`)
+  if (s.heads.length > 50) out.info(`    … and ${s.heads.length - 50} more (--json for all)`)
+}
+
+function printShow (peer: string, shown: { head?: HeadView, slashed: boolean, entries: EntryView[] }, out: Output): void {
+  if (shown.head == null) {
+    out.info(`no entries of ${peer} in this ledger${shown.slashed ? ' (slashed)' : ''}`)
+    return
+  }
+  out.info(`feed of ${peer}: ${shown.head.seq} entries${shown.slashed ? ', SLASHED' : ''}`)
+  for (const e of shown.entries) {
+    const details = Object.entries(e.summary).map(([k, v]) => `${k}=${typeof v === 'string' && v.length > 20 ? shortId(v) : String(v)}`).join(' ')
+    out.info(`  ${String(e.seq).padStart(6)}  ${new Date(e.time).toISOString()}  ${e.kind.padEnd(17)} ${details}`)
+  }
+}

@@ -1,0 +1,117 @@
+import * as assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { callControl } from '../src/control/index.js'
+import { BIN_PATH, spawnNode, startLocalNetwork, type LocalNetwork, type NodeProcess } from '../src/cli/local-network.js'
+import type { LedgerStatus, Reputation } from '../src/ledger/index.js'
+import { tempDir, waitFor } from './utils/index.js'
+
+// Five nodes as processes (bootstrap, three providers, one renter). Jobs' entries come from the
+// development control method ledger.appendTestJob (offered only with --dev-ledger-methods):
+// the provider signs an attestation into its feed, a dev renter (a real key) signs the receipt.
+
+const run = promisify(execFile)
+const PROVIDER_ARGS = (i: number): string[] => ['--simulate-gpu', 'RTX 4090:24', '--region', 'eu-west', '--price-floor', `${0.5 + i / 10}`, '--dev-ledger-methods']
+
+async function status (node: NodeProcess): Promise<LedgerStatus> {
+  return await callControl(node.dataDir, 'ledger.status', {}, { timeoutMs: 10_000 }) as LedgerStatus
+}
+
+async function headsOf (node: NodeProcess): Promise<string> {
+  return JSON.stringify((await status(node)).heads)
+}
+
+async function reputations (node: NodeProcess, now: number): Promise<Reputation[]> {
+  return await callControl(node.dataDir, 'reputation', { now }, { timeoutMs: 10_000 }) as Reputation[]
+}
+
+describe('ledger across five node processes', function () {
+  this.timeout(240_000)
+  let dir: { path: string, cleanup: () => Promise<void> }
+  let net: LocalNetwork
+  let offline: NodeProcess
+  let restarted: NodeProcess | undefined
+
+  before(async () => {
+    dir = await tempDir('idlegrid-ledger-net-')
+    net = await startLocalNetwork({ baseDir: dir.path, providers: 3, renters: 1, heartbeatSeconds: 1, providerArgs: PROVIDER_ARGS, renterArgs: () => ['--dev-ledger-methods'] })
+  })
+  after(async () => {
+    await restarted?.stop()
+    await net?.stop()
+    await dir?.cleanup()
+  })
+
+  it('a provider offline while 50 jobs\' entries are written converges after it returns; a restart keeps every entry and the same reputations', async () => {
+    const [p1, p2, p3] = net.providers
+    const online = [net.bootstrap, p1, p2, net.renters[0]]
+    // every node holds a ledger and answers for it
+    for (const n of net.all) assert.equal((await status(n)).entries, 0)
+
+    offline = p3
+    assert.equal(await p3.stop('SIGTERM'), 0, 'the provider stops cleanly')
+
+    // 50 jobs from two providers and five renters
+    for (let k = 0; k < 5; k++) {
+      await callControl(p1.dataDir, 'ledger.appendTestJob', { count: 5, renter: k }, { timeoutMs: 30_000 })
+      await callControl(p2.dataDir, 'ledger.appendTestJob', { count: 5, renter: k, outcome: k === 4 ? 'failed' : 'ok' }, { timeoutMs: 30_000 })
+    }
+    const expected = await headsOf(p1)
+    const parsed = JSON.parse(expected) as Array<{ seq: number }>
+    assert.equal(parsed.reduce((a, h) => a + h.seq, 0), 100, '50 attestations and 50 receipts')
+    await waitFor(async () => {
+      const all = await Promise.all(online.map(headsOf))
+      return all.every(h => h === all[0]) && (await headsOf(p2)) === all[0] && JSON.parse(all[0]).length === 12
+    }, { timeoutMs: 60_000, intervalMs: 500, what: 'the online nodes to converge' })
+
+    // the provider returns with its data dir: it pulls what it missed
+    restarted = await spawnNode('provider', { dataDir: p3.dataDir, args: ['--listen', '/ip4/127.0.0.1/tcp/0', '--heartbeat-seconds', '1', '--bootstrap', net.bootstrap.addrs[0], ...PROVIDER_ARGS(2)] })
+    await waitFor(async () => (await headsOf(restarted as NodeProcess)) === (await headsOf(net.bootstrap)), { timeoutMs: 60_000, intervalMs: 500, what: 'the returning provider to converge' })
+
+    // every node computes the same reputations at the same `now`
+    const now = Date.now()
+    const reps = await Promise.all([...online, restarted].map(async n => await reputations(n, now)))
+    for (const r of reps) assert.deepEqual(r, reps[0])
+    const byPeer = new Map(reps[0].map(r => [r.peerId, r]))
+    assert.equal(byPeer.get(p1.peerId)?.jobs, 25)
+    assert.equal(byPeer.get(p2.peerId)?.failed, 5)
+    assert.ok((byPeer.get(p1.peerId)?.score ?? 0) > (byPeer.get(p2.peerId)?.score ?? 1), 'the provider with failures ranks lower')
+
+    // a restart keeps every entry and the same reputations
+    const beforeRestart = { heads: await headsOf(restarted), reps: await reputations(restarted, now) }
+    assert.equal(await restarted.stop('SIGTERM'), 0)
+    restarted = await spawnNode('provider', { dataDir: p3.dataDir, args: ['--listen', '/ip4/127.0.0.1/tcp/0', '--heartbeat-seconds', '1', ...PROVIDER_ARGS(2)] })
+    assert.equal(await headsOf(restarted), beforeRestart.heads)
+    assert.deepEqual(await reputations(restarted, now), beforeRestart.reps)
+  })
+
+  it('the CLI shows ledger status, a feed, and reputation as JSON from the running node', async () => {
+    const p1 = net.providers[0]
+    const env = { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '' }
+    const statusOut = await run(process.execPath, [BIN_PATH, 'ledger', 'status', '--json', '--data-dir', p1.dataDir], { env })
+    const s = JSON.parse(statusOut.stdout.trim().split('\n')[0]) as LedgerStatus & { via: string }
+    assert.equal(s.via, 'running')
+    assert.ok(s.entries >= 100 && s.authors >= 7 && s.diskBytes > 0)
+    assert.equal(s.earnings.paidJobs, 25)
+
+    const repOut = await run(process.execPath, [BIN_PATH, 'reputation', '--json', '--data-dir', p1.dataDir], { env })
+    const rows = repOut.stdout.trim().split('\n').map(line => JSON.parse(line) as { peerId: string, score: number, jobs: number, slashed: boolean })
+    assert.ok(rows.length >= 2)
+    for (const r of rows) {
+      assert.equal(typeof r.peerId, 'string')
+      assert.ok(r.score >= 0 && r.score <= 1)
+      assert.equal(typeof r.jobs, 'number')
+      assert.equal(r.slashed, false)
+    }
+    const one = await run(process.execPath, [BIN_PATH, 'reputation', p1.peerId, '--data-dir', p1.dataDir], { env })
+    assert.match(one.stdout, /score 0\.\d{3}/)
+    const show = await run(process.execPath, [BIN_PATH, 'ledger', 'show', p1.peerId, '--limit', '3', '--data-dir', p1.dataDir], { env })
+    assert.match(show.stdout, /feed of .*: 25 entries/)
+    assert.equal(show.stdout.trim().split('\n').length, 4)
+    const earnings = await run(process.execPath, [BIN_PATH, 'ledger', 'earnings', '--json', '--data-dir', p1.dataDir], { env })
+    assert.equal((JSON.parse(earnings.stdout) as { paidJobs: number }).paidJobs, 25)
+    await assert.rejects(run(process.execPath, [BIN_PATH, 'ledger', 'frobnicate', '--data-dir', p1.dataDir], { env }), (err: any) => err.code === 2)
+    // the bootstrap node has no dev methods
+    await assert.rejects(callControl(net.bootstrap.dataDir, 'ledger.appendTestJob', {}, { timeoutMs: 5_000 }))
+  })
+})
