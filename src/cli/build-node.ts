@@ -1,4 +1,5 @@
 import { capabilityExtensions, type ProviderProfile } from '../capability/index.js'
+import { execExtensions, type RunnerKind } from '../exec/index.js'
 import { connectLedger, ledgerExtensions, type LedgerBuildOptions } from '../ledger/index.js'
 import { marketExtensions } from '../market/index.js'
 import { createNode, type IdlegridNode, type NodeExtensions } from '../node/index.js'
@@ -17,8 +18,11 @@ export function roleExtensions (_config: NodeConfig, opts: BuildOptions = {}): N
   Object.assign(extensions.dhtSelectors, capability.dhtSelectors)
   // market: topic validation on every role; providers bid (with their profile), renters auction
   const profile = opts.provider?.profile
-  const market = marketExtensions({ role: _config.role, provider: profile != null ? { profile: () => profile } : undefined })
+  // exec: providers run awarded jobs on their GPU slots (the bid engine reads the slots); renters get exec.submit
+  const exec = execExtensions({ role: _config.role, dataDir: _config.dataDir, provider: profile != null ? { profile, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi } : undefined })
+  const market = marketExtensions({ role: _config.role, provider: profile != null ? { profile: () => profile, capacity: exec.capacity } : undefined })
   Object.assign(extensions.services, market.services)
+  Object.assign(extensions.services, exec.services)
   // ledger: every role keeps it in <dataDir>/ledger; providers append heartbeat summaries
   Object.assign(extensions.services, ledgerExtensions({ config: _config, profile, ...opts.ledger }))
   return extensions
@@ -27,7 +31,7 @@ export function roleExtensions (_config: NodeConfig, opts: BuildOptions = {}): N
 /** What a role command prepared before the node is built. */
 export interface BuildOptions {
   /** a provider's validated profile (policy + GPUs) and capability record lifetime */
-  provider?: { profile: ProviderProfile, recordTtlMs?: number }
+  provider?: { profile: ProviderProfile, recordTtlMs?: number, runner?: RunnerKind, nvidiaSmi?: string }
   /** ledger flags (--dev-ledger-methods, --ledger-summary-seconds) */
   ledger?: LedgerBuildOptions
 }

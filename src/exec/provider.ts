@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto'
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { mkdir, open, rm, lstat, readdir, type FileHandle } from 'node:fs/promises'
+import { mkdir, open, rm, lstat, readdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { JobFrame, JobStatus, type Attestation, type FileEntry, type Receipt } from '../../protocols/job.js'
@@ -14,6 +14,7 @@ import { AwardCheckError, openAward, verifyAward, type VerifiedAward } from './a
 import { ConditionMonitor, type ConditionOptions } from './conditions.js'
 import { bytesEqual, checkRelativePath, fileSetDigest, toHex, MAX_PATH_CHARS } from './digest.js'
 import { JobStreamError, RunnerError } from './errors.js'
+import { FileSink } from './file-sink.js'
 import { CHUNK_BYTES, FrameChannel, frameKind } from './job-stream.js'
 import { openReceipt, signAttestation, type SignedRecord } from './records.js'
 import { SlotScheduler, type CapacityView, type Lease, type SchedulerGpu, type Tier } from './scheduler.js'
@@ -71,6 +72,17 @@ export interface ExecServiceInit {
   requireAccepted?: boolean
   /** keep work dirs after the run (debugging) */
   keepWorkDirs?: boolean
+  /** a scheduler shared with the bid engine (default: one of its own over `gpus`) */
+  scheduler?: SlotScheduler
+  /**
+   * name of the market provider service in the node; its onAccepted hook feeds noteAccepted
+   * (default "marketProvider"; absent: awards are noted only through noteAccepted)
+   */
+  marketService?: string
+}
+
+interface AcceptedSource {
+  onAccepted(listener: (job: { award: { envelope: Uint8Array } }) => void): () => void
 }
 
 export interface ExecComponents {
@@ -126,12 +138,13 @@ export class JobExecService implements Startable {
   private readonly live = new Set<{ cancel: (why: string) => void }>()
   private readonly monitor?: ConditionMonitor
   private started = false
+  private unhookMarket?: () => void
 
   constructor (components: ExecComponents, init: ExecServiceInit) {
     this.components = components
     this.init = init
     this.log = components.logger.forComponent('idlegrid:exec')
-    this.scheduler = new SlotScheduler({ gpus: init.gpus, graceMs: init.graceMs })
+    this.scheduler = init.scheduler ?? new SlotScheduler({ gpus: init.gpus, graceMs: init.graceMs })
     if (init.conditions != null) this.monitor = new ConditionMonitor(this.scheduler, init.conditions)
   }
 
@@ -141,6 +154,12 @@ export class JobExecService implements Startable {
       maxInboundStreams: 2 * this.init.gpus.length + 4,
       maxOutboundStreams: 1
     })
+    // the market accepts awards over its own protocol; the job stream runs only those
+    let market: AcceptedSource | undefined
+    try {
+      market = (this.components as unknown as Record<string, unknown>)[this.init.marketService ?? 'marketProvider'] as AcceptedSource | undefined
+    } catch {} // libp2p's components throw for a service that is not there
+    if (typeof market?.onAccepted === 'function') this.unhookMarket = market.onAccepted(job => { this.noteAccepted(job.award.envelope) })
     this.monitor?.start()
     this.started = true
   }
@@ -148,6 +167,7 @@ export class JobExecService implements Startable {
   async stop (): Promise<void> {
     this.started = false
     this.monitor?.stop()
+    this.unhookMarket?.()
     await this.components.registrar.unhandle(PROTOCOL.job)
     for (const job of this.live) job.cancel('provider shutting down')
   }
@@ -343,7 +363,7 @@ export class JobExecService implements Startable {
     let index = 0
     let offset = 0n
     let total = 0
-    let handle: FileHandle | undefined
+    let handle: FileSink | undefined
     let hash = createHash('sha256')
     const finishFile = async (): Promise<void> => {
       const entry = manifest[index] as FileEntry
@@ -356,10 +376,10 @@ export class JobExecService implements Startable {
       offset = 0n
       hash = createHash('sha256')
     }
-    const openFile = async (entry: FileEntry): Promise<FileHandle> => {
+    const openFile = async (entry: FileEntry): Promise<FileSink> => {
       const path = join(dir, entry.path)
       await mkdir(dirname(path), { recursive: true })
-      return await open(path, 'wx', 0o644)
+      return new FileSink(await open(path, 'wx', 0o644))
     }
     try {
       while (true) {

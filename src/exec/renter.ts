@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { mkdir, open, rename, rm, writeFile, appendFile, type FileHandle } from 'node:fs/promises'
+import { mkdir, open, rename, rm, writeFile, appendFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { peerIdFromMultihash } from '@libp2p/peer-id'
 import * as Digest from 'multiformats/hashes/digest'
@@ -16,6 +16,7 @@ import { JobFrame, JobStatus, Receipt, type Attestation, type FileEntry } from '
 import { openAward } from './award-check.js'
 import { checkRelativePath, fileSetDigest, hashFile, sortEntries, toHex, bytesEqual } from './digest.js'
 import { JobRejectedError, JobStreamError } from './errors.js'
+import { FileSink } from './file-sink.js'
 import { CHUNK_BYTES, FrameChannel, frameKind } from './job-stream.js'
 import { RecordError, openAttestation, receiptOutcome, signReceipt, type SignedRecord } from './records.js'
 import type { Ed25519PrivateKey, Libp2p, PeerId } from '@libp2p/interface'
@@ -66,7 +67,7 @@ export interface JobPayload {
 export type AttemptOutcome = 'ok' | 'failed' | 'timeout' | 'preempted' | 'bad_output' | 'bad_attestation' | 'rejected' | 'lost'
 
 export type JobEvent =
-  | { type: 'attempt', attempt: number, provider: string, priceMicroUsd: bigint }
+  | { type: 'attempt', attempt: number, provider: string, priceMicroUsd: number }
   | { type: 'sending', attempt: number, sentBytes: number, totalBytes: number }
   | { type: 'accepted', attempt: number, provider: string }
   | { type: 'log', attempt: number, stream: 'stdout' | 'stderr', line: string }
@@ -137,7 +138,7 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
   await mkdir(outDir, { recursive: true })
   const logFile = join(opts.dir, 'log.txt')
   const result: AttemptResult = { attempt, provider: provider.toString(), outcome: 'lost', dir: opts.dir, outputs: [], receivedDigest: fileSetDigest([]), verified: false, priceMicroUsd: award.clearingPriceMicroUsd, startedAt, endedAt: startedAt }
-  emit({ type: 'attempt', attempt, provider: result.provider, priceMicroUsd: award.clearingPriceMicroUsd })
+  emit({ type: 'attempt', attempt, provider: result.provider, priceMicroUsd: Number(award.clearingPriceMicroUsd) })
   const manifest = await inputManifest(payload.inputs)
   const inputDigest = fileSetDigest(manifest)
   let ch: FrameChannel | undefined
@@ -188,7 +189,7 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
 
     const maxOutputBytes = opts.maxOutputBytes ?? RENTER_DEFAULTS.maxOutputBytes
     let totalOut = 0
-    let current: { path: string, handle: FileHandle, hash: ReturnType<typeof createHash>, size: bigint } | undefined
+    let current: { path: string, handle: FileSink, hash: ReturnType<typeof createHash>, size: bigint } | undefined
     const closeCurrent = async (): Promise<void> => {
       if (current == null) return
       await current.handle.close()
@@ -223,7 +224,7 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
             if (chunk.offset !== 0n) throw new JobStreamError('PROTOCOL', `output ${chunk.path} does not start at offset 0`)
             const path = join(outDir, chunk.path)
             await mkdir(dirname(path), { recursive: true })
-            current = { path: chunk.path, handle: await open(path, 'wx'), hash: createHash('sha256'), size: 0n }
+            current = { path: chunk.path, handle: new FileSink(await open(path, 'wx')), hash: createHash('sha256'), size: 0n }
           }
           if (chunk.offset !== current.size) throw new JobStreamError('PROTOCOL', `output ${chunk.path} chunk at ${chunk.offset}, expected ${current.size}`)
           await current.handle.write(chunk.data)

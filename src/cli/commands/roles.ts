@@ -1,5 +1,7 @@
 import { loadProviderSetup, POLICY_FLAGS } from '../../capability/index.js'
 import { isNodeRunning } from '../../control/index.js'
+import { asEnum } from '../../config/index.js'
+import { RUNNER_KINDS } from '../../exec/index.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable, type ParsedValues } from '../options.js'
 import { LEDGER_ROLE_OPTIONS, ledgerBuildOptions } from './ledger.js'
 import type { BuildOptions } from '../build-node.js'
@@ -35,7 +37,8 @@ export const PROVIDER_OPTIONS: OptionTable = {
   grace: { type: 'string', valueName: 'S', description: 'seconds a preempted job gets between SIGTERM and SIGKILL (default 10)' },
   'simulate-gpu': { type: 'string', multiple: true, valueName: 'MODEL:VRAM_GB[:COUNT]', description: 'advertise simulated GPUs instead of running nvidia-smi (repeatable; development)' },
   'nvidia-smi': { type: 'string', valueName: 'PATH', description: 'nvidia-smi binary (default: nvidia-smi on PATH)' },
-  'record-ttl-seconds': { type: 'string', valueName: 'S', description: 'capability record lifetime, refreshed at half of it (default 1800, 5..7200)' }
+  'record-ttl-seconds': { type: 'string', valueName: 'S', description: 'capability record lifetime, refreshed at half of it (default 1800, 5..7200)' },
+  runner: { type: 'string', valueName: 'docker|process', description: 'how jobs run: docker (default; containers) or process (plain commands, NOT isolated: only on a box you can lose)' }
 }
 
 /** Validates the provider's policy and finds its GPUs before the node starts. */
@@ -57,7 +60,9 @@ async function prepareProvider (config: NodeConfig, values: ParsedValues, out: O
   })
   const gpus = profile.groups.map(g => `${g.count}x ${g.modelKey} ${Math.round(g.vramMib / 1024)}GB${g.simulated ? ' (simulated)' : ''}`).join(', ')
   out.info(`advertising ${gpus} in ${profile.policy.region} from ${profile.policy.priceFloor} USD/GPU-hour`)
-  return { provider: { profile, recordTtlMs } }
+  const runner = values.runner === undefined ? 'docker' : asEnum(values.runner, 'runner', RUNNER_KINDS)
+  if (runner === 'process') out.warn('warning: --runner process runs renters\' commands as this user without isolation')
+  return { provider: { profile, recordTtlMs, runner, nvidiaSmi: values['nvidia-smi'] as string | undefined } }
 }
 
 export const providerCommand: Command = {

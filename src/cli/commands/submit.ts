@@ -2,6 +2,7 @@ import { asNumber } from '../../config/index.js'
 import { loadJobSpec, type AuctionReport, type BidRow, type JobFlags } from '../../market/index.js'
 import { EXIT, UsageError } from '../errors.js'
 import { oneShot } from '../one-shot.js'
+import { runSubmitFlow, EXEC_SUBMIT_OPTIONS } from '../../exec/index.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable } from '../options.js'
 import { shortId, type Output } from '../output.js'
 import type { Command } from '../command.js'
@@ -36,7 +37,7 @@ export const submitCommand: Command = {
   name: 'submit',
   summary: 'Submit a job: auction it among the providers, award the best bid, (later) ship and run it.',
   usage: 'idlegrid submit [JOB.yaml] --auction-only [job flags] [options] [-- command args…]',
-  options: { ...SUBMIT_OPTIONS, ...JOB_OPTIONS, ...NODE_OPTIONS, ...COMMON_OPTIONS },
+  options: { ...SUBMIT_OPTIONS, ...EXEC_SUBMIT_OPTIONS, ...JOB_OPTIONS, ...NODE_OPTIONS, ...COMMON_OPTIONS },
   allowPositionals: true,
   details: [
     'The job file (YAML, see examples/jobs/) must end in .yaml or .yml; flags override its fields;',
@@ -49,10 +50,11 @@ export const submitCommand: Command = {
     const file = first != null && /\.ya?ml$/i.test(first) ? first : undefined
     const command = file != null ? rest : positionals
     const spec = await loadJobSpec(file, values as JobFlags, command)
-    if (values['auction-only'] !== true) {
-      throw new UsageError('idlegrid submit: running jobs is not available in this build yet; use --auction-only to run the auction and award')
-    }
     const wait = asNumber(values.wait ?? 3, 'wait', { min: 0, max: 120 })
+    if (values['auction-only'] !== true) {
+      // the full path (auction, transfer, run, verify, receipt) lives in src/exec
+      return await runSubmitFlow(spec, values, out, async (method, params, o) => await oneShot(method, params, values, { settleMs: wait * 1000, ...o }))
+    }
     const onEvent = (event: unknown): void => { progress(event as Record<string, unknown>, out) }
     out.info(`auctioning ${spec.name} (${spec.tier}, ${spec.workload}, ~${spec.estimatedMinutes} min) with a ${spec.auction.bidWindowMs} ms bid window…`)
     let via: string

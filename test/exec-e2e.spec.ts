@@ -1,0 +1,115 @@
+/**
+ * Multi-process end to end: a bootstrap, three providers (process runner, simulated GPUs) and
+ * a renter, each its own `idlegrid` process on 127.0.0.1; jobs submitted with
+ * `idlegrid submit JOB.yaml --json` against the renter node.
+ */
+import { strict as assert } from 'node:assert'
+import { execFile } from 'node:child_process'
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { callControl } from '../src/control/index.js'
+import { BIN_PATH, startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from '../src/cli/local-network.js'
+import { tempDir, waitFor } from './utils/index.js'
+
+interface Submitted { code: number | null, summary: Record<string, any>, stderr: string }
+
+function submit (renter: NodeProcess, cwd: string, jobFile: string, extra: string[] = []): Promise<Submitted> {
+  return new Promise(resolve => {
+    execFile(process.execPath, [BIN_PATH, 'submit', jobFile, '--json', '--data-dir', renter.dataDir, ...extra], { cwd, timeout: 150_000, env: { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '' } }, (err, stdout, stderr) => {
+      const lines = stdout.trim().split('\n').filter(l => l.startsWith('{'))
+      let summary: Record<string, any> = {}
+      try { summary = JSON.parse(lines[lines.length - 1] ?? '{}') } catch {}
+      resolve({ code: err == null ? 0 : (err as any).code ?? null, summary, stderr })
+    })
+  })
+}
+
+async function runningOn (providers: NodeProcess[], name: string): Promise<NodeProcess | undefined> {
+  for (const p of providers) {
+    if (p.child.exitCode != null || p.child.signalCode != null) continue
+    const view = await callControl(p.dataDir, 'exec.jobs', {}, { timeoutMs: 5_000 }).catch(() => undefined) as { jobs: Array<{ state: string, jobId: string }> } | undefined
+    if (view?.jobs.some(j => j.state === 'running' && j.jobId.length > 0 && name.length > 0)) return p
+  }
+  return undefined
+}
+
+describe('exec: multi-process end to end', function () {
+  this.timeout(300_000)
+  let net: LocalNetwork
+  let tmp: { path: string, cleanup: () => Promise<void> }
+
+  before(async () => {
+    tmp = await tempDir('idlegrid-exec-e2e-')
+    // P1 takes every tier and is cheapest; P2 and P3 take silver and bronze only
+    net = await startLocalNetwork({
+      baseDir: tmp.path,
+      providers: 3,
+      renters: 1,
+      providerArgs: (i) => ['--runner', 'process', '--simulate-gpu', 'H100:80', '--region', 'eu-west', '--price-floor', String(1 + i), '--grace', '2', ...(i === 0 ? [] : ['--tiers', 'silver,bronze'])]
+    })
+    const view = await waitForMesh(net.all, 120_000)
+    assert.ok(view.complete, view.missing.join('\n'))
+    await writeFile(join(tmp.path, 'words.txt'), 'hello idlegrid\n')
+    const job = (name: string, tier: string, script: string, minutes = 1): string => [
+      `name: ${name}`, `tier: ${tier}`, 'workload: evaluation',
+      'runtime:', `  command: [/bin/sh, -c, ${JSON.stringify(script)}]`,
+      'inputs: [words.txt]', `estimatedMinutes: ${minutes}`,
+      'auction:', '  bidWindowMs: 700', '  acceptTimeoutMs: 3000'
+    ].join('\n') + '\n'
+    await writeFile(join(tmp.path, 'upper.yaml'), job('upper', 'silver', 'tr a-z A-Z < inputs/words.txt > outputs/upper.txt && echo done'))
+    await writeFile(join(tmp.path, 'slow.yaml'), job('slow', 'silver', 'echo start; sleep 6; tr a-z A-Z < inputs/words.txt > outputs/upper.txt'))
+    await writeFile(join(tmp.path, 'bronze.yaml'), job('bronze', 'bronze',
+      'if [ -f inputs/checkpoint/step.txt ]; then cp inputs/checkpoint/step.txt outputs/resumed.txt; exit 0; fi; trap "echo 1 > outputs/step.txt; exit 0" TERM; echo working; while true; do sleep 0.2; done'))
+    await writeFile(join(tmp.path, 'gold.yaml'), job('gold', 'gold', 'echo gold > outputs/gold.txt'))
+  })
+
+  after(async () => {
+    await net?.stop()
+    await tmp?.cleanup()
+  })
+
+  it('runs a job with real inputs on a provider; outputs and attestation verify', async () => {
+    const { code, summary, stderr } = await submit(net.renters[0] as NodeProcess, tmp.path, 'upper.yaml')
+    assert.equal(code, 0, `${JSON.stringify(summary)}\n${stderr}`)
+    assert.equal(summary.status, 'ok')
+    assert.equal(summary.attempts, 1)
+    assert.equal(summary.provider, net.providers[0]?.peerId, 'the cheapest provider')
+    assert.equal(summary.attestation.status, 'COMPLETED')
+    assert.equal(summary.attestation.verified, true)
+    assert.match(summary.attestation.outputDigest, /^[0-9a-f]{64}$/)
+    assert.equal(summary.outputDir, join(tmp.path, 'idlegrid-out', summary.jobId))
+    assert.equal(await readFile(join(summary.outputDir, 'outputs', 'upper.txt'), 'utf8'), 'HELLO IDLEGRID\n')
+    assert.ok((await readFile(join(summary.outputDir, 'attestation.bin'))).length > 100)
+  })
+
+  it('a gold job on a full provider preempts a bronze job, which completes elsewhere', async () => {
+    const renter = net.renters[0] as NodeProcess
+    const bronze = submit(renter, tmp.path, 'bronze.yaml')
+    const p1 = net.providers[0] as NodeProcess
+    await waitFor(async () => await runningOn([p1], 'bronze'), { timeoutMs: 60_000, what: 'bronze job running on P1' })
+    const gold = await submit(renter, tmp.path, 'gold.yaml')
+    assert.equal(gold.summary.status, 'ok', JSON.stringify(gold.summary))
+    assert.equal(gold.summary.provider, p1.peerId)
+    const { summary } = await bronze
+    assert.equal(summary.status, 'ok', JSON.stringify(summary))
+    assert.deepEqual(summary.history.map((h: any) => h.outcome), ['preempted', 'ok'])
+    assert.equal(summary.history[0].provider, p1.peerId)
+    assert.notEqual(summary.provider, p1.peerId)
+    // the checkpoint written on SIGTERM came back and was handed to the next provider
+    assert.equal((await readFile(join(summary.history[0].dir, 'outputs', 'step.txt'), 'utf8')).trim(), '1')
+    assert.equal((await readFile(join(summary.outputDir, 'outputs', 'resumed.txt'), 'utf8')).trim(), '1')
+  })
+
+  it('a provider killed with SIGKILL mid-job: the job completes on another provider', async () => {
+    const renter = net.renters[0] as NodeProcess
+    const pending = submit(renter, tmp.path, 'slow.yaml')
+    const victim = await waitFor(async () => await runningOn(net.providers, 'slow'), { timeoutMs: 60_000, what: 'slow job running' })
+    victim.child.kill('SIGKILL')
+    const { summary } = await pending
+    assert.equal(summary.status, 'ok', JSON.stringify(summary))
+    assert.equal(summary.history[0].provider, victim.peerId)
+    assert.equal(summary.history[0].outcome, 'lost')
+    assert.notEqual(summary.provider, victim.peerId)
+    assert.equal(await readFile(join(summary.outputDir, 'outputs', 'upper.txt'), 'utf8'), 'HELLO IDLEGRID\n')
+  })
+})
