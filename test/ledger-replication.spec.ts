@@ -192,6 +192,12 @@ describe('ledger replication (in-process nodes)', function () {
     await assert.rejects(handlers['ledger.show']({ peer: 'not-a-peer' }, noop, signal), /not a peer id/)
     const made = await handlers['ledger.appendTestJob']({ count: 2, renter: 3 }, noop, signal) as { jobs: number }
     assert.equal(made.jobs, 2)
+    // a provider's heartbeat summary (normally on a timer) reaches the others and counts as uptime
+    const summary = await handlers['ledger.appendSummary']({}, noop, signal) as { seq: number }
+    assert.ok(summary.seq > 0)
+    await waitFor(() => ledgerOf(net.bootstrap).reputation(p0.peerId.toString()).summaries === 1, { timeoutMs: 15_000, what: 'the summary to reach the bootstrap' })
+    assert.ok(ledgerOf(net.bootstrap).reputation(p0.peerId.toString()).uptime > 0.99, 'up since it started')
+    await assert.rejects(handlers['ledger.appendTestJob']({ count: 5000 }, noop, signal), /count must be/)
     // without devMethods there is no such method
     const plain = ledgerService({ dataDir: join(dir.path, 'plain'), role: 'provider' })({ logger: defaultLogger(), privateKey: p0.privateKey, peerId: p0.peerId } as any)
     assert.equal(plain.controlHandlers()['ledger.appendTestJob'], undefined)

@@ -18,7 +18,7 @@ import { decodeStoredBody, decodeStoredEntry, HeartbeatSummary, LedgerEntry, kin
 import { BrokenChainError, LedgerClosedError, SyncProtocolError } from './errors.js'
 import { buildBadOutputProof, verifyFraudProof } from './fraud.js'
 import { computeEarnings, computeReputation, DEFAULT_REPUTATION, ReputationEvidence, type Earnings, type Reputation, type ReputationParams } from './reputation.js'
-import { LedgerStore, type Head } from './store.js'
+import { LedgerStore, type Head, type IngestOutcome } from './store.js'
 import { MAX_HEADS, MAX_RANGE_BYTES, MAX_RANGE_ENTRIES, serveSyncStream, syncRequest, type SyncRequest, type SyncResponse } from './sync.js'
 import type { Role } from '../config/index.js'
 import type { OpenedEnvelope } from '../identity/index.js'
@@ -133,6 +133,8 @@ const SESSION_TIMEOUT_MS = 60_000
 const REQUEST_TIMEOUT_MS = 10_000
 /** Most entries pulled from one peer in one session; the next session continues. */
 const MAX_PULL_PER_SESSION = 100_000
+/** Retries of a failed background session before waiting for the periodic round. */
+const SESSION_RETRIES = 3
 /** Peers a periodic round syncs with. */
 const PEERS_PER_ROUND = 3
 /** Heads compared by reading the stored entry (fork detection below the held head) per session. */
@@ -441,8 +443,16 @@ class LedgerNode implements LedgerService, Startable {
     for (const peer of peers) this.syncInBackground(peer)
   }
 
-  private syncInBackground (peer: PeerId): void {
-    this.syncWith(peer).catch((err: unknown) => { this.log('sync with %p failed: %e', peer, err) })
+  /** A session in the background; a failed one is retried a few times, sooner than the periodic round. */
+  private syncInBackground (peer: PeerId, attempt = 0): void {
+    this.syncWith(peer).catch((err: unknown) => {
+      this.log('sync with %p failed (attempt %d): %e', peer, attempt + 1, err)
+      if (attempt >= SESSION_RETRIES || this.aborter.signal.aborted) return
+      const timer = setTimeout(() => {
+        if (this.connectedPeers().some(p => p.equals(peer))) this.syncInBackground(peer, attempt + 1)
+      }, 1_000 * 2 ** attempt)
+      timer.unref()
+    })
   }
 
   /** Heads exchange with `peer`, then pulls of every feed it holds more of. One session per peer at a time. */
@@ -510,6 +520,19 @@ class LedgerNode implements LedgerService, Startable {
     let next = fromSeq
     let added = 0
     let inflight: Promise<SyncResponse.Entries> | undefined = this.rangeRequest(peer, author, next, MAX_RANGE_ENTRIES, signal)
+    // the previous batch's ingest, still writing while this one verifies
+    let writing: { from: number, outcomes: Promise<IngestOutcome[]> } | undefined
+    const settle = async (batch: { from: number, outcomes: Promise<IngestOutcome[]> }): Promise<void> => {
+      for (const [i, outcome] of (await batch.outcomes).entries()) {
+        if (outcome.status === 'rejected') {
+          // a chain break right after our head: the peer holds another history; compare our head's seq
+          if (outcome.error instanceof BrokenChainError && i === 0 && batch.from > 1) await this.fetchAndIngest(peer, author, batch.from - 1, 1, signal)
+          throw new SyncProtocolError(`${peer.toString()} sent an entry we refuse: ${outcome.error.message}`)
+        }
+        if (outcome.record.seq !== batch.from + i) throw new SyncProtocolError(`${peer.toString()} sent a range that is not contiguous`)
+        if (outcome.status === 'added') added++
+      }
+    }
     try {
       while (inflight != null && !signal.aborted && added < MAX_PULL_PER_SESSION) {
         const batch: SyncResponse.Entries = await inflight
@@ -517,18 +540,13 @@ class LedgerNode implements LedgerService, Startable {
         if (batch.entries.length === 0) break
         const after = next + batch.entries.length
         if (batch.more) inflight = this.rangeRequest(peer, author, after, MAX_RANGE_ENTRIES, signal)
-        const outcomes = await this.store.ingest(batch.entries)
-        for (const [i, outcome] of outcomes.entries()) {
-          if (outcome.status === 'rejected') {
-            // a chain break right after our head: the peer holds another history; compare our head's seq
-            if (outcome.error instanceof BrokenChainError && i === 0 && next > 1) await this.fetchAndIngest(peer, author, next - 1, 1, signal)
-            throw new SyncProtocolError(`${peer.toString()} sent an entry we refuse: ${outcome.error.message}`)
-          }
-          if (outcome.record.seq !== next + i) throw new SyncProtocolError(`${peer.toString()} sent a range that is not contiguous`)
-          if (outcome.status === 'added') added++
-        }
+        const current = { from: next, outcomes: this.store.ingest(batch.entries) }
+        current.outcomes.catch(() => {})
+        if (writing != null) await settle(writing)
+        writing = current
         next = after
       }
+      if (writing != null) await settle(writing)
     } finally {
       inflight?.catch(() => {})
     }

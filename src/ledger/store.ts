@@ -230,12 +230,15 @@ export class LedgerStore {
 
   /**
    * Verifies and adds entries from the network (any authors, any order). Verification runs
-   * in parallel; adding is serialised. Entries that do not attach yet are held pending.
+   * in parallel (also with the writes of earlier calls); adding is serialised in call order.
+   * Entries that do not attach yet are held pending.
    */
   async ingest (envelopes: readonly Uint8Array[], opts: Omit<VerifyEntryOptions, 'now'> = {}): Promise<IngestOutcome[]> {
     this.assertOpen()
-    const verified = await verifyAll(envelopes, { ...opts, now: this.now() })
-    return await this.serial(async () => await this.attach(verified))
+    // verification runs now, beside earlier batches' writes; attaching keeps the call order
+    const verifying = verifyAll(envelopes, { ...opts, now: this.now() })
+    verifying.catch(() => {})
+    return await this.serial(async () => await this.attach(await verifying))
   }
 
   /** ingest() of one entry that throws its LedgerEntryError instead of returning it. */

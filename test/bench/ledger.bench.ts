@@ -1,0 +1,151 @@
+/**
+ * Ledger benchmark: ingest of 20,000 entries (verify + store: envelope signature, the inner
+ * attestation/receipt signature, chain checks, one synced LevelDB batch per 256) in entries/s,
+ * beside the raw rate of verifying the same 40,000 signatures with the same fast verifier in
+ * the same run; their ratio says how close ingest comes to being limited by verification.
+ * Then the time for a fresh node to sync all of them from a peer over /idlegrid/ledger/sync.
+ */
+import { cp } from 'node:fs/promises'
+import { join } from 'node:path'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromMultihash, peerIdFromPrivateKey } from '@libp2p/peer-id'
+import * as Digest from 'multiformats/hashes/digest'
+import { SignedEnvelope } from '../../protocols/envelope.js'
+import { LedgerEntry } from '../../protocols/ledger.js'
+import { resolveConfig } from '../../src/config/index.js'
+import { signingInput, verifyBytes, verifyManyFast, type SignedBytes } from '../../src/identity/index.js'
+import { LedgerStore, ledgerService, sealEntry, signTestJob, type LedgerService, type Signer } from '../../src/ledger/index.js'
+import { createNode, type IdlegridNode } from '../../src/node/index.js'
+import { tempDir, waitFor } from '../utils/index.js'
+
+const ENTRIES = 20_000
+const PAIRS = 20
+const BATCH = 256
+
+async function signer (): Promise<Signer> {
+  const key = await generateKeyPair('Ed25519')
+  return { key, peerId: peerIdFromPrivateKey(key) }
+}
+
+/** 20 providers and 20 renters; each job is an attestation entry and a receipt entry. Feeds in author order. */
+async function makeFeeds (): Promise<Uint8Array[][]> {
+  const providers = await Promise.all(Array.from({ length: PAIRS }, signer))
+  const renters = await Promise.all(Array.from({ length: PAIRS }, signer))
+  const feeds = new Map<string, { prev?: Uint8Array, seq: number, entries: Uint8Array[] }>()
+  const append = (author: Signer, kind: LedgerEntry.BodyKind, body: Uint8Array, time: number): void => {
+    const id = author.peerId.toString()
+    let feed = feeds.get(id)
+    if (feed == null) feeds.set(id, feed = { seq: 0, entries: [] })
+    const record = sealEntry(author.key, author.peerId, { seq: feed.seq + 1, prevHash: feed.prev ?? new Uint8Array(0), time, kind, body })
+    feed.seq++
+    feed.prev = record.hash
+    feed.entries.push(record.envelope)
+  }
+  const now = Date.now()
+  for (let i = 0; i < ENTRIES / 2; i++) {
+    const provider = providers[i % PAIRS]
+    const renter = renters[(i * 7) % PAIRS]
+    const job = signTestJob({ provider, renter, at: now - 1000 })
+    append(provider, LedgerEntry.BodyKind.ATTESTATION, job.attestation, now - 1000)
+    append(renter, LedgerEntry.BodyKind.RECEIPT, job.receipt, now - 1000)
+  }
+  return [...feeds.values()].map(f => f.entries)
+}
+
+/** Every signature an ingest checks: the entry's and its body's. */
+function signaturesOf (envelopes: Uint8Array[]): SignedBytes[] {
+  const out: SignedBytes[] = []
+  for (const bytes of envelopes) {
+    for (const env of [SignedEnvelope.decode(bytes), SignedEnvelope.decode(LedgerEntry.decode(SignedEnvelope.decode(bytes).payload).body)]) {
+      const author = peerIdFromMultihash(Digest.decode(env.signer)).publicKey?.raw as Uint8Array
+      out.push({ publicKey: author, message: signingInput(env.domain, env.payload), signature: env.signature })
+    }
+  }
+  return out
+}
+
+export default async (): Promise<Record<string, unknown>> => {
+  const dir = await tempDir('idlegrid-ledger-bench-')
+  const nodes: IdlegridNode[] = []
+  try {
+    const t0 = Date.now()
+    const feeds = await makeFeeds()
+    const all = feeds.flat()
+    const generateMs = Date.now() - t0
+
+    // raw verification of the same signatures, same verifier, same concurrency as ingest
+    const signatures = signaturesOf(all)
+    let start = performance.now()
+    const ok = await verifyManyFast(signatures, 64)
+    const rawMs = performance.now() - start
+    if (ok.some(v => !v)) throw new Error('a generated signature does not verify')
+    const rawPerSecond = signatures.length / rawMs * 1000
+    // noble strict alone, on a sample, for comparison
+    const sample = signatures.slice(0, 500)
+    start = performance.now()
+    for (const s of sample) verifyBytes(s.publicKey, s.message, s.signature)
+    const noblePerSecond = sample.length / (performance.now() - start) * 1000
+
+    // ingest: verify + chain + store, in batches of 256 of one feed (as sync delivers them)
+    const key = await generateKeyPair('Ed25519')
+    const storePath = join(dir.path, 'source', 'ledger')
+    const store = await LedgerStore.open(storePath, { privateKey: key, peerId: peerIdFromPrivateKey(key) })
+    start = performance.now()
+    // two batches in flight, as sync runs them: one verifying while the other is written
+    let previous: Promise<unknown> | undefined
+    const check = async (p: Promise<Array<{ status: string }>>): Promise<void> => {
+      const outcomes = await p
+      if (outcomes.some(o => o.status !== 'added')) throw new Error(`ingest: ${outcomes.find(o => o.status !== 'added')?.status}`)
+    }
+    for (const feed of feeds) {
+      for (let i = 0; i < feed.length; i += BATCH) {
+        const current = check(store.ingest(feed.slice(i, i + BATCH)))
+        current.catch(() => {})
+        if (previous != null) await previous
+        previous = current
+      }
+    }
+    await previous
+    const ingestMs = performance.now() - start
+    const stats = await store.stats()
+    await store.close()
+    if (stats.entries !== ENTRIES) throw new Error(`stored ${stats.entries} entries, expected ${ENTRIES}`)
+    const ingestPerSecond = ENTRIES / ingestMs * 1000
+    const signaturesPerEntry = signatures.length / ENTRIES
+
+    // sync: a node holding them (the ingested store as its ledger) and a fresh node that connects
+    await cp(storePath, join(dir.path, 'holder', 'ledger'), { recursive: true })
+    const make = async (name: string, bootstrap: string[]): Promise<IdlegridNode> => {
+      const config = resolveConfig({ role: 'bootstrap', flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 5 } })
+      const node = await createNode(config, { services: { ledger: ledgerService({ dataDir: config.dataDir, role: 'renter', summaryIntervalMs: 0, syncIntervalMs: 3600_000 }) } })
+      nodes.push(node)
+      return node
+    }
+    const holder = await make('holder', [])
+    const ledgerOf = (n: IdlegridNode): LedgerService => (n.libp2p.services as unknown as { ledger: LedgerService }).ledger
+    start = performance.now()
+    const fresh = await make('fresh', [holder.libp2p.getMultiaddrs()[0].toString()])
+    await waitFor(async () => (await ledgerOf(fresh).store.stats()).entries === ENTRIES, { timeoutMs: 300_000, intervalMs: 50, what: 'the fresh node to sync every entry' })
+    const syncMs = performance.now() - start
+
+    return {
+      entries: ENTRIES,
+      authors: stats.authors,
+      signaturesPerEntry,
+      generateMs,
+      rawVerifyPerSecond: Math.round(rawPerSecond),
+      nobleStrictVerifyPerSecond: Math.round(noblePerSecond),
+      ingestEntriesPerSecond: Math.round(ingestPerSecond),
+      ingestSignaturesPerSecond: Math.round(ingestPerSecond * signaturesPerEntry),
+      /** ingest's signature rate over the raw verification rate: 1 = limited by verification alone */
+      ingestToVerifyRatio: Number((ingestPerSecond * signaturesPerEntry / rawPerSecond).toFixed(3)),
+      ingestMs: Math.round(ingestMs),
+      diskBytes: stats.diskBytes,
+      freshNodeSyncMs: Math.round(syncMs),
+      syncEntriesPerSecond: Math.round(ENTRIES / syncMs * 1000)
+    }
+  } finally {
+    await Promise.all(nodes.map(async n => { await n.stop() }))
+    await dir.cleanup()
+  }
+}
