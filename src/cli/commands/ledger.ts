@@ -70,7 +70,8 @@ export const ledgerCommand: Command = {
         const { via, result } = await oneShot('ledger.flush', { timeoutMs: Math.max(1_000, settleMs) }, values, { settleMs: via0(settleMs), timeoutMs: settleMs + 30_000 })
         const flush = result as FlushResult
         out.data({ ...flush, via })
-        if (flush.acknowledged) out.info(`ledger entries up to ${flush.seq} are held by ${flush.by.length > 0 ? flush.by.map(shortId).join(', ') : 'a peer'}`)
+        if (flush.seq === 0) out.info('this node has no ledger entries of its own: nothing to publish')
+        else if (flush.acknowledged) out.info(`ledger entries up to ${flush.seq} are held by ${flush.by.length > 0 ? flush.by.map(shortId).join(', ') : 'a peer'}`)
         else out.warn(flush.note ?? 'no peer confirmed holding this node\'s ledger entries')
         return flush.acknowledged ? EXIT.ok : EXIT.failure
       }
