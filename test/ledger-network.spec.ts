@@ -56,9 +56,9 @@ describe('ledger across five node processes', function () {
       await callControl(p1.dataDir, 'ledger.appendTestJob', { count: 5, renter: k }, { timeoutMs: 30_000 })
       await callControl(p2.dataDir, 'ledger.appendTestJob', { count: 5, renter: k, outcome: k === 4 ? 'failed' : 'ok' }, { timeoutMs: 30_000 })
     }
-    const expected = await headsOf(p1)
-    const parsed = JSON.parse(expected) as Array<{ seq: number }>
-    assert.equal(parsed.reduce((a, h) => a + h.seq, 0), 100, '50 attestations and 50 receipts')
+    // 50 attestations and 50 receipts, in 12 feeds (2 providers, 10 dev renters)
+    const total = async (n: NodeProcess): Promise<number> => (JSON.parse(await headsOf(n)) as Array<{ seq: number }>).reduce((a, h) => a + h.seq, 0)
+    await waitFor(async () => (await total(p1)) === 100, { timeoutMs: 30_000, intervalMs: 250, what: 'p1 to hold all 100 entries' })
     await waitFor(async () => {
       const all = await Promise.all(online.map(headsOf))
       return all.every(h => h === all[0]) && (await headsOf(p2)) === all[0] && JSON.parse(all[0]).length === 12
