@@ -125,7 +125,8 @@ const bid: Bid = {
   expiresAt: 1_700_000_030_000n,
   capabilitySeq: 7n,
   jobNonce: jobRequest.nonce,
-  simulated: false
+  simulated: false,
+  cachedDatasets: 1
 }
 
 const award: Award = {
@@ -248,7 +249,7 @@ describe('protocols: wire codecs', () => {
     roundTrip(LedgerEntry, entry, 'ledger entry', MAX_BYTES.ledgerEntry)
     roundTrip(HeartbeatSummary, { periodStart: 1n, periodEnd: 3_600_001n, heartbeatsSent: 360, intervalMs: 10_000, availableMs: 3_600_000n, upMs: 3_590_000n, slotsTotal: 8, busyPpm: 250_000 }, 'heartbeat summary', MAX_BYTES.heartbeatSummary)
     roundTrip(FraudProof, { kind: FraudProof.Kind.EQUIVOCATION, accused: provider, first: bytes(700), second: bytes(700), evidence: [], createdAt: 9n }, 'fraud proof', MAX_BYTES.fraudProof, LIMITS.fraudProof)
-    roundTrip(SyncRequest, { heads: {} }, 'sync request', MAX_BYTES.syncRequest)
+    roundTrip(SyncRequest, { heads: { ownAuthor: provider, ownSeq: 12n, ownHash: sha256('own head') } }, 'sync request', MAX_BYTES.syncRequest)
     roundTrip(SyncRequest, { range: { author: provider, fromSeq: 1n, limit: 256 } }, 'sync request', MAX_BYTES.syncRequest)
     roundTrip(SyncResponse, { heads: { heads: [{ author: provider, seq: 50n, hash: sha256('head') }] } }, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)
     roundTrip(SyncResponse, { entries: { entries: [bytes(700), bytes(700)], more: true } }, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)

@@ -5,7 +5,7 @@
 // the job does real, deterministic CPU work that a renter can recompute and check.
 // On SIGTERM (preemption) it saves outputs/checkpoint.json and the rows scored so far, and a
 // later run given them under inputs/checkpoint/ resumes where it stopped.
-// Runs on any Node >= 18 with no dependencies. Usage: node batch-score.mjs DATA.csv
+// Runs on any Node >= 18 with no dependencies. Usage: node batch-score.mjs DATA.csv [MODEL.json]
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -13,9 +13,10 @@ import { join } from 'node:path'
 const inputDir = process.env.IDLEGRID_INPUT_DIR ?? 'inputs'
 const outputDir = process.env.IDLEGRID_OUTPUT_DIR ?? 'outputs'
 const dataFile = process.argv[2] ?? 'data.csv'
+const modelFile = process.argv[3] ?? 'model.json'
 mkdirSync(outputDir, { recursive: true })
 
-const model = JSON.parse(readFileSync(join(inputDir, 'model.json'), 'utf8'))
+const model = JSON.parse(readFileSync(join(inputDir, modelFile), 'utf8'))
 const [header, ...lines] = readFileSync(join(inputDir, dataFile), 'utf8').trim().split('\n')
 const columns = header.split(',')
 const rows = lines.map(line => {

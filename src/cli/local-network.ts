@@ -149,14 +149,17 @@ export interface MeshView {
   statuses: NodeStatus[]
 }
 
-/** Asks every node for its status and checks that each has found all the others. */
-export async function inspectMesh (nodes: NodeProcess[]): Promise<MeshView> {
+/** Which pairs must know each other; by default every pair. */
+export type LinkFilter = (a: NodeProcess, b: NodeProcess) => boolean
+
+/** Asks every node for its status and checks that each has found all the others (or the pairs `needed` names). */
+export async function inspectMesh (nodes: NodeProcess[], needed: LinkFilter = () => true): Promise<MeshView> {
   const statuses = await Promise.all(nodes.map(async n => await callControl(n.dataDir, 'status', {}, { timeoutMs: 5_000 }) as NodeStatus))
   const missing: string[] = []
   const servers = new Set(statuses.filter(s => s.dhtMode === 'server').map(s => s.peerId))
-  for (const s of statuses) {
-    for (const other of statuses) {
-      if (other.peerId === s.peerId) continue
+  for (const [i, s] of statuses.entries()) {
+    for (const [j, other] of statuses.entries()) {
+      if (other.peerId === s.peerId || !needed(nodes[i], nodes[j])) continue
       const label = `${s.role} ${s.peerId.slice(-6)} → ${other.role} ${other.peerId.slice(-6)}`
       // DHT servers keep servers in their routing tables; client-mode renters are never added
       if (servers.has(other.peerId) && !s.routingTable.includes(other.peerId)) missing.push(`${label}: not in DHT routing table`)
@@ -168,13 +171,13 @@ export async function inspectMesh (nodes: NodeProcess[]): Promise<MeshView> {
 }
 
 /** Polls inspectMesh until complete or `timeoutMs` passes. */
-export async function waitForMesh (nodes: NodeProcess[], timeoutMs: number, onProgress?: (view: MeshView) => void): Promise<MeshView> {
+export async function waitForMesh (nodes: NodeProcess[], timeoutMs: number, onProgress?: (view: MeshView) => void, needed?: LinkFilter): Promise<MeshView> {
   const deadline = Date.now() + timeoutMs
-  let view = await inspectMesh(nodes)
+  let view = await inspectMesh(nodes, needed)
   while (!view.complete && Date.now() < deadline) {
     onProgress?.(view)
     await new Promise(resolve => setTimeout(resolve, 250))
-    view = await inspectMesh(nodes)
+    view = await inspectMesh(nodes, needed)
   }
   return view
 }

@@ -14,6 +14,8 @@ import { jobExecService, type JobExecService } from './provider.js'
 import { runJob, summaryJson, RENTER_DEFAULTS, type AwardSource, type JobEvent, type JobPayload } from './renter.js'
 import { DockerRunner, ProcessRunner, type Runner, type RunnerKind } from './runners/index.js'
 import { SlotScheduler } from './scheduler.js'
+import type { SignedRecord } from './records.js'
+import type { Receipt } from '../../protocols/job.js'
 import type { ControlHandler } from '../control/index.js'
 import type { AuctionOptions, CapacitySource, JobSpec, MarketRenterService } from '../market/index.js'
 import type { Role } from '../config/index.js'
@@ -127,7 +129,15 @@ export interface ExecRenterInit {
 
 /** Renter-side control: `exec.submit` runs auction, transfer, execution, verification and receipt. */
 class ExecRenter implements Startable {
+  private readonly receiptHandlers = new Set<(event: { receipt: SignedRecord<Receipt> }) => void>()
+
   constructor (private readonly components: RenterComponents & Record<string, unknown>, private readonly init: ExecRenterInit) {}
+
+  /** Called with every receipt this renter signs; the ledger records them. Returns an unsubscribe. */
+  onRenterReceipt (handler: (event: { receipt: SignedRecord<Receipt> }) => void): () => void {
+    this.receiptHandlers.add(handler)
+    return () => this.receiptHandlers.delete(handler)
+  }
 
   start (): void {}
   stop (): void {}
@@ -180,7 +190,8 @@ class ExecRenter implements Startable {
           baseDir,
           maxAttempts,
           signal,
-          onEvent: (e: JobEvent) => { send(e) }
+          onEvent: (e: JobEvent) => { send(e) },
+          onReceipt: (receipt) => { for (const handler of this.receiptHandlers) handler({ receipt }) }
         })
         return summaryJson(summary)
       }

@@ -328,6 +328,8 @@ export interface RunJobOptions extends Omit<AttemptOptions, 'dir' | 'attempt'> {
   /** default ./idlegrid-out */
   baseDir?: string
   maxAttempts?: number
+  /** every receipt this renter signs (one per attempt that got as far), e.g. for the ledger */
+  onReceipt?: (receipt: SignedRecord<Receipt>) => void
 }
 
 export interface JobSummary {
@@ -372,6 +374,7 @@ export async function runJob (opts: RunJobOptions): Promise<JobSummary> {
     const dir = join(jobDir, 'attempts', String(attempt))
     await rm(dir, { recursive: true, force: true })
     last = await runAttempt(awarded, payload, { ...opts, dir, attempt })
+    if (last.receipt != null) opts.onReceipt?.(last.receipt)
     history.push({ attempt, provider: last.provider, outcome: last.outcome, detail: last.detail, dir })
     if (FINAL.has(last.outcome) || opts.signal?.aborted === true) break
     exclude.push(last.provider)
