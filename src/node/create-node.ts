@@ -95,7 +95,10 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
     streamMuxers: [yamux(YAMUX_BULK)],
     peerDiscovery: config.bootstrap.length > 0 ? [bootstrap({ list: config.bootstrap, timeout: 100 })] : [],
     connectionManager: {
-      maxConnections: config.maxConnections
+      maxConnections: config.maxConnections,
+      // on a loopback or LAN network many peers can share one host address, and libp2p's
+      // default (5 inbound connections per second per host) refuses most of them
+      ...(config.privateAddresses ? { inboundConnectionThreshold: Math.max(5, config.maxConnections) } : {})
     },
     // no NAT traversal, relays or public address discovery: idlegrid talks to configured peers only
     services: {
