@@ -116,6 +116,8 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
         emitSelf: false,
         doPX: isBootstrap,
         scoreParams: {
+          // on a loopback or LAN network every peer shares one IP: colocation must not graylist them all
+          ...(config.privateAddresses ? { IPColocationFactorWeight: 0 } : {}),
           // positive terms stay small and capped; one rejected message outweighs them all, and two
           // (P4 is quadratic) take the sender past the graylist threshold (-80) for a while
           topics: Object.fromEntries(ALL_TOPICS.map(topic => [topic, createTopicScoreParams({
@@ -126,6 +128,10 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
             firstMessageDeliveriesWeight: 0.1,
             firstMessageDeliveriesDecay: 0.99,
             firstMessageDeliveriesCap: 20,
+            // market and heartbeat topics are quiet and bursty: gossipsub's default under-delivery
+            // penalty (P3: fewer than 20 messages per mesh peer) would graylist every honest peer
+            meshMessageDeliveriesWeight: 0,
+            meshFailurePenaltyWeight: 0,
             invalidMessageDeliveriesWeight: -20,
             invalidMessageDeliveriesDecay: 0.99
           })]))
