@@ -29,11 +29,11 @@ export const MAX_ATTEMPTS = 8
 /** Providers asked "why not?" at most, and how many at once. */
 const MAX_EXPLAIN = 64
 const EXPLAIN_CONCURRENCY = 8
-const EXPLAIN_TIMEOUT_MS = 2_000
+const EXPLAIN_TIMEOUT_MS = 4_000
 /** Round-trip measurement bound per provider. */
 const PING_TIMEOUT_MS = 1_000
 /** Longest wait for a first jobs-topic peer before publishing anyway. */
-const TOPIC_PEER_WAIT_MS = 3_000
+const TOPIC_PEER_WAIT_MS = 5_000
 /** Bids accepted per auction; more are counted but not kept. */
 const MAX_BIDS_PER_AUCTION = 1_000
 
@@ -246,10 +246,15 @@ export class Auctioneer {
     }
   }
 
-  /** A node that just joined may not know who subscribes yet: wait (bounded) for a first jobs-topic peer. */
+  /**
+   * A node that just joined may not be in any gossip mesh yet: its job would reach nobody and
+   * bids would not come back. Wait (bounded) until it has mesh peers on the jobs and bids topics.
+   */
   private async topicPeers (signal: AbortSignal): Promise<void> {
     const deadline = Date.now() + TOPIC_PEER_WAIT_MS
-    while (this.components.pubsub.getSubscribers(TOPIC.jobs).length === 0 && Date.now() < deadline) {
+    const pubsub = this.components.pubsub as PubSub<GossipsubEvents> & { getMeshPeers?: (topic: string) => unknown[] }
+    const ready = (topic: string): boolean => (pubsub.getMeshPeers?.(topic) ?? pubsub.getSubscribers(topic)).length > 0
+    while (!(ready(TOPIC.jobs) && ready(TOPIC.bids)) && Date.now() < deadline) {
       await sleep(50, signal)
     }
   }

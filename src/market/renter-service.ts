@@ -14,7 +14,9 @@ import { neutralReputation, type ReputationSource } from './reputation.js'
 import type { RankingParams } from './ranking.js'
 import type { ControlHandler } from '../control/index.js'
 import type { GossipRouter, HeartbeatService } from '../node/index.js'
-import type { ComponentLogger, Logger, Startable } from '@libp2p/interface'
+import { peerIdFromString } from '@libp2p/peer-id'
+import { multiaddr } from '@multiformats/multiaddr'
+import type { ComponentLogger, Logger, PeerStore, Startable } from '@libp2p/interface'
 import type { KadDHT } from '@libp2p/kad-dht'
 
 /** Time allowed to find explain candidates in the DHT. */
@@ -38,6 +40,7 @@ export interface MarketRenterService {
 }
 
 interface RenterComponents extends AuctionComponents {
+  peerStore: PeerStore
   gossip: GossipRouter
   heartbeats: HeartbeatService
   dht: KadDHT
@@ -104,6 +107,11 @@ class MarketRenter implements MarketRenterService, Startable {
     try {
       const result = await discoverWith(this.components.dht, {}, { timeoutMs: DISCOVERY_TIMEOUT_MS, maxCandidates: MAX_CANDIDATES, signal })
       advertised = result.providers.map(p => p.peerId)
+      // the records carry listen addresses: dial those rather than look the peers up again
+      await Promise.all(result.providers.map(async (p) => {
+        const multiaddrs = p.addrs.flatMap(a => { try { return [multiaddr(a)] } catch { return [] } })
+        if (multiaddrs.length > 0) await this.components.peerStore.merge(peerIdFromString(p.peerId), { multiaddrs }).catch(() => {})
+      }))
     } catch (err) {
       this.log('discovery for explain failed: %e', err)
     }
