@@ -108,8 +108,12 @@ export async function runDemo (opts: DemoOptions, out: Output): Promise<DemoSumm
       const f = fleet[i]
       out.info(`  provider ${f.name.padEnd(12)} ${f.gpus.padEnd(14)} ${f.region.padEnd(13)} floor $${f.priceFloorUsd.toFixed(2)}/GPU-h  ${f.note}`)
     }
-    // the market needs every provider to reach the renter (and the seed); providers need not know each other
-    const mesh = await waitForMesh(network.all, opts.setupTimeoutMs ?? 45_000, undefined, (a, b) => a.role !== 'provider' || b.role !== 'provider')
+    // the market needs the renter and every provider to hear each other on the topics;
+    // providers need not know each other, and discovery below checks the DHT
+    const mesh = await waitForMesh(network.all, opts.setupTimeoutMs ?? 45_000, undefined, {
+      needed: (a, b) => (a.role === 'renter' && b.role === 'provider') || (a.role === 'provider' && b.role === 'renter'),
+      routing: false
+    })
     if (!mesh.complete) throw new Error(`the network did not form: ${mesh.missing.slice(0, 3).join('; ')}`)
     const meshMs = Date.now() - started
     const renter = network.renters[0]
@@ -209,12 +213,13 @@ async function runJob (key: string, spec: JobSpec, renter: NodeProcess, outDir: 
     if (e.type === 'auction') {
       const a = attempt(e.attempt as number)
       const ev = e.event as Record<string, any>
+      if (ev.type === 'published') a.bids = []
       if (ev.type === 'bid') a.bids.push({ provider: ev.provider, providerName: label(ev.provider), priceUsd: ev.price })
       if (ev.type === 'award') {
         const bids = a.bids.slice().sort((x, y) => x.priceUsd - y.priceUsd).map(b => `${b.providerName} ${usd(b.priceUsd)}`).join(', ')
-        out.info(`${tag} auction ${String(e.attempt)}: ${a.bids.length} bid(s) [${bids}] → award ${label(ev.winner)} at ${usd(ev.price)}/GPU-h (best price / reliability^w)`)
+        out.info(`${tag} auction for attempt ${String(e.attempt)}: ${a.bids.length} bid(s) [${bids}] → award ${label(ev.winner)} at ${usd(ev.price)}/GPU-h (best price / reliability^w)`)
       }
-      if (ev.type === 'closed' && ev.valid === 0) out.info(`${tag} auction ${String(e.attempt)}: no valid bids`)
+      if (ev.type === 'closed' && ev.valid === 0) out.info(`${tag} auction for attempt ${String(e.attempt)}: no valid bids yet`)
     } else if (e.type === 'attempt') {
       const a = attempt(e.attempt)
       a.provider = e.provider
