@@ -110,6 +110,7 @@ export async function runDemo (opts: DemoOptions, out: Output): Promise<DemoSumm
     }
     // the market needs the renter and every provider to hear each other on the topics;
     // providers need not know each other, and discovery below checks the DHT
+    const spawnedMs = Date.now() - started
     const mesh = await waitForMesh(network.all, opts.setupTimeoutMs ?? 45_000, undefined, {
       needed: (a, b) => (a.role === 'renter' && b.role === 'provider') || (a.role === 'provider' && b.role === 'renter'),
       routing: false
@@ -117,8 +118,10 @@ export async function runDemo (opts: DemoOptions, out: Output): Promise<DemoSumm
     if (!mesh.complete) throw new Error(`the network did not form: ${mesh.missing.slice(0, 3).join('; ')}`)
     const meshMs = Date.now() - started
     const renter = network.renters[0]
+    const meshedMs = Date.now() - started
     await waitForDiscovery(renter, fleet.length, opts.setupTimeoutMs ?? 30_000)
-    out.info(`all ${network.all.length} nodes found each other and every provider's signed capability record is in the DHT (${(meshMs / 1000).toFixed(1)} s)\n`)
+    const secs = (ms: number): string => (ms / 1000).toFixed(1)
+    out.info(`all ${network.all.length} nodes found each other and every provider's signed capability record is in the DHT (processes ready ${secs(spawnedMs)} s, topics joined ${secs(meshedMs)} s, records found ${secs(Date.now() - started)} s)\n`)
 
     const label = (peerId: string): string => names.get(peerId)?.name ?? peerId.slice(-8)
     const jobs = await playScenario(scenarioJobs(opts.jobs), renter, baseDir, names, label, out)
@@ -141,11 +144,15 @@ export async function runDemo (opts: DemoOptions, out: Output): Promise<DemoSumm
       return { ...summary, kept: { dataDir: baseDir, pids } }
     }
     out.info('\nstopping every process…')
+    const stopStarted = Date.now()
     const codes = await network.stop()
     network = undefined
     const clean = codes.every(c => c === 0)
-    out.info(clean ? `all ${codes.length} processes exited cleanly; removed ${baseDir}` : `exit codes: ${codes.join(', ')}`)
-    return { ...summary, ok: summary.ok && clean, durationMs: Date.now() - started }
+    const stopSeconds = ((Date.now() - stopStarted) / 1000).toFixed(1)
+    out.info(clean ? `all ${codes.length} processes exited cleanly in ${stopSeconds} s` : `exit codes: ${codes.join(', ')}`)
+    const durationMs = Date.now() - started
+    out.info(`the demo took ${(durationMs / 1000).toFixed(1)} s`)
+    return { ...summary, ok: summary.ok && clean, durationMs }
   } finally {
     if (network != null) await network.stop()
     if (!opts.keep) await rm(baseDir, { recursive: true, force: true })
@@ -174,8 +181,10 @@ async function playScenario (jobs: ScenarioJob[], renter: NodeProcess, baseDir: 
     let running: () => void = () => {}
     const isRunning = new Promise<void>(resolve => { running = resolve })
     reports.push(runJob(first.key, first.spec, renter, outDir, names, label, out, running))
-    // the gold job must find the bronze job on the GPU it needs
-    await Promise.race([isRunning, new Promise(resolve => setTimeout(resolve, 60_000))])
+    // the gold job must find the bronze job on the GPU it needs (bounded: go on without it)
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([isRunning, new Promise(resolve => { timer = setTimeout(resolve, 60_000) })])
+    clearTimeout(timer)
   } else {
     rest.unshift(first)
   }
@@ -370,5 +379,4 @@ function printSummary (s: DemoSummary, out: Output): void {
     out.info('reputations (the renter\'s own ledger view):')
     for (const r of s.reputations) out.info(`  ${r.name.padEnd(12)} ${r.score.toFixed(3)} from ${r.jobs} job(s)${r.slashed ? ' SLASHED' : ''}`)
   }
-  out.info(`took ${(s.durationMs / 1000).toFixed(1)} s`)
 }
