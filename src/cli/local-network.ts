@@ -152,8 +152,16 @@ export interface MeshView {
 /** Which pairs must know each other; by default every pair. */
 export type LinkFilter = (a: NodeProcess, b: NodeProcess) => boolean
 
+export interface MeshCriteria {
+  /** the pairs checked (default all) */
+  needed?: LinkFilter
+  /** also require DHT servers in each other's routing tables (default true) */
+  routing?: boolean
+}
+
 /** Asks every node for its status and checks that each has found all the others (or the pairs `needed` names). */
-export async function inspectMesh (nodes: NodeProcess[], needed: LinkFilter = () => true): Promise<MeshView> {
+export async function inspectMesh (nodes: NodeProcess[], criteria: MeshCriteria = {}): Promise<MeshView> {
+  const needed = criteria.needed ?? (() => true)
   const statuses = await Promise.all(nodes.map(async n => await callControl(n.dataDir, 'status', {}, { timeoutMs: 5_000 }) as NodeStatus))
   const missing: string[] = []
   const servers = new Set(statuses.filter(s => s.dhtMode === 'server').map(s => s.peerId))
@@ -162,7 +170,7 @@ export async function inspectMesh (nodes: NodeProcess[], needed: LinkFilter = ()
       if (other.peerId === s.peerId || !needed(nodes[i], nodes[j])) continue
       const label = `${s.role} ${s.peerId.slice(-6)} → ${other.role} ${other.peerId.slice(-6)}`
       // DHT servers keep servers in their routing tables; client-mode renters are never added
-      if (servers.has(other.peerId) && !s.routingTable.includes(other.peerId)) missing.push(`${label}: not in DHT routing table`)
+      if (criteria.routing !== false && servers.has(other.peerId) && !s.routingTable.includes(other.peerId)) missing.push(`${label}: not in DHT routing table`)
       if (!s.topics[TOPIC.heartbeats].includes(other.peerId)) missing.push(`${label}: not a ${TOPIC.heartbeats} subscriber`)
       if (!s.heard.some(h => h.peerId === other.peerId)) missing.push(`${label}: no heartbeat received`)
     }
@@ -171,13 +179,13 @@ export async function inspectMesh (nodes: NodeProcess[], needed: LinkFilter = ()
 }
 
 /** Polls inspectMesh until complete or `timeoutMs` passes. */
-export async function waitForMesh (nodes: NodeProcess[], timeoutMs: number, onProgress?: (view: MeshView) => void, needed?: LinkFilter): Promise<MeshView> {
+export async function waitForMesh (nodes: NodeProcess[], timeoutMs: number, onProgress?: (view: MeshView) => void, criteria?: MeshCriteria): Promise<MeshView> {
   const deadline = Date.now() + timeoutMs
-  let view = await inspectMesh(nodes, needed)
+  let view = await inspectMesh(nodes, criteria)
   while (!view.complete && Date.now() < deadline) {
     onProgress?.(view)
     await new Promise(resolve => setTimeout(resolve, 250))
-    view = await inspectMesh(nodes, needed)
+    view = await inspectMesh(nodes, criteria)
   }
   return view
 }
