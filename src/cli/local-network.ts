@@ -123,16 +123,18 @@ export async function startLocalNetwork (opts: LocalNetworkOptions): Promise<Loc
     const bootstrap = await spawnNode('bootstrap', { dataDir: join(opts.baseDir, 'bootstrap'), args: common })
     started.push(bootstrap)
     const peerArgs = [...common, '--bootstrap', bootstrap.addrs[0]]
-    const providers = await Promise.all(Array.from({ length: opts.providers }, async (_, i) => {
+    // providers and renters start together: each process spends its first second loading code
+    const providersStarting = Promise.all(Array.from({ length: opts.providers }, async (_, i) => {
       const node = await spawnNode('provider', { dataDir: join(opts.baseDir, `provider-${i + 1}`), args: [...peerArgs, ...(opts.providerArgs?.(i) ?? DEFAULT_PROVIDER_ARGS)] })
       started.push(node)
       return node
     }))
-    const renters = await Promise.all(Array.from({ length: opts.renters ?? 1 }, async (_, i) => {
+    const rentersStarting = Promise.all(Array.from({ length: opts.renters ?? 1 }, async (_, i) => {
       const node = await spawnNode('renter', { dataDir: join(opts.baseDir, `renter-${i + 1}`), args: [...peerArgs, ...(opts.renterArgs?.(i) ?? [])] })
       started.push(node)
       return node
     }))
+    const [providers, renters] = await Promise.all([providersStarting, rentersStarting])
     const all = [bootstrap, ...providers, ...renters]
     return { bootstrap, providers, renters, all, stop: async () => await Promise.all(all.map(async n => await n.stop())) }
   } catch (err) {

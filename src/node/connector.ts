@@ -1,4 +1,4 @@
-import type { ComponentLogger, Logger, PeerDiscovery, PeerId, PeerInfo, Startable, TypedEventTarget, Libp2pEvents } from '@libp2p/interface'
+import type { ComponentLogger, Logger, PeerId, PeerInfo, Startable, TypedEventTarget, Libp2pEvents } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
 export interface ConnectorInit {
@@ -8,6 +8,12 @@ export interface ConnectorInit {
   dialTimeoutMs?: number
   /** dials in flight at once */
   maxParallelDials?: number
+  /** while below target, look for more peers in the DHT this often */
+  lookupIntervalMs?: number
+}
+
+interface ClosestPeers {
+  getClosestPeers(key: Uint8Array, options?: { signal?: AbortSignal }): AsyncIterable<unknown>
 }
 
 interface ConnectorComponents {
@@ -15,53 +21,115 @@ interface ConnectorComponents {
   events: TypedEventTarget<Libp2pEvents>
   connectionManager: ConnectionManager
   logger: ComponentLogger
+  dht?: ClosestPeers
 }
+
+/** Discovered peers waiting for a dial slot; older ones give way to newer ones past this. */
+const MAX_PENDING = 256
+/** Bound on one DHT lookup for more peers. */
+const LOOKUP_TIMEOUT_MS = 5_000
 
 /**
  * Joins the mesh: libp2p v2 no longer dials the peers it discovers (bootstrap list, DHT
  * walks), so gossipsub would only ever see the bootstrap nodes. This dials discovered
- * peers until the node has `targetPeers` connections, a bounded number at a time.
+ * peers until the node has `targetPeers` connections, a bounded number at a time; peers
+ * found while every dial slot is busy wait their turn. While still below target it looks
+ * for more peers in the DHT now and then (a light peer is in nobody's routing table, so
+ * nobody else would tell it about providers that joined after it).
  */
 class PeerConnector implements Startable {
   private readonly components: ConnectorComponents
   private readonly target: number
   private readonly dialTimeoutMs: number
   private readonly maxParallel: number
+  private readonly lookupIntervalMs: number
   private readonly log: Logger
   private readonly dialing = new Set<string>()
-  private readonly onDiscovery = (evt: CustomEvent<PeerInfo>): void => { this.maybeDial(evt.detail) }
+  private readonly pending = new Map<string, PeerInfo>()
+  private lookupTimer?: NodeJS.Timeout
+  private lookup?: AbortController
+  private running = false
+  private readonly onDiscovery = (evt: CustomEvent<PeerInfo>): void => { this.enqueue(evt.detail) }
 
   constructor (components: ConnectorComponents, init: ConnectorInit) {
     this.components = components
     this.target = init.targetPeers
     this.dialTimeoutMs = init.dialTimeoutMs ?? 5_000
     this.maxParallel = init.maxParallelDials ?? 4
+    this.lookupIntervalMs = init.lookupIntervalMs ?? 10_000
     this.log = components.logger.forComponent('idlegrid:connector')
   }
 
   start (): void {
+    this.running = true
     this.components.events.addEventListener('peer:discovery', this.onDiscovery)
   }
 
-  stop (): void {
-    this.components.events.removeEventListener('peer:discovery', this.onDiscovery)
+  afterStart (): void {
+    this.lookupTimer = setInterval(() => { void this.lookForPeers() }, this.lookupIntervalMs)
+    this.lookupTimer.unref()
   }
 
-  private maybeDial (peer: PeerInfo): void {
+  stop (): void {
+    this.running = false
+    clearInterval(this.lookupTimer)
+    this.lookup?.abort()
+    this.components.events.removeEventListener('peer:discovery', this.onDiscovery)
+    this.pending.clear()
+  }
+
+  private connections (): number {
+    return this.components.connectionManager.getConnections().length
+  }
+
+  private isConnected (peer: PeerId): boolean {
+    return this.components.connectionManager.getConnections(peer).length > 0
+  }
+
+  private enqueue (peer: PeerInfo): void {
     const id = peer.id.toString()
-    if (peer.id.equals(this.components.peerId) || this.dialing.has(id)) return
-    if (this.dialing.size >= this.maxParallel) return
-    const connected = this.components.connectionManager.getConnections()
-    if (connected.length >= this.target || connected.some(c => c.remotePeer.equals(peer.id))) return
-    this.dialing.add(id)
-    this.components.connectionManager.openConnection(peer.id, { signal: AbortSignal.timeout(this.dialTimeoutMs) })
-      .catch((err: Error) => { this.log('dial %p failed: %s', peer.id, err.message) })
-      .finally(() => this.dialing.delete(id))
+    if (!this.running || peer.id.equals(this.components.peerId) || this.dialing.has(id) || this.isConnected(peer.id)) return
+    this.pending.delete(id)
+    this.pending.set(id, peer)
+    if (this.pending.size > MAX_PENDING) this.pending.delete(this.pending.keys().next().value as string)
+    this.pump()
+  }
+
+  private pump (): void {
+    while (this.running && this.dialing.size < this.maxParallel && this.pending.size > 0 && this.connections() < this.target) {
+      const [id, peer] = this.pending.entries().next().value as [string, PeerInfo]
+      this.pending.delete(id)
+      if (this.isConnected(peer.id)) continue
+      this.dialing.add(id)
+      this.components.connectionManager.openConnection(peer.id, { signal: AbortSignal.timeout(this.dialTimeoutMs) })
+        .catch((err: Error) => { this.log('dial %p failed: %s', peer.id, err.message) })
+        .finally(() => {
+          this.dialing.delete(id)
+          this.pump()
+        })
+    }
+  }
+
+  /** One bounded DHT lookup of our own key: its answers arrive as peer:discovery events. */
+  private async lookForPeers (): Promise<void> {
+    if (!this.running || this.lookup != null || this.connections() >= this.target) return
+    let dht: ClosestPeers | undefined
+    try {
+      dht = this.components.dht
+    } catch {} // libp2p's components throw for a service that is not configured
+    if (dht == null) return
+    this.lookup = new AbortController()
+    const signal = AbortSignal.any([this.lookup.signal, AbortSignal.timeout(LOOKUP_TIMEOUT_MS)])
+    try {
+      for await (const _ of dht.getClosestPeers(this.components.peerId.toMultihash().bytes, { signal })) {} // eslint-disable-line no-empty
+    } catch (err: any) {
+      this.log('lookup for more peers ended: %s', err?.message)
+    } finally {
+      this.lookup = undefined
+    }
   }
 }
 
 export function peerConnector (init: ConnectorInit): (components: ConnectorComponents) => Startable {
   return (components) => new PeerConnector(components, init)
 }
-
-export type { PeerDiscovery }
