@@ -493,6 +493,7 @@ export interface Bid {
   jobNonce: Uint8Array
   simulated: boolean
   cachedDatasets: number
+  addrs: Uint8Array[]
 }
 
 export namespace Bid {
@@ -570,6 +571,13 @@ export namespace Bid {
           w.uint32(obj.cachedDatasets)
         }
 
+        if (obj.addrs != null) {
+          for (const value of obj.addrs) {
+            w.uint32(114)
+            w.bytes(value)
+          }
+        }
+
         if (opts.lengthDelimited !== false) {
           w.ldelim()
         }
@@ -587,7 +595,8 @@ export namespace Bid {
           capabilitySeq: 0n,
           jobNonce: uint8ArrayAlloc(0),
           simulated: false,
-          cachedDatasets: 0
+          cachedDatasets: 0,
+          addrs: []
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -646,6 +655,18 @@ export namespace Bid {
             }
             case 13: {
               obj.cachedDatasets = reader.uint32()
+              break
+            }
+            case 14: {
+              if (opts.limits?.addrs != null && obj.addrs.length === opts.limits.addrs) {
+                throw new MaxLengthError('Decode error - map field "addrs" had too many elements')
+              }
+
+              if (obj.addrs.length === 4) {
+                throw new MaxLengthError('Decode error - repeated field "addrs" had too many elements')
+              }
+
+              obj.addrs.push(reader.bytes())
               break
             }
             default: {

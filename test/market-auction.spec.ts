@@ -134,7 +134,7 @@ describe('market auction (in-process network)', function () {
     const bid = (over: Record<string, unknown>, key = attacker): Uint8Array => signBid(key.privateKey, key.peerId, {
       jobId: fakeJob.jobId, provider: key.peerId.toMultihash().bytes, priceMicroUsd: usdToMicro(0.01), gpuModel: 'h100-80gb', vramMib: 81920,
       region: 'eu-west', residency: 'eu', createdAt: BigInt(Date.now()), expiresAt: BigInt(Date.now() + 60_000), capabilitySeq: 0n, jobNonce: fakeJob.nonce,
-      simulated: false, cachedDatasets: 0, ...over
+      simulated: false, cachedDatasets: 0, addrs: [], ...over
     }).envelope
     const replayed = bid({})
     const badSignature = bid({})

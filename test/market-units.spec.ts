@@ -38,7 +38,7 @@ function bidFor (p: Party, j: JobRequest, price: number, extra: Partial<Bid> = {
   const now = Date.now()
   return signBid(p.key, p.peerId, {
     jobId: j.jobId, provider: p.bytes, priceMicroUsd: usdToMicro(price), gpuModel: 'h100-80gb', vramMib: 81920, region: 'eu-west', residency: 'eu',
-    createdAt: BigInt(now), expiresAt: BigInt(now + 60_000), capabilitySeq: 0n, jobNonce: j.nonce, simulated: true, cachedDatasets: 0, ...extra
+    createdAt: BigInt(now), expiresAt: BigInt(now + 60_000), capabilitySeq: 0n, jobNonce: j.nonce, simulated: true, cachedDatasets: 0, addrs: [], ...extra
   })
 }
 
@@ -273,6 +273,8 @@ describe('market units', () => {
       assert.equal(validateBid(open(bidFor(p, j, 1, { expiresAt: BigInt(Date.now() - 5) }).envelope, 'bid')).action, 'ignore')
       assert.equal(validateBid(open(bidFor(p, j, 1, { jobId: new Uint8Array(3) }).envelope, 'bid')).action, 'reject')
       assert.equal(validateBid(open(bidFor(p, j, 0).envelope, 'bid')).action, 'reject')
+      assert.equal(validateBid(open(bidFor(p, j, 1, { addrs: [new Uint8Array(65)] }).envelope, 'bid')).action, 'reject')
+      assert.equal(validateBid(open(bidFor(p, j, 1, { addrs: Array.from({ length: 5 }, () => new Uint8Array(8)) }).envelope, 'bid')).action, 'reject')
     })
 
     it('ignores awards that do not raise the attempt for their job', () => {

@@ -7,6 +7,7 @@
  */
 
 import { peerIdFromString } from '@libp2p/peer-id'
+import { multiaddr } from '@multiformats/multiaddr'
 import { equals as equalBytes } from 'uint8arrays/equals'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import { PROTOCOL, TOPIC } from '../../protocols/ids.js'
@@ -21,7 +22,7 @@ import { DEFAULT_RANKING, bidsDigest, clearingPrice, latencyMatters, rankBids, s
 import { requestOnce, type StreamComponents } from './stream.js'
 import type { ReputationSource } from './reputation.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
-import type { Ed25519PrivateKey, Logger, PeerId, PrivateKey, PubSub } from '@libp2p/interface'
+import type { Ed25519PrivateKey, Logger, PeerId, PeerStore, PrivateKey, PubSub } from '@libp2p/interface'
 import type { PingService } from '@libp2p/ping'
 
 /** Winners tried per auction before giving up. */
@@ -39,6 +40,7 @@ const MAX_BIDS_PER_AUCTION = 1_000
 
 export interface AuctionComponents extends StreamComponents {
   peerId: PeerId
+  peerStore: PeerStore
   privateKey: PrivateKey
   pubsub: PubSub<GossipsubEvents>
   ping: PingService
@@ -160,7 +162,15 @@ export class Auctioneer {
     if (Date.now() > collector.windowEnd) { collector.late++; return }
     if (collector.bids.length >= MAX_BIDS_PER_AUCTION) { collector.overflow++; return }
     collector.bids.push(bid)
+    this.learnAddrs(bid)
     collector.onBid?.(bid)
+  }
+
+  /** Keeps a bidder's advertised addresses so the accept stream needs no DHT lookup. */
+  private learnAddrs (bid: Signed<Bid>): void {
+    const multiaddrs = bid.message.addrs.flatMap(bytes => { try { return [multiaddr(bytes)] } catch { return [] } })
+    if (multiaddrs.length === 0) return
+    this.components.peerStore.merge(bid.signer, { multiaddrs }).catch((err) => { this.init.log('addresses of %p not kept: %e', bid.signer, err) })
   }
 
   get running (): number {

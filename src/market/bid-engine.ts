@@ -8,7 +8,7 @@
 import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
 import { matchJob, type CapacitySnapshot } from './matching.js'
 import { DEFAULT_PRICING, quotePrice, timeClassAt, type PricingParams, type TimeClass } from './pricing.js'
-import { DeclineReason, declineReasonName, microToUsd, tierFromWire, type Award, type Bid, type JobRequest, type TierName } from './messages.js'
+import { DeclineReason, MAX_BID_ADDRS, MAX_BID_ADDR_BYTES, declineReasonName, microToUsd, tierFromWire, type Award, type Bid, type JobRequest, type TierName } from './messages.js'
 import type { ProviderProfile } from '../capability/index.js'
 
 /**
@@ -107,7 +107,7 @@ export class BidEngine {
   }
 
   /** The Bid for a positive decision, expiring with the job request (bounded lifetime). */
-  buildBid (job: JobRequest, decision: Extract<BidDecision, { bid: true }>, provider: Uint8Array, now = Date.now()): Bid {
+  buildBid (job: JobRequest, decision: Extract<BidDecision, { bid: true }>, provider: Uint8Array, now = Date.now(), addrs: Uint8Array[] = []): Bid {
     const profile = this.opts.profile()
     const expiresAt = Math.min(Number(job.expiresAt), now + MAX_LIFETIME_MS.bid)
     return {
@@ -123,7 +123,8 @@ export class BidEngine {
       capabilitySeq: this.opts.capabilitySeq?.() ?? 0n,
       jobNonce: job.nonce,
       simulated: decision.simulated,
-      cachedDatasets: decision.cachedDatasets
+      cachedDatasets: decision.cachedDatasets,
+      addrs: addrs.filter(a => a.length <= MAX_BID_ADDR_BYTES).slice(0, MAX_BID_ADDRS)
     }
   }
 

@@ -24,6 +24,9 @@ export const MICRO_USD = 1_000_000
 export const PPM = 1_000_000
 /** Longest bid window a renter may ask for (and a provider will honour). */
 export const MAX_BID_WINDOW_MS = 60_000
+/** Listen addresses a bid may carry, and the longest one (binary multiaddr). */
+export const MAX_BID_ADDRS = 4
+export const MAX_BID_ADDR_BYTES = 64
 const ID_BYTES = 16
 const DIGEST_BYTES = 32
 const MAX_NAME_CHARS = 64
@@ -188,7 +191,8 @@ export function readJobRequest (opened: OpenedEnvelope, now = Date.now()): Signe
 
 /** Decodes and checks a Bid payload signed by `signer` (context-free: any node can relay it). */
 export function readBid (opened: OpenedEnvelope, now = Date.now()): Signed<Bid> {
-  const bid = decode(Bid, opened.payload, 'bid', MAX_BYTES.bid)
+  const bid = decode(Bid, opened.payload, 'bid', MAX_BYTES.bid, { addrs: MAX_BID_ADDRS })
+  if (bid.addrs.some(a => a.length === 0 || a.length > MAX_BID_ADDR_BYTES)) throw new MarketMessageError('malformed', `a bid address is empty or longer than ${MAX_BID_ADDR_BYTES} bytes`)
   sameSigner(bid.provider, opened.signer, 'bid')
   bytesOf(bid.jobId, ID_BYTES, 'job_id')
   bytesOf(bid.jobNonce, ID_BYTES, 'job_nonce')

@@ -20,8 +20,11 @@ import type { PricingParams } from './pricing.js'
 import type { ProviderProfile } from '../capability/index.js'
 import type { GossipRouter } from '../node/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
+import type { AddressManager } from '@libp2p/interface-internal'
 import type { ComponentLogger, Ed25519PrivateKey, Logger, PeerId, PrivateKey, PubSub, Startable } from '@libp2p/interface'
 
+/** multicodec of /p2p */
+const P2P_CODE = 421
 /** Job requests remembered (for awards and explain); the oldest are forgotten first. */
 const MAX_JOBS = 2_000
 /** Accept and explain requests must complete within this. */
@@ -66,6 +69,7 @@ export interface MarketProviderService {
 }
 
 interface ProviderComponents extends StreamComponents {
+  addressManager: AddressManager
   peerId: PeerId
   /** the node key: signs bids, accept answers and declines */
   privateKey: PrivateKey
@@ -175,7 +179,7 @@ class MarketProvider implements MarketProviderService, Startable {
       this.emit<DeclineEvent>('decline', { jobId, renter, reason: declineReasonName(decision.reason), detail: decision.detail })
       return
     }
-    const bid = signBid(this.key, this.components.peerId, this.engine.buildBid(job.message, decision, this.components.peerId.toMultihash().bytes, now))
+    const bid = signBid(this.key, this.components.peerId, this.engine.buildBid(job.message, decision, this.components.peerId.toMultihash().bytes, now, this.listenAddrs()))
     seen.bid = bid
     await this.components.pubsub.publish(TOPIC.bids, bid.envelope)
     this.log('bid %d micro-USD on %s', decision.priceMicroUsd, jobId)
@@ -183,6 +187,13 @@ class MarketProvider implements MarketProviderService, Startable {
       jobId, renter, tier: tierFromWire(job.message.tier), workload: job.message.workload,
       priceUsd: microToUsd(decision.priceMicroUsd), priceMicroUsd: decision.priceMicroUsd, gpuModel: decision.gpuModel
     })
+  }
+
+  /** Our own addresses for bids (binary, without /p2p), so the renter can dial us directly. */
+  private listenAddrs (): Uint8Array[] {
+    return this.components.addressManager.getAddresses()
+      .map(a => a.getPeerId() != null ? a.decapsulateCode(P2P_CODE) : a)
+      .map(a => a.bytes)
   }
 
   private onAward (award: Signed<Award>): void {

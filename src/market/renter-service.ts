@@ -16,7 +16,7 @@ import type { ControlHandler } from '../control/index.js'
 import type { GossipRouter, HeartbeatService } from '../node/index.js'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { multiaddr } from '@multiformats/multiaddr'
-import type { ComponentLogger, Logger, PeerStore, Startable } from '@libp2p/interface'
+import type { ComponentLogger, Logger, Startable } from '@libp2p/interface'
 import type { KadDHT } from '@libp2p/kad-dht'
 
 /** Time allowed to find explain candidates in the DHT. */
@@ -40,7 +40,6 @@ export interface MarketRenterService {
 }
 
 interface RenterComponents extends AuctionComponents {
-  peerStore: PeerStore
   gossip: GossipRouter
   heartbeats: HeartbeatService
   dht: KadDHT
