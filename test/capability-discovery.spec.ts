@@ -3,7 +3,7 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import {
   capabilityExtensions, discoverProviders, parsePolicy, parseSimulatedGpus, providerProfile, capabilityKey,
-  buildCapabilityRecord, sealCapabilityRecord, openCapabilityRecord, CAPABILITY_SERVICE,
+  buildCapabilityRecord, sealCapabilityRecord, openCapabilityRecord, capabilityAdvertiser, CAPABILITY_SERVICE,
   type CapabilityAdvertiser, type CapabilityDiscovery, type ProviderProfile
 } from '../src/capability/index.js'
 import { startInProcessNetwork, waitFor, type InProcessNetwork } from './utils/index.js'
@@ -26,6 +26,8 @@ function advertiser (node: IdlegridNode): CapabilityAdvertiser {
   return (node.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as CapabilityAdvertiser
 }
 
+let detectedGpus = parseSimulatedGpus(PROFILES[0].gpus)
+
 describe('capability discovery (in-process network)', function () {
   this.timeout(90_000)
   let net: InProcessNetwork
@@ -34,9 +36,14 @@ describe('capability discovery (in-process network)', function () {
   before(async () => {
     net = await startInProcessNetwork({
       providers: PROFILES.length,
-      extensions: (role, i) => capabilityExtensions(role === 'provider'
-        ? { profile: profileOf(i), recordTtlMs: i === PROFILES.length - 1 ? SHORT_TTL_MS : undefined }
-        : {})
+      extensions: (role, i) => {
+        const ext = capabilityExtensions(role === 'provider'
+          ? { profile: profileOf(i), recordTtlMs: i === PROFILES.length - 1 ? SHORT_TTL_MS : undefined }
+          : {})
+        // provider 0 re-detects its GPUs often, from a list the test changes
+        if (role === 'provider' && i === 0) ext.services[CAPABILITY_SERVICE] = capabilityAdvertiser({ profile: profileOf(0), gpuCheck: { detect: async () => detectedGpus, intervalMs: 300 } })
+        return ext
+      }
     })
     renter = net.renters[0]
     await waitFor(() => net.providers.every(p => advertiser(p).lastPublished() != null), { timeoutMs: 30_000, what: 'every provider to publish its record' })
@@ -94,6 +101,17 @@ describe('capability discovery (in-process network)', function () {
     const r = await discoverProviders(renter, { region: 'us-east' }, { timeoutMs: 10_000 })
     assert.equal(r.providers[0]?.priceFloor, 0.9)
     assert.equal(r.providers[0]?.sequence, report.sequence.toString())
+  })
+
+  it('republishes at once with a new sequence when its GPUs change', async () => {
+    const adv = advertiser(net.providers[0])
+    const before = adv.current().record.sequence
+    detectedGpus = parseSimulatedGpus(['H100 80GB:80:3'])
+    const r = await waitFor(async () => {
+      const found = await discoverProviders(renter, { region: 'eu-west' }, { timeoutMs: 10_000 })
+      return found.providers[0]?.gpus[0]?.count === 3 ? found : undefined
+    }, { timeoutMs: 20_000, intervalMs: 300, what: 'the third GPU to be advertised' })
+    assert.ok(BigInt(r.providers[0]?.sequence ?? 0) > before)
   })
 
   it('refuses a record put under a provider key by another peer', async () => {

@@ -10,7 +10,7 @@ import {
   capabilityRecordValidator, selectCapabilityRecord, CapabilityRecordError, MAX_RECORD_VALUE_BYTES,
   parsePolicy, parseSimulatedGpus, providerProfile, loadProviderSetup, recordIndexKeys, indexKeyText, indexCid,
   gpuIndexValue, gpuIndexValues, gpuModelMatches, vramBucketsFor, vramBucketFor, failedFilter, parseDiscoveryFilters,
-  indexKeysFor, GpuDetectionError, type ProviderProfile, type CapabilityRejection
+  indexKeysFor, vramAtLeast, GpuDetectionError, type ProviderProfile, type CapabilityRejection
 } from '../src/capability/index.js'
 import { ConfigError } from '../src/config/index.js'
 import { sealEnvelope } from '../src/identity/index.js'
@@ -195,9 +195,8 @@ describe('capability/record', () => {
       const texts = recordIndexKeys(r).map(indexKeyText)
       assert.deepEqual(texts, [
         'idlegrid/v1/any/all', 'idlegrid/v1/region/eu-west', 'idlegrid/v1/residency/eu',
-        ...[8, 16, 24, 40, 48, 80].map(b => `idlegrid/v1/vram/${b}`),
-        'idlegrid/v1/gpu/h100-80gb', 'idlegrid/v1/gpu/h-100', 'idlegrid/v1/gpu/h-100-80', 'idlegrid/v1/gpu/h-100-80-gb',
-        'idlegrid/v1/gpu/rtx-4090', 'idlegrid/v1/gpu/rtx',
+        ...[40, 48, 80].map(b => `idlegrid/v1/vram/${b}`),
+        'idlegrid/v1/gpu/h-100', 'idlegrid/v1/gpu/rtx', 'idlegrid/v1/gpu/rtx-4090',
         `idlegrid/v1/dataset/${DIGEST}`
       ])
       const cid = indexCid({ dim: 'any', value: 'all' })
@@ -207,21 +206,28 @@ describe('capability/record', () => {
     })
 
     it('counts real cards for their marketing VRAM bucket (93 %)', () => {
-      assert.deepEqual(vramBucketsFor(81_559), [8, 16, 24, 40, 48, 80])
-      assert.deepEqual(vramBucketsFor(24_564), [8, 16, 24])
-      assert.deepEqual(vramBucketsFor(46_068), [8, 16, 24, 40, 48])
+      assert.deepEqual(vramBucketsFor(81_559), [40, 48, 80])
+      assert.deepEqual(vramBucketsFor(24_564), [])
+      assert.deepEqual(vramBucketsFor(46_068), [40, 48])
+      assert.deepEqual(vramBucketsFor(144_384), [40, 48, 80, 141])
+      assert.ok(vramAtLeast(24_564, 24) && vramAtLeast(81_559, 80) && !vramAtLeast(81_559, 94))
       assert.equal(vramBucketFor(70), 48)
-      assert.equal(vramBucketFor(4), undefined)
+      assert.equal(vramBucketFor(24), undefined)
     })
 
-    it('finds every model a filter matches through one GPU index value', () => {
+    it('finds every model a filter matches through one GPU index value, with two values per model', () => {
+      assert.deepEqual(gpuIndexValues('h100-80gb'), ['h-100'])
+      assert.deepEqual(gpuIndexValues('rtx-6000-ada'), ['rtx', 'rtx-6000'])
+      assert.deepEqual(gpuIndexValues('l40s'), ['l-40'])
+      assert.equal(gpuIndexValue('h'), undefined)
       const models = ['h100-80gb', 'h100', 'h100-94gb', 'rtx-4090', 'rtx4090', 'rtx-6000-ada', 'l40s', 'l4', 'a100-40gb']
       const filters = ['H100', 'h100 80GB', 'RTX4090', 'rtx', 'L4', 'l40s', 'A100-40GB', 'a100']
       for (const f of filters) {
         for (const m of models) {
           const value = gpuIndexValue(f)
           assert.ok(value !== undefined)
-          assert.equal(gpuIndexValues(m).includes(value), gpuModelMatches(f, m), `${f} vs ${m}`)
+          // every matching model provides the value the filter looks up (the index may be broader)
+          if (gpuModelMatches(f, m)) assert.ok(gpuIndexValues(m).includes(value), `${f} vs ${m}`)
         }
       }
     })
@@ -259,7 +265,8 @@ describe('capability/record', () => {
       const keys = (raw: Record<string, unknown>): string[] => indexKeysFor(parseDiscoveryFilters(raw)).map(g => g.map(k => `${k.dim}/${k.value}`).join('+'))
       assert.deepEqual(keys({}), ['any/all'])
       assert.deepEqual(keys({ gpus: ['H100', 'rtx 4090'], region: 'eu-west', minVramGb: 80 }), ['gpu/h-100+gpu/rtx-4090', 'region/eu-west', 'vram/80', 'any/all'])
-      assert.deepEqual(keys({ residency: 'eu', minVramGb: 16 }), ['residency/eu', 'vram/16', 'any/all'])
+      assert.deepEqual(keys({ residency: 'eu', minVramGb: 16 }), ['residency/eu', 'any/all'])
+      assert.deepEqual(keys({ residency: 'eu', minVramGb: 50 }), ['vram/48', 'residency/eu', 'any/all'])
     })
   })
 

@@ -10,7 +10,8 @@ import { multiaddr } from '@multiformats/multiaddr'
 import { indexCid, indexKeyText, recordIndexKeys, type IndexKey } from './index-keys.js'
 import { buildCapabilityRecord, capabilityKey, capabilityKeyText, openCapabilityRecord, sealCapabilityRecord } from './record.js'
 import { describeRecord, type DiscoveredProvider } from './discovery.js'
-import type { ProviderProfile } from './profile.js'
+import { groupGpus, type DetectedGpu, type GpuGroup } from './gpu.js'
+import { providerProfile, type ProviderProfile } from './profile.js'
 import type { CapabilityRecord } from '../../protocols/capability.js'
 import type { ControlHandler } from '../control/index.js'
 import type { ComponentLogger, Ed25519PrivateKey, Logger, PeerId, PrivateKey, Startable, TypedEventTarget } from '@libp2p/interface'
@@ -25,12 +26,17 @@ export interface AdvertiserInit {
   refreshFraction?: number
   /** attempts per publish round (default 5) */
   attempts?: number
-  /** bound on one put or provide (default 10 s) */
+  /** bound on one put or provide (default 45 s: a node's first DHT query waits for its initial self-query) */
   operationTimeoutMs?: number
   /** first retry delay, doubled each time (default 500 ms) */
   retryDelayMs?: number
   /** job runner the record names ("docker" / "process"; default none) */
   runner?: string
+  /**
+   * re-detects the GPUs every `intervalMs` (real GPUs only); a change in the GPU set
+   * republishes at once with a new sequence
+   */
+  gpuCheck?: { detect: () => Promise<DetectedGpu[]>, intervalMs: number }
 }
 
 interface AdvertiserComponents {
@@ -74,11 +80,14 @@ export interface CapabilityAdvertiser {
 }
 
 export const DEFAULT_RECORD_TTL_MS = 30 * 60_000
+/** after a publish round reached nobody, the next one starts at most this much later */
+const RETRY_ROUND_AFTER_MS = 30_000
 
 class Advertiser implements CapabilityAdvertiser, Startable {
   readonly events = new EventTarget() as TypedEventTarget<CapabilityAdvertiserEvents>
   private readonly components: AdvertiserComponents
-  private readonly init: Required<Omit<AdvertiserInit, 'runner'>> & { runner?: string }
+  private readonly init: Required<Omit<AdvertiserInit, 'runner' | 'gpuCheck'>> & Pick<AdvertiserInit, 'runner' | 'gpuCheck'>
+  private gpuTimer?: NodeJS.Timeout
   private readonly log: Logger
   private currentProfile: ProviderProfile
   private sequence = 0n
@@ -92,6 +101,8 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   private inFlight?: Promise<PublishReport | undefined>
   private pending = false
   private readonly onConnect = (): void => {
+    // until a round has reached the network, a new connection is a reason to try again (a
+    // round in flight retries on its own)
     if (this.published == null && this.running && this.inFlight == null) void this.publishSoon()
   }
 
@@ -103,6 +114,26 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     if (now.length === was.length && now.every((a, i) => a === was[i])) return
     this.seal(true)
     void this.publishSoon()
+    const check = this.init.gpuCheck
+    if (check != null) {
+      this.gpuTimer = setInterval(() => { void this.checkGpus(check.detect) }, check.intervalMs)
+      this.gpuTimer.unref()
+    }
+  }
+
+  /** A changed GPU set (model, memory, count) is a new profile; a failed detection changes nothing. */
+  private async checkGpus (detect: () => Promise<DetectedGpu[]>): Promise<void> {
+    let gpus: DetectedGpu[]
+    try {
+      gpus = await detect()
+    } catch (err) {
+      this.log('GPU re-detection failed, keeping the advertised GPUs: %e', err)
+      return
+    }
+    const shape = (groups: GpuGroup[]): string => JSON.stringify(groups.map(g => [g.modelKey, g.vramMib, g.count]))
+    if (gpus.length === 0 || !this.running || shape(groupGpus(gpus)) === shape(this.currentProfile.groups)) return
+    this.log('GPUs changed: republishing')
+    await this.update(providerProfile(this.currentProfile.policy, gpus))
   }
 
   constructor (components: AdvertiserComponents, init: AdvertiserInit) {
@@ -112,9 +143,10 @@ class Advertiser implements CapabilityAdvertiser, Startable {
       recordTtlMs: init.recordTtlMs ?? DEFAULT_RECORD_TTL_MS,
       refreshFraction: init.refreshFraction ?? 0.5,
       attempts: init.attempts ?? 5,
-      operationTimeoutMs: init.operationTimeoutMs ?? 10_000,
+      operationTimeoutMs: init.operationTimeoutMs ?? 45_000,
       retryDelayMs: init.retryDelayMs ?? 500,
-      runner: init.runner
+      runner: init.runner,
+      gpuCheck: init.gpuCheck
     }
     this.currentProfile = init.profile
     this.log = components.logger.forComponent('idlegrid:capability')
@@ -142,6 +174,7 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     this.running = false
     this.abort.abort()
     clearTimeout(this.timer)
+    clearInterval(this.gpuTimer)
     const events = (this.components as unknown as { events?: EventTarget }).events
     events?.removeEventListener('peer:connect', this.onConnect)
     events?.removeEventListener('self:peer:update', this.onSelfUpdate)
@@ -245,7 +278,8 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     clearTimeout(this.timer)
     if (!this.running) return
     // refresh well before expiry; after a failed round, try again sooner
-    const delay = Math.max(1_000, Math.round(this.init.recordTtlMs * this.init.refreshFraction * (ok ? 1 : 0.25)))
+    const refresh = this.init.recordTtlMs * this.init.refreshFraction
+    const delay = Math.max(1_000, Math.round(ok ? refresh : Math.min(refresh / 4, RETRY_ROUND_AFTER_MS)))
     this.timer = setTimeout(() => { void this.publishSoon() }, delay)
     this.timer.unref()
   }
@@ -257,9 +291,13 @@ class Advertiser implements CapabilityAdvertiser, Startable {
       this.seal(false)
       const { record, value } = this.record as { record: CapabilityRecord, value: Uint8Array }
       try {
+        const t0 = Date.now()
         const stored = await this.put(value)
+        this.log('put seq %s: %d peers acknowledged in %d ms', record.sequence, stored, Date.now() - t0)
         if (stored > 0) {
+          const t1 = Date.now()
           const { provided, wanted } = await this.provideIndexKeys(record)
+          this.log('provided %d/%d index keys in %d ms', provided, wanted, Date.now() - t1)
           const report: PublishReport = { sequence: record.sequence, stored, provided, wanted, at: Date.now() }
           this.published = report
           this.log('published capability record seq %s to %d peers, %d/%d index keys', record.sequence, stored, provided, wanted)
@@ -284,10 +322,16 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   /** Puts the record; resolves with how many peers confirmed storing it. */
   private async put (value: Uint8Array): Promise<number> {
     let stored = 0
-    for await (const event of this.components.dht.put(capabilityKey(this.components.peerId), value, { signal: this.signal() })) {
-      if (event.name === 'PEER_RESPONSE' && event.messageName === 'PUT_VALUE') stored++
-      // a peer that answered but did not store our value: kad-dht follows its response with this error
-      if (event.name === 'QUERY_ERROR' && /not put correctly/i.test(event.error.message)) stored--
+    const signal = this.signal()
+    try {
+      for await (const event of this.components.dht.put(capabilityKey(this.components.peerId), value, { signal })) {
+        if (event.name === 'PEER_RESPONSE' && event.messageName === 'PUT_VALUE') stored++
+        // a peer that answered but did not store our value: kad-dht follows its response with this error
+        if (event.name === 'QUERY_ERROR' && /not put correctly/i.test(event.error.message)) stored--
+      }
+    } catch (err) {
+      // out of time: the peers reached so far hold the record, which is enough for this round
+      if (!signal.aborted || stored <= 0 || this.abort.signal.aborted) throw err
     }
     return Math.max(0, stored)
   }
@@ -309,8 +353,13 @@ class Advertiser implements CapabilityAdvertiser, Startable {
         const [text, key] = next
         try {
           let reached = 0
-          for await (const event of this.components.dht.provide(indexCid(key), { signal: this.signal() })) {
-            if (event.name === 'PEER_RESPONSE' && event.messageName === 'ADD_PROVIDER') reached++
+          const signal = this.signal()
+          try {
+            for await (const event of this.components.dht.provide(indexCid(key), { signal })) {
+              if (event.name === 'PEER_RESPONSE' && event.messageName === 'ADD_PROVIDER') reached++
+            }
+          } catch (err) {
+            if (!signal.aborted || reached === 0) throw err
           }
           if (reached > 0) {
             provided++

@@ -166,7 +166,7 @@ export function parseDiscoveryFilters (raw: Record<string, unknown>): DiscoveryF
 
 /**
  * The index keys to look up, narrowest first: a cached dataset, the GPU models, the region,
- * a large VRAM bucket, the residency zone, a small VRAM bucket, then `any`.
+ * a VRAM bucket (40 GiB and up), the residency zone, then `any`.
  */
 export function indexKeysFor (filters: DiscoveryFilters): IndexKey[][] {
   const groups: IndexKey[][] = []
@@ -177,9 +177,8 @@ export function indexKeysFor (filters: DiscoveryFilters): IndexKey[][] {
   }
   if (filters.region != null) groups.push([{ dim: 'region', value: filters.region }])
   const bucket = filters.minVramGb != null ? vramBucketFor(filters.minVramGb) : undefined
-  if (bucket != null && bucket >= 40) groups.push([{ dim: 'vram', value: String(bucket) }])
+  if (bucket != null) groups.push([{ dim: 'vram', value: String(bucket) }])
   if (filters.residency != null) groups.push([{ dim: 'residency', value: filters.residency }])
-  if (bucket != null && bucket < 40) groups.push([{ dim: 'vram', value: String(bucket) }])
   groups.push([{ dim: 'any', value: 'all' }])
   return groups
 }

@@ -5,6 +5,7 @@
  */
 
 import { capabilityAdvertiser } from './advertiser.js'
+import { detectGpus } from './gpu.js'
 import { capabilityDiscoveryService, RecordRejections } from './discovery-service.js'
 import { capabilityRecordValidator, DHT_NAMESPACE, selectCapabilityRecord } from './record.js'
 import type { ProviderProfile } from './profile.js'
@@ -17,6 +18,10 @@ export interface CapabilityExtensionOptions {
   recordTtlMs?: number
   /** job runner named in the record */
   runner?: string
+  /** nvidia-smi to re-detect real GPUs with (default on PATH) */
+  nvidiaSmi?: string
+  /** how often real GPUs are re-detected (default 5 min) */
+  gpuCheckIntervalMs?: number
 }
 
 /** Service names, so other services can ask for them in their components. */
@@ -29,7 +34,14 @@ export function capabilityExtensions (opts: CapabilityExtensionOptions = {}): Re
     [DISCOVERY_SERVICE]: capabilityDiscoveryService({ rejections })
   }
   if (opts.profile != null) {
-    services[CAPABILITY_SERVICE] = capabilityAdvertiser({ profile: opts.profile, recordTtlMs: opts.recordTtlMs, runner: opts.runner })
+    const nvidiaSmi = opts.nvidiaSmi
+    services[CAPABILITY_SERVICE] = capabilityAdvertiser({
+      profile: opts.profile,
+      recordTtlMs: opts.recordTtlMs,
+      runner: opts.runner,
+      // simulated GPUs never change; real ones may (a card lost or added)
+      gpuCheck: opts.profile.simulated ? undefined : { detect: async () => await detectGpus({ nvidiaSmi }), intervalMs: opts.gpuCheckIntervalMs ?? 5 * 60_000 }
+    })
   }
   return {
     services,

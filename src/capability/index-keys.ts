@@ -20,8 +20,11 @@ export interface IndexKey {
   value: string
 }
 
-/** VRAM bucket sizes in GiB. */
-export const VRAM_BUCKETS_GB = [8, 16, 24, 40, 48, 80, 141] as const
+/**
+ * VRAM bucket sizes in GiB. Only the large ones are index keys: nearly every GPU reaches
+ * the small ones, so they would narrow nothing and cost every provider a DHT walk each.
+ */
+export const VRAM_BUCKETS_GB = [40, 48, 80, 141] as const
 /** A provider provides at most this many index keys (bounds its DHT work). */
 export const MAX_INDEX_KEYS = 96
 
@@ -57,27 +60,26 @@ export function vramBucketFor (gb: number): number | undefined {
 }
 
 /**
- * GPU index values of a model key: every leading run of its match tokens, joined with '-'
- * ("h100-80gb" → "h-100", "h-100-80", "h-100-80-gb"), plus the model key itself. A filter
- * F matches a key K (gpuModelMatches) exactly when F's tokens are a leading run of K's, so
- * the renter's one lookup `gpuIndexValue(F)` finds every matching provider. A lone
- * one-letter token ("h") is not indexed: too broad to be useful.
+ * GPU index values of a model key: its first match token (when it has at least two
+ * characters) and its first two tokens, joined with '-' ("h100-80gb" → "h-100";
+ * "rtx-4090" → "rtx", "rtx-4090"; "l40s" → "l-40"). A filter F matches a key K
+ * (gpuModelMatches) only when F's tokens are a leading run of K's, so K provides the value
+ * the renter looks up for F (`gpuIndexValue`): F's first one or two tokens. The index is
+ * coarse on purpose (two keys per model); the records themselves are then filtered exactly.
  */
 export function gpuIndexValues (modelKey: string): string[] {
   const tokens = gpuModelTokens(modelKey)
-  const values = new Set<string>([modelKey])
-  for (let n = 1; n <= tokens.length; n++) {
-    if (n === 1 && (tokens[0] ?? '').length < 2) continue
-    values.add(tokens.slice(0, n).join('-'))
-  }
-  return [...values]
+  const values: string[] = []
+  if ((tokens[0] ?? '').length >= 2) values.push(tokens[0] as string)
+  if (tokens.length >= 2) values.push(tokens.slice(0, 2).join('-'))
+  return values
 }
 
 /** The GPU index value a renter looks up for a model filter, or undefined when it has none. */
 export function gpuIndexValue (filter: string): string | undefined {
   const tokens = gpuModelTokens(filter)
   if (tokens.length === 0 || (tokens.length === 1 && (tokens[0] ?? '').length < 2)) return undefined
-  return tokens.join('-')
+  return tokens.slice(0, 2).join('-')
 }
 
 /** Every index key a record's provider should provide, `any` first; at most MAX_INDEX_KEYS. */

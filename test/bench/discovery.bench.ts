@@ -1,0 +1,142 @@
+/**
+ * Discovery benchmark: 30 providers (in-process libp2p nodes on 127.0.0.1), a bootstrap and
+ * a renter. Measures how long the providers take to publish, then the median and p95 time
+ * of filtered discovery queries from the renter, and the DHT requests each one sends.
+ */
+import {
+  CAPABILITY_SERVICE, capabilityExtensions, discoverProviders, parsePolicy, parseSimulatedGpus, providerProfile,
+  type CapabilityAdvertiser, type DiscoveryFilters, type DiscoveryResult, type ProviderProfile
+} from '../../src/capability/index.js'
+import { join } from 'node:path'
+import type { Multiaddr } from '@multiformats/multiaddr'
+import { resolveConfig, type Role } from '../../src/config/index.js'
+import { createNode, type IdlegridNode } from '../../src/node/index.js'
+import { tempDir, waitFor } from '../utils/index.js'
+
+const PROVIDERS = Number(process.env.BENCH_PROVIDERS ?? 30)
+const QUERIES = 20
+const GPUS = ['H100 80GB:80:8', 'A100 40GB:40:4', 'RTX 4090:24:2', 'L40S:48:4', 'A10:24']
+const REGIONS = ['eu-west', 'us-east', 'us-west', 'ap-south', 'eu-central', 'eu-north']
+
+function advertiser (node: IdlegridNode): CapabilityAdvertiser {
+  return (node.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as CapabilityAdvertiser
+}
+
+function quantile (sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number
+}
+
+function summary (values: number[]): { median: number, p95: number, mean: number } {
+  const sorted = [...values].sort((a, b) => a - b)
+  return { median: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), mean: Math.round(values.reduce((a, b) => a + b, 0) / values.length) }
+}
+
+/** what the filters should find: provider i has GPUS[i % 5] in REGIONS[i % 6] */
+function expectedCount (match: (gpu: string, region: string) => boolean): number {
+  return Array.from({ length: PROVIDERS }, (_, i) => match(GPUS[i % GPUS.length] as string, REGIONS[i % REGIONS.length] as string)).filter(Boolean).length
+}
+
+interface Network { bootstrap: IdlegridNode, providers: IdlegridNode[], renter: IdlegridNode, stop: () => Promise<void> }
+
+/**
+ * Real nodes in this process. They join a few per second: libp2p refuses more than 5
+ * inbound connections per second from one host, and here every node is 127.0.0.1.
+ */
+async function startNetwork (): Promise<Network> {
+  const dir = await tempDir('idlegrid-bench-')
+  const nodes: IdlegridNode[] = []
+  const make = async (role: Role, name: string, bootstrap: string[], profile?: ProviderProfile): Promise<IdlegridNode> => {
+    const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 10 } })
+    const node = await createNode(config, capabilityExtensions({ profile }))
+    nodes.push(node)
+    return node
+  }
+  const stop = async (): Promise<void> => {
+    await Promise.all(nodes.map(async n => { await n.stop() }))
+    await dir.cleanup()
+  }
+  try {
+    const bootstrap = await make('bootstrap', 'bootstrap', [])
+    const addr = [bootstrap.libp2p.getMultiaddrs()[0]?.toString() as string]
+    // the renter first: a node's first DHT query waits for its initial self-query, which is
+    // quick in a small network and slow while thirty providers publish
+    const renter = await make('renter', 'renter', addr)
+    const providers: IdlegridNode[] = []
+    for (let i = 0; i < PROVIDERS; i++) {
+      const profile = providerProfile(parsePolicy({ region: REGIONS[i % REGIONS.length], priceFloor: 0.5 + (i % 7) * 0.25 }), parseSimulatedGpus([GPUS[i % GPUS.length] as string]))
+      providers.push(await make('provider', `provider-${i}`, addr, profile))
+      await new Promise(resolve => setTimeout(resolve, 300))
+    }
+    const everyone = [...providers, renter]
+    // a dial that timed out on a busy machine is not retried by the bootstrap module: redial
+    await waitFor(async () => {
+      const alone = everyone.filter(n => n.libp2p.getConnections().length === 0)
+      for (const node of alone.slice(0, 3)) await node.libp2p.dial(bootstrap.libp2p.getMultiaddrs()[0] as Multiaddr, { signal: AbortSignal.timeout(20_000) }).catch(() => {})
+      return alone.length === 0
+    }, { timeoutMs: 180_000, intervalMs: 1_000, what: 'every node to reach the bootstrap' })
+    return { bootstrap, providers, renter, stop }
+  } catch (err) {
+    await stop()
+    throw err
+  }
+}
+
+export default async (): Promise<Record<string, unknown>> => {
+  const started = Date.now()
+  const net = await startNetwork()
+  try {
+    const nodesUpMs = Date.now() - started
+    let shown = -1
+    await waitFor(() => {
+      const published = net.providers.filter(p => advertiser(p).lastPublished() != null).length
+      if (published !== shown) process.stderr.write(`  ${Math.round((Date.now() - started) / 1000)} s: ${published}/${PROVIDERS} providers published\n`)
+      shown = published
+      return published === PROVIDERS
+    }, { timeoutMs: 480_000, intervalMs: 1_000, what: 'every provider to publish' })
+    const publishedMs = Date.now() - started
+    const renter = net.renter
+
+    const queries: Array<{ name: string, filters: DiscoveryFilters, expected: number }> = [
+      { name: 'gpu=h100,residency=eu', filters: { gpus: ['h100'], residency: 'eu' }, expected: expectedCount((g, r) => g.startsWith('H100') && r.startsWith('eu-')) },
+      { name: 'min-vram=40,region=us-east', filters: { minVramGb: 40, region: 'us-east' }, expected: expectedCount((g, r) => /^(H100|A100|L40S)/.test(g) && r === 'us-east') },
+      { name: 'gpu=rtx-4090', filters: { gpus: ['rtx-4090'] }, expected: expectedCount(g => g.startsWith('RTX 4090')) }
+    ]
+    // wait until the DHT answers the filtered queries completely (index keys provided everywhere)
+    for (const q of queries) {
+      let last: DiscoveryResult | undefined
+      await waitFor(async () => {
+        last = await discoverProviders(renter, q.filters, { timeoutMs: 30_000 })
+        return last.providers.length === q.expected
+      }, { timeoutMs: 120_000, intervalMs: 500, what: `${q.name} to find ${q.expected} providers` }).catch(err => {
+        throw new Error(`${String(err.message)}; last: ${JSON.stringify({ ...last, providers: last?.providers.map(p => p.peerId) })}`)
+      })
+    }
+
+    const figures: Record<string, unknown> = { providers: PROVIDERS, queriesPerFilter: QUERIES, nodesUpMs, allRecordsPublishedMs: publishedMs }
+    for (const q of queries) {
+      const times: number[] = []
+      const messages: number[] = []
+      let found = 0
+      for (let i = 0; i < QUERIES; i++) {
+        const t0 = performance.now()
+        const r = await discoverProviders(renter, q.filters, { timeoutMs: 15_000 })
+        times.push(performance.now() - t0)
+        messages.push(r.dhtMessages)
+        found = r.providers.length
+        if (found !== q.expected) throw new Error(`${q.name}: found ${found}, expected ${q.expected}`)
+      }
+      const t = summary(times)
+      const m = summary(messages)
+      figures[q.name] = {
+        matched: found,
+        medianMs: Math.round(t.median),
+        p95Ms: Math.round(t.p95),
+        dhtMessagesPerQueryMedian: m.median,
+        dhtMessagesPerQueryMax: Math.max(...messages)
+      }
+    }
+    return figures
+  } finally {
+    await net.stop()
+  }
+}
