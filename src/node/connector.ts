@@ -1,3 +1,4 @@
+import { multiaddr } from '@multiformats/multiaddr'
 import type { ComponentLogger, Logger, PeerId, PeerInfo, Startable, TypedEventTarget, Libp2pEvents } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
@@ -10,10 +11,19 @@ export interface ConnectorInit {
   maxParallelDials?: number
   /** while below target, look for more peers in the DHT this often */
   lookupIntervalMs?: number
+  /** bootstrap multiaddrs (…/p2p/<id>): redialed while the node is connected to none of them */
+  bootstrap?: string[]
+}
+
+/** The parts of kad-dht query events the connector reads. */
+interface QueryEvent {
+  name: string
+  peer?: PeerInfo
+  closer?: PeerInfo[]
 }
 
 interface ClosestPeers {
-  getClosestPeers(key: Uint8Array, options?: { signal?: AbortSignal }): AsyncIterable<unknown>
+  getClosestPeers(key: Uint8Array, options?: { signal?: AbortSignal }): AsyncIterable<QueryEvent>
 }
 
 interface ConnectorComponents {
@@ -21,13 +31,13 @@ interface ConnectorComponents {
   events: TypedEventTarget<Libp2pEvents>
   connectionManager: ConnectionManager
   logger: ComponentLogger
-  dht?: ClosestPeers
+  dht?: unknown
 }
 
 /** Discovered peers waiting for a dial slot; older ones give way to newer ones past this. */
 const MAX_PENDING = 256
 /** Bound on one DHT lookup for more peers. */
-const LOOKUP_TIMEOUT_MS = 5_000
+const LOOKUP_TIMEOUT_MS = 10_000
 
 /**
  * Joins the mesh: libp2p v2 no longer dials the peers it discovers (bootstrap list, DHT
@@ -46,6 +56,7 @@ class PeerConnector implements Startable {
   private readonly log: Logger
   private readonly dialing = new Set<string>()
   private readonly pending = new Map<string, PeerInfo>()
+  private readonly bootstrap: Array<{ peerId: string, addr: string }>
   private lookupTimer?: NodeJS.Timeout
   private lookup?: AbortController
   private running = false
@@ -57,6 +68,10 @@ class PeerConnector implements Startable {
     this.dialTimeoutMs = init.dialTimeoutMs ?? 5_000
     this.maxParallel = init.maxParallelDials ?? 4
     this.lookupIntervalMs = init.lookupIntervalMs ?? 10_000
+    this.bootstrap = (init.bootstrap ?? []).flatMap(addr => {
+      const peerId = /\/p2p\/([^/]+)$/.exec(addr)?.[1]
+      return peerId == null ? [] : [{ peerId, addr }]
+    })
     this.log = components.logger.forComponent('idlegrid:connector')
   }
 
@@ -66,7 +81,9 @@ class PeerConnector implements Startable {
   }
 
   afterStart (): void {
-    this.lookupTimer = setInterval(() => { void this.lookForPeers() }, this.lookupIntervalMs)
+    this.lookupTimer = setInterval(() => {
+      void this.redialBootstrap().then(async () => { await this.lookForPeers() })
+    }, this.lookupIntervalMs)
     this.lookupTimer.unref()
   }
 
@@ -110,18 +127,37 @@ class PeerConnector implements Startable {
     }
   }
 
+  /**
+   * libp2p's bootstrap module dials its list once at start; a node whose first dial failed
+   * (a busy seed, a seed that restarted) would stay alone. Redial while connected to none.
+   */
+  private async redialBootstrap (): Promise<void> {
+    if (!this.running || this.bootstrap.length === 0) return
+    const connected = new Set(this.components.connectionManager.getConnections().map(c => c.remotePeer.toString()))
+    if (this.bootstrap.some(b => connected.has(b.peerId))) return
+    await Promise.all(this.bootstrap.map(async (b) => {
+      await this.components.connectionManager.openConnection(multiaddr(b.addr), { signal: AbortSignal.timeout(this.dialTimeoutMs) })
+        .catch((err: Error) => { this.log('redial of bootstrap %s failed: %s', b.addr, err.message) })
+    }))
+  }
+
   /** One bounded DHT lookup of our own key: its answers arrive as peer:discovery events. */
   private async lookForPeers (): Promise<void> {
     if (!this.running || this.lookup != null || this.connections() >= this.target) return
     let dht: ClosestPeers | undefined
     try {
-      dht = this.components.dht
+      dht = this.components.dht as ClosestPeers | undefined
     } catch {} // libp2p's components throw for a service that is not configured
     if (dht == null) return
     this.lookup = new AbortController()
     const signal = AbortSignal.any([this.lookup.signal, AbortSignal.timeout(LOOKUP_TIMEOUT_MS)])
     try {
-      for await (const _ of dht.getClosestPeers(this.components.peerId.toMultihash().bytes, { signal })) {} // eslint-disable-line no-empty
+      // libp2p announces a peer (peer:discovery) only the first time it enters the peer store,
+      // so peers met again in later lookups are queued from the query events themselves
+      for await (const event of dht.getClosestPeers(this.components.peerId.toMultihash().bytes, { signal })) {
+        if (event.name === 'FINAL_PEER' && event.peer != null) this.enqueue(event.peer)
+        if (event.name === 'PEER_RESPONSE') for (const peer of event.closer ?? []) this.enqueue(peer)
+      }
     } catch (err: any) {
       this.log('lookup for more peers ended: %s', err?.message)
     } finally {

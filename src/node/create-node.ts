@@ -100,9 +100,14 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
       // default (5 inbound connections per second per host) refuses most of them
       ...(config.privateAddresses ? { inboundConnectionThreshold: Math.max(5, config.maxConnections) } : {})
     },
+    // a node busy verifying or running jobs can answer a keep-alive ping late: allow 15 s
+    // before a connection counts as dead (libp2p's adaptive floor is 5 s)
+    connectionMonitor: { pingTimeout: { minTimeout: 15_000, maxTimeout: 60_000 } },
     // no NAT traversal, relays or public address discovery: idlegrid talks to configured peers only
     services: {
-      identify: identify(),
+      // identify tells gossipsub and the DHT which protocols a peer speaks; a busy peer may
+      // answer after libp2p's 5 s default, and a failed identify leaves the link unused
+      identify: identify({ timeout: 15_000 }),
       ping: ping(),
       dht: kadDHT({
         protocol: PROTOCOL.kad,
@@ -139,7 +144,7 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
       }),
       gossip: gossipRouter(),
       heartbeats: heartbeatService({ role: config.role, intervalMs: config.heartbeatMs, privateKey }),
-      connector: peerConnector({ targetPeers: config.targetPeers }),
+      connector: peerConnector({ targetPeers: config.targetPeers, bootstrap: config.bootstrap }),
       ...extensions.services
     }
   }

@@ -42,6 +42,8 @@ export interface InProcessOptions {
   extensions?: (role: Role, index: number) => NodeExtensions
   /** raw provider config section per provider index */
   providerConfig?: (index: number) => Record<string, unknown>
+  /** start providers and renters this many at a time (default all at once) */
+  startBatch?: number
 }
 
 /** Real libp2p nodes in this process on 127.0.0.1, each with its own temp data dir. */
@@ -61,8 +63,16 @@ export async function startInProcessNetwork (opts: InProcessOptions): Promise<In
   try {
     const bootstrap = await make('bootstrap', 0, [])
     const addr = [bootstrap.libp2p.getMultiaddrs()[0].toString()]
-    const providers = await Promise.all(Array.from({ length: opts.providers }, async (_, i) => await make('provider', i, addr)))
-    const renters = await Promise.all(Array.from({ length: opts.renters ?? 1 }, async (_, i) => await make('renter', i, addr)))
+    const batch = opts.startBatch ?? Number.MAX_SAFE_INTEGER
+    const startAll = async (role: Role, count: number): Promise<IdlegridNode[]> => {
+      const nodes: IdlegridNode[] = []
+      for (let from = 0; from < count; from += batch) {
+        nodes.push(...await Promise.all(Array.from({ length: Math.min(batch, count - from) }, async (_, k) => await make(role, from + k, addr))))
+      }
+      return nodes
+    }
+    const providers = await startAll('provider', opts.providers)
+    const renters = await startAll('renter', opts.renters ?? 1)
     const all = [bootstrap, ...providers, ...renters]
     return {
       bootstrap,
