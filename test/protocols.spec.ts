@@ -126,7 +126,8 @@ const bid: Bid = {
   capabilitySeq: 7n,
   jobNonce: jobRequest.nonce,
   simulated: false,
-  cachedDatasets: 1
+  cachedDatasets: 1,
+  addrs: [bytes(18)]
 }
 
 const award: Award = {
