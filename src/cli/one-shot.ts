@@ -11,7 +11,14 @@ export interface OneShotResult {
   /** 'running' when a node on the data directory answered, 'short-lived' when we started one */
   via: 'running' | 'short-lived'
   result: unknown
+  /** a short-lived peer whose new ledger entries no other node confirmed holding says so here */
+  ledgerNote?: string
 }
+
+/** How long a short-lived peer waits for another node to hold its new ledger entries. */
+const LEDGER_FLUSH_MS = 10_000
+
+interface Flushable { flush(opts: { timeoutMs: number }): Promise<{ acknowledged: boolean, note?: string }> }
 
 export interface OneShotOptions {
   /** how long a short-lived peer waits to reach its bootstrap peers before answering */
@@ -20,6 +27,8 @@ export interface OneShotOptions {
   onEvent?: (event: unknown) => void
   /** bound on the whole call (default 60 s) */
   timeoutMs?: number
+  /** a short-lived peer waits (bounded) for another node to hold the ledger entries it wrote */
+  flushLedger?: boolean
 }
 
 /**
@@ -38,7 +47,11 @@ export async function oneShot (method: string, params: Record<string, unknown>, 
     if ((opts.settleMs ?? 0) > 0) await settle(node, opts.settleMs ?? 0)
     const handler = nodeHandlers(node)[method]
     if (handler == null) throw new ControlError('ERR_UNKNOWN_METHOD', `a ${config.role} node does not offer "${method}"`)
-    return { via: 'short-lived', result: await handler(params, opts.onEvent ?? (() => {}), AbortSignal.timeout(opts.timeoutMs ?? 60_000)) }
+    const result = await handler(params, opts.onEvent ?? (() => {}), AbortSignal.timeout(opts.timeoutMs ?? 60_000))
+    // what this peer signed (receipts, …) must reach another node before it exits, or the user is told
+    const ledger = (node.libp2p.services as Record<string, unknown>).ledger as Flushable | undefined
+    const flushed = opts.flushLedger === true && typeof ledger?.flush === 'function' ? await ledger.flush({ timeoutMs: LEDGER_FLUSH_MS }).catch(() => undefined) : undefined
+    return { via: 'short-lived', result, ledgerNote: flushed != null && !flushed.acknowledged ? flushed.note : undefined }
   } finally {
     await node.stop()
   }

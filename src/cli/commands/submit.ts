@@ -35,15 +35,18 @@ const SUBMIT_OPTIONS: OptionTable = {
 
 export const submitCommand: Command = {
   name: 'submit',
-  summary: 'Submit a job: auction it among the providers, award the best bid, (later) ship and run it.',
-  usage: 'idlegrid submit [JOB.yaml] --auction-only [job flags] [options] [-- command args…]',
+  summary: 'Submit a job: auction it, ship it to the winner, stream its log, verify the attested outputs, sign the receipt.',
+  usage: 'idlegrid submit [JOB.yaml] [--auction-only] [job flags] [options] [-- command args…]',
   options: { ...SUBMIT_OPTIONS, ...EXEC_SUBMIT_OPTIONS, ...JOB_OPTIONS, ...NODE_OPTIONS, ...COMMON_OPTIONS },
   allowPositionals: true,
   details: [
     'The job file (YAML, see examples/jobs/) must end in .yaml or .yml; flags override its fields;',
     'arguments after -- are the command. The auction runs on the renter node running on the data',
     'directory, or on a short-lived renter peer (which needs --bootstrap or IDLEGRID_BOOTSTRAP).',
-    'Exit codes: 0 awarded and accepted, 1 no award (no bids, or no winner accepted), 2 bad job or flags.'
+    'Without --auction-only the job runs: outputs, attestation.bin and receipt.bin land in',
+    '<out dir>/<job id>/, and a failed, vanished or preempted provider leads to a new auction.',
+    'Exit codes: 0 awarded and accepted (--auction-only) or the job completed and verified; 1 no award,',
+    'or the job did not complete; 2 bad job or flags.'
   ].join('\n'),
   run: async (values, positionals, out) => {
     const [first, ...rest] = positionals
@@ -53,7 +56,12 @@ export const submitCommand: Command = {
     const wait = asNumber(values.wait ?? 3, 'wait', { min: 0, max: 120 })
     if (values['auction-only'] !== true) {
       // the full path (auction, transfer, run, verify, receipt) lives in src/exec
-      return await runSubmitFlow(spec, values, out, async (method, params, o) => await oneShot(method, params, values, { settleMs: wait * 1000, ...o }))
+      // a short-lived renter waits for another node to hold its receipts, or says they are only local
+      return await runSubmitFlow(spec, values, out, async (method, params, o) => {
+        const answer = await oneShot(method, params, values, { settleMs: wait * 1000, flushLedger: true, ...o })
+        if (answer.ledgerNote != null) out.warn(`note: ${answer.ledgerNote}`)
+        return answer
+      })
     }
     const onEvent = (event: unknown): void => { progress(event as Record<string, unknown>, out) }
     out.info(`auctioning ${spec.name} (${spec.tier}, ${spec.workload}, ~${spec.estimatedMinutes} min) with a ${spec.auction.bidWindowMs} ms bid window…`)
