@@ -35,6 +35,9 @@ const EXPLAIN_TIMEOUT_MS = 4_000
 const PING_TIMEOUT_MS = 1_000
 /** Longest wait for a first jobs-topic peer before publishing anyway. */
 const TOPIC_PEER_WAIT_MS = 5_000
+/** Bidders dialled during the window (the first ones), and how long each dial may take. */
+const PREDIAL_BIDDERS = 16
+const PREDIAL_TIMEOUT_MS = 5_000
 /** Bids accepted per auction; more are counted but not kept. */
 const MAX_BIDS_PER_AUCTION = 1_000
 
@@ -163,6 +166,10 @@ export class Auctioneer {
     if (collector.bids.length >= MAX_BIDS_PER_AUCTION) { collector.overflow++; return }
     collector.bids.push(bid)
     this.learnAddrs(bid)
+    // connect while the window is still open, so the winner's accept stream pays no dial
+    if (collector.bids.length <= PREDIAL_BIDDERS) {
+      this.components.connectionManager.openConnection(bid.signer, { signal: AbortSignal.timeout(PREDIAL_TIMEOUT_MS) }).catch(() => {})
+    }
     collector.onBid?.(bid)
   }
 
