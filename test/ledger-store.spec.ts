@@ -158,8 +158,13 @@ describe('ledger store', function () {
   describe('rejections (typed errors)', () => {
     let store: LedgerStore
     let bobFirst: LedgerRecord
-    const now = Date.now()
-    before(async () => { store = await openStore(join(dir.path, 'rejections'), alice, () => now) })
+    // taken when these tests start, not when the file loads: the suite may run for minutes
+    // before them, and entries made below carry times from the real clock
+    let now = 0
+    before(async () => {
+      now = Date.now()
+      store = await openStore(join(dir.path, 'rejections'), alice, () => now)
+    })
     after(async () => { await store.close() })
 
     it('a bad signature: EntrySignatureError', async () => {

@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { BIN_PATH, inspectMesh, startLocalNetwork, type LocalNetwork } from '../src/cli/local-network.js'
+import { DEFAULT_RANKING } from '../src/market/index.js'
 import { tempDir, waitFor } from './utils/index.js'
 
 /** Six provider processes; with a neutral reputation the lowest dynamic price wins, and prices follow the floors. */
@@ -76,8 +77,15 @@ describe('market auction (separate processes, idlegrid submit)', function () {
     assert.equal(typeof report.jobId, 'string')
     assert.equal(report.bids.length, PROVIDERS.length, JSON.stringify(report.bids))
     for (const b of report.bids) assert.equal(typeof b.price, 'number')
-    assert.equal(report.award.winner, pid(2))
-    await waitFor(() => logs[2]?.includes('"market:won"'), { timeoutMs: 10_000, what: 'the winner to log its win' })
+    // the rule: lowest price / reliability^w (reliability from the renter's own ledger view;
+    // with equal reliabilities that is the lowest price, us-east's floor)
+    const valid = (report.bids as Array<{ provider: string, price: number, reliability: number, dropped?: string }>).filter(b => b.dropped == null)
+    const score = (b: { price: number, reliability: number }): number => b.price / Math.max(0.01, b.reliability) ** DEFAULT_RANKING.reliabilityWeight
+    const predicted = valid.slice().sort((a, b) => score(a) - score(b) || a.price - b.price)[0]
+    assert.equal(report.award.winner, predicted?.provider, JSON.stringify(valid))
+    if (new Set(valid.map(b => b.reliability)).size === 1) assert.equal(report.award.winner, pid(2))
+    const winner = net.providers.findIndex(p => p.peerId === report.award.winner)
+    await waitFor(() => logs[winner]?.includes('"market:won"'), { timeoutMs: 10_000, what: 'the winner to log its win' })
     assert.match(logs[0] as string, /"market:bid"/)
   })
 
