@@ -24,7 +24,7 @@ export function roleExtensions (_config: NodeConfig, opts: BuildOptions = {}): N
   Object.assign(extensions.services, market.services)
   Object.assign(extensions.services, exec.services)
   // ledger: every role keeps it in <dataDir>/ledger; providers append heartbeat summaries
-  Object.assign(extensions.services, ledgerExtensions({ config: _config, profile, ...opts.ledger }))
+  Object.assign(extensions.services, ledgerExtensions({ config: _config, profile, capacity: exec.capacity, ...opts.ledger }))
   return extensions
 }
 
