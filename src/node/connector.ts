@@ -65,7 +65,8 @@ class PeerConnector implements Startable {
   constructor (components: ConnectorComponents, init: ConnectorInit) {
     this.components = components
     this.target = init.targetPeers
-    this.dialTimeoutMs = init.dialTimeoutMs ?? 5_000
+    // a busy node (or a busy seed) can take seconds for a TLS handshake: give dials room
+    this.dialTimeoutMs = init.dialTimeoutMs ?? 15_000
     this.maxParallel = init.maxParallelDials ?? 4
     this.lookupIntervalMs = init.lookupIntervalMs ?? 10_000
     this.bootstrap = (init.bootstrap ?? []).flatMap(addr => {
