@@ -56,14 +56,13 @@ export default async (): Promise<Record<string, unknown>> => {
   const nodes = net.all
   try {
     const startedMs = Date.now() - started
-    await waitFor(() => connectedToAll(nodes), { timeoutMs: 180_000, intervalMs: 250, what: 'every node connected and subscribed' }).catch((err: Error) => {
-      const alone = nodes.filter(n => n.libp2p.getConnections().length === 0).length
-      const unsubscribed = nodes.filter(n => n.libp2p.services.pubsub.getSubscribers(TOPIC.jobs).length === 0).length
-      throw new Error(`${err.message}: ${alone} nodes without connections, ${unsubscribed} without a jobs-topic peer`)
-    })
-    const connectedMs = Date.now() - started
+    // a figure, not a gate: when the bound passes, say how many nodes were still alone and go on
+    const connected = await waitFor(() => connectedToAll(nodes), { timeoutMs: 180_000, intervalMs: 250, what: 'every node connected and subscribed' }).then(() => true, () => false)
+    const alone = nodes.filter(n => n.libp2p.getConnections().length === 0).length
+    const unsubscribed = nodes.filter(n => n.libp2p.services.pubsub.getSubscribers(TOPIC.jobs).length === 0).length
+    const connectedMs = connected ? Date.now() - started : null
     const rssAfterStart = process.memoryUsage().rss
-    process.stderr.write(`  ${nodes.length} nodes connected after ${connectedMs} ms\n`)
+    process.stderr.write(connected ? `  ${nodes.length} nodes connected after ${String(connectedMs)} ms\n` : `  not all connected after 180 s: ${alone} alone, ${unsubscribed} without a jobs-topic peer\n`)
 
     // gossip load: jobs nobody can serve (no B200 anywhere), from the renters in turn
     const publishedAt = new Map<string, number>()
@@ -116,6 +115,8 @@ export default async (): Promise<Record<string, unknown>> => {
       renters: RENTERS,
       nodesStartedMs: startedMs,
       allConnectedMs: connectedMs,
+      nodesAloneAtConnectBound: alone,
+      nodesWithoutJobsPeerAtConnectBound: unsubscribed,
       jobRequestsPublished: total,
       publishRatePerS: Number(achievedRate.toFixed(2)),
       gossipDeliveryRatio: Number((deliveries / expected).toFixed(4)),
