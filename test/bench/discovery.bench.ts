@@ -46,8 +46,7 @@ async function startNetwork (): Promise<Network> {
   const dir = await tempDir('idlegrid-bench-')
   const nodes: IdlegridNode[] = []
   const make = async (role: Role, name: string, bootstrap: string[], profile?: ProviderProfile): Promise<IdlegridNode> => {
-    // few standing connections per node: thirty-two nodes share this process's CPU
-    const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 10, targetPeers: 3 } })
+    const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 10 } })
     const node = await createNode(config, capabilityExtensions({ profile }))
     nodes.push(node)
     return node
