@@ -4,6 +4,7 @@
  * overhead above the window, and gossip messages per auction (messages each node validated
  * on the jobs, bids and awards topics, summed over the nodes; and messages published).
  */
+import { percentile } from './stats.js'
 import { parsePolicy, parseSimulatedGpus, providerProfile } from '../../src/capability/index.js'
 import { MARKET_RENTER_SERVICE, marketExtensions, parseJobSpec, type MarketRenterService } from '../../src/market/index.js'
 import { TOPIC } from '../../protocols/ids.js'
@@ -17,10 +18,6 @@ const AUCTIONS = 50
 const WINDOW_MS = 300
 const REGIONS = ['eu-west', 'eu-central', 'us-east', 'us-west', 'ap-south']
 const GPUS = ['H100:80', 'A100:40', 'RTX 4090:24', 'L40S:48']
-
-function percentile (sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] as number
-}
 
 function validated (nodes: IdlegridNode[]): number {
   let n = 0

@@ -11,6 +11,7 @@
 import { parsePolicy, parseSimulatedGpus, providerProfile } from '../../src/capability/index.js'
 import { MARKET_RENTER_SERVICE, marketExtensions, parseJobSpec, signJobRequest, toJobRequest, toHex, readJobRequest, type MarketRenterService } from '../../src/market/index.js'
 import { TOPIC } from '../../protocols/ids.js'
+import { percentile } from './stats.js'
 import { startInProcessNetwork, waitFor } from '../utils/index.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 
@@ -21,10 +22,6 @@ const LOAD_SECONDS = 30
 const AUCTIONS = 20
 const REGIONS = ['eu-west', 'eu-central', 'us-east', 'us-west', 'ap-south']
 const GPUS = ['H100:80', 'A100:40', 'RTX 4090:24', 'L40S:48']
-
-function percentile (sorted: number[], p: number): number {
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] as number
-}
 
 function connectedToAll (nodes: IdlegridNode[]): boolean {
   const index = new Map(nodes.map((n, i) => [n.peerId.toString(), i]))
