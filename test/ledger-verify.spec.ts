@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict'
 import { createHash, createPublicKey, randomBytes, verify as nodeVerify } from 'node:crypto'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import * as ed from '@noble/ed25519'
-import { SMALL_ORDER_ENCODINGS, signBytes, strictPrechecks, verifyBytes, verifyBytesFast, verifyManyFast } from '../src/identity/index.js'
+import { SMALL_ORDER_ENCODINGS, signBytes, strictPrechecks, verifyBytes, verifyBytesFast, verifyBytesQuick, verifyManyFast } from '../src/identity/index.js'
 
 // The fast verifier (OpenSSL on the thread pool + prechecks + noble as arbiter) must accept
 // exactly what verifyBytes (noble, strict RFC 8032) accepts: the same edge vectors as
@@ -48,6 +48,7 @@ function torsionPoints (): ed.Point[] {
 async function agree (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array, expected: boolean, what: string): Promise<void> {
   assert.equal(verifyBytes(publicKey, message, signature), expected, `verifyBytes: ${what}`)
   assert.equal(await verifyBytesFast(publicKey, message, signature), expected, `verifyBytesFast: ${what}`)
+  assert.equal(verifyBytesQuick(publicKey, message, signature), expected, `verifyBytesQuick: ${what}`)
 }
 
 describe('ledger: the fast verifier accepts exactly what the strict verifier accepts', () => {

@@ -4,7 +4,7 @@ import { concat } from 'uint8arrays/concat'
 import { fromString } from 'uint8arrays/from-string'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { SIGNING_PREFIX } from '../../protocols/ids.js'
-import { signBytes, verifyBytes, SIGNATURE_BYTES } from './signature.js'
+import { signBytes, verifyBytesQuick, SIGNATURE_BYTES } from './signature.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -83,7 +83,7 @@ export function openEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOpti
     throw new EnvelopeError('bad-signature', `signature is ${envelope.signature.length} bytes, expected ${SIGNATURE_BYTES}`)
   }
   const publicKey = signer.publicKey.raw
-  if (!verifyBytes(publicKey, signingInput(envelope.domain, envelope.payload), envelope.signature)) {
+  if (!verifyBytesQuick(publicKey, signingInput(envelope.domain, envelope.payload), envelope.signature)) {
     throw new EnvelopeError('bad-signature', `signature by ${signer.toString()} does not verify`)
   }
   return { domain: envelope.domain, signer, payload: envelope.payload, signature: envelope.signature }

@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, verify as cryptoVerify, type KeyObject } from 'node:crypto'
+import { createHash, createPrivateKey, createPublicKey, sign as cryptoSign, verify as cryptoVerify, type KeyObject } from 'node:crypto'
 import * as ed from '@noble/ed25519'
 
 // noble's synchronous API needs a sha512; Node's is the fastest available.
@@ -8,9 +8,31 @@ export const SIGNATURE_BYTES = 64
 export const PUBLIC_KEY_BYTES = 32
 export const SEED_BYTES = 32
 
-/** Ed25519 signature over `message` with a 32-byte seed (a libp2p key's `raw` starts with it). */
+/** PKCS#8 DER prefix of an Ed25519 private key; the 32-byte seed follows it. */
+const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex')
+const SIGNING_KEY_CACHE_LIMIT = 64
+const signingKeys = new Map<string, KeyObject>()
+
+function opensslSigningKey (seed: Uint8Array): KeyObject {
+  const id = Buffer.from(seed).toString('base64')
+  let key = signingKeys.get(id)
+  if (key == null) {
+    key = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' })
+    signingKeys.set(id, key)
+    if (signingKeys.size > SIGNING_KEY_CACHE_LIMIT) signingKeys.delete(signingKeys.keys().next().value as string)
+  }
+  return key
+}
+
+/**
+ * Ed25519 signature over `message` with a 32-byte seed (a libp2p key's `raw` starts with it).
+ * Ed25519 is deterministic, so OpenSSL's signature is byte-identical to noble's; OpenSSL is
+ * about ten times faster.
+ */
 export function signBytes (seed: Uint8Array, message: Uint8Array): Uint8Array {
-  return ed.sign(message, seed.subarray(0, SEED_BYTES))
+  const secret = seed.subarray(0, SEED_BYTES)
+  if (secret.length !== SEED_BYTES) throw new RangeError(`an Ed25519 seed is ${SEED_BYTES} bytes, got ${secret.length}`)
+  return new Uint8Array(cryptoSign(null, message, opensslSigningKey(secret)))
 }
 
 /**
@@ -118,6 +140,19 @@ export async function verifyBytesFast (publicKey: Uint8Array, message: Uint8Arra
   if (!strictPrechecks(publicKey, signature)) return false
   const key = opensslKey(publicKey)
   if (key != null && await opensslVerifyAsync(key, message, signature)) return true
+  return verifyBytes(publicKey, message, signature)
+}
+
+/**
+ * verifyBytesFast without the thread pool, for synchronous callers (envelopes): the same
+ * accepted set, about fifteen times faster than verifyBytes on valid signatures.
+ */
+export function verifyBytesQuick (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  if (!strictPrechecks(publicKey, signature)) return false
+  const key = opensslKey(publicKey)
+  try {
+    if (key != null && cryptoVerify(null, message, key, signature)) return true
+  } catch {}
   return verifyBytes(publicKey, message, signature)
 }
 

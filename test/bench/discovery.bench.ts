@@ -46,7 +46,7 @@ async function startNetwork (): Promise<Network> {
   const dir = await tempDir('idlegrid-bench-')
   const nodes: IdlegridNode[] = []
   const make = async (role: Role, name: string, bootstrap: string[], profile?: ProviderProfile): Promise<IdlegridNode> => {
-    const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 10 } })
+    const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 30 } })
     const node = await createNode(config, capabilityExtensions({ profile }))
     nodes.push(node)
     return node
