@@ -1,10 +1,22 @@
-/** Helpers for the exec specs: signed job requests and awards without an auction, and misbehaving providers. */
+/**
+ * Helpers for the exec specs: signed job requests and awards without an auction, misbehaving
+ * providers (in-process, or joined to a multi-process network as a bidding market provider),
+ * `idlegrid submit` as a child process, and saved receipts.
+ */
+import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { DOMAIN, PROTOCOL } from '../protocols/ids.js'
-import { JobFrame, JobStatus } from '../protocols/job.js'
+import { SignedEnvelope } from '../protocols/envelope.js'
+import { JobFrame, JobStatus, type Receipt } from '../protocols/job.js'
 import { Award, JobRequest, PricingRule } from '../protocols/market.js'
-import { fileSetDigest, FrameChannel, signAttestation, type AwardedJob, type AwardSource, type Tier } from '../src/exec/index.js'
-import { sealEnvelope, sha256 } from '../src/identity/index.js'
+import { loadProviderSetup } from '../src/capability/index.js'
+import { buildNode } from '../src/cli/build-node.js'
+import { BIN_PATH } from '../src/cli/local-network.js'
+import { resolveConfig } from '../src/config/index.js'
+import { fileSetDigest, FrameChannel, openReceipt, signAttestation, type AwardedJob, type AwardSource, type SignedRecord, type Tier } from '../src/exec/index.js'
+import { messageHash, sealEnvelope, sha256 } from '../src/identity/index.js'
 import type { IdlegridNode } from '../src/node/index.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -133,4 +145,53 @@ export async function misbehavingProvider (node: IdlegridNode, mode: Misbehaviou
       }
     })()
   })
+}
+
+export interface JoinedMisbehavingOptions {
+  mode: Misbehaviour
+  dataDir: string
+  /** bootstrap multiaddrs of the network to join */
+  bootstrap: string[]
+  /** USD per GPU-hour; below the honest providers' so this node wins the first auction */
+  priceFloor: string
+  forger?: { privateKey: Ed25519PrivateKey, peerId: PeerId }
+}
+
+/**
+ * A provider node in this process built by the CLI's composition root (simulated H100, eu-west,
+ * process runner), so it advertises, bids and accepts awards like `idlegrid provider`; its job
+ * stream is then replaced by misbehavingProvider(`mode`).
+ */
+export async function joinMisbehavingProvider (opts: JoinedMisbehavingOptions): Promise<IdlegridNode> {
+  const config = resolveConfig({ role: 'provider', flags: { dataDir: opts.dataDir, listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: opts.bootstrap, heartbeatSeconds: 1 } })
+  const { profile } = await loadProviderSetup({ raw: config.provider, flags: { region: 'eu-west', 'price-floor': opts.priceFloor }, simulateGpu: ['H100:80'] })
+  const node = await buildNode(config, { provider: { profile, runner: 'process' } })
+  try {
+    await node.libp2p.unhandle(PROTOCOL.job)
+    await misbehavingProvider(node, opts.mode, opts.forger)
+  } catch (err) {
+    await node.stop()
+    throw err
+  }
+  return node
+}
+
+export interface Submitted { code: number | null, summary: Record<string, any>, stderr: string }
+
+/** `idlegrid submit JOB --json` against the node on `dataDir`, run in `cwd`; the last JSON line is the summary. */
+export async function submitJob (dataDir: string, cwd: string, jobFile: string, extra: string[] = [], timeoutMs = 150_000): Promise<Submitted> {
+  return await new Promise(resolve => {
+    execFile(process.execPath, [BIN_PATH, 'submit', jobFile, '--json', '--data-dir', dataDir, ...extra], { cwd, timeout: timeoutMs, env: { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '' } }, (err, stdout, stderr) => {
+      const lines = stdout.trim().split('\n').filter(l => l.startsWith('{'))
+      let summary: Record<string, any> = {}
+      try { summary = JSON.parse(lines[lines.length - 1] ?? '{}') } catch {}
+      resolve({ code: err == null ? 0 : (err as any).code ?? null, summary, stderr })
+    })
+  })
+}
+
+/** Opens the receipt.bin an attempt saved in `dir`, checked against the attestation.bin beside it. */
+export async function openSavedReceipt (dir: string, expect: { renter: PeerId, provider: PeerId, jobId: Uint8Array }): Promise<SignedRecord<Receipt>> {
+  const attestation = SignedEnvelope.decode(await readFile(join(dir, 'attestation.bin')))
+  return openReceipt(await readFile(join(dir, 'receipt.bin')), { ...expect, attestationHash: messageHash(DOMAIN.attestation, attestation.payload) })
 }
