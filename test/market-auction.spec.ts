@@ -4,7 +4,7 @@ import { sealEnvelope } from '../src/identity/index.js'
 import {
   DEFAULT_PRICING, DeclineReason, auditAward, fixedReputation, marketExtensions, marketRenter, parseJobSpec, signBid, toJobRequest,
   usdToMicro, MARKET_PROVIDER_SERVICE, MARKET_RENTER_SERVICE,
-  type AcceptedJob, type AcceptVerdict, type AuctionReport, type MarketProviderService, type MarketRenterService
+  type AcceptedJob, type AcceptVerdict, type AuctionOptions, type AuctionReport, type MarketProviderService, type MarketRenterService
 } from '../src/market/index.js'
 import { TOPIC } from '../protocols/ids.js'
 import { startInProcessNetwork, waitFor, type InProcessNetwork } from './utils/index.js'
@@ -45,8 +45,8 @@ describe('market auction (in-process network)', function () {
   const renter = (): MarketRenterService => (net.renters[0] as IdlegridNode).libp2p.services[MARKET_RENTER_SERVICE] as unknown as MarketRenterService
   const provider = (i: number): MarketProviderService => (net.providers[i] as IdlegridNode).libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
   const pid = (i: number): string => (net.providers[i] as IdlegridNode).peerId.toString()
-  const auction = async (raw: Record<string, unknown>): Promise<AuctionReport> =>
-    await renter().auction(parseJobSpec({ runtime: { image: 'ghcr.io/acme/eval:1' }, auction: { bidWindowMs: WINDOW_MS, acceptTimeoutMs: 1500 }, ...raw }))
+  const auction = async (raw: Record<string, unknown>, options: AuctionOptions = {}): Promise<AuctionReport> =>
+    await renter().auction(parseJobSpec({ runtime: { image: 'ghcr.io/acme/eval:1' }, auction: { bidWindowMs: WINDOW_MS, acceptTimeoutMs: 1500 }, ...raw }), options)
 
   before(async () => {
     net = await startInProcessNetwork({
@@ -113,6 +113,14 @@ describe('market auction (in-process network)', function () {
     assert.ok(report.noBids != null)
     assert.equal(report.noBids.declines.vram, PROVIDERS.length, JSON.stringify(report.noBids))
     assert.equal(report.noBids.answered, PROVIDERS.length)
+  })
+
+  it('a re-auction drops the bids of providers that already failed the job', async () => {
+    const [first, second] = predictedOrder(() => true) as [number, number]
+    const report = await auction({ name: 're-auction' }, { exclude: [pid(first)] })
+    assert.equal(report.award?.winner, pid(second))
+    assert.equal(report.bids.find(b => b.provider === pid(first))?.dropped, 'failed-this-job')
+    assert.equal(report.validBids, PROVIDERS.length - 1)
   })
 
   it('replaces a winner that does not accept with the next best', async () => {

@@ -211,6 +211,10 @@ describe('market units', () => {
       const { valid, dropped } = selectValidBids(bids, j, { reputation: rep }, Date.now())
       assert.deepEqual(valid.map(v => v.hash), [kept.hash])
       assert.deepEqual(dropped.map(d => d.reason).sort(), ['duplicate', 'expired', 'gpu-model', 'over-max-price', 'reliability', 'residency', 'wrong-job'].sort())
+      // a re-auction: a provider that already failed this job is not valid, whatever it bids
+      const again = selectValidBids([bidFor(a, j, 0.5), kept], j, { reputation: rep, exclude: new Set([a.peerId.toString()]) }, Date.now())
+      assert.deepEqual(again.valid, [])
+      assert.deepEqual(again.dropped.map(d => d.reason), ['failed-this-job', 'failed-this-job'])
     })
 
     it('computes the second price from the runner-up, capped at max price', () => {

@@ -158,13 +158,12 @@ class ExecRenter implements Startable {
         const send = (event: unknown): void => { try { emit(event) } catch {} }
         const awards: AwardSource = {
           next: async ({ exclude, attempt, signal: s }) => {
-            // an auction may find nobody yet (a provider that has not seen the job topic) or, as the
-            // market has no exclusion list yet, award a provider that already failed this job:
-            // both get a bounded number of fresh auctions
+            // an auction may find nobody yet (a provider that has not seen the job topic): that gets
+            // a bounded number of fresh auctions; providers that already failed this job are excluded
             let why = 'no award'
             for (let tries = 0; tries < AUCTIONS_PER_ATTEMPT; tries++) {
               if (tries > 0) await new Promise(resolve => setTimeout(resolve, AUCTION_RETRY_MS))
-              const options: AuctionOptions & { exclude?: readonly string[] } = { jobId, signal: s, exclude, explainBelow: params.explain === true ? 3 : 0, onEvent: (e) => { send({ type: 'auction', attempt, event: e }) } }
+              const options: AuctionOptions = { jobId, signal: s, exclude, explainBelow: params.explain === true ? 3 : 0, onEvent: (e) => { send({ type: 'auction', attempt, event: e }) } }
               const report = await market.auction(spec, options)
               const award = report.signed?.award
               if (award == null) {
@@ -172,7 +171,6 @@ class ExecRenter implements Startable {
                 why = `${report.noBids?.reason ?? report.noAward?.reason ?? 'no award'}${declines !== '' ? ` (${declines})` : ''}`
                 continue
               }
-              if (exclude.includes(peerText(award.message.winner))) { why = 'only providers that already failed this job won its auctions'; continue }
               return { award: award.envelope, jobRequest: (report.signed as NonNullable<typeof report.signed>).job.envelope }
             }
             throw new RunnerError(why)

@@ -57,6 +57,8 @@ export interface AuctionOptions {
   explainBelow?: number
   /** keeps the job id of an earlier auction (re-auction) */
   jobId?: Uint8Array
+  /** providers (peer id text) whose bids are dropped as "failed-this-job": they already failed it */
+  exclude?: readonly string[]
 }
 
 export type AuctionEvent =
@@ -218,7 +220,7 @@ export class Auctioneer {
       report.timings.publishToCloseMs = closedAt - publishedAt
       const reputation = this.init.reputation()
       const rttMs = latencyMatters(job) ? await this.measureRtt(collector.bids, job, signal) : undefined
-      const ctx = { reputation, rttMs }
+      const ctx = { reputation, rttMs, exclude: new Set(opts.exclude ?? []) }
       const { valid, dropped } = selectValidBids(collector.bids, job, ctx, closedAt)
       const ranked = rankBids(valid, job, ctx, this.init.ranking ?? DEFAULT_RANKING)
       report.validBids = valid.length

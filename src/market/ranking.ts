@@ -32,6 +32,8 @@ export interface BidContext {
   reputation: ReputationSource
   /** measured round trips, ms, by provider peer id (only where the job needs latency) */
   rttMs?: ReadonlyMap<string, number>
+  /** providers that already failed this job (a re-auction): their bids are not valid */
+  exclude?: ReadonlySet<string>
 }
 
 export interface RankedBid {
@@ -67,6 +69,7 @@ export function bidProblem (bid: Bid, job: JobRequest, provider: string, ctx: Bi
   const c = job.constraints
   if (!equals(bid.jobId, job.jobId) || !equals(bid.jobNonce, job.nonce)) return 'wrong-job'
   if (Number(bid.expiresAt) <= now) return 'expired'
+  if (ctx.exclude?.has(provider) === true) return 'failed-this-job'
   if (c == null) return null
   if (c.maxPriceMicroUsd > 0n && bid.priceMicroUsd > c.maxPriceMicroUsd) return 'over-max-price'
   if (c.residency !== '' && bid.residency !== c.residency) return 'residency'

@@ -40,7 +40,7 @@ async function startNetwork (): Promise<{ bootstrap: IdlegridNode, providers: Id
     const config = resolveConfig({
       role,
       file: provider != null ? { provider } : undefined,
-      flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 2, targetPeers: 6 }
+      flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 10, targetPeers: 6 }
     })
     const node = await createNode(config, extensions)
     all.push(node)
