@@ -1,27 +1,34 @@
 import type { FileHandle } from 'node:fs/promises'
 
-/** Chunks written behind the stream at most: disk and network overlap, memory stays bounded. */
-const MAX_PENDING_WRITES = 4
+/** Chunks written behind the stream at most: disk and network overlap, memory stays bounded (16 MiB of 1 MiB chunks). */
+const MAX_PENDING_WRITES = 16
 
 /**
- * Writes chunks to a file without making the stream wait for each write: up to a few writes
- * are in flight, in order. A failed write surfaces at the next write or at close.
+ * Writes chunks to a file without making the stream wait for each write: up to
+ * MAX_PENDING_WRITES writes are queued, in order, and a writer that reaches the bound waits
+ * only for the oldest one (waiting for all of them stalled the stream at every bound).
+ * A failed write surfaces at the next write or at close.
  */
 export class FileSink {
   private chain: Promise<void> = Promise.resolve()
-  private pending = 0
+  private readonly pending: Array<Promise<void>> = []
+  private failure: unknown
 
   constructor (private readonly handle: FileHandle) {}
 
   async write (data: Uint8Array): Promise<void> {
-    this.pending++
-    this.chain = this.chain.then(async () => { await this.handle.write(data) }).finally(() => { this.pending-- })
-    if (this.pending >= MAX_PENDING_WRITES) await this.chain
+    if (this.failure != null) throw this.failure
+    const done = this.chain.then(async () => { if (this.failure == null) await this.handle.write(data) })
+    this.chain = done.catch((err) => { this.failure ??= err })
+    this.pending.push(done)
+    void done.finally(() => { this.pending.splice(this.pending.indexOf(done), 1) }).catch(() => {})
+    if (this.pending.length >= MAX_PENDING_WRITES) await this.pending[0]
   }
 
   async close (): Promise<void> {
     try {
       await this.chain
+      if (this.failure != null) throw this.failure
     } finally {
       await this.handle.close()
     }

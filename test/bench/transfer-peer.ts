@@ -1,0 +1,85 @@
+/**
+ * The receiving side of test/bench/transfer.bench.ts, in its own process as a provider
+ * would be: a TCP and a TLS server that count bytes and answer one ack byte once `size`
+ * bytes arrived, and an idlegrid provider node (job service with the process runner, plus a
+ * raw-bytes protocol that acks the same way). Prints one JSON line with its ports, address
+ * and peer id; exits when stdin closes.
+ *
+ * usage: node transfer-peer.js SIZE_BYTES WORK_DIR [CERT_DIR]
+ */
+import { readFile } from 'node:fs/promises'
+import { createServer as createTcpServer, type Server, type Socket } from 'node:net'
+import { join } from 'node:path'
+import { createServer as createTlsServer } from 'node:tls'
+import { resolveConfig } from '../../src/config/index.js'
+import { jobExecService, ProcessRunner } from '../../src/exec/index.js'
+import { createNode } from '../../src/node/index.js'
+
+const RAW_PROTOCOL = '/idlegrid/bench/transfer/1.0.0'
+const MiB = 1024 * 1024
+
+const [sizeArg, dir, certDir] = process.argv.slice(2)
+const size = Number(sizeArg)
+if (!Number.isSafeInteger(size) || size <= 0 || dir == null) {
+  process.stderr.write('usage: transfer-peer SIZE_BYTES WORK_DIR [CERT_DIR]\n')
+  process.exit(2)
+}
+
+/** Counts what one connection sends; one ack byte when all of it arrived. */
+function countThenAck (socket: Socket): void {
+  let got = 0
+  socket.on('data', (chunk: Buffer) => {
+    got += chunk.length
+    if (got >= size) socket.end(Uint8Array.of(1))
+  })
+  socket.on('error', () => {})
+}
+
+async function listen (server: Server): Promise<number> {
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  return (server.address() as { port: number }).port
+}
+
+const servers: Server[] = [createTcpServer(countThenAck)]
+const tcpPort = await listen(servers[0] as Server)
+let tlsPort: number | null = null
+if (certDir != null) {
+  const tls = createTlsServer({ key: await readFile(join(certDir, 'key.pem')), cert: await readFile(join(certDir, 'cert.pem')), minVersion: 'TLSv1.3' }, countThenAck)
+  servers.push(tls)
+  tlsPort = await listen(tls)
+}
+
+const config = resolveConfig({ role: 'provider', flags: { dataDir: join(dir, 'provider'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], heartbeatSeconds: 60 } })
+const node = await createNode(config, {
+  services: {
+    exec: jobExecService({
+      runner: new ProcessRunner(),
+      gpus: [{ index: 0, uuid: 'GPU-sim-h100-0', simulated: true, modelKey: 'h100-80gb' }],
+      workRoot: join(dir, 'work'),
+      requireAccepted: false,
+      maxInputBytes: size + MiB,
+      maxOutputBytes: size + MiB
+    })
+  }
+})
+await node.libp2p.handle(RAW_PROTOCOL, ({ stream }) => {
+  void (async () => {
+    let got = 0
+    for await (const chunk of stream.source) {
+      got += chunk.byteLength
+      if (got >= size) break
+    }
+    await stream.sink([Uint8Array.of(1)])
+  })().catch(() => { stream.abort(new Error('raw transfer failed')) })
+})
+
+process.stdout.write(JSON.stringify({ tcpPort, tlsPort, addr: node.libp2p.getMultiaddrs()[0]?.toString(), peerId: node.peerId.toString() }) + '\n')
+
+const shutdown = async (): Promise<void> => {
+  for (const server of servers) server.close()
+  await node.stop()
+  process.exit(0)
+}
+process.stdin.on('end', () => { void shutdown() })
+process.stdin.resume()
+process.on('SIGTERM', () => { void shutdown() })
