@@ -13,7 +13,7 @@ export type { DetectedGpu, GpuGroup, GpuTelemetry, DetectOptions } from './gpu.j
 // policy, residency and availability
 export { parsePolicy, applyPolicyFlags, imageAllowed, residencyOf, POLICY_FLAGS, POLICY_DEFAULTS, TIERS, WORKLOAD_KINDS } from './policy.js'
 export type { ProviderPolicy, Tier, WorkloadKind } from './policy.js'
-export { isAvailable, availableFor, nextChange, parseWindow, parseWindows, formatWindow, isValidTimeZone } from './windows.js'
+export { isAvailable, availableFor, nextChange, parseWindow, parseWindows, formatWindow, isValidTimeZone, localTimeFormat } from './windows.js'
 export type { AvailabilityWindow, WindowInput } from './windows.js'
 
 // the provider profile (policy + GPUs)

@@ -5,6 +5,7 @@
  * tier as the last multiplier on a floor-clamped base.
  */
 
+import { localTimeFormat } from '../capability/index.js'
 import type { TierName } from './messages.js'
 
 export type TimeClass = 'peak' | 'normal' | 'off-peak'
@@ -67,7 +68,7 @@ function median (values: number[]): number {
 
 /** Whether `atMs` is peak (weekday peak hours), off-peak, or normal in `timeZone`. */
 export function timeClassAt (timeZone: string, atMs: number, params: PricingParams = DEFAULT_PRICING): TimeClass {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'short', hour: 'numeric', hourCycle: 'h23' }).formatToParts(atMs)
+  const parts = localTimeFormat(timeZone).formatToParts(atMs)
   const hour = Number(parts.find(p => p.type === 'hour')?.value ?? 0) % 24
   const weekday = parts.find(p => p.type === 'weekday')?.value ?? 'Mon'
   if (inHours(hour, params.offPeakHours)) return 'off-peak'
