@@ -1,7 +1,7 @@
 /**
  * Network benchmark: 50 nodes on 127.0.0.1: a bootstrap and 9 renters in this process, and
  * 40 providers with simulated GPUs and the market's bid engine in 4 child processes of 10
- * (test/bench/network-shard.ts), so the nodes use every core as separate machines would.
+ * (test/bench/provider-shard.ts), so the nodes use every core as separate machines would.
  * Figures:
  * - time until every node is connected to the network (one connected graph, every node
  *   knowing a peer subscribed to the jobs topic);
@@ -10,14 +10,12 @@
  * - auction median and p95 (publish → accepted award) for sequential auctions;
  * - resident memory per node (the processes' RSS / nodes).
  */
-import { fork, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { MARKET_RENTER_SERVICE, marketExtensions, parseJobSpec, signJobRequest, toJobRequest, toHex, readJobRequest, type MarketRenterService } from '../../src/market/index.js'
 import { TOPIC } from '../../protocols/ids.js'
 import { percentile } from './stats.js'
 import { startInProcessNetwork, tempDir, waitFor } from '../utils/index.js'
-import type { ShardReply, ShardRequest } from './network-shard.js'
+import { startShard, stopShard, type Shard } from './shards.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 
 const SHARDS = 4
@@ -27,30 +25,6 @@ const RENTERS = 9
 const RATE_PER_S = 10
 const LOAD_SECONDS = 30
 const AUCTIONS = 20
-const SHARD_SCRIPT = fileURLToPath(new URL('./network-shard.js', import.meta.url))
-
-interface Shard { child: ChildProcess, ask: <T extends ShardReply['type']>(request: ShardRequest, reply: T) => Promise<Extract<ShardReply, { type: T }>> }
-
-async function startShard (bootstrap: string, first: number, dir: string): Promise<Shard> {
-  const child = fork(SHARD_SCRIPT, [bootstrap, String(first), String(PROVIDERS_PER_SHARD), dir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  const next = async <T extends ShardReply['type']>(type: T, timeoutMs = 60_000): Promise<Extract<ShardReply, { type: T }>> => await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { done(); reject(new Error(`shard ${first}: no ${type} reply within ${timeoutMs} ms`)) }, timeoutMs)
-    const onMessage = (msg: ShardReply): void => { if (msg.type === type) { done(); resolve(msg as Extract<ShardReply, { type: T }>) } }
-    const onExit = (code: number | null): void => { done(); reject(new Error(`shard ${first} exited with ${String(code)}`)) }
-    function done (): void { clearTimeout(timer); child.off('message', onMessage); child.off('exit', onExit) }
-    child.on('message', onMessage)
-    child.once('exit', onExit)
-  })
-  await next('ready', 180_000)
-  return { child, ask: async (request, reply) => { const answer = next(reply); child.send(request); return await answer } }
-}
-
-async function stopShard (shard: Shard): Promise<void> {
-  const exited = new Promise(resolve => shard.child.once('exit', resolve))
-  if (shard.child.connected) shard.child.send({ type: 'stop' } satisfies ShardRequest)
-  await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 15_000))])
-  shard.child.kill('SIGKILL')
-}
 
 /** One connected graph over every node, and every node with a jobs-topic peer. */
 async function connectedToAll (local: IdlegridNode[], shards: Shard[]): Promise<{ connected: boolean, alone: number, unsubscribed: number }> {
@@ -80,7 +54,7 @@ export default async (): Promise<Record<string, unknown>> => {
   try {
     const bootstrapAddr = net.bootstrap.libp2p.getMultiaddrs()[0]?.toString() as string
     // the shards join one after another, as a network grows, rather than 40 handshakes at one instant
-    for (let i = 0; i < SHARDS; i++) shards.push(await startShard(bootstrapAddr, i * PROVIDERS_PER_SHARD, join(dir.path, `shard-${i}`)))
+    for (let i = 0; i < SHARDS; i++) shards.push(await startShard({ bootstrap: bootstrapAddr, first: i * PROVIDERS_PER_SHARD, count: PROVIDERS_PER_SHARD, dir: join(dir.path, `shard-${i}`) }))
     const startedMs = Date.now() - started
     // a figure, not a gate: when the bound passes, say how many nodes were still alone and go on
     let view = { connected: false, alone: 0, unsubscribed: 0 }

@@ -1,10 +1,12 @@
 /**
- * A share of test/bench/network.bench.ts's providers in their own process, so the 50 nodes
- * use every core rather than one event loop. Started with fork(); talks to the benchmark over
- * the IPC channel: 'status' (each node's peers and jobs-topic subscription, and this
- * process's RSS), 'deliveries' (every job request each node accepted, with the time), 'stop'.
+ * Providers for the network and auction benchmarks in a process of their own (as providers
+ * are separate machines), so the benchmark's own nodes do not queue behind them. Started
+ * with fork(); talks to the benchmark over the IPC channel: 'status' (each node's peers and
+ * jobs-topic subscription, and this process's RSS), 'deliveries' (every job request each
+ * node accepted, with the time), 'gossip' (messages validated on the market topics, summed
+ * over the nodes), 'stop'. Provider i has GPUS[i % 4] in REGIONS[i % 5], floor 0.50 + (i % 7) × 0.25.
  *
- * usage: fork(network-shard.js, [BOOTSTRAP_ADDR, FIRST_INDEX, COUNT, DATA_DIR])
+ * usage: fork(provider-shard.js, [BOOTSTRAP_ADDR, FIRST_INDEX, COUNT, DATA_DIR, HEARTBEAT_SECONDS?])
  */
 import { join } from 'node:path'
 import { parsePolicy, parseSimulatedGpus, providerProfile } from '../../src/capability/index.js'
@@ -17,18 +19,30 @@ const REGIONS = ['eu-west', 'eu-central', 'us-east', 'us-west', 'ap-south']
 const GPUS = ['H100:80', 'A100:40', 'RTX 4090:24', 'L40S:48']
 const START_BATCH = 5
 
-export type ShardRequest = { type: 'status' } | { type: 'deliveries' } | { type: 'stop' }
+export type ShardRequest = { type: 'status' } | { type: 'deliveries' } | { type: 'gossip' } | { type: 'stop' }
 export type ShardReply =
   | { type: 'ready' }
   | { type: 'status', nodes: Array<{ peerId: string, peers: string[], subscribed: boolean }>, rss: number }
   | { type: 'deliveries', deliveries: Array<[string, number]> }
+  | { type: 'gossip', validated: number }
+
+/** Messages validated on the jobs, bids and awards topics (any verdict), summed over `nodes`. */
+export function marketMessagesValidated (nodes: IdlegridNode[]): number {
+  let n = 0
+  for (const node of nodes) {
+    const stats = node.libp2p.services.gossip.stats()
+    for (const topic of [TOPIC.jobs, TOPIC.bids, TOPIC.awards]) n += Object.values(stats[topic] ?? {}).reduce((a, b) => a + b, 0)
+  }
+  return n
+}
 
 async function main (): Promise<void> {
-  const [bootstrap, firstArg, countArg, dir] = process.argv.slice(2)
+  const [bootstrap, firstArg, countArg, dir, heartbeatArg] = process.argv.slice(2)
+  const heartbeatSeconds = Number(heartbeatArg ?? 30)
   const first = Number(firstArg)
   const count = Number(countArg)
-  if (bootstrap == null || dir == null || !Number.isInteger(first) || !Number.isInteger(count) || process.send == null) {
-    process.stderr.write('network-shard: start with fork(script, [BOOTSTRAP_ADDR, FIRST_INDEX, COUNT, DATA_DIR])\n')
+  if (bootstrap == null || dir == null || !Number.isInteger(first) || !Number.isInteger(count) || !(heartbeatSeconds > 0) || process.send == null) {
+    process.stderr.write('provider-shard: start with fork(script, [BOOTSTRAP_ADDR, FIRST_INDEX, COUNT, DATA_DIR, HEARTBEAT_SECONDS?])\n')
     process.exit(2)
   }
   const send = (reply: ShardReply): void => { process.send?.(reply) }
@@ -36,7 +50,7 @@ async function main (): Promise<void> {
   const deliveries: Array<[string, number]> = []
   const start = async (i: number): Promise<IdlegridNode> => {
     const profile = providerProfile(parsePolicy({ region: REGIONS[i % REGIONS.length], priceFloor: 0.5 + (i % 7) * 0.25, images: ['*'] }), parseSimulatedGpus([GPUS[i % GPUS.length] as string]))
-    const config = resolveConfig({ role: 'provider', flags: { dataDir: join(dir, `provider-${i}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [bootstrap], heartbeatSeconds: 30 } })
+    const config = resolveConfig({ role: 'provider', flags: { dataDir: join(dir, `provider-${i}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [bootstrap], heartbeatSeconds } })
     const node = await createNode(config, marketExtensions({ role: 'provider', provider: { profile: () => profile } }))
     node.libp2p.services.gossip.onMessage(TOPIC.jobs, (envelope) => {
       deliveries.push([toHex(readJobRequest(envelope).message.jobId), Date.now()])
@@ -59,6 +73,8 @@ async function main (): Promise<void> {
       })
     } else if (msg.type === 'deliveries') {
       send({ type: 'deliveries', deliveries })
+    } else if (msg.type === 'gossip') {
+      send({ type: 'gossip', validated: marketMessagesValidated(nodes) })
     } else if (msg.type === 'stop') {
       void Promise.all(nodes.map(async n => { await n.stop() })).finally(() => process.exit(0))
     }
