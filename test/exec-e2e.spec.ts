@@ -4,24 +4,15 @@
  * `idlegrid submit JOB.yaml --json` against the renter node.
  */
 import { strict as assert } from 'node:assert'
-import { execFile } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { callControl } from '../src/control/index.js'
-import { BIN_PATH, startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from '../src/cli/local-network.js'
+import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from '../src/cli/local-network.js'
+import { submitJob, type Submitted } from './exec-fixtures.js'
 import { tempDir, waitFor } from './utils/index.js'
 
-interface Submitted { code: number | null, summary: Record<string, any>, stderr: string }
-
-function submit (renter: NodeProcess, cwd: string, jobFile: string, extra: string[] = []): Promise<Submitted> {
-  return new Promise(resolve => {
-    execFile(process.execPath, [BIN_PATH, 'submit', jobFile, '--json', '--data-dir', renter.dataDir, ...extra], { cwd, timeout: 150_000, env: { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '' } }, (err, stdout, stderr) => {
-      const lines = stdout.trim().split('\n').filter(l => l.startsWith('{'))
-      let summary: Record<string, any> = {}
-      try { summary = JSON.parse(lines[lines.length - 1] ?? '{}') } catch {}
-      resolve({ code: err == null ? 0 : (err as any).code ?? null, summary, stderr })
-    })
-  })
+async function submit (renter: NodeProcess, cwd: string, jobFile: string, extra: string[] = []): Promise<Submitted> {
+  return await submitJob(renter.dataDir, cwd, jobFile, extra)
 }
 
 async function runningOn (providers: NodeProcess[], name: string): Promise<NodeProcess | undefined> {
