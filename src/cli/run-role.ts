@@ -27,6 +27,12 @@ export async function runRole (role: Role, values: ParsedValues, out: Output, pr
     await node.stop()
     throw err
   }
+  // handlers first: a SIGTERM sent as soon as the ready line is read must stop the node cleanly,
+  // and until a handler exists the OS default (exit by signal) applies
+  const stopSignal = new Promise<NodeJS.Signals>(resolve => {
+    process.once('SIGINT', () => { resolve('SIGINT') })
+    process.once('SIGTERM', () => { resolve('SIGTERM') })
+  })
   const addrs = node.libp2p.getMultiaddrs().map(a => a.toString())
   out.data({ peerId: node.peerId.toString(), addrs })
   out.info(`idlegrid ${role} ${node.peerId.toString()} is running`)
@@ -42,10 +48,7 @@ export async function runRole (role: Role, values: ParsedValues, out: Output, pr
   // a provider's bids, declines and wins, one line each
   const stopMarketLog = followMarketLog(node.libp2p.services, (text, data) => { out.info(text); out.data(data) })
 
-  const signal = await new Promise<NodeJS.Signals>(resolve => {
-    process.once('SIGINT', () => { resolve('SIGINT') })
-    process.once('SIGTERM', () => { resolve('SIGTERM') })
-  })
+  const signal = await stopSignal
   out.info(`${signal}: stopping`)
   stopReporting()
   stopMarketLog()
