@@ -45,8 +45,10 @@ export default async (): Promise<Record<string, unknown>> => {
       const report = await renter.auction(spec)
       if (i % 10 === 9) process.stderr.write(`  ${i + 1}/${AUCTIONS} auctions\n`)
       bids.push(report.bids.length)
-      if (report.timings.publishToAcceptedMs == null) failed++
-      else accepted.push(report.timings.publishToAcceptedMs)
+      if (report.timings.publishToAcceptedMs == null) {
+        failed++
+        process.stderr.write(`  auction ${i + 1}: no award: ${report.noBids?.reason ?? report.noAward?.reason ?? 'unknown'} ${JSON.stringify(report.noBids?.declines ?? {})}\n`)
+      } else accepted.push(report.timings.publishToAcceptedMs)
     }
     const messages = (await validated() - before) / AUCTIONS
     accepted.sort((a, b) => a - b)
