@@ -5,8 +5,6 @@
  */
 import { randomBytes } from 'node:crypto'
 import { basename, join, resolve } from 'node:path'
-import { peerIdFromMultihash } from '@libp2p/peer-id'
-import * as Digest from 'multiformats/hashes/digest'
 import { isAvailable, readGpuTelemetry, type ProviderProfile } from '../capability/index.js'
 import { toHex } from './digest.js'
 import { RunnerError } from './errors.js'
@@ -194,14 +192,6 @@ class ExecRenter implements Startable {
         return summaryJson(summary)
       }
     }
-  }
-}
-
-function peerText (bytes: Uint8Array): string {
-  try {
-    return peerIdFromMultihash(Digest.decode(bytes)).toString()
-  } catch {
-    return ''
   }
 }
 

@@ -1,0 +1,37 @@
+import { strict as assert } from 'node:assert'
+import { open, readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { FileSink } from '../src/exec/file-sink.js'
+import { tempDir } from './utils/index.js'
+
+describe('exec: FileSink', () => {
+  let tmp: { path: string, cleanup: () => Promise<void> }
+  before(async () => { tmp = await tempDir('idlegrid-file-sink-') })
+  after(async () => { await tmp.cleanup() })
+
+  it('writes many queued chunks in order', async () => {
+    const path = join(tmp.path, 'ordered.bin')
+    const sink = new FileSink(await open(path, 'wx'))
+    const chunks = Array.from({ length: 50 }, (_, i) => new Uint8Array(1000 + i).fill(i))
+    for (const chunk of chunks) await sink.write(chunk)
+    await sink.close()
+    assert.deepEqual(new Uint8Array(await readFile(path)), Uint8Array.from(Buffer.concat(chunks)))
+  })
+
+  it('surfaces a failed write at a later write or at close, and writes nothing after it', async () => {
+    const path = join(tmp.path, 'read-only.bin')
+    await writeFile(path, '')
+    // a handle opened for reading: every write fails with EBADF
+    const sink = new FileSink(await open(path, 'r'))
+    let failed: unknown
+    try {
+      for (let i = 0; i < 40; i++) await sink.write(new Uint8Array(10))
+      await sink.close()
+    } catch (err) {
+      failed = err
+      await sink.close().catch(() => {})
+    }
+    assert.match(String((failed as NodeJS.ErrnoException)?.code), /EBADF/)
+    assert.equal((await readFile(path)).byteLength, 0)
+  })
+})
