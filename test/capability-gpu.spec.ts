@@ -110,8 +110,13 @@ describe('capability/gpu', () => {
         assert.equal(g.powerLimitW, 400)
       }
       assert.deepEqual(groupGpus(gpus), [{
-        model: 'NVIDIA A100-SXM4-40GB', modelKey: 'a100-40gb', vramMib: 40960, count: 8,
-        computeCapability: '8.0', driverVersion: '535.183.01', simulated: false
+        model: 'NVIDIA A100-SXM4-40GB',
+        modelKey: 'a100-40gb',
+        vramMib: 40960,
+        count: 8,
+        computeCapability: '8.0',
+        driverVersion: '535.183.01',
+        simulated: false
       }])
     })
 

@@ -50,9 +50,13 @@ describe('capability/record', () => {
   describe('build, seal and open', () => {
     it('round-trips every field from the profile, publishing only hashes of GPU UUIDs', () => {
       const p = profile({
-        tiers: ['silver', 'bronze'], workloads: ['inference'], images: ['nvcr.io/nvidia/pytorch:*'],
+        tiers: ['silver', 'bronze'],
+        workloads: ['inference'],
+        images: ['nvcr.io/nvidia/pytorch:*'],
         availability: { timeZone: 'Europe/Berlin', windows: ['mon-fri 19:00-07:00', 'weekends'] },
-        maxJobMinutes: 120, power: { maxPowerWatts: 350 }, datasets: [DIGEST]
+        maxJobMinutes: 120,
+        power: { maxPowerWatts: 350 },
+        datasets: [DIGEST]
       })
       const value = sealCapabilityRecord(a.key, a.peerId, record(a, {}, p))
       const opened = openCapabilityRecord(value, { key: capabilityKey(a.peerId) })

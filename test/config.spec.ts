@@ -159,7 +159,7 @@ describe('config', () => {
 
     it('parses a YAML file', async () => {
       const path = join(dir, 'ok.yaml')
-      await writeFile(path, `role: provider\nlisten:\n  - /ip4/127.0.0.1/tcp/4010\nmaxConnections: 50\nprovider:\n  gpus: all\n`)
+      await writeFile(path, 'role: provider\nlisten:\n  - /ip4/127.0.0.1/tcp/4010\nmaxConnections: 50\nprovider:\n  gpus: all\n')
       const file = await readConfigFile(path)
       assert.deepEqual(file, { role: 'provider', listen: ['/ip4/127.0.0.1/tcp/4010'], maxConnections: 50, provider: { gpus: 'all' } })
       const config = resolveWith({ file })

@@ -143,7 +143,13 @@ describe('exec: job stream between in-process nodes', function () {
     assert.ok(provider != null)
     const awards = listAwards(renter(), [provider.peerId, (net.providers[0] as InProcessNetwork['providers'][number]).peerId])
     const summary = await runJob({
-      libp2p: renter().libp2p, privateKey: renter().privateKey, peerId: renter().peerId, awards, jobId: Buffer.from(awards.jobId).toString('hex'), baseDir: join(tmp.path, 'out'), idleMs: 10_000,
+      libp2p: renter().libp2p,
+      privateKey: renter().privateKey,
+      peerId: renter().peerId,
+      awards,
+      jobId: Buffer.from(awards.jobId).toString('hex'),
+      baseDir: join(tmp.path, 'out'),
+      idleMs: 10_000,
       payload: { runtime: { command: ['/bin/sh', '-c', 'echo partial > outputs/p.txt; sleep 30'], timeoutMs: 1_000 }, inputs: [] }
     })
     assert.equal(summary.status, 'timeout')
@@ -192,7 +198,13 @@ describe('exec: job stream between in-process nodes', function () {
       'trap "echo step-1 > outputs/ckpt.txt; exit 0" TERM; echo working; while true; do sleep 0.1; done'
     const events: string[] = []
     const bronze = runJob({
-      libp2p: renter().libp2p, privateKey: renter().privateKey, peerId: renter().peerId, awards: bronzeAwards, jobId: Buffer.from(bronzeAwards.jobId).toString('hex'), baseDir: join(tmp.path, 'out-preempt'), idleMs: 10_000,
+      libp2p: renter().libp2p,
+      privateKey: renter().privateKey,
+      peerId: renter().peerId,
+      awards: bronzeAwards,
+      jobId: Buffer.from(bronzeAwards.jobId).toString('hex'),
+      baseDir: join(tmp.path, 'out-preempt'),
+      idleMs: 10_000,
       payload: { runtime: { command: ['/bin/sh', '-c', script], timeoutMs: 60_000 }, inputs: [] },
       onEvent: e => { if (e.type === 'log' || e.type === 'attempt-ended') events.push(`${e.attempt}:${e.type === 'log' ? e.line : e.outcome}`) }
     })

@@ -29,7 +29,6 @@ describe('ledger across five node processes', function () {
   this.timeout(240_000)
   let dir: { path: string, cleanup: () => Promise<void> }
   let net: LocalNetwork
-  let offline: NodeProcess
   let restarted: NodeProcess | undefined
 
   before(async () => {
@@ -48,7 +47,6 @@ describe('ledger across five node processes', function () {
     // every node holds a ledger and answers for it
     for (const n of net.all) assert.equal((await status(n)).entries, 0)
 
-    offline = p3
     assert.equal(await p3.stop('SIGTERM'), 0, 'the provider stops cleanly')
 
     // 50 jobs from two providers and five renters

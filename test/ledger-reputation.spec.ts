@@ -200,8 +200,20 @@ describe('ledger reputation', () => {
     const bid = (p: Signer, usd: number): Signed<Bid> => {
       const now = Date.now()
       return signBid(p.key, p.peerId, {
-        jobId: job.jobId, provider: p.peerId.toMultihash().bytes, priceMicroUsd: usdToMicro(usd), gpuModel: 'h100-80gb', vramMib: 81920, region: 'eu-west', residency: 'eu',
-        createdAt: BigInt(now), expiresAt: BigInt(now + 60_000), capabilitySeq: 0n, jobNonce: job.nonce, simulated: true, cachedDatasets: 0, addrs: []
+        jobId: job.jobId,
+        provider: p.peerId.toMultihash().bytes,
+        priceMicroUsd: usdToMicro(usd),
+        gpuModel: 'h100-80gb',
+        vramMib: 81920,
+        region: 'eu-west',
+        residency: 'eu',
+        createdAt: BigInt(now),
+        expiresAt: BigInt(now + 60_000),
+        capabilitySeq: 0n,
+        jobNonce: job.nonce,
+        simulated: true,
+        cachedDatasets: 0,
+        addrs: []
       })
     }
     const bids = [bid(cheap, 1.0), bid(dear, 1.3)]

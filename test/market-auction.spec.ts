@@ -140,9 +140,21 @@ describe('market auction (in-process network)', function () {
     const renterNode = net.renters[0] as IdlegridNode
     const fakeJob = toJobRequest(parseJobSpec({ runtime: { command: ['x'] } }), { renter: attacker.peerId.toMultihash().bytes })
     const bid = (over: Record<string, unknown>, key = attacker): Uint8Array => signBid(key.privateKey, key.peerId, {
-      jobId: fakeJob.jobId, provider: key.peerId.toMultihash().bytes, priceMicroUsd: usdToMicro(0.01), gpuModel: 'h100-80gb', vramMib: 81920,
-      region: 'eu-west', residency: 'eu', createdAt: BigInt(Date.now()), expiresAt: BigInt(Date.now() + 60_000), capabilitySeq: 0n, jobNonce: fakeJob.nonce,
-      simulated: false, cachedDatasets: 0, addrs: [], ...over
+      jobId: fakeJob.jobId,
+      provider: key.peerId.toMultihash().bytes,
+      priceMicroUsd: usdToMicro(0.01),
+      gpuModel: 'h100-80gb',
+      vramMib: 81920,
+      region: 'eu-west',
+      residency: 'eu',
+      createdAt: BigInt(Date.now()),
+      expiresAt: BigInt(Date.now() + 60_000),
+      capabilitySeq: 0n,
+      jobNonce: fakeJob.nonce,
+      simulated: false,
+      cachedDatasets: 0,
+      addrs: [],
+      ...over
     }).envelope
     const replayed = bid({})
     const badSignature = bid({})
@@ -174,7 +186,7 @@ describe('market auction (in-process network)', function () {
     assert.ok(report.bids.every(b => b.provider !== attacker.peerId.toString()))
     await new Promise(resolve => setTimeout(resolve, 500))
     const seen = diffVerdicts(before, totalVerdicts(net.all))
-    if (process.env.SHOW_VERDICTS != null) process.stdout.write(JSON.stringify(seen) + "\n")
+    if (process.env.SHOW_VERDICTS != null) process.stdout.write(JSON.stringify(seen) + '\n')
     const rejected = Object.keys(seen).filter(k => k.startsWith('reject:') || k.startsWith('ignore:'))
     for (const kind of ['reject:malformed', 'reject:wrong-domain', 'reject:bad-signature', 'reject:wrong-signer', 'ignore:expired', 'reject:oversized', 'ignore:replayed']) {
       assert.ok(rejected.some(k => k.startsWith(kind)), `${kind} not seen: ${JSON.stringify(seen)}`)

@@ -37,8 +37,21 @@ function job (renter: Party, raw: Record<string, unknown> = {}, now = Date.now()
 function bidFor (p: Party, j: JobRequest, price: number, extra: Partial<Bid> = {}): Signed<Bid> {
   const now = Date.now()
   return signBid(p.key, p.peerId, {
-    jobId: j.jobId, provider: p.bytes, priceMicroUsd: usdToMicro(price), gpuModel: 'h100-80gb', vramMib: 81920, region: 'eu-west', residency: 'eu',
-    createdAt: BigInt(now), expiresAt: BigInt(now + 60_000), capabilitySeq: 0n, jobNonce: j.nonce, simulated: true, cachedDatasets: 0, addrs: [], ...extra
+    jobId: j.jobId,
+    provider: p.bytes,
+    priceMicroUsd: usdToMicro(price),
+    gpuModel: 'h100-80gb',
+    vramMib: 81920,
+    region: 'eu-west',
+    residency: 'eu',
+    createdAt: BigInt(now),
+    expiresAt: BigInt(now + 60_000),
+    capabilitySeq: 0n,
+    jobNonce: j.nonce,
+    simulated: true,
+    cachedDatasets: 0,
+    addrs: [],
+    ...extra
   })
 }
 
@@ -236,10 +249,20 @@ describe('market units', () => {
       assert.deepEqual(bidsDigest(bids), bidsDigest([...bids].reverse()))
       const ranked = rankBids(bids, j, { reputation: rep })
       const award = (winner: number, price: bigint): Award => ({
-        jobId: j.jobId, renter: j.renter, winner: ranked[winner]?.bid.signer.toMultihash().bytes as Uint8Array, clearingPriceMicroUsd: price,
-        pricingRule: PricingRule.FIRST_PRICE, bidsDigest: bidsDigest(bids), runnerUp: ranked.slice(winner + 1).map(r => r.bid.signer.toMultihash().bytes),
-        acceptDeadline: BigInt(Date.now() + 1000), createdAt: BigInt(Date.now()), expiresAt: BigInt(Date.now() + 60_000), attempt: 1,
-        validBids: 3, winnerBidHash: ranked[winner]?.bid.hash as Uint8Array, jobNonce: j.nonce
+        jobId: j.jobId,
+        renter: j.renter,
+        winner: ranked[winner]?.bid.signer.toMultihash().bytes as Uint8Array,
+        clearingPriceMicroUsd: price,
+        pricingRule: PricingRule.FIRST_PRICE,
+        bidsDigest: bidsDigest(bids),
+        runnerUp: ranked.slice(winner + 1).map(r => r.bid.signer.toMultihash().bytes),
+        acceptDeadline: BigInt(Date.now() + 1000),
+        createdAt: BigInt(Date.now()),
+        expiresAt: BigInt(Date.now() + 60_000),
+        attempt: 1,
+        validBids: 3,
+        winnerBidHash: ranked[winner]?.bid.hash as Uint8Array,
+        jobNonce: j.nonce
       })
       assert.deepEqual(auditAward(award(0, 1_000_000n), bids, { job: j, reputation: rep }).problems, [])
       assert.equal(auditAward(award(1, 2_000_000n), bids, { job: j, reputation: rep }).ok, false)
@@ -284,9 +307,20 @@ describe('market units', () => {
     it('ignores awards that do not raise the attempt for their job', () => {
       const j = job(renter)
       const mk = (attempt: number): Uint8Array => signAward(renter.key, renter.peerId, {
-        jobId: j.jobId, renter: renter.bytes, winner: p.bytes, clearingPriceMicroUsd: 1n, pricingRule: PricingRule.FIRST_PRICE, bidsDigest: new Uint8Array(32),
-        runnerUp: [], acceptDeadline: BigInt(Date.now() + 1000), createdAt: BigInt(Date.now()), expiresAt: BigInt(Date.now() + 60_000), attempt,
-        validBids: 1, winnerBidHash: new Uint8Array(32), jobNonce: j.nonce
+        jobId: j.jobId,
+        renter: renter.bytes,
+        winner: p.bytes,
+        clearingPriceMicroUsd: 1n,
+        pricingRule: PricingRule.FIRST_PRICE,
+        bidsDigest: new Uint8Array(32),
+        runnerUp: [],
+        acceptDeadline: BigInt(Date.now() + 1000),
+        createdAt: BigInt(Date.now()),
+        expiresAt: BigInt(Date.now() + 60_000),
+        attempt,
+        validBids: 1,
+        winnerBidHash: new Uint8Array(32),
+        jobNonce: j.nonce
       }).envelope
       const v = new AwardValidator()
       assert.equal(v.validate(open(mk(1), 'award')).action, 'accept')

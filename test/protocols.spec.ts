@@ -6,7 +6,7 @@ import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES, WireDecodeError } f
 import { SignedEnvelope } from '../protocols/envelope.js'
 import { Heartbeat } from '../protocols/heartbeat.js'
 import { TOPIC, TOPIC_MAX_BYTES } from '../protocols/ids.js'
-import { Attestation, FileEntry, JobFrame, JobStatus, Receipt } from '../protocols/job.js'
+import { Attestation, type FileEntry, JobFrame, JobStatus, Receipt } from '../protocols/job.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry, SyncRequest, SyncResponse } from '../protocols/ledger.js'
 import { AcceptRequest, AcceptResponse, Award, Bid, Decline, DeclineReason, ExplainRequest, JobRequest, PricingRule } from '../protocols/market.js'
 

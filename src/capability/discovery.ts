@@ -357,4 +357,3 @@ async function fetchRecord (dht: KadDHT, peer: PeerId, options: AbortOptions, co
     throw err
   }
 }
-

@@ -104,7 +104,7 @@ export async function runDemo (opts: DemoOptions, out: Output): Promise<DemoSumm
     network = await startLocalNetwork({ baseDir, providers: fleet.length, renters: 1, heartbeatSeconds: 1, providerArgs: (i) => providerArgs(fleet[i]) })
     const names = new Map<string, DemoProvider>()
     network.providers.forEach((p, i) => names.set(p.peerId, fleet[i]))
-    for (const [i, p] of network.providers.entries()) {
+    for (const i of network.providers.keys()) {
       const f = fleet[i]
       out.info(`  provider ${f.name.padEnd(12)} ${f.gpus.padEnd(14)} ${f.region.padEnd(13)} floor $${f.priceFloorUsd.toFixed(2)}/GPU-h  ${f.note}`)
     }

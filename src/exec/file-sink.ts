@@ -21,8 +21,9 @@ export class FileSink {
     const done = this.chain.then(async () => { if (this.failure == null) await this.handle.write(data) })
     this.chain = done.catch((err) => { this.failure ??= err })
     this.pending.push(done)
-    void done.finally(() => { this.pending.splice(this.pending.indexOf(done), 1) }).catch(() => {})
-    if (this.pending.length >= MAX_PENDING_WRITES) await this.pending[0]
+    void done.finally(() => { void this.pending.splice(this.pending.indexOf(done), 1) }).catch(() => {})
+    const oldest = this.pending[0]
+    if (this.pending.length >= MAX_PENDING_WRITES && oldest != null) await oldest
   }
 
   async close (): Promise<void> {

@@ -534,6 +534,7 @@ class LedgerNode implements LedgerService, Startable {
       }
     }
     try {
+      // eslint-disable-next-line no-unmodified-loop-condition -- `added` grows inside settle()
       while (inflight != null && !signal.aborted && added < MAX_PULL_PER_SESSION) {
         const batch: SyncResponse.Entries = await inflight
         inflight = undefined

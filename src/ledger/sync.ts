@@ -22,8 +22,8 @@ export const MAX_RANGE_BYTES = MAX_BYTES.syncResponse - 64 * 1024
 export const MAX_HEADS = 10_000
 
 async function firstFrame (source: AsyncIterable<{ subarray: () => Uint8Array }>): Promise<Uint8Array | undefined> {
-  for await (const frame of source) return frame.subarray()
-  return undefined
+  const first = await source[Symbol.asyncIterator]().next()
+  return first.done === true ? undefined : first.value.subarray()
 }
 
 /** Sends one request to a connected `peer` and returns its decoded response. */

@@ -372,7 +372,6 @@ export class Auctioneer {
   }
 }
 
-
 function bidRow (bid: Signed<Bid>, extra: Partial<BidRow>): BidRow {
   const b = bid.message
   return {
@@ -440,4 +439,3 @@ async function sleep (ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', onAbort, { once: true })
   })
 }
-

@@ -36,7 +36,7 @@ import { dirname, isAbsolute, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { ConfigError, ConfigFileError, asBoolean, asEnum, asNumber, asObject, asString, asStringList, join, onlyKnownKeys, type Fields } from '../config/index.js'
 import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
-import { JobRequest, MAX_BID_WINDOW_MS, PPM, TIER_NAMES, WORKLOADS, pricingRuleToWire, tierToWire, usdToMicro, type PricingRuleName, type TierName, type Workload } from './messages.js'
+import { type JobRequest, MAX_BID_WINDOW_MS, PPM, TIER_NAMES, WORKLOADS, pricingRuleToWire, tierToWire, usdToMicro, type PricingRuleName, type TierName, type Workload } from './messages.js'
 
 export interface JobSpec {
   name: string

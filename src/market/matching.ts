@@ -5,7 +5,7 @@
  */
 
 import { availableFor, gpuModelMatches, imageAllowed, type ProviderProfile } from '../capability/index.js'
-import { DeclineReason, JobRequest, isPreemptible, tierFromWire } from './messages.js'
+import { DeclineReason, type JobRequest, isPreemptible, tierFromWire } from './messages.js'
 
 type GpuGroup = ProviderProfile['groups'][number]
 

@@ -184,8 +184,13 @@ class MarketProvider implements MarketProviderService, Startable {
     await this.components.pubsub.publish(TOPIC.bids, bid.envelope)
     this.log('bid %d micro-USD on %s', decision.priceMicroUsd, jobId)
     this.emit<BidEvent>('bid', {
-      jobId, renter, tier: tierFromWire(job.message.tier), workload: job.message.workload,
-      priceUsd: microToUsd(decision.priceMicroUsd), priceMicroUsd: decision.priceMicroUsd, gpuModel: decision.gpuModel
+      jobId,
+      renter,
+      tier: tierFromWire(job.message.tier),
+      workload: job.message.workload,
+      priceUsd: microToUsd(decision.priceMicroUsd),
+      priceMicroUsd: decision.priceMicroUsd,
+      gpuModel: decision.gpuModel
     })
   }
 
@@ -289,4 +294,3 @@ function readableWinner (award: Award): string {
 export function marketProvider (init: MarketProviderInit): (components: ProviderComponents) => MarketProviderService {
   return (components) => new MarketProvider(components, init)
 }
-

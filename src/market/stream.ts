@@ -19,8 +19,8 @@ export interface StreamComponents {
 const MAX_STREAMS = 64
 
 async function firstFrame (source: AsyncIterable<{ subarray: () => Uint8Array }>): Promise<Uint8Array | undefined> {
-  for await (const frame of source) return frame.subarray()
-  return undefined
+  const first = await source[Symbol.asyncIterator]().next()
+  return first.done === true ? undefined : first.value.subarray()
 }
 
 /** Sends `request` to `peer` on `protocol` and returns the one response frame. */

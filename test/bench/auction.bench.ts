@@ -7,7 +7,6 @@
  * each node validated on the jobs, bids and awards topics, summed over the nodes; and
  * messages published).
  */
-import { join } from 'node:path'
 import { percentile } from './stats.js'
 import { marketMessagesValidated } from './provider-shard.js'
 import { startShard, stopShard, type Shard } from './shards.js'

@@ -5,7 +5,7 @@
  */
 import {
   CAPABILITY_SERVICE, capabilityExtensions, discoverProviders, parsePolicy, parseSimulatedGpus, providerProfile,
-  type CapabilityAdvertiser, type DiscoveryFilters, type DiscoveryResult, type ProviderProfile
+  type CapabilityAdvertiser, type DiscoveryFilters, type ProviderProfile
 } from '../../src/capability/index.js'
 import { join } from 'node:path'
 import type { Multiaddr } from '@multiformats/multiaddr'

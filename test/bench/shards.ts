@@ -43,4 +43,3 @@ export async function stopShard (shard: Shard): Promise<void> {
   await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 15_000))])
   shard.child.kill('SIGKILL')
 }
-

@@ -111,7 +111,7 @@ export default async (): Promise<Record<string, unknown>> => {
       const stream = await r.libp2p.dialProtocol(providerId, RAW_PROTOCOL)
       const t0 = performance.now()
       await stream.sink((async function * () { for (let at = 0; at < size; at += SLICE) yield payload.subarray(at, at + SLICE) })())
-      for await (const _ack of stream.source) break
+      await stream.source[Symbol.asyncIterator]().next()
       return performance.now() - t0
     })
 
@@ -124,7 +124,11 @@ export default async (): Promise<Record<string, unknown>> => {
       let firstOutput = 0
       const startedJob = performance.now()
       const result = await runAttempt(makeAward(r, providerId), job, {
-        libp2p: r.libp2p, privateKey: r.privateKey, peerId: r.peerId, dir: join(tmp.path, `out-big-${run}`), maxOutputBytes: size + MiB,
+        libp2p: r.libp2p,
+        privateKey: r.privateKey,
+        peerId: r.peerId,
+        dir: join(tmp.path, `out-big-${run}`),
+        maxOutputBytes: size + MiB,
         onEvent: (e) => {
           if (e.type === 'sending' && sendStart === 0) sendStart = performance.now()
           if (e.type === 'accepted') acceptedAt = performance.now()
@@ -146,7 +150,10 @@ export default async (): Promise<Record<string, unknown>> => {
       const at = performance.now()
       let logAt = 0
       const small = await runAttempt(makeAward(r, providerId), { runtime: { command: ['/bin/sh', '-c', 'echo hello'], timeoutMs: 30_000 }, inputs: [] }, {
-        libp2p: r.libp2p, privateKey: r.privateKey, peerId: r.peerId, dir: join(tmp.path, `out-small-${i}`),
+        libp2p: r.libp2p,
+        privateKey: r.privateKey,
+        peerId: r.peerId,
+        dir: join(tmp.path, `out-small-${i}`),
         onEvent: (e) => { if (e.type === 'log' && logAt === 0) logAt = performance.now() }
       })
       if (small.outcome !== 'ok' || logAt === 0) throw new Error(`small job ended ${small.outcome}`)

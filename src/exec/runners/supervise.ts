@@ -85,6 +85,7 @@ export function supervise (spec: RunSpec, onLog: (line: LogLine) => void, start:
 
   const done = new Promise<RunOutcome>(resolve => {
     let settled = false
+    // eslint-disable-next-line prefer-const -- finish() may run, and clear it, before it is set
     let timeLimit: NodeJS.Timeout | undefined
     const finish = (outcome: Omit<RunOutcome, 'startedAt' | 'endedAt'>): void => {
       if (settled) return

@@ -1,0 +1,8 @@
+/**
+ * Small helpers with no domain knowledge that several rooms need: hex text, short peer ids
+ * for people, abortable sleeps and bounded waits. Nothing here knows about the market,
+ * jobs or the ledger; anything that does belongs in its own room.
+ */
+export { toHex, fromHex } from './hex.js'
+export { shortPeerId } from './peer-text.js'
+export { sleep, waitUntil, TimeoutError } from './time.js'

@@ -1,0 +1,94 @@
+/**
+ * One request, one response over a libp2p stream, each a length-prefixed frame
+ * (protocols/README.md §7): the market's accept and explain protocols and the ledger's sync
+ * protocol all use it. Both sides bound the frame size and the time; the server never throws
+ * into libp2p, it aborts the stream instead. Payloads are bytes: decoding (bounded) is the
+ * caller's, so wire formats stay in protocols/.
+ */
+
+import * as lp from 'it-length-prefixed'
+import { pipe } from 'it-pipe'
+import type { Logger, PeerId, Stream } from '@libp2p/interface'
+import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
+
+export interface RequestResponseComponents {
+  registrar: Registrar
+  connectionManager: ConnectionManager
+}
+
+/** Streams a node serves or opens at once per protocol. */
+export const MAX_STREAMS_PER_PROTOCOL = 64
+
+export type RequestFailure = 'timeout' | 'no-response' | 'failed'
+
+/** A request stream failed: timed out, closed unanswered, or broke (`reason`). */
+export class RequestResponseError extends Error {
+  static readonly code = 'ERR_REQUEST_RESPONSE'
+  readonly code = RequestResponseError.code
+  constructor (readonly reason: RequestFailure, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'RequestResponseError'
+  }
+}
+
+async function firstFrame (source: AsyncIterable<{ subarray: () => Uint8Array }>): Promise<Uint8Array | undefined> {
+  const first = await source[Symbol.asyncIterator]().next()
+  return first.done === true ? undefined : first.value.subarray()
+}
+
+/** Sends `request` to `peer` on `protocol` and returns the one response frame (at most `maxResponseBytes`). */
+export async function requestOnce (connectionManager: ConnectionManager, peer: PeerId, protocol: string, request: Uint8Array, maxResponseBytes: number, signal: AbortSignal): Promise<Uint8Array> {
+  let stream: Stream | undefined
+  const timedOut = (): RequestResponseError => new RequestResponseError('timeout', `${protocol} to ${peer.toString()} timed out`)
+  const onAbort = (): void => { stream?.abort(timedOut()) }
+  signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    const connection = await connectionManager.openConnection(peer, { signal })
+    stream = await connection.newStream(protocol, { signal })
+    const response = await pipe([request], (source) => lp.encode(source), stream, (source) => lp.decode(source, { maxDataLength: maxResponseBytes }), firstFrame)
+    if (response == null) throw new RequestResponseError('no-response', `${peer.toString()} closed ${protocol} without answering`)
+    return response
+  } catch (err: any) {
+    stream?.abort(err instanceof Error ? err : new Error(String(err)))
+    if (err instanceof RequestResponseError) throw err
+    if (signal.aborted) throw new RequestResponseError('timeout', timedOut().message, { cause: err })
+    throw new RequestResponseError('failed', `${protocol} to ${peer.toString()} failed: ${String(err?.message ?? err)}`, { cause: err })
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+  }
+}
+
+export type RequestHandler = (request: Uint8Array, remote: PeerId, signal: AbortSignal) => Promise<Uint8Array>
+
+export interface ServeOptions {
+  /** largest request frame accepted */
+  maxRequestBytes: number
+  /** time for reading the request and answering it */
+  timeoutMs: number
+  log: Logger
+}
+
+/** Serves `protocol`: reads one bounded frame, answers with `handler`'s bytes, closes. A handler error aborts the stream. */
+export async function serveOnce (registrar: Registrar, protocol: string, handler: RequestHandler, opts: ServeOptions): Promise<void> {
+  await registrar.handle(protocol, ({ stream, connection }) => {
+    const signal = AbortSignal.timeout(opts.timeoutMs)
+    const onAbort = (): void => { stream.abort(new RequestResponseError('timeout', `${protocol} request timed out`)) }
+    signal.addEventListener('abort', onAbort, { once: true })
+    pipe(
+      stream,
+      (source) => lp.decode(source, { maxDataLength: opts.maxRequestBytes }),
+      async function * (source) {
+        const request = await firstFrame(source)
+        if (request == null) return
+        yield await handler(request, connection.remotePeer, signal)
+      },
+      (source) => lp.encode(source),
+      stream
+    ).catch((err: unknown) => {
+      opts.log('%s from %p failed: %e', protocol, connection.remotePeer, err)
+      stream.abort(err instanceof Error ? err : new Error(String(err)))
+    }).finally(() => {
+      signal.removeEventListener('abort', onAbort)
+    })
+  }, { maxInboundStreams: MAX_STREAMS_PER_PROTOCOL, maxOutboundStreams: MAX_STREAMS_PER_PROTOCOL })
+}
