@@ -4,3 +4,5 @@ export type { OpenedEnvelope, OpenOptions, EnvelopeRejection } from './envelope.
 export { signBytes, verifyBytes, verifyBytesFast, verifyBytesQuick, verifyManyFast, strictPrechecks, SMALL_ORDER_ENCODINGS } from './signature.js'
 export type { SignedBytes } from './signature.js'
 export { messageHash, sha256 } from './hash.js'
+export { sealSigned, openSigned } from './signed.js'
+export type { Signed } from './signed.js'
