@@ -27,6 +27,9 @@ export interface CapabilityExtensionOptions {
 /** Service names, so other services can ask for them in their components. */
 export const CAPABILITY_SERVICE = 'capability'
 export const DISCOVERY_SERVICE = 'capabilityDiscovery'
+/** What the capability services provide, for other services' `serviceDependencies`. */
+export const CAPABILITY_CAPABILITY = '@idlegrid/capability'
+export const DISCOVERY_CAPABILITY = '@idlegrid/discovery'
 
 export function capabilityExtensions (opts: CapabilityExtensionOptions = {}): Required<NodeExtensions> {
   const rejections = new RecordRejections()

@@ -37,5 +37,5 @@ export { capabilityDiscoveryService, RecordRejections } from './discovery-servic
 export type { CapabilityDiscovery } from './discovery-service.js'
 export { discoverProviders, discoverWith, parseDiscoveryFilters, failedFilter, recordAvailableAt, describeRecord, indexKeysFor } from './discovery.js'
 export type { DiscoveryFilters, DiscoveryOptions, DiscoveryResult, DiscoveredProvider, DiscoveredGpu, DroppedRecord, DropReason } from './discovery.js'
-export { capabilityExtensions, CAPABILITY_SERVICE, DISCOVERY_SERVICE } from './extensions.js'
+export { capabilityExtensions, CAPABILITY_SERVICE, DISCOVERY_SERVICE, CAPABILITY_CAPABILITY, DISCOVERY_CAPABILITY } from './extensions.js'
 export type { CapabilityExtensionOptions } from './extensions.js'

@@ -23,6 +23,8 @@ import type { ConnectionManager } from '@libp2p/interface-internal'
 /** Service names in the node's service map. */
 export const EXEC_SERVICE = 'exec'
 export const EXEC_RENTER_SERVICE = 'execRenter'
+/** What the job service provides, for other services' `serviceDependencies`. */
+export const EXEC_CAPABILITY = '@idlegrid/exec'
 /** Where the market's renter service sits (see src/market extensions). */
 const MARKET_RENTER = 'marketRenter'
 const MARKET_PROVIDER = 'marketProvider'

@@ -22,7 +22,7 @@ export { fileSetDigest, sortEntries, listFileSet, hashFile, checkRelativePath, F
 export { JobStreamError, JobRejectedError, RunnerError, UnsafePathError } from './errors.js'
 export type { JobStreamErrorCode } from './errors.js'
 export * from './runners/index.js'
-export { execExtensions, execRenter, makeRunner, payloadFromSpec, schedulerCapacity, EXEC_SERVICE, EXEC_RENTER_SERVICE } from './extensions.js'
+export { execExtensions, execRenter, makeRunner, payloadFromSpec, schedulerCapacity, EXEC_SERVICE, EXEC_RENTER_SERVICE, EXEC_CAPABILITY } from './extensions.js'
 export type { ExecExtensionOptions, ExecExtensions, ExecProviderOptions, ExecRenterInit } from './extensions.js'
 export { runSubmitFlow, EXEC_SUBMIT_OPTIONS, SubmitError } from './submit-flow.js'
 export type { OneShotCall, SubmitOutput } from './submit-flow.js'

@@ -11,6 +11,8 @@ import type { Logger } from '@libp2p/interface'
 
 /** The ledger's name in the node's service map. */
 export const LEDGER_SERVICE = 'ledger'
+/** What the ledger service provides, for other services' `serviceDependencies`. */
+export const LEDGER_CAPABILITY = '@idlegrid/ledger'
 
 /** Ledger options a role command may set (from its flags). */
 export interface LedgerBuildOptions {

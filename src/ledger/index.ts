@@ -21,5 +21,5 @@ export type { Reputation, ReputationParams, Earnings, CounterpartyEvidence } fro
 export { ledgerService } from './service.js'
 export type { LedgerService, LedgerServiceInit, LedgerStatus, FlushResult, SyncReport, HeadView, EntryView } from './service.js'
 export { MAX_RANGE_ENTRIES, MAX_HEADS } from './sync.js'
-export { ledgerExtensions, connectLedger, LEDGER_SERVICE } from './extensions.js'
+export { ledgerExtensions, connectLedger, LEDGER_SERVICE, LEDGER_CAPABILITY } from './extensions.js'
 export type { LedgerBuildOptions, LedgerExtensionOptions } from './extensions.js'

@@ -14,6 +14,9 @@ import type { NodeExtensions } from '../node/index.js'
 export const MARKET_VALIDATION_SERVICE = 'marketValidation'
 export const MARKET_PROVIDER_SERVICE = 'marketProvider'
 export const MARKET_RENTER_SERVICE = 'marketRenter'
+/** What the market services provide, for other services' `serviceDependencies`. */
+export const MARKET_PROVIDER_CAPABILITY = '@idlegrid/market-provider'
+export const MARKET_RENTER_CAPABILITY = '@idlegrid/market-renter'
 
 export interface MarketExtensionOptions {
   role: Role
