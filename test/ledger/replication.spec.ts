@@ -1,14 +1,14 @@
 import * as assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { SignedEnvelope } from '../protocols/envelope.js'
-import { TOPIC } from '../protocols/ids.js'
-import { HeartbeatSummary, LedgerEntry } from '../protocols/ledger.js'
-import { resolveConfig, type Role } from '../src/config/index.js'
+import { SignedEnvelope } from '../../protocols/envelope.js'
+import { TOPIC } from '../../protocols/ids.js'
+import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
+import { resolveConfig, type Role } from '../../src/config/index.js'
 import { defaultLogger } from '@libp2p/logger'
-import { sha256 } from '../src/identity/index.js'
-import { ledgerService, sealEntry, signTestJob, type LedgerService, type Signer } from '../src/ledger/index.js'
-import { createNode, type IdlegridNode, type NodeExtensions } from '../src/node/index.js'
-import { startInProcessNetwork, tempDir, waitFor, waitForTopicMesh, type InProcessNetwork } from './utils/index.js'
+import { sha256 } from '../../src/identity/index.js'
+import { ledgerService, sealEntry, signTestJob, type LedgerService, type Signer } from '../../src/ledger/index.js'
+import { createNode, type IdlegridNode, type NodeExtensions } from '../../src/node/index.js'
+import { startInProcessNetwork, tempDir, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
 
 function ledgerExtensions (dataDir: string, role: Role): NodeExtensions {
   return { services: { ledger: ledgerService({ dataDir, role, syncIntervalMs: 2_000, summaryIntervalMs: 0, devMethods: true }) } }
