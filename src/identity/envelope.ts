@@ -4,7 +4,7 @@ import { concat } from 'uint8arrays/concat'
 import { fromString } from 'uint8arrays/from-string'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { SIGNING_PREFIX } from '../../protocols/ids.js'
-import { signBytes, verifyBytesQuick, SIGNATURE_BYTES } from './signature.js'
+import { signBytes, verifyBytesFast, verifyBytesQuick, SIGNATURE_BYTES } from './signature.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -56,12 +56,35 @@ export function sealEnvelope (key: Ed25519PrivateKey, signer: PeerId, domain: st
   return SignedEnvelope.encode({ domain, signer: signer.toMultihash().bytes, payload, signature })
 }
 
+export interface OpenAsyncOptions extends OpenOptions {
+  /** false when the signature was verified already (the gossip router did); the other checks still run */
+  checkSignature?: boolean
+}
+
 /**
  * Decodes and verifies an envelope from untrusted bytes: size first, then structure, domain,
  * signer (an Ed25519 peer id, whose public key is inside it) and signature. Throws
  * EnvelopeError with the reason; returns the verified payload.
  */
 export function openEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions): OpenedEnvelope {
+  const opened = decodeEnvelope(bytes, opts)
+  if (!verifyBytesQuick(opened.signer.publicKey.raw, signingInput(opened.domain, opened.payload), opened.signature)) throw badSignature(opened)
+  return opened
+}
+
+/**
+ * openEnvelope with the signature checked by the fast verifier (OpenSSL on the thread pool,
+ * the same strict rule), so many envelopes verify at once: the ledger opens thousands while
+ * syncing. The same checks, in the same order, with the same errors.
+ */
+export async function openEnvelopeAsync (bytes: Uint8Array | Uint8ArrayList, opts: OpenAsyncOptions): Promise<OpenedEnvelope> {
+  const opened = decodeEnvelope(bytes, opts)
+  if (opts.checkSignature !== false && !await verifyBytesFast(opened.signer.publicKey.raw, signingInput(opened.domain, opened.payload), opened.signature)) throw badSignature(opened)
+  return opened
+}
+
+/** Every check but the signature's: size, structure, domain, signer, signature length. */
+function decodeEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions): OpenedEnvelope & { signer: Ed25519PeerId } {
   const maxBytes = opts.maxBytes ?? MAX_ENVELOPE_BYTES
   if (bytes.byteLength > maxBytes) {
     throw new EnvelopeError('oversized', `envelope of ${bytes.byteLength} bytes exceeds the ${maxBytes}-byte bound`)
@@ -82,11 +105,11 @@ export function openEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOpti
   if (envelope.signature.length !== SIGNATURE_BYTES) {
     throw new EnvelopeError('bad-signature', `signature is ${envelope.signature.length} bytes, expected ${SIGNATURE_BYTES}`)
   }
-  const publicKey = signer.publicKey.raw
-  if (!verifyBytesQuick(publicKey, signingInput(envelope.domain, envelope.payload), envelope.signature)) {
-    throw new EnvelopeError('bad-signature', `signature by ${signer.toString()} does not verify`)
-  }
   return { domain: envelope.domain, signer, payload: envelope.payload, signature: envelope.signature }
+}
+
+function badSignature (opened: OpenedEnvelope): EnvelopeError {
+  return new EnvelopeError('bad-signature', `signature by ${opened.signer.toString()} does not verify`)
 }
 
 type Ed25519PeerId = PeerId & { type: 'Ed25519', publicKey: { raw: Uint8Array } }

@@ -1,6 +1,6 @@
 export { loadOrCreateKey, ensureDataDir, KeyFileError, KEY_FILE } from './keystore.js'
-export { sealEnvelope, openEnvelope, signingInput, EnvelopeError, MAX_ENVELOPE_BYTES } from './envelope.js'
-export type { OpenedEnvelope, OpenOptions, EnvelopeRejection } from './envelope.js'
+export { sealEnvelope, openEnvelope, openEnvelopeAsync, signingInput, EnvelopeError, MAX_ENVELOPE_BYTES } from './envelope.js'
+export type { OpenedEnvelope, OpenOptions, OpenAsyncOptions, EnvelopeRejection } from './envelope.js'
 export { signBytes, verifyBytes, verifyBytesFast, verifyBytesQuick, verifyManyFast, strictPrechecks, SMALL_ORDER_ENCODINGS } from './signature.js'
 export type { SignedBytes } from './signature.js'
 export { messageHash, sha256 } from './hash.js'

@@ -9,10 +9,11 @@ import { SignedEnvelope } from '../../protocols/envelope.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
 import { sealEnvelope, sha256 } from '../../src/identity/index.js'
-import {
-  BrokenChainError, EntrySignatureError, FutureEntryError, InvalidBodyError, InvalidFraudProofError, LedgerStore, MalformedEntryError, OversizedBodyError,
-  buildBadOutputProof, buildEquivocationProof, openEntry, sealEntry, signTestJob, verifyFraudProof, type LedgerRecord, type Signer
-} from '../../src/ledger/index.js'
+import { buildBadOutputProof, signTestJob, type Signer } from '../../src/ledger/dev.js'
+import { openEntry, sealEntry, type LedgerRecord } from '../../src/ledger/entry.js'
+import { BrokenChainError, EntrySignatureError, FutureEntryError, InvalidBodyError, InvalidFraudProofError, MalformedEntryError, OversizedBodyError } from '../../src/ledger/errors.js'
+import { buildEquivocationProof, verifyFraudProof } from '../../src/ledger/fraud.js'
+import { LedgerStore } from '../../src/ledger/store.js'
 import { tempDir } from '../utils/index.js'
 
 async function newSigner (): Promise<Signer> {
