@@ -114,10 +114,17 @@ function badSignature (opened: OpenedEnvelope): EnvelopeError {
 
 type Ed25519PeerId = PeerId & { type: 'Ed25519', publicKey: { raw: Uint8Array } }
 
+/** Signers seen recently: the same few keys sign most envelopes, and decoding one costs more than the lookup. */
+const SIGNER_CACHE_LIMIT = 10_000
+const signers = new Map<string, Ed25519PeerId>()
+
 function decodeSigner (bytes: Uint8Array): Ed25519PeerId {
   if (bytes.length === 0 || bytes.length > MAX_SIGNER_BYTES) {
     throw new EnvelopeError('bad-signer', `signer field of ${bytes.length} bytes is not an Ed25519 peer id`)
   }
+  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
+  const cached = signers.get(key)
+  if (cached != null) return cached
   let peerId: PeerId
   try {
     peerId = peerIdFromMultihash(Digest.decode(bytes))
@@ -127,6 +134,8 @@ function decodeSigner (bytes: Uint8Array): Ed25519PeerId {
   if (peerId.type !== 'Ed25519') {
     throw new EnvelopeError('bad-signer', `signer is a ${peerId.type} peer id; only Ed25519 peer ids can sign`)
   }
+  signers.set(key, peerId as Ed25519PeerId)
+  if (signers.size > SIGNER_CACHE_LIMIT) signers.delete(signers.keys().next().value as string)
   return peerId as Ed25519PeerId
 }
 
