@@ -22,7 +22,7 @@ import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 export { LedgerEntry, HeartbeatSummary, FraudProof }
 
 /** Bound of one encoded ledger-entry envelope. */
-export const MAX_ENTRY_ENVELOPE_BYTES = envelopeMaxBytes(MAX_BYTES.ledgerEntry)
+const MAX_ENTRY_ENVELOPE_BYTES = envelopeMaxBytes(MAX_BYTES.ledgerEntry)
 export const HASH_BYTES = 32
 const MAX_SIGNER_BYTES = 64
 
@@ -62,7 +62,7 @@ export function kindName (kind: LedgerEntry.BodyKind): BodyKindName {
 }
 
 /** Bound of a body of `kind`. */
-export function maxBodyBytes (kind: LedgerEntry.BodyKind): number {
+function maxBodyBytes (kind: LedgerEntry.BodyKind): number {
   return kind === LedgerEntry.BodyKind.FRAUD_PROOF ? MAX_BYTES.ledgerFraudProofBody : MAX_BYTES.ledgerBody
 }
 

@@ -13,7 +13,7 @@ import type { Logger, PeerId } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
 /** Heads exchange and pulls with one peer end after this. */
-export const SESSION_TIMEOUT_MS = 60_000
+const SESSION_TIMEOUT_MS = 60_000
 /** One request's answer must come within this. */
 export const REQUEST_TIMEOUT_MS = 10_000
 /** Most entries pulled from one peer in one session; the next session continues. */
