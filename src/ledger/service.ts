@@ -110,7 +110,7 @@ class LedgerNode implements LedgerService, Startable {
   private readonly timers: NodeJS.Timeout[] = []
   /** our own head seq when this run started: entries up to it were published in an earlier run */
   private ownAtStart = 0
-  private readonly reputations_: ReputationView
+  private readonly scores: ReputationView
   private readonly uptime: UptimeReporter
   private readonly sync: SyncClient
   private readonly flusher: FeedFlusher
@@ -131,7 +131,7 @@ class LedgerNode implements LedgerService, Startable {
     this.selfId = components.peerId.toString()
     const store = (): LedgerStore | undefined => this.ledger
     const signal = this.aborter.signal
-    this.reputations_ = new ReputationView(init.reputation)
+    this.scores = new ReputationView(init.reputation)
     this.uptime = new UptimeReporter(init, this.selfId, async (kind, body) => await this.store.append(kind, body))
     this.sync = new SyncClient({ connectionManager: components.connectionManager, store, selfId: this.selfId, signal, log: this.log })
     this.flusher = new FeedFlusher(this.sync, store, this.selfId, signal)
@@ -157,7 +157,7 @@ class LedgerNode implements LedgerService, Startable {
     const store = await LedgerStore.open(join(this.init.dataDir, 'ledger'), { privateKey: this.key, peerId: this.components.peerId })
     this.ledger = store
     for await (const record of store.entries()) {
-      this.reputations_.add(record)
+      this.scores.add(record)
       this.uptime.noteStored(record)
     }
     this.ownAtStart = store.head(this.selfId)?.seq ?? 0
@@ -203,23 +203,23 @@ class LedgerNode implements LedgerService, Startable {
   }
 
   reliability (peerId: string): number {
-    return this.reputations_.reliability(peerId)
+    return this.scores.reliability(peerId)
   }
 
   isExcluded (peerId: string): boolean {
-    return this.reputations_.isSlashed(peerId) || (this.ledger?.isSlashed(peerId) ?? false)
+    return this.scores.isSlashed(peerId) || (this.ledger?.isSlashed(peerId) ?? false)
   }
 
   reputation (peerId: string, now = Date.now()): Reputation {
-    return this.reputations_.reputation(peerId, now)
+    return this.scores.reputation(peerId, now)
   }
 
   reputations (now = Date.now()): Reputation[] {
-    return this.reputations_.reputations(now)
+    return this.scores.reputations(now)
   }
 
   earnings (peerId = this.selfId): Earnings {
-    return this.reputations_.earnings(peerId)
+    return this.scores.earnings(peerId)
   }
 
   async recordAttestation (envelope: Uint8Array): Promise<LedgerRecord> {
@@ -259,7 +259,7 @@ class LedgerNode implements LedgerService, Startable {
   }
 
   private added (record: LedgerRecord): void {
-    this.reputations_.add(record)
+    this.scores.add(record)
     if (record.authorId === this.selfId) this.gossip.publish(record.envelope)
   }
 }
