@@ -6,7 +6,7 @@
 export { LEDGER_SERVICE, LEDGER_CAPABILITY } from './service.js'
 export type { LedgerService } from './service.js'
 export { ledgerServices } from './services.js'
-export type { LedgerBuildOptions, LedgerServicesOptions } from './services.js'
+export type { LedgerBuildOptions } from './services.js'
 export type { FlushResult } from './flush.js'
 export type { SyncReport } from './sync-client.js'
 export type { LedgerStatus, HeadView, EntryView } from './views.js'
