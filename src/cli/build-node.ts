@@ -1,6 +1,6 @@
 import { capabilityExtensions, type ProviderProfile } from '../capability/index.js'
 import { execExtensions, type RunnerKind } from '../exec/index.js'
-import { connectLedger, ledgerExtensions, type LedgerBuildOptions } from '../ledger/index.js'
+import { ledgerServices, type LedgerBuildOptions } from '../ledger/index.js'
 import { marketExtensions } from '../market/index.js'
 import { createNode, type IdlegridNode, type NodeExtensions } from '../node/index.js'
 import type { NodeConfig } from '../config/index.js'
@@ -24,7 +24,7 @@ export function roleExtensions (_config: NodeConfig, opts: BuildOptions = {}): N
   Object.assign(extensions.services, market.services)
   Object.assign(extensions.services, exec.services)
   // ledger: every role keeps it in <dataDir>/ledger; providers append heartbeat summaries
-  Object.assign(extensions.services, ledgerExtensions({ config: _config, profile, capacity: exec.capacity, ...opts.ledger }))
+  Object.assign(extensions.services, ledgerServices({ config: _config, profile, capacity: exec.capacity, ...opts.ledger }).services)
   return extensions
 }
 
@@ -37,8 +37,5 @@ export interface BuildOptions {
 }
 
 export async function buildNode (config: NodeConfig, opts: BuildOptions = {}): Promise<IdlegridNode> {
-  const node = await createNode(config, roleExtensions(config, opts))
-  // exec's attestations (and receipts) go into the ledger; the auction reads its reputation
-  connectLedger(node.libp2p.services)
-  return node
+  return await createNode(config, roleExtensions(config, opts))
 }

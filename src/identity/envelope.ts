@@ -4,7 +4,7 @@ import { concat } from 'uint8arrays/concat'
 import { fromString } from 'uint8arrays/from-string'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { SIGNING_PREFIX } from '../../protocols/ids.js'
-import { signBytes, verifyBytesQuick, SIGNATURE_BYTES } from './signature.js'
+import { signBytes, verifyBytesFast, verifyBytesQuick, SIGNATURE_BYTES } from './signature.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -56,12 +56,35 @@ export function sealEnvelope (key: Ed25519PrivateKey, signer: PeerId, domain: st
   return SignedEnvelope.encode({ domain, signer: signer.toMultihash().bytes, payload, signature })
 }
 
+export interface OpenAsyncOptions extends OpenOptions {
+  /** false when the signature was verified already (the gossip router did); the other checks still run */
+  checkSignature?: boolean
+}
+
 /**
  * Decodes and verifies an envelope from untrusted bytes: size first, then structure, domain,
  * signer (an Ed25519 peer id, whose public key is inside it) and signature. Throws
  * EnvelopeError with the reason; returns the verified payload.
  */
 export function openEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions): OpenedEnvelope {
+  const opened = decodeEnvelope(bytes, opts)
+  if (!verifyBytesQuick(opened.signer.publicKey.raw, signingInput(opened.domain, opened.payload), opened.signature)) throw badSignature(opened)
+  return opened
+}
+
+/**
+ * openEnvelope with the signature checked by the fast verifier (OpenSSL on the thread pool,
+ * the same strict rule), so many envelopes verify at once: the ledger opens thousands while
+ * syncing. The same checks, in the same order, with the same errors.
+ */
+export async function openEnvelopeAsync (bytes: Uint8Array | Uint8ArrayList, opts: OpenAsyncOptions): Promise<OpenedEnvelope> {
+  const opened = decodeEnvelope(bytes, opts)
+  if (opts.checkSignature !== false && !await verifyBytesFast(opened.signer.publicKey.raw, signingInput(opened.domain, opened.payload), opened.signature)) throw badSignature(opened)
+  return opened
+}
+
+/** Every check but the signature's: size, structure, domain, signer, signature length. */
+function decodeEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions): OpenedEnvelope & { signer: Ed25519PeerId } {
   const maxBytes = opts.maxBytes ?? MAX_ENVELOPE_BYTES
   if (bytes.byteLength > maxBytes) {
     throw new EnvelopeError('oversized', `envelope of ${bytes.byteLength} bytes exceeds the ${maxBytes}-byte bound`)
@@ -82,19 +105,26 @@ export function openEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOpti
   if (envelope.signature.length !== SIGNATURE_BYTES) {
     throw new EnvelopeError('bad-signature', `signature is ${envelope.signature.length} bytes, expected ${SIGNATURE_BYTES}`)
   }
-  const publicKey = signer.publicKey.raw
-  if (!verifyBytesQuick(publicKey, signingInput(envelope.domain, envelope.payload), envelope.signature)) {
-    throw new EnvelopeError('bad-signature', `signature by ${signer.toString()} does not verify`)
-  }
   return { domain: envelope.domain, signer, payload: envelope.payload, signature: envelope.signature }
 }
 
+function badSignature (opened: OpenedEnvelope): EnvelopeError {
+  return new EnvelopeError('bad-signature', `signature by ${opened.signer.toString()} does not verify`)
+}
+
 type Ed25519PeerId = PeerId & { type: 'Ed25519', publicKey: { raw: Uint8Array } }
+
+/** Signers seen recently: the same few keys sign most envelopes, and decoding one costs more than the lookup. */
+const SIGNER_CACHE_LIMIT = 10_000
+const signers = new Map<string, Ed25519PeerId>()
 
 function decodeSigner (bytes: Uint8Array): Ed25519PeerId {
   if (bytes.length === 0 || bytes.length > MAX_SIGNER_BYTES) {
     throw new EnvelopeError('bad-signer', `signer field of ${bytes.length} bytes is not an Ed25519 peer id`)
   }
+  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
+  const cached = signers.get(key)
+  if (cached != null) return cached
   let peerId: PeerId
   try {
     peerId = peerIdFromMultihash(Digest.decode(bytes))
@@ -104,6 +134,8 @@ function decodeSigner (bytes: Uint8Array): Ed25519PeerId {
   if (peerId.type !== 'Ed25519') {
     throw new EnvelopeError('bad-signer', `signer is a ${peerId.type} peer id; only Ed25519 peer ids can sign`)
   }
+  signers.set(key, peerId as Ed25519PeerId)
+  if (signers.size > SIGNER_CACHE_LIMIT) signers.delete(signers.keys().next().value as string)
   return peerId as Ed25519PeerId
 }
 

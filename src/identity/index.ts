@@ -1,8 +1,11 @@
-export { loadOrCreateKey, ensureDataDir, KeyFileError, KEY_FILE } from './keystore.js'
-export { sealEnvelope, openEnvelope, signingInput, EnvelopeError, MAX_ENVELOPE_BYTES } from './envelope.js'
-export type { OpenedEnvelope, OpenOptions, EnvelopeRejection } from './envelope.js'
-export { signBytes, verifyBytes, verifyBytesFast, verifyBytesQuick, verifyManyFast, strictPrechecks, SMALL_ORDER_ENCODINGS } from './signature.js'
-export type { SignedBytes } from './signature.js'
+/**
+ * The node's identity: its one ed25519 key (peer id = signing key), signed envelopes and the
+ * Signed<T> shape every room opens them into. Tests reach the signature primitives through
+ * the module files (signature.ts, envelope.ts, keystore.ts).
+ */
+export { loadOrCreateKey } from './keystore.js'
+export { sealEnvelope, openEnvelope, openEnvelopeAsync, EnvelopeError } from './envelope.js'
+export type { OpenedEnvelope, EnvelopeRejection } from './envelope.js'
 export { messageHash, sha256 } from './hash.js'
 export { sealSigned, openSigned } from './signed.js'
 export type { Signed } from './signed.js'

@@ -1,5 +1,6 @@
 import { createHash, createPrivateKey, createPublicKey, sign as cryptoSign, verify as cryptoVerify, type KeyObject } from 'node:crypto'
 import * as ed from '@noble/ed25519'
+import { toHex } from '../common/index.js'
 
 // noble's synchronous API needs a sha512; Node's is the fastest available.
 ed.hashes.sha512 = (message) => new Uint8Array(createHash('sha512').update(message).digest())
@@ -49,7 +50,6 @@ export function verifyBytes (publicKey: Uint8Array, message: Uint8Array, signatu
   }
 }
 
-// ---------------------------------------------------------------------------------------------
 // The fast verifier: OpenSSL (node:crypto) on the libuv thread pool, with the strict rule's
 // prechecks done here, and noble as the arbiter whenever OpenSSL says no. Measured here:
 // noble strict ≈ 800/s, node:crypto sync ≈ 12,000/s, WebCrypto with many in flight
@@ -100,7 +100,7 @@ export function strictPrechecks (publicKey: Uint8Array, signature: Uint8Array): 
   if (publicKey.length !== PUBLIC_KEY_BYTES || signature.length !== SIGNATURE_BYTES) return false
   if (littleEndian(signature.subarray(32)) >= GROUP_ORDER) return false
   if (!canonicalPointEncoding(publicKey) || !canonicalPointEncoding(signature.subarray(0, 32))) return false
-  return !SMALL_ORDER.has(Buffer.from(publicKey).toString('hex'))
+  return !SMALL_ORDER.has(toHex(publicKey))
 }
 
 const KEY_CACHE_LIMIT = 4096

@@ -1,13 +1,19 @@
 /**
- * Development helpers: signed attestation and receipt envelopes built from real keys, for
- * tests, benchmarks and the `ledger.appendTestJob` control method (offered only by a node
- * started with --dev-ledger-methods). Nothing here runs in a normal node.
+ * Development helpers: signed attestation and receipt envelopes built from real keys, and
+ * BAD_OUTPUT fraud proofs built from stored entries, for tests, benchmarks and the
+ * `ledger.appendTestJob` control method (offered only by a node started with
+ * --dev-ledger-methods). Nothing here runs in a normal node.
  */
 
 import { randomBytes } from 'node:crypto'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { DOMAIN } from '../../protocols/ids.js'
 import { Attestation, JobStatus, Receipt } from '../../protocols/job.js'
+import { toHex } from '../common/index.js'
 import { messageHash, sealEnvelope, sha256 } from '../identity/index.js'
+import { FraudProof, LedgerEntry, sealEntry, type LedgerRecord } from './entry.js'
+import type { LedgerStore } from './store.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 export interface Signer {
@@ -91,4 +97,79 @@ export function signTestJob (opts: TestJobOptions): TestJob {
     receivedOutputDigest: opts.receivedDigest ?? (outcome === 'bad-output' ? sha256(outputDigest) : outputDigest)
   }))
   return { jobId, attestation, receipt, attestationHash }
+}
+
+export interface BadOutputEvidence {
+  /** the accused provider's attestation entry */
+  attestation: LedgerRecord
+  /** the renter's BAD_OUTPUT receipt entry for it */
+  receipt: LedgerRecord
+  /** the re-run's attestation entry (another provider) */
+  rerunAttestation: LedgerRecord
+  /** the renter's OK receipt entry for the re-run */
+  rerunReceipt: LedgerRecord
+}
+
+/** Builds and signs a BAD_OUTPUT proof (fraud.ts says what it must hold); verify it with verifyFraudProof. */
+export function buildBadOutputProof (key: Ed25519PrivateKey, peerId: PeerId, evidence: BadOutputEvidence, now = Date.now()): Uint8Array {
+  const proof = FraudProof.encode({
+    kind: FraudProof.Kind.BAD_OUTPUT,
+    accused: evidence.attestation.author,
+    first: evidence.attestation.envelope,
+    second: evidence.receipt.envelope,
+    evidence: [evidence.rerunAttestation.envelope, evidence.rerunReceipt.envelope],
+    createdAt: BigInt(now)
+  })
+  return sealEnvelope(key, peerId, DOMAIN.fraudProof, proof)
+}
+
+export interface TestJobsRequest {
+  count: number
+  /** which dev renter (0…99) signs the receipts */
+  renterIndex: number
+  outcome: TestOutcome
+  preemptible: boolean
+}
+
+/**
+ * The `ledger.appendTestJob` method: this provider signs attestations into its feed and a dev
+ * renter (a real key held in memory, one per index) signs the receipts into its own feed,
+ * which this node ingests and publishes. Stands in for real jobs in tests and demos.
+ */
+export class DevJobs {
+  private readonly self: Signer
+  private readonly store: () => LedgerStore
+  private readonly publish: (envelope: Uint8Array) => void
+  private readonly renters: Signer[] = []
+  private queue: Promise<unknown> = Promise.resolve()
+
+  constructor (self: Signer, store: () => LedgerStore, publish: (envelope: Uint8Array) => void) {
+    this.self = self
+    this.store = store
+    this.publish = publish
+  }
+
+  async append (request: TestJobsRequest): Promise<unknown> {
+    const run = this.queue.then(async () => {
+      while (this.renters.length <= request.renterIndex) {
+        const key = await generateKeyPair('Ed25519')
+        this.renters.push({ key, peerId: peerIdFromPrivateKey(key) })
+      }
+      const renter = this.renters[request.renterIndex]
+      const store = this.store()
+      const attestations: string[] = []
+      for (let i = 0; i < request.count; i++) {
+        const job = signTestJob({ provider: this.self, renter, outcome: request.outcome, preemptible: request.preemptible })
+        const attestation = await store.append(LedgerEntry.BodyKind.ATTESTATION, job.attestation)
+        const head = store.head(renter.peerId.toString())
+        const receipt = sealEntry(renter.key, renter.peerId, { seq: (head?.seq ?? 0) + 1, prevHash: head?.hash ?? new Uint8Array(0), time: Date.now(), kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt })
+        await store.ingestOne(receipt.envelope)
+        this.publish(receipt.envelope)
+        attestations.push(toHex(attestation.hash))
+      }
+      return { provider: this.self.peerId.toString(), renter: renter.peerId.toString(), jobs: request.count, attestations, seq: store.head(this.self.peerId.toString())?.seq }
+    })
+    this.queue = run.catch(() => {})
+    return await run
+  }
 }

@@ -3,27 +3,26 @@
  * "Ledger"). An entry is a SignedEnvelope("ledger-entry", LedgerEntry); its hash is the
  * message hash of that envelope, and the next entry of the same author points at it.
  *
- * Verification is async: signatures go through the identity's fast verifier (OpenSSL on the
- * thread pool, exactly the strict RFC 8032 rule of verifyBytes), so many entries verify at
- * once during sync.
+ * Verification is async: identity's openEnvelopeAsync checks signatures with the fast
+ * verifier (OpenSSL on the thread pool, exactly the strict RFC 8032 rule of verifyBytes), so
+ * many entries verify at once during sync. What an entry's body holds: body.ts.
  */
 
 import { peerIdFromMultihash } from '@libp2p/peer-id'
 import * as Digest from 'multiformats/hashes/digest'
 import { equals } from 'uint8arrays/equals'
-import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES, MAX_CLOCK_SKEW_MS, WireDecodeError } from '../../protocols/codec.js'
+import { decodeBounded, envelopeMaxBytes, MAX_BYTES, MAX_CLOCK_SKEW_MS, WireDecodeError } from '../../protocols/codec.js'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { DOMAIN } from '../../protocols/ids.js'
-import { Attestation, Receipt } from '../../protocols/job.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
-import { messageHash, sealEnvelope, signingInput, verifyBytesFast } from '../identity/index.js'
-import { EntrySignatureError, FutureEntryError, InvalidBodyError, MalformedEntryError, OversizedBodyError, BrokenChainError } from './errors.js'
+import { EnvelopeError, messageHash, openEnvelopeAsync, sealEnvelope, type EnvelopeRejection, type OpenedEnvelope } from '../identity/index.js'
+import { EntrySignatureError, FutureEntryError, MalformedEntryError, OversizedBodyError, BrokenChainError } from './errors.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 export { LedgerEntry, HeartbeatSummary, FraudProof }
 
 /** Bound of one encoded ledger-entry envelope. */
-export const MAX_ENTRY_ENVELOPE_BYTES = envelopeMaxBytes(MAX_BYTES.ledgerEntry)
+const MAX_ENTRY_ENVELOPE_BYTES = envelopeMaxBytes(MAX_BYTES.ledgerEntry)
 export const HASH_BYTES = 32
 const MAX_SIGNER_BYTES = 64
 
@@ -63,12 +62,9 @@ export function kindName (kind: LedgerEntry.BodyKind): BodyKindName {
 }
 
 /** Bound of a body of `kind`. */
-export function maxBodyBytes (kind: LedgerEntry.BodyKind): number {
+function maxBodyBytes (kind: LedgerEntry.BodyKind): number {
   return kind === LedgerEntry.BodyKind.FRAUD_PROOF ? MAX_BYTES.ledgerFraudProofBody : MAX_BYTES.ledgerBody
 }
-
-// ---------------------------------------------------------------------------------------------
-// authors
 
 interface Author { peerId: PeerId, id: string, publicKey: Uint8Array }
 const AUTHOR_CACHE_LIMIT = 10_000
@@ -93,61 +89,30 @@ export function parseAuthor (bytes: Uint8Array): Author | null {
   return author
 }
 
-// ---------------------------------------------------------------------------------------------
-// envelopes, verified with the fast verifier
-
-export interface FastOpened {
-  signer: Author
-  payload: Uint8Array
-  signature: Uint8Array
-}
-
-export type EnvelopeProblem = 'oversized' | 'malformed' | 'wrong-domain' | 'bad-signer' | 'bad-signature'
-
-/**
- * Opens an envelope from untrusted bytes and verifies its signature with the fast verifier.
- * Returns the problem instead of throwing, so each caller raises its own typed error.
- */
-export async function openEnvelopeFast (bytes: Uint8Array, domain: string, maxBytes: number, checkSignature = true): Promise<FastOpened | EnvelopeProblem> {
-  if (bytes.byteLength > maxBytes) return 'oversized'
-  let env: SignedEnvelope
-  try {
-    env = SignedEnvelope.decode(bytes)
-  } catch {
-    return 'malformed'
-  }
-  if (env.domain !== domain) return 'wrong-domain'
-  const signer = parseAuthor(env.signer)
-  if (signer == null) return 'bad-signer'
-  if (checkSignature && !await verifyBytesFast(signer.publicKey, signingInput(domain, env.payload), env.signature)) return 'bad-signature'
-  return { signer, payload: env.payload, signature: env.signature }
-}
-
-// ---------------------------------------------------------------------------------------------
-// entries
-
 export interface OpenEntryOptions {
   /** false when the signature was already verified (the gossip router did) */
   checkSignature?: boolean
 }
 
 /**
- * Decodes and signature-checks one entry envelope: structure, domain, signer = author,
- * seq and prev_hash shape, body kind and size. No clock or body checks (see verifyEntry).
+ * Decodes and signature-checks one entry envelope: structure, domain, signature, signer =
+ * author, seq and prev_hash shape, body kind and size. No clock or body checks (see verifyEntry).
  */
 export async function openEntry (bytes: Uint8Array, opts: OpenEntryOptions = {}): Promise<LedgerRecord> {
-  if (bytes.byteLength > MAX_ENTRY_ENVELOPE_BYTES) throw new MalformedEntryError(`entry envelope of ${bytes.byteLength} bytes exceeds the ${MAX_ENTRY_ENVELOPE_BYTES}-byte bound`)
-  const opened = await openEnvelopeFast(bytes, DOMAIN.ledgerEntry, MAX_ENTRY_ENVELOPE_BYTES, false)
-  if (opened === 'bad-signer') throw new EntrySignatureError('entry signer is not an Ed25519 peer id')
-  if (typeof opened === 'string') throw new MalformedEntryError(`entry envelope: ${opened}`)
-  const entry = decodeEntryPayload(opened.payload)
-  if (!equals(entry.author, opened.signer.peerId.toMultihash().bytes)) throw new EntrySignatureError(`entry of another author signed by ${opened.signer.id}`)
-  const record = recordOf(bytes, opened.payload, entry, opened.signer.id)
-  if (opts.checkSignature !== false && !await verifyBytesFast(opened.signer.publicKey, signingInput(DOMAIN.ledgerEntry, opened.payload), opened.signature)) {
-    throw new EntrySignatureError(`signature of ${opened.signer.id} entry ${record.seq} does not verify`)
+  let opened: OpenedEnvelope
+  try {
+    opened = await openEnvelopeAsync(bytes, { domain: DOMAIN.ledgerEntry, maxBytes: MAX_ENTRY_ENVELOPE_BYTES, checkSignature: opts.checkSignature })
+  } catch (err) {
+    if (!(err instanceof EnvelopeError)) throw err
+    if (SIGNER_PROBLEMS.has(err.reason)) throw new EntrySignatureError(`entry envelope: ${err.message}`)
+    throw new MalformedEntryError(`entry envelope: ${err.message}`)
   }
-  return record
+  const entry = decodeEntryPayload(opened.payload)
+  if (!equals(entry.author, opened.signer.toMultihash().bytes)) throw new EntrySignatureError(`entry of another author signed by ${opened.signer.toString()}`)
+  return recordOf(bytes, opened.payload, entry, opened.signer.toString())
 }
+
+const SIGNER_PROBLEMS: ReadonlySet<EnvelopeRejection> = new Set(['bad-signer', 'wrong-signer', 'bad-signature'])
 
 function decodeEntryPayload (payload: Uint8Array): LedgerEntry {
   let entry: LedgerEntry
@@ -205,87 +170,6 @@ export function sealEntry (key: Ed25519PrivateKey, peerId: PeerId, fields: Entry
   const payload = LedgerEntry.encode({ author, seq: BigInt(fields.seq), prevHash: fields.prevHash, time: BigInt(fields.time), kind: fields.kind, body: fields.body })
   const envelope = sealEnvelope(key, peerId, DOMAIN.ledgerEntry, payload)
   return recordOf(envelope, payload, LedgerEntry.decode(payload), peerId.toString())
-}
-
-// ---------------------------------------------------------------------------------------------
-// bodies
-
-export type DecodedBody =
-  | { kind: 'attestation', attestation: Attestation, hash: Uint8Array }
-  | { kind: 'receipt', receipt: Receipt, hash: Uint8Array }
-  | { kind: 'heartbeat-summary', summary: HeartbeatSummary }
-  | { kind: 'fraud-proof', proof: FraudProof, hash: Uint8Array }
-
-/** The body of a stored (already verified) entry. `hash` is the inner envelope's message hash. */
-export function decodeStoredBody (record: LedgerRecord): DecodedBody {
-  switch (record.kind) {
-    case LedgerEntry.BodyKind.ATTESTATION: {
-      const env = SignedEnvelope.decode(record.body)
-      return { kind: 'attestation', attestation: Attestation.decode(env.payload), hash: messageHash(DOMAIN.attestation, env.payload) }
-    }
-    case LedgerEntry.BodyKind.RECEIPT: {
-      const env = SignedEnvelope.decode(record.body)
-      return { kind: 'receipt', receipt: Receipt.decode(env.payload), hash: messageHash(DOMAIN.receipt, env.payload) }
-    }
-    case LedgerEntry.BodyKind.HEARTBEAT_SUMMARY:
-      return { kind: 'heartbeat-summary', summary: HeartbeatSummary.decode(record.body) }
-    case LedgerEntry.BodyKind.FRAUD_PROOF: {
-      const env = SignedEnvelope.decode(record.body)
-      return { kind: 'fraud-proof', proof: FraudProof.decode(env.payload, { limits: LIMITS.fraudProof }), hash: messageHash(DOMAIN.fraudProof, env.payload) }
-    }
-    default:
-      throw new MalformedEntryError(`unknown body kind ${String(record.kind)}`)
-  }
-}
-
-const ID_BYTES = 16
-
-/**
- * Checks an attestation or receipt body: its own envelope verifies, is signed by the entry's
- * author, and names that author in its provider / renter field. Returns the decoded message.
- */
-export async function verifyJobBody (record: LedgerRecord): Promise<DecodedBody> {
-  const isAttestation = record.kind === LedgerEntry.BodyKind.ATTESTATION
-  const domain = isAttestation ? DOMAIN.attestation : DOMAIN.receipt
-  const bound = envelopeMaxBytes(isAttestation ? MAX_BYTES.attestation : MAX_BYTES.receipt)
-  const opened = await openEnvelopeFast(record.body, domain, bound)
-  if (typeof opened === 'string') throw new InvalidBodyError(`${domain} body: ${opened}`)
-  if (opened.signer.id !== record.authorId) throw new InvalidBodyError(`${domain} body signed by ${opened.signer.id}, not by the entry's author`)
-  try {
-    if (isAttestation) {
-      const attestation = decodeBounded(Attestation, opened.payload, 'attestation', MAX_BYTES.attestation)
-      if (!equals(attestation.provider, record.author)) throw new InvalidBodyError('attestation names another provider than its author')
-      if (attestation.jobId.length !== ID_BYTES) throw new InvalidBodyError('attestation job id is not 16 bytes')
-      if (parseAuthor(attestation.renter) == null) throw new InvalidBodyError('attestation renter is not a peer id')
-      return { kind: 'attestation', attestation, hash: messageHash(domain, opened.payload) }
-    }
-    const receipt = decodeBounded(Receipt, opened.payload, 'receipt', MAX_BYTES.receipt)
-    if (!equals(receipt.renter, record.author)) throw new InvalidBodyError('receipt names another renter than its author')
-    if (receipt.jobId.length !== ID_BYTES) throw new InvalidBodyError('receipt job id is not 16 bytes')
-    if (parseAuthor(receipt.provider) == null) throw new InvalidBodyError('receipt provider is not a peer id')
-    if (receipt.attestationHash.length !== HASH_BYTES) throw new InvalidBodyError('receipt attestation hash is not 32 bytes')
-    if (!Object.values(Receipt.Outcome).includes(receipt.outcome) || receipt.outcome === Receipt.Outcome.OUTCOME_UNSPECIFIED) throw new InvalidBodyError('receipt has no known outcome')
-    return { kind: 'receipt', receipt, hash: messageHash(domain, opened.payload) }
-  } catch (err) {
-    if (err instanceof InvalidBodyError) throw err
-    throw new InvalidBodyError(err instanceof Error ? err.message : String(err))
-  }
-}
-
-/** A heartbeat summary must decode and be internally consistent. */
-export function verifySummaryBody (record: LedgerRecord): HeartbeatSummary {
-  let summary: HeartbeatSummary
-  try {
-    summary = decodeBounded(HeartbeatSummary, record.body, 'heartbeat summary', MAX_BYTES.heartbeatSummary)
-  } catch (err) {
-    throw new InvalidBodyError(err instanceof Error ? err.message : String(err))
-  }
-  if (summary.periodEnd <= summary.periodStart) throw new InvalidBodyError('heartbeat summary period ends before it starts')
-  if (summary.availableMs > summary.periodEnd - summary.periodStart) throw new InvalidBodyError('heartbeat summary available time exceeds its period')
-  if (summary.upMs > summary.availableMs) throw new InvalidBodyError('heartbeat summary up time exceeds its available time')
-  if (summary.busyPpm > 1_000_000) throw new InvalidBodyError('heartbeat summary busy ppm exceeds 1 000 000')
-  if (Number(summary.periodEnd) > record.time + MAX_CLOCK_SKEW_MS) throw new InvalidBodyError('heartbeat summary covers a period after its entry')
-  return summary
 }
 
 /** The check an entry's time must pass on arrival. */

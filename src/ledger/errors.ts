@@ -88,12 +88,12 @@ export class LedgerClosedError extends Error {
   }
 }
 
-/** A sync peer answered out of protocol (wrong response, non-contiguous range, oversized). */
+/** A sync peer answered out of protocol (wrong response, non-contiguous range, oversized), late or not at all. */
 export class SyncProtocolError extends Error {
   static readonly code = 'ERR_LEDGER_SYNC'
   readonly code = SyncProtocolError.code
-  constructor (message: string) {
-    super(message)
+  constructor (message: string, options?: { cause?: unknown }) {
+    super(message, options)
     this.name = 'SyncProtocolError'
   }
 }

@@ -20,8 +20,9 @@ import { equals } from 'uint8arrays/equals'
 import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES } from '../../protocols/codec.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { JobStatus, Receipt } from '../../protocols/job.js'
-import { sealEnvelope } from '../identity/index.js'
-import { FraudProof, LedgerEntry, openEntry, openEnvelopeFast, parseAuthor, verifyJobBody, type LedgerRecord } from './entry.js'
+import { EnvelopeError, openEnvelopeAsync, sealEnvelope, type OpenedEnvelope } from '../identity/index.js'
+import { verifyJobBody } from './body.js'
+import { FraudProof, LedgerEntry, openEntry, parseAuthor, type LedgerRecord } from './entry.js'
 import { InvalidFraudProofError, LedgerEntryError } from './errors.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -38,38 +39,19 @@ export function buildEquivocationProof (key: Ed25519PrivateKey, peerId: PeerId, 
   return sealEnvelope(key, peerId, DOMAIN.fraudProof, proof)
 }
 
-export interface BadOutputEvidence {
-  /** the accused provider's attestation entry */
-  attestation: LedgerRecord
-  /** the renter's BAD_OUTPUT receipt entry for it */
-  receipt: LedgerRecord
-  /** the re-run's attestation entry (another provider) */
-  rerunAttestation: LedgerRecord
-  /** the renter's OK receipt entry for the re-run */
-  rerunReceipt: LedgerRecord
-}
-
-/** Builds and signs a BAD_OUTPUT proof; verify it with verifyFraudProof before publishing. */
-export function buildBadOutputProof (key: Ed25519PrivateKey, peerId: PeerId, evidence: BadOutputEvidence, now = Date.now()): Uint8Array {
-  const proof = FraudProof.encode({
-    kind: FraudProof.Kind.BAD_OUTPUT,
-    accused: evidence.attestation.author,
-    first: evidence.attestation.envelope,
-    second: evidence.receipt.envelope,
-    evidence: [evidence.rerunAttestation.envelope, evidence.rerunReceipt.envelope],
-    createdAt: BigInt(now)
-  })
-  return sealEnvelope(key, peerId, DOMAIN.fraudProof, proof)
-}
-
 /**
  * Opens a fraud-proof envelope (signed by `builder` when given) and re-checks its evidence.
  * Throws InvalidFraudProofError; returns who is slashed.
  */
 export async function verifyFraudProof (bytes: Uint8Array, builder?: string): Promise<VerifiedFraudProof> {
-  const opened = await openEnvelopeFast(bytes, DOMAIN.fraudProof, envelopeMaxBytes(MAX_BYTES.fraudProof))
-  if (typeof opened === 'string') throw new InvalidFraudProofError(`fraud-proof envelope: ${opened}`)
-  if (builder != null && opened.signer.id !== builder) throw new InvalidFraudProofError('fraud proof signed by someone other than the entry author')
+  let opened: OpenedEnvelope
+  try {
+    opened = await openEnvelopeAsync(bytes, { domain: DOMAIN.fraudProof, maxBytes: envelopeMaxBytes(MAX_BYTES.fraudProof) })
+  } catch (err) {
+    if (err instanceof EnvelopeError) throw new InvalidFraudProofError(`fraud-proof envelope: ${err.message}`)
+    throw err
+  }
+  if (builder != null && opened.signer.toString() !== builder) throw new InvalidFraudProofError('fraud proof signed by someone other than the entry author')
   let proof: FraudProof
   try {
     proof = decodeBounded(FraudProof, opened.payload, 'fraud proof', MAX_BYTES.fraudProof, LIMITS.fraudProof)
@@ -121,18 +103,18 @@ async function checkBadOutput (proof: FraudProof, accused: string): Promise<void
   if (kinds.some((k, i) => k !== wanted[i])) throw new InvalidFraudProofError('bad-output evidence entries are not attestation, receipt, attestation, receipt')
   const [b1, c1, b2, c2] = await Promise.all([jobBody(a1, 'attestation'), jobBody(r1, 'receipt'), jobBody(a2, 're-run attestation'), jobBody(r2, 're-run receipt')])
   if (b1.kind !== 'attestation' || c1.kind !== 'receipt' || b2.kind !== 'attestation' || c2.kind !== 'receipt') throw new InvalidFraudProofError('bad-output evidence bodies are of the wrong kinds')
-  const att = b1.attestation
-  const rec = c1.receipt
-  const rerun = b2.attestation
-  const rerunRec = c2.receipt
+  const att = b1.attestation.message
+  const rec = c1.receipt.message
+  const rerun = b2.attestation.message
+  const rerunRec = c2.receipt.message
   if (a1.authorId !== accused) throw new InvalidFraudProofError('the attestation is not by the accused')
   if (a2.authorId === accused) throw new InvalidFraudProofError('the re-run ran on the accused provider')
   if (att.status !== JobStatus.COMPLETED || rerun.status !== JobStatus.COMPLETED) throw new InvalidFraudProofError('only completed runs can be compared')
-  if (!equals(rec.attestationHash, b1.hash) || !equals(rec.jobId, att.jobId) || !equals(rec.provider, att.provider)) throw new InvalidFraudProofError('the receipt is not for the accused attestation')
+  if (!equals(rec.attestationHash, b1.attestation.hash) || !equals(rec.jobId, att.jobId) || !equals(rec.provider, att.provider)) throw new InvalidFraudProofError('the receipt is not for the accused attestation')
   if (rec.outcome !== Receipt.Outcome.BAD_OUTPUT) throw new InvalidFraudProofError('the receipt does not say BAD_OUTPUT')
   if (!equals(att.renter, r1.author)) throw new InvalidFraudProofError('the receipt is not by the attestation\'s renter')
   if (!equals(rerun.renter, r1.author) || r2.authorId !== r1.authorId) throw new InvalidFraudProofError('the re-run was not for the same renter')
   if (!equals(rerun.inputDigest, att.inputDigest)) throw new InvalidFraudProofError('the re-run had different inputs')
   if (equals(rerun.outputDigest, att.outputDigest)) throw new InvalidFraudProofError('the re-run produced the same output digest')
-  if (!equals(rerunRec.attestationHash, b2.hash) || rerunRec.outcome !== Receipt.Outcome.OK) throw new InvalidFraudProofError('the renter did not receipt the re-run as OK')
+  if (!equals(rerunRec.attestationHash, b2.attestation.hash) || rerunRec.outcome !== Receipt.Outcome.OK) throw new InvalidFraudProofError('the renter did not receipt the re-run as OK')
 }

@@ -27,7 +27,9 @@
 
 import { equals } from 'uint8arrays/equals'
 import { JobStatus, Receipt } from '../../protocols/job.js'
-import { decodeStoredBody, parseAuthor, type LedgerRecord } from './entry.js'
+import { toHex } from '../common/index.js'
+import { decodeStoredBody } from './body.js'
+import { parseAuthor, type LedgerRecord } from './entry.js'
 
 export interface ReputationParams {
   /** the weight of a job halves every halfLifeMs */
@@ -108,15 +110,16 @@ export class ReputationEvidence {
 
   /** Adds one stored (verified) entry. */
   add (record: LedgerRecord): void {
-    const key = hex(record.hash)
+    const key = toHex(record.hash)
     if (this.known.has(key)) return
     this.known.add(key)
     const body = decodeStoredBody(record)
     switch (body.kind) {
       case 'attestation': {
-        const a = body.attestation
-        this.attestations.set(hex(body.hash), {
-          hash: hex(body.hash),
+        const a = body.attestation.message
+        const hash = toHex(body.attestation.hash)
+        this.attestations.set(hash, {
+          hash,
           provider: record.authorId,
           renter: a.renter,
           jobId: a.jobId,
@@ -129,7 +132,7 @@ export class ReputationEvidence {
         break
       }
       case 'receipt': {
-        const r = body.receipt
+        const r = body.receipt.message
         const provider = parseAuthor(r.provider)?.id
         if (provider == null) return
         let map = this.receiptsByProvider.get(provider)
@@ -139,7 +142,7 @@ export class ReputationEvidence {
           renter: record.authorId,
           renterBytes: record.author,
           provider,
-          attestationHash: hex(r.attestationHash),
+          attestationHash: toHex(r.attestationHash),
           jobId: r.jobId,
           outcome: r.outcome,
           pricePaidMicroUsd: r.pricePaidMicroUsd,
@@ -163,7 +166,7 @@ export class ReputationEvidence {
         break
       }
       case 'fraud-proof': {
-        const accused = parseAuthor(body.proof.accused)?.id
+        const accused = parseAuthor(body.proof.message.accused)?.id
         if (accused != null) {
           this.slashedSet.add(accused)
           this.touch(accused)
@@ -362,8 +365,4 @@ export function computeEarnings (evidence: ReputationEvidence, peerId: string): 
 
 function clamp01 (x: number): number {
   return Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : 0
-}
-
-function hex (bytes: Uint8Array): string {
-  return Buffer.from(bytes).toString('hex')
 }

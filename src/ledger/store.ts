@@ -1,12 +1,5 @@
 /**
- * The ledger's storage: a small repository over LevelDB with prefixed binary keys.
- *
- *   0x01 | len | author | seq (8 bytes BE)  → entry envelope
- *   0x02 | len | author                     → head: seq (8 bytes BE) | hash (32)
- *   0x03 | hash                             → len | author | seq      (hash index)
- *   0x04 | len | accused                    → hash of the entry carrying the first proof (slashed set)
- *   0x05 | proof hash                       → hash of the entry carrying that proof (fraud proofs)
- *
+ * The ledger's storage: a small repository over LevelDB with prefixed binary keys (keys.ts).
  * Every change (appending our own entry, ingesting others') is one LevelDB batch, written
  * with sync so that an acknowledged entry survives a crash at any point, and all of them go
  * through one queue, so the in-memory heads always equal what is on disk. Verification of
@@ -17,14 +10,14 @@ import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Level } from 'level'
 import { equals } from 'uint8arrays/equals'
-import { decodeStoredBody, decodeStoredEntry, LedgerEntry, parseAuthor, sealEntry, HASH_BYTES, type FraudProof, type LedgerRecord } from './entry.js'
+import { decodeStoredBody } from './body.js'
+import { decodeStoredEntry, LedgerEntry, parseAuthor, sealEntry, type FraudProof, type LedgerRecord } from './entry.js'
 import { BrokenChainError, LedgerClosedError, LedgerEntryError, MalformedEntryError } from './errors.js'
 import { buildEquivocationProof } from './fraud.js'
-import { verifyEntry, type VerifiedEntry, type VerifyEntryOptions } from './verify.js'
+import { ALL_ENTRIES, ALL_HEADS, ALL_SLASHED, authorOfKey, entryKey, hashKey, hashValue, headKey, headValue, proofKey, readHashValue, readHead, slashedKey } from './keys.js'
+import { verifyEntries, verifyEntry, type VerifiedEntry, type VerifyEntryOptions } from './verify.js'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
-
-const PREFIX = { entry: 0x01, head: 0x02, hash: 0x03, slashed: 0x04, proof: 0x05 } as const
 
 export interface Head {
   author: Uint8Array
@@ -114,16 +107,16 @@ export class LedgerStore {
   }
 
   private async load (): Promise<void> {
-    for await (const [key, value] of this.db.iterator({ gte: Uint8Array.of(PREFIX.head), lt: Uint8Array.of(PREFIX.head + 1) })) {
-      const author = key.subarray(2, 2 + key[1])
-      const record = await this.db.get(entryKey(author, readSeq(value, 0)))
+    for await (const [key, value] of this.db.iterator(ALL_HEADS)) {
+      const author = authorOfKey(key)
+      const { seq, hash } = readHead(value)
+      const record = await this.db.get(entryKey(author, seq))
       if (record == null) throw new MalformedEntryError('ledger store: a head points at a missing entry')
       const { authorId } = decodeStoredEntry(record)
-      this.heads.set(authorId, { author: Uint8Array.from(author), authorId, seq: readSeq(value, 0), hash: value.slice(8, 8 + HASH_BYTES) })
+      this.heads.set(authorId, { author: Uint8Array.from(author), authorId, seq, hash })
     }
-    for await (const [key, value] of this.db.iterator({ gte: Uint8Array.of(PREFIX.slashed), lt: Uint8Array.of(PREFIX.slashed + 1) })) {
-      const accused = key.subarray(2, 2 + key[1])
-      const id = authorIdOf(accused)
+    for await (const [key, value] of this.db.iterator(ALL_SLASHED)) {
+      const id = authorIdOf(authorOfKey(key))
       this.slashed.set(id, { accused: id, proofEntry: Uint8Array.from(value) })
     }
   }
@@ -140,9 +133,6 @@ export class LedgerStore {
     this.listeners.add(listener)
     return () => this.listeners.delete(listener)
   }
-
-  // -------------------------------------------------------------------------------------------
-  // reading
 
   head (authorId: string): Head | undefined {
     return this.heads.get(authorId)
@@ -168,9 +158,10 @@ export class LedgerStore {
 
   async getByHash (hash: Uint8Array): Promise<LedgerRecord | undefined> {
     this.assertOpen()
-    const pointer = await this.db.get(Uint8Array.from([PREFIX.hash, ...hash]))
+    const pointer = await this.db.get(hashKey(hash))
     if (pointer == null) return undefined
-    return await this.get(pointer.subarray(1, 1 + pointer[0]), readSeq(pointer, 1 + pointer[0]))
+    const { author, seq } = readHashValue(pointer)
+    return await this.get(author, seq)
   }
 
   /**
@@ -196,7 +187,7 @@ export class LedgerStore {
   /** Every stored entry, author by author in feed order (trusted: verified when stored). */
   async * entries (): AsyncGenerator<LedgerRecord> {
     this.assertOpen()
-    for await (const value of this.db.values({ gte: Uint8Array.of(PREFIX.entry), lt: Uint8Array.of(PREFIX.entry + 1) })) {
+    for await (const value of this.db.values(ALL_ENTRIES)) {
       yield decodeStoredEntry(value)
     }
   }
@@ -206,9 +197,6 @@ export class LedgerStore {
     for (const head of this.heads.values()) entries += head.seq
     return { authors: this.heads.size, entries, slashed: this.slashed.size, pending: this.pendingCount, diskBytes: await directorySize(this.path) }
   }
-
-  // -------------------------------------------------------------------------------------------
-  // writing
 
   /** Signs and durably appends an entry to our own feed; resolves once it is on disk. */
   async append (kind: LedgerEntry.BodyKind, body: Uint8Array): Promise<LedgerRecord> {
@@ -236,7 +224,7 @@ export class LedgerStore {
   async ingest (envelopes: readonly Uint8Array[], opts: Omit<VerifyEntryOptions, 'now'> = {}): Promise<IngestOutcome[]> {
     this.assertOpen()
     // verification runs now, beside earlier batches' writes; attaching keeps the call order
-    const verifying = verifyAll(envelopes, { ...opts, now: this.now() })
+    const verifying = verifyEntries(envelopes, { ...opts, now: this.now() })
     verifying.catch(() => {})
     return await this.serial(async () => await this.attach(await verifying))
   }
@@ -341,19 +329,19 @@ export class LedgerStore {
     const slashes = new Map<string, SlashRecord>()
     for (const { record, slashes: proof } of batch) {
       ops.push({ type: 'put', key: entryKey(record.author, record.seq), value: record.envelope })
-      ops.push({ type: 'put', key: Uint8Array.from([PREFIX.hash, ...record.hash]), value: Uint8Array.from([record.author.length, ...record.author, ...seqBytes(record.seq)]) })
+      ops.push({ type: 'put', key: hashKey(record.hash), value: hashValue(record.author, record.seq) })
       heads.set(record.authorId, { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash })
       if (proof != null) {
         const body = decodeStoredBody(record)
-        if (body.kind === 'fraud-proof') ops.push({ type: 'put', key: Uint8Array.from([PREFIX.proof, ...body.hash]), value: record.hash })
+        if (body.kind === 'fraud-proof') ops.push({ type: 'put', key: proofKey(body.proof.hash), value: record.hash })
         if (!this.slashed.has(proof.accused) && !slashes.has(proof.accused)) {
-          ops.push({ type: 'put', key: authorKey(PREFIX.slashed, proof.proof.accused), value: record.hash })
+          ops.push({ type: 'put', key: slashedKey(proof.proof.accused), value: record.hash })
           slashes.set(proof.accused, { accused: proof.accused, proofEntry: record.hash })
         }
       }
     }
     for (const head of heads.values()) {
-      ops.push({ type: 'put', key: authorKey(PREFIX.head, head.author), value: Uint8Array.from([...seqBytes(head.seq), ...head.hash]) })
+      ops.push({ type: 'put', key: headKey(head.author), value: headValue(head.seq, head.hash) })
     }
     await this.db.batch(ops, { sync: this.opts.syncWrites ?? true })
     for (const [id, head] of heads) this.heads.set(id, head)
@@ -380,45 +368,7 @@ export class LedgerStore {
 function decodeProof (record: LedgerRecord): FraudProof {
   const body = decodeStoredBody(record)
   if (body.kind !== 'fraud-proof') throw new MalformedEntryError('not a fraud proof entry')
-  return body.proof
-}
-
-const VERIFY_CONCURRENCY = 64
-
-async function verifyAll (envelopes: readonly Uint8Array[], opts: VerifyEntryOptions): Promise<Array<VerifiedEntry | LedgerEntryError>> {
-  const out = new Array<VerifiedEntry | LedgerEntryError>(envelopes.length)
-  let next = 0
-  const worker = async (): Promise<void> => {
-    while (next < envelopes.length) {
-      const i = next++
-      try {
-        out[i] = await verifyEntry(envelopes[i], opts)
-      } catch (err) {
-        if (!(err instanceof LedgerEntryError)) throw err
-        out[i] = err
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(VERIFY_CONCURRENCY, envelopes.length) }, worker))
-  return out
-}
-
-function seqBytes (seq: number): Uint8Array {
-  const out = new Uint8Array(8)
-  new DataView(out.buffer).setBigUint64(0, BigInt(seq))
-  return out
-}
-
-function readSeq (bytes: Uint8Array, at: number): number {
-  return Number(new DataView(bytes.buffer, bytes.byteOffset + at, 8).getBigUint64(0))
-}
-
-function authorKey (prefix: number, author: Uint8Array): Uint8Array {
-  return Uint8Array.from([prefix, author.length, ...author])
-}
-
-function entryKey (author: Uint8Array, seq: number): Uint8Array {
-  return Uint8Array.from([PREFIX.entry, author.length, ...author, ...seqBytes(seq)])
+  return body.proof.message
 }
 
 function authorIdOf (author: Uint8Array): string {

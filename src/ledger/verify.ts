@@ -1,6 +1,7 @@
 import { MAX_CLOCK_SKEW_MS } from '../../protocols/codec.js'
-import { checkEntryTime, LedgerEntry, openEntry, verifyJobBody, verifySummaryBody, type LedgerRecord } from './entry.js'
-import { InvalidBodyError } from './errors.js'
+import { verifyJobBody, verifySummaryBody } from './body.js'
+import { checkEntryTime, LedgerEntry, openEntry, type LedgerRecord } from './entry.js'
+import { InvalidBodyError, LedgerEntryError } from './errors.js'
 import { verifyFraudProof, type VerifiedFraudProof } from './fraud.js'
 
 export interface VerifyEntryOptions {
@@ -44,4 +45,26 @@ async function verifyBody (record: LedgerRecord): Promise<VerifiedFraudProof | u
     default:
       throw new InvalidBodyError(`unknown body kind ${String(record.kind)}`)
   }
+}
+
+/** Entries verified at once: signatures go to the thread pool. */
+const VERIFY_CONCURRENCY = 64
+
+/** verifyEntry of each envelope, many at once; an entry's LedgerEntryError is its result, in order. */
+export async function verifyEntries (envelopes: readonly Uint8Array[], opts: VerifyEntryOptions): Promise<Array<VerifiedEntry | LedgerEntryError>> {
+  const out = new Array<VerifiedEntry | LedgerEntryError>(envelopes.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < envelopes.length) {
+      const i = next++
+      try {
+        out[i] = await verifyEntry(envelopes[i], opts)
+      } catch (err) {
+        if (!(err instanceof LedgerEntryError)) throw err
+        out[i] = err
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(VERIFY_CONCURRENCY, envelopes.length) }, worker))
+  return out
 }

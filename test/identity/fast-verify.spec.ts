@@ -2,11 +2,11 @@ import * as assert from 'node:assert/strict'
 import { createHash, createPublicKey, randomBytes, verify as nodeVerify } from 'node:crypto'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import * as ed from '@noble/ed25519'
-import { SMALL_ORDER_ENCODINGS, signBytes, strictPrechecks, verifyBytes, verifyBytesFast, verifyBytesQuick, verifyManyFast } from '../src/identity/index.js'
+import { SMALL_ORDER_ENCODINGS, signBytes, strictPrechecks, verifyBytes, verifyBytesFast, verifyBytesQuick, verifyManyFast } from '../../src/identity/signature.js'
 
 // The fast verifier (OpenSSL on the thread pool + prechecks + noble as arbiter) must accept
 // exactly what verifyBytes (noble, strict RFC 8032) accepts: the same edge vectors as
-// test/identity-envelope.spec.ts, plus a mixed-order key where OpenSSL and noble disagree.
+// test/identity/envelope.spec.ts, plus a mixed-order key where OpenSSL and noble disagree.
 
 const L = 2n ** 252n + 27742317777372353535851937790883648493n
 const P = 2n ** 255n - 19n
@@ -51,7 +51,7 @@ async function agree (publicKey: Uint8Array, message: Uint8Array, signature: Uin
   assert.equal(verifyBytesQuick(publicKey, message, signature), expected, `verifyBytesQuick: ${what}`)
 }
 
-describe('ledger: the fast verifier accepts exactly what the strict verifier accepts', () => {
+describe('identity: the fast verifier accepts exactly what the strict verifier accepts', () => {
   it('the small-order list is exactly the canonical encodings of the 8-torsion', () => {
     const computed = torsionPoints().map(p => hex(p.toBytes())).sort()
     assert.deepEqual([...SMALL_ORDER_ENCODINGS].sort(), computed)

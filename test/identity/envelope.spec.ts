@@ -7,10 +7,10 @@ import { generateKeyPair, publicKeyFromRaw } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey, peerIdFromPublicKey } from '@libp2p/peer-id'
 import * as ed from '@noble/ed25519'
 import { Uint8ArrayList } from 'uint8arraylist'
-import { SignedEnvelope } from '../protocols/envelope.js'
-import { EnvelopeError, MAX_ENVELOPE_BYTES, openEnvelope, sealEnvelope, signingInput, type EnvelopeRejection } from '../src/identity/envelope.js'
-import { loadOrCreateKey } from '../src/identity/keystore.js'
-import { signBytes, verifyBytes } from '../src/identity/signature.js'
+import { SignedEnvelope } from '../../protocols/envelope.js'
+import { EnvelopeError, MAX_ENVELOPE_BYTES, openEnvelope, openEnvelopeAsync, sealEnvelope, signingInput, type EnvelopeRejection, type OpenOptions } from '../../src/identity/envelope.js'
+import { loadOrCreateKey } from '../../src/identity/keystore.js'
+import { signBytes, verifyBytes } from '../../src/identity/signature.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 // ---------------------------------------------------------------------------------------------
@@ -278,6 +278,68 @@ describe('identity: signed envelopes', () => {
       const forged = SignedEnvelope.encode({ domain: DOMAIN, signer: weakPeer.toMultihash().bytes, payload: forgedPayload, signature: forgedSig })
       expectEnvelopeError(() => openEnvelope(forged, { domain: DOMAIN }), 'bad-signature')
     })
+  })
+})
+
+describe('identity: openEnvelopeAsync (the fast verifier) opens exactly what openEnvelope opens', () => {
+  let alice: Signer
+  let bob: Signer
+
+  before(async () => {
+    alice = await newSigner()
+    bob = await newSigner()
+  })
+
+  /** What each opener says about `bytes`: its rejection reason, or 'opens'. */
+  async function outcomes (bytes: Uint8Array, opts: OpenOptions): Promise<{ sync: string, async: string }> {
+    const reasonOf = (err: unknown): string => {
+      assert.ok(err instanceof EnvelopeError, `an EnvelopeError, not ${String(err)}`)
+      return err.reason
+    }
+    let sync = 'opens'
+    try { openEnvelope(bytes, opts) } catch (err) { sync = reasonOf(err) }
+    let later = 'opens'
+    try {
+      const opened = await openEnvelopeAsync(bytes, opts)
+      assert.deepEqual(opened.payload, SignedEnvelope.decode(bytes).payload)
+    } catch (err) { later = reasonOf(err) }
+    return { sync, async: later }
+  }
+
+  it('the same verdict and reason on valid, tampered, forged, misaddressed, oversized and garbage envelopes', async () => {
+    const payload = text('the payload as signed')
+    const sealed = sealEnvelope(alice.key, alice.peerId, DOMAIN, payload)
+    const sig = SignedEnvelope.decode(sealed).signature
+    const flipped = Uint8Array.from(sig)
+    flipped[40] ^= 0x04
+    const secp = peerIdFromPrivateKey(await generateKeyPair('secp256k1'))
+    const cases: Array<[string, Uint8Array, OpenOptions, string]> = [
+      ['valid', sealed, { domain: DOMAIN }, 'opens'],
+      ['valid, expected signer', sealed, { domain: DOMAIN, signer: alice.peerId }, 'opens'],
+      ['tampered payload', reencode(sealed, { payload: text('another payload') }), { domain: DOMAIN }, 'bad-signature'],
+      ['flipped signature bit', reencode(sealed, { signature: flipped }), { domain: DOMAIN }, 'bad-signature'],
+      ['short signature', reencode(sealed, { signature: sig.subarray(0, 63) }), { domain: DOMAIN }, 'bad-signature'],
+      ['signed by bob as alice', sealEnvelope(bob.key, alice.peerId, DOMAIN, payload), { domain: DOMAIN }, 'bad-signature'],
+      ['another expected signer', sealed, { domain: DOMAIN, signer: bob.peerId }, 'wrong-signer'],
+      ['wrong domain', sealed, { domain: 'bid' }, 'wrong-domain'],
+      ['secp256k1 signer', reencode(sealed, { signer: secp.toMultihash().bytes }), { domain: DOMAIN }, 'bad-signer'],
+      ['over the bound', sealed, { domain: DOMAIN, maxBytes: sealed.byteLength - 1 }, 'oversized'],
+      ['garbage', new Uint8Array(16).fill(0xff), { domain: DOMAIN }, 'malformed']
+    ]
+    for (const [what, bytes, opts, expected] of cases) {
+      assert.deepEqual(await outcomes(bytes, opts), { sync: expected, async: expected }, what)
+    }
+  })
+
+  it('checkSignature: false skips only the signature check (for envelopes a router verified already)', async () => {
+    const sealed = sealEnvelope(alice.key, alice.peerId, DOMAIN, text('x'))
+    const bad = Uint8Array.from(SignedEnvelope.decode(sealed).signature)
+    bad[0] ^= 0x01
+    const tampered = reencode(sealed, { signature: bad })
+    await assert.rejects(openEnvelopeAsync(tampered, { domain: DOMAIN }), (err: EnvelopeError) => err.reason === 'bad-signature')
+    assert.ok((await openEnvelopeAsync(tampered, { domain: DOMAIN, checkSignature: false })).signer.equals(alice.peerId))
+    await assert.rejects(openEnvelopeAsync(tampered, { domain: 'bid', checkSignature: false }), (err: EnvelopeError) => err.reason === 'wrong-domain')
+    await assert.rejects(openEnvelopeAsync(reencode(sealed, { signature: bad.subarray(0, 10) }), { domain: DOMAIN, checkSignature: false }), (err: EnvelopeError) => err.reason === 'bad-signature')
   })
 })
 

@@ -5,15 +5,16 @@ import { fileURLToPath } from 'node:url'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { equals } from 'uint8arrays/equals'
-import { SignedEnvelope } from '../protocols/envelope.js'
-import { DOMAIN } from '../protocols/ids.js'
-import { HeartbeatSummary, LedgerEntry } from '../protocols/ledger.js'
-import { sealEnvelope, sha256 } from '../src/identity/index.js'
-import {
-  BrokenChainError, EntrySignatureError, FutureEntryError, InvalidBodyError, InvalidFraudProofError, LedgerStore, MalformedEntryError, OversizedBodyError,
-  buildBadOutputProof, buildEquivocationProof, openEntry, sealEntry, signTestJob, verifyFraudProof, type LedgerRecord, type Signer
-} from '../src/ledger/index.js'
-import { tempDir } from './utils/index.js'
+import { SignedEnvelope } from '../../protocols/envelope.js'
+import { DOMAIN } from '../../protocols/ids.js'
+import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
+import { sealEnvelope, sha256 } from '../../src/identity/index.js'
+import { buildBadOutputProof, signTestJob, type Signer } from '../../src/ledger/dev.js'
+import { openEntry, sealEntry, type LedgerRecord } from '../../src/ledger/entry.js'
+import { BrokenChainError, EntrySignatureError, FutureEntryError, InvalidBodyError, InvalidFraudProofError, MalformedEntryError, OversizedBodyError } from '../../src/ledger/errors.js'
+import { buildEquivocationProof, verifyFraudProof } from '../../src/ledger/fraud.js'
+import { LedgerStore } from '../../src/ledger/store.js'
+import { tempDir } from '../utils/index.js'
 
 async function newSigner (): Promise<Signer> {
   const key = await generateKeyPair('Ed25519')
@@ -348,9 +349,9 @@ describe('ledger store', function () {
 
     it('a process SIGKILLed while appending leaves an intact chain holding every acknowledged entry', async () => {
       const path = join(dir.path, 'crash')
-      const ledgerModule = fileURLToPath(new URL('../src/ledger/index.js', import.meta.url))
-      const cryptoModule = fileURLToPath(new URL('../../node_modules/@libp2p/crypto/dist/src/keys/index.js', import.meta.url))
-      const peerIdModule = fileURLToPath(new URL('../../node_modules/@libp2p/peer-id/dist/src/index.js', import.meta.url))
+      const ledgerModule = fileURLToPath(new URL('../../src/ledger/store.js', import.meta.url))
+      const cryptoModule = fileURLToPath(new URL('../../../node_modules/@libp2p/crypto/dist/src/keys/index.js', import.meta.url))
+      const peerIdModule = fileURLToPath(new URL('../../../node_modules/@libp2p/peer-id/dist/src/index.js', import.meta.url))
       const seed = Buffer.from(alice.key.raw).toString('hex')
       // the child appends in a loop and prints each seq once append() resolved
       const script = `
@@ -359,9 +360,9 @@ describe('ledger store', function () {
         import { peerIdFromPrivateKey } from ${JSON.stringify(peerIdModule)}
         const key = privateKeyFromRaw(Buffer.from(${JSON.stringify(seed)}, 'hex'))
         const store = await LedgerStore.open(${JSON.stringify(path)}, { privateKey: key, peerId: peerIdFromPrivateKey(key) })
-        for (let i = 0; ; i++) {
+        for (let i = 0; i < 100_000; i++) {
           const now = Date.now()
-          const body = (await import(${JSON.stringify(fileURLToPath(new URL('../protocols/ledger.js', import.meta.url)))})).HeartbeatSummary.encode({ periodStart: BigInt(now - 1000), periodEnd: BigInt(now), heartbeatsSent: 1, intervalMs: 1000, availableMs: 1000n, upMs: 1000n, slotsTotal: 1, busyPpm: 0 })
+          const body = (await import(${JSON.stringify(fileURLToPath(new URL('../../protocols/ledger.js', import.meta.url)))})).HeartbeatSummary.encode({ periodStart: BigInt(now - 1000), periodEnd: BigInt(now), heartbeatsSent: 1, intervalMs: 1000, availableMs: 1000n, upMs: 1000n, slotsTotal: 1, busyPpm: 0 })
           const record = await store.append('HEARTBEAT_SUMMARY', body)
           process.stdout.write(record.seq + '\\n')
         }

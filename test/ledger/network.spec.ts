@@ -1,10 +1,10 @@
 import * as assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { callControl } from '../src/control/index.js'
-import { BIN_PATH, spawnNode, startLocalNetwork, type LocalNetwork, type NodeProcess } from '../src/cli/local-network.js'
-import type { LedgerStatus, Reputation } from '../src/ledger/index.js'
-import { tempDir, waitFor } from './utils/index.js'
+import { callControl } from '../../src/control/index.js'
+import { BIN_PATH, spawnNode, startLocalNetwork, type LocalNetwork, type NodeProcess } from '../../src/cli/local-network.js'
+import type { LedgerStatus, Reputation } from '../../src/ledger/index.js'
+import { tempDir, waitFor } from '../utils/index.js'
 
 // Five nodes as processes (bootstrap, three providers, one renter). Jobs' entries come from the
 // development control method ledger.appendTestJob (offered only with --dev-ledger-methods):

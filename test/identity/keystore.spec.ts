@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { KEY_FILE, KeyFileError, loadOrCreateKey } from '../src/identity/keystore.js'
+import { KEY_FILE, KeyFileError, loadOrCreateKey } from '../../src/identity/keystore.js'
 
 async function expectKeyFileError (fn: () => Promise<unknown>, path: string, pattern?: RegExp): Promise<KeyFileError> {
   let caught: unknown

@@ -1,14 +1,14 @@
 import * as assert from 'node:assert/strict'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { HeartbeatSummary, LedgerEntry } from '../protocols/ledger.js'
-import { sha256 } from '../src/identity/index.js'
-import {
-  buildEquivocationProof, collectEvidence, computeEarnings, computeReputation, DEFAULT_REPUTATION, maxLiftPerCounterparty, sealEntry, signTestJob,
-  type LedgerRecord, type Signer, type TestOutcome
-} from '../src/ledger/index.js'
-import { parseJobSpec, rankBids, signBid, toJobRequest, usdToMicro, type Signed } from '../src/market/index.js'
-import type { Bid, JobRequest } from '../protocols/market.js'
+import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
+import { sha256 } from '../../src/identity/index.js'
+import { signTestJob, type Signer, type TestOutcome } from '../../src/ledger/dev.js'
+import { sealEntry, type LedgerRecord } from '../../src/ledger/entry.js'
+import { buildEquivocationProof } from '../../src/ledger/fraud.js'
+import { collectEvidence, computeEarnings, computeReputation, DEFAULT_REPUTATION, maxLiftPerCounterparty } from '../../src/ledger/reputation.js'
+import { parseJobSpec, rankBids, signBid, toJobRequest, usdToMicro, type Signed } from '../../src/market/index.js'
+import type { Bid, JobRequest } from '../../protocols/market.js'
 
 // Reputation is a pure function of ledger entries and `now`: these tests build entries with
 // real keys and signatures (as the store would hold them) and compute scores from them.

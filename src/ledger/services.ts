@@ -1,0 +1,45 @@
+/**
+ * What the ledger adds to a node (the composition root merges it in): the ledger service,
+ * in every role, with its init from the node config and the role's flags. Other services
+ * reach it as `components[LEDGER_SERVICE]`, declaring LEDGER_CAPABILITY in their
+ * `serviceDependencies`.
+ */
+
+import { isAvailable, type ProviderProfile } from '../capability/index.js'
+import { LEDGER_SERVICE, ledgerService } from './service.js'
+import type { NodeConfig } from '../config/index.js'
+import type { NodeExtensions } from '../node/index.js'
+
+/** Ledger options a role command may set (from its flags). */
+export interface LedgerBuildOptions {
+  /** offer ledger.appendTestJob and ledger.appendSummary on the control socket (--dev-ledger-methods) */
+  devMethods?: boolean
+  /** providers: ms between heartbeat-summary entries (--ledger-summary-seconds; default 1 h) */
+  summaryIntervalMs?: number
+}
+
+export interface LedgerServicesOptions extends LedgerBuildOptions {
+  config: NodeConfig
+  /** a provider's profile: its availability windows bound the uptime it reports */
+  profile?: ProviderProfile
+  /** a provider's GPU slots, for the busy share in heartbeat summaries */
+  capacity?: { totalSlots: () => number, freeSlots: () => number }
+}
+
+export function ledgerServices (opts: LedgerServicesOptions): NodeExtensions {
+  const availability = opts.profile?.policy.availability
+  const capacity = opts.capacity
+  return {
+    services: {
+      [LEDGER_SERVICE]: ledgerService({
+        dataDir: opts.config.dataDir,
+        role: opts.config.role,
+        heartbeatMs: opts.config.heartbeatMs,
+        summaryIntervalMs: opts.summaryIntervalMs,
+        devMethods: opts.devMethods,
+        isAvailable: availability == null ? undefined : (at) => isAvailable(availability.windows, availability.timeZone, at),
+        slots: capacity == null ? undefined : () => ({ total: capacity.totalSlots(), busy: Math.max(0, capacity.totalSlots() - capacity.freeSlots()) })
+      })
+    }
+  }
+}

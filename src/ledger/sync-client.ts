@@ -1,0 +1,241 @@
+/**
+ * The sync protocol's client side: heads exchanges with connected peers (on connect, every
+ * round, and on demand), then pulls of every feed a peer holds more of, batch after batch,
+ * the next request in flight while the last batch is verified and written.
+ */
+
+import { equals } from 'uint8arrays/equals'
+import { parseAuthor } from './entry.js'
+import { BrokenChainError, LedgerClosedError, SyncProtocolError } from './errors.js'
+import { MAX_RANGE_ENTRIES, syncRequest, type SyncRequest, type SyncResponse } from './sync.js'
+import type { LedgerStore, IngestOutcome } from './store.js'
+import type { Logger, PeerId } from '@libp2p/interface'
+import type { ConnectionManager } from '@libp2p/interface-internal'
+
+/** Heads exchange and pulls with one peer end after this. */
+const SESSION_TIMEOUT_MS = 60_000
+/** One request's answer must come within this. */
+export const REQUEST_TIMEOUT_MS = 10_000
+/** Most entries pulled from one peer in one session; the next session continues. */
+const MAX_PULL_PER_SESSION = 100_000
+/** Retries of a failed background session before waiting for the periodic round. */
+const SESSION_RETRIES = 3
+/** Peers a periodic round syncs with. */
+const PEERS_PER_ROUND = 3
+/** Heads compared by reading the stored entry (fork detection below the held head) per session. */
+const MAX_FORK_CHECKS = 1024
+
+export interface SyncReport {
+  peers: number
+  pulled: number
+  errors: string[]
+}
+
+export interface SyncClientOptions {
+  connectionManager: ConnectionManager
+  /** the store, while it is open */
+  store: () => LedgerStore | undefined
+  /** our own peer id: our head is the hint each heads request carries */
+  selfId: string
+  /** aborts every session and pull when the service stops */
+  signal: AbortSignal
+  log: Logger
+}
+
+export class SyncClient {
+  private readonly opts: SyncClientOptions
+  private readonly sessions = new Map<string, Promise<number>>()
+  private readonly pulls = new Map<string, Promise<void>>()
+
+  constructor (opts: SyncClientOptions) {
+    this.opts = opts
+  }
+
+  /** Resolves once every session and pull has ended (after the signal aborted them). */
+  async settled (): Promise<void> {
+    await Promise.allSettled([...this.sessions.values(), ...this.pulls.values()])
+  }
+
+  connectedPeers (): PeerId[] {
+    const seen = new Map<string, PeerId>()
+    for (const conn of this.opts.connectionManager.getConnections()) {
+      if (conn.status === 'open') seen.set(conn.remotePeer.toString(), conn.remotePeer)
+    }
+    return [...seen.values()]
+  }
+
+  /** A round with a few connected peers, picked at random. */
+  periodicSync (): void {
+    const peers = this.connectedPeers().sort(() => Math.random() - 0.5).slice(0, PEERS_PER_ROUND)
+    for (const peer of peers) this.syncInBackground(peer)
+  }
+
+  /** A session with one connected peer at random: it may hold what a gossip message builds on. */
+  syncWithAnyone (): void {
+    const peers = this.connectedPeers()
+    if (peers.length > 0) this.syncInBackground(peers[Math.floor(Math.random() * peers.length)])
+  }
+
+  /** A session in the background; a failed one is retried a few times, sooner than the periodic round. */
+  syncInBackground (peer: PeerId, attempt = 0): void {
+    this.syncWith(peer).catch((err: unknown) => {
+      this.opts.log('sync with %p failed (attempt %d): %e', peer, attempt + 1, err)
+      if (attempt >= SESSION_RETRIES || this.opts.signal.aborted) return
+      const timer = setTimeout(() => {
+        if (this.connectedPeers().some(p => p.equals(peer))) this.syncInBackground(peer, attempt + 1)
+      }, 1_000 * 2 ** attempt)
+      timer.unref()
+    })
+  }
+
+  /** A session with every connected peer now, bounded by `timeoutMs`. */
+  async syncNow (opts: { timeoutMs?: number } = {}): Promise<SyncReport> {
+    const peers = this.connectedPeers()
+    const errors: string[] = []
+    let pulled = 0
+    await Promise.all(peers.map(async (peer) => {
+      try {
+        pulled += await this.syncWith(peer, opts.timeoutMs ?? SESSION_TIMEOUT_MS)
+      } catch (err: any) {
+        errors.push(`${peer.toString()}: ${String(err?.message ?? err)}`)
+      }
+    }))
+    return { peers: peers.length, pulled, errors }
+  }
+
+  /** Heads exchange with `peer`, then pulls of every feed it holds more of. One session per peer at a time. */
+  async syncWith (peer: PeerId, timeoutMs = SESSION_TIMEOUT_MS): Promise<number> {
+    const key = peer.toString()
+    const running = this.sessions.get(key)
+    if (running != null) return await running
+    if (this.opts.signal.aborted || this.opts.store() == null) return 0
+    const session = this.session(peer, AbortSignal.any([this.opts.signal, AbortSignal.timeout(timeoutMs)]))
+      .finally(() => { this.sessions.delete(key) })
+    this.sessions.set(key, session)
+    return await session
+  }
+
+  /**
+   * A requester told us its own head (`seq` of `authorBytes`); when that is its own feed and we
+   * hold less of it, pull it now: it may be about to leave.
+   */
+  considerHint (remote: PeerId, authorBytes: Uint8Array, seq: number): void {
+    const author = parseAuthor(authorBytes)
+    if (author == null || author.id !== remote.toString()) return
+    const held = this.opts.store()?.head(author.id)?.seq ?? 0
+    if (seq <= held) return
+    const key = remote.toString()
+    if (this.pulls.has(key)) return
+    const pull = (async () => {
+      try {
+        const signal = AbortSignal.any([this.opts.signal, AbortSignal.timeout(SESSION_TIMEOUT_MS)])
+        await this.pull(remote, author.peerId.toMultihash().bytes, held + 1, signal)
+      } catch (err) {
+        this.opts.log('pulling the feed of %p failed: %e', remote, err)
+      } finally {
+        this.pulls.delete(key)
+      }
+    })()
+    this.pulls.set(key, pull)
+  }
+
+  /** The heads `peer` holds (our own head goes with the request as a hint). */
+  async heads (peer: PeerId, signal: AbortSignal): Promise<SyncResponse.Heads> {
+    const response = await this.request(peer, { heads: this.ownHint() }, signal)
+    if (response.heads == null) throw new SyncProtocolError(`${peer.toString()} answered a heads request with something else`)
+    return response.heads
+  }
+
+  private async session (peer: PeerId, signal: AbortSignal): Promise<number> {
+    const store = this.store()
+    const { heads } = await this.heads(peer, signal)
+    let pulled = 0
+    let forkChecks = 0
+    for (const remote of heads) {
+      if (signal.aborted || pulled >= MAX_PULL_PER_SESSION) break
+      const author = parseAuthor(remote.author)
+      if (author == null || remote.seq < 1n || remote.seq > BigInt(Number.MAX_SAFE_INTEGER)) throw new SyncProtocolError(`${peer.toString()} sent a malformed head`)
+      const seq = Number(remote.seq)
+      const local = store.head(author.id)
+      if (local == null || seq > local.seq) {
+        pulled += await this.pull(peer, remote.author, (local?.seq ?? 0) + 1, signal)
+      } else if (forkChecks < MAX_FORK_CHECKS) {
+        // the same seq with another hash: fetch theirs, and the store proves the equivocation
+        const heldHash = seq === local.seq ? local.hash : (forkChecks++, (await store.get(remote.author, seq))?.hash)
+        if (heldHash != null && !equals(heldHash, remote.hash)) await this.fetchAndIngest(peer, remote.author, seq, 1, signal)
+      }
+    }
+    return pulled
+  }
+
+  private store (): LedgerStore {
+    const store = this.opts.store()
+    if (store == null) throw new LedgerClosedError()
+    return store
+  }
+
+  private ownHint (): SyncRequest.Heads {
+    const own = this.opts.store()?.head(this.opts.selfId)
+    return own == null
+      ? { ownAuthor: new Uint8Array(0), ownSeq: 0n, ownHash: new Uint8Array(0) }
+      : { ownAuthor: own.author, ownSeq: BigInt(own.seq), ownHash: own.hash }
+  }
+
+  private async request (peer: PeerId, request: SyncRequest, signal: AbortSignal): Promise<SyncResponse> {
+    return await syncRequest(this.opts.connectionManager, peer, request, AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]))
+  }
+
+  private async rangeRequest (peer: PeerId, author: Uint8Array, fromSeq: number, limit: number, signal: AbortSignal): Promise<SyncResponse.Entries> {
+    const response = await this.request(peer, { range: { author, fromSeq: BigInt(fromSeq), limit } }, signal)
+    if (response.entries == null) throw new SyncProtocolError(`${peer.toString()} answered a range request with something else`)
+    return response.entries
+  }
+
+  private async fetchAndIngest (peer: PeerId, author: Uint8Array, fromSeq: number, limit: number, signal: AbortSignal): Promise<void> {
+    const entries = await this.rangeRequest(peer, author, fromSeq, limit, signal)
+    await this.store().ingest(entries.entries)
+  }
+
+  /**
+   * Pulls `author`'s feed from `fromSeq` on, in batches of at most 256, the next request in
+   * flight while the last batch is verified. Returns the entries added.
+   */
+  private async pull (peer: PeerId, author: Uint8Array, fromSeq: number, signal: AbortSignal): Promise<number> {
+    const store = this.store()
+    let next = fromSeq
+    let added = 0
+    let inflight: Promise<SyncResponse.Entries> | undefined = this.rangeRequest(peer, author, next, MAX_RANGE_ENTRIES, signal)
+    // the previous batch's ingest, still writing while this one verifies
+    let writing: { from: number, outcomes: Promise<IngestOutcome[]> } | undefined
+    const settle = async (batch: { from: number, outcomes: Promise<IngestOutcome[]> }): Promise<void> => {
+      for (const [i, outcome] of (await batch.outcomes).entries()) {
+        if (outcome.status === 'rejected') {
+          // a chain break right after our head: the peer holds another history; compare our head's seq
+          if (outcome.error instanceof BrokenChainError && i === 0 && batch.from > 1) await this.fetchAndIngest(peer, author, batch.from - 1, 1, signal)
+          throw new SyncProtocolError(`${peer.toString()} sent an entry we refuse: ${outcome.error.message}`)
+        }
+        if (outcome.record.seq !== batch.from + i) throw new SyncProtocolError(`${peer.toString()} sent a range that is not contiguous`)
+        if (outcome.status === 'added') added++
+      }
+    }
+    try {
+      // eslint-disable-next-line no-unmodified-loop-condition -- `added` grows inside settle()
+      while (inflight != null && !signal.aborted && added < MAX_PULL_PER_SESSION) {
+        const batch: SyncResponse.Entries = await inflight
+        inflight = undefined
+        if (batch.entries.length === 0) break
+        const after = next + batch.entries.length
+        if (batch.more) inflight = this.rangeRequest(peer, author, after, MAX_RANGE_ENTRIES, signal)
+        const current = { from: next, outcomes: store.ingest(batch.entries) }
+        current.outcomes.catch(() => {})
+        if (writing != null) await settle(writing)
+        writing = current
+        next = after
+      }
+      if (writing != null) await settle(writing)
+    } finally {
+      inflight?.catch(() => {})
+    }
+    return added
+  }
+}
