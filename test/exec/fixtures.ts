@@ -7,17 +7,17 @@ import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { DOMAIN, PROTOCOL } from '../protocols/ids.js'
-import { SignedEnvelope } from '../protocols/envelope.js'
-import { type JobFrame, JobStatus, type Receipt } from '../protocols/job.js'
-import { Award, JobRequest, PricingRule } from '../protocols/market.js'
-import { loadProviderSetup } from '../src/capability/index.js'
-import { buildNode } from '../src/cli/build-node.js'
-import { BIN_PATH } from '../src/cli/local-network.js'
-import { resolveConfig } from '../src/config/index.js'
-import { fileSetDigest, FrameChannel, openReceipt, signAttestation, type AwardedJob, type AwardSource, type SignedRecord, type Tier } from '../src/exec/index.js'
-import { messageHash, sealEnvelope, sha256 } from '../src/identity/index.js'
-import type { IdlegridNode } from '../src/node/index.js'
+import { DOMAIN, PROTOCOL } from '../../protocols/ids.js'
+import { SignedEnvelope } from '../../protocols/envelope.js'
+import { type JobFrame, JobStatus, type Receipt } from '../../protocols/job.js'
+import { Award, JobRequest, PricingRule } from '../../protocols/market.js'
+import { loadProviderSetup } from '../../src/capability/index.js'
+import { buildNode } from '../../src/cli/build-node.js'
+import { BIN_PATH } from '../../src/cli/local-network.js'
+import { resolveConfig } from '../../src/config/index.js'
+import { fileSetDigest, FrameChannel, openReceipt, signAttestation, type AwardedJob, type AwardSource, type SignedRecord, type Tier } from '../../src/exec/index.js'
+import { messageHash, sealEnvelope, sha256 } from '../../src/identity/index.js'
+import type { IdlegridNode } from '../../src/node/index.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 const TIERS: Record<Tier, JobRequest.Tier> = { gold: JobRequest.Tier.GOLD, silver: JobRequest.Tier.SILVER, bronze: JobRequest.Tier.BRONZE }
@@ -119,7 +119,7 @@ export async function misbehavingProvider (node: IdlegridNode, mode: Misbehaviou
         const sent = [{ path: 'out.txt', size: BigInt(data.length), sha256: sha256(data) }]
         const claimed = mode === 'bad-output' ? [{ path: 'out.txt', size: 12n, sha256: sha256('other output') }] : sent
         await ch.send({ result: { status: JobStatus.COMPLETED, exitCode: 0, outputs: claimed } })
-        const { openAward } = await import('../src/exec/index.js')
+        const { openAward } = await import('../../src/exec/index.js')
         const { award, hash, signer } = openAward(start.award)
         const key = mode === 'forged-attestation' && forger != null ? forger : { privateKey: node.privateKey, peerId: node.peerId }
         const attestation = signAttestation(key.privateKey, mode === 'forged-attestation' && forger != null ? node.peerId : key.peerId, {

@@ -3,15 +3,15 @@ import { readFile, writeFile, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { PROTOCOL } from '../protocols/ids.js'
-import { JobStatus, Receipt } from '../protocols/job.js'
+import { PROTOCOL } from '../../protocols/ids.js'
+import { JobStatus, Receipt } from '../../protocols/job.js'
 import {
   FrameChannel, JobStreamError, ProcessRunner, jobExecService, runAttempt, runJob, openReceipt, fileSetDigest,
   type AttestationEvent, type ExecServiceInit, type JobExecService, type JobPayload, type ReceiptEvent
-} from '../src/exec/index.js'
-import { sha256 } from '../src/identity/index.js'
-import { startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from './utils/index.js'
-import { listAwards, makeAward, misbehavingProvider } from './exec-fixtures.js'
+} from '../../src/exec/index.js'
+import { sha256 } from '../../src/identity/index.js'
+import { startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { listAwards, makeAward, misbehavingProvider } from './fixtures.js'
 import type { Ed25519PrivateKey } from '@libp2p/interface'
 
 const exec = (n: InProcessNetwork, i: number): JobExecService => (n.providers[i]?.libp2p.services as any).exec as JobExecService
@@ -182,7 +182,7 @@ describe('exec: job stream between in-process nodes', function () {
       if (mode === 'bad-output') {
         // the renter signed a BAD_OUTPUT receipt with the digest it actually received
         const receipt = await readFile(join(first?.dir as string, 'receipt.bin'))
-        const got = openReceipt(receipt, { renter: renter().peerId, provider: bad.peerId, jobId: awards.jobId, attestationHash: (await import('../src/identity/index.js')).messageHash('attestation', (await import('../protocols/envelope.js')).SignedEnvelope.decode(await readFile(join(first?.dir as string, 'attestation.bin'))).payload) })
+        const got = openReceipt(receipt, { renter: renter().peerId, provider: bad.peerId, jobId: awards.jobId, attestationHash: (await import('../../src/identity/index.js')).messageHash('attestation', (await import('../../protocols/envelope.js')).SignedEnvelope.decode(await readFile(join(first?.dir as string, 'attestation.bin'))).payload) })
         assert.equal(got.value.outcome, Receipt.Outcome.BAD_OUTPUT)
         assert.equal(Buffer.compare(got.value.receivedOutputDigest, fileSetDigest([{ path: 'out.txt', size: 12n, sha256: sha256('real output\n') }])), 0)
       }

@@ -3,15 +3,15 @@ import { execFileSync } from 'node:child_process'
 import { mkdir, readFile, writeFile, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { parseTelemetry, readGpuTelemetry } from '../src/capability/gpu.js'
+import { parseTelemetry, readGpuTelemetry } from '../../src/capability/gpu.js'
 import {
   ProcessRunner, DockerRunner, sortEntries, dockerRunArgs, fileSetDigest, listFileSet, checkRelativePath, JOB_PATH,
   RunnerError, TelemetryAccumulator, TelemetrySampler, type LogLine, type RunSpec
-} from '../src/exec/index.js'
-import { sha256 } from '../src/identity/index.js'
-import { tempDir } from './utils/index.js'
+} from '../../src/exec/index.js'
+import { sha256 } from '../../src/identity/index.js'
+import { tempDir } from '../utils/index.js'
 
-const FAKE_SMI = fileURLToPath(new URL('../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))
+const FAKE_SMI = fileURLToPath(new URL('../../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))
 
 async function workDir (root: string, name: string): Promise<string> {
   const dir = join(root, name)
