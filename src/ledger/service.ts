@@ -6,6 +6,7 @@
  */
 
 import { join } from 'node:path'
+import { serviceCapabilities } from '@libp2p/interface'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
 import { equals } from 'uint8arrays/equals'
@@ -16,6 +17,7 @@ import { ACCEPT, ignore, reject, type GossipRouter, type GossipVerdict } from '.
 import { signTestJob, type Signer, type TestOutcome } from './dev.js'
 import { decodeStoredBody, decodeStoredEntry, HeartbeatSummary, LedgerEntry, kindName, parseAuthor, sealEntry, type LedgerRecord } from './entry.js'
 import { BrokenChainError, LedgerClosedError, SyncProtocolError } from './errors.js'
+import { LEDGER_CAPABILITY } from './extensions.js'
 import { buildBadOutputProof, verifyFraudProof } from './fraud.js'
 import { computeEarnings, computeReputation, DEFAULT_REPUTATION, ReputationEvidence, type Earnings, type Reputation, type ReputationParams } from './reputation.js'
 import { LedgerStore, type Head, type IngestOutcome } from './store.js'
@@ -143,6 +145,7 @@ const MAX_FORK_CHECKS = 1024
 const CONNECT_SYNC_DELAY_MS = 300
 
 class LedgerNode implements LedgerService, Startable {
+  readonly [serviceCapabilities]: string[] = [LEDGER_CAPABILITY]
   private readonly components: LedgerComponents
   private readonly init: LedgerServiceInit
   private readonly log: Logger

@@ -114,7 +114,7 @@ describe('exec: a misbehaving provider among separate processes', function () {
       provider: bad.peerId,
       jobId: Buffer.from(summary.jobId, 'hex')
     })
-    assert.equal(receipt.value.outcome, Receipt.Outcome.BAD_OUTPUT)
+    assert.equal(receipt.message.outcome, Receipt.Outcome.BAD_OUTPUT)
   })
 
   it('a forged attestation: attempt bad_attestation, the job completes on the honest provider', async () => {

@@ -1,59 +1,30 @@
 import { strict as assert } from 'node:assert'
-import { readFile, writeFile, mkdir } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { JobStatus, Receipt } from '../../protocols/job.js'
-import {
-  FrameChannel, JobStreamError, ProcessRunner, jobExecService, runAttempt, runJob, openReceipt, fileSetDigest,
-  type AttestationEvent, type ExecServiceInit, type JobExecService, type JobPayload, type ReceiptEvent
-} from '../../src/exec/index.js'
+import { toHex } from '../../src/common/index.js'
+import { JobStreamError } from '../../src/exec/errors.js'
+import { FrameChannel } from '../../src/exec/job-stream.js'
+import { runAttempt, type JobPayload } from '../../src/exec/renter.js'
 import { sha256 } from '../../src/identity/index.js'
-import { startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
-import { listAwards, makeAward, misbehavingProvider } from './fixtures.js'
+import { fileSetDigest } from '../../src/exec/digest.js'
+import { tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { attestationsInLedger, copyJob, execOf, makeAward, misbehavingProvider, startJobNetwork } from './fixtures.js'
 import type { Ed25519PrivateKey } from '@libp2p/interface'
-
-const exec = (n: InProcessNetwork, i: number): JobExecService => (n.providers[i]?.libp2p.services as any).exec as JobExecService
 
 describe('exec: job stream between in-process nodes', function () {
   this.timeout(120_000)
   let net: InProcessNetwork
   let tmp: { path: string, cleanup: () => Promise<void> }
   let payload: JobPayload
-  const attestations: AttestationEvent[] = []
-  const receipts: ReceiptEvent[] = []
 
   before(async () => {
     tmp = await tempDir('idlegrid-exec-stream-')
-    const init = (i: number): ExecServiceInit => ({
-      runner: new ProcessRunner(),
-      gpus: [{ index: 0, uuid: `GPU-sim-h100-${i}`, simulated: true, modelKey: 'h100-80gb' }],
-      workRoot: join(tmp.path, `work-${i}`),
-      graceMs: 3_000,
-      keepaliveMs: 500,
-      idleMs: 10_000,
-      requireAccepted: i !== 1
-    })
-    // provider 0: accepted awards only; 1: any award (the market is not in these tests); 2: misbehaves
-    net = await startInProcessNetwork({
-      providers: 3,
-      renters: 2,
-      extensions: (role, i) => role === 'provider' && i < 2 ? { services: { exec: jobExecService(init(i)) } } : {}
-    })
-    // the market's accept stream connects renter and winner before a job stream; here we dial directly
-    for (const r of net.renters) for (const p of net.providers) await r.libp2p.dial(p.libp2p.getMultiaddrs()[0] as any)
-    for (const i of [0, 1]) {
-      exec(net, i).onAttestation(e => attestations.push(e))
-      exec(net, i).onReceipt(e => receipts.push(e))
-    }
-    await mkdir(join(tmp.path, 'in', 'data'), { recursive: true })
-    await writeFile(join(tmp.path, 'in', 'a.txt'), 'hello idlegrid\n')
-    await writeFile(join(tmp.path, 'in', 'data', 'b.bin'), Buffer.alloc(1_500_000, 42))
-    payload = {
-      runtime: { command: ['/bin/sh', '-c', 'tr a-z A-Z < inputs/a.txt > outputs/upper.txt && cp inputs/data/b.bin outputs/b.bin && echo done'], timeoutMs: 20_000 },
-      inputs: [{ path: 'a.txt', file: join(tmp.path, 'in', 'a.txt') }, { path: 'data/b.bin', file: join(tmp.path, 'in', 'data', 'b.bin') }]
-    }
+    net = await startJobNetwork(tmp.path)
+    payload = await copyJob(tmp.path)
   })
 
   after(async () => {
@@ -75,19 +46,19 @@ describe('exec: job stream between in-process nodes', function () {
     assert.deepEqual(lines, ['done'])
     assert.equal(await readFile(join(tmp.path, 'ok', 'outputs', 'upper.txt'), 'utf8'), 'HELLO IDLEGRID\n')
     assert.equal(Buffer.compare(sha256(await readFile(join(tmp.path, 'ok', 'outputs', 'b.bin'))), sha256(Buffer.alloc(1_500_000, 42))), 0)
-    const a = result.attestation?.value
+    const a = result.attestation?.message
     assert.equal(a?.status, JobStatus.COMPLETED)
     assert.equal(a?.exitCode, 0)
     assert.equal(a?.telemetry?.simulated, true)
     assert.equal(Buffer.compare(a?.gpu?.uuidHash ?? new Uint8Array(), sha256('GPU-sim-h100-1')), 0)
     assert.equal(Buffer.compare(a?.outputDigest ?? new Uint8Array(), result.receivedDigest), 0)
-    assert.equal(result.receipt?.value.outcome, Receipt.Outcome.OK)
-    // the provider got the same attestation and the renter's receipt, as envelope bytes for the ledger
-    await waitFor(() => receipts.some(r => Buffer.compare(r.attestation.envelope, result.attestation?.envelope ?? new Uint8Array()) === 0), { what: 'receipt on the provider' })
-    const got = receipts.find(r => Buffer.compare(r.attestation.envelope, result.attestation?.envelope ?? new Uint8Array()) === 0)
-    assert.equal(Buffer.compare(got?.receipt.envelope ?? new Uint8Array(), result.receipt?.envelope ?? new Uint8Array([1])), 0)
-    openReceipt(got?.receipt.envelope as Uint8Array, { renter: renter().peerId, provider: provider.peerId, jobId: a?.jobId as Uint8Array, attestationHash: result.attestation?.hash as Uint8Array })
-    assert.ok(attestations.length >= 1)
+    assert.equal(result.receipt?.message.outcome, Receipt.Outcome.OK)
+    // the provider recorded the same attestation in its ledger, and verified the renter's receipt for it
+    const jobId = toHex(a?.jobId as Uint8Array)
+    const recorded = await waitFor(async () => (await attestationsInLedger(provider, jobId))[0], { what: 'the attestation in the provider\'s ledger' })
+    assert.equal(recorded.outputDigest, toHex(result.receivedDigest))
+    assert.equal(recorded.status, JobStatus.COMPLETED)
+    await waitFor(() => execOf(provider).jobList().some(j => j.jobId === jobId && j.state === 'done' && j.receipt === 'OK'), { what: 'the receipt verified on the provider' })
   })
 
   it('refuses an award it did not accept, then runs it once accepted', async () => {
@@ -97,7 +68,7 @@ describe('exec: job stream between in-process nodes', function () {
     const refused = await runAttempt(awarded, payload, attemptOpts('not-accepted'))
     assert.equal(refused.outcome, 'rejected')
     assert.match(refused.detail ?? '', /NOT_AWARDED.*did not accept/)
-    exec(net, 0).noteAccepted(awarded.award)
+    execOf(net.providers[0] as InProcessNetwork['providers'][number]).noteAccepted(awarded.award)
     const ok = await runAttempt(awarded, payload, attemptOpts('accepted'))
     assert.equal(ok.outcome, 'ok', ok.detail)
     // the same award attempt is not run twice
@@ -138,86 +109,62 @@ describe('exec: job stream between in-process nodes', function () {
     assert.equal(ok.outcome, 'ok', ok.detail)
   })
 
-  it('kills a job at its time limit: attestation and receipt say timeout, and it is not retried', async () => {
+  it('kills a job at its time limit: attestation and receipt say timeout, partial outputs come back', async () => {
     const provider = net.providers[1]
     assert.ok(provider != null)
-    const awards = listAwards(renter(), [provider.peerId, (net.providers[0] as InProcessNetwork['providers'][number]).peerId])
-    const summary = await runJob({
-      libp2p: renter().libp2p,
-      privateKey: renter().privateKey,
-      peerId: renter().peerId,
-      awards,
-      jobId: Buffer.from(awards.jobId).toString('hex'),
-      baseDir: join(tmp.path, 'out'),
-      idleMs: 10_000,
-      payload: { runtime: { command: ['/bin/sh', '-c', 'echo partial > outputs/p.txt; sleep 30'], timeoutMs: 1_000 }, inputs: [] }
-    })
-    assert.equal(summary.status, 'timeout')
-    assert.equal(summary.attempts, 1)
-    assert.equal(summary.attestation?.status, 'TIMEOUT')
-    assert.equal(summary.receipt?.outcome, 'TIMEOUT')
-    assert.equal(await readFile(join(summary.outputDir, 'outputs', 'p.txt'), 'utf8'), 'partial\n')
+    const job: JobPayload = { runtime: { command: ['/bin/sh', '-c', 'echo partial > outputs/p.txt; sleep 30'], timeoutMs: 1_000 }, inputs: [] }
+    const result = await runAttempt(makeAward(renter(), provider.peerId), job, attemptOpts('timeout'))
+    assert.equal(result.outcome, 'timeout', result.detail)
+    assert.equal(result.verified, true)
+    assert.equal(result.attestation?.message.status, JobStatus.TIMEOUT)
+    assert.equal(result.receipt?.message.outcome, Receipt.Outcome.TIMEOUT)
+    assert.equal(await readFile(join(tmp.path, 'timeout', 'outputs', 'p.txt'), 'utf8'), 'partial\n')
   })
 
-  it('a provider with an oversized frame, a forged attestation or mismatched outputs does not lose the job', async () => {
+  it('a provider with an oversized frame, a forged attestation, mismatched outputs or that vanishes: the attempt says which', async () => {
     const bad = net.providers[2]
-    const good = net.providers[1]
-    assert.ok(bad != null && good != null)
+    assert.ok(bad != null)
     const forger = await generateKeyPair('Ed25519') as Ed25519PrivateKey
+    const expected = { 'oversized-frame': 'lost', 'forged-attestation': 'bad_attestation', 'bad-output': 'bad_output', 'vanish-after-accept': 'lost' } as const
     for (const mode of ['oversized-frame', 'forged-attestation', 'bad-output', 'vanish-after-accept'] as const) {
       await bad.libp2p.unhandle(PROTOCOL.job)
       await misbehavingProvider(bad, mode, { privateKey: forger, peerId: peerIdFromPrivateKey(forger) })
-      const awards = listAwards(renter(), [bad.peerId, good.peerId])
-      const summary = await runJob({
-        libp2p: renter().libp2p, privateKey: renter().privateKey, peerId: renter().peerId, awards, jobId: Buffer.from(awards.jobId).toString('hex'), baseDir: join(tmp.path, 'out-' + mode), idleMs: 5_000, payload
-      })
-      assert.equal(summary.status, 'ok', `${mode}: ${JSON.stringify(summary.history)}`)
-      assert.equal(summary.attempts, 2)
-      assert.equal(summary.provider, good.peerId.toString())
-      assert.equal(summary.attestation?.verified, true)
-      const first = summary.history[0]
-      const expected = { 'oversized-frame': 'lost', 'forged-attestation': 'bad_attestation', 'bad-output': 'bad_output', 'vanish-after-accept': 'lost' }[mode]
-      assert.equal(first?.outcome, expected, `${mode}: ${first?.detail ?? ''}`)
-      if (mode === 'oversized-frame') assert.match(first?.detail ?? '', /FRAME_TOO_LARGE/)
+      const result = await runAttempt(makeAward(renter(), bad.peerId), payload, { ...attemptOpts(`bad-${mode}`), idleMs: 5_000 })
+      assert.equal(result.outcome, expected[mode], `${mode}: ${result.detail ?? ''}`)
+      assert.equal(result.verified, false, mode)
+      if (mode === 'oversized-frame') assert.match(result.detail ?? '', /FRAME_TOO_LARGE/)
+      if (mode === 'forged-attestation') {
+        assert.match(result.detail ?? '', /attestation does not verify/)
+        assert.equal(result.receipt, undefined)
+      }
       if (mode === 'bad-output') {
         // the renter signed a BAD_OUTPUT receipt with the digest it actually received
-        const receipt = await readFile(join(first?.dir as string, 'receipt.bin'))
-        const got = openReceipt(receipt, { renter: renter().peerId, provider: bad.peerId, jobId: awards.jobId, attestationHash: (await import('../../src/identity/index.js')).messageHash('attestation', (await import('../../protocols/envelope.js')).SignedEnvelope.decode(await readFile(join(first?.dir as string, 'attestation.bin'))).payload) })
-        assert.equal(got.value.outcome, Receipt.Outcome.BAD_OUTPUT)
-        assert.equal(Buffer.compare(got.value.receivedOutputDigest, fileSetDigest([{ path: 'out.txt', size: 12n, sha256: sha256('real output\n') }])), 0)
+        assert.equal(result.receipt?.message.outcome, Receipt.Outcome.BAD_OUTPUT)
+        assert.deepEqual(result.receipt?.message.receivedOutputDigest, fileSetDigest([{ path: 'out.txt', size: 12n, sha256: sha256('real output\n') }]))
       }
     }
   })
 
-  it('gold preempts a running bronze job, which keeps its checkpoint and completes elsewhere', async () => {
+  it('gold preempts a running bronze job: the bronze attempt ends preempted with its checkpoint, attested preemptible', async () => {
     const busy = net.providers[1]
-    const other = net.providers[0]
-    assert.ok(busy != null && other != null)
-    const bronzeAwards = listAwards(renter(), [busy.peerId, other.peerId], { tier: 'bronze', onAward: (_w, a) => { exec(net, 0).noteAccepted(a.award) } })
-    const script = 'if [ -f inputs/checkpoint/ckpt.txt ]; then echo resumed from $(cat inputs/checkpoint/ckpt.txt) > outputs/final.txt; exit 0; fi; ' +
-      'trap "echo step-1 > outputs/ckpt.txt; exit 0" TERM; echo working; while true; do sleep 0.1; done'
-    const events: string[] = []
-    const bronze = runJob({
-      libp2p: renter().libp2p,
-      privateKey: renter().privateKey,
-      peerId: renter().peerId,
-      awards: bronzeAwards,
-      jobId: Buffer.from(bronzeAwards.jobId).toString('hex'),
-      baseDir: join(tmp.path, 'out-preempt'),
-      idleMs: 10_000,
-      payload: { runtime: { command: ['/bin/sh', '-c', script], timeoutMs: 60_000 }, inputs: [] },
-      onEvent: e => { if (e.type === 'log' || e.type === 'attempt-ended') events.push(`${e.attempt}:${e.type === 'log' ? e.line : e.outcome}`) }
+    assert.ok(busy != null)
+    const script = 'trap "echo step-1 > outputs/ckpt.txt; exit 0" TERM; echo working; while true; do sleep 0.1; done'
+    const lines: string[] = []
+    const bronze = runAttempt(makeAward(renter(), busy.peerId, { tier: 'bronze' }), { runtime: { command: ['/bin/sh', '-c', script], timeoutMs: 60_000 }, inputs: [] }, {
+      ...attemptOpts('bronze'),
+      onEvent: e => { if (e.type === 'log') lines.push(e.line) }
     })
-    await waitFor(() => events.includes('1:working'), { what: 'bronze job running' })
+    await waitFor(() => lines.includes('working'), { what: 'bronze job running' })
     const gold = await runAttempt(makeAward(renter(1), busy.peerId, { tier: 'gold' }), { runtime: { command: ['/bin/sh', '-c', 'echo gold > outputs/g.txt'], timeoutMs: 20_000 }, inputs: [] }, attemptOpts('gold', 1))
     assert.equal(gold.outcome, 'ok', gold.detail)
-    const summary = await bronze
-    assert.equal(summary.status, 'ok', JSON.stringify(summary.history))
-    assert.deepEqual(summary.history.map(h => h.outcome), ['preempted', 'ok'])
-    assert.equal(summary.provider, other.peerId.toString())
-    assert.equal((await readFile(join(summary.history[0]?.dir as string, 'outputs', 'ckpt.txt'), 'utf8')).trim(), 'step-1')
-    assert.equal((await readFile(join(summary.outputDir, 'outputs', 'final.txt'), 'utf8')).trim(), 'resumed from step-1')
-    const preempted = attestations.find(a => a.jobId === Buffer.from(bronzeAwards.jobId).toString('hex') && a.attestation.value.status === JobStatus.PREEMPTED)
-    assert.equal(preempted?.attestation.value.preemptible, true)
+    const preempted = await bronze
+    assert.equal(preempted.outcome, 'preempted', preempted.detail)
+    assert.equal(preempted.verified, true)
+    assert.equal((await readFile(join(preempted.dir, 'outputs', 'ckpt.txt'), 'utf8')).trim(), 'step-1')
+    assert.equal(preempted.attestation?.message.preemptible, true)
+    const jobId = toHex(preempted.attestation?.message.jobId as Uint8Array)
+    const recorded = await waitFor(async () => (await attestationsInLedger(busy, jobId))[0], { what: 'the preempted attestation in the provider\'s ledger' })
+    assert.equal(recorded.status, JobStatus.PREEMPTED)
+    assert.equal(recorded.preemptible, true)
   })
 })

@@ -5,3 +5,4 @@ export { DockerRunner, dockerRunArgs, containerName, CONTAINER_WORK_DIR, DEFAULT
 export type { DockerRunnerOptions } from './docker.js'
 export { processJobEnv, checkJobEnv, JOB_PATH } from './environment.js'
 export { MAX_LOG_LINE_CHARS, MAX_LOG_BYTES } from './supervise.js'
+export { makeRunner } from './make-runner.js'
