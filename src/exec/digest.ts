@@ -29,7 +29,7 @@ export function checkRelativePath (path: string): string {
 }
 
 /** Orders by the UTF-8 bytes of the path, as the digest requires (not UTF-16 code units). */
-export function comparePaths (a: string, b: string): number {
+function comparePaths (a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
 }
 

@@ -29,9 +29,7 @@ export const RENTER_DEFAULTS = {
   acceptMs: 60_000,
   /** longest silence while the job runs; the provider sends Progress every few seconds */
   idleMs: 30_000,
-  maxOutputBytes: 4 * 1024 * MiB,
-  /** attempts (awards tried) per job before giving up */
-  maxAttempts: 3
+  maxOutputBytes: 4 * 1024 * MiB
 } as const
 
 /** An award the renter got from the market (already accepted by the winner). */
@@ -113,7 +111,7 @@ function peerFromBytes (bytes: Uint8Array): PeerId {
 }
 
 /** The manifest of the payload's inputs, sorted by path, with sizes and sha256. */
-export async function inputManifest (inputs: readonly JobInput[]): Promise<Array<FileEntry & { file: string }>> {
+async function inputManifest (inputs: readonly JobInput[]): Promise<Array<FileEntry & { file: string }>> {
   const seen = new Set<string>()
   const out: Array<FileEntry & { file: string }> = []
   for (const input of inputs) {
