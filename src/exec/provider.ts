@@ -187,11 +187,9 @@ export class JobExecService implements Startable {
       rec = { attemptKey: verified.attemptKey, jobId: verified.jobIdHex, renter: verified.renter.toString(), tier: verified.tier, state: 'receiving' }
       this.book.answer(verified.attemptKey)
       this.book.update(rec)
-      workDir = join(this.init.workRoot, `${verified.jobIdHex}-${verified.award.attempt}-${randomBytes(4).toString('hex')}`)
-      await mkdir(join(workDir, 'inputs'), { recursive: true })
-      await mkdir(join(workDir, 'outputs'), { recursive: true })
-      const inputDir = join(workDir, 'inputs')
-      const inputs = await this.rejecting(ch, rec, async () => await receiveInputs(ch, start.inputs, inputDir, this.maxInputBytes()))
+      const dir = await this.makeWorkDir(verified)
+      workDir = dir
+      const inputs = await this.rejecting(ch, rec, async () => await receiveInputs(ch, start.inputs, join(dir, 'inputs'), this.maxInputBytes()))
       if (inputs == null) return
       const placed = this.scheduler.reserve({ key: verified.attemptKey, tier: verified.tier, minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs })
       if ('refused' in placed) { await this.reject(ch, new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, placed.detail), rec); return }
@@ -199,7 +197,7 @@ export class JobExecService implements Startable {
       rec.state = 'waiting-slot'
       this.book.update(rec)
       await this.waitForSlot(lease)
-      await this.runAndDeliver(ch, verified, start.runtime as JobFrame.Runtime, inputs, workDir, lease, rec)
+      await this.runAndDeliver(ch, verified, start.runtime as JobFrame.Runtime, inputs, dir, lease, rec)
     } catch (err: any) {
       const streamErr = err instanceof JobStreamError ? err : new JobStreamError('INTERNAL', 'provider error', { cause: err })
       if (!(err instanceof JobStreamError)) this.log.error('job session error: %e', err)
@@ -253,6 +251,14 @@ export class JobExecService implements Startable {
     } catch {
       ch.abort()
     }
+  }
+
+  /** A fresh work dir for the attempt, with empty inputs/ and outputs/. */
+  private async makeWorkDir (v: VerifiedAward): Promise<string> {
+    const dir = join(this.init.workRoot, `${v.jobIdHex}-${v.award.attempt}-${randomBytes(4).toString('hex')}`)
+    await mkdir(join(dir, 'inputs'), { recursive: true })
+    await mkdir(join(dir, 'outputs'), { recursive: true })
+    return dir
   }
 
   private async waitForSlot (lease: Lease): Promise<void> {
