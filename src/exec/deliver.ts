@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { JobStatus, type Attestation, type FileEntry, type Receipt } from '../../protocols/job.js'
 import { fileSetDigest, listRegularFiles } from './digest.js'
 import { JobStreamError } from './errors.js'
-import { CHUNK_BYTES, frameKind, type FrameChannel } from './job-stream.js'
+import { CHUNK_BYTES, frameKind, withDeadline, type FrameChannel } from './job-stream.js'
 import { openReceipt, signAttestation } from './records.js'
 import type { VerifiedAward } from './award-check.js'
 import type { RunOutcome, RunStatus } from './runners/index.js'
@@ -84,11 +84,7 @@ export function attestRun (key: Ed25519PrivateKey, me: PeerId, v: VerifiedAward,
  * one; JobStreamError when it sent something else or a receipt that does not verify.
  */
 export async function awaitReceipt (renterNext: Promise<RenterAnswer>, idleMs: number, expect: { renter: PeerId, provider: PeerId, jobId: Uint8Array, attestation: Signed<Attestation> }): Promise<Signed<Receipt> | undefined> {
-  let timer: NodeJS.Timeout | undefined
-  const answer = await Promise.race([renterNext, new Promise<RenterAnswer>(resolve => {
-    timer = setTimeout(() => { resolve({ err: new JobStreamError('IDLE_TIMEOUT', `no receipt within ${idleMs} ms`) }) }, idleMs)
-  })])
-  clearTimeout(timer)
+  const answer = await withDeadline(renterNext, idleMs, () => new JobStreamError('IDLE_TIMEOUT', `no receipt within ${idleMs} ms`))
   if ('err' in answer) throw answer.err
   if (answer.frame == null) return undefined
   if (frameKind(answer.frame) !== 'receipt') throw new JobStreamError('PROTOCOL', 'expected the receipt')

@@ -20,7 +20,7 @@ import { ConditionMonitor, type ConditionOptions } from './conditions.js'
 import { attestRun, awaitReceipt, sendOutputs, statusToWire } from './deliver.js'
 import { JobStreamError, OutputLimitError } from './errors.js'
 import { JobBook, type JobRecord } from './job-book.js'
-import { FrameChannel, frameKind } from './job-stream.js'
+import { FrameChannel, frameKind, withDeadline } from './job-stream.js'
 import { receiveInputs } from './receive-inputs.js'
 import { SlotScheduler, type CapacityView, type Lease, type SchedulerGpu } from './scheduler.js'
 import { noteFrame, runOnSlot, type SlotRunEnd } from './slot-run.js'
@@ -263,14 +263,7 @@ export class JobExecService implements Startable {
 
   private async waitForSlot (lease: Lease): Promise<void> {
     const maxWait = this.scheduler.graceMs + EXEC_DEFAULTS.slotWaitExtraMs
-    let timer: NodeJS.Timeout | undefined
-    try {
-      await Promise.race([lease.ready, new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => { reject(new JobStreamError('INTERNAL', `slot not free within ${maxWait} ms`)) }, maxWait)
-      })])
-    } finally {
-      clearTimeout(timer)
-    }
+    await withDeadline(lease.ready, maxWait, () => new JobStreamError('INTERNAL', `slot not free within ${maxWait} ms`))
   }
 
   /** Accepts the job, runs it on its slot, then returns what it made, attested. */
