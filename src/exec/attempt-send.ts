@@ -1,16 +1,30 @@
 /**
- * The renter ships a job: the Start frame (award, job request, runtime, input manifest), the
- * inputs as InputChunk frames in manifest order, InputEnd; then waits for the provider's
- * Accepted or Rejected.
+ * The renter ships a job: the input manifest (paths, sizes, sha256), the Start frame (award,
+ * job request, runtime, manifest), the inputs as InputChunk frames in manifest order,
+ * InputEnd; then waits for the provider's Accepted or Rejected.
  */
 import { createReadStream } from 'node:fs'
+import { checkRelativePath, hashFile, sortEntries } from './digest.js'
 import { JobRejectedError, JobStreamError } from './errors.js'
 import { CHUNK_BYTES, frameKind, type FrameChannel } from './job-stream.js'
-import type { AwardedJob, JobEvent, JobPayload } from './renter.js'
+import type { AwardedJob, JobEvent, JobInput, JobPayload } from './renter.js'
 import type { FileEntry, JobFrame } from '../../protocols/job.js'
 
 /** Least time between two `sending` events. */
 const SENDING_EVENT_MS = 500
+
+/** The manifest of the payload's inputs, sorted by path, with sizes and sha256. */
+export async function inputManifest (inputs: readonly JobInput[]): Promise<Array<FileEntry & { file: string }>> {
+  const seen = new Set<string>()
+  const out: Array<FileEntry & { file: string }> = []
+  for (const input of inputs) {
+    checkRelativePath(input.path)
+    if (seen.has(input.path)) throw new JobStreamError('PROTOCOL', `input ${input.path} listed twice`)
+    seen.add(input.path)
+    out.push({ path: input.path, file: input.file, ...(await hashFile(input.file)) })
+  }
+  return sortEntries(out)
+}
 
 /** Sends Start, every input file and InputEnd, with `sending` events as it goes. */
 export async function sendJob (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>, attempt: number, emit: (event: JobEvent) => void): Promise<void> {

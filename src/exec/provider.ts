@@ -103,7 +103,7 @@ export class JobExecService implements Startable {
   readonly [Symbol.toStringTag] = '@idlegrid/exec'
   readonly [serviceCapabilities]: string[] = [EXEC_CAPABILITY]
   readonly [serviceDependencies]: string[] = [LEDGER_CAPABILITY, MARKET_PROVIDER_CAPABILITY]
-  readonly scheduler: SlotScheduler
+  private readonly scheduler: SlotScheduler
   private readonly init: ExecServiceInit
   private readonly components: ExecComponents
   private readonly log: Logger

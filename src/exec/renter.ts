@@ -11,9 +11,9 @@ import * as Digest from 'multiformats/hashes/digest'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { openAward } from './award-check.js'
 import { AttemptLog, followRun, OutputFiles } from './attempt-follow.js'
-import { awaitAccepted, sendJob } from './attempt-send.js'
+import { awaitAccepted, inputManifest, sendJob } from './attempt-send.js'
 import { verifyAndReceipt } from './attempt-verify.js'
-import { checkRelativePath, fileSetDigest, hashFile, sortEntries } from './digest.js'
+import { fileSetDigest } from './digest.js'
 import { JobRejectedError, JobStreamError } from './errors.js'
 import { FrameChannel } from './job-stream.js'
 import type { Signed } from '../identity/index.js'
@@ -108,19 +108,6 @@ export interface AttemptOptions {
 
 function peerFromBytes (bytes: Uint8Array): PeerId {
   return peerIdFromMultihash(Digest.decode(bytes))
-}
-
-/** The manifest of the payload's inputs, sorted by path, with sizes and sha256. */
-async function inputManifest (inputs: readonly JobInput[]): Promise<Array<FileEntry & { file: string }>> {
-  const seen = new Set<string>()
-  const out: Array<FileEntry & { file: string }> = []
-  for (const input of inputs) {
-    checkRelativePath(input.path)
-    if (seen.has(input.path)) throw new JobStreamError('PROTOCOL', `input ${input.path} listed twice`)
-    seen.add(input.path)
-    out.push({ path: input.path, file: input.file, ...(await hashFile(input.file)) })
-  }
-  return sortEntries(out)
 }
 
 /** One attempt: ship the job to the award's winner, collect its outputs, verify, sign the receipt. */
