@@ -1,5 +1,5 @@
 import { capabilityExtensions, type ProviderProfile } from '../capability/index.js'
-import { execExtensions, type RunnerKind } from '../exec/index.js'
+import { execServices, type RunnerKind } from '../exec/index.js'
 import { ledgerServices, type LedgerBuildOptions } from '../ledger/index.js'
 import { marketExtensions } from '../market/index.js'
 import { createNode, type IdlegridNode, type NodeExtensions } from '../node/index.js'
@@ -19,7 +19,7 @@ export function roleExtensions (_config: NodeConfig, opts: BuildOptions = {}): N
   // market: topic validation on every role; providers bid (with their profile), renters auction
   const profile = opts.provider?.profile
   // exec: providers run awarded jobs on their GPU slots (the bid engine reads the slots); renters get exec.submit
-  const exec = execExtensions({ role: _config.role, dataDir: _config.dataDir, provider: profile != null ? { profile, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi } : undefined })
+  const exec = execServices({ role: _config.role, dataDir: _config.dataDir, provider: profile != null ? { profile, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi } : undefined })
   const market = marketExtensions({ role: _config.role, provider: profile != null ? { profile: () => profile, capacity: exec.capacity } : undefined })
   Object.assign(extensions.services, market.services)
   Object.assign(extensions.services, exec.services)

@@ -7,8 +7,9 @@ import { LIMITS, MAX_BYTES, MAX_CLOCK_SKEW_MS, decodeBounded, envelopeMaxBytes }
 import { DOMAIN } from '../../protocols/ids.js'
 import { Award, JobRequest } from '../../protocols/market.js'
 import { messageHash, openEnvelope } from '../identity/index.js'
-import { bytesEqual, toHex } from './digest.js'
-import type { Tier } from './scheduler.js'
+import { equals as bytesEqual } from 'uint8arrays/equals'
+import { toHex } from '../common/index.js'
+import type { Tier } from '../capability/index.js'
 import type { PeerId } from '@libp2p/interface'
 
 export class AwardCheckError extends Error {

@@ -1,13 +1,13 @@
 /**
- * File sets: safe relative paths, per-file sha256, and the file-set digest of
- * protocols/README.md §4 (entries sorted by UTF-8 path; sha256 over path || 0x00 ||
+ * File sets: safe relative paths, per-file sha256, the one walk of a job's output directory,
+ * and the file-set digest of protocols/README.md §4 (entries sorted by UTF-8 path; sha256 over path || 0x00 ||
  * size as 8-byte big-endian || file sha256).
  */
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { lstat, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { UnsafePathError } from './errors.js'
+import { OutputLimitError, UnsafePathError } from './errors.js'
 import type { FileEntry } from '../../protocols/job.js'
 
 /** Longest relative path accepted from the network. */
@@ -29,7 +29,7 @@ export function checkRelativePath (path: string): string {
 }
 
 /** Orders by the UTF-8 bytes of the path, as the digest requires (not UTF-16 code units). */
-export function comparePaths (a: string, b: string): number {
+function comparePaths (a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
 }
 
@@ -62,68 +62,38 @@ export async function hashFile (path: string): Promise<{ size: bigint, sha256: U
 }
 
 export interface ListLimits {
-  /** most files (default 4096, the wire limit of a manifest) */
-  maxFiles?: number
-  /** most bytes in all (default unbounded) */
-  maxBytes?: number
-}
-
-export class FileSetTooLargeError extends Error {
-  static readonly code = 'ERR_FILE_SET_TOO_LARGE'
-  readonly code = FileSetTooLargeError.code
-  constructor (message: string) {
-    super(message)
-    this.name = 'FileSetTooLargeError'
-  }
+  /** most files */
+  maxFiles: number
+  /** most bytes in all */
+  maxBytes: number
 }
 
 /**
- * Lists the regular files under `dir` with their sizes and sha256, sorted for the digest.
- * Symbolic links and special files are skipped (a job must not point its outputs at the
- * provider's files). Throws FileSetTooLargeError past the limits.
+ * The regular files under `dir` with their sizes, sorted for the digest: the one walk of a
+ * job's output directory. Symbolic links and special files are skipped (a job must not point
+ * its outputs at the provider's files), so are paths too long or with a backslash, and
+ * directories nested deeper than MAX_DEPTH; a directory that cannot be read holds nothing.
+ * Throws OutputLimitError past either limit.
  */
-export async function listFileSet (dir: string, limits: ListLimits = {}): Promise<FileEntry[]> {
-  const maxFiles = limits.maxFiles ?? 4096
-  const maxBytes = limits.maxBytes ?? Number.MAX_SAFE_INTEGER
-  const found: Array<{ path: string, abs: string }> = []
+export async function listRegularFiles (dir: string, limits: ListLimits): Promise<Array<{ path: string, size: number }>> {
+  const found: Array<{ path: string, size: number }> = []
   let total = 0
   const walk = async (abs: string, rel: string, depth: number): Promise<void> => {
     if (depth > MAX_DEPTH) return
-    let names: string[]
-    try {
-      names = await readdir(abs)
-    } catch (err: any) {
-      if (err?.code === 'ENOENT') return
-      throw err
-    }
-    for (const name of names.sort()) {
-      const childAbs = join(abs, name)
+    const names = (await readdir(abs).catch(() => [] as string[])).sort()
+    for (const name of names) {
       const childRel = rel === '' ? name : `${rel}/${name}`
-      const stat = await lstat(childAbs)
+      const stat = await lstat(join(abs, name))
       if (stat.isDirectory()) {
-        await walk(childAbs, childRel, depth + 1)
-      } else if (stat.isFile()) {
-        if (childRel.length > MAX_PATH_CHARS || name.includes('\\')) continue
-        found.push({ path: childRel, abs: childAbs })
+        await walk(join(abs, name), childRel, depth + 1)
+      } else if (stat.isFile() && childRel.length <= MAX_PATH_CHARS && !name.includes('\\')) {
+        found.push({ path: childRel, size: stat.size })
         total += stat.size
-        if (found.length > maxFiles) throw new FileSetTooLargeError(`more than ${maxFiles} files`)
-        if (total > maxBytes) throw new FileSetTooLargeError(`more than ${maxBytes} bytes`)
+        if (found.length > limits.maxFiles) throw new OutputLimitError(`the job wrote more than ${limits.maxFiles} output files`)
+        if (total > limits.maxBytes) throw new OutputLimitError(`the job wrote more than ${limits.maxBytes} bytes of outputs`)
       }
     }
   }
   await walk(dir, '', 0)
-  const entries: FileEntry[] = []
-  for (const f of sortEntries(found)) {
-    const { size, sha256 } = await hashFile(f.abs)
-    entries.push({ path: f.path, size, sha256 })
-  }
-  return entries
-}
-
-export function toHex (bytes: Uint8Array): string {
-  return Buffer.from(bytes).toString('hex')
-}
-
-export function bytesEqual (a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && Buffer.compare(a, b) === 0
+  return sortEntries(found)
 }

@@ -56,3 +56,14 @@ export class UnsafePathError extends Error {
     this.name = 'UnsafePathError'
   }
 }
+
+/** A job's outputs exceed the provider's limits (file count or bytes); it gets no outputs back. */
+export class OutputLimitError extends Error {
+  static readonly code = 'ERR_OUTPUT_LIMIT'
+  readonly code = OutputLimitError.code
+
+  constructor (message: string) {
+    super(message)
+    this.name = 'OutputLimitError'
+  }
+}

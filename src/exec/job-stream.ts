@@ -32,6 +32,18 @@ export function frameKind (frame: JobFrame): FrameKind {
   return set[0] as FrameKind
 }
 
+/** `promise`, unless `ms` pass first: then the error `onTimeout` makes is thrown. */
+export async function withDeadline<T> (promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([promise, new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => { reject(onTimeout()) }, ms)
+    })])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 export interface ChannelOptions {
   /** longest wait for the next frame, ms */
   idleMs: number
@@ -97,17 +109,11 @@ export class FrameChannel {
 
   /** The next frame, or undefined at a clean end. Throws JobStreamError on any violation. */
   async next (idleMs = this.idleMs): Promise<JobFrame | undefined> {
-    let timer: NodeJS.Timeout | undefined
-    const idle = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => { reject(new JobStreamError('IDLE_TIMEOUT', `no frame within ${idleMs} ms`)) }, idleMs)
-    })
     let result: IteratorResult<Uint8ArrayList>
     try {
-      result = await Promise.race([this.reader.next(), idle])
+      result = await withDeadline(this.reader.next(), idleMs, () => new JobStreamError('IDLE_TIMEOUT', `no frame within ${idleMs} ms`))
     } catch (err) {
       throw mapReadError(err)
-    } finally {
-      clearTimeout(timer)
     }
     if (result.done === true) return undefined
     let frame: JobFrame

@@ -1,30 +1,40 @@
 /**
- * The provider side of /idlegrid/job/1.0.0: checks the award, receives the inputs into a
- * fresh work dir, places the job on a GPU slot (preempting bronze work for gold/silver),
- * runs it, streams its log and outputs, signs the attestation and takes the renter's receipt.
+ * The provider side of /idlegrid/job/1.0.0 as a libp2p service: checks the award, receives
+ * the inputs into a fresh work dir, places the job on a GPU slot (preempting bronze work for
+ * gold/silver), runs it, streams its log and outputs, signs the attestation (and records it
+ * in the ledger) and takes the renter's receipt. Each step lives in its own file; this one
+ * holds the session that strings them together.
  */
 import { randomBytes } from 'node:crypto'
-import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
-import { mkdir, open, rm, lstat, readdir } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { mkdir, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { serviceCapabilities, serviceDependencies } from '@libp2p/interface'
 import { PROTOCOL } from '../../protocols/ids.js'
-import { JobFrame, JobStatus, type Attestation, type FileEntry, type Receipt } from '../../protocols/job.js'
+import { JobFrame, Receipt, type FileEntry } from '../../protocols/job.js'
+import { toHex } from '../common/index.js'
+import { LEDGER_CAPABILITY, LEDGER_SERVICE, type LedgerService } from '../ledger/index.js'
+import { MARKET_PROVIDER_CAPABILITY, MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../market/index.js'
+import { checkJobFits, jobRunSpec, Rejection, type RunLimits } from './admission.js'
 import { AwardCheckError, openAward, verifyAward, type VerifiedAward } from './award-check.js'
 import { ConditionMonitor, type ConditionOptions } from './conditions.js'
-import { bytesEqual, checkRelativePath, fileSetDigest, toHex, MAX_PATH_CHARS } from './digest.js'
-import { JobStreamError, RunnerError } from './errors.js'
-import { FileSink } from './file-sink.js'
-import { CHUNK_BYTES, FrameChannel, frameKind } from './job-stream.js'
-import { openReceipt, signAttestation, type SignedRecord } from './records.js'
-import { SlotScheduler, type CapacityView, type Lease, type SchedulerGpu, type Tier } from './scheduler.js'
-import { TelemetrySampler, type TelemetryRead, type TelemetrySummary } from './telemetry.js'
-import type { Runner, RunOutcome, RunSpec, RunStatus } from './runners/index.js'
+import { attestRun, awaitReceipt, sendOutputs, statusToWire } from './deliver.js'
+import { JobStreamError, OutputLimitError } from './errors.js'
+import { JobBook, type JobRecord } from './job-book.js'
+import { FrameChannel, frameKind, withDeadline } from './job-stream.js'
+import { receiveInputs } from './receive-inputs.js'
+import { SlotScheduler, type CapacityView, type Lease, type SchedulerGpu } from './scheduler.js'
+import { noteFrame, runOnSlot, type SlotRunEnd } from './slot-run.js'
+import type { Runner } from './runners/index.js'
+import type { TelemetryRead } from './telemetry.js'
 import type { ComponentLogger, Ed25519PrivateKey, IncomingStreamData, Logger, PeerId, PrivateKey, Startable } from '@libp2p/interface'
 import type { Registrar } from '@libp2p/interface-internal'
 
-const KiB = 1024
-const MiB = 1024 * KiB
+/** The job service's name in the node's service map. */
+export const EXEC_SERVICE = 'exec'
+/** What the job service provides, for other services' `serviceDependencies`. */
+export const EXEC_CAPABILITY = '@idlegrid/exec'
+
+const MiB = 1024 * 1024
 
 export const EXEC_DEFAULTS = {
   maxInputBytes: 4 * 1024 * MiB,
@@ -66,23 +76,15 @@ export interface ExecServiceInit {
   /** availability windows and thermal/power limits that pause the scheduler */
   conditions?: ConditionOptions
   /**
-   * Run only awards this provider accepted over the accept protocol (the market calls
-   * noteAccepted). Default true; tests of this layer alone may turn it off.
+   * Run only awards this provider accepted over the accept protocol (the market provider
+   * service's onAccepted feeds noteAccepted). Default true; tests of this layer alone may
+   * turn it off.
    */
   requireAccepted?: boolean
   /** keep work dirs after the run (debugging) */
   keepWorkDirs?: boolean
   /** a scheduler shared with the bid engine (default: one of its own over `gpus`) */
   scheduler?: SlotScheduler
-  /**
-   * name of the market provider service in the node; its onAccepted hook feeds noteAccepted
-   * (default "marketProvider"; absent: awards are noted only through noteAccepted)
-   */
-  marketService?: string
-}
-
-interface AcceptedSource {
-  onAccepted(listener: (job: { award: { envelope: Uint8Array } }) => void): () => void
 }
 
 export interface ExecComponents {
@@ -90,51 +92,22 @@ export interface ExecComponents {
   privateKey: PrivateKey
   registrar: Registrar
   logger: ComponentLogger
-}
-
-/** Every attempt this provider answered, for status and tests. */
-export interface JobRecord {
-  attemptKey: string
-  jobId: string
-  renter: string
-  tier: Tier
-  state: 'receiving' | 'waiting-slot' | 'running' | 'sending' | 'done' | 'rejected'
-  status?: RunStatus
-  exitCode?: number
-  gpuIndex?: number
-  startedAt?: number
-  endedAt?: number
-  rejected?: string
-}
-
-export interface AttestationEvent { attestation: SignedRecord<Attestation>, jobId: string, renter: PeerId }
-export interface ReceiptEvent { receipt: SignedRecord<Receipt>, attestation: SignedRecord<Attestation>, jobId: string, renter: PeerId }
-
-const STATUS_TO_WIRE: Record<RunStatus, JobStatus> = {
-  completed: JobStatus.COMPLETED,
-  failed: JobStatus.FAILED,
-  timeout: JobStatus.TIMEOUT,
-  preempted: JobStatus.PREEMPTED
-}
-
-class Rejection extends Error {
-  constructor (readonly code: JobFrame.Rejected.Code, message: string) {
-    super(message)
-    this.name = 'Rejection'
-  }
+  /** records our attestations in our feed */
+  [LEDGER_SERVICE]: Pick<LedgerService, 'recordAttestation'>
+  /** tells us which awards it accepted: only those run */
+  [MARKET_PROVIDER_SERVICE]: Pick<MarketProviderService, 'onAccepted'>
 }
 
 /** A job this provider runs: the libp2p service. */
 export class JobExecService implements Startable {
-  readonly scheduler: SlotScheduler
-  /** 'attestation' (CustomEvent<AttestationEvent>), 'receipt' (CustomEvent<ReceiptEvent>), 'job' (CustomEvent<JobRecord>) */
-  readonly events = new EventTarget()
+  readonly [Symbol.toStringTag] = '@idlegrid/exec'
+  readonly [serviceCapabilities]: string[] = [EXEC_CAPABILITY]
+  readonly [serviceDependencies]: string[] = [LEDGER_CAPABILITY, MARKET_PROVIDER_CAPABILITY]
+  private readonly scheduler: SlotScheduler
   private readonly init: ExecServiceInit
   private readonly components: ExecComponents
   private readonly log: Logger
-  private readonly accepted = new Map<string, number>()
-  private readonly answered = new Map<string, number>()
-  private readonly jobs = new Map<string, JobRecord>()
+  private readonly book = new JobBook()
   private readonly live = new Set<{ cancel: (why: string) => void }>()
   private readonly monitor?: ConditionMonitor
   private started = false
@@ -155,11 +128,7 @@ export class JobExecService implements Startable {
       maxOutboundStreams: 1
     })
     // the market accepts awards over its own protocol; the job stream runs only those
-    let market: AcceptedSource | undefined
-    try {
-      market = (this.components as unknown as Record<string, unknown>)[this.init.marketService ?? 'marketProvider'] as AcceptedSource | undefined
-    } catch {} // libp2p's components throw for a service that is not there
-    if (typeof market?.onAccepted === 'function') this.unhookMarket = market.onAccepted(job => { this.noteAccepted(job.award.envelope) })
+    this.unhookMarket = this.components[MARKET_PROVIDER_SERVICE].onAccepted(job => { this.noteAccepted(job.award.envelope) })
     this.monitor?.start()
     this.started = true
   }
@@ -176,8 +145,7 @@ export class JobExecService implements Startable {
   noteAccepted (awardEnvelope: Uint8Array): void {
     try {
       const { award, hash } = openAward(awardEnvelope)
-      this.accepted.set(toHex(hash), Number(award.expiresAt))
-      this.prune(this.accepted)
+      this.book.accept(toHex(hash), Number(award.expiresAt))
     } catch (err) {
       this.log('ignoring an accepted award that does not open: %e', err)
     }
@@ -188,17 +156,9 @@ export class JobExecService implements Startable {
     return this.scheduler.capacity()
   }
 
-  onAttestation (handler: (event: AttestationEvent) => void): () => void {
-    return this.listen('attestation', handler)
-  }
-
-  onReceipt (handler: (event: ReceiptEvent) => void): () => void {
-    return this.listen('receipt', handler)
-  }
-
   /** Attempts answered, most recent last (bounded). */
   jobList (): JobRecord[] {
-    return [...this.jobs.values()]
+    return this.book.list()
   }
 
   controlHandlers (): Record<string, () => Promise<unknown>> {
@@ -207,36 +167,12 @@ export class JobExecService implements Startable {
     }
   }
 
-  private listen<T> (name: string, handler: (event: T) => void): () => void {
-    const fn = (evt: Event): void => {
-      try { handler((evt as CustomEvent<T>).detail) } catch (err) { this.log('%s handler failed: %e', name, err) }
-    }
-    this.events.addEventListener(name, fn)
-    return () => { this.events.removeEventListener(name, fn) }
-  }
-
-  private emit (name: string, detail: unknown): void {
-    this.events.dispatchEvent(new CustomEvent(name, { detail }))
-  }
-
-  private prune (map: Map<string, number>): void {
-    const now = Date.now()
-    for (const [key, until] of map) if (until < now) map.delete(key)
-    while (map.size > 10_000) map.delete(map.keys().next().value as string)
-  }
-
-  private record (rec: JobRecord): void {
-    this.jobs.delete(rec.attemptKey)
-    this.jobs.set(rec.attemptKey, rec)
-    while (this.jobs.size > 256) this.jobs.delete(this.jobs.keys().next().value as string)
-    this.emit('job', { ...rec })
-  }
-
   private handle ({ stream, connection }: IncomingStreamData): void {
     const ch = new FrameChannel(stream, { idleMs: this.init.idleMs ?? EXEC_DEFAULTS.idleMs })
     this.session(ch, connection.remotePeer).catch(err => { this.log.error('job stream from %p failed: %e', connection.remotePeer, err) })
   }
 
+  /** One job stream: Start, inputs, a slot, the run, outputs, attestation, receipt. */
   private async session (ch: FrameChannel, remote: PeerId): Promise<void> {
     let workDir: string | undefined
     let lease: Lease | undefined
@@ -246,34 +182,22 @@ export class JobExecService implements Startable {
       if (first == null) return
       if (frameKind(first) !== 'start') throw new JobStreamError('PROTOCOL', 'the first frame must be Start')
       const start = first.start as JobFrame.Start
-      let verified: VerifiedAward
-      try {
-        verified = this.checkStart(start, remote)
-      } catch (err) {
-        if (err instanceof Rejection) { await this.reject(ch, err, undefined); return }
-        throw err
-      }
+      const verified = await this.rejecting(ch, undefined, () => this.checkStart(start, remote))
+      if (verified == null) return
       rec = { attemptKey: verified.attemptKey, jobId: verified.jobIdHex, renter: verified.renter.toString(), tier: verified.tier, state: 'receiving' }
-      this.answered.set(verified.attemptKey, Date.now() + 24 * 60 * 60_000)
-      this.prune(this.answered)
-      this.record(rec)
-      workDir = join(this.init.workRoot, `${verified.jobIdHex}-${verified.award.attempt}-${randomBytes(4).toString('hex')}`)
-      await mkdir(join(workDir, 'inputs'), { recursive: true })
-      await mkdir(join(workDir, 'outputs'), { recursive: true })
-      let inputs: FileEntry[]
-      try {
-        inputs = await this.receiveInputs(ch, start.inputs, join(workDir, 'inputs'))
-      } catch (err) {
-        if (err instanceof Rejection) { await this.reject(ch, err, rec); return }
-        throw err
-      }
+      this.book.answer(verified.attemptKey)
+      this.book.update(rec)
+      const dir = await this.makeWorkDir(verified)
+      workDir = dir
+      const inputs = await this.rejecting(ch, rec, async () => await receiveInputs(ch, start.inputs, join(dir, 'inputs'), this.maxInputBytes()))
+      if (inputs == null) return
       const placed = this.scheduler.reserve({ key: verified.attemptKey, tier: verified.tier, minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs })
       if ('refused' in placed) { await this.reject(ch, new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, placed.detail), rec); return }
       lease = placed
       rec.state = 'waiting-slot'
-      this.record(rec)
+      this.book.update(rec)
       await this.waitForSlot(lease)
-      await this.run(ch, verified, start.runtime as JobFrame.Runtime, inputs, workDir, lease, rec)
+      await this.runAndDeliver(ch, verified, start.runtime as JobFrame.Runtime, inputs, dir, lease, rec)
     } catch (err: any) {
       const streamErr = err instanceof JobStreamError ? err : new JobStreamError('INTERNAL', 'provider error', { cause: err })
       if (!(err instanceof JobStreamError)) this.log.error('job session error: %e', err)
@@ -282,6 +206,17 @@ export class JobExecService implements Startable {
     } finally {
       lease?.release()
       if (workDir != null && this.init.keepWorkDirs !== true) await rm(workDir, { recursive: true, force: true }).catch(() => {})
+    }
+  }
+
+  /** Runs a step; a Rejection it throws is answered with a Rejected frame and gives undefined. */
+  private async rejecting<T> (ch: FrameChannel, rec: JobRecord | undefined, step: () => T | Promise<T>): Promise<T | undefined> {
+    try {
+      return await step()
+    } catch (err) {
+      if (!(err instanceof Rejection)) throw err
+      await this.reject(ch, err, rec)
+      return undefined
     }
   }
 
@@ -294,52 +229,13 @@ export class JobExecService implements Startable {
       throw err
     }
     if (!verified.renter.equals(remote)) throw new Rejection(JobFrame.Rejected.Code.NOT_AWARDED, 'the stream does not come from the job\'s renter')
-    if (this.init.requireAccepted !== false && !this.accepted.has(toHex(verified.awardHash))) {
+    if (this.init.requireAccepted !== false && !this.book.isAccepted(toHex(verified.awardHash))) {
       throw new Rejection(JobFrame.Rejected.Code.NOT_AWARDED, 'this provider did not accept that award')
     }
-    if (this.answered.has(verified.attemptKey)) throw new Rejection(JobFrame.Rejected.Code.OTHER, 'this award attempt was already started')
+    if (this.book.wasAnswered(verified.attemptKey)) throw new Rejection(JobFrame.Rejected.Code.OTHER, 'this award attempt was already started')
     if (!this.started) throw new Rejection(JobFrame.Rejected.Code.OTHER, 'provider is shutting down')
-    const runtime = start.runtime
-    if (runtime == null) throw new Rejection(JobFrame.Rejected.Code.POLICY, 'Start has no runtime')
-    const timeoutMs = Number(runtime.timeoutMs)
-    // a longer limit than the provider's max job length is cut to it (the bid already checked the estimate)
-    if (timeoutMs <= 0) throw new Rejection(JobFrame.Rejected.Code.POLICY, 'the job has no time limit')
-    try {
-      this.init.runner.check(this.runSpec(verified, runtime, '/nonexistent'))
-    } catch (err: any) {
-      throw new Rejection(JobFrame.Rejected.Code.POLICY, err instanceof RunnerError ? err.message : 'runtime not allowed')
-    }
-    const maxInputBytes = this.init.maxInputBytes ?? EXEC_DEFAULTS.maxInputBytes
-    let total = 0n
-    const seen = new Set<string>()
-    for (const entry of start.inputs) {
-      try { checkRelativePath(entry.path) } catch (err: any) { throw new Rejection(JobFrame.Rejected.Code.INPUT_MISMATCH, err.message) }
-      if (seen.has(entry.path)) throw new Rejection(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} listed twice`)
-      // a file and a directory of the same name cannot both exist
-      for (const other of seen) if (other.startsWith(entry.path + '/') || entry.path.startsWith(other + '/')) throw new Rejection(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} clashes with ${other}`)
-      seen.add(entry.path)
-      if (entry.sha256.length !== 32) throw new Rejection(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} has no sha256`)
-      total += entry.size
-    }
-    if (total > BigInt(maxInputBytes)) throw new Rejection(JobFrame.Rejected.Code.INPUT_TOO_LARGE, `inputs of ${total} bytes exceed this provider's ${maxInputBytes}`)
-    const can = this.scheduler.canAccept({ tier: verified.tier, minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs })
-    if ('refused' in can) throw new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, can.detail)
+    checkJobFits(start, verified, { runner: this.init.runner, scheduler: this.scheduler, limits: this.runLimits(), maxInputBytes: this.maxInputBytes() })
     return verified
-  }
-
-  private runSpec (v: VerifiedAward, runtime: JobFrame.Runtime, workDir: string, gpu?: ExecGpu): RunSpec {
-    const env: Record<string, string> = {}
-    for (const { key, value } of runtime.env) env[key] = value
-    return {
-      jobId: v.jobIdHex,
-      workDir,
-      command: runtime.command,
-      image: runtime.image === '' ? undefined : runtime.image,
-      env,
-      timeoutMs: Math.min(Number(runtime.timeoutMs), this.init.maxJobMs ?? EXEC_DEFAULTS.maxJobMs),
-      graceMs: Math.max(this.scheduler.graceMs, v.jobRequest.constraints?.minPreemptionNoticeMs ?? 0),
-      gpu: gpu == null ? undefined : { index: gpu.index, uuid: gpu.uuid, simulated: gpu.simulated }
-    }
   }
 
   private async reject (ch: FrameChannel, rejection: Rejection, rec: JobRecord | undefined): Promise<void> {
@@ -347,7 +243,7 @@ export class JobExecService implements Startable {
     if (rec != null) {
       rec.state = 'rejected'
       rec.rejected = rejection.message
-      this.record(rec)
+      this.book.update(rec)
     }
     try {
       await ch.send({ rejected: { code: rejection.code, reason: rejection.message.slice(0, 512) } })
@@ -357,241 +253,96 @@ export class JobExecService implements Startable {
     }
   }
 
-  /** Reads InputChunks until InputEnd, writing each manifest file in order and checking it. */
-  private async receiveInputs (ch: FrameChannel, manifest: FileEntry[], dir: string): Promise<FileEntry[]> {
-    const maxInputBytes = this.init.maxInputBytes ?? EXEC_DEFAULTS.maxInputBytes
-    let index = 0
-    let offset = 0n
-    let total = 0
-    let handle: FileSink | undefined
-    let hash = createHash('sha256')
-    const finishFile = async (): Promise<void> => {
-      const entry = manifest[index] as FileEntry
-      await handle?.close()
-      handle = undefined
-      if (offset !== entry.size || !bytesEqual(new Uint8Array(hash.digest()), entry.sha256)) {
-        throw new Rejection(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} does not match its size or sha256`)
-      }
-      index++
-      offset = 0n
-      hash = createHash('sha256')
-    }
-    const openFile = async (entry: FileEntry): Promise<FileSink> => {
-      const path = join(dir, entry.path)
-      await mkdir(dirname(path), { recursive: true })
-      return new FileSink(await open(path, 'wx', 0o644))
-    }
-    try {
-      while (true) {
-        const frame = await ch.next()
-        if (frame == null) throw new JobStreamError('CANCELLED', 'renter closed the stream while sending inputs')
-        const kind = frameKind(frame)
-        if (kind === 'inputEnd') break
-        if (kind !== 'inputChunk') throw new JobStreamError('PROTOCOL', `unexpected ${kind} frame while receiving inputs`)
-        const chunk = frame.inputChunk as JobFrame.InputChunk
-        total += chunk.data.byteLength
-        if (total > maxInputBytes) throw new JobStreamError('INPUT_TOO_LARGE', `inputs exceed ${maxInputBytes} bytes`)
-        // an empty file has no chunks: move past complete files to the one this chunk is for
-        while (index < manifest.length && (manifest[index] as FileEntry).path !== chunk.path && offset === (manifest[index] as FileEntry).size) {
-          if (handle == null) handle = await openFile(manifest[index] as FileEntry)
-          await finishFile()
-        }
-        const entry = manifest[index]
-        if (entry == null || entry.path !== chunk.path) throw new JobStreamError('PROTOCOL', `input chunk for ${chunk.path.slice(0, MAX_PATH_CHARS)} out of manifest order`)
-        if (chunk.offset !== offset) throw new JobStreamError('PROTOCOL', `input chunk for ${entry.path} at offset ${chunk.offset}, expected ${offset}`)
-        if (offset + BigInt(chunk.data.byteLength) > entry.size) throw new Rejection(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} is longer than its manifest size`)
-        if (handle == null) handle = await openFile(entry)
-        await handle.write(chunk.data)
-        hash.update(chunk.data)
-        offset += BigInt(chunk.data.byteLength)
-      }
-      while (index < manifest.length) {
-        if (handle == null) handle = await openFile(manifest[index] as FileEntry)
-        await finishFile()
-      }
-      return manifest
-    } finally {
-      await handle?.close().catch(() => {})
-    }
+  /** A fresh work dir for the attempt, with empty inputs/ and outputs/. */
+  private async makeWorkDir (v: VerifiedAward): Promise<string> {
+    const dir = join(this.init.workRoot, `${v.jobIdHex}-${v.award.attempt}-${randomBytes(4).toString('hex')}`)
+    await mkdir(join(dir, 'inputs'), { recursive: true })
+    await mkdir(join(dir, 'outputs'), { recursive: true })
+    return dir
   }
 
   private async waitForSlot (lease: Lease): Promise<void> {
     const maxWait = this.scheduler.graceMs + EXEC_DEFAULTS.slotWaitExtraMs
-    let timer: NodeJS.Timeout | undefined
-    try {
-      await Promise.race([lease.ready, new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => { reject(new JobStreamError('INTERNAL', `slot not free within ${maxWait} ms`)) }, maxWait)
-      })])
-    } finally {
-      clearTimeout(timer)
-    }
+    await withDeadline(lease.ready, maxWait, () => new JobStreamError('INTERNAL', `slot not free within ${maxWait} ms`))
   }
 
-  private async run (ch: FrameChannel, v: VerifiedAward, runtime: JobFrame.Runtime, inputs: FileEntry[], workDir: string, lease: Lease, rec: JobRecord): Promise<void> {
+  /** Accepts the job, runs it on its slot, then returns what it made, attested. */
+  private async runAndDeliver (ch: FrameChannel, v: VerifiedAward, runtime: JobFrame.Runtime, inputs: FileEntry[], workDir: string, lease: Lease, rec: JobRecord): Promise<void> {
     const gpu = this.init.gpus.find(g => g.index === lease.gpu.index) as ExecGpu
-    const spec = this.runSpec(v, runtime, workDir, gpu)
+    const spec = jobRunSpec(v, runtime, workDir, this.runLimits(), gpu)
     await ch.send({ accepted: { at: BigInt(Date.now()) } })
     const acceptedAt = Date.now()
     rec.state = 'running'
     rec.gpuIndex = gpu.index
     rec.startedAt = acceptedAt
-    this.record(rec)
-    const sampler = new TelemetrySampler({ gpuIndex: gpu.index, simulated: gpu.simulated, read: gpu.simulated ? undefined : this.init.telemetry?.read, intervalMs: this.init.telemetry?.intervalMs })
-    sampler.start()
-    // log frames keep their order and the stream's backpressure; sending failures end the run
-    let sending: Promise<void> = Promise.resolve()
-    let streamBroken = false
-    const enqueue = (frame: JobFrame): void => {
-      sending = sending.then(async () => { if (!streamBroken) await ch.send(frame) }).catch(() => { streamBroken = true })
-    }
-    const handle = this.init.runner.start(spec, line => {
-      enqueue({ log: { stream: line.stream === 'stderr' ? JobFrame.Log.Stream.STDERR : JobFrame.Log.Stream.STDOUT, line: line.line, at: BigInt(line.at) } })
+    this.book.update(rec)
+    const run = await runOnSlot(ch, {
+      spec, gpu, lease, runner: this.init.runner, telemetry: this.init.telemetry, keepaliveMs: this.init.keepaliveMs ?? EXEC_DEFAULTS.keepaliveMs, acceptedAt, attemptKey: v.attemptKey, log: this.log, live: this.live
     })
-    const job = { cancel: (why: string) => { handle.cancel(why) } }
-    this.live.add(job)
-    lease.onPreempt(notice => {
-      this.log('preempting job %s (%s): %d ms notice', v.attemptKey, notice.detail, notice.graceMs)
-      enqueue({ log: { stream: JobFrame.Log.Stream.STDERR, line: `[idlegrid: ${notice.detail}; SIGTERM now, SIGKILL in ${notice.graceMs} ms]`, at: BigInt(Date.now()) } })
-      handle.preempt(notice.graceMs, notice.detail)
-    })
-    const keepalive = setInterval(() => {
-      enqueue({ progress: { at: BigInt(Date.now()), elapsedMs: BigInt(Date.now() - acceptedAt) } })
-    }, this.init.keepaliveMs ?? EXEC_DEFAULTS.keepaliveMs)
-    // the renter sends nothing until its receipt: anything earlier means it went away
-    const renterWait = spec.timeoutMs + spec.graceMs + 60 * 60_000
-    const renterNext = ch.next(renterWait).then(frame => ({ frame }), (err: unknown) => ({ err }))
-    let renterGone = false
-    void renterNext.then(() => {
-      if (rec.state === 'running') {
-        renterGone = true
-        handle.cancel('renter went away')
-      }
-    })
-    let outcome: RunOutcome
-    let telemetry: TelemetrySummary
-    try {
-      outcome = await handle.done
-    } finally {
-      clearInterval(keepalive)
-      this.live.delete(job)
-      telemetry = await sampler.stop()
-    }
+    const { outcome } = run
     rec.state = 'sending'
     rec.status = outcome.status
     rec.exitCode = outcome.exitCode
     rec.endedAt = outcome.endedAt
-    this.record(rec)
+    this.book.update(rec)
     lease.release()
     this.log('job %s ended %s (exit %d)%s', v.attemptKey, outcome.status, outcome.exitCode, outcome.detail != null ? `: ${outcome.detail}` : '')
-    if (outcome.detail != null && outcome.status !== 'completed') enqueue({ log: { stream: JobFrame.Log.Stream.STDERR, line: `[idlegrid: ${outcome.detail}]`, at: BigInt(Date.now()) } })
-    await sending
+    if (outcome.detail != null && outcome.status !== 'completed') run.sender.enqueue(noteFrame(outcome.detail))
+    await run.sender.drain()
+    await this.deliver(ch, v, inputs, join(workDir, 'outputs'), gpu, lease, run, rec)
+  }
 
+  /** Outputs (unless the renter is gone), the attestation (recorded in our ledger), then the receipt. */
+  private async deliver (ch: FrameChannel, v: VerifiedAward, inputs: FileEntry[], outputDir: string, gpu: ExecGpu, lease: Lease, run: SlotRunEnd, rec: JobRecord): Promise<void> {
+    const connected = !run.renterGone && !run.sender.broken
     let outputs: FileEntry[] = []
-    let status = outcome.status
-    if (!renterGone && !streamBroken) {
+    let status = run.outcome.status
+    if (connected) {
       try {
-        outputs = await this.sendOutputs(ch, join(workDir, 'outputs'))
+        outputs = await sendOutputs(ch, outputDir, { maxFiles: EXEC_DEFAULTS.maxFiles, maxBytes: this.init.maxOutputBytes ?? EXEC_DEFAULTS.maxOutputBytes })
       } catch (err) {
         if (!(err instanceof OutputLimitError)) throw err
         status = 'failed'
         outputs = []
-        await ch.send({ log: { stream: JobFrame.Log.Stream.STDERR, line: `[idlegrid: ${err.message}; no outputs returned]`, at: BigInt(Date.now()) } })
+        await ch.send(noteFrame(`${err.message}; no outputs returned`))
       }
     }
-    const attestation = signAttestation(this.components.privateKey as Ed25519PrivateKey, this.components.peerId, {
-      jobId: v.award.jobId,
-      renter: v.renter,
-      inputDigest: fileSetDigest(inputs),
-      outputDigest: fileSetDigest(outputs),
-      startedAt: outcome.startedAt,
-      endedAt: outcome.endedAt,
-      status: STATUS_TO_WIRE[status],
-      exitCode: outcome.exitCode,
-      gpu: { uuid: gpu.uuid, driverVersion: gpu.driverVersion, model: gpu.modelKey },
-      telemetry,
-      awardHash: v.awardHash,
-      preemptible: lease.preemptible
-    })
-    this.emit('attestation', { attestation, jobId: v.jobIdHex, renter: v.renter } satisfies AttestationEvent)
+    const me = this.components.peerId
+    const attestation = attestRun(this.components.privateKey as Ed25519PrivateKey, me, v, { inputs, outputs, outcome: run.outcome, status, gpu, telemetry: run.telemetry, preemptible: lease.preemptible })
+    this.recordAttestation(attestation.envelope, v.attemptKey)
     rec.state = 'done'
     rec.status = status
-    this.record(rec)
-    if (renterGone || streamBroken) {
+    this.book.update(rec)
+    if (!connected) {
       ch.abort()
       return
     }
-    await ch.send({ result: { status: STATUS_TO_WIRE[status], exitCode: outcome.exitCode, outputs } })
+    await ch.send({ result: { status: statusToWire(status), exitCode: run.outcome.exitCode, outputs } })
     await ch.send({ attestation: attestation.envelope })
-    // the receipt: the read started during the run; bound the wait from now
-    const idleMs = this.init.idleMs ?? EXEC_DEFAULTS.idleMs
-    let timer: NodeJS.Timeout | undefined
-    const answer = await Promise.race([renterNext, new Promise<{ err: unknown }>(resolve => {
-      timer = setTimeout(() => { resolve({ err: new JobStreamError('IDLE_TIMEOUT', `no receipt within ${idleMs} ms`) }) }, idleMs)
-    })])
-    clearTimeout(timer)
-    if ('err' in answer) throw answer.err
-    if (answer.frame == null) { ch.abort(); return }
-    if (frameKind(answer.frame) !== 'receipt') throw new JobStreamError('PROTOCOL', 'expected the receipt')
-    let receipt: SignedRecord<Receipt>
-    try {
-      receipt = openReceipt(answer.frame.receipt as Uint8Array, { renter: v.renter, provider: this.components.peerId, jobId: v.award.jobId, attestationHash: attestation.hash })
-    } catch (err: any) {
-      throw new JobStreamError('BAD_SIGNATURE', err.message, { cause: err })
-    }
-    this.emit('receipt', { receipt, attestation, jobId: v.jobIdHex, renter: v.renter } satisfies ReceiptEvent)
+    const receipt = await awaitReceipt(run.renterNext, this.init.idleMs ?? EXEC_DEFAULTS.idleMs, { renter: v.renter, provider: me, jobId: v.award.jobId, attestation })
+    if (receipt == null) { ch.abort(); return }
+    rec.receipt = Receipt.Outcome[receipt.message.outcome] ?? String(receipt.message.outcome)
+    this.book.update(rec)
     await ch.close()
   }
 
-  /** Streams every regular file under the output dir, hashing as it reads; returns the manifest. */
-  private async sendOutputs (ch: FrameChannel, dir: string): Promise<FileEntry[]> {
-    const maxOutputBytes = this.init.maxOutputBytes ?? EXEC_DEFAULTS.maxOutputBytes
-    const files = await listRegularFiles(dir, EXEC_DEFAULTS.maxFiles, maxOutputBytes)
-    const entries: FileEntry[] = []
-    for (const file of files) {
-      const hash = createHash('sha256')
-      let offset = 0n
-      for await (const piece of createReadStream(join(dir, file.path), { highWaterMark: CHUNK_BYTES })) {
-        const data = piece as Buffer
-        hash.update(data)
-        await ch.send({ outputChunk: { path: file.path, offset, data } })
-        offset += BigInt(data.byteLength)
-      }
-      entries.push({ path: file.path, size: offset, sha256: new Uint8Array(hash.digest()) })
-    }
-    return entries
-  }
-}
-
-export class OutputLimitError extends Error {
-  static readonly code = 'ERR_OUTPUT_LIMIT'
-  readonly code = OutputLimitError.code
-  constructor (message: string) {
-    super(message)
-    this.name = 'OutputLimitError'
-  }
-}
-
-/** Regular files under `dir` (no symlinks: a job must not point outputs at the provider's files), by path. */
-async function listRegularFiles (dir: string, maxFiles: number, maxBytes: number): Promise<Array<{ path: string, size: number }>> {
-  const out: Array<{ path: string, size: number }> = []
-  let total = 0
-  const walk = async (abs: string, rel: string, depth: number): Promise<void> => {
-    if (depth > 32) return
-    const names = (await readdir(abs).catch(() => [] as string[])).sort()
-    for (const name of names) {
-      const childRel = rel === '' ? name : `${rel}/${name}`
-      const stat = await lstat(join(abs, name))
-      if (stat.isDirectory()) await walk(join(abs, name), childRel, depth + 1)
-      else if (stat.isFile() && childRel.length <= MAX_PATH_CHARS && !name.includes('\\')) {
-        out.push({ path: childRel, size: stat.size })
-        total += stat.size
-        if (out.length > maxFiles) throw new OutputLimitError(`the job wrote more than ${maxFiles} output files`)
-        if (total > maxBytes) throw new OutputLimitError(`the job wrote more than ${maxBytes} bytes of outputs`)
-      }
+  /** Our attestation goes into our ledger feed; a failure there is logged and never reaches the job. */
+  private recordAttestation (envelope: Uint8Array, attemptKey: string): void {
+    const fail = (err: unknown): void => { this.log.error('attestation of %s not recorded in the ledger: %e', attemptKey, err) }
+    try {
+      this.components[LEDGER_SERVICE].recordAttestation(envelope).catch(fail)
+    } catch (err) {
+      fail(err)
     }
   }
-  await walk(dir, '', 0)
-  return out.sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)))
+
+  private runLimits (): RunLimits {
+    return { maxJobMs: this.init.maxJobMs ?? EXEC_DEFAULTS.maxJobMs, graceMs: this.scheduler.graceMs }
+  }
+
+  private maxInputBytes (): number {
+    return this.init.maxInputBytes ?? EXEC_DEFAULTS.maxInputBytes
+  }
 }
 
 /** The provider's job service, in the libp2p factory pattern. */

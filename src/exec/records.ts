@@ -1,13 +1,14 @@
 /**
  * The signed execution records: the provider's Attestation (what ran, on what, with what
- * result) and the renter's Receipt (its verdict). Both are kept as the exact envelope bytes
- * that were signed, which is what the ledger stores and re-verifies.
+ * result) and the renter's Receipt (its verdict), as identity's Signed<T>: the decoded
+ * message with the exact envelope bytes that were signed, which is what the ledger stores
+ * and re-verifies.
  */
 import { decodeBounded, MAX_BYTES, envelopeMaxBytes } from '../../protocols/codec.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { Attestation, JobStatus, Receipt } from '../../protocols/job.js'
-import { messageHash, openEnvelope, sealEnvelope, sha256 } from '../identity/index.js'
-import { bytesEqual } from './digest.js'
+import { equals } from 'uint8arrays/equals'
+import { openSigned, sealSigned, sha256, type Signed } from '../identity/index.js'
 import type { TelemetrySummary } from './telemetry.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -22,16 +23,6 @@ export class RecordError extends Error {
     this.name = 'RecordError'
     this.reason = reason
   }
-}
-
-/** A signed record as it travels and as the ledger keeps it. */
-export interface SignedRecord<T> {
-  /** the SignedEnvelope bytes exactly as signed */
-  envelope: Uint8Array
-  /** the decoded payload */
-  value: T
-  /** message hash (protocols/README.md §4): what a receipt or ledger entry points at */
-  hash: Uint8Array
 }
 
 export interface AttestationFields {
@@ -49,8 +40,8 @@ export interface AttestationFields {
   preemptible: boolean
 }
 
-export function signAttestation (key: Ed25519PrivateKey, provider: PeerId, f: AttestationFields): SignedRecord<Attestation> {
-  const value: Attestation = {
+export function signAttestation (key: Ed25519PrivateKey, provider: PeerId, f: AttestationFields): Signed<Attestation> {
+  const message: Attestation = {
     jobId: f.jobId,
     renter: f.renter.toMultihash().bytes,
     provider: provider.toMultihash().bytes,
@@ -65,8 +56,7 @@ export function signAttestation (key: Ed25519PrivateKey, provider: PeerId, f: At
     awardHash: f.awardHash,
     preemptible: f.preemptible
   }
-  const payload = Attestation.encode(value)
-  return { envelope: sealEnvelope(key, provider, DOMAIN.attestation, payload), value, hash: messageHash(DOMAIN.attestation, payload) }
+  return sealSigned(key, provider, DOMAIN.attestation, Attestation.encode, message)
 }
 
 export interface AttestationExpectation {
@@ -78,28 +68,18 @@ export interface AttestationExpectation {
 }
 
 /** Verifies an attestation envelope from the network against what the renter knows. */
-export function openAttestation (bytes: Uint8Array, expect: AttestationExpectation): SignedRecord<Attestation> {
-  let opened
-  try {
-    opened = openEnvelope(bytes, { domain: DOMAIN.attestation, maxBytes: envelopeMaxBytes(MAX_BYTES.attestation), signer: expect.provider })
-  } catch (err: any) {
-    throw new RecordError('signature', `attestation does not verify: ${String(err?.message ?? err)}`, { cause: err })
-  }
-  let value: Attestation
-  try {
-    value = decodeBounded(Attestation, opened.payload, 'attestation', MAX_BYTES.attestation)
-  } catch (err: any) {
-    throw new RecordError('malformed', err.message, { cause: err })
-  }
+export function openAttestation (bytes: Uint8Array, expect: AttestationExpectation): Signed<Attestation> {
+  const signed = openRecord(bytes, 'attestation', expect.provider, (payload) => decodeBounded(Attestation, payload, 'attestation', MAX_BYTES.attestation))
+  const value = signed.message
   const check = (ok: boolean, reason: string, what: string): void => { if (!ok) throw new RecordError(reason, `attestation ${what}`) }
-  check(bytesEqual(value.provider, expect.provider.toMultihash().bytes), 'provider', 'names another provider than its signer')
-  check(bytesEqual(value.renter, expect.renter.toMultihash().bytes), 'renter', 'names another renter')
-  check(bytesEqual(value.jobId, expect.jobId), 'job-id', 'is for another job')
-  check(bytesEqual(value.awardHash, expect.awardHash), 'award', 'answers another award')
-  check(bytesEqual(value.inputDigest, expect.inputDigest), 'input-digest', 'names other inputs than those sent')
+  check(equals(value.provider, expect.provider.toMultihash().bytes), 'provider', 'names another provider than its signer')
+  check(equals(value.renter, expect.renter.toMultihash().bytes), 'renter', 'names another renter')
+  check(equals(value.jobId, expect.jobId), 'job-id', 'is for another job')
+  check(equals(value.awardHash, expect.awardHash), 'award', 'answers another award')
+  check(equals(value.inputDigest, expect.inputDigest), 'input-digest', 'names other inputs than those sent')
   check(value.outputDigest.length === 32, 'malformed', 'has no output digest')
   check(value.status !== JobStatus.JOB_STATUS_UNSPECIFIED, 'malformed', 'has no status')
-  return { envelope: bytes, value, hash: messageHash(DOMAIN.attestation, opened.payload) }
+  return signed
 }
 
 export interface ReceiptFields {
@@ -113,8 +93,8 @@ export interface ReceiptFields {
   createdAt?: number
 }
 
-export function signReceipt (key: Ed25519PrivateKey, renter: PeerId, f: ReceiptFields): SignedRecord<Receipt> {
-  const value: Receipt = {
+export function signReceipt (key: Ed25519PrivateKey, renter: PeerId, f: ReceiptFields): Signed<Receipt> {
+  const message: Receipt = {
     jobId: f.jobId,
     provider: f.provider.toMultihash().bytes,
     renter: renter.toMultihash().bytes,
@@ -125,31 +105,37 @@ export function signReceipt (key: Ed25519PrivateKey, renter: PeerId, f: ReceiptF
     createdAt: BigInt(f.createdAt ?? Date.now()),
     receivedOutputDigest: f.receivedOutputDigest
   }
-  const payload = Receipt.encode(value)
-  return { envelope: sealEnvelope(key, renter, DOMAIN.receipt, payload), value, hash: messageHash(DOMAIN.receipt, payload) }
+  return sealSigned(key, renter, DOMAIN.receipt, Receipt.encode, message)
 }
 
 /** Verifies a receipt envelope from the renter against the attestation it answers. */
-export function openReceipt (bytes: Uint8Array, expect: { renter: PeerId, provider: PeerId, jobId: Uint8Array, attestationHash: Uint8Array }): SignedRecord<Receipt> {
-  let opened
-  try {
-    opened = openEnvelope(bytes, { domain: DOMAIN.receipt, maxBytes: envelopeMaxBytes(MAX_BYTES.receipt), signer: expect.renter })
-  } catch (err: any) {
-    throw new RecordError('signature', `receipt does not verify: ${String(err?.message ?? err)}`, { cause: err })
-  }
-  let value: Receipt
-  try {
-    value = decodeBounded(Receipt, opened.payload, 'receipt', MAX_BYTES.receipt)
-  } catch (err: any) {
-    throw new RecordError('malformed', err.message, { cause: err })
-  }
+export function openReceipt (bytes: Uint8Array, expect: { renter: PeerId, provider: PeerId, jobId: Uint8Array, attestationHash: Uint8Array }): Signed<Receipt> {
+  const signed = openRecord(bytes, 'receipt', expect.renter, (payload) => decodeBounded(Receipt, payload, 'receipt', MAX_BYTES.receipt))
+  const value = signed.message
   const check = (ok: boolean, reason: string, what: string): void => { if (!ok) throw new RecordError(reason, `receipt ${what}`) }
-  check(bytesEqual(value.renter, expect.renter.toMultihash().bytes), 'renter', 'names another renter than its signer')
-  check(bytesEqual(value.provider, expect.provider.toMultihash().bytes), 'provider', 'names another provider')
-  check(bytesEqual(value.jobId, expect.jobId), 'job-id', 'is for another job')
-  check(bytesEqual(value.attestationHash, expect.attestationHash), 'attestation', 'answers another attestation')
+  check(equals(value.renter, expect.renter.toMultihash().bytes), 'renter', 'names another renter than its signer')
+  check(equals(value.provider, expect.provider.toMultihash().bytes), 'provider', 'names another provider')
+  check(equals(value.jobId, expect.jobId), 'job-id', 'is for another job')
+  check(equals(value.attestationHash, expect.attestationHash), 'attestation', 'answers another attestation')
   check(value.outcome !== Receipt.Outcome.OUTCOME_UNSPECIFIED, 'malformed', 'has no outcome')
-  return { envelope: bytes, value, hash: messageHash(DOMAIN.receipt, opened.payload) }
+  return signed
+}
+
+/** Opens a record's envelope signed by `signer`: RecordError 'signature' when it does not verify, 'malformed' when its payload does not decode. */
+function openRecord<T> (bytes: Uint8Array, what: 'attestation' | 'receipt', signer: PeerId, decode: (payload: Uint8Array) => T): Signed<T> {
+  const decodeOrMalformed = (payload: Uint8Array): T => {
+    try {
+      return decode(payload)
+    } catch (err: any) {
+      throw new RecordError('malformed', err.message, { cause: err })
+    }
+  }
+  try {
+    return openSigned(bytes, { domain: DOMAIN[what], maxBytes: envelopeMaxBytes(MAX_BYTES[what]), signer, decode: decodeOrMalformed })
+  } catch (err: any) {
+    if (err instanceof RecordError) throw err
+    throw new RecordError('signature', `${what} does not verify: ${String(err?.message ?? err)}`, { cause: err })
+  }
 }
 
 /** The receipt outcome for an attestation whose outputs did (or did not) match. */

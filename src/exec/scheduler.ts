@@ -8,8 +8,8 @@
  *
  * Pure bookkeeping: no timers and no processes; the owner of a lease acts on its notice.
  */
+import type { Tier } from '../capability/index.js'
 
-export type Tier = 'gold' | 'silver' | 'bronze'
 export type PauseReason = 'window' | 'thermal' | 'power'
 export type PreemptReason = 'tier' | PauseReason
 

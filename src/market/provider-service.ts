@@ -5,12 +5,14 @@
  * engine's job start) what happened through `events` and `onAccepted`.
  */
 
+import { serviceCapabilities } from '@libp2p/interface'
 import { equals } from 'uint8arrays/equals'
 import { MAX_BYTES, decodeBounded } from '../../protocols/codec.js'
 import { DOMAIN, PROTOCOL, TOPIC } from '../../protocols/ids.js'
 import { AcceptRequest, ExplainRequest } from '../../protocols/market.js'
 import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats, type CapacitySource } from './bid-engine.js'
 import { MarketMessageError } from './errors.js'
+import { MARKET_PROVIDER_CAPABILITY } from './extensions.js'
 import {
   DeclineReason, declineReasonName, microToUsd, openSigned, peerIdFromBytes, readAward, readJobRequest, signAcceptResponse, signBid, signDecline,
   tierFromWire, toHex, type Award, type Bid, type JobRequest, type Signed
@@ -84,6 +86,7 @@ interface SeenJob {
 }
 
 class MarketProvider implements MarketProviderService, Startable {
+  readonly [serviceCapabilities]: string[] = [MARKET_PROVIDER_CAPABILITY]
   readonly events = new EventTarget()
   private readonly components: ProviderComponents
   private readonly init: MarketProviderInit

@@ -1,9 +1,9 @@
 /**
  * The receiving side of test/bench/transfer.bench.ts, in its own process as a provider
  * would be: a TCP and a TLS server that count bytes and answer one ack byte once `size`
- * bytes arrived, and an idlegrid provider node (job service with the process runner, plus a
- * raw-bytes protocol that acks the same way). Prints one JSON line with its ports, address
- * and peer id; exits when stdin closes.
+ * bytes arrived, and an idlegrid provider node (job service with the process runner and the
+ * services it depends on, plus a raw-bytes protocol that acks the same way). Prints one JSON
+ * line with its ports, address and peer id; exits when stdin closes.
  *
  * usage: node transfer-peer.js SIZE_BYTES WORK_DIR [CERT_DIR]
  */
@@ -12,8 +12,9 @@ import { createServer as createTcpServer, type Server, type Socket } from 'node:
 import { join } from 'node:path'
 import { createServer as createTlsServer } from 'node:tls'
 import { resolveConfig } from '../../src/config/index.js'
-import { jobExecService, ProcessRunner } from '../../src/exec/index.js'
+import { ProcessRunner } from '../../src/exec/runners/index.js'
 import { createNode } from '../../src/node/index.js'
+import { execProviderServices } from '../exec/fixtures.js'
 
 const RAW_PROTOCOL = '/idlegrid/bench/transfer/1.0.0'
 const MiB = 1024 * 1024
@@ -51,16 +52,14 @@ if (certDir != null) {
 
 const config = resolveConfig({ role: 'provider', flags: { dataDir: join(dir, 'provider'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], heartbeatSeconds: 60 } })
 const node = await createNode(config, {
-  services: {
-    exec: jobExecService({
-      runner: new ProcessRunner(),
-      gpus: [{ index: 0, uuid: 'GPU-sim-h100-0', simulated: true, modelKey: 'h100-80gb' }],
-      workRoot: join(dir, 'work'),
-      requireAccepted: false,
-      maxInputBytes: size + MiB,
-      maxOutputBytes: size + MiB
-    })
-  }
+  services: execProviderServices({
+    runner: new ProcessRunner(),
+    gpus: [{ index: 0, uuid: 'GPU-sim-h100-0', simulated: true, modelKey: 'h100-80gb' }],
+    workRoot: join(dir, 'work'),
+    requireAccepted: false,
+    maxInputBytes: size + MiB,
+    maxOutputBytes: size + MiB
+  }, config.dataDir)
 })
 await node.libp2p.handle(RAW_PROTOCOL, ({ stream }) => {
   void (async () => {

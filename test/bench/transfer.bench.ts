@@ -23,7 +23,7 @@ import { peerIdFromString } from '@libp2p/peer-id'
 import { resolveConfig } from '../../src/config/index.js'
 import { runAttempt } from '../../src/exec/index.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
-import { makeAward } from '../exec-fixtures.js'
+import { makeAward } from '../exec/fixtures.js'
 import { tempDir } from '../utils/index.js'
 
 const MiB = 1024 * 1024

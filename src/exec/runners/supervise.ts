@@ -49,90 +49,109 @@ class LineSplitter {
  * stops it on preemption or cancel with SIGTERM, the grace period, then SIGKILL.
  */
 export function supervise (spec: RunSpec, onLog: (line: LogLine) => void, start: () => ChildControl): RunHandle {
-  const startedAt = Date.now()
-  let stopReason: RunStatus | undefined
-  let stopDetail: string | undefined
-  let killTimer: NodeJS.Timeout | undefined
-  let logBytes = 0
-  let logCapped = false
-  let control: ChildControl | undefined
-  let exited = false
+  const run = new Supervision(spec, new CappedLog(onLog), start)
+  return {
+    startedAt: run.startedAt,
+    done: run.done,
+    preempt: (graceMs = spec.graceMs, detail = 'preempted') => { run.stop('preempted', graceMs, detail) },
+    cancel: (detail = 'cancelled') => { run.stop('failed', 0, detail) }
+  }
+}
 
-  const log = (stream: LogLine['stream'], line: string): void => {
-    if (logCapped) return
-    logBytes += line.length + 1
-    if (logBytes > MAX_LOG_BYTES) {
-      logCapped = true
+/** The job's log lines, each cut to MAX_LOG_LINE_CHARS, MAX_LOG_BYTES in all (then one notice and nothing more). */
+class CappedLog {
+  private bytes = 0
+  private capped = false
+
+  constructor (private readonly onLog: (line: LogLine) => void) {}
+
+  line (stream: LogLine['stream'], line: string): void {
+    if (this.capped) return
+    this.bytes += line.length + 1
+    if (this.bytes > MAX_LOG_BYTES) {
+      this.capped = true
       line = `[idlegrid: log capped at ${MAX_LOG_BYTES} bytes; further output dropped]`
     }
-    try { onLog({ stream, line: line.slice(0, MAX_LOG_LINE_CHARS), at: Date.now() }) } catch {}
+    try { this.onLog({ stream, line: line.slice(0, MAX_LOG_LINE_CHARS), at: Date.now() }) } catch {}
+  }
+}
+
+/** One job process from its start to its end: output, time limit, stop with notice, outcome. */
+class Supervision {
+  readonly startedAt = Date.now()
+  readonly done: Promise<RunOutcome>
+  private resolveDone!: (outcome: RunOutcome) => void
+  private control?: ChildControl
+  private readonly splitters: Record<LogLine['stream'], LineSplitter>
+  private stopReason?: RunStatus
+  private stopDetail?: string
+  private killTimer?: NodeJS.Timeout
+  private timeLimit?: NodeJS.Timeout
+  private exited = false
+  private settled = false
+
+  constructor (private readonly spec: RunSpec, log: CappedLog, start: () => ChildControl) {
+    this.splitters = {
+      stdout: new LineSplitter(line => { log.line('stdout', line) }),
+      stderr: new LineSplitter(line => { log.line('stderr', line) })
+    }
+    this.done = new Promise(resolve => { this.resolveDone = resolve })
+    try {
+      this.control = start()
+    } catch (err: any) {
+      this.finish({ status: 'failed', exitCode: -1, detail: `could not start: ${String(err?.message ?? err)}` })
+      return
+    }
+    this.watch(this.control.child)
+    this.timeLimit = setTimeout(() => { this.stop('timeout', spec.graceMs, `time limit of ${spec.timeoutMs} ms reached`) }, spec.timeoutMs)
   }
 
-  const stop = (reason: RunStatus, graceMs: number, detail: string): void => {
-    if (exited || control == null) return
-    if (stopReason == null) {
-      stopReason = reason
-      stopDetail = detail
+  /** SIGTERM now (the first reason is the one reported), SIGKILL after `graceMs`; a later, shorter deadline (cancel during a preemption) wins. */
+  stop (reason: RunStatus, graceMs: number, detail: string): void {
+    const control = this.control
+    if (this.exited || control == null) return
+    if (this.stopReason == null) {
+      this.stopReason = reason
+      this.stopDetail = detail
       control.terminate()
     }
     const wait = Math.max(0, graceMs)
-    // a later, shorter deadline (cancel during a preemption) wins
-    if (killTimer != null && wait > 0) return
-    clearTimeout(killTimer)
+    if (this.killTimer != null && wait > 0) return
+    clearTimeout(this.killTimer)
     if (wait === 0) control.kill()
-    else killTimer = setTimeout(() => { control?.kill() }, wait)
+    else this.killTimer = setTimeout(() => { control.kill() }, wait)
   }
 
-  const done = new Promise<RunOutcome>(resolve => {
-    let settled = false
-    // eslint-disable-next-line prefer-const -- finish() may run, and clear it, before it is set
-    let timeLimit: NodeJS.Timeout | undefined
-    const finish = (outcome: Omit<RunOutcome, 'startedAt' | 'endedAt'>): void => {
-      if (settled) return
-      settled = true
-      clearTimeout(timeLimit)
-      clearTimeout(killTimer)
-      resolve({ ...outcome, startedAt, endedAt: Date.now() })
-    }
-    try {
-      control = start()
-    } catch (err: any) {
-      finish({ status: 'failed', exitCode: -1, detail: `could not start: ${String(err?.message ?? err)}` })
-      return
-    }
-    const { child } = control
-    const splitters = {
-      stdout: new LineSplitter(line => { log('stdout', line) }),
-      stderr: new LineSplitter(line => { log('stderr', line) })
-    }
-    child.stdout?.setEncoding('utf8').on('data', (text: string) => { splitters.stdout.push(text) })
-    child.stderr?.setEncoding('utf8').on('data', (text: string) => { splitters.stderr.push(text) })
-    timeLimit = setTimeout(() => { stop('timeout', spec.graceMs, `time limit of ${spec.timeoutMs} ms reached`) }, spec.timeoutMs)
+  /** Follows the process's output and its end: the outcome comes once its pipes close (or a little after it exits). */
+  private watch (child: ChildProcess): void {
+    child.stdout?.setEncoding('utf8').on('data', (text: string) => { this.splitters.stdout.push(text) })
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => { this.splitters.stderr.push(text) })
     let exitCode = -1
     const close = (): void => {
-      splitters.stdout.flush()
-      splitters.stderr.flush()
-      finish({ status: stopReason ?? 'completed', exitCode, detail: stopDetail })
+      this.splitters.stdout.flush()
+      this.splitters.stderr.flush()
+      this.finish({ status: this.stopReason ?? 'completed', exitCode, detail: this.stopDetail })
     }
     child.once('error', (err: NodeJS.ErrnoException) => {
-      if (exited) return
-      exited = true
-      finish({ status: 'failed', exitCode: -1, detail: err.code === 'ENOENT' ? `command not found: ${spec.command[0] ?? spec.image ?? ''}` : `could not run: ${err.message}` })
+      if (this.exited) return
+      this.exited = true
+      this.finish({ status: 'failed', exitCode: -1, detail: err.code === 'ENOENT' ? `command not found: ${this.spec.command[0] ?? this.spec.image ?? ''}` : `could not run: ${err.message}` })
     })
     child.once('exit', (code, signal) => {
-      exited = true
+      this.exited = true
       exitCode = code ?? -(signal != null ? (constants.signals[signal] ?? 1) : 1)
       // background processes the job left behind go with it
-      control?.kill()
+      this.control?.kill()
       setTimeout(close, CLOSE_WAIT_MS).unref()
     })
     child.once('close', close)
-  })
+  }
 
-  return {
-    startedAt,
-    done,
-    preempt: (graceMs = spec.graceMs, detail = 'preempted') => { stop('preempted', graceMs, detail) },
-    cancel: (detail = 'cancelled') => { stop('failed', 0, detail) }
+  private finish (outcome: Omit<RunOutcome, 'startedAt' | 'endedAt'>): void {
+    if (this.settled) return
+    this.settled = true
+    clearTimeout(this.timeLimit)
+    clearTimeout(this.killTimer)
+    this.resolveDone({ ...outcome, startedAt: this.startedAt, endedAt: Date.now() })
   }
 }

@@ -11,13 +11,13 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
-import { TOPIC } from '../protocols/ids.js'
-import { Receipt } from '../protocols/job.js'
-import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from '../src/cli/local-network.js'
-import { callControl } from '../src/control/index.js'
-import type { IdlegridNode, NodeStatus } from '../src/node/index.js'
-import { joinMisbehavingProvider, openSavedReceipt, submitJob, type Misbehaviour } from './exec-fixtures.js'
-import { tempDir, waitFor } from './utils/index.js'
+import { TOPIC } from '../../protocols/ids.js'
+import { Receipt } from '../../protocols/job.js'
+import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from '../../src/cli/local-network.js'
+import { callControl } from '../../src/control/index.js'
+import type { IdlegridNode, NodeStatus } from '../../src/node/index.js'
+import { joinMisbehavingProvider, openSavedReceipt, submitJob, type Misbehaviour } from './fixtures.js'
+import { tempDir, waitFor } from '../utils/index.js'
 import type { Ed25519PrivateKey } from '@libp2p/interface'
 
 const alive = (p: NodeProcess): boolean => p.child.exitCode == null && p.child.signalCode == null
@@ -114,7 +114,7 @@ describe('exec: a misbehaving provider among separate processes', function () {
       provider: bad.peerId,
       jobId: Buffer.from(summary.jobId, 'hex')
     })
-    assert.equal(receipt.value.outcome, Receipt.Outcome.BAD_OUTPUT)
+    assert.equal(receipt.message.outcome, Receipt.Outcome.BAD_OUTPUT)
   })
 
   it('a forged attestation: attempt bad_attestation, the job completes on the honest provider', async () => {

@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert'
 import { open, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { FileSink } from '../src/exec/file-sink.js'
-import { tempDir } from './utils/index.js'
+import { FileSink } from '../../src/exec/file-sink.js'
+import { tempDir } from '../utils/index.js'
 
 describe('exec: FileSink', () => {
   let tmp: { path: string, cleanup: () => Promise<void> }

@@ -6,10 +6,10 @@
 import { strict as assert } from 'node:assert'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { callControl } from '../src/control/index.js'
-import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from '../src/cli/local-network.js'
-import { submitJob, type Submitted } from './exec-fixtures.js'
-import { tempDir, waitFor } from './utils/index.js'
+import { callControl } from '../../src/control/index.js'
+import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from '../../src/cli/local-network.js'
+import { submitJob, type Submitted } from './fixtures.js'
+import { tempDir, waitFor } from '../utils/index.js'
 
 async function submit (renter: NodeProcess, cwd: string, jobFile: string, extra: string[] = []): Promise<Submitted> {
   return await submitJob(renter.dataDir, cwd, jobFile, extra)

@@ -1,23 +1,32 @@
 /**
- * Helpers for the exec specs: signed job requests and awards without an auction, misbehaving
- * providers (in-process, or joined to a multi-process network as a bidding market provider),
- * `idlegrid submit` as a child process, and saved receipts.
+ * Helpers for the exec specs: signed job requests and awards without an auction, the
+ * services an in-process provider needs to run jobs, what a provider's ledger holds of its
+ * attestations, misbehaving providers (in-process, or joined to a multi-process network as a
+ * bidding market provider), `idlegrid submit` as a child process, and saved receipts.
  */
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { DOMAIN, PROTOCOL } from '../protocols/ids.js'
-import { SignedEnvelope } from '../protocols/envelope.js'
-import { type JobFrame, JobStatus, type Receipt } from '../protocols/job.js'
-import { Award, JobRequest, PricingRule } from '../protocols/market.js'
-import { loadProviderSetup } from '../src/capability/index.js'
-import { buildNode } from '../src/cli/build-node.js'
-import { BIN_PATH } from '../src/cli/local-network.js'
-import { resolveConfig } from '../src/config/index.js'
-import { fileSetDigest, FrameChannel, openReceipt, signAttestation, type AwardedJob, type AwardSource, type SignedRecord, type Tier } from '../src/exec/index.js'
-import { messageHash, sealEnvelope, sha256 } from '../src/identity/index.js'
-import type { IdlegridNode } from '../src/node/index.js'
+import { DOMAIN, PROTOCOL } from '../../protocols/ids.js'
+import { SignedEnvelope } from '../../protocols/envelope.js'
+import { type JobFrame, JobStatus, type Receipt } from '../../protocols/job.js'
+import { Award, JobRequest, PricingRule } from '../../protocols/market.js'
+import { loadProviderSetup, type Tier } from '../../src/capability/index.js'
+import { buildNode } from '../../src/cli/build-node.js'
+import { BIN_PATH } from '../../src/cli/local-network.js'
+import { resolveConfig } from '../../src/config/index.js'
+import { fileSetDigest } from '../../src/exec/digest.js'
+import { FrameChannel } from '../../src/exec/job-stream.js'
+import { EXEC_SERVICE, jobExecService, type ExecServiceInit, type JobExecService } from '../../src/exec/provider.js'
+import { openReceipt, signAttestation } from '../../src/exec/records.js'
+import { ProcessRunner } from '../../src/exec/runners/index.js'
+import { messageHash, sealEnvelope, sha256, type Signed } from '../../src/identity/index.js'
+import { LEDGER_SERVICE, ledgerService, type LedgerService } from '../../src/ledger/index.js'
+import { MARKET_PROVIDER_SERVICE, marketProvider } from '../../src/market/index.js'
+import { startInProcessNetwork, type InProcessNetwork } from '../utils/index.js'
+import type { AwardedJob, JobPayload } from '../../src/exec/renter.js'
+import type { IdlegridNode } from '../../src/node/index.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 const TIERS: Record<Tier, JobRequest.Tier> = { gold: JobRequest.Tier.GOLD, silver: JobRequest.Tier.SILVER, bronze: JobRequest.Tier.BRONZE }
@@ -76,21 +85,64 @@ export function makeAward (renter: { privateKey: Ed25519PrivateKey, peerId: Peer
 }
 
 /**
- * Awards the first provider of `providers` not excluded, in order, as a stand-in for the
- * market's auction (each award names the same job id). `onAward` sees every award given.
+ * The services an in-process provider needs to run jobs: the job service and those it
+ * depends on, a real ledger (in `dataDir`) and a real market provider (without a profile it
+ * bids on nothing).
  */
-export function listAwards (renter: IdlegridNode, providers: PeerId[], opts: { tier?: Tier, jobId?: Uint8Array, onAward?: (winner: PeerId, awarded: AwardedJob) => void } = {}): AwardSource & { jobId: Uint8Array } {
-  const jobId = opts.jobId ?? new Uint8Array(randomBytes(16))
+export function execProviderServices (init: ExecServiceInit, dataDir: string): Record<string, (components: any) => unknown> {
   return {
-    jobId,
-    next: async ({ exclude, attempt }) => {
-      const winner = providers.find(p => !exclude.includes(p.toString()))
-      if (winner == null) throw new Error('no provider left')
-      const awarded = makeAward(renter, winner, { tier: opts.tier, attempt, jobId })
-      opts.onAward?.(winner, awarded)
-      return awarded
-    }
+    [LEDGER_SERVICE]: ledgerService({ dataDir, role: 'provider', flushOnStopMs: 0 }),
+    [MARKET_PROVIDER_SERVICE]: marketProvider({ profile: () => undefined }),
+    [EXEC_SERVICE]: jobExecService(init)
   }
+}
+
+/**
+ * Three providers and two renters in this process, every renter connected to every provider
+ * (the market's accept stream would have connected them). Providers 0 and 1 run jobs with
+ * the process runner on one simulated GPU each: 0 only awards it accepted, 1 any award (the
+ * market is not in these tests); provider 2 runs no job service (tests make it misbehave).
+ */
+export async function startJobNetwork (dir: string): Promise<InProcessNetwork> {
+  const init = (i: number): ExecServiceInit => ({
+    runner: new ProcessRunner(),
+    gpus: [{ index: 0, uuid: `GPU-sim-h100-${i}`, simulated: true, modelKey: 'h100-80gb' }],
+    workRoot: join(dir, `work-${i}`),
+    graceMs: 3_000,
+    keepaliveMs: 500,
+    idleMs: 10_000,
+    requireAccepted: i !== 1
+  })
+  const net = await startInProcessNetwork({
+    providers: 3,
+    renters: 2,
+    extensions: (role, i) => role === 'provider' && i < 2 ? { services: execProviderServices(init(i), join(dir, `provider-${i}`)) } : {}
+  })
+  for (const r of net.renters) for (const p of net.providers) await r.libp2p.dial(p.libp2p.getMultiaddrs()[0] as any)
+  return net
+}
+
+/** A job with two real inputs (one of 1.5 MB, in a subdirectory) that upper-cases one and copies the other to its outputs. */
+export async function copyJob (dir: string): Promise<JobPayload> {
+  await mkdir(join(dir, 'in', 'data'), { recursive: true })
+  await writeFile(join(dir, 'in', 'a.txt'), 'hello idlegrid\n')
+  await writeFile(join(dir, 'in', 'data', 'b.bin'), Buffer.alloc(1_500_000, 42))
+  return {
+    runtime: { command: ['/bin/sh', '-c', 'tr a-z A-Z < inputs/a.txt > outputs/upper.txt && cp inputs/data/b.bin outputs/b.bin && echo done'], timeoutMs: 20_000 },
+    inputs: [{ path: 'a.txt', file: join(dir, 'in', 'a.txt') }, { path: 'data/b.bin', file: join(dir, 'in', 'data', 'b.bin') }]
+  }
+}
+
+/** A node's job service. */
+export function execOf (node: IdlegridNode): JobExecService {
+  return (node.libp2p.services as Record<string, unknown>)[EXEC_SERVICE] as JobExecService
+}
+
+/** What the node's own ledger feed holds of its attestations for a job (hex id): the ledger's entry summaries. */
+export async function attestationsInLedger (node: IdlegridNode, jobIdHex: string): Promise<Array<Record<string, unknown>>> {
+  const ledger = (node.libp2p.services as Record<string, unknown>)[LEDGER_SERVICE] as LedgerService
+  const { entries } = await ledger.show(node.peerId.toString(), 1_000)
+  return entries.filter(e => e.kind === 'attestation' && e.summary.job === jobIdHex).map(e => e.summary)
 }
 
 export type Misbehaviour = 'oversized-frame' | 'forged-attestation' | 'bad-output' | 'vanish-after-accept'
@@ -106,7 +158,10 @@ export async function misbehavingProvider (node: IdlegridNode, mode: Misbehaviou
       try {
         const start = (await ch.next())?.start as JobFrame.Start
         const inputs = start.inputs
-        while ((await ch.next())?.inputEnd == null) { /* read every input chunk */ }
+        // every input chunk, up to InputEnd (each read bounded by the channel's idle time)
+        for (let frame = await ch.next(); frame?.inputEnd == null; frame = await ch.next()) {
+          if (frame == null) throw new Error('the renter left before InputEnd')
+        }
         await ch.send({ accepted: { at: BigInt(Date.now()) } })
         if (mode === 'vanish-after-accept') { ch.abort(new Error('gone')); return }
         if (mode === 'oversized-frame') {
@@ -119,7 +174,7 @@ export async function misbehavingProvider (node: IdlegridNode, mode: Misbehaviou
         const sent = [{ path: 'out.txt', size: BigInt(data.length), sha256: sha256(data) }]
         const claimed = mode === 'bad-output' ? [{ path: 'out.txt', size: 12n, sha256: sha256('other output') }] : sent
         await ch.send({ result: { status: JobStatus.COMPLETED, exitCode: 0, outputs: claimed } })
-        const { openAward } = await import('../src/exec/index.js')
+        const { openAward } = await import('../../src/exec/award-check.js')
         const { award, hash, signer } = openAward(start.award)
         const key = mode === 'forged-attestation' && forger != null ? forger : { privateKey: node.privateKey, peerId: node.peerId }
         const attestation = signAttestation(key.privateKey, mode === 'forged-attestation' && forger != null ? node.peerId : key.peerId, {
@@ -191,7 +246,7 @@ export async function submitJob (dataDir: string, cwd: string, jobFile: string, 
 }
 
 /** Opens the receipt.bin an attempt saved in `dir`, checked against the attestation.bin beside it. */
-export async function openSavedReceipt (dir: string, expect: { renter: PeerId, provider: PeerId, jobId: Uint8Array }): Promise<SignedRecord<Receipt>> {
+export async function openSavedReceipt (dir: string, expect: { renter: PeerId, provider: PeerId, jobId: Uint8Array }): Promise<Signed<Receipt>> {
   const attestation = SignedEnvelope.decode(await readFile(join(dir, 'attestation.bin')))
   return openReceipt(await readFile(join(dir, 'receipt.bin')), { ...expect, attestationHash: messageHash(DOMAIN.attestation, attestation.payload) })
 }

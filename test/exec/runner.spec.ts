@@ -3,15 +3,15 @@ import { execFileSync } from 'node:child_process'
 import { mkdir, readFile, writeFile, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { parseTelemetry, readGpuTelemetry } from '../src/capability/gpu.js'
-import {
-  ProcessRunner, DockerRunner, sortEntries, dockerRunArgs, fileSetDigest, listFileSet, checkRelativePath, JOB_PATH,
-  RunnerError, TelemetryAccumulator, TelemetrySampler, type LogLine, type RunSpec
-} from '../src/exec/index.js'
-import { sha256 } from '../src/identity/index.js'
-import { tempDir } from './utils/index.js'
+import { parseTelemetry, readGpuTelemetry } from '../../src/capability/gpu.js'
+import { checkRelativePath, fileSetDigest, hashFile, listRegularFiles, sortEntries } from '../../src/exec/digest.js'
+import { OutputLimitError, RunnerError } from '../../src/exec/errors.js'
+import { DockerRunner, dockerRunArgs, JOB_PATH, ProcessRunner, type LogLine, type RunSpec } from '../../src/exec/runners/index.js'
+import { TelemetryAccumulator, TelemetrySampler } from '../../src/exec/telemetry.js'
+import { sha256 } from '../../src/identity/index.js'
+import { tempDir, waitFor } from '../utils/index.js'
 
-const FAKE_SMI = fileURLToPath(new URL('../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))
+const FAKE_SMI = fileURLToPath(new URL('../../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))
 
 async function workDir (root: string, name: string): Promise<string> {
   const dir = join(root, name)
@@ -87,8 +87,7 @@ describe('exec: process runner', function () {
     assert.equal(outcome.status, 'timeout')
     assert.ok(outcome.exitCode < 0, `killed by a signal, got ${outcome.exitCode}`)
     const child = Number((await readFile(join(dir, 'outputs', 'child.pid'), 'utf8')).trim())
-    await new Promise(resolve => setTimeout(resolve, 200))
-    assert.equal(pidAlive(child), false, 'background child must be gone')
+    await waitFor(() => !pidAlive(child), { timeoutMs: 5_000, intervalMs: 20, what: 'the background child to be gone' })
   })
 
   it('preemption sends SIGTERM, lets the job checkpoint within the grace, then stops it', async () => {
@@ -96,7 +95,7 @@ describe('exec: process runner', function () {
     const script = 'trap "echo checkpoint > outputs/ckpt.txt; exit 0" TERM; echo started; while true; do sleep 0.1; done'
     const lines: string[] = []
     const handle = new ProcessRunner().start(spec(dir, ['/bin/sh', '-c', script], { graceMs: 5_000 }), l => lines.push(l.line))
-    while (!lines.includes('started')) await new Promise(resolve => setTimeout(resolve, 20))
+    await waitFor(() => lines.includes('started'), { timeoutMs: 10_000, intervalMs: 20, what: 'the job to start' })
     handle.preempt(5_000, 'test')
     const outcome = await handle.done
     assert.equal(outcome.status, 'preempted')
@@ -107,7 +106,7 @@ describe('exec: process runner', function () {
     const dir = await workDir(tmp.path, 'preempt-kill')
     const lines: string[] = []
     const handle = new ProcessRunner().start(spec(dir, ['/bin/sh', '-c', 'trap "" TERM; echo started; while true; do sleep 0.1; done']), l => lines.push(l.line))
-    while (!lines.includes('started')) await new Promise(resolve => setTimeout(resolve, 20))
+    await waitFor(() => lines.includes('started'), { timeoutMs: 10_000, intervalMs: 20, what: 'the job to start' })
     const at = Date.now()
     handle.preempt(300, 'test')
     const outcome = await handle.done
@@ -129,7 +128,7 @@ describe('exec: output hashing', () => {
   before(async () => { tmp = await tempDir('idlegrid-exec-') })
   after(async () => { await tmp.cleanup() })
 
-  it('hashes the regular files in a stable order and skips symlinks', async () => {
+  it('lists the regular files of an output dir in a stable order, skips symlinks, and hashes them', async () => {
     const dir = join(tmp.path, 'out')
     await mkdir(join(dir, 'sub'), { recursive: true })
     await writeFile(join(dir, 'b.txt'), 'bee')
@@ -137,8 +136,10 @@ describe('exec: output hashing', () => {
     await writeFile(join(dir, 'sub', 'c.bin'), Buffer.alloc(3000, 7))
     await writeFile(join(dir, 'empty'), '')
     await symlink('/etc/passwd', join(dir, 'leak'))
-    const entries = await listFileSet(dir)
-    assert.deepEqual(entries.map(e => e.path), ['a.txt', 'b.txt', 'empty', 'sub/c.bin'])
+    const files = await listRegularFiles(dir, { maxFiles: 4096, maxBytes: Number.MAX_SAFE_INTEGER })
+    assert.deepEqual(files, [{ path: 'a.txt', size: 1 }, { path: 'b.txt', size: 3 }, { path: 'empty', size: 0 }, { path: 'sub/c.bin', size: 3000 }])
+    const entries = []
+    for (const f of files) entries.push({ path: f.path, ...(await hashFile(join(dir, f.path))) })
     assert.deepEqual(entries[1]?.sha256, sha256('bee'))
     // the digest of protocols/README.md §4, computed by hand
     const parts: Buffer[] = []
@@ -150,6 +151,11 @@ describe('exec: output hashing', () => {
     assert.deepEqual(fileSetDigest(entries), sha256(Buffer.concat(parts)))
     assert.deepEqual(fileSetDigest([...entries].reverse()), fileSetDigest(entries), 'order-independent')
     assert.deepEqual(fileSetDigest([]), sha256(''))
+    // the provider's limits on what a job may return
+    await assert.rejects(listRegularFiles(dir, { maxFiles: 3, maxBytes: Number.MAX_SAFE_INTEGER }), OutputLimitError)
+    await assert.rejects(listRegularFiles(dir, { maxFiles: 4096, maxBytes: 3003 }), OutputLimitError)
+    assert.equal((await listRegularFiles(dir, { maxFiles: 4, maxBytes: 3004 })).length, 4)
+    assert.deepEqual(await listRegularFiles(join(dir, 'missing'), { maxFiles: 1, maxBytes: 1 }), [])
   })
 
   it('orders paths by UTF-8 bytes', () => {
@@ -246,9 +252,11 @@ describe('exec: telemetry', () => {
   })
 
   it('samples the fake nvidia-smi for the slot\'s GPU', async () => {
-    const sampler = new TelemetrySampler({ gpuIndex: 1, simulated: false, intervalMs: 50, read: async () => await readGpuTelemetry({ nvidiaSmi: FAKE_SMI }) })
+    let reads = 0
+    const sampler = new TelemetrySampler({ gpuIndex: 1, simulated: false, intervalMs: 50, read: async () => { reads++; return await readGpuTelemetry({ nvidiaSmi: FAKE_SMI }) } })
     sampler.start()
-    await new Promise(resolve => setTimeout(resolve, 300))
+    // reads run one after another: once the third began, the first two were sampled
+    await waitFor(() => reads >= 3, { timeoutMs: 10_000, intervalMs: 20, what: 'three telemetry reads' })
     const s = await sampler.stop()
     assert.ok(s.samples >= 2, `samples ${s.samples}`)
     assert.equal(s.maxTempC, 71)

@@ -1,0 +1,138 @@
+/**
+ * The renter follows a running job: Log frames into the attempt's log.txt, Progress frames
+ * as events, OutputChunk frames into outputs/ (hashed as they arrive, bounded in total), until
+ * the provider's Result and then its attestation.
+ */
+import { createHash, type Hash } from 'node:crypto'
+import { appendFile, mkdir, open } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { JobFrame, type FileEntry } from '../../protocols/job.js'
+import { checkRelativePath, sortEntries } from './digest.js'
+import { JobStreamError } from './errors.js'
+import { FileSink } from './file-sink.js'
+import { frameKind, type FrameChannel } from './job-stream.js'
+import type { JobEvent } from './renter.js'
+
+/** Log lines held before they are appended to log.txt. */
+const LOG_BATCH_LINES = 256
+
+/** The job's log lines, appended to the attempt's log.txt in batches. */
+export class AttemptLog {
+  private readonly lines: string[] = []
+
+  constructor (private readonly file: string) {}
+
+  async push (stream: 'stdout' | 'stderr', line: string): Promise<void> {
+    this.lines.push(`${stream === 'stderr' ? 'E ' : '  '}${line}\n`)
+    if (this.lines.length >= LOG_BATCH_LINES) await this.flush()
+  }
+
+  async flush (): Promise<void> {
+    if (this.lines.length > 0) await appendFile(this.file, this.lines.splice(0).join(''))
+  }
+}
+
+/** The outputs as they arrive: one file open at a time, each path once, at most `maxBytes` in all. */
+export class OutputFiles {
+  /** complete files, in arrival order */
+  readonly received: FileEntry[] = []
+  /** bytes received so far */
+  total = 0
+  private current?: { path: string, handle: FileSink, hash: Hash, size: bigint }
+
+  constructor (private readonly dir: string, private readonly maxBytes: number) {}
+
+  async write (chunk: JobFrame.OutputChunk): Promise<void> {
+    this.total += chunk.data.byteLength
+    if (this.total > this.maxBytes) throw new JobStreamError('OUTPUT_TOO_LARGE', `outputs exceed ${this.maxBytes} bytes`)
+    if (this.current?.path !== chunk.path) this.current = await this.next(chunk)
+    const current = this.current
+    if (chunk.offset !== current.size) throw new JobStreamError('PROTOCOL', `output ${chunk.path} chunk at ${chunk.offset}, expected ${current.size}`)
+    await current.handle.write(chunk.data)
+    current.hash.update(chunk.data)
+    current.size += BigInt(chunk.data.byteLength)
+  }
+
+  /** Completes the file being written, if any. */
+  async finish (): Promise<void> {
+    const current = this.current
+    if (current == null) return
+    await current.handle.close()
+    this.received.push({ path: current.path, size: current.size, sha256: new Uint8Array(current.hash.digest()) })
+    this.current = undefined
+  }
+
+  /** Closes the file being written after a failure (it does not count as received). */
+  async abandon (): Promise<void> {
+    await this.current?.handle.close().catch(() => {})
+  }
+
+  /** What was received, sorted for the digest. */
+  entries (): FileEntry[] {
+    return sortEntries(this.received)
+  }
+
+  private async next (chunk: JobFrame.OutputChunk): Promise<NonNullable<OutputFiles['current']>> {
+    await this.finish()
+    try { checkRelativePath(chunk.path) } catch (err: any) { throw new JobStreamError('PROTOCOL', err.message) }
+    if (this.received.some(f => f.path === chunk.path || f.path.startsWith(chunk.path + '/') || chunk.path.startsWith(f.path + '/'))) throw new JobStreamError('PROTOCOL', `output ${chunk.path} sent twice`)
+    if (chunk.offset !== 0n) throw new JobStreamError('PROTOCOL', `output ${chunk.path} does not start at offset 0`)
+    const path = join(this.dir, chunk.path)
+    await mkdir(dirname(path), { recursive: true })
+    return { path: chunk.path, handle: new FileSink(await open(path, 'wx')), hash: createHash('sha256'), size: 0n }
+  }
+}
+
+export interface FollowOptions {
+  outputs: OutputFiles
+  log: AttemptLog
+  attempt: number
+  emit: (event: JobEvent) => void
+  /** called at the first log line */
+  onFirstLog: () => void
+}
+
+/** What the provider said at the end: its Result and its attestation envelope (not yet verified). */
+export interface RunReport {
+  result: JobFrame.Result
+  attestation: Uint8Array
+}
+
+/** Reads frames until the attestation; the log is flushed and an unfinished output closed whatever happens. */
+export async function followRun (ch: FrameChannel, opts: FollowOptions): Promise<RunReport> {
+  const { outputs, log, attempt, emit } = opts
+  let result: JobFrame.Result | undefined
+  let logged = false
+  try {
+    while (true) {
+      const frame = await ch.next()
+      if (frame == null) throw new JobStreamError('CANCELLED', 'provider closed the stream before its attestation')
+      const kind = frameKind(frame)
+      if (kind === 'log') {
+        const line = frame.log as JobFrame.Log
+        const stream = line.stream === JobFrame.Log.Stream.STDERR ? 'stderr' : 'stdout'
+        if (!logged) { logged = true; opts.onFirstLog() }
+        await log.push(stream, line.line)
+        emit({ type: 'log', attempt, stream, line: line.line })
+      } else if (kind === 'progress') {
+        emit({ type: 'progress', attempt, elapsedMs: Number(frame.progress?.elapsedMs ?? 0n) })
+      } else if (kind === 'outputChunk') {
+        if (result != null) throw new JobStreamError('PROTOCOL', 'output chunk after Result')
+        const chunk = frame.outputChunk as JobFrame.OutputChunk
+        await outputs.write(chunk)
+        emit({ type: 'receiving', attempt, path: chunk.path, receivedBytes: outputs.total })
+      } else if (kind === 'result') {
+        await outputs.finish()
+        result = frame.result as JobFrame.Result
+      } else if (kind === 'attestation') {
+        if (result == null) throw new JobStreamError('PROTOCOL', 'attestation before Result')
+        return { result, attestation: frame.attestation as Uint8Array }
+      } else {
+        throw new JobStreamError('PROTOCOL', `unexpected ${kind} frame while the job runs`)
+      }
+    }
+  } finally {
+    await outputs.abandon()
+    await log.flush().catch(() => {})
+  }
+}

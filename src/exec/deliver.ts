@@ -1,0 +1,96 @@
+/**
+ * The provider's end of a run: stream the job's outputs back (hashing as it reads), sign the
+ * attestation of what ran, and take the renter's receipt for it.
+ */
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { join } from 'node:path'
+import { JobStatus, type Attestation, type FileEntry, type Receipt } from '../../protocols/job.js'
+import { fileSetDigest, listRegularFiles } from './digest.js'
+import { JobStreamError } from './errors.js'
+import { CHUNK_BYTES, frameKind, withDeadline, type FrameChannel } from './job-stream.js'
+import { openReceipt, signAttestation } from './records.js'
+import type { VerifiedAward } from './award-check.js'
+import type { RunOutcome, RunStatus } from './runners/index.js'
+import type { RenterAnswer } from './slot-run.js'
+import type { TelemetrySummary } from './telemetry.js'
+import type { Signed } from '../identity/index.js'
+import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
+
+const STATUS_TO_WIRE: Record<RunStatus, JobStatus> = {
+  completed: JobStatus.COMPLETED,
+  failed: JobStatus.FAILED,
+  timeout: JobStatus.TIMEOUT,
+  preempted: JobStatus.PREEMPTED
+}
+
+export function statusToWire (status: RunStatus): JobStatus {
+  return STATUS_TO_WIRE[status]
+}
+
+/**
+ * Streams every regular file under the output dir as OutputChunk frames, hashing as it
+ * reads; returns the manifest. OutputLimitError (before anything is sent) past the limits.
+ */
+export async function sendOutputs (ch: FrameChannel, dir: string, limits: { maxFiles: number, maxBytes: number }): Promise<FileEntry[]> {
+  const files = await listRegularFiles(dir, limits)
+  const entries: FileEntry[] = []
+  for (const file of files) {
+    const hash = createHash('sha256')
+    let offset = 0n
+    for await (const piece of createReadStream(join(dir, file.path), { highWaterMark: CHUNK_BYTES })) {
+      const data = piece as Buffer
+      hash.update(data)
+      await ch.send({ outputChunk: { path: file.path, offset, data } })
+      offset += BigInt(data.byteLength)
+    }
+    entries.push({ path: file.path, size: offset, sha256: new Uint8Array(hash.digest()) })
+  }
+  return entries
+}
+
+export interface RunFacts {
+  inputs: FileEntry[]
+  outputs: FileEntry[]
+  outcome: RunOutcome
+  /** the run's status as attested (failed when its outputs could not be returned) */
+  status: RunStatus
+  gpu: { uuid: string, driverVersion?: string, modelKey: string }
+  telemetry: TelemetrySummary
+  preemptible: boolean
+}
+
+/** The provider's signed account of the run, for the renter and the provider's ledger. */
+export function attestRun (key: Ed25519PrivateKey, me: PeerId, v: VerifiedAward, run: RunFacts): Signed<Attestation> {
+  return signAttestation(key, me, {
+    jobId: v.award.jobId,
+    renter: v.renter,
+    inputDigest: fileSetDigest(run.inputs),
+    outputDigest: fileSetDigest(run.outputs),
+    startedAt: run.outcome.startedAt,
+    endedAt: run.outcome.endedAt,
+    status: statusToWire(run.status),
+    exitCode: run.outcome.exitCode,
+    gpu: { uuid: run.gpu.uuid, driverVersion: run.gpu.driverVersion, model: run.gpu.modelKey },
+    telemetry: run.telemetry,
+    awardHash: v.awardHash,
+    preemptible: run.preemptible
+  })
+}
+
+/**
+ * The renter's receipt for `attestation`: its answer was read since the job started, and the
+ * wait is bounded by `idleMs` from now. Undefined when the renter closed the stream without
+ * one; JobStreamError when it sent something else or a receipt that does not verify.
+ */
+export async function awaitReceipt (renterNext: Promise<RenterAnswer>, idleMs: number, expect: { renter: PeerId, provider: PeerId, jobId: Uint8Array, attestation: Signed<Attestation> }): Promise<Signed<Receipt> | undefined> {
+  const answer = await withDeadline(renterNext, idleMs, () => new JobStreamError('IDLE_TIMEOUT', `no receipt within ${idleMs} ms`))
+  if ('err' in answer) throw answer.err
+  if (answer.frame == null) return undefined
+  if (frameKind(answer.frame) !== 'receipt') throw new JobStreamError('PROTOCOL', 'expected the receipt')
+  try {
+    return openReceipt(answer.frame.receipt as Uint8Array, { renter: expect.renter, provider: expect.provider, jobId: expect.jobId, attestationHash: expect.attestation.hash })
+  } catch (err: any) {
+    throw new JobStreamError('BAD_SIGNATURE', err.message, { cause: err })
+  }
+}

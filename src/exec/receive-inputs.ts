@@ -1,0 +1,94 @@
+/**
+ * The provider receives a job's inputs: InputChunk frames until InputEnd, each manifest file
+ * written in manifest order into the job's inputs/ and checked against its size and sha256.
+ */
+import { createHash, type Hash } from 'node:crypto'
+import { mkdir, open } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { equals } from 'uint8arrays/equals'
+import { JobFrame, type FileEntry } from '../../protocols/job.js'
+import { Rejection } from './admission.js'
+import { MAX_PATH_CHARS } from './digest.js'
+import { JobStreamError } from './errors.js'
+import { FileSink } from './file-sink.js'
+import { frameKind, type FrameChannel } from './job-stream.js'
+
+/** Reads the inputs into `dir`; resolves with the manifest once every file arrived whole. */
+export async function receiveInputs (ch: FrameChannel, manifest: FileEntry[], dir: string, maxInputBytes: number): Promise<FileEntry[]> {
+  const files = new InputFiles(manifest, dir)
+  let total = 0
+  try {
+    while (true) {
+      const frame = await ch.next()
+      if (frame == null) throw new JobStreamError('CANCELLED', 'renter closed the stream while sending inputs')
+      const kind = frameKind(frame)
+      if (kind === 'inputEnd') break
+      if (kind !== 'inputChunk') throw new JobStreamError('PROTOCOL', `unexpected ${kind} frame while receiving inputs`)
+      const chunk = frame.inputChunk as JobFrame.InputChunk
+      total += chunk.data.byteLength
+      if (total > maxInputBytes) throw new JobStreamError('INPUT_TOO_LARGE', `inputs exceed ${maxInputBytes} bytes`)
+      await files.write(chunk)
+    }
+    await files.finishAll()
+    return manifest
+  } finally {
+    await files.abandon()
+  }
+}
+
+/** The manifest's files as they are written, one open at a time, in manifest order. */
+class InputFiles {
+  private index = 0
+  private offset = 0n
+  private handle?: FileSink
+  private hash: Hash = createHash('sha256')
+
+  constructor (private readonly manifest: FileEntry[], private readonly dir: string) {}
+
+  async write (chunk: JobFrame.InputChunk): Promise<void> {
+    // an empty file has no chunks: move past complete files to the one this chunk is for
+    while (this.index < this.manifest.length && this.entry().path !== chunk.path && this.offset === this.entry().size) await this.finishFile()
+    const entry = this.manifest[this.index]
+    if (entry == null || entry.path !== chunk.path) throw new JobStreamError('PROTOCOL', `input chunk for ${chunk.path.slice(0, MAX_PATH_CHARS)} out of manifest order`)
+    if (chunk.offset !== this.offset) throw new JobStreamError('PROTOCOL', `input chunk for ${entry.path} at offset ${chunk.offset}, expected ${this.offset}`)
+    if (this.offset + BigInt(chunk.data.byteLength) > entry.size) throw new Rejection(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} is longer than its manifest size`)
+    this.handle ??= await this.openFile(entry)
+    await this.handle.write(chunk.data)
+    this.hash.update(chunk.data)
+    this.offset += BigInt(chunk.data.byteLength)
+  }
+
+  /** At InputEnd: the rest of the manifest (empty files) is written and every file checked. */
+  async finishAll (): Promise<void> {
+    while (this.index < this.manifest.length) await this.finishFile()
+  }
+
+  /** Closes an open file (after a failure; its error no longer matters). */
+  async abandon (): Promise<void> {
+    await this.handle?.close().catch(() => {})
+  }
+
+  private entry (): FileEntry {
+    return this.manifest[this.index] as FileEntry
+  }
+
+  /** Closes the current file (creating it when it had no chunks) and checks its size and sha256. */
+  private async finishFile (): Promise<void> {
+    const entry = this.entry()
+    this.handle ??= await this.openFile(entry)
+    await this.handle.close()
+    this.handle = undefined
+    if (this.offset !== entry.size || !equals(new Uint8Array(this.hash.digest()), entry.sha256)) {
+      throw new Rejection(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} does not match its size or sha256`)
+    }
+    this.index++
+    this.offset = 0n
+    this.hash = createHash('sha256')
+  }
+
+  private async openFile (entry: FileEntry): Promise<FileSink> {
+    const path = join(this.dir, entry.path)
+    await mkdir(dirname(path), { recursive: true })
+    return new FileSink(await open(path, 'wx', 0o644))
+  }
+}

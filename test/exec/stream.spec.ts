@@ -1,0 +1,170 @@
+import { strict as assert } from 'node:assert'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { PROTOCOL } from '../../protocols/ids.js'
+import { JobStatus, Receipt } from '../../protocols/job.js'
+import { toHex } from '../../src/common/index.js'
+import { JobStreamError } from '../../src/exec/errors.js'
+import { FrameChannel } from '../../src/exec/job-stream.js'
+import { runAttempt, type JobPayload } from '../../src/exec/renter.js'
+import { sha256 } from '../../src/identity/index.js'
+import { fileSetDigest } from '../../src/exec/digest.js'
+import { tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { attestationsInLedger, copyJob, execOf, makeAward, misbehavingProvider, startJobNetwork } from './fixtures.js'
+import type { Ed25519PrivateKey } from '@libp2p/interface'
+
+describe('exec: job stream between in-process nodes', function () {
+  this.timeout(120_000)
+  let net: InProcessNetwork
+  let tmp: { path: string, cleanup: () => Promise<void> }
+  let payload: JobPayload
+
+  before(async () => {
+    tmp = await tempDir('idlegrid-exec-stream-')
+    net = await startJobNetwork(tmp.path)
+    payload = await copyJob(tmp.path)
+  })
+
+  after(async () => {
+    await net?.stop()
+    await tmp?.cleanup()
+  })
+
+  const renter = (i = 0): InProcessNetwork['renters'][number] => net.renters[i] as InProcessNetwork['renters'][number]
+  const attemptOpts = (dir: string, i = 0): Parameters<typeof runAttempt>[2] => ({ libp2p: renter(i).libp2p, privateKey: renter(i).privateKey, peerId: renter(i).peerId, dir: join(tmp.path, dir), idleMs: 10_000 })
+
+  it('runs a job with real inputs; outputs, attestation and receipt verify', async () => {
+    const provider = net.providers[1]
+    assert.ok(provider != null)
+    const awarded = makeAward(renter(), provider.peerId)
+    const lines: string[] = []
+    const result = await runAttempt(awarded, payload, { ...attemptOpts('ok'), onEvent: e => { if (e.type === 'log') lines.push(e.line) } })
+    assert.equal(result.outcome, 'ok', result.detail)
+    assert.equal(result.verified, true)
+    assert.deepEqual(lines, ['done'])
+    assert.equal(await readFile(join(tmp.path, 'ok', 'outputs', 'upper.txt'), 'utf8'), 'HELLO IDLEGRID\n')
+    assert.equal(Buffer.compare(sha256(await readFile(join(tmp.path, 'ok', 'outputs', 'b.bin'))), sha256(Buffer.alloc(1_500_000, 42))), 0)
+    const a = result.attestation?.message
+    assert.equal(a?.status, JobStatus.COMPLETED)
+    assert.equal(a?.exitCode, 0)
+    assert.equal(a?.telemetry?.simulated, true)
+    assert.equal(Buffer.compare(a?.gpu?.uuidHash ?? new Uint8Array(), sha256('GPU-sim-h100-1')), 0)
+    assert.equal(Buffer.compare(a?.outputDigest ?? new Uint8Array(), result.receivedDigest), 0)
+    assert.equal(result.receipt?.message.outcome, Receipt.Outcome.OK)
+    // the provider recorded the same attestation in its ledger, and verified the renter's receipt for it
+    const jobId = toHex(a?.jobId as Uint8Array)
+    const recorded = await waitFor(async () => (await attestationsInLedger(provider, jobId))[0], { what: 'the attestation in the provider\'s ledger' })
+    assert.equal(recorded.outputDigest, toHex(result.receivedDigest))
+    assert.equal(recorded.status, JobStatus.COMPLETED)
+    await waitFor(() => execOf(provider).jobList().some(j => j.jobId === jobId && j.state === 'done' && j.receipt === 'OK'), { what: 'the receipt verified on the provider' })
+  })
+
+  it('refuses an award it did not accept, then runs it once accepted', async () => {
+    const provider = net.providers[0]
+    assert.ok(provider != null)
+    const awarded = makeAward(renter(), provider.peerId)
+    const refused = await runAttempt(awarded, payload, attemptOpts('not-accepted'))
+    assert.equal(refused.outcome, 'rejected')
+    assert.match(refused.detail ?? '', /NOT_AWARDED.*did not accept/)
+    execOf(net.providers[0] as InProcessNetwork['providers'][number]).noteAccepted(awarded.award)
+    const ok = await runAttempt(awarded, payload, attemptOpts('accepted'))
+    assert.equal(ok.outcome, 'ok', ok.detail)
+    // the same award attempt is not run twice
+    const again = await runAttempt(awarded, payload, attemptOpts('again'))
+    assert.equal(again.outcome, 'rejected')
+  })
+
+  it('refuses an award for another renter\'s job, and one naming another winner', async () => {
+    const provider = net.providers[1]
+    assert.ok(provider != null)
+    // renter 1 replays renter 0's award
+    const stolen = makeAward(renter(0), provider.peerId)
+    const r1 = await runAttempt(stolen, payload, attemptOpts('stolen', 1))
+    assert.equal(r1.outcome, 'rejected')
+    assert.match(r1.detail ?? '', /NOT_AWARDED/)
+    // an award signed by a key that is not the job request's renter
+    const key = await generateKeyPair('Ed25519') as Ed25519PrivateKey
+    const forged = makeAward(renter(0), provider.peerId)
+    const other = makeAward({ privateKey: key, peerId: peerIdFromPrivateKey(key) }, provider.peerId)
+    const r2 = await runAttempt({ award: other.award, jobRequest: forged.jobRequest }, payload, attemptOpts('mixed'))
+    assert.equal(r2.outcome, 'rejected')
+    assert.match(r2.detail ?? '', /BAD_AWARD/)
+    const elsewhere = makeAward(renter(0), (net.providers[0] as InProcessNetwork['providers'][number]).peerId)
+    const r3 = await runAttempt({ award: elsewhere.award, jobRequest: elsewhere.jobRequest }, payload, { ...attemptOpts('elsewhere'), libp2p: { dialProtocol: async (_p, proto, o) => await renter().libp2p.dialProtocol(provider.peerId, proto, o) } })
+    assert.equal(r3.outcome, 'rejected')
+    assert.match(r3.detail ?? '', /another provider/)
+  })
+
+  it('ends the stream with FRAME_TOO_LARGE on an oversized frame and keeps serving', async () => {
+    const provider = net.providers[1]
+    assert.ok(provider != null)
+    const stream = await renter().libp2p.dialProtocol(provider.peerId, PROTOCOL.job)
+    const ch = new FrameChannel(stream, { idleMs: 10_000 })
+    await ch.sendRaw(new Uint8Array(2 * 1024 * 1024))
+    await assert.rejects(ch.next(), (err: unknown) => err instanceof JobStreamError && err.code === 'FRAME_TOO_LARGE' && err.remote)
+    ch.abort()
+    const ok = await runAttempt(makeAward(renter(), provider.peerId), payload, attemptOpts('after-oversize'))
+    assert.equal(ok.outcome, 'ok', ok.detail)
+  })
+
+  it('kills a job at its time limit: attestation and receipt say timeout, partial outputs come back', async () => {
+    const provider = net.providers[1]
+    assert.ok(provider != null)
+    const job: JobPayload = { runtime: { command: ['/bin/sh', '-c', 'echo partial > outputs/p.txt; sleep 30'], timeoutMs: 1_000 }, inputs: [] }
+    const result = await runAttempt(makeAward(renter(), provider.peerId), job, attemptOpts('timeout'))
+    assert.equal(result.outcome, 'timeout', result.detail)
+    assert.equal(result.verified, true)
+    assert.equal(result.attestation?.message.status, JobStatus.TIMEOUT)
+    assert.equal(result.receipt?.message.outcome, Receipt.Outcome.TIMEOUT)
+    assert.equal(await readFile(join(tmp.path, 'timeout', 'outputs', 'p.txt'), 'utf8'), 'partial\n')
+  })
+
+  it('a provider with an oversized frame, a forged attestation, mismatched outputs or that vanishes: the attempt says which', async () => {
+    const bad = net.providers[2]
+    assert.ok(bad != null)
+    const forger = await generateKeyPair('Ed25519') as Ed25519PrivateKey
+    const expected = { 'oversized-frame': 'lost', 'forged-attestation': 'bad_attestation', 'bad-output': 'bad_output', 'vanish-after-accept': 'lost' } as const
+    for (const mode of ['oversized-frame', 'forged-attestation', 'bad-output', 'vanish-after-accept'] as const) {
+      await bad.libp2p.unhandle(PROTOCOL.job)
+      await misbehavingProvider(bad, mode, { privateKey: forger, peerId: peerIdFromPrivateKey(forger) })
+      const result = await runAttempt(makeAward(renter(), bad.peerId), payload, { ...attemptOpts(`bad-${mode}`), idleMs: 5_000 })
+      assert.equal(result.outcome, expected[mode], `${mode}: ${result.detail ?? ''}`)
+      assert.equal(result.verified, false, mode)
+      if (mode === 'oversized-frame') assert.match(result.detail ?? '', /FRAME_TOO_LARGE/)
+      if (mode === 'forged-attestation') {
+        assert.match(result.detail ?? '', /attestation does not verify/)
+        assert.equal(result.receipt, undefined)
+      }
+      if (mode === 'bad-output') {
+        // the renter signed a BAD_OUTPUT receipt with the digest it actually received
+        assert.equal(result.receipt?.message.outcome, Receipt.Outcome.BAD_OUTPUT)
+        assert.deepEqual(result.receipt?.message.receivedOutputDigest, fileSetDigest([{ path: 'out.txt', size: 12n, sha256: sha256('real output\n') }]))
+      }
+    }
+  })
+
+  it('gold preempts a running bronze job: the bronze attempt ends preempted with its checkpoint, attested preemptible', async () => {
+    const busy = net.providers[1]
+    assert.ok(busy != null)
+    const script = 'trap "echo step-1 > outputs/ckpt.txt; exit 0" TERM; echo working; while true; do sleep 0.1; done'
+    const lines: string[] = []
+    const bronze = runAttempt(makeAward(renter(), busy.peerId, { tier: 'bronze' }), { runtime: { command: ['/bin/sh', '-c', script], timeoutMs: 60_000 }, inputs: [] }, {
+      ...attemptOpts('bronze'),
+      onEvent: e => { if (e.type === 'log') lines.push(e.line) }
+    })
+    await waitFor(() => lines.includes('working'), { what: 'bronze job running' })
+    const gold = await runAttempt(makeAward(renter(1), busy.peerId, { tier: 'gold' }), { runtime: { command: ['/bin/sh', '-c', 'echo gold > outputs/g.txt'], timeoutMs: 20_000 }, inputs: [] }, attemptOpts('gold', 1))
+    assert.equal(gold.outcome, 'ok', gold.detail)
+    const preempted = await bronze
+    assert.equal(preempted.outcome, 'preempted', preempted.detail)
+    assert.equal(preempted.verified, true)
+    assert.equal((await readFile(join(preempted.dir, 'outputs', 'ckpt.txt'), 'utf8')).trim(), 'step-1')
+    assert.equal(preempted.attestation?.message.preemptible, true)
+    const jobId = toHex(preempted.attestation?.message.jobId as Uint8Array)
+    const recorded = await waitFor(async () => (await attestationsInLedger(busy, jobId))[0], { what: 'the preempted attestation in the provider\'s ledger' })
+    assert.equal(recorded.status, JobStatus.PREEMPTED)
+    assert.equal(recorded.preemptible, true)
+  })
+})

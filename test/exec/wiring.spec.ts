@@ -1,0 +1,50 @@
+import { strict as assert } from 'node:assert'
+import { join } from 'node:path'
+import { loadProviderSetup } from '../../src/capability/index.js'
+import { buildNode } from '../../src/cli/build-node.js'
+import { resolveConfig } from '../../src/config/index.js'
+import { EXEC_SERVICE } from '../../src/exec/provider.js'
+import { ProcessRunner } from '../../src/exec/runners/index.js'
+import { LEDGER_SERVICE } from '../../src/ledger/index.js'
+import { MARKET_PROVIDER_SERVICE } from '../../src/market/index.js'
+import { createNode } from '../../src/node/index.js'
+import { tempDir } from '../utils/index.js'
+import { execOf, execProviderServices } from './fixtures.js'
+
+describe('exec: typed wiring', function () {
+  this.timeout(60_000)
+  let tmp: { path: string, cleanup: () => Promise<void> }
+  before(async () => { tmp = await tempDir('idlegrid-exec-wiring-') })
+  after(async () => { await tmp.cleanup() })
+
+  const config = (name: string): ReturnType<typeof resolveConfig> => resolveConfig({ role: 'provider', flags: { dataDir: join(tmp.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], heartbeatSeconds: 60 } })
+  const init = (name: string): Parameters<typeof execProviderServices>[0] => ({
+    runner: new ProcessRunner(),
+    gpus: [{ index: 0, uuid: 'GPU-sim-h100-0', simulated: true, modelKey: 'h100-80gb' }],
+    workRoot: join(tmp.path, name, 'work')
+  })
+
+  it('a node with the job service but without the ledger or the market provider it depends on is not built', async () => {
+    for (const missing of [LEDGER_SERVICE, MARKET_PROVIDER_SERVICE]) {
+      const services = execProviderServices(init(`no-${missing}`), join(tmp.path, `no-${missing}`))
+      delete services[missing]
+      await assert.rejects(createNode(config(`no-${missing}`), { services }), (err: Error) => {
+        assert.equal(err.name, 'UnmetServiceDependenciesError', err.message)
+        return true
+      })
+    }
+  })
+
+  it('the composition root builds a provider whose job service has its ledger and market provider', async () => {
+    const cfg = config('provider')
+    const { profile } = await loadProviderSetup({ raw: cfg.provider, flags: { region: 'eu-west', 'price-floor': '1.00' }, simulateGpu: ['H100:80'] })
+    const node = await buildNode(cfg, { provider: { profile, runner: 'process' } })
+    try {
+      const services = node.libp2p.services as Record<string, unknown>
+      assert.ok(services[LEDGER_SERVICE] != null && services[MARKET_PROVIDER_SERVICE] != null && services[EXEC_SERVICE] != null)
+      assert.equal(execOf(node).capacity().total, 1)
+    } finally {
+      await node.stop()
+    }
+  })
+})
