@@ -6,9 +6,10 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { PROTOCOL } from '../protocols/ids.js'
 import { JobStatus, Receipt } from '../protocols/job.js'
 import {
-  FrameChannel, JobStreamError, ProcessRunner, jobExecService, runAttempt, runJob, openReceipt, fileSetDigest,
+  FrameChannel, JobStreamError, ProcessRunner, jobExecService, runAttempt, openReceipt, fileSetDigest,
   type AttestationEvent, type ExecServiceInit, type JobExecService, type JobPayload, type ReceiptEvent
 } from '../src/exec/index.js'
+import { runJob } from '../src/submit/index.js'
 import { sha256 } from '../src/identity/index.js'
 import { startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from './utils/index.js'
 import { listAwards, makeAward, misbehavingProvider } from './exec-fixtures.js'

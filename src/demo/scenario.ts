@@ -251,7 +251,7 @@ async function runJob (key: string, spec: JobSpec, renter: NodeProcess, outDir: 
     }
   }
   try {
-    const summary = await callControl(renter.dataDir, 'exec.submit', { spec, baseDir: outDir, maxAttempts: 3 }, { onEvent, timeoutMs: 5 * 60_000 }) as Record<string, any>
+    const summary = await callControl(renter.dataDir, 'submit.job', { spec, baseDir: outDir, maxAttempts: 3 }, { onEvent, timeoutMs: 5 * 60_000 }) as Record<string, any>
     report.status = summary.status
     report.provider = summary.provider
     report.providerName = label(summary.provider)

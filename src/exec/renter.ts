@@ -1,14 +1,12 @@
 /**
- * The renter side of /idlegrid/job/1.0.0, and the loop that never loses a job: ship the job
- * to the awarded provider, show progress, save and verify its outputs, sign the receipt; when
- * the provider rejects, vanishes, stalls, preempts or returns outputs that do not match its
- * attestation, get a new award elsewhere (excluding it) and try again, a bounded number of
- * times, passing a preempted attempt's outputs along as a checkpoint.
+ * The renter side of /idlegrid/job/1.0.0, one attempt: ship the job to the awarded provider,
+ * show progress, save and verify its outputs, sign the receipt. (The loop over attempts, with
+ * failover and checkpoints, is the submit room's runJob.)
  */
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { mkdir, open, rename, rm, writeFile, appendFile } from 'node:fs/promises'
-import { dirname, join, resolve } from 'node:path'
+import { mkdir, open, writeFile, appendFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { peerIdFromMultihash } from '@libp2p/peer-id'
 import * as Digest from 'multiformats/hashes/digest'
 import { PROTOCOL } from '../../protocols/ids.js'
@@ -31,7 +29,6 @@ export const RENTER_DEFAULTS = {
   /** longest silence while the job runs; the provider sends Progress every few seconds */
   idleMs: 30_000,
   maxOutputBytes: 4 * 1024 * MiB,
-  maxAttempts: 3,
   /** log lines kept in memory per attempt for the summary (the file has them all) */
   tailLines: 20
 } as const
@@ -309,124 +306,4 @@ const OUTCOME_NAME: Record<Receipt.Outcome, AttemptOutcome> = {
   [Receipt.Outcome.BAD_OUTPUT]: 'bad_output',
   [Receipt.Outcome.TIMEOUT]: 'timeout',
   [Receipt.Outcome.PREEMPTED]: 'preempted'
-}
-
-/** Outcomes that end the job: the job itself decided (it ran to the end, failed, or hit its limit). */
-const FINAL: ReadonlySet<AttemptOutcome> = new Set(['ok', 'failed', 'timeout'])
-
-/** Where the renter gets its next award: the market's auction, excluding providers that let this job down. */
-export interface AwardSource {
-  /** an award accepted by its winner, or a thrown error when none can be had */
-  next(opts: { exclude: readonly string[], attempt: number, signal?: AbortSignal }): Promise<AwardedJob>
-}
-
-export interface RunJobOptions extends Omit<AttemptOptions, 'dir' | 'attempt'> {
-  awards: AwardSource
-  payload: JobPayload
-  /** hex job id: the output dir's name */
-  jobId: string
-  /** default ./idlegrid-out */
-  baseDir?: string
-  maxAttempts?: number
-  /** every receipt this renter signs (one per attempt that got as far), e.g. for the ledger */
-  onReceipt?: (receipt: SignedRecord<Receipt>) => void
-}
-
-export interface JobSummary {
-  jobId: string
-  /** the provider of the last attempt ('' when no award was had) */
-  provider: string
-  /** the last attempt's outcome, or 'no_award' */
-  status: AttemptOutcome | 'no_award'
-  outputDir: string
-  attempts: number
-  attestation?: { status: string, outputDigest: string, verified: boolean, envelope: Uint8Array }
-  receipt?: { outcome: string, envelope: Uint8Array }
-  history: Array<{ attempt: number, provider: string, outcome: AttemptOutcome, detail?: string, dir: string }>
-  detail?: string
-  /** ms from the first award to the first log line of the last attempt */
-  firstLogMs?: number
-}
-
-/**
- * Runs the job until one attempt ends on the job's own terms (ok, failed, timeout), or
- * `maxAttempts` are used. The final outputs, attestation and receipt are in
- * `<baseDir>/<jobId>/`; every attempt keeps its own directory under attempts/.
- */
-export async function runJob (opts: RunJobOptions): Promise<JobSummary> {
-  const jobDir = resolve(opts.baseDir ?? 'idlegrid-out', opts.jobId)
-  await mkdir(jobDir, { recursive: true })
-  const maxAttempts = Math.max(1, opts.maxAttempts ?? RENTER_DEFAULTS.maxAttempts)
-  const exclude: string[] = []
-  const history: JobSummary['history'] = []
-  let payload = opts.payload
-  let last: AttemptResult | undefined
-  let noAward: string | undefined
-  const firstAwardAt = Date.now()
-  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    let awarded: AwardedJob
-    try {
-      awarded = await opts.awards.next({ exclude, attempt, signal: opts.signal })
-    } catch (err: any) {
-      noAward = String(err?.message ?? err)
-      break
-    }
-    const dir = join(jobDir, 'attempts', String(attempt))
-    await rm(dir, { recursive: true, force: true })
-    last = await runAttempt(awarded, payload, { ...opts, dir, attempt })
-    if (last.receipt != null) opts.onReceipt?.(last.receipt)
-    history.push({ attempt, provider: last.provider, outcome: last.outcome, detail: last.detail, dir })
-    if (FINAL.has(last.outcome) || opts.signal?.aborted === true) break
-    exclude.push(last.provider)
-    if (last.outcome === 'preempted' && last.verified && last.outputs.length > 0) payload = withCheckpoint(opts.payload, last)
-  }
-  const summary: JobSummary = {
-    jobId: opts.jobId,
-    provider: last?.provider ?? '',
-    status: last?.outcome ?? 'no_award',
-    outputDir: jobDir,
-    attempts: history.length,
-    history,
-    detail: last == null ? noAward : (FINAL.has(last.outcome) ? last.detail : `${last.detail ?? last.outcome}${noAward != null ? `; no further award: ${noAward}` : ''}`)
-  }
-  if (last != null) {
-    // the last attempt's outputs become the job's; earlier ones stay under attempts/
-    await rm(join(jobDir, 'outputs'), { recursive: true, force: true })
-    await rename(join(last.dir, 'outputs'), join(jobDir, 'outputs')).catch(async () => { await mkdir(join(jobDir, 'outputs'), { recursive: true }) })
-    if (last.attestation != null) {
-      summary.attestation = { status: JobStatus[last.attestation.value.status] ?? String(last.attestation.value.status), outputDigest: toHex(last.attestation.value.outputDigest), verified: last.verified, envelope: last.attestation.envelope }
-      await writeFile(join(jobDir, 'attestation.bin'), last.attestation.envelope)
-    }
-    if (last.receipt != null) {
-      summary.receipt = { outcome: Receipt.Outcome[last.receipt.value.outcome] ?? String(last.receipt.value.outcome), envelope: last.receipt.envelope }
-      await writeFile(join(jobDir, 'receipt.bin'), last.receipt.envelope)
-    }
-    if (last.firstLogAt != null) summary.firstLogMs = last.firstLogAt - firstAwardAt
-  }
-  await writeFile(join(jobDir, 'summary.json'), JSON.stringify(summaryJson(summary), null, 2) + '\n')
-  return summary
-}
-
-/** The summary as plain JSON (what `submit --json` prints). */
-export function summaryJson (s: JobSummary): Record<string, unknown> {
-  return {
-    jobId: s.jobId,
-    provider: s.provider,
-    status: s.status,
-    outputDir: s.outputDir,
-    attempts: s.attempts,
-    attestation: s.attestation == null ? null : { status: s.attestation.status, outputDigest: s.attestation.outputDigest, verified: s.attestation.verified },
-    receipt: s.receipt == null ? null : { outcome: s.receipt.outcome },
-    history: s.history,
-    ...(s.detail != null ? { detail: s.detail } : {}),
-    ...(s.firstLogMs != null ? { firstLogMs: s.firstLogMs } : {})
-  }
-}
-
-/** The next attempt gets the preempted attempt's outputs as inputs under checkpoint/. */
-function withCheckpoint (payload: JobPayload, preempted: AttemptResult): JobPayload {
-  const original = payload.inputs.filter(i => !i.path.startsWith('checkpoint/'))
-  const checkpoint = preempted.outputs.map(o => ({ path: `checkpoint/${o.path}`, file: join(preempted.dir, 'outputs', o.path) }))
-  if (original.length + checkpoint.length > 4096) return payload
-  return { ...payload, inputs: [...original, ...checkpoint] }
 }

@@ -23,6 +23,8 @@ import { MAX_HEADS, MAX_RANGE_BYTES, MAX_RANGE_ENTRIES, serveSyncStream, syncReq
 import type { Role } from '../config/index.js'
 import type { OpenedEnvelope } from '../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
+import { serviceCapabilities } from '@libp2p/interface'
+import { LEDGER_CAPABILITY } from './extensions.js'
 import type { ComponentLogger, Ed25519PrivateKey, Libp2pEvents, Logger, PeerId, PrivateKey, PubSub, Startable, TypedEventTarget } from '@libp2p/interface'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 
@@ -143,6 +145,7 @@ const MAX_FORK_CHECKS = 1024
 const CONNECT_SYNC_DELAY_MS = 300
 
 class LedgerNode implements LedgerService, Startable {
+  readonly [serviceCapabilities]: string[] = [LEDGER_CAPABILITY]
   private readonly components: LedgerComponents
   private readonly init: LedgerServiceInit
   private readonly log: Logger

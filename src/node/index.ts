@@ -1,5 +1,5 @@
 export { createNode } from './create-node.js'
-export type { IdlegridNode, CoreServices, NodeExtensions } from './create-node.js'
+export type { IdlegridNode, CoreServices, NodeExtensions, ServiceFactory } from './create-node.js'
 export { nodeStatus, nodeIdentity } from './status.js'
 export type { NodeStatus, NodeIdentity } from './status.js'
 export { DataDirInUseError } from './lock.js'
