@@ -1,6 +1,6 @@
 import { capabilityExtensions, type ProviderProfile } from '../capability/index.js'
 import { execExtensions, type RunnerKind } from '../exec/index.js'
-import { connectLedger, ledgerExtensions, LEDGER_SERVICE, type LedgerBuildOptions, type LedgerService } from '../ledger/index.js'
+import { connectLedger, ledgerExtensions, type LEDGER_SERVICE, type LedgerBuildOptions, type LedgerService } from '../ledger/index.js'
 import { marketExtensions } from '../market/index.js'
 import { createNode, type CoreServices, type IdlegridNode, type NodeExtensions } from '../node/index.js'
 import { submitServices } from '../submit/index.js'

@@ -1,4 +1,5 @@
 import { multiaddr } from '@multiformats/multiaddr'
+import { sleep, TimeoutError, waitUntil } from '../common/index.js'
 import { callControl, ControlError, ControlUnavailableError } from '../control/index.js'
 import { readConfigFile, resolveConfig, asEnum, ROLES, type NodeConfig } from '../config/index.js'
 import { LEDGER_SERVICE } from '../ledger/index.js'
@@ -66,11 +67,13 @@ async function oneShotConfig (values: ParsedValues): Promise<NodeConfig> {
 async function settle (node: IdlegridNode, maxMs: number): Promise<void> {
   const deadline = Date.now() + maxMs
   const wanted = node.config.bootstrap.map(a => multiaddr(a).getPeerId()).filter((p): p is string => p != null)
-  while (Date.now() < deadline) {
+  await waitUntil(() => {
     const connected = new Set(node.libp2p.getConnections().map(c => c.remotePeer.toString()))
-    if (wanted.every(p => connected.has(p)) && (wanted.length === 0 || node.libp2p.services.pubsub.getPeers().length > 0)) break
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
+    return wanted.every(p => connected.has(p)) && (wanted.length === 0 || node.libp2p.services.pubsub.getPeers().length > 0)
+  }, { timeoutMs: maxMs, what: 'the bootstrap peers' }).catch((err: unknown) => {
+    // a peer that cannot reach its bootstrap peers still answers (what it can, alone)
+    if (!(err instanceof TimeoutError)) throw err
+  })
   // one gossipsub heartbeat for subscriptions and a first DHT refresh
-  await new Promise(resolve => setTimeout(resolve, Math.min(1_000, Math.max(0, deadline - Date.now()))))
+  await sleep(Math.min(1_000, Math.max(0, deadline - Date.now())))
 }

@@ -2,9 +2,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { waitUntil } from '../common/index.js'
 import { callControl } from '../control/index.js'
 import { loadJobSpec, type JobSpec } from '../market/index.js'
-import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from '../cli/local-network.js'
+import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from './local-network.js'
 import { demoFleet, providerArgs, type DemoProvider } from './fleet.js'
 import type { Output } from '../cli/output.js'
 
@@ -160,15 +161,14 @@ export async function runDemo (opts: DemoOptions, out: Output): Promise<DemoSumm
 }
 
 async function waitForDiscovery (renter: NodeProcess, providers: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
   let found = 0
-  while (Date.now() < deadline) {
+  await waitUntil(async () => {
     const result = await callControl(renter.dataDir, 'capability.discover', { filters: {}, timeoutMs: 5_000 }, { timeoutMs: 10_000 }) as { providers: unknown[] }
     found = result.providers.length
-    if (found >= providers) return
-    await new Promise(resolve => setTimeout(resolve, 500))
-  }
-  throw new Error(`discovery found ${found} of ${providers} providers in ${timeoutMs} ms`)
+    return found >= providers
+  }, { timeoutMs, intervalMs: 500, what: 'discovery of every provider' }).catch((err: unknown) => {
+    throw new Error(`discovery found ${found} of ${providers} providers in ${timeoutMs} ms`, { cause: err })
+  })
 }
 
 async function playScenario (jobs: ScenarioJob[], renter: NodeProcess, baseDir: string, names: Map<string, DemoProvider>, label: (id: string) => string, out: Output): Promise<JobReport[]> {

@@ -3,8 +3,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
-import { BIN_PATH } from '../src/cli/local-network.js'
-import { tempDir } from './utils/index.js'
+import { BIN_PATH, tempDir } from '../utils/index.js'
 
 /**
  * The README cannot rot: every command line in its ```sh blocks is run here, with only
