@@ -7,10 +7,14 @@ import { callControl } from '../control/index.js'
 import { loadJobSpec, type JobSpec } from '../market/index.js'
 import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from './local-network.js'
 import { demoFleet, providerArgs, type DemoProvider } from './fleet.js'
-import type { Output } from '../cli/output.js'
 
 /** The job files the scenario plays, in examples/demo/. */
-export const DEMO_JOB_DIR = fileURLToPath(new URL('../../../examples/demo/', import.meta.url))
+const DEMO_JOB_DIR = fileURLToPath(new URL('../../../examples/demo/', import.meta.url))
+
+/** Where the demo tells its story (the CLI passes its output; only human lines are written). */
+export interface DemoOutput {
+  info(text: string): void
+}
 
 export interface DemoOptions {
   providers: number
@@ -95,7 +99,7 @@ function scenarioJobs (count: number): ScenarioJob[] {
  * (the bronze job resumes elsewhere from its checkpoint), a silver job, an EU-residency
  * job and a job nobody can serve. Prints each auction and attestation and a closing summary.
  */
-export async function runDemo (opts: DemoOptions, out: Output): Promise<DemoSummary> {
+export async function runDemo (opts: DemoOptions, out: DemoOutput): Promise<DemoSummary> {
   const started = Date.now()
   const fleet = demoFleet(opts.providers)
   const baseDir = await mkdtemp(join(tmpdir(), 'idlegrid-demo-'))
@@ -171,7 +175,7 @@ async function waitForDiscovery (renter: NodeProcess, providers: number, timeout
   })
 }
 
-async function playScenario (jobs: ScenarioJob[], renter: NodeProcess, baseDir: string, names: Map<string, DemoProvider>, label: (id: string) => string, out: Output): Promise<JobReport[]> {
+async function playScenario (jobs: ScenarioJob[], renter: NodeProcess, baseDir: string, names: Map<string, DemoProvider>, label: (id: string) => string, out: DemoOutput): Promise<JobReport[]> {
   const specs = await Promise.all(jobs.map(async j => ({ ...j, spec: await loadJobSpec(join(DEMO_JOB_DIR, j.file), {}) })))
   const outDir = join(baseDir, 'renter-out')
   const [first, ...rest] = specs
@@ -200,7 +204,7 @@ function usd (n: number | undefined): string {
 }
 
 /** Submits a job to the renter node and follows its events until the summary arrives. */
-async function runJob (key: string, spec: JobSpec, renter: NodeProcess, outDir: string, names: Map<string, DemoProvider>, label: (id: string) => string, out: Output, onRunning?: () => void): Promise<JobReport> {
+async function runJob (key: string, spec: JobSpec, renter: NodeProcess, outDir: string, names: Map<string, DemoProvider>, label: (id: string) => string, out: DemoOutput, onRunning?: () => void): Promise<JobReport> {
   const tag = `[${spec.name}]`
   const report: JobReport = { key, name: spec.name, tier: spec.tier, maxPriceUsd: spec.constraints.maxPriceUsd, status: 'unknown', attempts: [], preempted: false }
   const attempt = (n: number): AttemptReport => {
@@ -277,7 +281,7 @@ async function runJob (key: string, spec: JobSpec, renter: NodeProcess, outDir: 
 }
 
 /** A job nobody can serve: the auction alone, asking the providers why they did not bid. */
-async function runAuctionOnly (key: string, spec: JobSpec, renter: NodeProcess, label: (id: string) => string, out: Output): Promise<JobReport> {
+async function runAuctionOnly (key: string, spec: JobSpec, renter: NodeProcess, label: (id: string) => string, out: DemoOutput): Promise<JobReport> {
   const tag = `[${spec.name}]`
   out.info(`${tag} ${spec.tier} job nobody can serve: ${spec.constraints.gpuModels.join('/')} with >=${spec.constraints.minVramGb} GB for at most ${usd(spec.constraints.maxPriceUsd)}/GPU-h`)
   const report: JobReport = { key, name: spec.name, tier: spec.tier, maxPriceUsd: spec.constraints.maxPriceUsd, status: 'unknown', attempts: [], preempted: false }
@@ -366,7 +370,7 @@ function summarize (s: { started: number, network: LocalNetwork, fleet: DemoProv
   }
 }
 
-function printSummary (s: DemoSummary, out: Output): void {
+function printSummary (s: DemoSummary, out: DemoOutput): void {
   const done = s.jobs.filter(j => j.status === 'ok')
   out.info('\n== summary ==')
   out.info(`jobs done: ${done.length} of ${s.jobs.length} (${s.jobs.filter(j => j.status === 'no_bids').length} nobody could serve)`)
