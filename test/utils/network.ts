@@ -5,7 +5,7 @@
  * checked with the same mesh wait (inspectMesh / waitForMesh through a MeshNode).
  */
 import { join } from 'node:path'
-import { resolveConfig, type Role } from '../../src/config/config.js'
+import { resolveConfig, type NodeConfig, type Role } from '../../src/config/config.js'
 import { nodeStatus } from '../../src/node/status.js'
 import { createNode, type IdlegridNode, type NodeExtensions } from '../../src/node/create-node.js'
 import type { MeshNode, NetworkNodes, NetworkShape } from '../../src/demo/local-network.js'
@@ -21,7 +21,7 @@ export interface InProcessNetwork extends NetworkNodes<IdlegridNode> {
 
 export interface InProcessOptions extends NetworkShape {
   /** services and DHT rules per node (the same the CLI's composition root would add) */
-  extensions?: (role: Role, index: number) => NodeExtensions
+  extensions?: (role: Role, index: number, config: NodeConfig) => NodeExtensions
   /** raw provider config section per provider index */
   providerConfig?: (index: number) => Record<string, unknown>
   /** start providers and renters this many at a time (default all at once) */
@@ -43,7 +43,7 @@ export async function startInProcessNetwork (opts: InProcessOptions): Promise<In
       file: role === 'provider' && opts.providerConfig != null ? { provider: opts.providerConfig(index) } : undefined,
       flags: { dataDir: join(dir.path, `${role}-${index}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: opts.heartbeatSeconds ?? 1 }
     })
-    const node = await createNode(config, opts.extensions?.(role, index))
+    const node = await createNode(config, opts.extensions?.(role, index, config))
     started.push(node)
     return node
   }
