@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process'
 import { readdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { BIN_PATH } from '../utils/index.js'
-import type { DemoSummary } from '../../src/demo/scenario.js'
+import type { DemoSummary } from '../../src/demo/summary.js'
 
 async function demoDirs (): Promise<string[]> {
   return (await readdir(tmpdir())).filter(d => d.startsWith('idlegrid-demo-'))
