@@ -50,9 +50,9 @@ export interface RoleServices extends CoreServices {
 
 export async function buildNode (config: NodeConfig, opts: BuildOptions = {}): Promise<IdlegridNode<RoleServices>> {
   const node = await createNode<RoleServices>(config, roleExtensions(config, opts))
-  // main's exec and market rooms are still joined to the ledger from outside (exec's
-  // attestations, the auction's reputation); they declare the ledger themselves once their
-  // rooms' typed wiring lands, and this call goes with ledger/extensions.ts's connectLedger
+  // exec's attestations and the auction's reputation are still joined to the ledger from
+  // outside (receipts are not: the submit service records its own); this goes once exec and
+  // the market renter declare the ledger as a dependency and use it themselves
   connectLedger(node.libp2p.services)
   return node
 }

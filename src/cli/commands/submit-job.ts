@@ -16,7 +16,7 @@ import type { Output } from '../output.js'
 /** Flags of the full submit path (besides the job flags). */
 export const RUN_JOB_OPTIONS: OptionTable = {
   'out-dir': { type: 'string', valueName: 'DIR', description: 'where outputs go: DIR/<job id>/ (default ./idlegrid-out)' },
-  'max-attempts': { type: 'string', valueName: 'N', description: 'awards tried before giving up on a job (default 3, at most 10)' }
+  'max-attempts': { type: 'string', valueName: 'N', description: 'attempts (one run on one provider each) before giving up on a job (default 3, at most 10)' }
 }
 
 /** Runs the job through the renter node and prints progress and the summary; resolves with the exit code. */
