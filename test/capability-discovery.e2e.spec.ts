@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { BIN_PATH, startLocalNetwork, type LocalNetwork } from '../src/cli/local-network.js'
+import { BIN_PATH, startLocalNetwork, type LocalNetwork } from './utils/index.js'
 import { tempDir, waitFor } from './utils/index.js'
 
 const FAKE_SMI = fileURLToPath(new URL('../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))

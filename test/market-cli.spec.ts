@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
-import { BIN_PATH, inspectMesh, startLocalNetwork, type LocalNetwork } from '../src/cli/local-network.js'
+import { BIN_PATH, inspectMesh, startLocalNetwork, type LocalNetwork } from './utils/index.js'
 import { DEFAULT_RANKING } from '../src/market/index.js'
 import { tempDir, waitFor } from './utils/index.js'
 

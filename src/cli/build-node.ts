@@ -1,31 +1,38 @@
 import { capabilityExtensions, type ProviderProfile } from '../capability/index.js'
 import { execServices, type RunnerKind } from '../exec/index.js'
-import { ledgerServices, type LedgerBuildOptions } from '../ledger/index.js'
+import { ledgerServices, type LEDGER_SERVICE, type LedgerBuildOptions, type LedgerService } from '../ledger/index.js'
 import { marketExtensions } from '../market/index.js'
-import { createNode, type IdlegridNode, type NodeExtensions } from '../node/index.js'
+import { createNode, type CoreServices, type IdlegridNode, type NodeExtensions } from '../node/index.js'
+import { submitServices } from '../submit/index.js'
 import type { NodeConfig } from '../config/index.js'
 
 /**
- * The composition root: which services each role runs on top of the core node. Each idea
- * (capability, market, exec, ledger) contributes its services and DHT rules here.
+ * The composition root: which services each role runs on top of the core node. Each room
+ * (capability, market, exec, ledger, submit) contributes its services and DHT rules; the
+ * services find each other through their declared `serviceDependencies`, checked by libp2p
+ * when the node starts.
  */
-export function roleExtensions (_config: NodeConfig, opts: BuildOptions = {}): NodeExtensions {
-  const extensions: Required<NodeExtensions> = { services: {}, dhtValidators: {}, dhtSelectors: {} }
-  // capability: DHT rules for /idlegrid/... keys and discovery on every role; providers advertise
-  const capability = capabilityExtensions({ profile: opts.provider?.profile, recordTtlMs: opts.provider?.recordTtlMs, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi })
-  Object.assign(extensions.services, capability.services)
-  Object.assign(extensions.dhtValidators, capability.dhtValidators)
-  Object.assign(extensions.dhtSelectors, capability.dhtSelectors)
-  // market: topic validation on every role; providers bid (with their profile), renters auction
+export function roleExtensions (config: NodeConfig, opts: BuildOptions = {}): Required<NodeExtensions> {
   const profile = opts.provider?.profile
-  // exec: providers run awarded jobs on their GPU slots (the bid engine reads the slots); renters get exec.submit
-  const exec = execServices({ role: _config.role, dataDir: _config.dataDir, provider: profile != null ? { profile, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi } : undefined })
-  const market = marketExtensions({ role: _config.role, provider: profile != null ? { profile: () => profile, capacity: exec.capacity } : undefined })
-  Object.assign(extensions.services, market.services)
-  Object.assign(extensions.services, exec.services)
-  // ledger: every role keeps it in <dataDir>/ledger; providers append heartbeat summaries
-  Object.assign(extensions.services, ledgerServices({ config: _config, profile, capacity: exec.capacity, ...opts.ledger }).services)
-  return extensions
+  // capability: DHT rules for /idlegrid/... keys and discovery on every role; providers advertise
+  const capability = capabilityExtensions({ profile, recordTtlMs: opts.provider?.recordTtlMs, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi })
+  // exec: providers run awarded jobs on their GPU slots, whose capacity the bid engine and the ledger's summaries read
+  const exec = execServices({ role: config.role, dataDir: config.dataDir, provider: profile != null ? { profile, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi } : undefined })
+  // market: topic validation on every role; providers bid (with their profile), renters auction
+  const market = marketExtensions({ role: config.role, provider: profile != null ? { profile: () => profile, capacity: exec.capacity } : undefined })
+  return {
+    services: {
+      ...capability.services,
+      ...market.services,
+      ...exec.services,
+      // ledger: every role keeps it in <dataDir>/ledger; providers append heartbeat summaries
+      ...ledgerServices({ config, profile, capacity: exec.capacity, ...opts.ledger }).services,
+      // submit: renters run jobs end to end (auction rounds, attempts, receipts into the ledger)
+      ...submitServices({ role: config.role })
+    },
+    dhtValidators: { ...capability.dhtValidators, ...market.dhtValidators },
+    dhtSelectors: { ...capability.dhtSelectors, ...market.dhtSelectors }
+  }
 }
 
 /** What a role command prepared before the node is built. */
@@ -36,6 +43,11 @@ export interface BuildOptions {
   ledger?: LedgerBuildOptions
 }
 
-export async function buildNode (config: NodeConfig, opts: BuildOptions = {}): Promise<IdlegridNode> {
-  return await createNode(config, roleExtensions(config, opts))
+/** The services every role's node has besides the core ones. */
+export interface RoleServices extends CoreServices {
+  [LEDGER_SERVICE]: LedgerService
+}
+
+export async function buildNode (config: NodeConfig, opts: BuildOptions = {}): Promise<IdlegridNode<RoleServices>> {
+  return await createNode<RoleServices>(config, roleExtensions(config, opts))
 }

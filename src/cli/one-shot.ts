@@ -1,6 +1,8 @@
 import { multiaddr } from '@multiformats/multiaddr'
+import { sleep, TimeoutError, waitUntil } from '../common/index.js'
 import { callControl, ControlError, ControlUnavailableError } from '../control/index.js'
 import { readConfigFile, resolveConfig, asEnum, ROLES, type NodeConfig } from '../config/index.js'
+import { LEDGER_SERVICE } from '../ledger/index.js'
 import { buildNode } from './build-node.js'
 import type { IdlegridNode } from '../node/index.js'
 import { defaultBootstrapPeers } from './load-config.js'
@@ -17,8 +19,6 @@ export interface OneShotResult {
 
 /** How long a short-lived peer waits for another node to hold its new ledger entries. */
 const LEDGER_FLUSH_MS = 10_000
-
-interface Flushable { flush(opts: { timeoutMs: number }): Promise<{ acknowledged: boolean, note?: string }> }
 
 export interface OneShotOptions {
   /** how long a short-lived peer waits to reach its bootstrap peers before answering */
@@ -49,8 +49,7 @@ export async function oneShot (method: string, params: Record<string, unknown>, 
     if (handler == null) throw new ControlError('ERR_UNKNOWN_METHOD', `a ${config.role} node does not offer "${method}"`)
     const result = await handler(params, opts.onEvent ?? (() => {}), AbortSignal.timeout(opts.timeoutMs ?? 60_000))
     // what this peer signed (receipts, …) must reach another node before it exits, or the user is told
-    const ledger = (node.libp2p.services as Record<string, unknown>).ledger as Flushable | undefined
-    const flushed = opts.flushLedger === true && typeof ledger?.flush === 'function' ? await ledger.flush({ timeoutMs: LEDGER_FLUSH_MS }).catch(() => undefined) : undefined
+    const flushed = opts.flushLedger === true ? await node.libp2p.services[LEDGER_SERVICE].flush({ timeoutMs: LEDGER_FLUSH_MS }).catch(() => undefined) : undefined
     return { via: 'short-lived', result, ledgerNote: flushed != null && !flushed.acknowledged ? flushed.note : undefined }
   } finally {
     await node.stop()
@@ -68,11 +67,13 @@ async function oneShotConfig (values: ParsedValues): Promise<NodeConfig> {
 async function settle (node: IdlegridNode, maxMs: number): Promise<void> {
   const deadline = Date.now() + maxMs
   const wanted = node.config.bootstrap.map(a => multiaddr(a).getPeerId()).filter((p): p is string => p != null)
-  while (Date.now() < deadline) {
+  await waitUntil(() => {
     const connected = new Set(node.libp2p.getConnections().map(c => c.remotePeer.toString()))
-    if (wanted.every(p => connected.has(p)) && (wanted.length === 0 || node.libp2p.services.pubsub.getPeers().length > 0)) break
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
+    return wanted.every(p => connected.has(p)) && (wanted.length === 0 || node.libp2p.services.pubsub.getPeers().length > 0)
+  }, { timeoutMs: maxMs, what: 'the bootstrap peers' }).catch((err: unknown) => {
+    // a peer that cannot reach its bootstrap peers still answers (what it can, alone)
+    if (!(err instanceof TimeoutError)) throw err
+  })
   // one gossipsub heartbeat for subscriptions and a first DHT refresh
-  await new Promise(resolve => setTimeout(resolve, Math.min(1_000, Math.max(0, deadline - Date.now()))))
+  await sleep(Math.min(1_000, Math.max(0, deadline - Date.now())))
 }

@@ -3,7 +3,8 @@ import type { IdlegridNode, PeerPresence } from '../node/index.js'
 import { followMarketLog } from '../market/index.js'
 import { loadNodeConfig } from './load-config.js'
 import { serveControl } from './node-control.js'
-import { shortId, type Output } from './output.js'
+import { type Output } from './output.js'
+import { shortPeerId } from '../common/index.js'
 import type { NodeConfig, Role } from '../config/index.js'
 import type { ParsedValues } from './options.js'
 import type { PeerId } from '@libp2p/interface'
@@ -67,19 +68,19 @@ export async function runRole (role: Role, values: ParsedValues, out: Output, pr
 function reportPeers (node: IdlegridNode, out: Output): () => void {
   const heard = new Set<string>()
   const onConnect = (evt: CustomEvent<PeerId>): void => {
-    out.info(`peer connected ${shortId(evt.detail.toString())}`)
+    out.info(`peer connected ${shortPeerId(evt.detail.toString())}`)
     out.data({ event: 'peer:connect', peerId: evt.detail.toString() })
   }
   const onDisconnect = (evt: CustomEvent<PeerId>): void => {
     heard.delete(evt.detail.toString())
-    out.info(`peer disconnected ${shortId(evt.detail.toString())}`)
+    out.info(`peer disconnected ${shortPeerId(evt.detail.toString())}`)
     out.data({ event: 'peer:disconnect', peerId: evt.detail.toString() })
   }
   const onHeartbeat = (evt: Event): void => {
     const presence = (evt as CustomEvent<PeerPresence>).detail
     if (heard.has(presence.peerId)) return
     heard.add(presence.peerId)
-    out.info(`heard ${presence.role} ${shortId(presence.peerId)}${presence.slotsTotal > 0 ? ` (${presence.slotsBusy}/${presence.slotsTotal} GPU slots busy)` : ''}`)
+    out.info(`heard ${presence.role} ${shortPeerId(presence.peerId)}${presence.slotsTotal > 0 ? ` (${presence.slotsBusy}/${presence.slotsTotal} GPU slots busy)` : ''}`)
     out.data({ event: 'heartbeat', peerId: presence.peerId, role: presence.role })
   }
   node.libp2p.addEventListener('peer:connect', onConnect)

@@ -1,3 +1,5 @@
-export { resolveConfig, readConfigFile, defaultDataDir, ConfigFileError, ROLES, DEFAULT_LISTEN } from './config.js'
-export type { NodeConfig, Role, ConfigSources } from './config.js'
-export * from './validate.js'
+/** Node configuration: the config file, flags and environment resolved into one NodeConfig, and the field validators. */
+export { resolveConfig, readConfigFile, ConfigFileError, ROLES } from './config.js'
+export type { NodeConfig, Role } from './config.js'
+export { ConfigError, asBoolean, asEnum, asNumber, asObject, asString, asStringList, join, onlyKnownKeys } from './validate.js'
+export type { Fields } from './validate.js'

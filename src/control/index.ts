@@ -1,5 +1,5 @@
+/** The local control socket: a running node's methods for one-shot commands (newline-delimited JSON). */
 export { startControlServer } from './server.js'
 export type { ControlServer, ControlHandler } from './server.js'
 export { callControl, isNodeRunning } from './client.js'
-export type { CallOptions } from './client.js'
-export { ControlError, ControlUnavailableError, CONTROL_SOCKET } from './protocol.js'
+export { ControlError, ControlUnavailableError } from './protocol.js'

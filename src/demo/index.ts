@@ -1,4 +1,2 @@
-export { runDemo, DEMO_JOB_DIR } from './scenario.js'
-export type { DemoOptions, DemoSummary, JobReport, AttemptReport } from './scenario.js'
-export { demoFleet, providerArgs } from './fleet.js'
-export type { DemoProvider } from './fleet.js'
+/** `idlegrid demo`: the whole market on this machine, as processes on 127.0.0.1. */
+export { runDemo } from './scenario.js'

@@ -16,7 +16,8 @@ import type { ControlHandler } from '../control/index.js'
 import type { GossipRouter, HeartbeatService } from '../node/index.js'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { multiaddr } from '@multiformats/multiaddr'
-import type { ComponentLogger, Logger, Startable } from '@libp2p/interface'
+import { serviceCapabilities, type ComponentLogger, type Logger, type Startable } from '@libp2p/interface'
+import { MARKET_RENTER_CAPABILITY } from './extensions.js'
 import type { KadDHT } from '@libp2p/kad-dht'
 
 /** Time allowed to find explain candidates in the DHT. */
@@ -47,6 +48,7 @@ interface RenterComponents extends AuctionComponents {
 }
 
 class MarketRenter implements MarketRenterService, Startable {
+  readonly [serviceCapabilities]: string[] = [MARKET_RENTER_CAPABILITY]
   private readonly components: RenterComponents
   private readonly log: Logger
   private reputation: ReputationSource

@@ -9,7 +9,7 @@ import { ping, type PingService } from '@libp2p/ping'
 import { tcp } from '@libp2p/tcp'
 import { tls } from '@libp2p/tls'
 import { webSockets } from '@libp2p/websockets'
-import { createLibp2p, type Libp2p } from 'libp2p'
+import { createLibp2p, type Libp2p, type ServiceFactoryMap } from 'libp2p'
 import { createHash } from 'node:crypto'
 import { ALL_TOPICS, PROTOCOL } from '../../protocols/ids.js'
 import { loadOrCreateKey } from '../identity/index.js'
@@ -42,18 +42,25 @@ export interface CoreServices extends ServiceMap {
   connector: Startable
 }
 
+/**
+ * A libp2p service factory as a room exports it: it declares its own components (libp2p's
+ * and the services it names in `serviceDependencies`, which libp2p checks at start).
+ */
+export type ServiceFactory = (components: never) => unknown
+
 /** What a role adds to the core node: its services and DHT record rules. */
 export interface NodeExtensions {
   /** more libp2p services (factory pattern), started and stopped with the node */
-  services?: Record<string, (components: any) => unknown>
+  services?: Record<string, ServiceFactory>
   /** kad-dht record validators and selectors by key prefix (e.g. "idlegrid" for /idlegrid/...) */
   dhtValidators?: Record<string, (key: Uint8Array, value: Uint8Array) => Promise<void>>
   dhtSelectors?: Record<string, (key: Uint8Array, records: Uint8Array[]) => number>
 }
 
-export interface IdlegridNode {
+/** A started node; `S` names the services its composition root added (libp2p checked their dependencies at start). */
+export interface IdlegridNode<S extends CoreServices = CoreServices> {
   readonly config: NodeConfig
-  readonly libp2p: Libp2p<CoreServices>
+  readonly libp2p: Libp2p<S>
   readonly peerId: PeerId
   readonly privateKey: Ed25519PrivateKey
   readonly startedAt: number
@@ -67,7 +74,7 @@ export interface IdlegridNode {
  * every idlegrid topic, and the node's own services. It dials nothing but the configured
  * bootstrap peers and the peers they lead to.
  */
-export async function createNode (config: NodeConfig, extensions: NodeExtensions = {}): Promise<IdlegridNode> {
+export async function createNode<S extends CoreServices = CoreServices> (config: NodeConfig, extensions: NodeExtensions = {}): Promise<IdlegridNode<S>> {
   const privateKey = await loadOrCreateKey(config.dataDir)
   const lock = await lockDataDir(config.dataDir, config.role)
   let libp2p: Libp2p<CoreServices>
@@ -77,7 +84,8 @@ export async function createNode (config: NodeConfig, extensions: NodeExtensions
     await lock.release()
     throw err
   }
-  return wrap(config, libp2p, privateKey, lock)
+  // the extensions' services are typed by the caller, who composed them
+  return wrap(config, libp2p as Libp2p<S>, privateKey, lock)
 }
 
 function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, extensions: NodeExtensions): Parameters<typeof createLibp2p<CoreServices>>[0] {
@@ -151,7 +159,8 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
       gossip: gossipRouter(),
       heartbeats: heartbeatService({ role: config.role, intervalMs: config.heartbeatMs, privateKey }),
       connector: peerConnector({ targetPeers: config.targetPeers, bootstrap: config.bootstrap }),
-      ...extensions.services
+      // each factory's components are checked by libp2p at start (serviceDependencies), not here
+      ...extensions.services as ServiceFactoryMap
     }
   }
 }
@@ -165,7 +174,7 @@ function fastMessageId (msg: { from?: Uint8Array, seqno?: Uint8Array, topic: str
   return hash.digest('base64')
 }
 
-function wrap (config: NodeConfig, libp2p: Libp2p<CoreServices>, privateKey: Ed25519PrivateKey, lock: DataDirLock): IdlegridNode {
+function wrap<S extends CoreServices> (config: NodeConfig, libp2p: Libp2p<S>, privateKey: Ed25519PrivateKey, lock: DataDirLock): IdlegridNode<S> {
   let stopping: Promise<void> | undefined
   return {
     config,

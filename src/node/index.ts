@@ -1,11 +1,13 @@
+/**
+ * The core node: libp2p assembled for idlegrid (transports, DHT, gossipsub with one validator
+ * per topic, heartbeats, the peer connector), its status, and the one request-response helper.
+ */
 export { createNode } from './create-node.js'
-export type { IdlegridNode, CoreServices, NodeExtensions } from './create-node.js'
+export type { IdlegridNode, CoreServices, NodeExtensions, ServiceFactory } from './create-node.js'
 export { nodeStatus, nodeIdentity } from './status.js'
 export type { NodeStatus, NodeIdentity } from './status.js'
-export { DataDirInUseError } from './lock.js'
 export { ACCEPT, ignore, reject } from './gossip.js'
-export type { GossipRouter, GossipVerdict, PayloadValidator, GossipHandler } from './gossip.js'
+export type { GossipRouter, GossipVerdict } from './gossip.js'
 export type { HeartbeatService, PeerPresence } from './heartbeat.js'
-export { MAX_CLOCK_SKEW_MS } from './heartbeat.js'
 export { requestOnce, serveOnce, RequestResponseError, MAX_STREAMS_PER_PROTOCOL } from './request-response.js'
 export type { RequestResponseComponents, RequestHandler, RequestFailure, ServeOptions } from './request-response.js'

@@ -11,7 +11,9 @@
  * - resident memory per node (the processes' RSS / nodes).
  */
 import { join } from 'node:path'
-import { MARKET_RENTER_SERVICE, marketExtensions, parseJobSpec, signJobRequest, toJobRequest, toHex, readJobRequest, type MarketRenterService } from '../../src/market/index.js'
+import { MARKET_RENTER_SERVICE, marketExtensions, parseJobSpec, signJobRequest, toJobRequest, readJobRequest, type MarketRenterService } from '../../src/market/index.js'
+import { sleep, toHex } from '../../src/common/index.js'
+import { ledgerExtensions } from '../../src/ledger/index.js'
 import { TOPIC } from '../../protocols/ids.js'
 import { percentile } from './stats.js'
 import { startInProcessNetwork, tempDir, waitFor } from '../utils/index.js'
@@ -47,7 +49,7 @@ async function connectedToAll (local: IdlegridNode[], shards: Shard[]): Promise<
 
 export default async (): Promise<Record<string, unknown>> => {
   const started = Date.now()
-  const net = await startInProcessNetwork({ providers: 0, renters: RENTERS, heartbeatSeconds: 30, startBatch: 5, extensions: (role) => marketExtensions({ role }) })
+  const net = await startInProcessNetwork({ providers: 0, renters: RENTERS, heartbeatSeconds: 30, startBatch: 5, extensions: (role, _, config) => ({ services: { ...marketExtensions({ role }).services, ...ledgerExtensions({ config }) } }) })
   const local = net.all
   const dir = await tempDir('idlegrid-bench-network-')
   const shards: Shard[] = []
@@ -75,7 +77,7 @@ export default async (): Promise<Record<string, unknown>> => {
     const loadStarted = Date.now()
     for (let i = 0; i < total; i++) {
       const due = loadStarted + (i * 1000) / RATE_PER_S
-      if (due > Date.now()) await new Promise(resolve => setTimeout(resolve, due - Date.now()))
+      await sleep(due - Date.now())
       const renter = net.renters[i % net.renters.length] as IdlegridNode
       const signed = signJobRequest(renter.privateKey, renter.peerId, toJobRequest(spec, { renter: renter.peerId.toMultihash().bytes }))
       publishedAt.set(toHex(signed.message.jobId), Date.now())

@@ -4,6 +4,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { sleep } from '../../src/common/index.js'
 import type { ShardReply, ShardRequest } from './provider-shard.js'
 
 const SHARD_SCRIPT = fileURLToPath(new URL('./provider-shard.js', import.meta.url))
@@ -40,6 +41,6 @@ export async function startShard ({ bootstrap, first, count, dir, heartbeatSecon
 export async function stopShard (shard: Shard): Promise<void> {
   const exited = new Promise(resolve => shard.child.once('exit', resolve))
   if (shard.child.connected) shard.child.send({ type: 'stop' } satisfies ShardRequest)
-  await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 15_000))])
+  await Promise.race([exited, sleep(15_000)])
   shard.child.kill('SIGKILL')
 }

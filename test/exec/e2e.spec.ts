@@ -7,7 +7,7 @@ import { strict as assert } from 'node:assert'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { callControl } from '../../src/control/index.js'
-import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from '../../src/cli/local-network.js'
+import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from '../utils/index.js'
 import { submitJob, type Submitted } from './fixtures.js'
 import { tempDir, waitFor } from '../utils/index.js'
 

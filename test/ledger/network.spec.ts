@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { callControl } from '../../src/control/index.js'
-import { BIN_PATH, spawnNode, startLocalNetwork, type LocalNetwork, type NodeProcess } from '../../src/cli/local-network.js'
+import { BIN_PATH, spawnNode, startLocalNetwork, type LocalNetwork, type NodeProcess } from '../utils/index.js'
 import type { LedgerStatus, Reputation } from '../../src/ledger/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
 

@@ -2,7 +2,8 @@ import { asNumber } from '../../config/index.js'
 import { EXIT, UsageError } from '../errors.js'
 import { oneShot } from '../one-shot.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable, type ParsedValues } from '../options.js'
-import { shortId, type Output } from '../output.js'
+import { type Output } from '../output.js'
+import { shortPeerId } from '../../common/index.js'
 import type { EntryView, FlushResult, HeadView, LedgerBuildOptions, LedgerStatus, SyncReport } from '../../ledger/index.js'
 import type { Command } from '../command.js'
 
@@ -71,7 +72,7 @@ export const ledgerCommand: Command = {
         const flush = result as FlushResult
         out.data({ ...flush, via })
         if (flush.seq === 0) out.info('this node has no ledger entries of its own: nothing to publish')
-        else if (flush.acknowledged) out.info(`ledger entries up to ${flush.seq} are held by ${flush.by.length > 0 ? flush.by.map(shortId).join(', ') : 'a peer'}`)
+        else if (flush.acknowledged) out.info(`ledger entries up to ${flush.seq} are held by ${flush.by.length > 0 ? flush.by.map(shortPeerId).join(', ') : 'a peer'}`)
         else out.warn(flush.note ?? 'no peer confirmed holding this node\'s ledger entries')
         return flush.acknowledged ? EXIT.ok : EXIT.failure
       }
@@ -104,13 +105,13 @@ function printStatus (s: LedgerStatus, via: string, out: Output): void {
   out.info(`  ${s.authors} authors, ${s.entries} entries, ${formatBytes(s.diskBytes)} on disk in ${s.path}`)
   out.info(`  own feed: ${s.own.seq} entries${s.own.unacknowledged > 0 ? `, ${s.own.unacknowledged} not yet confirmed held by a peer` : ''}`)
   if (s.pending > 0) out.info(`  ${s.pending} entries wait for earlier ones`)
-  out.info(`  slashed: ${s.slashed.length === 0 ? 'none' : s.slashed.map(shortId).join(', ')}`)
+  out.info(`  slashed: ${s.slashed.length === 0 ? 'none' : s.slashed.map(shortPeerId).join(', ')}`)
   const e = s.earnings
   if (e.paidJobs > 0 || e.availableHours > 0) {
     out.info(`  earnings: ${(e.earnedMicroUsd / 1e6).toFixed(2)} USD over ${e.paidJobs} paid jobs; fill rate ${(100 * e.fillRate).toFixed(1)}%`)
   }
   out.info('  heads:')
-  for (const h of s.heads.slice(0, 50)) out.info(`    ${shortId(h.author)}  seq ${String(h.seq).padStart(6)}  ${h.hash.slice(0, 16)}`)
+  for (const h of s.heads.slice(0, 50)) out.info(`    ${shortPeerId(h.author)}  seq ${String(h.seq).padStart(6)}  ${h.hash.slice(0, 16)}`)
   if (s.heads.length > 50) out.info(`    … and ${s.heads.length - 50} more (--json for all)`)
 }
 
@@ -121,7 +122,7 @@ function printShow (peer: string, shown: { head?: HeadView, slashed: boolean, en
   }
   out.info(`feed of ${peer}: ${shown.head.seq} entries${shown.slashed ? ', SLASHED' : ''}`)
   for (const e of shown.entries) {
-    const details = Object.entries(e.summary).map(([k, v]) => `${k}=${typeof v === 'string' && v.length > 20 ? shortId(v) : String(v)}`).join(' ')
+    const details = Object.entries(e.summary).map(([k, v]) => `${k}=${typeof v === 'string' && v.length > 20 ? shortPeerId(v) : String(v)}`).join(' ')
     out.info(`  ${String(e.seq).padStart(6)}  ${new Date(e.time).toISOString()}  ${e.kind.padEnd(17)} ${details}`)
   }
 }

@@ -3,7 +3,8 @@ import { asNumber } from '../../config/index.js'
 import { EXIT, UsageError } from '../errors.js'
 import { oneShot } from '../one-shot.js'
 import { COMMON_OPTIONS, NODE_OPTIONS } from '../options.js'
-import { formatDuration, shortId, type Output } from '../output.js'
+import { formatDuration, type Output } from '../output.js'
+import { shortPeerId } from '../../common/index.js'
 import type { Command } from '../command.js'
 
 const FILTER_FLAG: Record<string, string> = {
@@ -95,7 +96,7 @@ function emptyReason (found: DiscoveryResult): string {
 
 function printTable (providers: DiscoveredProvider[], out: Output): void {
   const rows = providers.map(p => [
-    shortId(p.peerId),
+    shortPeerId(p.peerId),
     p.gpus.map(g => `${g.count}x ${g.model}`).join(', '),
     p.gpus.map(g => `${g.vramGb}G`).join(','),
     `${p.region} (${p.residency})`,

@@ -2,7 +2,8 @@ import { asNumber } from '../../config/index.js'
 import { EXIT, UsageError } from '../errors.js'
 import { oneShot } from '../one-shot.js'
 import { COMMON_OPTIONS, NODE_OPTIONS } from '../options.js'
-import { shortId, type Output } from '../output.js'
+import { type Output } from '../output.js'
+import { shortPeerId } from '../../common/index.js'
 import type { Reputation } from '../../ledger/index.js'
 import type { Command } from '../command.js'
 
@@ -41,7 +42,7 @@ function printTable (rows: ReputationRow[], out: Output): void {
   out.info(`${'provider'.padEnd(17)} ${'score'.padStart(5)}  ${'jobs'.padStart(5)} ${'ok'.padStart(5)} ${'fail'.padStart(5)} ${'broke'.padStart(5)}  uptime  renters`)
   for (const r of [...rows].sort((a, b) => b.score - a.score)) {
     const renters = typeof r.counterparties === 'number' ? r.counterparties : r.counterparties.length
-    out.info(`${shortId(r.peerId).padEnd(17)} ${r.score.toFixed(3)}  ${String(r.jobs).padStart(5)} ${String(r.ok).padStart(5)} ${String(r.failed).padStart(5)} ${String(r.broken).padStart(5)}  ${(100 * r.uptime).toFixed(1).padStart(5)}%  ${String(renters).padStart(7)}${r.slashed ? '  SLASHED' : ''}`)
+    out.info(`${shortPeerId(r.peerId).padEnd(17)} ${r.score.toFixed(3)}  ${String(r.jobs).padStart(5)} ${String(r.ok).padStart(5)} ${String(r.failed).padStart(5)} ${String(r.broken).padStart(5)}  ${(100 * r.uptime).toFixed(1).padStart(5)}%  ${String(renters).padStart(7)}${r.slashed ? '  SLASHED' : ''}`)
   }
 }
 
@@ -52,7 +53,7 @@ function printOne (r: ReputationRow, out: Output): void {
   out.info(`  uptime ${(100 * r.uptime).toFixed(1)}% over ${r.summaries} heartbeat summaries`)
   if (Array.isArray(r.counterparties)) {
     for (const c of r.counterparties) {
-      out.info(`  renter ${shortId(c.renter)}: ${c.jobs} jobs, successes ${c.successes.toFixed(2)} → ${c.cappedSuccesses.toFixed(2)}, failures ${c.failures.toFixed(2)} → ${c.cappedFailures.toFixed(2)}`)
+      out.info(`  renter ${shortPeerId(c.renter)}: ${c.jobs} jobs, successes ${c.successes.toFixed(2)} → ${c.cappedSuccesses.toFixed(2)}, failures ${c.failures.toFixed(2)} → ${c.cappedFailures.toFixed(2)}`)
     }
   }
 }

@@ -2,7 +2,8 @@ import { asNumber } from '../../config/index.js'
 import { EXIT } from '../errors.js'
 import { oneShot } from '../one-shot.js'
 import { COMMON_OPTIONS, NODE_OPTIONS } from '../options.js'
-import { formatDuration, shortId, type Output } from '../output.js'
+import { formatDuration, type Output } from '../output.js'
+import { shortPeerId } from '../../common/index.js'
 import type { NodeStatus } from '../../node/index.js'
 import type { Command } from '../command.js'
 
@@ -28,7 +29,7 @@ function printStatus (s: NodeStatus, via: string, out: Output): void {
   out.info(`  ${s.peers.length} connected peers, ${s.routingTable.length} in the DHT routing table`)
   for (const p of s.peers) {
     const heard = s.heard.find(h => h.peerId === p.peerId)
-    out.info(`    ${shortId(p.peerId)} ${(heard?.role ?? '?').padEnd(9)} ${p.addrs[0]}`)
+    out.info(`    ${shortPeerId(p.peerId)} ${(heard?.role ?? '?').padEnd(9)} ${p.addrs[0]}`)
   }
   out.info('  topics:')
   for (const [topic, peers] of Object.entries(s.topics)) out.info(`    ${topic.padEnd(22)} ${peers.length} peers`)

@@ -2,9 +2,10 @@ import { asNumber } from '../../config/index.js'
 import { loadJobSpec, type AuctionReport, type BidRow, type JobFlags } from '../../market/index.js'
 import { EXIT, UsageError } from '../errors.js'
 import { oneShot } from '../one-shot.js'
-import { runSubmitFlow, EXEC_SUBMIT_OPTIONS } from '../../exec/index.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable } from '../options.js'
-import { shortId, type Output } from '../output.js'
+import { RUN_JOB_OPTIONS, runSubmittedJob } from './submit-job.js'
+import { shortPeerId } from '../../common/index.js'
+import type { Output } from '../output.js'
 import type { Command } from '../command.js'
 
 /** Flags that describe the job; each overrides the job file's field. */
@@ -37,7 +38,7 @@ export const submitCommand: Command = {
   name: 'submit',
   summary: 'Submit a job: auction it, ship it to the winner, stream its log, verify the attested outputs, sign the receipt.',
   usage: 'idlegrid submit [JOB.yaml] [--auction-only] [job flags] [options] [-- command args…]',
-  options: { ...SUBMIT_OPTIONS, ...EXEC_SUBMIT_OPTIONS, ...JOB_OPTIONS, ...NODE_OPTIONS, ...COMMON_OPTIONS },
+  options: { ...SUBMIT_OPTIONS, ...RUN_JOB_OPTIONS, ...JOB_OPTIONS, ...NODE_OPTIONS, ...COMMON_OPTIONS },
   allowPositionals: true,
   details: [
     'The job file (YAML, see examples/jobs/) must end in .yaml or .yml; flags override its fields;',
@@ -54,15 +55,8 @@ export const submitCommand: Command = {
     const command = file != null ? rest : positionals
     const spec = await loadJobSpec(file, values as JobFlags, command)
     const wait = asNumber(values.wait ?? 3, 'wait', { min: 0, max: 120 })
-    if (values['auction-only'] !== true) {
-      // the full path (auction, transfer, run, verify, receipt) lives in src/exec
-      // a short-lived renter waits for another node to hold its receipts, or says they are only local
-      return await runSubmitFlow(spec, values, out, async (method, params, o) => {
-        const answer = await oneShot(method, params, values, { settleMs: wait * 1000, flushLedger: true, ...o })
-        if (answer.ledgerNote != null) out.warn(`note: ${answer.ledgerNote}`)
-        return answer
-      })
-    }
+    // the full path (auction rounds, transfer, run, verify, receipt) is the renter node's submit service
+    if (values['auction-only'] !== true) return await runSubmittedJob(spec, values, out, wait * 1000)
     const onEvent = (event: unknown): void => { progress(event as Record<string, unknown>, out) }
     out.info(`auctioning ${spec.name} (${spec.tier}, ${spec.workload}, ~${spec.estimatedMinutes} min) with a ${spec.auction.bidWindowMs} ms bid window…`)
     let via: string
@@ -83,9 +77,9 @@ export const submitCommand: Command = {
 function progress (event: Record<string, unknown>, out: Output): void {
   switch (event.type) {
     case 'published': out.info(`  job ${String(event.jobId)} published`); break
-    case 'bid': out.info(`  bid ${Number(event.price).toFixed(2)} USD/GPU-h from ${shortId(String(event.provider))}`); break
-    case 'award': out.info(`  award #${String(event.attempt)} to ${shortId(String(event.winner))} at ${Number(event.price).toFixed(2)} USD/GPU-h; waiting for acceptance…`); break
-    case 'accept': if (event.outcome !== 'accepted') out.info(`  ${shortId(String(event.winner))} ${String(event.outcome)}${event.reason != null ? `: ${String(event.reason)}` : ''}; failing over`); break
+    case 'bid': out.info(`  bid ${Number(event.price).toFixed(2)} USD/GPU-h from ${shortPeerId(String(event.provider))}`); break
+    case 'award': out.info(`  award #${String(event.attempt)} to ${shortPeerId(String(event.winner))} at ${Number(event.price).toFixed(2)} USD/GPU-h; waiting for acceptance…`); break
+    case 'accept': if (event.outcome !== 'accepted') out.info(`  ${shortPeerId(String(event.winner))} ${String(event.outcome)}${event.reason != null ? `: ${String(event.reason)}` : ''}; failing over`); break
     case 'explain': out.info(`  asking ${String(event.asked)} providers why they did not bid…`); break
   }
 }
@@ -95,7 +89,7 @@ function printReport (r: AuctionReport, out: Output): void {
   out.info(`job ${r.jobId} (${r.name}): ${r.bids.length} bids, ${r.validBids} valid`)
   if (r.bids.length > 0) {
     const rows = r.bids.map((b: BidRow) => [
-      b.rank != null ? String(b.rank) : '-', shortId(b.provider), b.price.toFixed(2), b.gpu, `${Math.round(b.vramMib / 1024)}`, b.region,
+      b.rank != null ? String(b.rank) : '-', shortPeerId(b.provider), b.price.toFixed(2), b.gpu, `${Math.round(b.vramMib / 1024)}`, b.region,
       b.reliability.toFixed(2), b.rttMs != null ? String(b.rttMs) : '', b.score != null ? b.score.toFixed(3) : '', b.dropped ?? (b.rank === 1 ? 'best' : '')
     ])
     table(['rank', 'provider', 'USD/h', 'gpu', 'GB', 'region', 'rel', 'rtt', 'score', 'note'], rows, out)

@@ -1,14 +1,14 @@
 import * as assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { Uint8ArrayList } from 'uint8arraylist'
-import { CapabilityRecord } from '../protocols/capability.js'
-import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES, WireDecodeError } from '../protocols/codec.js'
-import { SignedEnvelope } from '../protocols/envelope.js'
-import { Heartbeat } from '../protocols/heartbeat.js'
-import { TOPIC, TOPIC_MAX_BYTES } from '../protocols/ids.js'
-import { Attestation, type FileEntry, JobFrame, JobStatus, Receipt } from '../protocols/job.js'
-import { FraudProof, HeartbeatSummary, LedgerEntry, SyncRequest, SyncResponse } from '../protocols/ledger.js'
-import { AcceptRequest, AcceptResponse, Award, Bid, Decline, DeclineReason, ExplainRequest, JobRequest, PricingRule } from '../protocols/market.js'
+import { CapabilityRecord } from '../../protocols/capability.js'
+import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES, WireDecodeError } from '../../protocols/codec.js'
+import { SignedEnvelope } from '../../protocols/envelope.js'
+import { Heartbeat } from '../../protocols/heartbeat.js'
+import { TOPIC, TOPIC_MAX_BYTES } from '../../protocols/ids.js'
+import { Attestation, type FileEntry, JobFrame, JobStatus, Receipt } from '../../protocols/job.js'
+import { FraudProof, HeartbeatSummary, LedgerEntry, SyncRequest, SyncResponse } from '../../protocols/ledger.js'
+import { AcceptRequest, AcceptResponse, Award, Bid, Decline, DeclineReason, ExplainRequest, JobRequest, PricingRule } from '../../protocols/market.js'
 
 const sha256 = (data: string | Uint8Array): Uint8Array => new Uint8Array(createHash('sha256').update(data).digest())
 const bytes = (n: number): Uint8Array => new Uint8Array(randomBytes(n))

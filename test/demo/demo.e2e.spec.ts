@@ -2,8 +2,8 @@ import * as assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { readdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { BIN_PATH } from '../src/cli/local-network.js'
-import type { DemoSummary } from '../src/demo/index.js'
+import { BIN_PATH } from '../utils/index.js'
+import type { DemoSummary } from '../../src/demo/summary.js'
 
 async function demoDirs (): Promise<string[]> {
   return (await readdir(tmpdir())).filter(d => d.startsWith('idlegrid-demo-'))

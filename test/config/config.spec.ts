@@ -4,8 +4,8 @@ import { homedir, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { ConfigFileError, DEFAULT_LISTEN, defaultDataDir, readConfigFile, resolveConfig, ROLES, type ConfigSources } from '../src/config/config.js'
-import { ConfigError, asBoolean, asEnum, asEnumList, asNumber, asObject, asString, asStringList, onlyKnownKeys } from '../src/config/validate.js'
+import { ConfigFileError, DEFAULT_LISTEN, defaultDataDir, readConfigFile, resolveConfig, ROLES, type ConfigSources } from '../../src/config/config.js'
+import { ConfigError, asBoolean, asEnum, asEnumList, asNumber, asObject, asString, asStringList, onlyKnownKeys } from '../../src/config/validate.js'
 
 function expectConfigError (fn: () => unknown, field: string, expected?: RegExp): ConfigError {
   let caught: unknown

@@ -1,8 +1,7 @@
 import * as assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { TOPIC } from '../protocols/ids.js'
-import { BIN_PATH, startLocalNetwork, waitForMesh, type LocalNetwork } from '../src/cli/local-network.js'
-import { tempDir } from './utils/index.js'
+import { TOPIC } from '../../protocols/ids.js'
+import { BIN_PATH, startLocalNetwork, tempDir, waitForMesh, type LocalNetwork } from '../utils/index.js'
 
 function isRunning (pid: number): boolean {
   try {

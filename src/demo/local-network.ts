@@ -1,15 +1,51 @@
+/**
+ * A local network of idlegrid nodes on 127.0.0.1: a bootstrap node, then providers and
+ * renters pointed at it, each a real `idlegrid <role>` process (the demo plays on it, the
+ * end-to-end tests too), and the bounded wait until the nodes have found each other. The
+ * shape, the options and the mesh check are shared with the in-process variant in
+ * test/utils/network.ts.
+ */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { TOPIC } from '../../protocols/ids.js'
+import { sleep } from '../common/index.js'
 import { callControl } from '../control/index.js'
 import type { Role } from '../config/index.js'
 import type { NodeStatus } from '../node/index.js'
 
 /** The `idlegrid` entry point, run with the current Node (so children get Node 22 too). */
-export const BIN_PATH = fileURLToPath(new URL('./bin.js', import.meta.url))
+export const BIN_PATH = fileURLToPath(new URL('../cli/bin.js', import.meta.url))
 
-export interface NodeProcess {
+/** Pause between two looks at the mesh. */
+const MESH_POLL_MS = 250
+
+/** What the mesh check needs of a node, whether a process or in this process. */
+export interface MeshNode {
+  readonly role: Role
+  /** the node's status (a process answers on its control socket) */
+  status(): Promise<NodeStatus>
+}
+
+/** A network's nodes by role, bootstrap first in `all`. */
+export interface NetworkNodes<T> {
+  bootstrap: T
+  providers: T[]
+  renters: T[]
+  /** bootstrap, providers, renters */
+  all: T[]
+}
+
+/** How many nodes of each role a local network has, and their heartbeat period. */
+export interface NetworkShape {
+  providers: number
+  /** default 1 */
+  renters?: number
+  /** default 1 */
+  heartbeatSeconds?: number
+}
+
+export interface NodeProcess extends MeshNode {
   role: Role
   dataDir: string
   peerId: string
@@ -78,6 +114,7 @@ export async function spawnNode (role: Role, opts: SpawnOptions): Promise<NodePr
     peerId: ready.peerId,
     addrs: ready.addrs,
     child,
+    status: async () => await callControl(opts.dataDir, 'status', {}, { timeoutMs: 5_000 }) as NodeStatus,
     stderr: () => stderr,
     stop: async (signal = 'SIGTERM', timeoutMs = 15_000) => {
       if (child.exitCode != null || child.signalCode != null) return child.exitCode
@@ -90,20 +127,14 @@ export async function spawnNode (role: Role, opts: SpawnOptions): Promise<NodePr
   }
 }
 
-export interface LocalNetwork {
-  bootstrap: NodeProcess
-  providers: NodeProcess[]
-  renters: NodeProcess[]
-  all: NodeProcess[]
+export interface LocalNetwork extends NetworkNodes<NodeProcess> {
   /** SIGTERMs every process; resolves with their exit codes in `all` order */
   stop(): Promise<Array<number | null>>
 }
 
-export interface LocalNetworkOptions {
+export interface LocalNetworkOptions extends NetworkShape {
+  /** each node's data directory goes under it (bootstrap, provider-N, renter-N) */
   baseDir: string
-  providers: number
-  renters?: number
-  heartbeatSeconds?: number
   /**
    * extra arguments per provider index; default DEFAULT_PROVIDER_ARGS (a provider needs a
    * policy and GPUs: simulated ones on machines without NVIDIA GPUs)
@@ -152,19 +183,19 @@ export interface MeshView {
 }
 
 /** Which pairs must know each other; by default every pair. */
-export type LinkFilter = (a: NodeProcess, b: NodeProcess) => boolean
+export type LinkFilter<T extends MeshNode = MeshNode> = (a: T, b: T) => boolean
 
-export interface MeshCriteria {
+export interface MeshCriteria<T extends MeshNode = MeshNode> {
   /** the pairs checked (default all) */
-  needed?: LinkFilter
+  needed?: LinkFilter<T>
   /** also require DHT servers in each other's routing tables (default true) */
   routing?: boolean
 }
 
 /** Asks every node for its status and checks that each has found all the others (or the pairs `needed` names). */
-export async function inspectMesh (nodes: NodeProcess[], criteria: MeshCriteria = {}): Promise<MeshView> {
+export async function inspectMesh<T extends MeshNode> (nodes: T[], criteria: MeshCriteria<T> = {}): Promise<MeshView> {
   const needed = criteria.needed ?? (() => true)
-  const statuses = await Promise.all(nodes.map(async n => await callControl(n.dataDir, 'status', {}, { timeoutMs: 5_000 }) as NodeStatus))
+  const statuses = await Promise.all(nodes.map(async n => await n.status()))
   const missing: string[] = []
   const servers = new Set(statuses.filter(s => s.dhtMode === 'server').map(s => s.peerId))
   for (const [i, s] of statuses.entries()) {
@@ -180,13 +211,13 @@ export async function inspectMesh (nodes: NodeProcess[], criteria: MeshCriteria 
   return { complete: missing.length === 0, missing, statuses }
 }
 
-/** Polls inspectMesh until complete or `timeoutMs` passes. */
-export async function waitForMesh (nodes: NodeProcess[], timeoutMs: number, onProgress?: (view: MeshView) => void, criteria?: MeshCriteria): Promise<MeshView> {
+/** Polls inspectMesh until complete or `timeoutMs` passes; resolves with the last view either way. */
+export async function waitForMesh<T extends MeshNode> (nodes: T[], timeoutMs: number, onProgress?: (view: MeshView) => void, criteria?: MeshCriteria<T>): Promise<MeshView> {
   const deadline = Date.now() + timeoutMs
   let view = await inspectMesh(nodes, criteria)
   while (!view.complete && Date.now() < deadline) {
     onProgress?.(view)
-    await new Promise(resolve => setTimeout(resolve, 250))
+    await sleep(Math.min(MESH_POLL_MS, Math.max(0, deadline - Date.now())))
     view = await inspectMesh(nodes, criteria)
   }
   return view

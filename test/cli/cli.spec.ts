@@ -3,8 +3,7 @@ import { execFile, spawn } from 'node:child_process'
 import { writeFile, stat, readFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
-import { BIN_PATH, spawnNode } from '../src/cli/local-network.js'
-import { tempDir } from './utils/index.js'
+import { BIN_PATH, spawnNode, tempDir } from '../utils/index.js'
 
 interface CliResult { code: number | null, stdout: string, stderr: string }
 

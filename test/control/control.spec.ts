@@ -2,8 +2,8 @@ import * as assert from 'node:assert/strict'
 import { stat } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { join } from 'node:path'
-import { callControl, type ControlError, ControlUnavailableError, startControlServer, type ControlServer } from '../src/control/index.js'
-import { tempDir } from './utils/index.js'
+import { callControl, type ControlError, ControlUnavailableError, startControlServer, type ControlServer } from '../../src/control/index.js'
+import { tempDir } from '../utils/index.js'
 
 /** Sends raw text on the socket and collects reply lines until `count` arrive or the socket closes. */
 async function raw (path: string, text: string, count: number): Promise<{ lines: string[], closed: boolean }> {

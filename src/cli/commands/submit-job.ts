@@ -1,0 +1,67 @@
+/**
+ * `idlegrid submit JOB.yaml` without --auction-only: the renter node's submit service
+ * (`submit.job`) auctions, ships, runs, verifies and signs the receipt; this file only turns
+ * the flags into its request and prints progress lines while it waits and a summary at the
+ * end (--json: one object).
+ */
+import { resolve } from 'node:path'
+import { shortPeerId } from '../../common/index.js'
+import { checkSubmission, type SubmitEvent } from '../../submit/index.js'
+import { EXIT, UsageError } from '../errors.js'
+import { oneShot } from '../one-shot.js'
+import type { JobSpec } from '../../market/index.js'
+import type { OptionTable, ParsedValues } from '../options.js'
+import type { Output } from '../output.js'
+
+/** Flags of the full submit path (besides the job flags). */
+export const RUN_JOB_OPTIONS: OptionTable = {
+  'out-dir': { type: 'string', valueName: 'DIR', description: 'where outputs go: DIR/<job id>/ (default ./idlegrid-out)' },
+  'max-attempts': { type: 'string', valueName: 'N', description: 'attempts (one run on one provider each) before giving up on a job (default 3, at most 10)' }
+}
+
+/** Runs the job through the renter node and prints progress and the summary; resolves with the exit code. */
+export async function runSubmittedJob (spec: JobSpec, values: ParsedValues, out: Output, settleMs: number): Promise<number> {
+  // checked here so a bad job fails before any node starts or auction runs
+  const { payload, maxAttempts, timeoutMs } = checkSubmission(spec, values['max-attempts'])
+  const baseDir = resolve(typeof values['out-dir'] === 'string' ? values['out-dir'] : 'idlegrid-out')
+  out.info(`submitting ${spec.name} (${spec.tier}, ${spec.workload}, ~${spec.estimatedMinutes} min, ${payload.inputs.length} input files); outputs under ${baseDir}`)
+  let answer: Awaited<ReturnType<typeof oneShot>>
+  try {
+    // a short-lived renter waits for another node to hold its receipts, or says they are only local
+    answer = await oneShot('submit.job', { spec, baseDir, maxAttempts, explain: values.explain === true }, values, {
+      settleMs,
+      flushLedger: true,
+      timeoutMs,
+      onEvent: (e) => { progress(e as SubmitEvent, out) }
+    })
+  } catch (err: any) {
+    if (err?.code === 'ERR_UNKNOWN_METHOD') throw new UsageError('the node running on this data directory is not a renter; run submit with another --data-dir (a short-lived renter peer) or against a renter node')
+    throw err
+  }
+  if (answer.ledgerNote != null) out.warn(`note: ${answer.ledgerNote}`)
+  const summary = answer.result as Record<string, any>
+  out.data(summary)
+  out.info('')
+  out.info(`job ${String(summary.jobId)}: ${String(summary.status)} on ${shortPeerId(String(summary.provider))} after ${String(summary.attempts)} attempt(s)`)
+  for (const h of summary.history ?? []) out.info(`  attempt ${String(h.attempt)} ${shortPeerId(String(h.provider))}: ${String(h.outcome)}${h.detail != null ? ` (${String(h.detail)})` : ''}`)
+  if (summary.attestation != null) out.info(`  attestation: ${String(summary.attestation.status)}, outputs ${String(summary.attestation.outputDigest).slice(0, 16)}… ${summary.attestation.verified === true ? 'verified' : 'NOT verified'}`)
+  if (summary.detail != null && summary.status !== 'ok') out.info(`  ${String(summary.detail)}`)
+  out.info(`  outputs: ${String(summary.outputDir)}/outputs`)
+  return summary.status === 'ok' ? EXIT.ok : EXIT.failure
+}
+
+function progress (e: SubmitEvent, out: Output): void {
+  switch (e.type) {
+    case 'auction': {
+      const a = e.event
+      if (a.type === 'published') out.info(`  auction: job ${String(a.jobId)} published`)
+      else if (a.type === 'award') out.info(`  auction: award to ${String(a.winner).slice(-8)} at ${Number(a.price).toFixed(2)} USD/GPU-h`)
+      else if (a.type === 'accept' && a.outcome !== 'accepted') out.info(`  auction: ${String(a.winner).slice(-8)} ${String(a.outcome)}`)
+      break
+    }
+    case 'attempt': out.info(`attempt ${String(e.attempt)} on ${String(e.provider).slice(-8)}`); break
+    case 'accepted': out.info('  accepted; running'); break
+    case 'log': out.info(`  | ${String(e.line)}`); break
+    case 'attempt-ended': if (e.outcome !== 'ok') out.info(`  attempt ${String(e.attempt)} ended ${String(e.outcome)}${e.detail != null ? `: ${String(e.detail)}` : ''}`); break
+  }
+}

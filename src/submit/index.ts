@@ -1,0 +1,13 @@
+/**
+ * Submit: the renter's job path as one service. `submit.job` auctions a job (rounds per
+ * attempt), ships it to the winner, verifies the attested outputs, signs and records the
+ * receipt, and fails over to another provider (attempts) with the last checkpoint.
+ */
+export { SUBMIT_SERVICE } from './service.js'
+export type { SubmitEvent } from './service.js'
+export { submitServices } from './services.js'
+export { checkSubmission } from './payload.js'
+// the attempt loop, for callers with their own award source
+export { runJob } from './run-job.js'
+export type { AwardSource, RunJobOptions } from './run-job.js'
+export type { JobSummary } from './summary.js'

@@ -1,0 +1,53 @@
+/**
+ * What the renter ships for a job spec: the runtime with its time limit and the inputs by
+ * file name, and the bounds a submission is checked against before any auction.
+ */
+import { basename, resolve } from 'node:path'
+import { SubmitError } from './errors.js'
+import type { JobPayload } from '../exec/index.js'
+import type { JobSpec } from '../market/index.js'
+
+export const SUBMIT_DEFAULTS = {
+  /** attempts (one run on one provider each) before a job is given up */
+  maxAttempts: 3,
+  /** the most attempts a caller may ask for */
+  maxAttemptsLimit: 10,
+  /** what one attempt may spend besides the job's own time limit: auction rounds and transfers */
+  attemptOverheadMs: 5 * 60_000
+} as const
+
+/** The job as the renter node runs it: from a job spec, with absolute input paths. */
+export function payloadFromSpec (spec: Pick<JobSpec, 'runtime' | 'inputs' | 'estimatedMinutes'>): JobPayload {
+  const seen = new Set<string>()
+  const inputs = spec.inputs.map(file => {
+    const path = basename(file)
+    if (seen.has(path)) throw new SubmitError(`two inputs are named ${path}; inputs land in the job's inputs/ by file name`)
+    seen.add(path)
+    return { path, file: resolve(file) }
+  })
+  // the estimate plus half again, at least a minute; the provider cuts it to its max job length
+  const timeoutMs = Math.max(60_000, Math.round(spec.estimatedMinutes * 60_000 * 1.5))
+  return { runtime: { image: spec.runtime.image, command: spec.runtime.command, timeoutMs }, inputs }
+}
+
+/** A whole number of attempts within the limit, or a SubmitError naming what was given. */
+export function checkMaxAttempts (value: unknown): number {
+  const n = value == null ? SUBMIT_DEFAULTS.maxAttempts : Number(value)
+  if (!Number.isInteger(n) || n < 1 || n > SUBMIT_DEFAULTS.maxAttemptsLimit) throw new SubmitError(`--max-attempts must be a whole number from 1 to ${SUBMIT_DEFAULTS.maxAttemptsLimit}, got ${String(value)}`)
+  return n
+}
+
+export interface CheckedSubmission {
+  payload: JobPayload
+  maxAttempts: number
+  /** the longest the whole job may take: every attempt its time limit plus the auction and transfers */
+  timeoutMs: number
+}
+
+/** Checks a job before any auction: runnable, attempts within bounds; says how long it may take. */
+export function checkSubmission (spec: Pick<JobSpec, 'runtime' | 'inputs' | 'estimatedMinutes'>, maxAttempts?: unknown): CheckedSubmission {
+  const attempts = checkMaxAttempts(maxAttempts)
+  const payload = payloadFromSpec(spec)
+  if (payload.runtime.command.length === 0 && (payload.runtime.image ?? '') === '') throw new SubmitError('the job has neither an image nor a command')
+  return { payload, maxAttempts: attempts, timeoutMs: attempts * (payload.runtime.timeoutMs + SUBMIT_DEFAULTS.attemptOverheadMs) }
+}

@@ -1,0 +1,107 @@
+/**
+ * The loop that never loses a job: run an attempt on the awarded provider (exec's
+ * runAttempt); when the provider rejects, vanishes, stalls, preempts or returns outputs that
+ * do not match its attestation, get a new award elsewhere (excluding it) and try again, a
+ * bounded number of times, passing a preempted attempt's verified outputs along as a
+ * checkpoint. The loop knows nothing about auctions: awards come from an AwardSource.
+ */
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { JobStatus, Receipt } from '../../protocols/job.js'
+import { toHex } from '../common/index.js'
+import { runAttempt, type AttemptOptions, type AttemptOutcome, type AttemptResult, type AwardedJob, type JobPayload, type SignedRecord } from '../exec/index.js'
+import { SUBMIT_DEFAULTS } from './payload.js'
+import { summaryJson, type JobSummary } from './summary.js'
+
+/** Outcomes that end the job: the job itself decided (it ran to the end, failed, or hit its limit). */
+const FINAL: ReadonlySet<AttemptOutcome> = new Set(['ok', 'failed', 'timeout'])
+
+/** Most inputs a resumed attempt carries (the job's own plus the checkpoint's files). */
+const MAX_CHECKPOINT_INPUTS = 4096
+
+/** Where the renter gets its next award: the market's auction, excluding providers that let this job down. */
+export interface AwardSource {
+  /** an award accepted by its winner, or a thrown error when none can be had */
+  next(opts: { exclude: readonly string[], attempt: number, signal?: AbortSignal }): Promise<AwardedJob>
+}
+
+export interface RunJobOptions extends Omit<AttemptOptions, 'dir' | 'attempt'> {
+  awards: AwardSource
+  payload: JobPayload
+  /** hex job id: the output dir's name */
+  jobId: string
+  /** default ./idlegrid-out */
+  baseDir?: string
+  maxAttempts?: number
+  /** every receipt this renter signs (one per attempt that got as far), e.g. for the ledger */
+  onReceipt?: (receipt: SignedRecord<Receipt>) => void
+}
+
+/**
+ * Runs the job until one attempt ends on the job's own terms (ok, failed, timeout), or
+ * `maxAttempts` are used. The final outputs, attestation and receipt are in
+ * `<baseDir>/<jobId>/`; every attempt keeps its own directory under attempts/.
+ */
+export async function runJob (opts: RunJobOptions): Promise<JobSummary> {
+  const jobDir = resolve(opts.baseDir ?? 'idlegrid-out', opts.jobId)
+  await mkdir(jobDir, { recursive: true })
+  const maxAttempts = Math.max(1, opts.maxAttempts ?? SUBMIT_DEFAULTS.maxAttempts)
+  const exclude: string[] = []
+  const history: JobSummary['history'] = []
+  let payload = opts.payload
+  let last: AttemptResult | undefined
+  let noAward: string | undefined
+  const firstAwardAt = Date.now()
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    let awarded: AwardedJob
+    try {
+      awarded = await opts.awards.next({ exclude, attempt, signal: opts.signal })
+    } catch (err: any) {
+      noAward = String(err?.message ?? err)
+      break
+    }
+    const dir = join(jobDir, 'attempts', String(attempt))
+    await rm(dir, { recursive: true, force: true })
+    last = await runAttempt(awarded, payload, { ...opts, dir, attempt })
+    if (last.receipt != null) opts.onReceipt?.(last.receipt)
+    history.push({ attempt, provider: last.provider, outcome: last.outcome, detail: last.detail, dir })
+    if (FINAL.has(last.outcome) || opts.signal?.aborted === true) break
+    exclude.push(last.provider)
+    if (last.outcome === 'preempted' && last.verified && last.outputs.length > 0) payload = withCheckpoint(opts.payload, last)
+  }
+  const summary: JobSummary = {
+    jobId: opts.jobId,
+    provider: last?.provider ?? '',
+    status: last?.outcome ?? 'no_award',
+    outputDir: jobDir,
+    attempts: history.length,
+    history,
+    detail: last == null ? noAward : (FINAL.has(last.outcome) ? last.detail : `${last.detail ?? last.outcome}${noAward != null ? `; no further award: ${noAward}` : ''}`)
+  }
+  if (last != null) await keepLastAttempt(jobDir, last, summary, firstAwardAt)
+  await writeFile(join(jobDir, 'summary.json'), JSON.stringify(summaryJson(summary), null, 2) + '\n')
+  return summary
+}
+
+/** The last attempt's outputs and records become the job's; earlier ones stay under attempts/. */
+async function keepLastAttempt (jobDir: string, last: AttemptResult, summary: JobSummary, firstAwardAt: number): Promise<void> {
+  await rm(join(jobDir, 'outputs'), { recursive: true, force: true })
+  await rename(join(last.dir, 'outputs'), join(jobDir, 'outputs')).catch(async () => { await mkdir(join(jobDir, 'outputs'), { recursive: true }) })
+  if (last.attestation != null) {
+    summary.attestation = { status: JobStatus[last.attestation.value.status] ?? String(last.attestation.value.status), outputDigest: toHex(last.attestation.value.outputDigest), verified: last.verified, envelope: last.attestation.envelope }
+    await writeFile(join(jobDir, 'attestation.bin'), last.attestation.envelope)
+  }
+  if (last.receipt != null) {
+    summary.receipt = { outcome: Receipt.Outcome[last.receipt.value.outcome] ?? String(last.receipt.value.outcome), envelope: last.receipt.envelope }
+    await writeFile(join(jobDir, 'receipt.bin'), last.receipt.envelope)
+  }
+  if (last.firstLogAt != null) summary.firstLogMs = last.firstLogAt - firstAwardAt
+}
+
+/** The next attempt gets the preempted attempt's outputs as inputs under checkpoint/. */
+function withCheckpoint (payload: JobPayload, preempted: AttemptResult): JobPayload {
+  const original = payload.inputs.filter(i => !i.path.startsWith('checkpoint/'))
+  const checkpoint = preempted.outputs.map(o => ({ path: `checkpoint/${o.path}`, file: join(preempted.dir, 'outputs', o.path) }))
+  if (original.length + checkpoint.length > MAX_CHECKPOINT_INPUTS) return payload
+  return { ...payload, inputs: [...original, ...checkpoint] }
+}

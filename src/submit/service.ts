@@ -1,0 +1,122 @@
+/**
+ * The renter's whole job path as one libp2p service: `submit.job` on the control socket
+ * takes a job spec and runs it to the end (auction rounds per attempt, shipping, execution,
+ * verification, receipts, failover with checkpoints) and records every receipt it signs in
+ * this node's ledger. It needs the market's renter service and the ledger, and says so in
+ * `serviceDependencies`: a node without them does not start.
+ */
+import { randomBytes } from 'node:crypto'
+import { resolve } from 'node:path'
+import { serviceDependencies, type ComponentLogger, type Libp2p, type Logger, type PeerId, type PrivateKey, type Startable } from '@libp2p/interface'
+import { toHex } from '../common/index.js'
+import { LEDGER_CAPABILITY, LEDGER_SERVICE, type LedgerService } from '../ledger/index.js'
+import { MARKET_RENTER_CAPABILITY, MARKET_RENTER_SERVICE, parseJobSpec, type AuctionEvent, type MarketRenterService } from '../market/index.js'
+import { SubmitError } from './errors.js'
+import { checkSubmission } from './payload.js'
+import { auctionRounds } from './rounds.js'
+import { runJob } from './run-job.js'
+import { summaryJson, type JobSummary } from './summary.js'
+import type { ControlHandler } from '../control/index.js'
+import type { JobEvent } from '../exec/index.js'
+import type { ConnectionManager } from '@libp2p/interface-internal'
+
+/** The submit service's name in the node's service map. */
+export const SUBMIT_SERVICE = 'submit'
+
+export interface SubmitComponents {
+  peerId: PeerId
+  privateKey: PrivateKey
+  connectionManager: ConnectionManager
+  logger: ComponentLogger
+  [MARKET_RENTER_SERVICE]: MarketRenterService
+  [LEDGER_SERVICE]: LedgerService
+}
+
+export interface SubmitServiceInit {
+  /** where outputs go when the caller names no directory (default ./idlegrid-out) */
+  defaultBaseDir?: string
+}
+
+export interface SubmitRequest {
+  /** job fields as in a job file, flags applied (parsed and checked here) */
+  spec: unknown
+  /** outputs go to baseDir/<job id>/ */
+  baseDir?: string
+  /** attempts before giving up (default 3, at most 10) */
+  maxAttempts?: number
+  /** ask non-bidders why when fewer than 3 valid bids arrive */
+  explain?: boolean
+}
+
+/** A progress event: an auction event of some attempt, or a job event (attempt, log, …). */
+export type SubmitEvent = { type: 'auction', attempt: number, event: AuctionEvent } | JobEvent
+
+export interface SubmitService {
+  /** runs the job to the end; resolves with its summary (also when it did not complete) */
+  submit(request: SubmitRequest, opts?: { onEvent?: (event: SubmitEvent) => void, signal?: AbortSignal }): Promise<JobSummary>
+  controlHandlers(): Record<string, ControlHandler>
+}
+
+class Submitter implements SubmitService, Startable {
+  readonly [serviceDependencies]: string[] = [MARKET_RENTER_CAPABILITY, LEDGER_CAPABILITY]
+  readonly [Symbol.toStringTag] = '@idlegrid/submit'
+  private readonly log: Logger
+
+  constructor (private readonly components: SubmitComponents, private readonly init: SubmitServiceInit) {
+    this.log = components.logger.forComponent('idlegrid:submit')
+  }
+
+  start (): void {}
+  stop (): void {}
+
+  async submit (request: SubmitRequest, opts: { onEvent?: (event: SubmitEvent) => void, signal?: AbortSignal } = {}): Promise<JobSummary> {
+    const spec = parseJobSpec(request.spec)
+    const { payload, maxAttempts } = checkSubmission(spec, request.maxAttempts)
+    const privateKey = this.components.privateKey
+    if (privateKey.type !== 'Ed25519') throw new SubmitError(`receipts are signed with the node's Ed25519 key; this node's key is ${privateKey.type}`)
+    const jobId = new Uint8Array(randomBytes(16))
+    const send = (event: SubmitEvent): void => { try { opts.onEvent?.(event) } catch {} }
+    const connections = this.components.connectionManager
+    const dialer: Pick<Libp2p, 'dialProtocol'> = {
+      dialProtocol: async (peer, protocol, options) => await (await connections.openConnection(peer as PeerId, options)).newStream(protocol, options)
+    }
+    return await runJob({
+      libp2p: dialer,
+      privateKey,
+      peerId: this.components.peerId,
+      awards: auctionRounds(this.components[MARKET_RENTER_SERVICE], spec, { jobId, explain: request.explain, onEvent: send }),
+      payload,
+      jobId: toHex(jobId),
+      baseDir: request.baseDir ?? this.init.defaultBaseDir ?? resolve('idlegrid-out'),
+      maxAttempts,
+      signal: opts.signal,
+      onEvent: send,
+      onReceipt: (receipt) => { this.recordReceipt(receipt.envelope) }
+    })
+  }
+
+  controlHandlers (): Record<string, ControlHandler> {
+    return {
+      /** params: SubmitRequest; events: SubmitEvent; result: the summary as JSON */
+      'submit.job': async (params, emit, signal) => {
+        const request: SubmitRequest = {
+          spec: params.spec,
+          baseDir: typeof params.baseDir === 'string' ? params.baseDir : undefined,
+          maxAttempts: typeof params.maxAttempts === 'number' ? params.maxAttempts : undefined,
+          explain: params.explain === true
+        }
+        return summaryJson(await this.submit(request, { onEvent: emit, signal }))
+      }
+    }
+  }
+
+  /** Our receipts go into our ledger feed; a failed write is logged, never thrown into the job. */
+  private recordReceipt (envelope: Uint8Array): void {
+    this.components[LEDGER_SERVICE].recordReceipt(envelope).catch((err: unknown) => { this.log.error('receipt not recorded in the ledger: %e', err) })
+  }
+}
+
+/** The renter's job service (libp2p service factory), under SUBMIT_SERVICE in the service map. */
+export function submitService (init: SubmitServiceInit = {}): (components: SubmitComponents) => SubmitService {
+  return (components) => new Submitter(components, init)
+}

@@ -1,0 +1,34 @@
+/** What a job came to, as runJob returns it and as `submit --json` prints it. */
+import type { AttemptOutcome } from '../exec/index.js'
+
+export interface JobSummary {
+  jobId: string
+  /** the provider of the last attempt ('' when no award was had) */
+  provider: string
+  /** the last attempt's outcome, or 'no_award' */
+  status: AttemptOutcome | 'no_award'
+  outputDir: string
+  attempts: number
+  attestation?: { status: string, outputDigest: string, verified: boolean, envelope: Uint8Array }
+  receipt?: { outcome: string, envelope: Uint8Array }
+  history: Array<{ attempt: number, provider: string, outcome: AttemptOutcome, detail?: string, dir: string }>
+  detail?: string
+  /** ms from the first award to the first log line of the last attempt */
+  firstLogMs?: number
+}
+
+/** The summary as plain JSON (what `submit --json` prints). */
+export function summaryJson (s: JobSummary): Record<string, unknown> {
+  return {
+    jobId: s.jobId,
+    provider: s.provider,
+    status: s.status,
+    outputDir: s.outputDir,
+    attempts: s.attempts,
+    attestation: s.attestation == null ? null : { status: s.attestation.status, outputDigest: s.attestation.outputDigest, verified: s.attestation.verified },
+    receipt: s.receipt == null ? null : { outcome: s.receipt.outcome },
+    history: s.history,
+    ...(s.detail != null ? { detail: s.detail } : {}),
+    ...(s.firstLogMs != null ? { firstLogMs: s.firstLogMs } : {})
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Networks for specs on 127.0.0.1. The process variant (separate `idlegrid` processes) is
+ * the demo's, src/demo/local-network.ts; the in-process variant here runs real libp2p nodes in
+ * this process with the same shape (NetworkNodes) and options (NetworkShape), and both are
+ * checked with the same mesh wait (inspectMesh / waitForMesh through a MeshNode).
+ */
+import { join } from 'node:path'
+import { resolveConfig, type NodeConfig, type Role } from '../../src/config/config.js'
+import { nodeStatus } from '../../src/node/status.js'
+import { createNode, type IdlegridNode, type NodeExtensions } from '../../src/node/create-node.js'
+import type { MeshNode, NetworkNodes, NetworkShape } from '../../src/demo/local-network.js'
+import { tempDir, waitFor } from './wait.js'
+
+export { BIN_PATH, DEFAULT_PROVIDER_ARGS, spawnNode, startLocalNetwork, inspectMesh, waitForMesh } from '../../src/demo/local-network.js'
+export type { LocalNetwork, LocalNetworkOptions, NodeProcess, SpawnOptions, MeshNode, MeshView, MeshCriteria, LinkFilter, NetworkNodes, NetworkShape } from '../../src/demo/local-network.js'
+
+export interface InProcessNetwork extends NetworkNodes<IdlegridNode> {
+  /** stops every node and removes their data directories */
+  stop(): Promise<void>
+}
+
+export interface InProcessOptions extends NetworkShape {
+  /** services and DHT rules per node (the same the CLI's composition root would add) */
+  extensions?: (role: Role, index: number, config: NodeConfig) => NodeExtensions
+  /** raw provider config section per provider index */
+  providerConfig?: (index: number) => Record<string, unknown>
+  /** start providers and renters this many at a time (default all at once) */
+  startBatch?: number
+}
+
+/** An in-process node as the mesh check sees it. */
+export function inProcessMeshNode (node: IdlegridNode): MeshNode {
+  return { role: node.config.role, status: async () => nodeStatus(node) }
+}
+
+/** Real libp2p nodes in this process on 127.0.0.1, each with its own temp data dir. */
+export async function startInProcessNetwork (opts: InProcessOptions): Promise<InProcessNetwork> {
+  const dir = await tempDir()
+  const started: IdlegridNode[] = []
+  const make = async (role: Role, index: number, bootstrap: string[]): Promise<IdlegridNode> => {
+    const config = resolveConfig({
+      role,
+      file: role === 'provider' && opts.providerConfig != null ? { provider: opts.providerConfig(index) } : undefined,
+      flags: { dataDir: join(dir.path, `${role}-${index}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: opts.heartbeatSeconds ?? 1 }
+    })
+    const node = await createNode(config, opts.extensions?.(role, index, config))
+    started.push(node)
+    return node
+  }
+  try {
+    const bootstrap = await make('bootstrap', 0, [])
+    const addr = [bootstrap.libp2p.getMultiaddrs()[0].toString()]
+    const batch = opts.startBatch ?? Number.MAX_SAFE_INTEGER
+    const startAll = async (role: Role, count: number): Promise<IdlegridNode[]> => {
+      const nodes: IdlegridNode[] = []
+      for (let from = 0; from < count; from += batch) {
+        nodes.push(...await Promise.all(Array.from({ length: Math.min(batch, count - from) }, async (_, k) => await make(role, from + k, addr))))
+      }
+      return nodes
+    }
+    const providers = await startAll('provider', opts.providers)
+    const renters = await startAll('renter', opts.renters ?? 1)
+    const all = [bootstrap, ...providers, ...renters]
+    return {
+      bootstrap,
+      providers,
+      renters,
+      all,
+      stop: async () => {
+        await Promise.all(all.map(async n => { await n.stop() }))
+        await dir.cleanup()
+      }
+    }
+  } catch (err) {
+    await Promise.all(started.map(async n => { await n.stop() }))
+    await dir.cleanup()
+    throw err
+  }
+}
+
+/** Resolves once every node has every other node as a gossip peer on `topic`. */
+export async function waitForTopicMesh (nodes: IdlegridNode[], topic: string, timeoutMs = 20_000): Promise<void> {
+  await waitFor(() => nodes.every(n => {
+    const subs = new Set(n.libp2p.services.pubsub.getSubscribers(topic).map(p => p.toString()))
+    return nodes.every(o => o === n || subs.has(o.peerId.toString()))
+  }), { timeoutMs, what: `every node to see every other on ${topic}` })
+}
