@@ -9,7 +9,8 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { JobStatus, Receipt } from '../../protocols/job.js'
 import { toHex } from '../common/index.js'
-import { runAttempt, type AttemptOptions, type AttemptOutcome, type AttemptResult, type AwardedJob, type JobPayload, type SignedRecord } from '../exec/index.js'
+import { runAttempt, type AttemptOptions, type AttemptOutcome, type AttemptResult, type AwardedJob, type JobPayload } from '../exec/index.js'
+import type { Signed } from '../identity/index.js'
 import { SUBMIT_DEFAULTS } from './payload.js'
 import { summaryJson, type JobSummary } from './summary.js'
 
@@ -34,7 +35,7 @@ export interface RunJobOptions extends Omit<AttemptOptions, 'dir' | 'attempt'> {
   baseDir?: string
   maxAttempts?: number
   /** every receipt this renter signs (one per attempt that got as far), e.g. for the ledger */
-  onReceipt?: (receipt: SignedRecord<Receipt>) => void
+  onReceipt?: (receipt: Signed<Receipt>) => void
 }
 
 /**
@@ -88,11 +89,11 @@ async function keepLastAttempt (jobDir: string, last: AttemptResult, summary: Jo
   await rm(join(jobDir, 'outputs'), { recursive: true, force: true })
   await rename(join(last.dir, 'outputs'), join(jobDir, 'outputs')).catch(async () => { await mkdir(join(jobDir, 'outputs'), { recursive: true }) })
   if (last.attestation != null) {
-    summary.attestation = { status: JobStatus[last.attestation.value.status] ?? String(last.attestation.value.status), outputDigest: toHex(last.attestation.value.outputDigest), verified: last.verified, envelope: last.attestation.envelope }
+    summary.attestation = { status: JobStatus[last.attestation.message.status] ?? String(last.attestation.message.status), outputDigest: toHex(last.attestation.message.outputDigest), verified: last.verified, envelope: last.attestation.envelope }
     await writeFile(join(jobDir, 'attestation.bin'), last.attestation.envelope)
   }
   if (last.receipt != null) {
-    summary.receipt = { outcome: Receipt.Outcome[last.receipt.value.outcome] ?? String(last.receipt.value.outcome), envelope: last.receipt.envelope }
+    summary.receipt = { outcome: Receipt.Outcome[last.receipt.message.outcome] ?? String(last.receipt.message.outcome), envelope: last.receipt.envelope }
     await writeFile(join(jobDir, 'receipt.bin'), last.receipt.envelope)
   }
   if (last.firstLogAt != null) summary.firstLogMs = last.firstLogAt - firstAwardAt

@@ -13,7 +13,7 @@
 import { join } from 'node:path'
 import { MARKET_RENTER_SERVICE, marketExtensions, parseJobSpec, signJobRequest, toJobRequest, readJobRequest, type MarketRenterService } from '../../src/market/index.js'
 import { sleep, toHex } from '../../src/common/index.js'
-import { ledgerExtensions } from '../../src/ledger/index.js'
+import { ledgerServices } from '../../src/ledger/index.js'
 import { TOPIC } from '../../protocols/ids.js'
 import { percentile } from './stats.js'
 import { startInProcessNetwork, tempDir, waitFor } from '../utils/index.js'
@@ -49,7 +49,7 @@ async function connectedToAll (local: IdlegridNode[], shards: Shard[]): Promise<
 
 export default async (): Promise<Record<string, unknown>> => {
   const started = Date.now()
-  const net = await startInProcessNetwork({ providers: 0, renters: RENTERS, heartbeatSeconds: 30, startBatch: 5, extensions: (role, _, config) => ({ services: { ...marketExtensions({ role }).services, ...ledgerExtensions({ config }) } }) })
+  const net = await startInProcessNetwork({ providers: 0, renters: RENTERS, heartbeatSeconds: 30, startBatch: 5, extensions: (role, _, config) => ({ services: { ...marketExtensions({ role }).services, ...ledgerServices({ config }).services } }) })
   const local = net.all
   const dir = await tempDir('idlegrid-bench-network-')
   const shards: Shard[] = []
