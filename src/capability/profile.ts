@@ -82,11 +82,6 @@ export async function loadProviderSetup (opts: LoadProfileOptions = {}): Promise
   return { profile: providerProfile(policy, gpus), recordTtlMs }
 }
 
-/** loadProviderSetup without the record lifetime. */
-export async function loadProviderProfile (opts: LoadProfileOptions = {}): Promise<ProviderProfile> {
-  return (await loadProviderSetup(opts)).profile
-}
-
 /** Validates a record TTL given in seconds (flag or config), naming `field` on error. */
 export function parseRecordTtlSeconds (value: unknown, field = 'recordTtlSeconds'): number {
   if (value === undefined) return DEFAULT_RECORD_TTL_SECONDS

@@ -1,4 +1,4 @@
-import { capabilityExtensions, type ProviderProfile } from '../capability/index.js'
+import { capabilityServices, type ProviderProfile } from '../capability/index.js'
 import { execExtensions, type RunnerKind } from '../exec/index.js'
 import { connectLedger, ledgerExtensions, type LedgerBuildOptions } from '../ledger/index.js'
 import { marketExtensions } from '../market/index.js'
@@ -12,7 +12,7 @@ import type { NodeConfig } from '../config/index.js'
 export function roleExtensions (_config: NodeConfig, opts: BuildOptions = {}): NodeExtensions {
   const extensions: Required<NodeExtensions> = { services: {}, dhtValidators: {}, dhtSelectors: {} }
   // capability: DHT rules for /idlegrid/... keys and discovery on every role; providers advertise
-  const capability = capabilityExtensions({ profile: opts.provider?.profile, recordTtlMs: opts.provider?.recordTtlMs, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi })
+  const capability = capabilityServices({ profile: opts.provider?.profile, recordTtlMs: opts.provider?.recordTtlMs, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi })
   Object.assign(extensions.services, capability.services)
   Object.assign(extensions.dhtValidators, capability.dhtValidators)
   Object.assign(extensions.dhtSelectors, capability.dhtSelectors)
