@@ -1,7 +1,7 @@
 import { capabilityServices, type ProviderProfile } from '../capability/index.js'
 import { execExtensions, type RunnerKind } from '../exec/index.js'
 import { connectLedger, ledgerExtensions, type LedgerBuildOptions } from '../ledger/index.js'
-import { marketExtensions } from '../market/index.js'
+import { marketServices } from '../market/index.js'
 import { createNode, type IdlegridNode, type NodeExtensions } from '../node/index.js'
 import type { NodeConfig } from '../config/index.js'
 
@@ -20,7 +20,7 @@ export function roleExtensions (_config: NodeConfig, opts: BuildOptions = {}): N
   const profile = opts.provider?.profile
   // exec: providers run awarded jobs on their GPU slots (the bid engine reads the slots); renters get exec.submit
   const exec = execExtensions({ role: _config.role, dataDir: _config.dataDir, provider: profile != null ? { profile, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi } : undefined })
-  const market = marketExtensions({ role: _config.role, provider: profile != null ? { profile: () => profile, capacity: exec.capacity } : undefined })
+  const market = marketServices({ role: _config.role, provider: profile != null ? { profile: () => profile, capacity: exec.capacity } : undefined })
   Object.assign(extensions.services, market.services)
   Object.assign(extensions.services, exec.services)
   // ledger: every role keeps it in <dataDir>/ledger; providers append heartbeat summaries

@@ -10,7 +10,7 @@ import { mkdir, open, rm, lstat, readdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { JobFrame, JobStatus, type Attestation, type FileEntry, type Receipt } from '../../protocols/job.js'
-import { AwardCheckError, openAward, verifyAward, type VerifiedAward } from './award-check.js'
+import { AwardCheckError, openAward, verifyAwardForWinner, type VerifiedAward } from '../market/index.js'
 import { ConditionMonitor, type ConditionOptions } from './conditions.js'
 import { bytesEqual, checkRelativePath, fileSetDigest, toHex, MAX_PATH_CHARS } from './digest.js'
 import { JobStreamError, RunnerError } from './errors.js'
@@ -175,7 +175,7 @@ export class JobExecService implements Startable {
   /** The market calls this when it accepts an award over the accept protocol. */
   noteAccepted (awardEnvelope: Uint8Array): void {
     try {
-      const { award, hash } = openAward(awardEnvelope)
+      const { message: award, hash } = openAward(awardEnvelope)
       this.accepted.set(toHex(hash), Number(award.expiresAt))
       this.prune(this.accepted)
     } catch (err) {
@@ -288,7 +288,7 @@ export class JobExecService implements Startable {
   private checkStart (start: JobFrame.Start, remote: PeerId): VerifiedAward {
     let verified: VerifiedAward
     try {
-      verified = verifyAward(start.award, start.jobRequest, this.components.peerId)
+      verified = verifyAwardForWinner(start.award, start.jobRequest, this.components.peerId)
     } catch (err) {
       if (err instanceof AwardCheckError) throw new Rejection(JobFrame.Rejected.Code[err.rejection], err.message)
       throw err

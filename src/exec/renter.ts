@@ -13,7 +13,7 @@ import { peerIdFromMultihash } from '@libp2p/peer-id'
 import * as Digest from 'multiformats/hashes/digest'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { JobFrame, JobStatus, Receipt, type Attestation, type FileEntry } from '../../protocols/job.js'
-import { openAward } from './award-check.js'
+import { openAward } from '../market/index.js'
 import { checkRelativePath, fileSetDigest, hashFile, sortEntries, toHex, bytesEqual } from './digest.js'
 import { JobRejectedError, JobStreamError } from './errors.js'
 import { FileSink } from './file-sink.js'
@@ -132,7 +132,7 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
   const attempt = opts.attempt ?? 1
   const emit = (event: JobEvent): void => { try { opts.onEvent?.(event) } catch {} }
   const startedAt = Date.now()
-  const { award, hash: awardHash } = openAward(awarded.award)
+  const { message: award, hash: awardHash } = openAward(awarded.award)
   const provider = peerFromBytes(award.winner)
   const outDir = join(opts.dir, 'outputs')
   await mkdir(outDir, { recursive: true })

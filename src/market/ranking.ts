@@ -9,9 +9,10 @@ import { compare } from 'uint8arrays/compare'
 import { concat } from 'uint8arrays/concat'
 import { equals } from 'uint8arrays/equals'
 import { gpuModelMatches } from '../capability/index.js'
-import { sha256 } from '../identity/index.js'
+import { toHex } from '../common/index.js'
+import { sha256, type Signed } from '../identity/index.js'
+import { JobRequest, PPM, PricingRule, peerIdFromBytes, type Award, type Bid } from './messages.js'
 import { clampReliability, type ReputationSource } from './reputation.js'
-import { JobRequest, PPM, PricingRule, peerIdFromBytes, toHex, type Award, type Bid, type Signed } from './messages.js'
 
 export interface RankingParams {
   /** w in price / reliability^w */
