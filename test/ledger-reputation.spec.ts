@@ -7,7 +7,10 @@ import {
   buildEquivocationProof, collectEvidence, computeEarnings, computeReputation, DEFAULT_REPUTATION, maxLiftPerCounterparty, sealEntry, signTestJob,
   type LedgerRecord, type Signer, type TestOutcome
 } from '../src/ledger/index.js'
-import { parseJobSpec, rankBids, signBid, toJobRequest, usdToMicro, type Signed } from '../src/market/index.js'
+import type { Signed } from '../src/identity/index.js'
+import { parseJobSpec, toJobRequest } from '../src/market/job-spec.js'
+import { signBid, usdToMicro } from '../src/market/messages.js'
+import { rankBids } from '../src/market/ranking.js'
 import type { Bid, JobRequest } from '../protocols/market.js'
 
 // Reputation is a pure function of ledger entries and `now`: these tests build entries with

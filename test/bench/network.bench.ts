@@ -11,7 +11,13 @@
  * - resident memory per node (the processes' RSS / nodes).
  */
 import { join } from 'node:path'
-import { MARKET_RENTER_SERVICE, marketExtensions, parseJobSpec, signJobRequest, toJobRequest, toHex, readJobRequest, type MarketRenterService } from '../../src/market/index.js'
+import { toHex } from '../../src/common/index.js'
+import { LEDGER_SERVICE } from '../../src/ledger/index.js'
+import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
+import { readJobRequest, signJobRequest } from '../../src/market/messages.js'
+import { MARKET_RENTER_SERVICE, type MarketRenterService } from '../../src/market/renter-service.js'
+import { marketServices } from '../../src/market/services.js'
+import { reputationService } from '../market/fixtures.js'
 import { TOPIC } from '../../protocols/ids.js'
 import { percentile } from './stats.js'
 import { startInProcessNetwork, tempDir, waitFor } from '../utils/index.js'
@@ -47,7 +53,11 @@ async function connectedToAll (local: IdlegridNode[], shards: Shard[]): Promise<
 
 export default async (): Promise<Record<string, unknown>> => {
   const started = Date.now()
-  const net = await startInProcessNetwork({ providers: 0, renters: RENTERS, heartbeatSeconds: 30, startBatch: 5, extensions: (role) => marketExtensions({ role }) })
+  const net = await startInProcessNetwork({ providers: 0, renters: RENTERS, heartbeatSeconds: 30, startBatch: 5, extensions: (role) => {
+    const market = marketServices({ role })
+    if (role === 'renter') market.services[LEDGER_SERVICE] = reputationService()
+    return market
+  } })
   const local = net.all
   const dir = await tempDir('idlegrid-bench-network-')
   const shards: Shard[] = []

@@ -4,10 +4,10 @@ import { fileURLToPath } from 'node:url'
 import {
   parseNvidiaSmi, parseTelemetry, detectGpus, readGpuTelemetry, parseSimulatedGpu, parseSimulatedGpus,
   groupGpus, normaliseGpuModel, gpuModelMatches, GpuDetectionError, NVIDIA_SMI_NOT_FOUND
-} from '../src/capability/gpu.js'
-import { ConfigError } from '../src/config/validate.js'
+} from '../../src/capability/gpu.js'
+import { ConfigError } from '../../src/config/validate.js'
 
-const fixtureUrl = (name: string): URL => new URL(`../../test/fixtures/nvidia-smi/${name}`, import.meta.url)
+const fixtureUrl = (name: string): URL => new URL(`../../../test/fixtures/nvidia-smi/${name}`, import.meta.url)
 const fixture = (name: string): string => readFileSync(fixtureUrl(name), 'utf8')
 const fakeSmi = fileURLToPath(fixtureUrl('fake-nvidia-smi.sh'))
 

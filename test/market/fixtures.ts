@@ -1,0 +1,16 @@
+import { serviceCapabilities } from '@libp2p/interface'
+import { LEDGER_CAPABILITY } from '../../src/ledger/index.js'
+import { neutralReputation, type ReputationSource } from '../../src/market/reputation.js'
+
+/**
+ * A stand-in for the ledger where a test only needs the auction's reliability input: a
+ * service (put it under LEDGER_SERVICE) that provides LEDGER_CAPABILITY, which the renter's
+ * market service declares as its dependency, and answers from `source`.
+ */
+export function reputationService (source: ReputationSource = neutralReputation()): () => ReputationSource {
+  return () => ({
+    [serviceCapabilities]: [LEDGER_CAPABILITY],
+    reliability: (peerId: string) => source.reliability(peerId),
+    isExcluded: (peerId: string) => source.isExcluded?.(peerId) ?? false
+  })
+}
