@@ -24,6 +24,9 @@ import type { Role } from '../config/index.js'
 import type { OpenedEnvelope } from '../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
 import type { ComponentLogger, Ed25519PrivateKey, Libp2pEvents, Logger, PeerId, PrivateKey, PubSub, Startable, TypedEventTarget } from '@libp2p/interface'
+// until the ledger room's own change lands: the market renter declares this capability as its dependency
+import { serviceCapabilities } from '@libp2p/interface'
+import { LEDGER_CAPABILITY } from './extensions.js'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 
 export interface LedgerServiceInit {
@@ -143,6 +146,7 @@ const MAX_FORK_CHECKS = 1024
 const CONNECT_SYNC_DELAY_MS = 300
 
 class LedgerNode implements LedgerService, Startable {
+  readonly [serviceCapabilities] = [LEDGER_CAPABILITY]
   private readonly components: LedgerComponents
   private readonly init: LedgerServiceInit
   private readonly log: Logger
