@@ -9,7 +9,7 @@
 import { TOPIC } from '../../protocols/ids.js'
 import { toHex } from '../common/index.js'
 import { offerAward } from './award-offers.js'
-import { awardRow, bidRow, noAwardReason, noBidsReason, type AuctionEvent, type AuctionOptions, type AuctionReport } from './auction-report.js'
+import { awardRow, bidRow, noAwardReason, noBidsReason, type AuctionOptions, type AuctionReport } from './auction-report.js'
 import { BidCollector, waitOrCancel, type BidCollectorComponents } from './bid-collector.js'
 import { askWhyNot, type ExplainCandidates } from './explain.js'
 import { toJobRequest, type JobSpec } from './job-spec.js'

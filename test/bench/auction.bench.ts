@@ -12,9 +12,7 @@ import { marketMessagesValidated } from './provider-shard.js'
 import { startShard, stopShard, type Shard } from './shards.js'
 import { parseJobSpec } from '../../src/market/job-spec.js'
 import { MARKET_RENTER_SERVICE, type MarketRenterService } from '../../src/market/renter-service.js'
-import { marketServices } from '../../src/market/services.js'
-import { LEDGER_SERVICE } from '../../src/ledger/index.js'
-import { reputationService } from '../market/fixtures.js'
+import { marketNodeServices } from '../market/fixtures.js'
 import { startInProcessNetwork, tempDir, waitFor } from '../utils/index.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 
@@ -24,12 +22,7 @@ const WINDOW_MS = 300
 const HEARTBEAT_SECONDS = 10
 
 export default async (): Promise<Record<string, unknown>> => {
-  const net = await startInProcessNetwork({ providers: 0, renters: 1, heartbeatSeconds: HEARTBEAT_SECONDS, extensions: (role) => {
-    const market = marketServices({ role })
-    // every provider gets the same neutral reliability: the figures measure the auction itself
-    if (role === 'renter') market.services[LEDGER_SERVICE] = reputationService()
-    return market
-  } })
+  const net = await startInProcessNetwork({ providers: 0, renters: 1, heartbeatSeconds: HEARTBEAT_SECONDS, extensions: marketNodeServices })
   const dir = await tempDir('idlegrid-bench-auction-')
   let shard: Shard | undefined
   try {

@@ -12,12 +12,10 @@
  */
 import { join } from 'node:path'
 import { toHex } from '../../src/common/index.js'
-import { LEDGER_SERVICE } from '../../src/ledger/index.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
 import { readJobRequest, signJobRequest } from '../../src/market/messages.js'
 import { MARKET_RENTER_SERVICE, type MarketRenterService } from '../../src/market/renter-service.js'
-import { marketServices } from '../../src/market/services.js'
-import { reputationService } from '../market/fixtures.js'
+import { marketNodeServices } from '../market/fixtures.js'
 import { TOPIC } from '../../protocols/ids.js'
 import { percentile } from './stats.js'
 import { startInProcessNetwork, tempDir, waitFor } from '../utils/index.js'
@@ -53,11 +51,7 @@ async function connectedToAll (local: IdlegridNode[], shards: Shard[]): Promise<
 
 export default async (): Promise<Record<string, unknown>> => {
   const started = Date.now()
-  const net = await startInProcessNetwork({ providers: 0, renters: RENTERS, heartbeatSeconds: 30, startBatch: 5, extensions: (role) => {
-    const market = marketServices({ role })
-    if (role === 'renter') market.services[LEDGER_SERVICE] = reputationService()
-    return market
-  } })
+  const net = await startInProcessNetwork({ providers: 0, renters: RENTERS, heartbeatSeconds: 30, startBatch: 5, extensions: marketNodeServices })
   const local = net.all
   const dir = await tempDir('idlegrid-bench-network-')
   const shards: Shard[] = []
