@@ -5,11 +5,11 @@
 
 import { toString as uint8ArrayToString } from 'uint8arrays/to-string'
 import { ConfigError, asNumber, asString, asStringList, asEnum } from '../config/validate.js'
-import { gpuModelMatches } from './gpu.js'
+import { gpuModelMatches } from './gpu-model.js'
 import { gpuIndexValue, vramAtLeast, vramBucketFor, type IndexKey } from './index-keys.js'
 import { residencyOf, WORKLOAD_KINDS, type WorkloadKind } from './policy.js'
 import { TIERS, recordTierFromWire, type Tier } from './tiers.js'
-import { isAvailable } from './windows.js'
+import { isAvailable } from './availability.js'
 import type { CapabilityRecord } from '../../protocols/capability.js'
 
 export interface DiscoveryFilters {

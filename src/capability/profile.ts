@@ -5,7 +5,8 @@
  */
 
 import { ConfigError, asNumber, asString, asStringList, type Fields } from '../config/validate.js'
-import { detectGpus, groupGpus, parseSimulatedGpus, GpuDetectionError, type DetectedGpu, type GpuGroup } from './gpu.js'
+import { detectGpus, groupGpus, GpuDetectionError, type DetectedGpu, type GpuGroup } from './gpu.js'
+import { parseSimulatedGpus } from './simulated-gpus.js'
 import { applyPolicyFlags, parsePolicy, type ProviderPolicy } from './policy.js'
 
 export interface ProviderProfile {

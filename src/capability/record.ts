@@ -16,7 +16,7 @@ import { CapabilityRecordError, type CapabilityRejection } from './errors.js'
 import { residencyOf, WORKLOAD_KINDS } from './policy.js'
 import { peerIdFromCapabilityKey } from './record-key.js'
 import { recordTierFromWire, recordTierToWire } from './tiers.js'
-import { isValidTimeZone } from './windows.js'
+import { isValidTimeZone } from './availability.js'
 import type { ProviderProfile } from './profile.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 

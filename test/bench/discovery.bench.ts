@@ -6,7 +6,7 @@
 import { CAPABILITY_SERVICE, type CapabilityAdvertiser } from '../../src/capability/advertiser.js'
 import type { DiscoveryFilters } from '../../src/capability/discovery-filters.js'
 import { DISCOVERY_SERVICE, type CapabilityDiscovery } from '../../src/capability/discovery-service.js'
-import { parseSimulatedGpus } from '../../src/capability/gpu.js'
+import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
 import { capabilityServices } from '../../src/capability/services.js'

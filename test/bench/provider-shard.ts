@@ -9,7 +9,7 @@
  * usage: fork(provider-shard.js, [BOOTSTRAP_ADDR, FIRST_INDEX, COUNT, DATA_DIR, HEARTBEAT_SECONDS?])
  */
 import { join } from 'node:path'
-import { parseSimulatedGpus } from '../../src/capability/gpu.js'
+import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile } from '../../src/capability/profile.js'
 import { resolveConfig } from '../../src/config/index.js'

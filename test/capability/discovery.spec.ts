@@ -5,7 +5,7 @@ import { capabilityAdvertiser, CAPABILITY_SERVICE, type CapabilityAdvertiser } f
 import { DISCOVERY_SERVICE, type CapabilityDiscovery } from '../../src/capability/discovery-service.js'
 import type { DiscoveryFilters } from '../../src/capability/discovery-filters.js'
 import type { DiscoveryOptions, DiscoveryResult } from '../../src/capability/discovery.js'
-import { parseSimulatedGpus } from '../../src/capability/gpu.js'
+import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
 import { buildCapabilityRecord, sealCapabilityRecord, openCapabilityRecord } from '../../src/capability/record.js'

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict'
-import { parseSimulatedGpus } from '../../src/capability/gpu.js'
+import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
 import { sealEnvelope } from '../../src/identity/index.js'
