@@ -53,7 +53,7 @@ export function selectCapabilityRecord (key: Uint8Array, records: Uint8Array[], 
 }
 
 /** > 0 when `a` is preferred over `b` (selector order). */
-export function compareRecords (a: Signed<CapabilityRecord>, b: Signed<CapabilityRecord>): number {
+function compareRecords (a: Signed<CapabilityRecord>, b: Signed<CapabilityRecord>): number {
   if (a.message.sequence !== b.message.sequence) return a.message.sequence > b.message.sequence ? 1 : -1
   if (a.message.issuedAt !== b.message.issuedAt) return a.message.issuedAt > b.message.issuedAt ? 1 : -1
   return -uint8ArrayCompare(a.hash, b.hash)

@@ -84,7 +84,7 @@ export async function loadProviderSetup (opts: LoadProfileOptions = {}): Promise
 }
 
 /** Validates a record TTL given in seconds (flag or config), naming `field` on error. */
-export function parseRecordTtlSeconds (value: unknown, field = 'recordTtlSeconds'): number {
+function parseRecordTtlSeconds (value: unknown, field = 'recordTtlSeconds'): number {
   if (value === undefined) return DEFAULT_RECORD_TTL_SECONDS
   const seconds = asNumber(value, field, { min: RECORD_TTL_BOUNDS.min, max: RECORD_TTL_BOUNDS.max })
   if (!Number.isFinite(seconds)) throw new ConfigError(field, `seconds from ${RECORD_TTL_BOUNDS.min} to ${RECORD_TTL_BOUNDS.max}`, value)

@@ -28,12 +28,12 @@ export interface CapacitySource {
 }
 
 /** One slot per GPU, all free, no thermal or power trouble. */
-export function allGpusFree (profile: () => ProviderProfile | undefined): CapacitySource {
+function allGpusFree (profile: () => ProviderProfile | undefined): CapacitySource {
   const total = (): number => (profile()?.groups ?? []).reduce((n, g) => n + g.count, 0)
   return { freeSlots: total, preemptibleSlots: () => 0, totalSlots: total, thermalOk: () => true, powerOk: () => true }
 }
 
-export function capacitySnapshot (source: CapacitySource): CapacitySnapshot {
+function capacitySnapshot (source: CapacitySource): CapacitySnapshot {
   return {
     freeSlots: source.freeSlots(),
     preemptibleSlots: source.preemptibleSlots(),

@@ -16,7 +16,7 @@ import type { Logger, PeerId } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
 /** Providers asked "why not?" at most, and how many at once. */
-export const MAX_EXPLAIN = 64
+const MAX_EXPLAIN = 64
 const EXPLAIN_CONCURRENCY = 8
 const EXPLAIN_TIMEOUT_MS = 4_000
 
