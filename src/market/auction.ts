@@ -9,7 +9,7 @@
 import { TOPIC } from '../../protocols/ids.js'
 import { toHex } from '../common/index.js'
 import { offerAward } from './award-offers.js'
-import { awardRow, bidRow, noAwardReason, noBidsReason, type AuctionOptions, type AuctionReport } from './auction-report.js'
+import { awardRow, bidRow, noAwardReason, noBidsReason, type AuctionOptions, type AuctionReport, type DeclineCounts } from './auction-report.js'
 import { BidCollector, waitOrCancel, type BidCollectorComponents } from './bid-collector.js'
 import { askWhyNot, type ExplainCandidates } from './explain.js'
 import { toJobRequest, type JobSpec } from './job-spec.js'
@@ -101,7 +101,7 @@ export class Auctioneer {
         ...dropped.map(d => bidRow(d.bid, { reliability: reputation.reliability(d.provider), rttMs: rttMs?.get(d.provider), dropped: d.reason }))
       ]
       emit({ type: 'closed', bids: window.bids.length, valid: valid.length })
-      const whyNot = async (exclude: Iterable<string>): Promise<ReturnType<typeof askWhyNot>> =>
+      const whyNot = async (exclude: Iterable<string>): Promise<DeclineCounts> =>
         await askWhyNot(this.components, this.init.candidates, signedJob, new Set(exclude), signal, emit, this.init.log)
       if (ranked.length === 0) {
         const counts = await whyNot(window.bids.map(b => b.signer.toString()))
