@@ -23,7 +23,7 @@ import type { PricingParams } from './pricing.js'
 import type { ProviderProfile } from '../capability/index.js'
 import type { Signed } from '../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
-import type { AddressManager, ConnectionManager, Registrar } from '@libp2p/interface-internal'
+import type { AddressManager, Registrar } from '@libp2p/interface-internal'
 import type { ComponentLogger, Ed25519PrivateKey, Logger, PeerId, PrivateKey, PubSub, Startable } from '@libp2p/interface'
 
 /** The provider market service's name in a node's services, and what it provides to `serviceDependencies`. */
@@ -77,7 +77,6 @@ export interface MarketProviderService {
 
 interface ProviderComponents {
   registrar: Registrar
-  connectionManager: ConnectionManager
   addressManager: AddressManager
   peerId: PeerId
   /** the node key: signs bids, accept answers and declines */
