@@ -6,17 +6,25 @@
  */
 
 import { setMaxListeners } from 'node:events'
+import { serviceCapabilities } from '@libp2p/interface'
 import { multiaddr } from '@multiformats/multiaddr'
-import { indexCid, indexKeyText, recordIndexKeys, type IndexKey } from './index-keys.js'
-import { buildCapabilityRecord, capabilityKey, capabilityKeyText, openCapabilityRecord, sealCapabilityRecord } from './record.js'
+import { sleep } from '../common/index.js'
 import { describeRecord } from './discovery.js'
 import { groupGpus, type DetectedGpu, type GpuGroup } from './gpu.js'
+import { indexCid, indexKeyText, recordIndexKeys, type IndexKey } from './index-keys.js'
 import { providerProfile, type ProviderProfile } from './profile.js'
+import { buildCapabilityRecord, openCapabilityRecord, sealCapabilityRecord } from './record.js'
+import { capabilityKey, capabilityKeyText } from './record-key.js'
 import type { CapabilityRecord } from '../../protocols/capability.js'
 import type { ControlHandler } from '../control/index.js'
-import type { ComponentLogger, Ed25519PrivateKey, Logger, PeerId, PrivateKey, Startable, TypedEventTarget } from '@libp2p/interface'
+import type { Signed } from '../identity/index.js'
+import type { ComponentLogger, Ed25519PrivateKey, Libp2pEvents, Logger, PeerId, PrivateKey, Startable, TypedEventTarget } from '@libp2p/interface'
 import type { AddressManager } from '@libp2p/interface-internal'
 import type { KadDHT } from '@libp2p/kad-dht'
+
+/** The advertiser's name in a node's services, and what it provides to `serviceDependencies`. */
+export const CAPABILITY_SERVICE = 'capability'
+export const CAPABILITY_CAPABILITY = '@idlegrid/capability'
 
 export interface AdvertiserInit {
   profile: ProviderProfile
@@ -45,6 +53,7 @@ interface AdvertiserComponents {
   dht: KadDHT
   logger: ComponentLogger
   addressManager: AddressManager
+  events: TypedEventTarget<Libp2pEvents>
 }
 
 export interface PublishReport {
@@ -68,8 +77,8 @@ export interface CapabilityAdvertiserEvents {
 export interface CapabilityAdvertiser {
   /** the profile advertised now */
   profile(): ProviderProfile
-  /** the current signed record (the DHT value) and its decoded form */
-  current(): { record: CapabilityRecord, value: Uint8Array }
+  /** the current signed record (its envelope is the DHT value) */
+  current(): Signed<CapabilityRecord>
   /** the last publish round that reached the network, if any */
   lastPublished(): PublishReport | undefined
   /** replaces the profile: bumps the sequence and republishes at once */
@@ -84,6 +93,7 @@ export const DEFAULT_RECORD_TTL_MS = 30 * 60_000
 const RETRY_ROUND_AFTER_MS = 30_000
 
 class Advertiser implements CapabilityAdvertiser, Startable {
+  readonly [serviceCapabilities] = [CAPABILITY_CAPABILITY]
   readonly events = new EventTarget() as TypedEventTarget<CapabilityAdvertiserEvents>
   private readonly components: AdvertiserComponents
   private readonly init: Required<Omit<AdvertiserInit, 'runner' | 'gpuCheck'>> & Pick<AdvertiserInit, 'runner' | 'gpuCheck'>
@@ -91,7 +101,7 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   private readonly log: Logger
   private currentProfile: ProviderProfile
   private sequence = 0n
-  private record?: { record: CapabilityRecord, value: Uint8Array }
+  private record?: Signed<CapabilityRecord>
   private provided = new Map<string, IndexKey>()
   private published?: PublishReport
   private timer?: NodeJS.Timeout
@@ -110,15 +120,10 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   private readonly onSelfUpdate = (): void => {
     if (!this.running || this.record == null) return
     const now = this.listenAddrs().map(a => a.join(','))
-    const was = this.record.record.listenAddrs.map(a => a.join(','))
+    const was = this.record.message.listenAddrs.map(a => a.join(','))
     if (now.length === was.length && now.every((a, i) => a === was[i])) return
     this.seal(true)
     void this.publishSoon()
-    const check = this.init.gpuCheck
-    if (check != null) {
-      this.gpuTimer = setInterval(() => { void this.checkGpus(check.detect) }, check.intervalMs)
-      this.gpuTimer.unref()
-    }
   }
 
   /** A changed GPU set (model, memory, count) is a new profile; a failed detection changes nothing. */
@@ -158,14 +163,18 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     this.abort = new AbortController()
     setMaxListeners(Infinity, this.abort.signal)
     this.seal(true)
+    const check = this.init.gpuCheck
+    if (check != null) {
+      this.gpuTimer = setInterval(() => { void this.checkGpus(check.detect) }, check.intervalMs)
+      this.gpuTimer.unref()
+    }
   }
 
   afterStart (): void {
     // the node reaches its bootstrap peers asynchronously: publish now and again on the
     // first connection if nobody could be reached yet
-    const events = (this.components as unknown as { events?: EventTarget }).events
-    events?.addEventListener('peer:connect', this.onConnect)
-    events?.addEventListener('self:peer:update', this.onSelfUpdate)
+    this.components.events.addEventListener('peer:connect', this.onConnect)
+    this.components.events.addEventListener('self:peer:update', this.onSelfUpdate)
     this.seal(true)
     void this.publishSoon()
   }
@@ -175,18 +184,17 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     this.abort.abort()
     clearTimeout(this.timer)
     clearInterval(this.gpuTimer)
-    const events = (this.components as unknown as { events?: EventTarget }).events
-    events?.removeEventListener('peer:connect', this.onConnect)
-    events?.removeEventListener('self:peer:update', this.onSelfUpdate)
+    this.components.events.removeEventListener('peer:connect', this.onConnect)
+    this.components.events.removeEventListener('self:peer:update', this.onSelfUpdate)
   }
 
   profile (): ProviderProfile {
     return this.currentProfile
   }
 
-  current (): { record: CapabilityRecord, value: Uint8Array } {
+  current (): Signed<CapabilityRecord> {
     if (this.record == null) this.seal(true)
-    return this.record as { record: CapabilityRecord, value: Uint8Array }
+    return this.record as Signed<CapabilityRecord>
   }
 
   lastPublished (): PublishReport | undefined {
@@ -207,13 +215,12 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   controlHandlers (): Record<string, ControlHandler> {
     return {
       'capability.record': async () => {
-        const { value } = this.current()
-        const verified = openCapabilityRecord(value, { peerId: this.components.peerId })
+        const verified = openCapabilityRecord(this.current().envelope, { peerId: this.components.peerId })
         const p = this.published
         return {
           key: capabilityKeyText(this.components.peerId),
           record: describeRecord(verified, Date.now()),
-          indexKeys: recordIndexKeys(verified.record).map(indexKeyText),
+          indexKeys: recordIndexKeys(verified.message).map(indexKeyText),
           published: p == null ? null : { sequence: p.sequence.toString(), stored: p.stored, provided: p.provided, wanted: p.wanted, at: p.at }
         }
       },
@@ -240,7 +247,7 @@ class Advertiser implements CapabilityAdvertiser, Startable {
       listenAddrs,
       runner: this.init.runner
     })
-    this.record = { record, value: sealCapabilityRecord(this.components.privateKey as Ed25519PrivateKey, this.components.peerId, record) }
+    this.record = sealCapabilityRecord(this.components.privateKey as Ed25519PrivateKey, this.components.peerId, record)
   }
 
   /** TCP addresses we can be dialled on, binary, without /p2p (at most 16) */
@@ -289,7 +296,7 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     let delay = this.init.retryDelayMs
     for (let attempt = 1; attempt <= this.init.attempts && this.running; attempt++) {
       this.seal(false)
-      const { record, value } = this.record as { record: CapabilityRecord, value: Uint8Array }
+      const { message: record, envelope: value } = this.record as Signed<CapabilityRecord>
       try {
         const t0 = Date.now()
         const stored = await this.put(value)
@@ -374,16 +381,7 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   }
 }
 
-async function sleep (ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return
-  await new Promise<void>(resolve => {
-    const timer = setTimeout(done, ms)
-    function done (): void { clearTimeout(timer); signal.removeEventListener('abort', done); resolve() }
-    signal.addEventListener('abort', done, { once: true })
-  })
-}
-
-/** The advertiser service (libp2p factory pattern); only providers run it. */
+/** The advertiser service (libp2p factory pattern), named CAPABILITY_SERVICE; only providers run it. */
 export function capabilityAdvertiser (init: AdvertiserInit): (components: AdvertiserComponents) => CapabilityAdvertiser {
   return (components) => new Advertiser(components, init)
 }

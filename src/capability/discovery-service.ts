@@ -1,16 +1,23 @@
 /**
- * The discovery service every node runs: answers the `capability.discover` control call
- * (what `idlegrid market ls` uses) and remembers why the DHT validator refused records,
- * so discovery can say why a candidate was dropped.
+ * The discovery service every node runs: finds providers by constraint (`discover`),
+ * answers the `capability.discover` control call (what `idlegrid market ls` uses) and
+ * remembers why the DHT validator refused records, so discovery can say why a candidate
+ * was dropped.
  */
 
-import { discoverWith, parseDiscoveryFilters, type DiscoveryResult, type RejectionLookup } from './discovery.js'
-import type { CapabilityRecordError } from './record.js'
+import { serviceCapabilities } from '@libp2p/interface'
+import { toString as uint8ArrayToString } from 'uint8arrays/to-string'
+import { asNumber } from '../config/validate.js'
+import { parseDiscoveryFilters, type DiscoveryFilters } from './discovery-filters.js'
+import { discoverWith, type DiscoveryOptions, type DiscoveryResult, type RejectionLookup } from './discovery.js'
+import type { CapabilityRecordError } from './errors.js'
 import type { ControlHandler } from '../control/index.js'
 import type { ComponentLogger, Logger } from '@libp2p/interface'
 import type { KadDHT } from '@libp2p/kad-dht'
-import { asNumber } from '../config/validate.js'
-import { toString as uint8ArrayToString } from 'uint8arrays/to-string'
+
+/** The discovery service's name in a node's services, and what it provides to `serviceDependencies`. */
+export const DISCOVERY_SERVICE = 'capabilityDiscovery'
+export const DISCOVERY_CAPABILITY = '@idlegrid/discovery'
 
 /** Remembered rejections: bounded in count and age. */
 const MAX_REJECTIONS = 1024
@@ -44,6 +51,8 @@ interface DiscoveryComponents {
 }
 
 export interface CapabilityDiscovery extends RejectionLookup {
+  /** providers matching `filters`, found through this node's DHT */
+  discover(filters: DiscoveryFilters, opts?: DiscoveryOptions): Promise<DiscoveryResult>
   controlHandlers(): Record<string, ControlHandler>
 }
 
@@ -51,6 +60,7 @@ export interface CapabilityDiscovery extends RejectionLookup {
 const MAX_DISCOVERY_TIMEOUT_MS = 120_000
 
 class DiscoveryService implements CapabilityDiscovery {
+  readonly [serviceCapabilities] = [DISCOVERY_CAPABILITY]
   private readonly components: DiscoveryComponents
   private readonly rejections: RecordRejections
   private readonly log: Logger
@@ -65,6 +75,10 @@ class DiscoveryService implements CapabilityDiscovery {
     return this.rejections.reasonFor(key)
   }
 
+  async discover (filters: DiscoveryFilters, opts: DiscoveryOptions = {}): Promise<DiscoveryResult> {
+    return await discoverWith(this.components.dht, filters, opts, this.rejections)
+  }
+
   controlHandlers (): Record<string, ControlHandler> {
     return {
       /** params: { filters: {gpus, minVramGb, region, residency, tier, workload, availableNow, excludeSimulated, datasets}, timeoutMs } */
@@ -72,7 +86,7 @@ class DiscoveryService implements CapabilityDiscovery {
         const raw = params.filters != null && typeof params.filters === 'object' ? params.filters as Record<string, unknown> : {}
         const filters = parseDiscoveryFilters(raw)
         const timeoutMs = asNumber(params.timeoutMs ?? 20_000, 'timeout', { min: 100, max: MAX_DISCOVERY_TIMEOUT_MS })
-        const result = await discoverWith(this.components.dht, filters, { timeoutMs, signal }, this)
+        const result = await this.discover(filters, { timeoutMs, signal })
         this.log('discovery: %d of %d candidates matched in %d ms', result.providers.length, result.candidates, result.elapsedMs)
         return result
       }
@@ -80,7 +94,7 @@ class DiscoveryService implements CapabilityDiscovery {
   }
 }
 
-/** The discovery service (libp2p factory pattern); name it `capabilityDiscovery`. */
+/** The discovery service (libp2p factory pattern), named DISCOVERY_SERVICE. */
 export function capabilityDiscoveryService (init: DiscoveryServiceInit): (components: DiscoveryComponents) => CapabilityDiscovery {
   return (components) => new DiscoveryService(components, init)
 }

@@ -7,32 +7,17 @@
 
 import { multiaddr } from '@multiformats/multiaddr'
 import { toString as uint8ArrayToString } from 'uint8arrays/to-string'
-import { ConfigError, asNumber, asString, asStringList, asEnum } from '../config/validate.js'
-import { gpuModelMatches } from './gpu.js'
-import { gpuIndexValue, indexCid, vramAtLeast, vramBucketFor, type IndexKey } from './index-keys.js'
-import { residencyOf, TIERS, WORKLOAD_KINDS, type Tier, type WorkloadKind } from './policy.js'
-import { capabilityKey, CapabilityRecordError, openCapabilityRecord, tierFromWire, type CapabilityRejection, type VerifiedCapabilityRecord } from './record.js'
-import { formatWindow, isAvailable } from './windows.js'
+import { failedFilter, indexKeysFor, recordAvailableAt, type DiscoveryFilters } from './discovery-filters.js'
+import { CapabilityRecordError, type CapabilityRejection } from './errors.js'
+import { indexCid, type IndexKey } from './index-keys.js'
+import { openCapabilityRecord } from './record.js'
+import { capabilityKey } from './record-key.js'
+import { recordTierFromWire, type Tier } from './tiers.js'
+import { formatWindow } from './windows.js'
 import type { CapabilityRecord } from '../../protocols/capability.js'
+import type { Signed } from '../identity/index.js'
 import type { AbortOptions, PeerId } from '@libp2p/interface'
 import type { KadDHT, QueryEvent } from '@libp2p/kad-dht'
-
-export interface DiscoveryFilters {
-  /** any of these models (gpuModelMatches: "h100" matches "h100-80gb") */
-  gpus?: string[]
-  /** at least one matching GPU with this much memory (GiB, 93 % tolerance as the VRAM buckets) */
-  minVramGb?: number
-  region?: string
-  residency?: string
-  tier?: Tier
-  workload?: WorkloadKind
-  /** inside one of its availability windows now */
-  availableNow?: boolean
-  /** drop records advertising simulated GPUs */
-  excludeSimulated?: boolean
-  /** caches every one of these datasets (sha256 hex) */
-  datasets?: string[]
-}
 
 export interface DiscoveryOptions {
   /** bound on the whole discovery (default 20 s) */
@@ -110,11 +95,6 @@ export interface DiscoveryResult {
   elapsedMs: number
 }
 
-/** The parts of a node discovery needs. */
-export interface DiscoveryNode {
-  libp2p: { services: { dht: KadDHT } & Record<string, unknown> }
-}
-
 export interface RejectionLookup {
   /** the latest reason the validator rejected a value under `key`, if any */
   reasonFor(key: Uint8Array): CapabilityRecordError | undefined
@@ -124,93 +104,9 @@ export interface RejectionLookup {
 const PROVIDERS_PER_KEY = 20
 const MAX_INDEX_LOOKUPS = 8
 
-// ---------------------------------------------------------------------------------------
-// filters
-
-/**
- * Validates filters from a user or a control call; ConfigErrors name the flag
- * (`gpu`, `min-vram`, `region` …). Unknown keys are ignored.
- */
-export function parseDiscoveryFilters (raw: Record<string, unknown>): DiscoveryFilters {
-  const f: DiscoveryFilters = {}
-  if (raw.gpus != null) {
-    f.gpus = asStringList(raw.gpus, 'gpu').map(s => s.trim()).filter(s => s !== '')
-    if (f.gpus.length > 16) throw new ConfigError('gpu', 'at most 16 models', raw.gpus)
-    f.gpus.forEach(g => { if (g.length > 64 || !/[a-z0-9]/i.test(g)) throw new ConfigError('gpu', 'a GPU model such as H100 or rtx-4090', g) })
-    if (f.gpus.length === 0) delete f.gpus
-  }
-  if (raw.minVramGb != null) f.minVramGb = asNumber(raw.minVramGb, 'min-vram', { min: 0, max: 4096 })
-  if (raw.region != null) {
-    f.region = asString(raw.region, 'region', { nonEmpty: true }).trim().toLowerCase()
-    if (!/^[a-z]{2,}-[a-z0-9-]+$/.test(f.region)) throw new ConfigError('region', 'a region such as eu-west', raw.region)
-  }
-  if (raw.residency != null) {
-    f.residency = asString(raw.residency, 'residency', { nonEmpty: true }).trim().toLowerCase()
-    if (!/^[a-z]{2,}$/.test(f.residency)) throw new ConfigError('residency', 'a residency zone such as eu or us', raw.residency)
-  }
-  if (f.region != null && f.residency != null && residencyOf(f.region) !== f.residency) {
-    throw new ConfigError('residency', `"${residencyOf(f.region)}" to agree with --region ${f.region} (or leave one out)`, raw.residency)
-  }
-  if (raw.tier != null) f.tier = asEnum(String(raw.tier).toLowerCase(), 'tier', TIERS)
-  if (raw.workload != null) f.workload = asEnum(String(raw.workload).toLowerCase(), 'workload', WORKLOAD_KINDS)
-  if (raw.availableNow === true) f.availableNow = true
-  if (raw.excludeSimulated === true) f.excludeSimulated = true
-  if (raw.datasets != null) {
-    f.datasets = asStringList(raw.datasets, 'dataset').map(d => d.toLowerCase().replace(/^sha256:/, ''))
-    if (f.datasets.length > 16) throw new ConfigError('dataset', 'at most 16 digests', raw.datasets)
-    f.datasets.forEach(d => { if (!/^[0-9a-f]{64}$/.test(d)) throw new ConfigError('dataset', 'a sha256 digest (64 hex characters)', d) })
-    if (f.datasets.length === 0) delete f.datasets
-  }
-  return f
-}
-
-/**
- * The index keys to look up, narrowest first: a cached dataset, the GPU models, the region,
- * a VRAM bucket (40 GiB and up), the residency zone, then `any`.
- */
-export function indexKeysFor (filters: DiscoveryFilters): IndexKey[][] {
-  const groups: IndexKey[][] = []
-  if (filters.datasets != null) groups.push([{ dim: 'dataset', value: filters.datasets[0] as string }])
-  if (filters.gpus != null) {
-    const values = filters.gpus.map(gpuIndexValue)
-    if (values.every(v => v !== undefined)) groups.push([...new Set(values as string[])].map(value => ({ dim: 'gpu', value })))
-  }
-  if (filters.region != null) groups.push([{ dim: 'region', value: filters.region }])
-  const bucket = filters.minVramGb != null ? vramBucketFor(filters.minVramGb) : undefined
-  if (bucket != null) groups.push([{ dim: 'vram', value: String(bucket) }])
-  if (filters.residency != null) groups.push([{ dim: 'residency', value: filters.residency }])
-  groups.push([{ dim: 'any', value: 'all' }])
-  return groups
-}
-
-/** The first filter `record` fails, or undefined when it passes them all. */
-export function failedFilter (record: CapabilityRecord, filters: DiscoveryFilters, now: number): string | undefined {
-  if (filters.excludeSimulated === true && record.gpus.some(g => g.simulated)) return 'no-simulated'
-  const gpusOk = filters.gpus == null ? record.gpus : record.gpus.filter(g => filters.gpus?.some(f => gpuModelMatches(f, g.model)) === true)
-  if (gpusOk.length === 0) return 'gpu'
-  if (filters.minVramGb != null && !gpusOk.some(g => vramAtLeast(g.vramMib, filters.minVramGb as number))) return 'min-vram'
-  if (filters.region != null && record.region !== filters.region) return 'region'
-  if (filters.residency != null && record.residency !== filters.residency) return 'residency'
-  if (filters.tier != null && !record.acceptedTiers.some(t => tierFromWire(t) === filters.tier)) return 'tier'
-  if (filters.workload != null && !record.workloads.includes(filters.workload)) return 'workload'
-  if (filters.datasets != null) {
-    const cached = new Set(record.cachedDatasets.map(d => uint8ArrayToString(d, 'base16')))
-    if (!filters.datasets.every(d => cached.has(d))) return 'dataset'
-  }
-  if (filters.availableNow === true && !recordAvailableAt(record, now)) return 'available-now'
-  return undefined
-}
-
-/** Whether a record's provider is inside one of its availability windows at `atMs`. */
-export function recordAvailableAt (record: CapabilityRecord, atMs: number): boolean {
-  if (record.availability.length === 0) return true
-  return isAvailable(record.availability, record.timeZone === '' ? 'UTC' : record.timeZone, atMs)
-}
-
-/** A verified record as discovery reports it. */
-export function describeRecord (verified: VerifiedCapabilityRecord, now: number): DiscoveredProvider {
-  const r = verified.record
-  const peerId = verified.peerId.toString()
+export function describeRecord (verified: Signed<CapabilityRecord>, now: number): DiscoveredProvider {
+  const r = verified.message
+  const peerId = verified.signer.toString()
   const addrs: string[] = []
   for (const bytes of r.listenAddrs) {
     try { addrs.push(multiaddr(bytes).encapsulate(`/p2p/${peerId}`).toString()) } catch {}
@@ -222,7 +118,7 @@ export function describeRecord (verified: VerifiedCapabilityRecord, now: number)
     residency: r.residency,
     priceFloor: Number(r.priceFloorMicroUsd) / 1_000_000,
     priceFloorMicroUsd: Number(r.priceFloorMicroUsd),
-    tiers: r.acceptedTiers.map(tierFromWire).filter((t): t is Tier => t !== undefined),
+    tiers: r.acceptedTiers.map(recordTierFromWire).filter((t): t is Tier => t !== undefined),
     workloads: [...r.workloads],
     windows: r.availability.length === 0 ? ['always'] : r.availability.map(formatWindow),
     timeZone: r.timeZone === '' ? 'UTC' : r.timeZone,
@@ -239,20 +135,11 @@ export function describeRecord (verified: VerifiedCapabilityRecord, now: number)
   }
 }
 
-// ---------------------------------------------------------------------------------------
-// the query
-
 /**
- * Finds providers matching `filters`. Works on any node with the DHT (renters in client
- * mode included); when the node runs the capability discovery service, dropped records say
- * why the validator refused them.
+ * Finds providers matching `filters` through `dht`. Works on any node with the DHT (renters
+ * in client mode included); with `rejections` (the discovery service's memory of the DHT
+ * validator's refusals), dropped records say why the validator refused them.
  */
-export async function discoverProviders (node: DiscoveryNode, filters: DiscoveryFilters, opts: DiscoveryOptions = {}): Promise<DiscoveryResult> {
-  const rejections = (node.libp2p.services as Record<string, unknown>).capabilityDiscovery as RejectionLookup | undefined
-  return await discoverWith(node.libp2p.services.dht, filters, opts, rejections)
-}
-
-/** discoverProviders on a bare DHT. */
 export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts: DiscoveryOptions = {}, rejections?: RejectionLookup): Promise<DiscoveryResult> {
   const started = Date.now()
   const timeoutMs = opts.timeoutMs ?? 20_000
@@ -283,13 +170,13 @@ export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts
 
   // 2. fetch and verify each record, bounded in parallelism and time
   const dropped: DroppedRecord[] = []
-  const verified: VerifiedCapabilityRecord[] = []
+  const verified: Signed<CapabilityRecord>[] = []
   const queue = [...candidates.values()]
   const workers = Array.from({ length: Math.min(opts.parallelism ?? 8, queue.length) }, async () => {
     for (let peer = queue.shift(); peer != null; peer = queue.shift()) {
       if (signal.aborted) { dropped.push({ peerId: peer.toString(), reason: 'not-found', detail: 'discovery timed out before this record was fetched' }); continue }
       const outcome = await fetchRecord(dht, peer, { signal: AbortSignal.any([signal, AbortSignal.timeout(opts.fetchTimeoutMs ?? 8_000)]) }, counter, opts.now, rejections)
-      if ('record' in outcome) verified.push(outcome)
+      if ('message' in outcome) verified.push(outcome)
       else dropped.push(outcome)
     }
   })
@@ -300,7 +187,7 @@ export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts
   const removedBy: Record<string, number> = {}
   const providers: DiscoveredProvider[] = []
   for (const v of verified) {
-    const failed = failedFilter(v.record, filters, now)
+    const failed = failedFilter(v.message, filters, now)
     if (failed !== undefined) { removedBy[failed] = (removedBy[failed] ?? 0) + 1; continue }
     providers.push(describeRecord(v, now))
   }
@@ -328,7 +215,7 @@ async function findCandidates (dht: KadDHT, key: IndexKey, signal: AbortSignal, 
   return [...found.values()]
 }
 
-async function fetchRecord (dht: KadDHT, peer: PeerId, options: AbortOptions, counter: { sent: number }, now: number | undefined, rejections?: RejectionLookup): Promise<VerifiedCapabilityRecord | DroppedRecord> {
+async function fetchRecord (dht: KadDHT, peer: PeerId, options: AbortOptions, counter: { sent: number }, now: number | undefined, rejections?: RejectionLookup): Promise<Signed<CapabilityRecord> | DroppedRecord> {
   const key = capabilityKey(peer)
   const peerId = peer.toString()
   let value: Uint8Array | undefined

@@ -1,13 +1,11 @@
 /**
- * GPU detection: parses `nvidia-smi` CSV output, runs the binary with bounded time and
- * output, and builds simulated GPUs for development (`--simulate-gpu MODEL:VRAM_GB[:COUNT]`).
- *
- * Model keys. Every GPU gets a normalised `modelKey` so that renters' filters (`--gpu H100`)
- * match providers' records whatever the driver calls the card. See `normaliseGpuModel`.
+ * GPU detection: parses `nvidia-smi` CSV output and runs the binary with bounded time and
+ * output; groups identical GPUs. Model keys are gpu-model.ts's, simulated GPUs
+ * simulated-gpus.ts's.
  */
 
 import { execFile } from 'node:child_process'
-import { ConfigError } from '../config/validate.js'
+import { normaliseGpuModel } from './gpu-model.js'
 
 /** The query used for detection (keep in sync with `parseNvidiaSmi`). */
 export const NVIDIA_SMI_QUERY = 'index,uuid,name,memory.total,driver_version,compute_cap,power.limit'
@@ -64,69 +62,6 @@ export class GpuDetectionError extends Error {
 
 export const NVIDIA_SMI_NOT_FOUND =
   'nvidia-smi not found: no NVIDIA driver on this machine; use --simulate-gpu MODEL:VRAM_GB[:COUNT] for development'
-
-// ---------------------------------------------------------------------------------------
-// model names
-
-/** Vendor/brand words that carry no identity. */
-const DROP_WORDS = new Set(['nvidia', 'geforce', 'tesla', 'generation'])
-/** Form-factor and memory-technology words: the same chip in another package is the same model. */
-const FORM_FACTOR = /^(sxm\d*|pcie|hbm\d*e?|gddr\d*x?)$/
-
-/**
- * Normalises a GPU name to a model key.
- *
- * Rule: lowercase; split on spaces, dashes, underscores and slashes; drop the brand words
- * `nvidia`, `geforce`, `tesla`, `generation`; drop form-factor / memory-technology words
- * (`sxm`, `sxm4`, `pcie`, `hbm3`, `hbm2e`, `gddr6x` …); keep everything else in order
- * (including a memory size such as `80gb`, written as `<n>gb`), joined with `-`.
- *
- *   "NVIDIA H100 80GB HBM3" → "h100-80gb"      "NVIDIA A100-SXM4-40GB" → "a100-40gb"
- *   "NVIDIA GeForce RTX 4090" → "rtx-4090"     "Tesla T4" → "t4"     "NVIDIA L4" → "l4"
- *   "NVIDIA RTX 6000 Ada Generation" → "rtx-6000-ada"   "NVIDIA H100 PCIe" → "h100"
- *
- * Only the name is used: a card whose name carries no memory size gets no `-<n>gb` suffix
- * (the VRAM is a separate field of the record).
- */
-export function normaliseGpuModel (name: string): string {
-  const words = name.toLowerCase()
-    .replace(/(\d+)\s*gb\b/g, '$1gb')
-    .split(/[\s\-_/]+/)
-    .filter(w => w !== '' && !DROP_WORDS.has(w) && !FORM_FACTOR.test(w))
-  return words.join('-')
-}
-
-/** Splits a key into tokens at dashes and at letter/digit boundaries: "rtx4090" → rtx,4090. */
-function matchTokens (key: string): string[] {
-  return key.split('-')
-    .flatMap(part => part.match(/[a-z]+|[0-9]+(?:\.[0-9]+)?/g) ?? [])
-}
-
-/**
- * The match tokens of a model name or filter, after normalising: "H100 80GB" → h,100,80,gb.
- * `gpuModelMatches(f, k)` is true exactly when the tokens of `f` are a leading run of those
- * of `k`, so discovery indexes every leading run (see capability/index-keys.ts).
- */
-export function gpuModelTokens (name: string): string[] {
-  return matchTokens(normaliseGpuModel(name))
-}
-
-/**
- * Whether a renter's model filter matches a record's model key. Both are normalised, so
- * the comparison ignores case, spaces, dashes and brand words, and "RTX4090" ≈ "rtx-4090".
- * A filter matches the key when its tokens are a leading run of the key's tokens:
- * "h100" matches "h100-80gb" and "h100-94gb"; "a100-40gb" matches only "a100-40gb";
- * "l4" does not match "l40s".
- */
-export function gpuModelMatches (filter: string, modelKey: string): boolean {
-  const f = matchTokens(normaliseGpuModel(filter))
-  const k = matchTokens(normaliseGpuModel(modelKey))
-  if (f.length === 0 || f.length > k.length) return false
-  return f.every((t, i) => t === k[i])
-}
-
-// ---------------------------------------------------------------------------------------
-// parsing
 
 /** Driver / NVML failure texts that nvidia-smi prints instead of CSV. */
 const DRIVER_FAILURE = /NVIDIA-SMI has failed|couldn't communicate with the NVIDIA driver|Failed to initialize NVML|Driver\/library version mismatch|No devices were found|Unable to determine the device handle|GPU is lost/i
@@ -238,9 +173,6 @@ export function parseTelemetry (csv: string): GpuTelemetry[] {
   return out
 }
 
-// ---------------------------------------------------------------------------------------
-// running nvidia-smi
-
 export interface DetectOptions {
   /** the binary (path or name on PATH), default 'nvidia-smi' */
   nvidiaSmi?: string
@@ -295,68 +227,6 @@ export async function detectGpus (opts: DetectOptions = {}): Promise<DetectedGpu
 /** Runs nvidia-smi for temperature, utilization and power draw. */
 export async function readGpuTelemetry (opts: DetectOptions = {}): Promise<GpuTelemetry[]> {
   return parseTelemetry(await runNvidiaSmi(NVIDIA_SMI_TELEMETRY_ARGS, opts))
-}
-
-// ---------------------------------------------------------------------------------------
-// simulated GPUs
-
-const MAX_SIM_COUNT = 64
-const MAX_SIM_VRAM_GB = 1024
-
-/**
- * Parses a `--simulate-gpu` spec "MODEL:VRAM_GB[:COUNT]" ("H100:80", "A100:40:8",
- * "RTX 4090:24"). VRAM may be fractional (converted to MiB); COUNT defaults to 1. If the
- * model names a memory size ("H100 80GB") it must agree with VRAM_GB. uuids are
- * deterministic: `GPU-sim-<modelKey>-<index>`, indexes counted from `firstIndex`.
- * Errors are ConfigErrors for field `simulateGpu`.
- */
-export function parseSimulatedGpu (spec: string, firstIndex = 0): DetectedGpu[] {
-  const field = 'simulateGpu'
-  const expected = 'MODEL:VRAM_GB[:COUNT], e.g. "H100:80" or "A100:40:8"'
-  if (typeof spec !== 'string') throw new ConfigError(field, expected, spec)
-  const parts = spec.split(':').map(p => p.trim())
-  if (parts.length < 2 || parts.length > 3) throw new ConfigError(field, expected, spec)
-  const [model, vramText, countText] = parts as [string, string, string | undefined]
-  if (model === '' || !/^[A-Za-z0-9][A-Za-z0-9 ._\-/]*$/.test(model) || model.length > 64) {
-    throw new ConfigError(field, `${expected}; MODEL is letters, digits, spaces or dashes`, spec)
-  }
-  const modelKey = normaliseGpuModel(model)
-  if (modelKey === '') throw new ConfigError(field, `${expected}; MODEL names no GPU`, spec)
-  const gb = /^\d+(\.\d+)?$/.test(vramText) ? Number(vramText) : NaN
-  if (!(gb > 0 && gb <= MAX_SIM_VRAM_GB)) {
-    throw new ConfigError(field, `${expected}; VRAM_GB is a number of gigabytes > 0 and <= ${MAX_SIM_VRAM_GB}`, spec)
-  }
-  let count = 1
-  if (countText !== undefined) {
-    count = /^\d+$/.test(countText) ? Number(countText) : NaN
-    if (!(count >= 1 && count <= MAX_SIM_COUNT)) {
-      throw new ConfigError(field, `${expected}; COUNT is a whole number from 1 to ${MAX_SIM_COUNT}`, spec)
-    }
-  }
-  const named = /(\d+)gb/.exec(modelKey)
-  if (named != null && Number(named[1]) !== gb) {
-    throw new ConfigError(field, `${expected}; the model says ${named[1]} GB but VRAM_GB is ${vramText}`, spec)
-  }
-  const gpus: DetectedGpu[] = []
-  for (let i = 0; i < count; i++) {
-    const index = firstIndex + i
-    gpus.push({
-      index,
-      uuid: `GPU-sim-${modelKey}-${index}`,
-      model: model.replace(/\s+/g, ' '),
-      modelKey,
-      vramMib: Math.round(gb * 1024),
-      simulated: true
-    })
-  }
-  return gpus
-}
-
-/** Several `--simulate-gpu` specs (the flag is repeatable), numbered consecutively. */
-export function parseSimulatedGpus (specs: readonly string[]): DetectedGpu[] {
-  const out: DetectedGpu[] = []
-  for (const spec of specs) out.push(...parseSimulatedGpu(spec, out.length))
-  return out
 }
 
 /** Groups identical GPUs (same model, VRAM, compute capability, driver, simulated), in first-seen order. */

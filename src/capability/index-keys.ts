@@ -10,7 +10,7 @@ import { CID } from 'multiformats/cid'
 import * as Digest from 'multiformats/hashes/digest'
 import { toString as uint8ArrayToString } from 'uint8arrays/to-string'
 import { INDEX_KEY_PREFIX } from '../../protocols/ids.js'
-import { gpuModelTokens } from './gpu.js'
+import { gpuModelTokens } from './gpu-model.js'
 import type { CapabilityRecord } from '../../protocols/capability.js'
 
 export type IndexDimension = 'any' | 'gpu' | 'region' | 'residency' | 'vram' | 'dataset'

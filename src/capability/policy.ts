@@ -24,11 +24,10 @@
 
 import { ConfigError, asNumber, asObject, asString, asStringList, asEnum, onlyKnownKeys, join } from '../config/validate.js'
 import type { Fields } from '../config/validate.js'
-import { isValidTimeZone, parseWindow, formatWindow } from './windows.js'
+import { isValidTimeZone } from './availability.js'
+import { parseWindow, formatWindow } from './windows.js'
+import { TIERS, type Tier } from './tiers.js'
 import type { AvailabilityWindow } from './windows.js'
-
-export const TIERS = ['gold', 'silver', 'bronze'] as const
-export type Tier = typeof TIERS[number]
 export const WORKLOAD_KINDS = ['inference', 'training', 'batch-inference', 'evaluation', 'sweep'] as const
 export type WorkloadKind = typeof WORKLOAD_KINDS[number]
 

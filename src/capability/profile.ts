@@ -5,7 +5,8 @@
  */
 
 import { ConfigError, asNumber, asString, asStringList, type Fields } from '../config/validate.js'
-import { detectGpus, groupGpus, parseSimulatedGpus, GpuDetectionError, type DetectedGpu, type GpuGroup } from './gpu.js'
+import { detectGpus, groupGpus, GpuDetectionError, type DetectedGpu, type GpuGroup } from './gpu.js'
+import { parseSimulatedGpus } from './simulated-gpus.js'
 import { applyPolicyFlags, parsePolicy, type ProviderPolicy } from './policy.js'
 
 export interface ProviderProfile {
@@ -82,13 +83,8 @@ export async function loadProviderSetup (opts: LoadProfileOptions = {}): Promise
   return { profile: providerProfile(policy, gpus), recordTtlMs }
 }
 
-/** loadProviderSetup without the record lifetime. */
-export async function loadProviderProfile (opts: LoadProfileOptions = {}): Promise<ProviderProfile> {
-  return (await loadProviderSetup(opts)).profile
-}
-
 /** Validates a record TTL given in seconds (flag or config), naming `field` on error. */
-export function parseRecordTtlSeconds (value: unknown, field = 'recordTtlSeconds'): number {
+function parseRecordTtlSeconds (value: unknown, field = 'recordTtlSeconds'): number {
   if (value === undefined) return DEFAULT_RECORD_TTL_SECONDS
   const seconds = asNumber(value, field, { min: RECORD_TTL_BOUNDS.min, max: RECORD_TTL_BOUNDS.max })
   if (!Number.isFinite(seconds)) throw new ConfigError(field, `seconds from ${RECORD_TTL_BOUNDS.min} to ${RECORD_TTL_BOUNDS.max}`, value)

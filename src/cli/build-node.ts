@@ -1,7 +1,7 @@
-import { capabilityExtensions, type ProviderProfile } from '../capability/index.js'
+import { capabilityServices, type ProviderProfile } from '../capability/index.js'
 import { execServices, type RunnerKind } from '../exec/index.js'
 import { ledgerServices, type LEDGER_SERVICE, type LedgerBuildOptions, type LedgerService } from '../ledger/index.js'
-import { marketExtensions } from '../market/index.js'
+import { marketServices } from '../market/index.js'
 import { createNode, type CoreServices, type IdlegridNode, type NodeExtensions } from '../node/index.js'
 import { submitServices } from '../submit/index.js'
 import type { NodeConfig } from '../config/index.js'
@@ -15,11 +15,11 @@ import type { NodeConfig } from '../config/index.js'
 export function roleExtensions (config: NodeConfig, opts: BuildOptions = {}): Required<NodeExtensions> {
   const profile = opts.provider?.profile
   // capability: DHT rules for /idlegrid/... keys and discovery on every role; providers advertise
-  const capability = capabilityExtensions({ profile, recordTtlMs: opts.provider?.recordTtlMs, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi })
+  const capability = capabilityServices({ profile, recordTtlMs: opts.provider?.recordTtlMs, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi })
   // exec: providers run awarded jobs on their GPU slots, whose capacity the bid engine and the ledger's summaries read
   const exec = execServices({ role: config.role, dataDir: config.dataDir, provider: profile != null ? { profile, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi } : undefined })
   // market: topic validation on every role; providers bid (with their profile), renters auction
-  const market = marketExtensions({ role: config.role, provider: profile != null ? { profile: () => profile, capacity: exec.capacity } : undefined })
+  const market = marketServices({ role: config.role, provider: profile != null ? { profile: () => profile, capacity: exec.capacity } : undefined })
   return {
     services: {
       ...capability.services,

@@ -7,7 +7,7 @@
 import { JobFrame } from '../../protocols/job.js'
 import { checkRelativePath } from './digest.js'
 import { RunnerError } from './errors.js'
-import type { VerifiedAward } from './award-check.js'
+import type { VerifiedAward } from '../market/index.js'
 import type { RunGpu, Runner, RunSpec } from './runners/index.js'
 import type { SlotScheduler } from './scheduler.js'
 import type { FileEntry } from '../../protocols/job.js'

@@ -13,9 +13,8 @@ import { PROTOCOL } from '../../protocols/ids.js'
 import { JobFrame, Receipt, type FileEntry } from '../../protocols/job.js'
 import { toHex } from '../common/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE, type LedgerService } from '../ledger/index.js'
-import { MARKET_PROVIDER_CAPABILITY, MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../market/index.js'
+import { AwardCheckError, MARKET_PROVIDER_CAPABILITY, MARKET_PROVIDER_SERVICE, openAward, verifyAwardForWinner, type MarketProviderService, type VerifiedAward } from '../market/index.js'
 import { checkJobFits, jobRunSpec, Rejection, type RunLimits } from './admission.js'
-import { AwardCheckError, openAward, verifyAward, type VerifiedAward } from './award-check.js'
 import { ConditionMonitor, type ConditionOptions } from './conditions.js'
 import { attestRun, awaitReceipt, sendOutputs, statusToWire } from './deliver.js'
 import { JobStreamError, OutputLimitError } from './errors.js'
@@ -144,7 +143,7 @@ export class JobExecService implements Startable {
   /** The market calls this when it accepts an award over the accept protocol. */
   noteAccepted (awardEnvelope: Uint8Array): void {
     try {
-      const { award, hash } = openAward(awardEnvelope)
+      const { message: award, hash } = openAward(awardEnvelope)
       this.book.accept(toHex(hash), Number(award.expiresAt))
     } catch (err) {
       this.log('ignoring an accepted award that does not open: %e', err)
@@ -223,7 +222,7 @@ export class JobExecService implements Startable {
   private checkStart (start: JobFrame.Start, remote: PeerId): VerifiedAward {
     let verified: VerifiedAward
     try {
-      verified = verifyAward(start.award, start.jobRequest, this.components.peerId)
+      verified = verifyAwardForWinner(start.award, start.jobRequest, this.components.peerId)
     } catch (err) {
       if (err instanceof AwardCheckError) throw new Rejection(JobFrame.Rejected.Code[err.rejection], err.message)
       throw err

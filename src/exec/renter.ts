@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { peerIdFromMultihash } from '@libp2p/peer-id'
 import * as Digest from 'multiformats/hashes/digest'
 import { PROTOCOL } from '../../protocols/ids.js'
-import { openAward } from './award-check.js'
+import { openAward } from '../market/index.js'
 import { AttemptLog, followRun, OutputFiles } from './attempt-follow.js'
 import { awaitAccepted, inputManifest, sendJob } from './attempt-send.js'
 import { verifyAndReceipt } from './attempt-verify.js'
@@ -115,7 +115,7 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
   const attempt = opts.attempt ?? 1
   const emit = (event: JobEvent): void => { try { opts.onEvent?.(event) } catch {} }
   const startedAt = Date.now()
-  const { award, hash: awardHash } = openAward(awarded.award)
+  const { message: award, hash: awardHash } = openAward(awarded.award)
   const provider = peerFromBytes(award.winner)
   const outDir = join(opts.dir, 'outputs')
   await mkdir(outDir, { recursive: true })

@@ -8,7 +8,8 @@
 import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
 import { matchJob, type CapacitySnapshot } from './matching.js'
 import { DEFAULT_PRICING, quotePrice, timeClassAt, type PricingParams, type TimeClass } from './pricing.js'
-import { DeclineReason, MAX_BID_ADDRS, MAX_BID_ADDR_BYTES, declineReasonName, microToUsd, tierFromWire, type Award, type Bid, type JobRequest, type TierName } from './messages.js'
+import { DeclineReason, MAX_BID_ADDRS, MAX_BID_ADDR_BYTES, declineReasonName, microToUsd, tierOf, type Award, type Bid, type JobRequest } from './messages.js'
+import type { Tier } from '../capability/index.js'
 import type { ProviderProfile } from '../capability/index.js'
 
 /**
@@ -27,12 +28,12 @@ export interface CapacitySource {
 }
 
 /** One slot per GPU, all free, no thermal or power trouble. */
-export function allGpusFree (profile: () => ProviderProfile | undefined): CapacitySource {
+function allGpusFree (profile: () => ProviderProfile | undefined): CapacitySource {
   const total = (): number => (profile()?.groups ?? []).reduce((n, g) => n + g.count, 0)
   return { freeSlots: total, preemptibleSlots: () => 0, totalSlots: total, thermalOk: () => true, powerOk: () => true }
 }
 
-export function capacitySnapshot (source: CapacitySource): CapacitySnapshot {
+function capacitySnapshot (source: CapacitySource): CapacitySnapshot {
   return {
     freeSlots: source.freeSlots(),
     preemptibleSlots: source.preemptibleSlots(),
@@ -74,7 +75,7 @@ export class BidEngine {
   private readonly opts: BidEngineOptions
   private readonly capacity: CapacitySource
   private readonly pricing: PricingParams
-  private readonly clearing: Array<{ priceMicroUsd: number, tier: TierName }> = []
+  private readonly clearing: Array<{ priceMicroUsd: number, tier: Tier }> = []
   private readonly counts = { jobsSeen: 0, bids: 0, wins: 0, earningsMicroUsdHours: 0 }
   private readonly declines: Record<string, number> = {}
 
@@ -95,7 +96,7 @@ export class BidEngine {
     const timeClass = timeClassAt(profile.policy.availability.timeZone, now, this.pricing)
     let price = BigInt(quotePrice({
       floorMicroUsd: profile.policy.priceFloorMicroUsd,
-      tier: tierFromWire(job.tier),
+      tier: tierOf(job),
       utilization,
       timeClass,
       recentClearing: this.clearing
@@ -139,7 +140,7 @@ export class BidEngine {
   }
 
   /** Remembers the clearing price of an award seen on gossip, for the pricing nudge. */
-  observeAward (award: Award, tier: TierName): void {
+  observeAward (award: Award, tier: Tier): void {
     this.clearing.push({ priceMicroUsd: Number(award.clearingPriceMicroUsd), tier })
     const keep = this.opts.clearingMemory ?? 20
     while (this.clearing.length > keep) this.clearing.shift()

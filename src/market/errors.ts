@@ -24,16 +24,3 @@ export class AuctionError extends Error {
     this.name = 'AuctionError'
   }
 }
-
-/** A request/response stream (accept, explain) failed: refused, timed out or answered badly. */
-export class MarketStreamError extends Error {
-  static readonly code = 'ERR_MARKET_STREAM'
-  readonly code = MarketStreamError.code
-  readonly reason: string
-
-  constructor (reason: string, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'MarketStreamError'
-    this.reason = reason
-  }
-}

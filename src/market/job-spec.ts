@@ -36,12 +36,13 @@ import { dirname, isAbsolute, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { ConfigError, ConfigFileError, asBoolean, asEnum, asNumber, asObject, asString, asStringList, join, onlyKnownKeys, type Fields } from '../config/index.js'
 import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
-import { type JobRequest, MAX_BID_WINDOW_MS, PPM, TIER_NAMES, WORKLOADS, pricingRuleToWire, tierToWire, usdToMicro, type PricingRuleName, type TierName, type Workload } from './messages.js'
+import { TIERS, WORKLOAD_KINDS, jobTierToWire, type Tier, type WorkloadKind } from '../capability/index.js'
+import { type JobRequest, MAX_BID_WINDOW_MS, PPM, pricingRuleToWire, usdToMicro, type PricingRuleName } from './messages.js'
 
 export interface JobSpec {
   name: string
-  tier: TierName
-  workload: Workload
+  tier: Tier
+  workload: WorkloadKind
   runtime: { image?: string, command: string[] }
   /** absolute paths */
   inputs: string[]
@@ -118,8 +119,8 @@ export function parseJobSpec (raw: unknown, baseDir = process.cwd()): JobSpec {
   const obj = asObject(raw ?? {}, '(job)')
   onlyKnownKeys(obj, TOP_KEYS, '')
   const name = obj.name === undefined ? JOB_DEFAULTS.name : asString(obj.name, 'name', { pattern: NAME, patternText: 'a name of letters, digits, ".", "_" or "-" (at most 64)' })
-  const tier = asEnum(obj.tier ?? JOB_DEFAULTS.tier, 'tier', TIER_NAMES)
-  const workload = asEnum(obj.workload ?? JOB_DEFAULTS.workload, 'workload', WORKLOADS)
+  const tier = asEnum(obj.tier ?? JOB_DEFAULTS.tier, 'tier', TIERS)
+  const workload = asEnum(obj.workload ?? JOB_DEFAULTS.workload, 'workload', WORKLOAD_KINDS)
 
   const rt = asObject(obj.runtime ?? {}, 'runtime')
   onlyKnownKeys(rt, ['image', 'command'], 'runtime')
@@ -263,7 +264,7 @@ export function toJobRequest (spec: JobSpec, opts: JobRequestOptions): JobReques
   return {
     jobId: opts.jobId ?? new Uint8Array(randomBytes(16)),
     renter: opts.renter,
-    tier: tierToWire(spec.tier),
+    tier: jobTierToWire(spec.tier),
     workload: spec.workload,
     image: spec.runtime.image ?? '',
     estDurationMs: BigInt(Math.round(spec.estimatedMinutes * 60_000)),

@@ -5,7 +5,7 @@
  */
 
 import { availableFor, gpuModelMatches, imageAllowed, type ProviderProfile } from '../capability/index.js'
-import { DeclineReason, type JobRequest, isPreemptible, tierFromWire } from './messages.js'
+import { DeclineReason, type JobRequest, isPreemptible, tierOf } from './messages.js'
 
 type GpuGroup = ProviderProfile['groups'][number]
 
@@ -65,7 +65,7 @@ export function matchJob (profile: ProviderProfile, job: JobRequest, capacity: C
   if (residency !== '' && residency !== policy.residency) {
     return decline(DeclineReason.RESIDENCY, `data must stay in ${residency}, provider is in ${policy.residency}`)
   }
-  const tier = tierFromWire(job.tier)
+  const tier = tierOf(job)
   if (!policy.tiers.includes(tier)) return decline(DeclineReason.TIER, `provider does not take ${tier} jobs (takes ${policy.tiers.join(', ')})`)
   if (!(policy.workloads as readonly string[]).includes(job.workload)) {
     return decline(DeclineReason.WORKLOAD, `provider does not run ${job.workload} (runs ${policy.workloads.join(', ')})`)

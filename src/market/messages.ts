@@ -12,7 +12,8 @@ import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES, MAX_CLOCK_SKEW_MS, 
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { AcceptResponse, Award, Bid, Decline, DeclineReason, JobRequest, PricingRule } from '../../protocols/market.js'
-import { EnvelopeError, messageHash, openEnvelope, sealEnvelope, type OpenedEnvelope } from '../identity/index.js'
+import { jobTierFromWire, WORKLOAD_KINDS, type Tier } from '../capability/index.js'
+import { EnvelopeError, messageHash, openEnvelope, sealSigned, type OpenedEnvelope, type Signed } from '../identity/index.js'
 import { MarketMessageError } from './errors.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -27,15 +28,11 @@ export const MAX_BID_WINDOW_MS = 60_000
 /** Listen addresses a bid may carry, and the longest one (binary multiaddr). */
 export const MAX_BID_ADDRS = 4
 export const MAX_BID_ADDR_BYTES = 64
-const ID_BYTES = 16
-const DIGEST_BYTES = 32
+export const ID_BYTES = 16
+export const DIGEST_BYTES = 32
 const MAX_NAME_CHARS = 64
 const MAX_IMAGE_CHARS = 512
 
-export const TIER_NAMES = ['gold', 'silver', 'bronze'] as const
-export type TierName = typeof TIER_NAMES[number]
-export const WORKLOADS = ['inference', 'training', 'batch-inference', 'evaluation', 'sweep'] as const
-export type Workload = typeof WORKLOADS[number]
 export type PricingRuleName = 'first-price' | 'second-price'
 
 export function usdToMicro (usd: number): bigint {
@@ -46,17 +43,11 @@ export function microToUsd (micro: bigint | number): number {
   return Number(micro) / MICRO_USD
 }
 
-export function tierToWire (tier: TierName): JobRequest.Tier {
-  return tier === 'gold' ? JobRequest.Tier.GOLD : tier === 'silver' ? JobRequest.Tier.SILVER : JobRequest.Tier.BRONZE
-}
-
-export function tierFromWire (tier: JobRequest.Tier): TierName {
-  switch (tier) {
-    case JobRequest.Tier.GOLD: return 'gold'
-    case JobRequest.Tier.SILVER: return 'silver'
-    case JobRequest.Tier.BRONZE: return 'bronze'
-    default: throw new MarketMessageError('malformed', `tier ${String(tier)} is not gold, silver or bronze`)
-  }
+/** A job's tier; MarketMessageError('malformed') when the wire value names none. */
+export function tierOf (job: Pick<JobRequest, 'tier'>): Tier {
+  const tier = jobTierFromWire(job.tier)
+  if (tier == null) throw new MarketMessageError('malformed', `tier ${String(job.tier)} is not gold, silver or bronze`)
+  return tier
 }
 
 export function pricingRuleToWire (rule: PricingRuleName): PricingRule {
@@ -72,11 +63,6 @@ export function isPreemptible (job: JobRequest): boolean {
   return job.tier === JobRequest.Tier.BRONZE || job.constraints?.preemptible === true
 }
 
-/** Lower-case hex, for ids in maps, logs and JSON. */
-export function toHex (bytes: Uint8Array): string {
-  return Buffer.from(bytes).toString('hex')
-}
-
 export function peerIdFromBytes (bytes: Uint8Array): PeerId {
   try {
     return peerIdFromMultihash(Digest.decode(bytes))
@@ -85,41 +71,24 @@ export function peerIdFromBytes (bytes: Uint8Array): PeerId {
   }
 }
 
-/** A verified, decoded signed message with what identifies it. */
-export interface Signed<T> {
-  message: T
-  signer: PeerId
-  /** message hash (protocols/README.md §4): replay id and what awards point at */
-  hash: Uint8Array
-  /** the SignedEnvelope bytes, for embedding in other messages */
-  envelope: Uint8Array
-}
-
-/** Signs `message` and returns it with its envelope and hash. */
-function seal<T> (key: Ed25519PrivateKey, signer: PeerId, domain: string, encode: (m: T) => Uint8Array, message: T): Signed<T> {
-  const payload = encode(message)
-  const envelope = sealEnvelope(key, signer, domain, payload)
-  return { message, signer, hash: messageHash(domain, payload), envelope }
-}
-
 export function signJobRequest (key: Ed25519PrivateKey, signer: PeerId, job: JobRequest): Signed<JobRequest> {
-  return seal(key, signer, DOMAIN.jobRequest, JobRequest.encode, job)
+  return sealSigned(key, signer, DOMAIN.jobRequest, JobRequest.encode, job)
 }
 
 export function signBid (key: Ed25519PrivateKey, signer: PeerId, bid: Bid): Signed<Bid> {
-  return seal(key, signer, DOMAIN.bid, Bid.encode, bid)
+  return sealSigned(key, signer, DOMAIN.bid, Bid.encode, bid)
 }
 
 export function signAward (key: Ed25519PrivateKey, signer: PeerId, award: Award): Signed<Award> {
-  return seal(key, signer, DOMAIN.award, Award.encode, award)
+  return sealSigned(key, signer, DOMAIN.award, Award.encode, award)
 }
 
 export function signAcceptResponse (key: Ed25519PrivateKey, signer: PeerId, response: AcceptResponse): Signed<AcceptResponse> {
-  return seal(key, signer, DOMAIN.accept, AcceptResponse.encode, response)
+  return sealSigned(key, signer, DOMAIN.accept, AcceptResponse.encode, response)
 }
 
 export function signDecline (key: Ed25519PrivateKey, signer: PeerId, decline: Decline): Signed<Decline> {
-  return seal(key, signer, DOMAIN.decline, Decline.encode, decline)
+  return sealSigned(key, signer, DOMAIN.decline, Decline.encode, decline)
 }
 
 /** The envelope bytes of an envelope the gossip router opened (the signature covers domain and payload only). */
@@ -128,7 +97,7 @@ export function envelopeBytes (opened: OpenedEnvelope): Uint8Array {
 }
 
 /** Opens envelope bytes from a stream or an embedding message; EnvelopeErrors become MarketMessageErrors. */
-export function openSigned (bytes: Uint8Array, domain: string, payloadMaxBytes: number): OpenedEnvelope {
+export function openMarketEnvelope (bytes: Uint8Array, domain: string, payloadMaxBytes: number): OpenedEnvelope {
   try {
     return openEnvelope(bytes, { domain, maxBytes: envelopeMaxBytes(payloadMaxBytes) })
   } catch (err) {
@@ -137,7 +106,7 @@ export function openSigned (bytes: Uint8Array, domain: string, payloadMaxBytes: 
   }
 }
 
-function decode<T> (codec: WireDecoder<T>, payload: Uint8Array, what: string, maxBytes: number, limits?: WireLimits<T>): T {
+export function decode<T> (codec: WireDecoder<T>, payload: Uint8Array, what: string, maxBytes: number, limits?: WireLimits<T>): T {
   try {
     return decodeBounded(codec, payload, what, maxBytes, limits)
   } catch (err) {
@@ -146,19 +115,23 @@ function decode<T> (codec: WireDecoder<T>, payload: Uint8Array, what: string, ma
   }
 }
 
-function sameSigner (field: Uint8Array, signer: PeerId, what: string): void {
+export function sameSigner (field: Uint8Array, signer: PeerId, what: string): void {
   if (!equals(field, signer.toMultihash().bytes)) throw new MarketMessageError('wrong-signer', `${what} names another peer than its signer`)
 }
 
-function timeRules (createdAt: bigint, expiresAt: bigint, maxLifetimeMs: number, now: number, what: string): void {
+/**
+ * §9 time rules: created at most MAX_CLOCK_SKEW_MS ahead, not expired (unless `expiry` is
+ * false: the caller bounds the use by another message's expiry), lifetime within bounds.
+ */
+export function timeRules (createdAt: bigint, expiresAt: bigint, maxLifetimeMs: number, now: number, what: string, expiry = true): void {
   const created = Number(createdAt)
   const expires = Number(expiresAt)
   if (created > now + MAX_CLOCK_SKEW_MS) throw new MarketMessageError('from-the-future', `${what} created ${created - now} ms in the future`)
-  if (expires <= now) throw new MarketMessageError('expired', `${what} expired ${now - expires} ms ago`)
+  if (expiry && expires <= now) throw new MarketMessageError('expired', `${what} expired ${now - expires} ms ago`)
   if (expires - created > maxLifetimeMs) throw new MarketMessageError('lifetime', `${what} lifetime ${expires - created} ms exceeds ${maxLifetimeMs} ms`)
 }
 
-function bytesOf (value: Uint8Array, length: number, field: string): void {
+export function bytesOf (value: Uint8Array, length: number, field: string): void {
   if (value.length !== length) throw new MarketMessageError('malformed', `${field} is ${value.length} bytes, expected ${length}`)
 }
 
@@ -166,14 +139,17 @@ function shortString (value: string, max: number, field: string): void {
   if (value.length > max) throw new MarketMessageError('malformed', `${field} longer than ${max} characters`)
 }
 
-/** Decodes and checks a JobRequest payload signed by `signer`. */
-export function readJobRequest (opened: OpenedEnvelope, now = Date.now()): Signed<JobRequest> {
+/**
+ * Decodes and checks a JobRequest payload signed by `signer`. With `expiry: false` an
+ * expired request is still read (the job stream, whose award bounds the start).
+ */
+export function readJobRequest (opened: OpenedEnvelope, now = Date.now(), opts: { expiry?: boolean } = {}): Signed<JobRequest> {
   const job = decode(JobRequest, opened.payload, 'job request', MAX_BYTES.jobRequest, LIMITS.jobRequest)
   sameSigner(job.renter, opened.signer, 'job request')
   bytesOf(job.jobId, ID_BYTES, 'job_id')
   bytesOf(job.nonce, ID_BYTES, 'nonce')
-  tierFromWire(job.tier)
-  if (!(WORKLOADS as readonly string[]).includes(job.workload)) throw new MarketMessageError('malformed', `workload "${job.workload.slice(0, 32)}" is not a known kind`)
+  tierOf(job)
+  if (!(WORKLOAD_KINDS as readonly string[]).includes(job.workload)) throw new MarketMessageError('malformed', `workload "${job.workload.slice(0, 32)}" is not a known kind`)
   shortString(job.image, MAX_IMAGE_CHARS, 'image')
   for (const d of job.datasetDigests) bytesOf(d, DIGEST_BYTES, 'dataset_digests[]')
   const c = job.constraints
@@ -184,7 +160,7 @@ export function readJobRequest (opened: OpenedEnvelope, now = Date.now()): Signe
     if (c.minReliabilityPpm > PPM) throw new MarketMessageError('malformed', 'constraints.min_reliability_ppm above 1 000 000')
   }
   if (job.bidWindowMs <= 0 || job.bidWindowMs > MAX_BID_WINDOW_MS) throw new MarketMessageError('malformed', `bid_window_ms ${job.bidWindowMs} outside 1..${MAX_BID_WINDOW_MS}`)
-  timeRules(job.createdAt, job.expiresAt, MAX_LIFETIME_MS.jobRequest, now, 'job request')
+  timeRules(job.createdAt, job.expiresAt, MAX_LIFETIME_MS.jobRequest, now, 'job request', opts.expiry ?? true)
   if (job.createdAt + BigInt(job.bidWindowMs) > job.expiresAt) throw new MarketMessageError('lifetime', 'job request expires before its bid window closes')
   return { message: job, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: envelopeBytes(opened) }
 }
@@ -204,24 +180,9 @@ export function readBid (opened: OpenedEnvelope, now = Date.now()): Signed<Bid> 
   return { message: bid, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: envelopeBytes(opened) }
 }
 
-/** Decodes and checks an Award payload signed by `signer`. */
-export function readAward (opened: OpenedEnvelope, now = Date.now()): Signed<Award> {
-  const award = decode(Award, opened.payload, 'award', MAX_BYTES.award, LIMITS.award)
-  sameSigner(award.renter, opened.signer, 'award')
-  bytesOf(award.jobId, ID_BYTES, 'job_id')
-  bytesOf(award.jobNonce, ID_BYTES, 'job_nonce')
-  bytesOf(award.bidsDigest, DIGEST_BYTES, 'bids_digest')
-  bytesOf(award.winnerBidHash, DIGEST_BYTES, 'winner_bid_hash')
-  peerIdFromBytes(award.winner)
-  if (award.attempt < 1) throw new MarketMessageError('malformed', 'award attempt is 0')
-  timeRules(award.createdAt, award.expiresAt, MAX_LIFETIME_MS.award, now, 'award')
-  if (award.acceptDeadline > award.expiresAt) throw new MarketMessageError('lifetime', 'award accept deadline after its expiry')
-  return { message: award, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: envelopeBytes(opened) }
-}
-
 /** Opens and checks an AcceptResponse envelope from `expected`. */
 export function readAcceptResponse (bytes: Uint8Array, expected: PeerId, now = Date.now()): AcceptResponse {
-  const opened = openSigned(bytes, DOMAIN.accept, MAX_BYTES.acceptResponse)
+  const opened = openMarketEnvelope(bytes, DOMAIN.accept, MAX_BYTES.acceptResponse)
   if (!opened.signer.equals(expected)) throw new MarketMessageError('wrong-signer', 'accept response signed by another peer than the winner')
   const response = decode(AcceptResponse, opened.payload, 'accept response', MAX_BYTES.acceptResponse)
   sameSigner(response.provider, opened.signer, 'accept response')
@@ -231,7 +192,7 @@ export function readAcceptResponse (bytes: Uint8Array, expected: PeerId, now = D
 
 /** Opens and checks a Decline envelope from `expected`. */
 export function readDecline (bytes: Uint8Array, expected: PeerId, now = Date.now()): Decline {
-  const opened = openSigned(bytes, DOMAIN.decline, MAX_BYTES.decline)
+  const opened = openMarketEnvelope(bytes, DOMAIN.decline, MAX_BYTES.decline)
   if (!opened.signer.equals(expected)) throw new MarketMessageError('wrong-signer', 'decline signed by another peer than the one asked')
   const decline = decode(Decline, opened.payload, 'decline', MAX_BYTES.decline)
   sameSigner(decline.provider, opened.signer, 'decline')

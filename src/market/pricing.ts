@@ -5,14 +5,13 @@
  * tier as the last multiplier on a floor-clamped base.
  */
 
-import { localTimeFormat } from '../capability/index.js'
-import type { TierName } from './messages.js'
+import { localTimeFormat, type Tier } from '../capability/index.js'
 
 export type TimeClass = 'peak' | 'normal' | 'off-peak'
 
 export interface PricingParams {
   /** multiplier per tier, applied last; strictly increasing bronze → silver → gold */
-  tierMultiplier: Record<TierName, number>
+  tierMultiplier: Record<Tier, number>
   /** base × (1 + utilizationSlope × utilization²): cheap while idle, dearer when nearly full */
   utilizationSlope: number
   peakMultiplier: number
@@ -37,12 +36,12 @@ export const DEFAULT_PRICING: PricingParams = {
 
 export interface PriceInputs {
   floorMicroUsd: number
-  tier: TierName
+  tier: Tier
   /** busy share of the slots, 0..1 */
   utilization: number
   timeClass: TimeClass
   /** recent clearing prices seen in awards, micro-USD, with the tier each cleared for */
-  recentClearing?: ReadonlyArray<{ priceMicroUsd: number, tier: TierName }>
+  recentClearing?: ReadonlyArray<{ priceMicroUsd: number, tier: Tier }>
 }
 
 /** The bid price in micro-USD per GPU-hour. */

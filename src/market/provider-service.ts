@@ -10,20 +10,26 @@ import { equals } from 'uint8arrays/equals'
 import { MAX_BYTES, decodeBounded } from '../../protocols/codec.js'
 import { DOMAIN, PROTOCOL, TOPIC } from '../../protocols/ids.js'
 import { AcceptRequest, ExplainRequest } from '../../protocols/market.js'
+import { toHex } from '../common/index.js'
+import { serveOnce, type GossipRouter } from '../node/index.js'
+import { checkAwardForJob, isAwardedTo, readAward } from './award-check.js'
 import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats, type CapacitySource } from './bid-engine.js'
 import { MarketMessageError } from './errors.js'
 import { MARKET_PROVIDER_CAPABILITY } from './extensions.js'
 import {
-  DeclineReason, declineReasonName, microToUsd, openSigned, peerIdFromBytes, readAward, readJobRequest, signAcceptResponse, signBid, signDecline,
-  tierFromWire, toHex, type Award, type Bid, type JobRequest, type Signed
+  DeclineReason, declineReasonName, microToUsd, openMarketEnvelope, peerIdFromBytes, readJobRequest, signAcceptResponse, signBid, signDecline,
+  tierOf, type Award, type Bid, type JobRequest
 } from './messages.js'
-import { serveOnce, type StreamComponents } from './stream.js'
 import type { PricingParams } from './pricing.js'
 import type { ProviderProfile } from '../capability/index.js'
-import type { GossipRouter } from '../node/index.js'
+import type { Signed } from '../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
-import type { AddressManager } from '@libp2p/interface-internal'
+import type { AddressManager, Registrar } from '@libp2p/interface-internal'
 import type { ComponentLogger, Ed25519PrivateKey, Logger, PeerId, PrivateKey, PubSub, Startable } from '@libp2p/interface'
+
+/** The provider market service's name in a node's services, and what it provides to `serviceDependencies`. */
+export const MARKET_PROVIDER_SERVICE = 'marketProvider'
+export const MARKET_PROVIDER_CAPABILITY = '@idlegrid/market-provider'
 
 /** multicodec of /p2p */
 const P2P_CODE = 421
@@ -70,7 +76,8 @@ export interface MarketProviderService {
   controlHandlers(): Record<string, () => Promise<unknown>>
 }
 
-interface ProviderComponents extends StreamComponents {
+interface ProviderComponents {
+  registrar: Registrar
   addressManager: AddressManager
   peerId: PeerId
   /** the node key: signs bids, accept answers and declines */
@@ -86,7 +93,7 @@ interface SeenJob {
 }
 
 class MarketProvider implements MarketProviderService, Startable {
-  readonly [serviceCapabilities]: string[] = [MARKET_PROVIDER_CAPABILITY]
+  readonly [serviceCapabilities] = [MARKET_PROVIDER_CAPABILITY]
   readonly events = new EventTarget()
   private readonly components: ProviderComponents
   private readonly init: MarketProviderInit
@@ -126,8 +133,9 @@ class MarketProvider implements MarketProviderService, Startable {
         this.log('award dropped: %e', err)
       }
     }))
-    await serveOnce(this.components, PROTOCOL.accept, MAX_BYTES.acceptRequest, STREAM_TIMEOUT_MS, async (request, remote, signal) => await this.answerAccept(request, remote, signal), this.log)
-    await serveOnce(this.components, PROTOCOL.explain, MAX_BYTES.explainRequest, STREAM_TIMEOUT_MS, async (request) => this.answerExplain(request), this.log)
+    const { registrar } = this.components
+    await serveOnce(registrar, PROTOCOL.accept, async (request, remote, signal) => await this.answerAccept(request, remote, signal), { maxRequestBytes: MAX_BYTES.acceptRequest, timeoutMs: STREAM_TIMEOUT_MS, log: this.log })
+    await serveOnce(registrar, PROTOCOL.explain, async (request) => this.answerExplain(request), { maxRequestBytes: MAX_BYTES.explainRequest, timeoutMs: STREAM_TIMEOUT_MS, log: this.log })
   }
 
   async stop (): Promise<void> {
@@ -189,7 +197,7 @@ class MarketProvider implements MarketProviderService, Startable {
     this.emit<BidEvent>('bid', {
       jobId,
       renter,
-      tier: tierFromWire(job.message.tier),
+      tier: tierOf(job.message),
       workload: job.message.workload,
       priceUsd: microToUsd(decision.priceMicroUsd),
       priceMicroUsd: decision.priceMicroUsd,
@@ -209,8 +217,8 @@ class MarketProvider implements MarketProviderService, Startable {
     const seen = this.jobs.get(jobId)
     // only awards signed by the renter of a job we saw say anything about the market
     if (seen == null || !seen.job.signer.equals(award.signer)) return
-    this.engine.observeAward(award.message, tierFromWire(seen.job.message.tier))
-    const mine = equals(award.message.winner, this.components.peerId.toMultihash().bytes)
+    this.engine.observeAward(award.message, tierOf(seen.job.message))
+    const mine = isAwardedTo(award.message, this.components.peerId)
     this.emit<AwardSeenEvent>('award', { jobId, winner: readableWinner(award.message), priceUsd: microToUsd(award.message.clearingPriceMicroUsd), mine })
   }
 
@@ -218,7 +226,7 @@ class MarketProvider implements MarketProviderService, Startable {
     let award: Signed<Award>
     try {
       const { award: envelope } = decodeBounded(AcceptRequest, request, 'accept request', MAX_BYTES.acceptRequest)
-      award = readAward(openSigned(envelope, DOMAIN.award, MAX_BYTES.award))
+      award = readAward(openMarketEnvelope(envelope, DOMAIN.award, MAX_BYTES.award))
     } catch (err: any) {
       this.log('bad accept request from %p: %e', remote, err)
       throw err instanceof MarketMessageError ? err : new MarketMessageError('malformed', String(err?.message ?? err))
@@ -229,10 +237,14 @@ class MarketProvider implements MarketProviderService, Startable {
       signAcceptResponse(this.key, this.components.peerId, {
         jobId: a.jobId, provider: this.components.peerId.toMultihash().bytes, attempt: a.attempt, accepted, reason, detail, createdAt: BigInt(Date.now())
       }).envelope
-    if (!equals(a.winner, this.components.peerId.toMultihash().bytes)) return respond(false, DeclineReason.OTHER, 'the award names another winner')
+    if (!isAwardedTo(a, this.components.peerId)) return respond(false, DeclineReason.OTHER, 'the award names another winner')
     const seen = this.jobs.get(jobId)
     if (seen == null || !equals(seen.job.message.nonce, a.jobNonce)) return respond(false, DeclineReason.UNKNOWN_JOB, 'no job request seen for this award')
-    if (!seen.job.signer.equals(award.signer)) return respond(false, DeclineReason.OTHER, 'the award is not signed by the job\'s renter')
+    try {
+      checkAwardForJob(award, seen.job)
+    } catch (err: any) {
+      return respond(false, DeclineReason.OTHER, String(err?.message ?? err))
+    }
     if (seen.bid == null || !equals(seen.bid.hash, a.winnerBidHash)) return respond(false, DeclineReason.OTHER, 'the award is not for this provider\'s bid')
     if (Number(a.acceptDeadline) <= Date.now()) return respond(false, DeclineReason.EXPIRED, 'accept deadline passed')
     const key = `${jobId}:${a.attempt}`
@@ -267,7 +279,7 @@ class MarketProvider implements MarketProviderService, Startable {
     }).envelope
     if (job == null && req.jobRequest.length > 0) {
       try {
-        job = readJobRequest(openSigned(req.jobRequest, DOMAIN.jobRequest, MAX_BYTES.jobRequest))
+        job = readJobRequest(openMarketEnvelope(req.jobRequest, DOMAIN.jobRequest, MAX_BYTES.jobRequest))
       } catch (err: any) {
         return answer(err instanceof MarketMessageError && err.reason === 'expired' ? DeclineReason.EXPIRED : DeclineReason.OTHER, `job request does not verify: ${String(err?.message ?? err)}`)
       }
@@ -293,7 +305,7 @@ function readableWinner (award: Award): string {
   }
 }
 
-/** The provider's market service (libp2p service factory). */
+/** The provider's market service (libp2p service factory), named MARKET_PROVIDER_SERVICE. */
 export function marketProvider (init: MarketProviderInit): (components: ProviderComponents) => MarketProviderService {
   return (components) => new MarketProvider(components, init)
 }

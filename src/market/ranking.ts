@@ -9,9 +9,10 @@ import { compare } from 'uint8arrays/compare'
 import { concat } from 'uint8arrays/concat'
 import { equals } from 'uint8arrays/equals'
 import { gpuModelMatches } from '../capability/index.js'
-import { sha256 } from '../identity/index.js'
+import { toHex } from '../common/index.js'
+import { sha256, type Signed } from '../identity/index.js'
+import { JobRequest, PPM, PricingRule, peerIdFromBytes, type Award, type Bid } from './messages.js'
 import { clampReliability, type ReputationSource } from './reputation.js'
-import { JobRequest, PPM, PricingRule, peerIdFromBytes, toHex, type Award, type Bid, type Signed } from './messages.js'
 
 export interface RankingParams {
   /** w in price / reliability^w */
@@ -65,7 +66,7 @@ export function latencyMatters (job: JobRequest): boolean {
  * Why `bid` is not valid for `job`, or null when it is. Signature, structure and expiry were
  * checked when the bid was read; this checks it against the auction.
  */
-export function bidProblem (bid: Bid, job: JobRequest, provider: string, ctx: BidContext, now: number): string | null {
+function bidProblem (bid: Bid, job: JobRequest, provider: string, ctx: BidContext, now: number): string | null {
   const c = job.constraints
   if (!equals(bid.jobId, job.jobId) || !equals(bid.jobNonce, job.nonce)) return 'wrong-job'
   if (Number(bid.expiresAt) <= now) return 'expired'
@@ -117,7 +118,7 @@ export function bidsDigest (valid: ReadonlyArray<{ hash: Uint8Array }>): Uint8Ar
 }
 
 /** The divisor of a bid's price in its score. */
-export function scoreFactor (reliability: number, rttMs: number | undefined, locality: number, params: RankingParams = DEFAULT_RANKING): number {
+function scoreFactor (reliability: number, rttMs: number | undefined, locality: number, params: RankingParams = DEFAULT_RANKING): number {
   const rel = Math.max(MIN_RELIABILITY_FOR_SCORE, clampReliability(reliability))
   const latency = 1 + params.latencyWeight * Math.max(0, rttMs ?? 0) / 100
   const local = 1 - params.localityWeight * Math.min(1, Math.max(0, locality))

@@ -1,46 +1,52 @@
 /**
  * The renter's market service: runs auctions (Auctioneer) on this node, routes bids from
  * gossip to them, and offers the `market.auction` control method that `idlegrid submit` calls.
- * Explain candidates come from the DHT (capability discovery, every advertised provider) and
- * from the providers heard through heartbeats.
+ * Reliability comes from the node's ledger (a declared dependency). Explain candidates come
+ * from the DHT (capability discovery, every advertised provider) and from the providers heard
+ * through heartbeats.
  */
 
-import { TOPIC } from '../../protocols/ids.js'
-import { discoverWith } from '../capability/index.js'
-import { Auctioneer, type AuctionComponents, type AuctionOptions, type AuctionReport } from './auction.js'
-import { parseJobSpec, type JobSpec } from './job-spec.js'
-import { readBid, type JobRequest } from './messages.js'
-import { neutralReputation, type ReputationSource } from './reputation.js'
-import type { RankingParams } from './ranking.js'
-import type { ControlHandler } from '../control/index.js'
-import type { GossipRouter, HeartbeatService } from '../node/index.js'
+import { serviceCapabilities, serviceDependencies } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { multiaddr } from '@multiformats/multiaddr'
-import { serviceCapabilities, type ComponentLogger, type Logger, type Startable } from '@libp2p/interface'
-import { MARKET_RENTER_CAPABILITY } from './extensions.js'
+import { TOPIC } from '../../protocols/ids.js'
+import { discoverWith } from '../capability/index.js'
+import { LEDGER_CAPABILITY, LEDGER_SERVICE } from '../ledger/index.js'
+import { Auctioneer, type AuctionComponents } from './auction.js'
+import { parseJobSpec, type JobSpec } from './job-spec.js'
+import { readBid } from './messages.js'
+import type { AuctionOptions, AuctionReport } from './auction-report.js'
+import type { ExplainCandidates } from './explain.js'
+import type { RankingParams } from './ranking.js'
+import type { ReputationSource } from './reputation.js'
+import type { ControlHandler } from '../control/index.js'
+import type { GossipRouter, HeartbeatService } from '../node/index.js'
+import type { ComponentLogger, Logger, Startable } from '@libp2p/interface'
 import type { KadDHT } from '@libp2p/kad-dht'
+
+/** The renter market service's name in a node's services, and what it provides to `serviceDependencies`. */
+export const MARKET_RENTER_SERVICE = 'marketRenter'
+export const MARKET_RENTER_CAPABILITY = '@idlegrid/market-renter'
 
 /** Time allowed to find explain candidates in the DHT. */
 const DISCOVERY_TIMEOUT_MS = 3_000
 const MAX_CANDIDATES = 64
 
 export interface MarketRenterInit {
-  /** where reliability comes from (default: a neutral prior for everyone) */
-  reputation?: ReputationSource
   ranking?: RankingParams
   /** who to ask "why not?"; default: DHT discovery plus providers heard via heartbeats */
-  candidates?: (job: JobRequest, signal: AbortSignal) => Promise<string[]>
+  candidates?: ExplainCandidates
 }
 
 export interface MarketRenterService {
   /** runs one auction; resolves with its report (award, or why none) */
   auction(spec: JobSpec, opts?: AuctionOptions): Promise<AuctionReport>
-  /** plugs in another reliability source (the ledger's reputation) */
-  setReputation(source: ReputationSource): void
   controlHandlers(): Record<string, ControlHandler>
 }
 
 interface RenterComponents extends AuctionComponents {
+  /** the ledger: the auction's reliability term and exclusions */
+  [LEDGER_SERVICE]: ReputationSource
   gossip: GossipRouter
   heartbeats: HeartbeatService
   dht: KadDHT
@@ -48,19 +54,19 @@ interface RenterComponents extends AuctionComponents {
 }
 
 class MarketRenter implements MarketRenterService, Startable {
-  readonly [serviceCapabilities]: string[] = [MARKET_RENTER_CAPABILITY]
+  readonly [serviceCapabilities] = [MARKET_RENTER_CAPABILITY]
+  readonly [serviceDependencies] = [LEDGER_CAPABILITY]
   private readonly components: RenterComponents
   private readonly log: Logger
-  private reputation: ReputationSource
   private readonly auctioneer: Auctioneer
   private unsubscribe?: () => void
 
   constructor (components: RenterComponents, init: MarketRenterInit) {
     this.components = components
     this.log = components.logger.forComponent('idlegrid:market:renter')
-    this.reputation = init.reputation ?? neutralReputation()
     this.auctioneer = new Auctioneer(components, {
-      reputation: () => this.reputation,
+      // read when a window closes: services start in parallel, so never in a constructor
+      reputation: () => this.components[LEDGER_SERVICE],
       ranking: init.ranking,
       candidates: init.candidates ?? (async (_job, signal) => await this.knownProviders(signal)),
       log: this.log
@@ -70,7 +76,7 @@ class MarketRenter implements MarketRenterService, Startable {
   start (): void {
     this.unsubscribe = this.components.gossip.onMessage(TOPIC.bids, (envelope) => {
       try {
-        this.auctioneer.offer(readBid(envelope))
+        this.auctioneer.addBid(readBid(envelope))
       } catch (err) {
         this.log('bid dropped: %e', err)
       }
@@ -83,10 +89,6 @@ class MarketRenter implements MarketRenterService, Startable {
 
   async auction (spec: JobSpec, opts: AuctionOptions = {}): Promise<AuctionReport> {
     return await this.auctioneer.run(spec, opts)
-  }
-
-  setReputation (source: ReputationSource): void {
-    this.reputation = source
   }
 
   controlHandlers (): Record<string, ControlHandler> {
@@ -120,7 +122,7 @@ class MarketRenter implements MarketRenterService, Startable {
   }
 }
 
-/** The renter's market service (libp2p service factory). */
+/** The renter's market service (libp2p service factory), named MARKET_RENTER_SERVICE. */
 export function marketRenter (init: MarketRenterInit = {}): (components: RenterComponents) => MarketRenterService {
   return (components) => new MarketRenter(components, init)
 }

@@ -1,7 +1,7 @@
 /**
- * Where the auction's reliability term comes from. The ledger (issue 6) plugs its reputation
- * in here; until then every provider gets the same neutral prior, so ranking is by price,
- * latency and locality alone.
+ * Where the auction's reliability term comes from: the renter's market service reads it from
+ * the node's ledger (LEDGER_SERVICE, a declared dependency); audits and tests pass a source
+ * directly (a neutral prior for everyone, or a fixed table).
  */
 
 export interface ReputationSource {

@@ -8,11 +8,16 @@
  */
 
 import { TOPIC } from '../../protocols/ids.js'
+import { toHex } from '../common/index.js'
 import { ACCEPT, ignore, reject, type GossipRouter, type GossipVerdict } from '../node/index.js'
+import { readAward } from './award-check.js'
 import { MarketMessageError } from './errors.js'
-import { readAward, readBid, readJobRequest, toHex } from './messages.js'
+import { readBid, readJobRequest } from './messages.js'
 import type { OpenedEnvelope } from '../identity/index.js'
 import type { Startable } from '@libp2p/interface'
+
+/** The validation service's name in a node's services. */
+export const MARKET_VALIDATION_SERVICE = 'marketValidation'
 
 /** Job ids whose highest award attempt is remembered (oldest forgotten first). */
 const MAX_TRACKED_AWARDS = 10_000

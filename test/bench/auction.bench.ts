@@ -10,7 +10,9 @@
 import { percentile } from './stats.js'
 import { marketMessagesValidated } from './provider-shard.js'
 import { startShard, stopShard, type Shard } from './shards.js'
-import { MARKET_RENTER_SERVICE, marketExtensions, parseJobSpec, type MarketRenterService } from '../../src/market/index.js'
+import { parseJobSpec } from '../../src/market/job-spec.js'
+import { MARKET_RENTER_SERVICE, type MarketRenterService } from '../../src/market/renter-service.js'
+import { marketNodeServices } from '../market/fixtures.js'
 import { startInProcessNetwork, tempDir, waitFor } from '../utils/index.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 
@@ -20,7 +22,7 @@ const WINDOW_MS = 300
 const HEARTBEAT_SECONDS = 10
 
 export default async (): Promise<Record<string, unknown>> => {
-  const net = await startInProcessNetwork({ providers: 0, renters: 1, heartbeatSeconds: HEARTBEAT_SECONDS, extensions: (role) => marketExtensions({ role }) })
+  const net = await startInProcessNetwork({ providers: 0, renters: 1, heartbeatSeconds: HEARTBEAT_SECONDS, extensions: marketNodeServices })
   const dir = await tempDir('idlegrid-bench-auction-')
   let shard: Shard | undefined
   try {

@@ -3,10 +3,13 @@
  * a renter. Measures how long the providers take to publish, then the median and p95 time
  * of filtered discovery queries from the renter, and the DHT requests each one sends.
  */
-import {
-  CAPABILITY_SERVICE, capabilityExtensions, discoverProviders, parsePolicy, parseSimulatedGpus, providerProfile,
-  type CapabilityAdvertiser, type DiscoveryFilters, type ProviderProfile
-} from '../../src/capability/index.js'
+import { CAPABILITY_SERVICE, type CapabilityAdvertiser } from '../../src/capability/advertiser.js'
+import type { DiscoveryFilters } from '../../src/capability/discovery-filters.js'
+import { DISCOVERY_SERVICE, type CapabilityDiscovery } from '../../src/capability/discovery-service.js'
+import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy.js'
+import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
+import { capabilityServices } from '../../src/capability/services.js'
 import { join } from 'node:path'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import { resolveConfig, type Role } from '../../src/config/index.js'
@@ -36,6 +39,10 @@ function expectedCount (published: Set<number>, match: (gpu: string, region: str
   return [...published].filter(i => match(GPUS[i % GPUS.length] as string, REGIONS[i % REGIONS.length] as string)).length
 }
 
+function discovery (node: IdlegridNode): CapabilityDiscovery {
+  return (node.libp2p.services as Record<string, unknown>)[DISCOVERY_SERVICE] as CapabilityDiscovery
+}
+
 interface Network { bootstrap: IdlegridNode, providers: IdlegridNode[], renter: IdlegridNode, stop: () => Promise<void> }
 
 /**
@@ -47,7 +54,7 @@ async function startNetwork (): Promise<Network> {
   const nodes: IdlegridNode[] = []
   const make = async (role: Role, name: string, bootstrap: string[], profile?: ProviderProfile): Promise<IdlegridNode> => {
     const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 30 } })
-    const node = await createNode(config, capabilityExtensions({ profile }))
+    const node = await createNode(config, capabilityServices({ profile }))
     nodes.push(node)
     return node
   }
@@ -107,7 +114,7 @@ export default async (): Promise<Record<string, unknown>> => {
     // warm up until each query finds what was published (bounded: a record that cannot be
     // fetched in time on a crowded machine shows up as matched < expected, not as a failure)
     for (const q of queries) {
-      await waitFor(async () => (await discoverProviders(renter, q.filters, { timeoutMs: 30_000 })).providers.length >= q.expected,
+      await waitFor(async () => (await discovery(renter).discover(q.filters, { timeoutMs: 30_000 })).providers.length >= q.expected,
         { timeoutMs: 60_000, intervalMs: 500, what: `${q.name} to find ${q.expected} providers` }).catch(() => {})
     }
 
@@ -119,7 +126,7 @@ export default async (): Promise<Record<string, unknown>> => {
       const dropped: number[] = []
       for (let i = 0; i < QUERIES; i++) {
         const t0 = performance.now()
-        const r = await discoverProviders(renter, q.filters, { timeoutMs: 15_000 })
+        const r = await discovery(renter).discover(q.filters, { timeoutMs: 15_000 })
         times.push(performance.now() - t0)
         messages.push(r.dhtMessages)
         found.push(r.providers.length)

@@ -11,9 +11,11 @@
  * - resident memory per node (the processes' RSS / nodes).
  */
 import { join } from 'node:path'
-import { MARKET_RENTER_SERVICE, marketExtensions, parseJobSpec, signJobRequest, toJobRequest, readJobRequest, type MarketRenterService } from '../../src/market/index.js'
 import { sleep, toHex } from '../../src/common/index.js'
-import { ledgerServices } from '../../src/ledger/index.js'
+import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
+import { readJobRequest, signJobRequest } from '../../src/market/messages.js'
+import { MARKET_RENTER_SERVICE, type MarketRenterService } from '../../src/market/renter-service.js'
+import { marketNodeServices } from '../market/fixtures.js'
 import { TOPIC } from '../../protocols/ids.js'
 import { percentile } from './stats.js'
 import { startInProcessNetwork, tempDir, waitFor } from '../utils/index.js'
@@ -49,7 +51,7 @@ async function connectedToAll (local: IdlegridNode[], shards: Shard[]): Promise<
 
 export default async (): Promise<Record<string, unknown>> => {
   const started = Date.now()
-  const net = await startInProcessNetwork({ providers: 0, renters: RENTERS, heartbeatSeconds: 30, startBatch: 5, extensions: (role, _, config) => ({ services: { ...marketExtensions({ role }).services, ...ledgerServices({ config }).services } }) })
+  const net = await startInProcessNetwork({ providers: 0, renters: RENTERS, heartbeatSeconds: 30, startBatch: 5, extensions: marketNodeServices })
   const local = net.all
   const dir = await tempDir('idlegrid-bench-network-')
   const shards: Shard[] = []

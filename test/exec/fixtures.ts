@@ -175,8 +175,7 @@ export async function misbehavingProvider (node: IdlegridNode, mode: Misbehaviou
         const sent = [{ path: 'out.txt', size: BigInt(data.length), sha256: sha256(data) }]
         const claimed = mode === 'bad-output' ? [{ path: 'out.txt', size: 12n, sha256: sha256('other output') }] : sent
         await ch.send({ result: { status: JobStatus.COMPLETED, exitCode: 0, outputs: claimed } })
-        const { openAward } = await import('../../src/exec/award-check.js')
-        const { award, hash, signer } = openAward(start.award)
+        const { message: award, hash, signer } = openAward(start.award)
         const key = mode === 'forged-attestation' && forger != null ? forger : { privateKey: node.privateKey, peerId: node.peerId }
         const attestation = signAttestation(key.privateKey, mode === 'forged-attestation' && forger != null ? node.peerId : key.peerId, {
           jobId: award.jobId,

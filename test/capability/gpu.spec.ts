@@ -1,13 +1,12 @@
 import * as assert from 'node:assert/strict'
 import { readFileSync, chmodSync, statSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import {
-  parseNvidiaSmi, parseTelemetry, detectGpus, readGpuTelemetry, parseSimulatedGpu, parseSimulatedGpus,
-  groupGpus, normaliseGpuModel, gpuModelMatches, GpuDetectionError, NVIDIA_SMI_NOT_FOUND
-} from '../src/capability/gpu.js'
-import { ConfigError } from '../src/config/validate.js'
+import { parseNvidiaSmi, parseTelemetry, detectGpus, readGpuTelemetry, groupGpus, GpuDetectionError, NVIDIA_SMI_NOT_FOUND } from '../../src/capability/gpu.js'
+import { normaliseGpuModel, gpuModelMatches } from '../../src/capability/gpu-model.js'
+import { parseSimulatedGpu, parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
+import { ConfigError } from '../../src/config/validate.js'
 
-const fixtureUrl = (name: string): URL => new URL(`../../test/fixtures/nvidia-smi/${name}`, import.meta.url)
+const fixtureUrl = (name: string): URL => new URL(`../../../test/fixtures/nvidia-smi/${name}`, import.meta.url)
 const fixture = (name: string): string => readFileSync(fixtureUrl(name), 'utf8')
 const fakeSmi = fileURLToPath(fixtureUrl('fake-nvidia-smi.sh'))
 

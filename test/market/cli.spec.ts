@@ -1,9 +1,8 @@
 import * as assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
-import { BIN_PATH, inspectMesh, startLocalNetwork, type LocalNetwork } from './utils/index.js'
-import { DEFAULT_RANKING } from '../src/market/index.js'
-import { tempDir, waitFor } from './utils/index.js'
+import { BIN_PATH, inspectMesh, startLocalNetwork, tempDir, waitFor, type LocalNetwork } from '../utils/index.js'
+import { DEFAULT_RANKING } from '../../src/market/ranking.js'
 
 /** Six provider processes; with a neutral reputation the lowest dynamic price wins, and prices follow the floors. */
 const PROVIDERS = [

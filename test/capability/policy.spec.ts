@@ -1,10 +1,9 @@
 import * as assert from 'node:assert/strict'
-import { parsePolicy, applyPolicyFlags, imageAllowed, residencyOf } from '../src/capability/policy.js'
-import type { ProviderPolicy } from '../src/capability/policy.js'
-import {
-  parseWindow, parseWindows, formatWindow, isAvailable, availableFor, nextChange, localWeekMinute
-} from '../src/capability/windows.js'
-import { ConfigError } from '../src/config/validate.js'
+import { parsePolicy, applyPolicyFlags, imageAllowed, residencyOf } from '../../src/capability/policy.js'
+import type { ProviderPolicy } from '../../src/capability/policy.js'
+import { isAvailable, availableFor, nextChange, localWeekMinute } from '../../src/capability/availability.js'
+import { parseWindow, parseWindows, formatWindow } from '../../src/capability/windows.js'
+import { ConfigError } from '../../src/config/validate.js'
 
 const DIGEST = 'a'.repeat(64)
 const utc = (iso: string): number => Date.parse(iso + 'Z')

@@ -2,10 +2,9 @@ import * as assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { BIN_PATH, startLocalNetwork, type LocalNetwork } from './utils/index.js'
-import { tempDir, waitFor } from './utils/index.js'
+import { BIN_PATH, startLocalNetwork, tempDir, waitFor, type LocalNetwork } from '../utils/index.js'
 
-const FAKE_SMI = fileURLToPath(new URL('../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))
+const FAKE_SMI = fileURLToPath(new URL('../../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))
 const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat']
 /** a whole day three days from now (UTC): that provider is closed now */
 const CLOSED_DAY = DAYS[new Date(Date.now() + 3 * 86_400_000).getUTCDay()] as string

@@ -1,14 +1,22 @@
 import * as assert from 'node:assert/strict'
-import { parsePolicy, parseSimulatedGpus, providerProfile, type ProviderProfile } from '../src/capability/index.js'
-import { sealEnvelope } from '../src/identity/index.js'
-import {
-  DEFAULT_PRICING, DeclineReason, auditAward, fixedReputation, marketExtensions, marketRenter, parseJobSpec, signBid, toJobRequest,
-  usdToMicro, MARKET_PROVIDER_SERVICE, MARKET_RENTER_SERVICE,
-  type AcceptedJob, type AcceptVerdict, type AuctionOptions, type AuctionReport, type MarketProviderService, type MarketRenterService
-} from '../src/market/index.js'
-import { TOPIC } from '../protocols/ids.js'
-import { startInProcessNetwork, waitFor, type InProcessNetwork } from './utils/index.js'
-import type { IdlegridNode } from '../src/node/index.js'
+import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy.js'
+import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
+import { sealEnvelope } from '../../src/identity/index.js'
+import type { AuctionOptions, AuctionReport } from '../../src/market/auction-report.js'
+import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
+import { DeclineReason, signBid, usdToMicro } from '../../src/market/messages.js'
+import { DEFAULT_PRICING } from '../../src/market/pricing.js'
+import { MARKET_PROVIDER_SERVICE, type AcceptedJob, type AcceptVerdict, type MarketProviderService } from '../../src/market/provider-service.js'
+import { auditAward } from '../../src/market/ranking.js'
+import { marketRenter, MARKET_RENTER_SERVICE, type MarketRenterService } from '../../src/market/renter-service.js'
+import { fixedReputation } from '../../src/market/reputation.js'
+import { marketServices } from '../../src/market/services.js'
+import { LEDGER_SERVICE } from '../../src/ledger/index.js'
+import { reputationService } from './fixtures.js'
+import { TOPIC } from '../../protocols/ids.js'
+import { startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
+import type { IdlegridNode } from '../../src/node/index.js'
 
 /** Six providers: region, floor (USD/GPU-h), GPU, reliability the renter assigns. */
 const PROVIDERS = [
@@ -54,10 +62,12 @@ describe('market auction (in-process network)', function () {
       renters: 2, // renters[1] plays the attacker
       extensions: (role, index) => {
         if (role === 'provider') {
-          return marketExtensions({ role, provider: { profile: () => profiles[index], pricing: FLAT, acceptHook: (job) => hooks[index]?.(job) ?? { accept: true } } })
+          return marketServices({ role, provider: { profile: () => profiles[index], pricing: FLAT, acceptHook: (job) => hooks[index]?.(job) ?? { accept: true } } })
         }
-        if (role === 'renter' && index === 0) return { services: { [MARKET_RENTER_SERVICE]: marketRenter({ reputation: fixedReputation(reliability, 0.5) }) } }
-        return marketExtensions({ role })
+        if (role === 'renter' && index === 0) return { services: { [MARKET_RENTER_SERVICE]: marketRenter(), [LEDGER_SERVICE]: reputationService(fixedReputation(reliability, 0.5)) } }
+        const market = marketServices({ role })
+        if (role === 'renter') market.services[LEDGER_SERVICE] = reputationService()
+        return market
       }
     })
     net.providers.forEach((n, i) => { reliability[n.peerId.toString()] = PROVIDERS[i]?.reliability ?? 0 })
@@ -175,7 +185,6 @@ describe('market auction (in-process network)', function () {
     const running = auction({ name: 'under-attack' })
     for (const [topic, data] of invalid) {
       await pubsub.publish(topic, data).catch(() => {})
-      await new Promise(resolve => setTimeout(resolve, 20))
     }
     const report = await running
     const { signed, ...plain } = report
@@ -184,11 +193,14 @@ describe('market auction (in-process network)', function () {
     assert.equal(report.award?.winner, pid(expected as number))
     assert.equal(report.validBids, PROVIDERS.length)
     assert.ok(report.bids.every(b => b.provider !== attacker.peerId.toString()))
-    await new Promise(resolve => setTimeout(resolve, 500))
+    const kinds = ['reject:malformed', 'reject:wrong-domain', 'reject:bad-signature', 'reject:wrong-signer', 'ignore:expired', 'reject:oversized', 'ignore:replayed']
+    const verdictsNow = (): string[] => Object.keys(diffVerdicts(before, totalVerdicts(net.all))).filter(k => k.startsWith('reject:') || k.startsWith('ignore:'))
+    await waitFor(() => kinds.every(kind => verdictsNow().some(k => k.startsWith(kind))), { timeoutMs: 10_000, what: 'a verdict for every kind of invalid message' })
+      .catch(() => {}) // the assertions below say which kind is missing
     const seen = diffVerdicts(before, totalVerdicts(net.all))
     if (process.env.SHOW_VERDICTS != null) process.stdout.write(JSON.stringify(seen) + '\n')
     const rejected = Object.keys(seen).filter(k => k.startsWith('reject:') || k.startsWith('ignore:'))
-    for (const kind of ['reject:malformed', 'reject:wrong-domain', 'reject:bad-signature', 'reject:wrong-signer', 'ignore:expired', 'reject:oversized', 'ignore:replayed']) {
+    for (const kind of kinds) {
       assert.ok(rejected.some(k => k.startsWith(kind)), `${kind} not seen: ${JSON.stringify(seen)}`)
     }
     // nothing invalid was accepted anywhere: only the auction's own messages were

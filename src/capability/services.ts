@@ -1,17 +1,17 @@
 /**
- * What the capability idea adds to a node (the composition root merges it in): the DHT
+ * What the capability room adds to a node (the composition root merges it in): the DHT
  * validator and selector for `/idlegrid/...` keys on every role, the discovery service on
- * every role, and the advertiser on providers that have a profile.
+ * every role, and the advertiser on providers that have a profile. Wiring only.
  */
 
-import { capabilityAdvertiser } from './advertiser.js'
+import { CAPABILITY_SERVICE, capabilityAdvertiser } from './advertiser.js'
+import { capabilityRecordValidator, DHT_NAMESPACE, selectCapabilityRecord } from './dht-rules.js'
+import { DISCOVERY_SERVICE, capabilityDiscoveryService, RecordRejections } from './discovery-service.js'
 import { detectGpus } from './gpu.js'
-import { capabilityDiscoveryService, RecordRejections } from './discovery-service.js'
-import { capabilityRecordValidator, DHT_NAMESPACE, selectCapabilityRecord } from './record.js'
 import type { ProviderProfile } from './profile.js'
 import type { NodeExtensions } from '../node/index.js'
 
-export interface CapabilityExtensionOptions {
+export interface CapabilityServicesOptions {
   /** the provider's profile; without it the node does not advertise */
   profile?: ProviderProfile
   /** capability record lifetime (default 30 min) */
@@ -24,14 +24,7 @@ export interface CapabilityExtensionOptions {
   gpuCheckIntervalMs?: number
 }
 
-/** Service names, so other services can ask for them in their components. */
-export const CAPABILITY_SERVICE = 'capability'
-export const DISCOVERY_SERVICE = 'capabilityDiscovery'
-/** What the capability services provide, for other services' `serviceDependencies`. */
-export const CAPABILITY_CAPABILITY = '@idlegrid/capability'
-export const DISCOVERY_CAPABILITY = '@idlegrid/discovery'
-
-export function capabilityExtensions (opts: CapabilityExtensionOptions = {}): Required<NodeExtensions> {
+export function capabilityServices (opts: CapabilityServicesOptions = {}): Required<NodeExtensions> {
   const rejections = new RecordRejections()
   const services: Record<string, (components: any) => unknown> = {
     [DISCOVERY_SERVICE]: capabilityDiscoveryService({ rejections })

@@ -2,11 +2,11 @@ import * as assert from 'node:assert/strict'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { TopicValidatorResult, type Message, type PeerId } from '@libp2p/interface'
-import { Heartbeat } from '../protocols/heartbeat.js'
-import { DOMAIN, TOPIC } from '../protocols/ids.js'
-import { sealEnvelope } from '../src/identity/index.js'
-import { startInProcessNetwork, waitFor, waitForTopicMesh, type InProcessNetwork } from './utils/index.js'
-import type { IdlegridNode } from '../src/node/index.js'
+import { Heartbeat } from '../../protocols/heartbeat.js'
+import { DOMAIN, TOPIC } from '../../protocols/ids.js'
+import { sealEnvelope } from '../../src/identity/index.js'
+import { startInProcessNetwork, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
+import type { IdlegridNode } from '../../src/node/index.js'
 
 function heartbeat (fields: Partial<Heartbeat> = {}): Uint8Array {
   const now = BigInt(Date.now())

@@ -1,13 +1,18 @@
 import * as assert from 'node:assert/strict'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import {
-  capabilityExtensions, discoverProviders, parsePolicy, parseSimulatedGpus, providerProfile, capabilityKey,
-  buildCapabilityRecord, sealCapabilityRecord, openCapabilityRecord, capabilityAdvertiser, CAPABILITY_SERVICE,
-  type CapabilityAdvertiser, type CapabilityDiscovery, type ProviderProfile
-} from '../src/capability/index.js'
-import { startInProcessNetwork, waitFor, type InProcessNetwork } from './utils/index.js'
-import type { IdlegridNode } from '../src/node/index.js'
+import { capabilityAdvertiser, CAPABILITY_SERVICE, type CapabilityAdvertiser } from '../../src/capability/advertiser.js'
+import { DISCOVERY_SERVICE, type CapabilityDiscovery } from '../../src/capability/discovery-service.js'
+import type { DiscoveryFilters } from '../../src/capability/discovery-filters.js'
+import type { DiscoveryOptions, DiscoveryResult } from '../../src/capability/discovery.js'
+import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy.js'
+import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
+import { buildCapabilityRecord, sealCapabilityRecord, openCapabilityRecord } from '../../src/capability/record.js'
+import { capabilityKey } from '../../src/capability/record-key.js'
+import { capabilityServices } from '../../src/capability/services.js'
+import { startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
+import type { IdlegridNode } from '../../src/node/index.js'
 
 const PROFILES: Array<{ policy: Record<string, unknown>, gpus: string[] }> = [
   { policy: { region: 'eu-west', priceFloor: 2.5 }, gpus: ['H100 80GB:80:2'] },
@@ -26,6 +31,14 @@ function advertiser (node: IdlegridNode): CapabilityAdvertiser {
   return (node.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as CapabilityAdvertiser
 }
 
+function discovery (node: IdlegridNode): CapabilityDiscovery {
+  return (node.libp2p.services as Record<string, unknown>)[DISCOVERY_SERVICE] as CapabilityDiscovery
+}
+
+async function discoverProviders (node: IdlegridNode, filters: DiscoveryFilters, opts: DiscoveryOptions): Promise<DiscoveryResult> {
+  return await discovery(node).discover(filters, opts)
+}
+
 let detectedGpus = parseSimulatedGpus(PROFILES[0].gpus)
 
 describe('capability discovery (in-process network)', function () {
@@ -37,7 +50,7 @@ describe('capability discovery (in-process network)', function () {
     net = await startInProcessNetwork({
       providers: PROFILES.length,
       extensions: (role, i) => {
-        const ext = capabilityExtensions(role === 'provider'
+        const ext = capabilityServices(role === 'provider'
           ? { profile: profileOf(i), recordTtlMs: i === PROFILES.length - 1 ? SHORT_TTL_MS : undefined }
           : {})
         // provider 0 re-detects its GPUs often, from a list the test changes
@@ -94,7 +107,7 @@ describe('capability discovery (in-process network)', function () {
 
   it('bumps the sequence and republishes at once when the profile changes', async () => {
     const adv = advertiser(net.providers[1])
-    const before = adv.current().record.sequence
+    const before = adv.current().message.sequence
     const changed = providerProfile(parsePolicy({ ...PROFILES[1].policy, priceFloor: 0.9 }), parseSimulatedGpus(PROFILES[1].gpus))
     const report = await adv.update(changed)
     assert.ok(report != null && report.sequence > before)
@@ -105,7 +118,7 @@ describe('capability discovery (in-process network)', function () {
 
   it('republishes at once with a new sequence when its GPUs change', async () => {
     const adv = advertiser(net.providers[0])
-    const before = adv.current().record.sequence
+    const before = adv.current().message.sequence
     detectedGpus = parseSimulatedGpus(['H100 80GB:80:3'])
     const r = await waitFor(async () => {
       const found = await discoverProviders(renter, { region: 'eu-west' }, { timeoutMs: 10_000 })
@@ -119,17 +132,16 @@ describe('capability discovery (in-process network)', function () {
     const victim = net.providers[0].peerId
     const key = await generateKeyPair('Ed25519')
     const forgedBy = peerIdFromPrivateKey(key)
-    const forged = sealCapabilityRecord(key, forgedBy, buildCapabilityRecord(profileOf(0), { peerId: forgedBy, sequence: 10n ** 15n, ttlMs: 60_000 }))
+    const forged = sealCapabilityRecord(key, forgedBy, buildCapabilityRecord(profileOf(0), { peerId: forgedBy, sequence: 10n ** 15n, ttlMs: 60_000 })).envelope
     for await (const event of net.providers[2].libp2p.services.dht.put(capabilityKey(victim), forged, { signal: AbortSignal.timeout(10_000) })) { void event }
     // kad-dht peers answer a PUT_VALUE either way; their validators say whether they stored it
-    const discovery = net.bootstrap.libp2p.services.capabilityDiscovery as CapabilityDiscovery
-    assert.equal(discovery.reasonFor(capabilityKey(victim))?.reason, 'wrong-signer', 'the bootstrap refused to store the forged record')
+    assert.equal(discovery(net.bootstrap).reasonFor(capabilityKey(victim))?.reason, 'wrong-signer', 'the bootstrap refused to store the forged record')
     let value: Uint8Array | undefined
     for await (const event of mallory.libp2p.services.dht.get(capabilityKey(victim), { signal: AbortSignal.timeout(10_000) })) {
       if (event.name === 'VALUE') value = event.value
     }
     assert.ok(value != null)
-    assert.ok(openCapabilityRecord(value, { key: capabilityKey(victim) }).peerId.equals(victim), 'the provider\'s own record is still served')
+    assert.ok(openCapabilityRecord(value, { key: capabilityKey(victim) }).signer.equals(victim), 'the provider\'s own record is still served')
   })
 
   it('drops a stopped provider once its record expires, saying why', async () => {

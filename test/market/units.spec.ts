@@ -1,15 +1,20 @@
 import * as assert from 'node:assert/strict'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { parsePolicy, parseSimulatedGpus, providerProfile, type ProviderProfile } from '../src/capability/index.js'
-import { ConfigError } from '../src/config/index.js'
-import { openEnvelope, sealEnvelope } from '../src/identity/index.js'
-import {
-  AwardValidator, DEFAULT_PRICING, DeclineReason, PricingRule, applyJobFlags, auditAward, bidsDigest, clearingPrice, fixedReputation, matchJob,
-  parseJobSpec, quotePrice, rankBids, readJobFile, selectValidBids, signAward, signBid, signJobRequest, timeClassAt, toJobRequest, usdToMicro,
-  validateBid, validateJobRequest, type CapacitySnapshot, type JobSpec, type Signed
-} from '../src/market/index.js'
-import type { Award, Bid, JobRequest } from '../protocols/market.js'
+import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy.js'
+import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
+import { ConfigError } from '../../src/config/index.js'
+import { openEnvelope, sealEnvelope } from '../../src/identity/index.js'
+import type { Signed } from '../../src/identity/index.js'
+import { applyJobFlags, parseJobSpec, readJobFile, toJobRequest, type JobSpec } from '../../src/market/job-spec.js'
+import { matchJob, type CapacitySnapshot } from '../../src/market/matching.js'
+import { DeclineReason, PricingRule, signAward, signBid, signJobRequest, usdToMicro } from '../../src/market/messages.js'
+import { DEFAULT_PRICING, quotePrice, timeClassAt } from '../../src/market/pricing.js'
+import { auditAward, bidsDigest, clearingPrice, rankBids, selectValidBids } from '../../src/market/ranking.js'
+import { fixedReputation } from '../../src/market/reputation.js'
+import { AwardValidator, validateBid, validateJobRequest } from '../../src/market/validation.js'
+import type { Award, Bid, JobRequest } from '../../protocols/market.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 interface Party { key: Ed25519PrivateKey, peerId: PeerId, bytes: Uint8Array }

@@ -3,20 +3,24 @@ import { fileURLToPath } from 'node:url'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { fromString } from 'uint8arrays/from-string'
-import { CapabilityRecord } from '../protocols/capability.js'
-import { DOMAIN } from '../protocols/ids.js'
-import {
-  buildCapabilityRecord, sealCapabilityRecord, openCapabilityRecord, capabilityKey, peerIdFromCapabilityKey,
-  capabilityRecordValidator, selectCapabilityRecord, CapabilityRecordError, MAX_RECORD_VALUE_BYTES,
-  parsePolicy, parseSimulatedGpus, providerProfile, loadProviderSetup, recordIndexKeys, indexKeyText, indexCid,
-  gpuIndexValue, gpuIndexValues, gpuModelMatches, vramBucketsFor, vramBucketFor, failedFilter, parseDiscoveryFilters,
-  indexKeysFor, vramAtLeast, GpuDetectionError, type ProviderProfile, type CapabilityRejection
-} from '../src/capability/index.js'
-import { ConfigError } from '../src/config/index.js'
-import { sealEnvelope } from '../src/identity/index.js'
+import { CapabilityRecord } from '../../protocols/capability.js'
+import { DOMAIN } from '../../protocols/ids.js'
+import { capabilityRecordValidator, selectCapabilityRecord } from '../../src/capability/dht-rules.js'
+import { failedFilter, parseDiscoveryFilters, indexKeysFor } from '../../src/capability/discovery-filters.js'
+import { CapabilityRecordError, type CapabilityRejection } from '../../src/capability/errors.js'
+import { GpuDetectionError } from '../../src/capability/gpu.js'
+import { gpuModelMatches } from '../../src/capability/gpu-model.js'
+import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
+import { recordIndexKeys, indexKeyText, indexCid, gpuIndexValue, gpuIndexValues, vramBucketsFor, vramBucketFor, vramAtLeast } from '../../src/capability/index-keys.js'
+import { parsePolicy } from '../../src/capability/policy.js'
+import { providerProfile, loadProviderSetup, type ProviderProfile } from '../../src/capability/profile.js'
+import { buildCapabilityRecord, sealCapabilityRecord, openCapabilityRecord, MAX_RECORD_VALUE_BYTES } from '../../src/capability/record.js'
+import { capabilityKey, peerIdFromCapabilityKey } from '../../src/capability/record-key.js'
+import { ConfigError } from '../../src/config/index.js'
+import { sealEnvelope } from '../../src/identity/index.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
-const FAKE_SMI = fileURLToPath(new URL('../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))
+const FAKE_SMI = fileURLToPath(new URL('../../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))
 const DIGEST = 'ab'.repeat(32)
 
 interface Signer { key: Ed25519PrivateKey, peerId: PeerId }
@@ -58,10 +62,10 @@ describe('capability/record', () => {
         power: { maxPowerWatts: 350 },
         datasets: [DIGEST]
       })
-      const value = sealCapabilityRecord(a.key, a.peerId, record(a, {}, p))
+      const value = sealCapabilityRecord(a.key, a.peerId, record(a, {}, p)).envelope
       const opened = openCapabilityRecord(value, { key: capabilityKey(a.peerId) })
-      const r = opened.record
-      assert.ok(opened.peerId.equals(a.peerId))
+      const r = opened.message
+      assert.ok(opened.signer.equals(a.peerId))
       assert.equal(r.sequence, 5n)
       assert.deepEqual(r.gpus.map(g => [g.model, g.vramMib, g.count, g.simulated, g.uuidHash.length]), [['h100-80gb', 81920, 2, true, 2]])
       assert.ok(r.gpus[0].uuidHash.every(h => h.byteLength === 32))
@@ -87,17 +91,17 @@ describe('capability/record', () => {
     })
 
     it('rejects a record signed by another key than the one in its DHT key', () => {
-      const value = sealCapabilityRecord(b.key, b.peerId, record(b))
+      const value = sealCapabilityRecord(b.key, b.peerId, record(b)).envelope
       assert.throws(() => openCapabilityRecord(value, { key: capabilityKey(a.peerId) }), rejects('wrong-signer'))
     })
 
     it('rejects a record naming another peer than its signer', () => {
-      const value = sealCapabilityRecord(b.key, b.peerId, record(a))
+      const value = sealCapabilityRecord(b.key, b.peerId, record(a)).envelope
       assert.throws(() => openCapabilityRecord(value, { key: capabilityKey(b.peerId) }), rejects('peer-mismatch'))
     })
 
     it('rejects a tampered payload', () => {
-      const value = sealCapabilityRecord(a.key, a.peerId, record(a))
+      const value = sealCapabilityRecord(a.key, a.peerId, record(a)).envelope
       const at = Buffer.from(value).indexOf('eu-west') // inside the signed payload
       assert.ok(at > 0)
       const tampered = value.slice()
@@ -112,11 +116,11 @@ describe('capability/record', () => {
 
     it('rejects an expired record, one from the future and one that lives too long', () => {
       const now = Date.now()
-      const expired = sealCapabilityRecord(a.key, a.peerId, record(a, { issuedAt: BigInt(now - 120_000), expiresAt: BigInt(now - 1) }))
+      const expired = sealCapabilityRecord(a.key, a.peerId, record(a, { issuedAt: BigInt(now - 120_000), expiresAt: BigInt(now - 1) })).envelope
       assert.throws(() => openCapabilityRecord(expired, { key: capabilityKey(a.peerId), now }), rejects('expired'))
-      const future = sealCapabilityRecord(a.key, a.peerId, record(a, { issuedAt: BigInt(now + 60_000), expiresAt: BigInt(now + 120_000) }))
+      const future = sealCapabilityRecord(a.key, a.peerId, record(a, { issuedAt: BigInt(now + 60_000), expiresAt: BigInt(now + 120_000) })).envelope
       assert.throws(() => openCapabilityRecord(future, { key: capabilityKey(a.peerId), now }), rejects('from-future'))
-      const long = sealCapabilityRecord(a.key, a.peerId, record(a, { issuedAt: BigInt(now), expiresAt: BigInt(now + 3 * 3600_000) }))
+      const long = sealCapabilityRecord(a.key, a.peerId, record(a, { issuedAt: BigInt(now), expiresAt: BigInt(now + 3 * 3600_000) })).envelope
       assert.throws(() => openCapabilityRecord(long, { key: capabilityKey(a.peerId), now }), rejects('lifetime-too-long'))
     })
 
@@ -140,14 +144,14 @@ describe('capability/record', () => {
         { runner: 'vm' }
       ]
       for (const c of cases) {
-        const value = sealCapabilityRecord(a.key, a.peerId, record(a, c))
+        const value = sealCapabilityRecord(a.key, a.peerId, record(a, c)).envelope
         assert.throws(() => openCapabilityRecord(value, { key: capabilityKey(a.peerId) }), rejects('bad-field'), JSON.stringify(Object.keys(c)))
       }
     })
 
     it('refuses to seal a record over its size bound', () => {
       const huge = record(a, { allowedImages: Array.from({ length: 60 }, (_, i) => `registry.example.com/${'x'.repeat(200)}/${i}`) })
-      assert.throws(() => sealCapabilityRecord(a.key, a.peerId, huge), rejects('oversized'))
+      assert.throws(() => sealCapabilityRecord(a.key, a.peerId, huge).envelope, rejects('oversized'))
     })
 
     it('reads the peer id out of a record key and refuses other keys', () => {
@@ -162,12 +166,12 @@ describe('capability/record', () => {
       const seen: string[] = []
       const validate = capabilityRecordValidator((_key, err) => { seen.push(err.reason) })
       const key = capabilityKey(a.peerId)
-      await validate(key, sealCapabilityRecord(a.key, a.peerId, record(a)))
-      await assert.rejects(validate(key, sealCapabilityRecord(b.key, b.peerId, record(b))), rejects('wrong-signer'))
+      await validate(key, sealCapabilityRecord(a.key, a.peerId, record(a)).envelope)
+      await assert.rejects(validate(key, sealCapabilityRecord(b.key, b.peerId, record(b)).envelope), rejects('wrong-signer'))
       const now = Date.now()
-      await assert.rejects(validate(key, sealCapabilityRecord(a.key, a.peerId, record(a, { issuedAt: BigInt(now - 10_000), expiresAt: BigInt(now - 5_000) }))), rejects('expired'))
+      await assert.rejects(validate(key, sealCapabilityRecord(a.key, a.peerId, record(a, { issuedAt: BigInt(now - 10_000), expiresAt: BigInt(now - 5_000) })).envelope), rejects('expired'))
       await assert.rejects(validate(key, new Uint8Array(MAX_RECORD_VALUE_BYTES + 10)), rejects('oversized'))
-      await assert.rejects(validate(fromString('/idlegrid/whatever'), sealCapabilityRecord(a.key, a.peerId, record(a))), rejects('bad-key'))
+      await assert.rejects(validate(fromString('/idlegrid/whatever'), sealCapabilityRecord(a.key, a.peerId, record(a)).envelope), rejects('bad-key'))
       assert.deepEqual(seen, ['wrong-signer', 'expired', 'oversized', 'bad-key'])
     })
   })
@@ -176,7 +180,7 @@ describe('capability/record', () => {
     it('prefers the highest sequence, then the later issued_at, then the smaller hash; never an invalid record', () => {
       const key = capabilityKey(a.peerId)
       const now = Date.now()
-      const seal = (o: Partial<CapabilityRecord>): Uint8Array => sealCapabilityRecord(a.key, a.peerId, record(a, { issuedAt: BigInt(now), expiresAt: BigInt(now + 60_000), ...o }))
+      const seal = (o: Partial<CapabilityRecord>): Uint8Array => sealCapabilityRecord(a.key, a.peerId, record(a, { issuedAt: BigInt(now), expiresAt: BigInt(now + 60_000), ...o })).envelope
       const seq5 = seal({ sequence: 5n })
       const seq7 = seal({ sequence: 7n })
       const seq6 = seal({ sequence: 6n })
@@ -187,7 +191,7 @@ describe('capability/record', () => {
       const y = seal({ sequence: 9n, region: 'eu-south' })
       const first = selectCapabilityRecord(key, [x, y])
       assert.equal(selectCapabilityRecord(key, [y, x]), 1 - first, 'the same record wins whatever the order')
-      const forged = sealCapabilityRecord(b.key, b.peerId, record(b, { sequence: 99n }))
+      const forged = sealCapabilityRecord(b.key, b.peerId, record(b, { sequence: 99n })).envelope
       const expired = seal({ sequence: 100n, issuedAt: BigInt(now - 10_000), expiresAt: BigInt(now - 1) })
       assert.equal(selectCapabilityRecord(key, [forged, expired, seq5]), 2)
     })

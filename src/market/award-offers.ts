@@ -1,0 +1,112 @@
+/**
+ * Award offers: after ranking, the renter offers the award to the best bidder (a signed
+ * Award on the awards topic, then /idlegrid/accept/1.0.0 to the winner) and, when it does
+ * not accept by the deadline, to the next best — at most MAX_AWARD_OFFERS per auction. Each
+ * offer's Award carries its ordinal in the wire field `attempt`.
+ */
+
+import { equals as equalBytes } from 'uint8arrays/equals'
+import { MAX_BYTES } from '../../protocols/codec.js'
+import { PROTOCOL, TOPIC } from '../../protocols/ids.js'
+import { AcceptRequest } from '../../protocols/market.js'
+import { RequestResponseError, requestOnce } from '../node/index.js'
+import { AuctionError } from './errors.js'
+import { declineReasonName, readAcceptResponse, signAward, type Award, type JobRequest } from './messages.js'
+import { clearingPrice, type RankedBid } from './ranking.js'
+import type { AcceptOutcome } from './auction-report.js'
+import type { Signed } from '../identity/index.js'
+import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
+import type { Ed25519PrivateKey, Logger, PeerId, PrivateKey, PubSub } from '@libp2p/interface'
+import type { ConnectionManager } from '@libp2p/interface-internal'
+
+/** Winners offered the award per auction before giving up. */
+export const MAX_AWARD_OFFERS = 8
+/** Runner-up peers an award lists. */
+const MAX_RUNNER_UP = 64
+/** How long an award outlives its accept deadline, so late relays still validate it. */
+const AWARD_TTL_AFTER_DEADLINE_MS = 60_000
+
+export interface AwardOfferComponents {
+  peerId: PeerId
+  privateKey: PrivateKey
+  pubsub: PubSub<GossipsubEvents>
+  connectionManager: ConnectionManager
+}
+
+/** One offer as it went. */
+export interface OfferResult {
+  index: number
+  award: Signed<Award>
+  outcome: AcceptOutcome
+  reason?: string
+}
+
+export interface OfferHooks {
+  /** the award of an offer is published */
+  onAward?: (award: Signed<Award>, candidate: RankedBid) => void
+  /** its winner answered (or did not) */
+  onAnswer?: (offer: OfferResult, candidate: RankedBid) => void
+}
+
+/**
+ * Offers the award down `ranked` until one winner accepts; resolves with that offer, or
+ * undefined when none of the first MAX_AWARD_OFFERS did. AuctionError when `signal` aborts.
+ */
+export async function offerAward (
+  components: AwardOfferComponents, job: JobRequest, ranked: RankedBid[], digest: Uint8Array, acceptTimeoutMs: number,
+  signal: AbortSignal, log: Logger, hooks: OfferHooks = {}
+): Promise<OfferResult | undefined> {
+  const offers = Math.min(ranked.length, MAX_AWARD_OFFERS)
+  for (let i = 0; i < offers; i++) {
+    const candidate = ranked[i] as RankedBid
+    const award = signAward(components.privateKey as Ed25519PrivateKey, components.peerId, buildAward(job, ranked, i, digest, acceptTimeoutMs))
+    await components.pubsub.publish(TOPIC.awards, award.envelope)
+    hooks.onAward?.(award, candidate)
+    const answer = await askAccept(components, candidate.bid.signer, award, signal, log)
+    const offer: OfferResult = { index: i, award, ...answer }
+    hooks.onAnswer?.(offer, candidate)
+    if (offer.outcome === 'accepted') return offer
+  }
+  return undefined
+}
+
+/** The Award of the offer to `ranked[index]`. */
+function buildAward (job: JobRequest, ranked: RankedBid[], index: number, digest: Uint8Array, acceptTimeoutMs: number): Award {
+  const now = Date.now()
+  const candidate = ranked[index] as RankedBid
+  const deadline = now + acceptTimeoutMs
+  return {
+    jobId: job.jobId,
+    renter: job.renter,
+    winner: candidate.bid.signer.toMultihash().bytes,
+    clearingPriceMicroUsd: clearingPrice(ranked, index, job.pricingRule, job.constraints?.maxPriceMicroUsd ?? 0n),
+    pricingRule: job.pricingRule,
+    bidsDigest: digest,
+    runnerUp: ranked.slice(index + 1, index + 1 + MAX_RUNNER_UP).map(r => r.bid.signer.toMultihash().bytes),
+    acceptDeadline: BigInt(deadline),
+    createdAt: BigInt(now),
+    expiresAt: BigInt(deadline + AWARD_TTL_AFTER_DEADLINE_MS),
+    attempt: index + 1,
+    validBids: ranked.length,
+    winnerBidHash: candidate.bid.hash,
+    jobNonce: job.nonce
+  }
+}
+
+/** Asks `winner` to accept `award` before its deadline. */
+async function askAccept (components: AwardOfferComponents, winner: PeerId, award: Signed<Award>, signal: AbortSignal, log: Logger): Promise<{ outcome: AcceptOutcome, reason?: string }> {
+  const deadline = AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, Number(award.message.acceptDeadline) - Date.now()))])
+  try {
+    const bytes = await requestOnce(components.connectionManager, winner, PROTOCOL.accept, AcceptRequest.encode({ award: award.envelope }), MAX_BYTES.acceptResponse + 256, deadline)
+    const response = readAcceptResponse(bytes, winner)
+    if (!equalBytes(response.jobId, award.message.jobId) || response.attempt !== award.message.attempt) return { outcome: 'error', reason: 'answer is for another award' }
+    if (Date.now() > Number(award.message.acceptDeadline)) return { outcome: 'timeout', reason: 'answered after the deadline' }
+    if (response.accepted) return { outcome: 'accepted' }
+    return { outcome: 'declined', reason: `${declineReasonName(response.reason)}${response.detail !== '' ? `: ${response.detail.slice(0, 200)}` : ''}` }
+  } catch (err: any) {
+    if (signal.aborted) throw new AuctionError('auction cancelled', { cause: err })
+    if (err instanceof RequestResponseError && err.reason === 'timeout') return { outcome: 'timeout', reason: 'no answer before the accept deadline' }
+    log('accept from %p failed: %e', winner, err)
+    return { outcome: 'error', reason: String(err?.message ?? err).slice(0, 200) }
+  }
+}
