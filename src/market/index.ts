@@ -13,7 +13,7 @@ export { verifyAwardForWinner, openAward, AwardCheckError } from './award-check.
 export type { VerifiedAward, AwardRejection } from './award-check.js'
 
 // the auction's report
-export type { AuctionOptions, AuctionReport, BidRow } from './auction-report.js'
+export type { AuctionEvent, AuctionOptions, AuctionReport, BidRow } from './auction-report.js'
 
 // services
 export { marketServices } from './services.js'

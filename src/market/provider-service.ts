@@ -15,7 +15,6 @@ import { serveOnce, type GossipRouter } from '../node/index.js'
 import { checkAwardForJob, isAwardedTo, readAward } from './award-check.js'
 import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats, type CapacitySource } from './bid-engine.js'
 import { MarketMessageError } from './errors.js'
-import { MARKET_PROVIDER_CAPABILITY } from './extensions.js'
 import {
   DeclineReason, declineReasonName, microToUsd, openMarketEnvelope, peerIdFromBytes, readJobRequest, signAcceptResponse, signBid, signDecline,
   tierOf, type Award, type Bid, type JobRequest

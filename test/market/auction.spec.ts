@@ -13,7 +13,7 @@ import { marketRenter, MARKET_RENTER_SERVICE, type MarketRenterService } from '.
 import { fixedReputation } from '../../src/market/reputation.js'
 import { marketServices } from '../../src/market/services.js'
 import { LEDGER_SERVICE } from '../../src/ledger/index.js'
-import { reputationService } from './fixtures.js'
+import { marketNodeServices, reputationService } from './fixtures.js'
 import { TOPIC } from '../../protocols/ids.js'
 import { startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { IdlegridNode } from '../../src/node/index.js'
@@ -60,14 +60,12 @@ describe('market auction (in-process network)', function () {
     net = await startInProcessNetwork({
       providers: PROVIDERS.length,
       renters: 2, // renters[1] plays the attacker
-      extensions: (role, index) => {
+      extensions: (role, index, config) => {
         if (role === 'provider') {
           return marketServices({ role, provider: { profile: () => profiles[index], pricing: FLAT, acceptHook: (job) => hooks[index]?.(job) ?? { accept: true } } })
         }
         if (role === 'renter' && index === 0) return { services: { [MARKET_RENTER_SERVICE]: marketRenter(), [LEDGER_SERVICE]: reputationService(fixedReputation(reliability, 0.5)) } }
-        const market = marketServices({ role })
-        if (role === 'renter') market.services[LEDGER_SERVICE] = reputationService()
-        return market
+        return marketNodeServices(role, index, config)
       }
     })
     net.providers.forEach((n, i) => { reliability[n.peerId.toString()] = PROVIDERS[i]?.reliability ?? 0 })

@@ -1,14 +1,15 @@
 import { serviceCapabilities } from '@libp2p/interface'
-import { LEDGER_CAPABILITY, LEDGER_SERVICE } from '../../src/ledger/index.js'
+import { LEDGER_CAPABILITY, ledgerServices } from '../../src/ledger/index.js'
 import { neutralReputation, type ReputationSource } from '../../src/market/reputation.js'
 import { marketServices } from '../../src/market/services.js'
-import type { Role } from '../../src/config/index.js'
+import type { NodeConfig, Role } from '../../src/config/index.js'
 import type { NodeExtensions } from '../../src/node/index.js'
 
 /**
- * A stand-in for the ledger where a test only needs the auction's reliability input: a
- * service (put it under LEDGER_SERVICE) that provides LEDGER_CAPABILITY, which the renter's
- * market service declares as its dependency, and answers from `source`.
+ * Fixed reliabilities for a test of the auction's ranking rule (which bidder wins at which
+ * reliability), where a real ledger would need a history built for every figure: a service
+ * under LEDGER_SERVICE that provides LEDGER_CAPABILITY and answers from `source`. Every other
+ * test gives renters the real ledger (marketNodeServices).
  */
 export function reputationService (source: ReputationSource = neutralReputation()): () => ReputationSource {
   return () => ({
@@ -18,9 +19,9 @@ export function reputationService (source: ReputationSource = neutralReputation(
   })
 }
 
-/** The market services of `role`, renters with a neutral reputation stand-in for the ledger. */
-export function marketNodeServices (role: Role): NodeExtensions {
+/** The market services of `role`, and the real ledger (in the node's data dir) the renter's auction reads. */
+export function marketNodeServices (role: Role, _index: number, config: NodeConfig): NodeExtensions {
   const market = marketServices({ role })
-  if (role === 'renter') market.services[LEDGER_SERVICE] = reputationService()
+  if (role === 'renter') Object.assign(market.services, ledgerServices({ config }).services)
   return market
 }
