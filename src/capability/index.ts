@@ -27,3 +27,7 @@ export type { DiscoveredProvider, DiscoveryResult } from './discovery.js'
 export { capabilityServices } from './services.js'
 export { CAPABILITY_SERVICE, CAPABILITY_CAPABILITY } from './advertiser.js'
 export { DISCOVERY_SERVICE, DISCOVERY_CAPABILITY } from './discovery-service.js'
+
+// a provider's GPU slots as other rooms read them (exec provides the service)
+export { CAPACITY_SERVICE, CAPACITY_CAPABILITY } from './capacity.js'
+export type { CapacitySource } from './capacity.js'

@@ -19,14 +19,14 @@ export function roleExtensions (config: NodeConfig, opts: BuildOptions = {}): Re
   // exec: providers run awarded jobs on their GPU slots, whose capacity the bid engine and the ledger's summaries read
   const exec = execServices({ role: config.role, dataDir: config.dataDir, provider: profile != null ? { profile, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi } : undefined })
   // market: topic validation on every role; providers bid (with their profile), renters auction
-  const market = marketServices({ role: config.role, provider: profile != null ? { profile: () => profile, capacity: exec.capacity } : undefined })
+  const market = marketServices({ role: config.role, provider: profile != null ? { profile: () => profile } : undefined })
   return {
     services: {
       ...capability.services,
       ...market.services,
       ...exec.services,
       // ledger: every role keeps it in <dataDir>/ledger; providers append heartbeat summaries
-      ...ledgerServices({ config, profile, capacity: exec.capacity, ...opts.ledger }).services,
+      ...ledgerServices({ config, profile, ...opts.ledger }).services,
       // submit: renters run jobs end to end (auction rounds, attempts, receipts into the ledger)
       ...submitServices({ role: config.role })
     },

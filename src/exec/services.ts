@@ -1,16 +1,16 @@
 /**
  * What execution adds to a node (the composition root merges it in): on providers the job
- * service with its slot scheduler, whose capacity the market's bid engine reads. Wiring only.
+ * service and, over the same slot scheduler, the capacity service that the market's bid
+ * engine and the ledger's uptime summaries read. Wiring only.
  */
 import { join } from 'node:path'
-import { isAvailable, readGpuTelemetry, type ProviderProfile } from '../capability/index.js'
-import { schedulerCapacity } from './capacity.js'
-import { EXEC_SERVICE, jobExecService } from './provider.js'
+import { CAPACITY_SERVICE, isAvailable, readGpuTelemetry, type ProviderProfile } from '../capability/index.js'
+import { slotCapacity } from './capacity.js'
+import { EXEC_SERVICE, jobExecService, type ExecGpu } from './provider.js'
 import { makeRunner } from './runners/make-runner.js'
 import { SlotScheduler } from './scheduler.js'
 import type { RunnerKind } from './runners/index.js'
 import type { Role } from '../config/index.js'
-import type { CapacitySource } from '../market/index.js'
 import type { NodeExtensions } from '../node/index.js'
 
 export interface ExecProviderOptions {
@@ -27,23 +27,27 @@ export interface ExecServicesOptions {
   provider?: ExecProviderOptions
 }
 
-export interface ExecServices extends Required<NodeExtensions> {
-  /** the provider's slots as the market's bid engine sees them (providers only) */
-  capacity?: CapacitySource
+function execGpus (profile: ProviderProfile): ExecGpu[] {
+  return profile.gpus.map(g => ({ index: g.index, uuid: g.uuid, simulated: g.simulated, modelKey: g.modelKey, driverVersion: g.driverVersion }))
 }
 
-export function execServices (opts: ExecServicesOptions): ExecServices {
-  const none: ExecServices = { services: {}, dhtValidators: {}, dhtSelectors: {} }
+/** One slot per GPU of `profile`, with its preemption grace. */
+export function slotSchedulerFor (profile: ProviderProfile): SlotScheduler {
+  return new SlotScheduler({ gpus: execGpus(profile), graceMs: profile.policy.preemptionGraceSeconds * 1000 })
+}
+
+export function execServices (opts: ExecServicesOptions): Required<NodeExtensions> {
+  const none: Required<NodeExtensions> = { services: {}, dhtValidators: {}, dhtSelectors: {} }
   if (opts.role !== 'provider' || opts.provider == null) return none
   const { profile, nvidiaSmi } = opts.provider
   const policy = profile.policy
-  const gpus = profile.gpus.map(g => ({ index: g.index, uuid: g.uuid, simulated: g.simulated, modelKey: g.modelKey, driverVersion: g.driverVersion }))
-  const scheduler = new SlotScheduler({ gpus, graceMs: policy.preemptionGraceSeconds * 1000 })
+  const scheduler = slotSchedulerFor(profile)
+  const gpus = execGpus(profile)
   const read = profile.simulated ? undefined : async () => await readGpuTelemetry({ nvidiaSmi })
   return {
     ...none,
-    capacity: schedulerCapacity(scheduler),
     services: {
+      [CAPACITY_SERVICE]: slotCapacity(scheduler),
       [EXEC_SERVICE]: jobExecService({
         runner: makeRunner(opts.provider.runner ?? 'docker', profile),
         gpus,

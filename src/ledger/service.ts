@@ -23,6 +23,7 @@ import { serveSync } from './sync.js'
 import { UptimeReporter } from './uptime.js'
 import { feedView, statusView, type FeedView, type LedgerStatus } from './views.js'
 import type { Earnings, Reputation, ReputationParams } from './reputation.js'
+import { CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapacitySource } from '../capability/index.js'
 import type { Role } from '../config/index.js'
 import type { ControlHandler } from '../control/index.js'
 import type { GossipRouter } from '../node/index.js'
@@ -46,8 +47,6 @@ export interface LedgerServiceInit {
   summaryIntervalMs?: number
   /** whether the provider's advertised windows are open at a time (default: always) */
   isAvailable?: (at: number) => boolean
-  /** the provider's GPU slots now */
-  slots?: () => { total: number, busy: number }
   /** heads exchange with a few connected peers this often (default 30 s) */
   syncIntervalMs?: number
   /** offer ledger.appendTestJob (development: --dev-ledger-methods) */
@@ -66,6 +65,8 @@ export interface LedgerComponents {
   connectionManager: ConnectionManager
   pubsub: PubSub<GossipsubEvents>
   gossip: GossipRouter
+  /** a provider's GPU slots (exec's capacity service), read only by a provider that writes summaries */
+  [CAPACITY_SERVICE]: CapacitySource
   events: TypedEventTarget<Libp2pEvents>
   logger: ComponentLogger
 }
@@ -99,7 +100,7 @@ const CONNECT_SYNC_DELAY_MS = 300
 class LedgerNode implements LedgerService, Startable {
   readonly [Symbol.toStringTag] = LEDGER_CAPABILITY
   readonly [serviceCapabilities]: string[] = [LEDGER_CAPABILITY]
-  readonly [serviceDependencies]: string[] = [PUBSUB_CAPABILITY]
+  readonly [serviceDependencies]: string[]
   private readonly components: LedgerComponents
   private readonly init: LedgerServiceInit
   private readonly log: Logger
@@ -132,7 +133,17 @@ class LedgerNode implements LedgerService, Startable {
     const store = (): LedgerStore | undefined => this.ledger
     const signal = this.aborter.signal
     this.scores = new ReputationView(init.reputation)
-    this.uptime = new UptimeReporter(init, this.selfId, async (kind, body) => await this.store.append(kind, body))
+    // a provider's heartbeat summaries say how busy its GPU slots were: it reads exec's capacity service
+    const summarizesSlots = init.role === 'provider' && init.summaryIntervalMs !== 0
+    this[serviceDependencies] = summarizesSlots ? [PUBSUB_CAPABILITY, CAPACITY_CAPABILITY] : [PUBSUB_CAPABILITY]
+    const slots = summarizesSlots
+      ? () => {
+          const capacity = components[CAPACITY_SERVICE]
+          const total = capacity.totalSlots()
+          return { total, busy: Math.max(0, total - capacity.freeSlots()) }
+        }
+      : undefined
+    this.uptime = new UptimeReporter({ ...init, slots }, this.selfId, async (kind, body) => await this.store.append(kind, body))
     this.sync = new SyncClient({ connectionManager: components.connectionManager, store, selfId: this.selfId, signal, log: this.log })
     this.flusher = new FeedFlusher(this.sync, store, this.selfId, signal)
     this.server = new SyncServer(store, this.sync)

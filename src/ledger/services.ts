@@ -22,13 +22,10 @@ export interface LedgerServicesOptions extends LedgerBuildOptions {
   config: NodeConfig
   /** a provider's profile: its availability windows bound the uptime it reports */
   profile?: ProviderProfile
-  /** a provider's GPU slots, for the busy share in heartbeat summaries */
-  capacity?: { totalSlots: () => number, freeSlots: () => number }
 }
 
 export function ledgerServices (opts: LedgerServicesOptions): NodeExtensions {
   const availability = opts.profile?.policy.availability
-  const capacity = opts.capacity
   return {
     services: {
       [LEDGER_SERVICE]: ledgerService({
@@ -38,7 +35,6 @@ export function ledgerServices (opts: LedgerServicesOptions): NodeExtensions {
         summaryIntervalMs: opts.summaryIntervalMs,
         devMethods: opts.devMethods,
         isAvailable: availability == null ? undefined : (at) => isAvailable(availability.windows, availability.timeZone, at),
-        slots: capacity == null ? undefined : () => ({ total: capacity.totalSlots(), busy: Math.max(0, capacity.totalSlots() - capacity.freeSlots()) })
       })
     }
   }

@@ -9,29 +9,7 @@ import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
 import { matchJob, type CapacitySnapshot } from './matching.js'
 import { DEFAULT_PRICING, quotePrice, timeClassAt, type PricingParams, type TimeClass } from './pricing.js'
 import { DeclineReason, MAX_BID_ADDRS, MAX_BID_ADDR_BYTES, declineReasonName, microToUsd, tierOf, type Award, type Bid, type JobRequest } from './messages.js'
-import type { Tier } from '../capability/index.js'
-import type { ProviderProfile } from '../capability/index.js'
-
-/**
- * The provider's slots as the bid engine sees them. The exec engine plugs its scheduler in;
- * the default (allGpusFree) reports every GPU free.
- */
-export interface CapacitySource {
-  freeSlots(): number
-  /** slots running preemptible (bronze) work that gold and silver jobs may displace */
-  preemptibleSlots(): number
-  totalSlots(): number
-  /** false while any GPU is above the provider's temperature limit */
-  thermalOk(): boolean
-  /** false while the GPUs draw at the provider's power limit (default true) */
-  powerOk?(): boolean
-}
-
-/** One slot per GPU, all free, no thermal or power trouble. */
-function allGpusFree (profile: () => ProviderProfile | undefined): CapacitySource {
-  const total = (): number => (profile()?.groups ?? []).reduce((n, g) => n + g.count, 0)
-  return { freeSlots: total, preemptibleSlots: () => 0, totalSlots: total, thermalOk: () => true, powerOk: () => true }
-}
+import type { CapacitySource, ProviderProfile, Tier } from '../capability/index.js'
 
 function capacitySnapshot (source: CapacitySource): CapacitySnapshot {
   return {
@@ -50,7 +28,8 @@ export type BidDecision =
 export interface BidEngineOptions {
   /** the provider's current profile; undefined while it is not known yet */
   profile: () => ProviderProfile | undefined
-  capacity?: CapacitySource
+  /** the provider's GPU slots now (exec's capacity service) */
+  capacity: CapacitySource
   pricing?: PricingParams
   /** sequence of the capability record bids are made under (0 when unknown) */
   capabilitySeq?: () => bigint
@@ -81,7 +60,7 @@ export class BidEngine {
 
   constructor (opts: BidEngineOptions) {
     this.opts = opts
-    this.capacity = opts.capacity ?? allGpusFree(opts.profile)
+    this.capacity = opts.capacity
     this.pricing = opts.pricing ?? DEFAULT_PRICING
   }
 

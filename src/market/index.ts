@@ -23,4 +23,3 @@ export { MARKET_PROVIDER_SERVICE, MARKET_PROVIDER_CAPABILITY } from './provider-
 export type { MarketProviderService } from './provider-service.js'
 export { MARKET_RENTER_SERVICE, MARKET_RENTER_CAPABILITY } from './renter-service.js'
 export type { MarketRenterService } from './renter-service.js'
-export type { CapacitySource } from './bid-engine.js'

@@ -5,7 +5,7 @@
  * engine's job start) what happened through `events` and `onAccepted`.
  */
 
-import { serviceCapabilities } from '@libp2p/interface'
+import { serviceCapabilities, serviceDependencies } from '@libp2p/interface'
 import { equals } from 'uint8arrays/equals'
 import { MAX_BYTES, decodeBounded } from '../../protocols/codec.js'
 import { DOMAIN, PROTOCOL, TOPIC } from '../../protocols/ids.js'
@@ -13,7 +13,8 @@ import { AcceptRequest, ExplainRequest } from '../../protocols/market.js'
 import { toHex } from '../common/index.js'
 import { serveOnce, type GossipRouter } from '../node/index.js'
 import { checkAwardForJob, isAwardedTo, readAward } from './award-check.js'
-import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats, type CapacitySource } from './bid-engine.js'
+import { CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapacitySource } from '../capability/index.js'
+import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats } from './bid-engine.js'
 import { MarketMessageError } from './errors.js'
 import {
   DeclineReason, declineReasonName, microToUsd, openMarketEnvelope, peerIdFromBytes, readJobRequest, signAcceptResponse, signBid, signDecline,
@@ -55,7 +56,6 @@ export type AcceptVerdict = { accept: true } | { accept: false, reason: DeclineR
 
 export interface MarketProviderInit {
   profile: () => ProviderProfile | undefined
-  capacity?: CapacitySource
   pricing?: PricingParams
   capabilitySeq?: () => bigint
   /** consulted before accepting an award (default: accept); `silent` never answers */
@@ -83,6 +83,8 @@ interface ProviderComponents {
   privateKey: PrivateKey
   pubsub: PubSub<GossipsubEvents>
   gossip: GossipRouter
+  /** the provider's GPU slots (exec's capacity service) */
+  [CAPACITY_SERVICE]: CapacitySource
   logger: ComponentLogger
 }
 
@@ -93,6 +95,7 @@ interface SeenJob {
 
 class MarketProvider implements MarketProviderService, Startable {
   readonly [serviceCapabilities] = [MARKET_PROVIDER_CAPABILITY]
+  readonly [serviceDependencies] = [CAPACITY_CAPABILITY]
   readonly events = new EventTarget()
   private readonly components: ProviderComponents
   private readonly init: MarketProviderInit
@@ -110,7 +113,16 @@ class MarketProvider implements MarketProviderService, Startable {
     this.key = components.privateKey as Ed25519PrivateKey
     this.init = init
     this.log = components.logger.forComponent('idlegrid:market:provider')
-    const engineOpts: BidEngineOptions = { profile: init.profile, capacity: init.capacity, pricing: init.pricing, capabilitySeq: init.capabilitySeq }
+    // the capacity service is read when a job arrives: services start together
+    const slots = (): CapacitySource => components[CAPACITY_SERVICE]
+    const capacity: CapacitySource = {
+      freeSlots: () => slots().freeSlots(),
+      preemptibleSlots: () => slots().preemptibleSlots(),
+      totalSlots: () => slots().totalSlots(),
+      thermalOk: () => slots().thermalOk(),
+      powerOk: () => slots().powerOk?.() ?? true
+    }
+    const engineOpts: BidEngineOptions = { profile: init.profile, capacity, pricing: init.pricing, capabilitySeq: init.capabilitySeq }
     this.engine = new BidEngine(engineOpts)
   }
 

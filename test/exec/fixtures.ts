@@ -17,7 +17,10 @@ import { buildNode } from '../../src/cli/build-node.js'
 import { BIN_PATH } from '../utils/index.js'
 import { resolveConfig } from '../../src/config/index.js'
 import { fileSetDigest } from '../../src/exec/digest.js'
+import { CAPACITY_SERVICE } from '../../src/capability/index.js'
+import { slotCapacity } from '../../src/exec/capacity.js'
 import { FrameChannel } from '../../src/exec/job-stream.js'
+import { SlotScheduler } from '../../src/exec/scheduler.js'
 import { EXEC_SERVICE, jobExecService, type ExecServiceInit, type JobExecService } from '../../src/exec/provider.js'
 import { openReceipt, signAttestation } from '../../src/exec/records.js'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
@@ -88,14 +91,16 @@ export function makeAward (renter: { privateKey: Ed25519PrivateKey, peerId: Peer
 
 /**
  * The services an in-process provider needs to run jobs: the job service and those it
- * depends on, a real ledger (in `dataDir`) and a real market provider (without a profile it
- * bids on nothing).
+ * depends on, a real ledger (in `dataDir`), a real market provider (without a profile it
+ * bids on nothing) and the capacity service over the job service's slot scheduler.
  */
 export function execProviderServices (init: ExecServiceInit, dataDir: string): Record<string, (components: any) => unknown> {
+  const scheduler = init.scheduler ?? new SlotScheduler({ gpus: init.gpus, graceMs: init.graceMs })
   return {
     [LEDGER_SERVICE]: ledgerService({ dataDir, role: 'provider', flushOnStopMs: 0 }),
     [MARKET_PROVIDER_SERVICE]: marketProvider({ profile: () => undefined }),
-    [EXEC_SERVICE]: jobExecService(init)
+    [CAPACITY_SERVICE]: slotCapacity(scheduler),
+    [EXEC_SERVICE]: jobExecService({ ...init, scheduler })
   }
 }
 

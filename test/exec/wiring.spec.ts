@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert'
 import { join } from 'node:path'
-import { loadProviderSetup } from '../../src/capability/index.js'
+import { CAPACITY_SERVICE, loadProviderSetup, type CapacitySource } from '../../src/capability/index.js'
 import { buildNode } from '../../src/cli/build-node.js'
 import { resolveConfig } from '../../src/config/index.js'
 import { EXEC_SERVICE } from '../../src/exec/provider.js'
@@ -24,8 +24,8 @@ describe('exec: typed wiring', function () {
     workRoot: join(tmp.path, name, 'work')
   })
 
-  it('a node with the job service but without the ledger or the market provider it depends on is not built', async () => {
-    for (const missing of [LEDGER_SERVICE, MARKET_PROVIDER_SERVICE]) {
+  it('a node with the job service but without the ledger, the market provider or the capacity service they depend on is not built', async () => {
+    for (const missing of [LEDGER_SERVICE, MARKET_PROVIDER_SERVICE, CAPACITY_SERVICE]) {
       const services = execProviderServices(init(`no-${missing}`), join(tmp.path, `no-${missing}`))
       delete services[missing]
       await assert.rejects(createNode(config(`no-${missing}`), { services }), (err: Error) => {
@@ -43,6 +43,8 @@ describe('exec: typed wiring', function () {
       const services = node.libp2p.services as Record<string, unknown>
       assert.ok(services[LEDGER_SERVICE] != null && services[MARKET_PROVIDER_SERVICE] != null && services[EXEC_SERVICE] != null)
       assert.equal(execOf(node).capacity().total, 1)
+      // the bid engine and the ledger read the job service's own slots
+      assert.equal((services[CAPACITY_SERVICE] as CapacitySource).totalSlots(), 1)
     } finally {
       await node.stop()
     }

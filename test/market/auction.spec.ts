@@ -1,4 +1,7 @@
 import * as assert from 'node:assert/strict'
+import { CAPACITY_SERVICE } from '../../src/capability/index.js'
+import { slotCapacity } from '../../src/exec/capacity.js'
+import { slotSchedulerFor } from '../../src/exec/services.js'
 import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
@@ -62,7 +65,10 @@ describe('market auction (in-process network)', function () {
       renters: 2, // renters[1] plays the attacker
       extensions: (role, index, config) => {
         if (role === 'provider') {
-          return marketServices({ role, provider: { profile: () => profiles[index], pricing: FLAT, acceptHook: (job) => hooks[index]?.(job) ?? { accept: true } } })
+          const market = marketServices({ role, provider: { profile: () => profiles[index], pricing: FLAT, acceptHook: (job) => hooks[index]?.(job) ?? { accept: true } } })
+          // the bid engine reads the provider's GPU slots from exec's capacity service
+          market.services[CAPACITY_SERVICE] = slotCapacity(slotSchedulerFor(profiles[index]))
+          return market
         }
         if (role === 'renter' && index === 0) return { services: { [MARKET_RENTER_SERVICE]: marketRenter(), [LEDGER_SERVICE]: reputationService(fixedReputation(reliability, 0.5)) } }
         return marketNodeServices(role, index, config)

@@ -1,0 +1,20 @@
+/**
+ * What a provider's GPU slots can take right now: the contract between the room that owns
+ * the slots (exec's scheduler provides it as a service) and the rooms that read it (the
+ * market's bid engine, the ledger's uptime summaries). It lives here, with the GPUs and the
+ * policy, so that neither reader imports the room that runs jobs.
+ */
+export interface CapacitySource {
+  freeSlots(): number
+  /** slots running preemptible (bronze) work that gold and silver jobs may displace */
+  preemptibleSlots(): number
+  totalSlots(): number
+  /** false while any GPU is above the provider's temperature limit */
+  thermalOk(): boolean
+  /** false while the GPUs draw at the provider's power limit (default true) */
+  powerOk?(): boolean
+}
+
+/** The capacity service's name in a node's services, and what it provides to `serviceDependencies`. */
+export const CAPACITY_SERVICE = 'capacity'
+export const CAPACITY_CAPABILITY = '@idlegrid/capacity'
