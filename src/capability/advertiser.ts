@@ -16,7 +16,7 @@ import { providerProfile, type ProviderProfile } from './profile.js'
 import { buildCapabilityRecord, openCapabilityRecord, sealCapabilityRecord } from './record.js'
 import { capabilityKey, capabilityKeyText } from './record-key.js'
 import type { CapabilityRecord } from '../../protocols/capability.js'
-import type { ControlHandler } from '../control/index.js'
+import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
 import type { Signed } from '../identity/index.js'
 import type { ComponentLogger, Ed25519PrivateKey, Libp2pEvents, Logger, PeerId, PrivateKey, Startable, TypedEventTarget } from '@libp2p/interface'
 import type { AddressManager } from '@libp2p/interface-internal'
@@ -212,7 +212,7 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     return await this.publishSoon()
   }
 
-  controlHandlers (): Record<string, ControlHandler> {
+  [CONTROL_HANDLERS] (): Record<string, ControlHandler> {
     return {
       'capability.record': async () => {
         const verified = openCapabilityRecord(this.current().envelope, { peerId: this.components.peerId })

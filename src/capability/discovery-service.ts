@@ -11,7 +11,7 @@ import { asNumber } from '../config/validate.js'
 import { parseDiscoveryFilters, type DiscoveryFilters } from './discovery-filters.js'
 import { discoverWith, type DiscoveryOptions, type DiscoveryResult, type RejectionLookup } from './discovery.js'
 import type { CapabilityRecordError } from './errors.js'
-import type { ControlHandler } from '../control/index.js'
+import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
 import type { ComponentLogger, Logger } from '@libp2p/interface'
 import type { KadDHT } from '@libp2p/kad-dht'
 
@@ -53,7 +53,7 @@ interface DiscoveryComponents {
 export interface CapabilityDiscovery extends RejectionLookup {
   /** providers matching `filters`, found through this node's DHT */
   discover(filters: DiscoveryFilters, opts?: DiscoveryOptions): Promise<DiscoveryResult>
-  controlHandlers(): Record<string, ControlHandler>
+  [CONTROL_HANDLERS](): Record<string, ControlHandler>
 }
 
 /** Longest discovery a control call may ask for. */
@@ -79,7 +79,7 @@ class DiscoveryService implements CapabilityDiscovery {
     return await discoverWith(this.components.dht, filters, opts, this.rejections)
   }
 
-  controlHandlers (): Record<string, ControlHandler> {
+  [CONTROL_HANDLERS] (): Record<string, ControlHandler> {
     return {
       /** params: { filters: {gpus, minVramGb, region, residency, tier, workload, availableNow, excludeSimulated, datasets}, timeoutMs } */
       'capability.discover': async (params, _emit, signal): Promise<DiscoveryResult> => {

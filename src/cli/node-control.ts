@@ -1,14 +1,5 @@
-import { startControlServer, type ControlHandler, type ControlServer } from '../control/index.js'
+import { CONTROL_HANDLERS, isControlProvider, startControlServer, type ControlHandler, type ControlServer } from '../control/index.js'
 import { nodeIdentity, nodeStatus, type IdlegridNode } from '../node/index.js'
-
-/** A service that answers control calls implements this; its methods join the node's. */
-export interface ControlProvider {
-  controlHandlers(): Record<string, ControlHandler>
-}
-
-function isControlProvider (value: unknown): value is ControlProvider {
-  return typeof (value as ControlProvider | undefined)?.controlHandlers === 'function'
-}
 
 /** The control methods of a node: the core ones, plus those of every service that offers some. */
 export function nodeHandlers (node: IdlegridNode): Record<string, ControlHandler> {
@@ -18,7 +9,7 @@ export function nodeHandlers (node: IdlegridNode): Record<string, ControlHandler
     status: async () => nodeStatus(node)
   }
   for (const service of Object.values(node.libp2p.services)) {
-    if (isControlProvider(service)) Object.assign(handlers, service.controlHandlers())
+    if (isControlProvider(service)) Object.assign(handlers, service[CONTROL_HANDLERS]())
   }
   return handlers
 }

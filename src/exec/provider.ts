@@ -27,6 +27,7 @@ import type { Runner } from './runners/index.js'
 import type { TelemetryRead } from './telemetry.js'
 import type { ComponentLogger, Ed25519PrivateKey, IncomingStreamData, Logger, PeerId, PrivateKey, Startable } from '@libp2p/interface'
 import type { Registrar } from '@libp2p/interface-internal'
+import { CONTROL_HANDLERS } from '../control/index.js'
 
 /** The job service's name in the node's service map. */
 export const EXEC_SERVICE = 'exec'
@@ -160,7 +161,7 @@ export class JobExecService implements Startable {
     return this.book.list()
   }
 
-  controlHandlers (): Record<string, () => Promise<unknown>> {
+  [CONTROL_HANDLERS] (): Record<string, () => Promise<unknown>> {
     return {
       'exec.jobs': async () => ({ runner: this.init.runner.kind, capacity: this.capacity(), slots: this.scheduler.slotsView(), jobs: this.jobList() })
     }

@@ -6,10 +6,8 @@
  */
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { peerIdFromMultihash } from '@libp2p/peer-id'
-import * as Digest from 'multiformats/hashes/digest'
 import { PROTOCOL } from '../../protocols/ids.js'
-import { openAward } from '../market/index.js'
+import { openAward, peerIdFromBytes } from '../market/index.js'
 import { AttemptLog, followRun, OutputFiles } from './attempt-follow.js'
 import { awaitAccepted, inputManifest, sendJob } from './attempt-send.js'
 import { verifyAndReceipt } from './attempt-verify.js'
@@ -106,17 +104,13 @@ export interface AttemptOptions {
   signal?: AbortSignal
 }
 
-function peerFromBytes (bytes: Uint8Array): PeerId {
-  return peerIdFromMultihash(Digest.decode(bytes))
-}
-
 /** One attempt: ship the job to the award's winner, collect its outputs, verify, sign the receipt. */
 export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts: AttemptOptions): Promise<AttemptResult> {
   const attempt = opts.attempt ?? 1
   const emit = (event: JobEvent): void => { try { opts.onEvent?.(event) } catch {} }
   const startedAt = Date.now()
   const { message: award, hash: awardHash } = openAward(awarded.award)
-  const provider = peerFromBytes(award.winner)
+  const provider = peerIdFromBytes(award.winner)
   const outDir = join(opts.dir, 'outputs')
   await mkdir(outDir, { recursive: true })
   const result: AttemptResult = { attempt, provider: provider.toString(), outcome: 'lost', dir: opts.dir, outputs: [], receivedDigest: fileSetDigest([]), verified: false, priceMicroUsd: award.clearingPriceMicroUsd, startedAt, endedAt: startedAt }

@@ -25,8 +25,8 @@ import { feedView, statusView, type FeedView, type LedgerStatus } from './views.
 import type { Earnings, Reputation, ReputationParams } from './reputation.js'
 import { CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapacitySource } from '../capability/index.js'
 import type { Role } from '../config/index.js'
-import type { ControlHandler } from '../control/index.js'
-import type { GossipRouter } from '../node/index.js'
+import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
+import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, type GossipRouter } from '../node/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
 import type { ComponentLogger, Ed25519PrivateKey, Libp2pEvents, Logger, PeerId, PrivateKey, PubSub, Startable, TypedEventTarget } from '@libp2p/interface'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
@@ -64,7 +64,7 @@ export interface LedgerComponents {
   registrar: Registrar
   connectionManager: ConnectionManager
   pubsub: PubSub<GossipsubEvents>
-  gossip: GossipRouter
+  [GOSSIP_SERVICE]: GossipRouter
   /** a provider's GPU slots (exec's capacity service), read only by a provider that writes summaries */
   [CAPACITY_SERVICE]: CapacitySource
   events: TypedEventTarget<Libp2pEvents>
@@ -91,7 +91,7 @@ export interface LedgerService {
   status(): Promise<LedgerStatus>
   show(peerId: string, limit?: number): Promise<FeedView>
   readonly store: LedgerStore
-  controlHandlers(): Record<string, ControlHandler>
+  [CONTROL_HANDLERS](): Record<string, ControlHandler>
 }
 
 /** A pause after connect before syncing, so identify has told us the peer's protocols. */
@@ -135,7 +135,7 @@ class LedgerNode implements LedgerService, Startable {
     this.scores = new ReputationView(init.reputation)
     // a provider's heartbeat summaries say how busy its GPU slots were: it reads exec's capacity service
     const summarizesSlots = init.role === 'provider' && init.summaryIntervalMs !== 0
-    this[serviceDependencies] = summarizesSlots ? [PUBSUB_CAPABILITY, CAPACITY_CAPABILITY] : [PUBSUB_CAPABILITY]
+    this[serviceDependencies] = summarizesSlots ? [PUBSUB_CAPABILITY, GOSSIP_CAPABILITY, CAPACITY_CAPABILITY] : [PUBSUB_CAPABILITY, GOSSIP_CAPABILITY]
     const slots = summarizesSlots
       ? () => {
           const capacity = components[CAPACITY_SERVICE]
@@ -150,7 +150,7 @@ class LedgerNode implements LedgerService, Startable {
     // the router and gossipsub are read when used: services start together
     this.gossip = new LedgerGossip({
       pubsub: () => this.components.pubsub,
-      gossip: () => this.components.gossip,
+      gossip: () => this.components[GOSSIP_SERVICE],
       store,
       signal,
       onBehind: () => { this.sync.syncWithAnyone() },
@@ -257,7 +257,7 @@ class LedgerNode implements LedgerService, Startable {
     return await feedView(this.store, peerId, limit, this.isExcluded(peerId))
   }
 
-  controlHandlers (): Record<string, ControlHandler> {
+  [CONTROL_HANDLERS] (): Record<string, ControlHandler> {
     const dev = this.dev
     return ledgerControlHandlers(this, dev == null
       ? undefined

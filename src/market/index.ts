@@ -10,6 +10,7 @@ export type { JobSpec, JobFlags } from './job-spec.js'
 
 // the award check (exec's Start frame)
 export { verifyAwardForWinner, openAward, AwardCheckError } from './award-check.js'
+export { peerIdFromBytes } from './messages.js'
 export type { VerifiedAward, AwardRejection } from './award-check.js'
 
 // the auction's report

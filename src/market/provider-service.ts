@@ -11,7 +11,7 @@ import { MAX_BYTES, decodeBounded } from '../../protocols/codec.js'
 import { DOMAIN, PROTOCOL, TOPIC } from '../../protocols/ids.js'
 import { AcceptRequest, ExplainRequest } from '../../protocols/market.js'
 import { toHex } from '../common/index.js'
-import { serveOnce, type GossipRouter } from '../node/index.js'
+import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, serveOnce, type GossipRouter } from '../node/index.js'
 import { checkAwardForJob, isAwardedTo, readAward } from './award-check.js'
 import { CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapacitySource } from '../capability/index.js'
 import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats } from './bid-engine.js'
@@ -26,6 +26,7 @@ import type { Signed } from '../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
 import type { AddressManager, Registrar } from '@libp2p/interface-internal'
 import type { ComponentLogger, Ed25519PrivateKey, Logger, PeerId, PrivateKey, PubSub, Startable } from '@libp2p/interface'
+import { CONTROL_HANDLERS } from '../control/index.js'
 
 /** The provider market service's name in a node's services, and what it provides to `serviceDependencies`. */
 export const MARKET_PROVIDER_SERVICE = 'marketProvider'
@@ -72,7 +73,7 @@ export interface MarketProviderService {
   jobRequest(jobId: string): Signed<JobRequest> | undefined
   /** the engine's current decision for a job, as explain would answer */
   explain(job: JobRequest): BidDecision
-  controlHandlers(): Record<string, () => Promise<unknown>>
+  [CONTROL_HANDLERS](): Record<string, () => Promise<unknown>>
 }
 
 interface ProviderComponents {
@@ -82,7 +83,7 @@ interface ProviderComponents {
   /** the node key: signs bids, accept answers and declines */
   privateKey: PrivateKey
   pubsub: PubSub<GossipsubEvents>
-  gossip: GossipRouter
+  [GOSSIP_SERVICE]: GossipRouter
   /** the provider's GPU slots (exec's capacity service) */
   [CAPACITY_SERVICE]: CapacitySource
   logger: ComponentLogger
@@ -95,7 +96,7 @@ interface SeenJob {
 
 class MarketProvider implements MarketProviderService, Startable {
   readonly [serviceCapabilities] = [MARKET_PROVIDER_CAPABILITY]
-  readonly [serviceDependencies] = [CAPACITY_CAPABILITY]
+  readonly [serviceDependencies] = [CAPACITY_CAPABILITY, GOSSIP_CAPABILITY]
   readonly events = new EventTarget()
   private readonly components: ProviderComponents
   private readonly init: MarketProviderInit
@@ -127,7 +128,7 @@ class MarketProvider implements MarketProviderService, Startable {
   }
 
   async start (): Promise<void> {
-    this.unsubscribe.push(this.components.gossip.onMessage(TOPIC.jobs, (envelope) => {
+    this.unsubscribe.push(this.components[GOSSIP_SERVICE].onMessage(TOPIC.jobs, (envelope) => {
       let job: Signed<JobRequest>
       try {
         job = readJobRequest(envelope)
@@ -137,7 +138,7 @@ class MarketProvider implements MarketProviderService, Startable {
       }
       this.onJob(job).catch(err => { this.log.error('handling job %s failed: %e', toHex(job.message.jobId), err) })
     }))
-    this.unsubscribe.push(this.components.gossip.onMessage(TOPIC.awards, (envelope) => {
+    this.unsubscribe.push(this.components[GOSSIP_SERVICE].onMessage(TOPIC.awards, (envelope) => {
       try {
         this.onAward(readAward(envelope))
       } catch (err) {
@@ -173,7 +174,7 @@ class MarketProvider implements MarketProviderService, Startable {
     return this.engine.decide(job)
   }
 
-  controlHandlers (): Record<string, () => Promise<unknown>> {
+  [CONTROL_HANDLERS] (): Record<string, () => Promise<unknown>> {
     return { 'market.stats': async () => this.stats() }
   }
 

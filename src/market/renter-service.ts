@@ -19,8 +19,8 @@ import type { AuctionOptions, AuctionReport } from './auction-report.js'
 import type { ExplainCandidates } from './explain.js'
 import type { RankingParams } from './ranking.js'
 import type { ReputationSource } from './reputation.js'
-import type { ControlHandler } from '../control/index.js'
-import type { GossipRouter, HeartbeatService } from '../node/index.js'
+import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
+import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, type GossipRouter, type HeartbeatService } from '../node/index.js'
 import type { ComponentLogger, Logger, Startable } from '@libp2p/interface'
 import type { KadDHT } from '@libp2p/kad-dht'
 
@@ -41,13 +41,13 @@ export interface MarketRenterInit {
 export interface MarketRenterService {
   /** runs one auction; resolves with its report (award, or why none) */
   auction(spec: JobSpec, opts?: AuctionOptions): Promise<AuctionReport>
-  controlHandlers(): Record<string, ControlHandler>
+  [CONTROL_HANDLERS](): Record<string, ControlHandler>
 }
 
 interface RenterComponents extends AuctionComponents {
   /** the ledger: the auction's reliability term and exclusions */
   [LEDGER_SERVICE]: ReputationSource
-  gossip: GossipRouter
+  [GOSSIP_SERVICE]: GossipRouter
   heartbeats: HeartbeatService
   dht: KadDHT
   logger: ComponentLogger
@@ -55,7 +55,7 @@ interface RenterComponents extends AuctionComponents {
 
 class MarketRenter implements MarketRenterService, Startable {
   readonly [serviceCapabilities] = [MARKET_RENTER_CAPABILITY]
-  readonly [serviceDependencies] = [LEDGER_CAPABILITY]
+  readonly [serviceDependencies] = [LEDGER_CAPABILITY, GOSSIP_CAPABILITY]
   private readonly components: RenterComponents
   private readonly log: Logger
   private readonly auctioneer: Auctioneer
@@ -74,7 +74,7 @@ class MarketRenter implements MarketRenterService, Startable {
   }
 
   start (): void {
-    this.unsubscribe = this.components.gossip.onMessage(TOPIC.bids, (envelope) => {
+    this.unsubscribe = this.components[GOSSIP_SERVICE].onMessage(TOPIC.bids, (envelope) => {
       try {
         this.auctioneer.addBid(readBid(envelope))
       } catch (err) {
@@ -91,7 +91,7 @@ class MarketRenter implements MarketRenterService, Startable {
     return await this.auctioneer.run(spec, opts)
   }
 
-  controlHandlers (): Record<string, ControlHandler> {
+  [CONTROL_HANDLERS] (): Record<string, ControlHandler> {
     return {
       /** params: { spec: job fields as in a job file (flags applied), explain?: boolean } */
       'market.auction': async (params, emit, signal) => {

@@ -9,12 +9,12 @@
 
 import { TOPIC } from '../../protocols/ids.js'
 import { toHex } from '../common/index.js'
-import { ACCEPT, ignore, reject, type GossipRouter, type GossipVerdict } from '../node/index.js'
+import { ACCEPT, GOSSIP_CAPABILITY, GOSSIP_SERVICE, ignore, reject, type GossipRouter, type GossipVerdict } from '../node/index.js'
 import { readAward } from './award-check.js'
 import { MarketMessageError } from './errors.js'
 import { readBid, readJobRequest } from './messages.js'
 import type { OpenedEnvelope } from '../identity/index.js'
-import type { Startable } from '@libp2p/interface'
+import { serviceDependencies, type Startable } from '@libp2p/interface'
 
 /** The validation service's name in a node's services. */
 export const MARKET_VALIDATION_SERVICE = 'marketValidation'
@@ -72,17 +72,18 @@ export class AwardValidator {
 }
 
 interface ValidationComponents {
-  gossip: GossipRouter
+  [GOSSIP_SERVICE]: GossipRouter
 }
 
 class MarketValidation implements Startable {
+  readonly [serviceDependencies]: string[] = [GOSSIP_CAPABILITY]
   private readonly awards = new AwardValidator()
   constructor (private readonly components: ValidationComponents) {}
 
   start (): void {
-    this.components.gossip.setValidator(TOPIC.jobs, (envelope) => validateJobRequest(envelope))
-    this.components.gossip.setValidator(TOPIC.bids, (envelope) => validateBid(envelope))
-    this.components.gossip.setValidator(TOPIC.awards, (envelope) => this.awards.validate(envelope))
+    this.components[GOSSIP_SERVICE].setValidator(TOPIC.jobs, (envelope) => validateJobRequest(envelope))
+    this.components[GOSSIP_SERVICE].setValidator(TOPIC.bids, (envelope) => validateBid(envelope))
+    this.components[GOSSIP_SERVICE].setValidator(TOPIC.awards, (envelope) => this.awards.validate(envelope))
   }
 
   stop (): void {}

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto'
 import { ALL_TOPICS, PROTOCOL } from '../../protocols/ids.js'
 import { loadOrCreateKey } from '../identity/index.js'
 import { peerConnector } from './connector.js'
-import { gossipRouter, type GossipRouter } from './gossip.js'
+import { GOSSIP_SERVICE, gossipRouter, type GossipRouter } from './gossip.js'
 import { heartbeatService, type HeartbeatService } from './heartbeat.js'
 import { lockDataDir, type DataDirLock } from './lock.js'
 import type { NodeConfig } from '../config/index.js'
@@ -37,7 +37,7 @@ export interface CoreServices extends ServiceMap {
   ping: PingService
   dht: KadDHT
   pubsub: PubSub<GossipsubEvents>
-  gossip: GossipRouter
+  [GOSSIP_SERVICE]: GossipRouter
   heartbeats: HeartbeatService
   connector: Startable
 }
@@ -156,7 +156,7 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
           })]))
         }
       }),
-      gossip: gossipRouter(),
+      [GOSSIP_SERVICE]: gossipRouter(),
       heartbeats: heartbeatService({ role: config.role, intervalMs: config.heartbeatMs, privateKey }),
       connector: peerConnector({ targetPeers: config.targetPeers, bootstrap: config.bootstrap }),
       // each factory's components are checked by libp2p at start (serviceDependencies), not here

@@ -1,4 +1,4 @@
-import { TopicValidatorResult } from '@libp2p/interface'
+import { serviceCapabilities, TopicValidatorResult } from '@libp2p/interface'
 import { openEnvelope, EnvelopeError, type OpenedEnvelope } from '../identity/index.js'
 import { ALL_TOPICS, TOPIC, TOPIC_DOMAIN, TOPIC_MAX_BYTES, type TopicName } from '../../protocols/ids.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
@@ -39,7 +39,13 @@ const RELAYED_TOPICS: ReadonlySet<TopicName> = new Set([TOPIC.ledger])
 /** Bound on remembered signatures used to drop replays of the same envelope. */
 const SEEN_LIMIT = 20_000
 
+/** The gossip router's name in a node's services, and what it provides to `serviceDependencies`. */
+export const GOSSIP_SERVICE = 'gossip'
+export const GOSSIP_CAPABILITY = '@idlegrid/gossip'
+
 class GossipRouterService implements GossipRouter, Startable {
+  readonly [Symbol.toStringTag] = GOSSIP_CAPABILITY
+  readonly [serviceCapabilities]: string[] = [GOSSIP_CAPABILITY]
   private readonly pubsub: PubSub<GossipsubEvents>
   private readonly log: Logger
   private readonly validators = new Map<TopicName, PayloadValidator>()

@@ -1,10 +1,10 @@
 import { Heartbeat } from '../../protocols/heartbeat.js'
 import { DOMAIN, TOPIC } from '../../protocols/ids.js'
 import { sealEnvelope, type OpenedEnvelope } from '../identity/index.js'
-import { ACCEPT, ignore, reject, type GossipRouter, type GossipVerdict } from './gossip.js'
+import { ACCEPT, GOSSIP_CAPABILITY, GOSSIP_SERVICE, ignore, reject, type GossipRouter, type GossipVerdict } from './gossip.js'
 import type { Role } from '../config/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
-import type { ComponentLogger, Ed25519PrivateKey, Logger, PeerId, PubSub, Startable } from '@libp2p/interface'
+import { serviceDependencies, type ComponentLogger, type Ed25519PrivateKey, type Logger, type PeerId, type PubSub, type Startable } from '@libp2p/interface'
 
 /** Clock difference tolerated between nodes. */
 export const MAX_CLOCK_SKEW_MS = 30_000
@@ -43,7 +43,7 @@ export interface HeartbeatInit {
 interface HeartbeatComponents {
   peerId: PeerId
   pubsub: PubSub<GossipsubEvents>
-  gossip: GossipRouter
+  [GOSSIP_SERVICE]: GossipRouter
   logger: ComponentLogger
 }
 
@@ -63,6 +63,7 @@ function roleFromWire (role: Heartbeat.Role): Role | 'unknown' {
 }
 
 class HeartbeatPublisher implements HeartbeatService, Startable {
+  readonly [serviceDependencies]: string[] = [GOSSIP_CAPABILITY]
   readonly events = new EventTarget()
   private readonly components: HeartbeatComponents
   private readonly init: HeartbeatInit
@@ -78,8 +79,8 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
   }
 
   start (): void {
-    this.components.gossip.setValidator(TOPIC.heartbeats, (envelope) => this.validate(envelope))
-    this.components.gossip.onMessage(TOPIC.heartbeats, (envelope) => { this.record(envelope) })
+    this.components[GOSSIP_SERVICE].setValidator(TOPIC.heartbeats, (envelope) => this.validate(envelope))
+    this.components[GOSSIP_SERVICE].onMessage(TOPIC.heartbeats, (envelope) => { this.record(envelope) })
   }
 
   afterStart (): void {

@@ -16,7 +16,7 @@ import { checkSubmission } from './payload.js'
 import { auctionRounds } from './rounds.js'
 import { runJob } from './run-job.js'
 import { summaryJson, type JobSummary } from './summary.js'
-import type { ControlHandler } from '../control/index.js'
+import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
 import type { JobEvent } from '../exec/index.js'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
@@ -54,7 +54,7 @@ export type SubmitEvent = { type: 'auction', attempt: number, event: AuctionEven
 export interface SubmitService {
   /** runs the job to the end; resolves with its summary (also when it did not complete) */
   submit(request: SubmitRequest, opts?: { onEvent?: (event: SubmitEvent) => void, signal?: AbortSignal }): Promise<JobSummary>
-  controlHandlers(): Record<string, ControlHandler>
+  [CONTROL_HANDLERS](): Record<string, ControlHandler>
 }
 
 class Submitter implements SubmitService, Startable {
@@ -95,7 +95,7 @@ class Submitter implements SubmitService, Startable {
     })
   }
 
-  controlHandlers (): Record<string, ControlHandler> {
+  [CONTROL_HANDLERS] (): Record<string, ControlHandler> {
     return {
       /** params: SubmitRequest; events: SubmitEvent; result: the summary as JSON */
       'submit.job': async (params, emit, signal) => {

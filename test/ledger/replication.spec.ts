@@ -11,6 +11,7 @@ import { sealEntry } from '../../src/ledger/entry.js'
 import { ledgerService, type LedgerService } from '../../src/ledger/service.js'
 import { createNode, type IdlegridNode, type NodeExtensions } from '../../src/node/index.js'
 import { startInProcessNetwork, tempDir, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
+import { CONTROL_HANDLERS } from '../../src/control/index.js'
 
 function ledgerExtensions (dataDir: string, role: Role): NodeExtensions {
   return { services: { ledger: ledgerService({ dataDir, role, syncIntervalMs: 2_000, summaryIntervalMs: 0, devMethods: true }) } }
@@ -177,7 +178,7 @@ describe('ledger replication (in-process nodes)', function () {
 
   it('control methods: status, show, reputation JSON shape, and the dev method only when enabled', async () => {
     const p0 = net.providers[0]
-    const handlers = ledgerOf(p0).controlHandlers()
+    const handlers = ledgerOf(p0)[CONTROL_HANDLERS]()
     const noop = (): void => {}
     const signal = AbortSignal.timeout(10_000)
     const status = await handlers['ledger.status']({}, noop, signal) as { entries: number, heads: unknown[] }
@@ -202,7 +203,7 @@ describe('ledger replication (in-process nodes)', function () {
     await assert.rejects(handlers['ledger.appendTestJob']({ count: 5000 }, noop, signal), /count must be/)
     // without devMethods there is no such method
     const plain = ledgerService({ dataDir: join(dir.path, 'plain'), role: 'provider' })({ logger: defaultLogger(), privateKey: p0.privateKey, peerId: p0.peerId } as any)
-    assert.equal(plain.controlHandlers()['ledger.appendTestJob'], undefined)
-    assert.ok(plain.controlHandlers()['ledger.status'] != null)
+    assert.equal(plain[CONTROL_HANDLERS]()['ledger.appendTestJob'], undefined)
+    assert.ok(plain[CONTROL_HANDLERS]()['ledger.status'] != null)
   })
 })

@@ -11,6 +11,7 @@ import { SUBMIT_SERVICE, type SubmitService } from '../../src/submit/service.js'
 import { submitServices } from '../../src/submit/services.js'
 import { tempDir } from '../utils/index.js'
 import type { Role } from '../../src/config/index.js'
+import { CONTROL_HANDLERS } from '../../src/control/index.js'
 
 const spec = (fields: Record<string, unknown> = {}): JobSpec => parseJobSpec({ name: 'unit', runtime: { command: ['true'] }, ...fields })
 
@@ -86,7 +87,7 @@ describe('submit: typed wiring', function () {
     const node = await createNode(c, roleExtensions(c))
     try {
       const submit = (node.libp2p.services as Record<string, unknown>)[SUBMIT_SERVICE] as SubmitService
-      assert.deepEqual(Object.keys(submit.controlHandlers()), ['submit.job'])
+      assert.deepEqual(Object.keys(submit[CONTROL_HANDLERS]()), ['submit.job'])
     } finally {
       await node.stop()
     }
