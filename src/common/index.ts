@@ -3,6 +3,6 @@
  * for people, abortable sleeps and bounded waits. Nothing here knows about the market,
  * jobs or the ledger; anything that does belongs in its own room.
  */
-export { toHex, fromHex } from './hex.js'
+export { toHex } from './hex.js'
 export { shortPeerId } from './peer-text.js'
 export { sleep, waitUntil, TimeoutError } from './time.js'

@@ -11,10 +11,10 @@ export type { JobSpec, JobFlags } from './job-spec.js'
 // the award check (exec's Start frame)
 export { verifyAwardForWinner, openAward, AwardCheckError } from './award-check.js'
 export { peerIdFromBytes } from './messages.js'
-export type { VerifiedAward, AwardRejection } from './award-check.js'
+export type { VerifiedAward } from './award-check.js'
 
 // the auction's report
-export type { AuctionEvent, AuctionOptions, AuctionReport, BidRow } from './auction-report.js'
+export type { AuctionEvent, AuctionReport, BidRow } from './auction-report.js'
 
 // services
 export { marketServices } from './services.js'

@@ -7,7 +7,3 @@ export { SUBMIT_SERVICE } from './service.js'
 export type { SubmitEvent } from './service.js'
 export { submitServices } from './services.js'
 export { checkSubmission } from './payload.js'
-// the attempt loop, for callers with their own award source
-export { runJob } from './run-job.js'
-export type { AwardSource, RunJobOptions } from './run-job.js'
-export type { JobSummary } from './summary.js'
