@@ -22,7 +22,15 @@ export const RUN_JOB_OPTIONS: OptionTable = {
 /** Runs the job through the renter node and prints progress and the summary; resolves with the exit code. */
 export async function runSubmittedJob (spec: JobSpec, values: ParsedValues, out: Output, settleMs: number): Promise<number> {
   // checked here so a bad job fails before any node starts or auction runs
-  const { payload, maxAttempts, timeoutMs } = checkSubmission(spec, values['max-attempts'])
+  let checked: ReturnType<typeof checkSubmission>
+  try {
+    checked = checkSubmission(spec, values['max-attempts'])
+  } catch (err: any) {
+    // a bad --max-attempts or job file is the command's mistake: exit 2, as the help says
+    if (err?.code === 'ERR_SUBMIT') throw new UsageError(err.message)
+    throw err
+  }
+  const { payload, maxAttempts, timeoutMs } = checked
   const baseDir = resolve(typeof values['out-dir'] === 'string' ? values['out-dir'] : 'idlegrid-out')
   out.info(`submitting ${spec.name} (${spec.tier}, ${spec.workload}, ~${spec.estimatedMinutes} min, ${payload.inputs.length} input files); outputs under ${baseDir}`)
   let answer: Awaited<ReturnType<typeof oneShot>>
