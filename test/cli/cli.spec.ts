@@ -70,9 +70,9 @@ describe('idlegrid CLI', function () {
     assertOneLineError(await idlegrid(['renter', '--config', file, '--data-dir', dir.path]), 2, /config field "listn": expected one of the known fields/)
   })
 
-  it('submit: a bad --max-attempts or a job without a command is exit 2 before any node starts', async () => {
+  it('submit: a bad --max-attempts is exit 2, before any node starts', async () => {
     const job = join(dir.path, 'job.yaml')
-    await writeFile(job, 'name: t\ntier: silver\nworkload: batch\nruntime: { command: [echo, hi] }\nestimatedMinutes: 1\n')
+    await writeFile(job, 'name: t\ntier: silver\nworkload: evaluation\nruntime: { command: [echo, hi] }\nestimatedMinutes: 1\n')
     assertOneLineError(await idlegrid(['submit', job, '--max-attempts', '11', '--data-dir', join(dir.path, 'submit-renter')]), 2, /--max-attempts must be a whole number from 1 to 10, got 11/)
     assertOneLineError(await idlegrid(['submit', job, '--max-attempts', 'x', '--data-dir', join(dir.path, 'submit-renter')]), 2, /--max-attempts must be a whole number/)
   })
