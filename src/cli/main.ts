@@ -1,4 +1,5 @@
 import { ConfigError, ConfigFileError } from '../config/index.js'
+import { DataDirError } from '../identity/index.js'
 import { COMMANDS } from './commands/index.js'
 import { EXIT, UsageError } from './errors.js'
 import { helpText, parseCommand } from './options.js'
@@ -55,8 +56,8 @@ function describeError (err: any): string {
   return String(err?.message ?? err)
 }
 
-/** 2 for a mistake in the call or the config, 1 for everything that went wrong while running. */
+/** 2 for a mistake in the call, the config or the data directory's permissions, 1 for everything that went wrong while running. */
 function exitCodeOf (err: unknown): number {
-  if (err instanceof UsageError || err instanceof ConfigError || err instanceof ConfigFileError) return EXIT.usage
+  if (err instanceof UsageError || err instanceof ConfigError || err instanceof ConfigFileError || err instanceof DataDirError) return EXIT.usage
   return EXIT.failure
 }

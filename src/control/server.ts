@@ -1,6 +1,6 @@
-import { chmod, unlink } from 'node:fs/promises'
+import { chmod, mkdtemp, rename, rmdir, unlink } from 'node:fs/promises'
 import { createServer, type Server, type Socket } from 'node:net'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { CONTROL_SOCKET, ControlError, LineSplitter, type ControlReply, type ControlRequest } from './protocol.js'
 
 export type ControlHandler = (params: Record<string, unknown>, emit: (event: unknown) => void, signal: AbortSignal) => Promise<unknown>
@@ -15,14 +15,23 @@ const MAX_CLIENTS = 32
 /** A client that sends nothing for this long is dropped. */
 const IDLE_TIMEOUT_MS = 10 * 60_000
 
+/** Longest Unix socket path we bind (sun_path holds 108 bytes on Linux, 104 on macOS, with the NUL). */
+const MAX_SOCKET_PATH = 100
+
 /**
- * Serves `handlers` on `<dataDir>/control.sock`. The caller holds the data-directory lock,
- * so a socket file already there is a leftover of a crashed node and is replaced.
+ * Serves `handlers` on `<dataDir>/control.sock`, owner-only (0600) from the first moment that
+ * path exists. The caller holds the data-directory lock, so a socket file already there is a
+ * leftover of a crashed node and is replaced.
+ *
+ * The socket is bound inside a fresh private directory (mkdtemp: 0700, whatever the umask),
+ * chmod-ed to 0600 there, and only then renamed into place; rename is atomic and keeps the
+ * inode, so no other user can ever reach it while it carries the umask's mode. (Not a umask
+ * around listen(): the umask is process-wide and libuv's thread pool runs other fs calls,
+ * mkdir and open with modes, concurrently with the main thread.)
  */
 export async function startControlServer (dataDir: string, handlers: Record<string, ControlHandler>): Promise<ControlServer> {
   const path = join(dataDir, CONTROL_SOCKET)
-  if (Buffer.byteLength(path) > 100) throw new ControlError('ERR_SOCKET_PATH', `control socket path ${path} is too long for a Unix socket; use a shorter --data-dir`)
-  await unlink(path).catch(() => {})
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH) throw new ControlError('ERR_SOCKET_PATH', `control socket path ${path} is too long for a Unix socket; use a shorter --data-dir`)
   const active = new Set<Socket>()
   const server = createServer({ allowHalfOpen: false }, (socket) => {
     if (active.size >= MAX_CLIENTS) { socket.destroy(); return }
@@ -31,8 +40,7 @@ export async function startControlServer (dataDir: string, handlers: Record<stri
     socket.once('close', () => active.delete(socket))
   })
   server.maxConnections = MAX_CLIENTS
-  await listen(server, path)
-  await chmod(path, 0o600)
+  await listenPrivately(server, path)
   return {
     path,
     close: async () => {
@@ -40,6 +48,26 @@ export async function startControlServer (dataDir: string, handlers: Record<stri
       await new Promise<void>(resolve => server.close(() => { resolve() }))
       await unlink(path).catch(() => {})
     }
+  }
+}
+
+/** Binds `server` to a temporary name in a new 0700 directory next to `path`, sets 0600, renames it to `path`. */
+async function listenPrivately (server: Server, path: string): Promise<void> {
+  // '.c' + 6 random characters + '/s' is shorter than 'control.sock': the length check covers it
+  const privateDir = await mkdtemp(join(dirname(path), '.c'))
+  const staging = join(privateDir, 's')
+  try {
+    await listen(server, staging)
+    try {
+      await chmod(staging, 0o600)
+      await rename(staging, path)
+    } catch (err) {
+      await new Promise<void>(resolve => server.close(() => { resolve() }))
+      throw err
+    }
+  } finally {
+    await unlink(staging).catch(() => {})
+    await rmdir(privateDir).catch(() => {})
   }
 }
 

@@ -3,7 +3,7 @@
  * Signed<T> shape every room opens them into. Tests reach the signature primitives through
  * the module files (signature.ts, envelope.ts, keystore.ts).
  */
-export { loadOrCreateKey } from './keystore.js'
+export { loadOrCreateKey, DataDirError } from './keystore.js'
 export { sealEnvelope, openEnvelope, openEnvelopeAsync, EnvelopeError } from './envelope.js'
 export type { OpenedEnvelope, EnvelopeRejection } from './envelope.js'
 export { messageHash, sha256 } from './hash.js'

@@ -17,9 +17,47 @@ export class KeyFileError extends Error {
   }
 }
 
-/** Creates the data directory (owner-only) when it does not exist. */
+/**
+ * A data directory others could write (group- or world-writable, or owned by another user):
+ * whoever can write it can swap the node's key, ledger or control socket, so no node starts
+ * on it. A mistake in the setup, reported with the fix (exit code 2 from the CLI).
+ */
+export class DataDirError extends Error {
+  static readonly code = 'ERR_DATA_DIR_PERMISSIONS'
+  readonly code = DataDirError.code
+  readonly path: string
+
+  constructor (path: string, problem: string, fix: string) {
+    super(`data directory ${path} ${problem}; ${fix}`)
+    this.name = 'DataDirError'
+    this.path = path
+  }
+}
+
+/**
+ * Creates the data directory (owner-only) when it does not exist, and refuses one that others
+ * can write: it must be a directory owned by this user with no group or world write bit.
+ */
 export async function ensureDataDir (dataDir: string): Promise<void> {
-  await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  await mkdir(dataDir, { recursive: true, mode: 0o700 }).catch((err: any) => {
+    if (err?.code !== 'EEXIST') throw err // a file in its place: reported below
+  })
+  const info = await stat(dataDir)
+  const quoted = shellQuote(dataDir)
+  const risk = 'so other users could replace its key, ledger or control socket'
+  if (!info.isDirectory()) throw new DataDirError(dataDir, 'is not a directory', 'pick another --data-dir')
+  const uid = process.getuid?.()
+  if (uid != null && info.uid !== uid) {
+    throw new DataDirError(dataDir, `is owned by uid ${info.uid}, not by this user (uid ${uid}), ${risk}`, `use a directory you own (another --data-dir), or take it over: chown ${uid} ${quoted} && chmod 700 ${quoted}`)
+  }
+  const mode = info.mode & 0o777
+  const writable = [(mode & 0o020) !== 0 ? 'group' : '', (mode & 0o002) !== 0 ? 'world' : ''].filter(Boolean).join('- and ')
+  if (writable !== '') throw new DataDirError(dataDir, `is ${writable}-writable (mode ${mode.toString(8).padStart(3, '0')}), ${risk}`, `run chmod 700 ${quoted}`)
+}
+
+/** `path` as one word for a POSIX shell: quoted only when it needs to be. */
+function shellQuote (path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`
 }
 
 /**

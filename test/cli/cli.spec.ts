@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
-import { writeFile, stat, readFile } from 'node:fs/promises'
+import { chmod, writeFile, stat, readFile, readdir } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { BIN_PATH, spawnNode, tempDir } from '../utils/index.js'
@@ -118,6 +118,16 @@ describe('idlegrid CLI', function () {
     await writeFile(join(dir.path, 'node.key'), 'not a key', { mode: 0o600 })
     assertOneLineError(await idlegrid(['id', '--data-dir', dir.path]), 1, /node key .*is corrupt/)
     assert.equal(await readFile(join(dir.path, 'node.key'), 'utf8'), 'not a key')
+  })
+
+  it('refuses a data dir others can write with exit 2 and the fix, before any key is created', async () => {
+    await chmod(dir.path, 0o770)
+    assertOneLineError(await idlegrid(['id', '--data-dir', dir.path]), 2, new RegExp(`^error: data directory ${dir.path} is group-writable \\(mode 770\\).*; run chmod 700 ${dir.path}$`))
+    await chmod(dir.path, 0o777)
+    assertOneLineError(await idlegrid(['renter', '--data-dir', dir.path]), 2, /group- and world-writable \(mode 777\).*chmod 700/)
+    assert.deepEqual(await readdir(dir.path), [], 'no key, lock or socket was created')
+    await chmod(dir.path, 0o700)
+    assert.equal((await idlegrid(['id', '--data-dir', dir.path])).code, 0, 'after the fix the node starts')
   })
 
   it('one-shot commands talk to the running node; a second node on the same data dir is refused', async () => {

@@ -1,9 +1,12 @@
 /**
- * The one entry for test helpers: bounded waits and temporary directories, and the two ways
- * to run a network on 127.0.0.1 (separate `idlegrid` processes, or real nodes in this
- * process) with one shape, one set of options and one mesh wait.
+ * The one entry for test helpers: bounded waits and temporary directories, another local
+ * user to test permissions against, and the two ways to run a network on 127.0.0.1 (separate
+ * `idlegrid` processes, or real nodes in this process) with one shape, one set of options and
+ * one mesh wait.
  */
 export { tempDir, waitFor } from './wait.js'
+export { otherUser, runAs } from './users.js'
+export type { OtherUser } from './users.js'
 export {
   BIN_PATH, DEFAULT_PROVIDER_ARGS, spawnNode, startLocalNetwork, inspectMesh, waitForMesh,
   startInProcessNetwork, inProcessMeshNode, waitForTopicMesh
