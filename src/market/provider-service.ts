@@ -245,10 +245,11 @@ class MarketProvider implements MarketProviderService, Startable {
     } catch {
       return
     }
-    // one price per auction, however many awards it publishes
-    if (seen.priced === true) return
-    seen.priced = true
-    this.engine.observeAward(award.message, tierOf(seen.job.message))
+    // one price per auction, however many awards it publishes (renters before issue 13 published every attempt)
+    if (seen.priced !== true) {
+      seen.priced = true
+      this.engine.observeAward(award.message, tierOf(seen.job.message))
+    }
     const mine = isAwardedTo(award.message, this.components.peerId)
     this.emit<AwardSeenEvent>('award', { jobId, winner: readableWinner(award.message), priceUsd: microToUsd(award.message.clearingPriceMicroUsd), mine })
   }
