@@ -22,7 +22,7 @@ export interface SchedulerGpu {
 }
 
 export interface SlotJob {
-  /** unique per job attempt, e.g. "<jobId hex>/<attempt>" */
+  /** unique per job attempt, e.g. "<renter>/<jobId hex>/<nonce>/<attempt>" */
   key: string
   tier: Tier
   /** shortest SIGTERM-to-SIGKILL notice the job needs when preempted, ms */

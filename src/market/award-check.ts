@@ -51,7 +51,7 @@ export interface VerifiedAward {
   tier: Tier
   /** hex job id */
   jobIdHex: string
-  /** "<job id hex>/<auction nonce>/<attempt>": one run per award attempt */
+  /** "<renter>/<job id hex>/<auction nonce>/<attempt>": one run per award attempt (a job is its renter's) */
   attemptKey: string
 }
 
@@ -143,6 +143,6 @@ export function verifyAwardForWinner (awardBytes: Uint8Array, jobRequestBytes: U
     renter: award.signer,
     tier: tierOf(job.message),
     jobIdHex,
-    attemptKey: `${jobIdHex}/${toHex(a.jobNonce).slice(0, 16)}/${a.attempt}`
+    attemptKey: `${award.signer.toString()}/${jobIdHex}/${toHex(a.jobNonce).slice(0, 16)}/${a.attempt}`
   }
 }

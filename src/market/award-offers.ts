@@ -1,8 +1,10 @@
 /**
  * Award offers: after ranking, the renter offers the award to the best bidder (a signed
- * Award on the awards topic, then /idlegrid/accept/1.0.0 to the winner) and, when it does
- * not accept by the deadline, to the next best — at most MAX_AWARD_OFFERS per auction. Each
- * offer's Award carries its ordinal in the wire field `attempt`.
+ * Award sent to the winner over /idlegrid/accept/1.0.0) and, when it does not accept by the
+ * deadline, to the next best — at most MAX_AWARD_OFFERS per auction. Each offer's Award
+ * carries its ordinal in the wire field `attempt`. Only the award its winner accepted goes
+ * on the awards topic, and only once accepted: an award on gossip before its answer would
+ * let a third party relay it to the winner first (issue 13, award sniping).
  */
 
 import { equals as equalBytes } from 'uint8arrays/equals'
@@ -42,7 +44,7 @@ export interface OfferResult {
 }
 
 export interface OfferHooks {
-  /** the award of an offer is published */
+  /** the award of an offer is made, before its winner is asked */
   onAward?: (award: Signed<Award>, candidate: RankedBid) => void
   /** its winner answered (or did not) */
   onAnswer?: (offer: OfferResult, candidate: RankedBid) => void
@@ -60,12 +62,15 @@ export async function offerAward (
   for (let i = 0; i < offers; i++) {
     const candidate = ranked[i] as RankedBid
     const award = signAward(components.privateKey as Ed25519PrivateKey, components.peerId, buildAward(job, ranked, i, digest, acceptTimeoutMs))
-    await components.pubsub.publish(TOPIC.awards, award.envelope)
     hooks.onAward?.(award, candidate)
     const answer = await askAccept(components, candidate.bid.signer, award, signal, log)
     const offer: OfferResult = { index: i, award, ...answer }
     hooks.onAnswer?.(offer, candidate)
-    if (offer.outcome === 'accepted') return offer
+    if (offer.outcome === 'accepted') {
+      // for auditors and providers' price memory; the winner already has it, so a failure costs only that
+      await components.pubsub.publish(TOPIC.awards, award.envelope).catch((err) => { log('accepted award not published: %e', err) })
+      return offer
+    }
   }
   return undefined
 }

@@ -6,6 +6,7 @@
  */
 
 import { multiaddr } from '@multiformats/multiaddr'
+import { equals } from 'uint8arrays/equals'
 import { TOPIC } from '../../protocols/ids.js'
 import { sleep, toHex } from '../common/index.js'
 import { AuctionError } from './errors.js'
@@ -39,6 +40,8 @@ export interface AuctionWindow {
   late: number
   /** bids over the per-auction bound */
   overflow: number
+  /** bids for another auction of the same job id (another round, or another signer's job with this id) */
+  otherAuction: number
   onBid?: (bid: Signed<Bid>) => void
 }
 
@@ -55,7 +58,7 @@ export class BidCollector {
   open (job: JobRequest, onBid?: (bid: Signed<Bid>) => void): AuctionWindow {
     const jobId = toHex(job.jobId)
     if (this.active.has(jobId)) throw new AuctionError(`an auction for job ${jobId} is already running`)
-    const window: AuctionWindow = { job, windowEnd: Number(job.createdAt) + job.bidWindowMs, bids: [], late: 0, overflow: 0, onBid }
+    const window: AuctionWindow = { job, windowEnd: Number(job.createdAt) + job.bidWindowMs, bids: [], late: 0, overflow: 0, otherAuction: 0, onBid }
     this.active.set(jobId, window)
     return window
   }
@@ -69,6 +72,8 @@ export class BidCollector {
   add (bid: Signed<Bid>): void {
     const window = this.active.get(toHex(bid.message.jobId))
     if (window == null) return
+    // a job id is only ours by its nonce: bids for someone else's job with our id take no room here
+    if (!equals(bid.message.jobNonce, window.job.nonce)) { window.otherAuction++; return }
     if (Date.now() > window.windowEnd) { window.late++; return }
     if (window.bids.length >= MAX_BIDS_PER_AUCTION) { window.overflow++; return }
     window.bids.push(bid)

@@ -69,8 +69,8 @@ export interface MarketProviderService {
   /** registers the job start of an accepted award (the exec engine plugs in here); returns an unsubscribe */
   onAccepted(listener: (job: AcceptedJob) => void): () => void
   stats(): BidEngineStats
-  /** the verified job request for a job id, if still remembered */
-  jobRequest(jobId: string): Signed<JobRequest> | undefined
+  /** the verified job request `renter` signed for a job id (hex), if still remembered */
+  jobRequest(renter: PeerId | string, jobId: string): Signed<JobRequest> | undefined
   /** the engine's current decision for a job, as explain would answer */
   explain(job: JobRequest): BidDecision
   [CONTROL_HANDLERS](): Record<string, () => Promise<unknown>>
@@ -92,6 +92,17 @@ interface ProviderComponents {
 interface SeenJob {
   job: Signed<JobRequest>
   bid?: Signed<Bid>
+  /** an award of this auction already fed the pricing memory */
+  priced?: boolean
+}
+
+/**
+ * Jobs are known by (renter, job id): a job id is the renter's choice, so another signer
+ * publishing a request with the same id names a different job and can neither replace
+ * nor shadow the first (issue 13).
+ */
+function jobKey (renter: PeerId | string, jobIdHex: string): string {
+  return `${renter.toString()}/${jobIdHex}`
 }
 
 class MarketProvider implements MarketProviderService, Startable {
@@ -102,9 +113,9 @@ class MarketProvider implements MarketProviderService, Startable {
   private readonly init: MarketProviderInit
   private readonly engine: BidEngine
   private readonly log: Logger
-  /** by job id hex; a re-auction (new nonce) replaces the entry */
+  /** by jobKey(renter, job id hex); the renter's re-auction (new nonce) replaces its entry */
   private readonly jobs = new Map<string, SeenJob>()
-  /** `${jobId}:${attempt}` already answered */
+  /** `${jobKey}/${nonce hex}/${attempt}` already answered */
   private readonly answered = new Set<string>()
   private readonly unsubscribe: Array<() => void> = []
   private readonly key: Ed25519PrivateKey
@@ -147,7 +158,7 @@ class MarketProvider implements MarketProviderService, Startable {
     }))
     const { registrar } = this.components
     await serveOnce(registrar, PROTOCOL.accept, async (request, remote, signal) => await this.answerAccept(request, remote, signal), { maxRequestBytes: MAX_BYTES.acceptRequest, timeoutMs: STREAM_TIMEOUT_MS, log: this.log })
-    await serveOnce(registrar, PROTOCOL.explain, async (request) => this.answerExplain(request), { maxRequestBytes: MAX_BYTES.explainRequest, timeoutMs: STREAM_TIMEOUT_MS, log: this.log })
+    await serveOnce(registrar, PROTOCOL.explain, async (request, remote) => this.answerExplain(request, remote), { maxRequestBytes: MAX_BYTES.explainRequest, timeoutMs: STREAM_TIMEOUT_MS, log: this.log })
   }
 
   async stop (): Promise<void> {
@@ -166,8 +177,8 @@ class MarketProvider implements MarketProviderService, Startable {
     return this.engine.stats()
   }
 
-  jobRequest (jobId: string): Signed<JobRequest> | undefined {
-    return this.jobs.get(jobId)?.job
+  jobRequest (renter: PeerId | string, jobId: string): Signed<JobRequest> | undefined {
+    return this.jobs.get(jobKey(renter, jobId))?.job
   }
 
   explain (job: JobRequest): BidDecision {
@@ -178,9 +189,9 @@ class MarketProvider implements MarketProviderService, Startable {
     return { 'market.stats': async () => this.stats() }
   }
 
-  private remember (jobId: string, seen: SeenJob): void {
-    this.jobs.delete(jobId)
-    this.jobs.set(jobId, seen)
+  private remember (key: string, seen: SeenJob): void {
+    this.jobs.delete(key)
+    this.jobs.set(key, seen)
     if (this.jobs.size > MAX_JOBS) this.jobs.delete(this.jobs.keys().next().value as string)
   }
 
@@ -189,7 +200,7 @@ class MarketProvider implements MarketProviderService, Startable {
     const renter = job.signer.toString()
     const now = Date.now()
     const seen: SeenJob = { job }
-    this.remember(jobId, seen)
+    this.remember(jobKey(job.signer, jobId), seen)
     const decision = this.engine.decide(job.message, now)
     const windowEnd = Number(job.message.createdAt) + job.message.bidWindowMs
     if (decision.bid && now >= windowEnd) {
@@ -226,10 +237,19 @@ class MarketProvider implements MarketProviderService, Startable {
 
   private onAward (award: Signed<Award>): void {
     const jobId = toHex(award.message.jobId)
-    const seen = this.jobs.get(jobId)
-    // only awards signed by the renter of a job we saw say anything about the market
-    if (seen == null || !seen.job.signer.equals(award.signer)) return
-    this.engine.observeAward(award.message, tierOf(seen.job.message))
+    // only an award of an auction we saw, signed by its renter, says anything about the market
+    const seen = this.jobs.get(jobKey(award.signer, jobId))
+    if (seen == null) return
+    try {
+      checkAwardForJob(award, seen.job)
+    } catch {
+      return
+    }
+    // one price per auction, however many awards it publishes (renters before issue 13 published every attempt)
+    if (seen.priced !== true) {
+      seen.priced = true
+      this.engine.observeAward(award.message, tierOf(seen.job.message))
+    }
     const mine = isAwardedTo(award.message, this.components.peerId)
     this.emit<AwardSeenEvent>('award', { jobId, winner: readableWinner(award.message), priceUsd: microToUsd(award.message.clearingPriceMicroUsd), mine })
   }
@@ -249,8 +269,10 @@ class MarketProvider implements MarketProviderService, Startable {
       signAcceptResponse(this.key, this.components.peerId, {
         jobId: a.jobId, provider: this.components.peerId.toMultihash().bytes, attempt: a.attempt, accepted, reason, detail, createdAt: BigInt(Date.now())
       }).envelope
+    // only the renter answers for its award: a third party relaying it (seen on gossip, say) is refused
+    if (!remote.equals(award.signer)) return respond(false, DeclineReason.OTHER, 'the award was not sent by its renter')
     if (!isAwardedTo(a, this.components.peerId)) return respond(false, DeclineReason.OTHER, 'the award names another winner')
-    const seen = this.jobs.get(jobId)
+    const seen = this.jobs.get(jobKey(award.signer, jobId))
     if (seen == null || !equals(seen.job.message.nonce, a.jobNonce)) return respond(false, DeclineReason.UNKNOWN_JOB, 'no job request seen for this award')
     try {
       checkAwardForJob(award, seen.job)
@@ -259,7 +281,7 @@ class MarketProvider implements MarketProviderService, Startable {
     }
     if (seen.bid == null || !equals(seen.bid.hash, a.winnerBidHash)) return respond(false, DeclineReason.OTHER, 'the award is not for this provider\'s bid')
     if (Number(a.acceptDeadline) <= Date.now()) return respond(false, DeclineReason.EXPIRED, 'accept deadline passed')
-    const key = `${jobId}:${a.attempt}`
+    const key = `${jobKey(award.signer, jobId)}/${toHex(a.jobNonce)}/${a.attempt}`
     if (this.answered.has(key)) return respond(false, DeclineReason.OTHER, 'this award attempt was already answered')
     this.answered.add(key)
     if (this.answered.size > MAX_JOBS) this.answered.delete(this.answered.values().next().value as string)
@@ -282,10 +304,11 @@ class MarketProvider implements MarketProviderService, Startable {
     return response
   }
 
-  private answerExplain (request: Uint8Array): Uint8Array {
+  private answerExplain (request: Uint8Array, remote: PeerId): Uint8Array {
     const req = decodeBounded(ExplainRequest, request, 'explain request', MAX_BYTES.explainRequest)
     const jobId = toHex(req.jobId)
-    let job = this.jobs.get(jobId)?.job
+    // the job the asker published under this id; anyone else's job must come with its request
+    let job = this.jobs.get(jobKey(remote, jobId))?.job
     const answer = (reason: DeclineReason, detail: string): Uint8Array => signDecline(this.key, this.components.peerId, {
       jobId: req.jobId, provider: this.components.peerId.toMultihash().bytes, reason, detail: detail.slice(0, 256), createdAt: BigInt(Date.now())
     }).envelope
@@ -297,7 +320,7 @@ class MarketProvider implements MarketProviderService, Startable {
       }
       if (!equals(job.message.jobId, req.jobId)) return answer(DeclineReason.OTHER, 'the job request is for another job id')
     }
-    if (job == null) return answer(DeclineReason.UNKNOWN_JOB, 'no job request seen with this id')
+    if (job == null) return answer(DeclineReason.UNKNOWN_JOB, 'no job request seen from this renter with this id')
     const decision = this.engine.decide(job.message)
     return decision.bid
       ? answer(DeclineReason.WILL_BID, `would bid ${microToUsd(decision.priceMicroUsd).toFixed(2)} USD/GPU-h on ${decision.gpuModel}`)

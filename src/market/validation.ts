@@ -19,7 +19,7 @@ import { serviceDependencies, type Startable } from '@libp2p/interface'
 /** The validation service's name in a node's services. */
 export const MARKET_VALIDATION_SERVICE = 'marketValidation'
 
-/** Job ids whose highest award attempt is remembered (oldest forgotten first). */
+/** Jobs (renter, job id) whose highest award attempt is remembered (oldest forgotten first). */
 const MAX_TRACKED_AWARDS = 10_000
 
 function verdictOf (err: unknown): GossipVerdict {
@@ -48,7 +48,10 @@ export function validateBid (envelope: OpenedEnvelope, now = Date.now()): Gossip
   }
 }
 
-/** Award validation with the memory of the highest attempt seen per job id. */
+/**
+ * Award validation with the memory of the highest attempt seen per job. A job is its renter's
+ * (renter, job id): another signer's awards under the same id cannot make this one's stale.
+ */
 export class AwardValidator {
   private readonly attempts = new Map<string, number>()
 
@@ -58,7 +61,7 @@ export class AwardValidator {
     try {
       const award = readAward(envelope, now).message
       attempt = award.attempt
-      jobId = toHex(award.jobId)
+      jobId = `${envelope.signer.toString()}/${toHex(award.jobId)}`
     } catch (err) {
       return verdictOf(err)
     }

@@ -40,6 +40,8 @@ export interface AwardOptions {
   tier?: Tier
   attempt?: number
   jobId?: Uint8Array
+  /** the auction's nonce (default a fresh one) */
+  nonce?: Uint8Array
   /** who signs (default the renter) */
   signer?: { privateKey: Ed25519PrivateKey, peerId: PeerId }
   expiresInMs?: number
@@ -51,7 +53,7 @@ export function makeAward (renter: { privateKey: Ed25519PrivateKey, peerId: Peer
   const signer = opts.signer ?? renter
   const now = Date.now()
   const jobId = opts.jobId ?? new Uint8Array(randomBytes(16))
-  const nonce = new Uint8Array(randomBytes(16))
+  const nonce = opts.nonce ?? new Uint8Array(randomBytes(16))
   const jobRequest: JobRequest = {
     jobId,
     renter: signer.peerId.toMultihash().bytes,

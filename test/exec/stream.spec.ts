@@ -10,6 +10,7 @@ import { JobStreamError } from '../../src/exec/errors.js'
 import { FrameChannel } from '../../src/exec/job-stream.js'
 import { runAttempt, type JobPayload } from '../../src/exec/renter.js'
 import { sha256 } from '../../src/identity/index.js'
+import { openAward } from '../../src/market/award-check.js'
 import { fileSetDigest } from '../../src/exec/digest.js'
 import { tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
 import { attestationsInLedger, copyJob, execOf, makeAward, misbehavingProvider, startJobNetwork } from './fixtures.js'
@@ -95,6 +96,19 @@ describe('exec: job stream between in-process nodes', function () {
     const r3 = await runAttempt({ award: elsewhere.award, jobRequest: elsewhere.jobRequest }, payload, { ...attemptOpts('elsewhere'), libp2p: { dialProtocol: async (_p, proto, o) => await renter().libp2p.dialProtocol(provider.peerId, proto, o) } })
     assert.equal(r3.outcome, 'rejected')
     assert.match(r3.detail ?? '', /another provider/)
+  })
+
+  it('another renter\'s job with the same id, nonce and attempt does not use up this renter\'s attempt (issue 13)', async () => {
+    const provider = net.providers[1]
+    assert.ok(provider != null)
+    const mine = makeAward(renter(0), provider.peerId)
+    const { jobId, jobNonce } = openAward(mine.award).message
+    // renter 1 copies the id and nonce of renter 0's job into one of its own, and runs it first
+    const copy = makeAward(renter(1), provider.peerId, { jobId, nonce: jobNonce })
+    const first = await runAttempt(copy, payload, attemptOpts('copy', 1))
+    assert.equal(first.outcome, 'ok', first.detail)
+    const ok = await runAttempt(mine, payload, attemptOpts('mine'))
+    assert.equal(ok.outcome, 'ok', ok.detail)
   })
 
   it('ends the stream with FRAME_TOO_LARGE on an oversized frame and keeps serving', async () => {

@@ -19,8 +19,8 @@ async function party (): Promise<Party> {
 }
 
 /** A job request by `renter` and an award for it naming `winner`, as the renter's auction builds them. */
-function awarded (renter: Party, winner: Party, award: Partial<Award> = {}, now = Date.now()): { job: JobRequest, jobBytes: Uint8Array, award: Award, awardBytes: Uint8Array } {
-  const job = toJobRequest(parseJobSpec({ runtime: { image: 'ghcr.io/acme/eval:1' } }), { renter: renter.peerId.toMultihash().bytes, now })
+function awarded (renter: Party, winner: Party, award: Partial<Award> = {}, now = Date.now(), jobOver: Partial<JobRequest> = {}): { job: JobRequest, jobBytes: Uint8Array, award: Award, awardBytes: Uint8Array } {
+  const job = { ...toJobRequest(parseJobSpec({ runtime: { image: 'ghcr.io/acme/eval:1' } }), { renter: renter.peerId.toMultihash().bytes, now }), ...jobOver }
   const a: Award = {
     jobId: job.jobId,
     renter: renter.peerId.toMultihash().bytes,
@@ -62,7 +62,8 @@ describe('the award check', () => {
     assert.deepEqual(v.jobRequest.jobId, a.job.jobId)
     assert.deepEqual(v.awardEnvelope, a.awardBytes)
     assert.equal(v.awardHash.length, 32)
-    assert.match(v.attemptKey, /^[0-9a-f]{32}\/[0-9a-f]{16}\/1$/)
+    // a job is its renter's: the attempt key names the renter
+    assert.match(v.attemptKey, new RegExp(`^${renter.peerId.toString()}/[0-9a-f]{32}/[0-9a-f]{16}/1$`))
   })
 
   it('says NOT_AWARDED when a good award names another provider', () => {
@@ -129,6 +130,23 @@ describe('the award check', () => {
     assert.doesNotThrow(() => { checkAwardForJob(readAward(opened(good.awardBytes), now), job) })
     const foreign = signAward(other.key, other.peerId, { ...good.award, renter: other.peerId.toMultihash().bytes })
     assert.throws(() => { checkAwardForJob(foreign, job) }, (err: unknown) => err instanceof MarketMessageError && err.reason === 'wrong-signer')
+  })
+
+  it('knows a job by its renter: another signer\'s award with the same job id and nonce has its own attempt and staleness', () => {
+    const now = Date.now()
+    const mine = awarded(renter, winner, { attempt: 1 }, now)
+    const copy = awarded(other, winner, { attempt: 8 }, now, { jobId: mine.job.jobId, nonce: mine.job.nonce })
+    const opened = (bytes: Uint8Array): ReturnType<typeof openEnvelope> => openEnvelope(bytes, { domain: DOMAIN.award, maxBytes: 16 * 1024 })
+    const a = verifyAwardForWinner(mine.awardBytes, mine.jobBytes, winner.peerId, now)
+    const b = verifyAwardForWinner(copy.awardBytes, copy.jobBytes, winner.peerId, now)
+    assert.equal(a.jobIdHex, b.jobIdHex)
+    assert.notEqual(a.attemptKey, b.attemptKey.replace(/\/8$/, '/1'))
+    // the copy's attempt 8 does not make the renter's attempt 1 stale on a relay
+    const validator = new AwardValidator()
+    assert.equal(validator.validate(opened(copy.awardBytes), now).action, 'accept')
+    assert.equal(validator.validate(opened(mine.awardBytes), now).action, 'accept')
+    const mine2 = sealEnvelope(renter.key, renter.peerId, DOMAIN.award, Award.encode({ ...mine.award, attempt: 1, createdAt: BigInt(now + 1) }))
+    assert.deepEqual(validator.validate(opened(mine2), now), { action: 'ignore', reason: 'stale-attempt' })
   })
 
   it('opens an award without the clock for reading one already judged', () => {
