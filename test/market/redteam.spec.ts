@@ -33,7 +33,7 @@ import { AcceptRequest } from '../../protocols/market.js'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import { PROTOCOL, TOPIC } from '../../protocols/ids.js'
 import { reputationService } from './fixtures.js'
-import { startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { Signed } from '../../src/identity/index.js'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
@@ -148,6 +148,12 @@ describe('red team: market (issue 13)', function () {
       await waitFor(() => awardsSeen.some(a => a.signer.equals(victim().peerId) && equals(a.message.jobId, signed?.job.message.jobId as Uint8Array)),
         { timeoutMs: 5_000, what: 'the victim\'s award to reach the auditor' })
       assert.ok(awardsSeen.some(a => a.signer.equals(me.peerId) && a.message.attempt === 8), 'the attacker\'s award was relayed too')
+      recordAttack({
+        issue: '13.1',
+        attack: 'job-id hijack: same job id under another key (+ attempt-8 award)',
+        got: `${copies.length} copies stored apart; victim awarded at attempt 1 (${report.attempts.length} offer)`,
+        limit: 'jobs keyed by (renter, job id)'
+      })
     } finally {
       off()
       offAuditor()
@@ -193,6 +199,7 @@ describe('red team: market (issue 13)', function () {
       const won = accepted.filter(a => a.job.jobId === Buffer.from(job.jobId).toString('hex'))
       assert.equal(won.length, 1)
       assert.ok(won[0]?.job.job.signer.equals(v.peerId))
+      recordAttack({ issue: '13.2', attack: 'award sniping: relay a gossiped award to the winner first', got: `declined (${snipes[0]?.detail ?? ''})`, limit: 'accept only from the award\'s renter' })
     } finally {
       offBids()
       offSniper()
@@ -240,6 +247,7 @@ describe('red team: market (issue 13)', function () {
       assert.ok(job != null)
       const audit = auditAward(award.message, bids.filter(b => equals(b.message.jobId, job.message.jobId)), { job: job.message, reputation: neutralReputation() })
       assert.deepEqual(audit.problems, [])
+      recordAttack({ issue: '13.2', attack: 'award sniping: watch the awards topic, relay before the renter asks', got: `saw only attempt ${seen.map(s => s.award.message.attempt).join(',')}, after the accept; relay declined`, limit: 'award published once its winner accepted' })
     } finally {
       offSniper()
       for (const off of offs) off()

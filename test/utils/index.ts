@@ -15,3 +15,5 @@ export type {
   LocalNetwork, LocalNetworkOptions, NodeProcess, SpawnOptions, MeshNode, MeshView, MeshCriteria, LinkFilter, NetworkNodes, NetworkShape,
   InProcessNetwork, InProcessOptions
 } from './network.js'
+export { recordAttack } from './redteam.js'
+export type { AttackRow } from './redteam.js'
