@@ -209,8 +209,21 @@ export class JobExecService implements Startable {
       this.book.update(rec)
       const dir = await this.makeWorkDir(verified)
       workDir = dir
-      const inputs = await this.rejecting(ch, rec, async () => await receiveInputs(ch, start.inputs, join(dir, 'inputs'), Math.min(this.maxInputBytes(), declaredInputBytes(start.inputs))))
+      // a gold/silver job displacing this (bronze) one before it runs takes the slot at once
+      let displaced: Rejection | undefined
+      let stopReceiving: (why: Rejection) => void = () => {}
+      const stop = new Promise<never>((_resolve, reject) => { stopReceiving = reject })
+      stop.catch(() => {})
+      lease.onPreempt(notice => {
+        displaced = new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, `${notice.detail} before it started`)
+        admitted.lease.release()
+        stopReceiving(displaced)
+      })
+      const inputs = await this.rejecting(ch, rec, async () => await receiveInputs(ch, start.inputs, join(dir, 'inputs'), Math.min(this.maxInputBytes(), declaredInputBytes(start.inputs)), stop))
       if (inputs == null) return
+      if (displaced != null) { await this.reject(ch, displaced, rec); return }
+      // from here a notice waits for the run (runOnSlot passes it on as SIGTERM)
+      lease.offPreempt()
       rec.state = 'waiting-slot'
       this.book.update(rec)
       await this.waitForSlot(lease)

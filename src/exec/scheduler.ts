@@ -47,6 +47,8 @@ export interface Lease {
   readonly preemptible: boolean
   /** registers what to do when this job must stop; a notice that came earlier is delivered at once */
   onPreempt(handler: (notice: PreemptNotice) => void): void
+  /** drops the handler: a later notice waits for the next onPreempt */
+  offPreempt(): void
   /** gives the slot back (run finished, failed or never started); safe to call twice */
   release(): void
 }
@@ -117,6 +119,10 @@ class LeaseImpl implements Lease {
       this.pendingNotice = undefined
       handler(notice)
     }
+  }
+
+  offPreempt (): void {
+    this.handler = undefined
   }
 
   release (): void {
