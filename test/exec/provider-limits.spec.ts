@@ -11,7 +11,9 @@ import { join } from 'node:path'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { JobFrame } from '../../protocols/job.js'
 import { CAPACITY_SERVICE, type CapacitySource, type Tier } from '../../src/capability/index.js'
+import { checkRenterSlots, DiskBudget, Rejection } from '../../src/exec/admission.js'
 import { CHUNK_BYTES, FrameChannel, frameKind } from '../../src/exec/job-stream.js'
+import { SlotScheduler, type Lease } from '../../src/exec/scheduler.js'
 import { type ExecServiceInit } from '../../src/exec/provider.js'
 import { runAttempt } from '../../src/exec/renter.js'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
@@ -204,5 +206,59 @@ describe('red team: exec (issue 13)', function () {
     const r = await rejectedOf(bronze)
     assert.equal(r.code, JobFrame.Rejected.Code.NO_CAPACITY)
     assert.match(r.reason, /preempted by a gold job before it started/)
+  })
+})
+
+describe('exec: provider limits', function () {
+  const gpus = [0, 1].map(index => ({ index, uuid: `GPU-${index}`, simulated: true }))
+  const lease = (x: ReturnType<SlotScheduler['reserve']>): Lease => { if ('refused' in x) assert.fail(x.detail); return x }
+  const rejects = (fn: () => void, code: JobFrame.Rejected.Code, re: RegExp): void => {
+    assert.throws(fn, (err: unknown) => err instanceof Rejection && err.code === code && re.test(err.message))
+  }
+
+  it('the scheduler tells where a job would go and which GPUs a renter holds or waits for', () => {
+    const s = new SlotScheduler({ gpus })
+    assert.equal(s.placement({ tier: 'bronze' })?.index, 0)
+    lease(s.reserve({ key: 'A/1', tier: 'bronze' }))
+    assert.equal(s.placement({ tier: 'silver' })?.index, 1)
+    lease(s.reserve({ key: 'B/1', tier: 'silver' }))
+    assert.equal(s.placement({ tier: 'bronze' }), undefined, 'full for bronze')
+    assert.equal(s.placement({ tier: 'gold' })?.index, 0, 'gold would displace the bronze job')
+    lease(s.reserve({ key: 'B/2', tier: 'gold' }))
+    assert.deepEqual([...s.gpusHeldBy('A/')], [0])
+    assert.deepEqual([...s.gpusHeldBy('B/')].sort(), [0, 1])
+    assert.equal(s.placement({ tier: 'gold' }), undefined, 'nothing left to displace')
+  })
+
+  it('a notice after offPreempt waits for the next handler', () => {
+    const s = new SlotScheduler({ gpus: gpus.slice(0, 1) })
+    const bronze = lease(s.reserve({ key: 'A/1', tier: 'bronze' }))
+    const early: string[] = []
+    bronze.onPreempt(n => early.push(n.detail))
+    bronze.offPreempt()
+    lease(s.reserve({ key: 'B/1', tier: 'gold' }))
+    assert.deepEqual(early, [])
+    const late: string[] = []
+    bronze.onPreempt(n => late.push(n.detail))
+    assert.deepEqual(late, ['preempted by a gold job'])
+  })
+
+  it('the disk budget refuses a share that does not fit now (NO_CAPACITY) or ever (INPUT_TOO_LARGE), and takes shares back', () => {
+    const d = new DiskBudget(100)
+    rejects(() => { d.check(101) }, JobFrame.Rejected.Code.INPUT_TOO_LARGE, /needs 101 bytes of disk .* disk budget of 100/)
+    d.check(60)
+    d.hold({ key: 'a', renter: 'A', diskBytes: 60 })
+    rejects(() => { d.check(41) }, JobFrame.Rejected.Code.NO_CAPACITY, /disk budget full: jobs in progress hold 60 of 100 bytes, this job needs 41/)
+    d.check(40)
+    d.release('a')
+    d.release('a')
+    assert.equal(d.used(), 0)
+    d.check(100)
+  })
+
+  it('a renter may not hold more slots than its limit; displacing its own job takes none', () => {
+    checkRenterSlots('A', new Set(), 0, 1)
+    checkRenterSlots('A', new Set([0]), 0, 1)
+    rejects(() => { checkRenterSlots('A', new Set([0]), 1, 1) }, JobFrame.Rejected.Code.NO_CAPACITY, /renter A already holds 1 of this provider's slots \(at most 1 per renter\)/)
   })
 })
