@@ -81,3 +81,69 @@ function checkInputManifest (inputs: readonly FileEntry[], maxInputBytes: number
   }
   if (total > BigInt(maxInputBytes)) throw new Rejection(JobFrame.Rejected.Code.INPUT_TOO_LARGE, `inputs of ${total} bytes exceed this provider's ${maxInputBytes}`)
 }
+
+/** The declared size of a job's inputs: the sum of its manifest's sizes. */
+export function declaredInputBytes (inputs: readonly FileEntry[]): number {
+  let total = 0n
+  for (const entry of inputs) total += entry.size
+  return Number(total)
+}
+
+export interface JobQuota {
+  /** the attempt (a slot holder's key) */
+  key: string
+  /** the renter, as its peer id string */
+  renter: string
+  /** bytes of disk the job may use: its declared inputs and the provider's output bound */
+  diskBytes: number
+}
+
+/**
+ * What jobs in progress (receiving, waiting for their slot, running or sending) hold besides
+ * their slot: disk for their inputs and outputs, within the provider's disk budget. Every job
+ * reserves its share, and a slot, before its first input byte is read.
+ */
+export class DiskBudget {
+  private readonly held = new Map<string, JobQuota>()
+
+  constructor (readonly budgetBytes: number) {}
+
+  /** Bytes held by jobs in progress. */
+  used (): number {
+    let sum = 0
+    for (const q of this.held.values()) sum += q.diskBytes
+    return sum
+  }
+
+  /** Throws a Rejection when `bytes` more would not fit: INPUT_TOO_LARGE when they never could, NO_CAPACITY while other jobs hold the room. */
+  check (bytes: number): void {
+    if (bytes > this.budgetBytes) {
+      throw new Rejection(JobFrame.Rejected.Code.INPUT_TOO_LARGE, `the job needs ${bytes} bytes of disk (inputs and outputs), more than this provider's disk budget of ${this.budgetBytes}`)
+    }
+    const used = this.used()
+    if (used + bytes > this.budgetBytes) {
+      throw new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, `disk budget full: jobs in progress hold ${used} of ${this.budgetBytes} bytes, this job needs ${bytes}`)
+    }
+  }
+
+  hold (quota: JobQuota): void {
+    this.held.set(quota.key, quota)
+  }
+
+  /** Gives the job's share back; safe to call twice. */
+  release (key: string): void {
+    this.held.delete(key)
+  }
+}
+
+/**
+ * Throws a Rejection (NO_CAPACITY) when the renter would hold more than `maxSlots` slots:
+ * `held` are the GPUs its jobs in progress hold or wait for, `next` the one this job would take
+ * (a job that displaces the renter's own bronze job takes no extra slot).
+ */
+export function checkRenterSlots (renter: string, held: ReadonlySet<number>, next: number, maxSlots: number): void {
+  const after = new Set(held).add(next).size
+  if (after > maxSlots) {
+    throw new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, `renter ${renter} already holds ${held.size} of this provider's slots (at most ${maxSlots} per renter)`)
+  }
+}

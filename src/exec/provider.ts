@@ -14,7 +14,7 @@ import { JobFrame, Receipt, type FileEntry } from '../../protocols/job.js'
 import { toHex } from '../common/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE, type LedgerService } from '../ledger/index.js'
 import { AwardCheckError, MARKET_PROVIDER_CAPABILITY, MARKET_PROVIDER_SERVICE, openAward, verifyAwardForWinner, type MarketProviderService, type VerifiedAward } from '../market/index.js'
-import { checkJobFits, jobRunSpec, Rejection, type RunLimits } from './admission.js'
+import { checkJobFits, checkRenterSlots, declaredInputBytes, DiskBudget, jobRunSpec, Rejection, type RunLimits } from './admission.js'
 import { ConditionMonitor, type ConditionOptions } from './conditions.js'
 import { attestRun, awaitReceipt, sendOutputs, statusToWire } from './deliver.js'
 import { JobStreamError, OutputLimitError } from './errors.js'
@@ -67,6 +67,19 @@ export interface ExecServiceInit {
   graceMs?: number
   maxInputBytes?: number
   maxOutputBytes?: number
+  /**
+   * Disk all jobs in progress may hold together: each reserves its declared inputs plus
+   * `maxOutputBytes` before its first input byte is read. Default
+   * (maxInputBytes + maxOutputBytes) × 2 × GPUs: room for a displacing gold/silver job
+   * beside each running one.
+   */
+  diskBudgetBytes?: number
+  /**
+   * Slots one renter may hold or wait for at once (receiving, waiting, running or sending).
+   * Default: one per GPU (a renter may fill the provider, never queue beyond it); a job that
+   * displaces the renter's own bronze job takes no extra slot.
+   */
+  maxSlotsPerRenter?: number
   idleMs?: number
   keepaliveMs?: number
   /** the provider's max job length, ms */
@@ -108,6 +121,7 @@ export class JobExecService implements Startable {
   private readonly components: ExecComponents
   private readonly log: Logger
   private readonly book = new JobBook()
+  private readonly disk: DiskBudget
   private readonly live = new Set<{ cancel: (why: string) => void }>()
   private readonly monitor?: ConditionMonitor
   private started = false
@@ -118,6 +132,7 @@ export class JobExecService implements Startable {
     this.init = init
     this.log = components.logger.forComponent('idlegrid:exec')
     this.scheduler = init.scheduler ?? new SlotScheduler({ gpus: init.gpus, graceMs: init.graceMs })
+    this.disk = new DiskBudget(init.diskBudgetBytes ?? (this.maxInputBytes() + this.maxOutputBytes()) * 2 * Math.max(1, init.gpus.length))
     if (init.conditions != null) this.monitor = new ConditionMonitor(this.scheduler, init.conditions)
   }
 
@@ -163,7 +178,7 @@ export class JobExecService implements Startable {
 
   [CONTROL_HANDLERS] (): Record<string, () => Promise<unknown>> {
     return {
-      'exec.jobs': async () => ({ runner: this.init.runner.kind, capacity: this.capacity(), slots: this.scheduler.slotsView(), jobs: this.jobList() })
+      'exec.jobs': async () => ({ runner: this.init.runner.kind, capacity: this.capacity(), disk: { usedBytes: this.disk.used(), budgetBytes: this.disk.budgetBytes }, slots: this.scheduler.slotsView(), jobs: this.jobList() })
     }
   }
 
@@ -177,23 +192,38 @@ export class JobExecService implements Startable {
     let workDir: string | undefined
     let lease: Lease | undefined
     let rec: JobRecord | undefined
+    let diskKey: string | undefined
     try {
       const first = await ch.next(EXEC_DEFAULTS.startMs)
       if (first == null) return
       if (frameKind(first) !== 'start') throw new JobStreamError('PROTOCOL', 'the first frame must be Start')
       const start = first.start as JobFrame.Start
-      const verified = await this.rejecting(ch, undefined, () => this.checkStart(start, remote))
-      if (verified == null) return
-      rec = { attemptKey: verified.attemptKey, jobId: verified.jobIdHex, renter: verified.renter.toString(), tier: verified.tier, state: 'receiving' }
+      // the award, the runtime, the manifest, then a slot and disk, all before any input byte is read
+      const admitted = await this.rejecting(ch, undefined, () => this.admit(start, remote))
+      if (admitted == null) return
+      const verified = admitted.verified
+      lease = admitted.lease
+      diskKey = verified.attemptKey
+      rec = { attemptKey: verified.attemptKey, jobId: verified.jobIdHex, renter: verified.renter.toString(), tier: verified.tier, state: 'receiving', gpuIndex: lease.gpu.index }
       this.book.answer(verified.attemptKey)
       this.book.update(rec)
       const dir = await this.makeWorkDir(verified)
       workDir = dir
-      const inputs = await this.rejecting(ch, rec, async () => await receiveInputs(ch, start.inputs, join(dir, 'inputs'), this.maxInputBytes()))
+      // a gold/silver job displacing this (bronze) one before it runs takes the slot at once
+      let displaced: Rejection | undefined
+      let stopReceiving: (why: Rejection) => void = () => {}
+      const stop = new Promise<never>((_resolve, reject) => { stopReceiving = reject })
+      stop.catch(() => {})
+      lease.onPreempt(notice => {
+        displaced = new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, `${notice.detail} before it started`)
+        admitted.lease.release()
+        stopReceiving(displaced)
+      })
+      const inputs = await this.rejecting(ch, rec, async () => await receiveInputs(ch, start.inputs, join(dir, 'inputs'), Math.min(this.maxInputBytes(), declaredInputBytes(start.inputs)), stop))
       if (inputs == null) return
-      const placed = this.scheduler.reserve({ key: verified.attemptKey, tier: verified.tier, minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs })
-      if ('refused' in placed) { await this.reject(ch, new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, placed.detail), rec); return }
-      lease = placed
+      if (displaced != null) { await this.reject(ch, displaced, rec); return }
+      // from here a notice waits for the run (runOnSlot passes it on as SIGTERM)
+      lease.offPreempt()
       rec.state = 'waiting-slot'
       this.book.update(rec)
       await this.waitForSlot(lease)
@@ -206,6 +236,8 @@ export class JobExecService implements Startable {
     } finally {
       lease?.release()
       if (workDir != null && this.init.keepWorkDirs !== true) await rm(workDir, { recursive: true, force: true }).catch(() => {})
+      // the job's disk is free once its work dir is gone (or kept on purpose)
+      if (diskKey != null) this.disk.release(diskKey)
     }
   }
 
@@ -236,6 +268,30 @@ export class JobExecService implements Startable {
     if (!this.started) throw new Rejection(JobFrame.Rejected.Code.OTHER, 'provider is shutting down')
     checkJobFits(start, verified, { runner: this.init.runner, scheduler: this.scheduler, limits: this.runLimits(), maxInputBytes: this.maxInputBytes() })
     return verified
+  }
+
+  /**
+   * Admits a Start: the award and runtime checks, then (synchronously, so no other Start slips
+   * in between) the renter's slot limit and the disk budget on the slot the job would take,
+   * then the slot itself and the job's disk. Refusals are Rejections (NO_CAPACITY when it is
+   * full for now); nothing is held when one is thrown.
+   */
+  private admit (start: JobFrame.Start, remote: PeerId): { verified: VerifiedAward, lease: Lease } {
+    const verified = this.checkStart(start, remote)
+    const job = { key: verified.attemptKey, tier: verified.tier, minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs }
+    const gpu = this.scheduler.placement(job)
+    if (gpu == null) {
+      const can = this.scheduler.canAccept(job)
+      throw new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, 'refused' in can ? can.detail : 'no slot')
+    }
+    const renter = verified.renter.toString()
+    checkRenterSlots(renter, this.scheduler.gpusHeldBy(`${renter}/`), gpu.index, this.maxSlotsPerRenter())
+    const diskBytes = declaredInputBytes(start.inputs) + this.maxOutputBytes()
+    this.disk.check(diskBytes)
+    const placed = this.scheduler.reserve(job)
+    if ('refused' in placed) throw new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, placed.detail)
+    this.disk.hold({ key: verified.attemptKey, renter, diskBytes })
+    return { verified, lease: placed }
   }
 
   private async reject (ch: FrameChannel, rejection: Rejection, rec: JobRecord | undefined): Promise<void> {
@@ -299,7 +355,7 @@ export class JobExecService implements Startable {
     let status = run.outcome.status
     if (connected) {
       try {
-        outputs = await sendOutputs(ch, outputDir, { maxFiles: EXEC_DEFAULTS.maxFiles, maxBytes: this.init.maxOutputBytes ?? EXEC_DEFAULTS.maxOutputBytes })
+        outputs = await sendOutputs(ch, outputDir, { maxFiles: EXEC_DEFAULTS.maxFiles, maxBytes: this.maxOutputBytes() })
       } catch (err) {
         if (!(err instanceof OutputLimitError)) throw err
         status = 'failed'
@@ -342,6 +398,14 @@ export class JobExecService implements Startable {
 
   private maxInputBytes (): number {
     return this.init.maxInputBytes ?? EXEC_DEFAULTS.maxInputBytes
+  }
+
+  private maxOutputBytes (): number {
+    return this.init.maxOutputBytes ?? EXEC_DEFAULTS.maxOutputBytes
+  }
+
+  private maxSlotsPerRenter (): number {
+    return this.init.maxSlotsPerRenter ?? Math.max(1, this.init.gpus.length)
   }
 }
 

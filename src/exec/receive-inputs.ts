@@ -13,13 +13,16 @@ import { JobStreamError } from './errors.js'
 import { FileSink } from './file-sink.js'
 import { frameKind, type FrameChannel } from './job-stream.js'
 
-/** Reads the inputs into `dir`; resolves with the manifest once every file arrived whole. */
-export async function receiveInputs (ch: FrameChannel, manifest: FileEntry[], dir: string, maxInputBytes: number): Promise<FileEntry[]> {
+/**
+ * Reads the inputs into `dir`; resolves with the manifest once every file arrived whole.
+ * `stop`, when it rejects, ends the receipt at once with its error (the job lost its slot).
+ */
+export async function receiveInputs (ch: FrameChannel, manifest: FileEntry[], dir: string, maxInputBytes: number, stop?: Promise<never>): Promise<FileEntry[]> {
   const files = new InputFiles(manifest, dir)
   let total = 0
   try {
     while (true) {
-      const frame = await ch.next()
+      const frame = await (stop == null ? ch.next() : Promise.race([ch.next(), stop]))
       if (frame == null) throw new JobStreamError('CANCELLED', 'renter closed the stream while sending inputs')
       const kind = frameKind(frame)
       if (kind === 'inputEnd') break

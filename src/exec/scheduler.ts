@@ -47,6 +47,8 @@ export interface Lease {
   readonly preemptible: boolean
   /** registers what to do when this job must stop; a notice that came earlier is delivered at once */
   onPreempt(handler: (notice: PreemptNotice) => void): void
+  /** drops the handler: a later notice waits for the next onPreempt */
+  offPreempt(): void
   /** gives the slot back (run finished, failed or never started); safe to call twice */
   release(): void
 }
@@ -119,6 +121,10 @@ class LeaseImpl implements Lease {
     }
   }
 
+  offPreempt (): void {
+    this.handler = undefined
+  }
+
   release (): void {
     if (this.released) return
     this.released = true
@@ -166,14 +172,30 @@ export class SlotScheduler {
       this.changed()
       return lease
     }
-    // oldest bronze job first: it has had the most time to produce something
-    const victims = this.slots.filter(s => this.displaceable(s)).sort((a, b) => (a.lease?.since ?? 0) - (b.lease?.since ?? 0))
-    const slot = victims[0] as Slot
+    const slot = this.victim() as Slot
     const lease = new LeaseImpl(job, slot.gpu, this, this.now())
     slot.next = lease
     slot.lease?.notify({ reason: 'tier', graceMs: this.graceMs, detail: `preempted by a ${job.tier} job` })
     this.changed()
     return lease
+  }
+
+  /**
+   * The GPU `reserve` would place this job on now (a free slot, else the bronze job it would
+   * displace), or undefined when it would refuse. Lets the caller check its own limits first.
+   */
+  placement (job: Pick<SlotJob, 'tier' | 'minNoticeMs'>): SchedulerGpu | undefined {
+    if ('refused' in this.canAccept(job)) return undefined
+    return (this.slots.find(s => s.lease == null) ?? this.victim())?.gpu
+  }
+
+  /** The GPUs whose slot holds, or waits for, a job whose key starts with `prefix`. */
+  gpusHeldBy (prefix: string): Set<number> {
+    const held = new Set<number>()
+    for (const s of this.slots) {
+      if (s.lease?.job.key.startsWith(prefix) === true || s.next?.job.key.startsWith(prefix) === true) held.add(s.gpu.index)
+    }
+    return held
   }
 
   /** Starts or ends a pause; starting one preempts every bronze job. */
@@ -224,6 +246,11 @@ export class SlotScheduler {
       }
     }
     this.changed()
+  }
+
+  /** The slot a gold/silver job would take when none is free: the oldest bronze job first (it has had the most time to produce something). */
+  private victim (): Slot | undefined {
+    return this.slots.filter(s => this.displaceable(s)).sort((a, b) => (a.lease?.since ?? 0) - (b.lease?.since ?? 0))[0]
   }
 
   private displaceable (slot: Slot): boolean {

@@ -1,0 +1,264 @@
+/**
+ * Red team (issue 13, item 5): a renter exhausts the provider. Hostile renters are real
+ * in-process nodes speaking /idlegrid/job/1.0.0 frame by frame: they send Start frames for
+ * several awards at once, declare large inputs, hold their slot by sending nothing, or send
+ * their bytes regardless of the provider's answer.
+ */
+import { strict as assert } from 'node:assert'
+import { createHash, randomBytes } from 'node:crypto'
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { PROTOCOL } from '../../protocols/ids.js'
+import { JobFrame } from '../../protocols/job.js'
+import { CAPACITY_SERVICE, type CapacitySource, type Tier } from '../../src/capability/index.js'
+import { checkRenterSlots, DiskBudget, Rejection } from '../../src/exec/admission.js'
+import { CHUNK_BYTES, FrameChannel, frameKind } from '../../src/exec/job-stream.js'
+import { SlotScheduler, type Lease } from '../../src/exec/scheduler.js'
+import { type ExecServiceInit } from '../../src/exec/provider.js'
+import { runAttempt } from '../../src/exec/renter.js'
+import { ProcessRunner } from '../../src/exec/runners/index.js'
+import { startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { copyJob, execOf, execProviderServices, makeAward } from './fixtures.js'
+import type { IdlegridNode } from '../../src/node/index.js'
+
+const MiB = 1024 * 1024
+
+/**
+ * Three providers that run any award (no market here): P0 with one GPU and the default
+ * limits, P1 with two GPUs and at most one slot per renter, P2 with two GPUs, a 1 MiB output
+ * bound and a 4 MiB disk budget.
+ */
+function providerInit (dir: string, i: number): ExecServiceInit {
+  const gpus = Array.from({ length: i === 0 ? 1 : 2 }, (_, index) => ({ index, uuid: `GPU-sim-limits-${i}-${index}`, simulated: true, modelKey: 'h100-80gb' }))
+  return {
+    runner: new ProcessRunner(),
+    gpus,
+    workRoot: join(dir, `work-${i}`),
+    graceMs: 3_000,
+    keepaliveMs: 500,
+    idleMs: 10_000,
+    requireAccepted: false,
+    ...(i === 1 ? { maxSlotsPerRenter: 1 } : {}),
+    ...(i === 2 ? { maxOutputBytes: MiB, diskBudgetBytes: 4 * MiB } : {})
+  }
+}
+
+/** A job stream a hostile renter drives by hand: its Start is sent, and `answer` is the provider's first frame back. */
+interface HandStream {
+  ch: FrameChannel
+  answer: Promise<JobFrame | undefined>
+  settled: () => boolean
+  /** the inputs it declared, with their bytes */
+  data: Buffer
+}
+
+/** Sends a Start for a fresh award, declaring one input `in.bin` of `data` (or of `declared` bytes that are never sent). */
+async function sendStart (renter: IdlegridNode, provider: IdlegridNode, opts: { tier?: Tier, data?: Buffer, declared?: number, command?: string }): Promise<HandStream> {
+  const awarded = makeAward(renter, provider.peerId, { tier: opts.tier ?? 'silver' })
+  const data = opts.data ?? Buffer.alloc(0)
+  const size = opts.declared ?? data.byteLength
+  const sha256 = opts.data != null ? createHash('sha256').update(data).digest() : randomBytes(32)
+  const stream = await renter.libp2p.dialProtocol(provider.peerId, PROTOCOL.job)
+  const ch = new FrameChannel(stream, { idleMs: 20_000 })
+  await ch.send({
+    start: {
+      award: awarded.award,
+      jobRequest: awarded.jobRequest,
+      runtime: { image: '', command: ['/bin/sh', '-c', opts.command ?? 'sleep 30'], env: [], timeoutMs: 60_000n },
+      inputs: size === 0 ? [] : [{ path: 'in.bin', size: BigInt(size), sha256 }]
+    }
+  })
+  let done = false
+  const answer = ch.next(20_000).finally(() => { done = true })
+  answer.catch(() => {})
+  return { ch, answer, settled: () => done, data }
+}
+
+/** Sends the stream's inputs and InputEnd, ignoring a stream the provider already closed. */
+async function sendInputs (s: HandStream): Promise<void> {
+  try {
+    for (let offset = 0; offset < s.data.byteLength; offset += CHUNK_BYTES) {
+      await s.ch.send({ inputChunk: { path: 'in.bin', offset: BigInt(offset), data: s.data.subarray(offset, offset + CHUNK_BYTES) } })
+    }
+    await s.ch.send({ inputEnd: {} })
+  } catch {}
+}
+
+/** The Rejected frame of a stream's answer (fails on anything else). */
+async function rejectedOf (s: HandStream): Promise<JobFrame.Rejected> {
+  const frame = await s.answer
+  assert.ok(frame != null && frameKind(frame) === 'rejected', `expected Rejected, got ${frame == null ? 'the end' : frameKind(frame)}`)
+  return frame.rejected as JobFrame.Rejected
+}
+
+const capacityOf = (node: IdlegridNode): CapacitySource => (node.libp2p.services as Record<string, unknown>)[CAPACITY_SERVICE] as CapacitySource
+const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
+
+describe('red team: exec (issue 13)', function () {
+  this.timeout(120_000)
+  let net: InProcessNetwork
+  let tmp: { path: string, cleanup: () => Promise<void> }
+  const open: HandStream[] = []
+
+  before(async () => {
+    tmp = await tempDir('idlegrid-exec-limits-')
+    net = await startInProcessNetwork({
+      providers: 3,
+      renters: 2,
+      extensions: (role, i) => role === 'provider' ? { services: execProviderServices(providerInit(tmp.path, i), join(tmp.path, `provider-${i}`)) } : {}
+    })
+    for (const r of net.renters) for (const p of net.providers) await r.libp2p.dial(p.libp2p.getMultiaddrs()[0] as any)
+  })
+
+  afterEach(async () => {
+    for (const s of open.splice(0)) s.ch.abort()
+    // every slot comes back once the hostile streams are gone
+    for (const p of net.providers) await waitFor(() => capacityOf(p).freeSlots() === capacityOf(p).totalSlots(), { what: 'the provider\'s slots free again' })
+  })
+
+  after(async () => {
+    await net?.stop()
+    await tmp?.cleanup()
+  })
+
+  const renter = (i: number): IdlegridNode => net.renters[i] as IdlegridNode
+  const provider = (i: number): IdlegridNode => net.providers[i] as IdlegridNode
+  const start = async (...args: Parameters<typeof sendStart>): Promise<HandStream> => {
+    const s = await sendStart(...args)
+    open.push(s)
+    return s
+  }
+
+  it('several concurrent awards for one GPU: one holds the slot from its Start, the rest are refused before any input byte', async () => {
+    const p = provider(0)
+    assert.equal(capacityOf(p).freeSlots(), 1)
+    const data = Buffer.alloc(1_500_000, 7)
+    const streams = await Promise.all([0, 1, 0, 1].map(async i => await start(renter(i), p, { data })))
+    // no input byte sent yet: three are refused, one waits for its inputs on the slot
+    await waitFor(() => streams.filter(s => s.settled()).length >= 3, { what: 'three refusals' })
+    await sleep(300)
+    const waiting = streams.filter(s => !s.settled())
+    assert.equal(waiting.length, 1, 'exactly one award holds the slot')
+    for (const s of streams.filter(s => s.settled())) {
+      const r = await rejectedOf(s)
+      assert.equal(r.code, JobFrame.Rejected.Code.NO_CAPACITY)
+      assert.match(r.reason, /all 1 slots busy/)
+    }
+    // the bid engine sees the slot taken while the job is still receiving
+    assert.equal(capacityOf(p).freeSlots(), 0)
+    assert.ok(execOf(p).jobList().some(j => j.state === 'receiving' && j.gpuIndex === 0))
+    // the refused renters send their bytes anyway: none of them lands on the provider's disk
+    await Promise.all(streams.map(sendInputs))
+    const accepted = await (waiting[0] as HandStream).answer
+    assert.equal(accepted == null ? 'the end' : frameKind(accepted), 'accepted')
+    assert.equal((await readdir(join(tmp.path, 'work-0'))).length, 1, 'one work dir: the job that holds the slot')
+  })
+
+  it('a renter over its slot limit is refused before its bytes; another renter still gets the free slot', async () => {
+    const p = provider(1)
+    assert.equal(capacityOf(p).freeSlots(), 2)
+    const first = await start(renter(0), p, { declared: MiB })
+    await waitFor(() => capacityOf(p).freeSlots() === 1, { what: 'the first job holding a slot' })
+    const second = await start(renter(0), p, { declared: MiB })
+    const r = await rejectedOf(second)
+    assert.equal(r.code, JobFrame.Rejected.Code.NO_CAPACITY)
+    assert.match(r.reason, /already holds 1 of this provider's slots \(at most 1 per renter\)/)
+    const other = await start(renter(1), p, { declared: MiB })
+    await waitFor(() => capacityOf(p).freeSlots() === 0, { what: 'the other renter holding the second slot' })
+    assert.equal(first.settled(), false)
+    assert.equal(other.settled(), false)
+  })
+
+  it('the disk budget is reserved at Start: a job that would overfill it is refused before its bytes, one larger than it never fits', async () => {
+    const p = provider(2)
+    // 2.5 MiB of inputs + the 1 MiB output bound: 3.5 of the 4 MiB budget, held while nothing is sent
+    const big = await start(renter(0), p, { declared: 2.5 * MiB })
+    await waitFor(() => capacityOf(p).freeSlots() === 1, { what: 'the big job holding a slot' })
+    const more = await start(renter(1), p, { declared: MiB })
+    const r = await rejectedOf(more)
+    assert.equal(r.code, JobFrame.Rejected.Code.NO_CAPACITY)
+    assert.match(r.reason, /disk budget full: jobs in progress hold 3670016 of 4194304 bytes, this job needs 2097152/)
+    const huge = await start(renter(1), p, { declared: 4 * MiB })
+    const r2 = await rejectedOf(huge)
+    assert.equal(r2.code, JobFrame.Rejected.Code.INPUT_TOO_LARGE)
+    assert.match(r2.reason, /more than this provider's disk budget of 4194304/)
+    assert.equal(capacityOf(p).freeSlots(), 1, 'refused jobs hold no slot')
+    // the budget comes back with the job: then a real job with real inputs runs
+    big.ch.abort()
+    await waitFor(() => capacityOf(p).freeSlots() === 2, { what: 'the big job gone' })
+    // copyJob's 1.5 MB inputs, but only the small output (the big one is over P2's 1 MiB output bound)
+    const payload = { ...await copyJob(join(tmp.path, 'copy')), runtime: { command: ['/bin/sh', '-c', 'tr a-z A-Z < inputs/a.txt > outputs/upper.txt'], timeoutMs: 20_000 } }
+    const ok = await runAttempt(makeAward(renter(1), p.peerId), payload, { libp2p: renter(1).libp2p, privateKey: renter(1).privateKey, peerId: renter(1).peerId, dir: join(tmp.path, 'copy-out'), idleMs: 10_000 })
+    assert.equal(ok.outcome, 'ok', ok.detail)
+  })
+
+  it('a bronze job that holds its slot by sending nothing is displaced at once by a gold job (its own renter\'s too)', async () => {
+    const p = provider(0)
+    const bronze = await start(renter(0), p, { tier: 'bronze', declared: MiB })
+    await waitFor(() => capacityOf(p).freeSlots() === 0, { what: 'the bronze job holding the slot' })
+    assert.equal(capacityOf(p).preemptibleSlots(), 1)
+    const began = Date.now()
+    const gold = await runAttempt(makeAward(renter(0), p.peerId, { tier: 'gold' }), { runtime: { command: ['/bin/sh', '-c', 'echo gold > outputs/g.txt'], timeoutMs: 20_000 }, inputs: [] }, {
+      libp2p: renter(0).libp2p, privateKey: renter(0).privateKey, peerId: renter(0).peerId, dir: join(tmp.path, 'gold'), idleMs: 10_000
+    })
+    assert.equal(gold.outcome, 'ok', gold.detail)
+    assert.ok(Date.now() - began < 8_000, `gold waited ${Date.now() - began} ms for a slot held by a silent bronze job`)
+    const r = await rejectedOf(bronze)
+    assert.equal(r.code, JobFrame.Rejected.Code.NO_CAPACITY)
+    assert.match(r.reason, /preempted by a gold job before it started/)
+  })
+})
+
+describe('exec: provider limits', function () {
+  const gpus = [0, 1].map(index => ({ index, uuid: `GPU-${index}`, simulated: true }))
+  const lease = (x: ReturnType<SlotScheduler['reserve']>): Lease => { if ('refused' in x) assert.fail(x.detail); return x }
+  const rejects = (fn: () => void, code: JobFrame.Rejected.Code, re: RegExp): void => {
+    assert.throws(fn, (err: unknown) => err instanceof Rejection && err.code === code && re.test(err.message))
+  }
+
+  it('the scheduler tells where a job would go and which GPUs a renter holds or waits for', () => {
+    const s = new SlotScheduler({ gpus })
+    assert.equal(s.placement({ tier: 'bronze' })?.index, 0)
+    lease(s.reserve({ key: 'A/1', tier: 'bronze' }))
+    assert.equal(s.placement({ tier: 'silver' })?.index, 1)
+    lease(s.reserve({ key: 'B/1', tier: 'silver' }))
+    assert.equal(s.placement({ tier: 'bronze' }), undefined, 'full for bronze')
+    assert.equal(s.placement({ tier: 'gold' })?.index, 0, 'gold would displace the bronze job')
+    lease(s.reserve({ key: 'B/2', tier: 'gold' }))
+    assert.deepEqual([...s.gpusHeldBy('A/')], [0])
+    assert.deepEqual([...s.gpusHeldBy('B/')].sort(), [0, 1])
+    assert.equal(s.placement({ tier: 'gold' }), undefined, 'nothing left to displace')
+  })
+
+  it('a notice after offPreempt waits for the next handler', () => {
+    const s = new SlotScheduler({ gpus: gpus.slice(0, 1) })
+    const bronze = lease(s.reserve({ key: 'A/1', tier: 'bronze' }))
+    const early: string[] = []
+    bronze.onPreempt(n => early.push(n.detail))
+    bronze.offPreempt()
+    lease(s.reserve({ key: 'B/1', tier: 'gold' }))
+    assert.deepEqual(early, [])
+    const late: string[] = []
+    bronze.onPreempt(n => late.push(n.detail))
+    assert.deepEqual(late, ['preempted by a gold job'])
+  })
+
+  it('the disk budget refuses a share that does not fit now (NO_CAPACITY) or ever (INPUT_TOO_LARGE), and takes shares back', () => {
+    const d = new DiskBudget(100)
+    rejects(() => { d.check(101) }, JobFrame.Rejected.Code.INPUT_TOO_LARGE, /needs 101 bytes of disk .* disk budget of 100/)
+    d.check(60)
+    d.hold({ key: 'a', renter: 'A', diskBytes: 60 })
+    rejects(() => { d.check(41) }, JobFrame.Rejected.Code.NO_CAPACITY, /disk budget full: jobs in progress hold 60 of 100 bytes, this job needs 41/)
+    d.check(40)
+    d.release('a')
+    d.release('a')
+    assert.equal(d.used(), 0)
+    d.check(100)
+  })
+
+  it('a renter may not hold more slots than its limit; displacing its own job takes none', () => {
+    checkRenterSlots('A', new Set(), 0, 1)
+    checkRenterSlots('A', new Set([0]), 0, 1)
+    rejects(() => { checkRenterSlots('A', new Set([0]), 1, 1) }, JobFrame.Rejected.Code.NO_CAPACITY, /renter A already holds 1 of this provider's slots \(at most 1 per renter\)/)
+  })
+})
