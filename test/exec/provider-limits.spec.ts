@@ -17,7 +17,7 @@ import { SlotScheduler, type Lease } from '../../src/exec/scheduler.js'
 import { type ExecServiceInit } from '../../src/exec/provider.js'
 import { runAttempt } from '../../src/exec/renter.js'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
-import { startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { recordAttack, startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
 import { copyJob, execOf, execProviderServices, makeAward } from './fixtures.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 
@@ -151,7 +151,9 @@ describe('red team: exec (issue 13)', function () {
     await Promise.all(streams.map(sendInputs))
     const accepted = await (waiting[0] as HandStream).answer
     assert.equal(accepted == null ? 'the end' : frameKind(accepted), 'accepted')
-    assert.equal((await readdir(join(tmp.path, 'work-0'))).length, 1, 'one work dir: the job that holds the slot')
+    const workDirs = (await readdir(join(tmp.path, 'work-0'))).length
+    assert.equal(workDirs, 1, 'one work dir: the job that holds the slot')
+    recordAttack({ issue: '13.5', attack: '4 concurrent awards for 1 GPU, all sending 1.5 MB of inputs', got: `${streams.length - 1} refused before any byte; ${workDirs} work dir on the provider`, limit: 'slot reserved at Start, before inputs' })
   })
 
   it('a renter over its slot limit is refused before its bytes; another renter still gets the free slot', async () => {
@@ -182,6 +184,7 @@ describe('red team: exec (issue 13)', function () {
     const r2 = await rejectedOf(huge)
     assert.equal(r2.code, JobFrame.Rejected.Code.INPUT_TOO_LARGE)
     assert.match(r2.reason, /more than this provider's disk budget of 4194304/)
+    recordAttack({ issue: '13.5', attack: 'fill the provider\'s disk: declared inputs over the free budget / the whole budget', got: 'NO_CAPACITY / INPUT_TOO_LARGE before any byte', limit: 'disk budget reserved at Start' })
     assert.equal(capacityOf(p).freeSlots(), 1, 'refused jobs hold no slot')
     // the budget comes back with the job: then a real job with real inputs runs
     big.ch.abort()
