@@ -158,6 +158,9 @@ describe('red team: market (issue 13)', function () {
     assert.ok(report.award != null, JSON.stringify(report.attempts))
     assert.ok(report.award.winner === honest().peerId.toString())
     const paid = report.award.price
+    // the real award names the honest provider's own bid: it still teaches a price, the victim's one sample
+    await waitFor(() => market().stats().recentClearingUsd.length === 2, { timeoutMs: 5_000, what: 'the victim\'s award to feed the price memory' })
+    assert.deepEqual(market().stats().recentClearingUsd, [ATTACK_USD, paid])
 
     const move = (x: number): string => `${(100 * (x / before - 1)).toFixed(2)} %`
     console.log(`      [figures] honest bid before: ${before.toFixed(4)} USD/h; after ${AUCTIONS} awards of unseen bids at ${ATTACK_USD} USD/h: ${afterA.toFixed(4)} (${move(afterA)}); ` +
