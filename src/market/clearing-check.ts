@@ -26,6 +26,18 @@ export type ClearingSampleReason =
   | 'self-award' | 'rule-mismatch' | 'unseen-bid' | 'wrong-bidder' | 'other-auction' | 'late-bid'
   | 'price-not-bid' | 'price-below-bid' | 'price-above-max' | 'price-without-runner-up'
 
+/** What a provider keeps of a bid it heard: enough to tie an award to it (a Signed<Bid> is one). */
+export interface HeardBid {
+  hash: Uint8Array
+  message: Pick<Bid, 'provider' | 'jobId' | 'jobNonce' | 'createdAt' | 'priceMicroUsd'>
+}
+
+/** The part of a heard bid kept for the price check (no envelope, addresses or labels). */
+export function heardBid (bid: Signed<Bid>): HeardBid {
+  const { provider, jobId, jobNonce, createdAt, priceMicroUsd } = bid.message
+  return { hash: bid.hash, message: { provider, jobId, jobNonce, createdAt, priceMicroUsd } }
+}
+
 function fail (reason: ClearingSampleReason, message: string): never {
   throw new ClearingSampleError(reason, message)
 }
@@ -35,7 +47,7 @@ function fail (reason: ClearingSampleReason, message: string): never {
  * saw; ClearingSampleError when it teaches nothing. `award` must already match `job`
  * (checkAwardForJob).
  */
-export function clearingSample (award: Signed<Award>, job: Signed<JobRequest>, bidsSeen: Iterable<Signed<Bid>>): bigint {
+export function clearingSample (award: Signed<Award>, job: Signed<JobRequest>, bidsSeen: Iterable<HeardBid>): bigint {
   const a = award.message
   if (equals(a.winner, a.renter)) fail('self-award', 'the award names its own renter as winner')
   if (a.pricingRule !== job.message.pricingRule) fail('rule-mismatch', 'the award\'s pricing rule is not the one its job request announced')

@@ -13,7 +13,7 @@ import { AcceptRequest, ExplainRequest } from '../../protocols/market.js'
 import { toHex } from '../common/index.js'
 import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, serveOnce, type GossipRouter } from '../node/index.js'
 import { checkAwardForJob, isAwardedTo, readAward } from './award-check.js'
-import { clearingSample } from './clearing-check.js'
+import { clearingSample, heardBid, type HeardBid } from './clearing-check.js'
 import { CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapacitySource } from '../capability/index.js'
 import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats } from './bid-engine.js'
 import { MarketMessageError } from './errors.js'
@@ -37,8 +37,10 @@ export const MARKET_PROVIDER_CAPABILITY = '@idlegrid/market-provider'
 const P2P_CODE = 421
 /** Job requests remembered (for awards and explain); the oldest are forgotten first. */
 const MAX_JOBS = 2_000
-/** Bids remembered per auction (one per provider) to verify awards' winning bids; more are not kept. */
-const MAX_BIDS_PER_AUCTION = 64
+/** Bids remembered per auction (by message hash) to verify awards' winning bids; more are not kept (no price is learnt then). */
+const MAX_BIDS_PER_AUCTION = 32
+/** Auctions whose heard bids are remembered; the oldest are forgotten first (awards follow within a minute). */
+const MAX_BID_AUCTIONS = 512
 /** Accept and explain requests must complete within this. */
 const STREAM_TIMEOUT_MS = 5_000
 
@@ -126,8 +128,8 @@ class MarketProvider implements MarketProviderService, Startable {
   private readonly log: Logger
   /** by jobKey(renter, job id hex); the renter's re-auction (new nonce) replaces its entry */
   private readonly jobs = new Map<string, SeenJob>()
-  /** bids heard on gossip by `${job id hex}/${nonce hex}`, one per provider (its newest); the oldest auctions are forgotten first */
-  private readonly bids = new Map<string, Map<string, Signed<Bid>>>()
+  /** bids heard on gossip by `${job id hex}/${nonce hex}`, then by bid hash; the oldest auctions are forgotten first */
+  private readonly bids = new Map<string, Map<string, HeardBid>>()
   /** `${jobKey}/${nonce hex}/${attempt}` already answered */
   private readonly answered = new Set<string>()
   private readonly unsubscribe: Array<() => void> = []
@@ -262,11 +264,11 @@ class MarketProvider implements MarketProviderService, Startable {
     if (bids == null) {
       bids = new Map()
       this.bids.set(auction, bids)
-      if (this.bids.size > MAX_JOBS) this.bids.delete(this.bids.keys().next().value as string)
+      if (this.bids.size > MAX_BID_AUCTIONS) this.bids.delete(this.bids.keys().next().value as string)
     }
-    const provider = bid.signer.toString()
-    if (!bids.has(provider) && bids.size >= MAX_BIDS_PER_AUCTION) return
-    bids.set(provider, bid)
+    const hash = toHex(bid.hash)
+    if (bids.has(hash) || bids.size >= MAX_BIDS_PER_AUCTION) return
+    bids.set(hash, heardBid(bid))
   }
 
   private onAward (award: Signed<Award>): void {
