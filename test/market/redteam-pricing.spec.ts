@@ -8,6 +8,7 @@
  * winner_bid_hash). Round B goes further: the self-made 1000 USD/h bids are really published,
  * so every award names a bid the provider heard. The test measures the honest provider's
  * quote for the same job before and after each round, and the price a real renter then pays.
+ * The sybil round spreads the 20 awards over several renter keys (one node each).
  */
 import * as assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -39,6 +40,8 @@ const FLOOR_USD = 1.25
 const ATTACK_USD = 1000
 const AUCTIONS = 20
 const WINDOW_MS = 1000
+/** extra renter identities of the attacker in the sybil round */
+const SYBILS = 3
 
 describe('red team: market (issue 13)', function () {
   this.timeout(120_000)
@@ -62,7 +65,7 @@ describe('red team: market (issue 13)', function () {
   before(async () => {
     net = await startInProcessNetwork({
       providers: 1,
-      renters: 3, // the victim, the attacker's renter, the attacker's shill bidder
+      renters: 3 + SYBILS, // the victim, the attacker's renter, the attacker's shill bidder, more renter keys of the attacker
       extensions: (role) => {
         if (role === 'provider') {
           const ext = marketServices({ role, provider: { profile: () => profile, pricing: PRICING } })
@@ -93,8 +96,7 @@ describe('red team: market (issue 13)', function () {
    * `publishBids` the shill's bids go out on gossip; otherwise the awards name bids nobody saw.
    * Resolves with the honest provider's award events for them.
    */
-  async function attack (publishBids: boolean): Promise<AwardSeenEvent[]> {
-    const me = attacker()
+  async function attack (publishBids: boolean, renters: IdlegridNode[] = [attacker()]): Promise<AwardSeenEvent[]> {
     const bidder = shill()
     const jobs: Array<Signed<JobRequest>> = []
     const bids = new Map<string, Array<Signed<Bid>>>()
@@ -104,13 +106,14 @@ describe('red team: market (issue 13)', function () {
       if (jobs.some(j => Buffer.from(j.message.jobId).toString('hex') === e.jobId)) events.push(e)
     }
     market().events.addEventListener('award', onAward)
-    const offBids = gossip(me).onMessage(TOPIC.bids, (envelope) => {
+    const offBids = gossip(victim()).onMessage(TOPIC.bids, (envelope) => {
       const bid = readBid(envelope)
       const key = Buffer.from(bid.message.jobId).toString('hex')
       bids.set(key, [...(bids.get(key) ?? []), bid])
     })
     try {
       for (let i = 0; i < AUCTIONS; i++) {
+        const me = renters[i % renters.length] as IdlegridNode
         const job = signJobRequest(me.privateKey, me.peerId, toJobRequest(spec(`pump-${i}`), { renter: me.peerId.toMultihash().bytes }))
         jobs.push(job)
         await me.libp2p.services.pubsub.publish(TOPIC.jobs, job.envelope)
@@ -123,6 +126,7 @@ describe('red team: market (issue 13)', function () {
       await waitFor(() => jobs.every(j => (bids.get(Buffer.from(j.message.jobId).toString('hex'))?.length ?? 0) >= 2), { timeoutMs: 10_000, what: 'the honest provider to bid on every self-made job' })
       await new Promise(resolve => setTimeout(resolve, WINDOW_MS))
       for (const job of jobs) {
+        const me = renters.find(r => r.peerId.equals(job.signer)) as IdlegridNode
         const all = bids.get(Buffer.from(job.message.jobId).toString('hex')) ?? []
         const winning = all.find(b => b.signer.equals(bidder.peerId)) as Signed<Bid>
         const award = signAward(me.privateKey, me.peerId, {
@@ -141,8 +145,12 @@ describe('red team: market (issue 13)', function () {
     }
   }
 
+  /** the honest provider's quote before any attack */
+  let honestQuote = 0
+
   it('anyone sets the price: 20 self-made awards at 1000 USD/h move an honest provider\'s bid by at most 10 %, and a real renter pays the honest price', async () => {
     const before = quote()
+    honestQuote = before
 
     // A: awards whose winning bid never went out on gossip teach nothing
     const a = await attack(false)
@@ -172,6 +180,19 @@ describe('red team: market (issue 13)', function () {
     assert.deepEqual(samples, [ATTACK_USD], 'one sample per renter')
     assert.ok(afterB <= before * 1.10, `bid moved from ${before} to ${afterB}`)
     assert.ok(paid <= before * 1.10, `a real renter paid ${paid}, the honest price is ${before}`)
+  })
+
+  it('anyone sets the price, with sybils: 20 self-made awards from several renter keys still move the bid by at most 10 %', async () => {
+    assert.ok(honestQuote > 0, 'runs after the single-renter round')
+    const keys = [attacker(), ...net.renters.slice(3)]
+    const events = await attack(true, keys)
+    const after = quote()
+    const samples = market().stats().recentClearingUsd
+    console.log(`      [figures] honest bid before any attack: ${honestQuote.toFixed(4)} USD/h; after ${AUCTIONS} awards at ${ATTACK_USD} USD/h from ${keys.length} renter keys: ` +
+      `${after.toFixed(4)} (${(100 * (after / honestQuote - 1)).toFixed(2)} %); price memory ${JSON.stringify(samples)}`)
+    assert.equal(events.filter(e => e.priced).length, AUCTIONS)
+    assert.equal(samples.filter(p => p === ATTACK_USD).length, keys.length, 'one sample per renter key')
+    assert.ok(after <= honestQuote * 1.10, `bid moved from ${honestQuote} to ${after}`)
   })
 })
 
