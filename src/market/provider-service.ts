@@ -60,7 +60,7 @@ export interface AwardSeenEvent {
   winner: string
   priceUsd: number
   mine: boolean
-  /** whether the clearing price fed the pricing memory; why not when it did not (ClearingSampleError's message) */
+  /** whether this auction's clearing price is in the pricing memory; why not when it is not (ClearingSampleError's message) */
   priced: boolean
   notPriced?: string
 }
