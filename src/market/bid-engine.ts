@@ -8,7 +8,7 @@
 import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
 import { matchJob, type CapacitySnapshot } from './matching.js'
 import { DEFAULT_PRICING, quotePrice, timeClassAt, type PricingParams, type TimeClass } from './pricing.js'
-import { DeclineReason, MAX_BID_ADDRS, MAX_BID_ADDR_BYTES, declineReasonName, microToUsd, tierOf, type Award, type Bid, type JobRequest } from './messages.js'
+import { DeclineReason, MAX_BID_ADDRS, MAX_BID_ADDR_BYTES, declineReasonName, microToUsd, tierOf, type Bid, type JobRequest } from './messages.js'
 import type { CapacitySource, ProviderProfile, Tier } from '../capability/index.js'
 
 function capacitySnapshot (source: CapacitySource): CapacitySnapshot {
@@ -33,7 +33,7 @@ export interface BidEngineOptions {
   pricing?: PricingParams
   /** sequence of the capability record bids are made under (0 when unknown) */
   capabilitySeq?: () => bigint
-  /** clearing prices remembered for the pricing nudge */
+  /** renters whose latest verified clearing price is remembered for the pricing nudge (default 20) */
   clearingMemory?: number
 }
 
@@ -46,7 +46,7 @@ export interface BidEngineStats {
   fillRate: number
   /** sum over accepted awards of clearing price × estimated GPU-hours, USD */
   expectedEarningsUsd: number
-  /** recent clearing prices seen in awards, USD per GPU-hour, newest last */
+  /** clearing prices of recent verified awards, one per renter, USD per GPU-hour, newest last */
   recentClearingUsd: number[]
 }
 
@@ -54,7 +54,8 @@ export class BidEngine {
   private readonly opts: BidEngineOptions
   private readonly capacity: CapacitySource
   private readonly pricing: PricingParams
-  private readonly clearing: Array<{ priceMicroUsd: number, tier: Tier }> = []
+  /** the latest verified clearing price per renter (one sample each: a renter's own awards weigh once), oldest first */
+  private readonly clearing = new Map<string, { priceMicroUsd: number, tier: Tier }>()
   private readonly counts = { jobsSeen: 0, bids: 0, wins: 0, earningsMicroUsdHours: 0 }
   private readonly declines: Record<string, number> = {}
 
@@ -78,7 +79,7 @@ export class BidEngine {
       tier: tierOf(job),
       utilization,
       timeClass,
-      recentClearing: this.clearing
+      recentClearing: [...this.clearing.values()]
     }, this.pricing))
     // a dynamic price above the renter's limit still wins nothing: offer the limit (the floor fits, matchJob checked)
     const max = job.constraints?.maxPriceMicroUsd ?? 0n
@@ -118,11 +119,15 @@ export class BidEngine {
     }
   }
 
-  /** Remembers the clearing price of an award seen on gossip, for the pricing nudge. */
-  observeAward (award: Award, tier: Tier): void {
-    this.clearing.push({ priceMicroUsd: Number(award.clearingPriceMicroUsd), tier })
-    const keep = this.opts.clearingMemory ?? 20
-    while (this.clearing.length > keep) this.clearing.shift()
+  /**
+   * Remembers a verified clearing price (clearing-check.ts) for the pricing nudge: one sample per
+   * renter, its newest replacing the older; the oldest renter is forgotten past `clearingMemory`.
+   */
+  observeClearing (renter: string, priceMicroUsd: bigint, tier: Tier): void {
+    this.clearing.delete(renter)
+    this.clearing.set(renter, { priceMicroUsd: Number(priceMicroUsd), tier })
+    const keep = Math.max(0, this.opts.clearingMemory ?? 20)
+    while (this.clearing.size > keep) this.clearing.delete(this.clearing.keys().next().value as string)
   }
 
   /** Counts a won (accepted) award and its expected earnings. */
@@ -139,7 +144,7 @@ export class BidEngine {
       wins: this.counts.wins,
       fillRate: this.counts.bids === 0 ? 0 : this.counts.wins / this.counts.bids,
       expectedEarningsUsd: microToUsd(Math.round(this.counts.earningsMicroUsdHours)),
-      recentClearingUsd: this.clearing.map(c => microToUsd(c.priceMicroUsd))
+      recentClearingUsd: [...this.clearing.values()].map(c => microToUsd(c.priceMicroUsd))
     }
   }
 }

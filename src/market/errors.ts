@@ -24,3 +24,20 @@ export class AuctionError extends Error {
     this.name = 'AuctionError'
   }
 }
+
+/**
+ * An award whose clearing price a provider will not learn from (issue 13): its winning bid was
+ * not seen on gossip, or its price does not follow from that bid and the job's pricing rule.
+ * `reason` is one of the ClearingSampleReason codes.
+ */
+export class ClearingSampleError extends Error {
+  static readonly code = 'ERR_CLEARING_SAMPLE'
+  readonly code = ClearingSampleError.code
+  readonly reason: string
+
+  constructor (reason: string, message: string) {
+    super(message)
+    this.name = 'ClearingSampleError'
+    this.reason = reason
+  }
+}

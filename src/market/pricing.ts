@@ -3,6 +3,12 @@
  * floor; it rises with utilization and in peak hours, falls off-peak, is nudged toward the
  * clearing prices recently seen in awards, and keeps bronze < silver < gold by applying the
  * tier as the last multiplier on a floor-clamped base.
+ *
+ * Clearing prices come from other peers' awards, so their pull is bounded (issue 13): each
+ * sample is first clamped into [base / (1 + band), base × (1 + band)] around the provider's
+ * own base, then the base moves `clearingWeight` of the way to the median of the clamped
+ * samples. However many awards say otherwise, the nudge moves the base by at most
+ * clearingWeight × band (7.5 % with the defaults) up, or clearingWeight × band / (1 + band) down.
  */
 
 import { localTimeFormat, type Tier } from '../capability/index.js'
@@ -18,6 +24,8 @@ export interface PricingParams {
   offPeakMultiplier: number
   /** 0..1: how far toward the median recent clearing price (tier-normalised) the base moves */
   clearingWeight: number
+  /** ≥ 0: a clearing sample counts as at most (1 + band) × the base and at least base / (1 + band) */
+  clearingBand: number
   /** local hours [start, end) that are peak on weekdays */
   peakHours: [number, number]
   /** local hours [start, end) that are off-peak every day (may wrap past midnight) */
@@ -30,6 +38,7 @@ export const DEFAULT_PRICING: PricingParams = {
   peakMultiplier: 1.2,
   offPeakMultiplier: 0.9,
   clearingWeight: 0.3,
+  clearingBand: 0.25,
   peakHours: [9, 18],
   offPeakHours: [0, 6]
 }
@@ -40,7 +49,7 @@ export interface PriceInputs {
   /** busy share of the slots, 0..1 */
   utilization: number
   timeClass: TimeClass
-  /** recent clearing prices seen in awards, micro-USD, with the tier each cleared for */
+  /** recent clearing prices seen in verified awards, micro-USD, with the tier each cleared for */
   recentClearing?: ReadonlyArray<{ priceMicroUsd: number, tier: Tier }>
 }
 
@@ -50,13 +59,24 @@ export function quotePrice (inputs: PriceInputs, params: PricingParams = DEFAULT
   const utilization = Math.min(1, Math.max(0, Number.isFinite(inputs.utilization) ? inputs.utilization : 1))
   const time = inputs.timeClass === 'peak' ? params.peakMultiplier : inputs.timeClass === 'off-peak' ? params.offPeakMultiplier : 1
   let base = floor * (1 + params.utilizationSlope * utilization ** 2) * time
-  const seen = (inputs.recentClearing ?? [])
-    .map(c => c.priceMicroUsd / params.tierMultiplier[c.tier])
-    .filter(p => Number.isFinite(p) && p > 0)
-  if (seen.length > 0) base += params.clearingWeight * (median(seen) - base)
+  base += clearingNudge(base, inputs.recentClearing ?? [], params)
   // clamp before the tier multiplier so the tiers stay strictly ordered even at the floor
   base = Math.max(floor, base)
   return Math.max(floor, Math.round(base * params.tierMultiplier[inputs.tier]))
+}
+
+/**
+ * How far the clearing samples move `base` (tier-normalised micro-USD): clearingWeight × (median
+ * of the samples, each clamped into the band around base − base); 0 with no usable sample.
+ */
+export function clearingNudge (base: number, samples: ReadonlyArray<{ priceMicroUsd: number, tier: Tier }>, params: PricingParams = DEFAULT_PRICING): number {
+  const band = 1 + Math.max(0, Number.isFinite(params.clearingBand) ? params.clearingBand : 0)
+  const weight = Math.min(1, Math.max(0, Number.isFinite(params.clearingWeight) ? params.clearingWeight : 0))
+  const seen = samples
+    .map(c => c.priceMicroUsd / params.tierMultiplier[c.tier])
+    .filter(p => Number.isFinite(p) && p > 0)
+    .map(p => Math.min(base * band, Math.max(base / band, p)))
+  return seen.length === 0 ? 0 : weight * (median(seen) - base)
 }
 
 function median (values: number[]): number {

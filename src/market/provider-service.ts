@@ -13,11 +13,12 @@ import { AcceptRequest, ExplainRequest } from '../../protocols/market.js'
 import { toHex } from '../common/index.js'
 import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, serveOnce, type GossipRouter } from '../node/index.js'
 import { checkAwardForJob, isAwardedTo, readAward } from './award-check.js'
+import { clearingSample, heardBid, type HeardBid } from './clearing-check.js'
 import { CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapacitySource } from '../capability/index.js'
 import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats } from './bid-engine.js'
 import { MarketMessageError } from './errors.js'
 import {
-  DeclineReason, declineReasonName, microToUsd, openMarketEnvelope, peerIdFromBytes, readJobRequest, signAcceptResponse, signBid, signDecline,
+  DeclineReason, declineReasonName, microToUsd, openMarketEnvelope, peerIdFromBytes, readBid, readJobRequest, signAcceptResponse, signBid, signDecline,
   tierOf, type Award, type Bid, type JobRequest
 } from './messages.js'
 import type { PricingParams } from './pricing.js'
@@ -36,6 +37,10 @@ export const MARKET_PROVIDER_CAPABILITY = '@idlegrid/market-provider'
 const P2P_CODE = 421
 /** Job requests remembered (for awards and explain); the oldest are forgotten first. */
 const MAX_JOBS = 2_000
+/** Bids remembered per auction (by message hash) to verify awards' winning bids; more are not kept (no price is learnt then). */
+const MAX_BIDS_PER_AUCTION = 32
+/** Auctions whose heard bids are remembered; the oldest are forgotten first (awards follow within a minute). */
+const MAX_BID_AUCTIONS = 512
 /** Accept and explain requests must complete within this. */
 const STREAM_TIMEOUT_MS = 5_000
 
@@ -50,7 +55,15 @@ export interface AcceptedJob {
   priceMicroUsd: bigint
   priceUsd: number
 }
-export interface AwardSeenEvent { jobId: string, winner: string, priceUsd: number, mine: boolean }
+export interface AwardSeenEvent {
+  jobId: string
+  winner: string
+  priceUsd: number
+  mine: boolean
+  /** whether this auction's clearing price is in the pricing memory; why not when it is not (ClearingSampleError's message) */
+  priced: boolean
+  notPriced?: string
+}
 
 /** What a test or operator hook may answer to an award before the provider accepts it. */
 export type AcceptVerdict = { accept: true } | { accept: false, reason: DeclineReason, detail: string } | { silent: true }
@@ -115,6 +128,8 @@ class MarketProvider implements MarketProviderService, Startable {
   private readonly log: Logger
   /** by jobKey(renter, job id hex); the renter's re-auction (new nonce) replaces its entry */
   private readonly jobs = new Map<string, SeenJob>()
+  /** bids heard on gossip by `${job id hex}/${nonce hex}`, then by bid hash; the oldest auctions are forgotten first */
+  private readonly bids = new Map<string, Map<string, HeardBid>>()
   /** `${jobKey}/${nonce hex}/${attempt}` already answered */
   private readonly answered = new Set<string>()
   private readonly unsubscribe: Array<() => void> = []
@@ -148,6 +163,13 @@ class MarketProvider implements MarketProviderService, Startable {
         return
       }
       this.onJob(job).catch(err => { this.log.error('handling job %s failed: %e', toHex(job.message.jobId), err) })
+    }))
+    this.unsubscribe.push(this.components[GOSSIP_SERVICE].onMessage(TOPIC.bids, (envelope) => {
+      try {
+        this.onBid(readBid(envelope))
+      } catch (err) {
+        this.log('bid dropped: %e', err)
+      }
     }))
     this.unsubscribe.push(this.components[GOSSIP_SERVICE].onMessage(TOPIC.awards, (envelope) => {
       try {
@@ -235,6 +257,20 @@ class MarketProvider implements MarketProviderService, Startable {
       .map(a => a.bytes)
   }
 
+  /** Keeps a bid heard on gossip, so an award naming it can be tied to what was bid (issue 13). */
+  private onBid (bid: Signed<Bid>): void {
+    const auction = `${toHex(bid.message.jobId)}/${toHex(bid.message.jobNonce)}`
+    let bids = this.bids.get(auction)
+    if (bids == null) {
+      bids = new Map()
+      this.bids.set(auction, bids)
+      if (this.bids.size > MAX_BID_AUCTIONS) this.bids.delete(this.bids.keys().next().value as string)
+    }
+    const hash = toHex(bid.hash)
+    if (bids.has(hash) || bids.size >= MAX_BIDS_PER_AUCTION) return
+    bids.set(hash, heardBid(bid))
+  }
+
   private onAward (award: Signed<Award>): void {
     const jobId = toHex(award.message.jobId)
     // only an award of an auction we saw, signed by its renter, says anything about the market
@@ -245,13 +281,22 @@ class MarketProvider implements MarketProviderService, Startable {
     } catch {
       return
     }
-    // one price per auction, however many awards it publishes (renters before issue 13 published every attempt)
+    // a price is learnt only from an award whose winning bid we saw and whose price follows from it
+    // (clearing-check.ts), once per auction however many awards it publishes
+    let notPriced: string | undefined
     if (seen.priced !== true) {
-      seen.priced = true
-      this.engine.observeAward(award.message, tierOf(seen.job.message))
+      try {
+        const heard = this.bids.get(`${jobId}/${toHex(award.message.jobNonce)}`)?.values() ?? []
+        const price = clearingSample(award, seen.job, seen.bid == null ? heard : [seen.bid, ...heard])
+        seen.priced = true
+        this.engine.observeClearing(award.signer.toString(), price, tierOf(seen.job.message))
+      } catch (err: any) {
+        notPriced = String(err?.message ?? err)
+        this.log('award of %s teaches no price: %s', jobId, notPriced)
+      }
     }
     const mine = isAwardedTo(award.message, this.components.peerId)
-    this.emit<AwardSeenEvent>('award', { jobId, winner: readableWinner(award.message), priceUsd: microToUsd(award.message.clearingPriceMicroUsd), mine })
+    this.emit<AwardSeenEvent>('award', { jobId, winner: readableWinner(award.message), priceUsd: microToUsd(award.message.clearingPriceMicroUsd), mine, priced: notPriced == null && seen.priced === true, notPriced })
   }
 
   private async answerAccept (request: Uint8Array, remote: PeerId, signal: AbortSignal): Promise<Uint8Array> {
