@@ -31,7 +31,7 @@ import { reputationService } from './fixtures.js'
 import { GOSSIP_SERVICE, type GossipRouter, type IdlegridNode } from '../../src/node/index.js'
 import { TOPIC } from '../../protocols/ids.js'
 import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
-import { startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { Signed } from '../../src/identity/index.js'
 
 /** peak and off-peak flattened so that the clock does not move the quote between measurements */
@@ -180,6 +180,8 @@ describe('red team: market (issue 13)', function () {
     assert.deepEqual(samples, [ATTACK_USD], 'one sample per renter')
     assert.ok(afterB <= before * 1.10, `bid moved from ${before} to ${afterB}`)
     assert.ok(paid <= before * 1.10, `a real renter paid ${paid}, the honest price is ${before}`)
+    recordAttack({ issue: '13.3', attack: `${AUCTIONS} self-made awards at ${ATTACK_USD} USD/h naming unseen bids`, got: `honest bid ${move(afterA)}`, limit: 'price learnt only from a heard winning bid' })
+    recordAttack({ issue: '13.3', attack: `${AUCTIONS} self-made awards at ${ATTACK_USD} USD/h with published shill bids`, got: `honest bid ${move(afterB)}; a real renter paid ${move(paid)}`, limit: 'one sample per renter, clamped to ±25 % (≤ 10 %)' })
   })
 
   it('anyone sets the price, with sybils: 20 self-made awards from several renter keys still move the bid by at most 10 %', async () => {
@@ -193,6 +195,7 @@ describe('red team: market (issue 13)', function () {
     assert.equal(events.filter(e => e.priced).length, AUCTIONS)
     assert.equal(samples.filter(p => p === ATTACK_USD).length, keys.length, 'one sample per renter key')
     assert.ok(after <= honestQuote * 1.10, `bid moved from ${honestQuote} to ${after}`)
+    recordAttack({ issue: '13.3', attack: `${AUCTIONS} self-made awards at ${ATTACK_USD} USD/h from ${keys.length} renter keys`, got: `honest bid ${(100 * (after / honestQuote - 1)).toFixed(2)} %`, limit: 'median of band-clamped samples (≤ 10 %)' })
   })
 })
 
