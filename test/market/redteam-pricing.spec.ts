@@ -181,7 +181,7 @@ describe('red team: market (issue 13)', function () {
     assert.ok(afterB <= before * 1.10, `bid moved from ${before} to ${afterB}`)
     assert.ok(paid <= before * 1.10, `a real renter paid ${paid}, the honest price is ${before}`)
     recordAttack({ issue: '13.3', attack: `${AUCTIONS} self-made awards at ${ATTACK_USD} USD/h naming unseen bids`, got: `honest bid ${move(afterA)}`, limit: 'price learnt only from a heard winning bid' })
-    recordAttack({ issue: '13.3', attack: `${AUCTIONS} self-made awards at ${ATTACK_USD} USD/h with published shill bids`, got: `honest bid ${move(afterB)}; a real renter paid ${move(paid)}`, limit: 'one sample per renter, clamped to ±25 % (≤ 10 %)' })
+    recordAttack({ issue: '13.3', attack: `${AUCTIONS} self-made awards at ${ATTACK_USD} USD/h with published shill bids`, got: `honest bid ${move(afterB)}; a real renter paid ${move(paid)}`, limit: 'one sample per renter, clamped to base/1.25…base×1.25 (≤ 10 %)' })
   })
 
   it('anyone sets the price, with sybils: 20 self-made awards from several renter keys still move the bid by at most 10 %', async () => {
