@@ -8,7 +8,7 @@ import { createHash, type Hash } from 'node:crypto'
 import { appendFile, mkdir, open } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { JobFrame, type FileEntry } from '../../protocols/job.js'
-import { RenterLimitError, type RenterLimits } from './attempt-limits.js'
+import { RenterLimitError, type DiskBudget, type RenterLimits } from './attempt-limits.js'
 import { checkRelativePath, sortEntries } from './digest.js'
 import { JobStreamError } from './errors.js'
 import { FileSink } from './file-sink.js'
@@ -27,12 +27,13 @@ export class AttemptLog {
   /** bytes of log lines received so far */
   total = 0
 
-  constructor (private readonly file: string, private readonly maxBytes = Infinity) {}
+  constructor (private readonly file: string, private readonly maxBytes = Infinity, private readonly disk?: DiskBudget) {}
 
   async push (stream: 'stdout' | 'stderr', line: string): Promise<void> {
     const bytes = Buffer.byteLength(line, 'utf8') + 3
     this.total += bytes
     if (this.total > this.maxBytes) throw new RenterLimitError('log-bytes', `the provider sent more than ${this.maxBytes} bytes of log (the renter's limit)`)
+    this.disk?.take(bytes)
     this.lines.push(`${stream === 'stderr' ? 'E ' : '  '}${line}\n`)
     this.pending += bytes
     if (this.lines.length >= LOG_BATCH_LINES || this.pending >= LOG_BATCH_BYTES) await this.flush()
@@ -61,7 +62,7 @@ export class OutputFiles {
   private readonly dirs = new Set<string>()
   private readonly limits: OutputLimits
 
-  constructor (private readonly dir: string, limits: number | Partial<OutputLimits>) {
+  constructor (private readonly dir: string, limits: number | Partial<OutputLimits>, private readonly disk?: DiskBudget) {
     this.limits = typeof limits === 'number'
       ? { maxOutputBytes: limits, maxFiles: Infinity, maxDepth: Infinity }
       : { maxOutputBytes: limits.maxOutputBytes ?? Infinity, maxFiles: limits.maxFiles ?? Infinity, maxDepth: limits.maxDepth ?? Infinity }
@@ -70,6 +71,7 @@ export class OutputFiles {
   async write (chunk: JobFrame.OutputChunk): Promise<void> {
     this.total += chunk.data.byteLength
     if (this.total > this.limits.maxOutputBytes) throw new RenterLimitError('output-bytes', `outputs exceed ${this.limits.maxOutputBytes} bytes (the renter's limit)`)
+    this.disk?.take(chunk.data.byteLength)
     if (this.current?.path !== chunk.path) this.current = await this.next(chunk)
     const current = this.current
     if (chunk.offset !== current.size) throw new JobStreamError('PROTOCOL', `output ${chunk.path} chunk at ${chunk.offset}, expected ${current.size}`)

@@ -23,6 +23,8 @@ export interface RenterLimits {
   deadlineGraceMs: number
   /** added to time limit + grace for the transfer of the outputs */
   deadlineMarginMs: number
+  /** log and output bytes written to disk by all of one job's attempts together (submit's job loop) */
+  maxJobDiskBytes: number
 }
 
 /** Defaults (README.md "Renter limits"; per job under `limits:` in the job file). */
@@ -32,10 +34,11 @@ export const RENTER_LIMITS: Readonly<RenterLimits> = {
   maxDepth: 32,
   maxOutputBytes: 4 * 1024 * MiB,
   deadlineGraceMs: 30_000,
-  deadlineMarginMs: 30_000
+  deadlineMarginMs: 30_000,
+  maxJobDiskBytes: 8 * 1024 * MiB
 }
 
-export type RenterLimitName = 'log-bytes' | 'files' | 'depth' | 'output-bytes' | 'deadline'
+export type RenterLimitName = 'log-bytes' | 'files' | 'depth' | 'output-bytes' | 'deadline' | 'disk'
 
 /** A provider broke one of the renter's limits: the attempt fails, the job is re-auctioned. */
 export class RenterLimitError extends JobStreamError {
@@ -45,6 +48,17 @@ export class RenterLimitError extends JobStreamError {
     super(limit === 'deadline' ? 'CANCELLED' : 'OUTPUT_TOO_LARGE', message)
     this.name = 'RenterLimitError'
     this.limit = limit
+  }
+}
+
+/** Bytes the renter may still write to disk for one job, shared by its attempts' logs and outputs. */
+export class DiskBudget {
+  constructor (public left: number) {}
+
+  /** Takes `bytes`; RenterLimitError('disk') when that is more than is left. */
+  take (bytes: number): void {
+    this.left -= bytes
+    if (this.left < 0) throw new RenterLimitError('disk', 'the job\'s attempts wrote more log and output bytes than the renter\'s disk budget for the job')
   }
 }
 

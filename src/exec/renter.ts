@@ -10,7 +10,7 @@ import { PROTOCOL } from '../../protocols/ids.js'
 import { openAward, peerIdFromBytes } from '../market/index.js'
 import { AttemptLog, followRun, OutputFiles } from './attempt-follow.js'
 import { awaitAccepted, inputManifest, sendJob } from './attempt-send.js'
-import { RenterLimitError, renterLimits, runDeadlineMs, type RenterLimits } from './attempt-limits.js'
+import { RenterLimitError, renterLimits, runDeadlineMs, type DiskBudget, type RenterLimits } from './attempt-limits.js'
 import { verifyAndReceipt } from './attempt-verify.js'
 import { fileSetDigest } from './digest.js'
 import { JobRejectedError, JobStreamError } from './errors.js'
@@ -106,6 +106,8 @@ export interface AttemptOptions {
   maxOutputBytes?: number
   /** the renter's limits on what the provider sends (RENTER_LIMITS where unset) */
   limits?: Partial<RenterLimits>
+  /** bytes of log and outputs this attempt may still write, shared with the job's other attempts */
+  disk?: DiskBudget
   onEvent?: (event: JobEvent) => void
   signal?: AbortSignal
 }
@@ -123,7 +125,7 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
   emit({ type: 'attempt', attempt, provider: result.provider, priceMicroUsd: Number(award.clearingPriceMicroUsd) })
   const manifest = await inputManifest(payload.inputs)
   const limits = renterLimits({ maxOutputBytes: opts.maxOutputBytes, ...opts.limits })
-  const outputs = new OutputFiles(outDir, limits)
+  const outputs = new OutputFiles(outDir, limits, opts.disk)
   const received = (): void => {
     result.outputs = outputs.entries()
     result.receivedDigest = fileSetDigest(result.outputs)
@@ -143,7 +145,7 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
     const deadline = new Promise<never>((resolve, reject) => {
       timer = setTimeout(() => { reject(new RenterLimitError('deadline', `the provider was still running the job ${deadlineMs} ms after accepting it (time limit ${payload.runtime.timeoutMs} ms + grace ${limits.deadlineGraceMs} ms + margin ${limits.deadlineMarginMs} ms)`)) }, deadlineMs)
     })
-    const following = followRun(ch, { outputs, log: new AttemptLog(join(opts.dir, 'log.txt'), limits.maxLogBytes), attempt, emit, onFirstLog: () => { result.firstLogAt = Date.now() } })
+    const following = followRun(ch, { outputs, log: new AttemptLog(join(opts.dir, 'log.txt'), limits.maxLogBytes, opts.disk), attempt, emit, onFirstLog: () => { result.firstLogAt = Date.now() } })
     let report
     try {
       report = await Promise.race([following, deadline])

@@ -34,6 +34,7 @@
  *     maxOutputDepth: 32
  *     maxOutputMiB: 4096
  *     deadlineMarginSeconds: 30       # after the time limit + 30 s grace; progress does not extend it
+ *     maxDiskMiB: 8192                # log and outputs of all attempts together
  */
 
 import { randomBytes } from 'node:crypto'
@@ -84,6 +85,7 @@ export interface JobLimits {
   maxOutputDepth?: number
   maxOutputMiB?: number
   deadlineMarginSeconds?: number
+  maxDiskMiB?: number
 }
 
 /** The bounds of each `limits:` field: [min, max, integer]. */
@@ -92,7 +94,8 @@ const LIMIT_BOUNDS: Record<keyof JobLimits, [number, number, boolean]> = {
   maxOutputFiles: [1, 4096, true],
   maxOutputDepth: [1, 128, true],
   maxOutputMiB: [1, 64 * 1024, false],
-  deadlineMarginSeconds: [0, 24 * 3600, false]
+  deadlineMarginSeconds: [0, 24 * 3600, false],
+  maxDiskMiB: [1, 256 * 1024, false]
 }
 
 export const JOB_DEFAULTS = {

@@ -4,7 +4,7 @@
  */
 import { basename, resolve } from 'node:path'
 import { SubmitError } from './errors.js'
-import type { JobPayload, RenterLimits } from '../exec/index.js'
+import { RENTER_LIMITS, type JobPayload, type RenterLimits } from '../exec/index.js'
 import type { JobLimits, JobSpec } from '../market/index.js'
 
 export const SUBMIT_DEFAULTS = {
@@ -45,11 +45,13 @@ export interface CheckedSubmission {
 }
 
 /** Checks a job before any auction: runnable, attempts within bounds; says how long it may take. */
-export function checkSubmission (spec: Pick<JobSpec, 'runtime' | 'inputs' | 'estimatedMinutes'>, maxAttempts?: unknown): CheckedSubmission {
+export function checkSubmission (spec: Pick<JobSpec, 'runtime' | 'inputs' | 'estimatedMinutes' | 'limits'>, maxAttempts?: unknown): CheckedSubmission {
   const attempts = checkMaxAttempts(maxAttempts)
   const payload = payloadFromSpec(spec)
   if (payload.runtime.command.length === 0 && (payload.runtime.image ?? '') === '') throw new SubmitError('the job has neither an image nor a command')
-  return { payload, maxAttempts: attempts, timeoutMs: attempts * (payload.runtime.timeoutMs + SUBMIT_DEFAULTS.attemptOverheadMs) }
+  // a longer deadline margin than the default (limits.deadlineMarginSeconds) adds to each attempt
+  const extraMarginMs = Math.max(0, (renterLimitsFromSpec(spec.limits).deadlineMarginMs ?? 0) - RENTER_LIMITS.deadlineMarginMs)
+  return { payload, maxAttempts: attempts, timeoutMs: attempts * (payload.runtime.timeoutMs + SUBMIT_DEFAULTS.attemptOverheadMs + extraMarginMs) }
 }
 
 const MiB = 1024 * 1024
@@ -63,5 +65,6 @@ export function renterLimitsFromSpec (limits: JobLimits | undefined): Partial<Re
   if (limits.maxOutputDepth != null) out.maxDepth = limits.maxOutputDepth
   if (limits.maxOutputMiB != null) out.maxOutputBytes = Math.round(limits.maxOutputMiB * MiB)
   if (limits.deadlineMarginSeconds != null) out.deadlineMarginMs = Math.round(limits.deadlineMarginSeconds * 1000)
+  if (limits.maxDiskMiB != null) out.maxJobDiskBytes = Math.round(limits.maxDiskMiB * MiB)
   return out
 }

@@ -153,6 +153,30 @@ describe('red team: exec renter limits (issue 13)', function () {
     assert.equal(summary.history[1]?.outcome, 'ok')
   })
 
+  it('the job\'s disk budget holds across attempts: a provider that fills it ends the job instead of the renter\'s disk', async () => {
+    await misbehave('huge-log')
+    const honest = net.providers[1] as InProcessNetwork['providers'][number]
+    const jobId = new Uint8Array(randomBytes(16))
+    const maxJobDiskBytes = 2 * 1024 * 1024
+    const summary = await runJob({
+      libp2p: renter().libp2p,
+      privateKey: renter().privateKey,
+      peerId: renter().peerId,
+      awards: { next: async ({ exclude, attempt }) => makeAward(renter(), [bad().peerId, honest.peerId].find(p => !exclude.includes(p.toString())) ?? honest.peerId, { attempt, jobId }) },
+      jobId: Buffer.from(jobId).toString('hex'),
+      baseDir: join(tmp.path, 'disk'),
+      idleMs: 10_000,
+      limits: { maxJobDiskBytes },
+      payload
+    })
+    assert.equal(summary.attempts, 1)
+    assert.equal(summary.status, 'bad_output')
+    assert.match(summary.history[0]?.detail ?? '', /limit disk: .*disk budget/)
+    assert.match(summary.detail ?? '', /disk budget is spent/)
+    const size = (await stat(join(summary.history[0]?.dir ?? '', 'log.txt'))).size
+    assert.ok(size <= maxJobDiskBytes, `log.txt holds ${size} bytes`)
+  })
+
   it('duplicate and file/directory clashes are still refused, with set lookups', async () => {
     const files = new OutputFiles(join(tmp.path, 'dups'), { maxFiles: 10 })
     const chunk = (path: string): { path: string, offset: bigint, data: Uint8Array } => ({ path, offset: 0n, data: Uint8Array.of(1) })
@@ -177,8 +201,8 @@ describe('red team: exec renter limits (issue 13)', function () {
 
   it('the job file\'s limits: are validated and become the renter\'s limits', () => {
     const base = { runtime: { command: ['true'] } }
-    const spec = parseJobSpec({ ...base, limits: { maxLogMiB: 2, maxOutputFiles: 100, maxOutputDepth: 4, maxOutputMiB: 0.5 * 2, deadlineMarginSeconds: 10 } })
-    assert.deepEqual(renterLimitsFromSpec(spec.limits), { maxLogBytes: 2 * 1024 * 1024, maxFiles: 100, maxDepth: 4, maxOutputBytes: 1024 * 1024, deadlineMarginMs: 10_000 })
+    const spec = parseJobSpec({ ...base, limits: { maxLogMiB: 2, maxOutputFiles: 100, maxOutputDepth: 4, maxOutputMiB: 0.5 * 2, deadlineMarginSeconds: 10, maxDiskMiB: 3 } })
+    assert.deepEqual(renterLimitsFromSpec(spec.limits), { maxLogBytes: 2 * 1024 * 1024, maxFiles: 100, maxDepth: 4, maxOutputBytes: 1024 * 1024, deadlineMarginMs: 10_000, maxJobDiskBytes: 3 * 1024 * 1024 })
     assert.deepEqual(renterLimitsFromSpec(parseJobSpec(base).limits), {})
     // the parsed spec parses again (the CLI sends it to the node as is)
     assert.deepEqual(parseJobSpec(spec), spec)
