@@ -76,8 +76,9 @@ describe('red team: exec renter limits (issue 13)', function () {
     } finally {
       clearInterval(sampler)
     }
-    // provider and renter share this process: the renter holds at most a 1 MiB batch of lines
-    assert.ok(peak - base < 96 * 1024 * 1024, `rss grew by ${((peak - base) / 1024 / 1024).toFixed(1)} MiB`)
+    // provider and renter share this process (about 80 MiB measured for both); a renter holding
+    // the 64 MiB log as strings would need 128 MiB for it alone
+    assert.ok(peak - base < 128 * 1024 * 1024, `rss grew by ${((peak - base) / 1024 / 1024).toFixed(1)} MiB`)
   })
 
   it('5,000 output files stop at the renter\'s limit of 4,096: bad_output, no more files on disk', async () => {
