@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { callControl } from '../control/index.js'
+import { printable } from '../exec/index.js'
 import { usd, type AttemptReport, type DemoOutput, type JobReport } from './summary.js'
 import type { DemoProvider } from './fleet.js'
 import type { NodeProcess } from './local-network.js'
@@ -48,14 +49,14 @@ export async function playJob (key: string, spec: JobSpec, renter: NodeProcess, 
     } else if (e.type === 'log') {
       logged++
       onRunning?.()
-      const line = String(e.line)
+      const line = printable(String(e.line))
       if (logged === 1 || /preempted|resuming|done:/.test(line)) out.info(`${tag}   | ${line}`)
     } else if (e.type === 'attempt-ended') {
       const a = attempt(e.attempt)
       a.outcome = e.outcome
       a.detail = e.detail
       if (e.outcome === 'preempted') report.preempted = true
-      if (e.outcome !== 'ok') out.info(`${tag} attempt ${String(e.attempt)} on ${label(e.provider)}: ${String(e.outcome)}${e.detail != null ? ` (${String(e.detail)})` : ''}${e.outcome === 'preempted' ? ' → re-auctioned, resuming from its checkpoint' : ''}`)
+      if (e.outcome !== 'ok') out.info(`${tag} attempt ${String(e.attempt)} on ${label(e.provider)}: ${String(e.outcome)}${e.detail != null ? ` (${printable(String(e.detail))})` : ''}${e.outcome === 'preempted' ? ' → re-auctioned, resuming from its checkpoint' : ''}`)
     }
   }
   try {

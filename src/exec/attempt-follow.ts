@@ -1,50 +1,77 @@
 /**
  * The renter follows a running job: Log frames into the attempt's log.txt, Progress frames
- * as events, OutputChunk frames into outputs/ (hashed as they arrive, bounded in total), until
- * the provider's Result and then its attestation.
+ * as events, OutputChunk frames into outputs/ (hashed as they arrive), until the provider's
+ * Result and then its attestation. The renter's own limits (attempt-limits.ts) bound the log,
+ * the number, depth and bytes of the outputs, whatever the provider says it caps.
  */
 import { createHash, type Hash } from 'node:crypto'
 import { appendFile, mkdir, open } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { JobFrame, type FileEntry } from '../../protocols/job.js'
+import { RenterLimitError, type DiskBudget, type RenterLimits } from './attempt-limits.js'
 import { checkRelativePath, sortEntries } from './digest.js'
 import { JobStreamError } from './errors.js'
 import { FileSink } from './file-sink.js'
 import { frameKind, type FrameChannel } from './job-stream.js'
 import type { JobEvent } from './renter.js'
 
-/** Log lines held before they are appended to log.txt. */
+/** Log lines held before they are appended to log.txt: at most this many, */
 const LOG_BATCH_LINES = 256
+/** or this many bytes. */
+const LOG_BATCH_BYTES = 1024 * 1024
 
-/** The job's log lines, appended to the attempt's log.txt in batches. */
+/** The job's log lines, appended to the attempt's log.txt in batches; RenterLimitError past `maxBytes`. */
 export class AttemptLog {
   private readonly lines: string[] = []
+  private pending = 0
+  /** bytes of log lines received so far */
+  total = 0
 
-  constructor (private readonly file: string) {}
+  constructor (private readonly file: string, private readonly maxBytes = Infinity, private readonly disk?: DiskBudget) {}
 
   async push (stream: 'stdout' | 'stderr', line: string): Promise<void> {
+    const bytes = Buffer.byteLength(line, 'utf8') + 3
+    this.total += bytes
+    if (this.total > this.maxBytes) throw new RenterLimitError('log-bytes', `the provider sent more than ${this.maxBytes} bytes of log (the renter's limit)`)
+    this.disk?.take(bytes)
     this.lines.push(`${stream === 'stderr' ? 'E ' : '  '}${line}\n`)
-    if (this.lines.length >= LOG_BATCH_LINES) await this.flush()
+    this.pending += bytes
+    if (this.lines.length >= LOG_BATCH_LINES || this.pending >= LOG_BATCH_BYTES) await this.flush()
   }
 
   async flush (): Promise<void> {
+    this.pending = 0
     if (this.lines.length > 0) await appendFile(this.file, this.lines.splice(0).join(''))
   }
 }
 
-/** The outputs as they arrive: one file open at a time, each path once, at most `maxBytes` in all. */
+export type OutputLimits = Pick<RenterLimits, 'maxOutputBytes' | 'maxFiles' | 'maxDepth'>
+
+/**
+ * The outputs as they arrive: one file open at a time, each path once (and never both a file
+ * and a directory), within the renter's limits on bytes, files and depth. Every check is
+ * linear: a set of file paths and a set of their directories, each path's prefixes looked up.
+ */
 export class OutputFiles {
   /** complete files, in arrival order */
   readonly received: FileEntry[] = []
   /** bytes received so far */
   total = 0
   private current?: { path: string, handle: FileSink, hash: Hash, size: bigint }
+  private readonly files = new Set<string>()
+  private readonly dirs = new Set<string>()
+  private readonly limits: OutputLimits
 
-  constructor (private readonly dir: string, private readonly maxBytes: number) {}
+  constructor (private readonly dir: string, limits: number | Partial<OutputLimits>, private readonly disk?: DiskBudget) {
+    this.limits = typeof limits === 'number'
+      ? { maxOutputBytes: limits, maxFiles: Infinity, maxDepth: Infinity }
+      : { maxOutputBytes: limits.maxOutputBytes ?? Infinity, maxFiles: limits.maxFiles ?? Infinity, maxDepth: limits.maxDepth ?? Infinity }
+  }
 
   async write (chunk: JobFrame.OutputChunk): Promise<void> {
     this.total += chunk.data.byteLength
-    if (this.total > this.maxBytes) throw new JobStreamError('OUTPUT_TOO_LARGE', `outputs exceed ${this.maxBytes} bytes`)
+    if (this.total > this.limits.maxOutputBytes) throw new RenterLimitError('output-bytes', `outputs exceed ${this.limits.maxOutputBytes} bytes (the renter's limit)`)
+    this.disk?.take(chunk.data.byteLength)
     if (this.current?.path !== chunk.path) this.current = await this.next(chunk)
     const current = this.current
     if (chunk.offset !== current.size) throw new JobStreamError('PROTOCOL', `output ${chunk.path} chunk at ${chunk.offset}, expected ${current.size}`)
@@ -75,8 +102,15 @@ export class OutputFiles {
   private async next (chunk: JobFrame.OutputChunk): Promise<NonNullable<OutputFiles['current']>> {
     await this.finish()
     try { checkRelativePath(chunk.path) } catch (err: any) { throw new JobStreamError('PROTOCOL', err.message) }
-    if (this.received.some(f => f.path === chunk.path || f.path.startsWith(chunk.path + '/') || chunk.path.startsWith(f.path + '/'))) throw new JobStreamError('PROTOCOL', `output ${chunk.path} sent twice`)
+    if (this.files.size + 1 > this.limits.maxFiles) throw new RenterLimitError('files', `the provider sent more than ${this.limits.maxFiles} output files (the renter's limit)`)
+    const segments = chunk.path.split('/')
+    if (segments.length - 1 > this.limits.maxDepth) throw new RenterLimitError('depth', `output ${chunk.path.slice(0, 80)}… is ${segments.length - 1} directories deep; the renter's limit is ${this.limits.maxDepth}`)
+    const prefixes: string[] = []
+    for (let i = 0, at = 0; i < segments.length - 1; i++) { at += (segments[i] as string).length + (i > 0 ? 1 : 0); prefixes.push(chunk.path.slice(0, at)) }
+    if (this.files.has(chunk.path) || this.dirs.has(chunk.path) || prefixes.some(p => this.files.has(p))) throw new JobStreamError('PROTOCOL', `output ${chunk.path} sent twice`)
     if (chunk.offset !== 0n) throw new JobStreamError('PROTOCOL', `output ${chunk.path} does not start at offset 0`)
+    this.files.add(chunk.path)
+    for (const p of prefixes) this.dirs.add(p)
     const path = join(this.dir, chunk.path)
     await mkdir(dirname(path), { recursive: true })
     return { path: chunk.path, handle: new FileSink(await open(path, 'wx')), hash: createHash('sha256'), size: 0n }

@@ -10,6 +10,7 @@ import { PROTOCOL } from '../../protocols/ids.js'
 import { openAward, peerIdFromBytes } from '../market/index.js'
 import { AttemptLog, followRun, OutputFiles } from './attempt-follow.js'
 import { awaitAccepted, inputManifest, sendJob } from './attempt-send.js'
+import { RenterLimitError, renterLimits, runDeadlineMs, type DiskBudget, type RenterLimits } from './attempt-limits.js'
 import { verifyAndReceipt } from './attempt-verify.js'
 import { fileSetDigest } from './digest.js'
 import { JobRejectedError, JobStreamError } from './errors.js'
@@ -29,6 +30,8 @@ export const RENTER_DEFAULTS = {
   idleMs: 30_000,
   maxOutputBytes: 4 * 1024 * MiB
 } as const
+
+export type { RenterLimits } from './attempt-limits.js'
 
 /** An award the renter got from the market (already accepted by the winner). */
 export interface AwardedJob {
@@ -99,7 +102,12 @@ export interface AttemptOptions {
   dialMs?: number
   acceptMs?: number
   idleMs?: number
+  /** the same as limits.maxOutputBytes (kept for callers that set only this one) */
   maxOutputBytes?: number
+  /** the renter's limits on what the provider sends (RENTER_LIMITS where unset) */
+  limits?: Partial<RenterLimits>
+  /** bytes of log and outputs this attempt may still write, shared with the job's other attempts */
+  disk?: DiskBudget
   onEvent?: (event: JobEvent) => void
   signal?: AbortSignal
 }
@@ -116,7 +124,8 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
   const result: AttemptResult = { attempt, provider: provider.toString(), outcome: 'lost', dir: opts.dir, outputs: [], receivedDigest: fileSetDigest([]), verified: false, priceMicroUsd: award.clearingPriceMicroUsd, startedAt, endedAt: startedAt }
   emit({ type: 'attempt', attempt, provider: result.provider, priceMicroUsd: Number(award.clearingPriceMicroUsd) })
   const manifest = await inputManifest(payload.inputs)
-  const outputs = new OutputFiles(outDir, opts.maxOutputBytes ?? RENTER_DEFAULTS.maxOutputBytes)
+  const limits = renterLimits({ maxOutputBytes: opts.maxOutputBytes, ...opts.limits })
+  const outputs = new OutputFiles(outDir, limits, opts.disk)
   const received = (): void => {
     result.outputs = outputs.entries()
     result.receivedDigest = fileSetDigest(result.outputs)
@@ -130,7 +139,26 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
     await awaitAccepted(ch, opts.acceptMs ?? RENTER_DEFAULTS.acceptMs)
     result.acceptedAt = Date.now()
     emit({ type: 'accepted', attempt, provider: result.provider })
-    const report = await followRun(ch, { outputs, log: new AttemptLog(join(opts.dir, 'log.txt')), attempt, emit, onFirstLog: () => { result.firstLogAt = Date.now() } })
+    // the hard deadline: progress frames keep the stream alive, never past the job's time limit + grace + margin
+    const deadlineMs = runDeadlineMs(payload.runtime.timeoutMs, limits)
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const deadline = new Promise<never>((resolve, reject) => {
+      timer = setTimeout(() => { reject(new RenterLimitError('deadline', `the provider was still running the job ${deadlineMs} ms after accepting it (time limit ${payload.runtime.timeoutMs} ms + grace ${limits.deadlineGraceMs} ms + margin ${limits.deadlineMarginMs} ms)`)) }, deadlineMs)
+    })
+    const following = followRun(ch, { outputs, log: new AttemptLog(join(opts.dir, 'log.txt'), limits.maxLogBytes, opts.disk), attempt, emit, onFirstLog: () => { result.firstLogAt = Date.now() } })
+    let report
+    try {
+      report = await Promise.race([following, deadline])
+    } catch (err) {
+      // stop the stream so the follower ends (it closes its file and flushes the log), then wait for it
+      if (err instanceof RenterLimitError && err.limit === 'deadline') {
+        await ch.fail(err)
+        await following.catch(() => {})
+      }
+      throw err
+    } finally {
+      clearTimeout(timer)
+    }
     received()
     await verifyAndReceipt(ch, report, result, { award, awardHash, provider, inputDigest: fileSetDigest(manifest), privateKey: opts.privateKey, peerId: opts.peerId })
     return result
@@ -141,8 +169,9 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
       ch?.abort()
     } else {
       const streamErr = err instanceof JobStreamError ? err : new JobStreamError('CANCELLED', String(err?.message ?? err), { cause: err })
-      result.outcome = 'lost'
-      result.detail = `${streamErr.code}: ${streamErr.message}`
+      // a broken renter limit is bad output from this provider (the deadline: it is lost); either way the job moves on
+      result.outcome = streamErr instanceof RenterLimitError && streamErr.limit !== 'deadline' ? 'bad_output' : 'lost'
+      result.detail = streamErr instanceof RenterLimitError ? `limit ${streamErr.limit}: ${streamErr.message}` : `${streamErr.code}: ${streamErr.message}`
       await ch?.fail(streamErr)
     }
     received()

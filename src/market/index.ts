@@ -6,7 +6,7 @@
 
 // job specs
 export { loadJobSpec, parseJobSpec } from './job-spec.js'
-export type { JobSpec, JobFlags } from './job-spec.js'
+export type { JobSpec, JobFlags, JobLimits } from './job-spec.js'
 
 // the award check (exec's Start frame)
 export { verifyAwardForWinner, openAward, AwardCheckError } from './award-check.js'

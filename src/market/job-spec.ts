@@ -28,6 +28,13 @@
  *     bidWindowMs: 1000
  *     pricing: first-price            # or second-price
  *     acceptTimeoutMs: 3000
+ *   limits:                           # what the renter accepts back (defaults: README.md "Renter limits")
+ *     maxLogMiB: 16
+ *     maxOutputFiles: 4096
+ *     maxOutputDepth: 32
+ *     maxOutputMiB: 4096
+ *     deadlineMarginSeconds: 30       # after the time limit + 30 s grace; progress does not extend it
+ *     maxDiskMiB: 8192                # log and outputs of all attempts together
  */
 
 import { randomBytes } from 'node:crypto'
@@ -67,6 +74,28 @@ export interface JobSpec {
     pricing: PricingRuleName
     acceptTimeoutMs: number
   }
+  /** the renter's own limits on what a provider sends back (only those set; the renter's defaults otherwise) */
+  limits?: JobLimits
+}
+
+/** Per-job overrides of the renter's limits, in the job file's units. */
+export interface JobLimits {
+  maxLogMiB?: number
+  maxOutputFiles?: number
+  maxOutputDepth?: number
+  maxOutputMiB?: number
+  deadlineMarginSeconds?: number
+  maxDiskMiB?: number
+}
+
+/** The bounds of each `limits:` field: [min, max, integer]. */
+const LIMIT_BOUNDS: Record<keyof JobLimits, [number, number, boolean]> = {
+  maxLogMiB: [1, 1024, false],
+  maxOutputFiles: [1, 4096, true],
+  maxOutputDepth: [1, 128, true],
+  maxOutputMiB: [1, 64 * 1024, false],
+  deadlineMarginSeconds: [0, 24 * 3600, false],
+  maxDiskMiB: [1, 256 * 1024, false]
 }
 
 export const JOB_DEFAULTS = {
@@ -78,7 +107,7 @@ export const JOB_DEFAULTS = {
   acceptTimeoutMs: 3000
 } as const
 
-const TOP_KEYS = ['name', 'tier', 'workload', 'runtime', 'inputs', 'outputs', 'estimatedMinutes', 'datasets', 'constraints', 'auction'] as const
+const TOP_KEYS = ['name', 'tier', 'workload', 'runtime', 'inputs', 'outputs', 'estimatedMinutes', 'datasets', 'constraints', 'auction', 'limits'] as const
 const CONSTRAINT_KEYS = ['minVramGb', 'gpuModels', 'regions', 'residency', 'maxPriceUsd', 'maxLatencyMs', 'minReliability', 'preemptible', 'minPreemptionNoticeSeconds', 'excludeSimulated'] as const
 const AUCTION_KEYS = ['bidWindowMs', 'pricing', 'acceptTimeoutMs'] as const
 const LIST_LIMIT = 16
@@ -195,6 +224,16 @@ export function parseJobSpec (raw: unknown, baseDir = process.cwd()): JobSpec {
   }
   const spec: JobSpec = { name, tier, workload, runtime: { command }, inputs, outputs, estimatedMinutes, datasets, constraints, auction }
   if (image !== undefined) spec.runtime.image = image
+  if (obj.limits !== undefined) {
+    const l = asObject(obj.limits, 'limits')
+    const keys = Object.keys(LIMIT_BOUNDS) as Array<keyof JobLimits>
+    onlyKnownKeys(l, keys, 'limits')
+    spec.limits = {}
+    for (const key of keys) {
+      const [min, max, integer] = LIMIT_BOUNDS[key]
+      if (l[key] !== undefined) spec.limits[key] = asNumber(l[key], join('limits', key), { min, max, integer })
+    }
+  }
   return spec
 }
 

@@ -6,4 +6,4 @@
 export { SUBMIT_SERVICE } from './service.js'
 export type { SubmitEvent } from './service.js'
 export { submitServices } from './services.js'
-export { checkSubmission } from './payload.js'
+export { checkSubmission, renterLimitsFromSpec } from './payload.js'

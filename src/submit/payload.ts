@@ -4,8 +4,8 @@
  */
 import { basename, resolve } from 'node:path'
 import { SubmitError } from './errors.js'
-import type { JobPayload } from '../exec/index.js'
-import type { JobSpec } from '../market/index.js'
+import { RENTER_LIMITS, type JobPayload, type RenterLimits } from '../exec/index.js'
+import type { JobLimits, JobSpec } from '../market/index.js'
 
 export const SUBMIT_DEFAULTS = {
   /** attempts (one run on one provider each) before a job is given up */
@@ -45,9 +45,26 @@ export interface CheckedSubmission {
 }
 
 /** Checks a job before any auction: runnable, attempts within bounds; says how long it may take. */
-export function checkSubmission (spec: Pick<JobSpec, 'runtime' | 'inputs' | 'estimatedMinutes'>, maxAttempts?: unknown): CheckedSubmission {
+export function checkSubmission (spec: Pick<JobSpec, 'runtime' | 'inputs' | 'estimatedMinutes' | 'limits'>, maxAttempts?: unknown): CheckedSubmission {
   const attempts = checkMaxAttempts(maxAttempts)
   const payload = payloadFromSpec(spec)
   if (payload.runtime.command.length === 0 && (payload.runtime.image ?? '') === '') throw new SubmitError('the job has neither an image nor a command')
-  return { payload, maxAttempts: attempts, timeoutMs: attempts * (payload.runtime.timeoutMs + SUBMIT_DEFAULTS.attemptOverheadMs) }
+  // a longer deadline margin than the default (limits.deadlineMarginSeconds) adds to each attempt
+  const extraMarginMs = Math.max(0, (renterLimitsFromSpec(spec.limits).deadlineMarginMs ?? 0) - RENTER_LIMITS.deadlineMarginMs)
+  return { payload, maxAttempts: attempts, timeoutMs: attempts * (payload.runtime.timeoutMs + SUBMIT_DEFAULTS.attemptOverheadMs + extraMarginMs) }
+}
+
+const MiB = 1024 * 1024
+
+/** The job file's `limits:` as the renter's limits (only those set; runAttempt fills in its defaults). */
+export function renterLimitsFromSpec (limits: JobLimits | undefined): Partial<RenterLimits> {
+  const out: Partial<RenterLimits> = {}
+  if (limits == null) return out
+  if (limits.maxLogMiB != null) out.maxLogBytes = Math.round(limits.maxLogMiB * MiB)
+  if (limits.maxOutputFiles != null) out.maxFiles = limits.maxOutputFiles
+  if (limits.maxOutputDepth != null) out.maxDepth = limits.maxOutputDepth
+  if (limits.maxOutputMiB != null) out.maxOutputBytes = Math.round(limits.maxOutputMiB * MiB)
+  if (limits.deadlineMarginSeconds != null) out.deadlineMarginMs = Math.round(limits.deadlineMarginSeconds * 1000)
+  if (limits.maxDiskMiB != null) out.maxJobDiskBytes = Math.round(limits.maxDiskMiB * MiB)
+  return out
 }

@@ -9,7 +9,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { JobStatus, Receipt } from '../../protocols/job.js'
 import { toHex } from '../common/index.js'
-import { runAttempt, type AttemptOptions, type AttemptOutcome, type AttemptResult, type AwardedJob, type JobPayload } from '../exec/index.js'
+import { DiskBudget, renterLimits, runAttempt, type AttemptOptions, type AttemptOutcome, type AttemptResult, type AwardedJob, type JobPayload } from '../exec/index.js'
 import type { Signed } from '../identity/index.js'
 import { SUBMIT_DEFAULTS } from './payload.js'
 import { summaryJson, type JobSummary } from './summary.js'
@@ -26,7 +26,7 @@ export interface AwardSource {
   next(opts: { exclude: readonly string[], attempt: number, signal?: AbortSignal }): Promise<AwardedJob>
 }
 
-export interface RunJobOptions extends Omit<AttemptOptions, 'dir' | 'attempt'> {
+export interface RunJobOptions extends Omit<AttemptOptions, 'dir' | 'attempt' | 'disk'> {
   awards: AwardSource
   payload: JobPayload
   /** hex job id: the output dir's name */
@@ -53,7 +53,13 @@ export async function runJob (opts: RunJobOptions): Promise<JobSummary> {
   let last: AttemptResult | undefined
   let noAward: string | undefined
   const firstAwardAt = Date.now()
+  // what all attempts together may write (logs and outputs): a provider that fails each attempt late cannot fill the disk
+  const disk = new DiskBudget(renterLimits(opts.limits).maxJobDiskBytes)
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    if (disk.left <= 0) {
+      noAward = 'the job\'s disk budget is spent (limits.maxDiskMiB)'
+      break
+    }
     let awarded: AwardedJob
     try {
       awarded = await opts.awards.next({ exclude, attempt, signal: opts.signal })
@@ -63,7 +69,7 @@ export async function runJob (opts: RunJobOptions): Promise<JobSummary> {
     }
     const dir = join(jobDir, 'attempts', String(attempt))
     await rm(dir, { recursive: true, force: true })
-    last = await runAttempt(awarded, payload, { ...opts, dir, attempt })
+    last = await runAttempt(awarded, payload, { ...opts, dir, attempt, disk })
     if (last.receipt != null) opts.onReceipt?.(last.receipt)
     history.push({ attempt, provider: last.provider, outcome: last.outcome, detail: last.detail, dir })
     if (FINAL.has(last.outcome) || opts.signal?.aborted === true) break

@@ -12,7 +12,7 @@ import { toHex } from '../common/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE, type LedgerService } from '../ledger/index.js'
 import { MARKET_RENTER_CAPABILITY, MARKET_RENTER_SERVICE, parseJobSpec, type AuctionEvent, type MarketRenterService } from '../market/index.js'
 import { SubmitError } from './errors.js'
-import { checkSubmission } from './payload.js'
+import { checkSubmission, renterLimitsFromSpec } from './payload.js'
 import { auctionRounds } from './rounds.js'
 import { runJob } from './run-job.js'
 import { summaryJson, type JobSummary } from './summary.js'
@@ -89,6 +89,7 @@ class Submitter implements SubmitService, Startable {
       jobId: toHex(jobId),
       baseDir: request.baseDir ?? this.init.defaultBaseDir ?? resolve('idlegrid-out'),
       maxAttempts,
+      limits: renterLimitsFromSpec(spec.limits),
       signal: opts.signal,
       onEvent: send,
       onReceipt: (receipt) => { this.recordReceipt(receipt.envelope) }

@@ -10,7 +10,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DOMAIN, PROTOCOL } from '../../protocols/ids.js'
 import { SignedEnvelope } from '../../protocols/envelope.js'
-import { type JobFrame, JobStatus, type Receipt } from '../../protocols/job.js'
+import { JobFrame, JobStatus, type Receipt } from '../../protocols/job.js'
 import { Award, JobRequest, PricingRule } from '../../protocols/market.js'
 import { loadProviderSetup, type Tier } from '../../src/capability/index.js'
 import { buildNode } from '../../src/cli/build-node.js'
@@ -154,7 +154,20 @@ export async function attestationsInLedger (node: IdlegridNode, jobIdHex: string
   return entries.filter(e => e.kind === 'attestation' && e.summary.job === jobIdHex).map(e => e.summary)
 }
 
-export type Misbehaviour = 'oversized-frame' | 'forged-attestation' | 'bad-output' | 'vanish-after-accept'
+export type Misbehaviour = 'oversized-frame' | 'forged-attestation' | 'bad-output' | 'vanish-after-accept' |
+  /** 64 MiB of log (lines of 64 KiB), then a proper result */
+  'huge-log' |
+  /** 5,000 one-byte output files (the renter's default limit is 4,096) */
+  'many-files' |
+  /** an output 40 directories deep (the renter's default limit is 32) */
+  'deep-dirs' |
+  /** Progress frames every 100 ms and never a Result (until the renter gives up) */
+  'endless-progress' |
+  /** terminal escape sequences in a log line and an output file name, then a proper result */
+  'escape-sequences'
+
+/** What 'escape-sequences' sends: a log line that sets the terminal title and clears the screen, and an output name in red. */
+export const ESCAPES = { line: 'hello \u001b]0;pwned\u0007\u001b[2J\u009b31m', path: 'red\u001b[31m.txt' }
 
 /**
  * Serves /idlegrid/job/1.0.0 on `node` like a provider that reads the job properly and then
@@ -179,8 +192,26 @@ export async function misbehavingProvider (node: IdlegridNode, mode: Misbehaviou
           return
         }
         const data = new TextEncoder().encode('real output\n')
-        await ch.send({ outputChunk: { path: 'out.txt', offset: 0n, data } })
-        const sent = [{ path: 'out.txt', size: BigInt(data.length), sha256: sha256(data) }]
+        const files: Array<{ path: string, data: Uint8Array }> = [{ path: 'out.txt', data }]
+        if (mode === 'huge-log') {
+          const line = 'x'.repeat(64 * 1024)
+          for (let i = 0; i < 1024; i++) await ch.send({ log: { stream: JobFrame.Log.Stream.STDOUT, line, at: BigInt(Date.now()) } })
+        } else if (mode === 'many-files') {
+          for (let i = 0; i < 5_000; i++) files.push({ path: `many/f${i}.txt`, data: Uint8Array.of(i % 256) })
+        } else if (mode === 'deep-dirs') {
+          files.push({ path: `${Array.from({ length: 40 }, (_, i) => `d${i}`).join('/')}/deep.txt`, data })
+        } else if (mode === 'endless-progress') {
+          const started = Date.now()
+          while (true) {
+            await ch.send({ progress: { at: BigInt(Date.now()), elapsedMs: BigInt(Date.now() - started) } })
+            await new Promise(resolve => setTimeout(resolve, 100))
+          }
+        } else if (mode === 'escape-sequences') {
+          await ch.send({ log: { stream: JobFrame.Log.Stream.STDOUT, line: ESCAPES.line, at: BigInt(Date.now()) } })
+          files.push({ path: ESCAPES.path, data })
+        }
+        for (const f of files) await ch.send({ outputChunk: { path: f.path, offset: 0n, data: f.data } })
+        const sent = files.map(f => ({ path: f.path, size: BigInt(f.data.length), sha256: sha256(f.data) }))
         const claimed = mode === 'bad-output' ? [{ path: 'out.txt', size: 12n, sha256: sha256('other output') }] : sent
         await ch.send({ result: { status: JobStatus.COMPLETED, exitCode: 0, outputs: claimed } })
         const { message: award, hash, signer } = openAward(start.award)

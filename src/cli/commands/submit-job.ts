@@ -6,6 +6,7 @@
  */
 import { resolve } from 'node:path'
 import { shortPeerId } from '../../common/index.js'
+import { printable } from '../../exec/index.js'
 import { checkSubmission, type SubmitEvent } from '../../submit/index.js'
 import { EXIT, UsageError } from '../errors.js'
 import { oneShot } from '../one-shot.js'
@@ -51,14 +52,16 @@ export async function runSubmittedJob (spec: JobSpec, values: ParsedValues, out:
   out.data(summary)
   out.info('')
   out.info(`job ${String(summary.jobId)}: ${String(summary.status)} on ${shortPeerId(String(summary.provider))} after ${String(summary.attempts)} attempt(s)`)
-  for (const h of summary.history ?? []) out.info(`  attempt ${String(h.attempt)} ${shortPeerId(String(h.provider))}: ${String(h.outcome)}${h.detail != null ? ` (${String(h.detail)})` : ''}`)
+  // details quote what providers sent (paths, reasons): escaped like log lines
+  for (const h of summary.history ?? []) out.info(`  attempt ${String(h.attempt)} ${shortPeerId(String(h.provider))}: ${String(h.outcome)}${h.detail != null ? ` (${printable(String(h.detail))})` : ''}`)
   if (summary.attestation != null) out.info(`  attestation: ${String(summary.attestation.status)}, outputs ${String(summary.attestation.outputDigest).slice(0, 16)}… ${summary.attestation.verified === true ? 'verified' : 'NOT verified'}`)
-  if (summary.detail != null && summary.status !== 'ok') out.info(`  ${String(summary.detail)}`)
+  if (summary.detail != null && summary.status !== 'ok') out.info(`  ${printable(String(summary.detail))}`)
   out.info(`  outputs: ${String(summary.outputDir)}/outputs`)
   return summary.status === 'ok' ? EXIT.ok : EXIT.failure
 }
 
-function progress (e: SubmitEvent, out: Output): void {
+/** One progress line per event worth printing; whatever a provider sent (log lines, details) has its control characters escaped. */
+export function progress (e: SubmitEvent, out: Pick<Output, 'info'>): void {
   switch (e.type) {
     case 'auction': {
       const a = e.event
@@ -69,7 +72,7 @@ function progress (e: SubmitEvent, out: Output): void {
     }
     case 'attempt': out.info(`attempt ${String(e.attempt)} on ${String(e.provider).slice(-8)}`); break
     case 'accepted': out.info('  accepted; running'); break
-    case 'log': out.info(`  | ${String(e.line)}`); break
-    case 'attempt-ended': if (e.outcome !== 'ok') out.info(`  attempt ${String(e.attempt)} ended ${String(e.outcome)}${e.detail != null ? `: ${String(e.detail)}` : ''}`); break
+    case 'log': out.info(`  | ${printable(String(e.line))}`); break
+    case 'attempt-ended': if (e.outcome !== 'ok') out.info(`  attempt ${String(e.attempt)} ended ${String(e.outcome)}${e.detail != null ? `: ${printable(String(e.detail))}` : ''}`); break
   }
 }
