@@ -18,7 +18,7 @@ import { ConfigError } from '../../src/config/index.js'
 import { parseJobSpec } from '../../src/market/job-spec.js'
 import { renterLimitsFromSpec } from '../../src/submit/payload.js'
 import { runJob } from '../../src/submit/run-job.js'
-import { tempDir, type InProcessNetwork } from '../utils/index.js'
+import { recordAttack, tempDir, type InProcessNetwork } from '../utils/index.js'
 import { ESCAPES, copyJob, makeAward, misbehavingProvider, startJobNetwork, type Misbehaviour } from './fixtures.js'
 
 /** Every file under `dir` and the deepest directory nesting. */
@@ -79,6 +79,7 @@ describe('red team: exec renter limits (issue 13)', function () {
     // provider and renter share this process (about 80 MiB measured for both); a renter holding
     // the 64 MiB log as strings would need 128 MiB for it alone
     assert.ok(peak - base < 128 * 1024 * 1024, `rss grew by ${((peak - base) / 1024 / 1024).toFixed(1)} MiB`)
+    recordAttack({ issue: '13.4', attack: 'provider sends a 64 MiB log', got: `bad_output; log.txt ≤ 4 MiB; rss +${((peak - base) / 1024 / 1024).toFixed(0)} MiB (both peers)`, limit: 'renter log limit (default 16 MiB)' })
   })
 
   it('5,000 output files stop at the renter\'s limit of 4,096: bad_output, no more files on disk', async () => {
@@ -88,6 +89,7 @@ describe('red team: exec renter limits (issue 13)', function () {
     assert.match(result.detail ?? '', /limit files: the provider sent more than 4096 output files/)
     const { files } = await walk(join(result.dir, 'outputs'))
     assert.ok(files <= RENTER_LIMITS.maxFiles, `${files} files on disk`)
+    recordAttack({ issue: '13.4', attack: 'provider sends 5,000 output files', got: `bad_output; ${files} files on disk`, limit: `renter file limit ${RENTER_LIMITS.maxFiles}` })
   })
 
   it('an output 40 directories deep is refused before any directory is made: bad_output', async () => {
@@ -97,6 +99,7 @@ describe('red team: exec renter limits (issue 13)', function () {
     assert.match(result.detail ?? '', /limit depth: .* 40 directories deep; the renter's limit is 32/)
     const { depth } = await walk(join(result.dir, 'outputs'))
     assert.ok(depth <= RENTER_LIMITS.maxDepth, `outputs nest ${depth} deep`)
+    recordAttack({ issue: '13.4', attack: 'provider sends a file 40 directories deep', got: `bad_output; outputs nest ${depth} deep`, limit: `renter depth limit ${RENTER_LIMITS.maxDepth}` })
   })
 
   it('progress frames do not keep a job alive past time limit + grace + margin: the attempt is lost at the deadline', async () => {
@@ -108,6 +111,7 @@ describe('red team: exec renter limits (issue 13)', function () {
     assert.equal(result.outcome, 'lost', result.detail)
     assert.match(result.detail ?? '', /limit deadline: the provider was still running the job 2000 ms after accepting it/)
     assert.ok(took < 6_000, `the attempt took ${took} ms`)
+    recordAttack({ issue: '13.4', attack: 'provider keeps a 1 s job alive with progress frames', got: `lost after ${took} ms`, limit: 'hard deadline: time limit + grace + margin' })
   })
 
   it('escape sequences in log lines and file names are escaped before they are printed', async () => {
