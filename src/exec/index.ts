@@ -5,7 +5,7 @@
  * runs the renter's attempts.
  */
 export { execServices } from './services.js'
-export { EXEC_SERVICE, EXEC_CAPABILITY } from './provider.js'
+export { EXEC_SERVICE, EXEC_CAPABILITY } from './job-service-init.js'
 export { RUNNER_KINDS } from './runners/index.js'
 export type { RunnerKind } from './runners/index.js'
 export { runAttempt } from './renter.js'

@@ -12,104 +12,20 @@ import { serviceCapabilities, serviceDependencies } from '@libp2p/interface'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { JobFrame, Receipt, type FileEntry } from '../../protocols/job.js'
 import { toHex } from '../common/index.js'
-import { LEDGER_CAPABILITY, LEDGER_SERVICE, type LedgerService } from '../ledger/index.js'
-import { AwardCheckError, MARKET_PROVIDER_CAPABILITY, MARKET_PROVIDER_SERVICE, openAward, verifyAwardForWinner, type MarketProviderService, type VerifiedAward } from '../market/index.js'
+import { LEDGER_CAPABILITY, LEDGER_SERVICE } from '../ledger/index.js'
+import { AwardCheckError, MARKET_PROVIDER_CAPABILITY, MARKET_PROVIDER_SERVICE, openAward, verifyAwardForWinner, type VerifiedAward } from '../market/index.js'
 import { checkJobFits, checkRenterSlots, declaredInputBytes, DiskBudget, jobRunSpec, Rejection, type RunLimits } from './admission.js'
-import { ConditionMonitor, type ConditionOptions } from './conditions.js'
+import { ConditionMonitor } from './conditions.js'
 import { attestRun, awaitReceipt, sendOutputs, statusToWire } from './deliver.js'
 import { JobStreamError, OutputLimitError } from './errors.js'
 import { JobBook, type JobRecord } from './job-book.js'
+import { EXEC_CAPABILITY, EXEC_DEFAULTS, type ExecComponents, type ExecGpu, type ExecServiceInit } from './job-service-init.js'
 import { FrameChannel, frameKind, withDeadline } from './job-stream.js'
 import { receiveInputs } from './receive-inputs.js'
-import { SlotScheduler, type CapacityView, type Lease, type SchedulerGpu } from './scheduler.js'
+import { SlotScheduler, type CapacityView, type Lease } from './scheduler.js'
 import { noteFrame, runOnSlot, type SlotRunEnd } from './slot-run.js'
-import type { Runner } from './runners/index.js'
-import type { TelemetryRead } from './telemetry.js'
-import type { ComponentLogger, Ed25519PrivateKey, IncomingStreamData, Logger, PeerId, PrivateKey, Startable } from '@libp2p/interface'
-import type { Registrar } from '@libp2p/interface-internal'
+import type { Ed25519PrivateKey, IncomingStreamData, Logger, PeerId, Startable } from '@libp2p/interface'
 import { CONTROL_HANDLERS } from '../control/index.js'
-
-/** The job service's name in the node's service map. */
-export const EXEC_SERVICE = 'exec'
-/** What the job service provides, for other services' `serviceDependencies`. */
-export const EXEC_CAPABILITY = '@idlegrid/exec'
-
-const MiB = 1024 * 1024
-
-export const EXEC_DEFAULTS = {
-  maxInputBytes: 4 * 1024 * MiB,
-  maxOutputBytes: 4 * 1024 * MiB,
-  maxFiles: 4096,
-  /** longest silence between frames the provider waits for while receiving */
-  idleMs: 30_000,
-  /** how often a running job's stream carries a Progress frame */
-  keepaliveMs: 5_000,
-  /** a Start must arrive this soon after the stream opens */
-  startMs: 10_000,
-  /** longest wait for a displaced bronze job to stop, beyond its grace */
-  slotWaitExtraMs: 10_000,
-  maxJobMs: 24 * 60 * 60_000
-} as const
-
-/** A GPU the provider runs jobs on: one slot each. */
-export interface ExecGpu extends SchedulerGpu {
-  /** normalised model, e.g. "h100-80gb" */
-  modelKey: string
-  driverVersion?: string
-}
-
-export interface ExecServiceInit {
-  runner: Runner
-  gpus: readonly ExecGpu[]
-  /** where job work dirs are made (each job gets a fresh one, removed afterwards) */
-  workRoot: string
-  /** SIGTERM-to-SIGKILL notice for preempted or timed-out jobs (default 10 s) */
-  graceMs?: number
-  maxInputBytes?: number
-  maxOutputBytes?: number
-  /**
-   * Disk all jobs in progress may hold together: each reserves its declared inputs plus
-   * `maxOutputBytes` before its first input byte is read. Default
-   * (maxInputBytes + maxOutputBytes) × 2 × GPUs: room for a displacing gold/silver job
-   * beside each running one.
-   */
-  diskBudgetBytes?: number
-  /**
-   * Slots one renter may hold or wait for at once (receiving, waiting, running or sending).
-   * Default: one per GPU (a renter may fill the provider, never queue beyond it); a job that
-   * displaces the renter's own bronze job takes no extra slot.
-   */
-  maxSlotsPerRenter?: number
-  idleMs?: number
-  keepaliveMs?: number
-  /** the provider's max job length, ms */
-  maxJobMs?: number
-  /** telemetry of the GPUs (readGpuTelemetry); none: attestations carry no samples */
-  telemetry?: { read?: TelemetryRead, intervalMs?: number }
-  /** availability windows and thermal/power limits that pause the scheduler */
-  conditions?: ConditionOptions
-  /**
-   * Run only awards this provider accepted over the accept protocol (the market provider
-   * service's onAccepted feeds noteAccepted). Default true; tests of this layer alone may
-   * turn it off.
-   */
-  requireAccepted?: boolean
-  /** keep work dirs after the run (debugging) */
-  keepWorkDirs?: boolean
-  /** a scheduler shared with the bid engine (default: one of its own over `gpus`) */
-  scheduler?: SlotScheduler
-}
-
-export interface ExecComponents {
-  peerId: PeerId
-  privateKey: PrivateKey
-  registrar: Registrar
-  logger: ComponentLogger
-  /** records our attestations in our feed */
-  [LEDGER_SERVICE]: Pick<LedgerService, 'recordAttestation'>
-  /** tells us which awards it accepted: only those run */
-  [MARKET_PROVIDER_SERVICE]: Pick<MarketProviderService, 'onAccepted'>
-}
 
 /** A job this provider runs: the libp2p service. */
 export class JobExecService implements Startable {

@@ -14,7 +14,7 @@ import { CAPACITY_SERVICE, type CapacitySource, type Tier } from '../../src/capa
 import { checkRenterSlots, DiskBudget, Rejection } from '../../src/exec/admission.js'
 import { CHUNK_BYTES, FrameChannel, frameKind } from '../../src/exec/job-stream.js'
 import { SlotScheduler, type Lease } from '../../src/exec/scheduler.js'
-import { type ExecServiceInit } from '../../src/exec/provider.js'
+import { type ExecServiceInit } from '../../src/exec/job-service-init.js'
 import { runAttempt } from '../../src/exec/renter.js'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
 import { recordAttack, startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
