@@ -9,17 +9,14 @@
  * usage: fork(provider-shard.js, [BOOTSTRAP_ADDR, FIRST_INDEX, COUNT, DATA_DIR, HEARTBEAT_SECONDS?])
  */
 import { join } from 'node:path'
-import { CAPACITY_SERVICE } from '../../src/capability/index.js'
-import { slotCapacity } from '../../src/exec/capacity.js'
-import { slotSchedulerFor } from '../../src/exec/services.js'
 import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile } from '../../src/capability/profile.js'
 import { resolveConfig } from '../../src/config/index.js'
 import { toHex } from '../../src/common/index.js'
 import { readJobRequest } from '../../src/market/messages.js'
-import { marketServices } from '../../src/market/services.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
+import { providerMarketServices } from '../market/fixtures.js'
 import { TOPIC } from '../../protocols/ids.js'
 
 const REGIONS = ['eu-west', 'eu-central', 'us-east', 'us-west', 'ap-south']
@@ -58,9 +55,7 @@ async function main (): Promise<void> {
   const start = async (i: number): Promise<IdlegridNode> => {
     const profile = providerProfile(parsePolicy({ region: REGIONS[i % REGIONS.length], priceFloor: 0.5 + (i % 7) * 0.25, images: ['*'] }), parseSimulatedGpus([GPUS[i % GPUS.length] as string]))
     const config = resolveConfig({ role: 'provider', flags: { dataDir: join(dir, `provider-${i}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [bootstrap], heartbeatSeconds } })
-    const market = marketServices({ role: 'provider', provider: { profile: () => profile } })
-    market.services[CAPACITY_SERVICE] = slotCapacity(slotSchedulerFor(profile))
-    const node = await createNode(config, market)
+    const node = await createNode(config, providerMarketServices(profile))
     node.libp2p.services.gossip.onMessage(TOPIC.jobs, (envelope) => {
       deliveries.push([toHex(readJobRequest(envelope).message.jobId), Date.now()])
     })

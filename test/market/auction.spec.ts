@@ -1,7 +1,4 @@
 import * as assert from 'node:assert/strict'
-import { CAPACITY_SERVICE } from '../../src/capability/index.js'
-import { slotCapacity } from '../../src/exec/capacity.js'
-import { slotSchedulerFor } from '../../src/exec/services.js'
 import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
@@ -14,9 +11,8 @@ import { MARKET_PROVIDER_SERVICE, type AcceptedJob, type AcceptVerdict, type Mar
 import { auditAward } from '../../src/market/ranking.js'
 import { marketRenter, MARKET_RENTER_SERVICE, type MarketRenterService } from '../../src/market/renter-service.js'
 import { fixedReputation } from '../../src/market/reputation.js'
-import { marketServices } from '../../src/market/services.js'
 import { LEDGER_SERVICE } from '../../src/ledger/index.js'
-import { marketNodeServices, reputationService } from './fixtures.js'
+import { marketNodeServices, providerMarketServices, reputationService, waitForMarketMesh } from './fixtures.js'
 import { TOPIC } from '../../protocols/ids.js'
 import { startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { IdlegridNode } from '../../src/node/index.js'
@@ -65,9 +61,8 @@ describe('market auction (in-process network)', function () {
       renters: 2, // renters[1] plays the attacker
       extensions: (role, index, config) => {
         if (role === 'provider') {
-          const market = marketServices({ role, provider: { profile: () => profiles[index], pricing: FLAT, acceptHook: (job) => hooks[index]?.(job) ?? { accept: true } } })
           // the bid engine reads the provider's GPU slots from exec's capacity service
-          market.services[CAPACITY_SERVICE] = slotCapacity(slotSchedulerFor(profiles[index]))
+          const market = providerMarketServices(profiles[index], { pricing: FLAT, acceptHook: (job) => hooks[index]?.(job) ?? { accept: true } })
           return market
         }
         if (role === 'renter' && index === 0) return { services: { [MARKET_RENTER_SERVICE]: marketRenter(), [LEDGER_SERVICE]: reputationService(fixedReputation(reliability, 0.5)) } }
@@ -75,12 +70,7 @@ describe('market auction (in-process network)', function () {
       }
     })
     net.providers.forEach((n, i) => { reliability[n.peerId.toString()] = PROVIDERS[i]?.reliability ?? 0 })
-    await joinBootstrap(net)
-    // gossip relays through the bootstrap: it must see everyone, everyone must see someone
-    for (const topic of [TOPIC.jobs, TOPIC.bids, TOPIC.awards]) {
-      await waitFor(() => net.all.every(n => meshPeers(n, topic) > 0) &&
-        net.bootstrap.libp2p.services.pubsub.getSubscribers(topic).length === net.all.length - 1, { timeoutMs: 30_000, what: `subscribers on ${topic}` })
-    }
+    await waitForMarketMesh(net)
     const r = net.renters[0] as IdlegridNode
     await waitFor(() => r.libp2p.services.heartbeats.presence().filter(p => p.role === 'provider').length === PROVIDERS.length, { timeoutMs: 30_000, what: 'renter to hear every provider' })
   })
@@ -212,23 +202,6 @@ describe('market auction (in-process network)', function () {
     for (const key of rejected) assert.match(key, /^(reject|ignore):(malformed|oversized|wrong-domain|bad-signature|wrong-signer|expired|replayed)/, key)
   })
 })
-
-/**
- * libp2p refuses more than a few inbound connections per second from one host, so some of the
- * nodes started together miss the bootstrap's first dial: dial it again until all are in.
- */
-async function joinBootstrap (net: InProcessNetwork): Promise<void> {
-  const addr = net.bootstrap.libp2p.getMultiaddrs()[0]
-  await waitFor(async () => {
-    const missing = net.all.filter(n => n !== net.bootstrap && n.libp2p.getConnections(net.bootstrap.peerId).length === 0)
-    for (const n of missing) await n.libp2p.dial(addr as Parameters<typeof n.libp2p.dial>[0]).catch(() => {})
-    return missing.length === 0
-  }, { timeoutMs: 30_000, intervalMs: 300, what: 'every node to connect to the bootstrap' })
-}
-
-function meshPeers (node: IdlegridNode, topic: string): number {
-  return (node.libp2p.services.pubsub as unknown as { getMeshPeers: (t: string) => unknown[] }).getMeshPeers(topic).length
-}
 
 function totalVerdicts (nodes: IdlegridNode[]): Record<string, number> {
   const out: Record<string, number> = {}

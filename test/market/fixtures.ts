@@ -1,9 +1,15 @@
 import { serviceCapabilities } from '@libp2p/interface'
+import { TOPIC } from '../../protocols/ids.js'
+import { CAPACITY_SERVICE, type ProviderProfile } from '../../src/capability/index.js'
+import { slotCapacity } from '../../src/exec/capacity.js'
+import { slotSchedulerFor } from '../../src/exec/services.js'
 import { LEDGER_CAPABILITY, ledgerServices } from '../../src/ledger/index.js'
 import { neutralReputation, type ReputationSource } from '../../src/market/reputation.js'
 import { marketServices } from '../../src/market/services.js'
+import { waitFor, type InProcessNetwork } from '../utils/index.js'
+import type { MarketProviderInit } from '../../src/market/provider-service.js'
 import type { NodeConfig, Role } from '../../src/config/index.js'
-import type { NodeExtensions } from '../../src/node/index.js'
+import type { IdlegridNode, NodeExtensions } from '../../src/node/index.js'
 
 /**
  * Fixed reliabilities for a test of the auction's ranking rule (which bidder wins at which
@@ -24,4 +30,34 @@ export function marketNodeServices (role: Role, _index: number, config: NodeConf
   const market = marketServices({ role })
   if (role === 'renter') Object.assign(market.services, ledgerServices({ config }).services)
   return market
+}
+
+/** A bidding provider's market services, with exec's capacity service over a real slot scheduler for `profile`. */
+export function providerMarketServices (profile: ProviderProfile, init: Omit<MarketProviderInit, 'profile'> = {}): NodeExtensions {
+  const market = marketServices({ role: 'provider', provider: { ...init, profile: () => profile } })
+  market.services[CAPACITY_SERVICE] = slotCapacity(slotSchedulerFor(profile))
+  return market
+}
+
+/**
+ * Waits until every node is connected to the bootstrap and every market topic has a mesh:
+ * libp2p refuses more than a few inbound connections per second from one host, so some of the
+ * nodes started together miss the bootstrap's first dial and are dialled again; gossip relays
+ * through the bootstrap, so it must see everyone and everyone must see someone.
+ */
+export async function waitForMarketMesh (net: InProcessNetwork): Promise<void> {
+  const addr = net.bootstrap.libp2p.getMultiaddrs()[0]
+  await waitFor(async () => {
+    const missing = net.all.filter(n => n !== net.bootstrap && n.libp2p.getConnections(net.bootstrap.peerId).length === 0)
+    for (const n of missing) await n.libp2p.dial(addr as Parameters<typeof n.libp2p.dial>[0]).catch(() => {})
+    return missing.length === 0
+  }, { timeoutMs: 30_000, intervalMs: 300, what: 'every node to connect to the bootstrap' })
+  for (const topic of [TOPIC.jobs, TOPIC.bids, TOPIC.awards]) {
+    await waitFor(() => net.all.every(n => meshPeers(n, topic) > 0) &&
+      net.bootstrap.libp2p.services.pubsub.getSubscribers(topic).length === net.all.length - 1, { timeoutMs: 30_000, what: `subscribers on ${topic}` })
+  }
+}
+
+function meshPeers (node: IdlegridNode, topic: string): number {
+  return (node.libp2p.services.pubsub as unknown as { getMeshPeers: (t: string) => unknown[] }).getMeshPeers(topic).length
 }

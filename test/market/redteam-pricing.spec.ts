@@ -12,9 +12,6 @@
  */
 import * as assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { CAPACITY_SERVICE } from '../../src/capability/index.js'
-import { slotCapacity } from '../../src/exec/capacity.js'
-import { slotSchedulerFor } from '../../src/exec/services.js'
 import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile } from '../../src/capability/profile.js'
@@ -27,7 +24,7 @@ import { MARKET_RENTER_SERVICE, type MarketRenterService } from '../../src/marke
 import { marketServices } from '../../src/market/services.js'
 import { neutralReputation } from '../../src/market/reputation.js'
 import { LEDGER_SERVICE } from '../../src/ledger/index.js'
-import { reputationService } from './fixtures.js'
+import { providerMarketServices, reputationService, waitForMarketMesh } from './fixtures.js'
 import { GOSSIP_SERVICE, type GossipRouter, type IdlegridNode } from '../../src/node/index.js'
 import { TOPIC } from '../../protocols/ids.js'
 import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
@@ -68,8 +65,7 @@ describe('red team: market (issue 13)', function () {
       renters: 3 + SYBILS, // the victim, the attacker's renter, the attacker's shill bidder, more renter keys of the attacker
       extensions: (role) => {
         if (role === 'provider') {
-          const ext = marketServices({ role, provider: { profile: () => profile, pricing: PRICING } })
-          ext.services[CAPACITY_SERVICE] = slotCapacity(slotSchedulerFor(profile))
+          const ext = providerMarketServices(profile, { pricing: PRICING })
           return ext
         }
         const ext = marketServices({ role })
@@ -77,16 +73,7 @@ describe('red team: market (issue 13)', function () {
         return ext
       }
     })
-    const addr = net.bootstrap.libp2p.getMultiaddrs()[0]
-    await waitFor(async () => {
-      const missing = net.all.filter(n => n !== net.bootstrap && n.libp2p.getConnections(net.bootstrap.peerId).length === 0)
-      for (const n of missing) await n.libp2p.dial(addr as Parameters<typeof n.libp2p.dial>[0]).catch(() => {})
-      return missing.length === 0
-    }, { timeoutMs: 30_000, intervalMs: 300, what: 'every node to connect to the bootstrap' })
-    for (const topic of [TOPIC.jobs, TOPIC.bids, TOPIC.awards]) {
-      await waitFor(() => net.all.every(n => meshPeers(n, topic) > 0) &&
-        net.bootstrap.libp2p.services.pubsub.getSubscribers(topic).length === net.all.length - 1, { timeoutMs: 30_000, what: `subscribers on ${topic}` })
-    }
+    await waitForMarketMesh(net)
   })
 
   after(async () => { await net?.stop() })
@@ -239,8 +226,4 @@ function awardOf (job: JobRequest, winner: Uint8Array, price: bigint): Award {
     winnerBidHash: new Uint8Array(32),
     jobNonce: job.nonce
   }
-}
-
-function meshPeers (node: IdlegridNode, topic: string): number {
-  return (node.libp2p.services.pubsub as unknown as { getMeshPeers: (t: string) => unknown[] }).getMeshPeers(topic).length
 }

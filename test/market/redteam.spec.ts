@@ -12,9 +12,6 @@
 import * as assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { equals } from 'uint8arrays/equals'
-import { CAPACITY_SERVICE } from '../../src/capability/index.js'
-import { slotCapacity } from '../../src/exec/capacity.js'
-import { slotSchedulerFor } from '../../src/exec/services.js'
 import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
@@ -32,7 +29,7 @@ import { GOSSIP_SERVICE, requestOnce, type GossipRouter, type IdlegridNode } fro
 import { AcceptRequest } from '../../protocols/market.js'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import { PROTOCOL, TOPIC } from '../../protocols/ids.js'
-import { reputationService } from './fixtures.js'
+import { providerMarketServices, reputationService, waitForMarketMesh } from './fixtures.js'
 import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { Signed } from '../../src/identity/index.js'
 import type { ConnectionManager } from '@libp2p/interface-internal'
@@ -70,8 +67,7 @@ describe('red team: market (issue 13)', function () {
       renters: 3, // the victim, the attacker, an auditor that only watches gossip
       extensions: (role, index) => {
         if (role === 'provider') {
-          const ext = marketServices({ role, provider: { profile: () => profiles[index], pricing: FLAT, acceptHook: (job) => hooks[index]?.(job) ?? { accept: true } } })
-          ext.services[CAPACITY_SERVICE] = slotCapacity(slotSchedulerFor(profiles[index]))
+          const ext = providerMarketServices(profiles[index], { pricing: FLAT, acceptHook: (job) => hooks[index]?.(job) ?? { accept: true } })
           return ext
         }
         const ext = marketServices({ role })
@@ -80,16 +76,7 @@ describe('red team: market (issue 13)', function () {
         return ext
       }
     })
-    const addr = net.bootstrap.libp2p.getMultiaddrs()[0]
-    await waitFor(async () => {
-      const missing = net.all.filter(n => n !== net.bootstrap && n.libp2p.getConnections(net.bootstrap.peerId).length === 0)
-      for (const n of missing) await n.libp2p.dial(addr as Parameters<typeof n.libp2p.dial>[0]).catch(() => {})
-      return missing.length === 0
-    }, { timeoutMs: 30_000, intervalMs: 300, what: 'every node to connect to the bootstrap' })
-    for (const topic of [TOPIC.jobs, TOPIC.bids, TOPIC.awards]) {
-      await waitFor(() => net.all.every(n => meshPeers(n, topic) > 0) &&
-        net.bootstrap.libp2p.services.pubsub.getSubscribers(topic).length === net.all.length - 1, { timeoutMs: 30_000, what: `subscribers on ${topic}` })
-    }
+    await waitForMarketMesh(net)
     net.providers.forEach((n, i) => {
       market(i).onAccepted(job => { accepted.push({ at: Date.now(), provider: n.peerId.toString(), job }) })
     })
@@ -274,10 +261,6 @@ function fakeAward (job: JobRequest, winner: Uint8Array, attempt: number): Award
     winnerBidHash: new Uint8Array(randomBytes(32)),
     jobNonce: job.nonce
   }
-}
-
-function meshPeers (node: IdlegridNode, topic: string): number {
-  return (node.libp2p.services.pubsub as unknown as { getMeshPeers: (t: string) => unknown[] }).getMeshPeers(topic).length
 }
 
 /** `from` asks `winner` to accept the award envelope, over the accept protocol as a renter does. */
