@@ -30,8 +30,8 @@ import { LEDGER_SERVICE, type LedgerService } from '../../src/ledger/index.js'
 import { ledgerService } from '../../src/ledger/service.js'
 import { openAward } from '../../src/market/award-check.js'
 import { MARKET_PROVIDER_SERVICE, marketProvider } from '../../src/market/provider-service.js'
-import { startInProcessNetwork, type InProcessNetwork } from '../utils/index.js'
-import type { AwardedJob, JobPayload } from '../../src/exec/renter.js'
+import { startInProcessNetwork, tempDir, type InProcessNetwork } from '../utils/index.js'
+import { type runAttempt, type AwardedJob, type JobPayload } from '../../src/exec/renter.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -289,4 +289,39 @@ export async function submitJob (dataDir: string, cwd: string, jobFile: string, 
 export async function openSavedReceipt (dir: string, expect: { renter: PeerId, provider: PeerId, jobId: Uint8Array }): Promise<Signed<Receipt>> {
   const attestation = SignedEnvelope.decode(await readFile(join(dir, 'attestation.bin')))
   return openReceipt(await readFile(join(dir, 'receipt.bin')), { ...expect, attestationHash: messageHash(DOMAIN.attestation, attestation.payload) })
+}
+
+/** What a suite on the in-process job network uses; filled by useJobNetwork's before hook. */
+export interface JobNetworkSuite {
+  net: InProcessNetwork
+  /** the suite's temporary directory */
+  dir: string
+  /** copyJob's job, with real inputs */
+  payload: JobPayload
+  renter: (i?: number) => IdlegridNode
+  attemptOpts: (dir: string, i?: number) => Parameters<typeof runAttempt>[2]
+}
+
+/** Registers mocha hooks that start the job network (startJobNetwork) before a suite's tests and stop it after. */
+export function useJobNetwork (prefix: string): JobNetworkSuite {
+  let tmp: { path: string, cleanup: () => Promise<void> } | undefined
+  const suite: JobNetworkSuite = {
+    net: undefined as unknown as InProcessNetwork,
+    dir: '',
+    payload: undefined as unknown as JobPayload,
+    renter: (i = 0) => suite.net.renters[i] as IdlegridNode,
+    attemptOpts: (dir, i = 0) => ({ libp2p: suite.renter(i).libp2p, privateKey: suite.renter(i).privateKey, peerId: suite.renter(i).peerId, dir: join(suite.dir, dir), idleMs: 10_000 })
+  }
+  before(async () => {
+    const made = await tempDir(prefix)
+    tmp = made
+    suite.dir = made.path
+    suite.net = await startJobNetwork(made.path)
+    suite.payload = await copyJob(made.path)
+  })
+  after(async () => {
+    await suite.net?.stop()
+    await tmp?.cleanup()
+  })
+  return suite
 }

@@ -12,41 +12,26 @@ import { runAttempt, type JobPayload } from '../../src/exec/renter.js'
 import { sha256 } from '../../src/identity/index.js'
 import { openAward } from '../../src/market/award-check.js'
 import { fileSetDigest } from '../../src/exec/digest.js'
-import { tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
-import { attestationsInLedger, copyJob, execOf, makeAward, misbehavingProvider, startJobNetwork } from './fixtures.js'
+import { waitFor, type InProcessNetwork } from '../utils/index.js'
+import { attestationsInLedger, execOf, makeAward, misbehavingProvider, useJobNetwork } from './fixtures.js'
 import type { Ed25519PrivateKey } from '@libp2p/interface'
 
 describe('exec: job stream between in-process nodes', function () {
   this.timeout(120_000)
-  let net: InProcessNetwork
-  let tmp: { path: string, cleanup: () => Promise<void> }
-  let payload: JobPayload
-
-  before(async () => {
-    tmp = await tempDir('idlegrid-exec-stream-')
-    net = await startJobNetwork(tmp.path)
-    payload = await copyJob(tmp.path)
-  })
-
-  after(async () => {
-    await net?.stop()
-    await tmp?.cleanup()
-  })
-
-  const renter = (i = 0): InProcessNetwork['renters'][number] => net.renters[i] as InProcessNetwork['renters'][number]
-  const attemptOpts = (dir: string, i = 0): Parameters<typeof runAttempt>[2] => ({ libp2p: renter(i).libp2p, privateKey: renter(i).privateKey, peerId: renter(i).peerId, dir: join(tmp.path, dir), idleMs: 10_000 })
+  const suite = useJobNetwork('idlegrid-exec-stream-')
+  const { renter, attemptOpts } = suite
 
   it('runs a job with real inputs; outputs, attestation and receipt verify', async () => {
-    const provider = net.providers[1]
+    const provider = suite.net.providers[1]
     assert.ok(provider != null)
     const awarded = makeAward(renter(), provider.peerId)
     const lines: string[] = []
-    const result = await runAttempt(awarded, payload, { ...attemptOpts('ok'), onEvent: e => { if (e.type === 'log') lines.push(e.line) } })
+    const result = await runAttempt(awarded, suite.payload, { ...attemptOpts('ok'), onEvent: e => { if (e.type === 'log') lines.push(e.line) } })
     assert.equal(result.outcome, 'ok', result.detail)
     assert.equal(result.verified, true)
     assert.deepEqual(lines, ['done'])
-    assert.equal(await readFile(join(tmp.path, 'ok', 'outputs', 'upper.txt'), 'utf8'), 'HELLO IDLEGRID\n')
-    assert.equal(Buffer.compare(sha256(await readFile(join(tmp.path, 'ok', 'outputs', 'b.bin'))), sha256(Buffer.alloc(1_500_000, 42))), 0)
+    assert.equal(await readFile(join(suite.dir, 'ok', 'outputs', 'upper.txt'), 'utf8'), 'HELLO IDLEGRID\n')
+    assert.equal(Buffer.compare(sha256(await readFile(join(suite.dir, 'ok', 'outputs', 'b.bin'))), sha256(Buffer.alloc(1_500_000, 42))), 0)
     const a = result.attestation?.message
     assert.equal(a?.status, JobStatus.COMPLETED)
     assert.equal(a?.exitCode, 0)
@@ -63,68 +48,68 @@ describe('exec: job stream between in-process nodes', function () {
   })
 
   it('refuses an award it did not accept, then runs it once accepted', async () => {
-    const provider = net.providers[0]
+    const provider = suite.net.providers[0]
     assert.ok(provider != null)
     const awarded = makeAward(renter(), provider.peerId)
-    const refused = await runAttempt(awarded, payload, attemptOpts('not-accepted'))
+    const refused = await runAttempt(awarded, suite.payload, attemptOpts('not-accepted'))
     assert.equal(refused.outcome, 'rejected')
     assert.match(refused.detail ?? '', /NOT_AWARDED.*did not accept/)
-    execOf(net.providers[0] as InProcessNetwork['providers'][number]).noteAccepted(awarded.award)
-    const ok = await runAttempt(awarded, payload, attemptOpts('accepted'))
+    execOf(suite.net.providers[0] as InProcessNetwork['providers'][number]).noteAccepted(awarded.award)
+    const ok = await runAttempt(awarded, suite.payload, attemptOpts('accepted'))
     assert.equal(ok.outcome, 'ok', ok.detail)
     // the same award attempt is not run twice
-    const again = await runAttempt(awarded, payload, attemptOpts('again'))
+    const again = await runAttempt(awarded, suite.payload, attemptOpts('again'))
     assert.equal(again.outcome, 'rejected')
   })
 
   it('refuses an award for another renter\'s job, and one naming another winner', async () => {
-    const provider = net.providers[1]
+    const provider = suite.net.providers[1]
     assert.ok(provider != null)
     // renter 1 replays renter 0's award
     const stolen = makeAward(renter(0), provider.peerId)
-    const r1 = await runAttempt(stolen, payload, attemptOpts('stolen', 1))
+    const r1 = await runAttempt(stolen, suite.payload, attemptOpts('stolen', 1))
     assert.equal(r1.outcome, 'rejected')
     assert.match(r1.detail ?? '', /NOT_AWARDED/)
     // an award signed by a key that is not the job request's renter
     const key = await generateKeyPair('Ed25519') as Ed25519PrivateKey
     const forged = makeAward(renter(0), provider.peerId)
     const other = makeAward({ privateKey: key, peerId: peerIdFromPrivateKey(key) }, provider.peerId)
-    const r2 = await runAttempt({ award: other.award, jobRequest: forged.jobRequest }, payload, attemptOpts('mixed'))
+    const r2 = await runAttempt({ award: other.award, jobRequest: forged.jobRequest }, suite.payload, attemptOpts('mixed'))
     assert.equal(r2.outcome, 'rejected')
     assert.match(r2.detail ?? '', /BAD_AWARD/)
-    const elsewhere = makeAward(renter(0), (net.providers[0] as InProcessNetwork['providers'][number]).peerId)
-    const r3 = await runAttempt({ award: elsewhere.award, jobRequest: elsewhere.jobRequest }, payload, { ...attemptOpts('elsewhere'), libp2p: { dialProtocol: async (_p, proto, o) => await renter().libp2p.dialProtocol(provider.peerId, proto, o) } })
+    const elsewhere = makeAward(renter(0), (suite.net.providers[0] as InProcessNetwork['providers'][number]).peerId)
+    const r3 = await runAttempt({ award: elsewhere.award, jobRequest: elsewhere.jobRequest }, suite.payload, { ...attemptOpts('elsewhere'), libp2p: { dialProtocol: async (_p, proto, o) => await renter().libp2p.dialProtocol(provider.peerId, proto, o) } })
     assert.equal(r3.outcome, 'rejected')
     assert.match(r3.detail ?? '', /another provider/)
   })
 
   it('another renter\'s job with the same id, nonce and attempt does not use up this renter\'s attempt (issue 13)', async () => {
-    const provider = net.providers[1]
+    const provider = suite.net.providers[1]
     assert.ok(provider != null)
     const mine = makeAward(renter(0), provider.peerId)
     const { jobId, jobNonce } = openAward(mine.award).message
     // renter 1 copies the id and nonce of renter 0's job into one of its own, and runs it first
     const copy = makeAward(renter(1), provider.peerId, { jobId, nonce: jobNonce })
-    const first = await runAttempt(copy, payload, attemptOpts('copy', 1))
+    const first = await runAttempt(copy, suite.payload, attemptOpts('copy', 1))
     assert.equal(first.outcome, 'ok', first.detail)
-    const ok = await runAttempt(mine, payload, attemptOpts('mine'))
+    const ok = await runAttempt(mine, suite.payload, attemptOpts('mine'))
     assert.equal(ok.outcome, 'ok', ok.detail)
   })
 
   it('ends the stream with FRAME_TOO_LARGE on an oversized frame and keeps serving', async () => {
-    const provider = net.providers[1]
+    const provider = suite.net.providers[1]
     assert.ok(provider != null)
     const stream = await renter().libp2p.dialProtocol(provider.peerId, PROTOCOL.job)
     const ch = new FrameChannel(stream, { idleMs: 10_000 })
     await ch.sendRaw(new Uint8Array(2 * 1024 * 1024))
     await assert.rejects(ch.next(), (err: unknown) => err instanceof JobStreamError && err.code === 'FRAME_TOO_LARGE' && err.remote)
     ch.abort()
-    const ok = await runAttempt(makeAward(renter(), provider.peerId), payload, attemptOpts('after-oversize'))
+    const ok = await runAttempt(makeAward(renter(), provider.peerId), suite.payload, attemptOpts('after-oversize'))
     assert.equal(ok.outcome, 'ok', ok.detail)
   })
 
   it('kills a job at its time limit: attestation and receipt say timeout, partial outputs come back', async () => {
-    const provider = net.providers[1]
+    const provider = suite.net.providers[1]
     assert.ok(provider != null)
     const job: JobPayload = { runtime: { command: ['/bin/sh', '-c', 'echo partial > outputs/p.txt; sleep 30'], timeoutMs: 1_000 }, inputs: [] }
     const result = await runAttempt(makeAward(renter(), provider.peerId), job, attemptOpts('timeout'))
@@ -132,18 +117,18 @@ describe('exec: job stream between in-process nodes', function () {
     assert.equal(result.verified, true)
     assert.equal(result.attestation?.message.status, JobStatus.TIMEOUT)
     assert.equal(result.receipt?.message.outcome, Receipt.Outcome.TIMEOUT)
-    assert.equal(await readFile(join(tmp.path, 'timeout', 'outputs', 'p.txt'), 'utf8'), 'partial\n')
+    assert.equal(await readFile(join(suite.dir, 'timeout', 'outputs', 'p.txt'), 'utf8'), 'partial\n')
   })
 
   it('a provider with an oversized frame, a forged attestation, mismatched outputs or that vanishes: the attempt says which', async () => {
-    const bad = net.providers[2]
+    const bad = suite.net.providers[2]
     assert.ok(bad != null)
     const forger = await generateKeyPair('Ed25519') as Ed25519PrivateKey
     const expected = { 'oversized-frame': 'lost', 'forged-attestation': 'bad_attestation', 'bad-output': 'bad_output', 'vanish-after-accept': 'lost' } as const
     for (const mode of ['oversized-frame', 'forged-attestation', 'bad-output', 'vanish-after-accept'] as const) {
       await bad.libp2p.unhandle(PROTOCOL.job)
       await misbehavingProvider(bad, mode, { privateKey: forger, peerId: peerIdFromPrivateKey(forger) })
-      const result = await runAttempt(makeAward(renter(), bad.peerId), payload, { ...attemptOpts(`bad-${mode}`), idleMs: 5_000 })
+      const result = await runAttempt(makeAward(renter(), bad.peerId), suite.payload, { ...attemptOpts(`bad-${mode}`), idleMs: 5_000 })
       assert.equal(result.outcome, expected[mode], `${mode}: ${result.detail ?? ''}`)
       assert.equal(result.verified, false, mode)
       if (mode === 'oversized-frame') assert.match(result.detail ?? '', /FRAME_TOO_LARGE/)
@@ -160,7 +145,7 @@ describe('exec: job stream between in-process nodes', function () {
   })
 
   it('gold preempts a running bronze job: the bronze attempt ends preempted with its checkpoint, attested preemptible', async () => {
-    const busy = net.providers[1]
+    const busy = suite.net.providers[1]
     assert.ok(busy != null)
     const script = 'trap "echo step-1 > outputs/ckpt.txt; exit 0" TERM; echo working; while true; do sleep 0.1; done'
     const lines: string[] = []

@@ -13,11 +13,11 @@ import { PROTOCOL } from '../../protocols/ids.js'
 import { JobStatus, Receipt } from '../../protocols/job.js'
 import { fileSetDigest } from '../../src/exec/digest.js'
 import { openReceipt } from '../../src/exec/records.js'
-import { runAttempt, type AwardedJob, type JobPayload } from '../../src/exec/renter.js'
+import { runAttempt, type AwardedJob } from '../../src/exec/renter.js'
 import { sha256 } from '../../src/identity/index.js'
 import { runJob, type AwardSource } from '../../src/submit/run-job.js'
-import { attestationsInLedger, copyJob, execOf, makeAward, misbehavingProvider, startJobNetwork } from '../exec/fixtures.js'
-import { tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { attestationsInLedger, execOf, makeAward, misbehavingProvider, useJobNetwork } from '../exec/fixtures.js'
+import { waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { Tier } from '../../src/capability/index.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
@@ -42,35 +42,20 @@ function listAwards (renter: IdlegridNode, providers: PeerId[], opts: { tier?: T
 
 describe('submit: the job loop between in-process nodes', function () {
   this.timeout(120_000)
-  let net: InProcessNetwork
-  let tmp: { path: string, cleanup: () => Promise<void> }
-  let payload: JobPayload
-
-  before(async () => {
-    tmp = await tempDir('idlegrid-run-job-')
-    net = await startJobNetwork(tmp.path)
-    payload = await copyJob(tmp.path)
-  })
-
-  after(async () => {
-    await net?.stop()
-    await tmp?.cleanup()
-  })
-
-  const renter = (i = 0): InProcessNetwork['renters'][number] => net.renters[i] as InProcessNetwork['renters'][number]
-  const attemptOpts = (dir: string, i = 0): Parameters<typeof runAttempt>[2] => ({ libp2p: renter(i).libp2p, privateKey: renter(i).privateKey, peerId: renter(i).peerId, dir: join(tmp.path, dir), idleMs: 10_000 })
+  const suite = useJobNetwork('idlegrid-run-job-')
+  const { renter, attemptOpts } = suite
 
   it('kills a job at its time limit: attestation and receipt say timeout, and it is not retried', async () => {
-    const provider = net.providers[1]
+    const provider = suite.net.providers[1]
     assert.ok(provider != null)
-    const awards = listAwards(renter(), [provider.peerId, (net.providers[0] as InProcessNetwork['providers'][number]).peerId])
+    const awards = listAwards(renter(), [provider.peerId, (suite.net.providers[0] as InProcessNetwork['providers'][number]).peerId])
     const summary = await runJob({
       libp2p: renter().libp2p,
       privateKey: renter().privateKey,
       peerId: renter().peerId,
       awards,
       jobId: Buffer.from(awards.jobId).toString('hex'),
-      baseDir: join(tmp.path, 'out'),
+      baseDir: join(suite.dir, 'out'),
       idleMs: 10_000,
       payload: { runtime: { command: ['/bin/sh', '-c', 'echo partial > outputs/p.txt; sleep 30'], timeoutMs: 1_000 }, inputs: [] }
     })
@@ -82,8 +67,8 @@ describe('submit: the job loop between in-process nodes', function () {
   })
 
   it('a provider with an oversized frame, a forged attestation or mismatched outputs does not lose the job', async () => {
-    const bad = net.providers[2]
-    const good = net.providers[1]
+    const bad = suite.net.providers[2]
+    const good = suite.net.providers[1]
     assert.ok(bad != null && good != null)
     const forger = await generateKeyPair('Ed25519') as Ed25519PrivateKey
     for (const mode of ['oversized-frame', 'forged-attestation', 'bad-output', 'vanish-after-accept'] as const) {
@@ -91,7 +76,7 @@ describe('submit: the job loop between in-process nodes', function () {
       await misbehavingProvider(bad, mode, { privateKey: forger, peerId: peerIdFromPrivateKey(forger) })
       const awards = listAwards(renter(), [bad.peerId, good.peerId])
       const summary = await runJob({
-        libp2p: renter().libp2p, privateKey: renter().privateKey, peerId: renter().peerId, awards, jobId: Buffer.from(awards.jobId).toString('hex'), baseDir: join(tmp.path, 'out-' + mode), idleMs: 5_000, payload
+        libp2p: renter().libp2p, privateKey: renter().privateKey, peerId: renter().peerId, awards, jobId: Buffer.from(awards.jobId).toString('hex'), baseDir: join(suite.dir, 'out-' + mode), idleMs: 5_000, payload: suite.payload
       })
       assert.equal(summary.status, 'ok', `${mode}: ${JSON.stringify(summary.history)}`)
       assert.equal(summary.attempts, 2)
@@ -112,8 +97,8 @@ describe('submit: the job loop between in-process nodes', function () {
   })
 
   it('gold preempts a running bronze job, which keeps its checkpoint and completes elsewhere', async () => {
-    const busy = net.providers[1]
-    const other = net.providers[0]
+    const busy = suite.net.providers[1]
+    const other = suite.net.providers[0]
     assert.ok(busy != null && other != null)
     const bronzeAwards = listAwards(renter(), [busy.peerId, other.peerId], { tier: 'bronze', onAward: (_w, a) => { execOf(other).noteAccepted(a.award) } })
     const script = 'if [ -f inputs/checkpoint/ckpt.txt ]; then echo resumed from $(cat inputs/checkpoint/ckpt.txt) > outputs/final.txt; exit 0; fi; ' +
@@ -125,7 +110,7 @@ describe('submit: the job loop between in-process nodes', function () {
       peerId: renter().peerId,
       awards: bronzeAwards,
       jobId: Buffer.from(bronzeAwards.jobId).toString('hex'),
-      baseDir: join(tmp.path, 'out-preempt'),
+      baseDir: join(suite.dir, 'out-preempt'),
       idleMs: 10_000,
       payload: { runtime: { command: ['/bin/sh', '-c', script], timeoutMs: 60_000 }, inputs: [] },
       onEvent: e => { if (e.type === 'log' || e.type === 'attempt-ended') events.push(`${e.attempt}:${e.type === 'log' ? e.line : e.outcome}`) }
