@@ -47,15 +47,16 @@ function compiled (windows: readonly WindowInput[]): Compiled {
 }
 
 // creating an Intl.DateTimeFormat costs ~0.1 ms, and providers check a window for every job they
-// see: one formatter per zone (bounded by the IANA zones; an unknown zone throws and is not kept)
+// see: one formatter per zone. Only a zone's canonical spelling is kept (an unknown zone throws):
+// names match case-insensitively, and records from other nodes must not grow the cache with
+// endless spellings of one zone, so the cache stays bounded by the IANA zones
 const formatters = new Map<string, Intl.DateTimeFormat>()
 /** Weekday (short) and 24-hour hour and minute in `timeZone`; throws RangeError for an unknown zone. */
 export function localTimeFormat (timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone)
-  if (f == null) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
-    formatters.set(timeZone, f)
-  }
+  const cached = formatters.get(timeZone)
+  if (cached != null) return cached
+  const f = new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+  if (f.resolvedOptions().timeZone === timeZone) formatters.set(timeZone, f)
   return f
 }
 

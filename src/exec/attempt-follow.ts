@@ -62,10 +62,8 @@ export class OutputFiles {
   private readonly dirs = new Set<string>()
   private readonly limits: OutputLimits
 
-  constructor (private readonly dir: string, limits: number | Partial<OutputLimits>, private readonly disk?: DiskBudget) {
-    this.limits = typeof limits === 'number'
-      ? { maxOutputBytes: limits, maxFiles: Infinity, maxDepth: Infinity }
-      : { maxOutputBytes: limits.maxOutputBytes ?? Infinity, maxFiles: limits.maxFiles ?? Infinity, maxDepth: limits.maxDepth ?? Infinity }
+  constructor (private readonly dir: string, limits: Partial<OutputLimits>, private readonly disk?: DiskBudget) {
+    this.limits = { maxOutputBytes: limits.maxOutputBytes ?? Infinity, maxFiles: limits.maxFiles ?? Infinity, maxDepth: limits.maxDepth ?? Infinity }
   }
 
   async write (chunk: JobFrame.OutputChunk): Promise<void> {

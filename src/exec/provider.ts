@@ -121,7 +121,6 @@ export class JobExecService implements Startable {
       lease = admitted.lease
       diskKey = verified.attemptKey
       rec = { attemptKey: verified.attemptKey, jobId: verified.jobIdHex, renter: verified.renter.toString(), tier: verified.tier, state: 'receiving', gpuIndex: lease.gpu.index }
-      this.book.answer(verified.attemptKey)
       this.book.update(rec)
       const dir = await this.makeWorkDir(verified)
       workDir = dir
@@ -207,6 +206,9 @@ export class JobExecService implements Startable {
     const placed = this.scheduler.reserve(job)
     if ('refused' in placed) throw new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, placed.detail)
     this.disk.hold({ key: verified.attemptKey, renter, diskBytes })
+    // marked started in the same synchronous step as the reservation: a second stream with the
+    // same Start, read while this one awaits, must find the attempt taken
+    this.book.answer(verified.attemptKey)
     return { verified, lease: placed }
   }
 

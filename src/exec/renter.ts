@@ -19,16 +19,13 @@ import type { Signed } from '../identity/index.js'
 import type { Attestation, FileEntry, Receipt } from '../../protocols/job.js'
 import type { Ed25519PrivateKey, Libp2p, PeerId } from '@libp2p/interface'
 
-const MiB = 1024 * 1024
-
 export const RENTER_DEFAULTS = {
   /** dialing the provider and opening the stream */
   dialMs: 15_000,
   /** from InputEnd to Accepted/Rejected (the provider may wait for a bronze job to stop) */
   acceptMs: 60_000,
   /** longest silence while the job runs; the provider sends Progress every few seconds */
-  idleMs: 30_000,
-  maxOutputBytes: 4 * 1024 * MiB
+  idleMs: 30_000
 } as const
 
 export type { RenterLimits } from './attempt-limits.js'
@@ -102,8 +99,6 @@ export interface AttemptOptions {
   dialMs?: number
   acceptMs?: number
   idleMs?: number
-  /** the same as limits.maxOutputBytes (kept for callers that set only this one) */
-  maxOutputBytes?: number
   /** the renter's limits on what the provider sends (RENTER_LIMITS where unset) */
   limits?: Partial<RenterLimits>
   /** bytes of log and outputs this attempt may still write, shared with the job's other attempts */
@@ -124,7 +119,7 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
   const result: AttemptResult = { attempt, provider: provider.toString(), outcome: 'lost', dir: opts.dir, outputs: [], receivedDigest: fileSetDigest([]), verified: false, priceMicroUsd: award.clearingPriceMicroUsd, startedAt, endedAt: startedAt }
   emit({ type: 'attempt', attempt, provider: result.provider, priceMicroUsd: Number(award.clearingPriceMicroUsd) })
   const manifest = await inputManifest(payload.inputs)
-  const limits = renterLimits({ maxOutputBytes: opts.maxOutputBytes, ...opts.limits })
+  const limits = renterLimits(opts.limits)
   const outputs = new OutputFiles(outDir, limits, opts.disk)
   const received = (): void => {
     result.outputs = outputs.entries()

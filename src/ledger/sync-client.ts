@@ -214,6 +214,8 @@ export class SyncClient {
           if (outcome.error instanceof BrokenChainError && i === 0 && batch.from > 1) await this.fetchAndIngest(peer, author, batch.from - 1, 1, signal)
           throw new SyncProtocolError(`${peer.toString()} sent an entry we refuse: ${outcome.error.message}`)
         }
+        // a range answers for the author we asked about: another author's entries end the session
+        if (!equals(outcome.record.author, author)) throw new SyncProtocolError(`${peer.toString()} answered a range of one author with another's entries`)
         if (outcome.record.seq !== batch.from + i) throw new SyncProtocolError(`${peer.toString()} sent a range that is not contiguous`)
         if (outcome.status === 'added') added++
       }

@@ -9,7 +9,7 @@ import { MAX_BYTES } from '../../protocols/codec.js'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { ExplainRequest } from '../../protocols/market.js'
 import { requestOnce } from '../node/index.js'
-import { DeclineReason, declineReasonName, readDecline, type JobRequest } from './messages.js'
+import { declineReasonName, readDecline, type JobRequest } from './messages.js'
 import type { AuctionEvent, DeclineCounts } from './auction-report.js'
 import type { Signed } from '../identity/index.js'
 import type { Logger, PeerId } from '@libp2p/interface'
@@ -55,7 +55,6 @@ export async function askWhyNot (
         counts.answered++
         reason = declineReasonName(decline.reason)
         detail = decline.detail.slice(0, 256)
-        if (decline.reason === DeclineReason.WILL_BID) reason = 'will-bid'
       } catch (err: any) {
         detail = String(err?.message ?? err).slice(0, 200)
       }

@@ -128,7 +128,7 @@ export default async (): Promise<Record<string, unknown>> => {
         privateKey: r.privateKey,
         peerId: r.peerId,
         dir: join(tmp.path, `out-big-${run}`),
-        maxOutputBytes: size + MiB,
+        limits: { maxOutputBytes: size + MiB },
         onEvent: (e) => {
           if (e.type === 'sending' && sendStart === 0) sendStart = performance.now()
           if (e.type === 'accepted') acceptedAt = performance.now()

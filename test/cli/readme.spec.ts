@@ -121,7 +121,10 @@ describe('README commands', function () {
       }
       assert.equal(result.code, 0, `${line}\nstdout: ${result.stdout.slice(-1500)}\nstderr: ${result.stderr.slice(-1500)}`)
       if (line.includes('market ls')) assert.match(result.stdout, /h100/i, 'the provider shows up in market ls')
-      if (line.includes('submit')) assert.match(result.stdout, /verified/, 'submit reports the verified attestation')
+      if (line.includes('submit')) {
+        assert.match(result.stdout, /verified/, 'submit reports the verified attestation')
+        assert.doesNotMatch(result.stdout, /NOT verified/, 'submit reports an attestation that did not verify')
+      }
     }
 
     // a real GPU box's provider, with the config example; nvidia-smi is the recorded H100 fixture

@@ -60,6 +60,7 @@ describe('exec: job stream between in-process nodes', function () {
     // the same award attempt is not run twice
     const again = await runAttempt(awarded, suite.payload, attemptOpts('again'))
     assert.equal(again.outcome, 'rejected')
+    assert.match(again.detail ?? '', /already/, again.detail)
   })
 
   it('refuses an award for another renter\'s job, and one naming another winner', async () => {

@@ -5,6 +5,7 @@ import { oneShot } from '../one-shot.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable } from '../options.js'
 import { RUN_JOB_OPTIONS, runSubmittedJob } from './submit-job.js'
 import { shortPeerId } from '../../common/index.js'
+import { printable } from '../../exec/index.js'
 import type { Output } from '../output.js'
 import type { Command } from '../command.js'
 
@@ -79,7 +80,7 @@ function progress (event: Record<string, unknown>, out: Output): void {
     case 'published': out.info(`  job ${String(event.jobId)} published`); break
     case 'bid': out.info(`  bid ${Number(event.price).toFixed(2)} USD/GPU-h from ${shortPeerId(String(event.provider))}`); break
     case 'award': out.info(`  award #${String(event.attempt)} to ${shortPeerId(String(event.winner))} at ${Number(event.price).toFixed(2)} USD/GPU-h; waiting for acceptance…`); break
-    case 'accept': if (event.outcome !== 'accepted') out.info(`  ${shortPeerId(String(event.winner))} ${String(event.outcome)}${event.reason != null ? `: ${String(event.reason)}` : ''}; failing over`); break
+    case 'accept': if (event.outcome !== 'accepted') out.info(`  ${shortPeerId(String(event.winner))} ${String(event.outcome)}${event.reason != null ? `: ${printable(String(event.reason))}` : ''}; failing over`); break
     case 'explain': out.info(`  asking ${String(event.asked)} providers why they did not bid…`); break
   }
 }
@@ -118,6 +119,8 @@ function printDeclines (declines: Record<string, number>, out: Output): void {
 }
 
 function table (head: string[], rows: string[][], out: Output): void {
+  // bid fields (gpu, region) are the providers' text: escaped before they reach the terminal
+  rows = rows.map(r => r.map(printable))
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map(r => (r[i] ?? '').length)))
   const line = (cells: string[]): string => '  ' + cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()
   out.info(line(head))
