@@ -14,7 +14,7 @@ export type { WorkloadKind } from './policy.js'
 export { readGpuTelemetry } from './gpu.js'
 export { gpuModelMatches } from './gpu-model.js'
 export type { GpuTelemetry } from './gpu.js'
-export { isAvailable, availableFor, localTimeFormat } from './availability.js'
+export { isAvailable, availableFor, localWeekMinute } from './availability.js'
 export { loadProviderSetup } from './profile.js'
 export type { ProviderProfile } from './profile.js'
 

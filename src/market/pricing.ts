@@ -11,7 +11,7 @@
  * clearingWeight × band (7.5 % with the defaults) up, or clearingWeight × band / (1 + band) down.
  */
 
-import { localTimeFormat, type Tier } from '../capability/index.js'
+import { localWeekMinute, type Tier } from '../capability/index.js'
 
 export type TimeClass = 'peak' | 'normal' | 'off-peak'
 
@@ -87,13 +87,15 @@ function median (values: number[]): number {
 
 /** Whether `atMs` is peak (weekday peak hours), off-peak, or normal in `timeZone`. */
 export function timeClassAt (timeZone: string, atMs: number, params: PricingParams = DEFAULT_PRICING): TimeClass {
-  const parts = localTimeFormat(timeZone).formatToParts(atMs)
-  const hour = Number(parts.find(p => p.type === 'hour')?.value ?? 0) % 24
-  const weekday = parts.find(p => p.type === 'weekday')?.value ?? 'Mon'
+  const weekMinute = localWeekMinute(timeZone, atMs)
+  const hour = Math.floor((weekMinute % MINUTES_PER_DAY) / 60)
+  const weekend = weekMinute >= 5 * MINUTES_PER_DAY
   if (inHours(hour, params.offPeakHours)) return 'off-peak'
-  if (weekday !== 'Sat' && weekday !== 'Sun' && inHours(hour, params.peakHours)) return 'peak'
+  if (!weekend && inHours(hour, params.peakHours)) return 'peak'
   return 'normal'
 }
+
+const MINUTES_PER_DAY = 24 * 60
 
 function inHours (hour: number, [start, end]: [number, number]): boolean {
   return start <= end ? hour >= start && hour < end : hour >= start || hour < end

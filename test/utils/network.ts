@@ -1,14 +1,12 @@
 /**
  * Networks for specs on 127.0.0.1. The process variant (separate `idlegrid` processes) is
  * the demo's, src/demo/local-network.ts; the in-process variant here runs real libp2p nodes in
- * this process with the same shape (NetworkNodes) and options (NetworkShape), and both are
- * checked with the same mesh wait (inspectMesh / waitForMesh through a MeshNode).
+ * this process with the same shape (NetworkNodes) and options (NetworkShape).
  */
 import { join } from 'node:path'
 import { resolveConfig, type NodeConfig, type Role } from '../../src/config/config.js'
-import { nodeStatus } from '../../src/node/status.js'
 import { createNode, type IdlegridNode, type NodeExtensions } from '../../src/node/create-node.js'
-import type { MeshNode, NetworkNodes, NetworkShape } from '../../src/demo/local-network.js'
+import type { NetworkNodes, NetworkShape } from '../../src/demo/local-network.js'
 import { tempDir, waitFor } from './wait.js'
 
 export { BIN_PATH, DEFAULT_PROVIDER_ARGS, spawnNode, startLocalNetwork, inspectMesh, waitForMesh } from '../../src/demo/local-network.js'
@@ -26,11 +24,6 @@ export interface InProcessOptions extends NetworkShape {
   providerConfig?: (index: number) => Record<string, unknown>
   /** start providers and renters this many at a time (default all at once) */
   startBatch?: number
-}
-
-/** An in-process node as the mesh check sees it. */
-export function inProcessMeshNode (node: IdlegridNode): MeshNode {
-  return { role: node.config.role, status: async () => nodeStatus(node) }
 }
 
 /** Real libp2p nodes in this process on 127.0.0.1, each with its own temp data dir. */
