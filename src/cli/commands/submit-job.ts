@@ -10,6 +10,7 @@ import { printable } from '../../exec/index.js'
 import { checkSubmission, type SubmitEvent } from '../../submit/index.js'
 import { EXIT, UsageError } from '../errors.js'
 import { oneShot } from '../one-shot.js'
+import { auctionEventLine } from './auction-events.js'
 import type { JobSpec } from '../../market/index.js'
 import type { OptionTable, ParsedValues } from '../options.js'
 import type { Output } from '../output.js'
@@ -64,10 +65,8 @@ export async function runSubmittedJob (spec: JobSpec, values: ParsedValues, out:
 export function progress (e: SubmitEvent, out: Pick<Output, 'info'>): void {
   switch (e.type) {
     case 'auction': {
-      const a = e.event
-      if (a.type === 'published') out.info(`  auction: job ${String(a.jobId)} published`)
-      else if (a.type === 'award') out.info(`  auction: award to ${String(a.winner).slice(-8)} at ${Number(a.price).toFixed(2)} USD/GPU-h`)
-      else if (a.type === 'accept' && a.outcome !== 'accepted') out.info(`  auction: ${String(a.winner).slice(-8)} ${String(a.outcome)}`)
+      const line = auctionEventLine(e.event as Record<string, unknown>, { bids: false })
+      if (line != null) out.info(`  auction: ${line}`)
       break
     }
     case 'attempt': out.info(`attempt ${String(e.attempt)} on ${String(e.provider).slice(-8)}`); break

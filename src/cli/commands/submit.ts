@@ -4,6 +4,7 @@ import { EXIT, UsageError } from '../errors.js'
 import { oneShot } from '../one-shot.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable } from '../options.js'
 import { RUN_JOB_OPTIONS, runSubmittedJob } from './submit-job.js'
+import { auctionEventLine } from './auction-events.js'
 import { shortPeerId } from '../../common/index.js'
 import { printable } from '../../exec/index.js'
 import type { Output } from '../output.js'
@@ -76,13 +77,8 @@ export const submitCommand: Command = {
 }
 
 function progress (event: Record<string, unknown>, out: Output): void {
-  switch (event.type) {
-    case 'published': out.info(`  job ${String(event.jobId)} published`); break
-    case 'bid': out.info(`  bid ${Number(event.price).toFixed(2)} USD/GPU-h from ${shortPeerId(String(event.provider))}`); break
-    case 'award': out.info(`  award #${String(event.attempt)} to ${shortPeerId(String(event.winner))} at ${Number(event.price).toFixed(2)} USD/GPU-h; waiting for acceptance…`); break
-    case 'accept': if (event.outcome !== 'accepted') out.info(`  ${shortPeerId(String(event.winner))} ${String(event.outcome)}${event.reason != null ? `: ${printable(String(event.reason))}` : ''}; failing over`); break
-    case 'explain': out.info(`  asking ${String(event.asked)} providers why they did not bid…`); break
-  }
+  const line = auctionEventLine(event, { bids: true })
+  if (line != null) out.info(`  ${line}`)
 }
 
 function printReport (r: AuctionReport, out: Output): void {
