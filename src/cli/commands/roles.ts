@@ -88,6 +88,7 @@ function warnProcessRunner (jobUser: string | undefined, workRoot: string, out: 
     out.warn(`warning: --runner process: jobs run as this provider's own user (uid ${String(plan.uids[0])}) and can read whatever it can, the node key included; run the provider as root (jobs then run as nobody or --job-user) or use --runner docker`)
   } else {
     out.warn(`warning: --runner process is weaker than docker (shared kernel, filesystem view and network); jobs run as ${plan.describe} in ${workRoot}`)
+    if (plan.uids.length === 1) out.warn('warning: concurrent jobs share that uid and can read each other\'s files; give each its own with a uid range, e.g. --job-user 61184-61215')
   }
 }
 
