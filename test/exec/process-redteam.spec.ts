@@ -11,7 +11,7 @@ import { loadProviderSetup } from '../../src/capability/index.js'
 import { roleExtensions } from '../../src/cli/build-node.js'
 import { serveControl } from '../../src/cli/node-control.js'
 import { defaultWorkRoot } from '../../src/exec/runners/index.js'
-import { runAttempt, type JobPayload } from '../../src/exec/renter.js'
+import { runAttempt, type JobEvent, type JobPayload } from '../../src/exec/renter.js'
 import { otherUser, recordAttack, startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
 import { execOf, makeAward } from './fixtures.js'
 import { ESCAPES, running } from './process-fixtures.js'
@@ -73,10 +73,8 @@ describe('exec: red team: a process job against its provider (issue 13 attack 6)
     const renter = net.renters[r] as IdlegridNode
     const awarded = makeAward(renter, provider.peerId)
     execOf(provider).noteAccepted(awarded.award)
-    return await runAttempt(awarded, payload, {
-      libp2p: renter.libp2p, privateKey: renter.privateKey, peerId: renter.peerId, dir: join(tmp.path, name), idleMs: 10_000,
-      onEvent: e => { if (e.type === 'log') onLog?.(e.line) }
-    })
+    const onEvent = (e: JobEvent): void => { if (e.type === 'log') onLog?.(e.line) }
+    return await runAttempt(awarded, payload, { libp2p: renter.libp2p, privateKey: renter.privateKey, peerId: renter.peerId, dir: join(tmp.path, name), idleMs: 10_000, onEvent })
   }
 
   const out = async (name: string, file: string): Promise<string> => await readFile(join(tmp.path, name, 'outputs', file), 'utf8').catch(() => '')
