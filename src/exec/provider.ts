@@ -53,7 +53,8 @@ export class JobExecService implements Startable {
   }
 
   async start (): Promise<void> {
-    await mkdir(this.init.workRoot, { recursive: true })
+    if (this.init.runner.prepareWorkRoot != null) await this.init.runner.prepareWorkRoot(this.init.workRoot)
+    else await mkdir(this.init.workRoot, { recursive: true, mode: 0o700 })
     await this.components.registrar.handle(PROTOCOL.job, (data) => { this.handle(data) }, {
       maxInboundStreams: 2 * this.init.gpus.length + 4,
       maxOutboundStreams: 1
@@ -227,9 +228,10 @@ export class JobExecService implements Startable {
     }
   }
 
-  /** A fresh work dir for the attempt, with empty inputs/ and outputs/. */
+  /** A fresh work dir for the attempt, with empty inputs/ and outputs/: private (0700) and unguessable from the first input byte on. */
   private async makeWorkDir (v: VerifiedAward): Promise<string> {
-    const dir = join(this.init.workRoot, `${v.jobIdHex}-${v.award.attempt}-${randomBytes(4).toString('hex')}`)
+    const dir = join(this.init.workRoot, `${v.jobIdHex}-${v.award.attempt}-${randomBytes(16).toString('hex')}`)
+    await mkdir(dir, { mode: 0o700 })
     await mkdir(join(dir, 'inputs'), { recursive: true })
     await mkdir(join(dir, 'outputs'), { recursive: true })
     return dir

@@ -3,12 +3,12 @@
  * service and, over the same slot scheduler, the capacity service that the market's bid
  * engine and the ledger's uptime summaries read. Wiring only.
  */
-import { join } from 'node:path'
 import { CAPACITY_SERVICE, isAvailable, readGpuTelemetry, type ProviderProfile } from '../capability/index.js'
 import { slotCapacity } from './capacity.js'
-import { EXEC_SERVICE, type ExecGpu } from './job-service-init.js'
+import { EXEC_DEFAULTS, EXEC_SERVICE, type ExecGpu } from './job-service-init.js'
 import { jobExecService } from './provider.js'
 import { makeRunner } from './runners/make-runner.js'
+import { checkWorkRootOutside, defaultWorkRoot } from './runners/work-dirs.js'
 import { SlotScheduler } from './scheduler.js'
 import type { RunnerKind } from './runners/index.js'
 import type { Role } from '../config/index.js'
@@ -20,6 +20,10 @@ export interface ExecProviderOptions {
   runner?: RunnerKind
   /** nvidia-smi binary for telemetry (default on PATH) */
   nvidiaSmi?: string
+  /** where job work dirs are made (`--work-root`); never inside the data dir (default `<tmpdir>/idlegrid-jobs-<hash of the data dir>`) */
+  workRoot?: string
+  /** process runner: whom jobs run as (`--job-user`) */
+  jobUser?: string
 }
 
 export interface ExecServicesOptions {
@@ -45,15 +49,17 @@ export function execServices (opts: ExecServicesOptions): Required<NodeExtension
   const scheduler = slotSchedulerFor(profile)
   const gpus = execGpus(profile)
   const read = profile.simulated ? undefined : async () => await readGpuTelemetry({ nvidiaSmi })
+  const workRoot = opts.provider.workRoot ?? defaultWorkRoot(opts.dataDir)
+  checkWorkRootOutside(workRoot, opts.dataDir)
   return {
     ...none,
     services: {
       [CAPACITY_SERVICE]: slotCapacity(scheduler),
       [EXEC_SERVICE]: jobExecService({
-        runner: makeRunner(opts.provider.runner ?? 'docker', profile),
+        runner: makeRunner(opts.provider.runner ?? 'docker', profile, { jobUser: opts.provider.jobUser, fileBytes: EXEC_DEFAULTS.maxOutputBytes }),
         gpus,
         scheduler,
-        workRoot: join(opts.dataDir, 'jobs'),
+        workRoot,
         maxJobMs: policy.maxJobMinutes * 60_000,
         telemetry: { read },
         conditions: {

@@ -7,7 +7,7 @@
  *
  * usage: node transfer-peer.js SIZE_BYTES WORK_DIR [CERT_DIR]
  */
-import { readFile } from 'node:fs/promises'
+import { chmod, readFile } from 'node:fs/promises'
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { createServer as createTlsServer } from 'node:tls'
@@ -50,6 +50,8 @@ if (certDir != null) {
   tlsPort = await listen(tls)
 }
 
+// jobs run as another user when we are root: it must pass through to the work root
+await chmod(dir, 0o711)
 const config = resolveConfig({ role: 'provider', flags: { dataDir: join(dir, 'provider'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], heartbeatSeconds: 60 } })
 const node = await createNode(config, {
   services: execProviderServices({

@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DOMAIN, PROTOCOL } from '../../protocols/ids.js'
 import { SignedEnvelope } from '../../protocols/envelope.js'
@@ -114,6 +114,8 @@ export function execProviderServices (init: ExecServiceInit, dataDir: string): R
  * market is not in these tests); provider 2 runs no job service (tests make it misbehave).
  */
 export async function startJobNetwork (dir: string): Promise<InProcessNetwork> {
+  // jobs run as another user when we are root: it must pass through to the work roots
+  await chmod(dir, 0o711)
   const init = (i: number): ExecServiceInit => ({
     runner: new ProcessRunner(),
     gpus: [{ index: 0, uuid: `GPU-sim-h100-${i}`, simulated: true, modelKey: 'h100-80gb' }],

@@ -6,7 +6,7 @@
  */
 import { strict as assert } from 'node:assert'
 import { createHash, randomBytes } from 'node:crypto'
-import { readdir } from 'node:fs/promises'
+import { chmod, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { JobFrame } from '../../protocols/job.js'
@@ -102,6 +102,8 @@ describe('red team: exec (issue 13)', function () {
 
   before(async () => {
     tmp = await tempDir('idlegrid-exec-limits-')
+    // jobs run as another user when we are root: it must pass through to the work roots
+    await chmod(tmp.path, 0o711)
     net = await startInProcessNetwork({
       providers: 3,
       renters: 2,

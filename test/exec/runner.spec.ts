@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert'
 import { execFileSync } from 'node:child_process'
-import { mkdir, readFile, writeFile, symlink } from 'node:fs/promises'
+import { chmod, mkdir, readFile, writeFile, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseTelemetry, readGpuTelemetry } from '../../src/capability/gpu.js'
@@ -31,7 +31,11 @@ function pidAlive (pid: number): boolean {
 describe('exec: process runner', function () {
   this.timeout(30_000)
   let tmp: { path: string, cleanup: () => Promise<void> }
-  before(async () => { tmp = await tempDir('idlegrid-exec-') })
+  before(async () => {
+    tmp = await tempDir('idlegrid-exec-')
+    // jobs run as another user when we are root: it must pass through to the work dirs
+    await chmod(tmp.path, 0o711)
+  })
   after(async () => { await tmp.cleanup() })
 
   it('gives the job none of the provider\'s variables', async () => {

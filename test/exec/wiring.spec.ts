@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert'
+import { chmod } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CAPACITY_SERVICE, loadProviderSetup, type CapacitySource } from '../../src/capability/index.js'
 import { buildNode } from '../../src/cli/build-node.js'
@@ -14,14 +15,18 @@ import { execOf, execProviderServices } from './fixtures.js'
 describe('exec: typed wiring', function () {
   this.timeout(60_000)
   let tmp: { path: string, cleanup: () => Promise<void> }
-  before(async () => { tmp = await tempDir('idlegrid-exec-wiring-') })
+  before(async () => {
+    tmp = await tempDir('idlegrid-exec-wiring-')
+    // jobs run as another user when we are root: it must pass through to the work roots
+    await chmod(tmp.path, 0o711)
+  })
   after(async () => { await tmp.cleanup() })
 
   const config = (name: string): ReturnType<typeof resolveConfig> => resolveConfig({ role: 'provider', flags: { dataDir: join(tmp.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], heartbeatSeconds: 60 } })
   const init = (name: string): Parameters<typeof execProviderServices>[0] => ({
     runner: new ProcessRunner(),
     gpus: [{ index: 0, uuid: 'GPU-sim-h100-0', simulated: true, modelKey: 'h100-80gb' }],
-    workRoot: join(tmp.path, name, 'work')
+    workRoot: join(tmp.path, `${name}-work`)
   })
 
   it('a node with the job service but without the ledger, the market provider or the capacity service they depend on is not built', async () => {

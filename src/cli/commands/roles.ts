@@ -1,7 +1,9 @@
 import { loadProviderSetup, POLICY_FLAGS } from '../../capability/index.js'
 import { isNodeRunning } from '../../control/index.js'
 import { asEnum } from '../../config/index.js'
-import { RUNNER_KINDS } from '../../exec/index.js'
+import { resolve } from 'node:path'
+import { checkWorkRootOutside, defaultWorkRoot, planJobUser, RUNNER_KINDS } from '../../exec/index.js'
+import { UsageError } from '../errors.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable, type ParsedValues } from '../options.js'
 import { LEDGER_ROLE_OPTIONS, ledgerBuildOptions } from './ledger.js'
 import type { BuildOptions } from '../build-node.js'
@@ -38,7 +40,9 @@ export const PROVIDER_OPTIONS: OptionTable = {
   'simulate-gpu': { type: 'string', multiple: true, valueName: 'MODEL:VRAM_GB[:COUNT]', description: 'advertise simulated GPUs instead of running nvidia-smi (repeatable; development)' },
   'nvidia-smi': { type: 'string', valueName: 'PATH', description: 'nvidia-smi binary (default: nvidia-smi on PATH)' },
   'record-ttl-seconds': { type: 'string', valueName: 'S', description: 'capability record lifetime, refreshed at half of it (default 1800, 5..7200)' },
-  runner: { type: 'string', valueName: 'docker|process', description: 'how jobs run: docker (default; containers) or process (plain commands, NOT isolated: only on a box you can lose)' }
+  runner: { type: 'string', valueName: 'docker|process', description: 'how jobs run: docker (default; containers) or process (plain processes: weaker than docker, see README "Runners")' },
+  'work-root': { type: 'string', valueName: 'DIR', description: 'where job work dirs are made, never inside the data dir (default <tmpdir>/idlegrid-jobs-<hash of the data dir>)' },
+  'job-user': { type: 'string', valueName: 'NAME|UID[:GID]|FIRST-LAST', description: 'process runner, provider run as root: whom jobs run as (default nobody; a uid range gives each running job its own uid)' }
 }
 
 /** Validates the provider's policy and finds its GPUs before the node starts. */
@@ -61,8 +65,31 @@ async function prepareProvider (config: NodeConfig, values: ParsedValues, out: O
   const gpus = profile.groups.map(g => `${g.count}x ${g.modelKey} ${Math.round(g.vramMib / 1024)}GB${g.simulated ? ' (simulated)' : ''}`).join(', ')
   out.info(`advertising ${gpus} in ${profile.policy.region} from ${profile.policy.priceFloor} USD/GPU-hour`)
   const runner = values.runner === undefined ? 'docker' : asEnum(values.runner, 'runner', RUNNER_KINDS)
-  if (runner === 'process') out.warn('warning: --runner process runs renters\' commands as this user without isolation')
-  return { provider: { profile, recordTtlMs, runner, nvidiaSmi: values['nvidia-smi'] as string | undefined } }
+  const jobUser = values['job-user'] as string | undefined
+  const workRoot = values['work-root'] === undefined ? undefined : resolve(values['work-root'] as string)
+  try {
+    checkWorkRootOutside(workRoot ?? defaultWorkRoot(config.dataDir), config.dataDir)
+  } catch (err: any) {
+    throw new UsageError(`--work-root: ${String(err?.message ?? err)}`)
+  }
+  if (runner === 'process') warnProcessRunner(jobUser, workRoot ?? defaultWorkRoot(config.dataDir), out)
+  return { provider: { profile, recordTtlMs, runner, nvidiaSmi: values['nvidia-smi'] as string | undefined, jobUser, workRoot } }
+}
+
+/** Says whom process jobs run as and what that does not isolate; a bad --job-user is a usage error. */
+function warnProcessRunner (jobUser: string | undefined, workRoot: string, out: Output): void {
+  let plan
+  try {
+    plan = planJobUser(jobUser)
+  } catch (err: any) {
+    throw new UsageError(`--job-user: ${String(err?.message ?? err)}`)
+  }
+  if (!plan.dedicated) {
+    out.warn(`warning: --runner process: jobs run as this provider's own user (uid ${String(plan.uids[0])}) and can read whatever it can, the node key included; run the provider as root (jobs then run as nobody or --job-user) or use --runner docker`)
+  } else {
+    out.warn(`warning: --runner process is weaker than docker (shared kernel, filesystem view and network); jobs run as ${plan.describe} in ${workRoot}`)
+    if (plan.uids.length === 1) out.warn('warning: concurrent jobs share that uid and can read each other\'s files; give each its own with a uid range, e.g. --job-user 61184-61215')
+  }
 }
 
 export const providerCommand: Command = {

@@ -1,16 +1,77 @@
 import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { accessSync, constants } from 'node:fs'
+import { availableParallelism, totalmem } from 'node:os'
 import { RunnerError } from '../errors.js'
-import { processJobEnv } from './environment.js'
-import { signalGroup, supervise } from './supervise.js'
+import { JOB_PATH, processJobEnv } from './environment.js'
+import { JobCgroup } from './job-cgroup.js'
+import { findTool, limitWrapping } from './job-limits.js'
+import { JobUserPool, planJobUser } from './job-user.js'
+import { reapRun, RUN_MARKER, signalRun } from './proc-scan.js'
+import { signalGroup, supervise, type ChildControl } from './supervise.js'
+import { handOverWorkDir, prepareWorkRoot } from './work-dirs.js'
 import type { LogLine, RunHandle, Runner, RunSpec } from './types.js'
 
+const GiB = 1024 * 1024 * 1024
+const SETPRIV = findTool(['/usr/bin/setpriv', '/bin/setpriv'])
+
+/** Per-job bounds; each default is noted. */
+export interface ProcessJobLimits {
+  /** processes and threads at once: the cgroup's pids.max, and RLIMIT_NPROC of a job uid (default 4096) */
+  processes?: number
+  /** memory: the cgroup's limit, else RLIMIT_AS when the job uses no real GPU (default the machine's memory / concurrent jobs) */
+  memoryBytes?: number
+  /** largest file: RLIMIT_FSIZE (default 4 GiB, the provider's output limit) */
+  fileBytes?: number
+  /** CPU seconds per process: RLIMIT_CPU (default (time limit + grace) × CPU cores) */
+  cpuSeconds?: number
+}
+
+export interface ProcessRunnerOptions {
+  /** `--job-user`: NAME, UID[:GID] or FIRST-LAST (see planJobUser); default nobody when root, else this user */
+  jobUser?: string
+  /** jobs that may run at once (one per GPU; default 1): a shared job uid's process limit is this many jobs' worth */
+  concurrentJobs?: number
+  limits?: ProcessJobLimits
+  /** make a cgroup per job where the kernel allows (default true; false tests the /proc fallback) */
+  cgroups?: boolean
+}
+
+/** The command's path: as given when it has a slash, else the first match on the job's PATH. */
+function resolveCommand (name: string): string {
+  const candidates = name.includes('/') ? [name] : JOB_PATH.split(':').map(dir => `${dir}/${name}`)
+  for (const path of candidates) {
+    try { accessSync(path, constants.X_OK); return path } catch {}
+  }
+  throw new RunnerError(`command not found: ${name.slice(0, 200)}`)
+}
+
 /**
- * Runs the job's command as a plain process of the provider's user, in the job's fresh work
- * dir, with an environment built from nothing. It does not isolate: the command can read
- * whatever the provider's user can. Off unless the provider names it (`--runner process`).
+ * Runs the job's command as a plain process in the job's fresh work dir, with an environment
+ * built from nothing. When the provider is root the job runs as an unprivileged user (the key,
+ * data dir and control socket are out of its reach), in a cgroup of its own where the kernel
+ * allows (its whole tree is killed at the end, setsid escapes included), under rlimits for CPU
+ * time, file size, processes and memory. It still shares the machine's kernel, filesystem view
+ * and network: weaker than Docker, and off unless the provider names it (`--runner process`).
  */
 export class ProcessRunner implements Runner {
   readonly kind = 'process' as const
+  private readonly users: JobUserPool
+  private readonly concurrentJobs: number
+
+  constructor (private readonly opts: ProcessRunnerOptions = {}) {
+    this.users = new JobUserPool(planJobUser(opts.jobUser))
+    this.concurrentJobs = Math.max(1, opts.concurrentJobs ?? 1)
+  }
+
+  /** Whom jobs run as, for the provider's startup line. */
+  get jobUser (): { describe: string, dedicated: boolean } {
+    return { describe: this.users.plan.describe, dedicated: this.users.plan.dedicated }
+  }
+
+  async prepareWorkRoot (root: string): Promise<void> {
+    await prepareWorkRoot(root, this.users.plan.dedicated)
+  }
 
   check (spec: RunSpec): void {
     if (spec.command.length === 0 || spec.command[0] === '') throw new RunnerError('the process runner needs a command')
@@ -20,16 +81,79 @@ export class ProcessRunner implements Runner {
 
   start (spec: RunSpec, onLog: (line: LogLine) => void): RunHandle {
     this.check(spec)
-    const env = processJobEnv(spec)
-    return supervise(spec, onLog, () => {
-      const [file, ...args] = spec.command as [string, ...string[]]
-      // detached: the job leads its own process group, so one signal reaches all it started
-      const child = spawn(file, args, { cwd: spec.workDir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true })
+    return supervise(spec, onLog, () => this.spawnJob(spec))
+  }
+
+  private limitsFor (spec: RunSpec): Required<ProcessJobLimits> {
+    const l = this.opts.limits ?? {}
+    return {
+      processes: l.processes ?? 4096,
+      memoryBytes: l.memoryBytes ?? Math.floor(totalmem() / this.concurrentJobs),
+      fileBytes: l.fileBytes ?? 4 * GiB,
+      cpuSeconds: l.cpuSeconds ?? Math.ceil((spec.timeoutMs + spec.graceMs) / 1000) * availableParallelism()
+    }
+  }
+
+  /** Starts the job: its dir handed to its user, a cgroup, the rlimits, then the command behind a gate (see below). */
+  private spawnJob (spec: RunSpec): ChildControl {
+    const [name, ...args] = spec.command as [string, ...string[]]
+    const file = resolveCommand(name)
+    const user = this.users.take()
+    if (user == null) throw new RunnerError('every job uid is in use (widen the --job-user range)')
+    const plan = this.users.plan
+    const mark = randomBytes(12).toString('hex')
+    let cgroup: JobCgroup | undefined
+    try {
+      if (plan.dedicated) handOverWorkDir(spec.workDir, user.uid, user.gid)
+      const limits = this.limitsFor(spec)
+      if (this.opts.cgroups !== false) cgroup = JobCgroup.create(`idlegrid-job-${spec.jobId.slice(0, 16)}-${mark}`, { processes: limits.processes, memoryBytes: limits.memoryBytes })
+      // RLIMIT_NPROC counts every process of the uid: only meaningful for a uid jobs do not share with the provider
+      const nproc = plan.dedicated ? limits.processes * (plan.uids.length === 1 ? this.concurrentJobs : 1) : undefined
+      // CUDA reserves address space far beyond memory: RLIMIT_AS only for jobs without a real GPU
+      const realGpu = spec.gpu != null && !spec.gpu.simulated
+      const addressSpace = cgroup?.memoryBounded === true || realGpu ? undefined : limits.memoryBytes
+      const wrap = limitWrapping({ cpuSeconds: limits.cpuSeconds, fileBytes: limits.fileBytes, processes: nproc, addressSpaceBytes: addressSpace })
+      // the gate: the shell waits for "go" on stdin, sent once it is in the job's cgroup, so nothing the job starts can be outside it
+      const gate = `read -r go || exit 125\n[ "$go" = go ] || exit 125\n${wrap.shell}\nexec "$@" </dev/null`
+      const nnp = SETPRIV != null ? [SETPRIV, '--no-new-privs', '--'] : []
+      const env = { ...processJobEnv(spec), [RUN_MARKER]: mark }
+      const ids = plan.dedicated ? { uid: user.uid, gid: user.gid } : {}
+      // detached: the job leads its own session and process group
+      const child = spawn('/bin/sh', ['-c', gate, 'idlegrid-job', ...wrap.prefix, ...nnp, file, ...args], { cwd: spec.workDir, env, ...ids, detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true })
+      child.stdin?.on('error', () => {})
+      const pid = child.pid
+      if (pid != null) {
+        try {
+          cgroup?.join(pid)
+        } catch {
+          void cgroup?.reap(0)
+          cgroup = undefined
+        }
+        child.stdin?.end('go\n')
+      }
+      const cg = cgroup
       return {
         child,
-        terminate: () => { signalGroup(child.pid, 'SIGTERM') },
-        kill: () => { signalGroup(child.pid, 'SIGKILL') }
+        terminate: () => {
+          signalGroup(pid, 'SIGTERM')
+          if (cg != null) cg.signal('SIGTERM'); else if (pid != null) signalRun(pid, mark, 'SIGTERM')
+        },
+        kill: () => {
+          signalGroup(pid, 'SIGKILL')
+          if (cg != null) cg.kill(); else if (pid != null) signalRun(pid, mark, 'SIGKILL')
+        },
+        reap: async () => {
+          try {
+            if (cg != null) await cg.reap(); else if (pid != null) await reapRun(pid, mark)
+          } finally {
+            this.users.give(user.uid)
+          }
+        }
       }
-    })
+    } catch (err) {
+      void cgroup?.reap(0)
+      this.users.give(user.uid)
+      throw err
+    }
   }
 }

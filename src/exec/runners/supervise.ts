@@ -15,6 +15,8 @@ export interface ChildControl {
   terminate: () => void
   /** stops it for good (SIGKILL to its process group / container) */
   kill: () => void
+  /** after the end: kills whatever of the job is left and waits until it is gone; the outcome waits for it */
+  reap?: () => Promise<void>
 }
 
 /** Sends `signal` to the whole process group led by `pid`; a group already gone is fine. */
@@ -152,6 +154,9 @@ class Supervision {
     this.settled = true
     clearTimeout(this.timeLimit)
     clearTimeout(this.killTimer)
-    this.resolveDone({ ...outcome, startedAt: this.startedAt, endedAt: Date.now() })
+    const endedAt = Date.now()
+    // the outcome is reported once nothing of the job runs any more
+    const reaped = this.control?.reap?.().catch(() => {}) ?? Promise.resolve()
+    void reaped.then(() => { this.resolveDone({ ...outcome, startedAt: this.startedAt, endedAt }) })
   }
 }

@@ -65,6 +65,8 @@ export interface RunHandle {
 
 export interface Runner {
   readonly kind: RunnerKind
+  /** makes (or checks) the root under which job work dirs are made, with the permissions this runner needs */
+  prepareWorkRoot?(root: string): Promise<void>
   /** throws RunnerError when the provider's policy does not allow this spec */
   check(spec: RunSpec): void
   /** starts the job; `onLog` gets each output line as it is read */
