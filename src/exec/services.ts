@@ -10,7 +10,7 @@ import { EXEC_SERVICE, type ExecGpu } from './job-service-init.js'
 import { jobExecService } from './provider.js'
 import { makeRunner } from './runners/make-runner.js'
 import { SlotScheduler } from './scheduler.js'
-import type { RunnerKind } from './runners/index.js'
+import type { DockerSettings, RunnerKind } from './runners/index.js'
 import type { Role } from '../config/index.js'
 import type { NodeExtensions } from '../node/index.js'
 
@@ -20,6 +20,8 @@ export interface ExecProviderOptions {
   runner?: RunnerKind
   /** nvidia-smi binary for telemetry (default on PATH) */
   nvidiaSmi?: string
+  /** the docker runner's engine, job user and pull policy */
+  docker?: DockerSettings
 }
 
 export interface ExecServicesOptions {
@@ -50,7 +52,7 @@ export function execServices (opts: ExecServicesOptions): Required<NodeExtension
     services: {
       [CAPACITY_SERVICE]: slotCapacity(scheduler),
       [EXEC_SERVICE]: jobExecService({
-        runner: makeRunner(opts.provider.runner ?? 'docker', profile),
+        runner: makeRunner(opts.provider.runner ?? 'docker', profile, opts.provider.docker),
         gpus,
         scheduler,
         workRoot: join(opts.dataDir, 'jobs'),

@@ -3,6 +3,7 @@ import { isNodeRunning } from '../../control/index.js'
 import { asEnum } from '../../config/index.js'
 import { RUNNER_KINDS } from '../../exec/index.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable, type ParsedValues } from '../options.js'
+import { DOCKER_OPTIONS, dockerSettings, splitDockerFields } from './docker-options.js'
 import { LEDGER_ROLE_OPTIONS, ledgerBuildOptions } from './ledger.js'
 import type { BuildOptions } from '../build-node.js'
 import type { Output } from '../output.js'
@@ -38,7 +39,8 @@ export const PROVIDER_OPTIONS: OptionTable = {
   'simulate-gpu': { type: 'string', multiple: true, valueName: 'MODEL:VRAM_GB[:COUNT]', description: 'advertise simulated GPUs instead of running nvidia-smi (repeatable; development)' },
   'nvidia-smi': { type: 'string', valueName: 'PATH', description: 'nvidia-smi binary (default: nvidia-smi on PATH)' },
   'record-ttl-seconds': { type: 'string', valueName: 'S', description: 'capability record lifetime, refreshed at half of it (default 1800, 5..7200)' },
-  runner: { type: 'string', valueName: 'docker|process', description: 'how jobs run: docker (default; containers) or process (plain commands, NOT isolated: only on a box you can lose)' }
+  runner: { type: 'string', valueName: 'docker|process', description: 'how jobs run: docker (default; containers) or process (plain commands, NOT isolated: only on a box you can lose)' },
+  ...DOCKER_OPTIONS
 }
 
 /** Validates the provider's policy and finds its GPUs before the node starts. */
@@ -51,8 +53,9 @@ async function prepareProvider (config: NodeConfig, values: ParsedValues, out: O
     const value = values[name]
     if (typeof value === 'string' || (Array.isArray(value) && value.every(v => typeof v === 'string'))) flags[name] = value as string | string[]
   }
+  const docker = splitDockerFields(config.provider)
   const { profile, recordTtlMs } = await loadProviderSetup({
-    raw: config.provider,
+    raw: docker.rest,
     flags,
     simulateGpu: values['simulate-gpu'] as string[] | undefined,
     nvidiaSmi: values['nvidia-smi'] as string | undefined,
@@ -62,7 +65,7 @@ async function prepareProvider (config: NodeConfig, values: ParsedValues, out: O
   out.info(`advertising ${gpus} in ${profile.policy.region} from ${profile.policy.priceFloor} USD/GPU-hour`)
   const runner = values.runner === undefined ? 'docker' : asEnum(values.runner, 'runner', RUNNER_KINDS)
   if (runner === 'process') out.warn('warning: --runner process runs renters\' commands as this user without isolation')
-  return { provider: { profile, recordTtlMs, runner, nvidiaSmi: values['nvidia-smi'] as string | undefined } }
+  return { provider: { profile, recordTtlMs, runner, nvidiaSmi: values['nvidia-smi'] as string | undefined, docker: dockerSettings(values, docker.file) } }
 }
 
 export const providerCommand: Command = {

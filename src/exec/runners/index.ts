@@ -1,6 +1,6 @@
 export type { Runner, RunnerKind, RunSpec, RunOutcome, RunStatus, RunGpu, LogLine } from './types.js'
 export { RUNNER_KINDS } from './types.js'
 export { ProcessRunner } from './process.js'
-export { DockerRunner, dockerRunArgs } from './docker.js'
+export { DockerRunner, dockerRunArgs, type DockerRunnerOptions, type PullPolicy } from './docker.js'
 export { JOB_PATH } from './environment.js'
-export { makeRunner } from './make-runner.js'
+export { makeRunner, type DockerSettings } from './make-runner.js'
