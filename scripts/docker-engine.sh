@@ -98,7 +98,8 @@ stop_engine () {
     kill -9 "$pid" 2>/dev/null || true
   fi
   # the data root may hold overlay mounts of this engine only
-  grep -o " $dir/[^ ]*" /proc/mounts 2>/dev/null | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  local m
+  for m in $(awk -v d="$dir/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r); do umount -l "$m" 2>/dev/null || true; done
   rm -rf "$dir"
   say "engine in $dir stopped"
 }
