@@ -8,6 +8,7 @@ import { OutputLimitError, RunnerError } from '../../src/exec/errors.js'
 import { DockerRunner, dockerRunArgs, JOB_PATH, ProcessRunner, type LogLine, type RunSpec } from '../../src/exec/runners/index.js'
 import { TelemetryAccumulator, TelemetrySampler } from '../../src/exec/telemetry.js'
 import { sha256 } from '../../src/identity/index.js'
+import { dockerSettings, splitDockerFields } from '../../src/cli/commands/docker-options.js'
 import { tempDir, waitFor } from '../utils/index.js'
 
 const FAKE_SMI = fileURLToPath(new URL('../../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))
@@ -219,6 +220,16 @@ describe('exec: docker runner', function () {
     assert.ok(has('--pull', 'never'))
     assert.throws(() => new DockerRunner({ allowedImages: [], user: '0:0' }), /never run as root/)
     assert.throws(() => new DockerRunner({ allowedImages: [], user: 'root' }), /numeric uid:gid/)
+  })
+
+  it('takes the engine, user and pull policy from flags over the config file\'s provider fields', () => {
+    const { rest, file } = splitDockerFields({ region: 'eu-west', dockerHost: 'unix:///run/d.sock', dockerUser: '1000:1000', dockerPull: 'never' })
+    assert.deepEqual(rest, { region: 'eu-west' }, 'the policy never sees the docker fields')
+    assert.deepEqual(dockerSettings({}, file), { host: 'unix:///run/d.sock', user: '1000:1000', pull: 'never' })
+    assert.deepEqual(dockerSettings({ 'docker-host': 'tcp://127.0.0.1:2375', 'docker-user': '7:7' }, file), { host: 'tcp://127.0.0.1:2375', user: '7:7', pull: 'never' })
+    assert.throws(() => dockerSettings({ 'docker-user': '0:0' }, {}), /never run as root/)
+    assert.throws(() => dockerSettings({}, { dockerUser: 'nobody' }), /provider\.dockerUser/)
+    assert.throws(() => dockerSettings({ 'docker-pull': 'always' }, {}), /--docker-pull/)
   })
 
   it('enforces the image allow-list', () => {

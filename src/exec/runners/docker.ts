@@ -19,6 +19,8 @@ export const DEFAULT_PIDS_LIMIT = 1024
 /** Size of a file the job may write when the provider names no disk share (1 GiB). */
 export const DEFAULT_FILE_BYTES = 1024 * 1024 * 1024
 const IMAGE_REF = /^[a-z0-9][a-z0-9._\-/:@]*$/i
+/** After `docker kill`, how long the client may take to report the container's end before it is killed too. */
+const CLIENT_KILL_WAIT_MS = 5_000
 
 export type PullPolicy = 'missing' | 'never'
 
@@ -134,7 +136,8 @@ export class DockerRunner implements Runner {
         terminate: () => { dockerCommand('kill', '--signal', 'SIGTERM', name) },
         kill: () => {
           dockerCommand('kill', name)
-          signalGroup(child.pid, 'SIGKILL')
+          // the client reports the container's end; only one that hangs on is killed itself
+          setTimeout(() => { if (child.exitCode == null && child.signalCode == null) signalGroup(child.pid, 'SIGKILL') }, CLIENT_KILL_WAIT_MS).unref()
         }
       }
     })
@@ -163,7 +166,8 @@ export class DockerRunner implements Runner {
     if (!state.started || state.error !== '') {
       return { ...outcome, status: 'failed', exitCode: -1, detail: `the container did not start: ${state.error !== '' ? state.error.slice(0, 300) : engineFailure(run.clientErrors.text(), run.image, run.env.DOCKER_HOST)}` }
     }
-    const exitCode = state.running ? outcome.exitCode : state.exitCode
+    // still running when asked: removeContainer just killed it (SIGKILL, 137 as docker counts)
+    const exitCode = state.running ? 137 : state.exitCode
     if (outcome.status !== 'completed') return { ...outcome, exitCode }
     if (state.oomKilled) return { ...outcome, status: 'failed', exitCode, detail: 'the job ran out of memory (killed at its container\'s memory limit)' }
     if (exitCode === 127 && /tini.*exec .* failed/i.test(run.clientErrors.text())) {
