@@ -1,5 +1,5 @@
 import { capabilityServices, type ProviderProfile } from '../capability/index.js'
-import { execServices, type RunnerKind } from '../exec/index.js'
+import { execServices, type DockerSettings, type RunnerKind } from '../exec/index.js'
 import { ledgerServices, type LEDGER_SERVICE, type LedgerBuildOptions, type LedgerService } from '../ledger/index.js'
 import { marketServices } from '../market/index.js'
 import { createNode, type CoreServices, type IdlegridNode, type NodeExtensions } from '../node/index.js'
@@ -17,7 +17,7 @@ export function roleExtensions (config: NodeConfig, opts: BuildOptions = {}): Re
   // capability: DHT rules for /idlegrid/... keys and discovery on every role; providers advertise
   const capability = capabilityServices({ profile, recordTtlMs: opts.provider?.recordTtlMs, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi })
   // exec: providers run awarded jobs on their GPU slots, whose capacity the bid engine and the ledger's summaries read
-  const exec = execServices({ role: config.role, dataDir: config.dataDir, provider: profile != null ? { profile, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi, workRoot: opts.provider?.workRoot, jobUser: opts.provider?.jobUser } : undefined })
+  const exec = execServices({ role: config.role, dataDir: config.dataDir, provider: profile != null ? { profile, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi, workRoot: opts.provider?.workRoot, jobUser: opts.provider?.jobUser, docker: opts.provider?.docker } : undefined })
   // market: topic validation on every role; providers bid (with their profile), renters auction
   const market = marketServices({ role: config.role, provider: profile != null ? { profile: () => profile } : undefined })
   return {
@@ -38,7 +38,7 @@ export function roleExtensions (config: NodeConfig, opts: BuildOptions = {}): Re
 /** What a role command prepared before the node is built. */
 export interface BuildOptions {
   /** a provider's validated profile (policy + GPUs) and capability record lifetime */
-  provider?: { profile: ProviderProfile, recordTtlMs?: number, runner?: RunnerKind, nvidiaSmi?: string, workRoot?: string, jobUser?: string }
+  provider?: { profile: ProviderProfile, recordTtlMs?: number, runner?: RunnerKind, nvidiaSmi?: string, workRoot?: string, jobUser?: string, docker?: DockerSettings }
   /** ledger flags (--dev-ledger-methods, --ledger-summary-seconds) */
   ledger?: LedgerBuildOptions
 }

@@ -1,6 +1,6 @@
 /**
  * The demo's providers: simulated GPUs across regions, prices and availability, each run
- * as a real `idlegrid provider` process with the process runner.
+ * as a real `idlegrid provider` process with the process runner (or the docker runner).
  */
 
 export interface DemoProvider {
@@ -38,7 +38,12 @@ export function demoFleet (count: number, now = new Date()): DemoProvider[] {
   return fleet
 }
 
+/** How the demo's jobs run: plain processes, or containers of `image` on the Docker engine (DOCKER_HOST). */
+export type DemoRunner = { kind: 'process' } | { kind: 'docker', image: string }
+
 /** The `idlegrid provider` flags for one demo provider. */
-export function providerArgs (p: DemoProvider): string[] {
-  return ['--simulate-gpu', p.gpus, '--region', p.region, '--price-floor', String(p.priceFloorUsd), '--runner', 'process', '--grace', '5', ...p.extra]
+export function providerArgs (p: DemoProvider, runner: DemoRunner = { kind: 'process' }): string[] {
+  // docker: only the demo's image, and only as the engine has it (no registry is needed)
+  const run = runner.kind === 'docker' ? ['--runner', 'docker', '--images', runner.image, '--docker-pull', 'never'] : ['--runner', 'process']
+  return ['--simulate-gpu', p.gpus, '--region', p.region, '--price-floor', String(p.priceFloorUsd), ...run, '--grace', '5', ...p.extra]
 }

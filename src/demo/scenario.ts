@@ -8,9 +8,10 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sleep, waitUntil } from '../common/index.js'
 import { callControl } from '../control/index.js'
-import { loadJobSpec } from '../market/index.js'
+import { loadJobSpec, type JobSpec } from '../market/index.js'
 import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from './local-network.js'
-import { demoFleet, providerArgs, type DemoProvider } from './fleet.js'
+import { checkDemoEngine, dockerVariant } from './docker-jobs.js'
+import { demoFleet, providerArgs, type DemoProvider, type DemoRunner } from './fleet.js'
 import { playAuctionOnly, playJob } from './jobs.js'
 import { printSummary, providerStats, renterReputations, summarize, type DemoOutput, type DemoSummary, type JobReport } from './summary.js'
 
@@ -23,6 +24,8 @@ export interface DemoOptions {
   keep: boolean
   /** bound on each wait for the network to form */
   setupTimeoutMs?: number
+  /** how the providers run jobs (default process) */
+  runner?: DemoRunner
 }
 
 interface ScenarioJob { key: string, file: string }
@@ -50,11 +53,13 @@ function scenarioJobs (count: number): ScenarioJob[] {
 export async function runDemo (opts: DemoOptions, out: DemoOutput): Promise<DemoSummary> {
   const started = Date.now()
   const fleet = demoFleet(opts.providers)
+  const runner = opts.runner ?? { kind: 'process' }
+  if (runner.kind === 'docker') await checkDemoEngine(runner.image)
   const baseDir = await mkdtemp(join(tmpdir(), 'idlegrid-demo-'))
   let network: LocalNetwork | undefined
   try {
     out.info(`idlegrid demo: a bootstrap node, ${fleet.length} providers and a renter as processes on 127.0.0.1 (data in ${baseDir})`)
-    network = await startLocalNetwork({ baseDir, providers: fleet.length, renters: 1, heartbeatSeconds: 1, providerArgs: (i) => providerArgs(fleet[i]) })
+    network = await startLocalNetwork({ baseDir, providers: fleet.length, renters: 1, heartbeatSeconds: 1, providerArgs: (i) => providerArgs(fleet[i], runner) })
     const names = new Map<string, DemoProvider>()
     network.providers.forEach((p, i) => names.set(p.peerId, fleet[i]))
     for (const i of network.providers.keys()) {
@@ -77,7 +82,8 @@ export async function runDemo (opts: DemoOptions, out: DemoOutput): Promise<Demo
     out.info(`all ${network.all.length} nodes found each other and every provider's signed capability record is in the DHT (processes ready ${secs(spawnedMs)} s, topics joined ${secs(meshedMs)} s, records found ${secs(Date.now() - started)} s)\n`)
 
     const label = (peerId: string): string => names.get(peerId)?.name ?? peerId.slice(-8)
-    const jobs = await playScenario(scenarioJobs(opts.jobs), renter, baseDir, names, label, out)
+    if (runner.kind === 'docker') out.info(`jobs run in containers of ${runner.image} on the Docker engine at ${process.env.DOCKER_HOST ?? 'the default socket'}\n`)
+    const jobs = await playScenario(scenarioJobs(opts.jobs), renter, baseDir, names, label, out, runner)
 
     const providers = await providerStats(network, fleet)
     const reputations = await renterReputations(renter, names)
@@ -123,8 +129,12 @@ async function waitForDiscovery (renter: NodeProcess, providers: number, timeout
   })
 }
 
-async function playScenario (jobs: ScenarioJob[], renter: NodeProcess, baseDir: string, names: Map<string, DemoProvider>, label: (id: string) => string, out: DemoOutput): Promise<JobReport[]> {
-  const specs = await Promise.all(jobs.map(async j => ({ ...j, spec: await loadJobSpec(join(DEMO_JOB_DIR, j.file), {}) })))
+async function playScenario (jobs: ScenarioJob[], renter: NodeProcess, baseDir: string, names: Map<string, DemoProvider>, label: (id: string) => string, out: DemoOutput, runner: DemoRunner): Promise<JobReport[]> {
+  const load = async (file: string): Promise<JobSpec> => {
+    const spec = await loadJobSpec(join(DEMO_JOB_DIR, file), {})
+    return runner.kind === 'docker' ? dockerVariant(spec, runner.image) : spec
+  }
+  const specs = await Promise.all(jobs.map(async j => ({ ...j, spec: await load(j.file) })))
   const outDir = join(baseDir, 'renter-out')
   const [first, ...rest] = specs
   if (first == null) return []

@@ -7,7 +7,7 @@
 export { execServices } from './services.js'
 export { EXEC_SERVICE, EXEC_CAPABILITY } from './job-service-init.js'
 export { RUNNER_KINDS, planJobUser, defaultWorkRoot, checkWorkRootOutside } from './runners/index.js'
-export type { RunnerKind } from './runners/index.js'
+export type { RunnerKind, DockerSettings } from './runners/index.js'
 export { runAttempt } from './renter.js'
 export type { AwardedJob, JobPayload, JobEvent, AttemptOutcome, AttemptResult, AttemptOptions } from './renter.js'
 export { DiskBudget, RENTER_LIMITS, RenterLimitError, printable, renterLimits } from './attempt-limits.js'

@@ -245,7 +245,8 @@ export class JobExecService implements Startable {
   /** Accepts the job, runs it on its slot, then returns what it made, attested. */
   private async runAndDeliver (ch: FrameChannel, v: VerifiedAward, runtime: JobFrame.Runtime, inputs: FileEntry[], workDir: string, lease: Lease, rec: JobRecord): Promise<void> {
     const gpu = this.init.gpus.find(g => g.index === lease.gpu.index) as ExecGpu
-    const spec = jobRunSpec(v, runtime, workDir, this.runLimits(), gpu)
+    // what it may write is the disk share admit() reserved: its inputs plus the output bound
+    const spec = { ...jobRunSpec(v, runtime, workDir, this.runLimits(), gpu), diskBytes: declaredInputBytes(inputs) + this.maxOutputBytes() }
     await ch.send({ accepted: { at: BigInt(Date.now()) } })
     const acceptedAt = Date.now()
     rec.state = 'running'

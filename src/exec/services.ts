@@ -10,7 +10,7 @@ import { jobExecService } from './provider.js'
 import { makeRunner } from './runners/make-runner.js'
 import { checkWorkRootOutside, defaultWorkRoot } from './runners/work-dirs.js'
 import { SlotScheduler } from './scheduler.js'
-import type { RunnerKind } from './runners/index.js'
+import type { DockerSettings, RunnerKind } from './runners/index.js'
 import type { Role } from '../config/index.js'
 import type { NodeExtensions } from '../node/index.js'
 
@@ -24,6 +24,8 @@ export interface ExecProviderOptions {
   workRoot?: string
   /** process runner: whom jobs run as (`--job-user`) */
   jobUser?: string
+  /** the docker runner's engine, job user and pull policy */
+  docker?: DockerSettings
 }
 
 export interface ExecServicesOptions {
@@ -56,7 +58,7 @@ export function execServices (opts: ExecServicesOptions): Required<NodeExtension
     services: {
       [CAPACITY_SERVICE]: slotCapacity(scheduler),
       [EXEC_SERVICE]: jobExecService({
-        runner: makeRunner(opts.provider.runner ?? 'docker', profile, { jobUser: opts.provider.jobUser, fileBytes: EXEC_DEFAULTS.maxOutputBytes }),
+        runner: makeRunner(opts.provider.runner ?? 'docker', profile, { jobUser: opts.provider.jobUser, fileBytes: EXEC_DEFAULTS.maxOutputBytes, docker: opts.provider.docker }),
         gpus,
         scheduler,
         workRoot,

@@ -1,5 +1,4 @@
 import { strict as assert } from 'node:assert'
-import { execFileSync } from 'node:child_process'
 import { chmod, mkdir, readFile, writeFile, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -9,6 +8,7 @@ import { OutputLimitError, RunnerError } from '../../src/exec/errors.js'
 import { DockerRunner, dockerRunArgs, JOB_PATH, ProcessRunner, type LogLine, type RunSpec } from '../../src/exec/runners/index.js'
 import { TelemetryAccumulator, TelemetrySampler } from '../../src/exec/telemetry.js'
 import { sha256 } from '../../src/identity/index.js'
+import { dockerSettings, splitDockerFields } from '../../src/cli/commands/docker-options.js'
 import { tempDir, waitFor } from '../utils/index.js'
 
 const FAKE_SMI = fileURLToPath(new URL('../../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))
@@ -191,7 +191,6 @@ describe('exec: docker runner', function () {
     const args = dockerRunArgs(base, 'idlegrid-test', { allowedImages: ['ghcr.io/acme/*'], memoryMib: 8192 })
     const has = (...seq: string[]): boolean => args.some((_, i) => seq.every((s, j) => args[i + j] === s))
     assert.equal(args[0], 'run')
-    assert.ok(has('--rm'))
     assert.ok(has('--gpus', 'device=GPU-1234-abcd'))
     assert.ok(has('--network', 'none'))
     assert.ok(has('--read-only'))
@@ -199,6 +198,11 @@ describe('exec: docker runner', function () {
     assert.ok(has('--mount', 'type=bind,source=/var/idlegrid/jobs/x,target=/job'))
     assert.ok(has('--workdir', '/job'))
     assert.ok(has('--cap-drop', 'ALL'))
+    assert.ok(has('--security-opt', 'no-new-privileges'))
+    assert.ok(has('--user', '65534:65534'), 'an unprivileged user by default')
+    assert.ok(has('--pids-limit', '1024'))
+    assert.ok(has('--log-driver', 'none'), 'the engine keeps no copy of the log on its disk')
+    assert.ok(!args.includes('--rm'), 'removed by the runner after it inspected how the run ended')
     assert.ok(has('--env', 'EPOCHS=3'))
     assert.ok(has('--env', 'IDLEGRID_OUTPUT_DIR=/job/outputs'))
     assert.ok(has('--', 'ghcr.io/acme/train:1.2', 'python', 'train.py'))
@@ -211,6 +215,27 @@ describe('exec: docker runner', function () {
     assert.ok(!dockerRunArgs({ ...base, gpu: { index: 0, uuid: 'GPU-sim-h100-0', simulated: true } }, 'n', { allowedImages: [] }).includes('--gpus'))
   })
 
+  it('bounds CPUs and file size, runs as the configured user, never as root', () => {
+    const args = dockerRunArgs({ ...base, diskBytes: 5_000_000 }, 'n', { allowedImages: [], cpus: 2.5, user: '1234:5678', pull: 'never' })
+    const has = (...seq: string[]): boolean => args.some((_, i) => seq.every((s, j) => args[i + j] === s))
+    assert.ok(has('--cpus', '2.5'))
+    assert.ok(has('--ulimit', 'fsize=5000000'))
+    assert.ok(has('--user', '1234:5678'))
+    assert.ok(has('--pull', 'never'))
+    assert.throws(() => new DockerRunner({ allowedImages: [], user: '0:0' }), /never run as root/)
+    assert.throws(() => new DockerRunner({ allowedImages: [], user: 'root' }), /numeric uid:gid/)
+  })
+
+  it('takes the engine, user and pull policy from flags over the config file\'s provider fields', () => {
+    const { rest, file } = splitDockerFields({ region: 'eu-west', dockerHost: 'unix:///run/d.sock', dockerUser: '1000:1000', dockerPull: 'never' })
+    assert.deepEqual(rest, { region: 'eu-west' }, 'the policy never sees the docker fields')
+    assert.deepEqual(dockerSettings({}, file), { host: 'unix:///run/d.sock', user: '1000:1000', pull: 'never' })
+    assert.deepEqual(dockerSettings({ 'docker-host': 'tcp://127.0.0.1:2375', 'docker-user': '7:7' }, file), { host: 'tcp://127.0.0.1:2375', user: '7:7', pull: 'never' })
+    assert.throws(() => dockerSettings({ 'docker-user': '0:0' }, {}), /never run as root/)
+    assert.throws(() => dockerSettings({}, { dockerUser: 'nobody' }), /provider\.dockerUser/)
+    assert.throws(() => dockerSettings({ 'docker-pull': 'always' }, {}), /--docker-pull/)
+  })
+
   it('enforces the image allow-list', () => {
     const runner = new DockerRunner({ allowedImages: ['ghcr.io/acme/*', 'docker.io/library/alpine'] })
     runner.check(base)
@@ -218,26 +243,6 @@ describe('exec: docker runner', function () {
     assert.throws(() => { runner.check({ ...base, image: 'docker.io/evil/miner:latest' }) }, RunnerError)
     assert.throws(() => { runner.check({ ...base, image: undefined }) }, RunnerError)
     assert.throws(() => { new DockerRunner({ allowedImages: [] }).check(base) }, RunnerError)
-  })
-
-  it('runs a container against a real engine', async function () {
-    try {
-      execFileSync('docker', ['info'], { stdio: 'ignore', timeout: 15_000 })
-    } catch {
-      console.log('      (skipped: `docker info` fails here: no reachable Docker engine)')
-      this.skip()
-    }
-    const tmp = await tempDir('idlegrid-docker-')
-    try {
-      const dir = await workDir(tmp.path, 'job')
-      const runner = new DockerRunner({ allowedImages: ['alpine*', 'docker.io/library/alpine*'] })
-      const lines: string[] = []
-      const outcome = await runner.start({ ...base, workDir: dir, image: 'alpine:3', command: ['sh', '-c', 'echo hi; echo out > /job/outputs/o.txt'], gpu: undefined }, l => lines.push(l.line)).done
-      assert.equal(outcome.status, 'completed', lines.join('\n'))
-      assert.equal((await readFile(join(dir, 'outputs', 'o.txt'), 'utf8')).trim(), 'out')
-    } finally {
-      await tmp.cleanup()
-    }
   })
 })
 

@@ -5,6 +5,7 @@ import { resolve } from 'node:path'
 import { checkWorkRootOutside, defaultWorkRoot, planJobUser, RUNNER_KINDS } from '../../exec/index.js'
 import { UsageError } from '../errors.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable, type ParsedValues } from '../options.js'
+import { DOCKER_OPTIONS, dockerSettings, splitDockerFields } from './docker-options.js'
 import { LEDGER_ROLE_OPTIONS, ledgerBuildOptions } from './ledger.js'
 import type { BuildOptions } from '../build-node.js'
 import type { Output } from '../output.js'
@@ -42,7 +43,8 @@ export const PROVIDER_OPTIONS: OptionTable = {
   'record-ttl-seconds': { type: 'string', valueName: 'S', description: 'capability record lifetime, refreshed at half of it (default 1800, 5..7200)' },
   runner: { type: 'string', valueName: 'docker|process', description: 'how jobs run: docker (default; containers) or process (plain processes: weaker than docker, see README "Runners")' },
   'work-root': { type: 'string', valueName: 'DIR', description: 'where job work dirs are made, never inside the data dir (default <tmpdir>/idlegrid-jobs-<hash of the data dir>)' },
-  'job-user': { type: 'string', valueName: 'NAME|UID[:GID]|FIRST-LAST', description: 'process runner, provider run as root: whom jobs run as (default nobody; a uid range gives each running job its own uid)' }
+  'job-user': { type: 'string', valueName: 'NAME|UID[:GID]|FIRST-LAST', description: 'process runner, provider run as root: whom jobs run as (default nobody; a uid range gives each running job its own uid)' },
+  ...DOCKER_OPTIONS
 }
 
 /** Validates the provider's policy and finds its GPUs before the node starts. */
@@ -55,8 +57,9 @@ async function prepareProvider (config: NodeConfig, values: ParsedValues, out: O
     const value = values[name]
     if (typeof value === 'string' || (Array.isArray(value) && value.every(v => typeof v === 'string'))) flags[name] = value as string | string[]
   }
+  const docker = splitDockerFields(config.provider)
   const { profile, recordTtlMs } = await loadProviderSetup({
-    raw: config.provider,
+    raw: docker.rest,
     flags,
     simulateGpu: values['simulate-gpu'] as string[] | undefined,
     nvidiaSmi: values['nvidia-smi'] as string | undefined,
@@ -73,7 +76,7 @@ async function prepareProvider (config: NodeConfig, values: ParsedValues, out: O
     throw new UsageError(`--work-root: ${String(err?.message ?? err)}`)
   }
   if (runner === 'process') warnProcessRunner(jobUser, workRoot ?? defaultWorkRoot(config.dataDir), out)
-  return { provider: { profile, recordTtlMs, runner, nvidiaSmi: values['nvidia-smi'] as string | undefined, jobUser, workRoot } }
+  return { provider: { profile, recordTtlMs, runner, nvidiaSmi: values['nvidia-smi'] as string | undefined, jobUser, workRoot, docker: dockerSettings(values, docker.file) } }
 }
 
 /** Says whom process jobs run as and what that does not isolate; a bad --job-user is a usage error. */

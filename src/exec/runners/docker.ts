@@ -1,16 +1,28 @@
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { spawn } from 'node:child_process'
+import { availableParallelism } from 'node:os'
 import { imageAllowed } from '../../capability/index.js'
 import { RunnerError } from '../errors.js'
+import { DEFAULT_CONTAINER_USER, parseContainerUser, prepareWorkDir } from './container-user.js'
+import { watchDiskUse } from './disk-watch.js'
+import { ClientErrors, dockerClientEnv, engineFailure, inspectContainer, removeContainer } from './docker-client.js'
 import { checkJobEnv, jobVariables } from './environment.js'
 import { signalGroup, supervise } from './supervise.js'
-import type { LogLine, RunHandle, Runner, RunSpec } from './types.js'
+import type { LogLine, RunHandle, RunOutcome, Runner, RunSpec } from './types.js'
 
 /** Where the work dir appears inside the container. */
 export const CONTAINER_WORK_DIR = '/job'
 /** Memory limit when neither the job nor the provider names one. */
 export const DEFAULT_MEMORY_MIB = 16 * 1024
+/** Processes and threads a container may have at once. */
+export const DEFAULT_PIDS_LIMIT = 1024
+/** Size of a file the job may write when the provider names no disk share (1 GiB). */
+export const DEFAULT_FILE_BYTES = 1024 * 1024 * 1024
 const IMAGE_REF = /^[a-z0-9][a-z0-9._\-/:@]*$/i
+/** After `docker kill`, how long the client may take to report the container's end before it is killed too. */
+const CLIENT_KILL_WAIT_MS = 5_000
+
+export type PullPolicy = 'missing' | 'never'
 
 export interface DockerRunnerOptions {
   /** the provider's image allow-list (entries may end in `*`); empty: no image is allowed */
@@ -19,10 +31,18 @@ export interface DockerRunnerOptions {
   allowNetwork?: boolean
   /** memory limit, MiB, default DEFAULT_MEMORY_MIB */
   memoryMib?: number
+  /** CPUs a container may use (`--cpus`), default all of this machine's */
+  cpus?: number
+  /** `--pids-limit`, default DEFAULT_PIDS_LIMIT */
+  pidsLimit?: number
   /** docker CLI binary, default "docker" */
   docker?: string
-  /** uid:gid the job runs as in the container, default the provider's own */
+  /** the engine's address (DOCKER_HOST); default the provider's DOCKER_HOST, else the client's default */
+  host?: string
+  /** numeric uid:gid the job runs as in the container, default DEFAULT_CONTAINER_USER; never 0 */
   user?: string
+  /** fetch a missing allowed image at run time (missing, docker's default) or only run what the engine has (never) */
+  pull?: PullPolicy
 }
 
 /** The container name of a run: unique, so a stop never reaches another job. */
@@ -31,27 +51,39 @@ export function containerName (jobId: string): string {
 }
 
 /**
- * The `docker run` argv (without the binary) for a job: removed after the run, the slot's
- * GPU only, no network unless allowed, read-only root with the work dir bound writable at
- * /job, memory and process limits, no capabilities, the job's environment only.
+ * The `docker run` argv (without the binary) for a job: the slot's GPU only, no network unless
+ * allowed, read-only root with the work dir bound writable at /job, an unprivileged user, no
+ * capabilities and no privilege gain, memory, CPU, process and file-size limits, no log kept
+ * by the engine (the provider reads the output as it comes), the job's environment only. The
+ * container is not `--rm`: the runner inspects how it ended, then removes it.
  */
 export function dockerRunArgs (spec: RunSpec, name: string, opts: DockerRunnerOptions): string[] {
   if (spec.image == null || spec.image === '') throw new RunnerError('the docker runner needs an image')
   const memoryMib = Math.max(64, Math.floor(spec.memoryMib ?? opts.memoryMib ?? DEFAULT_MEMORY_MIB))
   const network = spec.network === true && opts.allowNetwork === true
+  const cpus = Math.max(0.01, opts.cpus ?? availableParallelism())
+  const fileBytes = Math.max(1, Math.floor(spec.diskBytes ?? DEFAULT_FILE_BYTES))
+  const user = opts.user ?? DEFAULT_CONTAINER_USER
+  parseContainerUser(user)
   const args = [
-    'run', '--rm', '--name', name, '--label', `idlegrid.job=${spec.jobId}`,
+    'run', '--name', name, '--label', `idlegrid.job=${spec.jobId}`,
+    '--pull', opts.pull ?? 'missing',
     '--init',
-    '--read-only', '--tmpfs', '/tmp:rw,nosuid,nodev,size=1g',
+    '--user', user,
+    // /tmp lives in memory and counts against the memory limit
+    '--read-only', '--tmpfs', `/tmp:rw,nosuid,nodev,size=${Math.min(memoryMib, 1024)}m`,
     '--mount', `type=bind,source=${spec.workDir},target=${CONTAINER_WORK_DIR}`,
     '--workdir', CONTAINER_WORK_DIR,
     '--network', network ? 'bridge' : 'none',
     '--memory', `${memoryMib}m`, '--memory-swap', `${memoryMib}m`,
-    '--pids-limit', '4096',
+    '--cpus', String(Number(cpus.toFixed(2))),
+    '--pids-limit', String(opts.pidsLimit ?? DEFAULT_PIDS_LIMIT),
+    // no single file past the job's disk share; the work dir as a whole is watched (disk-watch.ts)
+    '--ulimit', `fsize=${fileBytes}`,
     '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
+    '--log-driver', 'none',
     '--stop-timeout', String(Math.max(1, Math.ceil(spec.graceMs / 1000)))
   ]
-  if (opts.user != null) args.push('--user', opts.user)
   if (spec.gpu != null && !spec.gpu.simulated) args.push('--gpus', `device=${spec.gpu.uuid}`)
   const env = { HOME: CONTAINER_WORK_DIR, ...spec.env, ...jobVariables(spec, CONTAINER_WORK_DIR) }
   for (const [key, value] of Object.entries(env)) args.push('--env', `${key}=${value}`)
@@ -65,6 +97,7 @@ export class DockerRunner implements Runner {
   private readonly opts: DockerRunnerOptions
 
   constructor (opts: DockerRunnerOptions) {
+    if (opts.user != null) parseContainerUser(opts.user)
     this.opts = opts
   }
 
@@ -82,21 +115,64 @@ export class DockerRunner implements Runner {
     const docker = this.opts.docker ?? 'docker'
     const name = containerName(spec.jobId)
     const args = dockerRunArgs(spec, name, this.opts)
+    const env = dockerClientEnv(this.opts.host)
+    const user = parseContainerUser(this.opts.user ?? DEFAULT_CONTAINER_USER)
     const dockerCommand = (...more: string[]): void => {
-      const c = spawn(docker, more, { stdio: 'ignore', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } })
+      const c = spawn(docker, more, { stdio: 'ignore', env })
       c.once('error', () => {})
     }
-    return supervise(spec, onLog, () => {
-      // the docker client gets the provider's PATH (to find docker) but none of the job's secrets
-      const child = spawn(docker, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' } })
+    // the client's complaints, should the container never start
+    const clientErrors = new ClientErrors()
+    let stopWatching = (): void => {}
+    const handle = supervise(spec, line => {
+      if (line.stream === 'stderr') clientErrors.push(line.line)
+      onLog(line)
+    }, () => {
+      prepareWorkDir(spec.workDir, user)
+      const child = spawn(docker, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env })
+      if (spec.diskBytes != null) stopWatching = watchDiskUse(spec.workDir, spec.diskBytes, detail => { handle.cancel(detail) })
       return {
         child,
         terminate: () => { dockerCommand('kill', '--signal', 'SIGTERM', name) },
         kill: () => {
           dockerCommand('kill', name)
-          signalGroup(child.pid, 'SIGKILL')
+          // the client reports the container's end; only one that hangs on is killed itself
+          setTimeout(() => { if (child.exitCode == null && child.signalCode == null) signalGroup(child.pid, 'SIGKILL') }, CLIENT_KILL_WAIT_MS).unref()
         }
       }
     })
+    const done = handle.done.then(async outcome => {
+      stopWatching()
+      return await this.settle(outcome, { docker, name, env, image: spec.image ?? '', clientErrors })
+    })
+    return { startedAt: handle.startedAt, preempt: handle.preempt, cancel: handle.cancel, done }
+  }
+
+  /**
+   * How the run really ended, from the engine: a container that was never made or never
+   * started is FAILED with the engine's reason (never COMPLETED with no outputs), one killed
+   * for memory is FAILED, otherwise the exit code is the container's. Then it is removed.
+   */
+  private async settle (outcome: RunOutcome, run: { docker: string, name: string, env: Record<string, string>, image: string, clientErrors: ClientErrors }): Promise<RunOutcome> {
+    // the client itself could not be run (or the work dir not prepared): no container was asked for
+    if (outcome.status === 'failed' && outcome.exitCode === -1 && /^(could not start|could not run|command not found)/.test(outcome.detail ?? '')) {
+      return { ...outcome, detail: outcome.detail?.startsWith('command not found') === true ? `the docker client (${run.docker}) is not installed on this provider` : outcome.detail }
+    }
+    const state = await inspectContainer(run.docker, run.name, run.env)
+    await removeContainer(run.docker, run.name, run.env)
+    if (state == null) {
+      return { ...outcome, status: 'failed', exitCode: -1, detail: engineFailure(run.clientErrors.text(), run.image, run.env.DOCKER_HOST) }
+    }
+    if (!state.started || state.error !== '') {
+      return { ...outcome, status: 'failed', exitCode: -1, detail: `the container did not start: ${state.error !== '' ? state.error.slice(0, 300) : engineFailure(run.clientErrors.text(), run.image, run.env.DOCKER_HOST)}` }
+    }
+    // still running when asked: removeContainer just killed it (SIGKILL, 137 as docker counts)
+    const exitCode = state.running ? 137 : state.exitCode
+    if (outcome.status !== 'completed') return { ...outcome, exitCode }
+    if (state.oomKilled) return { ...outcome, status: 'failed', exitCode, detail: 'the job ran out of memory (killed at its container\'s memory limit)' }
+    if (exitCode === 127 && /tini.*exec .* failed/i.test(run.clientErrors.text())) {
+      return { ...outcome, status: 'failed', exitCode, detail: `the job's command is not in image ${run.image}` }
+    }
+    return { ...outcome, exitCode }
   }
 }

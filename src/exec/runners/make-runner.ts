@@ -1,21 +1,44 @@
+import { availableParallelism } from 'node:os'
 import { RunnerError } from '../errors.js'
-import { DockerRunner } from './docker.js'
+import { DockerRunner, type PullPolicy } from './docker.js'
 import { ProcessRunner } from './process.js'
 import type { Runner, RunnerKind } from './types.js'
 import type { ProviderProfile } from '../../capability/index.js'
+
+/** How the provider's docker runner reaches its engine and whom its jobs run as (flags or config). */
+export interface DockerSettings {
+  /** engine address (DOCKER_HOST form); default the provider's DOCKER_HOST */
+  host?: string
+  /** numeric uid:gid of jobs in their containers; default 65534:65534 */
+  user?: string
+  /** missing (default) or never: only images the engine already has */
+  pull?: PullPolicy
+}
 
 export interface RunnerSetup {
   /** process runner: `--job-user` (NAME, UID[:GID] or FIRST-LAST); default nobody when root */
   jobUser?: string
   /** process runner: largest file a job may write, bytes (its share of the provider's disk) */
   fileBytes?: number
+  /** docker runner: engine, job user, pull policy */
+  docker?: DockerSettings
 }
 
-/** The runner a provider chose, set up with its policy (docker: its image allow-list; process: job user and limits per slot). */
+/**
+ * The runner a provider chose, set up with its policy. docker: its image allow-list, its
+ * engine and job user, and each container's share of this machine's CPUs (all of them over
+ * its GPUs, at least one). process: the job user and the limits per slot.
+ */
 export function makeRunner (kind: RunnerKind, profile: ProviderProfile, setup: RunnerSetup = {}): Runner {
   switch (kind) {
     case 'process': return new ProcessRunner({ jobUser: setup.jobUser, concurrentJobs: profile.gpus.length, limits: { fileBytes: setup.fileBytes } })
-    case 'docker': return new DockerRunner({ allowedImages: profile.policy.images })
+    case 'docker': return new DockerRunner({
+      allowedImages: profile.policy.images,
+      host: setup.docker?.host,
+      user: setup.docker?.user,
+      pull: setup.docker?.pull,
+      cpus: Math.max(1, Math.floor(availableParallelism() / Math.max(1, profile.gpus.length)))
+    })
     default: throw new RunnerError(`unknown runner "${String(kind)}": use docker or process`)
   }
 }

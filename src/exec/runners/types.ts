@@ -31,6 +31,11 @@ export interface RunSpec {
   graceMs: number
   /** the slot's GPU */
   gpu?: RunGpu
+  /**
+   * bytes the job may hold in its work dir, inputs included: the disk share the provider
+   * reserved for it (docker: no file larger, and the run is stopped past it)
+   */
+  diskBytes?: number
   /** container memory limit, MiB (docker) */
   memoryMib?: number
   /** give the container a network (docker; default none) */
