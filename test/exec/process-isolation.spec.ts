@@ -9,7 +9,7 @@ import { chmod, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promis
 import { join } from 'node:path'
 import { RunnerError } from '../../src/exec/errors.js'
 import { cgroupHierarchies } from '../../src/exec/runners/job-cgroup.js'
-import { planJobUser } from '../../src/exec/runners/job-user.js'
+import { DEFAULT_JOB_UIDS, planJobUser } from '../../src/exec/runners/job-user.js'
 import { ProcessRunner, type ProcessRunnerOptions, type RunSpec } from '../../src/exec/runners/index.js'
 import { checkWorkRootOutside } from '../../src/exec/runners/work-dirs.js'
 import { otherUser, tempDir, waitFor, type OtherUser } from '../utils/index.js'
@@ -54,7 +54,9 @@ describe('exec: process runner isolation', function () {
     const outcome = await runner.start(spec(dir, 'id -u > outputs/uid; tr a-z A-Z < inputs/in.txt > outputs/up.txt'), () => {}).done
     assert.equal(outcome.status, 'completed', outcome.detail)
     assert.equal(outcome.exitCode, 0)
-    assert.equal((await readFile(join(dir, 'outputs', 'uid'), 'utf8')).trim(), String((user as OtherUser).uid))
+    // the default as root: a uid of the job's own from DEFAULT_JOB_UIDS
+    const uid = Number((await readFile(join(dir, 'outputs', 'uid'), 'utf8')).trim())
+    assert.ok(uid >= DEFAULT_JOB_UIDS.first && uid <= DEFAULT_JOB_UIDS.last, `job ran as uid ${uid}`)
     assert.equal(await readFile(join(dir, 'outputs', 'up.txt'), 'utf8'), 'FROM THE RENTER\n')
     assert.equal((await stat(dir)).mode & 0o777, 0o700)
     assert.equal((await stat(join(tmp.path, 'work'))).mode & 0o777, 0o711)
@@ -161,6 +163,8 @@ describe('exec: process runner setup', () => {
     assert.equal(planJobUser('1234:55', 0).gid, 55)
     assert.deepEqual(planJobUser('61000-61002', 0).uids, [61000, 61001, 61002])
     assert.equal(planJobUser(undefined, 0).dedicated, true)
+    assert.ok(planJobUser(undefined, 0).uids.length > 1, 'as root, the default gives each running job its own uid')
+    assert.equal(planJobUser(undefined, 0).gid, 'same-as-uid')
     assert.equal(planJobUser(undefined, 1000).dedicated, false)
     assert.throws(() => planJobUser('0', 0), /root/)
     assert.throws(() => planJobUser('root', 0), /root/)

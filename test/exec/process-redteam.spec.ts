@@ -47,11 +47,11 @@ describe('exec: red team: a process job against its provider (issue 13 attack 6)
     await writeFile(join(tmp.path, 'secret.txt'), 'victim data')
     await writeFile(join(tmp.path, 'empty.txt'), '')
     const { profile } = await loadProviderSetup({ raw: {}, flags: { region: 'eu-west', 'price-floor': '1.00' }, simulateGpu: ['H100:80:2'] })
-    // provider 0: the default job user (nobody, shared); provider 1: a uid range, one uid per job
+    // provider 0: one job uid shared by all jobs (--job-user nobody); provider 1: the default, one uid per running job
     net = await startInProcessNetwork({
       providers: 2,
       renters: 2,
-      extensions: (role, i, config) => role === 'provider' ? roleExtensions(config, { provider: { profile, runner: 'process', jobUser: i === 1 ? '61500-61531' : undefined } }) : {}
+      extensions: (role, i, config) => role === 'provider' ? roleExtensions(config, { provider: { profile, runner: 'process', jobUser: i === 0 ? 'nobody' : undefined } }) : {}
     })
     // the data dir's own permissions (0700, key 0600) must be what stops the job: its parent lets anyone through
     for (const p of net.providers) {
@@ -79,7 +79,7 @@ describe('exec: red team: a process job against its provider (issue 13 attack 6)
 
   const out = async (name: string, file: string): Promise<string> => await readFile(join(tmp.path, name, 'outputs', file), 'utf8').catch(() => '')
 
-  for (const [index, who] of [[0, 'nobody, shared by jobs'], [1, 'a uid range, one uid per job']] as const) {
+  for (const [index, who] of [[0, 'nobody, shared by jobs (--job-user nobody)'], [1, 'the default: one uid per running job']] as const) {
     it(`red team: key theft, environ, data dir, control socket, setsid escape and a concurrent job's files (job user: ${who})`, async function () {
       if (skipWhy != null) { console.log(`      skipped: ${skipWhy}`); this.skip() }
       const provider = net.providers[index] as IdlegridNode
@@ -115,7 +115,7 @@ describe('exec: red team: a process job against its provider (issue 13 attack 6)
       recordAttack({ issue: '13.6', attack: 'job reads the provider\'s /proc/$PPID/environ', got: `${got.environ} bytes`, limit: `jobs as ${who}` })
       recordAttack({ issue: '13.6', attack: 'job lists the work root and the data dir', got: `${got.workRoot} work-root entries, ${got.dataDir} data-dir entries`, limit: 'work root 0711, data dir 0700' })
       recordAttack({ issue: '13.6', attack: 'job reaches the control socket', got: got.sock, limit: 'data dir 0700' })
-      recordAttack({ issue: '13.6', attack: `job reads a concurrent job's input via /proc/PID/cwd (${who})`, got: got.stolen === '' ? 'nothing' : `"${got.stolen}"`, limit: index === 1 ? 'one uid per running job (--job-user FIRST-LAST)' : 'none: a shared job uid; use a uid range' })
+      recordAttack({ issue: '13.6', attack: `job reads a concurrent job's input via /proc/PID/cwd (${who})`, got: got.stolen === '' ? 'nothing' : `"${got.stolen}"`, limit: index === 1 ? 'one uid per running job (the default as root)' : 'none: a shared job uid (--job-user nobody); the default gives each job its own' })
       recordAttack({ issue: '13.6', attack: 'setsid sleep and a double-forked daemon outlive the job', got: `${alive} of ${pids.filter(p => p > 0).length} alive after the job`, limit: 'a cgroup per job (cgroup.kill), else a /proc scan' })
       assert.deepEqual({ keyAbs: got.keyAbs, keyRel: got.keyRel, environ: got.environ, workRoot: got.workRoot, dataDir: got.dataDir, sock: got.sock }, { keyAbs: 0, keyRel: 0, environ: 0, workRoot: 0, dataDir: 0, sock: 'unreachable' })
       assert.equal(pids.filter(p => p > 0).length, 2, 'the job started both escapes')

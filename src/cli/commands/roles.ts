@@ -43,7 +43,7 @@ export const PROVIDER_OPTIONS: OptionTable = {
   'record-ttl-seconds': { type: 'string', valueName: 'S', description: 'capability record lifetime, refreshed at half of it (default 1800, 5..7200)' },
   runner: { type: 'string', valueName: 'docker|process', description: 'how jobs run: docker (default; containers) or process (plain processes: weaker than docker, see README "Runners")' },
   'work-root': { type: 'string', valueName: 'DIR', description: 'where job work dirs are made, never inside the data dir (default <tmpdir>/idlegrid-jobs-<hash of the data dir>)' },
-  'job-user': { type: 'string', valueName: 'NAME|UID[:GID]|FIRST-LAST', description: 'process runner, provider run as root: whom jobs run as (default nobody; a uid range gives each running job its own uid)' },
+  'job-user': { type: 'string', valueName: 'NAME|UID[:GID]|FIRST-LAST', description: 'process runner, provider run as root: whom jobs run as (default: uids 61184-61439, one per running job; a single user is shared by concurrent jobs)' },
   ...DOCKER_OPTIONS
 }
 
@@ -88,10 +88,10 @@ function warnProcessRunner (jobUser: string | undefined, workRoot: string, out: 
     throw new UsageError(`--job-user: ${String(err?.message ?? err)}`)
   }
   if (!plan.dedicated) {
-    out.warn(`warning: --runner process: jobs run as this provider's own user (uid ${String(plan.uids[0])}) and can read whatever it can, the node key included; run the provider as root (jobs then run as nobody or --job-user) or use --runner docker`)
+    out.warn(`warning: --runner process: jobs run as this provider's own user (uid ${String(plan.uids[0])}) and can read whatever it can, the node key included; run the provider as root (jobs then run as uids of their own, or --job-user) or use --runner docker`)
   } else {
     out.warn(`warning: --runner process is weaker than docker (shared kernel, filesystem view and network); jobs run as ${plan.describe} in ${workRoot}`)
-    if (plan.uids.length === 1) out.warn('warning: concurrent jobs share that uid and can read each other\'s files; give each its own with a uid range, e.g. --job-user 61184-61215')
+    if (plan.uids.length === 1) out.warn('warning: concurrent jobs share that uid and can read each other\'s files; leave --job-user unset (or give a uid range) so each gets its own')
   }
 }
 

@@ -1,9 +1,10 @@
 /**
  * Which user the process runner's jobs run as. A provider running as root hands jobs to an
- * unprivileged user (default `nobody`), so the node key, the data dir and the control socket
- * (all 0600/0700, owned by root) are out of the job's reach. A range of uids gives each running
- * job a uid of its own, so concurrent jobs cannot read each other's files or /proc entries
- * either. A provider that is not root can only run jobs as itself.
+ * unprivileged uid, so the node key, the data dir and the control socket (all 0600/0700, owned
+ * by root) are out of the job's reach. By default each running job gets a uid of its own from
+ * DEFAULT_JOB_UIDS, so concurrent jobs cannot read each other's files or /proc entries either;
+ * `--job-user nobody` (one uid shared by all jobs) gives that up. A provider that is not root
+ * can only run jobs as itself.
  */
 import { readFileSync } from 'node:fs'
 import { RunnerError } from '../errors.js'
@@ -19,7 +20,11 @@ export interface JobUserPlan {
   describe: string
 }
 
-const NOBODY = { uid: 65534, gid: 65534 }
+/**
+ * The default job uids of a root provider: systemd's range for dynamic users, which no
+ * account in /etc/passwd normally holds (those that do are left out), 256 of them.
+ */
+export const DEFAULT_JOB_UIDS = { first: 61184, last: 61439 }
 /** Highest uid accepted: below the 32-bit "no uid" (-1) and overflow uids. */
 const MAX_UID = 4_294_967_294
 const MAX_RANGE = 4096
@@ -32,6 +37,12 @@ function passwdEntry (name: string): { uid: number, gid: number } | undefined {
     if (f[0] === name && f.length >= 4) return { uid: Number(f[2]), gid: Number(f[3]) }
   }
   return undefined
+}
+
+function passwdUids (): Set<number> {
+  let text = ''
+  try { text = readFileSync('/etc/passwd', 'utf8') } catch { return new Set() }
+  return new Set(text.split('\n').map(line => Number(line.split(':')[2])).filter(Number.isSafeInteger))
 }
 
 function groupId (name: string): number | undefined {
@@ -55,14 +66,16 @@ function asId (text: string, what: string, lookup: (name: string) => number | un
 /**
  * Parses `--job-user`: `NAME`, `UID`, `NAME|UID:GROUP|GID`, or `FIRST-LAST` (numeric uids, at
  * most 4096; each running job gets the first free one and the gid of the same number).
- * Undefined: `nobody` when the provider is root, else the provider's own user.
+ * Undefined: DEFAULT_JOB_UIDS when the provider is root, else the provider's own user.
  */
 export function planJobUser (spec: string | undefined, myUid: number = process.getuid?.() ?? -1): JobUserPlan {
   const root = myUid === 0
   if (spec == null || spec === '') {
     if (!root) return { uids: [myUid], gid: process.getgid?.() ?? myUid, dedicated: false, describe: `this provider's own user (uid ${myUid})` }
-    const nobody = passwdEntry('nobody') ?? NOBODY
-    return { uids: [nobody.uid], gid: nobody.gid, dedicated: true, describe: `nobody (uid ${nobody.uid}, shared by concurrent jobs)` }
+    const taken = passwdUids()
+    const uids = Array.from({ length: DEFAULT_JOB_UIDS.last - DEFAULT_JOB_UIDS.first + 1 }, (_, i) => DEFAULT_JOB_UIDS.first + i).filter(u => !taken.has(u))
+    if (uids.length === 0) throw new RunnerError(`job user: every uid of ${DEFAULT_JOB_UIDS.first}-${DEFAULT_JOB_UIDS.last} has an account here; name the job user with --job-user`)
+    return { uids, gid: 'same-as-uid', dedicated: true, describe: `uids ${DEFAULT_JOB_UIDS.first}-${DEFAULT_JOB_UIDS.last}, one per running job` }
   }
   if (spec.length > 200) throw new RunnerError('job user: too long')
   const range = /^(\d{1,10})-(\d{1,10})$/.exec(spec)

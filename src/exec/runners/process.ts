@@ -28,7 +28,7 @@ export interface ProcessJobLimits {
 }
 
 export interface ProcessRunnerOptions {
-  /** `--job-user`: NAME, UID[:GID] or FIRST-LAST (see planJobUser); default nobody when root, else this user */
+  /** `--job-user`: NAME, UID[:GID] or FIRST-LAST (see planJobUser); default one uid per job from DEFAULT_JOB_UIDS when root, else this user */
   jobUser?: string
   /** jobs that may run at once (one per GPU; default 1): a shared job uid's process limit is this many jobs' worth */
   concurrentJobs?: number
