@@ -44,6 +44,8 @@ export async function sendOutputs (ch: FrameChannel, dir: string, limits: { maxF
       await ch.send({ outputChunk: { path: file.path, offset, data } })
       offset += BigInt(data.byteLength)
     }
+    // an empty file is one empty chunk, else the renter never learns it exists
+    if (offset === 0n) await ch.send({ outputChunk: { path: file.path, offset, data: new Uint8Array(0) } })
     entries.push({ path: file.path, size: offset, sha256: new Uint8Array(hash.digest()) })
   }
   return entries

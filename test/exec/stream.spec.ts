@@ -47,6 +47,17 @@ describe('exec: job stream between in-process nodes', function () {
     await waitFor(() => execOf(provider).jobList().some(j => j.jobId === jobId && j.state === 'done' && j.receipt === 'OK'), { what: 'the receipt verified on the provider' })
   })
 
+  it('returns an empty output file: it arrives and the outputs verify', async () => {
+    const provider = suite.net.providers[1]
+    assert.ok(provider != null)
+    const awarded = makeAward(renter(), provider.peerId)
+    const payload: JobPayload = { runtime: { command: ['/bin/sh', '-c', ': > outputs/empty.txt; echo x > outputs/full.txt'], timeoutMs: 10_000 }, inputs: [] }
+    const result = await runAttempt(awarded, payload, attemptOpts('empty-output'))
+    assert.equal(result.outcome, 'ok', result.detail)
+    assert.equal(result.verified, true)
+    assert.equal(await readFile(join(suite.dir, 'empty-output', 'outputs', 'empty.txt'), 'utf8'), '')
+  })
+
   it('refuses an award it did not accept, then runs it once accepted', async () => {
     const provider = suite.net.providers[0]
     assert.ok(provider != null)
