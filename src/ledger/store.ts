@@ -11,8 +11,8 @@ import { join } from 'node:path'
 import { Level } from 'level'
 import { equals } from 'uint8arrays/equals'
 import { decodeStoredBody } from './body.js'
-import { decodeStoredEntry, FraudProof, LedgerEntry, parseAuthor, sealEntry, type LedgerRecord } from './entry.js'
-import { BrokenChainError, EntryTimeOrderError, LedgerClosedError, LedgerEntryError, MalformedEntryError } from './errors.js'
+import { decodeStoredEntry, FraudProof, LedgerEntry, parseAuthor, sealEntry, timeOrderError, type LedgerRecord } from './entry.js'
+import { BrokenChainError, LedgerClosedError, LedgerEntryError, MalformedEntryError } from './errors.js'
 import { buildEquivocationProof } from './fraud.js'
 import { ALL_ENTRIES, ALL_HEADS, ALL_SLASHED, authorOfKey, entryKey, hashKey, hashValue, headKey, headValue, proofKey, readHashValue, readHead, slashedKey } from './keys.js'
 import { verifyEntries, verifyEntry, type VerifiedEntry, type VerifyEntryOptions } from './verify.js'
@@ -126,13 +126,9 @@ export class LedgerStore {
   }
 
   private async isEquivocationProof (entryHash: Uint8Array): Promise<boolean> {
-    const pointer = await this.db.get(hashKey(entryHash))
-    if (pointer == null) return false
-    const { author, seq } = readHashValue(pointer)
-    const stored = await this.db.get(entryKey(author, seq))
-    if (stored == null) return false
-    const body = decodeStoredBody(decodeStoredEntry(stored))
-    return body.kind === 'fraud-proof' && body.proof.message.kind === FraudProof.Kind.EQUIVOCATION
+    const record = await this.getByHash(entryHash)
+    const body = record == null ? undefined : decodeStoredBody(record)
+    return body?.kind === 'fraud-proof' && body.proof.message.kind === FraudProof.Kind.EQUIVOCATION
   }
 
   async close (): Promise<void> {
@@ -284,7 +280,7 @@ export class LedgerStore {
         outcomes.push({ status: 'rejected', error: new BrokenChainError(`entry ${record.seq} of ${record.authorId} does not follow the held entry ${heldSeq}`) })
         continue
       }
-      const backwards = timeOrderError(record, head)
+      const backwards = timeOrderError(record, head?.time)
       if (backwards != null) {
         outcomes.push({ status: 'rejected', error: backwards })
         continue
@@ -298,7 +294,7 @@ export class LedgerStore {
         waiting.delete(next)
         this.pendingCount--
         const held = headOf(record.authorId) as Head
-        if (!equals(candidate.record.prevHash, held.hash) || timeOrderError(candidate.record, held) != null) break
+        if (!equals(candidate.record.prevHash, held.hash) || timeOrderError(candidate.record, held.time) != null) break
         stage.add(candidate)
       }
       if (waiting?.size === 0) this.pending.delete(record.authorId)
@@ -389,12 +385,6 @@ export class LedgerStore {
 
 function headOfRecord (record: LedgerRecord): Head {
   return { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash, time: record.time }
-}
-
-/** A feed's entry times never go back (protocols/README.md §7): the error when `record`'s does. */
-function timeOrderError (record: LedgerRecord, previous: Head | undefined): EntryTimeOrderError | undefined {
-  if (previous == null || record.time >= previous.time) return undefined
-  return new EntryTimeOrderError(`entry ${record.seq} of ${record.authorId} is dated ${previous.time - record.time} ms before entry ${previous.seq}`)
 }
 
 function decodeProof (record: LedgerRecord): FraudProof {
