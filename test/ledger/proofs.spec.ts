@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
+import { Level } from 'level'
 import { MAX_CLOCK_SKEW_MS } from '../../protocols/codec.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
 import { Receipt } from '../../protocols/job.js'
@@ -11,6 +12,7 @@ import { EntryTimeOrderError, InvalidBodyError, InvalidFraudProofError } from '.
 import { buildEquivocationProof, verifyFraudProof } from '../../src/ledger/fraud.js'
 import { collectEvidence, computeReputation, DEFAULT_REPUTATION, maxDropPerCounterparty } from '../../src/ledger/reputation.js'
 import { LedgerStore } from '../../src/ledger/store.js'
+import { entryKey, hashKey, hashValue, headKey, headValue, slashedKey } from '../../src/ledger/keys.js'
 import { tempDir } from '../utils/index.js'
 import { Feeds, newSigner, signReceipt } from './feeds.js'
 import { signRawProof } from './forgery.js'
@@ -111,6 +113,32 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
       const ok = entryOf(carol, 1, new Uint8Array(0), now - MAX_CLOCK_SKEW_MS + 1000, LedgerEntry.BodyKind.FRAUD_PROOF, late)
       assert.equal((await store.ingest([ok.envelope]))[0].status, 'added')
       assert.ok(store.isSlashed(bob.peerId.toString()))
+    })
+  })
+
+  describe('a store written by protocol 1', () => {
+    it('a slash recorded for a BAD_OUTPUT proof entry does not survive opening it; an equivocation slash does', async () => {
+      const path = join(dir.path, 'v1-store')
+      const t = Date.now() - 10_000
+      const one = entryOf(bob, 1, new Uint8Array(0), t)
+      const oldProof = entryOf(carol, 1, new Uint8Array(0), t, LedgerEntry.BodyKind.FRAUD_PROOF, signRawProof(carol.key, carol.peerId, { kind: FraudProof.Kind.BAD_OUTPUT, accused: bob.peerId.toMultihash().bytes, first: one.envelope, second: one.envelope }))
+      const equivocation = entryOf(carol, 2, oldProof.hash, t, LedgerEntry.BodyKind.FRAUD_PROOF, buildEquivocationProof(carol.key, carol.peerId, entryOf(alice, 1, new Uint8Array(0), t), entryOf(alice, 1, new Uint8Array(0), t + 1), t))
+      // what protocol 1 wrote: both entries, carol's head, and a slash for each accused
+      const db = new Level<Uint8Array, Uint8Array>(path, { keyEncoding: 'view', valueEncoding: 'view' })
+      await db.batch([
+        ...[oldProof, equivocation].flatMap(r => [
+          { type: 'put' as const, key: entryKey(r.author, r.seq), value: r.envelope },
+          { type: 'put' as const, key: hashKey(r.hash), value: hashValue(r.author, r.seq) }
+        ]),
+        { type: 'put', key: headKey(carol.peerId.toMultihash().bytes), value: headValue(2, equivocation.hash) },
+        { type: 'put', key: slashedKey(bob.peerId.toMultihash().bytes), value: oldProof.hash },
+        { type: 'put', key: slashedKey(alice.peerId.toMultihash().bytes), value: equivocation.hash }
+      ])
+      await db.close()
+      const store = await LedgerStore.open(path, { privateKey: alice.key, peerId: alice.peerId })
+      assert.equal(store.isSlashed(bob.peerId.toString()), false)
+      assert.equal(store.isSlashed(alice.peerId.toString()), true)
+      await store.close()
     })
   })
 
