@@ -15,15 +15,16 @@ export const PROTOCOL = {
   job: '/idlegrid/job/1.0.0',
   /** award acceptance */
   accept: '/idlegrid/accept/1.0.0',
-  /** ledger head exchange and range pulls */
-  ledgerSync: '/idlegrid/ledger/sync/1.0.0'
+  /** ledger head exchange and range pulls (2: only equivocation proofs, receipt and feed-time rules) */
+  ledgerSync: '/idlegrid/ledger/sync/2.0.0'
 } as const
 
 export const TOPIC = {
   jobs: '/idlegrid/1/jobs',
   bids: '/idlegrid/1/bids',
   awards: '/idlegrid/1/awards',
-  ledger: '/idlegrid/1/ledger',
+  /** 2: see PROTOCOL.ledgerSync */
+  ledger: '/idlegrid/2/ledger',
   heartbeats: '/idlegrid/1/heartbeats'
 } as const
 

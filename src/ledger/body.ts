@@ -76,6 +76,9 @@ export async function verifyJobBody (record: LedgerRecord): Promise<DecodedBody>
     if (parseAuthor(receipt.provider) == null) throw new InvalidBodyError('receipt provider is not a peer id')
     if (receipt.attestationHash.length !== HASH_BYTES) throw new InvalidBodyError('receipt attestation hash is not 32 bytes')
     if (!Object.values(Receipt.Outcome).includes(receipt.outcome) || receipt.outcome === Receipt.Outcome.OUTCOME_UNSPECIFIED) throw new InvalidBodyError('receipt has no known outcome')
+    if (receipt.receivedOutputDigest.length !== 0 && receipt.receivedOutputDigest.length !== HASH_BYTES) throw new InvalidBodyError('receipt received output digest is not 32 bytes')
+    // the claim rests on the digest the renter received (reputation compares it with the attested one)
+    if (receipt.outcome === Receipt.Outcome.BAD_OUTPUT && receipt.receivedOutputDigest.length === 0) throw new InvalidBodyError('BAD_OUTPUT receipt without the received output digest')
     return { kind: 'receipt', receipt: signed(receipt) }
   } catch (err) {
     if (err instanceof InvalidBodyError) throw err

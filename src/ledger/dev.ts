@@ -1,8 +1,7 @@
 /**
- * Development helpers: signed attestation and receipt envelopes built from real keys, and
- * BAD_OUTPUT fraud proofs built from stored entries, for tests, benchmarks and the
- * `ledger.appendTestJob` control method (offered only by a node started with
- * --dev-ledger-methods). Nothing here runs in a normal node.
+ * Development helpers: signed attestation and receipt envelopes built from real keys, for
+ * tests, benchmarks and the `ledger.appendTestJob` control method (offered only by a node
+ * started with --dev-ledger-methods). Nothing here runs in a normal node.
  */
 
 import { randomBytes } from 'node:crypto'
@@ -12,7 +11,7 @@ import { DOMAIN } from '../../protocols/ids.js'
 import { Attestation, JobStatus, Receipt } from '../../protocols/job.js'
 import { toHex } from '../common/index.js'
 import { messageHash, sealEnvelope, sha256 } from '../identity/index.js'
-import { FraudProof, LedgerEntry, sealEntry, type LedgerRecord } from './entry.js'
+import { LedgerEntry, sealEntry } from './entry.js'
 import type { LedgerStore } from './store.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -97,30 +96,6 @@ export function signTestJob (opts: TestJobOptions): TestJob {
     receivedOutputDigest: opts.receivedDigest ?? (outcome === 'bad-output' ? sha256(outputDigest) : outputDigest)
   }))
   return { jobId, attestation, receipt, attestationHash }
-}
-
-export interface BadOutputEvidence {
-  /** the accused provider's attestation entry */
-  attestation: LedgerRecord
-  /** the renter's BAD_OUTPUT receipt entry for it */
-  receipt: LedgerRecord
-  /** the re-run's attestation entry (another provider) */
-  rerunAttestation: LedgerRecord
-  /** the renter's OK receipt entry for the re-run */
-  rerunReceipt: LedgerRecord
-}
-
-/** Builds and signs a BAD_OUTPUT proof (fraud.ts says what it must hold); verify it with verifyFraudProof. */
-export function buildBadOutputProof (key: Ed25519PrivateKey, peerId: PeerId, evidence: BadOutputEvidence, now = Date.now()): Uint8Array {
-  const proof = FraudProof.encode({
-    kind: FraudProof.Kind.BAD_OUTPUT,
-    accused: evidence.attestation.author,
-    first: evidence.attestation.envelope,
-    second: evidence.receipt.envelope,
-    evidence: [evidence.rerunAttestation.envelope, evidence.rerunReceipt.envelope],
-    createdAt: BigInt(now)
-  })
-  return sealEnvelope(key, peerId, DOMAIN.fraudProof, proof)
 }
 
 export interface TestJobsRequest {

@@ -16,7 +16,7 @@ import { SignedEnvelope } from '../../protocols/envelope.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
 import { EnvelopeError, messageHash, openEnvelopeAsync, sealEnvelope, type EnvelopeRejection, type OpenedEnvelope } from '../identity/index.js'
-import { EntrySignatureError, FutureEntryError, MalformedEntryError, OversizedBodyError, BrokenChainError } from './errors.js'
+import { EntrySignatureError, EntryTimeOrderError, FutureEntryError, MalformedEntryError, OversizedBodyError, BrokenChainError } from './errors.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 export { LedgerEntry, HeartbeatSummary, FraudProof }
@@ -177,4 +177,10 @@ export function checkEntryTime (record: LedgerRecord, now: number, maxSkewMs = M
   if (record.time > now + maxSkewMs) {
     throw new FutureEntryError(`entry ${record.seq} of ${record.authorId} is ${record.time - now} ms ahead of the local clock (bound ${maxSkewMs} ms)`)
   }
+}
+
+/** A feed's times never go back (protocols/README.md §7): the error when `record` is dated before its predecessor. */
+export function timeOrderError (record: LedgerRecord, previousTime: number | undefined): EntryTimeOrderError | undefined {
+  if (previousTime == null || record.time >= previousTime) return undefined
+  return new EntryTimeOrderError(`entry ${record.seq} of ${record.authorId} is dated ${previousTime - record.time} ms before entry ${record.seq - 1}`)
 }

@@ -48,6 +48,16 @@ export class FutureEntryError extends LedgerEntryError {
   }
 }
 
+/** The entry's time is below its predecessor's: a feed's times never go back. */
+export class EntryTimeOrderError extends LedgerEntryError {
+  static readonly code = 'ERR_LEDGER_TIME_ORDER'
+  readonly code = EntryTimeOrderError.code
+  constructor (message: string) {
+    super(message)
+    this.name = 'EntryTimeOrderError'
+  }
+}
+
 /** The entry's body exceeds the bound of its kind. */
 export class OversizedBodyError extends LedgerEntryError {
   static readonly code = 'ERR_LEDGER_BODY_SIZE'

@@ -5,31 +5,39 @@
  * For a provider P:
  *
  *   jobs        each receipt R (in its renter's feed) paired with the attestation A it names
- *               (in P's feed): A.provider = P, A.renter = R's author, same job id. One receipt
- *               per attestation counts (the earliest).
+ *               (in P's feed): A.provider = P, A.renter = R's author, same job id; R counts
+ *               only when it agrees with A (receipt-rules.ts): BAD_OUTPUT only with a received
+ *               output digest other than A's, any other outcome only the one A itself implies
+ *               (PREEMPTED only for an attested PREEMPTED, OK only for COMPLETED), and R's
+ *               entry not dated before A's entry less the clock-skew bound. Of the receipts
+ *               that count, one per attestation: the first in the renter's feed (lowest seq),
+ *               never the one with the earliest claimed time.
  *   weight      w = 0.5 ^ ((now − receipt entry time) / halfLife)
- *   outcome     OK → success w; FAILED, TIMEOUT, BAD_OUTPUT → failure w; PREEMPTED of a job
- *               that was not preemptible (or an attestation saying PREEMPTED for one) → failure
- *               w × breakPenalty; PREEMPTED of a preemptible job → nothing.
+ *   outcome     OK → success w; FAILED, TIMEOUT, BAD_OUTPUT → failure w; a non-preemptible
+ *               job the attestation says was PREEMPTED → failure w × breakPenalty; PREEMPTED
+ *               of a preemptible job → nothing. A BAD_OUTPUT receipt is one renter's word:
+ *               it goes through that renter's cap like any failure, and is never a slash.
  *   cap         per renter r: s_r = min(Σ successes, C), f_r = min(Σ failures, C × breakPenalty)
  *   jobScore    (α + Σ s_r) / (α + β + Σ s_r + Σ f_r)          (no jobs: α / (α + β) = 0.5)
  *   uptime      over P's heartbeat summaries (non-overlapping periods, weighted by w at the
  *               period end): u = (Σ w·up + U0) / (Σ w·available + U0), where up is clamped to
  *               the available time and to heartbeats × interval; U0 = prior presumed-up ms
- *   reliability 0 when P is slashed by a verified fraud proof, else
+ *   reliability 0 when P is slashed by a verified equivocation proof, else
  *               jobScore × (1 − uptimeWeight × (1 − u))
  *
  * The cap bounds what one renter can do: adding a renter's receipts raises jobScore by at
  * most C / (α + β + C) (maxLiftPerCounterparty), whatever it claims, and the uptime factor
  * is at most 1, so the reliability rises by no more than that either. A ring of k fake
- * renters gains at most k times that, with diminishing returns.
+ * renters gains at most k times that, with diminishing returns. Likewise one renter's
+ * receipts lower it by no more than maxDropPerCounterparty.
  */
 
 import { equals } from 'uint8arrays/equals'
 import { JobStatus, Receipt } from '../../protocols/job.js'
 import { toHex } from '../common/index.js'
 import { decodeStoredBody } from './body.js'
-import { parseAuthor, type LedgerRecord } from './entry.js'
+import { FraudProof, parseAuthor, type LedgerRecord } from './entry.js'
+import { judgeReceipt } from './receipt-rules.js'
 
 export interface ReputationParams {
   /** the weight of a job halves every halfLifeMs */
@@ -63,6 +71,16 @@ export function maxLiftPerCounterparty (params: ReputationParams = DEFAULT_REPUT
   return params.counterpartyCap / (params.priorSuccesses + params.priorFailures + params.counterpartyCap)
 }
 
+/**
+ * The most one counterparty's receipts can lower a provider's reliability: its capped
+ * failures F = C × breakPenalty take (α + S) / D − (α + S) / (D + F) ≤ F / (α + β + F) off the
+ * job score (D = α + β + S + the other failures ≥ α + S), and the uptime factor is at most 1.
+ */
+export function maxDropPerCounterparty (params: ReputationParams = DEFAULT_REPUTATION): number {
+  const failures = params.counterpartyCap * params.breakPenalty
+  return failures / (params.priorSuccesses + params.priorFailures + failures)
+}
+
 interface AttestationFact {
   hash: string
   provider: string
@@ -70,8 +88,12 @@ interface AttestationFact {
   jobId: Uint8Array
   preemptible: boolean
   status: JobStatus
+  exitCode: number
+  outputDigest: Uint8Array
   startedAt: number
   endedAt: number
+  /** time of the earliest entry carrying this attestation */
+  entryTime: number
 }
 
 interface ReceiptFact {
@@ -83,7 +105,10 @@ interface ReceiptFact {
   attestationHash: string
   jobId: Uint8Array
   outcome: Receipt.Outcome
+  receivedOutputDigest: Uint8Array
   pricePaidMicroUsd: bigint
+  /** the receipt entry's seq in its renter's feed: the first one counts */
+  seq: number
   time: number
 }
 
@@ -118,6 +143,13 @@ export class ReputationEvidence {
       case 'attestation': {
         const a = body.attestation.message
         const hash = toHex(body.attestation.hash)
+        // the same attestation in two entries: the earliest entry dates it, whatever the order seen
+        const held = this.attestations.get(hash)
+        if (held != null) {
+          if (record.time < held.entryTime) held.entryTime = record.time
+          this.touch(record.authorId)
+          break
+        }
         this.attestations.set(hash, {
           hash,
           provider: record.authorId,
@@ -125,8 +157,11 @@ export class ReputationEvidence {
           jobId: a.jobId,
           preemptible: a.preemptible,
           status: a.status,
+          exitCode: a.exitCode,
+          outputDigest: a.outputDigest,
           startedAt: Number(a.startedAt),
-          endedAt: Number(a.endedAt)
+          endedAt: Number(a.endedAt),
+          entryTime: record.time
         })
         this.touch(record.authorId)
         break
@@ -145,7 +180,9 @@ export class ReputationEvidence {
           attestationHash: toHex(r.attestationHash),
           jobId: r.jobId,
           outcome: r.outcome,
+          receivedOutputDigest: r.receivedOutputDigest,
           pricePaidMicroUsd: r.pricePaidMicroUsd,
+          seq: record.seq,
           time: record.time
         })
         this.touch(provider)
@@ -166,6 +203,8 @@ export class ReputationEvidence {
         break
       }
       case 'fraud-proof': {
+        // only equivocation slashes (a store from before protocol v2 may hold other kinds)
+        if (body.proof.message.kind !== FraudProof.Kind.EQUIVOCATION) break
         const accused = parseAuthor(body.proof.message.accused)?.id
         if (accused != null) {
           this.slashedSet.add(accused)
@@ -191,14 +230,19 @@ export class ReputationEvidence {
     return [...ids].sort()
   }
 
-  /** The paired jobs of `provider`: each attestation with its earliest receipt. */
+  /**
+   * The paired jobs of `provider`: each attestation with the first receipt (in its renter's
+   * feed order) that agrees with it.
+   */
   jobsOf (provider: string): Array<{ attestation: AttestationFact, receipt: ReceiptFact }> {
     const chosen = new Map<string, ReceiptFact>()
     for (const r of this.receiptsByProvider.get(provider)?.values() ?? []) {
       const a = this.attestations.get(r.attestationHash)
       if (a == null || a.provider !== provider || !equals(a.renter, r.renterBytes) || !equals(a.jobId, r.jobId)) continue
+      if (judgeReceipt(a, r) !== 'counts') continue
+      // one renter per attestation, so the seqs are of one feed; equal seqs (an equivocation) by hash
       const held = chosen.get(r.attestationHash)
-      if (held == null || r.time < held.time || (r.time === held.time && r.entryHash < held.entryHash)) chosen.set(r.attestationHash, r)
+      if (held == null || r.seq < held.seq || (r.seq === held.seq && r.entryHash < held.entryHash)) chosen.set(r.attestationHash, r)
     }
     return [...chosen.values()]
       .map(receipt => ({ attestation: this.attestations.get(receipt.attestationHash) as AttestationFact, receipt }))
@@ -277,7 +321,8 @@ export function computeReputation (evidence: ReputationEvidence, peerId: string,
     let c = perRenter.get(receipt.renter)
     if (c == null) perRenter.set(receipt.renter, c = { renter: receipt.renter, jobs: 0, successes: 0, cappedSuccesses: 0, failures: 0, cappedFailures: 0 })
     c.jobs++
-    const preempted = receipt.outcome === Receipt.Outcome.PREEMPTED || attestation.status === JobStatus.PREEMPTED
+    // the attestation's word: a receipt says PREEMPTED only when the attestation does
+    const preempted = attestation.status === JobStatus.PREEMPTED
     if (preempted && !attestation.preemptible) {
       broken++
       c.failures += w * params.breakPenalty

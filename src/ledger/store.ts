@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { Level } from 'level'
 import { equals } from 'uint8arrays/equals'
 import { decodeStoredBody } from './body.js'
-import { decodeStoredEntry, LedgerEntry, parseAuthor, sealEntry, type FraudProof, type LedgerRecord } from './entry.js'
+import { decodeStoredEntry, FraudProof, LedgerEntry, parseAuthor, sealEntry, timeOrderError, type LedgerRecord } from './entry.js'
 import { BrokenChainError, LedgerClosedError, LedgerEntryError, MalformedEntryError } from './errors.js'
 import { buildEquivocationProof } from './fraud.js'
 import { ALL_ENTRIES, ALL_HEADS, ALL_SLASHED, authorOfKey, entryKey, hashKey, hashValue, headKey, headValue, proofKey, readHashValue, readHead, slashedKey } from './keys.js'
@@ -24,6 +24,8 @@ export interface Head {
   authorId: string
   seq: number
   hash: Uint8Array
+  /** the head entry's time: the next entry's may not be lower */
+  time: number
 }
 
 export interface SlashRecord {
@@ -112,13 +114,21 @@ export class LedgerStore {
       const { seq, hash } = readHead(value)
       const record = await this.db.get(entryKey(author, seq))
       if (record == null) throw new MalformedEntryError('ledger store: a head points at a missing entry')
-      const { authorId } = decodeStoredEntry(record)
-      this.heads.set(authorId, { author: Uint8Array.from(author), authorId, seq, hash })
+      const { authorId, time } = decodeStoredEntry(record)
+      this.heads.set(authorId, { author: Uint8Array.from(author), authorId, seq, hash, time })
     }
     for await (const [key, value] of this.db.iterator(ALL_SLASHED)) {
+      // a store written before protocol v2 may hold slashes by BAD_OUTPUT proofs: they no longer count
+      if (!await this.isEquivocationProof(value)) continue
       const id = authorIdOf(authorOfKey(key))
       this.slashed.set(id, { accused: id, proofEntry: Uint8Array.from(value) })
     }
+  }
+
+  private async isEquivocationProof (entryHash: Uint8Array): Promise<boolean> {
+    const record = await this.getByHash(entryHash)
+    const body = record == null ? undefined : decodeStoredBody(record)
+    return body?.kind === 'fraud-proof' && body.proof.message.kind === FraudProof.Kind.EQUIVOCATION
   }
 
   async close (): Promise<void> {
@@ -205,7 +215,8 @@ export class LedgerStore {
       const record = sealEntry(this.opts.privateKey, this.opts.peerId, {
         seq: (head?.seq ?? 0) + 1,
         prevHash: head?.hash ?? new Uint8Array(0),
-        time: Math.max(this.now(), 0),
+        // never below our previous entry's time, whatever the clock did
+        time: Math.max(this.now(), head?.time ?? 0, 0),
         kind,
         body
       })
@@ -246,7 +257,7 @@ export class LedgerStore {
       head: headOf,
       add: (v) => {
         batch.push(v)
-        staged.set(v.record.authorId, { author: v.record.author, authorId: v.record.authorId, seq: v.record.seq, hash: v.record.hash })
+        staged.set(v.record.authorId, headOfRecord(v.record))
       }
     }
     for (const item of items) {
@@ -269,6 +280,11 @@ export class LedgerStore {
         outcomes.push({ status: 'rejected', error: new BrokenChainError(`entry ${record.seq} of ${record.authorId} does not follow the held entry ${heldSeq}`) })
         continue
       }
+      const backwards = timeOrderError(record, head?.time)
+      if (backwards != null) {
+        outcomes.push({ status: 'rejected', error: backwards })
+        continue
+      }
       stage.add(item)
       outcomes.push({ status: 'added', record })
       // entries that were waiting for this one
@@ -277,7 +293,8 @@ export class LedgerStore {
         const candidate = waiting.get(next) as VerifiedEntry
         waiting.delete(next)
         this.pendingCount--
-        if (!equals(candidate.record.prevHash, (headOf(record.authorId) as Head).hash)) break
+        const held = headOf(record.authorId) as Head
+        if (!equals(candidate.record.prevHash, held.hash) || timeOrderError(candidate.record, held.time) != null) break
         stage.add(candidate)
       }
       if (waiting?.size === 0) this.pending.delete(record.authorId)
@@ -311,7 +328,8 @@ export class LedgerStore {
     const proof = sealEntry(this.opts.privateKey, this.opts.peerId, {
       seq: (selfHead?.seq ?? 0) + 1,
       prevHash: selfHead?.hash ?? new Uint8Array(0),
-      time: this.now(),
+      // not below our previous entry, nor below the proof's own created_at
+      time: Math.max(this.now(), selfHead?.time ?? 0, held.time, record.time),
       kind: LedgerEntry.BodyKind.FRAUD_PROOF,
       body: proofBytes
     })
@@ -330,7 +348,7 @@ export class LedgerStore {
     for (const { record, slashes: proof } of batch) {
       ops.push({ type: 'put', key: entryKey(record.author, record.seq), value: record.envelope })
       ops.push({ type: 'put', key: hashKey(record.hash), value: hashValue(record.author, record.seq) })
-      heads.set(record.authorId, { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash })
+      heads.set(record.authorId, headOfRecord(record))
       if (proof != null) {
         const body = decodeStoredBody(record)
         if (body.kind === 'fraud-proof') ops.push({ type: 'put', key: proofKey(body.proof.hash), value: record.hash })
@@ -363,6 +381,10 @@ export class LedgerStore {
   private assertOpen (): void {
     if (this.closed) throw new LedgerClosedError()
   }
+}
+
+function headOfRecord (record: LedgerRecord): Head {
+  return { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash, time: record.time }
 }
 
 function decodeProof (record: LedgerRecord): FraudProof {

@@ -28,10 +28,10 @@ export interface VerifiedEntry {
 export async function verifyEntry (bytes: Uint8Array, opts: VerifyEntryOptions = {}): Promise<VerifiedEntry> {
   const record = await openEntry(bytes, { checkSignature: opts.checkSignature })
   checkEntryTime(record, opts.now ?? Date.now(), opts.maxSkewMs ?? MAX_CLOCK_SKEW_MS)
-  return { record, slashes: await verifyBody(record) }
+  return { record, slashes: await verifyBody(record, opts.maxSkewMs ?? MAX_CLOCK_SKEW_MS) }
 }
 
-async function verifyBody (record: LedgerRecord): Promise<VerifiedFraudProof | undefined> {
+async function verifyBody (record: LedgerRecord, maxSkewMs: number): Promise<VerifiedFraudProof | undefined> {
   switch (record.kind) {
     case LedgerEntry.BodyKind.ATTESTATION:
     case LedgerEntry.BodyKind.RECEIPT:
@@ -41,7 +41,7 @@ async function verifyBody (record: LedgerRecord): Promise<VerifiedFraudProof | u
       verifySummaryBody(record)
       return undefined
     case LedgerEntry.BodyKind.FRAUD_PROOF:
-      return await verifyFraudProof(record.body, record.authorId)
+      return await verifyFraudProof(record.body, { builder: record.authorId, entryTime: record.time, maxSkewMs })
     default:
       throw new InvalidBodyError(`unknown body kind ${String(record.kind)}`)
   }

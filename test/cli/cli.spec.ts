@@ -146,7 +146,7 @@ describe('idlegrid CLI', function () {
       assert.equal(s.role, 'renter')
       assert.equal(s.dhtMode, 'client')
       assert.ok(s.uptimeMs >= 0)
-      assert.deepEqual(Object.keys(s.topics).sort(), ['/idlegrid/1/awards', '/idlegrid/1/bids', '/idlegrid/1/heartbeats', '/idlegrid/1/jobs', '/idlegrid/1/ledger'])
+      assert.deepEqual(Object.keys(s.topics).sort(), ['/idlegrid/1/awards', '/idlegrid/1/bids', '/idlegrid/1/heartbeats', '/idlegrid/1/jobs', '/idlegrid/2/ledger'])
       assert.equal((await stat(join(dir.path, 'control.sock'))).mode & 0o777, 0o600)
 
       assertOneLineError(await idlegrid(['provider', '--data-dir', dir.path, '--listen', '/ip4/127.0.0.1/tcp/0']), 1, /data directory .* is in use by a running idlegrid renter node \(pid \d+\)/)
