@@ -162,6 +162,9 @@ export class TrustGraph {
   }
 }
 
+/** Trust left after subtracting a neighbour's share below this is rounding error (power iteration stops at 1e-10). */
+const RESIDUAL = 1e-9
+
 /** The viewer's trust in each key, and the weight its receipts get. */
 export class TrustScores {
   readonly iterations: number
@@ -189,7 +192,9 @@ export class TrustScores {
 
   /** The key's trust without what `provider` passed to it directly (t_r¬P). */
   trustBesides (peerId: string, provider: string): number {
-    return Math.max(0, this.trust(peerId) - this.passed(provider, peerId))
+    const rest = this.trust(peerId) - this.passed(provider, peerId)
+    // below the iteration's own precision, what is left is rounding, not trust
+    return rest > RESIDUAL ? rest : 0
   }
 
   /**

@@ -69,7 +69,7 @@ describe('ledger across five node processes', function () {
     // every node holds the same evidence at the same `now` (its own score weighs renters by its
     // trust in them: these dev renters have no path of trust to anyone but their provider)
     const now = Date.now()
-    const reps = await Promise.all([...online, restarted].map(async n => (await reputations(n, now)).map(({ score, ...evidence }) => evidence)))
+    const reps = await Promise.all([...online, restarted].map(async n => (await reputations(n, now)).map(({ score, jobScore, successWeight, failureWeight, ...evidence }) => evidence)))
     for (const r of reps) assert.deepEqual(r, reps[0])
     const byPeer = new Map(reps[0].map(r => [r.peerId, r]))
     assert.equal(byPeer.get(p1.peerId)?.jobs, 25)
