@@ -5,6 +5,8 @@ import { TrustGraph } from '../../src/ledger/trust.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
 import { signBid, usdToMicro } from '../../src/market/messages.js'
 import { rankBids } from '../../src/market/ranking.js'
+import { resolveConfig } from '../../src/config/index.js'
+import { trustSeeds } from '../../src/ledger/services.js'
 import { recordAttack } from '../utils/index.js'
 import { Feeds, idOf, signers } from './feeds.js'
 import type { Signer } from '../../src/ledger/dev.js'
@@ -128,6 +130,14 @@ describe('ledger trust: reputation as each node sees it (issue 12.3)', function 
     assert.equal(alone.score, NEWCOMER, 'a stranger\'s receipt counts nothing')
     assert.equal(trusting.score, alone.evidenceScore, 'a trusted peer\'s receipt counts fully')
     assert.ok(trusting.score > NEWCOMER)
+  })
+
+  it('seeds: the bootstrap peers\' ids and every --trust peer; a bad trust entry is a ConfigError naming it', () => {
+    const boot = `/ip4/127.0.0.1/tcp/4001/p2p/${idOf(hosts[0])}`
+    const config = resolveConfig({ role: 'renter', env: {}, flags: { bootstrap: [boot], trust: [idOf(hosts[1]), idOf(hosts[0])] } })
+    assert.deepEqual(trustSeeds(config), [idOf(hosts[0]), idOf(hosts[1])].sort())
+    assert.deepEqual(resolveConfig({ role: 'renter', env: {} }).trust, [])
+    assert.throws(() => resolveConfig({ role: 'renter', env: {}, file: { trust: ['not-a-peer'] } }), (err: any) => err?.name === 'ConfigError' && /trust/.test(err.message))
   })
 
   it('is deterministic and in [0, 1]: the same entries, viewer and now give the same scores in any order', () => {
