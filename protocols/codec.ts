@@ -127,7 +127,8 @@ export const LIMITS = {
     datasetDigests: 16
   } satisfies WireLimits<JobRequest>,
   award: {
-    runnerUp: 64
+    runnerUp: 64,
+    ranking: 72
   } satisfies WireLimits<Award>,
   jobFrame: {
     start: { inputs: 4096, runtime: { command: 256, env: 128 } },

@@ -707,9 +707,94 @@ export interface Award {
   validBids: number
   winnerBidHash: Uint8Array
   jobNonce: Uint8Array
+  ranking: Award.RankingInput[]
+  reliabilityWeightPpm: number
+  latencyWeightPpm: number
+  localityWeightPpm: number
 }
 
 export namespace Award {
+  export interface RankingInput {
+    bidHash: Uint8Array
+    reliabilityPpm: number
+    rttMs?: number
+  }
+
+  export namespace RankingInput {
+    let _codec: Codec<RankingInput>
+
+    export const codec = (): Codec<RankingInput> => {
+      if (_codec == null) {
+        _codec = message<RankingInput>((obj, w, opts = {}) => {
+          if (opts.lengthDelimited !== false) {
+            w.fork()
+          }
+
+          if ((obj.bidHash != null && obj.bidHash.byteLength > 0)) {
+            w.uint32(10)
+            w.bytes(obj.bidHash)
+          }
+
+          if ((obj.reliabilityPpm != null && obj.reliabilityPpm !== 0)) {
+            w.uint32(16)
+            w.uint32(obj.reliabilityPpm)
+          }
+
+          if (obj.rttMs != null) {
+            w.uint32(24)
+            w.uint32(obj.rttMs)
+          }
+
+          if (opts.lengthDelimited !== false) {
+            w.ldelim()
+          }
+        }, (reader, length, opts = {}) => {
+          const obj: any = {
+            bidHash: uint8ArrayAlloc(0),
+            reliabilityPpm: 0
+          }
+
+          const end = length == null ? reader.len : reader.pos + length
+
+          while (reader.pos < end) {
+            const tag = reader.uint32()
+
+            switch (tag >>> 3) {
+              case 1: {
+                obj.bidHash = reader.bytes()
+                break
+              }
+              case 2: {
+                obj.reliabilityPpm = reader.uint32()
+                break
+              }
+              case 3: {
+                obj.rttMs = reader.uint32()
+                break
+              }
+              default: {
+                reader.skipType(tag & 7)
+                break
+              }
+            }
+          }
+
+          return obj
+        })
+      }
+
+      return _codec
+    }
+
+    export const encode = (obj: Partial<RankingInput>): Uint8Array => {
+      return encodeMessage(obj, RankingInput.codec())
+    }
+
+    export const decode = (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<RankingInput>): RankingInput => {
+      return decodeMessage(buf, RankingInput.codec(), opts)
+    }
+  }
+
   let _codec: Codec<Award>
 
   export const codec = (): Codec<Award> => {
@@ -791,6 +876,28 @@ export namespace Award {
           w.bytes(obj.jobNonce)
         }
 
+        if (obj.ranking != null) {
+          for (const value of obj.ranking) {
+            w.uint32(122)
+            Award.RankingInput.codec().encode(value, w)
+          }
+        }
+
+        if ((obj.reliabilityWeightPpm != null && obj.reliabilityWeightPpm !== 0)) {
+          w.uint32(128)
+          w.uint32(obj.reliabilityWeightPpm)
+        }
+
+        if ((obj.latencyWeightPpm != null && obj.latencyWeightPpm !== 0)) {
+          w.uint32(136)
+          w.uint32(obj.latencyWeightPpm)
+        }
+
+        if ((obj.localityWeightPpm != null && obj.localityWeightPpm !== 0)) {
+          w.uint32(144)
+          w.uint32(obj.localityWeightPpm)
+        }
+
         if (opts.lengthDelimited !== false) {
           w.ldelim()
         }
@@ -809,7 +916,11 @@ export namespace Award {
           attempt: 0,
           validBids: 0,
           winnerBidHash: uint8ArrayAlloc(0),
-          jobNonce: uint8ArrayAlloc(0)
+          jobNonce: uint8ArrayAlloc(0),
+          ranking: [],
+          reliabilityWeightPpm: 0,
+          latencyWeightPpm: 0,
+          localityWeightPpm: 0
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -880,6 +991,32 @@ export namespace Award {
             }
             case 14: {
               obj.jobNonce = reader.bytes()
+              break
+            }
+            case 15: {
+              if (opts.limits?.ranking != null && obj.ranking.length === opts.limits.ranking) {
+                throw new MaxLengthError('Decode error - map field "ranking" had too many elements')
+              }
+
+              if (obj.ranking.length === 72) {
+                throw new MaxLengthError('Decode error - repeated field "ranking" had too many elements')
+              }
+
+              obj.ranking.push(Award.RankingInput.codec().decode(reader, reader.uint32(), {
+                limits: opts.limits?.ranking$
+              }))
+              break
+            }
+            case 16: {
+              obj.reliabilityWeightPpm = reader.uint32()
+              break
+            }
+            case 17: {
+              obj.latencyWeightPpm = reader.uint32()
+              break
+            }
+            case 18: {
+              obj.localityWeightPpm = reader.uint32()
               break
             }
             default: {

@@ -10,6 +10,7 @@ export const NODE_OPTIONS: OptionTable = {
   announce: { type: 'string', multiple: true, valueName: 'MULTIADDR', description: 'address to announce instead of the listen addresses (repeatable)' },
   'data-dir': { type: 'string', valueName: 'DIR', description: 'node data directory: key, ledger, control socket (default ~/.idlegrid, env IDLEGRID_DATA_DIR)' },
   bootstrap: { type: 'string', multiple: true, valueName: 'MULTIADDR', description: 'bootstrap peer /…/p2p/<id> (repeatable; env IDLEGRID_BOOTSTRAP, comma-separated; default bootstrap/peers.json)' },
+  trust: { type: 'string', multiple: true, valueName: 'PEER_ID', description: 'a peer whose view of reputation this node starts from, besides itself and its bootstrap peers (repeatable)' },
   config: { type: 'string', valueName: 'FILE', description: 'YAML config file' },
   'private-addresses': { type: 'string', valueName: 'auto|true|false', description: 'keep loopback/LAN addresses in the DHT (default auto: true when the bootstrap peers are local)' },
   'heartbeat-seconds': { type: 'string', valueName: 'S', description: 'seconds between signed heartbeats (default 10)' }
@@ -74,6 +75,7 @@ export function nodeFlags (values: ParsedValues): Record<string, unknown> {
     announce: values.announce,
     dataDir: values['data-dir'],
     bootstrap: values.bootstrap,
+    trust: values.trust,
     privateAddresses: values['private-addresses'],
     heartbeatSeconds: values['heartbeat-seconds']
   }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { resolve } from 'node:path'
+import { peerIdFromString } from '@libp2p/peer-id'
 import { multiaddr } from '@multiformats/multiaddr'
 import { parse as parseYaml } from 'yaml'
 import { ConfigError, asBoolean, asNumber, asObject, asStringList, asEnum, onlyKnownKeys, type Fields } from './validate.js'
@@ -18,6 +19,8 @@ export interface NodeConfig {
   announce: string[]
   /** bootstrap peers (multiaddrs ending in /p2p/<peer id>) */
   bootstrap: string[]
+  /** peer ids the operator trusts: with the bootstrap peers, where this node's view of reputation starts */
+  trust: string[]
   /** keep loopback/private addresses in the DHT: needed on a LAN or loopback network */
   privateAddresses: boolean
   /** most connections the node keeps */
@@ -30,7 +33,7 @@ export interface NodeConfig {
 }
 
 /** Fields a config file may hold (camelCase); each has a flag of the same name in kebab-case. */
-const FILE_FIELDS = ['role', 'dataDir', 'listen', 'announce', 'bootstrap', 'privateAddresses', 'maxConnections', 'targetPeers', 'heartbeatSeconds', 'provider'] as const
+const FILE_FIELDS = ['role', 'dataDir', 'listen', 'announce', 'bootstrap', 'trust', 'privateAddresses', 'maxConnections', 'targetPeers', 'heartbeatSeconds', 'provider'] as const
 
 export const DEFAULT_LISTEN: Record<Role, string[]> = {
   bootstrap: ['/ip4/127.0.0.1/tcp/4001', '/ip4/127.0.0.1/tcp/4002/ws'],
@@ -102,6 +105,13 @@ export function resolveConfig (sources: ConfigSources): NodeConfig {
   bootstrap.forEach((addr, i) => {
     if (multiaddr(addr).getPeerId() == null) throw new ConfigError(`bootstrap[${i}]`, 'a multiaddr ending in /p2p/<peer id>', addr)
   })
+  const trust = asStringList(pick('trust') ?? [], 'trust').map((text, i, all) => {
+    try {
+      return peerIdFromString(text).toString()
+    } catch {
+      throw new ConfigError(all.length === 1 ? 'trust' : `trust[${i}]`, 'a peer id such as 12D3KooW…', text)
+    }
+  })
   const privateRaw = pick('privateAddresses')
   const privateAddresses = privateRaw == null || privateRaw === 'auto'
     ? autoPrivateAddresses(listen, bootstrap)
@@ -110,7 +120,7 @@ export function resolveConfig (sources: ConfigSources): NodeConfig {
   const targetPeers = asNumber(pick('targetPeers') ?? Math.min(24, maxConnections), 'targetPeers', { integer: true, min: 0, max: maxConnections })
   const heartbeatMs = Math.round(1000 * asNumber(pick('heartbeatSeconds') ?? 10, 'heartbeatSeconds', { min: 0.1, max: 3600 }))
   const provider = file.provider == null ? {} : asObject(file.provider, 'provider')
-  return { role, dataDir, listen, announce, bootstrap, privateAddresses, maxConnections, targetPeers, heartbeatMs, provider }
+  return { role, dataDir, listen, announce, bootstrap, trust, privateAddresses, maxConnections, targetPeers, heartbeatMs, provider }
 }
 
 function asString (value: unknown, field: string): string {

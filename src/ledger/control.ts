@@ -31,7 +31,11 @@ export function ledgerControlHandlers (ledger: LedgerService, dev?: DevMethods):
     reputation: async (params) => {
       if (params.sync === true) await ledger.syncNow({ timeoutMs: numberParam(params.timeoutMs, 'timeoutMs', 10_000, 100, 120_000) })
       const now = numberParam(params.now, 'now', Date.now(), 0, Number.MAX_SAFE_INTEGER)
-      if (params.peer != null) return [ledger.reputation(peerParam(params.peer), now)]
+      if (params.peer != null) {
+        // one provider: its reputation, and why (direct, transitive and discounted evidence)
+        const { reputation, ...explain } = ledger.explainReputation(peerParam(params.peer), now)
+        return [{ ...reputation, explain }]
+      }
       return ledger.reputations(now).map(({ counterparties, ...rest }) => ({ ...rest, counterparties: counterparties.length }))
     }
   }

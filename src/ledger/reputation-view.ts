@@ -1,38 +1,80 @@
 /**
- * The node's view of reputation: the evidence gathered from every stored entry, and the
- * scores computed from it (reputation.ts) for the auction, the CLI and the control socket.
+ * The node's view of reputation: the evidence gathered from every stored entry, the node's
+ * trust in each key (trust.ts, seeded from itself and the peers its operator trusts), and
+ * the scores computed from both (reputation.ts) for the auction, the CLI and the control socket.
+ *
+ * Trust is a full computation over the job graph. The auction reads scores far more often
+ * than the graph changes, so the view keeps the last trust vector for TRUST_REFRESH_MS:
+ * between two full computations a new entry changes its provider's score at once (its
+ * evidence is re-read) but renters' trust stays as last computed (a new renter counts 0
+ * until the next one). An explicit `now` (the CLI, tests) always gets the exact figures.
  */
 
+import { JobStatus, Receipt } from '../../protocols/job.js'
 import { computeEarnings, computeReputation, DEFAULT_REPUTATION, ReputationEvidence, type Earnings, type Reputation, type ReputationParams } from './reputation.js'
+import { explainReputation, type ReputationExplain } from './trust-explain.js'
+import { DEFAULT_TRUST, TrustGraph, type JobFact, type TrustParams, type TrustScores } from './trust.js'
 import type { LedgerRecord } from './entry.js'
 
 /** Cached scores: reliability is read for every bid of every auction. */
 const SCORE_CACHE_LIMIT = 10_000
 /** Scores decay slowly (half-life of days): a second-old score is as good as a new one. */
 const SCORE_TTL_MS = 1_000
+/** The longest the auction uses a trust vector before a full recomputation. */
+const TRUST_REFRESH_MS = 30_000
+
+export interface ReputationViewOptions {
+  /** this node: always a seed of its own trust (none: every renter counts fully, as in `evidenceScore`) */
+  selfId?: string
+  /** peers the operator trusts (bootstrap peers, --trust) */
+  trustedPeers?: string[]
+  trust?: Partial<TrustParams>
+}
+
+/** The jobs that went well, as trust's graph takes them, decayed at `now`. */
+export function * jobFacts (evidence: ReputationEvidence, now: number, params: ReputationParams = DEFAULT_REPUTATION): Generator<JobFact> {
+  for (const provider of evidence.providers()) {
+    for (const { attestation, receipt } of evidence.jobsOf(provider)) {
+      if (receipt.outcome !== Receipt.Outcome.OK || attestation.status !== JobStatus.COMPLETED) continue
+      yield { renter: receipt.renter, provider, okWeight: Math.pow(0.5, Math.max(0, now - receipt.time) / params.halfLifeMs) }
+    }
+  }
+}
 
 export class ReputationView {
   private readonly params: ReputationParams
+  private readonly trustParams: TrustParams
+  private readonly selfId?: string
+  private readonly seeds: ReadonlySet<string>
   private readonly evidence = new ReputationEvidence()
-  private readonly scoreCache = new Map<string, { version: number, at: number, score: number }>()
+  private readonly scoreCache = new Map<string, { version: number, trust: number, at: number, score: number }>()
+  /** bumped on every entry taken in, so trust knows when the graph may have changed */
+  private entries = 0
+  private trustCache?: { entries: number, now: number, at: number, stamp: number, scores: TrustScores }
+  private trustStamp = 0
 
-  constructor (params: Partial<ReputationParams> = {}) {
+  constructor (params: Partial<ReputationParams> = {}, opts: ReputationViewOptions = {}) {
     this.params = { ...DEFAULT_REPUTATION, ...params }
+    this.trustParams = { ...DEFAULT_TRUST, ...opts.trust }
+    this.selfId = opts.selfId
+    this.seeds = new Set(opts.selfId == null ? [] : [opts.selfId, ...(opts.trustedPeers ?? [])])
   }
 
   /** Takes in one stored entry (each is counted once, whatever calls it). */
   add (record: LedgerRecord): void {
     this.evidence.add(record)
+    this.entries++
   }
 
   /** reliability in [0, 1], as the auction uses it */
   reliability (peerId: string): number {
     const now = Date.now()
+    const trust = this.trustFor(now, false)
     const cached = this.scoreCache.get(peerId)
     const version = this.evidence.version(peerId)
-    if (cached != null && cached.version === version && now - cached.at < SCORE_TTL_MS) return cached.score
-    const score = computeReputation(this.evidence, peerId, now, this.params).score
-    this.scoreCache.set(peerId, { version, at: now, score })
+    if (cached != null && cached.version === version && cached.trust === (trust?.stamp ?? 0) && now - cached.at < SCORE_TTL_MS) return cached.score
+    const score = computeReputation(this.evidence, peerId, now, this.params, trust?.scores).score
+    this.scoreCache.set(peerId, { version, trust: trust?.stamp ?? 0, at: now, score })
     if (this.scoreCache.size > SCORE_CACHE_LIMIT) this.scoreCache.delete(this.scoreCache.keys().next().value as string)
     return score
   }
@@ -43,14 +85,36 @@ export class ReputationView {
   }
 
   reputation (peerId: string, now = Date.now()): Reputation {
-    return computeReputation(this.evidence, peerId, now, this.params)
+    return computeReputation(this.evidence, peerId, now, this.params, this.trustFor(now, true)?.scores)
   }
 
   reputations (now = Date.now()): Reputation[] {
-    return this.evidence.providers().map(id => this.reputation(id, now))
+    const trust = this.trustFor(now, true)?.scores
+    return this.evidence.providers().map(id => computeReputation(this.evidence, id, now, this.params, trust))
+  }
+
+  /** The score of `peerId` with its evidence split into direct, transitive and discounted parts. */
+  explain (peerId: string, now = Date.now()): ReputationExplain & { reputation: Reputation } {
+    const reputation = this.reputation(peerId, now)
+    return { ...explainReputation(reputation, { id: this.selfId ?? '', seeds: this.seeds, params: this.trustParams }), reputation }
   }
 
   earnings (peerId: string): Earnings {
     return computeEarnings(this.evidence, peerId)
+  }
+
+  /** This node's trust at `now`: exact when asked for (`exact`), else at most TRUST_REFRESH_MS old. */
+  private trustFor (now: number, exact: boolean): { stamp: number, scores: TrustScores } | undefined {
+    if (this.selfId == null) return undefined
+    const held = this.trustCache
+    if (held != null) {
+      const same = held.entries === this.entries && held.now === now
+      if (same || (!exact && Math.abs(now - held.at) < TRUST_REFRESH_MS)) return held
+    }
+    const graph = new TrustGraph()
+    for (const fact of jobFacts(this.evidence, now, this.params)) graph.add(fact)
+    const scores = graph.compute(this.seeds, this.trustParams)
+    this.trustCache = { entries: this.entries, now, at: now, stamp: ++this.trustStamp, scores }
+    return this.trustCache
   }
 }

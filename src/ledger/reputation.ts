@@ -30,6 +30,11 @@
  * is at most 1, so the reliability rises by no more than that either. A ring of k fake
  * renters gains at most k times that, with diminishing returns. Likewise one renter's
  * receipts lower it by no more than maxDropPerCounterparty.
+ *
+ * Each node scores as it sees the network (trust.ts): renter r's capped counts enter the sums
+ * multiplied by the viewer's weight for r, in [0, 1], so renters with no path of trust to
+ * the viewer add nothing. `evidenceScore` is the same formula with every weight 1: what any
+ * node holding the same entries computes, whoever it is.
  */
 
 import { equals } from 'uint8arrays/equals'
@@ -283,12 +288,26 @@ export interface CounterpartyEvidence {
   cappedSuccesses: number
   failures: number
   cappedFailures: number
+  /** the viewer's trust in this renter besides what this provider gave it (a share of the viewer's trust; 1 without a trust view) */
+  trust: number
+  /** how much of its capped counts entered the score, in [0, 1] */
+  weight: number
+}
+
+/** How much of each renter's receipts count for this viewer (a TrustScores; none: all count fully). */
+export interface RenterWeights {
+  /** how much `renter`'s receipts for `provider` count, in [0, 1] */
+  weight(renter: string, provider: string): number
+  /** the viewer's trust in `renter` besides what `provider` gave it */
+  trustBesides(renter: string, provider: string): number
 }
 
 export interface Reputation {
   peerId: string
-  /** reliability in [0, 1] */
+  /** reliability in [0, 1] as this node sees it (renters weighted by its trust in them) */
   score: number
+  /** the same with every renter counted fully: identical on every node holding the same entries */
+  evidenceScore: number
   slashed: boolean
   /** paired jobs (attestation + receipt) */
   jobs: number
@@ -308,8 +327,16 @@ export interface Reputation {
 
 const BAD_OUTCOMES = new Set([Receipt.Outcome.FAILED, Receipt.Outcome.TIMEOUT, Receipt.Outcome.BAD_OUTPUT])
 
-/** The reputation of `peerId` at `now`, from `evidence` alone. */
-export function computeReputation (evidence: ReputationEvidence, peerId: string, now: number, params: ReputationParams = DEFAULT_REPUTATION): Reputation {
+/** The Beta-prior job score from (weighted, capped) decayed successes and failures. */
+export function jobScoreOf (successes: number, failures: number, params: ReputationParams = DEFAULT_REPUTATION): number {
+  return (params.priorSuccesses + successes) / (params.priorSuccesses + params.priorFailures + successes + failures)
+}
+
+/**
+ * The reputation of `peerId` at `now`, from `evidence`, with each renter's receipts counted
+ * as much as `weights` says (default: fully, as every node would).
+ */
+export function computeReputation (evidence: ReputationEvidence, peerId: string, now: number, params: ReputationParams = DEFAULT_REPUTATION, weights?: RenterWeights): Reputation {
   const decay = (time: number): number => Math.pow(0.5, Math.max(0, now - time) / params.halfLifeMs)
   const perRenter = new Map<string, CounterpartyEvidence>()
   let ok = 0
@@ -319,7 +346,7 @@ export function computeReputation (evidence: ReputationEvidence, peerId: string,
   for (const { attestation, receipt } of jobs) {
     const w = decay(receipt.time)
     let c = perRenter.get(receipt.renter)
-    if (c == null) perRenter.set(receipt.renter, c = { renter: receipt.renter, jobs: 0, successes: 0, cappedSuccesses: 0, failures: 0, cappedFailures: 0 })
+    if (c == null) perRenter.set(receipt.renter, c = { renter: receipt.renter, jobs: 0, successes: 0, cappedSuccesses: 0, failures: 0, cappedFailures: 0, trust: 1, weight: 1 })
     c.jobs++
     // the attestation's word: a receipt says PREEMPTED only when the attestation does
     const preempted = attestation.status === JobStatus.PREEMPTED
@@ -336,15 +363,23 @@ export function computeReputation (evidence: ReputationEvidence, peerId: string,
   }
   let successWeight = 0
   let failureWeight = 0
+  let allSuccesses = 0
+  let allFailures = 0
   // sorted so that the floating-point sums are the same on every node
   const counterparties = [...perRenter.values()].sort((a, b) => a.renter < b.renter ? -1 : a.renter > b.renter ? 1 : 0)
   for (const c of counterparties) {
     c.cappedSuccesses = Math.min(c.successes, params.counterpartyCap)
     c.cappedFailures = Math.min(c.failures, params.counterpartyCap * params.breakPenalty)
-    successWeight += c.cappedSuccesses
-    failureWeight += c.cappedFailures
+    if (weights != null) {
+      c.trust = weights.trustBesides(c.renter, peerId)
+      c.weight = clamp01(weights.weight(c.renter, peerId))
+    }
+    successWeight += c.weight * c.cappedSuccesses
+    failureWeight += c.weight * c.cappedFailures
+    allSuccesses += c.cappedSuccesses
+    allFailures += c.cappedFailures
   }
-  const jobScore = (params.priorSuccesses + successWeight) / (params.priorSuccesses + params.priorFailures + successWeight + failureWeight)
+  const jobScore = jobScoreOf(successWeight, failureWeight, params)
 
   const summaries = evidence.summariesOf(peerId)
   let up = params.uptimePriorMs
@@ -356,8 +391,10 @@ export function computeReputation (evidence: ReputationEvidence, peerId: string,
   }
   const uptime = available > 0 ? Math.min(1, up / available) : 1
   const slashed = evidence.isSlashed(peerId)
-  const score = slashed ? 0 : clamp01(jobScore * (1 - params.uptimeWeight * (1 - uptime)))
-  return { peerId, score, slashed, jobs: jobs.length, ok, failed, broken, successWeight, failureWeight, jobScore, uptime, summaries: summaries.length, counterparties }
+  const uptimeFactor = 1 - params.uptimeWeight * (1 - uptime)
+  const score = slashed ? 0 : clamp01(jobScore * uptimeFactor)
+  const evidenceScore = slashed ? 0 : clamp01(jobScoreOf(allSuccesses, allFailures, params) * uptimeFactor)
+  return { peerId, score, evidenceScore, slashed, jobs: jobs.length, ok, failed, broken, successWeight, failureWeight, jobScore, uptime, summaries: summaries.length, counterparties }
 }
 
 export interface Earnings {

@@ -23,6 +23,7 @@ import { serveSync } from './sync.js'
 import { UptimeReporter } from './uptime.js'
 import { feedView, statusView, type FeedView, type LedgerStatus } from './views.js'
 import type { Earnings, Reputation, ReputationParams } from './reputation.js'
+import type { ReputationExplain } from './trust-explain.js'
 import { CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapacitySource } from '../capability/index.js'
 import type { Role } from '../config/index.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
@@ -52,6 +53,8 @@ export interface LedgerServiceInit {
   /** offer ledger.appendTestJob (development: --dev-ledger-methods) */
   devMethods?: boolean
   reputation?: Partial<ReputationParams>
+  /** the operator's trust seeds (peer ids): with the node itself, where its view of reputation starts (trust.ts) */
+  trustedPeers?: string[]
   /** before stopping, wait up to this for a peer to hold entries appended in this run (default 5 s) */
   flushOnStopMs?: number
 }
@@ -79,6 +82,8 @@ export interface LedgerService {
   isExcluded(peerId: string): boolean
   reputation(peerId: string, now?: number): Reputation
   reputations(now?: number): Reputation[]
+  /** the reputation with its evidence split into direct, transitive and discounted parts */
+  explainReputation(peerId: string, now?: number): ReputationExplain & { reputation: Reputation }
   earnings(peerId?: string): Earnings
   /** appends our provider attestation envelope to our feed */
   recordAttestation(envelope: Uint8Array): Promise<LedgerRecord>
@@ -132,7 +137,7 @@ class LedgerNode implements LedgerService, Startable {
     this.selfId = components.peerId.toString()
     const store = (): LedgerStore | undefined => this.ledger
     const signal = this.aborter.signal
-    this.scores = new ReputationView(init.reputation)
+    this.scores = new ReputationView(init.reputation, { selfId: this.selfId, trustedPeers: init.trustedPeers ?? [] })
     // a provider's heartbeat summaries say how busy its GPU slots were: it reads exec's capacity service
     const summarizesSlots = init.role === 'provider' && init.summaryIntervalMs !== 0
     this[serviceDependencies] = summarizesSlots ? [PUBSUB_CAPABILITY, GOSSIP_CAPABILITY, CAPACITY_CAPABILITY] : [PUBSUB_CAPABILITY, GOSSIP_CAPABILITY]
@@ -227,6 +232,10 @@ class LedgerNode implements LedgerService, Startable {
 
   reputations (now = Date.now()): Reputation[] {
     return this.scores.reputations(now)
+  }
+
+  explainReputation (peerId: string, now = Date.now()): ReputationExplain & { reputation: Reputation } {
+    return this.scores.explain(peerId, now)
   }
 
   earnings (peerId = this.selfId): Earnings {

@@ -5,6 +5,7 @@
  * `serviceDependencies`.
  */
 
+import { multiaddr } from '@multiformats/multiaddr'
 import { isAvailable, type ProviderProfile } from '../capability/index.js'
 import { LEDGER_SERVICE, ledgerService } from './service.js'
 import type { NodeConfig } from '../config/index.js'
@@ -34,8 +35,15 @@ export function ledgerServices (opts: LedgerServicesOptions): NodeExtensions {
         heartbeatMs: opts.config.heartbeatMs,
         summaryIntervalMs: opts.summaryIntervalMs,
         devMethods: opts.devMethods,
+        trustedPeers: trustSeeds(opts.config),
         isAvailable: availability == null ? undefined : (at) => isAvailable(availability.windows, availability.timeZone, at),
       })
     }
   }
+}
+
+/** The operator's trust seeds: the bootstrap peers' ids (the /p2p/ part) and every --trust peer. */
+export function trustSeeds (config: Pick<NodeConfig, 'bootstrap' | 'trust'>): string[] {
+  const ids = config.bootstrap.map(addr => multiaddr(addr).getPeerId()).filter((id): id is string => id != null)
+  return [...new Set([...ids, ...config.trust])].sort()
 }

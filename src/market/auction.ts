@@ -119,7 +119,7 @@ export class Auctioneer {
           report.attempts.push(row)
           emit({ type: 'accept', ...row })
         }
-      })
+      }, this.init.ranking ?? DEFAULT_RANKING)
       if (accepted == null) {
         report.noAward = { reason: noAwardReason(report.attempts, ranked.length) }
         return report

@@ -10,6 +10,9 @@
  * is a peer id; attempt ≥ 1; `created_at` is at most 30 s ahead, `expires_at` in the future,
  * lifetime ≤ 10 min, `accept_deadline ≤ expires_at`. Against its job request: both signed by
  * the same renter, same job id, `job_nonce` = the request's nonce, and the request has a tier.
+ * Ranking inputs, when the award carries them: each names a 32-byte bid hash once, reliability
+ * ≤ 1 000 000 ppm, weights within bounds, and the input at rank `attempt` is the winning bid.
+ * With the bids of the auction, `checkAwardRanking` re-derives the winner from those inputs.
  */
 
 import { equals } from 'uint8arrays/equals'
@@ -19,7 +22,9 @@ import { Award, type JobRequest } from '../../protocols/market.js'
 import { toHex } from '../common/index.js'
 import { messageHash, type OpenedEnvelope, type Signed } from '../identity/index.js'
 import { MarketMessageError } from './errors.js'
-import { DIGEST_BYTES, ID_BYTES, bytesOf, decode, envelopeBytes, openMarketEnvelope, peerIdFromBytes, readJobRequest, sameSigner, tierOf, timeRules } from './messages.js'
+import { DIGEST_BYTES, ID_BYTES, PPM, bytesOf, decode, envelopeBytes, openMarketEnvelope, peerIdFromBytes, readJobRequest, sameSigner, tierOf, timeRules, type Bid } from './messages.js'
+import { auditAward, latencyMatters, rankingParamsOf, type AwardAudit } from './ranking.js'
+import { fixedReputation } from './reputation.js'
 import type { Tier } from '../capability/index.js'
 import type { PeerId } from '@libp2p/interface'
 
@@ -64,6 +69,62 @@ function awardFields (award: Award, signer: PeerId): void {
   bytesOf(award.winnerBidHash, DIGEST_BYTES, 'winner_bid_hash')
   peerIdFromBytes(award.winner)
   if (award.attempt < 1) throw new MarketMessageError('malformed', 'award attempt is 0')
+  rankingFields(award)
+}
+
+/** Largest ranking weights an award may name, ppm: w ≤ 10, λ_rtt ≤ 10, λ_loc < 1 (the locality factor stays positive). */
+const MAX_WEIGHT_PPM = { reliability: 10 * PPM, latency: 10 * PPM, locality: PPM - 1 }
+
+/** The ranking inputs' own rules (an award without inputs has none to break). */
+function rankingFields (award: Award): void {
+  if (award.ranking.length === 0) return
+  const seen = new Set<string>()
+  for (const input of award.ranking) {
+    bytesOf(input.bidHash, DIGEST_BYTES, 'ranking bid_hash')
+    const key = toHex(input.bidHash)
+    if (seen.has(key)) throw new MarketMessageError('malformed', 'award ranking names one bid twice')
+    seen.add(key)
+    if (input.reliabilityPpm > PPM) throw new MarketMessageError('malformed', `award ranking reliability ${input.reliabilityPpm} ppm is above 1 000 000`)
+  }
+  if (award.reliabilityWeightPpm > MAX_WEIGHT_PPM.reliability || award.latencyWeightPpm > MAX_WEIGHT_PPM.latency || award.localityWeightPpm > MAX_WEIGHT_PPM.locality) {
+    throw new MarketMessageError('malformed', 'award ranking weights out of bounds')
+  }
+  const named = award.ranking[award.attempt - 1]
+  if (named == null || !equals(named.bidHash, award.winnerBidHash)) throw new MarketMessageError('malformed', `award ranking does not put the winning bid at rank ${award.attempt}`)
+}
+
+/**
+ * Re-derives an award's winner from the ranking inputs it carries and the bids of its
+ * auction (`bidsSeen`, for the job request `job`): each input's bid must be among them; the
+ * rule (ranking.ts) is re-run with the award's reliabilities, round trips and weights; the
+ * inputs must be the rule's order, every ranked valid bid must be among them (unless the
+ * award carries the most it may), and digest, winner, failover order and clearing price must
+ * follow (auditAward). Needs no ledger: with personal reputation, an auditor's own view of the
+ * bidders differs from the renter's, and the award says which figures the renter used.
+ */
+export function checkAwardRanking (award: Award, bidsSeen: ReadonlyArray<Signed<Bid>>, job: JobRequest): AwardAudit {
+  if (award.ranking.length === 0) {
+    return { ok: false, problems: ['the award carries no ranking inputs'], validBids: 0, digestMatches: false, rankingVerifiable: false, rankedBidHashes: [] }
+  }
+  const byHash = new Map(bidsSeen.map(b => [toHex(b.hash), b]))
+  const reliability: Record<string, number> = {}
+  const rttMs = new Map<string, number>()
+  const problems: string[] = []
+  for (const input of award.ranking) {
+    const bid = byHash.get(toHex(input.bidHash))
+    if (bid == null) { problems.push(`ranking input ${toHex(input.bidHash).slice(0, 16)} is not a bid seen for this auction`); continue }
+    const provider = bid.signer.toString()
+    reliability[provider] = input.reliabilityPpm / PPM
+    if (input.rttMs != null) rttMs.set(provider, input.rttMs)
+  }
+  // bidders the award does not rank get reliability 0: invalid under a reliability floor, last otherwise
+  const audit = auditAward(award, bidsSeen, { job, reputation: fixedReputation(reliability, 0), rttMs: latencyMatters(job) ? rttMs : undefined, params: rankingParamsOf(award) })
+  const inputs = award.ranking.map(i => toHex(i.bidHash))
+  const prefix = audit.rankedBidHashes.slice(0, inputs.length)
+  if (prefix.join(',') !== inputs.join(',')) problems.push('the ranking inputs are not in the order the rule gives them')
+  if (inputs.length < LIMITS.award.ranking && audit.rankedBidHashes.length > inputs.length) problems.push(`${audit.rankedBidHashes.length - inputs.length} valid bids are missing from the ranking inputs`)
+  problems.push(...audit.problems)
+  return { ...audit, ok: problems.length === 0, problems }
 }
 
 /** The award's time rules at `now`. */

@@ -14,7 +14,7 @@ import { AcceptRequest } from '../../protocols/market.js'
 import { RequestResponseError, requestOnce } from '../node/index.js'
 import { AuctionError } from './errors.js'
 import { declineReasonName, readAcceptResponse, signAward, type Award, type JobRequest } from './messages.js'
-import { clearingPrice, type RankedBid } from './ranking.js'
+import { DEFAULT_RANKING, clearingPrice, rankingWeightsPpm, reliabilityPpm, type RankedBid, type RankingParams } from './ranking.js'
 import type { AcceptOutcome } from './auction-report.js'
 import type { Signed } from '../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
@@ -25,6 +25,8 @@ import type { ConnectionManager } from '@libp2p/interface-internal'
 export const MAX_AWARD_OFFERS = 8
 /** Runner-up peers an award lists. */
 const MAX_RUNNER_UP = 64
+/** Ranked bids whose ranking inputs an award carries: every offer's winner and its runner-ups. */
+const MAX_RANKING_INPUTS = MAX_AWARD_OFFERS + MAX_RUNNER_UP
 /** How long an award outlives its accept deadline, so late relays still validate it. */
 const AWARD_TTL_AFTER_DEADLINE_MS = 60_000
 
@@ -56,12 +58,12 @@ export interface OfferHooks {
  */
 export async function offerAward (
   components: AwardOfferComponents, job: JobRequest, ranked: RankedBid[], digest: Uint8Array, acceptTimeoutMs: number,
-  signal: AbortSignal, log: Logger, hooks: OfferHooks = {}
+  signal: AbortSignal, log: Logger, hooks: OfferHooks = {}, params: RankingParams = DEFAULT_RANKING
 ): Promise<OfferResult | undefined> {
   const offers = Math.min(ranked.length, MAX_AWARD_OFFERS)
   for (let i = 0; i < offers; i++) {
     const candidate = ranked[i] as RankedBid
-    const award = signAward(components.privateKey as Ed25519PrivateKey, components.peerId, buildAward(job, ranked, i, digest, acceptTimeoutMs))
+    const award = signAward(components.privateKey as Ed25519PrivateKey, components.peerId, buildAward(job, ranked, i, digest, acceptTimeoutMs, params))
     hooks.onAward?.(award, candidate)
     const answer = await askAccept(components, candidate.bid.signer, award, signal, log)
     const offer: OfferResult = { index: i, award, ...answer }
@@ -75,8 +77,8 @@ export async function offerAward (
   return undefined
 }
 
-/** The Award of the offer to `ranked[index]`. */
-function buildAward (job: JobRequest, ranked: RankedBid[], index: number, digest: Uint8Array, acceptTimeoutMs: number): Award {
+/** The Award of the offer to `ranked[index]`, with what the ranking used so anyone can re-derive it. */
+export function buildAward (job: JobRequest, ranked: RankedBid[], index: number, digest: Uint8Array, acceptTimeoutMs: number, params: RankingParams): Award {
   const now = Date.now()
   const candidate = ranked[index] as RankedBid
   const deadline = now + acceptTimeoutMs
@@ -94,7 +96,9 @@ function buildAward (job: JobRequest, ranked: RankedBid[], index: number, digest
     attempt: index + 1,
     validBids: ranked.length,
     winnerBidHash: candidate.bid.hash,
-    jobNonce: job.nonce
+    jobNonce: job.nonce,
+    ranking: ranked.slice(0, MAX_RANKING_INPUTS).map(r => ({ bidHash: r.bid.hash, reliabilityPpm: reliabilityPpm(r.reliability), rttMs: r.rttMs })),
+    ...rankingWeightsPpm(params)
   }
 }
 

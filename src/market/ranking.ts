@@ -79,7 +79,7 @@ function bidProblem (bid: Bid, job: JobRequest, provider: string, ctx: BidContex
   if (bid.vramMib < c.minVramMib) return 'vram'
   if (c.excludeSimulated && bid.simulated) return 'simulated'
   if (ctx.reputation.isExcluded?.(provider) === true) return 'excluded'
-  if (clampReliability(ctx.reputation.reliability(provider)) * PPM < c.minReliabilityPpm) return 'reliability'
+  if (reliabilityPpm(ctx.reputation.reliability(provider)) < c.minReliabilityPpm) return 'reliability'
   if (latencyMatters(job) && c.maxLatencyMs > 0) {
     const rtt = ctx.rttMs?.get(provider)
     if (rtt == null) return 'latency-unmeasured'
@@ -117,6 +117,29 @@ export function bidsDigest (valid: ReadonlyArray<{ hash: Uint8Array }>): Uint8Ar
   return sha256(concat(hashes))
 }
 
+/**
+ * Reliability as the ranking uses it and the award carries it: whole ppm, so that anyone
+ * re-running the ranking from the award's inputs gets exactly the renter's scores.
+ */
+export function reliabilityPpm (reliability: number): number {
+  return Math.round(clampReliability(reliability) * PPM)
+}
+
+/** The ranking weights an award carries, in ppm (Award.*_weight_ppm). */
+export function rankingWeightsPpm (params: RankingParams = DEFAULT_RANKING): { reliabilityWeightPpm: number, latencyWeightPpm: number, localityWeightPpm: number } {
+  return {
+    reliabilityWeightPpm: Math.round(params.reliabilityWeight * PPM),
+    latencyWeightPpm: Math.round(params.latencyWeight * PPM),
+    localityWeightPpm: Math.round(params.localityWeight * PPM)
+  }
+}
+
+/** The ranking weights an award says it used (the defaults for an award without them). */
+export function rankingParamsOf (award: Pick<Award, 'ranking' | 'reliabilityWeightPpm' | 'latencyWeightPpm' | 'localityWeightPpm'>): RankingParams {
+  if (award.ranking.length === 0) return DEFAULT_RANKING
+  return { reliabilityWeight: award.reliabilityWeightPpm / PPM, latencyWeight: award.latencyWeightPpm / PPM, localityWeight: award.localityWeightPpm / PPM }
+}
+
 /** The divisor of a bid's price in its score. */
 function scoreFactor (reliability: number, rttMs: number | undefined, locality: number, params: RankingParams = DEFAULT_RANKING): number {
   const rel = Math.max(MIN_RELIABILITY_FOR_SCORE, clampReliability(reliability))
@@ -134,8 +157,9 @@ export function rankBids (valid: ReadonlyArray<Signed<Bid>>, job: JobRequest, ct
   const datasets = job.datasetDigests.length
   const ranked = valid.map((bid): RankedBid => {
     const provider = bid.signer.toString()
-    const reliability = clampReliability(ctx.reputation.reliability(provider))
-    const rttMs = useLatency ? ctx.rttMs?.get(provider) : undefined
+    const reliability = reliabilityPpm(ctx.reputation.reliability(provider)) / PPM
+    const measured = useLatency ? ctx.rttMs?.get(provider) : undefined
+    const rttMs = measured == null ? undefined : Math.max(0, Math.round(measured))
     const locality = datasets === 0 ? 0 : Math.min(datasets, bid.message.cachedDatasets) / datasets
     const factor = scoreFactor(reliability, rttMs, locality, params)
     return { bid, provider, priceMicroUsd: bid.message.priceMicroUsd, reliability, rttMs, locality, factor, score: Number(bid.message.priceMicroUsd) / factor }
@@ -176,6 +200,8 @@ export interface AwardAudit {
   digestMatches: boolean
   /** false when the ranking used round trips the auditor could not measure */
   rankingVerifiable: boolean
+  /** message hashes (hex) of the valid bids in the rule's order, as the auditor ranked them */
+  rankedBidHashes: string[]
 }
 
 /**
@@ -237,7 +263,8 @@ export function auditAward (award: Award, bidsSeen: ReadonlyArray<Signed<Bid>>, 
     expectedPriceMicroUsd: expectedPrice,
     validBids: valid.length,
     digestMatches,
-    rankingVerifiable
+    rankingVerifiable,
+    rankedBidHashes: ranked.map(r => toHex(r.bid.hash))
   }
 }
 

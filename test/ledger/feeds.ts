@@ -1,6 +1,6 @@
 /**
  * Ledger feeds built in memory with real keys and signatures, as a store would hold them, for
- * specs that compute reputation from entries without a store or a network.
+ * reputation, trust and proof specs (reputation is a pure function of entries and `now`).
  */
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
@@ -8,13 +8,19 @@ import { DOMAIN } from '../../protocols/ids.js'
 import { Receipt } from '../../protocols/job.js'
 import { LedgerEntry } from '../../protocols/ledger.js'
 import { sealEnvelope } from '../../src/identity/index.js'
+import { signTestJob, type Signer, type TestJob, type TestOutcome } from '../../src/ledger/dev.js'
 import { sealEntry, type LedgerRecord } from '../../src/ledger/entry.js'
-import type { Signer, TestJob } from '../../src/ledger/dev.js'
 
 export async function newSigner (): Promise<Signer> {
   const key = await generateKeyPair('Ed25519')
   return { key, peerId: peerIdFromPrivateKey(key) }
 }
+
+export async function signers (n: number): Promise<Signer[]> {
+  return await Promise.all(Array.from({ length: n }, newSigner))
+}
+
+export const idOf = (s: Signer): string => s.peerId.toString()
 
 /** Keeps each author's chain, so each appended record is what a store would hold. */
 export class Feeds {
@@ -35,6 +41,13 @@ export class Feeds {
 
   receipt (renter: Signer, body: Uint8Array, time: number): LedgerRecord {
     return this.append(renter, LedgerEntry.BodyKind.RECEIPT, body, time)
+  }
+
+  /** One job: the provider's attestation and the renter's receipt. */
+  job (provider: Signer, renter: Signer, time: number, outcome: TestOutcome = 'ok'): void {
+    const j = signTestJob({ provider, renter, outcome, at: time, pricePaidMicroUsd: 1_000_000n, durationMs: 3600_000 })
+    this.attestation(provider, j, time)
+    this.receipt(renter, j.receipt, time)
   }
 }
 

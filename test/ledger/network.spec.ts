@@ -66,14 +66,16 @@ describe('ledger across five node processes', function () {
     restarted = await spawnNode('provider', { dataDir: p3.dataDir, args: ['--listen', '/ip4/127.0.0.1/tcp/0', '--heartbeat-seconds', '1', '--bootstrap', net.bootstrap.addrs[0], ...PROVIDER_ARGS(2)] })
     await waitFor(async () => (await headsOf(restarted as NodeProcess)) === (await headsOf(net.bootstrap)), { timeoutMs: 60_000, intervalMs: 500, what: 'the returning provider to converge' })
 
-    // every node computes the same reputations at the same `now`
+    // every node holds the same evidence at the same `now` (its own score weighs renters by its
+    // trust in them: these dev renters have no path of trust to anyone but their provider)
     const now = Date.now()
-    const reps = await Promise.all([...online, restarted].map(async n => await reputations(n, now)))
+    const reps = await Promise.all([...online, restarted].map(async n => (await reputations(n, now)).map(({ score, jobScore, successWeight, failureWeight, ...evidence }) => evidence)))
     for (const r of reps) assert.deepEqual(r, reps[0])
     const byPeer = new Map(reps[0].map(r => [r.peerId, r]))
     assert.equal(byPeer.get(p1.peerId)?.jobs, 25)
     assert.equal(byPeer.get(p2.peerId)?.failed, 5)
-    assert.ok((byPeer.get(p1.peerId)?.score ?? 0) > (byPeer.get(p2.peerId)?.score ?? 1), 'the provider with failures ranks lower')
+    assert.ok((byPeer.get(p1.peerId)?.evidenceScore ?? 0) > (byPeer.get(p2.peerId)?.evidenceScore ?? 1), 'the provider with failures ranks lower')
+    assert.equal(new Map((await reputations(net.bootstrap, now)).map(r => [r.peerId, r.score])).get(p1.peerId), 0.5, 'renters nobody trusts add nothing for the bootstrap')
 
     // a restart keeps every entry and the same reputations
     const beforeRestart = { heads: await headsOf(restarted), reps: await reputations(restarted, now) }
@@ -103,6 +105,10 @@ describe('ledger across five node processes', function () {
     }
     const one = await run(process.execPath, [BIN_PATH, 'reputation', p1.peerId, '--data-dir', p1.dataDir], { env })
     assert.match(one.stdout, /score 0\.\d{3}/)
+    // the explanation: p1's five dev renters got their trust only from p1 itself, so they do not count for it
+    assert.match(one.stdout, /direct\s+0 renters\s+0 jobs/)
+    assert.match(one.stdout, /discounted\s+5 renters\s+25 jobs: not counted \d+\.\d\d successes/)
+    assert.match(one.stdout, /every renter counted fully: 0\.\d{3}/)
     const show = await run(process.execPath, [BIN_PATH, 'ledger', 'show', p1.peerId, '--limit', '3', '--data-dir', p1.dataDir], { env })
     assert.match(show.stdout, /feed of .*: 25 entries/)
     assert.equal(show.stdout.trim().split('\n').length, 4)

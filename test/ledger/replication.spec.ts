@@ -9,6 +9,7 @@ import { sha256 } from '../../src/identity/index.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
 import { sealEntry } from '../../src/ledger/entry.js'
 import { ledgerService, type LedgerService } from '../../src/ledger/service.js'
+import type { Reputation } from '../../src/ledger/reputation.js'
 import { createNode, type IdlegridNode, type NodeExtensions } from '../../src/node/index.js'
 import { startInProcessNetwork, tempDir, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
 import { CONTROL_HANDLERS } from '../../src/control/index.js'
@@ -52,7 +53,7 @@ describe('ledger replication (in-process nodes)', function () {
     await dir.cleanup()
   })
 
-  it('entries appended by providers and renters reach every node by gossip, and every node computes the same reputation', async () => {
+  it('entries appended by providers and renters reach every node by gossip; every node holds the same evidence and scores it as it trusts the renters', async () => {
     const [p0, p1] = net.providers
     const [r0] = net.renters
     for (let i = 0; i < 3; i++) await job(p0, r0)
@@ -60,10 +61,15 @@ describe('ledger replication (in-process nodes)', function () {
     await waitFor(() => net.all.every(n => heads(n) === heads(p0) && heads(n) === heads(r0)), { timeoutMs: 20_000, what: 'every node to hold every feed' })
     const now = Date.now()
     const scores = net.all.map(n => ledgerOf(n).reputation(p0.peerId.toString(), now))
+    // what depends on the viewer: the score, the weighted sums behind it and the trust in each renter
+    const evidence = ({ score, jobScore, successWeight, failureWeight, counterparties, ...rest }: Reputation): unknown => ({ ...rest, counterparties: counterparties.map(({ trust, weight, ...c }) => c) })
     assert.equal(scores[0].jobs, 3)
-    assert.ok(scores[0].score > 0.5, `three OK jobs lift the score above the prior (${scores[0].score})`)
-    for (const s of scores) assert.deepEqual(s, scores[0])
-    const p1Score = ledgerOf(net.bootstrap).reliability(p1.peerId.toString())
+    assert.ok(scores[0].evidenceScore > 0.5, `three OK jobs lift the score above the prior (${scores[0].evidenceScore})`)
+    for (const s of scores) assert.deepEqual(evidence(s), evidence(scores[0]))
+    // the renter's own receipts count fully in its view; the bootstrap has no path of trust to that renter
+    assert.equal(ledgerOf(r0).reputation(p0.peerId.toString(), now).score, scores[0].evidenceScore)
+    assert.equal(ledgerOf(net.bootstrap).reputation(p0.peerId.toString(), now).score, 0.5)
+    const p1Score = ledgerOf(r0).reliability(p1.peerId.toString())
     assert.ok(p1Score < 0.5, `a failed job lowers it (${p1Score})`)
   })
 

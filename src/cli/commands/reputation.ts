@@ -4,10 +4,10 @@ import { oneShot } from '../one-shot.js'
 import { COMMON_OPTIONS, NODE_OPTIONS } from '../options.js'
 import { type Output } from '../output.js'
 import { shortPeerId } from '../../common/index.js'
-import type { Reputation } from '../../ledger/index.js'
+import type { Reputation, ReputationExplain } from '../../ledger/index.js'
 import type { Command } from '../command.js'
 
-type ReputationRow = Omit<Reputation, 'counterparties'> & { counterparties: Reputation['counterparties'] | number }
+type ReputationRow = Omit<Reputation, 'counterparties'> & { counterparties: Reputation['counterparties'] | number, explain?: Omit<ReputationExplain, 'renters'> & { renters: ReputationExplain['renters'] } }
 
 export const reputationCommand: Command = {
   name: 'reputation',
@@ -19,7 +19,7 @@ export const reputationCommand: Command = {
     wait: { type: 'string', valueName: 'S', description: 'a short-lived peer first syncs with its peers for up to S seconds (default 0)' },
     ...COMMON_OPTIONS
   },
-  details: 'The score is a pure function of the ledger: decayed success/failure counts from attestations\npaired with receipts (each renter counts for a bounded amount), uptime from heartbeat summaries,\na penalty for breaking non-preemptible jobs, and 0 for a provider slashed by a fraud proof.\nWith --json: one JSON object per provider (peerId, score, jobs, slashed, …).',
+  details: 'The score is a pure function of the ledger and of whom this node trusts: decayed success/failure\ncounts from attestations paired with receipts (each renter counts for a bounded amount, weighted by\nthis node\'s transitive trust in it, seeded from its own jobs, its bootstrap peers and --trust peers),\nuptime from heartbeat summaries, a penalty for breaking non-preemptible jobs, and 0 for a provider\nslashed by a fraud proof. With PEER: why, split into direct, transitive and discounted evidence.\nWith --json: one JSON object per provider (peerId, score, evidenceScore, jobs, slashed, …).',
   run: async (values, positionals, out) => {
     if (positionals.length > 1) throw new UsageError('idlegrid reputation: give at most one PEER id')
     const wait = asNumber(values.wait ?? 0, 'wait', { min: 0, max: 120 })
@@ -51,9 +51,20 @@ function printOne (r: ReputationRow, out: Output): void {
   out.info(`  jobs ${r.jobs}: ${r.ok} ok, ${r.failed} failed, ${r.broken} broken non-preemptible`)
   out.info(`  job score ${r.jobScore.toFixed(3)} from ${r.successWeight.toFixed(2)} decayed successes and ${r.failureWeight.toFixed(2)} failures (after the per-renter cap)`)
   out.info(`  uptime ${(100 * r.uptime).toFixed(1)}% over ${r.summaries} heartbeat summaries`)
+  const e = r.explain
+  if (e != null) {
+    out.info(`  as this node sees it (${e.seeds} trust seeds): score ${e.score.toFixed(3)}; every renter counted fully: ${e.evidenceScore.toFixed(3)}`)
+    const line = (name: string, t: typeof e.direct, what: string): void => {
+      out.info(`  ${name.padEnd(11)} ${String(t.renters).padStart(4)} renters ${String(t.jobs).padStart(5)} jobs: ${what} ${t.successes.toFixed(2)} successes, ${t.failures.toFixed(2)} failures`)
+    }
+    line('direct', e.direct, 'counted')
+    line('transitive', e.transitive, 'counted')
+    line('discounted', e.discounted, 'not counted')
+  }
   if (Array.isArray(r.counterparties)) {
     for (const c of r.counterparties) {
-      out.info(`  renter ${shortPeerId(c.renter)}: ${c.jobs} jobs, successes ${c.successes.toFixed(2)} → ${c.cappedSuccesses.toFixed(2)}, failures ${c.failures.toFixed(2)} → ${c.cappedFailures.toFixed(2)}`)
+      const part = e?.renters.find(x => x.renter === c.renter)?.part
+      out.info(`  renter ${shortPeerId(c.renter)}: ${c.jobs} jobs, successes ${c.successes.toFixed(2)} → ${c.cappedSuccesses.toFixed(2)}, failures ${c.failures.toFixed(2)} → ${c.cappedFailures.toFixed(2)}, weight ${c.weight.toFixed(2)}${part != null ? ` (${part})` : ''}`)
     }
   }
 }
