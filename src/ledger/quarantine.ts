@@ -30,8 +30,8 @@ interface Feed {
   bytes: number
   /** arrival order of the feed's first entry */
   arrived: number
-  /** quarantined entries of other authors that name this one */
-  refs: number
+  /** the authors this feed's entries name (counted in Quarantine.named while held) */
+  names: string[]
 }
 
 export type QuarantineResult =
@@ -54,6 +54,8 @@ export class Quarantine {
   private readonly limits: QuarantineLimits
   private readonly quotas: Quotas
   private readonly feeds = new Map<string, Feed>()
+  /** how many held entries of other authors name each author (held or not yet seen) */
+  private readonly named = new Map<string, number>()
   private bytes = 0
   private count = 0
   private arrivals = 0
@@ -95,15 +97,16 @@ export class Quarantine {
     if (over != null) return { status: 'rejected', error: over }
     if (!this.makeRoom(size, record.authorId)) return { status: 'dropped' }
     let target = this.feeds.get(record.authorId)
-    if (target == null) this.feeds.set(record.authorId, target = { entries: [], bytes: 0, arrived: this.arrivals++, refs: 0 })
+    if (target == null) this.feeds.set(record.authorId, target = { entries: [], bytes: 0, arrived: this.arrivals++, names: [] })
     target.entries.push(item)
     target.bytes += size
     this.bytes += size
     this.count++
     this.quotas.charge(record, 'none', record.authorId)
     for (const name of names) {
-      const named = this.feeds.get(name)
-      if (named != null && name !== record.authorId) named.refs++
+      if (name === record.authorId) continue
+      target.names.push(name)
+      this.named.set(name, (this.named.get(name) ?? 0) + 1)
     }
     return { status: 'quarantined' }
   }
@@ -122,18 +125,19 @@ export class Quarantine {
    */
   private makeRoom (size: number, keep: string): boolean {
     while (this.count + 1 > this.limits.maxEntries || this.bytes + size > this.limits.maxBytes) {
-      let victim: [string, Feed] | undefined
-      for (const candidate of this.feeds) {
-        if (candidate[0] === keep) continue
-        if (victim == null || candidate[1].refs < victim[1].refs || (candidate[1].refs === victim[1].refs && candidate[1].arrived < victim[1].arrived)) victim = candidate
+      let victim: { id: string, feed: Feed, refs: number } | undefined
+      for (const [id, feed] of this.feeds) {
+        if (id === keep) continue
+        const refs = this.named.get(id) ?? 0
+        if (victim == null || refs < victim.refs || (refs === victim.refs && feed.arrived < victim.feed.arrived)) victim = { id, feed, refs }
       }
       if (victim == null) {
         const own = this.feeds.get(keep)
         if (own != null) this.drop(keep, own)
         return false
       }
-      this.drop(victim[0], victim[1])
-      this.evicted += victim[1].entries.length
+      this.drop(victim.id, victim.feed)
+      this.evicted += victim.feed.entries.length
     }
     return true
   }
@@ -143,5 +147,10 @@ export class Quarantine {
     this.bytes -= feed.bytes
     this.count -= feed.entries.length
     this.quotas.release(authorId, feed.bytes)
+    for (const name of feed.names) {
+      const left = (this.named.get(name) ?? 1) - 1
+      if (left > 0) this.named.set(name, left)
+      else this.named.delete(name)
+    }
   }
 }
