@@ -6,36 +6,20 @@
  * incoming entries (the expensive part) runs outside the queue, many at once.
  */
 
-import { readdir, stat } from 'node:fs/promises'
-import { join } from 'node:path'
-import { peerIdFromString } from '@libp2p/peer-id'
 import { Level } from 'level'
 import { equals } from 'uint8arrays/equals'
-import { decodeStoredBody } from './body.js'
-import { decodeStoredEntry, LedgerEntry, parseAuthor, sealEntry, type FraudProof, type LedgerRecord } from './entry.js'
+import { decodeStoredEntry, LedgerEntry, sealEntry, type LedgerRecord } from './entry.js'
 import { Admission, type AdmissionOptions } from './admission.js'
 import { BrokenChainError, LedgerClosedError, LedgerEntryError, MalformedEntryError } from './errors.js'
 import { buildEquivocationProof } from './fraud.js'
-import { ALL_ENTRIES, ALL_HEADS, ALL_SLASHED, ALL_STANDING, authorOfKey, entryKey, hashKey, hashValue, headKey, headsAfter, headValue, proofKey, readHashValue, readHead, slashedKey, standingKey } from './keys.js'
+import { ALL_ENTRIES, ALL_HEADS, ALL_SLASHED, ALL_STANDING, authorOfKey, entryKey, hashKey, headsAfter, readHashValue, readHead } from './keys.js'
+import { authorIdOf, batchOps, decodeProof, directorySize, type Head, type SlashRecord } from './store-batch.js'
 import type { QuarantineStats } from './quarantine.js'
 import { verifyEntries, verifyEntry, type VerifiedEntry, type VerifyEntryOptions } from './verify.js'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
-export interface Head {
-  author: Uint8Array
-  authorId: string
-  seq: number
-  hash: Uint8Array
-  /** stored envelope bytes of the feed */
-  bytes: number
-}
-
-export interface SlashRecord {
-  accused: string
-  /** hash of the entry carrying the (first) fraud proof */
-  proofEntry: Uint8Array
-}
+export type { Head, SlashRecord }
 
 /** What happened to one ingested entry. */
 export type IngestOutcome =
@@ -413,33 +397,10 @@ export class LedgerStore {
     return { status: 'equivocation', record, held, proof }
   }
 
-  /** One atomic, synced batch: entries, heads, hash index, slashed set, proofs. */
+  /** One atomic, synced batch: entries, heads, hash index, slashed set, proofs, standing. */
   private async write (batch: VerifiedEntry[]): Promise<void> {
     this.assertOpen()
-    type Op = { type: 'put', key: Uint8Array, value: Uint8Array }
-    const ops: Op[] = []
-    const heads = new Map<string, Head>()
-    const slashes = new Map<string, SlashRecord>()
-    for (const { record, slashes: proof } of batch) {
-      ops.push({ type: 'put', key: entryKey(record.author, record.seq), value: record.envelope })
-      ops.push({ type: 'put', key: hashKey(record.hash), value: hashValue(record.author, record.seq) })
-      const bytes = ((heads.get(record.authorId) ?? this.heads.get(record.authorId))?.bytes ?? 0) + record.envelope.byteLength
-      heads.set(record.authorId, { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash, bytes })
-      if (proof != null) {
-        const body = decodeStoredBody(record)
-        if (body.kind === 'fraud-proof') ops.push({ type: 'put', key: proofKey(body.proof.hash), value: record.hash })
-        if (!this.slashed.has(proof.accused) && !slashes.has(proof.accused)) {
-          ops.push({ type: 'put', key: slashedKey(proof.proof.accused), value: record.hash })
-          slashes.set(proof.accused, { accused: proof.accused, proofEntry: record.hash })
-        }
-      }
-    }
-    for (const head of heads.values()) {
-      ops.push({ type: 'put', key: headKey(head.author), value: headValue(head.seq, head.hash, head.bytes) })
-    }
-    for (const grant of this.admission?.unsavedGrants() ?? []) {
-      ops.push({ type: 'put', key: standingKey(peerIdFromString(grant.authorId).toMultihash().bytes), value: Uint8Array.of(grant.depth) })
-    }
+    const { ops, heads, slashes } = batchOps(batch, id => this.heads.get(id), id => this.slashed.has(id), this.admission?.unsavedGrants() ?? [])
     await this.db.batch(ops, { sync: this.opts.syncWrites ?? true })
     for (const [id, head] of heads) this.heads.set(id, head)
     for (const [id, slash] of slashes) this.slashed.set(id, slash)
@@ -460,24 +421,4 @@ export class LedgerStore {
   private assertOpen (): void {
     if (this.closed) throw new LedgerClosedError()
   }
-}
-
-function decodeProof (record: LedgerRecord): FraudProof {
-  const body = decodeStoredBody(record)
-  if (body.kind !== 'fraud-proof') throw new MalformedEntryError('not a fraud proof entry')
-  return body.proof.message
-}
-
-function authorIdOf (author: Uint8Array): string {
-  const parsed = parseAuthor(author)
-  if (parsed == null) throw new MalformedEntryError('not an Ed25519 peer id')
-  return parsed.id
-}
-
-async function directorySize (dir: string): Promise<number> {
-  let total = 0
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    total += await stat(join(dir, name)).then(s => s.isFile() ? s.size : 0, () => 0)
-  }
-  return total
 }
