@@ -147,6 +147,7 @@ export class Quarantine {
     this.bytes -= feed.bytes
     this.count -= feed.entries.length
     this.quotas.release(authorId, feed.bytes)
+    this.quotas.forget(authorId)
     for (const name of feed.names) {
       const left = (this.named.get(name) ?? 1) - 1
       if (left > 0) this.named.set(name, left)

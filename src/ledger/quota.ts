@@ -90,6 +90,11 @@ export class Quotas {
     else this.bytes.delete(account)
   }
 
+  /** Forgets an author's rate (its quarantined feed was evicted, or promoted: then it is charged anew at its new standing). */
+  forget (authorId: string): void {
+    this.buckets.delete(authorId)
+  }
+
   private tokens (record: LedgerRecord, limits: QuotaLimits): number {
     const bucket = this.buckets.get(record.authorId)
     if (bucket == null) return limits.burst

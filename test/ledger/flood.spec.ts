@@ -53,6 +53,23 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
     }
   })
 
+  it('a quarantined feed written in one burst (its whole quarantine rate) is promoted whole: it is charged anew at its new standing', async () => {
+    const self = await newSigner()
+    const store = await openStore(fresh(), self)
+    try {
+      const peer = new TestFeed(await newSigner())
+      const t = Date.now()
+      const burst = Array.from({ length: 60 }, (_, i) => peer.summary(t - 1000 + i).envelope)
+      const outcomes = await store.ingest(burst)
+      assert.ok(outcomes.every(o => o.status === 'quarantined'))
+      assert.equal(store.admission?.quarantine.seq(peer.id), 60)
+      await store.grantConnected(peer.id)
+      assert.equal(store.head(peer.id)?.seq, 60)
+    } finally {
+      await store.close()
+    }
+  })
+
   it(`standing reaches ${MAX_STANDING_DEPTH} steps from a trusted peer and no further; rooted standing survives a restart`, async () => {
     const self = await newSigner()
     const [t, p1, r1, p2, r2] = await Promise.all(Array.from({ length: 5 }, async () => new TestFeed(await newSigner())))
