@@ -438,6 +438,8 @@ export namespace SyncRequest {
     ownAuthor: Uint8Array
     ownSeq: bigint
     ownHash: Uint8Array
+    afterAuthor: Uint8Array
+    limit: number
   }
 
   export namespace Heads {
@@ -465,6 +467,16 @@ export namespace SyncRequest {
             w.bytes(obj.ownHash)
           }
 
+          if ((obj.afterAuthor != null && obj.afterAuthor.byteLength > 0)) {
+            w.uint32(82)
+            w.bytes(obj.afterAuthor)
+          }
+
+          if ((obj.limit != null && obj.limit !== 0)) {
+            w.uint32(88)
+            w.uint32(obj.limit)
+          }
+
           if (opts.lengthDelimited !== false) {
             w.ldelim()
           }
@@ -472,7 +484,9 @@ export namespace SyncRequest {
           const obj: any = {
             ownAuthor: uint8ArrayAlloc(0),
             ownSeq: 0n,
-            ownHash: uint8ArrayAlloc(0)
+            ownHash: uint8ArrayAlloc(0),
+            afterAuthor: uint8ArrayAlloc(0),
+            limit: 0
           }
 
           const end = length == null ? reader.len : reader.pos + length
@@ -491,6 +505,14 @@ export namespace SyncRequest {
               }
               case 3: {
                 obj.ownHash = reader.bytes()
+                break
+              }
+              case 10: {
+                obj.afterAuthor = reader.bytes()
+                break
+              }
+              case 11: {
+                obj.limit = reader.uint32()
                 break
               }
               default: {
@@ -772,6 +794,7 @@ export namespace SyncResponse {
 
   export interface Heads {
     heads: SyncResponse.Head[]
+    more: boolean
   }
 
   export namespace Heads {
@@ -791,12 +814,18 @@ export namespace SyncResponse {
             }
           }
 
+          if ((obj.more != null && obj.more !== false)) {
+            w.uint32(80)
+            w.bool(obj.more)
+          }
+
           if (opts.lengthDelimited !== false) {
             w.ldelim()
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            heads: []
+            heads: [],
+            more: false
           }
 
           const end = length == null ? reader.len : reader.pos + length
@@ -817,6 +846,10 @@ export namespace SyncResponse {
                 obj.heads.push(SyncResponse.Head.codec().decode(reader, reader.uint32(), {
                   limits: opts.limits?.heads$
                 }))
+                break
+              }
+              case 10: {
+                obj.more = reader.bool()
                 break
               }
               default: {

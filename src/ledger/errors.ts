@@ -107,3 +107,17 @@ export class SyncProtocolError extends Error {
     this.name = 'SyncProtocolError'
   }
 }
+
+/**
+ * The entry's author is over its quota (entries per minute of feed time, or stored bytes) for
+ * its standing in this node's view. Not the relayer's fault: gossip ignores it, sync stops
+ * pulling that feed for the session.
+ */
+export class QuotaExceededError extends LedgerEntryError {
+  static readonly code = 'ERR_LEDGER_QUOTA'
+  readonly code = QuotaExceededError.code
+  constructor (message: string) {
+    super(message)
+    this.name = 'QuotaExceededError'
+  }
+}

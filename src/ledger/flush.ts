@@ -1,10 +1,12 @@
 /**
- * Whether our own feed has left this node: a connected peer that answers a heads request
- * holding our head (or more) holds every entry we wrote. A renter's short-lived peer waits
- * for that before it exits, and a stopping node says when it could not.
+ * Whether our own feed has left this node: a connected peer that serves our head entry back
+ * to a range read holds every entry we wrote (it stores a feed only contiguously). Its heads
+ * answer is not taken at its word: a peer could echo our hint's hash without holding
+ * anything. The heads request (one head) still goes first, because it carries our hint, which
+ * makes a peer that holds less of our feed pull it. A renter's short-lived peer waits for
+ * that before it exits, and a stopping node says when it could not.
  */
 
-import { equals } from 'uint8arrays/equals'
 import { sleep } from '../common/index.js'
 import type { LedgerStore } from './store.js'
 import type { SyncClient } from './sync-client.js'
@@ -54,10 +56,9 @@ export class FeedFlusher {
       const peers = this.client.connectedPeers().slice(0, PEERS_ASKED)
       const holders = await Promise.all(peers.map(async (peer) => {
         try {
-          const { heads } = await this.client.heads(peer, AbortSignal.timeout(Math.max(100, Math.min(3_000, deadline - Date.now()))))
-          const theirs = heads.find(h => equals(h.author, own.author))
-          const holds = theirs != null && (Number(theirs.seq) > own.seq || (Number(theirs.seq) === own.seq && equals(theirs.hash, own.hash)))
-          return holds ? peer.toString() : undefined
+          const signal = AbortSignal.timeout(Math.max(100, Math.min(3_000, deadline - Date.now())))
+          await this.client.heads(peer, signal, undefined, 1)
+          return await this.client.holds(peer, own, signal) ? peer.toString() : undefined
         } catch {
           return undefined
         }

@@ -7,7 +7,7 @@
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { TOPIC } from '../../protocols/ids.js'
 import { ACCEPT, ignore, reject, type GossipRouter, type GossipVerdict } from '../node/index.js'
-import { BrokenChainError, LedgerClosedError } from './errors.js'
+import { BrokenChainError, LedgerClosedError, QuotaExceededError } from './errors.js'
 import type { LedgerStore } from './store.js'
 import type { OpenedEnvelope } from '../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
@@ -65,7 +65,12 @@ export class LedgerGossip {
         return ignore('ahead of the held feed')
       case 'equivocation':
         return ignore('equivocation')
+      // its author has no standing here: held in the quarantine, not relayed
+      case 'quarantined':
+        return ignore('quarantined')
       case 'rejected':
+        // the author's quota in our view: the relayer cannot know it
+        if (outcome.error instanceof QuotaExceededError) return ignore('quota')
         if (outcome.error instanceof BrokenChainError) {
           this.opts.onBehind()
           return ignore('does not extend the held feed')

@@ -2,15 +2,16 @@
  * The ledger store's LevelDB layout: prefixed binary keys, one definition of each.
  *
  *   0x01 | len | author | seq (8 bytes BE)  → entry envelope
- *   0x02 | len | author                     → head: seq (8 bytes BE) | hash (32)
+ *   0x02 | len | author                     → head: seq (8 bytes BE) | hash (32) | feed bytes (8 bytes BE)
  *   0x03 | hash                             → len | author | seq      (hash index)
  *   0x04 | len | accused                    → hash of the entry carrying the first proof (slashed set)
  *   0x05 | proof hash                       → hash of the entry carrying that proof (fraud proofs)
+ *   0x06 | len | author                     → standing depth (1 byte) reached from a root (standing.ts)
  */
 
 import { HASH_BYTES } from './entry.js'
 
-const PREFIX = { entry: 0x01, head: 0x02, hash: 0x03, slashed: 0x04, proof: 0x05 } as const
+const PREFIX = { entry: 0x01, head: 0x02, hash: 0x03, slashed: 0x04, proof: 0x05, standing: 0x06 } as const
 
 /** Bounds that iterate every key of one kind. */
 export type KeyRange = { gte: Uint8Array, lt: Uint8Array }
@@ -22,17 +23,36 @@ export function entryKey (author: Uint8Array, seq: number): Uint8Array {
 export const ALL_ENTRIES: KeyRange = range(PREFIX.entry)
 export const ALL_HEADS: KeyRange = range(PREFIX.head)
 export const ALL_SLASHED: KeyRange = range(PREFIX.slashed)
+export const ALL_STANDING: KeyRange = range(PREFIX.standing)
 
 export function headKey (author: Uint8Array): Uint8Array {
   return authorKey(PREFIX.head, author)
 }
 
-export function headValue (seq: number, hash: Uint8Array): Uint8Array {
-  return Uint8Array.from([...seqBytes(seq), ...hash])
+export function headValue (seq: number, hash: Uint8Array, bytes: number): Uint8Array {
+  return Uint8Array.from([...seqBytes(seq), ...hash, ...seqBytes(bytes)])
 }
 
-export function readHead (value: Uint8Array): { seq: number, hash: Uint8Array } {
-  return { seq: readSeq(value, 0), hash: value.slice(8, 8 + HASH_BYTES) }
+/** A head value; `bytes` (the feed's stored envelope bytes) is 0 in heads written before it was kept. */
+export function readHead (value: Uint8Array): { seq: number, hash: Uint8Array, bytes: number } {
+  const bytes = value.byteLength >= 16 + HASH_BYTES ? readSeq(value, 8 + HASH_BYTES) : 0
+  return { seq: readSeq(value, 0), hash: value.slice(8, 8 + HASH_BYTES), bytes }
+}
+
+/** Head keys strictly after `author`'s (in key order: author length, then bytes). */
+export function headsAfter (author: Uint8Array | undefined): KeyRange | { gt: Uint8Array, lt: Uint8Array } {
+  return author == null || author.length === 0 ? ALL_HEADS : { gt: headKey(author), lt: ALL_HEADS.lt }
+}
+
+/** The order of head keys: author length, then author bytes (negative when `a` comes first). */
+export function compareAuthorKeys (a: Uint8Array, b: Uint8Array): number {
+  if (a.length !== b.length) return a.length - b.length
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] - b[i]
+  return 0
+}
+
+export function standingKey (author: Uint8Array): Uint8Array {
+  return authorKey(PREFIX.standing, author)
 }
 
 export function hashKey (hash: Uint8Array): Uint8Array {

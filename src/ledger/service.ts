@@ -11,6 +11,7 @@ import { serviceCapabilities, serviceDependencies } from '@libp2p/interface'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { LedgerEntry, type LedgerRecord } from './entry.js'
 import { LedgerClosedError } from './errors.js'
+import type { AdmissionOptions } from './admission.js'
 import { ledgerControlHandlers } from './control.js'
 import { DevJobs } from './dev.js'
 import { FeedFlusher, type FlushResult } from './flush.js'
@@ -53,10 +54,16 @@ export interface LedgerServiceInit {
   /** offer ledger.appendTestJob (development: --dev-ledger-methods) */
   devMethods?: boolean
   reputation?: Partial<ReputationParams>
-  /** the operator's trust seeds (peer ids): with the node itself, where its view of reputation starts (trust.ts) */
-  trustedPeers?: string[]
   /** before stopping, wait up to this for a peer to hold entries appended in this run (default 5 s) */
   flushOnStopMs?: number
+  /**
+   * the operator's trust seeds (peer ids): with the node itself, where its view of reputation
+   * starts (trust.ts) and the roots of standing (standing.ts); build-node passes the bootstrap
+   * peers' ids and those of --trust (default none)
+   */
+  trustedPeers?: string[]
+  /** bounds of the quarantine and quotas (tests) */
+  admission?: Omit<AdmissionOptions, 'selfId' | 'trustedPeers'>
 }
 
 /** What the ledger uses of the node: libp2p components, and the node's gossip router (service `gossip`). */
@@ -124,6 +131,8 @@ class LedgerNode implements LedgerService, Startable {
   private readonly gossip: LedgerGossip
   private readonly dev?: DevJobs
   private readonly onConnect = (evt: CustomEvent<PeerId>): void => {
+    // a live connection proves the peer's key: provisional standing (standing.ts)
+    this.ledger?.grantConnected(evt.detail.toString()).catch((err: unknown) => { this.log('standing of %p not granted: %e', evt.detail, err) })
     const timer = setTimeout(() => { this.sync.syncInBackground(evt.detail) }, CONNECT_SYNC_DELAY_MS)
     timer.unref()
   }
@@ -170,7 +179,11 @@ class LedgerNode implements LedgerService, Startable {
   }
 
   async start (): Promise<void> {
-    const store = await LedgerStore.open(join(this.init.dataDir, 'ledger'), { privateKey: this.key, peerId: this.components.peerId })
+    const store = await LedgerStore.open(join(this.init.dataDir, 'ledger'), {
+      privateKey: this.key,
+      peerId: this.components.peerId,
+      admission: { ...this.init.admission, trustedPeers: this.init.trustedPeers ?? [] }
+    })
     this.ledger = store
     for await (const record of store.entries()) {
       this.scores.add(record)
@@ -184,6 +197,7 @@ class LedgerNode implements LedgerService, Startable {
 
   afterStart (): void {
     this.components.events.addEventListener('peer:connect', this.onConnect)
+    for (const peer of this.sync.connectedPeers()) this.ledger?.grantConnected(peer.toString()).catch(() => {})
     const every = (ms: number, fn: () => void): void => {
       const timer = setInterval(fn, ms)
       timer.unref()

@@ -6,33 +6,21 @@
  * incoming entries (the expensive part) runs outside the queue, many at once.
  */
 
-import { readdir, stat } from 'node:fs/promises'
-import { join } from 'node:path'
 import { Level } from 'level'
 import { equals } from 'uint8arrays/equals'
 import { decodeStoredBody } from './body.js'
-import { decodeStoredEntry, FraudProof, LedgerEntry, parseAuthor, sealEntry, timeOrderError, type LedgerRecord } from './entry.js'
+import { decodeStoredEntry, FraudProof, LedgerEntry, sealEntry, timeOrderError, type LedgerRecord } from './entry.js'
+import { Admission, type AdmissionOptions } from './admission.js'
 import { BrokenChainError, LedgerClosedError, LedgerEntryError, MalformedEntryError } from './errors.js'
 import { buildEquivocationProof } from './fraud.js'
-import { ALL_ENTRIES, ALL_HEADS, ALL_SLASHED, authorOfKey, entryKey, hashKey, hashValue, headKey, headValue, proofKey, readHashValue, readHead, slashedKey } from './keys.js'
+import { ALL_ENTRIES, ALL_HEADS, ALL_SLASHED, ALL_STANDING, authorOfKey, entryKey, hashKey, headsAfter, readHashValue, readHead } from './keys.js'
+import { authorIdOf, batchOps, decodeProof, directorySize, type Head, type SlashRecord } from './store-batch.js'
+import type { QuarantineStats } from './quarantine.js'
 import { verifyEntries, verifyEntry, type VerifiedEntry, type VerifyEntryOptions } from './verify.js'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
-export interface Head {
-  author: Uint8Array
-  authorId: string
-  seq: number
-  hash: Uint8Array
-  /** the head entry's time: the next entry's may not be lower */
-  time: number
-}
-
-export interface SlashRecord {
-  accused: string
-  /** hash of the entry carrying the (first) fraud proof */
-  proofEntry: Uint8Array
-}
+export type { Head, SlashRecord }
 
 /** What happened to one ingested entry. */
 export type IngestOutcome =
@@ -40,6 +28,8 @@ export type IngestOutcome =
   | { status: 'duplicate', record: LedgerRecord }
   /** ahead of the held head: kept in memory until the gap is filled */
   | { status: 'pending', record: LedgerRecord }
+  /** its author has no standing in this node's view: held in the quarantine, not stored (admission.ts) */
+  | { status: 'quarantined', record: LedgerRecord }
   /** a second entry at a held seq: the author equivocated; `proof` is our entry carrying the fraud proof */
   | { status: 'equivocation', record: LedgerRecord, held: LedgerRecord, proof?: LedgerRecord }
   | { status: 'rejected', error: LedgerEntryError }
@@ -50,8 +40,13 @@ export interface LedgerStoreOptions {
   peerId: PeerId
   /** the clock (tests move it) */
   now?: () => number
-  /** bound on entries held ahead of their author's head (default 4096) */
+  /** bound on entries held ahead of their author's head (default 4096; 256 per author) */
   maxPending?: number
+  /**
+   * standing, quarantine and quotas (admission.ts); without it every verified entry of any
+   * author is stored (tests and tools that fill a store directly)
+   */
+  admission?: Omit<AdmissionOptions, 'selfId'>
   /** fsync every batch (default true; a benchmark may turn it off to see the verifier alone) */
   syncWrites?: boolean
 }
@@ -62,6 +57,8 @@ export interface StoreStats {
   slashed: number
   pending: number
   diskBytes: number
+  /** present when the store admits by standing */
+  quarantine?: QuarantineStats
 }
 
 type AddedListener = (record: LedgerRecord) => void
@@ -71,6 +68,9 @@ interface Stager {
   head(authorId: string): Head | undefined
   add(entry: VerifiedEntry): void
 }
+
+/** Most entries held pending for one author. */
+const MAX_PENDING_PER_AUTHOR = 256
 
 export class LedgerStore {
   readonly path: string
@@ -82,6 +82,8 @@ export class LedgerStore {
   private readonly pending = new Map<string, Map<number, VerifiedEntry>>()
   private pendingCount = 0
   private readonly listeners = new Set<AddedListener>()
+  /** present when the store admits by standing */
+  readonly admission?: Admission
   private queue: Promise<unknown> = Promise.resolve()
   private closed = false
   readonly selfId: string
@@ -92,6 +94,7 @@ export class LedgerStore {
     this.opts = opts
     this.now = opts.now ?? Date.now
     this.selfId = opts.peerId.toString()
+    if (opts.admission != null) this.admission = new Admission({ ...opts.admission, selfId: this.selfId })
   }
 
   /** Opens (creating) the store in `path` and loads heads and the slashed set. */
@@ -111,11 +114,15 @@ export class LedgerStore {
   private async load (): Promise<void> {
     for await (const [key, value] of this.db.iterator(ALL_HEADS)) {
       const author = authorOfKey(key)
-      const { seq, hash } = readHead(value)
+      const { seq, hash, bytes } = readHead(value)
       const record = await this.db.get(entryKey(author, seq))
       if (record == null) throw new MalformedEntryError('ledger store: a head points at a missing entry')
       const { authorId, time } = decodeStoredEntry(record)
-      this.heads.set(authorId, { author: Uint8Array.from(author), authorId, seq, hash, time })
+      this.heads.set(authorId, { author: Uint8Array.from(author), authorId, seq, hash, bytes, time })
+    }
+    if (this.admission != null) {
+      for await (const [key, value] of this.db.iterator(ALL_STANDING)) this.admission.standing.load(authorIdOf(authorOfKey(key)), value[0])
+      for (const head of this.heads.values()) this.admission.loadFeed(head.authorId, head.bytes)
     }
     for await (const [key, value] of this.db.iterator(ALL_SLASHED)) {
       // a store written before protocol v2 may hold slashes by BAD_OUTPUT proofs: they no longer count
@@ -150,6 +157,23 @@ export class LedgerStore {
 
   allHeads (): Head[] {
     return [...this.heads.values()]
+  }
+
+  /**
+   * Up to `limit` heads in key order (author length, then author bytes), strictly after
+   * `after` (from the first when absent); `more` when further heads follow. Read from disk, so
+   * a page costs the same whatever the number of feeds.
+   */
+  async headsPage (after: Uint8Array | undefined, limit: number): Promise<{ heads: Head[], more: boolean }> {
+    this.assertOpen()
+    const heads: Head[] = []
+    let more = false
+    for await (const key of this.db.keys({ ...headsAfter(after), limit: limit + 1 })) {
+      if (heads.length === limit) { more = true; break }
+      const head = this.heads.get(authorIdOf(authorOfKey(key)))
+      if (head != null) heads.push(head)
+    }
+    return { heads, more }
   }
 
   isSlashed (authorId: string): boolean {
@@ -205,7 +229,7 @@ export class LedgerStore {
   async stats (): Promise<StoreStats> {
     let entries = 0
     for (const head of this.heads.values()) entries += head.seq
-    return { authors: this.heads.size, entries, slashed: this.slashed.size, pending: this.pendingCount, diskBytes: await directorySize(this.path) }
+    return { authors: this.heads.size, entries, slashed: this.slashed.size, pending: this.pendingCount, diskBytes: await directorySize(this.path), quarantine: this.admission?.stats() }
   }
 
   /** Signs and durably appends an entry to our own feed; resolves once it is on disk. */
@@ -222,15 +246,34 @@ export class LedgerStore {
       })
       // our own entries pass the same checks as anyone's, so peers never refuse them
       const verified = await verifyEntry(record.envelope, { now: this.now(), checkSignature: false })
-      await this.write([verified])
+      // what our entry names gains standing: its quarantined feed is stored with it
+      const { stage, batch } = this.stager()
+      this.admit(verified, stage)
+      await this.write(batch)
       return record
+    })
+  }
+
+  /**
+   * `peerId` is connected to us now: it has (provisional) standing, and what it wrote that
+   * waited in the quarantine is stored. Resolves once written.
+   */
+  async grantConnected (peerId: string): Promise<void> {
+    const admission = this.admission
+    if (admission == null || this.closed) return
+    await this.serial(async () => {
+      if (!admission.connect(peerId)) return
+      const { stage, batch } = this.stager()
+      this.promote(peerId, stage)
+      if (batch.length > 0) await this.write(batch)
     })
   }
 
   /**
    * Verifies and adds entries from the network (any authors, any order). Verification runs
    * in parallel (also with the writes of earlier calls); adding is serialised in call order.
-   * Entries that do not attach yet are held pending.
+   * Entries that do not attach yet are held pending; entries of authors without standing go
+   * to the quarantine.
    */
   async ingest (envelopes: readonly Uint8Array[], opts: Omit<VerifyEntryOptions, 'now'> = {}): Promise<IngestOutcome[]> {
     this.assertOpen()
@@ -247,60 +290,90 @@ export class LedgerStore {
     return outcome
   }
 
+  /** A batch being assembled, and the heads as it will leave them. */
+  private stager (): { stage: Stager, batch: VerifiedEntry[] } {
+    const batch: VerifiedEntry[] = []
+    const staged = new Map<string, Head>()
+    const head = (id: string): Head | undefined => staged.get(id) ?? this.heads.get(id)
+    const add = (v: VerifiedEntry): void => {
+      const { record } = v
+      batch.push(v)
+      staged.set(record.authorId, { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash, bytes: (head(record.authorId)?.bytes ?? 0) + record.envelope.byteLength, time: record.time })
+    }
+    return { stage: { head, add }, batch }
+  }
+
   private async attach (items: Array<VerifiedEntry | LedgerEntryError>): Promise<IngestOutcome[]> {
     const outcomes: IngestOutcome[] = []
-    const batch: VerifiedEntry[] = []
-    // heads as they will be after this batch
-    const staged = new Map<string, Head>()
-    const headOf = (id: string): Head | undefined => staged.get(id) ?? this.heads.get(id)
-    const stage: Stager = {
-      head: headOf,
-      add: (v) => {
-        batch.push(v)
-        staged.set(v.record.authorId, headOfRecord(v.record))
-      }
-    }
+    const { stage, batch } = this.stager()
     for (const item of items) {
-      if (item instanceof LedgerEntryError) { outcomes.push({ status: 'rejected', error: item }); continue }
-      const { record } = item
-      const head = headOf(record.authorId)
-      const heldSeq = head?.seq ?? 0
-      if (record.seq <= heldSeq) {
-        const held = batch.find(v => v.record.authorId === record.authorId && v.record.seq === record.seq)?.record ?? await this.get(record.author, record.seq)
-        if (held == null) throw new MalformedEntryError('ledger store: a held seq has no entry')
-        if (equals(held.hash, record.hash)) { outcomes.push({ status: 'duplicate', record }); continue }
-        outcomes.push(this.equivocation(held, record, stage))
-        continue
-      }
-      if (record.seq > heldSeq + 1) {
-        outcomes.push(this.holdPending(item, stage))
-        continue
-      }
-      if (!equals(record.prevHash, head?.hash ?? new Uint8Array(0))) {
-        outcomes.push({ status: 'rejected', error: new BrokenChainError(`entry ${record.seq} of ${record.authorId} does not follow the held entry ${heldSeq}`) })
-        continue
-      }
-      const backwards = timeOrderError(record, head?.time)
-      if (backwards != null) {
-        outcomes.push({ status: 'rejected', error: backwards })
-        continue
-      }
-      stage.add(item)
-      outcomes.push({ status: 'added', record })
-      // entries that were waiting for this one
-      const waiting = this.pending.get(record.authorId)
-      for (let next = record.seq + 1; waiting?.has(next) === true; next++) {
-        const candidate = waiting.get(next) as VerifiedEntry
-        waiting.delete(next)
-        this.pendingCount--
-        const held = headOf(record.authorId) as Head
-        if (!equals(candidate.record.prevHash, held.hash) || timeOrderError(candidate.record, held.time) != null) break
-        stage.add(candidate)
-      }
-      if (waiting?.size === 0) this.pending.delete(record.authorId)
+      outcomes.push(item instanceof LedgerEntryError ? { status: 'rejected', error: item } : await this.place(item, stage, batch))
     }
     if (batch.length > 0) await this.write(batch)
     return outcomes
+  }
+
+  /** Where one verified entry goes: its feed (staged), pending, the quarantine, or nowhere. */
+  private async place (item: VerifiedEntry, stage: Stager, batch: VerifiedEntry[]): Promise<IngestOutcome> {
+    const { record } = item
+    const admission = this.admission
+    if (admission != null && !admission.hasStanding(record.authorId)) {
+      const held = admission.hold(item)
+      switch (held.status) {
+        case 'duplicate': return { status: 'duplicate', record }
+        case 'equivocation': return { status: 'equivocation', record, held: held.held.record }
+        case 'rejected': return { status: 'rejected', error: held.error }
+        // held, or dropped when it does not extend the quarantined feed
+        default: return { status: 'quarantined', record }
+      }
+    }
+    const head = stage.head(record.authorId)
+    const heldSeq = head?.seq ?? 0
+    if (record.seq <= heldSeq) {
+      const held = batch.find(v => v.record.authorId === record.authorId && v.record.seq === record.seq)?.record ?? await this.get(record.author, record.seq)
+      if (held == null) throw new MalformedEntryError('ledger store: a held seq has no entry')
+      if (equals(held.hash, record.hash)) return { status: 'duplicate', record }
+      return this.equivocation(held, record, stage)
+    }
+    if (record.seq > heldSeq + 1) return this.holdPending(item, stage)
+    if (!equals(record.prevHash, head?.hash ?? new Uint8Array(0))) {
+      return { status: 'rejected', error: new BrokenChainError(`entry ${record.seq} of ${record.authorId} does not follow the held entry ${heldSeq}`) }
+    }
+    const backwards = timeOrderError(record, head?.time)
+    if (backwards != null) return { status: 'rejected', error: backwards }
+    const over = admission?.check(record)
+    if (over != null) return { status: 'rejected', error: over }
+    this.admit(item, stage)
+    // entries that were waiting for this one
+    const waiting = this.pending.get(record.authorId)
+    for (let next = record.seq + 1; waiting?.has(next) === true; next++) {
+      const candidate = waiting.get(next) as VerifiedEntry
+      waiting.delete(next)
+      this.pendingCount--
+      const held = stage.head(record.authorId) as Head
+      if (!equals(candidate.record.prevHash, held.hash) || timeOrderError(candidate.record, held.time) != null || admission?.check(candidate.record) != null) break
+      this.admit(candidate, stage)
+    }
+    if (waiting?.size === 0) this.pending.delete(record.authorId)
+    return { status: 'added', record }
+  }
+
+  /** Stages an entry of an author with standing; the authors it gives standing to follow with their quarantined feeds. */
+  private admit (item: VerifiedEntry, stage: Stager): void {
+    stage.add(item)
+    for (const named of this.admission?.stored(item.record) ?? []) this.promote(named, stage)
+  }
+
+  /** Moves `authorId`'s quarantined feed (it gained standing) into the batch, as far as it attaches and fits its quota. */
+  private promote (authorId: string, stage: Stager): void {
+    const admission = this.admission
+    if (admission == null) return
+    for (const entry of admission.release(authorId)) {
+      const head = stage.head(authorId)
+      if (entry.record.seq !== (head?.seq ?? 0) + 1 || !equals(entry.record.prevHash, head?.hash ?? new Uint8Array(0)) || timeOrderError(entry.record, head?.time) != null) break
+      if (admission.check(entry.record) != null) break
+      this.admit(entry, stage)
+    }
   }
 
   private holdPending (item: VerifiedEntry, stage: Stager): IngestOutcome {
@@ -312,7 +385,7 @@ export class LedgerStore {
       // two signed entries for one seq prove equivocation even before the gap is filled
       return this.equivocation(already.record, record, stage)
     }
-    if (this.pendingCount >= (this.opts.maxPending ?? 4096)) return { status: 'pending', record }
+    if (this.pendingCount >= (this.opts.maxPending ?? 4096) || (waiting?.size ?? 0) >= MAX_PENDING_PER_AUTHOR) return { status: 'pending', record }
     if (waiting == null) this.pending.set(record.authorId, waiting = new Map())
     waiting.set(record.seq, item)
     this.pendingCount++
@@ -338,29 +411,10 @@ export class LedgerStore {
     return { status: 'equivocation', record, held, proof }
   }
 
-  /** One atomic, synced batch: entries, heads, hash index, slashed set, proofs. */
+  /** One atomic, synced batch: entries, heads, hash index, slashed set, proofs, standing. */
   private async write (batch: VerifiedEntry[]): Promise<void> {
     this.assertOpen()
-    type Op = { type: 'put', key: Uint8Array, value: Uint8Array }
-    const ops: Op[] = []
-    const heads = new Map<string, Head>()
-    const slashes = new Map<string, SlashRecord>()
-    for (const { record, slashes: proof } of batch) {
-      ops.push({ type: 'put', key: entryKey(record.author, record.seq), value: record.envelope })
-      ops.push({ type: 'put', key: hashKey(record.hash), value: hashValue(record.author, record.seq) })
-      heads.set(record.authorId, headOfRecord(record))
-      if (proof != null) {
-        const body = decodeStoredBody(record)
-        if (body.kind === 'fraud-proof') ops.push({ type: 'put', key: proofKey(body.proof.hash), value: record.hash })
-        if (!this.slashed.has(proof.accused) && !slashes.has(proof.accused)) {
-          ops.push({ type: 'put', key: slashedKey(proof.proof.accused), value: record.hash })
-          slashes.set(proof.accused, { accused: proof.accused, proofEntry: record.hash })
-        }
-      }
-    }
-    for (const head of heads.values()) {
-      ops.push({ type: 'put', key: headKey(head.author), value: headValue(head.seq, head.hash) })
-    }
+    const { ops, heads, slashes } = batchOps(batch, id => this.heads.get(id), id => this.slashed.has(id), this.admission?.unsavedGrants() ?? [])
     await this.db.batch(ops, { sync: this.opts.syncWrites ?? true })
     for (const [id, head] of heads) this.heads.set(id, head)
     for (const [id, slash] of slashes) this.slashed.set(id, slash)
@@ -381,28 +435,4 @@ export class LedgerStore {
   private assertOpen (): void {
     if (this.closed) throw new LedgerClosedError()
   }
-}
-
-function headOfRecord (record: LedgerRecord): Head {
-  return { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash, time: record.time }
-}
-
-function decodeProof (record: LedgerRecord): FraudProof {
-  const body = decodeStoredBody(record)
-  if (body.kind !== 'fraud-proof') throw new MalformedEntryError('not a fraud proof entry')
-  return body.proof.message
-}
-
-function authorIdOf (author: Uint8Array): string {
-  const parsed = parseAuthor(author)
-  if (parsed == null) throw new MalformedEntryError('not an Ed25519 peer id')
-  return parsed.id
-}
-
-async function directorySize (dir: string): Promise<number> {
-  let total = 0
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    total += await stat(join(dir, name)).then(s => s.isFile() ? s.size : 0, () => 0)
-  }
-  return total
 }

@@ -1,13 +1,20 @@
 /**
  * The sync protocol's client side: heads exchanges with connected peers (on connect, every
- * round, and on demand), then pulls of every feed a peer holds more of, batch after batch,
- * the next request in flight while the last batch is verified and written.
+ * round, and on demand), page after page through all of the peer's heads, then pulls of every
+ * feed a peer holds more of, batch after batch, the next request in flight while the last
+ * batch is verified and written. Feeds of authors with standing in our view are pulled first;
+ * of the others only a few per session, into the quarantine, while it has room.
  */
 
 import { equals } from 'uint8arrays/equals'
 import { parseAuthor } from './entry.js'
-import { BrokenChainError, LedgerClosedError, SyncProtocolError } from './errors.js'
+import { SignedEnvelope } from '../../protocols/envelope.js'
+import { DOMAIN } from '../../protocols/ids.js'
+import { messageHash } from '../identity/index.js'
+import { BrokenChainError, LedgerClosedError, QuotaExceededError, SyncProtocolError } from './errors.js'
+import { compareAuthorKeys } from './keys.js'
 import { MAX_RANGE_ENTRIES, syncRequest, type SyncRequest, type SyncResponse } from './sync.js'
+import type { Head } from './store.js'
 import type { LedgerStore, IngestOutcome } from './store.js'
 import type { Logger, PeerId } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
@@ -24,6 +31,10 @@ const SESSION_RETRIES = 3
 const PEERS_PER_ROUND = 3
 /** Heads compared by reading the stored entry (fork detection below the held head) per session. */
 const MAX_FORK_CHECKS = 1024
+/** Heads pages asked of one peer per session (10 000 heads each). */
+const MAX_HEAD_PAGES = 100
+/** Feeds of authors without standing pulled (into the quarantine) per session. */
+const MAX_QUARANTINE_PULLS = 32
 
 export interface SyncReport {
   peers: number
@@ -139,33 +150,76 @@ export class SyncClient {
     this.pulls.set(key, pull)
   }
 
-  /** The heads `peer` holds (our own head goes with the request as a hint). */
-  async heads (peer: PeerId, signal: AbortSignal): Promise<SyncResponse.Heads> {
-    const response = await this.request(peer, { heads: this.ownHint() }, signal)
+  /**
+   * One page of the heads `peer` holds, after `after` (our own head goes with the request as a
+   * hint). The page must be in ascending key order, after the cursor.
+   */
+  async heads (peer: PeerId, signal: AbortSignal, after?: Uint8Array, limit = 0): Promise<SyncResponse.Heads> {
+    const response = await this.request(peer, { heads: { ...this.ownHint(), afterAuthor: after ?? new Uint8Array(0), limit } }, signal)
     if (response.heads == null) throw new SyncProtocolError(`${peer.toString()} answered a heads request with something else`)
+    let previous = after
+    for (const head of response.heads.heads) {
+      if (previous != null && previous.length > 0 && compareAuthorKeys(previous, head.author) >= 0) throw new SyncProtocolError(`${peer.toString()} sent heads out of order or before the cursor`)
+      previous = head.author
+    }
+    if (response.heads.more && response.heads.heads.length === 0) throw new SyncProtocolError(`${peer.toString()} sent an empty heads page that says more follow`)
     return response.heads
+  }
+
+  /** Whether `peer` holds our entry `head` (a range read of it: its answer, not its word, counts). */
+  async holds (peer: PeerId, head: Head, signal: AbortSignal): Promise<boolean> {
+    const { entries } = await this.rangeRequest(peer, head.author, head.seq, 1, signal)
+    if (entries.length === 0) return false
+    try {
+      return equals(messageHash(DOMAIN.ledgerEntry, SignedEnvelope.decode(entries[0]).payload), head.hash)
+    } catch {
+      return false
+    }
   }
 
   private async session (peer: PeerId, signal: AbortSignal): Promise<number> {
     const store = this.store()
-    const { heads } = await this.heads(peer, signal)
-    let pulled = 0
-    let forkChecks = 0
-    for (const remote of heads) {
-      if (signal.aborted || pulled >= MAX_PULL_PER_SESSION) break
-      const author = parseAuthor(remote.author)
-      if (author == null || remote.seq < 1n || remote.seq > BigInt(Number.MAX_SAFE_INTEGER)) throw new SyncProtocolError(`${peer.toString()} sent a malformed head`)
-      const seq = Number(remote.seq)
-      const local = store.head(author.id)
-      if (local == null || seq > local.seq) {
-        pulled += await this.pull(peer, remote.author, (local?.seq ?? 0) + 1, signal)
-      } else if (forkChecks < MAX_FORK_CHECKS) {
-        // the same seq with another hash: fetch theirs, and the store proves the equivocation
-        const heldHash = seq === local.seq ? local.hash : (forkChecks++, (await store.get(remote.author, seq))?.hash)
-        if (heldHash != null && !equals(heldHash, remote.hash)) await this.fetchAndIngest(peer, remote.author, seq, 1, signal)
+    const counts = { pulled: 0, forkChecks: 0, quarantined: 0 }
+    let after: Uint8Array | undefined
+    for (let page = 0; page < MAX_HEAD_PAGES && !signal.aborted && counts.pulled < MAX_PULL_PER_SESSION; page++) {
+      const { heads, more } = await this.heads(peer, signal, after)
+      // feeds of authors with standing first: no number of others delays them
+      const parsed = heads.map(remote => {
+        const author = parseAuthor(remote.author)
+        if (author == null || remote.seq < 1n || remote.seq > BigInt(Number.MAX_SAFE_INTEGER)) throw new SyncProtocolError(`${peer.toString()} sent a malformed head`)
+        return { remote, id: author.id, standing: store.admission?.hasStanding(author.id) ?? true }
+      })
+      for (const { remote, id } of [...parsed.filter(h => h.standing), ...parsed.filter(h => !h.standing)]) {
+        if (signal.aborted || counts.pulled >= MAX_PULL_PER_SESSION) break
+        await this.compare(peer, remote, id, counts, signal)
       }
+      if (!more || heads.length === 0) break
+      after = heads[heads.length - 1].author
     }
-    return pulled
+    return counts.pulled
+  }
+
+  /** One of the peer's heads against ours: pull what we lack, fetch a conflicting entry. */
+  private async compare (peer: PeerId, remote: SyncResponse.Head, id: string, counts: { pulled: number, forkChecks: number, quarantined: number }, signal: AbortSignal): Promise<void> {
+    const store = this.store()
+    const seq = Number(remote.seq)
+    const admission = store.admission
+    if (admission != null && !admission.hasStanding(id)) {
+      // a feed nobody we trust vouches for: a few per session, while the quarantine has room
+      const held = admission.quarantine.seq(id)
+      if (seq <= held || counts.quarantined >= MAX_QUARANTINE_PULLS || !admission.quarantine.hasRoom()) return
+      counts.quarantined++
+      await this.pull(peer, remote.author, held + 1, signal)
+      return
+    }
+    const local = store.head(id)
+    if (local == null || seq > local.seq) {
+      counts.pulled += await this.pull(peer, remote.author, (local?.seq ?? 0) + 1, signal)
+    } else if (counts.forkChecks < MAX_FORK_CHECKS) {
+      // the same seq with another hash: fetch theirs, and the store proves the equivocation
+      const heldHash = seq === local.seq ? local.hash : (counts.forkChecks++, (await store.get(remote.author, seq))?.hash)
+      if (heldHash != null && !equals(heldHash, remote.hash)) await this.fetchAndIngest(peer, remote.author, seq, 1, signal)
+    }
   }
 
   private store (): LedgerStore {
@@ -174,7 +228,7 @@ export class SyncClient {
     return store
   }
 
-  private ownHint (): SyncRequest.Heads {
+  private ownHint (): Omit<SyncRequest.Heads, 'afterAuthor' | 'limit'> {
     const own = this.opts.store()?.head(this.opts.selfId)
     return own == null
       ? { ownAuthor: new Uint8Array(0), ownSeq: 0n, ownHash: new Uint8Array(0) }
@@ -207,8 +261,14 @@ export class SyncClient {
     let inflight: Promise<SyncResponse.Entries> | undefined = this.rangeRequest(peer, author, next, MAX_RANGE_ENTRIES, signal)
     // the previous batch's ingest, still writing while this one verifies
     let writing: { from: number, outcomes: Promise<IngestOutcome[]> } | undefined
+    // the feed is over its quota in our view: stop pulling it (not the peer's fault)
+    let overQuota = false
     const settle = async (batch: { from: number, outcomes: Promise<IngestOutcome[]> }): Promise<void> => {
       for (const [i, outcome] of (await batch.outcomes).entries()) {
+        if (outcome.status === 'rejected' && outcome.error instanceof QuotaExceededError) {
+          overQuota = true
+          return
+        }
         if (outcome.status === 'rejected') {
           // a chain break right after our head: the peer holds another history; compare our head's seq
           if (outcome.error instanceof BrokenChainError && i === 0 && batch.from > 1) await this.fetchAndIngest(peer, author, batch.from - 1, 1, signal)
@@ -222,7 +282,7 @@ export class SyncClient {
     }
     try {
       // eslint-disable-next-line no-unmodified-loop-condition -- `added` grows inside settle()
-      while (inflight != null && !signal.aborted && added < MAX_PULL_PER_SESSION) {
+      while (inflight != null && !signal.aborted && added < MAX_PULL_PER_SESSION && !overQuota) {
         const batch: SyncResponse.Entries = await inflight
         inflight = undefined
         if (batch.entries.length === 0) break

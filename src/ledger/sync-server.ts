@@ -1,7 +1,8 @@
 /**
- * The sync protocol's server side: answers a heads request with every head we hold (and
- * pulls the requester's own feed when its hint says it holds more of it than we do), and a
- * range request with the entries we hold, within the response bounds.
+ * The sync protocol's server side: answers a heads request with one page of the heads we hold
+ * as regular feeds (the quarantine is never served), in key order after the requester's
+ * cursor, and pulls the requester's own feed when its hint says it holds more of it than we
+ * do; a range request with the entries we hold, within the response bounds.
  */
 
 import { parseAuthor } from './entry.js'
@@ -26,8 +27,10 @@ export class SyncServer {
     if (request.heads != null) {
       const hint = request.heads
       if (hint.ownAuthor.length > 0) this.client.considerHint(remote, hint.ownAuthor, Number(hint.ownSeq))
-      const heads = store.allHeads().slice(0, MAX_HEADS).map(h => ({ author: h.author, seq: BigInt(h.seq), hash: h.hash }))
-      return { heads: { heads } }
+      if (hint.afterAuthor.length > 0 && parseAuthor(hint.afterAuthor) == null) throw new SyncProtocolError('bad heads request: after_author is not a peer id')
+      const limit = hint.limit === 0 ? MAX_HEADS : Math.min(MAX_HEADS, hint.limit)
+      const page = await store.headsPage(hint.afterAuthor, limit)
+      return { heads: { heads: page.heads.map(h => ({ author: h.author, seq: BigInt(h.seq), hash: h.hash })), more: page.more } }
     }
     if (request.range != null) {
       const author = parseAuthor(request.range.author)

@@ -19,7 +19,7 @@ export { SyncRequest, SyncResponse }
 export const MAX_RANGE_ENTRIES = 256
 /** Entries bytes in one response, leaving room for framing within the 4 MiB bound. */
 export const MAX_RANGE_BYTES = MAX_BYTES.syncResponse - 64 * 1024
-/** Most heads in one response. */
+/** Most heads in one response (one page; the client asks for the next after the last author). */
 export const MAX_HEADS = 10_000
 
 /**

@@ -24,6 +24,8 @@ export interface LedgerStatus {
   slashed: string[]
   pending: number
   diskBytes: number
+  /** entries of authors without standing held in memory (not stored) */
+  quarantine: { authors: number, entries: number, bytes: number, evicted: number }
   heads: HeadView[]
   /** our own feed */
   own: { seq: number, unacknowledged: number }
@@ -56,6 +58,7 @@ export async function statusView (store: LedgerStore, confirmedSeq: number, earn
     slashed: store.slashedAuthors().map(s => s.accused).sort(),
     pending: stats.pending,
     diskBytes: stats.diskBytes,
+    quarantine: stats.quarantine ?? { authors: 0, entries: 0, bytes: 0, evicted: 0 },
     heads: store.allHeads().map(headView).sort((a, b) => a.author < b.author ? -1 : 1),
     own: { seq: own, unacknowledged: Math.max(0, own - confirmedSeq) },
     earnings

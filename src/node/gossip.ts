@@ -1,6 +1,8 @@
 import { serviceCapabilities, TopicValidatorResult } from '@libp2p/interface'
 import { openEnvelope, EnvelopeError, type OpenedEnvelope } from '../identity/index.js'
 import { ALL_TOPICS, TOPIC, TOPIC_DOMAIN, TOPIC_MAX_BYTES, type TopicName } from '../../protocols/ids.js'
+import { MAX_CLOCK_SKEW_MS, MAX_LIFETIME_MS } from '../../protocols/codec.js'
+import { ReplayCache, type ReplayCacheLimits } from './replay-cache.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
 import type { ComponentLogger, Logger, Message, PeerId, PubSub, Startable } from '@libp2p/interface'
 
@@ -36,8 +38,24 @@ interface GossipRouterComponents {
 
 /** Topics whose messages may be forwarded envelopes signed by someone other than the gossip sender. */
 const RELAYED_TOPICS: ReadonlySet<TopicName> = new Set([TOPIC.ledger])
-/** Bound on remembered signatures used to drop replays of the same envelope. */
-const SEEN_LIMIT = 20_000
+/**
+ * How long an accepted message is remembered (replay-cache.ts): the longest it can stay
+ * valid. Ledger entries never expire, but a replayed one is a duplicate the store ignores:
+ * the router remembers them only briefly, to skip re-checking a burst of copies.
+ */
+export const TOPIC_RETENTION_MS: Record<TopicName, number> = {
+  [TOPIC.jobs]: MAX_LIFETIME_MS.jobRequest + MAX_CLOCK_SKEW_MS,
+  [TOPIC.bids]: MAX_LIFETIME_MS.bid + MAX_CLOCK_SKEW_MS,
+  [TOPIC.awards]: MAX_LIFETIME_MS.award + MAX_CLOCK_SKEW_MS,
+  [TOPIC.ledger]: 2 * 60_000,
+  [TOPIC.heartbeats]: MAX_LIFETIME_MS.heartbeat + MAX_CLOCK_SKEW_MS
+}
+
+export interface GossipRouterInit {
+  /** the clock (tests move it) */
+  now?: () => number
+  replayLimits?: Partial<ReplayCacheLimits>
+}
 
 /** The gossip router's name in a node's services, and what it provides to `serviceDependencies`. */
 export const GOSSIP_SERVICE = 'gossip'
@@ -50,15 +68,16 @@ class GossipRouterService implements GossipRouter, Startable {
   private readonly log: Logger
   private readonly validators = new Map<TopicName, PayloadValidator>()
   private readonly handlers = new Map<TopicName, Set<GossipHandler>>()
-  private readonly seen = new Set<string>()
+  private readonly seen: ReplayCache
   /** envelopes opened during validation, handed to handlers without verifying twice */
   private readonly accepted = new WeakMap<Message, OpenedEnvelope>()
   private readonly counts: Record<string, Record<string, number>> = {}
   private readonly onPubsubMessage = (evt: CustomEvent<Message>): void => { this.deliver(evt.detail) }
 
-  constructor (components: GossipRouterComponents) {
+  constructor (components: GossipRouterComponents, init: GossipRouterInit = {}) {
     this.pubsub = components.pubsub
     this.log = components.logger.forComponent('idlegrid:gossip')
+    this.seen = new ReplayCache(init.replayLimits, init.now)
   }
 
   start (): void {
@@ -118,11 +137,15 @@ class GossipRouterService implements GossipRouter, Startable {
     }
     if (!RELAYED_TOPICS.has(topic) && !envelope.signer.equals(msg.from)) return reject('wrong-signer')
     const id = signatureKey(envelope)
-    if (this.seen.has(id)) return ignore('replayed')
+    const signer = envelope.signer.toString()
+    const seen = this.seen.check(id, signer)
+    if (seen === 'replayed') return ignore('replayed')
+    // remembered until they expire, so a flood is refused rather than allowed to push them out
+    if (seen !== 'fresh') return ignore(`replay cache ${seen}`)
     const validator = this.validators.get(topic)
     const verdict = validator == null ? ACCEPT : await validator(envelope, msg.from)
     if (verdict.action === 'accept') {
-      remember(this.seen, id, SEEN_LIMIT)
+      this.seen.remember(id, signer, TOPIC_RETENTION_MS[topic])
       this.accepted.set(msg, envelope)
     }
     return verdict
@@ -147,12 +170,7 @@ function signatureKey (envelope: OpenedEnvelope): string {
   return Buffer.from(envelope.signature).toString('base64')
 }
 
-function remember (set: Set<string>, key: string, limit: number): void {
-  set.add(key)
-  if (set.size > limit) set.delete(set.values().next().value as string)
-}
-
 /** The gossip validation and dispatch service: one validator per idlegrid topic. */
-export function gossipRouter (): (components: GossipRouterComponents) => GossipRouter {
-  return (components) => new GossipRouterService(components)
+export function gossipRouter (init: GossipRouterInit = {}): (components: GossipRouterComponents) => GossipRouter {
+  return (components) => new GossipRouterService(components, init)
 }

@@ -105,6 +105,8 @@ function printStatus (s: LedgerStatus, via: string, out: Output): void {
   out.info(`  ${s.authors} authors, ${s.entries} entries, ${formatBytes(s.diskBytes)} on disk in ${s.path}`)
   out.info(`  own feed: ${s.own.seq} entries${s.own.unacknowledged > 0 ? `, ${s.own.unacknowledged} not yet confirmed held by a peer` : ''}`)
   if (s.pending > 0) out.info(`  ${s.pending} entries wait for earlier ones`)
+  const q = s.quarantine
+  if (q.entries > 0 || q.evicted > 0) out.info(`  quarantine (authors nobody this node trusts vouches for; in memory, not stored): ${q.entries} entries of ${q.authors} authors, ${formatBytes(q.bytes)}; ${q.evicted} evicted`)
   out.info(`  slashed: ${s.slashed.length === 0 ? 'none' : s.slashed.map(shortPeerId).join(', ')}`)
   const e = s.earnings
   if (e.paidJobs > 0 || e.availableHours > 0) {

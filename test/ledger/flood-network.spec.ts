@@ -1,0 +1,157 @@
+import * as assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { SignedEnvelope } from '../../protocols/envelope.js'
+import { DOMAIN, TOPIC } from '../../protocols/ids.js'
+import { FraudProof, LedgerEntry } from '../../protocols/ledger.js'
+import { resolveConfig, type Role } from '../../src/config/index.js'
+import { sealEnvelope } from '../../src/identity/index.js'
+import { signTestJob } from '../../src/ledger/dev.js'
+import { ledgerService, type LedgerService, type LedgerServiceInit } from '../../src/ledger/service.js'
+import { LedgerStore } from '../../src/ledger/store.js'
+import { MAX_HEADS } from '../../src/ledger/sync.js'
+import { createNode, type IdlegridNode } from '../../src/node/index.js'
+import { recordAttack, startInProcessNetwork, tempDir, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
+import { junkProofEntry, newSigner, TestFeed } from './flood-fixtures.js'
+import type { Signer } from '../../src/ledger/dev.js'
+
+// Issue 12 attack 4 over real libp2p nodes on 127.0.0.1: Sybil feeds cannot hide an honest
+// one from sync, and a peer's junk cannot grow an honest node's ledger.
+
+const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
+const SYBILS = 20_000
+
+async function startLedgerNode (dataDir: string, role: Role, bootstrap: string[], init: Partial<LedgerServiceInit> = {}): Promise<IdlegridNode> {
+  const config = resolveConfig({ role, flags: { dataDir, listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 1 } })
+  return await createNode(config, { services: { ledger: ledgerService({ dataDir: config.dataDir, role, syncIntervalMs: 600_000, summaryIntervalMs: 0, ...init }) } })
+}
+
+/** A key whose author bytes sort after every key whose public key starts below 0xff. */
+async function lastSortingSigner (): Promise<Signer> {
+  for (;;) {
+    const s = await newSigner()
+    if (s.peerId.publicKey?.raw[0] === 0xff) return s
+  }
+}
+
+/** Bytes of every feed stored (what the ledger holds, whatever LevelDB does with it on disk). */
+function storedBytes (node: IdlegridNode): number {
+  return ledgerOf(node).store.allHeads().reduce((sum, h) => sum + h.bytes, 0)
+}
+
+describe('ledger flood resistance over real nodes', function () {
+  this.timeout(300_000)
+  let dir: { path: string, cleanup: () => Promise<void> }
+  before(async () => { dir = await tempDir('idlegrid-flood-net-') })
+  after(async () => { await dir.cleanup() })
+
+  it(`sync pages through every head: ${SYBILS} Sybil feeds whose keys sort first cannot hide an honest feed (red team)`, async () => {
+    const honest = new TestFeed(await lastSortingSigner())
+    // the responder's store, filled directly with signed entries: the Sybils' and the honest feed
+    const serverDir = join(dir.path, 'server')
+    const owner = await newSigner()
+    const filled = await LedgerStore.open(join(serverDir, 'ledger'), { privateKey: owner.key, peerId: owner.peerId, syncWrites: false })
+    let sybils = 0
+    while (sybils < SYBILS) {
+      const batch: Uint8Array[] = []
+      while (batch.length < 1000) {
+        const s = await newSigner()
+        if ((s.peerId.publicKey?.raw[0] ?? 0xff) === 0xff) continue
+        batch.push(new TestFeed(s).summary().envelope)
+      }
+      const outcomes = await filled.ingest(batch, { checkSignature: false })
+      sybils += outcomes.filter(o => o.status === 'added').length
+    }
+    await filled.ingest([honest.summary().envelope, honest.summary().envelope])
+    const first = await filled.headsPage(undefined, MAX_HEADS)
+    assert.equal(first.heads.length, MAX_HEADS)
+    assert.ok(first.more)
+    assert.ok(!first.heads.some(h => h.authorId === honest.id), 'the honest feed is not on the first page')
+    await filled.close()
+
+    const server = await startLedgerNode(serverDir, 'bootstrap', [])
+    // the client trusts the honest author only
+    const client = await startLedgerNode(join(dir.path, 'client'), 'renter', [server.libp2p.getMultiaddrs()[0].toString()], { trustedPeers: [honest.id] })
+    try {
+      await waitFor(() => ledgerOf(client).store.head(honest.id)?.seq === 2 || undefined, { timeoutMs: 120_000, what: 'the client to pull the honest feed past the Sybils' })
+      const stats = await ledgerOf(client).store.stats()
+      assert.ok((stats.quarantine?.entries ?? 0) <= 2048, 'the Sybils it pulled wait in the bounded quarantine')
+      assert.equal(stats.authors, 1, 'of the Sybil feeds none is stored')
+      recordAttack({ issue: '12.4', attack: `${SYBILS} Sybil feeds whose keys sort before an honest one, served by one peer`, got: `honest feed synced: yes; Sybil feeds stored: ${stats.authors - 1}, quarantined: ${stats.quarantine?.authors ?? 0}`, limit: `heads paged (${MAX_HEADS} per page, cursor after the last author); feeds with standing pulled first` })
+    } finally {
+      await client.stop()
+      await server.stop()
+    }
+  })
+
+  describe('red team: one peer floods an honest node\'s ledger (issue 12 attack 4)', () => {
+    let net: InProcessNetwork
+    let k = 0
+    before(async () => {
+      net = await startInProcessNetwork({ providers: 1, renters: 1, extensions: (role) => ({ services: { ledger: ledgerService({ dataDir: join(dir.path, `${role}-${k++}`), role, syncIntervalMs: 2_000, summaryIntervalMs: 0 }) } }) })
+      await waitForTopicMesh(net.all, TOPIC.ledger)
+    })
+    after(async () => { await net.stop() })
+
+    /** The honest provider appends a job; resolves once the honest node holds it. */
+    async function honestEntryReplicates (): Promise<void> {
+      const [provider] = net.providers
+      const renter = await newSigner()
+      const job = signTestJob({ provider: { key: provider.privateKey, peerId: provider.peerId }, renter })
+      const entry = await ledgerOf(provider).recordAttestation(job.attestation)
+      await waitFor(() => ledgerOf(net.bootstrap).store.head(provider.peerId.toString())?.seq === entry.seq || undefined, { timeoutMs: 30_000, what: 'the honest provider\'s entry to reach the honest node' })
+    }
+
+    it('1000 junk equivocation-proof entries (~27 KiB each, throwaway keys) gossiped by one peer grow the honest node\'s ledger by at most 1 MB; honest entries still replicate', async () => {
+      const honest = net.bootstrap
+      const attacker = net.renters[0]
+      await honestEntryReplicates()
+      const before = { disk: (await ledgerOf(honest).store.stats()).diskBytes, stored: storedBytes(honest), slashed: ledgerOf(honest).store.slashedAuthors().length }
+      const judged = (): number => Object.entries(honest.libp2p.services.gossip.stats()[TOPIC.ledger] ?? {}).reduce((sum, [, v]) => sum + v, 0)
+      const judgedBefore = judged()
+      const junk = await Promise.all(Array.from({ length: 1000 }, async () => await junkProofEntry()))
+      const size = junk.reduce((sum, r) => sum + r.envelope.byteLength, 0)
+      for (const record of junk) await attacker.libp2p.services.pubsub.publish(TOPIC.ledger, record.envelope)
+      await waitFor(() => judged() - judgedBefore >= 1000 || undefined, { timeoutMs: 120_000, what: 'the honest node to judge the 1000 junk entries' })
+      await honestEntryReplicates()
+      const after = { disk: (await ledgerOf(honest).store.stats()).diskBytes, stored: storedBytes(honest), slashed: ledgerOf(honest).store.slashedAuthors().length }
+      const quarantine = (await ledgerOf(honest).store.stats()).quarantine
+      const grown = { disk: after.disk - before.disk, stored: after.stored - before.stored }
+      recordAttack({ issue: '12.4', attack: `1000 junk equivocation-proof entries (${(size / 1000 / 1024).toFixed(1)} KiB each, throwaway keys) gossiped by one peer`, got: `ledger +${(grown.stored / 1e6).toFixed(3)} MB stored, +${(grown.disk / 1e6).toFixed(3)} MB on disk; ${after.slashed - before.slashed} authors slashed; quarantine holds ${quarantine?.entries ?? 0} entries (${((quarantine?.bytes ?? 0) / 1e6).toFixed(1)} MB in memory)`, limit: '≤ 1 MB growth; quarantine ≤ 8 MiB / 2048 entries, never on disk' })
+      assert.ok(grown.stored <= 1_000_000, `stored bytes grew by ${grown.stored}`)
+      assert.ok(grown.disk <= 1_000_000, `the ledger directory grew by ${grown.disk} bytes`)
+      assert.equal(after.slashed, before.slashed, 'no throwaway author is slashed: the proofs wait in the quarantine')
+      assert.ok(quarantine != null && quarantine.bytes <= 8 * 1024 * 1024)
+    })
+
+    it('the same junk written into the attacker\'s own feed (a connected peer) stops at its provisional byte budget; honest entries still replicate', async () => {
+      const honest = net.bootstrap
+      const attacker = net.renters[0]
+      const attackerId = attacker.peerId.toString()
+      const before = { disk: (await ledgerOf(honest).store.stats()).diskBytes, stored: storedBytes(honest) }
+      const judged = (): number => Object.entries(honest.libp2p.services.gossip.stats()[TOPIC.ledger] ?? {}).reduce((sum, [, v]) => sum + v, 0)
+      const judgedBefore = judged()
+      const junk = await Promise.all(Array.from({ length: 1000 }, async () => await junkProofEntry()))
+      // each junk proof re-signed by the attacker as the next entry of its own feed
+      const feed = new TestFeed({ key: attacker.privateKey, peerId: attacker.peerId })
+      for (const record of junk) {
+        const proof = FraudProof.decode(sealedPayload(record.body))
+        const entry = feed.entry(LedgerEntry.BodyKind.FRAUD_PROOF, sealEnvelope(attacker.privateKey, attacker.peerId, DOMAIN.fraudProof, FraudProof.encode(proof)))
+        await attacker.libp2p.services.pubsub.publish(TOPIC.ledger, entry.envelope)
+      }
+      await waitFor(() => judged() - judgedBefore >= 1000 || undefined, { timeoutMs: 120_000, what: 'the honest node to judge the attacker\'s 1000 entries' })
+      await honestEntryReplicates()
+      const after = { disk: (await ledgerOf(honest).store.stats()).diskBytes, stored: storedBytes(honest) }
+      const held = ledgerOf(honest).store.head(attackerId)?.seq ?? 0
+      const grown = { disk: after.disk - before.disk, stored: after.stored - before.stored }
+      recordAttack({ issue: '12.4', attack: '1000 junk equivocation-proof entries (~27 KiB) in the attacker\'s own feed, from a connected peer', got: `honest node holds ${held} of them: ledger +${(grown.stored / 1e6).toFixed(3)} MB stored, +${(grown.disk / 1e6).toFixed(3)} MB on disk`, limit: '512 KiB provisional budget per connected peer\'s tree; ≤ 1 MB growth' })
+      assert.ok(held < 1000)
+      assert.ok(grown.stored <= 1_000_000, `stored bytes grew by ${grown.stored}`)
+      assert.ok(grown.disk <= 1_000_000, `the ledger directory grew by ${grown.disk} bytes`)
+    })
+  })
+})
+
+/** The payload of a signed envelope (the junk proof's FraudProof, to re-sign it). */
+function sealedPayload (envelope: Uint8Array): Uint8Array {
+  return SignedEnvelope.decode(envelope).payload
+}
