@@ -11,7 +11,8 @@
  */
 
 import { JobStatus, Receipt } from '../../protocols/job.js'
-import { computeEarnings, computeReputation, DEFAULT_REPUTATION, ReputationEvidence, type Earnings, type Reputation, type ReputationParams } from './reputation.js'
+import { ReputationEvidence } from './evidence.js'
+import { computeEarnings, computeReputation, DEFAULT_REPUTATION, type Earnings, type Reputation, type ReputationParams } from './reputation.js'
 import { explainReputation, type ReputationExplain } from './trust-explain.js'
 import { DEFAULT_TRUST, TrustGraph, type JobFact, type TrustParams, type TrustScores } from './trust.js'
 import type { LedgerRecord } from './entry.js'

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict'
-import { computeReputation, collectEvidence, DEFAULT_REPUTATION } from '../../src/ledger/reputation.js'
+import { collectEvidence } from '../../src/ledger/evidence.js'
+import { computeReputation, DEFAULT_REPUTATION } from '../../src/ledger/reputation.js'
 import { ReputationView } from '../../src/ledger/reputation-view.js'
 import { TrustGraph } from '../../src/ledger/trust.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
