@@ -5,6 +5,7 @@
 import { type LEDGER_SERVICE, type LedgerService } from '../ledger/index.js'
 import { type MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../market/index.js'
 import type { ConditionOptions } from './conditions.js'
+import type { InputTransferLimits } from './receive-inputs.js'
 import type { Runner } from './runners/index.js'
 import type { SchedulerGpu, SlotScheduler } from './scheduler.js'
 import type { TelemetryRead } from './telemetry.js'
@@ -62,6 +63,12 @@ export interface ExecServiceInit {
    * displaces the renter's own bronze job takes no extra slot.
    */
   maxSlotsPerRenter?: number
+  /**
+   * How long a renter may take from Start to InputEnd: floor + declared bytes at a minimum
+   * rate, capped (INPUT_TRANSFER_DEFAULTS: 30 s + 256 KiB/s, at most 1 h). A job receiving its
+   * inputs holds its slot and disk share; past this it is Rejected and gives them back.
+   */
+  inputTransfer?: Partial<InputTransferLimits>
   idleMs?: number
   keepaliveMs?: number
   /** the provider's max job length, ms */
