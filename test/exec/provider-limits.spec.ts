@@ -24,12 +24,13 @@ import type { IdlegridNode } from '../../src/node/index.js'
 const MiB = 1024 * 1024
 
 /**
- * Three providers that run any award (no market here): P0 with one GPU and the default
+ * Four providers that run any award (no market here): P0 with one GPU and the default
  * limits, P1 with two GPUs and at most one slot per renter, P2 with two GPUs, a 1 MiB output
- * bound and a 4 MiB disk budget.
+ * bound and a 4 MiB disk budget, P3 with one GPU and a short input transfer bound (1 s +
+ * 1 MiB/s).
  */
 function providerInit (dir: string, i: number): ExecServiceInit {
-  const gpus = Array.from({ length: i === 0 ? 1 : 2 }, (_, index) => ({ index, uuid: `GPU-sim-limits-${i}-${index}`, simulated: true, modelKey: 'h100-80gb' }))
+  const gpus = Array.from({ length: i === 0 || i === 3 ? 1 : 2 }, (_, index) => ({ index, uuid: `GPU-sim-limits-${i}-${index}`, simulated: true, modelKey: 'h100-80gb' }))
   return {
     runner: new ProcessRunner(),
     gpus,
@@ -39,7 +40,8 @@ function providerInit (dir: string, i: number): ExecServiceInit {
     idleMs: 10_000,
     requireAccepted: false,
     ...(i === 1 ? { maxSlotsPerRenter: 1 } : {}),
-    ...(i === 2 ? { maxOutputBytes: MiB, diskBudgetBytes: 4 * MiB } : {})
+    ...(i === 2 ? { maxOutputBytes: MiB, diskBudgetBytes: 4 * MiB } : {}),
+    ...(i === 3 ? { inputTransfer: { floorMs: 1_000, minBytesPerSecond: MiB } } : {})
   }
 }
 
@@ -103,7 +105,7 @@ describe('red team: exec (issue 13)', function () {
   before(async () => {
     tmp = await tempDir('idlegrid-exec-limits-')
     net = await startInProcessNetwork({
-      providers: 3,
+      providers: 4,
       renters: 2,
       extensions: (role, i) => role === 'provider' ? { services: execProviderServices(providerInit(tmp.path, i), join(tmp.path, `provider-${i}`)) } : {}
     })
@@ -209,6 +211,68 @@ describe('red team: exec (issue 13)', function () {
     const r = await rejectedOf(bronze)
     assert.equal(r.code, JobFrame.Rejected.Code.NO_CAPACITY)
     assert.match(r.reason, /preempted by a gold job before it started/)
+  })
+
+  it('a renter that trickles 1-byte chunks loses its slot at the whole-transfer deadline (floor + declared bytes at the minimum rate)', async () => {
+    const p = provider(3)
+    // 4 MiB declared at P3's 1 MiB/s + its 1 s floor: 5 s from Start
+    const began = Date.now()
+    const s = await start(renter(0), p, { declared: 4 * MiB })
+    await waitFor(() => capacityOf(p).freeSlots() === 0, { what: 'the trickling job holding the slot' })
+    let sent = 0
+    while (!s.settled()) {
+      try { await s.ch.send({ inputChunk: { path: 'in.bin', offset: BigInt(sent), data: Uint8Array.of(1) } }) } catch { break }
+      sent++
+      // the attacker's pace: one byte every 200 ms keeps the stream far from its 10 s idle bound
+      await sleep(200)
+    }
+    const r = await rejectedOf(s)
+    const held = Date.now() - began
+    assert.equal(r.code, JobFrame.Rejected.Code.OTHER)
+    assert.match(r.reason, /inputs not received within \d+ ms of Start \(\d+ of 4194304 bytes arrived\)/)
+    await waitFor(() => capacityOf(p).freeSlots() === 1, { what: 'the slot given back' })
+    recordAttack({ issue: '13.5', attack: 'renter trickles 1-byte input chunks (200 ms apart) to keep its slot', got: `slot held ${held} ms, ${sent} bytes sent, then Rejected`, limit: 'input deadline from Start: 1 s + 4 MiB at 1 MiB/s (defaults 30 s + 256 KiB/s, ≤ 1 h)' })
+  })
+
+  it('tiny or empty input chunks are bounded: the chunk count is Rejected, an empty chunk is a protocol error', async () => {
+    const p = provider(3)
+    const tiny = await start(renter(0), p, { declared: MiB })
+    let sent = 0
+    for (; sent < 200 && !tiny.settled(); sent++) {
+      try { await tiny.ch.send({ inputChunk: { path: 'in.bin', offset: BigInt(sent), data: Uint8Array.of(1) } }) } catch { break }
+    }
+    const r = await rejectedOf(tiny)
+    assert.equal(r.code, JobFrame.Rejected.Code.OTHER)
+    assert.match(r.reason, /more than 17 input chunks for 1 files of 1048576 bytes/)
+    await waitFor(() => capacityOf(p).freeSlots() === 1, { what: 'the slot given back' })
+    const empty = await start(renter(0), p, { declared: MiB })
+    await empty.ch.send({ inputChunk: { path: 'in.bin', offset: 0n, data: new Uint8Array(0) } })
+    await assert.rejects(empty.answer, (err: any) => err?.code === 'PROTOCOL' && /empty input chunk/.test(err.message))
+    recordAttack({ issue: '13.5', attack: '1-byte / 0-byte input chunks for 1 MiB declared', got: `Rejected after ${sent} chunks (bound 17) / PROTOCOL error at the first empty chunk`, limit: 'files + declared bytes / 64 KiB chunks; empty chunks refused' })
+  })
+
+  it('a gold job evicts no bronze job before its own inputs are in; once they are, it does', async () => {
+    const p = provider(3)
+    const bronze = await start(renter(0), p, { tier: 'bronze' })
+    await sendInputs(bronze)
+    const accepted = await bronze.answer
+    assert.equal(accepted == null ? 'the end' : frameKind(accepted), 'accepted')
+    const bronzeJob = (): ReturnType<ReturnType<typeof execOf>['jobList']>[number] | undefined => execOf(p).jobList().find(j => j.tier === 'bronze' && j.renter === renter(0).peerId.toString() && j.state !== 'rejected')
+    await waitFor(() => bronzeJob()?.state === 'running', { what: 'the bronze job running' })
+    // a gold renter sends its Start (1 MiB declared) and never a byte
+    const gold = await start(renter(1), p, { tier: 'gold', declared: MiB })
+    await waitFor(() => execOf(p).jobList().some(j => j.tier === 'gold' && j.state === 'receiving'), { what: 'the gold job receiving' })
+    assert.equal(bronzeJob()?.state, 'running', 'the bronze job runs on while the gold job receives')
+    const r = await rejectedOf(gold)
+    assert.match(r.reason, /inputs not received within/)
+    const evicted = bronzeJob()?.state !== 'running' ? 1 : 0
+    assert.equal(bronzeJob()?.state, 'running', 'the bronze job was left running')
+    recordAttack({ issue: '13.5', attack: 'gold Start that never sends its inputs, against a running bronze job', got: `${evicted} bronze job evicted; the gold job Rejected at its input deadline`, limit: 'displacement only after the gold job\'s InputEnd' })
+    // an honest gold job with real inputs displaces it
+    const payload = await copyJob(join(tmp.path, 'gold-in'))
+    const ok = await runAttempt(makeAward(renter(1), p.peerId, { tier: 'gold' }), payload, { libp2p: renter(1).libp2p, privateKey: renter(1).privateKey, peerId: renter(1).peerId, dir: join(tmp.path, 'gold-out'), idleMs: 10_000 })
+    assert.equal(ok.outcome, 'ok', ok.detail)
+    assert.equal(bronzeJob()?.status, 'preempted')
   })
 })
 
