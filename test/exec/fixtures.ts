@@ -165,7 +165,9 @@ export type Misbehaviour = 'oversized-frame' | 'forged-attestation' | 'bad-outpu
   /** Progress frames every 100 ms and never a Result (until the renter gives up) */
   'endless-progress' |
   /** terminal escape sequences in a log line and an output file name, then a proper result */
-  'escape-sequences'
+  'escape-sequences' |
+  /** a proper run, but an attestation (properly signed) naming other inputs (the empty set) than the renter sent */
+  'wrong-input-digest'
 
 /** What 'escape-sequences' sends: a log line that sets the terminal title and clears the screen, and an output name in red. */
 export const ESCAPES = { line: 'hello \u001b]0;pwned\u0007\u001b[2J\u009b31m', path: 'red\u001b[31m.txt' }
@@ -220,7 +222,7 @@ export async function misbehavingProvider (node: IdlegridNode, mode: Misbehaviou
         const attestation = signAttestation(key.privateKey, mode === 'forged-attestation' && forger != null ? node.peerId : key.peerId, {
           jobId: award.jobId,
           renter: signer,
-          inputDigest: fileSetDigest(inputs),
+          inputDigest: fileSetDigest(mode === 'wrong-input-digest' ? [] : inputs),
           outputDigest: fileSetDigest(claimed),
           startedAt: Date.now(),
           endedAt: Date.now(),
