@@ -15,6 +15,7 @@ import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, serveOnce, type GossipRouter } from 
 import { checkAwardForJob, isAwardedTo, readAward } from './award-check.js'
 import { clearingSample, heardBid, type HeardBid } from './clearing-check.js'
 import { CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapacitySource } from '../capability/index.js'
+import { JobMemory } from './job-memory.js'
 import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats } from './bid-engine.js'
 import { MarketMessageError } from './errors.js'
 import {
@@ -35,8 +36,8 @@ export const MARKET_PROVIDER_CAPABILITY = '@idlegrid/market-provider'
 
 /** multicodec of /p2p */
 const P2P_CODE = 421
-/** Job requests remembered (for awards and explain); the oldest are forgotten first. */
-const MAX_JOBS = 2_000
+/** Award attempts answered that are remembered; the oldest are forgotten first. */
+const MAX_ANSWERED = 2_000
 /** Bids remembered per auction (by message hash) to verify awards' winning bids; more are not kept (no price is learnt then). */
 const MAX_BIDS_PER_AUCTION = 32
 /** Auctions whose heard bids are remembered; the oldest are forgotten first (awards follow within a minute). */
@@ -126,8 +127,8 @@ class MarketProvider implements MarketProviderService, Startable {
   private readonly init: MarketProviderInit
   private readonly engine: BidEngine
   private readonly log: Logger
-  /** by jobKey(renter, job id hex); the renter's re-auction (new nonce) replaces its entry */
-  private readonly jobs = new Map<string, SeenJob>()
+  /** by renter, then job id hex, bounded per renter (job-memory.ts); the renter's re-auction (new nonce) replaces its entry */
+  private readonly jobs = new JobMemory<SeenJob>()
   /** bids heard on gossip by `${job id hex}/${nonce hex}`, then by bid hash; the oldest auctions are forgotten first */
   private readonly bids = new Map<string, Map<string, HeardBid>>()
   /** `${jobKey}/${nonce hex}/${attempt}` already answered */
@@ -200,7 +201,7 @@ class MarketProvider implements MarketProviderService, Startable {
   }
 
   jobRequest (renter: PeerId | string, jobId: string): Signed<JobRequest> | undefined {
-    return this.jobs.get(jobKey(renter, jobId))?.job
+    return this.jobs.get(renter.toString(), jobId)?.job
   }
 
   explain (job: JobRequest): BidDecision {
@@ -211,18 +212,12 @@ class MarketProvider implements MarketProviderService, Startable {
     return { 'market.stats': async () => this.stats() }
   }
 
-  private remember (key: string, seen: SeenJob): void {
-    this.jobs.delete(key)
-    this.jobs.set(key, seen)
-    if (this.jobs.size > MAX_JOBS) this.jobs.delete(this.jobs.keys().next().value as string)
-  }
-
   private async onJob (job: Signed<JobRequest>): Promise<void> {
     const jobId = toHex(job.message.jobId)
     const renter = job.signer.toString()
     const now = Date.now()
     const seen: SeenJob = { job }
-    this.remember(jobKey(job.signer, jobId), seen)
+    this.jobs.set(renter, jobId, seen)
     const decision = this.engine.decide(job.message, now)
     const windowEnd = Number(job.message.createdAt) + job.message.bidWindowMs
     if (decision.bid && now >= windowEnd) {
@@ -274,7 +269,7 @@ class MarketProvider implements MarketProviderService, Startable {
   private onAward (award: Signed<Award>): void {
     const jobId = toHex(award.message.jobId)
     // only an award of an auction we saw, signed by its renter, says anything about the market
-    const seen = this.jobs.get(jobKey(award.signer, jobId))
+    const seen = this.jobs.get(award.signer.toString(), jobId)
     if (seen == null) return
     try {
       checkAwardForJob(award, seen.job)
@@ -317,7 +312,7 @@ class MarketProvider implements MarketProviderService, Startable {
     // only the renter answers for its award: a third party relaying it (seen on gossip, say) is refused
     if (!remote.equals(award.signer)) return respond(false, DeclineReason.OTHER, 'the award was not sent by its renter')
     if (!isAwardedTo(a, this.components.peerId)) return respond(false, DeclineReason.OTHER, 'the award names another winner')
-    const seen = this.jobs.get(jobKey(award.signer, jobId))
+    const seen = this.jobs.get(award.signer.toString(), jobId)
     if (seen == null || !equals(seen.job.message.nonce, a.jobNonce)) return respond(false, DeclineReason.UNKNOWN_JOB, 'no job request seen for this award')
     try {
       checkAwardForJob(award, seen.job)
@@ -329,7 +324,7 @@ class MarketProvider implements MarketProviderService, Startable {
     const key = `${jobKey(award.signer, jobId)}/${toHex(a.jobNonce)}/${a.attempt}`
     if (this.answered.has(key)) return respond(false, DeclineReason.OTHER, 'this award attempt was already answered')
     this.answered.add(key)
-    if (this.answered.size > MAX_JOBS) this.answered.delete(this.answered.values().next().value as string)
+    if (this.answered.size > MAX_ANSWERED) this.answered.delete(this.answered.values().next().value as string)
     const accepted: AcceptedJob = {
       jobId, job: seen.job, award, bid: seen.bid, priceMicroUsd: a.clearingPriceMicroUsd, priceUsd: microToUsd(a.clearingPriceMicroUsd)
     }
@@ -353,7 +348,7 @@ class MarketProvider implements MarketProviderService, Startable {
     const req = decodeBounded(ExplainRequest, request, 'explain request', MAX_BYTES.explainRequest)
     const jobId = toHex(req.jobId)
     // the job the asker published under this id; anyone else's job must come with its request
-    let job = this.jobs.get(jobKey(remote, jobId))?.job
+    let job = this.jobs.get(remote.toString(), jobId)?.job
     const answer = (reason: DeclineReason, detail: string): Uint8Array => signDecline(this.key, this.components.peerId, {
       jobId: req.jobId, provider: this.components.peerId.toMultihash().bytes, reason, detail: detail.slice(0, 256), createdAt: BigInt(Date.now())
     }).envelope
