@@ -19,7 +19,7 @@ import { ConditionMonitor } from './conditions.js'
 import { attestRun, awaitReceipt, sendOutputs, statusToWire } from './deliver.js'
 import { JobStreamError, OutputLimitError } from './errors.js'
 import { JobBook, type JobRecord } from './job-book.js'
-import { EXEC_CAPABILITY, EXEC_DEFAULTS, type ExecComponents, type ExecGpu, type ExecServiceInit } from './job-service-init.js'
+import { defaultDiskBudgetBytes, EXEC_CAPABILITY, EXEC_DEFAULTS, type ExecComponents, type ExecGpu, type ExecServiceInit } from './job-service-init.js'
 import { FrameChannel, frameKind, withDeadline } from './job-stream.js'
 import { INPUT_TRANSFER_DEFAULTS, inputDeadlineMs, maxInputChunks, receiveInputs, type ReceiveLimits } from './receive-inputs.js'
 import { SlotScheduler, type CapacityView, type Lease } from './scheduler.js'
@@ -48,7 +48,7 @@ export class JobExecService implements Startable {
     this.init = init
     this.log = components.logger.forComponent('idlegrid:exec')
     this.scheduler = init.scheduler ?? new SlotScheduler({ gpus: init.gpus, graceMs: init.graceMs })
-    this.disk = new DiskBudget(init.diskBudgetBytes ?? (this.maxInputBytes() + this.maxOutputBytes()) * 2 * Math.max(1, init.gpus.length))
+    this.disk = init.disk ?? new DiskBudget(init.diskBudgetBytes ?? defaultDiskBudgetBytes(init))
     if (init.conditions != null) this.monitor = new ConditionMonitor(this.scheduler, init.conditions)
   }
 
@@ -94,7 +94,7 @@ export class JobExecService implements Startable {
 
   [CONTROL_HANDLERS] (): Record<string, () => Promise<unknown>> {
     return {
-      'exec.jobs': async () => ({ runner: this.init.runner.kind, capacity: this.capacity(), disk: { usedBytes: this.disk.used(), budgetBytes: this.disk.budgetBytes }, slots: this.scheduler.slotsView(), jobs: this.jobList() })
+      'exec.jobs': async () => ({ runner: this.init.runner.kind, capacity: this.capacity(), disk: { usedBytes: this.disk.used(), budgetBytes: this.disk.budgetBytes }, maxSlotsPerRenter: this.maxSlotsPerRenter(), slots: this.scheduler.slotsView(), jobs: this.jobList() })
     }
   }
 

@@ -6,7 +6,8 @@
 import { join } from 'node:path'
 import { CAPACITY_SERVICE, isAvailable, readGpuTelemetry, type ProviderProfile } from '../capability/index.js'
 import { slotCapacity } from './capacity.js'
-import { EXEC_SERVICE, type ExecGpu } from './job-service-init.js'
+import { DiskBudget } from './admission.js'
+import { defaultDiskBudgetBytes, EXEC_DEFAULTS, EXEC_SERVICE, type ExecGpu } from './job-service-init.js'
 import { jobExecService } from './provider.js'
 import { makeRunner } from './runners/make-runner.js'
 import { SlotScheduler } from './scheduler.js'
@@ -28,6 +29,8 @@ export interface ExecServicesOptions {
   provider?: ExecProviderOptions
 }
 
+const GiB = 1024 ** 3
+
 function execGpus (profile: ProviderProfile): ExecGpu[] {
   return profile.gpus.map(g => ({ index: g.index, uuid: g.uuid, simulated: g.simulated, modelKey: g.modelKey, driverVersion: g.driverVersion }))
 }
@@ -45,14 +48,18 @@ export function execServices (opts: ExecServicesOptions): Required<NodeExtension
   const scheduler = slotSchedulerFor(profile)
   const gpus = execGpus(profile)
   const read = profile.simulated ? undefined : async () => await readGpuTelemetry({ nvidiaSmi })
+  // one disk budget, which the job service holds shares of and the bid engine reads
+  const disk = new DiskBudget(policy.diskBudgetGiB != null ? Math.round(policy.diskBudgetGiB * GiB) : defaultDiskBudgetBytes({ gpus }))
   return {
     ...none,
     services: {
-      [CAPACITY_SERVICE]: slotCapacity(scheduler),
+      [CAPACITY_SERVICE]: slotCapacity(scheduler, { budget: disk, outputBoundBytes: EXEC_DEFAULTS.maxOutputBytes }),
       [EXEC_SERVICE]: jobExecService({
         runner: makeRunner(opts.provider.runner ?? 'docker', profile),
         gpus,
         scheduler,
+        disk,
+        maxSlotsPerRenter: policy.maxSlotsPerRenter,
         workRoot: join(opts.dataDir, 'jobs'),
         maxJobMs: policy.maxJobMinutes * 60_000,
         telemetry: { read },

@@ -205,11 +205,24 @@ class MarketProvider implements MarketProviderService, Startable {
   }
 
   explain (job: JobRequest): BidDecision {
-    return this.engine.decide(job)
+    return this.decide(job)
   }
 
   [CONTROL_HANDLERS] (): Record<string, () => Promise<unknown>> {
     return { 'market.stats': async () => this.stats() }
+  }
+
+  /**
+   * The bid engine's decision, unless the disk budget the jobs in progress leave cannot take
+   * one more job: a job request declares no input size, so the least a job reserves (no inputs,
+   * the output bound) is what must fit.
+   */
+  private decide (job: JobRequest, now = Date.now()): BidDecision {
+    const slots = this.components[CAPACITY_SERVICE]
+    const free = slots.freeDiskBytes?.()
+    const need = slots.jobDiskBytes?.(0)
+    if (free != null && need != null && need > free) return { bid: false, reason: DeclineReason.NO_CAPACITY, detail: `disk budget: jobs in progress leave ${free} bytes, a job needs at least ${need}` }
+    return this.engine.decide(job, now)
   }
 
   private async onJob (job: Signed<JobRequest>): Promise<void> {
@@ -218,7 +231,7 @@ class MarketProvider implements MarketProviderService, Startable {
     const now = Date.now()
     const seen: SeenJob = { job }
     this.jobs.set(renter, jobId, seen)
-    const decision = this.engine.decide(job.message, now)
+    const decision = this.decide(job.message, now)
     const windowEnd = Number(job.message.createdAt) + job.message.bidWindowMs
     if (decision.bid && now >= windowEnd) {
       this.engine.record({ bid: false, reason: DeclineReason.EXPIRED, detail: 'bid window already closed' })
@@ -335,7 +348,7 @@ class MarketProvider implements MarketProviderService, Startable {
       throw new MarketMessageError('silent', 'award left unanswered')
     }
     if (!verdict.accept) return respond(false, verdict.reason, verdict.detail)
-    const now = this.engine.decide(seen.job.message)
+    const now = this.decide(seen.job.message)
     if (!now.bid && now.reason === DeclineReason.NO_CAPACITY) return respond(false, DeclineReason.NO_CAPACITY, now.detail)
     this.engine.recordWin(a.clearingPriceMicroUsd, seen.job.message)
     this.log('accepted %s at %d micro-USD', jobId, a.clearingPriceMicroUsd)
@@ -361,7 +374,7 @@ class MarketProvider implements MarketProviderService, Startable {
       if (!equals(job.message.jobId, req.jobId)) return answer(DeclineReason.OTHER, 'the job request is for another job id')
     }
     if (job == null) return answer(DeclineReason.UNKNOWN_JOB, 'no job request seen from this renter with this id')
-    const decision = this.engine.decide(job.message)
+    const decision = this.decide(job.message)
     return decision.bid
       ? answer(DeclineReason.WILL_BID, `would bid ${microToUsd(decision.priceMicroUsd).toFixed(2)} USD/GPU-h on ${decision.gpuModel}`)
       : answer(decision.reason, decision.detail)

@@ -21,7 +21,8 @@ import { CAPACITY_SERVICE } from '../../src/capability/index.js'
 import { slotCapacity } from '../../src/exec/capacity.js'
 import { FrameChannel } from '../../src/exec/job-stream.js'
 import { SlotScheduler } from '../../src/exec/scheduler.js'
-import { EXEC_SERVICE, type ExecServiceInit } from '../../src/exec/job-service-init.js'
+import { DiskBudget } from '../../src/exec/admission.js'
+import { defaultDiskBudgetBytes, EXEC_DEFAULTS, EXEC_SERVICE, type ExecServiceInit } from '../../src/exec/job-service-init.js'
 import { jobExecService, type JobExecService } from '../../src/exec/provider.js'
 import { openReceipt, signAttestation } from '../../src/exec/records.js'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
@@ -99,11 +100,13 @@ export function makeAward (renter: { privateKey: Ed25519PrivateKey, peerId: Peer
  */
 export function execProviderServices (init: ExecServiceInit, dataDir: string): Record<string, (components: any) => unknown> {
   const scheduler = init.scheduler ?? new SlotScheduler({ gpus: init.gpus, graceMs: init.graceMs })
+  // the job service and the bid engine share one disk budget, as the composition root builds them
+  const disk = init.disk ?? new DiskBudget(init.diskBudgetBytes ?? defaultDiskBudgetBytes(init))
   return {
     [LEDGER_SERVICE]: ledgerService({ dataDir, role: 'provider', flushOnStopMs: 0 }),
     [MARKET_PROVIDER_SERVICE]: marketProvider({ profile: () => undefined }),
-    [CAPACITY_SERVICE]: slotCapacity(scheduler),
-    [EXEC_SERVICE]: jobExecService({ ...init, scheduler })
+    [CAPACITY_SERVICE]: slotCapacity(scheduler, { budget: disk, outputBoundBytes: init.maxOutputBytes ?? EXEC_DEFAULTS.maxOutputBytes }),
+    [EXEC_SERVICE]: jobExecService({ ...init, scheduler, disk })
   }
 }
 

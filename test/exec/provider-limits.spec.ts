@@ -16,6 +16,8 @@ import { CHUNK_BYTES, FrameChannel, frameKind } from '../../src/exec/job-stream.
 import { SlotScheduler, type Lease } from '../../src/exec/scheduler.js'
 import { type ExecServiceInit } from '../../src/exec/job-service-init.js'
 import { runAttempt } from '../../src/exec/renter.js'
+import { MARKET_PROVIDER_SERVICE, parseJobSpec, type MarketProviderService } from '../../src/market/index.js'
+import { toJobRequest } from '../../src/market/job-spec.js'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
 import { recordAttack, startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
 import { copyJob, execOf, execProviderServices, makeAward } from './fixtures.js'
@@ -188,9 +190,17 @@ describe('red team: exec (issue 13)', function () {
     assert.match(r2.reason, /more than this provider's disk budget of 4194304/)
     recordAttack({ issue: '13.5', attack: 'fill the provider\'s disk: declared inputs over the free budget / the whole budget', got: 'NO_CAPACITY / INPUT_TOO_LARGE before any byte', limit: 'disk budget reserved at Start' })
     assert.equal(capacityOf(p).freeSlots(), 1, 'refused jobs hold no slot')
+    // the bid engine reads the same budget: 0.5 MiB left cannot take even a job without inputs (the 1 MiB output bound)
+    const probe = toJobRequest(parseJobSpec({ name: 'probe', runtime: { command: ['true'] } }), { renter: renter(1).peerId.toMultihash().bytes })
+    const market = (): MarketProviderService => (p.libp2p.services as Record<string, unknown>)[MARKET_PROVIDER_SERVICE] as MarketProviderService
+    const full = market().explain(probe)
+    assert.match(full.bid ? 'bid' : full.detail, /disk budget: jobs in progress leave 524288 bytes, a job needs at least 1048576/)
     // the budget comes back with the job: then a real job with real inputs runs
     big.ch.abort()
     await waitFor(() => capacityOf(p).freeSlots() === 2, { what: 'the big job gone' })
+    assert.equal(capacityOf(p).freeDiskBytes?.(), 4 * MiB)
+    const freed = market().explain(probe)
+    assert.doesNotMatch(freed.bid ? 'bid' : freed.detail, /disk budget/)
     // copyJob's 1.5 MB inputs, but only the small output (the big one is over P2's 1 MiB output bound)
     const payload = { ...await copyJob(join(tmp.path, 'copy')), runtime: { command: ['/bin/sh', '-c', 'tr a-z A-Z < inputs/a.txt > outputs/upper.txt'], timeoutMs: 20_000 } }
     const ok = await runAttempt(makeAward(renter(1), p.peerId), payload, { libp2p: renter(1).libp2p, privateKey: renter(1).privateKey, peerId: renter(1).peerId, dir: join(tmp.path, 'copy-out'), idleMs: 10_000 })
