@@ -320,6 +320,37 @@ describe('exec: provider limits', function () {
     assert.deepEqual(late, ['preempted by a gold job'])
   })
 
+  it('a deferred displacement tells the bronze job to stop only at claim, and never once either side is gone', () => {
+    const s = new SlotScheduler({ gpus: gpus.slice(0, 1) })
+    const notices: string[] = []
+    const bronze = lease(s.reserve({ key: 'A/1', tier: 'bronze' }))
+    bronze.onPreempt(n => notices.push(n.detail))
+    const gold = lease(s.reserve({ key: 'B/1', tier: 'gold' }, { deferDisplacement: true }))
+    assert.deepEqual(notices, [], 'no notice while the gold job receives')
+    assert.equal(s.slotsView()[0]?.waiting, 'B/1', 'the gold job holds its place')
+    assert.equal(s.placement({ tier: 'gold' }), undefined, 'no second job can take the same bronze slot')
+    gold.claim()
+    gold.claim()
+    assert.deepEqual(notices, ['preempted by a gold job'])
+    // a gold job that gives up before its claim leaves the bronze job alone
+    bronze.release()
+    gold.release()
+    const b2 = lease(s.reserve({ key: 'A/2', tier: 'bronze' }))
+    const n2: string[] = []
+    b2.onPreempt(n => n2.push(n.detail))
+    const g2 = lease(s.reserve({ key: 'B/2', tier: 'gold' }, { deferDisplacement: true }))
+    g2.release()
+    g2.claim()
+    assert.deepEqual(n2, [])
+    // the bronze job ends by itself before the claim: the gold job gets the slot, the claim notifies nobody
+    const g3 = lease(s.reserve({ key: 'B/3', tier: 'gold' }, { deferDisplacement: true }))
+    b2.release()
+    assert.equal(s.slotsView()[0]?.job?.key, 'B/3')
+    g3.claim()
+    assert.deepEqual(n2, [])
+    assert.equal(s.slotsView()[0]?.job?.preempting, false)
+  })
+
   it('the disk budget refuses a share that does not fit now (NO_CAPACITY) or ever (INPUT_TOO_LARGE), and takes shares back', () => {
     const d = new DiskBudget(100)
     rejects(() => { d.check(101) }, JobFrame.Rejected.Code.INPUT_TOO_LARGE, /needs 101 bytes of disk .* disk budget of 100/)
