@@ -258,7 +258,7 @@ describe('red team: exec (issue 13)', function () {
     const empty = await start(renter(0), p, { declared: MiB })
     await empty.ch.send({ inputChunk: { path: 'in.bin', offset: 0n, data: new Uint8Array(0) } })
     await assert.rejects(empty.answer, (err: any) => err?.code === 'PROTOCOL' && /empty input chunk/.test(err.message))
-    recordAttack({ issue: '13.5', attack: '1-byte / 0-byte input chunks for 1 MiB declared', got: `Rejected after ${sent} chunks (bound 17) / PROTOCOL error at the first empty chunk`, limit: 'files + declared bytes / 64 KiB chunks; empty chunks refused' })
+    recordAttack({ issue: '13.5', attack: '1-byte / 0-byte input chunks for 1 MiB declared', got: `Rejected "${r.reason}" (the renter had queued ${sent}) / PROTOCOL error at the first empty chunk`, limit: 'files + declared bytes / 64 KiB chunks; empty chunks refused' })
   })
 
   it('a gold job evicts no bronze job before its own inputs are in; once they are, it does', async () => {
