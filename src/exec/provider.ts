@@ -325,7 +325,8 @@ export class JobExecService implements Startable {
     const transfer = { ...INPUT_TRANSFER_DEFAULTS, ...this.init.inputTransfer }
     return {
       maxInputBytes: Math.min(this.maxInputBytes(), declared),
-      deadlineMs: Math.max(0, inputDeadlineMs(declared, transfer) - (Date.now() - startedAt)),
+      deadlineMs: inputDeadlineMs(declared, transfer),
+      startedAt,
       maxChunks: maxInputChunks(manifest.length, declared)
     }
   }

@@ -54,8 +54,10 @@ export function maxInputChunks (files: number, declaredBytes: number): number {
 export interface ReceiveLimits {
   /** bytes the inputs may hold (the smaller of the declared size and the provider's bound) */
   maxInputBytes: number
-  /** from the call to InputEnd, ms (inputDeadlineMs) */
+  /** from Start to InputEnd, ms (inputDeadlineMs) */
   deadlineMs: number
+  /** when the Start arrived (Date.now()) */
+  startedAt: number
   /** InputChunk frames allowed (maxInputChunks) */
   maxChunks: number
 }
@@ -72,7 +74,7 @@ export async function receiveInputs (ch: FrameChannel, manifest: FileEntry[], di
   let chunks = 0
   let timer: ReturnType<typeof setTimeout> | undefined
   const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => { reject(new Rejection(JobFrame.Rejected.Code.OTHER, `inputs not received within ${limits.deadlineMs} ms of Start (${total} of ${limits.maxInputBytes} bytes arrived)`)) }, limits.deadlineMs)
+    timer = setTimeout(() => { reject(new Rejection(JobFrame.Rejected.Code.OTHER, `inputs not received within ${limits.deadlineMs} ms of Start (${total} of ${limits.maxInputBytes} bytes arrived)`)) }, Math.max(0, limits.startedAt + limits.deadlineMs - Date.now()))
   })
   late.catch(() => {})
   const ends = stop == null ? [late] : [late, stop]

@@ -239,7 +239,7 @@ describe('red team: exec (issue 13)', function () {
     const r = await rejectedOf(s)
     const held = Date.now() - began
     assert.equal(r.code, JobFrame.Rejected.Code.OTHER)
-    assert.match(r.reason, /inputs not received within \d+ ms of Start \(\d+ of 4194304 bytes arrived\)/)
+    assert.match(r.reason, /inputs not received within 5000 ms of Start \(\d+ of 4194304 bytes arrived\)/)
     await waitFor(() => capacityOf(p).freeSlots() === 1, { what: 'the slot given back' })
     recordAttack({ issue: '13.5', attack: 'renter trickles 1-byte input chunks (200 ms apart) to keep its slot', got: `slot held ${held} ms, ${sent} bytes sent, then Rejected`, limit: 'input deadline from Start: 1 s + 4 MiB at 1 MiB/s (defaults 30 s + 256 KiB/s, ≤ 1 h)' })
   })
