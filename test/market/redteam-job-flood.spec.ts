@@ -32,7 +32,8 @@ const BATCH = 250
 const IMPOSSIBLE_VRAM_MIB = 4_000_000
 
 describe('red team: market job-request flood (issue 13)', function () {
-  this.timeout(120_000)
+  // 5,000 signed requests through gossip take about 35 s on an idle machine; allow for a loaded one
+  this.timeout(300_000)
   let net: InProcessNetwork
   const profile = providerProfile(parsePolicy({ region: 'eu-west', priceFloor: 1, images: ['*'] }), parseSimulatedGpus(['H100:80']))
   const victim = (): IdlegridNode => net.renters[0] as IdlegridNode
@@ -82,7 +83,7 @@ describe('red team: market job-request flood (issue 13)', function () {
       request.constraints = { ...(request.constraints as NonNullable<JobRequest['constraints']>), minVramMib: IMPOSSIBLE_VRAM_MIB }
       await node.libp2p.services.pubsub.publish(TOPIC.jobs, signJobRequest(node.privateKey, node.peerId, request).envelope)
       // in batches the relays keep up with (gossipsub drops what overflows a peer's queue)
-      if ((i + 1) % BATCH === 0) await waitFor(() => (market().stats().declines.vram ?? 0) - before >= i + 1 - BATCH, { timeoutMs: 30_000, what: `the provider to judge ${i + 1 - BATCH} flooded requests` })
+      if ((i + 1) % BATCH === 0) await waitFor(() => (market().stats().declines.vram ?? 0) - before >= i + 1 - BATCH, { timeoutMs: 60_000, what: `the provider to judge ${i + 1 - BATCH} flooded requests` })
     }
     await waitFor(() => (market().stats().declines.vram ?? 0) - before >= FLOOD, { timeoutMs: 60_000, what: `the provider to judge all ${FLOOD} flooded requests` })
     const judged = (market().stats().declines.vram ?? 0) - before
