@@ -13,6 +13,10 @@ export interface CapacitySource {
   thermalOk(): boolean
   /** false while the GPUs draw at the provider's power limit (default true) */
   powerOk?(): boolean
+  /** bytes of the provider's disk budget that jobs in progress leave free (absent: not bounded) */
+  freeDiskBytes?(): number
+  /** bytes a job with `inputBytes` of declared inputs reserves: those plus the provider's output bound */
+  jobDiskBytes?(inputBytes: number): number
 }
 
 /** The capacity service's name in a node's services, and what it provides to `serviceDependencies`. */

@@ -20,6 +20,8 @@
  *     power: { maxPowerWatts: 350 }      # default none
  *     datasets: [<sha256 hex>, ...]
  *     preemptionGraceSeconds: 10     # default 10
+ *     maxSlotsPerRenter: 2           # default one per GPU
+ *     diskBudgetGiB: 64              # default (4 GiB inputs + 4 GiB outputs) x 2 per GPU
  */
 
 import { ConfigError, asNumber, asObject, asString, asStringList, asEnum, onlyKnownKeys, join } from '../config/validate.js'
@@ -57,6 +59,10 @@ export interface ProviderPolicy {
   /** sha256 digests of cached datasets, 64 lowercase hex chars */
   datasets: string[]
   preemptionGraceSeconds: number
+  /** GPU slots one renter's jobs may hold or wait for at once; undefined: one per GPU */
+  maxSlotsPerRenter?: number
+  /** disk all jobs in progress may hold together (declared inputs + output bound each), GiB; undefined: the job service's default */
+  diskBudgetGiB?: number
 }
 
 export const POLICY_DEFAULTS = {
@@ -68,7 +74,7 @@ export const POLICY_DEFAULTS = {
 } as const
 
 const POLICY_KEYS = ['region', 'residency', 'priceFloor', 'tiers', 'workloads', 'images', 'availability',
-  'maxJobMinutes', 'thermal', 'power', 'datasets', 'preemptionGraceSeconds'] as const
+  'maxJobMinutes', 'thermal', 'power', 'datasets', 'preemptionGraceSeconds', 'maxSlotsPerRenter', 'diskBudgetGiB'] as const
 
 /** list limits, matching the CapabilityRecord wire limits (protocols/capability.proto) */
 export const POLICY_LIMITS = { windows: 32, images: 64, datasets: 64 } as const
@@ -189,6 +195,15 @@ export function parsePolicy (raw: unknown, field = 'provider'): ProviderPolicy {
     ? POLICY_DEFAULTS.preemptionGraceSeconds
     : asNumber(obj.preemptionGraceSeconds, f('preemptionGraceSeconds'), { integer: true, min: 0, max: 3600 })
 
+  const maxSlotsPerRenter = obj.maxSlotsPerRenter === undefined
+    ? undefined
+    : asNumber(obj.maxSlotsPerRenter, f('maxSlotsPerRenter'), { integer: true, min: 1, max: 1024 })
+  let diskBudgetGiB: number | undefined
+  if (obj.diskBudgetGiB !== undefined) {
+    diskBudgetGiB = asNumber(obj.diskBudgetGiB, f('diskBudgetGiB'), { max: 1_000_000 })
+    if (!(diskBudgetGiB > 0)) throw new ConfigError(f('diskBudgetGiB'), 'a disk budget in GiB greater than 0, e.g. 64', obj.diskBudgetGiB)
+  }
+
   return {
     region,
     residency,
@@ -202,7 +217,9 @@ export function parsePolicy (raw: unknown, field = 'provider'): ProviderPolicy {
     thermal: { maxTemperatureC },
     power,
     datasets: [...new Set(digests)],
-    preemptionGraceSeconds
+    preemptionGraceSeconds,
+    ...(maxSlotsPerRenter !== undefined ? { maxSlotsPerRenter } : {}),
+    ...(diskBudgetGiB !== undefined ? { diskBudgetGiB } : {})
   }
 }
 
@@ -220,7 +237,9 @@ export const POLICY_FLAGS: Readonly<Record<string, readonly string[]>> = {
   'max-temp': ['thermal', 'maxTemperatureC'],
   'max-power': ['power', 'maxPowerWatts'],
   datasets: ['datasets'],
-  grace: ['preemptionGraceSeconds']
+  grace: ['preemptionGraceSeconds'],
+  'max-slots-per-renter': ['maxSlotsPerRenter'],
+  'disk-budget': ['diskBudgetGiB']
 }
 
 const LIST_FLAGS = new Set(['tiers', 'workloads', 'images', 'windows', 'datasets'])

@@ -115,6 +115,11 @@ export class DiskBudget {
     return sum
   }
 
+  /** Bytes the jobs in progress leave free. */
+  free (): number {
+    return Math.max(0, this.budgetBytes - this.used())
+  }
+
   /** Throws a Rejection when `bytes` more would not fit: INPUT_TOO_LARGE when they never could, NO_CAPACITY while other jobs hold the room. */
   check (bytes: number): void {
     if (bytes > this.budgetBytes) {

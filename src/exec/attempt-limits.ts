@@ -1,9 +1,9 @@
 /**
  * What the renter accepts from a provider in one attempt, enforced by the renter whatever the
  * provider claims to cap: log bytes, output files, directory depth, output bytes and a hard
- * deadline (the job's time limit + grace + margin; Progress frames do not extend it). A
- * provider past any of them fails the attempt (`bad_output`, or `lost` for the deadline) and
- * the job is re-auctioned. Also: control characters escaped before anything from a provider
+ * deadline (the job's time limit + grace, at least the job's preemption notice, + margin;
+ * Progress frames do not extend it). A provider past any of them fails the attempt
+ * (`bad_output`, or `lost` for the deadline) and the job is re-auctioned. Also: control characters escaped before anything from a provider
  * is printed.
  */
 import { JobStreamError } from './errors.js'
@@ -69,9 +69,19 @@ export function renterLimits (overrides: Partial<RenterLimits> = {}): RenterLimi
   return out
 }
 
-/** The hard deadline of an attempt's run, from its Accepted frame: time limit + grace + margin. */
-export function runDeadlineMs (timeoutMs: number, limits: RenterLimits): number {
-  return timeoutMs + limits.deadlineGraceMs + limits.deadlineMarginMs
+/**
+ * The hard deadline of an attempt's run, from its Accepted frame: time limit + grace + margin,
+ * where the grace is at least the job's own minimum preemption notice. A job preempted just
+ * before its time limit gets SIGTERM, then that notice before SIGKILL, then its outputs go out:
+ * an honest provider may legitimately take that long.
+ */
+export function runDeadlineMs (timeoutMs: number, limits: RenterLimits, minNoticeMs = 0): number {
+  return timeoutMs + deadlineGraceMs(limits, minNoticeMs) + limits.deadlineMarginMs
+}
+
+/** The grace the deadline allows after the time limit: the renter's, or the job's notice when longer. */
+export function deadlineGraceMs (limits: RenterLimits, minNoticeMs = 0): number {
+  return Math.max(limits.deadlineGraceMs, minNoticeMs)
 }
 
 // C0 controls, DEL and C1 controls; also the line and paragraph separators and bidi overrides that reorder what follows

@@ -1,17 +1,32 @@
 /**
  * The slot scheduler as a service other rooms read (CAPACITY_SERVICE): free and preemptible
- * slots, and whether thermal or power limits hold. A pause (closed window, limit reached)
+ * slots, whether thermal or power limits hold, and the disk budget jobs in progress leave. A pause (closed window, limit reached)
  * means no capacity at all.
  */
 import { serviceCapabilities } from '@libp2p/interface'
 import { CAPACITY_CAPABILITY, type CapacitySource } from '../capability/index.js'
+import type { DiskBudget } from './admission.js'
 import type { SlotScheduler } from './scheduler.js'
+
+/** The job service's disk budget and output bound, for the bid engine's disk check. */
+export interface DiskView {
+  budget: DiskBudget
+  /** bytes of outputs each job may leave (the job service's maxOutputBytes) */
+  outputBoundBytes: number
+}
 
 class SlotCapacity implements CapacitySource {
   readonly [Symbol.toStringTag] = CAPACITY_CAPABILITY
   readonly [serviceCapabilities]: string[] = [CAPACITY_CAPABILITY]
+  readonly freeDiskBytes?: () => number
+  readonly jobDiskBytes?: (inputBytes: number) => number
 
-  constructor (private readonly scheduler: SlotScheduler) {}
+  constructor (private readonly scheduler: SlotScheduler, disk?: DiskView) {
+    if (disk != null) {
+      this.freeDiskBytes = () => disk.budget.free()
+      this.jobDiskBytes = (inputBytes) => inputBytes + disk.outputBoundBytes
+    }
+  }
 
   freeSlots (): number {
     const c = this.scheduler.capacity()
@@ -36,7 +51,7 @@ class SlotCapacity implements CapacitySource {
   }
 }
 
-/** The capacity service over `scheduler` (libp2p factory pattern); the job service runs on the same scheduler. */
-export function slotCapacity (scheduler: SlotScheduler): () => CapacitySource {
-  return () => new SlotCapacity(scheduler)
+/** The capacity service over `scheduler` (and `disk`, shared with the job service too) (libp2p factory pattern); the job service runs on the same scheduler. */
+export function slotCapacity (scheduler: SlotScheduler, disk?: DiskView): () => CapacitySource {
+  return () => new SlotCapacity(scheduler, disk)
 }

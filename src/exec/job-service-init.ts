@@ -4,7 +4,9 @@
  */
 import { type LEDGER_SERVICE, type LedgerService } from '../ledger/index.js'
 import { type MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../market/index.js'
+import type { DiskBudget } from './admission.js'
 import type { ConditionOptions } from './conditions.js'
+import type { InputTransferLimits } from './receive-inputs.js'
 import type { Runner } from './runners/index.js'
 import type { SchedulerGpu, SlotScheduler } from './scheduler.js'
 import type { TelemetryRead } from './telemetry.js'
@@ -33,6 +35,13 @@ export const EXEC_DEFAULTS = {
   maxJobMs: 24 * 60 * 60_000
 } as const
 
+/** The default disk budget: (maxInputBytes + maxOutputBytes) × 2 × GPUs, room for a displacing gold/silver job beside each running one. */
+export function defaultDiskBudgetBytes (init: Pick<ExecServiceInit, 'maxInputBytes' | 'maxOutputBytes' | 'gpus'>): number {
+  const input = init.maxInputBytes ?? EXEC_DEFAULTS.maxInputBytes
+  const output = init.maxOutputBytes ?? EXEC_DEFAULTS.maxOutputBytes
+  return (input + output) * 2 * Math.max(1, init.gpus.length)
+}
+
 /** A GPU the provider runs jobs on: one slot each. */
 export interface ExecGpu extends SchedulerGpu {
   /** normalised model, e.g. "h100-80gb" */
@@ -56,12 +65,20 @@ export interface ExecServiceInit {
    * beside each running one.
    */
   diskBudgetBytes?: number
+  /** the disk budget itself, shared with the capacity service the bid engine reads (default: one of its own of `diskBudgetBytes`) */
+  disk?: DiskBudget
   /**
    * Slots one renter may hold or wait for at once (receiving, waiting, running or sending).
    * Default: one per GPU (a renter may fill the provider, never queue beyond it); a job that
    * displaces the renter's own bronze job takes no extra slot.
    */
   maxSlotsPerRenter?: number
+  /**
+   * How long a renter may take from Start to InputEnd: floor + declared bytes at a minimum
+   * rate, capped (INPUT_TRANSFER_DEFAULTS: 30 s + 256 KiB/s, at most 1 h). A job receiving its
+   * inputs holds its slot and disk share; past this it is Rejected and gives them back.
+   */
+  inputTransfer?: Partial<InputTransferLimits>
   idleMs?: number
   keepaliveMs?: number
   /** the provider's max job length, ms */

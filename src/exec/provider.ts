@@ -19,9 +19,9 @@ import { ConditionMonitor } from './conditions.js'
 import { attestRun, awaitReceipt, sendOutputs, statusToWire } from './deliver.js'
 import { JobStreamError, OutputLimitError } from './errors.js'
 import { JobBook, type JobRecord } from './job-book.js'
-import { EXEC_CAPABILITY, EXEC_DEFAULTS, type ExecComponents, type ExecGpu, type ExecServiceInit } from './job-service-init.js'
+import { defaultDiskBudgetBytes, EXEC_CAPABILITY, EXEC_DEFAULTS, type ExecComponents, type ExecGpu, type ExecServiceInit } from './job-service-init.js'
 import { FrameChannel, frameKind, withDeadline } from './job-stream.js'
-import { receiveInputs } from './receive-inputs.js'
+import { INPUT_TRANSFER_DEFAULTS, inputDeadlineMs, maxInputChunks, receiveInputs, type ReceiveLimits } from './receive-inputs.js'
 import { SlotScheduler, type CapacityView, type Lease } from './scheduler.js'
 import { noteFrame, runOnSlot, type SlotRunEnd } from './slot-run.js'
 import type { Ed25519PrivateKey, IncomingStreamData, Logger, PeerId, Startable } from '@libp2p/interface'
@@ -48,7 +48,7 @@ export class JobExecService implements Startable {
     this.init = init
     this.log = components.logger.forComponent('idlegrid:exec')
     this.scheduler = init.scheduler ?? new SlotScheduler({ gpus: init.gpus, graceMs: init.graceMs })
-    this.disk = new DiskBudget(init.diskBudgetBytes ?? (this.maxInputBytes() + this.maxOutputBytes()) * 2 * Math.max(1, init.gpus.length))
+    this.disk = init.disk ?? new DiskBudget(init.diskBudgetBytes ?? defaultDiskBudgetBytes(init))
     if (init.conditions != null) this.monitor = new ConditionMonitor(this.scheduler, init.conditions)
   }
 
@@ -95,7 +95,7 @@ export class JobExecService implements Startable {
 
   [CONTROL_HANDLERS] (): Record<string, () => Promise<unknown>> {
     return {
-      'exec.jobs': async () => ({ runner: this.init.runner.kind, capacity: this.capacity(), disk: { usedBytes: this.disk.used(), budgetBytes: this.disk.budgetBytes }, slots: this.scheduler.slotsView(), jobs: this.jobList() })
+      'exec.jobs': async () => ({ runner: this.init.runner.kind, capacity: this.capacity(), disk: { usedBytes: this.disk.used(), budgetBytes: this.disk.budgetBytes }, maxSlotsPerRenter: this.maxSlotsPerRenter(), slots: this.scheduler.slotsView(), jobs: this.jobList() })
     }
   }
 
@@ -113,6 +113,7 @@ export class JobExecService implements Startable {
     try {
       const first = await ch.next(EXEC_DEFAULTS.startMs)
       if (first == null) return
+      const startedAt = Date.now()
       if (frameKind(first) !== 'start') throw new JobStreamError('PROTOCOL', 'the first frame must be Start')
       const start = first.start as JobFrame.Start
       // the award, the runtime, the manifest, then a slot and disk, all before any input byte is read
@@ -135,11 +136,14 @@ export class JobExecService implements Startable {
         admitted.lease.release()
         stopReceiving(displaced)
       })
-      const inputs = await this.rejecting(ch, rec, async () => await receiveInputs(ch, start.inputs, join(dir, 'inputs'), Math.min(this.maxInputBytes(), declaredInputBytes(start.inputs)), stop))
+      const limits = this.receiveLimits(start.inputs, startedAt)
+      const inputs = await this.rejecting(ch, rec, async () => await receiveInputs(ch, start.inputs, join(dir, 'inputs'), limits, stop))
       if (inputs == null) return
       if (displaced != null) { await this.reject(ch, displaced, rec); return }
       // from here a notice waits for the run (runOnSlot passes it on as SIGTERM)
       lease.offPreempt()
+      // only now, its inputs all here, may a gold/silver job make a bronze one stop
+      lease.claim()
       rec.state = 'waiting-slot'
       this.book.update(rec)
       await this.waitForSlot(lease)
@@ -204,7 +208,8 @@ export class JobExecService implements Startable {
     checkRenterSlots(renter, this.scheduler.gpusHeldBy(`${renter}/`), gpu.index, this.maxSlotsPerRenter())
     const diskBytes = declaredInputBytes(start.inputs) + this.maxOutputBytes()
     this.disk.check(diskBytes)
-    const placed = this.scheduler.reserve(job)
+    // a bronze job this one displaces runs on until this one's inputs are in (session: lease.claim)
+    const placed = this.scheduler.reserve(job, { deferDisplacement: true })
     if ('refused' in placed) throw new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, placed.detail)
     this.disk.hold({ key: verified.attemptKey, renter, diskBytes })
     // marked started in the same synchronous step as the reservation: a second stream with the
@@ -315,6 +320,18 @@ export class JobExecService implements Startable {
 
   private runLimits (): RunLimits {
     return { maxJobMs: this.init.maxJobMs ?? EXEC_DEFAULTS.maxJobMs, graceMs: this.scheduler.graceMs }
+  }
+
+  /** The bounds on receiving `manifest`: its declared bytes (within ours), a deadline counted from Start, a number of chunks. */
+  private receiveLimits (manifest: FileEntry[], startedAt: number): ReceiveLimits {
+    const declared = declaredInputBytes(manifest)
+    const transfer = { ...INPUT_TRANSFER_DEFAULTS, ...this.init.inputTransfer }
+    return {
+      maxInputBytes: Math.min(this.maxInputBytes(), declared),
+      deadlineMs: inputDeadlineMs(declared, transfer),
+      startedAt,
+      maxChunks: maxInputChunks(manifest.length, declared)
+    }
   }
 
   private maxInputBytes (): number {

@@ -13,28 +13,89 @@ import { JobStreamError } from './errors.js'
 import { FileSink } from './file-sink.js'
 import { frameKind, type FrameChannel } from './job-stream.js'
 
+const KiB = 1024
+
+/**
+ * How long a renter may take to send its inputs, from its Start to its InputEnd, and in how
+ * many chunks: a job receiving its inputs holds a slot and a disk share, so a renter that
+ * trickles bytes (or empty chunks) must not keep them for ever.
+ */
+export interface InputTransferLimits {
+  /** time allowed whatever the size, ms */
+  floorMs: number
+  /** slowest transfer rate allowed beyond the floor, bytes per second */
+  minBytesPerSecond: number
+  /** longest transfer allowed whatever the size, ms */
+  maxMs: number
+}
+
+export const INPUT_TRANSFER_DEFAULTS: Readonly<InputTransferLimits> = {
+  floorMs: 30_000,
+  minBytesPerSecond: 256 * KiB,
+  maxMs: 60 * 60_000
+}
+
+/**
+ * Average chunk size below which a transfer has too many chunks. This implementation sends
+ * chunks of almost 1 MiB (smaller only at a file's end), so 64 KiB leaves ample room.
+ */
+const MIN_AVERAGE_CHUNK_BYTES = 64 * KiB
+
+/** The whole-transfer deadline for `declaredBytes` of inputs: floor + size at the minimum rate, capped. */
+export function inputDeadlineMs (declaredBytes: number, limits: InputTransferLimits): number {
+  return Math.min(limits.maxMs, limits.floorMs + Math.ceil(declaredBytes * 1000 / Math.max(1, limits.minBytesPerSecond)))
+}
+
+/** Most InputChunk frames for a manifest: one per file, plus one per MIN_AVERAGE_CHUNK_BYTES declared. */
+export function maxInputChunks (files: number, declaredBytes: number): number {
+  return files + Math.ceil(declaredBytes / MIN_AVERAGE_CHUNK_BYTES)
+}
+
+export interface ReceiveLimits {
+  /** bytes the inputs may hold (the smaller of the declared size and the provider's bound) */
+  maxInputBytes: number
+  /** from Start to InputEnd, ms (inputDeadlineMs) */
+  deadlineMs: number
+  /** when the Start arrived (Date.now()) */
+  startedAt: number
+  /** InputChunk frames allowed (maxInputChunks) */
+  maxChunks: number
+}
+
 /**
  * Reads the inputs into `dir`; resolves with the manifest once every file arrived whole.
- * `stop`, when it rejects, ends the receipt at once with its error (the job lost its slot).
+ * Past the deadline or the chunk bound it throws a Rejection (the session answers Rejected
+ * and gives the slot and disk share back). `stop`, when it rejects, ends the receipt at once
+ * with its error (the job lost its slot).
  */
-export async function receiveInputs (ch: FrameChannel, manifest: FileEntry[], dir: string, maxInputBytes: number, stop?: Promise<never>): Promise<FileEntry[]> {
+export async function receiveInputs (ch: FrameChannel, manifest: FileEntry[], dir: string, limits: ReceiveLimits, stop?: Promise<never>): Promise<FileEntry[]> {
   const files = new InputFiles(manifest, dir)
   let total = 0
+  let chunks = 0
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => { reject(new Rejection(JobFrame.Rejected.Code.OTHER, `inputs not received within ${limits.deadlineMs} ms of Start (${total} of ${limits.maxInputBytes} bytes arrived)`)) }, Math.max(0, limits.startedAt + limits.deadlineMs - Date.now()))
+  })
+  late.catch(() => {})
+  const ends = stop == null ? [late] : [late, stop]
   try {
     while (true) {
-      const frame = await (stop == null ? ch.next() : Promise.race([ch.next(), stop]))
+      const frame = await Promise.race([ch.next(), ...ends])
       if (frame == null) throw new JobStreamError('CANCELLED', 'renter closed the stream while sending inputs')
       const kind = frameKind(frame)
       if (kind === 'inputEnd') break
       if (kind !== 'inputChunk') throw new JobStreamError('PROTOCOL', `unexpected ${kind} frame while receiving inputs`)
       const chunk = frame.inputChunk as JobFrame.InputChunk
+      if (chunk.data.byteLength === 0) throw new JobStreamError('PROTOCOL', 'empty input chunk (an empty file has no chunk)')
+      if (++chunks > limits.maxChunks) throw new Rejection(JobFrame.Rejected.Code.OTHER, `more than ${limits.maxChunks} input chunks for ${manifest.length} files of ${limits.maxInputBytes} bytes`)
       total += chunk.data.byteLength
-      if (total > maxInputBytes) throw new JobStreamError('INPUT_TOO_LARGE', `inputs exceed ${maxInputBytes} bytes`)
+      if (total > limits.maxInputBytes) throw new JobStreamError('INPUT_TOO_LARGE', `inputs exceed ${limits.maxInputBytes} bytes`)
       await files.write(chunk)
     }
     await files.finishAll()
     return manifest
   } finally {
+    clearTimeout(timer)
     await files.abandon()
   }
 }

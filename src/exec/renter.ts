@@ -6,11 +6,14 @@
  */
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES } from '../../protocols/codec.js'
+import { SignedEnvelope } from '../../protocols/envelope.js'
 import { PROTOCOL } from '../../protocols/ids.js'
+import { JobRequest } from '../../protocols/market.js'
 import { openAward, peerIdFromBytes } from '../market/index.js'
 import { AttemptLog, followRun, OutputFiles } from './attempt-follow.js'
 import { awaitAccepted, inputManifest, sendJob } from './attempt-send.js'
-import { RenterLimitError, renterLimits, runDeadlineMs, type DiskBudget, type RenterLimits } from './attempt-limits.js'
+import { deadlineGraceMs, RenterLimitError, renterLimits, runDeadlineMs, type DiskBudget, type RenterLimits } from './attempt-limits.js'
 import { verifyAndReceipt } from './attempt-verify.js'
 import { fileSetDigest } from './digest.js'
 import { JobRejectedError, JobStreamError } from './errors.js'
@@ -135,10 +138,11 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
     result.acceptedAt = Date.now()
     emit({ type: 'accepted', attempt, provider: result.provider })
     // the hard deadline: progress frames keep the stream alive, never past the job's time limit + grace + margin
-    const deadlineMs = runDeadlineMs(payload.runtime.timeoutMs, limits)
+    const noticeMs = minNoticeMs(awarded.jobRequest)
+    const deadlineMs = runDeadlineMs(payload.runtime.timeoutMs, limits, noticeMs)
     let timer: ReturnType<typeof setTimeout> | undefined
     const deadline = new Promise<never>((resolve, reject) => {
-      timer = setTimeout(() => { reject(new RenterLimitError('deadline', `the provider was still running the job ${deadlineMs} ms after accepting it (time limit ${payload.runtime.timeoutMs} ms + grace ${limits.deadlineGraceMs} ms + margin ${limits.deadlineMarginMs} ms)`)) }, deadlineMs)
+      timer = setTimeout(() => { reject(new RenterLimitError('deadline', `the provider was still running the job ${deadlineMs} ms after accepting it (time limit ${payload.runtime.timeoutMs} ms + grace ${deadlineGraceMs(limits, noticeMs)} ms + margin ${limits.deadlineMarginMs} ms)`)) }, deadlineMs)
     })
     const following = followRun(ch, { outputs, log: new AttemptLog(join(opts.dir, 'log.txt'), limits.maxLogBytes, opts.disk), attempt, emit, onFirstLog: () => { result.firstLogAt = Date.now() } })
     let report
@@ -174,5 +178,16 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
   } finally {
     result.endedAt = Date.now()
     emit({ type: 'attempt-ended', attempt, provider: result.provider, outcome: result.outcome, detail: result.detail })
+  }
+}
+
+/** The minimum preemption notice the renter's own job request asked for (0 when it cannot be read). */
+function minNoticeMs (jobRequest: Uint8Array): number {
+  try {
+    const envelope = decodeBounded(SignedEnvelope, jobRequest, 'job request envelope', envelopeMaxBytes(MAX_BYTES.jobRequest))
+    const request = decodeBounded(JobRequest, envelope.payload, 'job request', MAX_BYTES.jobRequest, LIMITS.jobRequest)
+    return request.constraints?.minPreemptionNoticeMs ?? 0
+  } catch {
+    return 0
   }
 }

@@ -49,8 +49,21 @@ export interface Lease {
   onPreempt(handler: (notice: PreemptNotice) => void): void
   /** drops the handler: a later notice waits for the next onPreempt */
   offPreempt(): void
+  /**
+   * For a lease reserved with `deferDisplacement`: tells the bronze job it displaces to stop
+   * now (until then that job runs on, and `ready` waits). Otherwise, or a second time, nothing.
+   */
+  claim(): void
   /** gives the slot back (run finished, failed or never started); safe to call twice */
   release(): void
+}
+
+export interface ReserveOptions {
+  /**
+   * A gold/silver job that must displace a bronze one waits for `lease.claim()` before the
+   * bronze job is told to stop: a job still receiving its inputs evicts nobody (issue 13).
+   */
+  deferDisplacement?: boolean
 }
 
 export interface SlotView {
@@ -96,6 +109,8 @@ class LeaseImpl implements Lease {
   private resolveReady!: () => void
   private handler?: (notice: PreemptNotice) => void
   private pendingNotice?: PreemptNotice
+  /** the displacement this lease waits to claim (deferDisplacement) */
+  deferred?: () => void
 
   constructor (readonly job: SlotJob, readonly gpu: SchedulerGpu, private readonly scheduler: SlotScheduler, now: number) {
     this.preemptible = job.tier === 'bronze'
@@ -123,6 +138,12 @@ class LeaseImpl implements Lease {
 
   offPreempt (): void {
     this.handler = undefined
+  }
+
+  claim (): void {
+    const displace = this.deferred
+    this.deferred = undefined
+    if (!this.released) displace?.()
   }
 
   release (): void {
@@ -159,9 +180,10 @@ export class SlotScheduler {
 
   /**
    * Places a job: a free slot, else (gold/silver) the slot of a bronze job, which is told to
-   * stop; `lease.ready` resolves once the slot is free. Refuses when paused or full.
+   * stop (at once, or at `lease.claim()` with `deferDisplacement`); `lease.ready` resolves once
+   * the slot is free. Refuses when paused or full.
    */
-  reserve (job: SlotJob): Lease | Refusal {
+  reserve (job: SlotJob, opts: ReserveOptions = {}): Lease | Refusal {
     const can = this.canAccept(job)
     if ('refused' in can) return can
     const free = this.slots.find(s => s.lease == null)
@@ -175,7 +197,11 @@ export class SlotScheduler {
     const slot = this.victim() as Slot
     const lease = new LeaseImpl(job, slot.gpu, this, this.now())
     slot.next = lease
-    slot.lease?.notify({ reason: 'tier', graceMs: this.graceMs, detail: `preempted by a ${job.tier} job` })
+    // the bronze job being displaced, captured: once it is gone the slot's lease is this one
+    const victim = slot.lease as LeaseImpl
+    const displace = (): void => { victim.notify({ reason: 'tier', graceMs: this.graceMs, detail: `preempted by a ${job.tier} job` }) }
+    if (opts.deferDisplacement === true) lease.deferred = displace
+    else displace()
     this.changed()
     return lease
   }

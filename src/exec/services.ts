@@ -5,7 +5,8 @@
  */
 import { CAPACITY_SERVICE, isAvailable, readGpuTelemetry, type ProviderProfile } from '../capability/index.js'
 import { slotCapacity } from './capacity.js'
-import { EXEC_DEFAULTS, EXEC_SERVICE, type ExecGpu } from './job-service-init.js'
+import { DiskBudget } from './admission.js'
+import { defaultDiskBudgetBytes, EXEC_DEFAULTS, EXEC_SERVICE, type ExecGpu } from './job-service-init.js'
 import { jobExecService } from './provider.js'
 import { makeRunner } from './runners/make-runner.js'
 import { checkWorkRootOutside, defaultWorkRoot } from './runners/work-dirs.js'
@@ -34,6 +35,8 @@ export interface ExecServicesOptions {
   provider?: ExecProviderOptions
 }
 
+const GiB = 1024 ** 3
+
 function execGpus (profile: ProviderProfile): ExecGpu[] {
   return profile.gpus.map(g => ({ index: g.index, uuid: g.uuid, simulated: g.simulated, modelKey: g.modelKey, driverVersion: g.driverVersion }))
 }
@@ -53,14 +56,18 @@ export function execServices (opts: ExecServicesOptions): Required<NodeExtension
   const read = profile.simulated ? undefined : async () => await readGpuTelemetry({ nvidiaSmi })
   const workRoot = opts.provider.workRoot ?? defaultWorkRoot(opts.dataDir)
   checkWorkRootOutside(workRoot, opts.dataDir)
+  // one disk budget, which the job service holds shares of and the bid engine reads
+  const disk = new DiskBudget(policy.diskBudgetGiB != null ? Math.round(policy.diskBudgetGiB * GiB) : defaultDiskBudgetBytes({ gpus }))
   return {
     ...none,
     services: {
-      [CAPACITY_SERVICE]: slotCapacity(scheduler),
+      [CAPACITY_SERVICE]: slotCapacity(scheduler, { budget: disk, outputBoundBytes: EXEC_DEFAULTS.maxOutputBytes }),
       [EXEC_SERVICE]: jobExecService({
         runner: makeRunner(opts.provider.runner ?? 'docker', profile, { jobUser: opts.provider.jobUser, fileBytes: EXEC_DEFAULTS.maxOutputBytes, docker: opts.provider.docker }),
         gpus,
         scheduler,
+        disk,
+        maxSlotsPerRenter: policy.maxSlotsPerRenter,
         workRoot,
         maxJobMs: policy.maxJobMinutes * 60_000,
         telemetry: { read },

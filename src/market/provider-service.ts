@@ -15,6 +15,7 @@ import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, serveOnce, type GossipRouter } from 
 import { checkAwardForJob, isAwardedTo, readAward } from './award-check.js'
 import { clearingSample, heardBid, type HeardBid } from './clearing-check.js'
 import { CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapacitySource } from '../capability/index.js'
+import { JobMemory } from './job-memory.js'
 import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats } from './bid-engine.js'
 import { MarketMessageError } from './errors.js'
 import {
@@ -35,8 +36,8 @@ export const MARKET_PROVIDER_CAPABILITY = '@idlegrid/market-provider'
 
 /** multicodec of /p2p */
 const P2P_CODE = 421
-/** Job requests remembered (for awards and explain); the oldest are forgotten first. */
-const MAX_JOBS = 2_000
+/** Award attempts answered that are remembered; the oldest are forgotten first. */
+const MAX_ANSWERED = 2_000
 /** Bids remembered per auction (by message hash) to verify awards' winning bids; more are not kept (no price is learnt then). */
 const MAX_BIDS_PER_AUCTION = 32
 /** Auctions whose heard bids are remembered; the oldest are forgotten first (awards follow within a minute). */
@@ -126,8 +127,8 @@ class MarketProvider implements MarketProviderService, Startable {
   private readonly init: MarketProviderInit
   private readonly engine: BidEngine
   private readonly log: Logger
-  /** by jobKey(renter, job id hex); the renter's re-auction (new nonce) replaces its entry */
-  private readonly jobs = new Map<string, SeenJob>()
+  /** by renter, then job id hex, bounded per renter (job-memory.ts); the renter's re-auction (new nonce) replaces its entry */
+  private readonly jobs = new JobMemory<SeenJob>()
   /** bids heard on gossip by `${job id hex}/${nonce hex}`, then by bid hash; the oldest auctions are forgotten first */
   private readonly bids = new Map<string, Map<string, HeardBid>>()
   /** `${jobKey}/${nonce hex}/${attempt}` already answered */
@@ -200,21 +201,28 @@ class MarketProvider implements MarketProviderService, Startable {
   }
 
   jobRequest (renter: PeerId | string, jobId: string): Signed<JobRequest> | undefined {
-    return this.jobs.get(jobKey(renter, jobId))?.job
+    return this.jobs.get(renter.toString(), jobId)?.job
   }
 
   explain (job: JobRequest): BidDecision {
-    return this.engine.decide(job)
+    return this.decide(job)
   }
 
   [CONTROL_HANDLERS] (): Record<string, () => Promise<unknown>> {
     return { 'market.stats': async () => this.stats() }
   }
 
-  private remember (key: string, seen: SeenJob): void {
-    this.jobs.delete(key)
-    this.jobs.set(key, seen)
-    if (this.jobs.size > MAX_JOBS) this.jobs.delete(this.jobs.keys().next().value as string)
+  /**
+   * The bid engine's decision, unless the disk budget the jobs in progress leave cannot take
+   * one more job: a job request declares no input size, so the least a job reserves (no inputs,
+   * the output bound) is what must fit.
+   */
+  private decide (job: JobRequest, now = Date.now()): BidDecision {
+    const slots = this.components[CAPACITY_SERVICE]
+    const free = slots.freeDiskBytes?.()
+    const need = slots.jobDiskBytes?.(0)
+    if (free != null && need != null && need > free) return { bid: false, reason: DeclineReason.NO_CAPACITY, detail: `disk budget: jobs in progress leave ${free} bytes, a job needs at least ${need}` }
+    return this.engine.decide(job, now)
   }
 
   private async onJob (job: Signed<JobRequest>): Promise<void> {
@@ -222,8 +230,8 @@ class MarketProvider implements MarketProviderService, Startable {
     const renter = job.signer.toString()
     const now = Date.now()
     const seen: SeenJob = { job }
-    this.remember(jobKey(job.signer, jobId), seen)
-    const decision = this.engine.decide(job.message, now)
+    this.jobs.set(renter, jobId, seen)
+    const decision = this.decide(job.message, now)
     const windowEnd = Number(job.message.createdAt) + job.message.bidWindowMs
     if (decision.bid && now >= windowEnd) {
       this.engine.record({ bid: false, reason: DeclineReason.EXPIRED, detail: 'bid window already closed' })
@@ -274,7 +282,7 @@ class MarketProvider implements MarketProviderService, Startable {
   private onAward (award: Signed<Award>): void {
     const jobId = toHex(award.message.jobId)
     // only an award of an auction we saw, signed by its renter, says anything about the market
-    const seen = this.jobs.get(jobKey(award.signer, jobId))
+    const seen = this.jobs.get(award.signer.toString(), jobId)
     if (seen == null) return
     try {
       checkAwardForJob(award, seen.job)
@@ -317,7 +325,7 @@ class MarketProvider implements MarketProviderService, Startable {
     // only the renter answers for its award: a third party relaying it (seen on gossip, say) is refused
     if (!remote.equals(award.signer)) return respond(false, DeclineReason.OTHER, 'the award was not sent by its renter')
     if (!isAwardedTo(a, this.components.peerId)) return respond(false, DeclineReason.OTHER, 'the award names another winner')
-    const seen = this.jobs.get(jobKey(award.signer, jobId))
+    const seen = this.jobs.get(award.signer.toString(), jobId)
     if (seen == null || !equals(seen.job.message.nonce, a.jobNonce)) return respond(false, DeclineReason.UNKNOWN_JOB, 'no job request seen for this award')
     try {
       checkAwardForJob(award, seen.job)
@@ -329,7 +337,7 @@ class MarketProvider implements MarketProviderService, Startable {
     const key = `${jobKey(award.signer, jobId)}/${toHex(a.jobNonce)}/${a.attempt}`
     if (this.answered.has(key)) return respond(false, DeclineReason.OTHER, 'this award attempt was already answered')
     this.answered.add(key)
-    if (this.answered.size > MAX_JOBS) this.answered.delete(this.answered.values().next().value as string)
+    if (this.answered.size > MAX_ANSWERED) this.answered.delete(this.answered.values().next().value as string)
     const accepted: AcceptedJob = {
       jobId, job: seen.job, award, bid: seen.bid, priceMicroUsd: a.clearingPriceMicroUsd, priceUsd: microToUsd(a.clearingPriceMicroUsd)
     }
@@ -340,7 +348,7 @@ class MarketProvider implements MarketProviderService, Startable {
       throw new MarketMessageError('silent', 'award left unanswered')
     }
     if (!verdict.accept) return respond(false, verdict.reason, verdict.detail)
-    const now = this.engine.decide(seen.job.message)
+    const now = this.decide(seen.job.message)
     if (!now.bid && now.reason === DeclineReason.NO_CAPACITY) return respond(false, DeclineReason.NO_CAPACITY, now.detail)
     this.engine.recordWin(a.clearingPriceMicroUsd, seen.job.message)
     this.log('accepted %s at %d micro-USD', jobId, a.clearingPriceMicroUsd)
@@ -353,7 +361,7 @@ class MarketProvider implements MarketProviderService, Startable {
     const req = decodeBounded(ExplainRequest, request, 'explain request', MAX_BYTES.explainRequest)
     const jobId = toHex(req.jobId)
     // the job the asker published under this id; anyone else's job must come with its request
-    let job = this.jobs.get(jobKey(remote, jobId))?.job
+    let job = this.jobs.get(remote.toString(), jobId)?.job
     const answer = (reason: DeclineReason, detail: string): Uint8Array => signDecline(this.key, this.components.peerId, {
       jobId: req.jobId, provider: this.components.peerId.toMultihash().bytes, reason, detail: detail.slice(0, 256), createdAt: BigInt(Date.now())
     }).envelope
@@ -366,7 +374,7 @@ class MarketProvider implements MarketProviderService, Startable {
       if (!equals(job.message.jobId, req.jobId)) return answer(DeclineReason.OTHER, 'the job request is for another job id')
     }
     if (job == null) return answer(DeclineReason.UNKNOWN_JOB, 'no job request seen from this renter with this id')
-    const decision = this.engine.decide(job.message)
+    const decision = this.decide(job.message)
     return decision.bid
       ? answer(DeclineReason.WILL_BID, `would bid ${microToUsd(decision.priceMicroUsd).toFixed(2)} USD/GPU-h on ${decision.gpuModel}`)
       : answer(decision.reason, decision.detail)

@@ -129,6 +129,10 @@ describe('capability/policy', () => {
       ['bad dataset digest', { ...base, datasets: [DIGEST, 'abc'] }, 'provider.datasets[1]'],
       ['non-hex dataset digest', { ...base, datasets: ['z'.repeat(64)] }, 'provider.datasets[0]'],
       ['negative grace', { ...base, preemptionGraceSeconds: -1 }, 'provider.preemptionGraceSeconds'],
+      ['zero slots per renter', { ...base, maxSlotsPerRenter: 0 }, 'provider.maxSlotsPerRenter'],
+      ['fractional slots per renter', { ...base, maxSlotsPerRenter: 1.5 }, 'provider.maxSlotsPerRenter'],
+      ['zero disk budget', { ...base, diskBudgetGiB: 0 }, 'provider.diskBudgetGiB'],
+      ['disk budget not a number', { ...base, diskBudgetGiB: 'lots' }, 'provider.diskBudgetGiB'],
       ['unknown key', { ...base, pricefloor: 1 }, 'provider.pricefloor']
     ]
     for (const [what, raw, field] of bad) {
@@ -166,6 +170,8 @@ describe('capability/policy', () => {
         'max-power': '300',
         datasets: [DIGEST],
         grace: '30',
+        'max-slots-per-renter': '2',
+        'disk-budget': '0.5',
         verbose: 'true' // not a policy flag: ignored
       })
       assert.deepEqual(file, before)
@@ -183,6 +189,8 @@ describe('capability/policy', () => {
       assert.equal(p.power.maxPowerWatts, 300)
       assert.deepEqual(p.datasets, [DIGEST])
       assert.equal(p.preemptionGraceSeconds, 30)
+      assert.equal(p.maxSlotsPerRenter, 2)
+      assert.equal(p.diskBudgetGiB, 0.5)
     })
 
     it('time zone, temperature and residency flags; repeated scalar: last wins', () => {
@@ -207,6 +215,8 @@ describe('capability/policy', () => {
       assert.throws(() => parsePolicy(applyPolicyFlags(file, { 'max-temp': 'hot' })), configError('provider.thermal.maxTemperatureC'))
       assert.throws(() => parsePolicy(applyPolicyFlags(file, { 'time-zone': 'Nowhere/City' })), configError('provider.availability.timeZone'))
       assert.throws(() => parsePolicy(applyPolicyFlags(file, { residency: 'us' })), configError('provider.residency'))
+      assert.throws(() => parsePolicy(applyPolicyFlags(file, { 'max-slots-per-renter': '0' })), configError('provider.maxSlotsPerRenter'))
+      assert.throws(() => parsePolicy(applyPolicyFlags(file, { 'disk-budget': '-1' })), configError('provider.diskBudgetGiB', /greater than 0/))
     })
 
     it('a non-mapping file section is an error', () => {

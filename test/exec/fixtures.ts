@@ -21,7 +21,8 @@ import { CAPACITY_SERVICE } from '../../src/capability/index.js'
 import { slotCapacity } from '../../src/exec/capacity.js'
 import { FrameChannel } from '../../src/exec/job-stream.js'
 import { SlotScheduler } from '../../src/exec/scheduler.js'
-import { EXEC_SERVICE, type ExecServiceInit } from '../../src/exec/job-service-init.js'
+import { DiskBudget } from '../../src/exec/admission.js'
+import { defaultDiskBudgetBytes, EXEC_DEFAULTS, EXEC_SERVICE, type ExecServiceInit } from '../../src/exec/job-service-init.js'
 import { jobExecService, type JobExecService } from '../../src/exec/provider.js'
 import { openReceipt, signAttestation } from '../../src/exec/records.js'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
@@ -103,11 +104,13 @@ export function makeAward (renter: { privateKey: Ed25519PrivateKey, peerId: Peer
  */
 export function execProviderServices (init: ExecServiceInit, dataDir: string): Record<string, (components: any) => unknown> {
   const scheduler = init.scheduler ?? new SlotScheduler({ gpus: init.gpus, graceMs: init.graceMs })
+  // the job service and the bid engine share one disk budget, as the composition root builds them
+  const disk = init.disk ?? new DiskBudget(init.diskBudgetBytes ?? defaultDiskBudgetBytes(init))
   return {
     [LEDGER_SERVICE]: ledgerService({ dataDir, role: 'provider', flushOnStopMs: 0 }),
     [MARKET_PROVIDER_SERVICE]: marketProvider({ profile: () => undefined }),
-    [CAPACITY_SERVICE]: slotCapacity(scheduler),
-    [EXEC_SERVICE]: jobExecService({ ...init, scheduler })
+    [CAPACITY_SERVICE]: slotCapacity(scheduler, { budget: disk, outputBoundBytes: init.maxOutputBytes ?? EXEC_DEFAULTS.maxOutputBytes }),
+    [EXEC_SERVICE]: jobExecService({ ...init, scheduler, disk })
   }
 }
 
@@ -171,7 +174,9 @@ export type Misbehaviour = 'oversized-frame' | 'forged-attestation' | 'bad-outpu
   /** Progress frames every 100 ms and never a Result (until the renter gives up) */
   'endless-progress' |
   /** terminal escape sequences in a log line and an output file name, then a proper result */
-  'escape-sequences'
+  'escape-sequences' |
+  /** a proper run, but an attestation (properly signed) naming other inputs (the empty set) than the renter sent */
+  'wrong-input-digest'
 
 /** What 'escape-sequences' sends: a log line that sets the terminal title and clears the screen, and an output name in red. */
 export const ESCAPES = { line: 'hello \u001b]0;pwned\u0007\u001b[2J\u009b31m', path: 'red\u001b[31m.txt' }
@@ -226,7 +231,7 @@ export async function misbehavingProvider (node: IdlegridNode, mode: Misbehaviou
         const attestation = signAttestation(key.privateKey, mode === 'forged-attestation' && forger != null ? node.peerId : key.peerId, {
           jobId: award.jobId,
           renter: signer,
-          inputDigest: fileSetDigest(inputs),
+          inputDigest: fileSetDigest(mode === 'wrong-input-digest' ? [] : inputs),
           outputDigest: fileSetDigest(claimed),
           startedAt: Date.now(),
           endedAt: Date.now(),

@@ -16,6 +16,8 @@ import { CHUNK_BYTES, FrameChannel, frameKind } from '../../src/exec/job-stream.
 import { SlotScheduler, type Lease } from '../../src/exec/scheduler.js'
 import { type ExecServiceInit } from '../../src/exec/job-service-init.js'
 import { runAttempt } from '../../src/exec/renter.js'
+import { MARKET_PROVIDER_SERVICE, parseJobSpec, type MarketProviderService } from '../../src/market/index.js'
+import { toJobRequest } from '../../src/market/job-spec.js'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
 import { recordAttack, startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
 import { copyJob, execOf, execProviderServices, makeAward } from './fixtures.js'
@@ -24,12 +26,13 @@ import type { IdlegridNode } from '../../src/node/index.js'
 const MiB = 1024 * 1024
 
 /**
- * Three providers that run any award (no market here): P0 with one GPU and the default
+ * Four providers that run any award (no market here): P0 with one GPU and the default
  * limits, P1 with two GPUs and at most one slot per renter, P2 with two GPUs, a 1 MiB output
- * bound and a 4 MiB disk budget.
+ * bound and a 4 MiB disk budget, P3 with one GPU and a short input transfer bound (1 s +
+ * 1 MiB/s).
  */
 function providerInit (dir: string, i: number): ExecServiceInit {
-  const gpus = Array.from({ length: i === 0 ? 1 : 2 }, (_, index) => ({ index, uuid: `GPU-sim-limits-${i}-${index}`, simulated: true, modelKey: 'h100-80gb' }))
+  const gpus = Array.from({ length: i === 0 || i === 3 ? 1 : 2 }, (_, index) => ({ index, uuid: `GPU-sim-limits-${i}-${index}`, simulated: true, modelKey: 'h100-80gb' }))
   return {
     runner: new ProcessRunner(),
     gpus,
@@ -39,7 +42,8 @@ function providerInit (dir: string, i: number): ExecServiceInit {
     idleMs: 10_000,
     requireAccepted: false,
     ...(i === 1 ? { maxSlotsPerRenter: 1 } : {}),
-    ...(i === 2 ? { maxOutputBytes: MiB, diskBudgetBytes: 4 * MiB } : {})
+    ...(i === 2 ? { maxOutputBytes: MiB, diskBudgetBytes: 4 * MiB } : {}),
+    ...(i === 3 ? { inputTransfer: { floorMs: 1_000, minBytesPerSecond: MiB } } : {})
   }
 }
 
@@ -105,7 +109,7 @@ describe('red team: exec (issue 13)', function () {
     // jobs run as another user when we are root: it must pass through to the work roots
     await chmod(tmp.path, 0o711)
     net = await startInProcessNetwork({
-      providers: 3,
+      providers: 4,
       renters: 2,
       extensions: (role, i) => role === 'provider' ? { services: execProviderServices(providerInit(tmp.path, i), join(tmp.path, `provider-${i}`)) } : {}
     })
@@ -188,9 +192,17 @@ describe('red team: exec (issue 13)', function () {
     assert.match(r2.reason, /more than this provider's disk budget of 4194304/)
     recordAttack({ issue: '13.5', attack: 'fill the provider\'s disk: declared inputs over the free budget / the whole budget', got: 'NO_CAPACITY / INPUT_TOO_LARGE before any byte', limit: 'disk budget reserved at Start' })
     assert.equal(capacityOf(p).freeSlots(), 1, 'refused jobs hold no slot')
+    // the bid engine reads the same budget: 0.5 MiB left cannot take even a job without inputs (the 1 MiB output bound)
+    const probe = toJobRequest(parseJobSpec({ name: 'probe', runtime: { command: ['true'] } }), { renter: renter(1).peerId.toMultihash().bytes })
+    const market = (): MarketProviderService => (p.libp2p.services as Record<string, unknown>)[MARKET_PROVIDER_SERVICE] as MarketProviderService
+    const full = market().explain(probe)
+    assert.match(full.bid ? 'bid' : full.detail, /disk budget: jobs in progress leave 524288 bytes, a job needs at least 1048576/)
     // the budget comes back with the job: then a real job with real inputs runs
     big.ch.abort()
     await waitFor(() => capacityOf(p).freeSlots() === 2, { what: 'the big job gone' })
+    assert.equal(capacityOf(p).freeDiskBytes?.(), 4 * MiB)
+    const freed = market().explain(probe)
+    assert.doesNotMatch(freed.bid ? 'bid' : freed.detail, /disk budget/)
     // copyJob's 1.5 MB inputs, but only the small output (the big one is over P2's 1 MiB output bound)
     const payload = { ...await copyJob(join(tmp.path, 'copy')), runtime: { command: ['/bin/sh', '-c', 'tr a-z A-Z < inputs/a.txt > outputs/upper.txt'], timeoutMs: 20_000 } }
     const ok = await runAttempt(makeAward(renter(1), p.peerId), payload, { libp2p: renter(1).libp2p, privateKey: renter(1).privateKey, peerId: renter(1).peerId, dir: join(tmp.path, 'copy-out'), idleMs: 10_000 })
@@ -211,6 +223,68 @@ describe('red team: exec (issue 13)', function () {
     const r = await rejectedOf(bronze)
     assert.equal(r.code, JobFrame.Rejected.Code.NO_CAPACITY)
     assert.match(r.reason, /preempted by a gold job before it started/)
+  })
+
+  it('a renter that trickles 1-byte chunks loses its slot at the whole-transfer deadline (floor + declared bytes at the minimum rate)', async () => {
+    const p = provider(3)
+    // 4 MiB declared at P3's 1 MiB/s + its 1 s floor: 5 s from Start
+    const began = Date.now()
+    const s = await start(renter(0), p, { declared: 4 * MiB })
+    await waitFor(() => capacityOf(p).freeSlots() === 0, { what: 'the trickling job holding the slot' })
+    let sent = 0
+    while (!s.settled()) {
+      try { await s.ch.send({ inputChunk: { path: 'in.bin', offset: BigInt(sent), data: Uint8Array.of(1) } }) } catch { break }
+      sent++
+      // the attacker's pace: one byte every 200 ms keeps the stream far from its 10 s idle bound
+      await sleep(200)
+    }
+    const r = await rejectedOf(s)
+    const held = Date.now() - began
+    assert.equal(r.code, JobFrame.Rejected.Code.OTHER)
+    assert.match(r.reason, /inputs not received within 5000 ms of Start \(\d+ of 4194304 bytes arrived\)/)
+    await waitFor(() => capacityOf(p).freeSlots() === 1, { what: 'the slot given back' })
+    recordAttack({ issue: '13.5', attack: 'renter trickles 1-byte input chunks (200 ms apart) to keep its slot', got: `slot held ${held} ms, ${sent} bytes sent, then Rejected`, limit: 'input deadline from Start: 1 s + 4 MiB at 1 MiB/s (defaults 30 s + 256 KiB/s, ≤ 1 h)' })
+  })
+
+  it('tiny or empty input chunks are bounded: the chunk count is Rejected, an empty chunk is a protocol error', async () => {
+    const p = provider(3)
+    const tiny = await start(renter(0), p, { declared: MiB })
+    let sent = 0
+    for (; sent < 200 && !tiny.settled(); sent++) {
+      try { await tiny.ch.send({ inputChunk: { path: 'in.bin', offset: BigInt(sent), data: Uint8Array.of(1) } }) } catch { break }
+    }
+    const r = await rejectedOf(tiny)
+    assert.equal(r.code, JobFrame.Rejected.Code.OTHER)
+    assert.match(r.reason, /more than 17 input chunks for 1 files of 1048576 bytes/)
+    await waitFor(() => capacityOf(p).freeSlots() === 1, { what: 'the slot given back' })
+    const empty = await start(renter(0), p, { declared: MiB })
+    await empty.ch.send({ inputChunk: { path: 'in.bin', offset: 0n, data: new Uint8Array(0) } })
+    await assert.rejects(empty.answer, (err: any) => err?.code === 'PROTOCOL' && /empty input chunk/.test(err.message))
+    recordAttack({ issue: '13.5', attack: '1-byte / 0-byte input chunks for 1 MiB declared', got: `Rejected "${r.reason}" (the renter had queued ${sent}) / PROTOCOL error at the first empty chunk`, limit: 'files + declared bytes / 64 KiB chunks; empty chunks refused' })
+  })
+
+  it('a gold job evicts no bronze job before its own inputs are in; once they are, it does', async () => {
+    const p = provider(3)
+    const bronze = await start(renter(0), p, { tier: 'bronze' })
+    await sendInputs(bronze)
+    const accepted = await bronze.answer
+    assert.equal(accepted == null ? 'the end' : frameKind(accepted), 'accepted')
+    const bronzeJob = (): ReturnType<ReturnType<typeof execOf>['jobList']>[number] | undefined => execOf(p).jobList().find(j => j.tier === 'bronze' && j.renter === renter(0).peerId.toString() && j.state !== 'rejected')
+    await waitFor(() => bronzeJob()?.state === 'running', { what: 'the bronze job running' })
+    // a gold renter sends its Start (1 MiB declared) and never a byte
+    const gold = await start(renter(1), p, { tier: 'gold', declared: MiB })
+    await waitFor(() => execOf(p).jobList().some(j => j.tier === 'gold' && j.state === 'receiving'), { what: 'the gold job receiving' })
+    assert.equal(bronzeJob()?.state, 'running', 'the bronze job runs on while the gold job receives')
+    const r = await rejectedOf(gold)
+    assert.match(r.reason, /inputs not received within/)
+    const evicted = bronzeJob()?.state !== 'running' ? 1 : 0
+    assert.equal(bronzeJob()?.state, 'running', 'the bronze job was left running')
+    recordAttack({ issue: '13.5', attack: 'gold Start that never sends its inputs, against a running bronze job', got: `${evicted} bronze job evicted; the gold job Rejected at its input deadline`, limit: 'displacement only after the gold job\'s InputEnd' })
+    // an honest gold job with real inputs displaces it
+    const payload = await copyJob(join(tmp.path, 'gold-in'))
+    const ok = await runAttempt(makeAward(renter(1), p.peerId, { tier: 'gold' }), payload, { libp2p: renter(1).libp2p, privateKey: renter(1).privateKey, peerId: renter(1).peerId, dir: join(tmp.path, 'gold-out'), idleMs: 10_000 })
+    assert.equal(ok.outcome, 'ok', ok.detail)
+    assert.equal(bronzeJob()?.status, 'preempted')
   })
 })
 
@@ -246,6 +320,37 @@ describe('exec: provider limits', function () {
     const late: string[] = []
     bronze.onPreempt(n => late.push(n.detail))
     assert.deepEqual(late, ['preempted by a gold job'])
+  })
+
+  it('a deferred displacement tells the bronze job to stop only at claim, and never once either side is gone', () => {
+    const s = new SlotScheduler({ gpus: gpus.slice(0, 1) })
+    const notices: string[] = []
+    const bronze = lease(s.reserve({ key: 'A/1', tier: 'bronze' }))
+    bronze.onPreempt(n => notices.push(n.detail))
+    const gold = lease(s.reserve({ key: 'B/1', tier: 'gold' }, { deferDisplacement: true }))
+    assert.deepEqual(notices, [], 'no notice while the gold job receives')
+    assert.equal(s.slotsView()[0]?.waiting, 'B/1', 'the gold job holds its place')
+    assert.equal(s.placement({ tier: 'gold' }), undefined, 'no second job can take the same bronze slot')
+    gold.claim()
+    gold.claim()
+    assert.deepEqual(notices, ['preempted by a gold job'])
+    // a gold job that gives up before its claim leaves the bronze job alone
+    bronze.release()
+    gold.release()
+    const b2 = lease(s.reserve({ key: 'A/2', tier: 'bronze' }))
+    const n2: string[] = []
+    b2.onPreempt(n => n2.push(n.detail))
+    const g2 = lease(s.reserve({ key: 'B/2', tier: 'gold' }, { deferDisplacement: true }))
+    g2.release()
+    g2.claim()
+    assert.deepEqual(n2, [])
+    // the bronze job ends by itself before the claim: the gold job gets the slot, the claim notifies nobody
+    const g3 = lease(s.reserve({ key: 'B/3', tier: 'gold' }, { deferDisplacement: true }))
+    b2.release()
+    assert.equal(s.slotsView()[0]?.job?.key, 'B/3')
+    g3.claim()
+    assert.deepEqual(n2, [])
+    assert.equal(s.slotsView()[0]?.job?.preempting, false)
   })
 
   it('the disk budget refuses a share that does not fit now (NO_CAPACITY) or ever (INPUT_TOO_LARGE), and takes shares back', () => {

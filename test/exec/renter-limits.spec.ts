@@ -158,6 +158,33 @@ describe('red team: exec renter limits (issue 13)', function () {
     assert.equal(summary.history[1]?.outcome, 'ok')
   })
 
+  it('an attestation naming other inputs than those sent: bad_attestation, no receipt, the job ends ok on the next provider', async () => {
+    await misbehave('wrong-input-digest')
+    const honest = net.providers[1] as InProcessNetwork['providers'][number]
+    const jobId = new Uint8Array(randomBytes(16))
+    const order = [bad().peerId, honest.peerId]
+    const summary = await runJob({
+      libp2p: renter().libp2p,
+      privateKey: renter().privateKey,
+      peerId: renter().peerId,
+      awards: { next: async ({ exclude, attempt }) => makeAward(renter(), order.find(p => !exclude.includes(p.toString())) ?? honest.peerId, { attempt, jobId }) },
+      jobId: Buffer.from(jobId).toString('hex'),
+      baseDir: join(tmp.path, 'input-digest'),
+      idleMs: 10_000,
+      payload
+    })
+    const first = summary.history[0]
+    assert.equal(first?.provider, bad().peerId.toString())
+    assert.equal(first?.outcome, 'bad_attestation', first?.detail)
+    assert.match(first?.detail ?? '', /attestation names other inputs than those sent/)
+    // the renter signs nothing for an attestation about other inputs, and keeps none of its outputs as verified
+    await assert.rejects(stat(join(first?.dir ?? '', 'receipt.bin')), { code: 'ENOENT' })
+    assert.equal(summary.status, 'ok', summary.detail)
+    assert.equal(summary.history[1]?.outcome, 'ok')
+    assert.equal(summary.history[1]?.provider, honest.peerId.toString())
+    recordAttack({ issue: '13.4', attack: 'provider attests an input digest other than the inputs sent (INPUT_MISMATCH)', got: `attempt ${first?.outcome ?? '?'}, no receipt; job ${summary.status} on the next provider`, limit: 'renter checks the attestation\'s input digest against the manifest it sent' })
+  })
+
   it('the job\'s disk budget holds across attempts: a provider that fills it ends the job instead of the renter\'s disk', async () => {
     await misbehave('huge-log')
     const honest = net.providers[1] as InProcessNetwork['providers'][number]

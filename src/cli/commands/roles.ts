@@ -38,6 +38,8 @@ export const PROVIDER_OPTIONS: OptionTable = {
   'max-power': { type: 'string', valueName: 'W', description: 'board power limit, watts' },
   datasets: { type: 'string', multiple: true, valueName: 'LIST', description: 'sha256 digests of locally cached datasets' },
   grace: { type: 'string', valueName: 'S', description: 'seconds a preempted job gets between SIGTERM and SIGKILL (default 10)' },
+  'max-slots-per-renter': { type: 'string', valueName: 'N', description: 'GPU slots one renter\'s jobs may hold or wait for at once (default one per GPU)' },
+  'disk-budget': { type: 'string', valueName: 'GIB', description: 'disk all jobs in progress may hold, GiB: each reserves its declared inputs + the 4 GiB output bound (default 16 per GPU)' },
   'simulate-gpu': { type: 'string', multiple: true, valueName: 'MODEL:VRAM_GB[:COUNT]', description: 'advertise simulated GPUs instead of running nvidia-smi (repeatable; development)' },
   'nvidia-smi': { type: 'string', valueName: 'PATH', description: 'nvidia-smi binary (default: nvidia-smi on PATH)' },
   'record-ttl-seconds': { type: 'string', valueName: 'S', description: 'capability record lifetime, refreshed at half of it (default 1800, 5..7200)' },

@@ -1,0 +1,137 @@
+/**
+ * Red team, market (issue 13): a job-request flood. Providers remember job requests so that
+ * an award can be tied to the auction it ends; a renter (or a few keys) publishing thousands
+ * of job requests must not push an honest renter's job out of that memory, or its award is
+ * declined `unknown-job`. Real in-process nodes, real gossip, real signatures.
+ */
+import * as assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy.js'
+import { providerProfile } from '../../src/capability/profile.js'
+import { JobMemory } from '../../src/market/job-memory.js'
+import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
+import { readAcceptResponse, readBid, signAward, signJobRequest, type Bid, type JobRequest } from '../../src/market/messages.js'
+import { MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../../src/market/provider-service.js'
+import { marketServices } from '../../src/market/services.js'
+import { GOSSIP_SERVICE, requestOnce, type IdlegridNode } from '../../src/node/index.js'
+import { AcceptRequest } from '../../protocols/market.js'
+import { MAX_BYTES } from '../../protocols/codec.js'
+import { PROTOCOL, TOPIC } from '../../protocols/ids.js'
+import { LEDGER_SERVICE } from '../../src/ledger/index.js'
+import { providerMarketServices, reputationService, waitForMarketMesh } from './fixtures.js'
+import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
+import type { Signed } from '../../src/identity/index.js'
+import type { ConnectionManager } from '@libp2p/interface-internal'
+
+const FLOOD = 5_000
+const FLOOD_KEYS = 3
+/** requests published before the attacker waits for the provider to have judged the batch before */
+const BATCH = 250
+/** More VRAM than any GPU has: the provider bids on none of the flood. */
+const IMPOSSIBLE_VRAM_MIB = 4_000_000
+
+describe('red team: market job-request flood (issue 13)', function () {
+  // 5,000 signed requests through gossip take about 35 s on an idle machine; allow for a loaded one
+  this.timeout(300_000)
+  let net: InProcessNetwork
+  const profile = providerProfile(parsePolicy({ region: 'eu-west', priceFloor: 1, images: ['*'] }), parseSimulatedGpus(['H100:80']))
+  const victim = (): IdlegridNode => net.renters[0] as IdlegridNode
+  /** the attacker's nodes: gossip takes a job request only from the node that signed it */
+  const attackers = (): IdlegridNode[] => net.renters.slice(1)
+  const provider = (): IdlegridNode => net.providers[0] as IdlegridNode
+  const market = (): MarketProviderService => provider().libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
+
+  before(async () => {
+    net = await startInProcessNetwork({
+      providers: 1,
+      renters: 1 + FLOOD_KEYS,
+      extensions: (role) => {
+        if (role === 'provider') return providerMarketServices(profile)
+        const ext = marketServices({ role })
+        if (role === 'renter') ext.services[LEDGER_SERVICE] = reputationService()
+        return ext
+      }
+    })
+    await waitForMarketMesh(net)
+  })
+
+  after(async () => { await net?.stop() })
+
+  it(`${FLOOD} job requests from ${FLOOD_KEYS} keys do not evict an honest renter's job: its award is still accepted`, async () => {
+    const v = victim()
+    const spec = parseJobSpec({ name: 'honest', runtime: { image: 'ghcr.io/acme/eval:1' }, auction: { bidWindowMs: 60_000 } })
+    const job = signJobRequest(v.privateKey, v.peerId, toJobRequest(spec, { renter: v.peerId.toMultihash().bytes }))
+    // the provider's bid on the honest job, heard on gossip
+    let bid: Signed<Bid> | undefined
+    const off = v.libp2p.services[GOSSIP_SERVICE].onMessage(TOPIC.bids, (envelope) => {
+      const heard = readBid(envelope)
+      if (Buffer.from(heard.message.jobId).equals(job.message.jobId)) bid = heard
+    })
+    try {
+      await v.libp2p.services.pubsub.publish(TOPIC.jobs, job.envelope)
+      await waitFor(() => bid != null, { what: 'the provider\'s bid on the honest job' })
+    } finally {
+      off()
+    }
+    // the flood: job requests nobody can run, from the attacker's few nodes (one key each)
+    const before = market().stats().declines.vram ?? 0
+    const floodSpec = parseJobSpec({ name: 'flood', runtime: { image: 'ghcr.io/acme/eval:1' } })
+    for (let i = 0; i < FLOOD; i++) {
+      const node = attackers()[i % FLOOD_KEYS] as IdlegridNode
+      const request: JobRequest = toJobRequest(floodSpec, { renter: node.peerId.toMultihash().bytes })
+      request.constraints = { ...(request.constraints as NonNullable<JobRequest['constraints']>), minVramMib: IMPOSSIBLE_VRAM_MIB }
+      await node.libp2p.services.pubsub.publish(TOPIC.jobs, signJobRequest(node.privateKey, node.peerId, request).envelope)
+      // in batches the relays keep up with (gossipsub drops what overflows a peer's queue)
+      if ((i + 1) % BATCH === 0) await waitFor(() => (market().stats().declines.vram ?? 0) - before >= i + 1 - BATCH, { timeoutMs: 60_000, what: `the provider to judge ${i + 1 - BATCH} flooded requests` })
+    }
+    await waitFor(() => (market().stats().declines.vram ?? 0) - before >= FLOOD, { timeoutMs: 60_000, what: `the provider to judge all ${FLOOD} flooded requests` })
+    const judged = (market().stats().declines.vram ?? 0) - before
+    // the honest renter awards its job to the provider's bid: the provider still knows the job
+    const b = bid as Signed<Bid>
+    const now = Date.now()
+    const award = signAward(v.privateKey, v.peerId, {
+      jobId: job.message.jobId,
+      renter: job.message.renter,
+      winner: provider().peerId.toMultihash().bytes,
+      clearingPriceMicroUsd: b.message.priceMicroUsd,
+      pricingRule: job.message.pricingRule,
+      bidsDigest: new Uint8Array(randomBytes(32)),
+      runnerUp: [],
+      ranking: [],
+      reliabilityWeightPpm: 0,
+      latencyWeightPpm: 0,
+      localityWeightPpm: 0,
+      acceptDeadline: BigInt(now + 3_000),
+      createdAt: BigInt(now),
+      expiresAt: BigInt(now + 63_000),
+      attempt: 1,
+      validBids: 1,
+      winnerBidHash: b.hash,
+      jobNonce: job.message.nonce
+    })
+    const dialer = { openConnection: async (peer: Parameters<typeof v.libp2p.dial>[0], opts?: { signal?: AbortSignal }) => await v.libp2p.dial(peer, opts) } as unknown as ConnectionManager
+    const bytes = await requestOnce(dialer, provider().peerId, PROTOCOL.accept, AcceptRequest.encode({ award: award.envelope }), MAX_BYTES.acceptResponse + 256, AbortSignal.timeout(5_000))
+    const answer = readAcceptResponse(bytes, provider().peerId)
+    assert.equal(answer.accepted, true, `declined: ${answer.reason} ${answer.detail}`)
+    assert.ok(market().jobRequest(v.peerId, Buffer.from(job.message.jobId).toString('hex')) != null)
+    recordAttack({ issue: '13.1', attack: `${judged} job requests from ${FLOOD_KEYS} keys flooded at a provider`, got: 'the honest renter\'s award still accepted (its job not evicted)', limit: 'job memory: 64 per signer, 2,000 in all, the largest signer evicted first' })
+  })
+
+  it('the job memory forgets within a signer first, and when full the signer holding the most', () => {
+    const m = new JobMemory<number>({ total: 6, perSigner: 3 })
+    m.set('honest', 'h1', 1)
+    for (let i = 0; i < 10; i++) m.set('flood', `f${i}`, i)
+    assert.equal(m.size, 4)
+    assert.equal(m.get('flood', 'f6'), undefined, 'a signer keeps only its newest 3')
+    assert.equal(m.get('flood', 'f9'), 9)
+    // many signers with one job each fill it: the signer with the most loses its oldest, never the single job
+    for (const s of ['a', 'b', 'c']) m.set(s, 'x', 0)
+    assert.equal(m.size, 6)
+    assert.equal(m.get('flood', 'f7'), undefined)
+    assert.equal(m.get('honest', 'h1'), 1)
+    m.set('honest', 'h1', 2)
+    assert.equal(m.size, 6, 'a refreshed job takes no second place')
+    assert.equal(m.get('honest', 'h1'), 2)
+  })
+})
