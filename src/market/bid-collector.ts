@@ -135,7 +135,8 @@ export class BidCollector {
     counts.kept++
     window.best.set(signer, bid)
     window.unfit.delete(signer)
-    if (held != null) { window.onBid?.(bid); return }
+    // progress events: one per bidder, however many bids it sends
+    if (held != null) return
     this.learnAddrs(bid)
     // connect while the window is still open, so the winner's accept stream pays no dial
     if (window.best.size <= PREDIAL_BIDDERS) {

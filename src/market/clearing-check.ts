@@ -90,8 +90,13 @@ export function clearingSample (award: Signed<Award>, job: Signed<JobRequest>, b
 
 /** The bid of one provider the ranking keeps: the lowest price, then the smaller hash. */
 function keptBid (bids: HeardBid[]): HeardBid | undefined {
-  return bids.reduce<HeardBid | undefined>((best, b) => best == null || b.message.priceMicroUsd < best.message.priceMicroUsd ||
-    (b.message.priceMicroUsd === best.message.priceMicroUsd && compare(b.hash, best.hash) < 0) ? b : best, undefined)
+  let best: HeardBid | undefined
+  for (const b of bids) {
+    const better = best == null || b.message.priceMicroUsd < best.message.priceMicroUsd ||
+      (b.message.priceMicroUsd === best.message.priceMicroUsd && compare(b.hash, best.hash) < 0)
+    if (better) best = b
+  }
+  return best
 }
 
 /**
