@@ -1,0 +1,32 @@
+/**
+ * The price pump's yardstick: publishes one job request like a renter's (never awarded) and
+ * reports the bid every provider not of the attacker made on it, USD/h by peer id.
+ */
+import { TOPIC } from '../../../protocols/ids.js'
+import { sleep } from '../../../src/common/index.js'
+import { microToUsd, readBid } from '../../../src/market/messages.js'
+import { GOSSIP_SERVICE, type IdlegridNode } from '../../../src/node/index.js'
+import { jobOf, WINDOW_MS } from './price-pump.js'
+import type { Attack } from './attack.js'
+
+export const priceProbe: Attack = {
+  summary: 'publish a probe job and report the bids made on it',
+  play: async ({ nodes }) => {
+    const renter = nodes[0] as IdlegridNode
+    const job = jobOf(renter, 'probe')
+    const bids: Record<string, number> = {}
+    const off = renter.libp2p.services[GOSSIP_SERVICE].onMessage(TOPIC.bids, (envelope) => {
+      const bid = readBid(envelope)
+      if (Buffer.compare(bid.message.jobId, job.message.jobId) !== 0 || bid.signer.equals(renter.peerId)) return
+      bids[bid.signer.toString()] = microToUsd(bid.message.priceMicroUsd)
+    })
+    try {
+      await renter.libp2p.services.pubsub.publish(TOPIC.jobs, job.envelope)
+      // the window, and half a second more for the last bids to arrive
+      await sleep(WINDOW_MS + 500)
+      return { jobId: Buffer.from(job.message.jobId).toString('hex'), bids }
+    } finally {
+      off()
+    }
+  }
+}
