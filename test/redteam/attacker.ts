@@ -7,7 +7,9 @@
  * Prints one JSON line when its nodes have joined the market topics ({"ready":true,…}), and one
  * JSON line with what the attack measured when it ends ({"attack":…,"result":{…}} or
  * {"attack":…,"error":"…"}, exit 1). Long-running attacks play until SIGTERM or --duration-ms.
+ * An attack may print progress lines and wait for a "go" line on stdin from the spec.
  */
+import { createInterface } from 'node:readline'
 import { ATTACKS } from './attacks/index.js'
 import { nodeDir, startAttackerNode, waitForMarketTopics } from './attacker-node.js'
 import type { IdlegridNode } from '../../src/node/index.js'
@@ -30,8 +32,29 @@ function print (value: unknown): void {
   process.stdout.write(JSON.stringify(value) + '\n')
 }
 
+/** Resolves on the next "go" line on stdin, or when `signal` aborts. */
+async function goLine (signal: AbortSignal): Promise<void> {
+  const lines = createInterface({ input: process.stdin })
+  try {
+    await new Promise<void>(resolve => {
+      lines.on('line', (line) => { if (line.trim() === 'go') resolve() })
+      lines.once('close', () => { resolve() })
+      signal.addEventListener('abort', () => { resolve() }, { once: true })
+    })
+  } finally {
+    lines.close()
+  }
+}
+
 async function main (): Promise<number> {
-  const { name, options } = parseArgs(process.argv.slice(2))
+  let parsed: ReturnType<typeof parseArgs>
+  try {
+    parsed = parseArgs(process.argv.slice(2))
+  } catch (err: any) {
+    print({ attack: process.argv[2] ?? '', error: String(err?.message ?? err) })
+    return 2
+  }
+  const { name, options } = parsed
   const attack = ATTACKS[name] as NonNullable<typeof ATTACKS[string]>
   const stop = new AbortController()
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => { stop.abort() })
@@ -42,7 +65,14 @@ async function main (): Promise<number> {
     print({ ready: true, attack: name, peerIds: nodes.map(n => n.peerId.toString()) })
     const duration = options['duration-ms']
     if (duration != null) setTimeout(() => { stop.abort() }, Number(duration)).unref()
-    const result = await attack.play({ nodes, options, signal: stop.signal, log: (line) => { process.stderr.write(`[${name}] ${line}\n`) } })
+    const result = await attack.play({
+      nodes,
+      options,
+      signal: stop.signal,
+      log: (line) => { process.stderr.write(`[${name}] ${line}\n`) },
+      report: (value) => { print({ progress: true, attack: name, ...value }) },
+      go: async () => { await goLine(stop.signal) }
+    })
     print({ attack: name, result })
     return 0
   } catch (err: any) {
@@ -53,4 +83,5 @@ async function main (): Promise<number> {
   }
 }
 
-process.exitCode = await main()
+// pipes to the spec are written synchronously on Linux: exit at once, whatever stdin still holds open
+process.exit(await main())

@@ -24,6 +24,10 @@ export interface AttackerProcess {
   /** SIGTERM (the attack stops and reports), then the outcome; SIGKILL after `timeoutMs` */
   stop(timeoutMs?: number): Promise<AttackOutcome>
   stderr(): string
+  /** resolves with the first progress line (or any JSON line) `match` accepts, printed so far or later */
+  line(match: (value: any) => boolean, timeoutMs?: number): Promise<any>
+  /** tells an attack waiting in `go()` to go on */
+  go(): void
 }
 
 export interface AttackerOptions {
@@ -39,11 +43,11 @@ export interface AttackerOptions {
 export async function startAttacker (attack: string, opts: AttackerOptions): Promise<AttackerProcess> {
   const args = [ATTACKER_PATH, attack, '--bootstrap', opts.bootstrap, '--data-dir', join(opts.baseDir, `attacker-${attack}`)]
   for (const [k, v] of Object.entries(opts.options ?? {})) args.push(`--${k}`, String(v))
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '' } })
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '' } })
   let stderr = ''
   child.stderr?.setEncoding('utf8').on('data', (c: string) => { stderr = (stderr + c).slice(-32 * 1024) })
   const lines: any[] = []
-  let onLine: ((value: any) => void) | undefined
+  const listeners = new Set<(value: any) => void>()
   let buffer = ''
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     buffer += chunk
@@ -53,7 +57,7 @@ export async function startAttacker (attack: string, opts: AttackerOptions): Pro
       try {
         const value = JSON.parse(line)
         lines.push(value)
-        onLine?.(value)
+        for (const l of listeners) l(value)
       } catch {}
     }
   })
@@ -64,7 +68,7 @@ export async function startAttacker (attack: string, opts: AttackerOptions): Pro
   })
   const ready = await new Promise<{ peerIds: string[] }>((resolve, reject) => {
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`attacker ${attack} not ready: ${stderr.slice(-2000)}`)) }, opts.readyTimeoutMs ?? 30_000)
-    onLine = (value) => { if (value?.ready === true) { clearTimeout(timer); resolve(value) } }
+    listeners.add((value) => { if (value?.ready === true) { clearTimeout(timer); resolve(value) } })
     void exited.then(() => { clearTimeout(timer); reject(new Error(`attacker ${attack} exited before it was ready: ${stderr.slice(-2000)}`)) })
   })
   return {
@@ -72,6 +76,17 @@ export async function startAttacker (attack: string, opts: AttackerOptions): Pro
     child,
     outcome,
     stderr: () => stderr,
+    line: async (match, timeoutMs = 30_000) => {
+      const seen = lines.find(match)
+      if (seen != null) return seen
+      return await new Promise((resolve, reject) => {
+        const timer = setTimeout(() => { reject(new Error(`attacker ${attack}: no such line within ${timeoutMs} ms: ${stderr.slice(-2000)}`)) }, timeoutMs)
+        const listener = (value: any): void => { if (match(value)) { clearTimeout(timer); listeners.delete(listener); resolve(value) } }
+        listeners.add(listener)
+        void exited.then(() => { clearTimeout(timer); reject(new Error(`attacker ${attack} exited first: ${stderr.slice(-2000)}`)) })
+      })
+    },
+    go: () => { child.stdin?.write('go\n') },
     stop: async (timeoutMs = 15_000) => {
       if (child.exitCode == null && child.signalCode == null) child.kill('SIGTERM')
       const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)

@@ -13,6 +13,14 @@ import { openSavedReceipt, submitJob, type Submitted } from '../exec/fixtures.js
 import { recordAttack, startLocalNetwork, tempDir, waitFor, waitForMesh, type LocalNetwork, type NodeProcess } from '../utils/index.js'
 import { startAttacker, type AttackerProcess } from './harness.js'
 
+/** An IANA zone (Etc/GMT±N) where the local hour is now 20. */
+function eveningZone (): string {
+  let offset = (20 - new Date().getUTCHours() + 24) % 24
+  if (offset > 14) offset -= 24
+  // Etc/GMT-N is N hours ahead of UTC
+  return offset === 0 ? 'Etc/GMT' : offset > 0 ? `Etc/GMT-${offset}` : `Etc/GMT+${-offset}`
+}
+
 /** Bids the flooder sends for one job. */
 const FLOOD = 500
 
@@ -32,7 +40,8 @@ describe('red team: market attacks from a separate attacker process (issue 13)',
       baseDir: tmp.path,
       providers: 1,
       renters: 1,
-      providerArgs: () => ['--runner', 'process', '--simulate-gpu', 'H100:80', '--region', 'eu-west', '--price-floor', '1.25']
+      // a time zone where it is evening now: neither peak nor off-peak, so the floor does not mask a learnt price
+      providerArgs: () => ['--runner', 'process', '--simulate-gpu', 'H100:80', '--region', 'eu-west', '--price-floor', '1.25', '--time-zone', eveningZone()]
     })
     // the honest provider's log: the awards it saw, and whether each taught a price
     let pending = ''
@@ -111,21 +120,17 @@ describe('red team: market attacks from a separate attacker process (issue 13)',
   })
 
   it('red team: price pumping from another process: 20 awards at 1000 USD/h move the honest bid ≤ 10 %, and a real job pays the honest price', async () => {
-    const probe = async (): Promise<number> => {
-      const { result, error } = await (await attacker('price-probe')).outcome
-      assert.equal(error, undefined, error)
-      const bid = result?.bids?.[honest().peerId] as number
-      assert.ok(bid > 0, `the probe got the honest provider's bid: ${JSON.stringify(result)}`)
-      return bid
-    }
-    const before = await probe()
-    const { result, error } = await (await attacker('price-pump', { auctions: 20, price: 1000 })).outcome
-    assert.equal(error, undefined, error)
-    const jobIds = result?.jobIds as string[]
+    const a = await attacker('price-pump', { auctions: 20, price: 1000 })
+    const { jobIds } = await a.line(l => l?.pumped === true)
     // the honest provider logs each award it saw and whether it taught a price: all of them before the second probe
-    await waitFor(() => jobIds.every(id => awardsSeen.has(id)), { timeoutMs: 15_000, what: 'the honest provider to see every pump award' })
-    const priced = jobIds.filter(id => awardsSeen.get(id)?.priced === true).length
-    const after = await probe()
+    await waitFor(() => (jobIds as string[]).every(id => awardsSeen.has(id)), { timeoutMs: 15_000, what: 'the honest provider to see every pump award' })
+    a.go()
+    const { result, error } = await a.outcome
+    assert.equal(error, undefined, error)
+    const priced = (jobIds as string[]).filter(id => awardsSeen.get(id)?.priced === true).length
+    const before = result?.before?.[honest().peerId] as number
+    const after = result?.after?.[honest().peerId] as number
+    assert.ok(before > 0 && after > 0, `the probes got the honest provider's bids: ${JSON.stringify(result)}`)
     const run = await submitUpper()
     const move = (x: number): string => `${(100 * (x / before - 1)).toFixed(2)} %`
     console.log(`      [figures] honest bid before the pump ${before} USD/h; ${priced} of ${jobIds.length} pump awards taught a price; after ${after} (${move(after)}); the real job paid ${run.priceUsd} (${move(run.priceUsd)})`)

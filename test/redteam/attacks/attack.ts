@@ -14,6 +14,10 @@ export interface AttackContext {
   signal: AbortSignal
   /** a progress line on stderr */
   log: (line: string) => void
+  /** prints a JSON line on stdout mid-attack (the spec can wait for it) */
+  report: (value: Record<string, unknown>) => void
+  /** resolves when the spec says "go" (a line on stdin), or when `signal` aborts */
+  go: () => Promise<void>
 }
 
 export interface Attack {

@@ -1,11 +1,20 @@
 /**
  * Messages an attacker signs with its own keys, filled as an honest peer would fill them: a
- * bid on a job, and an award of a job.
+ * job request, a bid on a job, and an award of a job.
  */
 import { randomBytes } from 'node:crypto'
 import { MAX_LIFETIME_MS } from '../../../protocols/codec.js'
-import type { Award, Bid, JobRequest } from '../../../src/market/messages.js'
+import { parseJobSpec, toJobRequest } from '../../../src/market/job-spec.js'
+import { signJobRequest, type Award, type Bid, type JobRequest } from '../../../src/market/messages.js'
+import type { Signed } from '../../../src/identity/index.js'
+import type { IdlegridNode } from '../../../src/node/index.js'
 import type { PeerId } from '@libp2p/interface'
+
+/** A one-minute command-only job like a renter's, signed by `renter`. */
+export function jobFor (renter: IdlegridNode, name: string, bidWindowMs: number): Signed<JobRequest> {
+  const spec = parseJobSpec({ name, workload: 'evaluation', runtime: { command: ['/bin/true'] }, estimatedMinutes: 1, auction: { bidWindowMs } })
+  return signJobRequest(renter.privateKey, renter.peerId, toJobRequest(spec, { renter: renter.peerId.toMultihash().bytes }))
+}
 
 /** A bid by `by` on `job` at `priceMicroUsd`. */
 export function bidFor (job: JobRequest, by: PeerId, priceMicroUsd: bigint, over: Partial<Bid> = {}): Bid {

@@ -2,36 +2,31 @@
  * Issue 13 attack 3, anyone sets the price: the attacker's renter key publishes 20 job requests
  * of its own, its second key (the shill) bids 1000 USD/h on each — really published, so every
  * provider hears them — and each is awarded to the shill at 1000 USD/h, hoping providers learn
- * that price. Resolves once its awards went round, with the pump's job ids; its effect is
- * measured by `price-probe` (price-probe.ts) before and after.
+ * that price. It measures its effect with a probe job (price-probe.ts) before the pump and
+ * after it: once its awards went round it prints a progress line with the pump's job ids and
+ * waits for the spec's "go" (the spec waits until the providers logged the awards) to probe again.
  */
 import { TOPIC } from '../../../protocols/ids.js'
 import { sleep } from '../../../src/common/index.js'
-import { parseJobSpec, toJobRequest } from '../../../src/market/job-spec.js'
 import { bidsDigest } from '../../../src/market/ranking.js'
 import { readAward } from '../../../src/market/award-check.js'
-import { signAward, signBid, signJobRequest, usdToMicro, type JobRequest } from '../../../src/market/messages.js'
+import { signAward, signBid, usdToMicro } from '../../../src/market/messages.js'
 import { GOSSIP_SERVICE, type IdlegridNode } from '../../../src/node/index.js'
 import { waitFor } from '../../utils/wait.js'
 import { numberOption, type Attack } from './attack.js'
-import { awardFor, bidFor } from './forge.js'
-import type { Signed } from '../../../src/identity/index.js'
+import { awardFor, bidFor, jobFor } from './forge.js'
+import { probeBids } from './price-probe.js'
 
-export const WINDOW_MS = 1_000
-
-/** A command-only job like a renter's, from `renter`. */
-export function jobOf (renter: IdlegridNode, name: string): Signed<JobRequest> {
-  const spec = parseJobSpec({ name, workload: 'evaluation', runtime: { command: ['/bin/true'] }, estimatedMinutes: 1, auction: { bidWindowMs: WINDOW_MS } })
-  return signJobRequest(renter.privateKey, renter.peerId, toJobRequest(spec, { renter: renter.peerId.toMultihash().bytes }))
-}
+const WINDOW_MS = 1_000
 
 export const pricePump: Attack = {
   nodes: 2,
-  summary: '20 self-made auctions, shill bids at 1000 USD/h published, awarded to the shill at 1000 USD/h',
-  play: async ({ nodes, options, log }) => {
+  summary: '20 self-made auctions, shill bids at 1000 USD/h published, awarded to the shill at 1000 USD/h; probes before and after',
+  play: async ({ nodes, options, log, report, go }) => {
     const [renter, shill] = nodes as [IdlegridNode, IdlegridNode]
     const auctions = numberOption(options, 'auctions', 20)
     const attackUsd = numberOption(options, 'price', 1000)
+    const before = await probeBids(renter, nodes)
     const jobIds: string[] = []
     const awardsSeen = new Set<string>()
     const off = shill.libp2p.services[GOSSIP_SERVICE].onMessage(TOPIC.awards, (envelope) => {
@@ -40,7 +35,7 @@ export const pricePump: Attack = {
     })
     try {
       const made = await Promise.all(Array.from({ length: auctions }, async (_, i) => {
-        const job = jobOf(renter, `pump-${i}`)
+        const job = jobFor(renter, `pump-${i}`, WINDOW_MS)
         jobIds.push(Buffer.from(job.message.jobId).toString('hex'))
         await renter.libp2p.services.pubsub.publish(TOPIC.jobs, job.envelope)
         const bid = signBid(shill.privateKey, shill.peerId, bidFor(job.message, shill.peerId, usdToMicro(attackUsd)))
@@ -60,6 +55,9 @@ export const pricePump: Attack = {
       off()
     }
     log(`${auctions} awards at ${attackUsd} USD/h published`)
-    return { auctions, attackUsd, jobIds }
+    report({ pumped: true, jobIds })
+    await go()
+    const after = await probeBids(renter, nodes)
+    return { auctions, attackUsd, jobIds, before, after }
   }
 }
