@@ -138,6 +138,7 @@ export class Auctioneer {
       return report
     } finally {
       this.collector.close(job)
+      report.received = { ...window.counts }
     }
   }
 

@@ -149,11 +149,13 @@ describe('red team: market attacks from a separate attacker process (issue 13)',
     const report = run.summary
     const flooder = a.peerIds[0] as string
     const rows = (report.bids as Array<{ provider: string }>).filter(b => b.provider === flooder)
-    console.log(`      [figures] bid flood: ${String(result?.published)} bids published by one key; the renter's report: ${rows.length} row of the flooder, ${String(report.bids.length)} bids in all`)
+    const received = report.received as { kept: number, notBetter: number, late: number }
+    console.log(`      [figures] bid flood: ${String(result?.published)} bids published by one key; the renter received ${JSON.stringify(received)}; its report: ${rows.length} row of the flooder, ${String(report.bids.length)} bids in all`)
     assert.ok((result?.published ?? 0) >= FLOOD / 2, `the flood ran: ${JSON.stringify(result)}`)
     assert.equal(run.code, 0, JSON.stringify({ attempts: report.attempts, noAward: report.noAward, noBids: report.noBids }))
+    assert.ok(received.kept + received.notBetter >= 50, `the flood reached the renter inside the window: ${JSON.stringify(received)}`)
     assert.equal(rows.length, 1, 'one bid per signer')
     assert.equal(report.award?.winner, honest().peerId)
-    recordAttack({ issue: '13 market', attack: `bid flood (attacker process): ${String(result?.published)} bids from one key for one job`, got: `${rows.length} kept of the flooder, ${String(report.bids.length)} in all; honest provider awarded`, limit: 'one bid per signer per auction' })
+    recordAttack({ issue: '13 market', attack: `bid flood (attacker process): ${String(result?.published)} bids from one key for one job`, got: `${received.kept + received.notBetter} reached the window, ${rows.length} kept of the flooder, ${String(report.bids.length)} in all; honest provider awarded`, limit: 'one bid per signer per auction' })
   })
 })
