@@ -7,6 +7,7 @@
 import { toHex, shortPeerId } from '../common/index.js'
 import { microToUsd, peerIdFromBytes, pricingRuleName, type Award, type Bid, type JobRequest } from './messages.js'
 import type { RankedBid } from './ranking.js'
+import type { WindowCounts } from './bid-collector.js'
 import type { Signed } from '../identity/index.js'
 
 export interface AuctionOptions {
@@ -95,6 +96,8 @@ export interface AuctionReport {
   /** answers to "why not?" when asked while some bids arrived */
   explain?: DeclineCounts
   timings: { publishToCloseMs: number, publishToAwardMs?: number, publishToAcceptedMs?: number }
+  /** what happened to every bid that reached the auction (kept, not better than the bidder's kept bid, unfit, late …) */
+  received?: WindowCounts
   /** the signed messages, for the job stream and audits (not in JSON output) */
   signed?: { job: Signed<JobRequest>, award?: Signed<Award>, bids: Array<Signed<Bid>> }
 }

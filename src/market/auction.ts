@@ -14,7 +14,7 @@ import { BidCollector, waitOrCancel, type BidCollectorComponents } from './bid-c
 import { askWhyNot, type ExplainCandidates } from './explain.js'
 import { toJobRequest, type JobSpec } from './job-spec.js'
 import { microToUsd, signJobRequest, type Bid, type JobRequest } from './messages.js'
-import { DEFAULT_RANKING, bidsDigest, latencyMatters, rankBids, selectValidBids, type RankingParams } from './ranking.js'
+import { DEFAULT_RANKING, bidsDigest, latencyMatters, rankBids, selectValidBids, type BidContext, type RankingParams } from './ranking.js'
 import type { ReputationSource } from './reputation.js'
 import type { Signed } from '../identity/index.js'
 import type { Ed25519PrivateKey, Logger, PeerId, PrivateKey } from '@libp2p/interface'
@@ -61,6 +61,11 @@ export class Auctioneer {
     return this.collector.running
   }
 
+  /** Bids dropped on arrival (no auction of theirs here) and bids held in open windows. */
+  bidStats (): { unknownJob: number, held: number } {
+    return this.collector.stats()
+  }
+
   /** Runs one auction round for `spec`; resolves with its report (award, or why none). */
   async run (spec: JobSpec, opts: AuctionOptions = {}): Promise<AuctionReport> {
     const { peerId } = this.components
@@ -82,7 +87,7 @@ export class Auctioneer {
       validBids: 0,
       attempts: [],
       timings: { publishToCloseMs: 0 },
-      signed: { job: signedJob, bids: window.bids }
+      signed: { job: signedJob, bids: [] }
     }
     try {
       await this.components.pubsub.publish(TOPIC.jobs, signedJob.envelope)
@@ -90,22 +95,25 @@ export class Auctioneer {
       await waitOrCancel(window.windowEnd - Date.now(), signal)
       const closedAt = Date.now()
       report.timings.publishToCloseMs = closedAt - publishedAt
+      const bids = window.bids
+      if (report.signed != null) report.signed.bids = bids
       const reputation = this.init.reputation()
-      const rttMs = latencyMatters(job) ? await this.measureRtt(window.bids, job, signal) : undefined
-      const ctx = { reputation, rttMs, exclude: new Set(opts.exclude ?? []) }
-      const { valid, dropped } = selectValidBids(window.bids, job, ctx, closedAt)
+      const exclude = new Set(opts.exclude ?? [])
+      const rttMs = latencyMatters(job) ? await this.measureRtt(rttCandidates(bids, job, { reputation, exclude }, closedAt), job, signal) : undefined
+      const ctx = { reputation, rttMs, exclude }
+      const { valid, dropped } = selectValidBids(bids, job, ctx, closedAt)
       const ranked = rankBids(valid, job, ctx, this.init.ranking ?? DEFAULT_RANKING)
       report.validBids = valid.length
       report.bids = [
         ...ranked.map((r, i) => bidRow(r.bid, { reliability: r.reliability, rttMs: r.rttMs, score: r.score / 1_000_000, rank: i + 1 })),
         ...dropped.map(d => bidRow(d.bid, { reliability: reputation.reliability(d.provider), rttMs: rttMs?.get(d.provider), dropped: d.reason }))
       ]
-      emit({ type: 'closed', bids: window.bids.length, valid: valid.length })
+      emit({ type: 'closed', bids: bids.length, valid: valid.length })
       const whyNot = async (exclude: Iterable<string>): Promise<DeclineCounts> =>
         await askWhyNot(this.components, this.init.candidates, signedJob, new Set(exclude), signal, emit, this.init.log)
       if (ranked.length === 0) {
-        const counts = await whyNot(window.bids.map(b => b.signer.toString()))
-        report.noBids = { ...counts, reason: noBidsReason(window.bids.length, dropped.map(d => d.reason), counts) }
+        const counts = await whyNot(bids.map(b => b.signer.toString()))
+        report.noBids = { ...counts, reason: noBidsReason(bids.length, dropped.map(d => d.reason), counts) }
         return report
       }
       if (ranked.length < (opts.explainBelow ?? 0)) report.explain = await whyNot(ranked.map(r => r.provider))
@@ -130,10 +138,11 @@ export class Auctioneer {
       return report
     } finally {
       this.collector.close(job)
+      report.received = { ...window.counts }
     }
   }
 
-  /** Round trips to each bidder that could be valid, measured in parallel with a bound. */
+  /** Round trips to the bidders of `bids` (rttCandidates), measured in parallel with a bound. */
   private async measureRtt (bids: ReadonlyArray<Signed<Bid>>, job: JobRequest, signal: AbortSignal): Promise<Map<string, number>> {
     const providers = [...new Map(bids.map(b => [b.signer.toString(), b.signer])).values()].slice(0, MAX_RTT_PEERS)
     const bound = Math.min(PING_TIMEOUT_MS, Math.max(100, 2 * (job.constraints?.maxLatencyMs ?? 0)))
@@ -150,4 +159,13 @@ export class Auctioneer {
     }))
     return out
   }
+}
+
+/**
+ * The bids worth a round trip: valid in every respect but latency (which the round trip is
+ * for). An invalid bid, an excluded or unreliable bidder never costs the renter a dial.
+ */
+function rttCandidates (bids: ReadonlyArray<Signed<Bid>>, job: JobRequest, ctx: BidContext, now: number): Array<Signed<Bid>> {
+  const constraints = job.constraints == null ? undefined : { ...job.constraints, maxLatencyMs: 0 }
+  return selectValidBids(bids, { ...job, constraints }, ctx, now).valid
 }

@@ -1,8 +1,10 @@
 /**
  * The auction window on the renter: which auctions are open here, the bids that reach each
- * one from gossip while its window is open (bounded in count), the bidders' addresses kept
- * and the first bidders dialled during the window so the accept stream pays no dial. Also
- * the wait for gossip peers before a job is published.
+ * one from gossip while its window is open (one per signer, bounded in signers), the bidders'
+ * addresses kept and the first bidders dialled during the window so the accept stream pays no
+ * dial — only for bids that fit the job: an unfit bid costs no dial and no address. Bids for
+ * job ids with no auction here are dropped on arrival. Also the wait for gossip peers before
+ * a job is published.
  */
 
 import { multiaddr } from '@multiformats/multiaddr'
@@ -10,17 +12,20 @@ import { equals } from 'uint8arrays/equals'
 import { TOPIC } from '../../protocols/ids.js'
 import { sleep, toHex } from '../common/index.js'
 import { AuctionError } from './errors.js'
+import { betterOwnBid, bidFitsJob } from './ranking.js'
 import type { Bid, JobRequest } from './messages.js'
 import type { Signed } from '../identity/index.js'
 import type { GossipSub } from '@chainsafe/libp2p-gossipsub'
 import type { Logger, PeerStore } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
-/** Bidders dialled during the window (the first ones), and how long each dial may take. */
+/** Bidders dialled during the window (the first ones whose bids fit the job), and how long each dial may take. */
 const PREDIAL_BIDDERS = 16
 const PREDIAL_TIMEOUT_MS = 5_000
-/** Bids accepted per auction; more are counted but not kept. */
-const MAX_BIDS_PER_AUCTION = 1_000
+/** Bidders (signers) kept per auction, one bid each; bids of further signers are counted, not kept. */
+export const MAX_BIDDERS_PER_AUCTION = 1_000
+/** Bids that do not fit the job kept per auction for the report (one per signer); the rest are only counted. */
+export const MAX_UNFIT_BIDS_KEPT = 32
 /** Longest wait for a first jobs-topic peer before publishing anyway. */
 const TOPIC_PEER_WAIT_MS = 5_000
 
@@ -31,22 +36,54 @@ export interface BidCollectorComponents {
   pubsub: GossipSub
 }
 
-/** The bids of one open auction. */
-export interface AuctionWindow {
-  job: JobRequest
-  windowEnd: number
-  bids: Array<Signed<Bid>>
+/** What happened to the bids that reached one auction (every one counted once). */
+export interface WindowCounts {
+  /** bids that became their signer's kept bid (a signer's first, or one better than its kept bid) */
+  kept: number
+  /** bids of a signer that already had an equal or better bid kept */
+  notBetter: number
+  /** bids that do not fit the job (bidFitsJob) */
+  unfit: number
   /** bids that came after the window closed */
   late: number
-  /** bids over the per-auction bound */
+  /** bids of signers over the per-auction bound */
   overflow: number
   /** bids for another auction of the same job id (another round, or another signer's job with this id) */
   otherAuction: number
-  onBid?: (bid: Signed<Bid>) => void
+}
+
+/**
+ * The bids of one open auction. One bid per signer (issue 13, bid flood): of a provider's bids
+ * that fit the job the best is kept (lowest price, then the smaller hash: the one the ranking
+ * would keep of them all anyway), so a provider that sends 10,000 bids competes only with
+ * itself, in the room of one. At most MAX_BIDDERS_PER_AUCTION signers are kept.
+ */
+export class AuctionWindow {
+  readonly job: JobRequest
+  readonly windowEnd: number
+  /** each signer's best bid that fits the job, by peer id text */
+  readonly best = new Map<string, Signed<Bid>>()
+  /** a few bids that do not fit the job (their signer has no fitting bid), for the report's dropped rows */
+  readonly unfit = new Map<string, Signed<Bid>>()
+  readonly counts: WindowCounts = { kept: 0, notBetter: 0, unfit: 0, late: 0, overflow: 0, otherAuction: 0 }
+  readonly onBid?: (bid: Signed<Bid>) => void
+
+  constructor (job: JobRequest, onBid?: (bid: Signed<Bid>) => void) {
+    this.job = job
+    this.windowEnd = Number(job.createdAt) + job.bidWindowMs
+    this.onBid = onBid
+  }
+
+  /** The bids kept: each signer's best fitting bid, then the unfit ones kept for the report. */
+  get bids (): Array<Signed<Bid>> {
+    return [...this.best.values(), ...this.unfit.values()]
+  }
 }
 
 export class BidCollector {
   private readonly active = new Map<string, AuctionWindow>()
+  /** bids that reached no auction of this node (unknown job id), dropped on arrival */
+  private unknownJob = 0
 
   constructor (private readonly components: BidCollectorComponents, private readonly log: Logger) {}
 
@@ -54,11 +91,18 @@ export class BidCollector {
     return this.active.size
   }
 
+  /** Bids dropped on arrival because no auction of theirs runs here, and bids held in open windows. */
+  stats (): { unknownJob: number, held: number } {
+    let held = 0
+    for (const w of this.active.values()) held += w.best.size + w.unfit.size
+    return { unknownJob: this.unknownJob, held }
+  }
+
   /** Opens the window of `job` (AuctionError if an auction for its id already runs here). */
   open (job: JobRequest, onBid?: (bid: Signed<Bid>) => void): AuctionWindow {
     const jobId = toHex(job.jobId)
     if (this.active.has(jobId)) throw new AuctionError(`an auction for job ${jobId} is already running`)
-    const window: AuctionWindow = { job, windowEnd: Number(job.createdAt) + job.bidWindowMs, bids: [], late: 0, overflow: 0, otherAuction: 0, onBid }
+    const window = new AuctionWindow(job, onBid)
     this.active.set(jobId, window)
     return window
   }
@@ -71,15 +115,31 @@ export class BidCollector {
   /** Feeds a verified bid from gossip to the auction it answers, if any runs here. */
   add (bid: Signed<Bid>): void {
     const window = this.active.get(toHex(bid.message.jobId))
-    if (window == null) return
+    if (window == null) { this.unknownJob++; return }
+    const counts = window.counts
     // a job id is only ours by its nonce: bids for someone else's job with our id take no room here
-    if (!equals(bid.message.jobNonce, window.job.nonce)) { window.otherAuction++; return }
-    if (Date.now() > window.windowEnd) { window.late++; return }
-    if (window.bids.length >= MAX_BIDS_PER_AUCTION) { window.overflow++; return }
-    window.bids.push(bid)
+    if (!equals(bid.message.jobNonce, window.job.nonce)) { counts.otherAuction++; return }
+    const now = Date.now()
+    if (now > window.windowEnd) { counts.late++; return }
+    const signer = bid.signer.toString()
+    // judged as of the window's end: a bid that lapses before it could never be ranked
+    const problem = bidFitsJob(bid.message, window.job, Math.max(now, window.windowEnd))
+    if (problem != null) {
+      counts.unfit++
+      if (!window.best.has(signer) && (window.unfit.has(signer) || window.unfit.size < MAX_UNFIT_BIDS_KEPT)) window.unfit.set(signer, bid)
+      return
+    }
+    const held = window.best.get(signer)
+    if (held == null && window.best.size >= MAX_BIDDERS_PER_AUCTION) { counts.overflow++; return }
+    if (held != null && !betterOwnBid(bid, held)) { counts.notBetter++; return }
+    counts.kept++
+    window.best.set(signer, bid)
+    window.unfit.delete(signer)
+    // progress events: one per bidder, however many bids it sends
+    if (held != null) return
     this.learnAddrs(bid)
     // connect while the window is still open, so the winner's accept stream pays no dial
-    if (window.bids.length <= PREDIAL_BIDDERS) {
+    if (window.best.size <= PREDIAL_BIDDERS) {
       this.components.connectionManager.openConnection(bid.signer, { signal: AbortSignal.timeout(PREDIAL_TIMEOUT_MS) }).catch(() => {})
     }
     window.onBid?.(bid)

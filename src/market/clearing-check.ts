@@ -9,33 +9,39 @@
  *   itself) for this auction (job id and nonce), signed by the award's winner, made inside the
  *   bid window;
  * - the clearing price follows from that bid: first price pays exactly the bid; second price
- *   pays at least the bid, at most the job's max price (when set), and more than the bid only
- *   when another bid of the auction was seen.
+ *   pays exactly what the rule (ranking.ts `clearingPrice`) derives from the runner-up the award
+ *   names (`runner_up[0]`, whose bid this provider must have heard: its lowest in the window),
+ *   with the terms a provider can check taken from the two bids (data locality) and those it
+ *   cannot see (the renter's reliabilities and round trips) taken as equal; no runner-up named
+ *   pays the bid. An award whose terms differ teaches nothing: a lost sample, never a wrong one.
  *
  * What passes is one sample; the bid engine keeps one per renter and pricing.ts bounds how far
  * the samples move a bid.
  */
 
 import { equals } from 'uint8arrays/equals'
+import { compare } from 'uint8arrays/compare'
 import { PricingRule } from './messages.js'
+import { scoreFactor } from './ranking.js'
+import { NEUTRAL_RELIABILITY } from './reputation.js'
 import { ClearingSampleError } from './errors.js'
 import type { Award, Bid, JobRequest } from './messages.js'
 import type { Signed } from '../identity/index.js'
 
 export type ClearingSampleReason =
   | 'self-award' | 'rule-mismatch' | 'unseen-bid' | 'wrong-bidder' | 'other-auction' | 'late-bid'
-  | 'price-not-bid' | 'price-below-bid' | 'price-above-max' | 'price-without-runner-up'
+  | 'price-not-bid' | 'price-below-bid' | 'price-above-max' | 'unseen-runner-up' | 'price-not-derived'
 
 /** What a provider keeps of a bid it heard: enough to tie an award to it (a Signed<Bid> is one). */
 export interface HeardBid {
   hash: Uint8Array
-  message: Pick<Bid, 'provider' | 'jobId' | 'jobNonce' | 'createdAt' | 'priceMicroUsd'>
+  message: Pick<Bid, 'provider' | 'jobId' | 'jobNonce' | 'createdAt' | 'priceMicroUsd' | 'cachedDatasets'>
 }
 
 /** The part of a heard bid kept for the price check (no envelope, addresses or labels). */
 export function heardBid (bid: Signed<Bid>): HeardBid {
-  const { provider, jobId, jobNonce, createdAt, priceMicroUsd } = bid.message
-  return { hash: bid.hash, message: { provider, jobId, jobNonce, createdAt, priceMicroUsd } }
+  const { provider, jobId, jobNonce, createdAt, priceMicroUsd, cachedDatasets } = bid.message
+  return { hash: bid.hash, message: { provider, jobId, jobNonce, createdAt, priceMicroUsd, cachedDatasets } }
 }
 
 function fail (reason: ClearingSampleReason, message: string): never {
@@ -67,7 +73,43 @@ export function clearingSample (award: Signed<Award>, job: Signed<JobRequest>, b
   if (price < bid) fail('price-below-bid', `second price pays at least the winning bid (${bid} micro-USD), the award says ${price}`)
   const max = job.message.constraints?.maxPriceMicroUsd ?? 0n
   if (max > 0n && price > max) fail('price-above-max', `the award pays ${price} micro-USD, above the job's max price ${max}`)
-  const others = bids.some(b => !equals(b.message.provider, a.winner) && equals(b.message.jobNonce, a.jobNonce) && b.message.createdAt <= windowEnd)
-  if (price > bid && !others) fail('price-without-runner-up', 'second price above the winning bid, but no other bid of the auction was seen')
+  const next = a.runnerUp[0]
+  if (next == null) {
+    if (price !== bid) fail('price-not-derived', `second price with no runner-up named pays the winning bid (${bid} micro-USD), the award says ${price}`)
+    return price
+  }
+  const runnerUp = keptBid(bids.filter(b => equals(b.message.provider, next) && !equals(next, a.winner) &&
+    equals(b.message.jobId, a.jobId) && equals(b.message.jobNonce, a.jobNonce) && b.message.createdAt <= windowEnd))
+  if (runnerUp == null) fail('unseen-runner-up', 'the award\'s runner-up made no bid this provider heard for the auction')
+  const expected = secondPrice(winning, runnerUp, job.message)
+  // one micro-USD either way: the renter divides and multiplies by its own reliabilities
+  const off = price > expected ? price - expected : expected - price
+  if (off > 1n) fail('price-not-derived', `second price from the runner-up's bid is ${expected} micro-USD, the award says ${price}`)
   return price
+}
+
+/** The bid of one provider the ranking keeps: the lowest price, then the smaller hash. */
+function keptBid (bids: HeardBid[]): HeardBid | undefined {
+  let best: HeardBid | undefined
+  for (const b of bids) {
+    const better = best == null || b.message.priceMicroUsd < best.message.priceMicroUsd ||
+      (b.message.priceMicroUsd === best.message.priceMicroUsd && compare(b.hash, best.hash) < 0)
+    if (better) best = b
+  }
+  return best
+}
+
+/**
+ * ranking.ts `clearingPrice` for a winner and the runner-up after it, with the locality term
+ * from their bids and equal (neutral) reliability and latency terms.
+ */
+function secondPrice (winner: HeardBid, runnerUp: HeardBid, job: JobRequest): bigint {
+  const datasets = job.datasetDigests.length
+  const locality = (b: HeardBid): number => datasets === 0 ? 0 : Math.min(datasets, b.message.cachedDatasets) / datasets
+  const factorW = scoreFactor(NEUTRAL_RELIABILITY, undefined, locality(winner))
+  const factorN = scoreFactor(NEUTRAL_RELIABILITY, undefined, locality(runnerUp))
+  let price = BigInt(Math.round(Number(runnerUp.message.priceMicroUsd) / factorN * factorW))
+  const max = job.constraints?.maxPriceMicroUsd ?? 0n
+  if (max > 0n && price > max) price = max
+  return price < winner.message.priceMicroUsd ? winner.message.priceMicroUsd : price
 }

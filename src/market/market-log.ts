@@ -1,9 +1,10 @@
 /**
- * A provider's market events as human lines and JSON records (bids, declines, wins), for the
+ * A provider's market events as human lines and JSON records (bids, declines, wins, awards
+ * seen and whether they taught a price), for the
  * provider command's output.
  */
 
-import { MARKET_PROVIDER_SERVICE, type AcceptedJob, type BidEvent, type DeclineEvent, type MarketProviderService } from './provider-service.js'
+import { MARKET_PROVIDER_SERVICE, type AcceptedJob, type AwardSeenEvent, type BidEvent, type DeclineEvent, type MarketProviderService } from './provider-service.js'
 
 /** Job ids in log lines: the first 12 hex characters. */
 function shortJobId (id: string): string {
@@ -26,6 +27,11 @@ export function followMarketLog (services: Record<string, unknown>, onLine: (tex
     decline: (evt) => {
       const e = (evt as CustomEvent<DeclineEvent>).detail
       onLine(`no bid on job ${shortJobId(e.jobId)}: ${e.reason} (${e.detail})`, { event: 'market:decline', jobId: e.jobId, reason: e.reason })
+    },
+    award: (evt) => {
+      const e = (evt as CustomEvent<AwardSeenEvent>).detail
+      const learnt = e.priced ? 'price learnt' : `no price learnt${e.notPriced != null ? `: ${e.notPriced}` : ''}`
+      onLine(`award of job ${shortJobId(e.jobId)} seen at ${e.priceUsd.toFixed(2)} USD/GPU-h (${learnt})`, { event: 'market:award', jobId: e.jobId, price: e.priceUsd, priced: e.priced, ...(e.notPriced != null ? { notPriced: e.notPriced } : {}) })
     },
     accepted: (evt) => {
       const e = (evt as CustomEvent<AcceptedJob>).detail

@@ -63,14 +63,15 @@ export function latencyMatters (job: JobRequest): boolean {
 }
 
 /**
- * Why `bid` is not valid for `job`, or null when it is. Signature, structure and expiry were
- * checked when the bid was read; this checks it against the auction.
+ * Why `bid` does not fit `job` on its own terms, or null when it does: the checks that need
+ * nothing but the two messages and the clock (the auction, expiry, the job's constraints). The
+ * renter's bid collector applies them as bids arrive, so a bid that cannot win takes no room
+ * and costs no dial (protocols/README.md §7 "Auction").
  */
-function bidProblem (bid: Bid, job: JobRequest, provider: string, ctx: BidContext, now: number): string | null {
+export function bidFitsJob (bid: Bid, job: JobRequest, now: number): string | null {
   const c = job.constraints
   if (!equals(bid.jobId, job.jobId) || !equals(bid.jobNonce, job.nonce)) return 'wrong-job'
   if (Number(bid.expiresAt) <= now) return 'expired'
-  if (ctx.exclude?.has(provider) === true) return 'failed-this-job'
   if (c == null) return null
   if (c.maxPriceMicroUsd > 0n && bid.priceMicroUsd > c.maxPriceMicroUsd) return 'over-max-price'
   if (c.residency !== '' && bid.residency !== c.residency) return 'residency'
@@ -78,6 +79,20 @@ function bidProblem (bid: Bid, job: JobRequest, provider: string, ctx: BidContex
   if (c.gpuModels.length > 0 && !c.gpuModels.some(m => gpuModelMatches(m, bid.gpuModel))) return 'gpu-model'
   if (bid.vramMib < c.minVramMib) return 'vram'
   if (c.excludeSimulated && bid.simulated) return 'simulated'
+  return null
+}
+
+/**
+ * Why `bid` is not valid for `job`, or null when it is. Signature, structure and expiry were
+ * checked when the bid was read; this checks it against the auction (bidFitsJob), then
+ * against what the renter knows of the bidder.
+ */
+function bidProblem (bid: Bid, job: JobRequest, provider: string, ctx: BidContext, now: number): string | null {
+  const fit = bidFitsJob(bid, job, now)
+  if (fit != null) return fit
+  if (ctx.exclude?.has(provider) === true) return 'failed-this-job'
+  const c = job.constraints
+  if (c == null) return null
   if (ctx.reputation.isExcluded?.(provider) === true) return 'excluded'
   if (reliabilityPpm(ctx.reputation.reliability(provider)) < c.minReliabilityPpm) return 'reliability'
   if (latencyMatters(job) && c.maxLatencyMs > 0) {
@@ -86,6 +101,12 @@ function bidProblem (bid: Bid, job: JobRequest, provider: string, ctx: BidContex
     if (rtt > c.maxLatencyMs) return 'latency'
   }
   return null
+}
+
+/** Whether bid `a` beats bid `b` of the same provider: lower price, then the smaller message hash. */
+export function betterOwnBid (a: Signed<Bid>, b: Signed<Bid>): boolean {
+  return a.message.priceMicroUsd < b.message.priceMicroUsd ||
+    (a.message.priceMicroUsd === b.message.priceMicroUsd && compare(a.hash, b.hash) < 0)
 }
 
 /**
@@ -103,8 +124,7 @@ export function selectValidBids (bids: ReadonlyArray<Signed<Bid>>, job: JobReque
     const held = best.get(provider)
     if (held == null) { best.set(provider, bid); continue }
     if (equals(held.hash, bid.hash)) continue
-    const better = bid.message.priceMicroUsd < held.message.priceMicroUsd ||
-      (bid.message.priceMicroUsd === held.message.priceMicroUsd && compare(bid.hash, held.hash) < 0)
+    const better = betterOwnBid(bid, held)
     dropped.push({ bid: better ? held : bid, provider, reason: 'duplicate' })
     if (better) best.set(provider, bid)
   }
@@ -141,7 +161,7 @@ export function rankingParamsOf (award: Pick<Award, 'ranking' | 'reliabilityWeig
 }
 
 /** The divisor of a bid's price in its score. */
-function scoreFactor (reliability: number, rttMs: number | undefined, locality: number, params: RankingParams = DEFAULT_RANKING): number {
+export function scoreFactor (reliability: number, rttMs: number | undefined, locality: number, params: RankingParams = DEFAULT_RANKING): number {
   const rel = Math.max(MIN_RELIABILITY_FOR_SCORE, clampReliability(reliability))
   const latency = 1 + params.latencyWeight * Math.max(0, rttMs ?? 0) / 100
   const local = 1 - params.localityWeight * Math.min(1, Math.max(0, locality))

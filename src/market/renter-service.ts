@@ -41,6 +41,8 @@ export interface MarketRenterInit {
 export interface MarketRenterService {
   /** runs one auction; resolves with its report (award, or why none) */
   auction(spec: JobSpec, opts?: AuctionOptions): Promise<AuctionReport>
+  /** bids dropped on arrival because no auction of theirs runs here, and bids held in open windows */
+  bidStats(): { unknownJob: number, held: number }
   [CONTROL_HANDLERS](): Record<string, ControlHandler>
 }
 
@@ -89,6 +91,10 @@ class MarketRenter implements MarketRenterService, Startable {
 
   async auction (spec: JobSpec, opts: AuctionOptions = {}): Promise<AuctionReport> {
     return await this.auctioneer.run(spec, opts)
+  }
+
+  bidStats (): { unknownJob: number, held: number } {
+    return this.auctioneer.bidStats()
   }
 
   [CONTROL_HANDLERS] (): Record<string, ControlHandler> {

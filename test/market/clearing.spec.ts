@@ -146,17 +146,36 @@ describe('market: price learning (issue 13)', () => {
       refused(() => clearingSample(awardOf(job.message, bid, 1000), job, [bid]), 'price-not-bid', /first price pays the winning bid/)
     })
 
-    it('second price: at least the bid, at most the max price, above the bid only with another bid heard', () => {
+    it('second price: exactly the rule\'s price from the named runner-up\'s bid; no runner-up pays the bid', () => {
       const job = jobOf({}, 'second-price')
       const bid = bidOf(job.message, winner, 2)
       const runnerUp = bidOf(job.message, other, 3)
-      assert.equal(clearingSample(awardOf(job.message, bid, 3), job, [bid, runnerUp]), usdToMicro(3))
+      const named = { runnerUp: [other.bytes] }
+      assert.equal(clearingSample(awardOf(job.message, bid, 3, named), job, [bid, runnerUp]), usdToMicro(3))
       assert.equal(clearingSample(awardOf(job.message, bid, 2), job, [bid]), usdToMicro(2))
-      refused(() => clearingSample(awardOf(job.message, bid, 1), job, [bid, runnerUp]), 'price-below-bid', /at least the winning bid/)
-      refused(() => clearingSample(awardOf(job.message, bid, 3), job, [bid]), 'price-without-runner-up', /no other bid/)
+      refused(() => clearingSample(awardOf(job.message, bid, 1, named), job, [bid, runnerUp]), 'price-below-bid', /at least the winning bid/)
+      refused(() => clearingSample(awardOf(job.message, bid, 3), job, [bid, runnerUp]), 'price-not-derived', /no runner-up named pays the winning bid/)
+      refused(() => clearingSample(awardOf(job.message, bid, 3, named), job, [bid]), 'unseen-runner-up', /runner-up made no bid/)
+      // the runner-up's kept bid is its lowest: a higher one of its bids does not raise the price
+      const higher = bidOf(job.message, other, 5)
+      assert.equal(clearingSample(awardOf(job.message, bid, 3, named), job, [bid, higher, runnerUp]), usdToMicro(3))
+      refused(() => clearingSample(awardOf(job.message, bid, 5, named), job, [bid, higher, runnerUp]), 'price-not-derived', /is 3000000 micro-USD, the award says 5000000/)
       const capped = jobOf({ constraints: { ...(jobOf().message.constraints as NonNullable<JobRequest['constraints']>), maxPriceMicroUsd: usdToMicro(2.5) } }, 'second-price')
       const cappedBid = bidOf(capped.message, winner, 2)
-      refused(() => clearingSample(awardOf(capped.message, cappedBid, 3), capped, [cappedBid, bidOf(capped.message, other, 3)]), 'price-above-max', /above the job's max price/)
+      const cappedNext = bidOf(capped.message, other, 3)
+      refused(() => clearingSample(awardOf(capped.message, cappedBid, 3, named), capped, [cappedBid, cappedNext]), 'price-above-max', /above the job's max price/)
+      assert.equal(clearingSample(awardOf(capped.message, cappedBid, 2.5, named), capped, [cappedBid, cappedNext]), usdToMicro(2.5), 'capped at the max price')
+    })
+
+    it('second price: the locality term of both bids enters the derived price', () => {
+      const digests = [new Uint8Array(32).fill(1), new Uint8Array(32).fill(2)]
+      const job = jobOf({ datasetDigests: digests }, 'second-price')
+      // the winner holds both datasets: factor 1/(1 − 0.2) against the runner-up's 1
+      const bid = bidOf(job.message, winner, 2, { cachedDatasets: 2 })
+      const runnerUp = bidOf(job.message, other, 2, { cachedDatasets: 0 })
+      const named = { runnerUp: [other.bytes] }
+      assert.equal(clearingSample(awardOf(job.message, bid, 2.5, named), job, [bid, runnerUp]), usdToMicro(2.5))
+      refused(() => clearingSample(awardOf(job.message, bid, 2, named), job, [bid, runnerUp]), 'price-not-derived', /is 2500000 micro-USD/)
     })
   })
 

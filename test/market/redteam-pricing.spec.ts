@@ -184,6 +184,56 @@ describe('red team: market (issue 13)', function () {
     assert.ok(after <= honestQuote * 1.10, `bid moved from ${honestQuote} to ${after}`)
     recordAttack({ issue: '13.3', attack: `${AUCTIONS} self-made awards at ${ATTACK_USD} USD/h from ${keys.length} renter keys`, got: `honest bid ${(100 * (after / honestQuote - 1)).toFixed(2)} %`, limit: 'median of band-clamped samples (≤ 10 %)' })
   })
+
+  /**
+   * One self-made second-price auction by `renter`: the shill bids 0.5 USD/h, the honest provider
+   * bids what it bids; the award names the shill as winner, the honest provider as runner-up,
+   * and pays `price(honestBid)`. Resolves with the honest provider's award event.
+   */
+  async function secondPriceAuction (renter: IdlegridNode, price: (honestBid: bigint) => bigint): Promise<AwardSeenEvent> {
+    const bidder = shill()
+    const job = signJobRequest(renter.privateKey, renter.peerId, toJobRequest(parseJobSpec({ name: 'second', runtime: { image: 'ghcr.io/acme/eval:1' }, auction: { bidWindowMs: WINDOW_MS, pricing: 'second-price' } }), { renter: renter.peerId.toMultihash().bytes }))
+    const jobId = Buffer.from(job.message.jobId).toString('hex')
+    let event: AwardSeenEvent | undefined
+    const onAward = (evt: Event): void => { const e = (evt as CustomEvent<AwardSeenEvent>).detail; if (e.jobId === jobId) event = e }
+    let honestBid: Signed<Bid> | undefined
+    const offBids = gossip(renter).onMessage(TOPIC.bids, (envelope) => {
+      const bid = readBid(envelope)
+      if (bid.signer.equals(honest().peerId) && Buffer.from(bid.message.jobId).toString('hex') === jobId) honestBid = bid
+    })
+    market().events.addEventListener('award', onAward)
+    try {
+      await renter.libp2p.services.pubsub.publish(TOPIC.jobs, job.envelope)
+      const mine = signBid(bidder.privateKey, bidder.peerId, { ...shillBid(job.message, bidder.peerId.toMultihash().bytes), priceMicroUsd: usdToMicro(0.5) })
+      await bidder.libp2p.services.pubsub.publish(TOPIC.bids, mine.envelope)
+      await waitFor(() => honestBid != null, { timeoutMs: 10_000, what: 'the honest provider to bid' })
+      await new Promise(resolve => setTimeout(resolve, WINDOW_MS))
+      const runnerUp = honestBid as Signed<Bid>
+      const award = signAward(renter.privateKey, renter.peerId, {
+        ...awardOf(job.message, bidder.peerId.toMultihash().bytes, price(runnerUp.message.priceMicroUsd)),
+        runnerUp: [honest().peerId.toMultihash().bytes],
+        bidsDigest: bidsDigest([mine, runnerUp]),
+        validBids: 2,
+        winnerBidHash: mine.hash
+      })
+      await renter.libp2p.services.pubsub.publish(TOPIC.awards, award.envelope)
+      await waitFor(() => event != null, { timeoutMs: 10_000, what: 'the honest provider to see the award' })
+      return event as AwardSeenEvent
+    } finally {
+      offBids()
+      market().events.removeEventListener('award', onAward)
+    }
+  }
+
+  it('red team: a renter-signed second-price award paying far above what its named runner-up\'s bid gives teaches no price; the exact one does', async () => {
+    const cheat = await secondPriceAuction(attacker(), () => usdToMicro(ATTACK_USD))
+    const exact = await secondPriceAuction(net.renters[3] as IdlegridNode, (honestBid) => honestBid)
+    console.log(`      [figures] second-price award at ${ATTACK_USD} USD/h over a runner-up bid of ${exact.priceUsd} USD/h: priced ${String(cheat.priced)} (${cheat.notPriced ?? ''}); the rule's own price: priced ${String(exact.priced)}`)
+    assert.equal(cheat.priced, false, 'a second price above the rule\'s fed the price memory')
+    assert.match(cheat.notPriced ?? '', /second price from the runner-up's bid is \d+ micro-USD, the award says 1000000000/)
+    assert.equal(exact.priced, true, exact.notPriced)
+    recordAttack({ issue: '13.3', attack: `second-price award at ${ATTACK_USD} USD/h naming a heard runner-up bid of ${exact.priceUsd} USD/h`, got: cheat.priced ? `learnt ${ATTACK_USD} USD/h` : 'no price learnt', limit: 'second price must equal the rule\'s price from the named runner-up\'s bid' })
+  })
 })
 
 /** The shill's bid on `job` at ATTACK_USD, as a provider's bid engine would fill it. */

@@ -1,0 +1,170 @@
+/**
+ * Red team, the renter's bid collector (issue 13 market holes), on real in-process libp2p
+ * nodes. The attackers are nodes of their own that publish signed bids on the bids topic.
+ * (The bid flood from one key is played by a separate attacker process in
+ * test/redteam/market.spec.ts: in one process its validation starves every node, the honest
+ * ones included; the 10,000-bid bound itself is checked on the collector in bid-collector.spec.ts.)
+ *
+ * 1. Dial bait: bids that can never win (too little VRAM) for a gold job, hoping the renter
+ *    spends a dial and a latency probe on each bidder.
+ * 2. Unknown-job flood: bids for job ids the renter is not auctioning (and for its job id under
+ *    another auction's nonce), hoping the renter keeps them.
+ */
+import * as assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy.js'
+import { providerProfile } from '../../src/capability/profile.js'
+import { parseJobSpec } from '../../src/market/job-spec.js'
+import { readJobRequest, signBid, usdToMicro, type Bid, type JobRequest } from '../../src/market/messages.js'
+import { DEFAULT_PRICING } from '../../src/market/pricing.js'
+import { MARKET_RENTER_SERVICE, type MarketRenterService } from '../../src/market/renter-service.js'
+import { neutralReputation } from '../../src/market/reputation.js'
+import { marketServices } from '../../src/market/services.js'
+import { LEDGER_SERVICE } from '../../src/ledger/index.js'
+import { GOSSIP_SERVICE, type GossipRouter, type IdlegridNode } from '../../src/node/index.js'
+import { TOPIC } from '../../protocols/ids.js'
+import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
+import { providerMarketServices, reputationService, waitForMarketMesh } from './fixtures.js'
+import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
+import type { Signed } from '../../src/identity/index.js'
+
+const UNKNOWN_FLOOD = 500
+/** multicodec of /p2p */
+const P2P_CODE = 421
+const FLAT = { ...DEFAULT_PRICING, peakMultiplier: 1, offPeakMultiplier: 1, clearingWeight: 0 }
+
+describe('red team: the renter\'s bid collector (issue 13)', function () {
+  this.timeout(120_000)
+  let net: InProcessNetwork
+  const profile = providerProfile(parsePolicy({ region: 'eu-west', priceFloor: 1.25, images: ['*'] }), parseSimulatedGpus(['H100:80']))
+  const victim = (): IdlegridNode => net.renters[0] as IdlegridNode
+  const attacker = (): IdlegridNode => net.renters[1] as IdlegridNode
+  const honest = (): IdlegridNode => net.providers[0] as IdlegridNode
+  const gossip = (n: IdlegridNode): GossipRouter => n.libp2p.services[GOSSIP_SERVICE]
+  const renterMarket = (): MarketRenterService => victim().libp2p.services[MARKET_RENTER_SERVICE] as unknown as MarketRenterService
+  const acceptedBids = (n: IdlegridNode): number => gossip(n).stats()[TOPIC.bids]?.accept ?? 0
+
+  before(async () => {
+    net = await startInProcessNetwork({
+      providers: 1,
+      renters: 2, // the victim, the attacker
+      extensions: (role) => {
+        if (role === 'provider') return providerMarketServices(profile, { pricing: FLAT })
+        const ext = marketServices({ role })
+        if (role === 'renter') ext.services[LEDGER_SERVICE] = reputationService(neutralReputation())
+        return ext
+      }
+    })
+    await waitForMarketMesh(net)
+  })
+
+  after(async () => { await net?.stop() })
+
+  /** Runs `play` for every job request the victim publishes while `run` runs. */
+  async function whileVictimAuctions<T> (play: (job: Signed<JobRequest>) => Promise<void>, run: () => Promise<T>): Promise<T> {
+    const plays: Array<Promise<void>> = []
+    const off = gossip(attacker()).onMessage(TOPIC.jobs, (envelope) => {
+      const job = readJobRequest(envelope)
+      if (job.signer.equals(victim().peerId)) plays.push(play(job))
+    })
+    try {
+      const out = await run()
+      await Promise.all(plays)
+      return out
+    } finally {
+      off()
+    }
+  }
+
+  it('red team: bids that cannot win a gold job cost the renter no dial and no latency probe', async () => {
+    const me = attacker()
+    // start unconnected, so that any connection between the two is one the renter opened for the bait
+    await victim().libp2p.hangUp(me.peerId)
+    await waitFor(() => victim().libp2p.getConnections(me.peerId).length === 0, { what: 'the renter and the attacker to disconnect' })
+    const opened: string[] = []
+    const onOpen = (evt: CustomEvent<{ remotePeer: { equals: (p: unknown) => boolean }, direction: string }>): void => {
+      if (evt.detail.remotePeer.equals(me.peerId)) opened.push(evt.detail.direction)
+    }
+    victim().libp2p.addEventListener('connection:open', onOpen as any)
+    let baits = 0
+    // the bait advertises where the bidder listens, as an honest bid does: a renter that dials bidders finds it at once
+    const addrs = me.libp2p.getMultiaddrs().map(a => a.decapsulateCode(P2P_CODE).bytes).slice(0, 4)
+    try {
+      const report = await whileVictimAuctions(async (job) => {
+        for (const over of [{ vramMib: 1 }, { priceMicroUsd: usdToMicro(500) }, { region: 'nowhere' }]) {
+          const bid = signBid(me.privateKey, me.peerId, { ...bidFor(job.message, me, usdToMicro(0.5)), addrs, ...over })
+          await me.libp2p.services.pubsub.publish(TOPIC.bids, bid.envelope).then(() => { baits++ }, () => {})
+        }
+      }, async () => await renterMarket().auction(parseJobSpec({
+        name: 'gold-bait',
+        tier: 'gold',
+        runtime: { image: 'ghcr.io/acme/eval:1' },
+        constraints: { minVramGb: 40, maxPriceUsd: 50, regions: ['eu-west'] },
+        auction: { bidWindowMs: 1_500, acceptTimeoutMs: 3_000 }
+      })))
+      const bait = report.bids.filter(b => b.provider === me.peerId.toString())
+      const honestRow = report.bids.find(b => b.provider === honest().peerId.toString())
+      console.log(`      [figures] dial bait: ${baits} unfit bids published; connections between renter and bidder: ${JSON.stringify(opened)}; report rows ${JSON.stringify(bait.map(b => b.dropped))}`)
+      assert.equal(baits, 3)
+      assert.ok(bait.length === 1 && bait[0]?.dropped != null, 'the unfit bid is reported, dropped')
+      assert.deepEqual(opened.filter(d => d === 'outbound'), [], 'the renter dialled a bidder whose bid could not win')
+      assert.ok(honestRow?.rttMs != null, 'the honest bidder was measured')
+      assert.equal(report.award?.winner, honest().peerId.toString())
+      recordAttack({ issue: '13 market', attack: `dial bait: ${baits} unfit bids (VRAM, over max price, region) for a gold job`, got: `${opened.filter(d => d === 'outbound').length} dials; honest bidder probed and awarded`, limit: 'dials and round trips only for bids that fit the job' })
+    } finally {
+      victim().libp2p.removeEventListener('connection:open', onOpen as any)
+    }
+  })
+
+  it('red team: bids for jobs the renter is not auctioning are dropped on arrival, none kept', async () => {
+    const me = attacker()
+    const before = renterMarket().bidStats()
+    const deliveredBefore = acceptedBids(victim())
+    let heldDuring = 0
+    const report = await whileVictimAuctions(async (job) => {
+      for (let i = 0; i < UNKNOWN_FLOOD; i++) {
+        // most for made-up job ids, some for the victim's id under another auction's nonce
+        const other = i % 10 === 0
+          ? { ...job.message, nonce: new Uint8Array(randomBytes(16)) }
+          : { ...job.message, jobId: new Uint8Array(randomBytes(16)) }
+        const bid = signBid(me.privateKey, me.peerId, bidFor(other, me, usdToMicro(0.5)))
+        await me.libp2p.services.pubsub.publish(TOPIC.bids, bid.envelope).catch(() => {})
+      }
+      await waitFor(() => acceptedBids(victim()) - deliveredBefore >= UNKNOWN_FLOOD * 0.9, { timeoutMs: 20_000, what: 'the flood to reach the renter' }).catch(() => {})
+      heldDuring = renterMarket().bidStats().held
+    }, async () => await renterMarket().auction(parseJobSpec({ name: 'unknown-flood', runtime: { image: 'ghcr.io/acme/eval:1' }, auction: { bidWindowMs: 4_000, acceptTimeoutMs: 10_000 } })))
+    const after = renterMarket().bidStats()
+    const delivered = acceptedBids(victim()) - deliveredBefore
+    const dropped = after.unknownJob - before.unknownJob
+    console.log(`      [figures] unknown-job flood: ${delivered} bids reached the renter, ${dropped} dropped on arrival as unknown jobs; bids held while the auction ran: ${heldDuring}; held after: ${after.held}`)
+    assert.ok(delivered >= UNKNOWN_FLOOD * 0.5, `the flood reached the renter (${delivered})`)
+    assert.ok(dropped >= delivered * 0.8, `unknown-job bids dropped on arrival: ${dropped} of ${delivered}`)
+    assert.ok(heldDuring <= 1, `the renter held ${heldDuring} bids while its auction ran (only the honest one belongs)`)
+    assert.equal(after.held, 0)
+    assert.equal(report.signed?.bids.filter(b => b.signer.equals(me.peerId)).length, 0, 'no attacker bid entered the auction')
+    assert.equal(report.award?.winner, honest().peerId.toString())
+    recordAttack({ issue: '13 market', attack: `unknown-job flood: ${delivered} bids for job ids/nonces not auctioned`, got: `${heldDuring} bids held during the auction (the honest one), 0 after`, limit: 'bids without an open auction dropped on arrival' })
+  })
+})
+
+/** A bid on `job` by `by` at `price`, as a provider's bid engine fills it. */
+function bidFor (job: JobRequest, by: IdlegridNode, price: bigint): Bid {
+  const now = Date.now()
+  return {
+    jobId: job.jobId,
+    provider: by.peerId.toMultihash().bytes,
+    priceMicroUsd: price,
+    gpuModel: 'h100',
+    vramMib: 81_920,
+    region: 'eu-west',
+    residency: '',
+    createdAt: BigInt(now),
+    expiresAt: BigInt(Math.min(Number(job.expiresAt), now + MAX_LIFETIME_MS.bid)),
+    capabilitySeq: 0n,
+    jobNonce: job.nonce,
+    simulated: true,
+    cachedDatasets: 0,
+    addrs: []
+  }
+}

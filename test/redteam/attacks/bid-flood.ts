@@ -1,0 +1,39 @@
+/**
+ * Market hole (issue 13, renter side), bid flood: on the first job request another renter
+ * publishes, the attacker sends as many bids from its one key as it can until the window
+ * closes (`--bids`, default 2,000), each a little cheaper than the last and all dearer than an
+ * honest provider, hoping to grow the renter's memory and crowd honest bids out of the auction.
+ */
+import { TOPIC } from '../../../protocols/ids.js'
+import { readJobRequest, signBid, usdToMicro } from '../../../src/market/messages.js'
+import { GOSSIP_SERVICE } from '../../../src/node/index.js'
+import { numberOption, untilAborted, type Attack } from './attack.js'
+import { bidFor } from './forge.js'
+
+export const bidFlood: Attack = {
+  summary: 'flood one job with bids from one key until its window closes',
+  play: async ({ nodes: [me], options, signal, log }) => {
+    if (me == null) throw new Error('no node')
+    const max = numberOption(options, 'bids', 2_000)
+    let published = 0
+    let job: string | undefined
+    let flooding: Promise<void> | undefined
+    const off = me.libp2p.services[GOSSIP_SERVICE].onMessage(TOPIC.jobs, (envelope) => {
+      const seen = readJobRequest(envelope)
+      if (seen.signer.equals(me.peerId) || flooding != null) return
+      job = Buffer.from(seen.message.jobId).toString('hex')
+      const stopAt = Number(seen.message.createdAt) + seen.message.bidWindowMs - 300
+      flooding = (async () => {
+        for (let i = 0; i < max && Date.now() < stopAt && !signal.aborted; i++) {
+          const bid = signBid(me.privateKey, me.peerId, bidFor(seen.message, me.peerId, usdToMicro(100) - BigInt(i)))
+          await me.libp2p.services.pubsub.publish(TOPIC.bids, bid.envelope).then(() => { published++ }, () => {})
+        }
+        log(`flooded job ${job ?? ''} with ${published} bids`)
+      })()
+    })
+    await untilAborted(signal)
+    off()
+    await flooding
+    return { job, published }
+  }
+}
