@@ -17,7 +17,7 @@ import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } f
 import { callControl } from '../../src/control/index.js'
 import type { IdlegridNode, NodeStatus } from '../../src/node/index.js'
 import { joinMisbehavingProvider, openSavedReceipt, submitJob, type Misbehaviour } from './fixtures.js'
-import { tempDir, waitFor } from '../utils/index.js'
+import { recordAttack, tempDir, waitFor } from '../utils/index.js'
 import type { Ed25519PrivateKey } from '@libp2p/interface'
 
 const alive = (p: NodeProcess): boolean => p.child.exitCode == null && p.child.signalCode == null
@@ -121,4 +121,30 @@ describe('exec: a misbehaving provider among separate processes', function () {
     const { summary } = await submitPastBadProvider('forged-attestation', 'bad_attestation')
     assert.match(summary.history[0].detail ?? '', /attestation does not verify/)
   })
+
+  /** The renter process's peak resident memory so far, MiB (VmHWM), or undefined off Linux. */
+  async function peakRssMib (p: NodeProcess): Promise<number | undefined> {
+    const status = await readFile(`/proc/${String(p.child.pid)}/status`, 'utf8').catch(() => '')
+    const kb = /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]
+    return kb == null ? undefined : Number(kb) / 1024
+  }
+
+  for (const [mode, what, limit] of [
+    ['huge-log', '64 MiB of log lines', 'the renter\'s log cap (16 MiB)'],
+    ['many-files', '5,000 output files', 'the renter\'s file limit (4,096)']
+  ] as const) {
+    it(`red team (issue 13 attack 4): a provider sends ${what} to a renter process: the attempt fails at ${limit}, the job completes on the honest provider`, async () => {
+      const renter = net.renters[0] as NodeProcess
+      const before = await peakRssMib(renter)
+      const { summary } = await submitPastBadProvider(mode, 'bad_output')
+      const after = await peakRssMib(renter)
+      assert.match(summary.history[0].detail ?? '', mode === 'huge-log' ? /log/ : /files/)
+      recordAttack({
+        issue: '13.4',
+        attack: `provider sends ${what} to an idlegrid renter process (separate processes)`,
+        got: `attempt bad_output (${String(summary.history[0].detail ?? '').slice(0, 60)}); job ok on the honest provider; renter peak RSS ${before?.toFixed(0) ?? '?'} -> ${after?.toFixed(0) ?? '?'} MiB`,
+        limit
+      })
+    })
+  }
 })

@@ -52,10 +52,12 @@ describe('market: the renter\'s bid collector', function () {
     connectionManager: { openConnection: async (peer: PeerId) => { dialled.push(peer.toString()); throw new Error('not dialling in a unit test') } },
     pubsub: {}
   } as unknown as BidCollectorComponents
-  const job = toJobRequest(parseJobSpec({ name: 'c', runtime: { image: 'x:1' }, constraints: { minVramGb: 40, maxPriceUsd: 10 }, auction: { bidWindowMs: 60_000 } }), { renter: new Uint8Array(38) })
+  // made afresh for each test: a job made when the file loads has expired by the time a long suite reaches it
+  let job: JobRequest
   let collector: BidCollector
 
   beforeEach(() => {
+    job = toJobRequest(parseJobSpec({ name: 'c', runtime: { image: 'x:1' }, constraints: { minVramGb: 40, maxPriceUsd: 10 }, auction: { bidWindowMs: 60_000 } }), { renter: new Uint8Array(38) })
     dialled.length = 0
     learnt.length = 0
     collector = new BidCollector(components, defaultLogger().forComponent('test:bid-collector'))
