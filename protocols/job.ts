@@ -128,6 +128,7 @@ export interface JobFrame {
   receipt?: Uint8Array
   error?: JobFrame.Error
   progress?: JobFrame.Progress
+  receiptAck?: JobFrame.ReceiptAck
 }
 
 export namespace JobFrame {
@@ -1000,7 +1001,9 @@ export namespace JobFrame {
       PROTOCOL = 'PROTOCOL',
       BAD_SIGNATURE = 'BAD_SIGNATURE',
       CANCELLED = 'CANCELLED',
-      INTERNAL = 'INTERNAL'
+      INTERNAL = 'INTERNAL',
+      BAD_ATTESTATION = 'BAD_ATTESTATION',
+      BAD_RECEIPT = 'BAD_RECEIPT'
     }
 
     enum __CodeValues {
@@ -1012,7 +1015,9 @@ export namespace JobFrame {
       PROTOCOL = 5,
       BAD_SIGNATURE = 6,
       CANCELLED = 7,
-      INTERNAL = 8
+      INTERNAL = 8,
+      BAD_ATTESTATION = 9,
+      BAD_RECEIPT = 10
     }
 
     export namespace Code {
@@ -1157,6 +1162,66 @@ export namespace JobFrame {
     }
   }
 
+  export interface ReceiptAck {
+    receiptHash: Uint8Array
+  }
+
+  export namespace ReceiptAck {
+    let _codec: Codec<ReceiptAck>
+
+    export const codec = (): Codec<ReceiptAck> => {
+      if (_codec == null) {
+        _codec = message<ReceiptAck>((obj, w, opts = {}) => {
+          if (opts.lengthDelimited !== false) {
+            w.fork()
+          }
+
+          if ((obj.receiptHash != null && obj.receiptHash.byteLength > 0)) {
+            w.uint32(10)
+            w.bytes(obj.receiptHash)
+          }
+
+          if (opts.lengthDelimited !== false) {
+            w.ldelim()
+          }
+        }, (reader, length, opts = {}) => {
+          const obj: any = {
+            receiptHash: uint8ArrayAlloc(0)
+          }
+
+          const end = length == null ? reader.len : reader.pos + length
+
+          while (reader.pos < end) {
+            const tag = reader.uint32()
+
+            switch (tag >>> 3) {
+              case 1: {
+                obj.receiptHash = reader.bytes()
+                break
+              }
+              default: {
+                reader.skipType(tag & 7)
+                break
+              }
+            }
+          }
+
+          return obj
+        })
+      }
+
+      return _codec
+    }
+
+    export const encode = (obj: Partial<ReceiptAck>): Uint8Array => {
+      return encodeMessage(obj, ReceiptAck.codec())
+    }
+
+    export const decode = (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<ReceiptAck>): ReceiptAck => {
+      return decodeMessage(buf, ReceiptAck.codec(), opts)
+    }
+  }
+
   let _codec: Codec<JobFrame>
 
   export const codec = (): Codec<JobFrame> => {
@@ -1168,7 +1233,23 @@ export namespace JobFrame {
 
         obj = { ...obj }
 
+        if (obj.receiptAck != null) {
+          obj.progress = undefined
+          obj.error = undefined
+          obj.receipt = undefined
+          obj.attestation = undefined
+          obj.result = undefined
+          obj.outputChunk = undefined
+          obj.log = undefined
+          obj.rejected = undefined
+          obj.accepted = undefined
+          obj.inputEnd = undefined
+          obj.inputChunk = undefined
+          obj.start = undefined
+        }
+
         if (obj.progress != null) {
+          obj.receiptAck = undefined
           obj.error = undefined
           obj.receipt = undefined
           obj.attestation = undefined
@@ -1183,6 +1264,7 @@ export namespace JobFrame {
         }
 
         if (obj.error != null) {
+          obj.receiptAck = undefined
           obj.progress = undefined
           obj.receipt = undefined
           obj.attestation = undefined
@@ -1197,6 +1279,7 @@ export namespace JobFrame {
         }
 
         if (obj.receipt != null) {
+          obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
           obj.attestation = undefined
@@ -1211,6 +1294,7 @@ export namespace JobFrame {
         }
 
         if (obj.attestation != null) {
+          obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
@@ -1225,6 +1309,7 @@ export namespace JobFrame {
         }
 
         if (obj.result != null) {
+          obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
@@ -1239,6 +1324,7 @@ export namespace JobFrame {
         }
 
         if (obj.outputChunk != null) {
+          obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
@@ -1253,6 +1339,7 @@ export namespace JobFrame {
         }
 
         if (obj.log != null) {
+          obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
@@ -1267,6 +1354,7 @@ export namespace JobFrame {
         }
 
         if (obj.rejected != null) {
+          obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
@@ -1281,6 +1369,7 @@ export namespace JobFrame {
         }
 
         if (obj.accepted != null) {
+          obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
@@ -1295,6 +1384,7 @@ export namespace JobFrame {
         }
 
         if (obj.inputEnd != null) {
+          obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
@@ -1309,6 +1399,7 @@ export namespace JobFrame {
         }
 
         if (obj.inputChunk != null) {
+          obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
@@ -1323,6 +1414,7 @@ export namespace JobFrame {
         }
 
         if (obj.start != null) {
+          obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
@@ -1394,6 +1486,11 @@ export namespace JobFrame {
         if (obj.progress != null) {
           w.uint32(98)
           JobFrame.Progress.codec().encode(obj.progress, w)
+        }
+
+        if (obj.receiptAck != null) {
+          w.uint32(106)
+          JobFrame.ReceiptAck.codec().encode(obj.receiptAck, w)
         }
 
         if (opts.lengthDelimited !== false) {
@@ -1476,6 +1573,12 @@ export namespace JobFrame {
               })
               break
             }
+            case 13: {
+              obj.receiptAck = JobFrame.ReceiptAck.codec().decode(reader, reader.uint32(), {
+                limits: opts.limits?.receiptAck
+              })
+              break
+            }
             default: {
               reader.skipType(tag & 7)
               break
@@ -1483,7 +1586,23 @@ export namespace JobFrame {
           }
         }
 
+        if (obj.receiptAck != null) {
+          delete obj.progress
+          delete obj.error
+          delete obj.receipt
+          delete obj.attestation
+          delete obj.result
+          delete obj.outputChunk
+          delete obj.log
+          delete obj.rejected
+          delete obj.accepted
+          delete obj.inputEnd
+          delete obj.inputChunk
+          delete obj.start
+        }
+
         if (obj.progress != null) {
+          delete obj.receiptAck
           delete obj.error
           delete obj.receipt
           delete obj.attestation
@@ -1498,6 +1617,7 @@ export namespace JobFrame {
         }
 
         if (obj.error != null) {
+          delete obj.receiptAck
           delete obj.progress
           delete obj.receipt
           delete obj.attestation
@@ -1512,6 +1632,7 @@ export namespace JobFrame {
         }
 
         if (obj.receipt != null) {
+          delete obj.receiptAck
           delete obj.progress
           delete obj.error
           delete obj.attestation
@@ -1526,6 +1647,7 @@ export namespace JobFrame {
         }
 
         if (obj.attestation != null) {
+          delete obj.receiptAck
           delete obj.progress
           delete obj.error
           delete obj.receipt
@@ -1540,6 +1662,7 @@ export namespace JobFrame {
         }
 
         if (obj.result != null) {
+          delete obj.receiptAck
           delete obj.progress
           delete obj.error
           delete obj.receipt
@@ -1554,6 +1677,7 @@ export namespace JobFrame {
         }
 
         if (obj.outputChunk != null) {
+          delete obj.receiptAck
           delete obj.progress
           delete obj.error
           delete obj.receipt
@@ -1568,6 +1692,7 @@ export namespace JobFrame {
         }
 
         if (obj.log != null) {
+          delete obj.receiptAck
           delete obj.progress
           delete obj.error
           delete obj.receipt
@@ -1582,6 +1707,7 @@ export namespace JobFrame {
         }
 
         if (obj.rejected != null) {
+          delete obj.receiptAck
           delete obj.progress
           delete obj.error
           delete obj.receipt
@@ -1596,6 +1722,7 @@ export namespace JobFrame {
         }
 
         if (obj.accepted != null) {
+          delete obj.receiptAck
           delete obj.progress
           delete obj.error
           delete obj.receipt
@@ -1610,6 +1737,7 @@ export namespace JobFrame {
         }
 
         if (obj.inputEnd != null) {
+          delete obj.receiptAck
           delete obj.progress
           delete obj.error
           delete obj.receipt
@@ -1624,6 +1752,7 @@ export namespace JobFrame {
         }
 
         if (obj.inputChunk != null) {
+          delete obj.receiptAck
           delete obj.progress
           delete obj.error
           delete obj.receipt
@@ -1638,6 +1767,7 @@ export namespace JobFrame {
         }
 
         if (obj.start != null) {
+          delete obj.receiptAck
           delete obj.progress
           delete obj.error
           delete obj.receipt

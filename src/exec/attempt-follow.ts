@@ -128,6 +128,8 @@ export interface FollowOptions {
 export interface RunReport {
   result: JobFrame.Result
   attestation: Uint8Array
+  /** when the attestation frame arrived (unix ms): Receipt.latency_ms ends here */
+  attestationAt: number
 }
 
 /** Reads frames until the attestation; the log is flushed and an unfinished output closed whatever happens. */
@@ -158,7 +160,7 @@ export async function followRun (ch: FrameChannel, opts: FollowOptions): Promise
         result = frame.result as JobFrame.Result
       } else if (kind === 'attestation') {
         if (result == null) throw new JobStreamError('PROTOCOL', 'attestation before Result')
-        return { result, attestation: frame.attestation as Uint8Array }
+        return { result, attestation: frame.attestation as Uint8Array, attestationAt: Date.now() }
       } else {
         throw new JobStreamError('PROTOCOL', `unexpected ${kind} frame while the job runs`)
       }

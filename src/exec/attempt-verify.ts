@@ -12,8 +12,8 @@ import { toHex } from '../common/index.js'
 import { JobStreamError } from './errors.js'
 import { RecordError, openAttestation, receiptOutcome, signReceipt } from './records.js'
 import type { RunReport } from './attempt-follow.js'
-import type { FrameChannel } from './job-stream.js'
-import type { AttemptOutcome, AttemptResult } from './renter.js'
+import { frameKind, type FrameChannel } from './job-stream.js'
+import type { AttemptOutcome, AttemptResult, ReceiptAckState } from './renter.js'
 import type { Award } from '../../protocols/market.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -49,7 +49,8 @@ export async function verifyAndReceipt (ch: FrameChannel, report: RunReport, res
     if (!(err instanceof RecordError)) throw err
     result.outcome = 'bad_attestation'
     result.detail = err.message
-    await ch.fail(new JobStreamError('BAD_SIGNATURE', err.message))
+    // one that verifies but answers another attempt is not a signature failure
+    await ch.fail(new JobStreamError(err.reason === 'signature' ? 'BAD_SIGNATURE' : 'BAD_ATTESTATION', err.message))
     return
   }
   result.attestation = attestation
@@ -62,7 +63,8 @@ export async function verifyAndReceipt (ch: FrameChannel, report: RunReport, res
     provider,
     attestationHash: attestation.hash,
     outcome,
-    latencyMs: result.endedAt - (result.acceptedAt ?? result.startedAt),
+    // Accepted to attestation, both as received here (protocols/README.md §7 "Verification")
+    latencyMs: report.attestationAt - (result.acceptedAt ?? result.startedAt),
     pricePaidMicroUsd: award.clearingPriceMicroUsd,
     receivedOutputDigest: result.receivedDigest
   })
@@ -74,5 +76,25 @@ export async function verifyAndReceipt (ch: FrameChannel, report: RunReport, res
   if (!match) result.detail = `outputs received (${toHex(result.receivedDigest).slice(0, 16)}…) do not match the attestation (${toHex(attestation.message.outputDigest).slice(0, 16)}…)`
   else if (status.status !== JobStatus.COMPLETED) result.detail = `job ${String(status.status).toLowerCase()} (exit ${status.exitCode ?? '?'})`
   await ch.send({ receipt: receipt.envelope })
+  result.receiptAck = await awaitReceiptAck(ch, receipt.hash)
   await ch.close()
+}
+
+/**
+ * The provider's answer to our receipt: 'acknowledged' (a ReceiptAck naming it), 'refused' (an
+ * Error frame, e.g. BAD_RECEIPT) or 'none' (the stream ended or idled without one: providers
+ * before the ack close without a word). The attempt's outcome does not depend on it.
+ */
+async function awaitReceiptAck (ch: FrameChannel, receiptHash: Uint8Array): Promise<ReceiptAckState> {
+  try {
+    const frame = await ch.next()
+    if (frame == null) return { state: 'none' }
+    if (frameKind(frame) !== 'receiptAck') return { state: 'refused', detail: `expected the receipt acknowledgement, got ${frameKind(frame)}` }
+    const hash = frame.receiptAck?.receiptHash ?? new Uint8Array(0)
+    if (!equals(hash, receiptHash)) return { state: 'refused', detail: 'the acknowledgement names another receipt' }
+    return { state: 'acknowledged' }
+  } catch (err: any) {
+    if (err instanceof JobStreamError && err.remote) return { state: 'refused', detail: err.message }
+    return { state: 'none', detail: String(err?.message ?? err) }
+  }
 }

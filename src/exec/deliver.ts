@@ -9,7 +9,7 @@ import { JobStatus, type Attestation, type FileEntry, type Receipt } from '../..
 import { fileSetDigest, listRegularFiles } from './digest.js'
 import { JobStreamError } from './errors.js'
 import { CHUNK_BYTES, frameKind, withDeadline, type FrameChannel } from './job-stream.js'
-import { openReceipt, signAttestation } from './records.js'
+import { RecordError, openReceipt, signAttestation } from './records.js'
 import type { VerifiedAward } from '../market/index.js'
 import type { RunOutcome, RunStatus } from './runners/index.js'
 import type { RenterAnswer } from './slot-run.js'
@@ -93,6 +93,8 @@ export async function awaitReceipt (renterNext: Promise<RenterAnswer>, idleMs: n
   try {
     return openReceipt(answer.frame.receipt as Uint8Array, { renter: expect.renter, provider: expect.provider, jobId: expect.jobId, attestationHash: expect.attestation.hash })
   } catch (err: any) {
-    throw new JobStreamError('BAD_SIGNATURE', err.message, { cause: err })
+    // a receipt that verifies but answers something else is not a signature failure
+    const code = err instanceof RecordError && err.reason !== 'signature' ? 'BAD_RECEIPT' : 'BAD_SIGNATURE'
+    throw new JobStreamError(code, err.message, { cause: err })
   }
 }

@@ -1,7 +1,7 @@
 import { JobFrame } from '../../protocols/job.js'
 
 /** Why a job stream ended early; the same codes travel in JobFrame.Error. */
-export type JobStreamErrorCode = 'FRAME_TOO_LARGE' | 'INPUT_TOO_LARGE' | 'OUTPUT_TOO_LARGE' | 'IDLE_TIMEOUT' | 'PROTOCOL' | 'BAD_SIGNATURE' | 'CANCELLED' | 'INTERNAL'
+export type JobStreamErrorCode = 'FRAME_TOO_LARGE' | 'INPUT_TOO_LARGE' | 'OUTPUT_TOO_LARGE' | 'IDLE_TIMEOUT' | 'PROTOCOL' | 'BAD_SIGNATURE' | 'CANCELLED' | 'INTERNAL' | 'BAD_ATTESTATION' | 'BAD_RECEIPT'
 
 /** A violation of the job stream protocol, raised on the side that saw it and sent to the other. */
 export class JobStreamError extends Error {

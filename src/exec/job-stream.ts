@@ -21,9 +21,9 @@ export const CHUNK_BYTES = MAX_CHUNK_BYTES - 256
 /** Frames queued for sending before send() waits: bounds memory on a slow reader. */
 const SEND_QUEUE_FRAMES = 8
 
-export type FrameKind = 'start' | 'inputChunk' | 'inputEnd' | 'accepted' | 'rejected' | 'log' | 'outputChunk' | 'result' | 'attestation' | 'receipt' | 'error' | 'progress'
+export type FrameKind = 'start' | 'inputChunk' | 'inputEnd' | 'accepted' | 'rejected' | 'log' | 'outputChunk' | 'result' | 'attestation' | 'receipt' | 'error' | 'progress' | 'receiptAck'
 
-const KINDS: FrameKind[] = ['start', 'inputChunk', 'inputEnd', 'accepted', 'rejected', 'log', 'outputChunk', 'result', 'attestation', 'receipt', 'error', 'progress']
+const KINDS: FrameKind[] = ['start', 'inputChunk', 'inputEnd', 'accepted', 'rejected', 'log', 'outputChunk', 'result', 'attestation', 'receipt', 'error', 'progress', 'receiptAck']
 
 /** Which member of the oneof is set; exactly one must be (else PROTOCOL). */
 export function frameKind (frame: JobFrame): FrameKind {

@@ -305,6 +305,8 @@ export class JobExecService implements Startable {
     if (receipt == null) { ch.abort(); return }
     rec.receipt = Receipt.Outcome[receipt.message.outcome] ?? String(receipt.message.outcome)
     this.book.update(rec)
+    // the positive answer: we hold this receipt (renters before the ack have closed already)
+    await ch.send({ receiptAck: { receiptHash: receipt.hash } }).catch(() => {})
     await ch.close()
   }
 

@@ -83,6 +83,8 @@ export interface AttemptResult {
   receivedDigest: Uint8Array
   attestation?: Signed<Attestation>
   receipt?: Signed<Receipt>
+  /** what the provider answered to our receipt (set once one was sent) */
+  receiptAck?: ReceiptAckState
   /** the attestation verified and its output digest equals what was received */
   verified: boolean
   priceMicroUsd: bigint
@@ -90,6 +92,12 @@ export interface AttemptResult {
   acceptedAt?: number
   firstLogAt?: number
   endedAt: number
+}
+
+/** The provider's answer to the receipt: a ReceiptAck naming it, an Error frame or the like, or nothing. */
+export interface ReceiptAckState {
+  state: 'acknowledged' | 'refused' | 'none'
+  detail?: string
 }
 
 export interface AttemptOptions {

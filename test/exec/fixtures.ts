@@ -19,7 +19,8 @@ import { resolveConfig } from '../../src/config/index.js'
 import { fileSetDigest } from '../../src/exec/digest.js'
 import { CAPACITY_SERVICE } from '../../src/capability/index.js'
 import { slotCapacity } from '../../src/exec/capacity.js'
-import { FrameChannel } from '../../src/exec/job-stream.js'
+import { JobStreamError } from '../../src/exec/errors.js'
+import { FrameChannel, frameKind } from '../../src/exec/job-stream.js'
 import { SlotScheduler } from '../../src/exec/scheduler.js'
 import { DiskBudget } from '../../src/exec/admission.js'
 import { defaultDiskBudgetBytes, EXEC_DEFAULTS, EXEC_SERVICE, type ExecServiceInit } from '../../src/exec/job-service-init.js'
@@ -182,6 +183,12 @@ export type Misbehaviour = 'oversized-frame' | 'forged-attestation' | 'bad-outpu
 export const ESCAPES = { line: 'hello \u001b]0;pwned\u0007\u001b[2J\u009b31m', path: 'red\u001b[31m.txt' }
 
 /**
+ * What each misbehaving mode last heard from the renter after its attestation: the frame kind
+ * ('receipt'), the Error code the renter sent (e.g. 'BAD_ATTESTATION'), or 'end'.
+ */
+export const renterAnswers = new Map<Misbehaviour, string>()
+
+/**
  * Serves /idlegrid/job/1.0.0 on `node` like a provider that reads the job properly and then
  * misbehaves in one way.
  */
@@ -244,7 +251,8 @@ export async function misbehavingProvider (node: IdlegridNode, mode: Misbehaviou
         })
         await ch.send({ attestation: attestation.envelope })
         void connection
-        await ch.next().catch(() => undefined) // the receipt
+        const answer = await ch.next().catch((err: unknown) => err) // the receipt, or the renter's Error
+        renterAnswers.set(mode, answer instanceof JobStreamError ? answer.code : answer == null ? 'end' : answer instanceof Error ? answer.message : frameKind(answer as JobFrame))
         await ch.close()
       } catch {
         ch.abort()

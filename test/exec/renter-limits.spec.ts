@@ -18,8 +18,8 @@ import { ConfigError } from '../../src/config/index.js'
 import { parseJobSpec } from '../../src/market/job-spec.js'
 import { renterLimitsFromSpec } from '../../src/submit/payload.js'
 import { runJob } from '../../src/submit/run-job.js'
-import { recordAttack, tempDir, type InProcessNetwork } from '../utils/index.js'
-import { ESCAPES, copyJob, makeAward, misbehavingProvider, startJobNetwork, type Misbehaviour } from './fixtures.js'
+import { recordAttack, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { ESCAPES, copyJob, makeAward, misbehavingProvider, renterAnswers, startJobNetwork, type Misbehaviour } from './fixtures.js'
 
 /** Every file under `dir` and the deepest directory nesting. */
 async function walk (dir: string): Promise<{ files: number, depth: number }> {
@@ -179,6 +179,8 @@ describe('red team: exec renter limits (issue 13)', function () {
     assert.match(first?.detail ?? '', /attestation names other inputs than those sent/)
     // the renter signs nothing for an attestation about other inputs, and keeps none of its outputs as verified
     await assert.rejects(stat(join(first?.dir ?? '', 'receipt.bin')), { code: 'ENOENT' })
+    // it verifies but answers other inputs: the provider is told BAD_ATTESTATION, not BAD_SIGNATURE
+    await waitFor(() => renterAnswers.get('wrong-input-digest') === 'BAD_ATTESTATION', { what: `BAD_ATTESTATION told to the provider (heard ${renterAnswers.get('wrong-input-digest') ?? 'nothing'})` })
     assert.equal(summary.status, 'ok', summary.detail)
     assert.equal(summary.history[1]?.outcome, 'ok')
     assert.equal(summary.history[1]?.provider, honest.peerId.toString())

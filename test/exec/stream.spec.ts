@@ -13,7 +13,7 @@ import { sha256 } from '../../src/identity/index.js'
 import { openAward } from '../../src/market/award-check.js'
 import { fileSetDigest } from '../../src/exec/digest.js'
 import { waitFor, type InProcessNetwork } from '../utils/index.js'
-import { attestationsInLedger, execOf, makeAward, misbehavingProvider, useJobNetwork } from './fixtures.js'
+import { attestationsInLedger, execOf, makeAward, misbehavingProvider, renterAnswers, useJobNetwork } from './fixtures.js'
 import type { Ed25519PrivateKey } from '@libp2p/interface'
 
 describe('exec: job stream between in-process nodes', function () {
@@ -39,6 +39,13 @@ describe('exec: job stream between in-process nodes', function () {
     assert.equal(Buffer.compare(a?.gpu?.uuidHash ?? new Uint8Array(), sha256('GPU-sim-h100-1')), 0)
     assert.equal(Buffer.compare(a?.outputDigest ?? new Uint8Array(), result.receivedDigest), 0)
     assert.equal(result.receipt?.message.outcome, Receipt.Outcome.OK)
+    // an OK receipt carries the digest received too (equal to the attestation's), and its latency
+    // runs from Accepted to the attestation as the renter saw them
+    assert.equal(Buffer.compare(result.receipt?.message.receivedOutputDigest ?? new Uint8Array(), a?.outputDigest ?? new Uint8Array(1)), 0)
+    const latency = Number(result.receipt?.message.latencyMs)
+    assert.ok(result.acceptedAt != null && latency >= 0 && latency <= Date.now() - result.acceptedAt, `latency_ms ${latency}`)
+    // the provider acknowledged the receipt it verified
+    assert.deepEqual(result.receiptAck, { state: 'acknowledged' })
     // the provider recorded the same attestation in its ledger, and verified the renter's receipt for it
     const jobId = toHex(a?.jobId as Uint8Array)
     const recorded = await waitFor(async () => (await attestationsInLedger(provider, jobId))[0], { what: 'the attestation in the provider\'s ledger' })
@@ -147,6 +154,8 @@ describe('exec: job stream between in-process nodes', function () {
       if (mode === 'forged-attestation') {
         assert.match(result.detail ?? '', /attestation does not verify/)
         assert.equal(result.receipt, undefined)
+        // signed by another key: a signature failure, told to the provider as such
+        await waitFor(() => renterAnswers.get(mode) === 'BAD_SIGNATURE', { what: `BAD_SIGNATURE told to the provider (heard ${renterAnswers.get(mode) ?? 'nothing'})` })
       }
       if (mode === 'bad-output') {
         // the renter signed a BAD_OUTPUT receipt with the digest it actually received
