@@ -97,7 +97,7 @@ export async function makeJobFrames (): Promise<VectorFile> {
     v('attestation-signed-by-renter', { attestation: attestation(alice, alice, awardHash).envelope }, ['signature', 'signer'], 'the attestation must be the winner\'s'),
     v('receipt-bad-signature', { receipt: receipt(alice, bob, att.hash, { latencyMs: 1n }).map((b, i, a) => i === a.length - 1 ? b ^ 1 : b) }, ['signature', 'signature']),
     v('no-member', new Uint8Array(0), ['PROTOCOL', 'decode'], 'an empty frame sets no member of the oneof'),
-    v('two-members', Uint8Array.from([...JobFrame.encode({ inputEnd: {} }), ...JobFrame.encode({ accepted: { at: 1n } })]), ['PROTOCOL', 'decode'], 'two members of the oneof'),
+    v('two-members-last-wins', Uint8Array.from([...JobFrame.encode({ inputEnd: {} }), ...JobFrame.encode({ accepted: { at: 1n } })]), 'accept', 'input_end then accepted on the wire: protobuf parsing keeps the last oneof member seen, so this decodes as Accepted alone (several members cannot be seen after decoding)'),
     v('unknown-error-code', new Writer().bytesField(11, new Writer().varintField(1, 99n).bytes()).bytes(), ['malformed', 'decode'], 'Error.code 99: enums are closed')
   ]
   return file('job stream frames (/idlegrid/job/1.0.0), each judged on its own', { alice: keyEntry(alice), bob: keyEntry(bob) }, vectors)
