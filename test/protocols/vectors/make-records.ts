@@ -8,7 +8,7 @@ import { DOMAIN, SIGNING_PREFIX } from '../../../protocols/ids.js'
 import { JobFrame, JobStatus } from '../../../protocols/job.js'
 import { capabilityKeyText } from '../../../src/capability/record-key.js'
 import { accept, envelopeMeaning, keyEntry, NOW, party, reject, seal, type Party } from './build.js'
-import { hex, VECTOR_FORMAT, type Vector, type VectorCheck, type VectorFile, type VectorStage } from './format.js'
+import { hex, meaning, VECTOR_FORMAT, type Vector, type VectorCheck, type VectorFile, type VectorStage } from './format.js'
 import { attestation, JOB_ID, receipt, sha256 } from './messages.js'
 import { unknownField, Writer } from './writer.js'
 
@@ -51,15 +51,17 @@ function packedTiers (r: CapabilityRecord): Uint8Array {
 export async function makeCapability (): Promise<VectorFile> {
   const bob = await party('bob')
   const carol = await party('carol')
-  const v = (name: string, bytes: Uint8Array, outcome: Outcome, opts: { key?: Party, note?: string } = {}): Vector => {
+  const v = (name: string, bytes: Uint8Array, outcome: Outcome, opts: { key?: Party, note?: string, meant?: CapabilityRecord } = {}): Vector => {
     const check: VectorCheck = { kind: 'capability-record', key: capabilityKeyText((opts.key ?? bob).peerId) }
-    const init = { name, type: 'SignedEnvelope', payloadType: 'CapabilityRecord', check, bytes, decoded: envelopeMeaning(bytes, CapabilityRecord), ...(opts.note == null ? {} : { note: opts.note }) }
+    // `meant`: the record the bytes encode, where our codec cannot say (yet)
+    const decoded = opts.meant == null ? envelopeMeaning(bytes, CapabilityRecord) : { ...envelopeMeaning(bytes) as object, payload: meaning(opts.meant) }
+    const init = { name, type: 'SignedEnvelope', payloadType: 'CapabilityRecord', check, bytes, decoded, ...(opts.note == null ? {} : { note: opts.note }) }
     return outcome === 'accept' ? accept(init) : reject({ ...init, stage: outcome[1] }, outcome[0])
   }
   const sealed = (r: CapabilityRecord, signer = bob): Uint8Array => seal(signer, DOMAIN.capability, CapabilityRecord.encode(r))
   const vectors = [
     v('valid-unpacked-tiers', sealed(record(bob)), 'accept', { note: 'accepted_tiers as one tag per element (what protons writes)' }),
-    v('valid-packed-tiers', seal(bob, DOMAIN.capability, packedTiers(record(bob))), 'accept', { note: 'accepted_tiers packed (what every standard proto3 encoder writes): must be accepted' }),
+    v('valid-packed-tiers', seal(bob, DOMAIN.capability, packedTiers(record(bob))), 'accept', { meant: record(bob), note: 'accepted_tiers packed (what every standard proto3 encoder writes): must be accepted, meaning the same record as valid-unpacked-tiers' }),
     v('empty-accepted-tiers', sealed(record(bob, { acceptedTiers: [] })), ['bad-field', 'rule'], { note: 'a provider accepting no tier offers nothing: refused by the field rules (not by decoding)' }),
     v('expired', sealed(record(bob, { issuedAt: BigInt(NOW - 3_600_000), expiresAt: BigInt(NOW - 1) })), ['expired', 'rule']),
     v('from-the-future', sealed(record(bob, { issuedAt: BigInt(NOW + 31_000), expiresAt: BigInt(NOW + 3_600_000) })), ['from-future', 'rule']),

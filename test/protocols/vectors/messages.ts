@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto'
 import { DOMAIN } from '../../../protocols/ids.js'
 import { Attestation, JobStatus, Receipt } from '../../../protocols/job.js'
 import { HeartbeatSummary, LedgerEntry } from '../../../protocols/ledger.js'
-import { Award, Bid, JobRequest, PricingRule } from '../../../protocols/market.js'
+import { type Award, type Bid, JobRequest, PricingRule } from '../../../protocols/market.js'
 import { messageHash } from '../../../src/identity/hash.js'
 import { NOW, seal, type Party } from './build.js'
 
