@@ -1,0 +1,179 @@
+/**
+ * Feeds vectors to this implementation's real validators and decoders, with the file's
+ * fixed `now`: the gossip router (fake pubsub, real validators), the DHT record validator,
+ * job-frame decoding, a real LevelDB ledger store, the fraud-proof verifier, the sync server.
+ */
+
+import { generateKeyPairFromSeed } from '@libp2p/crypto/keys'
+import { defaultLogger } from '@libp2p/logger'
+import { peerIdFromMultihash, peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
+import * as Digest from 'multiformats/hashes/digest'
+import { decodeBounded, LIMITS, MAX_BYTES, WireDecodeError } from '../../../protocols/codec.js'
+import { SignedEnvelope } from '../../../protocols/envelope.js'
+import { TOPIC, type TopicName } from '../../../protocols/ids.js'
+import { JobFrame } from '../../../protocols/job.js'
+import { SyncRequest, SyncResponse } from '../../../protocols/ledger.js'
+import { openCapabilityRecord } from '../../../src/capability/record.js'
+import { CapabilityRecordError } from '../../../src/capability/errors.js'
+import { frameKind } from '../../../src/exec/job-stream.js'
+import { JobStreamError } from '../../../src/exec/errors.js'
+import { openAttestation, openReceipt, RecordError } from '../../../src/exec/records.js'
+import { EnvelopeError, openEnvelope } from '../../../src/identity/index.js'
+import { LedgerEntryError, SyncProtocolError } from '../../../src/ledger/errors.js'
+import { verifyFraudProof } from '../../../src/ledger/fraud.js'
+import { LedgerGossip } from '../../../src/ledger/gossip.js'
+import { LedgerStore } from '../../../src/ledger/store.js'
+import { SyncServer } from '../../../src/ledger/sync-server.js'
+import { AwardValidator, validateBid, validateJobRequest } from '../../../src/market/validation.js'
+import { gossipRouter, type GossipRouter } from '../../../src/node/gossip.js'
+import { heartbeatService } from '../../../src/node/heartbeat.js'
+import { tempDir } from '../../utils/index.js'
+import { unhex, type Vector, type VectorFile } from './format.js'
+import type { SyncClient } from '../../../src/ledger/sync-client.js'
+import type { Message, PeerId } from '@libp2p/interface'
+
+export interface Judgement { verdict: 'accept' | 'reject', reason: string, gossip?: 'accept' | 'ignore' | 'reject' }
+
+const ok: Judgement = { verdict: 'accept', reason: 'ok' }
+const no = (reason: string): Judgement => ({ verdict: 'reject', reason })
+
+/** Runs one file's vectors in order against one fresh node's validators; returns each judgement. */
+export async function judgeFile (file: VectorFile): Promise<Judgement[]> {
+  const dir = await tempDir('idlegrid-vectors-')
+  const node = await Node.start(file, dir.path)
+  try {
+    const out: Judgement[] = []
+    for (const vector of file.vectors) out.push(await node.judge(vector))
+    return out
+  } finally {
+    await node.stop()
+    await dir.cleanup()
+  }
+}
+
+class Node {
+  private constructor (
+    private readonly now: number,
+    private readonly router: GossipRouter,
+    private readonly pubsub: FakePubSub,
+    private readonly store: LedgerStore,
+    private readonly self: PeerId
+  ) {}
+
+  static async start (file: VectorFile, path: string): Promise<Node> {
+    const key = await generateKeyPairFromSeed('Ed25519', new Uint8Array(32).fill(7))
+    const peerId = peerIdFromPrivateKey(key)
+    const now = (): number => file.now
+    const store = await LedgerStore.open(path, { privateKey: key, peerId, now, syncWrites: false })
+    const pubsub = new FakePubSub()
+    const logger = defaultLogger()
+    const router = gossipRouter({ now })({ pubsub: pubsub as any, logger })
+    ;(router as any).start()
+    // the real payload validators, as the node installs them, with the file's clock
+    const heartbeats = heartbeatService({ role: 'bootstrap', intervalMs: 60_000, privateKey: key, now })({ peerId, pubsub: pubsub as any, gossip: router, logger })
+    ;(heartbeats as any).start()
+    const awards = new AwardValidator()
+    router.setValidator(TOPIC.jobs, (e) => validateJobRequest(e, file.now))
+    router.setValidator(TOPIC.bids, (e) => validateBid(e, file.now))
+    router.setValidator(TOPIC.awards, (e) => awards.validate(e, file.now))
+    new LedgerGossip({ pubsub: () => pubsub as any, gossip: () => router, store: () => store, signal: new AbortController().signal, onBehind: () => {}, log: logger.forComponent('vectors') }).start()
+    return new Node(file.now, router, pubsub, store, peerId)
+  }
+
+  async stop (): Promise<void> {
+    await this.store.close()
+  }
+
+  async judge (vector: Vector): Promise<Judgement> {
+    const bytes = unhex(vector.hex)
+    const check = vector.check
+    switch (check.kind) {
+      case 'envelope':
+        return catching(() => { openEnvelope(bytes, { domain: check.domain, maxBytes: check.maxBytes }); return ok })
+      case 'gossip':
+        return await this.gossip(check.topic as TopicName, bytes, check.from)
+      case 'capability-record':
+        // what the kad-dht validator runs (dht-rules.ts), with the file's clock
+        return catching(() => { openCapabilityRecord(bytes, { key: new TextEncoder().encode(check.key), now: this.now }); return ok })
+      case 'job-frame':
+        return catching(() => {
+          const frame = decodeBounded(JobFrame, bytes, 'job frame', MAX_BYTES.jobFrame, LIMITS.jobFrame)
+          const kind = frameKind(frame)
+          const e = check.expect
+          if (e != null && kind === 'attestation') openAttestation(frame.attestation!, { provider: peerIdFromString(e.provider), renter: peerIdFromString(e.renter), jobId: unhex(e.jobId), awardHash: unhex(e.awardHash ?? ''), inputDigest: unhex(e.inputDigest ?? '') })
+          if (e != null && kind === 'receipt') openReceipt(frame.receipt!, { provider: peerIdFromString(e.provider), renter: peerIdFromString(e.renter), jobId: unhex(e.jobId), attestationHash: unhex(e.attestationHash ?? '') })
+          return ok
+        })
+      case 'ledger-feed': {
+        const [outcome] = await this.store.ingest([bytes])
+        if (outcome.status === 'added') return ok
+        return no(outcome.status === 'rejected' ? outcome.error.code : outcome.status)
+      }
+      case 'fraud-proof':
+        return await catchingAsync(async () => { await verifyFraudProof(bytes, { builder: check.builder, entryTime: check.entryTime }); return ok })
+      case 'sync-request':
+        return await catchingAsync(async () => {
+          const request = decodeBounded(SyncRequest, bytes, 'sync request', MAX_BYTES.syncRequest)
+          await new SyncServer(() => this.store, { considerHint: () => {} } as unknown as SyncClient).answer(request, this.self)
+          return ok
+        })
+      case 'sync-response':
+        return catching(() => { decodeBounded(SyncResponse, bytes, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse); return ok })
+    }
+  }
+
+  private async gossip (topic: TopicName, data: Uint8Array, fromText?: string): Promise<Judgement> {
+    const from = fromText != null ? peerIdFromString(fromText) : signerOf(data, this.self)
+    const before = this.router.stats()[topic] ?? {}
+    const msg = { type: 'signed', from, topic, data, sequenceNumber: 1n, signature: new Uint8Array(0), key: from.publicKey?.raw } as unknown as Message
+    const result = await this.pubsub.topicValidators.get(topic)!(from, msg)
+    const after = this.router.stats()[topic] ?? {}
+    const key = Object.keys(after).find(k => after[k] !== (before[k] ?? 0))
+    if (key == null) throw new Error(`the router counted no verdict for ${topic}`)
+    if (result === 'accept') this.pubsub.dispatchEvent(new CustomEvent('message', { detail: msg }))
+    const [action, ...reason] = key.split(':')
+    return action === 'accept' ? { ...ok, gossip: 'accept' } : { verdict: 'reject', reason: reason.join(':'), gossip: action as 'ignore' | 'reject' }
+  }
+}
+
+/** The gossip sender when the vector names none: the envelope's signer (or, when that does not parse, a bystander: the router refuses the envelope first). */
+function signerOf (data: Uint8Array, bystander: PeerId): PeerId {
+  try {
+    return peerIdFromMultihash(Digest.decode(SignedEnvelope.decode(data).signer))
+  } catch {
+    return bystander
+  }
+}
+
+/** What a pubsub offers the router: validators by topic and 'message' events. */
+class FakePubSub extends EventTarget {
+  readonly topicValidators = new Map<string, (from: PeerId, msg: Message) => Promise<string>>()
+  subscribe (): void {}
+}
+
+function reasonOf (err: unknown): string | undefined {
+  if (err instanceof EnvelopeError || err instanceof CapabilityRecordError || err instanceof WireDecodeError || err instanceof RecordError) return err.reason
+  if (err instanceof JobStreamError) return err.code
+  if (err instanceof LedgerEntryError || err instanceof SyncProtocolError) return err.code
+  return undefined
+}
+
+function catching (fn: () => Judgement): Judgement {
+  try {
+    return fn()
+  } catch (err) {
+    const reason = reasonOf(err)
+    if (reason == null) throw err
+    return no(reason)
+  }
+}
+
+async function catchingAsync (fn: () => Promise<Judgement>): Promise<Judgement> {
+  try {
+    return await fn()
+  } catch (err) {
+    const reason = reasonOf(err)
+    if (reason == null) throw err
+    return no(reason)
+  }
+}
