@@ -101,7 +101,10 @@ export async function runTarget (target: FuzzTarget, opts: RunOptions): Promise<
     opts.onInput?.(input, ++count)
     const t0 = performance.now()
     let caught: unknown
-    try { target.run(input) } catch (err) { caught = err }
+    try {
+      const returned = target.run(input)
+      if (returned != null) throw new Error(`${target.name} is not async but its run returned a promise`)
+    } catch (err) { caught = err }
     timed(t0)
     classify(caught)
   })

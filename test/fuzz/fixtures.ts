@@ -103,15 +103,40 @@ async function build (): Promise<Fixtures> {
   }
   const job = signJobRequest(renter.key, renter.peerId, jobRequest)
   const bid = signBid(provider.key, provider.peerId, {
-    jobId, provider: providerId, priceMicroUsd: 2_100_000n, gpuModel: 'h100-80gb', vramMib: 81_559, region: 'eu-west', residency: 'eu',
-    createdAt: BigInt(now + 100), expiresAt: BigInt(now + 10 * 60_000 - 1), capabilitySeq: 7n, jobNonce: nonce, simulated: false, cachedDatasets: 1,
+    jobId,
+    provider: providerId,
+    priceMicroUsd: 2_100_000n,
+    gpuModel: 'h100-80gb',
+    vramMib: 81_559,
+    region: 'eu-west',
+    residency: 'eu',
+    createdAt: BigInt(now + 100),
+    expiresAt: BigInt(now + 10 * 60_000 - 1),
+    capabilitySeq: 7n,
+    jobNonce: nonce,
+    simulated: false,
+    cachedDatasets: 1,
     addrs: [Uint8Array.of(4, 127, 0, 0, 1, 6, 0x10, 0x01)]
   })
   const award = signAward(renter.key, renter.peerId, {
-    jobId, renter: renterId, winner: providerId, clearingPriceMicroUsd: 2_100_000n, pricingRule: PricingRule.SECOND_PRICE, bidsDigest: sha256(bid.hash),
-    runnerUp: [other.peerId.toMultihash().bytes], acceptDeadline: BigInt(now + 5_000), createdAt: BigInt(now + 1_000), expiresAt: BigInt(now + 10 * 60_000),
-    attempt: 1, validBids: 1, winnerBidHash: bid.hash, jobNonce: nonce, ranking: [{ bidHash: bid.hash, reliabilityPpm: 900_000, rttMs: 3 }],
-    reliabilityWeightPpm: 2_000_000, latencyWeightPpm: 100_000, localityWeightPpm: 200_000
+    jobId,
+    renter: renterId,
+    winner: providerId,
+    clearingPriceMicroUsd: 2_100_000n,
+    pricingRule: PricingRule.SECOND_PRICE,
+    bidsDigest: sha256(bid.hash),
+    runnerUp: [other.peerId.toMultihash().bytes],
+    acceptDeadline: BigInt(now + 5_000),
+    createdAt: BigInt(now + 1_000),
+    expiresAt: BigInt(now + 10 * 60_000),
+    attempt: 1,
+    validBids: 1,
+    winnerBidHash: bid.hash,
+    jobNonce: nonce,
+    ranking: [{ bidHash: bid.hash, reliabilityPpm: 900_000, rttMs: 3 }],
+    reliabilityWeightPpm: 2_000_000,
+    latencyWeightPpm: 100_000,
+    localityWeightPpm: 200_000
   })
   const accept = signAcceptResponse(provider.key, provider.peerId, { jobId, provider: providerId, attempt: 1, accepted: true, reason: DeclineReason.REASON_UNSPECIFIED, detail: '', createdAt: BigInt(now) })
   const declineAccept = signAcceptResponse(provider.key, provider.peerId, { jobId, provider: providerId, attempt: 1, accepted: false, reason: DeclineReason.NO_CAPACITY, detail: 'busy', createdAt: BigInt(now) })
@@ -238,4 +263,3 @@ export function frameStream (frames: Uint8Array[]): Uint8Array {
   for (const p of parts) { out.set(p, at); at += p.length }
   return out
 }
-

@@ -186,8 +186,9 @@ export function applyMutation (input: Uint8Array, m: Mutation, seeds: readonly U
       return cat(input.subarray(0, field.start), lengthDelimited(field.field, inner), input.subarray(field.end))
     }
     case 15: { // deep nesting: start-groups or length-delimited fields inside each other
-      const levels = 1 + (m.c % 2000)
-      if (m.b % 2 === 0) return cat(input.subarray(0, pos), new Uint8Array(levels).fill(0x0b), input.subarray(pos))
+      // start-groups of an unknown field make protons' skipType recurse: deep enough to overflow the stack
+      const levels = 1 + (m.c % 40_000)
+      if (m.b % 2 === 0) return cat(input.subarray(0, pos), new Uint8Array(levels).fill(m.c % 3 === 0 ? 0x0b : 0x7b), input.subarray(pos))
       let inner = m.bytes
       for (let i = 0; i < Math.min(levels, 200); i++) inner = lengthDelimited(1 + (m.a % 15), inner)
       return cat(input, inner)

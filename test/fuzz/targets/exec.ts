@@ -7,7 +7,7 @@
 import fc from 'fast-check'
 import { LIMITS } from '../../../protocols/codec.js'
 import { DOMAIN } from '../../../protocols/ids.js'
-import { JobFrame } from '../../../protocols/job.js'
+import { type JobFrame } from '../../../protocols/job.js'
 import { checkRelativePath } from '../../../src/exec/digest.js'
 import { JobStreamError, UnsafePathError } from '../../../src/exec/errors.js'
 import { FrameChannel } from '../../../src/exec/job-stream.js'

@@ -20,7 +20,7 @@ import { verifyEntry } from '../../../src/ledger/verify.js'
 import { tempDir } from '../../utils/wait.js'
 import { fixtures, type Fixtures } from '../fixtures.js'
 import { bytesInput } from '../mutate.js'
-import { BoundError, checkDecoded, type FuzzTarget, type TargetFactory } from '../target.js'
+import { BoundError, checkDecoded, type TargetFactory } from '../target.js'
 
 const verifyEntrySigned: TargetFactory = {
   name: 'ledger/verify-entry',
