@@ -1,0 +1,16 @@
+/** Every fuzz target, by name. */
+import { dhtTargets } from './dht.js'
+import { execTargets } from './exec.js'
+import { fileTargets } from './files.js'
+import { gossipTargets } from './gossip.js'
+import { ledgerTargets } from './ledger.js'
+import { wireTargets } from './wire.js'
+import type { TargetFactory } from '../target.js'
+
+export const TARGETS: readonly TargetFactory[] = [...wireTargets, ...gossipTargets, ...execTargets, ...ledgerTargets, ...dhtTargets, ...fileTargets]
+
+export function targetByName (name: string): TargetFactory {
+  const found = TARGETS.find(t => t.name === name)
+  if (found == null) throw new Error(`no fuzz target "${name}" (known: ${TARGETS.map(t => t.name).join(', ')})`)
+  return found
+}
