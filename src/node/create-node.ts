@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto'
 import { ALL_TOPICS, PROTOCOL } from '../../protocols/ids.js'
 import { loadOrCreateKey } from '../identity/index.js'
 import { peerConnector } from './connector.js'
+import { guardDhtPuts } from './dht-put-guard.js'
 import { GOSSIP_SERVICE, gossipRouter, type GossipRouter } from './gossip.js'
 import { heartbeatService, type HeartbeatService } from './heartbeat.js'
 import { lockDataDir, type DataDirLock } from './lock.js'
@@ -77,10 +78,18 @@ export interface IdlegridNode<S extends CoreServices = CoreServices> {
 export async function createNode<S extends CoreServices = CoreServices> (config: NodeConfig, extensions: NodeExtensions = {}): Promise<IdlegridNode<S>> {
   const privateKey = await loadOrCreateKey(config.dataDir)
   const lock = await lockDataDir(config.dataDir, config.role)
-  let libp2p: Libp2p<CoreServices>
+  let libp2p: Libp2p<CoreServices> | undefined
   try {
-    libp2p = await createLibp2p(libp2pOptions(config, privateKey, extensions))
+    libp2p = await createLibp2p({ ...libp2pOptions(config, privateKey, extensions), start: false })
+    // before the DHT serves its first request: a PUT is acknowledged only when stored
+    guardDhtPuts(libp2p.services.dht, {
+      validators: extensions.dhtValidators ?? {},
+      selectors: extensions.dhtSelectors ?? {},
+      log: libp2p.logger.forComponent('idlegrid:dht')
+    })
+    await libp2p.start()
   } catch (err) {
+    await Promise.resolve(libp2p?.stop()).catch(() => {})
     await lock.release()
     throw err
   }
