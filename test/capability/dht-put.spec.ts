@@ -5,7 +5,7 @@ import { DOMAIN } from '../../protocols/ids.js'
 import { capabilityServices } from '../../src/capability/index.js'
 import { openCapabilityRecord } from '../../src/capability/record.js'
 import { capabilityKey } from '../../src/capability/record-key.js'
-import { sealEnvelope } from '../../src/identity/index.js'
+import { messageHash, sealEnvelope } from '../../src/identity/index.js'
 import { cat, packedVarints, splitFields } from '../protocols/wire.js'
 import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { IdlegridNode } from '../../src/node/index.js'
@@ -103,13 +103,18 @@ describe('capability records in the DHT: no PUT is acknowledged unless stored (i
   after(async () => { await net?.stop() })
 
   it('a record with accepted_tiers packed is stored by every server and served back', async () => {
-    const value = seal(stranger, packedPayload(recordOf(stranger, 5n, [CapabilityRecord.Tier.GOLD]), [1, 2]))
+    const payload = packedPayload(recordOf(stranger, 5n, [CapabilityRecord.Tier.GOLD]), [1, 2])
+    const value = seal(stranger, payload)
     const key = capabilityKey(stranger.peerId)
     const result = await waitFor(async () => { const r = await put(stranger, key, value); return r.acks === servers.length ? r : false }, { timeoutMs: 30_000, what: 'every server to store the packed record' })
     assert.equal(result.responses, servers.length)
     const got = await values(observer, key)
     assert.ok(got.length > 0 && got.every(v => equals(v, value)), 'GET returns the packed record as put')
-    assert.deepEqual(openCapabilityRecord(got[0], { key }).message.acceptedTiers, [CapabilityRecord.Tier.GOLD, CapabilityRecord.Tier.SILVER])
+    const opened = openCapabilityRecord(got[0], { key })
+    assert.deepEqual(opened.message.acceptedTiers, [CapabilityRecord.Tier.GOLD, CapabilityRecord.Tier.SILVER])
+    // verified and hashed over the packed bytes as signed, not over our (unpacked) re-encoding
+    assert.deepEqual(opened.hash, messageHash(DOMAIN.capability, payload))
+    assert.notDeepEqual(CapabilityRecord.encode(opened.message), payload, 'a re-encoding differs, so the check above can tell')
   })
 
   it('a record the validator rejects (empty accepted_tiers) is refused by every server: the putter is told, GET never returns it', async () => {
