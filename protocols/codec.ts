@@ -10,6 +10,7 @@
  * caller may pass tighter ones.
  */
 
+import { PACKED_FIELDS, unpackRepeated } from './packed.js'
 import type { CapabilityRecord } from './capability.js'
 import type { JobFrame } from './job.js'
 import type { FraudProof, SyncResponse } from './ledger.js'
@@ -44,14 +45,18 @@ export type WireLimits<T> = NonNullable<DecodeOptions<T>['limits']>
 
 /**
  * Decodes untrusted `bytes` with `codec`, refusing them unread when they exceed `maxBytes`.
- * Throws WireDecodeError ('oversized' or 'malformed'); never anything else.
+ * Every valid protobuf encoding decodes: fields in any order, explicit default values, unknown
+ * fields (skipped), and repeated scalars packed or unpacked (packed.ts rewrites packed runs
+ * for protons). Throws WireDecodeError ('oversized' or 'malformed'); never anything else.
  */
 export function decodeBounded<T> (codec: WireDecoder<T>, bytes: Uint8Array | Uint8ArrayList, what: string, maxBytes: number, limits?: WireLimits<T>): T {
   if (bytes.byteLength > maxBytes) {
     throw new WireDecodeError('oversized', what, `${what} of ${bytes.byteLength} bytes exceeds the ${maxBytes}-byte bound`)
   }
   try {
-    return codec.decode(bytes, limits == null ? undefined : { limits })
+    const packed = PACKED_FIELDS.get(codec)
+    const input = packed == null ? bytes : unpackRepeated(bytes instanceof Uint8Array ? bytes : bytes.subarray(), packed)
+    return codec.decode(input, limits == null ? undefined : { limits })
   } catch (err: any) {
     throw new WireDecodeError('malformed', what, `${what} does not decode: ${String(err?.message ?? err)}`, { cause: err })
   }

@@ -59,7 +59,7 @@ interface AdvertiserComponents {
 export interface PublishReport {
   /** record sequence published */
   sequence: bigint
-  /** peers that acknowledged the put (kad-dht peers acknowledge before validating; each validates on its own) */
+  /** peers that acknowledged the put: idlegrid nodes acknowledge only a record they stored (src/node/dht-put-guard.ts) */
   stored: number
   /** index keys provided to at least one peer, of those wanted */
   provided: number

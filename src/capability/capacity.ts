@@ -9,6 +9,8 @@ export interface CapacitySource {
   /** slots running preemptible (bronze) work that gold and silver jobs may displace */
   preemptibleSlots(): number
   totalSlots(): number
+  /** slots running a job, paused or not (heartbeats report it; absent: total minus free) */
+  busySlots?(): number
   /** false while any GPU is above the provider's temperature limit */
   thermalOk(): boolean
   /** false while the GPUs draw at the provider's power limit (default true) */

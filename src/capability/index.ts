@@ -26,6 +26,7 @@ export type { DiscoveredProvider, DiscoveryResult } from './discovery.js'
 // services
 export { capabilityServices } from './services.js'
 export { CAPABILITY_SERVICE, CAPABILITY_CAPABILITY } from './advertiser.js'
+export type { CapabilityAdvertiser } from './advertiser.js'
 export { DISCOVERY_SERVICE, DISCOVERY_CAPABILITY } from './discovery-service.js'
 
 // a provider's GPU slots as other rooms read them (exec provides the service)

@@ -1,8 +1,8 @@
-import { capabilityServices, type ProviderProfile } from '../capability/index.js'
+import { CAPACITY_CAPABILITY, CAPACITY_SERVICE, capabilityServices, type ProviderProfile } from '../capability/index.js'
 import { execServices, type DockerSettings, type RunnerKind } from '../exec/index.js'
 import { ledgerServices, type LEDGER_SERVICE, type LedgerBuildOptions, type LedgerService } from '../ledger/index.js'
 import { marketServices } from '../market/index.js'
-import { createNode, type CoreServices, type IdlegridNode, type NodeExtensions } from '../node/index.js'
+import { createNode, type CoreServices, type IdlegridNode, type NodeComposition, type NodeExtensions } from '../node/index.js'
 import { submitServices } from '../submit/index.js'
 import type { NodeConfig } from '../config/index.js'
 
@@ -12,14 +12,14 @@ import type { NodeConfig } from '../config/index.js'
  * services find each other through their declared `serviceDependencies`, checked by libp2p
  * when the node starts.
  */
-export function roleExtensions (config: NodeConfig, opts: BuildOptions = {}): Required<NodeExtensions> {
+export function roleExtensions (config: NodeConfig, opts: BuildOptions = {}): Required<NodeExtensions> & NodeComposition {
   const profile = opts.provider?.profile
   // capability: DHT rules for /idlegrid/... keys and discovery on every role; providers advertise
   const capability = capabilityServices({ profile, recordTtlMs: opts.provider?.recordTtlMs, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi })
   // exec: providers run awarded jobs on their GPU slots, whose capacity the bid engine and the ledger's summaries read
   const exec = execServices({ role: config.role, dataDir: config.dataDir, provider: profile != null ? { profile, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi, workRoot: opts.provider?.workRoot, jobUser: opts.provider?.jobUser, docker: opts.provider?.docker } : undefined })
-  // market: topic validation on every role; providers bid (with their profile), renters auction
-  const market = marketServices({ role: config.role, provider: profile != null ? { profile: () => profile } : undefined })
+  // market: topic validation on every role; providers bid (with their profile and the sequence of the record they advertise), renters auction
+  const market = marketServices({ role: config.role, provider: profile != null ? { profile: () => profile, advertised: true } : undefined })
   return {
     services: {
       ...capability.services,
@@ -31,7 +31,9 @@ export function roleExtensions (config: NodeConfig, opts: BuildOptions = {}): Re
       ...submitServices({ role: config.role })
     },
     dhtValidators: { ...capability.dhtValidators, ...market.dhtValidators },
-    dhtSelectors: { ...capability.dhtSelectors, ...market.dhtSelectors }
+    dhtSelectors: { ...capability.dhtSelectors, ...market.dhtSelectors },
+    // providers' heartbeats report the GPU slots of exec's capacity service
+    heartbeatSlots: profile != null && config.role === 'provider' ? { service: CAPACITY_SERVICE, capability: CAPACITY_CAPABILITY } : undefined
   }
 }
 

@@ -42,6 +42,10 @@ class SlotCapacity implements CapacitySource {
     return this.scheduler.capacity().total
   }
 
+  busySlots (): number {
+    return this.scheduler.capacity().busy
+  }
+
   thermalOk (): boolean {
     return !this.scheduler.capacity().paused.includes('thermal')
   }

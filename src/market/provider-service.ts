@@ -14,7 +14,7 @@ import { toHex } from '../common/index.js'
 import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, serveOnce, type GossipRouter } from '../node/index.js'
 import { checkAwardForJob, isAwardedTo, readAward } from './award-check.js'
 import { clearingSample, heardBid, type HeardBid } from './clearing-check.js'
-import { CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapacitySource } from '../capability/index.js'
+import { CAPABILITY_CAPABILITY, CAPABILITY_SERVICE, CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapabilityAdvertiser, type CapacitySource } from '../capability/index.js'
 import { JobMemory } from './job-memory.js'
 import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats } from './bid-engine.js'
 import { MarketMessageError } from './errors.js'
@@ -72,6 +72,12 @@ export type AcceptVerdict = { accept: true } | { accept: false, reason: DeclineR
 export interface MarketProviderInit {
   profile: () => ProviderProfile | undefined
   pricing?: PricingParams
+  /**
+   * the node runs the capability advertiser (CAPABILITY_SERVICE): each bid carries the sequence
+   * of the record it advertises now (Bid.capability_seq); libp2p checks the dependency at start
+   */
+  advertised?: boolean
+  /** the sequence bids carry when not `advertised` (tests; default 0) */
   capabilitySeq?: () => bigint
   /** consulted before accepting an award (default: accept); `silent` never answers */
   acceptHook?: (job: AcceptedJob) => AcceptVerdict | Promise<AcceptVerdict>
@@ -100,6 +106,8 @@ interface ProviderComponents {
   [GOSSIP_SERVICE]: GossipRouter
   /** the provider's GPU slots (exec's capacity service) */
   [CAPACITY_SERVICE]: CapacitySource
+  /** present when `advertised` */
+  [CAPABILITY_SERVICE]: CapabilityAdvertiser
   logger: ComponentLogger
 }
 
@@ -121,7 +129,7 @@ function jobKey (renter: PeerId | string, jobIdHex: string): string {
 
 class MarketProvider implements MarketProviderService, Startable {
   readonly [serviceCapabilities] = [MARKET_PROVIDER_CAPABILITY]
-  readonly [serviceDependencies] = [CAPACITY_CAPABILITY, GOSSIP_CAPABILITY]
+  readonly [serviceDependencies]: string[]
   readonly events = new EventTarget()
   private readonly components: ProviderComponents
   private readonly init: MarketProviderInit
@@ -140,6 +148,7 @@ class MarketProvider implements MarketProviderService, Startable {
     this.components = components
     this.key = components.privateKey as Ed25519PrivateKey
     this.init = init
+    this[serviceDependencies] = init.advertised === true ? [CAPACITY_CAPABILITY, GOSSIP_CAPABILITY, CAPABILITY_CAPABILITY] : [CAPACITY_CAPABILITY, GOSSIP_CAPABILITY]
     this.log = components.logger.forComponent('idlegrid:market:provider')
     // the capacity service is read when a job arrives: services start together
     const slots = (): CapacitySource => components[CAPACITY_SERVICE]
@@ -150,7 +159,9 @@ class MarketProvider implements MarketProviderService, Startable {
       thermalOk: () => slots().thermalOk(),
       powerOk: () => slots().powerOk?.() ?? true
     }
-    const engineOpts: BidEngineOptions = { profile: init.profile, capacity, pricing: init.pricing, capabilitySeq: init.capabilitySeq }
+    // the advertiser is read when a bid is made: services start together
+    const capabilitySeq = init.advertised === true ? () => components[CAPABILITY_SERVICE].current().message.sequence : init.capabilitySeq
+    const engineOpts: BidEngineOptions = { profile: init.profile, capacity, pricing: init.pricing, capabilitySeq }
     this.engine = new BidEngine(engineOpts)
   }
 

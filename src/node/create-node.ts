@@ -14,8 +14,9 @@ import { createHash } from 'node:crypto'
 import { ALL_TOPICS, PROTOCOL } from '../../protocols/ids.js'
 import { loadOrCreateKey } from '../identity/index.js'
 import { peerConnector } from './connector.js'
+import { guardDhtPuts } from './dht-put-guard.js'
 import { GOSSIP_SERVICE, gossipRouter, type GossipRouter } from './gossip.js'
-import { heartbeatService, type HeartbeatService } from './heartbeat.js'
+import { heartbeatService, type HeartbeatService, type HeartbeatSlots } from './heartbeat.js'
 import { lockDataDir, type DataDirLock } from './lock.js'
 import type { NodeConfig } from '../config/index.js'
 import type { Ed25519PrivateKey, PeerId, PubSub, ServiceMap, Startable } from '@libp2p/interface'
@@ -57,6 +58,12 @@ export interface NodeExtensions {
   dhtSelectors?: Record<string, (key: Uint8Array, records: Uint8Array[]) => number>
 }
 
+/** What the composition root adds besides the rooms' extensions: core services' wiring to them. */
+export interface NodeComposition extends NodeExtensions {
+  /** the service whose GPU slots this node's heartbeats report (providers) */
+  heartbeatSlots?: HeartbeatSlots
+}
+
 /** A started node; `S` names the services its composition root added (libp2p checked their dependencies at start). */
 export interface IdlegridNode<S extends CoreServices = CoreServices> {
   readonly config: NodeConfig
@@ -74,13 +81,21 @@ export interface IdlegridNode<S extends CoreServices = CoreServices> {
  * every idlegrid topic, and the node's own services. It dials nothing but the configured
  * bootstrap peers and the peers they lead to.
  */
-export async function createNode<S extends CoreServices = CoreServices> (config: NodeConfig, extensions: NodeExtensions = {}): Promise<IdlegridNode<S>> {
+export async function createNode<S extends CoreServices = CoreServices> (config: NodeConfig, extensions: NodeComposition = {}): Promise<IdlegridNode<S>> {
   const privateKey = await loadOrCreateKey(config.dataDir)
   const lock = await lockDataDir(config.dataDir, config.role)
-  let libp2p: Libp2p<CoreServices>
+  let libp2p: Libp2p<CoreServices> | undefined
   try {
-    libp2p = await createLibp2p(libp2pOptions(config, privateKey, extensions))
+    libp2p = await createLibp2p({ ...libp2pOptions(config, privateKey, extensions), start: false })
+    // before the DHT serves its first request: a PUT is acknowledged only when stored
+    guardDhtPuts(libp2p.services.dht, {
+      validators: extensions.dhtValidators ?? {},
+      selectors: extensions.dhtSelectors ?? {},
+      log: libp2p.logger.forComponent('idlegrid:dht')
+    })
+    await libp2p.start()
   } catch (err) {
+    await Promise.resolve(libp2p?.stop()).catch(() => {})
     await lock.release()
     throw err
   }
@@ -88,7 +103,7 @@ export async function createNode<S extends CoreServices = CoreServices> (config:
   return wrap(config, libp2p as Libp2p<S>, privateKey, lock)
 }
 
-function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, extensions: NodeExtensions): Parameters<typeof createLibp2p<CoreServices>>[0] {
+function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, extensions: NodeComposition): Parameters<typeof createLibp2p<CoreServices>>[0] {
   const isBootstrap = config.role === 'bootstrap'
   return {
     privateKey,
@@ -127,6 +142,9 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
         selectors: extensions.dhtSelectors ?? {}
       }),
       pubsub: gossipsub({
+        // gossipsub only: with the fallback on (its default) a node also speaks and advertises
+        // /floodsub/1.0.0, which the wire spec does not list and no idlegrid node needs
+        fallbackToFloodsub: false,
         allowPublishToZeroTopicPeers: true,
         emitSelf: false,
         // gossipsub checks a message's signature before its duplicate check unless a fast id
@@ -157,7 +175,7 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
         }
       }),
       [GOSSIP_SERVICE]: gossipRouter(),
-      heartbeats: heartbeatService({ role: config.role, intervalMs: config.heartbeatMs, privateKey }),
+      heartbeats: heartbeatService({ role: config.role, intervalMs: config.heartbeatMs, privateKey, slots: extensions.heartbeatSlots }),
       connector: peerConnector({ targetPeers: config.targetPeers, bootstrap: config.bootstrap }),
       // each factory's components are checked by libp2p at start (serviceDependencies), not here
       ...extensions.services as ServiceFactoryMap

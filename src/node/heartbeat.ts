@@ -31,11 +31,29 @@ export interface HeartbeatService {
   readonly events: EventTarget
 }
 
+/**
+ * Where a provider's heartbeat reads its GPU slots: a service of the node, by name, and the
+ * capability it provides, which the heartbeat declares as a dependency (libp2p checks it at
+ * start, so a provider never reports 0 slots for want of wiring).
+ */
+export interface HeartbeatSlots {
+  service: string
+  capability: string
+}
+
+/** What the slots service answers (the capability room's CapacitySource has these). */
+interface SlotCounter {
+  totalSlots(): number
+  freeSlots(): number
+  /** slots running a job; absent: total minus free */
+  busySlots?(): number
+}
+
 export interface HeartbeatInit {
   role: Role
   intervalMs: number
-  /** providers report their GPU slots; others leave it unset */
-  slots?: () => { total: number, busy: number }
+  /** providers report their GPU slots; others leave it unset and report 0 */
+  slots?: HeartbeatSlots
   /** the node key that signs heartbeats */
   privateKey: Ed25519PrivateKey
   /** the clock the validator judges times by (default Date.now; conformance vectors fix it) */
@@ -65,7 +83,7 @@ function roleFromWire (role: Heartbeat.Role): Role | 'unknown' {
 }
 
 class HeartbeatPublisher implements HeartbeatService, Startable {
-  readonly [serviceDependencies]: string[] = [GOSSIP_CAPABILITY]
+  readonly [serviceDependencies]: string[]
   readonly events = new EventTarget()
   private readonly components: HeartbeatComponents
   private readonly init: HeartbeatInit
@@ -78,6 +96,15 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
     this.components = components
     this.init = init
     this.log = components.logger.forComponent('idlegrid:heartbeat')
+    this[serviceDependencies] = init.slots == null ? [GOSSIP_CAPABILITY] : [GOSSIP_CAPABILITY, init.slots.capability]
+  }
+
+  /** the GPU slots reported in heartbeats: read when sent (services start together) */
+  private slots (): { total: number, busy: number } {
+    if (this.init.slots == null) return { total: 0, busy: 0 }
+    const counter = (this.components as unknown as Record<string, SlotCounter>)[this.init.slots.service]
+    const total = counter.totalSlots()
+    return { total, busy: counter.busySlots?.() ?? Math.max(0, total - counter.freeSlots()) }
   }
 
   start (): void {
@@ -98,7 +125,7 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
     const now = Date.now()
     // time-based so a restarted node continues above its earlier sequence numbers
     this.lastSeq = BigInt(now) > this.lastSeq ? BigInt(now) : this.lastSeq + 1n
-    const slots = this.init.slots?.() ?? { total: 0, busy: 0 }
+    const slots = this.slots()
     const payload = Heartbeat.encode({
       role: ROLE_TO_WIRE[this.init.role],
       seq: this.lastSeq,

@@ -3,10 +3,10 @@
  * per topic, heartbeats, the peer connector), its status, and the one request-response helper.
  */
 export { createNode } from './create-node.js'
-export type { IdlegridNode, CoreServices, NodeExtensions, ServiceFactory } from './create-node.js'
+export type { IdlegridNode, CoreServices, NodeExtensions, NodeComposition, ServiceFactory } from './create-node.js'
 export { nodeStatus, nodeIdentity } from './status.js'
 export type { NodeStatus, NodeIdentity } from './status.js'
 export { ACCEPT, ignore, reject, GOSSIP_SERVICE, GOSSIP_CAPABILITY } from './gossip.js'
 export type { GossipRouter, GossipVerdict } from './gossip.js'
-export type { HeartbeatService, PeerPresence } from './heartbeat.js'
+export type { HeartbeatService, HeartbeatSlots, PeerPresence } from './heartbeat.js'
 export { requestOnce, serveOnce, RequestResponseError } from './request-response.js'

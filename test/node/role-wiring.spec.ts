@@ -1,0 +1,83 @@
+import * as assert from 'node:assert/strict'
+import { DOMAIN, PROTOCOL, TOPIC } from '../../protocols/ids.js'
+import { Bid } from '../../protocols/market.js'
+import { CAPABILITY_SERVICE, loadProviderSetup, type CapabilityAdvertiser } from '../../src/capability/index.js'
+import { roleExtensions } from '../../src/cli/build-node.js'
+import { MARKET_RENTER_SERVICE, parseJobSpec, type MarketRenterService } from '../../src/market/index.js'
+import { GOSSIP_SERVICE, type GossipRouter, type IdlegridNode } from '../../src/node/index.js'
+import { startInProcessNetwork, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
+
+/** What libp2p and every idlegrid node speak (protocols/README.md §1 and §2); gossipsub only, no floodsub. */
+const CORE_PROTOCOLS = ['/ipfs/id/1.0.0', '/ipfs/ping/1.0.0', PROTOCOL.kad, '/meshsub/1.2.0', '/meshsub/1.1.0', '/meshsub/1.0.0', PROTOCOL.ledgerSync]
+/** What a provider adds: accept, explain and the job stream. */
+const PROVIDER_PROTOCOLS = [PROTOCOL.accept, PROTOCOL.explain, PROTOCOL.job]
+
+describe('node wiring as the composition root builds it (issue 14 items 5 and 6)', function () {
+  this.timeout(120_000)
+  let net: InProcessNetwork
+  const provider = (): IdlegridNode => net.providers[0] as IdlegridNode
+  const renter = (): IdlegridNode => net.renters[0] as IdlegridNode
+
+  before(async () => {
+    const { profile } = await loadProviderSetup({ raw: {}, flags: { region: 'eu-west', 'price-floor': '1.00' }, simulateGpu: ['H100:80'] })
+    net = await startInProcessNetwork({
+      providers: 1,
+      renters: 1,
+      extensions: (role, _i, config) => roleExtensions(config, role === 'provider' ? { provider: { profile, runner: 'process' } } : {})
+    })
+    for (const n of [provider(), renter()]) await n.libp2p.dial(net.bootstrap.libp2p.getMultiaddrs()[0]).catch(() => {})
+    await renter().libp2p.dial(provider().libp2p.getMultiaddrs()[0])
+  })
+
+  after(async () => { await net?.stop() })
+
+  it('every role advertises exactly the spec\'s protocols, and no /floodsub/1.0.0', async () => {
+    // renters run the DHT in client mode: they query it but do not serve /idlegrid/kad/1.0.0
+    const expected = (n: IdlegridNode): string[] => [
+      ...CORE_PROTOCOLS.filter(p => n !== renter() || p !== PROTOCOL.kad),
+      ...(n === provider() ? PROVIDER_PROTOCOLS : [])
+    ].sort()
+    for (const n of net.all) {
+      assert.deepEqual([...n.libp2p.getProtocols()].sort(), expected(n), `${n.config.role} registers`)
+    }
+    // and what identify tells a peer
+    for (const n of [net.bootstrap, provider()]) {
+      const seen = await waitFor(async () => {
+        const protocols = (await renter().libp2p.peerStore.get(n.peerId)).protocols
+        return protocols.length > 0 ? protocols : false
+      }, { timeoutMs: 20_000, what: 'identify to complete' })
+      assert.ok(!seen.includes('/floodsub/1.0.0'), 'floodsub is not advertised')
+      assert.deepEqual([...seen].sort(), expected(n), `the renter learns the ${n.config.role}'s protocols`)
+    }
+  })
+
+  it("a provider's heartbeats report its real GPU slots (one GPU: 1 total, 0 busy)", async () => {
+    const heard = await waitFor(() => renter().libp2p.services.heartbeats.presence().find(p => p.peerId === provider().peerId.toString()), { timeoutMs: 30_000, what: 'the provider\'s heartbeat' })
+    assert.equal(heard.role, 'provider')
+    assert.equal(heard.slotsTotal, 1)
+    assert.equal(heard.slotsBusy, 0)
+    const bootstrap = await waitFor(() => renter().libp2p.services.heartbeats.presence().find(p => p.peerId === net.bootstrap.peerId.toString()), { timeoutMs: 30_000 })
+    assert.equal(bootstrap.slotsTotal, 0, 'other roles report no slots')
+  })
+
+  it('a bid carries the sequence of the capability record the provider advertises', async () => {
+    await waitForTopicMesh(net.all, TOPIC.jobs)
+    await waitForTopicMesh(net.all, TOPIC.bids)
+    const bids: Bid[] = []
+    const router = renter().libp2p.services[GOSSIP_SERVICE] as GossipRouter
+    const off = router.onMessage(TOPIC.bids, (envelope) => {
+      if (envelope.domain === DOMAIN.bid) bids.push(Bid.decode(envelope.payload))
+    })
+    try {
+      const market = (renter().libp2p.services as unknown as Record<string, MarketRenterService>)[MARKET_RENTER_SERVICE]
+      await market.auction(parseJobSpec({ name: 'seq-probe', runtime: { command: ['true'] }, auction: { bidWindowMs: 2_000, acceptTimeoutMs: 1_500 } }))
+      const bid = await waitFor(() => bids[0], { timeoutMs: 10_000, what: 'the provider\'s bid' })
+      const advertiser = (provider().libp2p.services as unknown as Record<string, CapabilityAdvertiser>)[CAPABILITY_SERVICE]
+      const sequence = advertiser.current().message.sequence
+      assert.ok(sequence > 0n)
+      assert.equal(bid.capabilitySeq, sequence)
+    } finally {
+      off()
+    }
+  })
+})
