@@ -61,7 +61,8 @@ export async function readConfigFile (path: string): Promise<Fields> {
   }
   let doc: unknown
   try {
-    doc = parseYaml(text, { maxAliasCount: 100 })
+    // warnings (an unknown tag) are not printed to the process: the value is validated like any other
+    doc = parseYaml(text, { maxAliasCount: 100, logLevel: 'error' })
   } catch (err: any) {
     const line = err?.linePos?.[0]?.line
     throw new ConfigFileError(`config file ${path} is not valid YAML${line != null ? ` (line ${String(line)})` : ''}: ${String(err?.message ?? err).split('\n')[0]}`)

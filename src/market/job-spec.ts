@@ -126,7 +126,8 @@ export async function readJobFile (path: string): Promise<Fields> {
   }
   let doc: unknown
   try {
-    doc = parseYaml(text, { maxAliasCount: 100 })
+    // warnings (an unknown tag) are not printed to the process: the value is validated like any other
+    doc = parseYaml(text, { maxAliasCount: 100, logLevel: 'error' })
   } catch (err: any) {
     throw new ConfigFileError(`job file ${path} is not valid YAML: ${String(err?.message ?? err).split('\n')[0]}`)
   }
