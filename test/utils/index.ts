@@ -17,3 +17,5 @@ export type {
 } from './network.js'
 export { recordAttack } from './redteam.js'
 export type { AttackRow } from './redteam.js'
+export { recordFault, chaosFull } from './chaos.js'
+export type { FaultRow } from './chaos.js'

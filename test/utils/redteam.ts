@@ -1,9 +1,8 @@
 /**
  * Rows for `npm run redteam`'s table: each red-team test says, after it ran, which attack it
- * played, what the attacker got and the limit that held. Under `npm run redteam` (REDTEAM_OUT
- * names a file) each row is appended as one JSON line; in a plain test run nothing is written.
+ * played, what the attacker got and the limit that held (REDTEAM_OUT names the rows file).
  */
-import { appendFileSync } from 'node:fs'
+import { appendRow } from './tables.js'
 
 export interface AttackRow {
   /** the issue and item, e.g. "13.1" */
@@ -16,7 +15,5 @@ export interface AttackRow {
 }
 
 export function recordAttack (row: AttackRow): void {
-  const out = process.env.REDTEAM_OUT
-  if (out == null || out === '') return
-  appendFileSync(out, JSON.stringify(row) + '\n')
+  appendRow('REDTEAM_OUT', row)
 }
