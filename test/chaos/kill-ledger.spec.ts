@@ -24,11 +24,15 @@ async function writeAndKill (path: string, seedHex: string, from: number, extra:
   let stderr = ''
   child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
   const killAt = from + extra
+  let killing = false
   await new Promise<void>((resolve, reject) => {
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       for (const line of chunk.split('\n')) if (/^\d+$/.test(line)) acked = Math.max(acked, Number(line))
-      // appends run back to back: a kill lands at a random point of some write
-      if (acked >= killAt && child.exitCode == null && child.signalCode == null) child.kill('SIGKILL')
+      // appends run back to back: a kill a random few ms later lands at a random point of some write
+      if (acked >= killAt && !killing) {
+        killing = true
+        setTimeout(() => { if (child.exitCode == null && child.signalCode == null) child.kill('SIGKILL') }, Math.floor(Math.random() * 6))
+      }
     })
     child.once('exit', (code, signal) => { signal === 'SIGKILL' ? resolve() : reject(new Error(`writer exited ${String(code)}: ${stderr}`)) })
   })

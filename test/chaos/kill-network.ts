@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { sleep } from '../../src/common/index.js'
 import { callControl } from '../../src/control/index.js'
 import { BIN_PATH, spawnNode, startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from '../utils/index.js'
 
@@ -148,4 +149,9 @@ export function processesWith (marker: string): number[] {
     } catch {} // gone between the listing and the read
   }
   return found
+}
+
+/** Waits a random 0 to `maxMs` ms: where a kill lands, not a wait for something to happen. */
+export async function sleepRandom (maxMs: number): Promise<void> {
+  await sleep(Math.floor(Math.random() * maxMs))
 }

@@ -8,7 +8,7 @@ import { strict as assert } from 'node:assert'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chaosFull, recordFault, tempDir, waitFor } from '../utils/index.js'
-import { runningOn, spawnSubmit, startKillNetwork, writeJob, type KillNetwork } from './kill-network.js'
+import { runningOn, sleepRandom, spawnSubmit, startKillNetwork, writeJob, type KillNetwork } from './kill-network.js'
 
 describe('chaos: providers SIGKILLed mid-job', function () {
   const kills = chaosFull() ? 20 : 3
@@ -28,7 +28,7 @@ describe('chaos: providers SIGKILLed mid-job', function () {
 
   it(`chaos: ${kills} provider kills mid-job lose no job`, async () => {
     const k = kn as KillNetwork
-    const job = await writeJob(tmp.path, 'slow', 'echo start; sleep 4; tr a-z A-Z < inputs/words.txt > outputs/upper.txt')
+    const job = await writeJob(tmp.path, 'slow', 'echo start; sleep 3; tr a-z A-Z < inputs/words.txt > outputs/upper.txt')
     let completed = 0
     let reported = 0
     let lost = 0
@@ -38,6 +38,8 @@ describe('chaos: providers SIGKILLed mid-job', function () {
       const submit = spawnSubmit(k.renter.dataDir, tmp.path, job)
       const victim = await waitFor(async () => await runningOn(k.providers), { timeoutMs: 90_000, what: `round ${round}: the job running somewhere` })
       const index = k.providers.indexOf(victim)
+      // somewhere in the job's 3 s of work, not always at its first second
+      await sleepRandom(1_000)
       victim.child.kill('SIGKILL')
       // the market keeps three providers: the victim comes back while the job fails over
       const restarted = k.restartProvider(index)
