@@ -118,4 +118,113 @@ describe('red team: ledger attacks from a separate attacker process (issue 12)',
       limit: `only equivocation slashes; one renter's BAD_OUTPUT costs <= ${maxDrop.toFixed(3)}`
     })
   })
+
+  it('red team 12.2: a Sybil ring of 100 fresh keys from another process lifts its provider ≤ 0.02 above a newcomer, and it does not win an auction at the honest price', async () => {
+    const verdictsBefore = await Promise.all(net.all.map(ledgerVerdicts))
+    const a = await attacker('sybil-ring', { keys: 100, jobs: 100 })
+    const ringed = await a.line(l => l?.ringed === true, 60_000)
+    const ring = ringed.provider as string
+    // every honest process judged the ring's entries (stored, quarantined or refused)
+    await waitFor(async () => {
+      const now = await Promise.all(net.all.map(ledgerVerdicts))
+      return now.every((v, i) => judged(v) - judged(verdictsBefore[i] ?? {}) >= 2 * ringed.jobs)
+    }, { timeoutMs: 30_000, intervalMs: 250, what: 'every process to judge the ring\'s entries' })
+    const newcomerKey = await generateKeyPair('Ed25519')
+    const newcomer = peerIdFromPrivateKey(newcomerKey).toString()
+    const at = Date.now() + 60_000
+    const lifts: number[] = []
+    for (const n of net.all) {
+      const [r, fresh] = await Promise.all([reputation(n, ring, at), reputation(n, newcomer, at)])
+      lifts.push(r.score - fresh.score)
+      assert.ok(r.score <= fresh.score + 0.02, `${n.role}: the ring's provider scores ${r.score}, a newcomer ${fresh.score}`)
+    }
+    // the auction: the ring bids at the lowest honest price for the renter's next job
+    a.go()
+    const auction = await honestJob(['--auction-only'])
+    const { result, error } = await a.outcome
+    assert.equal(error, undefined, error)
+    assert.equal(result?.bid, true, `the ring bid: ${JSON.stringify(result)}`)
+    const winner = auction.award?.winner as string
+    assert.ok(net.providers.some(p => p.peerId === winner), `the award went to ${winner}, the ring is ${ring}`)
+    const ringBid = (auction.bids as Array<{ provider: string }>).some(b => b.provider === ring)
+    recordAttack({
+      issue: '12.2',
+      attack: `attacker process: ${String(ringed.keys)} fresh keys receipt ${String(ringed.jobs)} made-up jobs of a fresh provider key, which then bids at the lowest honest price`,
+      got: `lift over a newcomer ${Math.max(...lifts).toFixed(3)} (max of ${net.all.length} processes); ring bid ${ringBid ? 'in' : 'not in'} the renter's auction; award to an honest provider`,
+      limit: '≤ 0.02 above a newcomer; never outranks an honest provider at the same price'
+    })
+  })
+
+  it('red team 12.3: a back-dated receipt from another process is refused on every process and moves no score', async () => {
+    const a = await attacker('backdated-receipt')
+    const ran = await a.line(l => l?.ran === true, 60_000)
+    const attackerId = a.peerIds[0] as string
+    const provider = ran.provider as string
+    await everywhere(attackerId, ran.okReceiptSeq, 'the attacker\'s OK receipt everywhere')
+    const at = Date.now() + 60_000
+    const before = await Promise.all(net.all.map(async n => await reputation(n, provider, at)))
+    const rejectsBefore = await rejectsNow('ERR_LEDGER_TIME_ORDER')
+    a.go()
+    const backdated = await a.line(l => l?.backdated === true)
+    const rejects = await rejected('ERR_LEDGER_TIME_ORDER', rejectsBefore)
+    for (const [i, s] of (await Promise.all(net.all.map(ledgerStatus))).entries()) {
+      assert.equal(headOf(s, attackerId)?.seq, ran.okReceiptSeq, `${net.all[i]?.role ?? ''} stored the back-dated receipt (seq ${String(backdated.seq)})`)
+    }
+    // then the same PREEMPTED receipt dated as the feed allows: stored, not counted
+    a.go()
+    const { result, error } = await a.outcome
+    assert.equal(error, undefined, error)
+    await everywhere(attackerId, result?.laterSeq, 'the later-dated receipt everywhere', result?.laterHash)
+    const after = await Promise.all(net.all.map(async n => await reputation(n, provider, at)))
+    for (const [i, n] of net.all.entries()) {
+      assert.equal(after[i]?.score, before[i]?.score, `${n.role}: the score moved`)
+      assert.equal(after[i]?.evidenceScore, before[i]?.evidenceScore, `${n.role}: the evidence score moved`)
+      assert.equal(after[i]?.broken, 0, `${n.role} counts a broken job`)
+    }
+    recordAttack({
+      issue: '12.3',
+      attack: 'attacker process: real job, then a PREEMPTED receipt for it dated 1 h before its OK receipt (and one dated as its feed allows)',
+      got: `back-dated entry stored on 0/${net.all.length} processes (${rejects} gossip rejects ERR_LEDGER_TIME_ORDER); score ${(before[0]?.score ?? 0).toFixed(3)} -> ${(after[0]?.score ?? 0).toFixed(3)}; broken jobs 0`,
+      limit: 'feed times non-decreasing; first receipt per attestation counts; PREEMPTED only for an attested PREEMPTED'
+    })
+  })
+
+  it('red team 12.4: 1000 junk entries from another process grow no honest ledger by more than 1 MB; an honest job\'s receipt still reaches every process', async () => {
+    const before = await Promise.all(net.all.map(ledgerStatus))
+    const verdictsBefore = await Promise.all(net.all.map(ledgerVerdicts))
+    const a = await attacker('ledger-flood', { entries: 1000 })
+    const flooded = await a.line(l => l?.flooded === true, 60_000)
+    assert.equal(flooded.published, 1000)
+    // what reaches each process is what gossip delivered before its scoring cut the flooder off:
+    // wait until every process's ledger verdicts stop moving
+    let last = ''
+    let counts: number[] = []
+    await waitFor(async () => {
+      counts = (await Promise.all(net.all.map(ledgerVerdicts))).map((v, i) => judged(v) - judged(verdictsBefore[i] ?? {}))
+      const key = counts.join(',')
+      const still = key === last && counts.some(c => c > 0)
+      last = key
+      return still
+    }, { timeoutMs: 60_000, intervalMs: 2_000, what: 'every process to finish judging the junk' })
+    const { result, error } = await a.stop()
+    assert.equal(error, undefined, error)
+    // honest entries still replicate: the renter's receipt of a new job reaches every process
+    await honestJob()
+    const renterHead = headOf(await ledgerStatus(renter()), renter().peerId)
+    assert.ok(renterHead != null)
+    await everywhere(renter().peerId, renterHead.seq, 'the honest receipt everywhere', renterHead.hash)
+    const after = await Promise.all(net.all.map(ledgerStatus))
+    const grown = after.map((s, i) => s.diskBytes - (before[i]?.diskBytes ?? 0))
+    console.log(`      [figures] junk judged per process ${counts.join('/')}; ledger growth on disk ${grown.join('/')} bytes; quarantine ${JSON.stringify(after.map(s => s.quarantine))}`)
+    for (const [i, n] of net.all.entries()) {
+      assert.ok((grown[i] ?? 0) <= 1_000_000, `${n.role}'s ledger grew by ${grown[i]} bytes`)
+      assert.equal(after[i]?.slashed.length, before[i]?.slashed.length, `${n.role} slashed junk authors`)
+    }
+    recordAttack({
+      issue: '12.4',
+      attack: `attacker process: 1000 junk equivocation-proof entries (${((result?.bytes ?? 0) / 1000 / 1024).toFixed(1)} KiB each, throwaway keys)`,
+      got: `ledger on disk +${(Math.max(...grown) / 1e6).toFixed(3)} MB at most over ${net.all.length} processes; 0 junk authors slashed; entries judged per process ${counts.join('/')}, quarantine ${after.map(s => s.quarantine.entries).join('/')} entries; honest receipt replicated`,
+      limit: '≤ 1 MB growth per honest node; honest entries keep replicating'
+    })
+  })
 })
