@@ -133,9 +133,11 @@ describe('red team: ledger attacks from a separate attacker process (issue 12)',
     const newcomer = peerIdFromPrivateKey(newcomerKey).toString()
     const at = Date.now() + 60_000
     const lifts: number[] = []
+    const seen: string[] = []
     for (const n of net.all) {
       const [r, fresh] = await Promise.all([reputation(n, ring, at), reputation(n, newcomer, at)])
       lifts.push(r.score - fresh.score)
+      seen.push(`${n.role} ${r.score.toFixed(3)} (evidence ${r.evidenceScore.toFixed(3)}, ${r.jobs} jobs) vs newcomer ${fresh.score.toFixed(3)}`)
       assert.ok(r.score <= fresh.score + 0.02, `${n.role}: the ring's provider scores ${r.score}, a newcomer ${fresh.score}`)
     }
     // the auction: the ring bids at the lowest honest price for the renter's next job
@@ -147,10 +149,13 @@ describe('red team: ledger attacks from a separate attacker process (issue 12)',
     const winner = auction.award?.winner as string
     assert.ok(net.providers.some(p => p.peerId === winner), `the award went to ${winner}, the ring is ${ring}`)
     const ringBid = (auction.bids as Array<{ provider: string }>).some(b => b.provider === ring)
+    // what the renter's ranking saw: the winner's reliability next to the ring's
+    const [winnerRep, ringRep] = await Promise.all([reputation(renter(), winner, Date.now()), reputation(renter(), ring, Date.now())])
+    console.log(`      [figures] ring provider as each process sees it: ${seen.join('; ')}; ring bid ${String(result?.priceMicroUsd)} µUSD/h ${ringBid ? 'in' : 'not in'} the auction, winner ${winner.slice(-8)}`)
     recordAttack({
       issue: '12.2',
       attack: `attacker process: ${String(ringed.keys)} fresh keys receipt ${String(ringed.jobs)} made-up jobs of a fresh provider key, which then bids at the lowest honest price`,
-      got: `lift over a newcomer ${Math.max(...lifts).toFixed(3)} (max of ${net.all.length} processes); ring bid ${ringBid ? 'in' : 'not in'} the renter's auction; award to an honest provider`,
+      got: `lift over a newcomer ${Math.max(...lifts).toFixed(3)} (max of ${net.all.length} processes); ring bid ${ringBid ? 'in' : 'not in'} the renter's auction at the honest price; award to an honest provider (renter's view: winner ${winnerRep.score.toFixed(3)}, ring ${ringRep.score.toFixed(3)})`,
       limit: '≤ 0.02 above a newcomer; never outranks an honest provider at the same price'
     })
   })
@@ -205,7 +210,7 @@ describe('red team: ledger attacks from a separate attacker process (issue 12)',
       const still = key === last && counts.some(c => c > 0)
       last = key
       return still
-    }, { timeoutMs: 60_000, intervalMs: 2_000, what: 'every process to finish judging the junk' })
+    }, { timeoutMs: 60_000, intervalMs: 1_000, what: 'every process to finish judging the junk' })
     const { result, error } = await a.stop()
     assert.equal(error, undefined, error)
     // honest entries still replicate: the renter's receipt of a new job reaches every process

@@ -54,8 +54,9 @@ export const sybilRing: Attack = {
     })
     try {
       await waitFor(() => signal.aborted || (job != null && (honestPrices.length > 0 || Date.now() >= stopAt)), { timeoutMs: 60_000, intervalMs: 20, what: 'a job and an honest bid for it' })
-      if (job == null || signal.aborted) return { provider: me.peerId.toString(), keys, jobs, bid: false }
-      const price = honestPrices.length > 0 ? honestPrices.reduce((a, b) => (a < b ? a : b)) : 1_000_000n
+      // no honest bid seen: no bid at "the same price" to make
+      if (job == null || signal.aborted || honestPrices.length === 0) return { provider: me.peerId.toString(), keys, jobs, bid: false }
+      const price = honestPrices.reduce((a, b) => (a < b ? a : b))
       const bid = signBid(me.privateKey, me.peerId, bidFor(job, me.peerId, price))
       await me.libp2p.services.pubsub.publish(TOPIC.bids, bid.envelope)
       log(`bid ${price} µUSD/h on job ${jobId ?? ''}`)
