@@ -114,7 +114,7 @@ describe('red team: ledger attacks from a separate attacker process (issue 12)',
     recordAttack({
       issue: '12.1',
       attack: 'attacker process: real job on the victim, then a BAD_OUTPUT fraud proof with a throwaway key\'s fake re-run',
-      got: `slashed on 0/${net.all.length} processes (${rejects} gossip rejects); victim's score ${(before[0]?.score ?? 0).toFixed(3)} -> ${(after[0]?.score ?? 0).toFixed(3)} on the bootstrap; next honest job ${String(next.status)}`,
+      got: `slashed on 0/${net.all.length} processes (${rejects} gossip rejects); victim's score on the bootstrap ${(before[0]?.score ?? 0).toFixed(3)} -> ${(after[0]?.score ?? 0).toFixed(3)} (evidence ${(before[0]?.evidenceScore ?? 0).toFixed(3)} -> ${(after[0]?.evidenceScore ?? 0).toFixed(3)}); next honest job ${String(next.status)}`,
       limit: `only equivocation slashes; one renter's BAD_OUTPUT costs <= ${maxDrop.toFixed(3)}`
     })
   })
