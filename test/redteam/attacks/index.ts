@@ -3,10 +3,14 @@
  * file; a new attack is one file and one row here.
  */
 import { awardSnipe } from './award-snipe.js'
+import { backdatedReceipt } from './backdated-receipt.js'
 import { bidFlood } from './bid-flood.js'
+import { forgedSlash } from './forged-slash.js'
 import { jobIdHijack } from './job-id-hijack.js'
+import { ledgerFlood } from './ledger-flood.js'
 import { pricePump } from './price-pump.js'
 import { priceProbe } from './price-probe.js'
+import { sybilRing } from './sybil-ring.js'
 import type { Attack } from './attack.js'
 
 export const ATTACKS: Readonly<Record<string, Attack>> = {
@@ -14,7 +18,11 @@ export const ATTACKS: Readonly<Record<string, Attack>> = {
   'award-snipe': awardSnipe,
   'price-pump': pricePump,
   'price-probe': priceProbe,
-  'bid-flood': bidFlood
+  'bid-flood': bidFlood,
+  'forged-slash': forgedSlash,
+  'sybil-ring': sybilRing,
+  'backdated-receipt': backdatedReceipt,
+  'ledger-flood': ledgerFlood
 }
 
 export type { Attack, AttackContext } from './attack.js'
