@@ -7,6 +7,7 @@ import { bidFlood } from './bid-flood.js'
 import { jobIdHijack } from './job-id-hijack.js'
 import { pricePump } from './price-pump.js'
 import { priceProbe } from './price-probe.js'
+import { spam } from './spam.js'
 import type { Attack } from './attack.js'
 
 export const ATTACKS: Readonly<Record<string, Attack>> = {
@@ -14,7 +15,8 @@ export const ATTACKS: Readonly<Record<string, Attack>> = {
   'award-snipe': awardSnipe,
   'price-pump': pricePump,
   'price-probe': priceProbe,
-  'bid-flood': bidFlood
+  'bid-flood': bidFlood,
+  spam
 }
 
 export type { Attack, AttackContext } from './attack.js'
