@@ -28,7 +28,7 @@ const PROVIDER_ARGS = ['--runner', 'process', ...DEFAULT_PROVIDER_ARGS, '--dev-l
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`
 
 describe('chaos: clocks skewed past the bound (issue 19 item 4)', function () {
-  this.timeout(FULL ? 900_000 : 180_000)
+  this.timeout(FULL ? 900_000 : 480_000)
   let net: LocalNetwork
   let tmp: { path: string, cleanup: () => Promise<void> }
   let fast: NodeProcess
@@ -104,7 +104,7 @@ describe('chaos: clocks skewed past the bound (issue 19 item 4)', function () {
     assert.notEqual(slowRun.code, 0, `the slow renter's job ran: ${JSON.stringify(slowRun.summary)}`)
     const jobs = await gossip(honestProvider(), TOPIC.jobs)
     assert.equal(jobs.accept ?? 0, 0, `the honest provider accepted a job request: ${JSON.stringify(jobs)}`)
-    const slowError = String(slowRun.summary.error ?? slowRun.summary.reason ?? slowRun.stderr.trim().split('\n').at(-1) ?? '')
+    const slowError = String(slowRun.summary.detail ?? slowRun.summary.error ?? slowRun.stderr.trim().split('\n').at(-1) ?? '')
     console.log(`      [figures] slow renter's submit (exit ${String(slowRun.code)}): ${JSON.stringify(slowRun.summary).slice(0, 600)} ${slowRun.stderr.slice(-400)}`)
 
     // the honest renter's job completes on the honest provider; the fast provider's bids never win
@@ -116,7 +116,7 @@ describe('chaos: clocks skewed past the bound (issue 19 item 4)', function () {
     for (const node of [...net.all, fast, slow]) assert.equal(node.child.exitCode, null, `${node.role} ${node.peerId} exited: ${node.stderr().slice(-2000)}`)
     console.log(`      [figures] bootstrap heartbeats ${JSON.stringify(heartbeats)}; honest provider jobs ${JSON.stringify(jobs)}; honest renter bids ${JSON.stringify(bids)}; sync: ${refusedEntry}`)
     recordFault({ fault: `clock: provider ${seconds(FAST_MS)} fast, renter ${seconds(-SLOW_MS)} slow`, checked: 'heartbeats refused (future / expired), never counted present', result: 'ok', figure: `${heartbeats['reject:heartbeat from the future']} from the future, ${heartbeats['ignore:expired']} expired at the bootstrap` })
-    recordFault({ fault: `clock: provider ${seconds(FAST_MS)} fast`, checked: 'its ledger entry refused by honest sync; its bids never win', result: 'ok', figure: `"${refusedEntry.slice(0, 90)}"; renter bids ${JSON.stringify(bids)}; job won by the honest provider` })
+    recordFault({ fault: `clock: provider ${seconds(FAST_MS)} fast`, checked: 'its ledger entry refused by honest sync; its bids never win', result: 'ok', figure: `"${refusedEntry.replace(/^.* refuse: /, '').slice(0, 110)}"; renter bids ${JSON.stringify(bids)}; job won by the honest provider` })
     recordFault({ fault: `clock: renter ${seconds(-SLOW_MS)} slow`, checked: 'it refuses honest heartbeats as from the future; its job never runs, its submit fails; nobody crashes', result: 'ok', figure: `${slowSees['reject:heartbeat from the future']} future heartbeats refused by it; honest provider jobs ${JSON.stringify(jobs)}; submit exit ${String(slowRun.code)}: ${slowError.slice(0, 80)}` })
   })
 
@@ -126,8 +126,10 @@ describe('chaos: clocks skewed past the bound (issue 19 item 4)', function () {
     const restartedAt = Date.now()
     fast = await join_('provider', 'provider-fast', 0)
     slow = await join_('renter', 'renter-slow', 0)
-    // renters are DHT clients and need not reach each other
-    const view = await waitForMesh([...net.all, fast, slow], 120_000, undefined, { needed: (a, b) => a.role !== 'renter' || b.role !== 'renter' })
+    // renters are DHT clients and need not reach each other. The fast provider's rejected
+    // heartbeats left it graylisted (its subscriptions go unread) until its gossipsub score
+    // decays (1 % a second, kept across reconnects): the mesh figure includes that wait
+    const view = await waitForMesh([...net.all, fast, slow], 300_000, undefined, { needed: (a, b) => a.role !== 'renter' || b.role !== 'renter' })
     assert.ok(view.complete, view.missing.join('\n'))
     const meshMs = Date.now() - restartedAt
 
