@@ -22,6 +22,8 @@ export interface NodeStatus extends NodeIdentity {
   heard: PeerPresence[]
   /** gossip validation verdicts per topic */
   gossip: Record<string, Record<string, number>>
+  /** gossipsub's score of each connected peer (below -80 it is graylisted: its messages go unread) */
+  gossipScores: Record<string, number>
 }
 
 export function nodeIdentity (node: IdlegridNode): NodeIdentity {
@@ -52,6 +54,14 @@ export function nodeStatus (node: IdlegridNode): NodeStatus {
     peers: [...peers].map(([peerId, addrs]) => ({ peerId, addrs })),
     topics: Object.fromEntries(ALL_TOPICS.map(t => [t, libp2p.services.pubsub.getSubscribers(t).map(p => p.toString()).sort()])),
     heard: libp2p.services.heartbeats.presence(),
-    gossip: libp2p.services.gossip.stats()
+    gossip: libp2p.services.gossip.stats(),
+    gossipScores: Object.fromEntries([...peers.keys()].map(id => [id, gossipScore(libp2p.services.pubsub, id)]))
   }
+}
+
+interface ScoredPubSub { getScore?: (peerId: string) => number }
+
+/** gossipsub's score of `peerId` (0 where the router keeps none) */
+function gossipScore (pubsub: unknown, peerId: string): number {
+  return (pubsub as ScoredPubSub).getScore?.(peerId) ?? 0
 }

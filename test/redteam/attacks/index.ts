@@ -10,6 +10,7 @@ import { jobIdHijack } from './job-id-hijack.js'
 import { ledgerFlood } from './ledger-flood.js'
 import { pricePump } from './price-pump.js'
 import { priceProbe } from './price-probe.js'
+import { spam } from './spam.js'
 import { sybilRing } from './sybil-ring.js'
 import type { Attack } from './attack.js'
 
@@ -22,7 +23,8 @@ export const ATTACKS: Readonly<Record<string, Attack>> = {
   'forged-slash': forgedSlash,
   'sybil-ring': sybilRing,
   'backdated-receipt': backdatedReceipt,
-  'ledger-flood': ledgerFlood
+  'ledger-flood': ledgerFlood,
+  spam
 }
 
 export type { Attack, AttackContext } from './attack.js'
