@@ -55,3 +55,15 @@ export function unknownRuns (submitted: Submitted[], started: Map<string, string
   }
   return problems
 }
+
+/** Where the nodes' heads differ: one line per author whose head is not the same everywhere. */
+export async function headsDiff (nodes: NodeProcess[]): Promise<string[]> {
+  const all = await Promise.all(nodes.map(async n => JSON.parse(await headsOf(n)) as Array<{ author: string, seq: number }>))
+  const authors = new Set(all.flatMap(heads => heads.map(h => h.author)))
+  const lines: string[] = []
+  for (const author of authors) {
+    const seqs = all.map(heads => heads.find(h => h.author === author)?.seq ?? 0)
+    if (seqs.some(s => s !== seqs[0])) lines.push(`feed ${author.slice(-6)}: ${nodes.map((n, i) => `${n.role} ${n.peerId.slice(-6)}=${seqs[i]}`).join(' ')}`)
+  }
+  return lines
+}
