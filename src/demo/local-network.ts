@@ -62,6 +62,8 @@ export interface SpawnOptions {
   args?: string[]
   env?: NodeJS.ProcessEnv
   readyTimeoutMs?: number
+  /** a command the node runs under, e.g. ['ip', 'netns', 'exec', NAME] (it must exec the node, so signals reach it) */
+  prefix?: string[]
 }
 
 const live = new Set<ChildProcess>()
@@ -79,7 +81,8 @@ export async function spawnNode (role: Role, opts: SpawnOptions): Promise<NodePr
   installExitHook()
   const args = [BIN_PATH, role, '--json', '--data-dir', opts.dataDir, ...(opts.args ?? [])]
   const env = { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '', ...opts.env }
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const [command, ...commandArgs] = [...(opts.prefix ?? []), process.execPath, ...args]
+  const child = spawn(command, commandArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] })
   live.add(child)
   let stderr = ''
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr = (stderr + chunk).slice(-64 * 1024) })
