@@ -149,7 +149,6 @@ export const LIMITS = {
   } satisfies WireLimits<SyncResponse>
 } as const
 
-
 /**
  * Time rules every receiver applies (protocols/README.md, "Replay and expiry"). A message
  * whose created/issued/sent time is more than MAX_CLOCK_SKEW_MS ahead of the receiver's clock,
@@ -165,4 +164,3 @@ export const MAX_LIFETIME_MS = {
   bid: 10 * 60_000,
   award: 10 * 60_000
 } as const
-

@@ -9,7 +9,11 @@ import * as job from '../../protocols/job.js'
 import * as ledger from '../../protocols/ledger.js'
 import * as market from '../../protocols/market.js'
 import { normalise, WIRE_SHAPES, type MessageShape } from '../../protocols/normalise.js'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { EnvelopeError, openEnvelope, sealEnvelope } from '../../src/identity/index.js'
 import { repoRoot } from '../fuzz/vectors.js'
+import { recordAttack } from '../utils/index.js'
 import { allTypes, loadProtoFiles, packableElement } from './proto-schema.js'
 import { parseMerged } from './vectors/independent-parse.js'
 import { cat, lengthDelimited, tag, varint } from './wire.js'
@@ -74,7 +78,7 @@ describe('protocols: a message field sent twice is merged; lengths stay inside t
     assert.equal(decodeRequest(cat(bytes, again)).constraints?.minVramMib, 8)
   })
 
-  it("protobufjs-encoded duplicates of Start, nested Runtime included, merge into one Start", () => {
+  it('protobufjs-encoded duplicates of Start, nested Runtime included, merge into one Start', () => {
     const startA = jobFrameType.encode({ start: { award: Uint8Array.of(1), runtime: { image: 'img', command: ['python3'] }, inputs: [{ path: 'a' }] } }).finish()
     const startB = jobFrameType.encode({ start: { runtime: { command: ['run.py'], timeout_ms: 5 }, inputs: [{ path: 'b' }] } }).finish()
     const frame = decodeFrame(cat(startA, startB))
@@ -130,6 +134,26 @@ describe('protocols: a message field sent twice is merged; lengths stay inside t
     // one past the end, and 2^32 - 1
     assert.throws(() => decodeRequest(cat(tag(2, 2), varint(3), text('ab'))), malformed)
     assert.throws(() => decodeRequest(cat(tag(2, 2), varint(2n ** 32n - 1n), text('ab'))), malformed)
+  })
+
+  it('red team: an envelope whose payload length is 2^k + its real length is refused, and the honest one still opens', async () => {
+    const key = await generateKeyPair('Ed25519')
+    const honest = sealEnvelope(key, peerIdFromPrivateKey(key), 'heartbeat', Uint8Array.of(8, 2, 16, 7))
+    const env = envelope.SignedEnvelope.decode(honest)
+    const withLength = (length: bigint): Uint8Array => cat(lengthDelimited(1, text(env.domain)), lengthDelimited(2, env.signer), tag(3, 2), varint(length), env.payload, lengthDelimited(4, env.signature))
+    const lies = [32n, 33n, 40n, 63n].map(k => withLength(2n ** k + BigInt(env.payload.byteLength)))
+    let accepted = 0
+    for (const bytes of lies) {
+      try {
+        openEnvelope(bytes, { domain: 'heartbeat' })
+        accepted++
+      } catch (err) {
+        assert.ok(err instanceof EnvelopeError && err.reason === 'malformed', String(err))
+      }
+    }
+    recordAttack({ issue: '14.1', attack: 'signed envelope with its payload length written as 2^k + n (k = 32, 33, 40, 63): protons alone reads n', got: `${accepted} of ${lies.length} accepted`, limit: 'a length past its message is malformed' })
+    assert.equal(accepted, 0)
+    assert.deepEqual(openEnvelope(withLength(BigInt(env.payload.byteLength)), { domain: 'heartbeat' }).payload, env.payload)
   })
 })
 
