@@ -23,7 +23,7 @@ import { CapabilityRecord } from './capability.js'
 import { Attestation, JobFrame } from './job.js'
 import { SyncRequest, SyncResponse } from './ledger.js'
 import { Award, JobRequest } from './market.js'
-import { concat, encodeVarint, expandRun, readVarint, skipValue, WIRE, type PackedElement } from './packed.js'
+import { concat, encodeVarint, expandRun, readTag, readVarint, skipValue, WIRE, type PackedElement, type Tag } from './packed.js'
 
 /** What the normaliser must know of one message type; fields by number. */
 export interface MessageShape {
@@ -82,14 +82,14 @@ export function normalise (bytes: Uint8Array, shape: MessageShape): Uint8Array {
   const edits: Edit[] = []
   const groups = new Map<number, Occurrence[]>()
   const liveMember = new Map<string, { field: number, occurrences: Occurrence[] }>()
+  const oneofs = oneofIndex(shape)
+  const tag: Tag = { field: 0, wireType: 0, end: 0 }
   let pos = 0
   while (pos < bytes.byteLength) {
     const start = pos
-    const [tag, afterTag] = readVarint(bytes, pos)
-    const field = Number(tag >> 3n)
-    const wireType = Number(tag & 7n)
+    const { field, wireType, end: afterTag } = readTag(bytes, pos, tag)
     pos = skipValue(bytes, afterTag, wireType, field)
-    const oneof = oneofOf(shape, field)
+    const oneof = oneofs?.get(field)
     if (oneof != null) {
       let live = liveMember.get(oneof)
       if (live != null && live.field !== field) {
@@ -149,11 +149,17 @@ function lengthDelimited (field: number, payload: Uint8Array): Uint8Array {
   return concat([encodeVarint((BigInt(field) << 3n) | BigInt(WIRE.bytes)), encodeVarint(BigInt(payload.byteLength)), payload])
 }
 
-/** the name of the oneof `field` belongs to, if any */
-function oneofOf (shape: MessageShape, field: number): string | undefined {
+const ONEOF_INDEX = new WeakMap<MessageShape, ReadonlyMap<number, string>>()
+
+/** the oneof (by name) of each oneof member, indexed once per shape, as it is looked up per field */
+function oneofIndex (shape: MessageShape): ReadonlyMap<number, string> | undefined {
   if (shape.oneofs == null) return undefined
-  for (const [name, members] of Object.entries(shape.oneofs)) if (members.includes(field)) return name
-  return undefined
+  let index = ONEOF_INDEX.get(shape)
+  if (index == null) {
+    index = new Map(Object.entries(shape.oneofs).flatMap(([name, members]) => members.map(m => [m, name] as const)))
+    ONEOF_INDEX.set(shape, index)
+  }
+  return index
 }
 
 /** Packed runs of `fields` rewritten unpacked (the packed part of `normalise` alone). */

@@ -24,7 +24,7 @@ export function expandRun (run: Uint8Array, fieldNumber: number, element: Packed
   const parts: Uint8Array[] = []
   let pos = 0
   while (pos < run.byteLength) {
-    const next = element === 'varint' ? readVarint(run, pos)[1] : pos + (element === 'fixed32' ? 4 : 8)
+    const next = element === 'varint' ? varintEnd(run, pos) : pos + (element === 'fixed32' ? 4 : 8)
     if (next > run.byteLength) throw new Error(`packed field ${fieldNumber} ends inside an element`)
     parts.push(tag, run.subarray(pos, next))
     pos = next
@@ -40,13 +40,13 @@ export function expandRun (run: Uint8Array, fieldNumber: number, element: Packed
 export function skipValue (bytes: Uint8Array, pos: number, wireType: number, fieldNumber: number, depth = 0): number {
   let end: number
   switch (wireType) {
-    case WIRE.varint: end = readVarint(bytes, pos)[1]; break
+    case WIRE.varint: end = varintEnd(bytes, pos); break
     case WIRE.fixed64: end = pos + 8; break
     case WIRE.fixed32: end = pos + 4; break
     case WIRE.bytes: {
       const [length, after] = readVarint(bytes, pos)
-      if (length > BigInt(bytes.byteLength - after)) throw new Error(`field ${fieldNumber} has a length of ${length} bytes, past the end of the message`)
-      end = after + Number(length)
+      if (length > bytes.byteLength - after) throw new Error(`field ${fieldNumber} has a length of ${length} bytes, past the end of the message`)
+      end = after + length
       break
     }
     case WIRE.startGroup: {
@@ -54,14 +54,13 @@ export function skipValue (bytes: Uint8Array, pos: number, wireType: number, fie
       if (depth >= MAX_GROUP_DEPTH) throw new Error('groups nested too deep')
       end = pos
       for (;;) {
-        const [tag, afterTag] = readVarint(bytes, end)
-        const type = Number(tag & 7n)
+        const { field, wireType: type, end: afterTag } = readTag(bytes, end, { field: 0, wireType: 0, end: 0 })
         if (type === WIRE.endGroup) {
-          if (Number(tag >> 3n) !== fieldNumber) throw new Error(`group ${fieldNumber} closed by another field's end tag`)
+          if (field !== fieldNumber) throw new Error(`group ${fieldNumber} closed by another field's end tag`)
           end = afterTag
           break
         }
-        end = skipValue(bytes, afterTag, type, Number(tag >> 3n), depth + 1)
+        end = skipValue(bytes, afterTag, type, field, depth + 1)
       }
       break
     }
@@ -71,16 +70,52 @@ export function skipValue (bytes: Uint8Array, pos: number, wireType: number, fie
   return end
 }
 
-/** A base-128 varint at `pos` (at most 10 bytes) and the position after it. */
-export function readVarint (bytes: Uint8Array, pos: number): [bigint, number] {
-  let value = 0n
+/**
+ * A base-128 varint at `pos` (at most 10 bytes) and the position after it. The value is a
+ * number (no BigInt per field: a 4 MiB message may hold two million fields): exact below
+ * 2^53, and above that still larger than any length or tag this reader accepts.
+ */
+export function readVarint (bytes: Uint8Array, pos: number): [number, number] {
+  let value = 0
+  let scale = 1
   for (let i = 0; i < 10; i++) {
     if (pos + i >= bytes.byteLength) throw new Error('message ends inside a varint')
     const b = bytes[pos + i]
-    value |= BigInt(b & 0x7f) << BigInt(7 * i)
+    value += (b & 0x7f) * scale
+    scale *= 128
     if ((b & 0x80) === 0) return [value, pos + i + 1]
   }
   throw new Error('varint longer than 10 bytes')
+}
+
+/** Position after the varint at `pos`, without its value (skipping allocates nothing). */
+export function varintEnd (bytes: Uint8Array, pos: number): number {
+  for (let i = pos; i < pos + 10; i++) {
+    if (i >= bytes.byteLength) throw new Error('message ends inside a varint')
+    if ((bytes[i] & 0x80) === 0) return i + 1
+  }
+  throw new Error('varint longer than 10 bytes')
+}
+
+/** A field's tag as readTag leaves it: one object reused, as a message may hold millions of fields. */
+export interface Tag { field: number, wireType: number, end: number }
+
+/** Reads the tag at `pos` into `into` (field number, wire type, position after); tags are 32-bit. */
+export function readTag (bytes: Uint8Array, pos: number, into: Tag): Tag {
+  const b = bytes[pos]
+  if (b < 0x80 && pos < bytes.byteLength) {
+    // one-byte tags (fields 1-15) are nearly all of them
+    into.field = b >> 3
+    into.wireType = b & 7
+    into.end = pos + 1
+    return into
+  }
+  const [tag, after] = readVarint(bytes, pos)
+  if (tag >= 2 ** 32) throw new Error('field tag beyond 32 bits')
+  into.field = Math.floor(tag / 8)
+  into.wireType = tag % 8
+  into.end = after
+  return into
 }
 
 export function encodeVarint (value: bigint): Uint8Array {

@@ -122,7 +122,7 @@ describe('protocols: a message field sent twice is merged; lengths stay inside t
     }
   })
 
-  it('a length prefix of 2^32 + 5 (protons alone reads 5) is malformed, at the top and nested', () => {
+  it('a length prefix of 2^32 + 5 (protons alone reads 5) or a tag beyond 32 bits is malformed, at the top and nested', () => {
     const kept = new Uint8Array(Buffer.from(readFileSync(`${repoRoot()}/test/fuzz/corpus/decode__SignedEnvelope/38345f4e46c65dd5.hex`, 'utf8').trim(), 'hex'))
     assert.deepEqual(envelope.SignedEnvelope.decode(kept).payload, Uint8Array.of(1, 2, 3, 4, 5), 'protons on its own truncates the length')
     assert.throws(() => decodeBounded(envelope.SignedEnvelope, kept, 'envelope', MAX_BYTES.signedEnvelope), malformed)
@@ -134,6 +134,9 @@ describe('protocols: a message field sent twice is merged; lengths stay inside t
     // one past the end, and 2^32 - 1
     assert.throws(() => decodeRequest(cat(tag(2, 2), varint(3), text('ab'))), malformed)
     assert.throws(() => decodeRequest(cat(tag(2, 2), varint(2n ** 32n - 1n), text('ab'))), malformed)
+    // a tag of 2^32 + 16 (as 32 bits: field 2, varint); field numbers end below 2^29
+    const bigTag = cat(varint(2n ** 32n + 16n), varint(1))
+    assert.throws(() => decodeBounded(market.Bid, bigTag, 'bid', MAX_BYTES.bid), malformed)
   })
 
   it('red team: an envelope whose payload length is 2^k + its real length is refused, and the honest one still opens', async () => {

@@ -18,6 +18,7 @@ export function parseMerged (type: protobuf.Type, bytes: Uint8Array): protobuf.M
   while (pos < bytes.length) {
     const start = pos
     const [key, afterKey] = readVarint(bytes, pos)
+    if (key >= 2n ** 32n) throw new Error('tag beyond 32 bits')
     const wireType = Number(key & 7n)
     pos = skip(bytes, afterKey, wireType)
     const field = type.fieldsById[Number(key >> 3n)]
