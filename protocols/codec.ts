@@ -10,7 +10,7 @@
  * caller may pass tighter ones.
  */
 
-import { PACKED_FIELDS, unpackRepeated } from './packed.js'
+import { normalise, shapeOf } from './normalise.js'
 import type { CapabilityRecord } from './capability.js'
 import type { JobFrame } from './job.js'
 import type { FraudProof, SyncResponse } from './ledger.js'
@@ -46,16 +46,17 @@ export type WireLimits<T> = NonNullable<DecodeOptions<T>['limits']>
 /**
  * Decodes untrusted `bytes` with `codec`, refusing them unread when they exceed `maxBytes`.
  * Every valid protobuf encoding decodes: fields in any order, explicit default values, unknown
- * fields (skipped), and repeated scalars packed or unpacked (packed.ts rewrites packed runs
- * for protons). Throws WireDecodeError ('oversized' or 'malformed'); never anything else.
+ * fields (skipped), repeated scalars packed or unpacked, and a message field sent more than
+ * once (merged); normalise.ts rewrites these for protons. A length prefix reaching past its
+ * message (2^32 or more always does) is malformed, not truncated to 32 bits as protons would.
+ * Throws WireDecodeError ('oversized' or 'malformed'); never anything else.
  */
 export function decodeBounded<T> (codec: WireDecoder<T>, bytes: Uint8Array | Uint8ArrayList, what: string, maxBytes: number, limits?: WireLimits<T>): T {
   if (bytes.byteLength > maxBytes) {
     throw new WireDecodeError('oversized', what, `${what} of ${bytes.byteLength} bytes exceeds the ${maxBytes}-byte bound`)
   }
   try {
-    const packed = PACKED_FIELDS.get(codec)
-    const input = packed == null ? bytes : unpackRepeated(bytes instanceof Uint8Array ? bytes : bytes.subarray(), packed)
+    const input = normalise(bytes instanceof Uint8Array ? bytes : bytes.subarray(), shapeOf(codec))
     return codec.decode(input, limits == null ? undefined : { limits })
   } catch (err: any) {
     throw new WireDecodeError('malformed', what, `${what} does not decode: ${String(err?.message ?? err)}`, { cause: err })
@@ -148,7 +149,6 @@ export const LIMITS = {
   } satisfies WireLimits<SyncResponse>
 } as const
 
-
 /**
  * Time rules every receiver applies (protocols/README.md, "Replay and expiry"). A message
  * whose created/issued/sent time is more than MAX_CLOCK_SKEW_MS ahead of the receiver's clock,
@@ -164,4 +164,3 @@ export const MAX_LIFETIME_MS = {
   bid: 10 * 60_000,
   award: 10 * 60_000
 } as const
-

@@ -1,68 +1,30 @@
 /**
- * Packed repeated scalars. Protobuf lets an encoder write a repeated scalar or enum field
+ * Protobuf wire primitives for the normaliser (normalise.ts): reading varints, skipping a
+ * field's value, and rewriting a packed repeated run as unpacked elements.
+ *
+ * Packed repeated scalars: protobuf lets an encoder write a repeated scalar or enum field
  * either unpacked (one tag per element) or packed (one length-delimited run of elements), and
  * every parser must accept both; proto3 encoders write packed by default. protons' generated
  * decoders read only the unpacked form (a packed run is misread as one element followed by
- * garbage), so `decodeBounded` first rewrites the packed runs of the fields listed here into
- * their unpacked form, which is the same message (protobuf encoding spec, "Packed Repeated
- * Fields"). Signatures are never checked over the rewritten bytes: envelopes are verified over
- * the payload as received, and the rewrite only feeds the decoder.
- *
- * Every repeated scalar or enum field of every .proto must be listed in PACKED_FIELDS; a test
- * (test/protocols/packed.spec.ts) reads the .proto files and fails when one is missing.
+ * garbage), so the normaliser rewrites packed runs into their unpacked form, which is the same
+ * message (protobuf encoding spec, "Packed Repeated Fields").
  */
-
-import { CapabilityRecord } from './capability.js'
 
 /** Wire type of a packable field's elements: varint (ints, bools, enums), fixed32, fixed64. */
 export type PackedElement = 'varint' | 'fixed32' | 'fixed64'
 
-/** A message's packable repeated fields (top level), by field number. */
-export type PackedFields = Readonly<Record<number, PackedElement>>
-
-/** Decoders whose messages have packable repeated fields, with those fields. */
-export const PACKED_FIELDS: ReadonlyMap<unknown, PackedFields> = new Map<unknown, PackedFields>([
-  // accepted_tiers: repeated Tier
-  [CapabilityRecord, { 9: 'varint' }]
-])
-
-const WIRE = { varint: 0, fixed64: 1, bytes: 2, startGroup: 3, endGroup: 4, fixed32: 5 } as const
+export const WIRE = { varint: 0, fixed64: 1, bytes: 2, startGroup: 3, endGroup: 4, fixed32: 5 } as const
 /** unknown group fields nest at most this deep before the message is refused */
 const MAX_GROUP_DEPTH = 32
 
-/**
- * `bytes` with every packed run of a field in `fields` rewritten as unpacked elements; the same
- * array when there is none. Throws Error on bytes that are not a protobuf message.
- */
-export function unpackRepeated (bytes: Uint8Array, fields: PackedFields): Uint8Array {
-  const out: Uint8Array[] = []
-  let copiedUpTo = 0
-  let pos = 0
-  while (pos < bytes.byteLength) {
-    const start = pos
-    const [tag, afterTag] = readVarint(bytes, pos)
-    const fieldNumber = Number(tag >> 3n)
-    const wireType = Number(tag & 7n)
-    pos = skipValue(bytes, afterTag, wireType, fieldNumber, 0)
-    const element = fields[fieldNumber]
-    if (element == null || wireType !== WIRE.bytes) continue
-    const [length, runStart] = readVarint(bytes, afterTag)
-    out.push(bytes.subarray(copiedUpTo, start), expandRun(bytes.subarray(runStart, runStart + Number(length)), fieldNumber, element))
-    copiedUpTo = pos
-  }
-  if (out.length === 0) return bytes
-  out.push(bytes.subarray(copiedUpTo))
-  return concat(out)
-}
-
 /** One packed run as a sequence of unpacked (tag, element) pairs. */
-function expandRun (run: Uint8Array, fieldNumber: number, element: PackedElement): Uint8Array {
+export function expandRun (run: Uint8Array, fieldNumber: number, element: PackedElement): Uint8Array {
   const wireType = element === 'varint' ? WIRE.varint : element === 'fixed32' ? WIRE.fixed32 : WIRE.fixed64
   const tag = encodeVarint((BigInt(fieldNumber) << 3n) | BigInt(wireType))
   const parts: Uint8Array[] = []
   let pos = 0
   while (pos < run.byteLength) {
-    const next = element === 'varint' ? readVarint(run, pos)[1] : pos + (element === 'fixed32' ? 4 : 8)
+    const next = element === 'varint' ? varintEnd(run, pos) : pos + (element === 'fixed32' ? 4 : 8)
     if (next > run.byteLength) throw new Error(`packed field ${fieldNumber} ends inside an element`)
     parts.push(tag, run.subarray(pos, next))
     pos = next
@@ -70,16 +32,21 @@ function expandRun (run: Uint8Array, fieldNumber: number, element: PackedElement
   return concat(parts)
 }
 
-/** Position after the value of a field of `wireType` that starts at `pos`. */
-function skipValue (bytes: Uint8Array, pos: number, wireType: number, fieldNumber: number, depth: number): number {
+/**
+ * Position after the value of a field of `wireType` that starts at `pos`. A length prefix
+ * that reaches past the end of `bytes` (any of 2^32 or more does, as no input is that long)
+ * is refused here: protons reads lengths as uint32 and would take 2^32 + 5 for 5.
+ */
+export function skipValue (bytes: Uint8Array, pos: number, wireType: number, fieldNumber: number, depth = 0): number {
   let end: number
   switch (wireType) {
-    case WIRE.varint: end = readVarint(bytes, pos)[1]; break
+    case WIRE.varint: end = varintEnd(bytes, pos); break
     case WIRE.fixed64: end = pos + 8; break
     case WIRE.fixed32: end = pos + 4; break
     case WIRE.bytes: {
       const [length, after] = readVarint(bytes, pos)
-      end = after + Number(length)
+      if (length > bytes.byteLength - after) throw new Error(`field ${fieldNumber} has a length of ${length} bytes, past the end of the message`)
+      end = after + length
       break
     }
     case WIRE.startGroup: {
@@ -87,14 +54,13 @@ function skipValue (bytes: Uint8Array, pos: number, wireType: number, fieldNumbe
       if (depth >= MAX_GROUP_DEPTH) throw new Error('groups nested too deep')
       end = pos
       for (;;) {
-        const [tag, afterTag] = readVarint(bytes, end)
-        const type = Number(tag & 7n)
+        const { field, wireType: type, end: afterTag } = readTag(bytes, end, { field: 0, wireType: 0, end: 0 })
         if (type === WIRE.endGroup) {
-          if (Number(tag >> 3n) !== fieldNumber) throw new Error(`group ${fieldNumber} closed by another field's end tag`)
+          if (field !== fieldNumber) throw new Error(`group ${fieldNumber} closed by another field's end tag`)
           end = afterTag
           break
         }
-        end = skipValue(bytes, afterTag, type, Number(tag >> 3n), depth + 1)
+        end = skipValue(bytes, afterTag, type, field, depth + 1)
       }
       break
     }
@@ -104,19 +70,55 @@ function skipValue (bytes: Uint8Array, pos: number, wireType: number, fieldNumbe
   return end
 }
 
-/** A base-128 varint at `pos` (at most 10 bytes) and the position after it. */
-function readVarint (bytes: Uint8Array, pos: number): [bigint, number] {
-  let value = 0n
+/**
+ * A base-128 varint at `pos` (at most 10 bytes) and the position after it. The value is a
+ * number (no BigInt per field: a 4 MiB message may hold two million fields): exact below
+ * 2^53, and above that still larger than any length or tag this reader accepts.
+ */
+export function readVarint (bytes: Uint8Array, pos: number): [number, number] {
+  let value = 0
+  let scale = 1
   for (let i = 0; i < 10; i++) {
     if (pos + i >= bytes.byteLength) throw new Error('message ends inside a varint')
     const b = bytes[pos + i]
-    value |= BigInt(b & 0x7f) << BigInt(7 * i)
+    value += (b & 0x7f) * scale
+    scale *= 128
     if ((b & 0x80) === 0) return [value, pos + i + 1]
   }
   throw new Error('varint longer than 10 bytes')
 }
 
-function encodeVarint (value: bigint): Uint8Array {
+/** Position after the varint at `pos`, without its value (skipping allocates nothing). */
+export function varintEnd (bytes: Uint8Array, pos: number): number {
+  for (let i = pos; i < pos + 10; i++) {
+    if (i >= bytes.byteLength) throw new Error('message ends inside a varint')
+    if ((bytes[i] & 0x80) === 0) return i + 1
+  }
+  throw new Error('varint longer than 10 bytes')
+}
+
+/** A field's tag as readTag leaves it: one object reused, as a message may hold millions of fields. */
+export interface Tag { field: number, wireType: number, end: number }
+
+/** Reads the tag at `pos` into `into` (field number, wire type, position after); tags are 32-bit. */
+export function readTag (bytes: Uint8Array, pos: number, into: Tag): Tag {
+  const b = bytes[pos]
+  if (b < 0x80 && pos < bytes.byteLength) {
+    // one-byte tags (fields 1-15) are nearly all of them
+    into.field = b >> 3
+    into.wireType = b & 7
+    into.end = pos + 1
+    return into
+  }
+  const [tag, after] = readVarint(bytes, pos)
+  if (tag >= 2 ** 32) throw new Error('field tag beyond 32 bits')
+  into.field = Math.floor(tag / 8)
+  into.wireType = tag % 8
+  into.end = after
+  return into
+}
+
+export function encodeVarint (value: bigint): Uint8Array {
   const out: number[] = []
   while (value > 0x7fn) {
     out.push(Number(value & 0x7fn) | 0x80)
@@ -126,7 +128,7 @@ function encodeVarint (value: bigint): Uint8Array {
   return Uint8Array.from(out)
 }
 
-function concat (parts: Uint8Array[]): Uint8Array {
+export function concat (parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0))
   let at = 0
   for (const p of parts) {

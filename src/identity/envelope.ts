@@ -2,6 +2,7 @@ import { peerIdFromMultihash } from '@libp2p/peer-id'
 import * as Digest from 'multiformats/hashes/digest'
 import { concat } from 'uint8arrays/concat'
 import { fromString } from 'uint8arrays/from-string'
+import { decodeBounded } from '../../protocols/codec.js'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { SIGNING_PREFIX } from '../../protocols/ids.js'
 import { signBytes, verifyBytesFast, verifyBytesQuick, SIGNATURE_BYTES } from './signature.js'
@@ -91,9 +92,10 @@ function decodeEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions):
   }
   let envelope: SignedEnvelope
   try {
-    envelope = SignedEnvelope.decode(bytes)
+    // decodeBounded, not SignedEnvelope.decode: protons alone reads a length of 2^32 + n as n
+    envelope = decodeBounded(SignedEnvelope, bytes, 'envelope', maxBytes)
   } catch (err: any) {
-    throw new EnvelopeError('malformed', `envelope does not decode: ${String(err?.message ?? err)}`)
+    throw new EnvelopeError('malformed', String(err?.message ?? err))
   }
   if (envelope.domain !== opts.domain) {
     throw new EnvelopeError('wrong-domain', `envelope signed for domain "${envelope.domain.slice(0, MAX_DOMAIN_CHARS)}", expected "${opts.domain}"`)

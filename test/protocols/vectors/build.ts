@@ -9,6 +9,7 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { base58btc } from 'multiformats/bases/base58'
 import { SignedEnvelope } from '../../../protocols/envelope.js'
 import { SIGNING_PREFIX } from '../../../protocols/ids.js'
+import { normalise, shapeOf } from '../../../protocols/normalise.js'
 import { signingInput } from '../../../src/identity/envelope.js'
 import { signBytes } from '../../../src/identity/signature.js'
 import { hex, meaning, type Vector, type VectorKey } from './format.js'
@@ -87,10 +88,15 @@ export function opensslAccepts (publicKey: Uint8Array, message: Uint8Array, sign
 
 export interface Decoder { decode: (bytes: Uint8Array) => unknown }
 
+/** protons' decode of what the bytes mean (normalise.ts: packed runs, repeated message fields, lengths). */
+function decodeNormalised<T> (codec: { decode: (bytes: Uint8Array) => T }, bytes: Uint8Array): T {
+  return codec.decode(normalise(bytes, shapeOf(codec)))
+}
+
 /** Decoded meaning of bytes of `codec`, or null when they do not decode. */
 export function decodedWith (codec: Decoder, bytes: Uint8Array): unknown {
   try {
-    return meaning(codec.decode(bytes))
+    return meaning(decodeNormalised(codec, bytes))
   } catch {
     return null
   }
@@ -100,7 +106,7 @@ export function decodedWith (codec: Decoder, bytes: Uint8Array): unknown {
 export function envelopeMeaning (bytes: Uint8Array, payload?: Decoder): unknown {
   let env: SignedEnvelope
   try {
-    env = SignedEnvelope.decode(bytes)
+    env = decodeNormalised(SignedEnvelope, bytes)
   } catch {
     return null
   }

@@ -10,6 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import protobuf from 'protobufjs'
 import { hex, unhex, type Vector, type VectorStage } from './format.js'
+import { parseMerged } from './independent-parse.js'
 
 /** protocols/README.md §2 and §8, as a stranger reads them. */
 const PREFIX = 'idlegrid/v1/'
@@ -127,7 +128,8 @@ function decode (root: protobuf.Root, typeName: string, bytes: Uint8Array): prot
   const type = root.lookupType(typeName)
   let message: protobuf.Message
   try {
-    message = type.decode(bytes)
+    // not type.decode: protobufjs neither merges repeated message fields nor checks 64-bit lengths
+    message = parseMerged(type, bytes)
   } catch (err) {
     throw new Refused('decode', `${typeName}: ${(err as Error).message}`)
   }

@@ -76,7 +76,8 @@ export async function makeEnvelopes (): Promise<VectorFile> {
     vector('signer-not-a-peer-id', tamper(valid, { signer: Uint8Array.from([0x12, 0x20, ...new Uint8Array(32)]) }), ['bad-signer', 'signer'], 'a sha2-256 multihash: the public key cannot be taken from it'),
     vector('signer-missing', tamper(valid, { signer: new Uint8Array(0) }), ['bad-signer', 'signer']),
     vector('oversized', seal(alice, DOMAIN.heartbeat, Uint8Array.from([...heartbeat(1n), ...unknownField(2100)])), ['oversized', 'size'], `over the ${check.maxBytes}-byte bound (an unknown field pads the payload); refused before decoding`),
-    vector('truncated', valid.subarray(0, valid.length - 10), ['malformed', 'decode'])
+    vector('truncated', valid.subarray(0, valid.length - 10), ['malformed', 'decode']),
+    vector('payload-length-2^32-plus-n', lyingLength(alice), ['malformed', 'decode'], 'the payload\'s length prefix is 2^32 + its real length (a 5-byte varint) and the signature is valid over the real payload: a decoder reading lengths as uint32 (protons, protobufjs 7) takes it for the real length and accepts; a length past the end of its message is malformed')
   ]
   return {
     format: VECTOR_FORMAT,
@@ -86,6 +87,15 @@ export async function makeEnvelopes (): Promise<VectorFile> {
     keys: { alice: keyEntry(alice), 'small-order-identity': smallOrderKey(IDENTITY_POINT), 'small-order-8': smallOrderKey(ORDER_8_POINT) },
     vectors
   }
+}
+
+/** A valid envelope whose payload length prefix reads 2^32 + length. */
+function lyingLength (p: Party): Uint8Array {
+  const payload = heartbeat(30n)
+  const env = SignedEnvelope.decode(seal(p, DOMAIN.heartbeat, payload))
+  const w = new Writer().bytesField(1, Buffer.from(env.domain)).bytesField(2, env.signer)
+  w.varint(BigInt((3 << 3) | 2)).varint(2n ** 32n + BigInt(payload.length))
+  return Uint8Array.from([...w.bytes(), ...payload, ...new Writer().bytesField(4, env.signature).bytes()])
 }
 
 /** Fields 4, 3, 2, 1 and a payload with explicit zero fields, written by hand. */

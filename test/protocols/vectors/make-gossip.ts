@@ -12,7 +12,7 @@ import { messageHash } from '../../../src/identity/hash.js'
 import { accept, envelopeMeaning, keyEntry, nonCanonicalS, NOW, party, reject, seal, tamper, type Decoder, type Party } from './build.js'
 import { VECTOR_FORMAT, type Vector, type VectorFile, type VectorStage } from './format.js'
 import { award, bid, entry, jobRequest } from './messages.js'
-import { unknownField } from './writer.js'
+import { unknownField, Writer } from './writer.js'
 
 type Outcome = 'accept' | [reason: string, stage: VectorStage, gossip: 'ignore' | 'reject']
 
@@ -61,6 +61,7 @@ export async function makeGossip (): Promise<VectorFile> {
     job('job-request/replayed', jobValid, ['replayed', 'rule', 'ignore']),
     job('job-request/expired', seal(alice, DOMAIN.jobRequest, JobRequest.encode(jobRequest(alice, { jobId: new Uint8Array(16).fill(2), createdAt: BigInt(NOW - 6 * 60_000), expiresAt: BigInt(NOW - 1) }))), ['expired', 'rule', 'ignore']),
     job('job-request/from-the-future', seal(alice, DOMAIN.jobRequest, JobRequest.encode(jobRequest(alice, { createdAt: BigInt(NOW + 31_000), expiresAt: BigInt(NOW + 5 * 60_000) }))), ['from-the-future', 'rule', 'reject']),
+    job('job-request/constraints-sent-twice', seal(alice, DOMAIN.jobRequest, constraintsTwice(JobRequest.encode(jobRequest(alice, { jobId: new Uint8Array(16).fill(3) })))), 'accept', 'constraints (field 7) sent again with max_latency_ms = 250: protobuf merges the two, so the request keeps its first constraints and gains max_latency_ms (a decoder keeping only the last would lose them)'),
     job('job-request/names-another-renter', seal(alice, DOMAIN.jobRequest, JobRequest.encode(jobRequest(bob))), ['wrong-signer', 'rule', 'reject']),
     job('job-request/job-id-15-bytes', seal(alice, DOMAIN.jobRequest, JobRequest.encode(jobRequest(alice, { jobId: new Uint8Array(15) }))), ['malformed', 'rule', 'reject']),
     bids('bid/valid', bidValid, 'accept'),
@@ -85,6 +86,11 @@ export async function makeGossip (): Promise<VectorFile> {
     keys: { alice: keyEntry(alice), bob: keyEntry(bob), mallory: keyEntry(mallory) },
     vectors
   }
+}
+
+/** A second constraints field after the request, setting only max_latency_ms (6). */
+function constraintsTwice (request: Uint8Array): Uint8Array {
+  return Uint8Array.from([...request, ...new Writer().bytesField(7, new Writer().varintField(6, 250n).bytes()).bytes()])
 }
 
 function nonCanonical (envelope: Uint8Array): Uint8Array {
