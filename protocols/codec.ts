@@ -63,6 +63,15 @@ export function decodeBounded<T> (codec: WireDecoder<T>, bytes: Uint8Array | Uin
   }
 }
 
+/**
+ * Decodes bytes this node already verified (its own store): the same normalising decoder as
+ * decodeBounded, so a stored message means what it meant when it was checked, without the size
+ * bound (the store holds only what passed it).
+ */
+export function decodeVerified<T> (codec: WireDecoder<T>, bytes: Uint8Array, what: string, limits?: WireLimits<T>): T {
+  return decodeBounded(codec, bytes, what, Number.POSITIVE_INFINITY, limits)
+}
+
 const KiB = 1024
 const MiB = 1024 * KiB
 

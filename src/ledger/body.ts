@@ -5,7 +5,7 @@
  */
 
 import { equals } from 'uint8arrays/equals'
-import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES, MAX_CLOCK_SKEW_MS } from '../../protocols/codec.js'
+import { decodeBounded, decodeVerified, envelopeMaxBytes, LIMITS, MAX_BYTES, MAX_CLOCK_SKEW_MS } from '../../protocols/codec.js'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { Attestation, Receipt } from '../../protocols/job.js'
@@ -24,20 +24,20 @@ export type DecodedBody =
 export function decodeStoredBody (record: LedgerRecord): DecodedBody {
   switch (record.kind) {
     case LedgerEntry.BodyKind.ATTESTATION:
-      return { kind: 'attestation', attestation: storedSigned(record.body, DOMAIN.attestation, (payload) => Attestation.decode(payload)) }
+      return { kind: 'attestation', attestation: storedSigned(record.body, DOMAIN.attestation, (payload) => decodeVerified(Attestation, payload, 'attestation')) }
     case LedgerEntry.BodyKind.RECEIPT:
-      return { kind: 'receipt', receipt: storedSigned(record.body, DOMAIN.receipt, (payload) => Receipt.decode(payload)) }
+      return { kind: 'receipt', receipt: storedSigned(record.body, DOMAIN.receipt, (payload) => decodeVerified(Receipt, payload, 'receipt')) }
     case LedgerEntry.BodyKind.HEARTBEAT_SUMMARY:
-      return { kind: 'heartbeat-summary', summary: HeartbeatSummary.decode(record.body) }
+      return { kind: 'heartbeat-summary', summary: decodeVerified(HeartbeatSummary, record.body, 'heartbeat summary') }
     case LedgerEntry.BodyKind.FRAUD_PROOF:
-      return { kind: 'fraud-proof', proof: storedSigned(record.body, DOMAIN.fraudProof, (payload) => FraudProof.decode(payload, { limits: LIMITS.fraudProof })) }
+      return { kind: 'fraud-proof', proof: storedSigned(record.body, DOMAIN.fraudProof, (payload) => decodeVerified(FraudProof, payload, 'fraud proof', LIMITS.fraudProof)) }
     default:
       throw new MalformedEntryError(`unknown body kind ${String(record.kind)}`)
   }
 }
 
 function storedSigned<T> (envelope: Uint8Array, domain: string, decode: (payload: Uint8Array) => T): Signed<T> {
-  const env = SignedEnvelope.decode(envelope)
+  const env = decodeVerified(SignedEnvelope, envelope, 'stored envelope')
   const signer = parseAuthor(env.signer)
   if (signer == null) throw new MalformedEntryError(`stored ${domain} body has no valid signer`)
   return { message: decode(env.payload), signer: signer.peerId, hash: messageHash(domain, env.payload), envelope }

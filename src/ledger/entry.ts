@@ -11,7 +11,7 @@
 import { peerIdFromMultihash } from '@libp2p/peer-id'
 import * as Digest from 'multiformats/hashes/digest'
 import { equals } from 'uint8arrays/equals'
-import { decodeBounded, envelopeMaxBytes, MAX_BYTES, MAX_CLOCK_SKEW_MS, WireDecodeError } from '../../protocols/codec.js'
+import { decodeBounded, decodeVerified, envelopeMaxBytes, MAX_BYTES, MAX_CLOCK_SKEW_MS, WireDecodeError } from '../../protocols/codec.js'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
@@ -149,8 +149,8 @@ function recordOf (envelope: Uint8Array, payload: Uint8Array, entry: LedgerEntry
 
 /** Decodes an entry this node stored after verifying it: no signature or body checks. */
 export function decodeStoredEntry (envelope: Uint8Array): LedgerRecord {
-  const env = SignedEnvelope.decode(envelope)
-  const entry = LedgerEntry.decode(env.payload)
+  const env = decodeVerified(SignedEnvelope, envelope, 'stored entry envelope')
+  const entry = decodeVerified(LedgerEntry, env.payload, 'stored entry')
   const author = parseAuthor(entry.author)
   if (author == null) throw new MalformedEntryError('stored entry has no valid author')
   return recordOf(envelope, env.payload, entry, author.id)

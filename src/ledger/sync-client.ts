@@ -8,6 +8,7 @@
 
 import { equals } from 'uint8arrays/equals'
 import { parseAuthor } from './entry.js'
+import { decodeBounded, envelopeMaxBytes, MAX_BYTES } from '../../protocols/codec.js'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { messageHash } from '../identity/index.js'
@@ -171,7 +172,7 @@ export class SyncClient {
     const { entries } = await this.rangeRequest(peer, head.author, head.seq, 1, signal)
     if (entries.length === 0) return false
     try {
-      return equals(messageHash(DOMAIN.ledgerEntry, SignedEnvelope.decode(entries[0]).payload), head.hash)
+      return equals(messageHash(DOMAIN.ledgerEntry, decodeBounded(SignedEnvelope, entries[0], 'ledger entry envelope', envelopeMaxBytes(MAX_BYTES.ledgerEntry)).payload), head.hash)
     } catch {
       return false
     }

@@ -1,3 +1,4 @@
+import { decodeBounded, MAX_BYTES } from '../../protocols/codec.js'
 import { Heartbeat } from '../../protocols/heartbeat.js'
 import { DOMAIN, TOPIC } from '../../protocols/ids.js'
 import { sealEnvelope, type OpenedEnvelope } from '../identity/index.js'
@@ -147,7 +148,7 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
   private validate (envelope: OpenedEnvelope): GossipVerdict {
     let hb: Heartbeat
     try {
-      hb = Heartbeat.decode(envelope.payload)
+      hb = decodeBounded(Heartbeat, envelope.payload, 'heartbeat', MAX_BYTES.heartbeat)
     } catch {
       return reject('malformed heartbeat')
     }
@@ -163,7 +164,7 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
   }
 
   private record (envelope: OpenedEnvelope): void {
-    const hb = Heartbeat.decode(envelope.payload)
+    const hb = decodeBounded(Heartbeat, envelope.payload, 'heartbeat', MAX_BYTES.heartbeat)
     const id = envelope.signer.toString()
     const known = this.peers.get(id)
     if (known != null && hb.seq <= known.seq) return
