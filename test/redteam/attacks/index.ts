@@ -5,6 +5,7 @@
 import { awardSnipe } from './award-snipe.js'
 import { backdatedReceipt } from './backdated-receipt.js'
 import { bidFlood } from './bid-flood.js'
+import { exhaustProvider } from './exhaust-provider.js'
 import { forgedSlash } from './forged-slash.js'
 import { jobIdHijack } from './job-id-hijack.js'
 import { ledgerFlood } from './ledger-flood.js'
@@ -24,6 +25,7 @@ export const ATTACKS: Readonly<Record<string, Attack>> = {
   'sybil-ring': sybilRing,
   'backdated-receipt': backdatedReceipt,
   'ledger-flood': ledgerFlood,
+  'exhaust-provider': exhaustProvider,
   spam
 }
 
