@@ -14,7 +14,7 @@ import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
 import { readAcceptResponse, readBid, signAward, signJobRequest, type Bid, type JobRequest } from '../../src/market/messages.js'
 import { MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../../src/market/provider-service.js'
 import { marketServices } from '../../src/market/services.js'
-import { GOSSIP_SERVICE, requestOnce, type IdlegridNode } from '../../src/node/index.js'
+import { GOSSIP_SERVICE, RequestResponseError, requestOnce, type IdlegridNode } from '../../src/node/index.js'
 import { AcceptRequest } from '../../protocols/market.js'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import { PROTOCOL, TOPIC } from '../../protocols/ids.js'
@@ -103,7 +103,7 @@ describe('red team: market job-request flood (issue 13)', function () {
       latencyWeightPpm: 0,
       localityWeightPpm: 0,
       // room for a provider still digesting the flood on a loaded machine: the test is about memory, not speed
-      acceptDeadline: BigInt(now + 30_000),
+      acceptDeadline: BigInt(now + 70_000),
       createdAt: BigInt(now),
       expiresAt: BigInt(now + 90_000),
       attempt: 1,
@@ -112,7 +112,16 @@ describe('red team: market job-request flood (issue 13)', function () {
       jobNonce: job.message.nonce
     })
     const dialer = { openConnection: async (peer: Parameters<typeof v.libp2p.dial>[0], opts?: { signal?: AbortSignal }) => await v.libp2p.dial(peer, opts) } as unknown as ConnectionManager
-    const bytes = await requestOnce(dialer, provider().peerId, PROTOCOL.accept, AcceptRequest.encode({ award: award.envelope }), MAX_BYTES.acceptResponse + 256, AbortSignal.timeout(30_000))
+    // the property is the provider's memory, not its transport under a flood on 2 cores: a reset or
+    // timed-out request is asked again (bounded), a decline is the answer
+    let bytes: Uint8Array | undefined
+    for (let tries = 1; bytes == null; tries++) {
+      try {
+        bytes = await requestOnce(dialer, provider().peerId, PROTOCOL.accept, AcceptRequest.encode({ award: award.envelope }), MAX_BYTES.acceptResponse + 256, AbortSignal.timeout(20_000))
+      } catch (err) {
+        if (!(err instanceof RequestResponseError) || tries >= 3) throw err
+      }
+    }
     const answer = readAcceptResponse(bytes, provider().peerId)
     assert.equal(answer.accepted, true, `declined: ${answer.reason} ${answer.detail}`)
     assert.ok(market().jobRequest(v.peerId, Buffer.from(job.message.jobId).toString('hex')) != null)
