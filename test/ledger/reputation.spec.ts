@@ -1,3 +1,4 @@
+import { signedTestBid } from '../market/fixtures.js'
 import * as assert from 'node:assert/strict'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
@@ -9,7 +10,6 @@ import { buildEquivocationProof } from '../../src/ledger/fraud.js'
 import { collectEvidence } from '../../src/ledger/evidence.js'
 import { computeEarnings, computeReputation, DEFAULT_REPUTATION, maxLiftPerCounterparty } from '../../src/ledger/reputation.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
-import { signBid, usdToMicro } from '../../src/market/messages.js'
 import { rankBids } from '../../src/market/ranking.js'
 import type { Bid, JobRequest } from '../../protocols/market.js'
 
@@ -200,25 +200,7 @@ describe('ledger reputation', () => {
     const reputation = { reliability: (id: string) => computeReputation(evidence, id, NOW).score }
     const renter = renters[11]
     const job: JobRequest = toJobRequest(parseJobSpec({ runtime: { image: 'ghcr.io/acme/eval:1' } }), { renter: renter.peerId.toMultihash().bytes, now: Date.now() })
-    const bid = (p: Signer, usd: number): Signed<Bid> => {
-      const now = Date.now()
-      return signBid(p.key, p.peerId, {
-        jobId: job.jobId,
-        provider: p.peerId.toMultihash().bytes,
-        priceMicroUsd: usdToMicro(usd),
-        gpuModel: 'h100-80gb',
-        vramMib: 81920,
-        region: 'eu-west',
-        residency: 'eu',
-        createdAt: BigInt(now),
-        expiresAt: BigInt(now + 60_000),
-        capabilitySeq: 0n,
-        jobNonce: job.nonce,
-        simulated: true,
-        cachedDatasets: 0,
-        addrs: []
-      })
-    }
+    const bid = (p: Signer, usd: number): Signed<Bid> => signedTestBid(p, job, usd)
     const bids = [bid(cheap, 1.0), bid(dear, 1.3)]
     const rCheap = reputation.reliability(cheap.peerId.toString())
     const rDear = reputation.reliability(dear.peerId.toString())

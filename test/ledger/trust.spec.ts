@@ -1,10 +1,10 @@
+import { signedTestBid } from '../market/fixtures.js'
 import * as assert from 'node:assert/strict'
 import { collectEvidence } from '../../src/ledger/evidence.js'
 import { computeReputation, DEFAULT_REPUTATION } from '../../src/ledger/reputation.js'
 import { ReputationView } from '../../src/ledger/reputation-view.js'
 import { TrustGraph } from '../../src/ledger/trust.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
-import { signBid, usdToMicro } from '../../src/market/messages.js'
 import { rankBids } from '../../src/market/ranking.js'
 import { resolveConfig } from '../../src/config/index.js'
 import { trustSeeds } from '../../src/ledger/services.js'
@@ -77,7 +77,7 @@ describe('ledger trust: reputation as each node sees it (issue 12.3)', function 
     const feeds = honestWorld(viewer, hosts, renters)
     for (const r of renters) for (let i = 0; i < 2; i++) feeds.job(honest, r, NOW - (5 + i) * HOUR)
     const job = toJobRequest(parseJobSpec({ runtime: { image: 'ghcr.io/acme/eval:1' } }), { renter: viewer.peerId.toMultihash().bytes, now: Date.now() })
-    const bids = [bidOf(job, attacker, 1.0), bidOf(job, honest, 1.0)]
+    const bids = [signedTestBid(attacker, job, 1.0), signedTestBid(honest, job, 1.0)]
     let worst = 0
     for (const size of [10, 50, 100]) {
       const part = new Feeds()
@@ -187,23 +187,3 @@ describe('ledger trust: reputation as each node sees it (issue 12.3)', function 
     assert.equal(DEFAULT_REPUTATION.priorSuccesses / (DEFAULT_REPUTATION.priorSuccesses + DEFAULT_REPUTATION.priorFailures), NEWCOMER)
   })
 })
-
-function bidOf (job: ReturnType<typeof toJobRequest>, p: Signer, usd: number): ReturnType<typeof signBid> {
-  const now = Date.now()
-  return signBid(p.key, p.peerId, {
-    jobId: job.jobId,
-    provider: p.peerId.toMultihash().bytes,
-    priceMicroUsd: usdToMicro(usd),
-    gpuModel: 'h100-80gb',
-    vramMib: 81920,
-    region: 'eu-west',
-    residency: 'eu',
-    createdAt: BigInt(now),
-    expiresAt: BigInt(now + 60_000),
-    capabilitySeq: 0n,
-    jobNonce: job.nonce,
-    simulated: true,
-    cachedDatasets: 0,
-    addrs: []
-  })
-}

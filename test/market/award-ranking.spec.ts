@@ -1,3 +1,4 @@
+import { signedTestBid } from './fixtures.js'
 import * as assert from 'node:assert/strict'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
@@ -9,7 +10,7 @@ import { checkAwardRanking, readAward } from '../../src/market/award-check.js'
 import { buildAward } from '../../src/market/award-offers.js'
 import { MarketMessageError } from '../../src/market/errors.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
-import { openMarketEnvelope, signBid, usdToMicro, type Bid, type JobRequest } from '../../src/market/messages.js'
+import { openMarketEnvelope, type Bid, type JobRequest } from '../../src/market/messages.js'
 import { DEFAULT_RANKING, auditAward, bidsDigest, rankBids, selectValidBids } from '../../src/market/ranking.js'
 import { fixedReputation, neutralReputation } from '../../src/market/reputation.js'
 import { recordAttack } from '../utils/index.js'
@@ -25,26 +26,6 @@ async function party (): Promise<Party> {
   return { key, peerId: peerIdFromPrivateKey(key) }
 }
 
-function bidFor (p: Party, job: JobRequest, usd: number): Signed<Bid> {
-  const now = Date.now()
-  return signBid(p.key, p.peerId, {
-    jobId: job.jobId,
-    provider: p.peerId.toMultihash().bytes,
-    priceMicroUsd: usdToMicro(usd),
-    gpuModel: 'h100-80gb',
-    vramMib: 81920,
-    region: 'eu-west',
-    residency: 'eu',
-    createdAt: BigInt(now),
-    expiresAt: BigInt(now + 60_000),
-    capabilitySeq: 0n,
-    jobNonce: job.nonce,
-    simulated: false,
-    cachedDatasets: 0,
-    addrs: []
-  })
-}
-
 describe('awards carry their ranking inputs (issue 12.3)', () => {
   let renter: Party
   let providers: Party[]
@@ -57,7 +38,7 @@ describe('awards carry their ranking inputs (issue 12.3)', () => {
     renter = await party()
     providers = await Promise.all(Array.from({ length: 4 }, party))
     job = toJobRequest(parseJobSpec({ runtime: { image: 'ghcr.io/acme/eval:1' }, auction: { pricing: 'second-price' } }), { renter: renter.peerId.toMultihash().bytes, now: Date.now() })
-    bids = [bidFor(providers[0], job, 1.0), bidFor(providers[1], job, 1.4), bidFor(providers[2], job, 0.9), bidFor(providers[3], job, 1.2)]
+    bids = [signedTestBid(providers[0], job, 1.0, { simulated: false }), signedTestBid(providers[1], job, 1.4, { simulated: false }), signedTestBid(providers[2], job, 0.9, { simulated: false }), signedTestBid(providers[3], job, 1.2, { simulated: false })]
   })
 
   function renterAward (attempt = 1): { award: Award, ranked: ReturnType<typeof rankBids> } {

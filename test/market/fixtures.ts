@@ -6,10 +6,13 @@ import { slotSchedulerFor } from '../../src/exec/services.js'
 import { LEDGER_CAPABILITY, ledgerServices } from '../../src/ledger/index.js'
 import { neutralReputation, type ReputationSource } from '../../src/market/reputation.js'
 import { marketServices } from '../../src/market/services.js'
+import { signBid, usdToMicro, type Bid, type JobRequest } from '../../src/market/messages.js'
 import { waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { MarketProviderInit } from '../../src/market/provider-service.js'
 import type { NodeConfig, Role } from '../../src/config/index.js'
 import type { IdlegridNode, NodeExtensions } from '../../src/node/index.js'
+import type { Signed } from '../../src/identity/index.js'
+import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 /**
  * Fixed reliabilities for a test of the auction's ranking rule (which bidder wins at which
@@ -60,4 +63,26 @@ export async function waitForMarketMesh (net: InProcessNetwork): Promise<void> {
 
 function meshPeers (node: IdlegridNode, topic: string): number {
   return (node.libp2p.services.pubsub as unknown as { getMeshPeers: (t: string) => unknown[] }).getMeshPeers(topic).length
+}
+
+/** A bid signed by `by` for `job` at `usd` per GPU-hour: a simulated H100 80 GB in eu-west (EU residency), valid for a minute. */
+export function signedTestBid (by: { key: Ed25519PrivateKey, peerId: PeerId }, job: JobRequest, usd: number, over: Partial<Bid> = {}): Signed<Bid> {
+  const now = Date.now()
+  return signBid(by.key, by.peerId, {
+    jobId: job.jobId,
+    provider: by.peerId.toMultihash().bytes,
+    priceMicroUsd: usdToMicro(usd),
+    gpuModel: 'h100-80gb',
+    vramMib: 81920,
+    region: 'eu-west',
+    residency: 'eu',
+    createdAt: BigInt(now),
+    expiresAt: BigInt(now + 60_000),
+    capabilitySeq: 0n,
+    jobNonce: job.nonce,
+    simulated: true,
+    cachedDatasets: 0,
+    addrs: [],
+    ...over
+  })
 }
