@@ -79,9 +79,11 @@ export class Auctioneer {
     const { peerId } = this.components
     const signal = opts.signal ?? AbortSignal.timeout(DEFAULT_AUCTION_TIMEOUT_MS)
     const emit = opts.onEvent ?? (() => {})
-    const job = toJobRequest(spec, { renter: peerId.toMultihash().bytes, jobId: opts.jobId, renterAddrs: this.listenAddrs() })
-    const shard = jobShardOf(job.constraints)
+    const jobOpts = { renter: peerId.toMultihash().bytes, jobId: opts.jobId, renterAddrs: this.listenAddrs() }
+    // the shard follows from the constraints alone; the request is made after the wait, so its window starts at publication
+    const shard = jobShardOf(toJobRequest(spec, jobOpts).constraints)
     await this.collector.topicPeers(shard, signal)
+    const job = toJobRequest(spec, jobOpts)
     const jobId = toHex(job.jobId)
     const window = this.collector.open(job, (bid) => { emit({ type: 'bid', provider: bid.signer.toString(), price: microToUsd(bid.message.priceMicroUsd) }) })
     const signedJob = signJobRequest(this.components.privateKey as Ed25519PrivateKey, peerId, job)
@@ -100,6 +102,7 @@ export class Auctioneer {
     }
     try {
       await this.components.pubsub.publish(shard, signedJob.envelope)
+      this.init.log('published job %s on %s', jobId, shard)
       emit({ type: 'published', jobId, windowMs: job.bidWindowMs })
       await waitOrCancel(window.windowEnd - Date.now(), signal)
       const closedAt = Date.now()

@@ -195,7 +195,8 @@ class MarketProvider implements MarketProviderService, Startable {
 
   async stop (): Promise<void> {
     for (const off of this.unsubscribe.splice(0)) off()
-    for (const topic of this.shards.splice(0)) this.components.pubsub.unsubscribe(topic)
+    // gossipsub stops alongside (and refuses unsubscribes once stopped): its subscriptions go with it
+    this.shards = []
     await this.components.registrar.unhandle(PROTOCOL.accept)
     await this.components.registrar.unhandle(PROTOCOL.explain)
   }

@@ -1,5 +1,5 @@
 import { serviceCapabilities } from '@libp2p/interface'
-import { TOPIC } from '../../protocols/ids.js'
+import { isJobShardTopic, JOB_SHARD_TOPICS } from '../../protocols/ids.js'
 import { CAPACITY_SERVICE, type ProviderProfile } from '../../src/capability/index.js'
 import { slotCapacity } from '../../src/exec/capacity.js'
 import { slotSchedulerFor } from '../../src/exec/services.js'
@@ -55,9 +55,22 @@ export async function waitForMarketMesh (net: InProcessNetwork): Promise<void> {
     for (const n of missing) await n.libp2p.dial(addr as Parameters<typeof n.libp2p.dial>[0]).catch(() => {})
     return missing.length === 0
   }, { timeoutMs: 30_000, intervalMs: 300, what: 'every node to connect to the bootstrap' })
-  for (const topic of [TOPIC.jobs, TOPIC.bids, TOPIC.awards]) {
-    await waitFor(() => net.all.every(n => meshPeers(n, topic) > 0) &&
-      net.bootstrap.libp2p.services.pubsub.getSubscribers(topic).length === net.all.length - 1, { timeoutMs: 30_000, what: `subscribers on ${topic}` })
+  // providers join the shards they serve, the bootstrap joins every shard; renters publish by fanout
+  const bootstrapSees = (topic: string): Set<string> => new Set(net.bootstrap.libp2p.services.pubsub.getSubscribers(topic).map(p => p.toString()))
+  await waitFor(() => net.providers.every(n => {
+    const shards = n.libp2p.services.pubsub.getTopics().filter(isJobShardTopic)
+    return shards.every(t => meshPeers(n, t) > 0 && bootstrapSees(t).has(n.peerId.toString()))
+  }), { timeoutMs: 30_000, what: 'every provider in the mesh of each of its job shards' })
+  await waitFor(() => net.renters.every(n => n.libp2p.services.pubsub.getSubscribers(JOB_SHARD_TOPICS[0] as string).length > 0),
+    { timeoutMs: 30_000, what: 'every renter to know a job shard relay' })
+  // bids come over a direct stream: connect renters and providers first, so that a first
+  // auction on a loaded machine measures the auction rather than a cold TLS handshake
+  for (const r of net.renters) {
+    await waitFor(async () => {
+      const cold = net.providers.filter(p => r.libp2p.getConnections(p.peerId).length === 0)
+      for (const p of cold) await r.libp2p.dial(p.libp2p.getMultiaddrs()[0] as Parameters<typeof r.libp2p.dial>[0]).catch(() => {})
+      return cold.length === 0
+    }, { timeoutMs: 30_000, intervalMs: 300, what: 'every renter connected to every provider' })
   }
 }
 

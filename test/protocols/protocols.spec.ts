@@ -110,7 +110,8 @@ const jobRequest: JobRequest = {
   createdAt: 1_700_000_000_000n,
   expiresAt: 1_700_000_060_000n,
   nonce: bytes(16),
-  pricingRule: PricingRule.SECOND_PRICE
+  pricingRule: PricingRule.SECOND_PRICE,
+  renterAddrs: []
 }
 
 const bid: Bid = {
