@@ -14,7 +14,7 @@ import { normalise, shapeOf } from './normalise.js'
 import type { CapabilityRecord } from './capability.js'
 import type { JobFrame } from './job.js'
 import type { FraudProof, SyncResponse } from './ledger.js'
-import type { JobRequest, Award } from './market.js'
+import type { JobRequest, Award, BidsAuditResponse } from './market.js'
 import type { DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -92,6 +92,11 @@ export const MAX_BYTES = {
   /** carries an award envelope */
   acceptRequest: 9 * KiB,
   acceptResponse: 1 * KiB,
+  bidAck: 256,
+  /** carries an award envelope */
+  bidsAuditRequest: 9 * KiB,
+  /** a job request envelope and up to 1000 bid envelopes */
+  bidsAuditResponse: 2 * MiB,
   /** may carry a job request envelope */
   explainRequest: 9 * KiB,
   decline: 1 * KiB,
@@ -139,8 +144,12 @@ export const LIMITS = {
   } satisfies WireLimits<CapabilityRecord>,
   jobRequest: {
     constraints: { gpuModels: 16, regions: 16 },
-    datasetDigests: 16
+    datasetDigests: 16,
+    renterAddrs: 4
   } satisfies WireLimits<JobRequest>,
+  bidsAuditResponse: {
+    bids: 1000
+  } satisfies WireLimits<BidsAuditResponse>,
   award: {
     runnerUp: 64,
     ranking: 72

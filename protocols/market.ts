@@ -91,6 +91,7 @@ export interface JobRequest {
   expiresAt: bigint
   nonce: Uint8Array
   pricingRule: PricingRule
+  renterAddrs: Uint8Array[]
 }
 
 export namespace JobRequest {
@@ -369,6 +370,13 @@ export namespace JobRequest {
           PricingRule.codec().encode(obj.pricingRule, w)
         }
 
+        if (obj.renterAddrs != null) {
+          for (const value of obj.renterAddrs) {
+            w.uint32(114)
+            w.bytes(value)
+          }
+        }
+
         if (opts.lengthDelimited !== false) {
           w.ldelim()
         }
@@ -385,7 +393,8 @@ export namespace JobRequest {
           createdAt: 0n,
           expiresAt: 0n,
           nonce: uint8ArrayAlloc(0),
-          pricingRule: PricingRule.FIRST_PRICE
+          pricingRule: PricingRule.FIRST_PRICE,
+          renterAddrs: []
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -454,6 +463,18 @@ export namespace JobRequest {
             }
             case 13: {
               obj.pricingRule = PricingRule.codec().decode(reader)
+              break
+            }
+            case 14: {
+              if (opts.limits?.renterAddrs != null && obj.renterAddrs.length === opts.limits.renterAddrs) {
+                throw new MaxLengthError('Decode error - map field "renterAddrs" had too many elements')
+              }
+
+              if (obj.renterAddrs.length === 4) {
+                throw new MaxLengthError('Decode error - repeated field "renterAddrs" had too many elements')
+              }
+
+              obj.renterAddrs.push(reader.bytes())
               break
             }
             default: {
@@ -1039,6 +1060,240 @@ export namespace Award {
 
   export const decode = (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<Award>): Award => {
     return decodeMessage(buf, Award.codec(), opts)
+  }
+}
+
+export interface BidAck {
+  status: BidAck.Status
+  detail: string
+}
+
+export namespace BidAck {
+  export enum Status {
+    KEPT = 'KEPT',
+    NOT_KEPT = 'NOT_KEPT',
+    LATE = 'LATE',
+    UNKNOWN_AUCTION = 'UNKNOWN_AUCTION',
+    INVALID = 'INVALID'
+  }
+
+  enum __StatusValues {
+    KEPT = 0,
+    NOT_KEPT = 1,
+    LATE = 2,
+    UNKNOWN_AUCTION = 3,
+    INVALID = 4
+  }
+
+  export namespace Status {
+    export const codec = (): Codec<Status> => {
+      return enumeration<Status>(__StatusValues)
+    }
+  }
+
+  let _codec: Codec<BidAck>
+
+  export const codec = (): Codec<BidAck> => {
+    if (_codec == null) {
+      _codec = message<BidAck>((obj, w, opts = {}) => {
+        if (opts.lengthDelimited !== false) {
+          w.fork()
+        }
+
+        if (obj.status != null && __StatusValues[obj.status] !== 0) {
+          w.uint32(8)
+          BidAck.Status.codec().encode(obj.status, w)
+        }
+
+        if ((obj.detail != null && obj.detail !== '')) {
+          w.uint32(18)
+          w.string(obj.detail)
+        }
+
+        if (opts.lengthDelimited !== false) {
+          w.ldelim()
+        }
+      }, (reader, length, opts = {}) => {
+        const obj: any = {
+          status: Status.KEPT,
+          detail: ''
+        }
+
+        const end = length == null ? reader.len : reader.pos + length
+
+        while (reader.pos < end) {
+          const tag = reader.uint32()
+
+          switch (tag >>> 3) {
+            case 1: {
+              obj.status = BidAck.Status.codec().decode(reader)
+              break
+            }
+            case 2: {
+              obj.detail = reader.string()
+              break
+            }
+            default: {
+              reader.skipType(tag & 7)
+              break
+            }
+          }
+        }
+
+        return obj
+      })
+    }
+
+    return _codec
+  }
+
+  export const encode = (obj: Partial<BidAck>): Uint8Array => {
+    return encodeMessage(obj, BidAck.codec())
+  }
+
+  export const decode = (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<BidAck>): BidAck => {
+    return decodeMessage(buf, BidAck.codec(), opts)
+  }
+}
+
+export interface BidsAuditRequest {
+  award: Uint8Array
+}
+
+export namespace BidsAuditRequest {
+  let _codec: Codec<BidsAuditRequest>
+
+  export const codec = (): Codec<BidsAuditRequest> => {
+    if (_codec == null) {
+      _codec = message<BidsAuditRequest>((obj, w, opts = {}) => {
+        if (opts.lengthDelimited !== false) {
+          w.fork()
+        }
+
+        if ((obj.award != null && obj.award.byteLength > 0)) {
+          w.uint32(10)
+          w.bytes(obj.award)
+        }
+
+        if (opts.lengthDelimited !== false) {
+          w.ldelim()
+        }
+      }, (reader, length, opts = {}) => {
+        const obj: any = {
+          award: uint8ArrayAlloc(0)
+        }
+
+        const end = length == null ? reader.len : reader.pos + length
+
+        while (reader.pos < end) {
+          const tag = reader.uint32()
+
+          switch (tag >>> 3) {
+            case 1: {
+              obj.award = reader.bytes()
+              break
+            }
+            default: {
+              reader.skipType(tag & 7)
+              break
+            }
+          }
+        }
+
+        return obj
+      })
+    }
+
+    return _codec
+  }
+
+  export const encode = (obj: Partial<BidsAuditRequest>): Uint8Array => {
+    return encodeMessage(obj, BidsAuditRequest.codec())
+  }
+
+  export const decode = (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<BidsAuditRequest>): BidsAuditRequest => {
+    return decodeMessage(buf, BidsAuditRequest.codec(), opts)
+  }
+}
+
+export interface BidsAuditResponse {
+  jobRequest: Uint8Array
+  bids: Uint8Array[]
+}
+
+export namespace BidsAuditResponse {
+  let _codec: Codec<BidsAuditResponse>
+
+  export const codec = (): Codec<BidsAuditResponse> => {
+    if (_codec == null) {
+      _codec = message<BidsAuditResponse>((obj, w, opts = {}) => {
+        if (opts.lengthDelimited !== false) {
+          w.fork()
+        }
+
+        if ((obj.jobRequest != null && obj.jobRequest.byteLength > 0)) {
+          w.uint32(10)
+          w.bytes(obj.jobRequest)
+        }
+
+        if (obj.bids != null) {
+          for (const value of obj.bids) {
+            w.uint32(18)
+            w.bytes(value)
+          }
+        }
+
+        if (opts.lengthDelimited !== false) {
+          w.ldelim()
+        }
+      }, (reader, length, opts = {}) => {
+        const obj: any = {
+          jobRequest: uint8ArrayAlloc(0),
+          bids: []
+        }
+
+        const end = length == null ? reader.len : reader.pos + length
+
+        while (reader.pos < end) {
+          const tag = reader.uint32()
+
+          switch (tag >>> 3) {
+            case 1: {
+              obj.jobRequest = reader.bytes()
+              break
+            }
+            case 2: {
+              if (opts.limits?.bids != null && obj.bids.length === opts.limits.bids) {
+                throw new MaxLengthError('Decode error - map field "bids" had too many elements')
+              }
+
+              if (obj.bids.length === 1000) {
+                throw new MaxLengthError('Decode error - repeated field "bids" had too many elements')
+              }
+
+              obj.bids.push(reader.bytes())
+              break
+            }
+            default: {
+              reader.skipType(tag & 7)
+              break
+            }
+          }
+        }
+
+        return obj
+      })
+    }
+
+    return _codec
+  }
+
+  export const encode = (obj: Partial<BidsAuditResponse>): Uint8Array => {
+    return encodeMessage(obj, BidsAuditResponse.codec())
+  }
+
+  export const decode = (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<BidsAuditResponse>): BidsAuditResponse => {
+    return decodeMessage(buf, BidsAuditResponse.codec(), opts)
   }
 }
 

@@ -1,16 +1,17 @@
 /**
- * The renter's side of the reverse auction, one round: publish the signed JobRequest, collect
- * bids for the window (bid-collector.ts), drop invalid ones and rank the rest (ranking.ts),
+ * The renter's side of the reverse auction, one round: publish the signed JobRequest on its
+ * shard topic, collect the bids providers send straight here for the window (bid-collector.ts), drop invalid ones and rank the rest (ranking.ts),
  * offer the award down the ranking until a winner accepts (award-offers.ts), and report what
  * happened (auction-report.ts), with decline reasons from "why not?" (explain.ts) when few or
  * no providers bid.
  */
 
-import { TOPIC } from '../../protocols/ids.js'
+import { jobShardOf } from '../../protocols/ids.js'
 import { toHex } from '../common/index.js'
 import { offerAward } from './award-offers.js'
 import { awardRow, bidRow, noAwardReason, noBidsReason, type AuctionOptions, type AuctionReport, type DeclineCounts } from './auction-report.js'
-import { BidCollector, waitOrCancel, type BidCollectorComponents } from './bid-collector.js'
+import { BidCollector, waitOrCancel, type BidCollectorComponents, type BidOutcome } from './bid-collector.js'
+import { BidsAuditStore } from './bids-audit.js'
 import { askWhyNot, type ExplainCandidates } from './explain.js'
 import { toJobRequest, type JobSpec } from './job-spec.js'
 import { microToUsd, signJobRequest, type Bid, type JobRequest } from './messages.js'
@@ -19,7 +20,10 @@ import type { ReputationSource } from './reputation.js'
 import type { Signed } from '../identity/index.js'
 import type { Ed25519PrivateKey, Logger, PeerId, PrivateKey } from '@libp2p/interface'
 import type { PingService } from '@libp2p/ping'
+import type { AddressManager } from '@libp2p/interface-internal'
 
+/** multicodec of /p2p */
+const P2P_CODE = 421
 /** Round-trip measurement bound per provider, and how many bidders are measured at most. */
 const PING_TIMEOUT_MS = 1_000
 const MAX_RTT_PEERS = 64
@@ -30,6 +34,7 @@ export interface AuctionComponents extends BidCollectorComponents {
   peerId: PeerId
   privateKey: PrivateKey
   ping: PingService
+  addressManager: AddressManager
 }
 
 export interface AuctioneerInit {
@@ -45,16 +50,19 @@ export class Auctioneer {
   private readonly components: AuctionComponents
   private readonly init: AuctioneerInit
   private readonly collector: BidCollector
+  /** the valid bids of recent auctions, served to auditors holding an award */
+  readonly audits: BidsAuditStore
 
   constructor (components: AuctionComponents, init: AuctioneerInit) {
     this.components = components
     this.init = init
     this.collector = new BidCollector(components, init.log)
+    this.audits = new BidsAuditStore(components.peerId)
   }
 
-  /** Feeds a verified bid from gossip to the auction it answers, if any runs here. */
-  addBid (bid: Signed<Bid>): void {
-    this.collector.add(bid)
+  /** Feeds a verified bid (from the bid stream) to the auction it answers, if any runs here. */
+  addBid (bid: Signed<Bid>): BidOutcome {
+    return this.collector.add(bid)
   }
 
   get running (): number {
@@ -71,8 +79,11 @@ export class Auctioneer {
     const { peerId } = this.components
     const signal = opts.signal ?? AbortSignal.timeout(DEFAULT_AUCTION_TIMEOUT_MS)
     const emit = opts.onEvent ?? (() => {})
-    await this.collector.topicPeers(signal)
-    const job = toJobRequest(spec, { renter: peerId.toMultihash().bytes, jobId: opts.jobId })
+    const jobOpts = { renter: peerId.toMultihash().bytes, jobId: opts.jobId, renterAddrs: this.listenAddrs() }
+    // the shard follows from the constraints alone; the request is made after the wait, so its window starts at publication
+    const shard = jobShardOf(toJobRequest(spec, jobOpts).constraints)
+    await this.collector.topicPeers(shard, signal)
+    const job = toJobRequest(spec, jobOpts)
     const jobId = toHex(job.jobId)
     const window = this.collector.open(job, (bid) => { emit({ type: 'bid', provider: bid.signer.toString(), price: microToUsd(bid.message.priceMicroUsd) }) })
     const signedJob = signJobRequest(this.components.privateKey as Ed25519PrivateKey, peerId, job)
@@ -90,7 +101,8 @@ export class Auctioneer {
       signed: { job: signedJob, bids: [] }
     }
     try {
-      await this.components.pubsub.publish(TOPIC.jobs, signedJob.envelope)
+      await this.components.pubsub.publish(shard, signedJob.envelope)
+      this.init.log('published job %s on %s', jobId, shard)
       emit({ type: 'published', jobId, windowMs: job.bidWindowMs })
       await waitOrCancel(window.windowEnd - Date.now(), signal)
       const closedAt = Date.now()
@@ -103,6 +115,8 @@ export class Auctioneer {
       const ctx = { reputation, rttMs, exclude }
       const { valid, dropped } = selectValidBids(bids, job, ctx, closedAt)
       const ranked = rankBids(valid, job, ctx, this.init.ranking ?? DEFAULT_RANKING)
+      // the set every award of this round commits to (bids_digest), kept for auditors
+      if (ranked.length > 0) this.audits.keep(signedJob, valid)
       report.validBids = valid.length
       report.bids = [
         ...ranked.map((r, i) => bidRow(r.bid, { reliability: r.reliability, rttMs: r.rttMs, score: r.score / 1_000_000, rank: i + 1 })),
@@ -140,6 +154,15 @@ export class Auctioneer {
       this.collector.close(job)
       report.received = { ...window.counts }
     }
+  }
+
+  /** Our own addresses for the job request (binary, without /p2p), so bidders can dial us directly. */
+  private listenAddrs (): Uint8Array[] {
+    return this.components.addressManager.getAddresses()
+      .map(a => a.getPeerId() != null ? a.decapsulateCode(P2P_CODE) : a)
+      .map(a => a.bytes)
+      .filter(a => a.length <= 64)
+      .slice(0, 4)
   }
 
   /** Round trips to the bidders of `bids` (rttCandidates), measured in parallel with a bound. */

@@ -2,14 +2,15 @@
  * Award offers: after ranking, the renter offers the award to the best bidder (a signed
  * Award sent to the winner over /idlegrid/accept/1.0.0) and, when it does not accept by the
  * deadline, to the next best — at most MAX_AWARD_OFFERS per auction. Each offer's Award
- * carries its ordinal in the wire field `attempt`. Only the award its winner accepted goes
- * on the awards topic, and only once accepted: an award on gossip before its answer would
- * let a third party relay it to the winner first (issue 13, award sniping).
+ * carries its ordinal in the wire field `attempt`. Awards are never gossiped (version 2): only
+ * the winner and the renter need one, and auditors ask the renter for the bids with the
+ * award in hand (bids-audit.ts). An award on gossip before its answer would also let a third
+ * party relay it to the winner first (issue 13, award sniping).
  */
 
 import { equals as equalBytes } from 'uint8arrays/equals'
 import { MAX_BYTES } from '../../protocols/codec.js'
-import { PROTOCOL, TOPIC } from '../../protocols/ids.js'
+import { PROTOCOL } from '../../protocols/ids.js'
 import { AcceptRequest } from '../../protocols/market.js'
 import { RequestResponseError, requestOnce } from '../node/index.js'
 import { AuctionError } from './errors.js'
@@ -17,8 +18,7 @@ import { declineReasonName, readAcceptResponse, signAward, type Award, type JobR
 import { DEFAULT_RANKING, clearingPrice, rankingWeightsPpm, reliabilityPpm, type RankedBid, type RankingParams } from './ranking.js'
 import type { AcceptOutcome } from './auction-report.js'
 import type { Signed } from '../identity/index.js'
-import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
-import type { Ed25519PrivateKey, Logger, PeerId, PrivateKey, PubSub } from '@libp2p/interface'
+import type { Ed25519PrivateKey, Logger, PeerId, PrivateKey } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
 /** Winners offered the award per auction before giving up. */
@@ -27,13 +27,12 @@ export const MAX_AWARD_OFFERS = 8
 const MAX_RUNNER_UP = 64
 /** Ranked bids whose ranking inputs an award carries: every offer's winner and its runner-ups. */
 const MAX_RANKING_INPUTS = MAX_AWARD_OFFERS + MAX_RUNNER_UP
-/** How long an award outlives its accept deadline, so late relays still validate it. */
+/** How long an award outlives its accept deadline, so the winner's job stream can still start under it. */
 const AWARD_TTL_AFTER_DEADLINE_MS = 60_000
 
 export interface AwardOfferComponents {
   peerId: PeerId
   privateKey: PrivateKey
-  pubsub: PubSub<GossipsubEvents>
   connectionManager: ConnectionManager
 }
 
@@ -68,11 +67,7 @@ export async function offerAward (
     const answer = await askAccept(components, candidate.bid.signer, award, signal, log)
     const offer: OfferResult = { index: i, award, ...answer }
     hooks.onAnswer?.(offer, candidate)
-    if (offer.outcome === 'accepted') {
-      // for auditors and providers' price memory; the winner already has it, so a failure costs only that
-      await components.pubsub.publish(TOPIC.awards, award.envelope).catch((err) => { log('accepted award not published: %e', err) })
-      return offer
-    }
+    if (offer.outcome === 'accepted') return offer
   }
   return undefined
 }

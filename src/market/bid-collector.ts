@@ -1,15 +1,15 @@
 /**
  * The auction window on the renter: which auctions are open here, the bids that reach each
- * one from gossip while its window is open (one per signer, bounded in signers), the bidders'
+ * one over the bid stream (/idlegrid/bid/1.0.0) while its window is open (one per signer, bounded in signers), the bidders'
  * addresses kept and the first bidders dialled during the window so the accept stream pays no
  * dial — only for bids that fit the job: an unfit bid costs no dial and no address. Bids for
- * job ids with no auction here are dropped on arrival. Also the wait for gossip peers before
- * a job is published.
+ * job ids with no auction here are dropped on arrival. Also the wait for peers of the job's
+ * shard topic before a job is published.
  */
 
 import { multiaddr } from '@multiformats/multiaddr'
 import { equals } from 'uint8arrays/equals'
-import { TOPIC } from '../../protocols/ids.js'
+import type { JobShardTopic } from '../../protocols/ids.js'
 import { sleep, toHex } from '../common/index.js'
 import { AuctionError } from './errors.js'
 import { betterOwnBid, bidFitsJob } from './ranking.js'
@@ -26,7 +26,7 @@ const PREDIAL_TIMEOUT_MS = 5_000
 export const MAX_BIDDERS_PER_AUCTION = 1_000
 /** Bids that do not fit the job kept per auction for the report (one per signer); the rest are only counted. */
 export const MAX_UNFIT_BIDS_KEPT = 32
-/** Longest wait for a first jobs-topic peer before publishing anyway. */
+/** Longest wait for a first peer of the job's shard topic before publishing anyway. */
 const TOPIC_PEER_WAIT_MS = 5_000
 
 export interface BidCollectorComponents {
@@ -35,6 +35,9 @@ export interface BidCollectorComponents {
   /** gossipsub itself: the mesh is what carries the job out */
   pubsub: GossipSub
 }
+
+/** What became of one bid (the bid stream answers it as BidAck.status). */
+export type BidOutcome = 'kept' | 'not-kept' | 'late' | 'unknown-auction'
 
 /** What happened to the bids that reached one auction (every one counted once). */
 export interface WindowCounts {
@@ -112,37 +115,39 @@ export class BidCollector {
     this.active.delete(toHex(job.jobId))
   }
 
-  /** Feeds a verified bid from gossip to the auction it answers, if any runs here. */
-  add (bid: Signed<Bid>): void {
+  /** Feeds a verified bid to the auction it answers, if any runs here; says what became of it. */
+  add (bid: Signed<Bid>): BidOutcome {
     const window = this.active.get(toHex(bid.message.jobId))
-    if (window == null) { this.unknownJob++; return }
+    if (window == null) { this.unknownJob++; return 'unknown-auction' }
     const counts = window.counts
     // a job id is only ours by its nonce: bids for someone else's job with our id take no room here
-    if (!equals(bid.message.jobNonce, window.job.nonce)) { counts.otherAuction++; return }
+    if (!equals(bid.message.jobNonce, window.job.nonce)) { counts.otherAuction++; return 'unknown-auction' }
     const now = Date.now()
-    if (now > window.windowEnd) { counts.late++; return }
+    if (now > window.windowEnd) { counts.late++; return 'late' }
     const signer = bid.signer.toString()
     // judged as of the window's end: a bid that lapses before it could never be ranked
     const problem = bidFitsJob(bid.message, window.job, Math.max(now, window.windowEnd))
     if (problem != null) {
       counts.unfit++
       if (!window.best.has(signer) && (window.unfit.has(signer) || window.unfit.size < MAX_UNFIT_BIDS_KEPT)) window.unfit.set(signer, bid)
-      return
+      return 'not-kept'
     }
     const held = window.best.get(signer)
-    if (held == null && window.best.size >= MAX_BIDDERS_PER_AUCTION) { counts.overflow++; return }
-    if (held != null && !betterOwnBid(bid, held)) { counts.notBetter++; return }
+    if (held == null && window.best.size >= MAX_BIDDERS_PER_AUCTION) { counts.overflow++; return 'not-kept' }
+    if (held != null && !betterOwnBid(bid, held)) { counts.notBetter++; return 'not-kept' }
     counts.kept++
     window.best.set(signer, bid)
     window.unfit.delete(signer)
     // progress events: one per bidder, however many bids it sends
-    if (held != null) return
+    if (held != null) return 'kept'
     this.learnAddrs(bid)
     // connect while the window is still open, so the winner's accept stream pays no dial
+    // (a bid that came over the bid stream usually brought its connection along)
     if (window.best.size <= PREDIAL_BIDDERS) {
       this.components.connectionManager.openConnection(bid.signer, { signal: AbortSignal.timeout(PREDIAL_TIMEOUT_MS) }).catch(() => {})
     }
     window.onBid?.(bid)
+    return 'kept'
   }
 
   /** Keeps a bidder's advertised addresses so the accept stream needs no DHT lookup. */
@@ -153,13 +158,13 @@ export class BidCollector {
   }
 
   /**
-   * A node that just joined may not be in any gossip mesh yet: its job would reach nobody and
-   * bids would not come back. Wait (bounded) until it has mesh peers on the jobs and bids topics.
+   * A renter publishes to a shard it does not join (gossipsub fanout): a node that just joined
+   * may know no subscriber of the shard yet, and its job would reach nobody. Wait (bounded)
+   * until some connected peer has announced the shard (a provider serving it, or a bootstrap).
    */
-  async topicPeers (signal: AbortSignal): Promise<void> {
+  async topicPeers (topic: JobShardTopic, signal: AbortSignal): Promise<void> {
     const deadline = Date.now() + TOPIC_PEER_WAIT_MS
-    const ready = (topic: string): boolean => this.components.pubsub.getMeshPeers(topic).length > 0
-    while (!(ready(TOPIC.jobs) && ready(TOPIC.bids)) && Date.now() < deadline) {
+    while (this.components.pubsub.getSubscribers(topic).length === 0 && Date.now() < deadline) {
       await waitOrCancel(50, signal)
     }
   }

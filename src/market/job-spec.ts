@@ -295,6 +295,8 @@ export interface JobRequestOptions {
   /** keeps the job id across re-auctions; fresh when absent */
   jobId?: Uint8Array
   now?: number
+  /** the renter's listen addresses for the bid stream (binary, without /p2p; at most 4 kept) */
+  renterAddrs?: Uint8Array[]
 }
 
 /** The wire JobRequest for a spec: fresh nonce, times from `now`. */
@@ -327,6 +329,7 @@ export function toJobRequest (spec: JobSpec, opts: JobRequestOptions): JobReques
     createdAt: BigInt(now),
     expiresAt: BigInt(now + Math.min(MAX_LIFETIME_MS.jobRequest, spec.auction.bidWindowMs + REQUEST_TTL_AFTER_WINDOW_MS)),
     nonce: new Uint8Array(randomBytes(16)),
-    pricingRule: pricingRuleToWire(spec.auction.pricing)
+    pricingRule: pricingRuleToWire(spec.auction.pricing),
+    renterAddrs: (opts.renterAddrs ?? []).filter(a => a.length > 0 && a.length <= 64).slice(0, 4)
   }
 }

@@ -11,13 +11,13 @@ import { equals } from 'uint8arrays/equals'
 import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES, MAX_CLOCK_SKEW_MS, MAX_LIFETIME_MS, WireDecodeError, type WireDecoder, type WireLimits } from '../../protocols/codec.js'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { DOMAIN } from '../../protocols/ids.js'
-import { AcceptResponse, Award, Bid, Decline, DeclineReason, JobRequest, PricingRule } from '../../protocols/market.js'
+import { AcceptResponse, Award, Bid, BidAck, Decline, DeclineReason, JobRequest, PricingRule } from '../../protocols/market.js'
 import { jobTierFromWire, WORKLOAD_KINDS, type Tier } from '../capability/index.js'
 import { EnvelopeError, messageHash, openEnvelope, sealSigned, type OpenedEnvelope, type Signed } from '../identity/index.js'
 import { MarketMessageError } from './errors.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
-export { JobRequest, Bid, Award, AcceptResponse, Decline, DeclineReason, PricingRule }
+export { JobRequest, Bid, BidAck, Award, AcceptResponse, Decline, DeclineReason, PricingRule }
 
 /** micro-USD in one USD */
 export const MICRO_USD = 1_000_000
@@ -152,6 +152,7 @@ export function readJobRequest (opened: OpenedEnvelope, now = Date.now(), opts: 
   if (!(WORKLOAD_KINDS as readonly string[]).includes(job.workload)) throw new MarketMessageError('malformed', `workload "${job.workload.slice(0, 32)}" is not a known kind`)
   shortString(job.image, MAX_IMAGE_CHARS, 'image')
   for (const d of job.datasetDigests) bytesOf(d, DIGEST_BYTES, 'dataset_digests[]')
+  if (job.renterAddrs.some(a => a.length === 0 || a.length > MAX_BID_ADDR_BYTES)) throw new MarketMessageError('malformed', `a renter address is empty or longer than ${MAX_BID_ADDR_BYTES} bytes`)
   const c = job.constraints
   if (c != null) {
     for (const m of c.gpuModels) shortString(m, MAX_NAME_CHARS, 'constraints.gpu_models[]')
@@ -165,8 +166,11 @@ export function readJobRequest (opened: OpenedEnvelope, now = Date.now(), opts: 
   return { message: job, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: envelopeBytes(opened) }
 }
 
-/** Decodes and checks a Bid payload signed by `signer` (context-free: any node can relay it). */
-export function readBid (opened: OpenedEnvelope, now = Date.now()): Signed<Bid> {
+/**
+ * Decodes and checks a Bid payload signed by `signer`, without auction context. With
+ * `expiry: false` a lapsed bid is still read (an auditor checking an award after the fact).
+ */
+export function readBid (opened: OpenedEnvelope, now = Date.now(), opts: { expiry?: boolean } = {}): Signed<Bid> {
   const bid = decode(Bid, opened.payload, 'bid', MAX_BYTES.bid, { addrs: MAX_BID_ADDRS })
   if (bid.addrs.some(a => a.length === 0 || a.length > MAX_BID_ADDR_BYTES)) throw new MarketMessageError('malformed', `a bid address is empty or longer than ${MAX_BID_ADDR_BYTES} bytes`)
   sameSigner(bid.provider, opened.signer, 'bid')
@@ -176,7 +180,7 @@ export function readBid (opened: OpenedEnvelope, now = Date.now()): Signed<Bid> 
   shortString(bid.gpuModel, MAX_NAME_CHARS, 'gpu_model')
   shortString(bid.region, MAX_NAME_CHARS, 'region')
   shortString(bid.residency, MAX_NAME_CHARS, 'residency')
-  timeRules(bid.createdAt, bid.expiresAt, MAX_LIFETIME_MS.bid, now, 'bid')
+  timeRules(bid.createdAt, bid.expiresAt, MAX_LIFETIME_MS.bid, now, 'bid', opts.expiry ?? true)
   return { message: bid, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: envelopeBytes(opened) }
 }
 

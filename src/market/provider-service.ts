@@ -1,6 +1,7 @@
 /**
- * The provider's market service: hears job requests on gossip, lets the bid engine decide,
- * publishes signed bids inside the window, answers awards on /idlegrid/accept/1.0.0 and
+ * The provider's market service: joins the job shards its profile can serve, hears job
+ * requests there, lets the bid engine decide, sends signed bids straight to the renter inside
+ * the window (bid-stream.ts), answers awards on /idlegrid/accept/1.0.0 and
  * "why not?" on /idlegrid/explain/1.0.0, and tells listeners (the CLI's log lines, the exec
  * engine's job start) what happened through `events` and `onAccepted`.
  */
@@ -8,26 +9,27 @@
 import { serviceCapabilities, serviceDependencies } from '@libp2p/interface'
 import { equals } from 'uint8arrays/equals'
 import { MAX_BYTES, decodeBounded } from '../../protocols/codec.js'
-import { DOMAIN, PROTOCOL, TOPIC } from '../../protocols/ids.js'
+import { DOMAIN, JOB_SHARD_TOPICS, PROTOCOL, providerShards, type JobShardTopic } from '../../protocols/ids.js'
 import { AcceptRequest, ExplainRequest } from '../../protocols/market.js'
 import { toHex } from '../common/index.js'
 import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, serveOnce, type GossipRouter } from '../node/index.js'
 import { checkAwardForJob, isAwardedTo, readAward } from './award-check.js'
-import { clearingSample, heardBid, type HeardBid } from './clearing-check.js'
+import { clearingSample } from './clearing-check.js'
+import { bidAckName, sendBid } from './bid-stream.js'
 import { CAPABILITY_CAPABILITY, CAPABILITY_SERVICE, CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapabilityAdvertiser, type CapacitySource } from '../capability/index.js'
 import { JobMemory } from './job-memory.js'
 import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats } from './bid-engine.js'
 import { MarketMessageError } from './errors.js'
 import {
-  DeclineReason, declineReasonName, microToUsd, openMarketEnvelope, peerIdFromBytes, readBid, readJobRequest, signAcceptResponse, signBid, signDecline,
+  DeclineReason, declineReasonName, microToUsd, openMarketEnvelope, peerIdFromBytes, readJobRequest, signAcceptResponse, signBid, signDecline,
   tierOf, type Award, type Bid, type JobRequest
 } from './messages.js'
 import type { PricingParams } from './pricing.js'
 import type { ProviderProfile } from '../capability/index.js'
 import type { Signed } from '../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
-import type { AddressManager, Registrar } from '@libp2p/interface-internal'
-import type { ComponentLogger, Ed25519PrivateKey, Logger, PeerId, PrivateKey, PubSub, Startable } from '@libp2p/interface'
+import type { AddressManager, ConnectionManager, Registrar } from '@libp2p/interface-internal'
+import type { ComponentLogger, Ed25519PrivateKey, Logger, PeerId, PeerStore, PrivateKey, PubSub, Startable } from '@libp2p/interface'
 import { CONTROL_HANDLERS } from '../control/index.js'
 
 /** The provider market service's name in a node's services, and what it provides to `serviceDependencies`. */
@@ -38,10 +40,6 @@ export const MARKET_PROVIDER_CAPABILITY = '@idlegrid/market-provider'
 const P2P_CODE = 421
 /** Award attempts answered that are remembered; the oldest are forgotten first. */
 const MAX_ANSWERED = 2_000
-/** Bids remembered per auction (by message hash) to verify awards' winning bids; more are not kept (no price is learnt then). */
-const MAX_BIDS_PER_AUCTION = 32
-/** Auctions whose heard bids are remembered; the oldest are forgotten first (awards follow within a minute). */
-const MAX_BID_AUCTIONS = 512
 /** Accept and explain requests must complete within this. */
 const STREAM_TIMEOUT_MS = 5_000
 
@@ -99,6 +97,8 @@ export interface MarketProviderService {
 interface ProviderComponents {
   registrar: Registrar
   addressManager: AddressManager
+  connectionManager: ConnectionManager
+  peerStore: PeerStore
   peerId: PeerId
   /** the node key: signs bids, accept answers and declines */
   privateKey: PrivateKey
@@ -137,8 +137,8 @@ class MarketProvider implements MarketProviderService, Startable {
   private readonly log: Logger
   /** by renter, then job id hex, bounded per renter (job-memory.ts); the renter's re-auction (new nonce) replaces its entry */
   private readonly jobs = new JobMemory<SeenJob>()
-  /** bids heard on gossip by `${job id hex}/${nonce hex}`, then by bid hash; the oldest auctions are forgotten first */
-  private readonly bids = new Map<string, Map<string, HeardBid>>()
+  /** the job shards joined (from the profile at start) */
+  private shards: JobShardTopic[] = []
   /** `${jobKey}/${nonce hex}/${attempt}` already answered */
   private readonly answered = new Set<string>()
   private readonly unsubscribe: Array<() => void> = []
@@ -166,37 +166,37 @@ class MarketProvider implements MarketProviderService, Startable {
   }
 
   async start (): Promise<void> {
-    this.unsubscribe.push(this.components[GOSSIP_SERVICE].onMessage(TOPIC.jobs, (envelope) => {
-      let job: Signed<JobRequest>
-      try {
-        job = readJobRequest(envelope)
-      } catch (err) {
-        this.log('job request dropped: %e', err)
-        return
-      }
-      this.onJob(job).catch(err => { this.log.error('handling job %s failed: %e', toHex(job.message.jobId), err) })
-    }))
-    this.unsubscribe.push(this.components[GOSSIP_SERVICE].onMessage(TOPIC.bids, (envelope) => {
-      try {
-        this.onBid(readBid(envelope))
-      } catch (err) {
-        this.log('bid dropped: %e', err)
-      }
-    }))
-    this.unsubscribe.push(this.components[GOSSIP_SERVICE].onMessage(TOPIC.awards, (envelope) => {
-      try {
-        this.onAward(readAward(envelope))
-      } catch (err) {
-        this.log('award dropped: %e', err)
-      }
-    }))
+    for (const topic of JOB_SHARD_TOPICS) {
+      this.unsubscribe.push(this.components[GOSSIP_SERVICE].onMessage(topic, (envelope) => {
+        let job: Signed<JobRequest>
+        try {
+          job = readJobRequest(envelope)
+        } catch (err) {
+          this.log('job request dropped: %e', err)
+          return
+        }
+        this.onJob(job).catch(err => { this.log.error('handling job %s failed: %e', toHex(job.message.jobId), err) })
+      }))
+    }
     const { registrar } = this.components
     await serveOnce(registrar, PROTOCOL.accept, async (request, remote, signal) => await this.answerAccept(request, remote, signal), { maxRequestBytes: MAX_BYTES.acceptRequest, timeoutMs: STREAM_TIMEOUT_MS, log: this.log })
     await serveOnce(registrar, PROTOCOL.explain, async (request, remote) => this.answerExplain(request, remote), { maxRequestBytes: MAX_BYTES.explainRequest, timeoutMs: STREAM_TIMEOUT_MS, log: this.log })
   }
 
+  /** Joins the shards the profile can serve (gossipsub takes subscriptions only once started). */
+  afterStart (): void {
+    const profile = this.init.profile()
+    if (profile == null) return
+    const maxVram = Math.max(0, ...profile.groups.map(g => g.vramMib))
+    this.shards = providerShards(profile.policy.residency, maxVram)
+    for (const topic of this.shards) this.components.pubsub.subscribe(topic)
+    this.log('joined %d job shards', this.shards.length)
+  }
+
   async stop (): Promise<void> {
     for (const off of this.unsubscribe.splice(0)) off()
+    // gossipsub stops alongside (and refuses unsubscribes once stopped): its subscriptions go with it
+    this.shards = []
     await this.components.registrar.unhandle(PROTOCOL.accept)
     await this.components.registrar.unhandle(PROTOCOL.explain)
   }
@@ -256,8 +256,9 @@ class MarketProvider implements MarketProviderService, Startable {
     }
     const bid = signBid(this.key, this.components.peerId, this.engine.buildBid(job.message, decision, this.components.peerId.toMultihash().bytes, now, this.listenAddrs()))
     seen.bid = bid
-    await this.components.pubsub.publish(TOPIC.bids, bid.envelope)
     this.log('bid %d micro-USD on %s', decision.priceMicroUsd, jobId)
+    // the event is the bid made; whether the renter kept it is its answer, logged below
+    this.sendToRenter(job, bid)
     this.emit<BidEvent>('bid', {
       jobId,
       renter,
@@ -269,6 +270,13 @@ class MarketProvider implements MarketProviderService, Startable {
     })
   }
 
+  /** Sends the bid straight to the renter; a renter that cannot be reached simply gets no bid from us. */
+  private sendToRenter (job: Signed<JobRequest>, bid: Signed<Bid>): void {
+    sendBid(this.components, job, bid)
+      .then(ack => { this.log('bid on %s: %s %s', toHex(job.message.jobId), bidAckName(ack.status), ack.detail) })
+      .catch(err => { this.log('bid on %s not delivered: %e', toHex(job.message.jobId), err) })
+  }
+
   /** Our own addresses for bids (binary, without /p2p), so the renter can dial us directly. */
   private listenAddrs (): Uint8Array[] {
     return this.components.addressManager.getAddresses()
@@ -276,20 +284,11 @@ class MarketProvider implements MarketProviderService, Startable {
       .map(a => a.bytes)
   }
 
-  /** Keeps a bid heard on gossip, so an award naming it can be tied to what was bid (issue 13). */
-  private onBid (bid: Signed<Bid>): void {
-    const auction = `${toHex(bid.message.jobId)}/${toHex(bid.message.jobNonce)}`
-    let bids = this.bids.get(auction)
-    if (bids == null) {
-      bids = new Map()
-      this.bids.set(auction, bids)
-      if (this.bids.size > MAX_BID_AUCTIONS) this.bids.delete(this.bids.keys().next().value as string)
-    }
-    const hash = toHex(bid.hash)
-    if (bids.has(hash) || bids.size >= MAX_BIDS_PER_AUCTION) return
-    bids.set(hash, heardBid(bid))
-  }
-
+  /**
+   * What an award this provider accepted teaches: its own bid is the only one it saw (bids
+   * go to the renter alone), so first-price awards teach their price and second-price ones,
+   * whose runner-up bid it never saw, teach nothing (clearing-check.ts: a lost sample).
+   */
   private onAward (award: Signed<Award>): void {
     const jobId = toHex(award.message.jobId)
     // only an award of an auction we saw, signed by its renter, says anything about the market
@@ -305,8 +304,7 @@ class MarketProvider implements MarketProviderService, Startable {
     let notPriced: string | undefined
     if (seen.priced !== true) {
       try {
-        const heard = this.bids.get(`${jobId}/${toHex(award.message.jobNonce)}`)?.values() ?? []
-        const price = clearingSample(award, seen.job, seen.bid == null ? heard : [seen.bid, ...heard])
+        const price = clearingSample(award, seen.job, seen.bid == null ? [] : [seen.bid])
         seen.priced = true
         this.engine.observeClearing(award.signer.toString(), price, tierOf(seen.job.message))
       } catch (err: any) {
@@ -365,6 +363,7 @@ class MarketProvider implements MarketProviderService, Startable {
     this.log('accepted %s at %d micro-USD', jobId, a.clearingPriceMicroUsd)
     const response = respond(true)
     this.emit<AcceptedJob>('accepted', accepted)
+    this.onAward(award)
     return response
   }
 

@@ -1,6 +1,7 @@
 /**
- * The renter's market service: runs auctions (Auctioneer) on this node, routes bids from
- * gossip to them, and offers the `market.auction` control method that `idlegrid submit` calls.
+ * The renter's market service: runs auctions (Auctioneer) on this node, serves the bid stream
+ * (/idlegrid/bid/1.0.0: providers' bids, straight to the auction they answer) and the bids
+ * audit (/idlegrid/bids-audit/1.0.0: an award's bids to anyone holding it), and offers the `market.auction` control method that `idlegrid submit` calls.
  * Reliability comes from the node's ledger (a declared dependency). Explain candidates come
  * from the DHT (capability discovery, every advertised provider) and from the providers heard
  * through heartbeats.
@@ -9,25 +10,29 @@
 import { serviceCapabilities, serviceDependencies } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { multiaddr } from '@multiformats/multiaddr'
-import { TOPIC } from '../../protocols/ids.js'
+import { MAX_BYTES } from '../../protocols/codec.js'
+import { PROTOCOL } from '../../protocols/ids.js'
 import { discoverWith } from '../capability/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE } from '../ledger/index.js'
 import { Auctioneer, type AuctionComponents } from './auction.js'
 import { parseJobSpec, type JobSpec } from './job-spec.js'
-import { readBid } from './messages.js'
+import { answerBid, MAX_BID_REQUEST_BYTES } from './bid-stream.js'
 import type { AuctionOptions, AuctionReport } from './auction-report.js'
 import type { ExplainCandidates } from './explain.js'
 import type { RankingParams } from './ranking.js'
 import type { ReputationSource } from './reputation.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
-import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, type GossipRouter, type HeartbeatService } from '../node/index.js'
+import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, serveOnce, type GossipRouter, type HeartbeatService } from '../node/index.js'
 import type { ComponentLogger, Logger, Startable } from '@libp2p/interface'
 import type { KadDHT } from '@libp2p/kad-dht'
+import type { Registrar } from '@libp2p/interface-internal'
 
 /** The renter market service's name in a node's services, and what it provides to `serviceDependencies`. */
 export const MARKET_RENTER_SERVICE = 'marketRenter'
 export const MARKET_RENTER_CAPABILITY = '@idlegrid/market-renter'
 
+/** Bid and audit requests must complete within this. */
+const STREAM_TIMEOUT_MS = 5_000
 /** Time allowed to find explain candidates in the DHT. */
 const DISCOVERY_TIMEOUT_MS = 3_000
 const MAX_CANDIDATES = 64
@@ -52,6 +57,7 @@ interface RenterComponents extends AuctionComponents {
   [GOSSIP_SERVICE]: GossipRouter
   heartbeats: HeartbeatService
   dht: KadDHT
+  registrar: Registrar
   logger: ComponentLogger
 }
 
@@ -61,7 +67,6 @@ class MarketRenter implements MarketRenterService, Startable {
   private readonly components: RenterComponents
   private readonly log: Logger
   private readonly auctioneer: Auctioneer
-  private unsubscribe?: () => void
 
   constructor (components: RenterComponents, init: MarketRenterInit) {
     this.components = components
@@ -75,18 +80,17 @@ class MarketRenter implements MarketRenterService, Startable {
     })
   }
 
-  start (): void {
-    this.unsubscribe = this.components[GOSSIP_SERVICE].onMessage(TOPIC.bids, (envelope) => {
-      try {
-        this.auctioneer.addBid(readBid(envelope))
-      } catch (err) {
-        this.log('bid dropped: %e', err)
-      }
-    })
+  async start (): Promise<void> {
+    const { registrar } = this.components
+    await serveOnce(registrar, PROTOCOL.bid, async (request, remote) => answerBid(request, remote, (bid) => this.auctioneer.addBid(bid)),
+      { maxRequestBytes: MAX_BID_REQUEST_BYTES, timeoutMs: STREAM_TIMEOUT_MS, log: this.log })
+    await serveOnce(registrar, PROTOCOL.bidsAudit, async (request) => this.auctioneer.audits.answer(request),
+      { maxRequestBytes: MAX_BYTES.bidsAuditRequest, timeoutMs: STREAM_TIMEOUT_MS, log: this.log })
   }
 
-  stop (): void {
-    this.unsubscribe?.()
+  async stop (): Promise<void> {
+    await this.components.registrar.unhandle(PROTOCOL.bid)
+    await this.components.registrar.unhandle(PROTOCOL.bidsAudit)
   }
 
   async auction (spec: JobSpec, opts: AuctionOptions = {}): Promise<AuctionReport> {

@@ -19,7 +19,7 @@ export interface MarketServicesOptions {
 
 export function marketServices (opts: MarketServicesOptions): Required<NodeExtensions> {
   const services: Record<string, (components: any) => unknown> = {
-    [MARKET_VALIDATION_SERVICE]: marketValidation()
+    [MARKET_VALIDATION_SERVICE]: marketValidation({ joinAllShards: opts.role === 'bootstrap' })
   }
   if (opts.role === 'provider' && opts.provider != null) services[MARKET_PROVIDER_SERVICE] = marketProvider(opts.provider)
   if (opts.role === 'renter') services[MARKET_RENTER_SERVICE] = marketRenter(opts.renter)

@@ -1,20 +1,23 @@
 /**
- * Gossip validation of the market topics (jobs, bids, awards) on every node, relays
- * included. The gossip router has already checked size, envelope, domain, signature,
- * signer = sender and replays; these checks decode the payload within its bounds and apply
- * the message's own rules. Misbehaviour is rejected (gossipsub scores the sender down);
- * what is merely stale is ignored. Bids are checked without auction context so that any
- * node relays them; the renter judges them against its job.
+ * Gossip validation of the market's topics, the job shards (protocols/README.md §2 "Job
+ * shards"), on every node that joins them, relays included. The gossip router has already
+ * checked size, envelope, domain, signature, signer = sender and replays; these checks decode
+ * the payload within its bounds, apply the message's own rules, and check that the job belongs
+ * to the shard it came on (one shard per job: a copy on another shard is rejected, so nobody
+ * can push a job onto providers that cannot serve it). Misbehaviour is rejected (gossipsub
+ * scores the sender down); what is merely stale is ignored. Bids and awards are not gossiped
+ * in version 2 (bid-stream.ts, award-offers.ts).
  */
 
-import { TOPIC } from '../../protocols/ids.js'
+import { jobShardOf, JOB_SHARD_TOPICS, type JobShardTopic } from '../../protocols/ids.js'
 import { toHex } from '../common/index.js'
 import { ACCEPT, GOSSIP_CAPABILITY, GOSSIP_SERVICE, ignore, reject, type GossipRouter, type GossipVerdict } from '../node/index.js'
 import { readAward } from './award-check.js'
 import { MarketMessageError } from './errors.js'
-import { readBid, readJobRequest } from './messages.js'
+import { readJobRequest } from './messages.js'
 import type { OpenedEnvelope } from '../identity/index.js'
-import { serviceDependencies, type Startable } from '@libp2p/interface'
+import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
+import { serviceDependencies, type PubSub, type Startable } from '@libp2p/interface'
 
 /** The validation service's name in a node's services. */
 export const MARKET_VALIDATION_SERVICE = 'marketValidation'
@@ -30,26 +33,20 @@ function verdictOf (err: unknown): GossipVerdict {
   return reject(`validator error: ${String((err as Error)?.message ?? err)}`)
 }
 
-export function validateJobRequest (envelope: OpenedEnvelope, now = Date.now()): GossipVerdict {
+/** A job request on `topic`: valid, and `topic` is the one shard its constraints name (jobShardOf). */
+export function validateJobRequest (envelope: OpenedEnvelope, topic: JobShardTopic, now = Date.now()): GossipVerdict {
   try {
-    readJobRequest(envelope, now)
-    return ACCEPT
-  } catch (err) {
-    return verdictOf(err)
-  }
-}
-
-export function validateBid (envelope: OpenedEnvelope, now = Date.now()): GossipVerdict {
-  try {
-    readBid(envelope, now)
-    return ACCEPT
+    const job = readJobRequest(envelope, now).message
+    const shard = jobShardOf(job.constraints)
+    return shard === topic ? ACCEPT : reject('wrong-shard')
   } catch (err) {
     return verdictOf(err)
   }
 }
 
 /**
- * Award validation with the memory of the highest attempt seen per job. A job is its renter's
+ * Award validation with the memory of the highest attempt seen per job (for whoever still
+ * relays awards of version 1, and the conformance vectors). A job is its renter's
  * (renter, job id): another signer's awards under the same id cannot make this one's stale.
  */
 export class AwardValidator {
@@ -76,23 +73,36 @@ export class AwardValidator {
 
 interface ValidationComponents {
   [GOSSIP_SERVICE]: GossipRouter
+  pubsub: PubSub<GossipsubEvents>
+}
+
+export interface MarketValidationInit {
+  /**
+   * join every job shard (bootstraps): a renter publishes to a shard it does not join, so it
+   * needs a connected peer that has; bootstraps, connected to everyone, are that relay
+   */
+  joinAllShards?: boolean
 }
 
 class MarketValidation implements Startable {
   readonly [serviceDependencies]: string[] = [GOSSIP_CAPABILITY]
-  private readonly awards = new AwardValidator()
-  constructor (private readonly components: ValidationComponents) {}
+  constructor (private readonly components: ValidationComponents, private readonly init: MarketValidationInit) {}
 
   start (): void {
-    this.components[GOSSIP_SERVICE].setValidator(TOPIC.jobs, (envelope) => validateJobRequest(envelope))
-    this.components[GOSSIP_SERVICE].setValidator(TOPIC.bids, (envelope) => validateBid(envelope))
-    this.components[GOSSIP_SERVICE].setValidator(TOPIC.awards, (envelope) => this.awards.validate(envelope))
+    for (const topic of JOB_SHARD_TOPICS) {
+      this.components[GOSSIP_SERVICE].setValidator(topic, (envelope) => validateJobRequest(envelope, topic))
+    }
+  }
+
+  // gossipsub accepts subscriptions only once it has started
+  afterStart (): void {
+    if (this.init.joinAllShards === true) for (const topic of JOB_SHARD_TOPICS) this.components.pubsub.subscribe(topic)
   }
 
   stop (): void {}
 }
 
-/** The market topics' validators; every role runs it (bootstraps relay market messages too). */
-export function marketValidation (): (components: ValidationComponents) => Startable {
-  return (components) => new MarketValidation(components)
+/** The job shards' validators; every role runs it (bootstraps relay every shard). */
+export function marketValidation (init: MarketValidationInit = {}): (components: ValidationComponents) => Startable {
+  return (components) => new MarketValidation(components, init)
 }

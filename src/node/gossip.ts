@@ -1,6 +1,6 @@
 import { serviceCapabilities, TopicValidatorResult } from '@libp2p/interface'
 import { openEnvelope, EnvelopeError, type OpenedEnvelope } from '../identity/index.js'
-import { ALL_TOPICS, TOPIC, TOPIC_DOMAIN, TOPIC_MAX_BYTES, type TopicName } from '../../protocols/ids.js'
+import { ALL_TOPICS, DOMAIN, GLOBAL_TOPICS, TOPIC, TOPIC_DOMAIN, TOPIC_MAX_BYTES, type TopicName } from '../../protocols/ids.js'
 import { MAX_CLOCK_SKEW_MS, MAX_LIFETIME_MS } from '../../protocols/codec.js'
 import { ReplayCache, type ReplayCacheLimits } from './replay-cache.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
@@ -43,13 +43,11 @@ const RELAYED_TOPICS: ReadonlySet<TopicName> = new Set([TOPIC.ledger])
  * valid. Ledger entries never expire, but a replayed one is a duplicate the store ignores:
  * the router remembers them only briefly, to skip re-checking a burst of copies.
  */
-export const TOPIC_RETENTION_MS: Record<TopicName, number> = {
-  [TOPIC.jobs]: MAX_LIFETIME_MS.jobRequest + MAX_CLOCK_SKEW_MS,
-  [TOPIC.bids]: MAX_LIFETIME_MS.bid + MAX_CLOCK_SKEW_MS,
-  [TOPIC.awards]: MAX_LIFETIME_MS.award + MAX_CLOCK_SKEW_MS,
-  [TOPIC.ledger]: 2 * 60_000,
-  [TOPIC.heartbeats]: MAX_LIFETIME_MS.heartbeat + MAX_CLOCK_SKEW_MS
-}
+export const TOPIC_RETENTION_MS: Record<TopicName, number> = Object.fromEntries(ALL_TOPICS.map(topic => [topic,
+  topic === TOPIC.ledger
+    ? 2 * 60_000
+    : TOPIC_DOMAIN[topic] === DOMAIN.heartbeat ? MAX_LIFETIME_MS.heartbeat + MAX_CLOCK_SKEW_MS : MAX_LIFETIME_MS.jobRequest + MAX_CLOCK_SKEW_MS
+])) as Record<TopicName, number>
 
 export interface GossipRouterInit {
   /** the clock (tests move it) */
@@ -87,9 +85,10 @@ class GossipRouterService implements GossipRouter, Startable {
     this.pubsub.addEventListener('message', this.onPubsubMessage)
   }
 
-  // services start together; gossipsub accepts subscriptions only once it has started
+  // services start together; gossipsub accepts subscriptions only once it has started.
+  // Job shard topics are joined by the market services (providers: those they serve)
   afterStart (): void {
-    for (const topic of ALL_TOPICS) this.pubsub.subscribe(topic)
+    for (const topic of GLOBAL_TOPICS) this.pubsub.subscribe(topic)
   }
 
   stop (): void {

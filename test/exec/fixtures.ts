@@ -70,7 +70,8 @@ export function makeAward (renter: { privateKey: Ed25519PrivateKey, peerId: Peer
     createdAt: BigInt(now),
     expiresAt: BigInt(now + 5 * 60_000),
     nonce,
-    pricingRule: PricingRule.FIRST_PRICE
+    pricingRule: PricingRule.FIRST_PRICE,
+    renterAddrs: []
   }
   const award: Award = {
     jobId,

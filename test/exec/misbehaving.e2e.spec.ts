@@ -11,7 +11,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
-import { TOPIC } from '../../protocols/ids.js'
+import { isJobShardTopic } from '../../protocols/ids.js'
 import { Receipt } from '../../protocols/job.js'
 import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from '../utils/index.js'
 import { callControl } from '../../src/control/index.js'
@@ -74,9 +74,11 @@ describe('exec: a misbehaving provider among separate processes', function () {
     const me = node.peerId.toString()
     await waitFor(async () => {
       const s = await callControl(renter.dataDir, 'status', {}, { timeoutMs: 5_000 }) as NodeStatus
-      const seenByRenter = s.topics[TOPIC.jobs]?.includes(me) === true && s.heard.some(h => h.peerId === me)
-      const pubsub = node.libp2p.services.pubsub
-      const seesRenter = pubsub.getSubscribers(TOPIC.bids).some(p => p.toString() === renter.peerId) && node.libp2p.services.heartbeats.presence().some(h => h.peerId === renter.peerId)
+      // the renter knows the provider subscribed to a shard it publishes on (relayed by the bootstrap otherwise) and hears it
+      const shards = node.libp2p.services.pubsub.getTopics().filter(isJobShardTopic)
+      const seenByRenter = shards.some(t => s.topics[t]?.includes(me) === true) && s.heard.some(h => h.peerId === me)
+      // bids go straight to the renter (its addresses ride in the job request): hearing it is enough
+      const seesRenter = node.libp2p.services.heartbeats.presence().some(h => h.peerId === renter.peerId)
       return seenByRenter && seesRenter
     }, { timeoutMs: 60_000, intervalMs: 250, what: `the renter and the ${mode} provider to see each other` })
     return node

@@ -99,7 +99,8 @@ async function build (): Promise<Fixtures> {
     createdAt: BigInt(now),
     expiresAt: BigInt(now + 10 * 60_000 - 1),
     nonce,
-    pricingRule: PricingRule.SECOND_PRICE
+    pricingRule: PricingRule.SECOND_PRICE,
+    renterAddrs: []
   }
   const job = signJobRequest(renter.key, renter.peerId, jobRequest)
   const bid = signBid(provider.key, provider.peerId, {

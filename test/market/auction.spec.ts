@@ -5,7 +5,7 @@ import { providerProfile, type ProviderProfile } from '../../src/capability/prof
 import { sealEnvelope } from '../../src/identity/index.js'
 import type { AuctionOptions, AuctionReport } from '../../src/market/auction-report.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
-import { DeclineReason, signBid, usdToMicro } from '../../src/market/messages.js'
+import { BidAck, DeclineReason, signBid, signJobRequest, usdToMicro, type Bid, type JobRequest } from '../../src/market/messages.js'
 import { DEFAULT_PRICING } from '../../src/market/pricing.js'
 import { MARKET_PROVIDER_SERVICE, type AcceptedJob, type AcceptVerdict, type MarketProviderService } from '../../src/market/provider-service.js'
 import { auditAward } from '../../src/market/ranking.js'
@@ -13,7 +13,10 @@ import { marketRenter, MARKET_RENTER_SERVICE, type MarketRenterService } from '.
 import { fixedReputation } from '../../src/market/reputation.js'
 import { LEDGER_SERVICE } from '../../src/ledger/index.js'
 import { marketNodeServices, providerMarketServices, reputationService, waitForMarketMesh } from './fixtures.js'
-import { TOPIC } from '../../protocols/ids.js'
+import { JOB_SHARD_TOPICS, jobShardOf, PROTOCOL } from '../../protocols/ids.js'
+import { fetchBidsAudit, verifyBidsAudit } from '../../src/market/bids-audit.js'
+import { requestOnce } from '../../src/node/index.js'
+import type { Signed } from '../../src/identity/index.js'
 import { startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 
@@ -84,7 +87,7 @@ describe('market auction (in-process network)', function () {
     const off = provider(expected as number).onAccepted((job) => { accepted.push(job) })
     const report = await auction({ name: 'predicted' })
     off()
-    assert.equal(report.bids.length, PROVIDERS.length, JSON.stringify(PROVIDERS.map((_, i) => provider(i).stats())))
+    assert.equal(report.bids.length, PROVIDERS.length, JSON.stringify({ received: report.received, timings: report.timings }))
     assert.equal(report.validBids, PROVIDERS.length)
     assert.equal(report.award?.winner, pid(expected as number))
     assert.equal(report.award?.price, (PROVIDERS[expected as number]?.floor ?? 0) * SILVER)
@@ -96,6 +99,12 @@ describe('market auction (in-process network)', function () {
     const audit = auditAward(signed.award.message, signed.bids, { job: signed.job.message, reputation: fixedReputation(reliability, 0.5) })
     assert.deepEqual(audit.problems, [])
     assert.equal(provider(expected as number).stats().wins >= 1, true)
+    // bids never left the renter: a third party holding the award gets them over the bids audit and re-derives the winner
+    const auditor = net.renters[1] as IdlegridNode
+    const served = await fetchBidsAudit(connectionManagerOf(auditor), signed.award, AbortSignal.timeout(10_000))
+    const remote = verifyBidsAudit(signed.award, served)
+    assert.deepEqual(remote.problems, [])
+    assert.equal(remote.bids.length, PROVIDERS.length)
   })
 
   it('never awards outside the EU when residency is eu (second-price)', async () => {
@@ -137,13 +146,32 @@ describe('market auction (in-process network)', function () {
     assert.equal(report.award?.attempt, 3)
   })
 
-  it('rejects each kind of invalid market message and still completes the auction', async () => {
+  it('rejects each kind of invalid job request on the shards and each invalid bid on the bid stream, and still completes the auction', async () => {
     const attacker = net.renters[1] as IdlegridNode
     const victim = net.providers[0] as IdlegridNode
     const pubsub = attacker.libp2p.services.pubsub
     const renterNode = net.renters[0] as IdlegridNode
-    const fakeJob = toJobRequest(parseJobSpec({ runtime: { command: ['x'] } }), { renter: attacker.peerId.toMultihash().bytes })
-    const bid = (over: Record<string, unknown>, key = attacker): Uint8Array => signBid(key.privateKey, key.peerId, {
+    const spec = parseJobSpec({ runtime: { command: ['x'] } })
+    const fakeJob = toJobRequest(spec, { renter: attacker.peerId.toMultihash().bytes })
+    const shard = jobShardOf(fakeJob.constraints)
+    const otherShard = jobShardOf({ residency: 'us', minVramMib: 0 })
+    const job = (key: IdlegridNode, over: Partial<JobRequest> = {}): Uint8Array =>
+      signJobRequest(key.privateKey, key.peerId, { ...toJobRequest(spec, { renter: key.peerId.toMultihash().bytes }), ...over }).envelope
+    const replayed = job(attacker)
+    const badSignature = job(attacker)
+    badSignature[badSignature.length - 1] = (badSignature[badSignature.length - 1] ?? 0) ^ 0xff
+    const invalidJobs: Array<[string, Uint8Array]> = [
+      [shard, Uint8Array.of(1, 2, 3, 4)], // not an envelope
+      [shard, sealEnvelope(attacker.privateKey, attacker.peerId, 'job-request', Uint8Array.of(0xff, 0xff))], // malformed payload
+      [shard, sealEnvelope(attacker.privateKey, attacker.peerId, 'bid', Uint8Array.of())], // wrong domain
+      [shard, badSignature], // forged signature
+      [shard, job(victim)], // someone else's signed job, relayed as our own
+      [otherShard, job(attacker)], // a job on a shard it does not belong to
+      [shard, job(attacker, { createdAt: BigInt(Date.now() - 11 * 60_000), expiresAt: BigInt(Date.now() - 60_000) })], // expired
+      [shard, new Uint8Array(17 * 1024)], // oversized
+      [shard, replayed], [shard, replayed] // replay
+    ]
+    const bid = (over: Record<string, unknown>, key = attacker): Signed<Bid> => signBid(key.privateKey, key.peerId, {
       jobId: fakeJob.jobId,
       provider: key.peerId.toMultihash().bytes,
       priceMicroUsd: usdToMicro(0.01),
@@ -159,27 +187,32 @@ describe('market auction (in-process network)', function () {
       cachedDatasets: 0,
       addrs: [],
       ...over
-    }).envelope
-    const replayed = bid({})
-    const badSignature = bid({})
-    badSignature[badSignature.length - 1] = (badSignature[badSignature.length - 1] ?? 0) ^ 0xff
-    const invalid: Array<[string, Uint8Array]> = [
-      [TOPIC.jobs, Uint8Array.of(1, 2, 3, 4)], // not an envelope
-      [TOPIC.jobs, sealEnvelope(attacker.privateKey, attacker.peerId, 'job-request', Uint8Array.of(0xff, 0xff))], // malformed payload
-      [TOPIC.bids, sealEnvelope(attacker.privateKey, attacker.peerId, 'heartbeat', Uint8Array.of())], // wrong domain
-      [TOPIC.bids, badSignature], // forged signature
-      [TOPIC.bids, bid({}, victim)], // someone else's signed bid, relayed as our own
-      [TOPIC.bids, bid({ provider: victim.peerId.toMultihash().bytes })], // inner field names another provider
-      [TOPIC.bids, bid({ expiresAt: BigInt(Date.now() - 1000) })], // expired
-      [TOPIC.bids, new Uint8Array(5 * 1024)], // oversized
-      [TOPIC.bids, replayed], [TOPIC.bids, replayed], // replay
-      [TOPIC.awards, sealEnvelope(attacker.privateKey, attacker.peerId, 'award', Uint8Array.of(0x08, 0x01))] // malformed award
+    })
+    const forgedBid = bid({}).envelope
+    forgedBid[forgedBid.length - 1] = (forgedBid[forgedBid.length - 1] ?? 0) ^ 0xff
+    const invalidBids: Array<[string, Uint8Array]> = [
+      ['malformed', Uint8Array.of(1, 2, 3, 4)],
+      ['wrong-domain', sealEnvelope(attacker.privateKey, attacker.peerId, 'heartbeat', Uint8Array.of())],
+      ['bad-signature', forgedBid],
+      ['wrong-signer', bid({}, victim).envelope], // someone else's signed bid, sent as our own
+      ['wrong-signer', bid({ provider: victim.peerId.toMultihash().bytes }).envelope], // inner field names another provider
+      ['expired', bid({ expiresAt: BigInt(Date.now() - 1000) }).envelope]
     ]
     const before = totalVerdicts(net.all)
     const running = auction({ name: 'under-attack' })
-    for (const [topic, data] of invalid) {
+    for (const [topic, data] of invalidJobs) {
       await pubsub.publish(topic, data).catch(() => {})
     }
+    const acks: string[] = []
+    const cm = connectionManagerOf(attacker)
+    for (const [expected, data] of invalidBids) {
+      const answer = BidAck.decode(await requestOnce(cm, renterNode.peerId, PROTOCOL.bid, data, 256, AbortSignal.timeout(10_000)))
+      assert.equal(answer.status, BidAck.Status.INVALID, expected)
+      assert.ok(answer.detail.startsWith(expected), `${expected}: ${answer.detail}`)
+      acks.push(answer.detail)
+    }
+    // an oversized bid frame is not answered at all: the stream is cut
+    await assert.rejects(requestOnce(cm, renterNode.peerId, PROTOCOL.bid, new Uint8Array(2 * 1024), 256, AbortSignal.timeout(10_000)))
     const report = await running
     const { signed, ...plain } = report
     const [expected] = predictedOrder(() => true)
@@ -187,26 +220,28 @@ describe('market auction (in-process network)', function () {
     assert.equal(report.award?.winner, pid(expected as number))
     assert.equal(report.validBids, PROVIDERS.length)
     assert.ok(report.bids.every(b => b.provider !== attacker.peerId.toString()))
-    const kinds = ['reject:malformed', 'reject:wrong-domain', 'reject:bad-signature', 'reject:wrong-signer', 'ignore:expired', 'reject:oversized', 'ignore:replayed']
+    const kinds = ['reject:malformed', 'reject:wrong-domain', 'reject:bad-signature', 'reject:wrong-signer', 'reject:wrong-shard', 'ignore:expired', 'reject:oversized', 'ignore:replayed']
     const verdictsNow = (): string[] => Object.keys(diffVerdicts(before, totalVerdicts(net.all))).filter(k => k.startsWith('reject:') || k.startsWith('ignore:'))
     await waitFor(() => kinds.every(kind => verdictsNow().some(k => k.startsWith(kind))), { timeoutMs: 10_000, what: 'a verdict for every kind of invalid message' })
       .catch(() => {}) // the assertions below say which kind is missing
     const seen = diffVerdicts(before, totalVerdicts(net.all))
-    if (process.env.SHOW_VERDICTS != null) process.stdout.write(JSON.stringify(seen) + '\n')
+    if (process.env.SHOW_VERDICTS != null) process.stdout.write(JSON.stringify({ seen, acks }) + '\n')
     const rejected = Object.keys(seen).filter(k => k.startsWith('reject:') || k.startsWith('ignore:'))
     for (const kind of kinds) {
       assert.ok(rejected.some(k => k.startsWith(kind)), `${kind} not seen: ${JSON.stringify(seen)}`)
     }
-    // nothing invalid was accepted anywhere: only the auction's own messages were
-    assert.ok(renterNode.libp2p.services.gossip.stats()[TOPIC.bids] != null)
-    for (const key of rejected) assert.match(key, /^(reject|ignore):(malformed|oversized|wrong-domain|bad-signature|wrong-signer|expired|replayed)/, key)
+    for (const key of rejected) assert.match(key, /^(reject|ignore):(malformed|oversized|wrong-domain|bad-signature|wrong-signer|wrong-shard|expired|replayed)/, key)
   })
 })
+
+function connectionManagerOf (node: IdlegridNode): Parameters<typeof requestOnce>[0] {
+  return (node.libp2p as unknown as { components: { connectionManager: Parameters<typeof requestOnce>[0] } }).components.connectionManager
+}
 
 function totalVerdicts (nodes: IdlegridNode[]): Record<string, number> {
   const out: Record<string, number> = {}
   for (const n of nodes) {
-    for (const topic of [TOPIC.jobs, TOPIC.bids, TOPIC.awards]) {
+    for (const topic of JOB_SHARD_TOPICS) {
       for (const [k, v] of Object.entries(n.libp2p.services.gossip.stats()[topic] ?? {})) out[k] = (out[k] ?? 0) + v
     }
   }

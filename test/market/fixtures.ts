@@ -1,17 +1,21 @@
 import { serviceCapabilities } from '@libp2p/interface'
-import { TOPIC } from '../../protocols/ids.js'
+import { multiaddr } from '@multiformats/multiaddr'
+import { isJobShardTopic, JOB_SHARD_TOPICS, PROTOCOL } from '../../protocols/ids.js'
+import { MAX_BYTES } from '../../protocols/codec.js'
 import { CAPACITY_SERVICE, type ProviderProfile } from '../../src/capability/index.js'
 import { slotCapacity } from '../../src/exec/capacity.js'
 import { slotSchedulerFor } from '../../src/exec/services.js'
 import { LEDGER_CAPABILITY, ledgerServices } from '../../src/ledger/index.js'
 import { neutralReputation, type ReputationSource } from '../../src/market/reputation.js'
 import { marketServices } from '../../src/market/services.js'
-import { signBid, usdToMicro, type Bid, type JobRequest } from '../../src/market/messages.js'
+import { BidAck, signBid, usdToMicro, type Bid, type JobRequest } from '../../src/market/messages.js'
+import { GOSSIP_SERVICE, requestOnce, type GossipRouter } from '../../src/node/index.js'
 import { waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { MarketProviderInit } from '../../src/market/provider-service.js'
 import type { NodeConfig, Role } from '../../src/config/index.js'
 import type { IdlegridNode, NodeExtensions } from '../../src/node/index.js'
-import type { Signed } from '../../src/identity/index.js'
+import type { OpenedEnvelope, Signed } from '../../src/identity/index.js'
+import type { ConnectionManager } from '@libp2p/interface-internal'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 /**
@@ -55,9 +59,22 @@ export async function waitForMarketMesh (net: InProcessNetwork): Promise<void> {
     for (const n of missing) await n.libp2p.dial(addr as Parameters<typeof n.libp2p.dial>[0]).catch(() => {})
     return missing.length === 0
   }, { timeoutMs: 30_000, intervalMs: 300, what: 'every node to connect to the bootstrap' })
-  for (const topic of [TOPIC.jobs, TOPIC.bids, TOPIC.awards]) {
-    await waitFor(() => net.all.every(n => meshPeers(n, topic) > 0) &&
-      net.bootstrap.libp2p.services.pubsub.getSubscribers(topic).length === net.all.length - 1, { timeoutMs: 30_000, what: `subscribers on ${topic}` })
+  // providers join the shards they serve, the bootstrap joins every shard; renters publish by fanout
+  const bootstrapSees = (topic: string): Set<string> => new Set(net.bootstrap.libp2p.services.pubsub.getSubscribers(topic).map(p => p.toString()))
+  await waitFor(() => net.providers.every(n => {
+    const shards = n.libp2p.services.pubsub.getTopics().filter(isJobShardTopic)
+    return shards.every(t => meshPeers(n, t) > 0 && bootstrapSees(t).has(n.peerId.toString()))
+  }), { timeoutMs: 30_000, what: 'every provider in the mesh of each of its job shards' })
+  await waitFor(() => net.renters.every(n => n.libp2p.services.pubsub.getSubscribers(JOB_SHARD_TOPICS[0] as string).length > 0),
+    { timeoutMs: 30_000, what: 'every renter to know a job shard relay' })
+  // bids come over a direct stream: connect renters and providers first, so that a first
+  // auction on a loaded machine measures the auction rather than a cold TLS handshake
+  for (const r of net.renters) {
+    await waitFor(async () => {
+      const cold = net.providers.filter(p => r.libp2p.getConnections(p.peerId).length === 0)
+      for (const p of cold) await r.libp2p.dial(p.libp2p.getMultiaddrs()[0] as Parameters<typeof r.libp2p.dial>[0]).catch(() => {})
+      return cold.length === 0
+    }, { timeoutMs: 30_000, intervalMs: 300, what: 'every renter connected to every provider' })
   }
 }
 
@@ -85,4 +102,29 @@ export function signedTestBid (by: { key: Ed25519PrivateKey, peerId: PeerId }, j
     addrs: [],
     ...over
   })
+}
+
+/**
+ * An attacker's ear on every job shard (renters do not join shards): joins them all and calls
+ * `handler` with each job request heard; returns the unsubscribe.
+ */
+export async function hearAllJobs (node: IdlegridNode, handler: (envelope: OpenedEnvelope) => void): Promise<() => void> {
+  const router = node.libp2p.services[GOSSIP_SERVICE] as GossipRouter
+  const offs = JOB_SHARD_TOPICS.map(topic => router.onMessage(topic, handler))
+  for (const topic of JOB_SHARD_TOPICS) node.libp2p.services.pubsub.subscribe(topic)
+  // in the mesh of every shard (the bootstrap joins them all) before anything is published
+  await waitFor(() => JOB_SHARD_TOPICS.every(t => meshPeers(node, t) > 0), { timeoutMs: 30_000, what: 'the listener in every shard\'s mesh' })
+  return () => {
+    for (const off of offs) off()
+    for (const topic of JOB_SHARD_TOPICS) node.libp2p.services.pubsub.unsubscribe(topic)
+  }
+}
+
+/** Sends raw bid bytes from `from` to `to` on the bid stream, as a (mis)behaving provider would; the renter's answer. */
+export async function sendRawBid (from: IdlegridNode, to: PeerId, envelope: Uint8Array, job?: JobRequest, timeoutMs = 10_000): Promise<BidAck> {
+  // where the job request says the renter listens, as a provider dials it
+  const multiaddrs = (job?.renterAddrs ?? []).map(a => multiaddr(a))
+  if (multiaddrs.length > 0) await from.libp2p.peerStore.merge(to, { multiaddrs })
+  const cm = (from.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
+  return BidAck.decode(await requestOnce(cm, to, PROTOCOL.bid, envelope, MAX_BYTES.bidAck, AbortSignal.timeout(timeoutMs)))
 }

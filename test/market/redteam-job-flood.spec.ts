@@ -11,18 +11,20 @@ import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile } from '../../src/capability/profile.js'
 import { JobMemory } from '../../src/market/job-memory.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
-import { readAcceptResponse, readBid, signAward, signJobRequest, type Bid, type JobRequest } from '../../src/market/messages.js'
+import { readAcceptResponse, signAward, signJobRequest, type Bid, type JobRequest } from '../../src/market/messages.js'
 import { MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../../src/market/provider-service.js'
 import { marketServices } from '../../src/market/services.js'
-import { GOSSIP_SERVICE, RequestResponseError, requestOnce, type IdlegridNode } from '../../src/node/index.js'
+import { RequestResponseError, requestOnce, serveOnce, type IdlegridNode } from '../../src/node/index.js'
+import { answerBid, MAX_BID_REQUEST_BYTES } from '../../src/market/bid-stream.js'
+import { defaultLogger } from '@libp2p/logger'
 import { AcceptRequest } from '../../protocols/market.js'
 import { MAX_BYTES } from '../../protocols/codec.js'
-import { PROTOCOL, TOPIC } from '../../protocols/ids.js'
+import { jobShardOf, PROTOCOL } from '../../protocols/ids.js'
 import { LEDGER_SERVICE } from '../../src/ledger/index.js'
 import { providerMarketServices, reputationService, waitForMarketMesh } from './fixtures.js'
 import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { Signed } from '../../src/identity/index.js'
-import type { ConnectionManager } from '@libp2p/interface-internal'
+import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 
 const FLOOD = 5_000
 const FLOOD_KEYS = 3
@@ -62,17 +64,18 @@ describe('red team: market job-request flood (issue 13)', function () {
     const v = victim()
     const spec = parseJobSpec({ name: 'honest', runtime: { image: 'ghcr.io/acme/eval:1' }, auction: { bidWindowMs: 60_000 } })
     const job = signJobRequest(v.privateKey, v.peerId, toJobRequest(spec, { renter: v.peerId.toMultihash().bytes }))
-    // the provider's bid on the honest job, heard on gossip
+    // the provider's bid on the honest job, sent straight to the victim (which runs no auction: it takes the bid itself)
     let bid: Signed<Bid> | undefined
-    const off = v.libp2p.services[GOSSIP_SERVICE].onMessage(TOPIC.bids, (envelope) => {
-      const heard = readBid(envelope)
+    const registrar = (v.libp2p as unknown as { components: { registrar: Registrar } }).components.registrar
+    await serveOnce(registrar, PROTOCOL.bid, async (request, remote) => answerBid(request, remote, (heard) => {
       if (Buffer.from(heard.message.jobId).equals(job.message.jobId)) bid = heard
-    })
+      return 'kept'
+    }), { maxRequestBytes: MAX_BID_REQUEST_BYTES, timeoutMs: 5_000, log: defaultLogger().forComponent('test:victim') })
     try {
-      await v.libp2p.services.pubsub.publish(TOPIC.jobs, job.envelope)
+      await v.libp2p.services.pubsub.publish(jobShardOf(job.message.constraints), job.envelope)
       await waitFor(() => bid != null, { what: 'the provider\'s bid on the honest job' })
     } finally {
-      off()
+      await v.libp2p.unhandle(PROTOCOL.bid)
     }
     // the flood: job requests nobody can run, from the attacker's few nodes (one key each)
     const before = market().stats().declines.vram ?? 0
@@ -81,7 +84,7 @@ describe('red team: market job-request flood (issue 13)', function () {
       const node = attackers()[i % FLOOD_KEYS] as IdlegridNode
       const request: JobRequest = toJobRequest(floodSpec, { renter: node.peerId.toMultihash().bytes })
       request.constraints = { ...(request.constraints as NonNullable<JobRequest['constraints']>), minVramMib: IMPOSSIBLE_VRAM_MIB }
-      await node.libp2p.services.pubsub.publish(TOPIC.jobs, signJobRequest(node.privateKey, node.peerId, request).envelope)
+      await node.libp2p.services.pubsub.publish(jobShardOf(request.constraints), signJobRequest(node.privateKey, node.peerId, request).envelope)
       // in batches the relays keep up with (gossipsub drops what overflows a peer's queue)
       if ((i + 1) % BATCH === 0) await waitFor(() => (market().stats().declines.vram ?? 0) - before >= i + 1 - BATCH, { timeoutMs: 60_000, what: `the provider to judge ${i + 1 - BATCH} flooded requests` })
     }

@@ -9,11 +9,13 @@ import { openEnvelope, sealEnvelope } from '../../src/identity/index.js'
 import type { Signed } from '../../src/identity/index.js'
 import { applyJobFlags, parseJobSpec, readJobFile, toJobRequest, type JobSpec } from '../../src/market/job-spec.js'
 import { matchJob, type CapacitySnapshot } from '../../src/market/matching.js'
-import { DeclineReason, PricingRule, signAward, signBid, signJobRequest, usdToMicro } from '../../src/market/messages.js'
+import { BidAck, DeclineReason, PricingRule, signAward, signBid, signJobRequest, usdToMicro } from '../../src/market/messages.js'
+import { answerBid } from '../../src/market/bid-stream.js'
+import { jobShardTopic } from '../../protocols/ids.js'
 import { DEFAULT_PRICING, quotePrice, timeClassAt } from '../../src/market/pricing.js'
 import { auditAward, bidsDigest, clearingPrice, rankBids, selectValidBids } from '../../src/market/ranking.js'
 import { fixedReputation } from '../../src/market/reputation.js'
-import { AwardValidator, validateBid, validateJobRequest } from '../../src/market/validation.js'
+import { AwardValidator, validateJobRequest } from '../../src/market/validation.js'
 import type { Award, Bid, JobRequest } from '../../protocols/market.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -34,6 +36,9 @@ function profile (policy: Record<string, unknown>, gpus: string[] = ['H100:80'])
 function spec (raw: Record<string, unknown> = {}): JobSpec {
   return parseJobSpec({ runtime: { image: 'ghcr.io/acme/eval:1' }, ...raw })
 }
+
+/** the shard of job(…) without constraints: no residency, no VRAM floor */
+const SHARD = jobShardTopic('any', 0)
 
 function job (renter: Party, raw: Record<string, unknown> = {}, now = Date.now()): JobRequest {
   return toJobRequest(spec(raw), { renter: renter.bytes, now })
@@ -289,28 +294,40 @@ describe('market units', () => {
 
     it('accepts good job requests and rejects malformed, forged, future and overlong ones', () => {
       const good = signJobRequest(renter.key, renter.peerId, job(renter))
-      assert.equal(validateJobRequest(open(good.envelope, 'job-request')).action, 'accept')
+      assert.equal(validateJobRequest(open(good.envelope, 'job-request'), SHARD).action, 'accept')
       const garbage = sealEnvelope(renter.key, renter.peerId, 'job-request', Uint8Array.of(0xff, 0xff, 0xff))
-      assert.equal(validateJobRequest(open(garbage, 'job-request')).action, 'reject')
+      assert.equal(validateJobRequest(open(garbage, 'job-request'), SHARD).action, 'reject')
       const forged = signJobRequest(renter.key, renter.peerId, { ...job(renter), renter: p.bytes })
-      assert.deepEqual(validateJobRequest(open(forged.envelope, 'job-request')), { action: 'reject', reason: 'wrong-signer' })
+      assert.deepEqual(validateJobRequest(open(forged.envelope, 'job-request'), SHARD), { action: 'reject', reason: 'wrong-signer' })
       const future = signJobRequest(renter.key, renter.peerId, job(renter, {}, Date.now() + 120_000))
-      assert.equal(validateJobRequest(open(future.envelope, 'job-request')).action, 'reject')
+      assert.equal(validateJobRequest(open(future.envelope, 'job-request'), SHARD).action, 'reject')
       const expired = signJobRequest(renter.key, renter.peerId, job(renter, {}, Date.now() - 11 * 60_000))
-      assert.deepEqual(validateJobRequest(open(expired.envelope, 'job-request')), { action: 'ignore', reason: 'expired' })
+      assert.deepEqual(validateJobRequest(open(expired.envelope, 'job-request'), SHARD), { action: 'ignore', reason: 'expired' })
       const long = signJobRequest(renter.key, renter.peerId, { ...job(renter), expiresAt: BigInt(Date.now() + 60 * 60_000) })
-      assert.deepEqual(validateJobRequest(open(long.envelope, 'job-request')), { action: 'reject', reason: 'lifetime' })
+      assert.deepEqual(validateJobRequest(open(long.envelope, 'job-request'), SHARD), { action: 'reject', reason: 'lifetime' })
     })
 
-    it('checks bids without auction context', () => {
+    it('rejects a valid job request on a shard it does not belong to', () => {
+      const good = signJobRequest(renter.key, renter.peerId, job(renter))
+      assert.deepEqual(validateJobRequest(open(good.envelope, 'job-request'), jobShardTopic('us', 80)), { action: 'reject', reason: 'wrong-shard' })
+    })
+
+    it('the bid stream checks bids without auction context, and only from their signer', () => {
       const j = job(renter)
-      assert.equal(validateBid(open(bidFor(p, j, 1).envelope, 'bid')).action, 'accept')
-      assert.equal(validateBid(open(bidFor(p, j, 1, { provider: renter.bytes }).envelope, 'bid')).action, 'reject')
-      assert.equal(validateBid(open(bidFor(p, j, 1, { expiresAt: BigInt(Date.now() - 5) }).envelope, 'bid')).action, 'ignore')
-      assert.equal(validateBid(open(bidFor(p, j, 1, { jobId: new Uint8Array(3) }).envelope, 'bid')).action, 'reject')
-      assert.equal(validateBid(open(bidFor(p, j, 0).envelope, 'bid')).action, 'reject')
-      assert.equal(validateBid(open(bidFor(p, j, 1, { addrs: [new Uint8Array(65)] }).envelope, 'bid')).action, 'reject')
-      assert.equal(validateBid(open(bidFor(p, j, 1, { addrs: Array.from({ length: 5 }, () => new Uint8Array(8)) }).envelope, 'bid')).action, 'reject')
+      const kept = (): 'kept' => 'kept'
+      const ack = (bytes: Uint8Array, from = p.peerId): BidAck => BidAck.decode(answerBid(bytes, from, kept))
+      assert.equal(ack(bidFor(p, j, 1).envelope).status, BidAck.Status.KEPT)
+      assert.match(ack(bidFor(p, j, 1).envelope, renter.peerId).detail, /^wrong-signer/)
+      const invalid = [
+        bidFor(p, j, 1, { provider: renter.bytes }).envelope,
+        bidFor(p, j, 1, { expiresAt: BigInt(Date.now() - 5) }).envelope,
+        bidFor(p, j, 1, { jobId: new Uint8Array(3) }).envelope,
+        bidFor(p, j, 0).envelope,
+        bidFor(p, j, 1, { addrs: [new Uint8Array(65)] }).envelope,
+        bidFor(p, j, 1, { addrs: Array.from({ length: 5 }, () => new Uint8Array(8)) }).envelope,
+        Uint8Array.of(1, 2, 3)
+      ]
+      for (const bytes of invalid) assert.equal(ack(bytes).status, BidAck.Status.INVALID)
     })
 
     it('ignores awards that do not raise the attempt for their job', () => {

@@ -1,10 +1,10 @@
 import * as assert from 'node:assert/strict'
-import { DOMAIN, PROTOCOL, TOPIC } from '../../protocols/ids.js'
-import { Bid } from '../../protocols/market.js'
+import { PROTOCOL, isJobShardTopic, jobShardTopic } from '../../protocols/ids.js'
+import { equals } from 'uint8arrays/equals'
 import { CAPABILITY_SERVICE, loadProviderSetup, type CapabilityAdvertiser } from '../../src/capability/index.js'
 import { roleExtensions } from '../../src/cli/build-node.js'
 import { MARKET_RENTER_SERVICE, parseJobSpec, type MarketRenterService } from '../../src/market/index.js'
-import { GOSSIP_SERVICE, type GossipRouter, type IdlegridNode } from '../../src/node/index.js'
+import type { IdlegridNode } from '../../src/node/index.js'
 import { startInProcessNetwork, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
 
 /** What libp2p and every idlegrid node speak (protocols/README.md §1 and §2); gossipsub only, no floodsub. */
@@ -61,23 +61,18 @@ describe('node wiring as the composition root builds it (issue 14 items 5 and 6)
   })
 
   it('a bid carries the sequence of the capability record the provider advertises', async () => {
-    await waitForTopicMesh(net.all, TOPIC.jobs)
-    await waitForTopicMesh(net.all, TOPIC.bids)
-    const bids: Bid[] = []
-    const router = renter().libp2p.services[GOSSIP_SERVICE] as GossipRouter
-    const off = router.onMessage(TOPIC.bids, (envelope) => {
-      if (envelope.domain === DOMAIN.bid) bids.push(Bid.decode(envelope.payload))
-    })
-    try {
-      const market = (renter().libp2p.services as unknown as Record<string, MarketRenterService>)[MARKET_RENTER_SERVICE]
-      await market.auction(parseJobSpec({ name: 'seq-probe', runtime: { command: ['true'] }, auction: { bidWindowMs: 2_000, acceptTimeoutMs: 1_500 } }))
-      const bid = await waitFor(() => bids[0], { timeoutMs: 10_000, what: 'the provider\'s bid' })
-      const advertiser = (provider().libp2p.services as unknown as Record<string, CapabilityAdvertiser>)[CAPABILITY_SERVICE]
-      const sequence = advertiser.current().message.sequence
-      assert.ok(sequence > 0n)
-      assert.equal(bid.capabilitySeq, sequence)
-    } finally {
-      off()
-    }
+    // the provider joins the shards it serves; the bootstrap relays every shard to the renter
+    await waitFor(() => provider().libp2p.services.pubsub.getTopics().some(isJobShardTopic) &&
+      renter().libp2p.services.pubsub.getSubscribers(jobShardTopic('any', 0)).length > 0, { timeoutMs: 30_000, what: 'the provider on its shards, the renter knowing a relay' })
+    await waitForTopicMesh([net.bootstrap, provider()], jobShardTopic('any', 0))
+    // bids come straight to the renter: the auction's report holds them as received
+    const market = (renter().libp2p.services as unknown as Record<string, MarketRenterService>)[MARKET_RENTER_SERVICE]
+    const report = await market.auction(parseJobSpec({ name: 'seq-probe', runtime: { command: ['true'] }, auction: { bidWindowMs: 2_000, acceptTimeoutMs: 1_500 } }))
+    const bid = report.signed?.bids.map(b => b.message).find(b => equals(b.provider, provider().peerId.toMultihash().bytes))
+    assert.ok(bid != null, `no bid from the provider: ${JSON.stringify(report.received)}`)
+    const advertiser = (provider().libp2p.services as unknown as Record<string, CapabilityAdvertiser>)[CAPABILITY_SERVICE]
+    const sequence = advertiser.current().message.sequence
+    assert.ok(sequence > 0n)
+    assert.equal(bid.capabilitySeq, sequence)
   })
 })

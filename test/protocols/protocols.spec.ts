@@ -5,7 +5,7 @@ import { CapabilityRecord } from '../../protocols/capability.js'
 import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES, WireDecodeError } from '../../protocols/codec.js'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { Heartbeat } from '../../protocols/heartbeat.js'
-import { TOPIC, TOPIC_MAX_BYTES } from '../../protocols/ids.js'
+import { JOB_SHARD_TOPICS, TOPIC, TOPIC_MAX_BYTES } from '../../protocols/ids.js'
 import { Attestation, type FileEntry, JobFrame, JobStatus, Receipt } from '../../protocols/job.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry, SyncRequest, SyncResponse } from '../../protocols/ledger.js'
 import { AcceptRequest, AcceptResponse, Award, Bid, Decline, DeclineReason, ExplainRequest, JobRequest, PricingRule } from '../../protocols/market.js'
@@ -110,7 +110,8 @@ const jobRequest: JobRequest = {
   createdAt: 1_700_000_000_000n,
   expiresAt: 1_700_000_060_000n,
   nonce: bytes(16),
-  pricingRule: PricingRule.SECOND_PRICE
+  pricingRule: PricingRule.SECOND_PRICE,
+  renterAddrs: []
 }
 
 const bid: Bid = {
@@ -268,9 +269,10 @@ describe('protocols: wire codecs', () => {
 
 describe('protocols: size bounds', () => {
   it('every enveloped bound fits the gossip topic that carries it', () => {
-    assert.ok(envelopeMaxBytes(MAX_BYTES.jobRequest) <= TOPIC_MAX_BYTES[TOPIC.jobs])
-    assert.ok(envelopeMaxBytes(MAX_BYTES.bid) <= TOPIC_MAX_BYTES[TOPIC.bids])
-    assert.ok(envelopeMaxBytes(MAX_BYTES.award) <= TOPIC_MAX_BYTES[TOPIC.awards])
+    for (const shard of JOB_SHARD_TOPICS) assert.ok(envelopeMaxBytes(MAX_BYTES.jobRequest) <= TOPIC_MAX_BYTES[shard])
+    // bids and awards travel on streams: a bid request frame is one bid envelope, an audit request carries an award envelope
+    assert.ok(envelopeMaxBytes(MAX_BYTES.award) + 16 <= MAX_BYTES.bidsAuditRequest)
+    assert.ok(1000 * envelopeMaxBytes(MAX_BYTES.bid) + envelopeMaxBytes(MAX_BYTES.jobRequest) + 8 * 1024 <= MAX_BYTES.bidsAuditResponse)
     assert.ok(envelopeMaxBytes(MAX_BYTES.ledgerEntry) <= TOPIC_MAX_BYTES[TOPIC.ledger])
     assert.ok(envelopeMaxBytes(MAX_BYTES.heartbeat) <= TOPIC_MAX_BYTES[TOPIC.heartbeats])
     assert.ok(envelopeMaxBytes(MAX_BYTES.award) <= MAX_BYTES.acceptRequest)

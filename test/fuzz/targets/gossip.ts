@@ -1,6 +1,7 @@
 /**
  * Every gossip topic through the node's real gossip router (src/node/gossip.ts) with the real
- * payload validators installed: market (jobs, bids, awards), heartbeats and the ledger (whose
+ * payload validators installed: market (job requests on their shard; bids and awards travel on
+ * streams since version 2, see bid-stream.ts), heartbeats and the ledger (whose
  * validator ingests into a real LevelDB store). Two modes per topic:
  *   raw     the mutated bytes are the gossip message (envelope layer: size, domain, signer, signature)
  *   signed  the mutated bytes are the payload, sealed by the fuzzer with the sender's real key,
@@ -10,7 +11,7 @@
  */
 import { defaultLogger } from '@libp2p/logger'
 import type { Message } from '@libp2p/interface'
-import { TOPIC, TOPIC_DOMAIN, TOPIC_MAX_BYTES, type TopicName } from '../../../protocols/ids.js'
+import { jobShardOf, TOPIC, TOPIC_DOMAIN, TOPIC_MAX_BYTES, type TopicName } from '../../../protocols/ids.js'
 import { sealEnvelope } from '../../../src/identity/index.js'
 import { LedgerGossip } from '../../../src/ledger/gossip.js'
 import { LedgerStore } from '../../../src/ledger/store.js'
@@ -41,7 +42,7 @@ async function nodeUnderTest (fx: Fixtures): Promise<NodeUnderTest> {
   }
   const router = gossipRouter()({ pubsub, logger })
   ;(router as any).start()
-  ;(marketValidation()({ gossip: router }) as any).start()
+  ;(marketValidation()({ gossip: router, pubsub }) as any).start()
   const me = fx.other
   ;(heartbeatService({ role: 'renter', intervalMs: 10_000, privateKey: me.key })({ peerId: me.peerId, pubsub, gossip: router, logger }) as any).start()
   const dir = await tempDir('idlegrid-fuzz-gossip-')
@@ -63,17 +64,18 @@ function checkVerdict (verdict: GossipVerdict): void {
   if (verdict.action !== 'accept' && /validator (error|failed)/.test(verdict.reason)) throw new VerdictError(verdict.reason)
 }
 
+/** the shard of the fixtures' job request (test/fuzz/fixtures.ts: residency eu, 40 GiB) */
+const JOB_SHARD = jobShardOf({ residency: 'eu', minVramMib: 40_960 })
+
 const TOPICS: Array<[string, TopicName, string]> = [
-  ['jobs', TOPIC.jobs, 'JobRequest'],
-  ['bids', TOPIC.bids, 'Bid'],
-  ['awards', TOPIC.awards, 'Award'],
+  ['jobs', JOB_SHARD, 'JobRequest'],
   ['heartbeats', TOPIC.heartbeats, 'Heartbeat'],
   ['ledger', TOPIC.ledger, 'LedgerEntry']
 ]
 
 /** Who signs each topic's seeds (the gossip sender, except on the relayed ledger topic). */
 function senderOf (fx: Fixtures, topic: TopicName): Signer {
-  return topic === TOPIC.jobs || topic === TOPIC.awards ? fx.renter : fx.provider
+  return topic === JOB_SHARD ? fx.renter : fx.provider
 }
 
 function gossipTarget ([label, topic, message]: typeof TOPICS[number], mode: 'raw' | 'signed'): TargetFactory {

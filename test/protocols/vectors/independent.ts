@@ -15,9 +15,8 @@ import { parseMerged } from './independent-parse.js'
 /** protocols/README.md §2 and §8, as a stranger reads them. */
 const PREFIX = 'idlegrid/v1/'
 const TOPICS: Record<string, { domain: string, maxBytes: number }> = {
-  '/idlegrid/1/jobs': { domain: 'job-request', maxBytes: 16 * 1024 },
-  '/idlegrid/1/bids': { domain: 'bid', maxBytes: 4 * 1024 },
-  '/idlegrid/1/awards': { domain: 'award', maxBytes: 16 * 1024 },
+  '/idlegrid/2/jobs/eu/vram-24': { domain: 'job-request', maxBytes: 16 * 1024 },
+  '/idlegrid/2/jobs/us/vram-80': { domain: 'job-request', maxBytes: 16 * 1024 },
   '/idlegrid/2/ledger': { domain: 'ledger-entry', maxBytes: 64 * 1024 },
   '/idlegrid/1/heartbeats': { domain: 'heartbeat', maxBytes: 2 * 1024 }
 }

@@ -3,15 +3,13 @@
  * §2, §9), fed in file order to one node, so a replay is the second of a pair.
  */
 
-import { SignedEnvelope } from '../../../protocols/envelope.js'
 import { Heartbeat } from '../../../protocols/heartbeat.js'
-import { DOMAIN, SIGNING_PREFIX, TOPIC, TOPIC_MAX_BYTES } from '../../../protocols/ids.js'
+import { DOMAIN, jobShardTopic, SIGNING_PREFIX, TOPIC, TOPIC_MAX_BYTES } from '../../../protocols/ids.js'
 import { LedgerEntry } from '../../../protocols/ledger.js'
-import { Award, Bid, JobRequest } from '../../../protocols/market.js'
-import { messageHash } from '../../../src/identity/hash.js'
-import { accept, envelopeMeaning, keyEntry, nonCanonicalS, NOW, party, reject, seal, tamper, type Decoder, type Party } from './build.js'
+import { JobRequest } from '../../../protocols/market.js'
+import { accept, envelopeMeaning, keyEntry, NOW, party, reject, seal, tamper, type Decoder, type Party } from './build.js'
 import { VECTOR_FORMAT, type Vector, type VectorFile, type VectorStage } from './format.js'
-import { award, bid, entry, jobRequest } from './messages.js'
+import { entry, jobRequest } from './messages.js'
 import { unknownField, Writer } from './writer.js'
 
 type Outcome = 'accept' | [reason: string, stage: VectorStage, gossip: 'ignore' | 'reject']
@@ -34,14 +32,10 @@ export async function makeGossip (): Promise<VectorFile> {
   const hbFromMallory = gossip(TOPIC.heartbeats, 'Heartbeat', Heartbeat, mallory)
   const hbValid = seal(bob, DOMAIN.heartbeat, heartbeat())
   const hbOversized = seal(alice, DOMAIN.heartbeat, Uint8Array.from([...heartbeat({ seq: 22n }), ...unknownField(2100)]))
-  const job = gossip(TOPIC.jobs, 'JobRequest', JobRequest)
+  // jobRequest(): residency eu, min_vram_mib 24 000 → the eu / 24 GB shard
+  const job = gossip(jobShardTopic('eu', 24), 'JobRequest', JobRequest)
+  const jobOnWrongShard = gossip(jobShardTopic('us', 80), 'JobRequest', JobRequest)
   const jobValid = seal(alice, DOMAIN.jobRequest, JobRequest.encode(jobRequest(alice)))
-  const bids = gossip(TOPIC.bids, 'Bid', Bid)
-  const bidPayload = Bid.encode(bid(bob))
-  const bidValid = seal(bob, DOMAIN.bid, bidPayload)
-  const bidHash = messageHash(DOMAIN.bid, bidPayload)
-  const bidLower = seal(bob, DOMAIN.bid, Bid.encode(bid(bob, { priceMicroUsd: 1_100_000n })))
-  const awards = gossip(TOPIC.awards, 'Award', Award)
   const ledger = gossip(TOPIC.ledger, 'LedgerEntry', LedgerEntry)
   const first = entry(bob, { seq: 1, time: NOW - 60_000 })
   const vectors: Vector[] = [
@@ -64,14 +58,7 @@ export async function makeGossip (): Promise<VectorFile> {
     job('job-request/constraints-sent-twice', seal(alice, DOMAIN.jobRequest, constraintsTwice(JobRequest.encode(jobRequest(alice, { jobId: new Uint8Array(16).fill(3) })))), 'accept', 'constraints (field 7) sent again with max_latency_ms = 250: protobuf merges the two, so the request keeps its first constraints and gains max_latency_ms (a decoder keeping only the last would lose them)'),
     job('job-request/names-another-renter', seal(alice, DOMAIN.jobRequest, JobRequest.encode(jobRequest(bob))), ['wrong-signer', 'rule', 'reject']),
     job('job-request/job-id-15-bytes', seal(alice, DOMAIN.jobRequest, JobRequest.encode(jobRequest(alice, { jobId: new Uint8Array(15) }))), ['malformed', 'rule', 'reject']),
-    bids('bid/valid', bidValid, 'accept'),
-    bids('bid/lower-price', bidLower, 'accept'),
-    bids('bid/lower-price-non-canonical-s', nonCanonical(bidLower), ['bad-signature', 'signature', 'reject'], 'the previous bid with S + L: replays are keyed by signature, so a malleable S would let one bid pass twice'),
-    bids('bid/zero-price', seal(bob, DOMAIN.bid, Bid.encode(bid(bob, { priceMicroUsd: 0n }))), ['malformed', 'rule', 'reject']),
-    bids('bid/expired', seal(bob, DOMAIN.bid, Bid.encode(bid(bob, { createdAt: BigInt(NOW - 60_000), expiresAt: BigInt(NOW - 1) }))), ['expired', 'rule', 'ignore']),
-    awards('award/valid', seal(alice, DOMAIN.award, Award.encode(award(alice, bob, bidHash))), 'accept'),
-    awards('award/same-attempt-again', seal(alice, DOMAIN.award, Award.encode(award(alice, bob, bidHash, { createdAt: BigInt(NOW - 1) }))), ['stale-attempt', 'rule', 'ignore'], 'another award of attempt 1 for the same (renter, job id)'),
-    awards('award/winner-not-at-its-rank', seal(alice, DOMAIN.award, Award.encode(award(alice, bob, bidHash, { attempt: 2 }))), ['malformed', 'rule', 'reject'], 'ranking puts the winning bid at rank 1, the award says attempt 2'),
+    jobOnWrongShard('job-request/wrong-shard', seal(alice, DOMAIN.jobRequest, JobRequest.encode(jobRequest(alice, { jobId: new Uint8Array(16).fill(4) }))), ['wrong-shard', 'rule', 'reject'], 'a valid request (eu, 24 GB) on the us / 80 GB shard: each job belongs to exactly one shard'),
     ledger('ledger-entry/valid', first.envelope, 'accept'),
     ledger('ledger-entry/replayed', first.envelope, ['replayed', 'rule', 'ignore']),
     ledger('ledger-entry/from-the-future', entry(alice, { seq: 1, time: NOW + 31_000 }).envelope, ['ERR_LEDGER_FUTURE', 'rule', 'reject']),
@@ -80,7 +67,7 @@ export async function makeGossip (): Promise<VectorFile> {
   ]
   return {
     format: VECTOR_FORMAT,
-    description: 'gossip messages on every topic, fed in this order to one node\'s topic validators',
+    description: 'gossip messages on every topic, fed in this order to one node\'s topic validators (bids and awards travel on streams since version 2)',
     now: NOW,
     signingPrefix: SIGNING_PREFIX,
     keys: { alice: keyEntry(alice), bob: keyEntry(bob), mallory: keyEntry(mallory) },
@@ -91,8 +78,4 @@ export async function makeGossip (): Promise<VectorFile> {
 /** A second constraints field after the request, setting only max_latency_ms (6). */
 function constraintsTwice (request: Uint8Array): Uint8Array {
   return Uint8Array.from([...request, ...new Writer().bytesField(7, new Writer().varintField(6, 250n).bytes()).bytes()])
-}
-
-function nonCanonical (envelope: Uint8Array): Uint8Array {
-  return tamper(envelope, { signature: nonCanonicalS(SignedEnvelope.decode(envelope).signature) })
 }

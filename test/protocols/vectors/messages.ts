@@ -30,6 +30,7 @@ export function jobRequest (renter: Party, change: Partial<JobRequest> = {}): Jo
     expiresAt: BigInt(NOW + 5 * 60_000),
     nonce: NONCE,
     pricingRule: PricingRule.SECOND_PRICE,
+    renterAddrs: [],
     ...change
   }
 }

@@ -10,7 +10,7 @@ import { peerIdFromMultihash, peerIdFromPrivateKey, peerIdFromString } from '@li
 import * as Digest from 'multiformats/hashes/digest'
 import { decodeBounded, LIMITS, MAX_BYTES, WireDecodeError } from '../../../protocols/codec.js'
 import { SignedEnvelope } from '../../../protocols/envelope.js'
-import { TOPIC, type TopicName } from '../../../protocols/ids.js'
+import { JOB_SHARD_TOPICS, type TopicName } from '../../../protocols/ids.js'
 import { JobFrame } from '../../../protocols/job.js'
 import { SyncRequest, SyncResponse } from '../../../protocols/ledger.js'
 import { openCapabilityRecord } from '../../../src/capability/record.js'
@@ -24,7 +24,7 @@ import { verifyFraudProof } from '../../../src/ledger/fraud.js'
 import { LedgerGossip } from '../../../src/ledger/gossip.js'
 import { LedgerStore } from '../../../src/ledger/store.js'
 import { SyncServer } from '../../../src/ledger/sync-server.js'
-import { AwardValidator, validateBid, validateJobRequest } from '../../../src/market/validation.js'
+import { validateJobRequest } from '../../../src/market/validation.js'
 import { gossipRouter, type GossipRouter } from '../../../src/node/gossip.js'
 import { heartbeatService } from '../../../src/node/heartbeat.js'
 import { tempDir } from '../../utils/index.js'
@@ -72,10 +72,7 @@ class Node {
     // the real payload validators, as the node installs them, with the file's clock
     const heartbeats = heartbeatService({ role: 'bootstrap', intervalMs: 60_000, privateKey: key, now })({ peerId, pubsub: pubsub as any, gossip: router, logger })
     ;(heartbeats as any).start()
-    const awards = new AwardValidator()
-    router.setValidator(TOPIC.jobs, (e) => validateJobRequest(e, file.now))
-    router.setValidator(TOPIC.bids, (e) => validateBid(e, file.now))
-    router.setValidator(TOPIC.awards, (e) => awards.validate(e, file.now))
+    for (const shard of JOB_SHARD_TOPICS) router.setValidator(shard, (e) => validateJobRequest(e, shard, file.now))
     new LedgerGossip({ pubsub: () => pubsub as any, gossip: () => router, store: () => store, signal: new AbortController().signal, onBehind: () => {}, log: logger.forComponent('vectors') }).start()
     return new Node(file.now, router, pubsub, store, peerId)
   }
