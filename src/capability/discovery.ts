@@ -155,7 +155,6 @@ export function describeRecord (verified: Signed<CapabilityRecord>, now: number)
   }
 }
 
-
 /** What a node's discovery service adds to a bare DHT lookup: direct record fetches and a cache. */
 export interface DirectRecords {
   connectionManager: ConnectionManager
