@@ -185,7 +185,7 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   }
 
   async stop (): Promise<void> {
-    await this.components.registrar.unhandle(PROTOCOL.capability)
+    await this.components.registrar.unhandle(PROTOCOL.capability).catch(() => {})
     this.running = false
     this.abort.abort()
     clearTimeout(this.timer)

@@ -1,9 +1,8 @@
 /**
- * The discovery service every node runs: finds providers by constraint (`discover`, records
- * asked of the providers themselves and cached),
- * answers the `capability.discover` control call (what `idlegrid market ls` uses) and
- * remembers why the DHT validator refused records, so discovery can say why a candidate
- * was dropped.
+ * The discovery service every node runs: finds providers by constraint (`discover`, with
+ * records asked of the providers themselves and cached), answers the `capability.discover`
+ * control call (what `idlegrid market ls` uses) and remembers why the DHT validator refused
+ * records, so discovery can say why a candidate was dropped.
  */
 
 import { serviceCapabilities } from '@libp2p/interface'

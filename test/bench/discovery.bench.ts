@@ -140,6 +140,7 @@ export default async (): Promise<Record<string, unknown>> => {
     ]
     // warm up until each query finds what was published (bounded: a record that cannot be
     // fetched in time on a crowded machine shows up as matched < expected, not as a failure)
+    process.stderr.write(`  ${Math.round((Date.now() - started) / 1000)} s: warming up\n`)
     for (const q of queries) {
       await waitFor(async () => (await discovery(renter).discover(q.filters, { timeoutMs: 30_000 })).providers.length >= q.expected,
         { timeoutMs: 60_000, intervalMs: 500, what: `${q.name} to find ${q.expected} providers` }).catch(() => {})
@@ -167,6 +168,7 @@ export default async (): Promise<Record<string, unknown>> => {
           dropped.push(r.dropped.length)
           for (const k of ['cache', 'direct', 'dht'] as const) from[k] += r.recordsFrom[k]
         }
+        process.stderr.write(`  ${q.name} ${mode}: p50 ${Math.round(summary(times).median)} ms, p95 ${Math.round(summary(times).p95)} ms, kad streams max ${Math.max(...seen)}\n`)
         all.times.push(...times)
         all.messages.push(...seen)
         const t = summary(times)
