@@ -20,7 +20,9 @@ export const PROTOCOL = {
   /** the bids an award was chosen from, served by its renter to anyone holding the award */
   bidsAudit: '/idlegrid/bids-audit/1.0.0',
   /** ledger head exchange and range pulls (2: only equivocation proofs, receipt and feed-time rules) */
-  ledgerSync: '/idlegrid/ledger/sync/2.0.0'
+  ledgerSync: '/idlegrid/ledger/sync/2.0.0',
+  /** a provider's own signed capability record, fetched from it directly after an index lookup */
+  capability: '/idlegrid/cap/1.0.0'
 } as const
 
 export const TOPIC = {

@@ -15,11 +15,13 @@ import { indexCid, indexKeyText, recordIndexKeys, type IndexKey } from './index-
 import { providerProfile, type ProviderProfile } from './profile.js'
 import { buildCapabilityRecord, openCapabilityRecord, sealCapabilityRecord } from './record.js'
 import { capabilityKey, capabilityKeyText } from './record-key.js'
+import { serveCapabilityRecord } from './record-fetch.js'
+import { PROTOCOL } from '../../protocols/ids.js'
 import type { CapabilityRecord } from '../../protocols/capability.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
 import type { Signed } from '../identity/index.js'
 import type { ComponentLogger, Ed25519PrivateKey, Libp2pEvents, Logger, PeerId, PrivateKey, Startable, TypedEventTarget } from '@libp2p/interface'
-import type { AddressManager } from '@libp2p/interface-internal'
+import type { AddressManager, Registrar } from '@libp2p/interface-internal'
 import type { KadDHT } from '@libp2p/kad-dht'
 
 /** The advertiser's name in a node's services, and what it provides to `serviceDependencies`. */
@@ -53,6 +55,7 @@ interface AdvertiserComponents {
   dht: KadDHT
   logger: ComponentLogger
   addressManager: AddressManager
+  registrar: Registrar
   events: TypedEventTarget<Libp2pEvents>
 }
 
@@ -157,12 +160,14 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     this.log = components.logger.forComponent('idlegrid:capability')
   }
 
-  start (): void {
+  async start (): Promise<void> {
     if (this.components.privateKey.type !== 'Ed25519') throw new Error('the capability advertiser needs an Ed25519 node key')
     this.running = true
     this.abort = new AbortController()
     setMaxListeners(Infinity, this.abort.signal)
     this.seal(true)
+    // renters that found us under an index key ask us for the record directly
+    await serveCapabilityRecord(this.components.registrar, () => this.servedEnvelope(), this.log)
     const check = this.init.gpuCheck
     if (check != null) {
       this.gpuTimer = setInterval(() => { void this.checkGpus(check.detect) }, check.intervalMs)
@@ -179,7 +184,8 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     void this.publishSoon()
   }
 
-  stop (): void {
+  async stop (): Promise<void> {
+    await this.components.registrar.unhandle(PROTOCOL.capability).catch(() => {})
     this.running = false
     this.abort.abort()
     clearTimeout(this.timer)
@@ -195,6 +201,12 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   current (): Signed<CapabilityRecord> {
     if (this.record == null) this.seal(true)
     return this.record as Signed<CapabilityRecord>
+  }
+
+  /** what `/idlegrid/cap/1.0.0` answers: the current record, re-signed if it is about to expire */
+  private servedEnvelope (): Uint8Array {
+    if (this.record == null || Number(this.record.message.expiresAt) - Date.now() < Math.min(60_000, this.init.recordTtlMs / 4)) this.seal(false)
+    return (this.record as Signed<CapabilityRecord>).envelope
   }
 
   lastPublished (): PublishReport | undefined {

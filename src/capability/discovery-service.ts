@@ -1,8 +1,8 @@
 /**
- * The discovery service every node runs: finds providers by constraint (`discover`),
- * answers the `capability.discover` control call (what `idlegrid market ls` uses) and
- * remembers why the DHT validator refused records, so discovery can say why a candidate
- * was dropped.
+ * The discovery service every node runs: finds providers by constraint (`discover`, with
+ * records asked of the providers themselves and cached), answers the `capability.discover`
+ * control call (what `idlegrid market ls` uses) and remembers why the DHT validator refused
+ * records, so discovery can say why a candidate was dropped.
  */
 
 import { serviceCapabilities } from '@libp2p/interface'
@@ -10,9 +10,11 @@ import { toString as uint8ArrayToString } from 'uint8arrays/to-string'
 import { asNumber } from '../config/validate.js'
 import { parseDiscoveryFilters, type DiscoveryFilters } from './discovery-filters.js'
 import { discoverWith, type DiscoveryOptions, type DiscoveryResult, type RejectionLookup } from './discovery.js'
+import { RecordCache } from './record-cache.js'
 import type { CapabilityRecordError } from './errors.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
 import type { ComponentLogger, Logger } from '@libp2p/interface'
+import type { ConnectionManager } from '@libp2p/interface-internal'
 import type { KadDHT } from '@libp2p/kad-dht'
 
 /** The discovery service's name in a node's services, and what it provides to `serviceDependencies`. */
@@ -47,6 +49,7 @@ export interface DiscoveryServiceInit {
 
 interface DiscoveryComponents {
   dht: KadDHT
+  connectionManager: ConnectionManager
   logger: ComponentLogger
 }
 
@@ -63,6 +66,8 @@ class DiscoveryService implements CapabilityDiscovery {
   readonly [serviceCapabilities] = [DISCOVERY_CAPABILITY]
   private readonly components: DiscoveryComponents
   private readonly rejections: RecordRejections
+  /** records verified by earlier queries, asked again after DiscoveryOptions.maxRecordAgeMs */
+  private readonly cache = new RecordCache()
   private readonly log: Logger
 
   constructor (components: DiscoveryComponents, init: DiscoveryServiceInit) {
@@ -76,7 +81,7 @@ class DiscoveryService implements CapabilityDiscovery {
   }
 
   async discover (filters: DiscoveryFilters, opts: DiscoveryOptions = {}): Promise<DiscoveryResult> {
-    return await discoverWith(this.components.dht, filters, opts, this.rejections)
+    return await discoverWith(this.components.dht, filters, opts, this.rejections, { connectionManager: this.components.connectionManager, cache: this.cache })
   }
 
   [CONTROL_HANDLERS] (): Record<string, ControlHandler> {

@@ -1,22 +1,28 @@
 /**
  * Discovery: find providers by constraint with no directory server. Look up the narrowest
- * index key the filters allow (`findProviders`), fetch each candidate's record from the DHT
- * (`get`, which runs the validator), verify it again locally, and apply every filter to
- * the record itself. Candidate count, parallelism and time are all bounded.
+ * index key the filters allow (`findProviders`, bounded in DHT messages), ask each candidate
+ * for its record directly (`/idlegrid/cap/1.0.0`, dialled at the addresses the DHT gave),
+ * falling back to the DHT record (`get`, which runs the validator) when it cannot or will not
+ * answer; keep verified records in a bounded cache. Every record, wherever it came from, is
+ * opened again here (signature, signer = candidate, expiry) and every filter is applied to
+ * the record itself. Candidate count, parallelism, messages and time are all bounded.
  */
 
 import { multiaddr } from '@multiformats/multiaddr'
 import { toString as uint8ArrayToString } from 'uint8arrays/to-string'
 import { failedFilter, indexKeysFor, recordAvailableAt, type DiscoveryFilters } from './discovery-filters.js'
-import { CapabilityRecordError, type CapabilityRejection } from './errors.js'
-import { indexCid, type IndexKey } from './index-keys.js'
+import { CapabilityRecordError, RecordFetchError, type CapabilityRejection, type RecordFetchFailure } from './errors.js'
+import { findCandidates, PROVIDERS_PER_KEY, type Candidate, type MessageCounter } from './provider-lookup.js'
 import { openCapabilityRecord } from './record.js'
+import { fetchRecordDirect } from './record-fetch.js'
+import type { RecordCache } from './record-cache.js'
 import { capabilityKey } from './record-key.js'
 import { recordTierFromWire, type Tier } from './tiers.js'
 import { formatWindow } from './windows.js'
 import type { CapabilityRecord } from '../../protocols/capability.js'
 import type { Signed } from '../identity/index.js'
-import type { AbortOptions, PeerId } from '@libp2p/interface'
+import type { AbortOptions } from '@libp2p/interface'
+import type { ConnectionManager } from '@libp2p/interface-internal'
 import type { KadDHT, QueryEvent } from '@libp2p/kad-dht'
 
 export interface DiscoveryOptions {
@@ -28,6 +34,12 @@ export interface DiscoveryOptions {
   maxCandidates?: number
   /** record fetches in flight (default 8) */
   parallelism?: number
+  /** bound on asking a provider directly before falling back to the DHT (default 3 s) */
+  directTimeoutMs?: number
+  /** a cached record fetched less than this long ago is used without asking again (default 15 s; 0: always ask) */
+  maxRecordAgeMs?: number
+  /** DHT requests the index lookups may send in all (default 24) */
+  maxLookupMessages?: number
   /** the local clock (default Date.now()) */
   now?: number
   signal?: AbortSignal
@@ -90,9 +102,19 @@ export interface DiscoveryResult {
   removedBy: Record<string, number>
   /** more candidates existed than were fetched, or a lookup hit kad-dht's per-key cap */
   truncated: boolean
-  /** DHT requests this node sent (SEND_QUERY events) */
+  /** DHT requests this node sent (SEND_QUERY events), index lookups and DHT fallbacks together */
   dhtMessages: number
+  /** where the records used came from: cache (re-verified), the provider itself, the DHT */
+  recordsFrom: { cache: number, direct: number, dht: number }
+  /** providers whose direct answer was refused or missing (their DHT record was tried instead) */
+  directFailures: DirectFailure[]
   elapsedMs: number
+}
+
+export interface DirectFailure {
+  peerId: string
+  reason: RecordFetchFailure
+  detail: string
 }
 
 export interface RejectionLookup {
@@ -100,8 +122,6 @@ export interface RejectionLookup {
   reasonFor(key: Uint8Array): CapabilityRecordError | undefined
 }
 
-/** kad-dht stops a findProviders query at k (20) providers. */
-const PROVIDERS_PER_KEY = 20
 const MAX_INDEX_LOOKUPS = 8
 
 export function describeRecord (verified: Signed<CapabilityRecord>, now: number): DiscoveredProvider {
@@ -135,47 +155,59 @@ export function describeRecord (verified: Signed<CapabilityRecord>, now: number)
   }
 }
 
+/** What a node's discovery service adds to a bare DHT lookup: direct record fetches and a cache. */
+export interface DirectRecords {
+  connectionManager: ConnectionManager
+  cache: RecordCache
+}
+
+/** Answers in a row that added no provider before a lookup stops (once it found some). */
+const QUIET_RESPONSES = 3
+
 /**
  * Finds providers matching `filters` through `dht`. Works on any node with the DHT (renters
- * in client mode included); with `rejections` (the discovery service's memory of the DHT
- * validator's refusals), dropped records say why the validator refused them.
+ * in client mode included). With `direct`, records are asked of the providers themselves and
+ * cached; without it every record comes from the DHT. With `rejections` (the discovery
+ * service's memory of the DHT validator's refusals), dropped records say why they were refused.
  */
-export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts: DiscoveryOptions = {}, rejections?: RejectionLookup): Promise<DiscoveryResult> {
+export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts: DiscoveryOptions = {}, rejections?: RejectionLookup, direct?: DirectRecords): Promise<DiscoveryResult> {
   const started = Date.now()
   const timeoutMs = opts.timeoutMs ?? 20_000
   const signal = opts.signal != null ? AbortSignal.any([opts.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs)
   const maxCandidates = opts.maxCandidates ?? 64
-  const counter = { sent: 0 }
+  const maxLookupMessages = opts.maxLookupMessages ?? 24
+  const counter: MessageCounter = { sent: 0 }
 
   // 1. candidates from the narrowest index key; broader keys only when it hit the per-key cap
-  const candidates = new Map<string, PeerId>()
+  const candidates = new Map<string, Candidate>()
   const indexKeys: string[] = []
   let truncated = false
-  const groups = indexKeysFor(filters)
-  for (const group of groups) {
+  for (const group of indexKeysFor(filters)) {
     let saturated = false
     for (const key of group) {
       if (indexKeys.length >= MAX_INDEX_LOOKUPS || candidates.size >= maxCandidates || signal.aborted) break
+      if (counter.sent >= maxLookupMessages) { truncated = true; break }
       indexKeys.push(`${key.dim}/${key.value}`)
-      const found = await findCandidates(dht, key, signal, counter)
+      const found = await findCandidates(dht, key, { signal, maxMessages: maxLookupMessages - counter.sent, quietResponses: QUIET_RESPONSES }, counter)
       if (found.length >= PROVIDERS_PER_KEY) saturated = true
-      for (const p of found) {
+      for (const c of found) {
         if (candidates.size >= maxCandidates) { truncated = true; break }
-        candidates.set(p.toString(), p)
+        candidates.set(c.id.toString(), c)
       }
     }
     if (!saturated) break
     truncated = true
   }
 
-  // 2. fetch and verify each record, bounded in parallelism and time
+  // 2. each record: cache, the provider itself, the DHT; bounded in parallelism and time
+  const fetcher = new RecordFetcher(dht, opts, signal, counter, rejections, direct)
   const dropped: DroppedRecord[] = []
-  const verified: Signed<CapabilityRecord>[] = []
+  const verified: Array<Signed<CapabilityRecord>> = []
   const queue = [...candidates.values()]
   const workers = Array.from({ length: Math.min(opts.parallelism ?? 8, queue.length) }, async () => {
-    for (let peer = queue.shift(); peer != null; peer = queue.shift()) {
-      if (signal.aborted) { dropped.push({ peerId: peer.toString(), reason: 'not-found', detail: 'discovery timed out before this record was fetched' }); continue }
-      const outcome = await fetchRecord(dht, peer, { signal: AbortSignal.any([signal, AbortSignal.timeout(opts.fetchTimeoutMs ?? 8_000)]) }, counter, opts.now, rejections)
+    for (let c = queue.shift(); c != null; c = queue.shift()) {
+      if (signal.aborted) { dropped.push({ peerId: c.id.toString(), reason: 'not-found', detail: 'discovery timed out before this record was fetched' }); continue }
+      const outcome = await fetcher.record(c)
       if ('message' in outcome) verified.push(outcome)
       else dropped.push(outcome)
     }
@@ -192,32 +224,80 @@ export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts
     providers.push(describeRecord(v, now))
   }
   providers.sort((a, b) => a.priceFloorMicroUsd - b.priceFloorMicroUsd || a.peerId.localeCompare(b.peerId))
-  return { providers, indexKeys, candidates: candidates.size, dropped, removedBy, truncated, dhtMessages: counter.sent, elapsedMs: Date.now() - started }
+  return {
+    providers,
+    indexKeys,
+    candidates: candidates.size,
+    dropped,
+    removedBy,
+    truncated,
+    dhtMessages: counter.sent,
+    recordsFrom: fetcher.from,
+    directFailures: fetcher.directFailures,
+    elapsedMs: Date.now() - started
+  }
 }
 
-function countSent (event: QueryEvent, counter: { sent: number }): void {
+/** One query's record fetching: cache → the provider → the DHT, each result opened again. */
+class RecordFetcher {
+  readonly from = { cache: 0, direct: 0, dht: 0 }
+  readonly directFailures: DirectFailure[] = []
+
+  constructor (
+    private readonly dht: KadDHT,
+    private readonly opts: DiscoveryOptions,
+    private readonly signal: AbortSignal,
+    private readonly counter: MessageCounter,
+    private readonly rejections?: RejectionLookup,
+    private readonly direct?: DirectRecords
+  ) {}
+
+  async record (c: Candidate): Promise<Signed<CapabilityRecord> | DroppedRecord> {
+    const id = c.id.toString()
+    const direct = this.direct
+    if (direct != null) {
+      const cached = direct.cache.fresh(id, this.now(), this.opts.maxRecordAgeMs ?? 15_000)
+      if (cached != null) {
+        try {
+          const record = openCapabilityRecord(cached, { peerId: c.id, now: this.now() })
+          this.from.cache++
+          return record
+        } catch {
+          direct.cache.drop(id)
+        }
+      }
+      try {
+        // no addresses from the DHT: the peer store's (a connected peer needs none)
+        const record = await fetchRecordDirect(direct.connectionManager, c.id, { addrs: c.addrs, signal: AbortSignal.any([this.signal, AbortSignal.timeout(this.opts.directTimeoutMs ?? 3_000)]), now: this.opts.now })
+        direct.cache.put(record, this.now())
+        this.from.direct++
+        return record
+      } catch (err) {
+        if (!(err instanceof RecordFetchError)) throw err
+        this.directFailures.push({ peerId: id, reason: err.reason, detail: err.message })
+        if (this.signal.aborted) return { peerId: id, reason: 'not-found', detail: `discovery timed out (${err.message})` }
+      }
+    }
+    const outcome = await fetchFromDht(this.dht, c, { signal: AbortSignal.any([this.signal, AbortSignal.timeout(this.opts.fetchTimeoutMs ?? 8_000)]) }, this.counter, this.opts.now, this.rejections)
+    if ('message' in outcome) {
+      direct?.cache.put(outcome, this.now())
+      this.from.dht++
+    }
+    return outcome
+  }
+
+  private now (): number {
+    return this.opts.now ?? Date.now()
+  }
+}
+
+function countSent (event: QueryEvent, counter: MessageCounter): void {
   if (event.name === 'SEND_QUERY') counter.sent++
 }
 
-async function findCandidates (dht: KadDHT, key: IndexKey, signal: AbortSignal, counter: { sent: number }): Promise<PeerId[]> {
-  const found = new Map<string, PeerId>()
-  try {
-    for await (const event of dht.findProviders(indexCid(key), { signal })) {
-      countSent(event, counter)
-      if (event.name !== 'PROVIDER') continue
-      for (const p of event.providers) found.set(p.id.toString(), p.id)
-      if (found.size >= PROVIDERS_PER_KEY) break
-    }
-  } catch (err: any) {
-    // a timed-out or failed lookup still yields what it found so far
-    if (!signal.aborted && err?.name !== 'AbortError') throw err
-  }
-  return [...found.values()]
-}
-
-async function fetchRecord (dht: KadDHT, peer: PeerId, options: AbortOptions, counter: { sent: number }, now: number | undefined, rejections?: RejectionLookup): Promise<Signed<CapabilityRecord> | DroppedRecord> {
-  const key = capabilityKey(peer)
-  const peerId = peer.toString()
+async function fetchFromDht (dht: KadDHT, c: Candidate, options: AbortOptions, counter: MessageCounter, now: number | undefined, rejections?: RejectionLookup): Promise<Signed<CapabilityRecord> | DroppedRecord> {
+  const key = capabilityKey(c.id)
+  const peerId = c.id.toString()
   let value: Uint8Array | undefined
   let invalidSeen = 0
   try {

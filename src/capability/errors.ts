@@ -16,3 +16,19 @@ export class CapabilityRecordError extends Error {
     this.reason = reason
   }
 }
+
+/** Why a record asked of its provider directly (`/idlegrid/cap/1.0.0`) was not used. */
+export type RecordFetchFailure = CapabilityRejection | 'timeout' | 'no-response' | 'unsupported' | 'failed'
+
+/** A provider's direct answer that must not be used (or no answer); `reason` says why. */
+export class RecordFetchError extends Error {
+  static readonly code = 'ERR_CAPABILITY_FETCH'
+  readonly code = RecordFetchError.code
+  readonly reason: RecordFetchFailure
+
+  constructor (reason: RecordFetchFailure, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'RecordFetchError'
+    this.reason = reason
+  }
+}

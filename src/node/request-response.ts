@@ -9,6 +9,7 @@
 import * as lp from 'it-length-prefixed'
 import { pipe } from 'it-pipe'
 import type { Logger, PeerId, Stream } from '@libp2p/interface'
+import type { Multiaddr } from '@multiformats/multiaddr'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 
 export interface RequestResponseComponents {
@@ -36,14 +37,18 @@ async function firstFrame (source: AsyncIterable<{ subarray: () => Uint8Array }>
   return first.done === true ? undefined : first.value.subarray()
 }
 
-/** Sends `request` to `peer` on `protocol` and returns the one response frame (at most `maxResponseBytes`). */
-export async function requestOnce (connectionManager: ConnectionManager, peer: PeerId, protocol: string, request: Uint8Array, maxResponseBytes: number, signal: AbortSignal): Promise<Uint8Array> {
+/**
+ * Sends `request` to `peer` on `protocol` and returns the one response frame (at most
+ * `maxResponseBytes`). `dial`: addresses to reach `peer` at when not connected (each ending in
+ * /p2p/<peer>), e.g. from a DHT provider record; without them the peer store's are used.
+ */
+export async function requestOnce (connectionManager: ConnectionManager, peer: PeerId, protocol: string, request: Uint8Array, maxResponseBytes: number, signal: AbortSignal, dial?: Multiaddr[]): Promise<Uint8Array> {
   let stream: Stream | undefined
   const timedOut = (): RequestResponseError => new RequestResponseError('timeout', `${protocol} to ${peer.toString()} timed out`)
   const onAbort = (): void => { stream?.abort(timedOut()) }
   signal.addEventListener('abort', onAbort, { once: true })
   try {
-    const connection = await connectionManager.openConnection(peer, { signal })
+    const connection = await connectionManager.openConnection(dial != null && dial.length > 0 ? dial : peer, { signal })
     stream = await connection.newStream(protocol, { signal })
     const response = await pipe([request], (source) => lp.encode(source), stream, (source) => lp.decode(source, { maxDataLength: maxResponseBytes }), firstFrame)
     if (response == null) throw new RequestResponseError('no-response', `${peer.toString()} closed ${protocol} without answering`)

@@ -111,7 +111,8 @@ describe('capability discovery (in-process network)', function () {
     const changed = providerProfile(parsePolicy({ ...PROFILES[1].policy, priceFloor: 0.9 }), parseSimulatedGpus(PROFILES[1].gpus))
     const report = await adv.update(changed)
     assert.ok(report != null && report.sequence > before)
-    const r = await discoverProviders(renter, { region: 'us-east' }, { timeoutMs: 10_000 })
+    // a query that takes no cached record asks the provider, which serves the new one at once
+    const r = await discoverProviders(renter, { region: 'us-east' }, { timeoutMs: 10_000, maxRecordAgeMs: 0 })
     assert.equal(r.providers[0]?.priceFloor, 0.9)
     assert.equal(r.providers[0]?.sequence, report.sequence.toString())
   })
@@ -121,7 +122,7 @@ describe('capability discovery (in-process network)', function () {
     const before = adv.current().message.sequence
     detectedGpus = parseSimulatedGpus(['H100 80GB:80:3'])
     const r = await waitFor(async () => {
-      const found = await discoverProviders(renter, { region: 'eu-west' }, { timeoutMs: 10_000 })
+      const found = await discoverProviders(renter, { region: 'eu-west' }, { timeoutMs: 10_000, maxRecordAgeMs: 0 })
       return found.providers[0]?.gpus[0]?.count === 3 ? found : undefined
     }, { timeoutMs: 20_000, intervalMs: 300, what: 'the third GPU to be advertised' })
     assert.ok(BigInt(r.providers[0]?.sequence ?? 0) > before)
