@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { signingInput } from './envelope.js'
+import { signingPrefix } from './envelope.js'
 
 /**
  * The message hash of a signed message: sha256 of exactly the bytes its signature covers
@@ -7,7 +7,7 @@ import { signingInput } from './envelope.js'
  * receipts and ledger entries use to point at another message (protocols/README.md §4).
  */
 export function messageHash (domain: string, payload: Uint8Array): Uint8Array {
-  return new Uint8Array(createHash('sha256').update(signingInput(domain, payload)).digest())
+  return new Uint8Array(createHash('sha256').update(signingPrefix(domain)).update(payload).digest())
 }
 
 export function sha256 (bytes: Uint8Array | string): Uint8Array {

@@ -20,8 +20,23 @@ export type DecodedBody =
   | { kind: 'heartbeat-summary', summary: HeartbeatSummary }
   | { kind: 'fraud-proof', proof: Signed<FraudProof> }
 
+/**
+ * Bodies already decoded, by record: an entry's body is read by verification, standing,
+ * evidence and views in turn, and decoding it each time was a large part of sync's work.
+ */
+const decodedBodies = new WeakMap<LedgerRecord, DecodedBody>()
+
 /** The body of a stored (already verified) entry: decoded, not verified again. */
 export function decodeStoredBody (record: LedgerRecord): DecodedBody {
+  let body = decodedBodies.get(record)
+  if (body == null) {
+    body = decodeBody(record)
+    decodedBodies.set(record, body)
+  }
+  return body
+}
+
+function decodeBody (record: LedgerRecord): DecodedBody {
   switch (record.kind) {
     case LedgerEntry.BodyKind.ATTESTATION:
       return { kind: 'attestation', attestation: storedSigned(record.body, DOMAIN.attestation, (payload) => decodeVerified(Attestation, payload, 'attestation')) }
@@ -61,14 +76,16 @@ export async function verifyJobBody (record: LedgerRecord): Promise<DecodedBody>
     throw err
   }
   if (!equals(opened.signer.toMultihash().bytes, record.author)) throw new InvalidBodyError(`${domain} body signed by ${opened.signer.toString()}, not by the entry's author`)
-  const signed = <T>(message: T): Signed<T> => ({ message, signer: opened.signer, hash: messageHash(domain, opened.payload), envelope: record.body })
+  // the hash only when read (once): verification alone never needs it
+  let hash: Uint8Array | undefined
+  const signed = <T>(message: T): Signed<T> => ({ message, signer: opened.signer, get hash () { return (hash ??= messageHash(domain, opened.payload)) }, envelope: record.body })
   try {
     if (isAttestation) {
       const attestation = decodeBounded(Attestation, opened.payload, 'attestation', MAX_BYTES.attestation)
       if (!equals(attestation.provider, record.author)) throw new InvalidBodyError('attestation names another provider than its author')
       if (attestation.jobId.length !== ID_BYTES) throw new InvalidBodyError('attestation job id is not 16 bytes')
       if (parseAuthor(attestation.renter) == null) throw new InvalidBodyError('attestation renter is not a peer id')
-      return { kind: 'attestation', attestation: signed(attestation) }
+      return remember(record, { kind: 'attestation', attestation: signed(attestation) })
     }
     const receipt = decodeBounded(Receipt, opened.payload, 'receipt', MAX_BYTES.receipt)
     if (!equals(receipt.renter, record.author)) throw new InvalidBodyError('receipt names another renter than its author')
@@ -79,11 +96,17 @@ export async function verifyJobBody (record: LedgerRecord): Promise<DecodedBody>
     if (receipt.receivedOutputDigest.length !== 0 && receipt.receivedOutputDigest.length !== HASH_BYTES) throw new InvalidBodyError('receipt received output digest is not 32 bytes')
     // the claim rests on the digest the renter received (reputation compares it with the attested one)
     if (receipt.outcome === Receipt.Outcome.BAD_OUTPUT && receipt.receivedOutputDigest.length === 0) throw new InvalidBodyError('BAD_OUTPUT receipt without the received output digest')
-    return { kind: 'receipt', receipt: signed(receipt) }
+    return remember(record, { kind: 'receipt', receipt: signed(receipt) })
   } catch (err) {
     if (err instanceof InvalidBodyError) throw err
     throw new InvalidBodyError(err instanceof Error ? err.message : String(err))
   }
+}
+
+/** A verified body, kept for the readers that follow (decodeStoredBody). */
+function remember (record: LedgerRecord, body: DecodedBody): DecodedBody {
+  decodedBodies.set(record, body)
+  return body
 }
 
 /** A heartbeat summary must decode and be internally consistent. */

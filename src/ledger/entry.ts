@@ -99,14 +99,31 @@ export interface OpenEntryOptions {
  * author, seq and prev_hash shape, body kind and size. No clock or body checks (see verifyEntry).
  */
 export async function openEntry (bytes: Uint8Array, opts: OpenEntryOptions = {}): Promise<LedgerRecord> {
-  let opened: OpenedEnvelope
+  const opened = await openEntryEnvelope(bytes, opts.checkSignature)
+  return entryRecord(bytes, opened)
+}
+
+/**
+ * The entry's envelope decoded and its shape checked, its signature not yet (unless
+ * `checkSignature`): verifyEntry checks it beside the body's. Throws the errors openEntry throws.
+ */
+export async function openEntryEnvelope (bytes: Uint8Array, checkSignature?: boolean): Promise<OpenedEnvelope> {
   try {
-    opened = await openEnvelopeAsync(bytes, { domain: DOMAIN.ledgerEntry, maxBytes: MAX_ENTRY_ENVELOPE_BYTES, checkSignature: opts.checkSignature })
+    return await openEnvelopeAsync(bytes, { domain: DOMAIN.ledgerEntry, maxBytes: MAX_ENTRY_ENVELOPE_BYTES, checkSignature })
   } catch (err) {
     if (!(err instanceof EnvelopeError)) throw err
     if (SIGNER_PROBLEMS.has(err.reason)) throw new EntrySignatureError(`entry envelope: ${err.message}`)
     throw new MalformedEntryError(`entry envelope: ${err.message}`)
   }
+}
+
+/** The error of an entry envelope whose signature does not verify (as openEntry words it). */
+export function entrySignatureError (opened: OpenedEnvelope): EntrySignatureError {
+  return new EntrySignatureError(`entry envelope: signature by ${opened.signer.toString()} does not verify`)
+}
+
+/** The record of an opened entry envelope: payload decoded and checked, signer = author. */
+export function entryRecord (bytes: Uint8Array, opened: OpenedEnvelope): LedgerRecord {
   const entry = decodeEntryPayload(opened.payload)
   if (!equals(entry.author, opened.signer.toMultihash().bytes)) throw new EntrySignatureError(`entry of another author signed by ${opened.signer.toString()}`)
   return recordOf(bytes, opened.payload, entry, opened.signer.toString())

@@ -3,11 +3,14 @@
  * trust in each key (trust.ts, seeded from itself and the peers its operator trusts), and
  * the scores computed from both (reputation.ts) for the auction, the CLI and the control socket.
  *
- * Trust is a full computation over the job graph. The auction reads scores far more often
- * than the graph changes, so the view keeps the last trust vector for TRUST_REFRESH_MS:
- * between two full computations a new entry changes its provider's score at once (its
- * evidence is re-read) but renters' trust stays as last computed (a new renter counts 0
- * until the next one). An explicit `now` (the CLI, tests) always gets the exact figures.
+ * Trust is a full computation over the job graph (~0.9 s at 10,000 providers), so the
+ * auction never waits for one: reliability() serves the last trust vector, and when it is
+ * older than TRUST_REFRESH_MS one recomputation is scheduled in the background (one at a
+ * time; the ledger service also refreshes on a timer). Between two computations a new entry
+ * changes its provider's score at once (its evidence is re-read) but renters' trust stays as
+ * last computed (a new renter counts 0 until the next one). Only the very first use computes
+ * in place (the service primes it at start). An explicit `now` (the CLI, tests) always gets
+ * the exact figures.
  */
 
 import { JobStatus, Receipt } from '../../protocols/job.js'
@@ -30,6 +33,8 @@ export interface ReputationViewOptions {
   /** peers the operator trusts (bootstrap peers, --trust) */
   trustedPeers?: string[]
   trust?: Partial<TrustParams>
+  /** how old a trust vector the auction may use before a background refresh (default 30 s) */
+  trustRefreshMs?: number
 }
 
 /** The jobs that went well, as trust's graph takes them, decayed at `now`. */
@@ -53,12 +58,30 @@ export class ReputationView {
   private entries = 0
   private trustCache?: { entries: number, now: number, at: number, stamp: number, scores: TrustScores }
   private trustStamp = 0
+  private readonly trustRefreshMs: number
+  private refreshing?: NodeJS.Timeout
+  /** full trust computations so far (tests: the auction path never runs one once primed) */
+  trustComputations = 0
 
   constructor (params: Partial<ReputationParams> = {}, opts: ReputationViewOptions = {}) {
     this.params = { ...DEFAULT_REPUTATION, ...params }
     this.trustParams = { ...DEFAULT_TRUST, ...opts.trust }
     this.selfId = opts.selfId
     this.seeds = new Set(opts.selfId == null ? [] : [opts.selfId, ...(opts.trustedPeers ?? [])])
+    this.trustRefreshMs = opts.trustRefreshMs ?? TRUST_REFRESH_MS
+  }
+
+  /** Computes the trust vector now unless the held one is current (at start, and on the service's timer). */
+  refreshTrust (now = Date.now()): void {
+    const held = this.trustCache
+    if (held != null && held.entries === this.entries && now - held.at < this.trustRefreshMs) return
+    this.computeTrust(now)
+  }
+
+  /** Cancels a scheduled background refresh (the service stops). */
+  stop (): void {
+    clearTimeout(this.refreshing)
+    this.refreshing = undefined
   }
 
   /** Takes in one stored entry (each is counted once, whatever calls it). */
@@ -104,17 +127,35 @@ export class ReputationView {
     return computeEarnings(this.evidence, peerId)
   }
 
-  /** This node's trust at `now`: exact when asked for (`exact`), else at most TRUST_REFRESH_MS old. */
+  /**
+   * This node's trust at `now`: exact when asked for (`exact`); else the last vector, with a
+   * background refresh scheduled once it is older than trustRefreshMs.
+   */
   private trustFor (now: number, exact: boolean): { stamp: number, scores: TrustScores } | undefined {
     if (this.selfId == null) return undefined
     const held = this.trustCache
-    if (held != null) {
-      const same = held.entries === this.entries && held.now === now
-      if (same || (!exact && Math.abs(now - held.at) < TRUST_REFRESH_MS)) return held
-    }
+    if (held == null) return this.computeTrust(now)
+    if (held.entries === this.entries && held.now === now) return held
+    if (exact) return this.computeTrust(now)
+    if (Math.abs(now - held.at) >= this.trustRefreshMs) this.refreshInBackground()
+    return held
+  }
+
+  /** One recomputation soon, off the caller's path; none while one is scheduled. */
+  private refreshInBackground (): void {
+    if (this.refreshing != null) return
+    this.refreshing = setTimeout(() => {
+      this.refreshing = undefined
+      this.refreshTrust()
+    }, 0)
+    this.refreshing.unref()
+  }
+
+  private computeTrust (now: number): { stamp: number, scores: TrustScores } {
     const graph = new TrustGraph()
     for (const fact of jobFacts(this.evidence, now, this.params)) graph.add(fact)
     const scores = graph.compute(this.seeds, this.trustParams)
+    this.trustComputations++
     this.trustCache = { entries: this.entries, now, at: now, stamp: ++this.trustStamp, scores }
     return this.trustCache
   }

@@ -106,6 +106,8 @@ export interface LedgerService {
   [CONTROL_HANDLERS](): Record<string, ControlHandler>
 }
 
+/** How often the trust vector is recomputed in the background when the ledger changed or it aged (trust.ts). */
+const TRUST_TIMER_MS = 30_000
 /** A pause after connect before syncing, so identify has told us the peer's protocols. */
 const CONNECT_SYNC_DELAY_MS = 300
 
@@ -189,6 +191,8 @@ class LedgerNode implements LedgerService, Startable {
       this.scores.add(record)
       this.uptime.noteStored(record)
     }
+    // the trust vector the auction reads from the first bid on; refreshed off its path after
+    this.scores.refreshTrust()
     this.ownAtStart = store.head(this.selfId)?.seq ?? 0
     store.onAdded((record) => { this.added(record) })
     await serveSync(this.components.registrar, REQUEST_TIMEOUT_MS, async (request, remote) => await this.server.answer(request, remote), this.log)
@@ -204,6 +208,7 @@ class LedgerNode implements LedgerService, Startable {
       this.timers.push(timer)
     }
     every(this.init.syncIntervalMs ?? 30_000, () => { this.sync.periodicSync() })
+    every(TRUST_TIMER_MS, () => { this.scores.refreshTrust() })
     const summaryMs = this.init.summaryIntervalMs ?? 3600_000
     if (this.init.role === 'provider' && summaryMs > 0) {
       every(this.uptime.sampleEveryMs(summaryMs), () => { this.uptime.sampleSlots() })
@@ -227,6 +232,7 @@ class LedgerNode implements LedgerService, Startable {
 
   async stop (): Promise<void> {
     this.aborter.abort()
+    this.scores.stop()
     await this.sync.settled()
     await this.components.registrar.unhandle(PROTOCOL.ledgerSync).catch(() => {})
     await this.ledger?.close()

@@ -34,6 +34,8 @@ const PEERS_PER_ROUND = 3
 const MAX_FORK_CHECKS = 1024
 /** Heads pages asked of one peer per session (10 000 heads each). */
 const MAX_HEAD_PAGES = 100
+/** Feeds pulled from one peer at once in a session. */
+const FEEDS_AT_ONCE = 4
 /** Feeds of authors without standing pulled (into the quarantine) per session. */
 const MAX_QUARANTINE_PULLS = 32
 
@@ -190,10 +192,23 @@ export class SyncClient {
         if (author == null || remote.seq < 1n || remote.seq > BigInt(Number.MAX_SAFE_INTEGER)) throw new SyncProtocolError(`${peer.toString()} sent a malformed head`)
         return { remote, id: author.id, standing: store.admission?.hasStanding(author.id) ?? true }
       })
-      for (const { remote, id } of [...parsed.filter(h => h.standing), ...parsed.filter(h => !h.standing)]) {
-        if (signal.aborted || counts.pulled >= MAX_PULL_PER_SESSION) break
-        await this.compare(peer, remote, id, counts, signal)
+      // a few feeds at once: one feed's last batch is written while the next one's verify
+      const ordered = [...parsed.filter(h => h.standing), ...parsed.filter(h => !h.standing)]
+      let next = 0
+      // a peer that sent something we refuse ends the session: the other pulls stop too
+      let failed = false
+      const worker = async (): Promise<void> => {
+        while (next < ordered.length && !failed && !signal.aborted && counts.pulled < MAX_PULL_PER_SESSION) {
+          const { remote, id } = ordered[next++]
+          try {
+            await this.compare(peer, remote, id, counts, signal)
+          } catch (err) {
+            failed = true
+            throw err
+          }
+        }
       }
+      await Promise.all(Array.from({ length: Math.min(FEEDS_AT_ONCE, ordered.length) }, worker))
       if (!more || heads.length === 0) break
       after = heads[heads.length - 1].author
     }

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict'
 import { createHash, createPublicKey, randomBytes, verify as nodeVerify } from 'node:crypto'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import * as ed from '@noble/ed25519'
-import { SMALL_ORDER_ENCODINGS, signBytes, strictPrechecks, verifyBytes, verifyBytesFast, verifyBytesQuick, verifyManyFast } from '../../src/identity/signature.js'
+import { canonicalPointEncoding, SMALL_ORDER_ENCODINGS, signBytes, strictPrechecks, verifyBytes, verifyBytesFast, verifyBytesQuick, verifyManyFast } from '../../src/identity/signature.js'
 
 // The fast verifier (OpenSSL on the thread pool + prechecks + noble as arbiter) must accept
 // exactly what verifyBytes (noble, strict RFC 8032) accepts: the same edge vectors as
@@ -134,6 +134,22 @@ describe('identity: the fast verifier accepts exactly what the strict verifier a
       found = true
     }
     assert.ok(found)
+  })
+
+  it('the byte-wise prechecks agree with the bigint rules at every bound (y = p ± 1, ±1 with the sign bit, S = L ± 1) and on random bytes', () => {
+    const reference = (e: Uint8Array): boolean => {
+      const y = fromLE(e) & ((1n << 255n) - 1n)
+      return y < P && !((e[31] & 0x80) !== 0 && (y === 1n || y === P - 1n))
+    }
+    const withSign = (b: Uint8Array): Uint8Array => { const c = Uint8Array.from(b); c[31] |= 0x80; return c }
+    const ys = [0n, 1n, 2n, P - 2n, P - 1n, P, P + 1n, 2n ** 255n - 1n].map(toLE32)
+    const samples = [...ys, ...ys.map(withSign), ...Array.from({ length: 2000 }, () => rand(32))]
+    for (const e of samples) assert.equal(canonicalPointEncoding(e), reference(e), hex(e))
+    const key = toLE32(9n)
+    const R = toLE32(4n)
+    for (const S of [0n, 1n, L - 1n, L, L + 1n, 2n ** 253n, 2n ** 256n - 1n]) {
+      assert.equal(strictPrechecks(key, Uint8Array.from([...R, ...toLE32(S)])), S < L, `S = ${S}`)
+    }
   })
 
   it('verifyManyFast keeps order and agrees item by item', async () => {
