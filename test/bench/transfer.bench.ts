@@ -2,17 +2,20 @@
  * Transfer benchmark: a 256 MiB payload (IDLEGRID_BENCH_TRANSFER_MIB to change) sent from
  * this process to a receiver in another process (test/bench/transfer-peer.ts), as between a
  * renter and a provider, over
- *  - a plain TCP socket and a Node `tls` socket on loopback (the baselines),
+ *  - a plain TCP socket and a Node `tls` socket on loopback, the receiver only counting (the
+ *    baselines for the raw stream),
+ *  - a Node `tls` socket whose receiver hashes (sha256) and writes what arrives to a new file:
+ *    the fair baseline for the job protocol, which does the same work and more,
  *  - one libp2p stream between two idlegrid nodes built with the node's own transport,
  *    encrypter and muxer settings (raw bytes),
  *  - the job protocol itself: input upload and output download of a job that copies its input
  *    to its output (framing, sha256 on both sides and disk writes included),
  * all in the same run (each copy once to warm up, then measured), reported as MiB/s and as
- * ratios to the TLS copy; and the time from award to the first log line of a small job.
+ * ratios to the TLS copy (raw stream) and to the TLS → sha256 → file copy (job protocol); and the time from award to the first log line of a small job.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { writeFile } from 'node:fs/promises'
+import { chmod, writeFile } from 'node:fs/promises'
 import { connect as tcpConnect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -31,14 +34,14 @@ const SLICE = MiB
 const RAW_PROTOCOL = '/idlegrid/bench/transfer/1.0.0'
 const PEER_SCRIPT = fileURLToPath(new URL('./transfer-peer.js', import.meta.url))
 
-interface Peer { tcpPort: number, tlsPort: number | null, addr: string, peerId: string, child: ChildProcess }
+interface Peer { tcpPort: number, tlsPort: number | null, tlsFilePort: number | null, addr: string, peerId: string, child: ChildProcess }
 
 function mibps (bytes: number, ms: number): number {
   return Math.round(bytes / MiB / (ms / 1000))
 }
 
 async function startPeer (size: number, dir: string, certDir?: string): Promise<Peer> {
-  const child = spawn(process.execPath, [PEER_SCRIPT, String(size), dir, ...(certDir != null ? [certDir] : [])], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [...process.execArgv, PEER_SCRIPT, String(size), dir, ...(certDir != null ? [certDir] : [])], { stdio: ['pipe', 'pipe', 'inherit'] })
   const line = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => { reject(new Error('transfer peer did not start within 60 s')) }, 60_000)
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', (l) => { clearTimeout(timer); resolve(l) })
@@ -94,12 +97,16 @@ export default async (): Promise<Record<string, unknown>> => {
   let peer: Peer | undefined
   let renter: IdlegridNode | undefined
   try {
+    // jobs run as another user when we are root: it must pass through to the peer's work root
+    await chmod(tmp.path, 0o711)
     const haveTls = makeCert(tmp.path)
     peer = await startPeer(size, join(tmp.path, 'peer'), haveTls ? tmp.path : undefined)
     const tcpPort = peer.tcpPort
     const tlsPort = peer.tlsPort
     const tcpMs = await best(async () => await tcpCopy(payload, tcpPort))
     const tlsMs = tlsPort == null ? undefined : await best(async () => await tlsCopy(payload, tlsPort))
+    const tlsFilePort = peer.tlsFilePort
+    const tlsFileMs = tlsFilePort == null ? undefined : await best(async () => await tlsCopy(payload, tlsFilePort))
 
     renter = await createNode(resolveConfig({ role: 'renter', flags: { dataDir: join(tmp.path, 'renter'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], heartbeatSeconds: 60 } }))
     const r = renter
@@ -163,6 +170,8 @@ export default async (): Promise<Record<string, unknown>> => {
 
     const tls = tlsMs == null ? undefined : mibps(size, tlsMs)
     const ratio = (v: number): number | string => tls == null ? 'n/a (no openssl)' : Math.round(v / tls * 100) / 100
+    const tlsFile = tlsFileMs == null ? undefined : mibps(size, tlsFileMs)
+    const vsBaseline = (v: number): number | string => tlsFile == null ? 'n/a (no openssl)' : Math.round(v / tlsFile * 100) / 100
     return {
       payloadMiB: size / MiB,
       receiver: 'a separate process (test/bench/transfer-peer.ts)',
@@ -170,13 +179,16 @@ export default async (): Promise<Record<string, unknown>> => {
       muxer: connection.multiplexer,
       tcpMiBps: mibps(size, tcpMs),
       tlsMiBps: tls ?? 'n/a (no openssl)',
+      tlsSha256FileMiBps: tlsFile ?? 'n/a (no openssl)',
       libp2pStreamMiBps: mibps(size, rawMs),
       libp2pStreamVsTls: ratio(mibps(size, rawMs)),
       libp2pStreamVsTcp: Math.round(mibps(size, rawMs) / mibps(size, tcpMs) * 100) / 100,
       jobInputMiBps: mibps(size, inputMs),
       jobInputVsTls: ratio(mibps(size, inputMs)),
+      jobInputVsBaseline: vsBaseline(mibps(size, inputMs)),
       jobOutputMiBps: mibps(size, outputMs),
       jobOutputVsTls: ratio(mibps(size, outputMs)),
+      jobOutputVsBaseline: vsBaseline(mibps(size, outputMs)),
       awardToFirstLogMsMedian: Math.round(firstLog[2] as number),
       awardToFirstLogMsMin: Math.round(firstLog[0] as number)
     }
