@@ -4,7 +4,8 @@
  * bytes arrived, a TLS server that hashes and writes what arrives to a new file (the fair
  * baseline for the job protocol), and an idlegrid provider node (job service with the process runner and the
  * services it depends on, plus a raw-bytes protocol that acks the same way). Prints one JSON
- * line with its ports, address and peer id; exits when stdin closes.
+ * line with its ports, address and peer id; answers each "cpu" line on stdin with its CPU time
+ * so far; exits when stdin closes.
  *
  * usage: node transfer-peer.js SIZE_BYTES WORK_DIR [CERT_DIR]
  */
@@ -13,6 +14,7 @@ import { createWriteStream } from 'node:fs'
 import { chmod, mkdir, readFile, rm } from 'node:fs/promises'
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net'
 import { join } from 'node:path'
+import { createInterface } from 'node:readline'
 import { createServer as createTlsServer } from 'node:tls'
 import { resolveConfig } from '../../src/config/index.js'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
@@ -115,6 +117,10 @@ const shutdown = async (): Promise<void> => {
   await node.stop()
   process.exit(0)
 }
+// each "cpu" line asks for this process's CPU time so far (µs, user + system): a figure the
+// machine's load does not inflate as it does wall time
+createInterface({ input: process.stdin }).on('line', (line) => {
+  if (line.trim() === 'cpu') { const { user, system } = process.cpuUsage(); process.stdout.write(JSON.stringify({ cpuMicros: user + system }) + '\n') }
+})
 process.stdin.on('end', () => { void shutdown() })
-process.stdin.resume()
 process.on('SIGTERM', () => { void shutdown() })
