@@ -98,6 +98,25 @@ function readVarint (bytes: Uint8Array, at: number): [number, number] | undefine
   return undefined
 }
 
+/** Pieces a chunk's data may stay in; more are copied into one buffer (hash and writev per piece). */
+const MAX_PIECES = 1024
+
+/**
+ * `data` as it is, unless its pieces are many or keep much more memory alive than they hold
+ * (small slices of large buffers, which a sender can cause by cutting its data into tiny muxer
+ * frames): then one copy, so a queued chunk holds about its own size.
+ */
+function compactIfWasteful (data: Uint8ArrayList): ChunkData {
+  let held = 0
+  let pieces = 0
+  let last: ArrayBufferLike | undefined
+  for (const piece of data) {
+    if (++pieces > MAX_PIECES) return data.subarray()
+    if (piece.buffer !== last) { held += piece.buffer.byteLength; last = piece.buffer }
+  }
+  return held > 2 * data.byteLength + 64 * 1024 ? data.subarray() : data
+}
+
 /** The position after a varint of at most 10 bytes (a uint64), or undefined. */
 function skipVarint (bytes: Uint8Array, at: number): number | undefined {
   for (let i = 0; i < 10 && at + i < bytes.byteLength; i++) {
@@ -134,7 +153,7 @@ export function decodeChunkFrame (frame: Uint8ArrayList, maxFrameBytes: number):
       } catch {
         return undefined // the generic decoder says what is wrong with it
       }
-      return { kind, chunk: { path: meta.path, offset: meta.offset, data: frame.sublist(len[1], frame.byteLength) } }
+      return { kind, chunk: { path: meta.path, offset: meta.offset, data: compactIfWasteful(frame.sublist(len[1], frame.byteLength)) } }
     }
     if (tag === PATH_TAG) {
       const len = readVarint(head, at + 1)
