@@ -9,6 +9,7 @@ import { appendFile, mkdir, open } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { JobFrame, type FileEntry } from '../../protocols/job.js'
 import { RenterLimitError, type DiskBudget, type RenterLimits } from './attempt-limits.js'
+import { pieces, type ReceivedChunk } from './chunk-frame.js'
 import { checkRelativePath, sortEntries } from './digest.js'
 import { JobStreamError } from './errors.js'
 import { FileSink } from './file-sink.js'
@@ -66,7 +67,7 @@ export class OutputFiles {
     this.limits = { maxOutputBytes: limits.maxOutputBytes ?? Infinity, maxFiles: limits.maxFiles ?? Infinity, maxDepth: limits.maxDepth ?? Infinity }
   }
 
-  async write (chunk: JobFrame.OutputChunk): Promise<void> {
+  async write (chunk: ReceivedChunk): Promise<void> {
     this.total += chunk.data.byteLength
     if (this.total > this.limits.maxOutputBytes) throw new RenterLimitError('output-bytes', `outputs exceed ${this.limits.maxOutputBytes} bytes (the renter's limit)`)
     this.disk?.take(chunk.data.byteLength)
@@ -74,7 +75,7 @@ export class OutputFiles {
     const current = this.current
     if (chunk.offset !== current.size) throw new JobStreamError('PROTOCOL', `output ${chunk.path} chunk at ${chunk.offset}, expected ${current.size}`)
     await current.handle.write(chunk.data)
-    current.hash.update(chunk.data)
+    for (const piece of pieces(chunk.data)) current.hash.update(piece)
     current.size += BigInt(chunk.data.byteLength)
   }
 
@@ -97,7 +98,7 @@ export class OutputFiles {
     return sortEntries(this.received)
   }
 
-  private async next (chunk: JobFrame.OutputChunk): Promise<NonNullable<OutputFiles['current']>> {
+  private async next (chunk: ReceivedChunk): Promise<NonNullable<OutputFiles['current']>> {
     await this.finish()
     try { checkRelativePath(chunk.path) } catch (err: any) { throw new JobStreamError('PROTOCOL', err.message) }
     if (this.files.size + 1 > this.limits.maxFiles) throw new RenterLimitError('files', `the provider sent more than ${this.limits.maxFiles} output files (the renter's limit)`)
@@ -152,7 +153,7 @@ export async function followRun (ch: FrameChannel, opts: FollowOptions): Promise
         emit({ type: 'progress', attempt, elapsedMs: Number(frame.progress?.elapsedMs ?? 0n) })
       } else if (kind === 'outputChunk') {
         if (result != null) throw new JobStreamError('PROTOCOL', 'output chunk after Result')
-        const chunk = frame.outputChunk as JobFrame.OutputChunk
+        const chunk = frame.outputChunk as ReceivedChunk
         await outputs.write(chunk)
         emit({ type: 'receiving', attempt, path: chunk.path, receivedBytes: outputs.total })
       } else if (kind === 'result') {

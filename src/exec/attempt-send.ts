@@ -44,7 +44,7 @@ export async function sendJob (ch: FrameChannel, awarded: AwardedJob, payload: J
     let offset = 0n
     for await (const piece of createReadStream(file.file, { highWaterMark: CHUNK_BYTES })) {
       const data = piece as Buffer
-      await ch.send({ inputChunk: { path: file.path, offset, data } })
+      await ch.sendChunk('inputChunk', file.path, offset, data)
       offset += BigInt(data.byteLength)
       sentBytes += data.byteLength
       if (Date.now() - lastReport > SENDING_EVENT_MS) { lastReport = Date.now(); emit({ type: 'sending', attempt, sentBytes, totalBytes }) }

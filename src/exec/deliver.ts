@@ -41,7 +41,7 @@ export async function sendOutputs (ch: FrameChannel, dir: string, limits: { maxF
     for await (const piece of createReadStream(join(dir, file.path), { highWaterMark: CHUNK_BYTES })) {
       const data = piece as Buffer
       hash.update(data)
-      await ch.send({ outputChunk: { path: file.path, offset, data } })
+      await ch.sendChunk('outputChunk', file.path, offset, data)
       offset += BigInt(data.byteLength)
     }
     // an empty file is one empty chunk, else the renter never learns it exists

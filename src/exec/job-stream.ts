@@ -8,6 +8,7 @@ import * as lp from 'it-length-prefixed'
 import { Uint8ArrayList } from 'uint8arraylist'
 import { LIMITS, MAX_BYTES, MAX_CHUNK_BYTES, decodeBounded } from '../../protocols/codec.js'
 import { JobFrame } from '../../protocols/job.js'
+import { decodeChunkFrame, encodeChunkFrame, type ChunkKind, type ReceivedChunk } from './chunk-frame.js'
 import { JobStreamError, type JobStreamErrorCode } from './errors.js'
 import type { Stream } from '@libp2p/interface'
 
@@ -25,8 +26,11 @@ export type FrameKind = 'start' | 'inputChunk' | 'inputEnd' | 'accepted' | 'reje
 
 const KINDS: FrameKind[] = ['start', 'inputChunk', 'inputEnd', 'accepted', 'rejected', 'log', 'outputChunk', 'result', 'attestation', 'receipt', 'error', 'progress', 'receiptAck']
 
+/** A frame as received: chunk data stays in the pieces it arrived in (chunk-frame.ts). */
+export type ReceivedFrame = Omit<JobFrame, 'inputChunk' | 'outputChunk'> & { inputChunk?: ReceivedChunk, outputChunk?: ReceivedChunk }
+
 /** Which member of the oneof is set; exactly one must be (else PROTOCOL). */
-export function frameKind (frame: JobFrame): FrameKind {
+export function frameKind (frame: ReceivedFrame): FrameKind {
   const set = KINDS.filter(k => frame[k] != null)
   if (set.length !== 1) throw new JobStreamError('PROTOCOL', set.length === 0 ? 'frame has no known member' : `frame sets ${set.join(' and ')}`)
   return set[0] as FrameKind
@@ -90,14 +94,24 @@ export class FrameChannel {
 
   /** Queues a frame; resolves when it has been handed to the stream (or the stream is gone). */
   async send (frame: JobFrame): Promise<void> {
-    if (this.ended || this.closed) throw new JobStreamError('CANCELLED', 'stream already ended')
     const body = JobFrame.encode(frame)
-    if (body.byteLength > MAX_FRAME_BYTES) throw new JobStreamError('FRAME_TOO_LARGE', `frame of ${body.byteLength} bytes exceeds the bound`)
+    await this.enqueue(lp.encode.single(body), body.byteLength)
+  }
+
+  /** Queues a chunk frame without copying `data` (chunk-frame.ts); as send() otherwise. */
+  async sendChunk (kind: ChunkKind, path: string, offset: bigint, data: Uint8Array): Promise<void> {
+    const { framed, bodyBytes } = encodeChunkFrame(kind, path, offset, data)
+    await this.enqueue(framed, bodyBytes)
+  }
+
+  private async enqueue (framed: Uint8ArrayList, bodyBytes: number): Promise<void> {
+    if (this.ended || this.closed) throw new JobStreamError('CANCELLED', 'stream already ended')
+    if (bodyBytes > MAX_FRAME_BYTES) throw new JobStreamError('FRAME_TOO_LARGE', `frame of ${bodyBytes} bytes exceeds the bound`)
     while (this.queue.length >= SEND_QUEUE_FRAMES && !this.closed) {
       await new Promise<void>(resolve => { this.spaceWaiters.push(resolve) })
     }
     if (this.closed) throw new JobStreamError('CANCELLED', 'stream closed')
-    this.queue.push(lp.encode.single(body))
+    this.queue.push(framed)
     this.wakeWriter?.()
   }
 
@@ -108,7 +122,7 @@ export class FrameChannel {
   }
 
   /** The next frame, or undefined at a clean end. Throws JobStreamError on any violation. */
-  async next (idleMs = this.idleMs): Promise<JobFrame | undefined> {
+  async next (idleMs = this.idleMs): Promise<ReceivedFrame | undefined> {
     let result: IteratorResult<Uint8ArrayList>
     try {
       result = await withDeadline(this.reader.next(), idleMs, () => new JobStreamError('IDLE_TIMEOUT', `no frame within ${idleMs} ms`))
@@ -116,6 +130,8 @@ export class FrameChannel {
       throw mapReadError(err)
     }
     if (result.done === true) return undefined
+    const chunk = decodeChunkFrame(result.value, MAX_FRAME_BYTES)
+    if (chunk != null) return { [chunk.kind]: chunk.chunk }
     let frame: JobFrame
     try {
       frame = decodeBounded(JobFrame, result.value, 'job frame', MAX_FRAME_BYTES, LIMITS.jobFrame)

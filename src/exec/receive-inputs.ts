@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path'
 import { equals } from 'uint8arrays/equals'
 import { JobFrame, type FileEntry } from '../../protocols/job.js'
 import { Rejection } from './admission.js'
+import { pieces, type ReceivedChunk } from './chunk-frame.js'
 import { MAX_PATH_CHARS } from './digest.js'
 import { JobStreamError } from './errors.js'
 import { FileSink } from './file-sink.js'
@@ -85,7 +86,7 @@ export async function receiveInputs (ch: FrameChannel, manifest: FileEntry[], di
       const kind = frameKind(frame)
       if (kind === 'inputEnd') break
       if (kind !== 'inputChunk') throw new JobStreamError('PROTOCOL', `unexpected ${kind} frame while receiving inputs`)
-      const chunk = frame.inputChunk as JobFrame.InputChunk
+      const chunk = frame.inputChunk as ReceivedChunk
       if (chunk.data.byteLength === 0) throw new JobStreamError('PROTOCOL', 'empty input chunk (an empty file has no chunk)')
       if (++chunks > limits.maxChunks) throw new Rejection(JobFrame.Rejected.Code.OTHER, `more than ${limits.maxChunks} input chunks for ${manifest.length} files of ${limits.maxInputBytes} bytes`)
       total += chunk.data.byteLength
@@ -109,7 +110,7 @@ class InputFiles {
 
   constructor (private readonly manifest: FileEntry[], private readonly dir: string) {}
 
-  async write (chunk: JobFrame.InputChunk): Promise<void> {
+  async write (chunk: ReceivedChunk): Promise<void> {
     // an empty file has no chunks: move past complete files to the one this chunk is for
     while (this.index < this.manifest.length && this.entry().path !== chunk.path && this.offset === this.entry().size) await this.finishFile()
     const entry = this.manifest[this.index]
@@ -118,7 +119,7 @@ class InputFiles {
     if (this.offset + BigInt(chunk.data.byteLength) > entry.size) throw new Rejection(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} is longer than its manifest size`)
     this.handle ??= await this.openFile(entry)
     await this.handle.write(chunk.data)
-    this.hash.update(chunk.data)
+    for (const piece of pieces(chunk.data)) this.hash.update(piece)
     this.offset += BigInt(chunk.data.byteLength)
   }
 

@@ -6,7 +6,7 @@
  */
 import { JobFrame } from '../../protocols/job.js'
 import { TelemetrySampler, type TelemetryRead, type TelemetrySummary } from './telemetry.js'
-import type { FrameChannel } from './job-stream.js'
+import type { FrameChannel, ReceivedFrame } from './job-stream.js'
 import type { RunOutcome, Runner, RunSpec } from './runners/index.js'
 import type { Lease, SchedulerGpu } from './scheduler.js'
 import type { Logger } from '@libp2p/interface'
@@ -41,7 +41,7 @@ export function noteFrame (text: string): JobFrame {
 }
 
 /** What the renter sent while the job ran: its receipt comes later, anything earlier means it went away. */
-export type RenterAnswer = { frame: JobFrame | undefined } | { err: unknown }
+export type RenterAnswer = { frame: ReceivedFrame | undefined } | { err: unknown }
 
 export interface SlotRunOptions {
   spec: RunSpec

@@ -1,15 +1,20 @@
 /**
  * The receiving side of test/bench/transfer.bench.ts, in its own process as a provider
  * would be: a TCP and a TLS server that count bytes and answer one ack byte once `size`
- * bytes arrived, and an idlegrid provider node (job service with the process runner and the
+ * bytes arrived, a TLS server that hashes and writes what arrives to a new file (the fair
+ * baseline for the job protocol), and an idlegrid provider node (job service with the process runner and the
  * services it depends on, plus a raw-bytes protocol that acks the same way). Prints one JSON
- * line with its ports, address and peer id; exits when stdin closes.
+ * line with its ports, address and peer id; answers each "cpu" line on stdin with its CPU time
+ * so far; exits when stdin closes.
  *
  * usage: node transfer-peer.js SIZE_BYTES WORK_DIR [CERT_DIR]
  */
-import { chmod, readFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { createWriteStream } from 'node:fs'
+import { chmod, mkdir, readFile, rm } from 'node:fs/promises'
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net'
 import { join } from 'node:path'
+import { createInterface } from 'node:readline'
 import { createServer as createTlsServer } from 'node:tls'
 import { resolveConfig } from '../../src/config/index.js'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
@@ -36,6 +41,32 @@ function countThenAck (socket: Socket): void {
   socket.on('error', () => {})
 }
 
+let sunk = 0
+/**
+ * The fair baseline for the job protocol: what one connection sends is hashed (sha256) and
+ * written to a new file; the ack byte follows the file's close (the file is removed after).
+ */
+function hashToFileThenAck (socket: Socket): void {
+  const path = join(dir as string, `baseline-${sunk++}.bin`)
+  const file = createWriteStream(path, { flags: 'wx' })
+  const hash = createHash('sha256')
+  let got = 0
+  file.on('drain', () => socket.resume())
+  socket.on('data', (chunk: Buffer) => {
+    hash.update(chunk)
+    got += chunk.length
+    if (!file.write(chunk)) socket.pause()
+    if (got >= size) {
+      file.end(() => {
+        hash.digest()
+        socket.end(Uint8Array.of(1))
+        void rm(path, { force: true })
+      })
+    }
+  })
+  socket.on('error', () => {})
+}
+
 async function listen (server: Server): Promise<number> {
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   return (server.address() as { port: number }).port
@@ -44,10 +75,15 @@ async function listen (server: Server): Promise<number> {
 const servers: Server[] = [createTcpServer(countThenAck)]
 const tcpPort = await listen(servers[0] as Server)
 let tlsPort: number | null = null
+let tlsFilePort: number | null = null
+await mkdir(dir, { recursive: true })
 if (certDir != null) {
-  const tls = createTlsServer({ key: await readFile(join(certDir, 'key.pem')), cert: await readFile(join(certDir, 'cert.pem')), minVersion: 'TLSv1.3' }, countThenAck)
-  servers.push(tls)
+  const tlsOptions = { key: await readFile(join(certDir, 'key.pem')), cert: await readFile(join(certDir, 'cert.pem')), minVersion: 'TLSv1.3' } as const
+  const tls = createTlsServer(tlsOptions, countThenAck)
+  const tlsFile = createTlsServer(tlsOptions, hashToFileThenAck)
+  servers.push(tls, tlsFile)
   tlsPort = await listen(tls)
+  tlsFilePort = await listen(tlsFile)
 }
 
 // jobs run as another user when we are root: it must pass through to the work root
@@ -74,13 +110,17 @@ await node.libp2p.handle(RAW_PROTOCOL, ({ stream }) => {
   })().catch(() => { stream.abort(new Error('raw transfer failed')) })
 })
 
-process.stdout.write(JSON.stringify({ tcpPort, tlsPort, addr: node.libp2p.getMultiaddrs()[0]?.toString(), peerId: node.peerId.toString() }) + '\n')
+process.stdout.write(JSON.stringify({ tcpPort, tlsPort, tlsFilePort, addr: node.libp2p.getMultiaddrs()[0]?.toString(), peerId: node.peerId.toString() }) + '\n')
 
 const shutdown = async (): Promise<void> => {
   for (const server of servers) server.close()
   await node.stop()
   process.exit(0)
 }
+// each "cpu" line asks for this process's CPU time so far (µs, user + system): a figure the
+// machine's load does not inflate as it does wall time
+createInterface({ input: process.stdin }).on('line', (line) => {
+  if (line.trim() === 'cpu') { const { user, system } = process.cpuUsage(); process.stdout.write(JSON.stringify({ cpuMicros: user + system }) + '\n') }
+})
 process.stdin.on('end', () => { void shutdown() })
-process.stdin.resume()
 process.on('SIGTERM', () => { void shutdown() })

@@ -2,18 +2,22 @@
  * Transfer benchmark: a 256 MiB payload (IDLEGRID_BENCH_TRANSFER_MIB to change) sent from
  * this process to a receiver in another process (test/bench/transfer-peer.ts), as between a
  * renter and a provider, over
- *  - a plain TCP socket and a Node `tls` socket on loopback (the baselines),
+ *  - a plain TCP socket and a Node `tls` socket on loopback, the receiver only counting (the
+ *    baselines for the raw stream),
+ *  - a Node `tls` socket whose receiver hashes (sha256) and writes what arrives to a new file:
+ *    the fair baseline for the job protocol, which does the same work and more,
  *  - one libp2p stream between two idlegrid nodes built with the node's own transport,
  *    encrypter and muxer settings (raw bytes),
  *  - the job protocol itself: input upload and output download of a job that copies its input
  *    to its output (framing, sha256 on both sides and disk writes included),
  * all in the same run (each copy once to warm up, then measured), reported as MiB/s and as
- * ratios to the TLS copy; and the time from award to the first log line of a small job.
+ * ratios to the TLS copy (raw stream) and to the TLS → sha256 → file copy (job protocol); and the time from award to the first log line of a small job.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { writeFile } from 'node:fs/promises'
+import { chmod, writeFile } from 'node:fs/promises'
 import { connect as tcpConnect, type Socket } from 'node:net'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
@@ -31,20 +35,55 @@ const SLICE = MiB
 const RAW_PROTOCOL = '/idlegrid/bench/transfer/1.0.0'
 const PEER_SCRIPT = fileURLToPath(new URL('./transfer-peer.js', import.meta.url))
 
-interface Peer { tcpPort: number, tlsPort: number | null, addr: string, peerId: string, child: ChildProcess }
+interface Peer {
+  tcpPort: number
+  tlsPort: number | null
+  tlsFilePort: number | null
+  addr: string
+  peerId: string
+  child: ChildProcess
+  /** the peer's CPU time so far, ms */
+  cpuMs: () => Promise<number>
+}
 
 function mibps (bytes: number, ms: number): number {
   return Math.round(bytes / MiB / (ms / 1000))
 }
 
 async function startPeer (size: number, dir: string, certDir?: string): Promise<Peer> {
-  const child = spawn(process.execPath, [PEER_SCRIPT, String(size), dir, ...(certDir != null ? [certDir] : [])], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [...process.execArgv, PEER_SCRIPT, String(size), dir, ...(certDir != null ? [certDir] : [])], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
+  const waiting: Array<(line: string) => void> = []
+  // only the peer's JSON lines answer (node flags such as --trace-gc print to stdout too)
+  lines.on('line', (l) => { if (l.startsWith('{')) waiting.shift()?.(l) })
+  const nextLine = async (): Promise<string> => await new Promise<string>(resolve => { waiting.push(resolve) })
   const line = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => { reject(new Error('transfer peer did not start within 60 s')) }, 60_000)
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', (l) => { clearTimeout(timer); resolve(l) })
+    nextLine().then((l) => { clearTimeout(timer); resolve(l) }, reject)
     child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`transfer peer exited with ${String(code)}`)) })
   })
-  return { ...JSON.parse(line), child }
+  const cpuMs = async (): Promise<number> => {
+    const answer = nextLine()
+    child.stdin?.write('cpu\n')
+    return (JSON.parse(await answer) as { cpuMicros: number }).cpuMicros / 1000
+  }
+  return { ...JSON.parse(line), child, cpuMs }
+}
+
+function ownCpuMs (): number {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
+}
+
+/** A copy's wall time and the CPU time each end spent on it. */
+interface Measured { ms: number, senderCpuMs: number, receiverCpuMs: number }
+
+/** Times `run` (which returns its own wall time) and the CPU both processes spent meanwhile; `peerSends` swaps the roles. */
+async function measured (peer: Peer, run: () => Promise<number>, peerSends = false): Promise<Measured> {
+  const [own0, peer0] = [ownCpuMs(), await peer.cpuMs()]
+  const ms = await run()
+  const [own, theirs] = [ownCpuMs() - own0, await peer.cpuMs() - peer0]
+  return { ms, senderCpuMs: peerSends ? theirs : own, receiverCpuMs: peerSends ? own : theirs }
 }
 
 /** Writes `payload` in slices, honouring backpressure; resolves when the receiver acked all of it. */
@@ -83,8 +122,16 @@ function makeCert (dir: string): boolean {
 }
 
 /** The faster of two runs: the first warms up both ends. */
-async function best (run: () => Promise<number>): Promise<number> {
-  return Math.min(await run(), await run())
+async function best (peer: Peer, run: () => Promise<number>): Promise<Measured> {
+  const a = await measured(peer, run)
+  const b = await measured(peer, run)
+  return a.ms <= b.ms ? a : b
+}
+
+/** CPU ms per MiB moved, at each end. */
+function cpuPerMiB (m: Measured, bytes: number): { sender: number, receiver: number } {
+  const per = (ms: number): number => Math.round(ms / (bytes / MiB) * 100) / 100
+  return { sender: per(m.senderCpuMs), receiver: per(m.receiverCpuMs) }
 }
 
 export default async (): Promise<Record<string, unknown>> => {
@@ -94,20 +141,25 @@ export default async (): Promise<Record<string, unknown>> => {
   let peer: Peer | undefined
   let renter: IdlegridNode | undefined
   try {
+    // jobs run as another user when we are root: it must pass through to the peer's work root
+    await chmod(tmp.path, 0o711)
     const haveTls = makeCert(tmp.path)
     peer = await startPeer(size, join(tmp.path, 'peer'), haveTls ? tmp.path : undefined)
-    const tcpPort = peer.tcpPort
-    const tlsPort = peer.tlsPort
-    const tcpMs = await best(async () => await tcpCopy(payload, tcpPort))
-    const tlsMs = tlsPort == null ? undefined : await best(async () => await tlsCopy(payload, tlsPort))
+    const p = peer
+    const tcpPort = p.tcpPort
+    const tlsPort = p.tlsPort
+    const tcp = await best(p, async () => await tcpCopy(payload, tcpPort))
+    const tlsCount = tlsPort == null ? undefined : await best(p, async () => await tlsCopy(payload, tlsPort))
+    const tlsFilePort = p.tlsFilePort
+    const tlsToFile = tlsFilePort == null ? undefined : await best(p, async () => await tlsCopy(payload, tlsFilePort))
 
     renter = await createNode(resolveConfig({ role: 'renter', flags: { dataDir: join(tmp.path, 'renter'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], heartbeatSeconds: 60 } }))
     const r = renter
-    const providerId = peerIdFromString(peer.peerId)
-    const connection = await r.libp2p.dial(multiaddr(peer.addr))
+    const providerId = peerIdFromString(p.peerId)
+    const connection = await r.libp2p.dial(multiaddr(p.addr))
 
     // raw bytes over one stream; the receiver acks once it counted them all
-    const rawMs = await best(async () => {
+    const raw = await best(p, async () => {
       const stream = await r.libp2p.dialProtocol(providerId, RAW_PROTOCOL)
       const t0 = performance.now()
       await stream.sink((async function * () { for (let at = 0; at < size; at += SLICE) yield payload.subarray(at, at + SLICE) })())
@@ -118,11 +170,18 @@ export default async (): Promise<Record<string, unknown>> => {
     // the job protocol: upload, copy, download, verify
     await writeFile(join(tmp.path, 'payload.bin'), payload)
     const job = { runtime: { command: ['/bin/sh', '-c', 'cp inputs/payload.bin outputs/payload.bin'], timeoutMs: 600_000 }, inputs: [{ path: 'payload.bin', file: join(tmp.path, 'payload.bin') }] }
-    const copyJob = async (run: number): Promise<{ inputMs: number, outputMs: number }> => {
-      let sendStart = 0
-      let acceptedAt = 0
-      let firstOutput = 0
-      const startedJob = performance.now()
+    /** Wall time and both ends' CPU at one moment (the peer's asked then, answered as soon as it can). */
+    const mark = (): { at: number, own: number, peer: Promise<number> } => ({ at: performance.now(), own: ownCpuMs(), peer: p.cpuMs() })
+    const between = async (from: ReturnType<typeof mark>, to: ReturnType<typeof mark>, peerSends: boolean): Promise<Measured> => {
+      const own = to.own - from.own
+      const theirs = await to.peer - await from.peer
+      return { ms: to.at - from.at, senderCpuMs: peerSends ? theirs : own, receiverCpuMs: peerSends ? own : theirs }
+    }
+    const copyJob = async (run: number): Promise<{ input: Measured, output: Measured }> => {
+      const started = mark()
+      let sendStart: ReturnType<typeof mark> | undefined
+      let accepted: ReturnType<typeof mark> | undefined
+      let firstOutput: ReturnType<typeof mark> | undefined
       const result = await runAttempt(makeAward(r, providerId), job, {
         libp2p: r.libp2p,
         privateKey: r.privateKey,
@@ -130,19 +189,22 @@ export default async (): Promise<Record<string, unknown>> => {
         dir: join(tmp.path, `out-big-${run}`),
         limits: { maxOutputBytes: size + MiB },
         onEvent: (e) => {
-          if (e.type === 'sending' && sendStart === 0) sendStart = performance.now()
-          if (e.type === 'accepted') acceptedAt = performance.now()
-          if (e.type === 'receiving' && firstOutput === 0) firstOutput = performance.now()
+          if (e.type === 'sending' && sendStart == null) sendStart = mark()
+          if (e.type === 'accepted') accepted = mark()
+          if (e.type === 'receiving' && firstOutput == null) firstOutput = mark()
         }
       })
-      const jobEnd = performance.now()
-      if (result.outcome !== 'ok') throw new Error(`copy job ended ${result.outcome}: ${result.detail ?? ''}`)
+      const end = mark()
+      if (result.outcome !== 'ok' || accepted == null || firstOutput == null) throw new Error(`copy job ended ${result.outcome}: ${result.detail ?? ''}`)
       // input: from the first chunk sent (manifest hashing excluded) to Accepted, which follows the provider's check of every input
-      return { inputMs: acceptedAt - (sendStart === 0 ? startedJob : sendStart), outputMs: jobEnd - firstOutput }
+      return { input: await between(sendStart ?? started, accepted, false), output: await between(firstOutput, end, true) }
     }
     const runs = [await copyJob(0), await copyJob(1)]
-    const inputMs = Math.min(...runs.map(x => x.inputMs))
-    const outputMs = Math.min(...runs.map(x => x.outputMs))
+    const input = runs.map(x => x.input).sort((x, y) => x.ms - y.ms)[0] as Measured
+    const output = runs.map(x => x.output).sort((x, y) => x.ms - y.ms)[0] as Measured
+    const [inputMs, outputMs, rawMs, tcpMs] = [input.ms, output.ms, raw.ms, tcp.ms]
+    const tlsMs = tlsCount?.ms
+    const tlsFileMs = tlsToFile?.ms
 
     // award to first log line of a small job
     const firstLog: number[] = []
@@ -163,6 +225,8 @@ export default async (): Promise<Record<string, unknown>> => {
 
     const tls = tlsMs == null ? undefined : mibps(size, tlsMs)
     const ratio = (v: number): number | string => tls == null ? 'n/a (no openssl)' : Math.round(v / tls * 100) / 100
+    const tlsFile = tlsFileMs == null ? undefined : mibps(size, tlsFileMs)
+    const vsBaseline = (v: number): number | string => tlsFile == null ? 'n/a (no openssl)' : Math.round(v / tlsFile * 100) / 100
     return {
       payloadMiB: size / MiB,
       receiver: 'a separate process (test/bench/transfer-peer.ts)',
@@ -170,15 +234,28 @@ export default async (): Promise<Record<string, unknown>> => {
       muxer: connection.multiplexer,
       tcpMiBps: mibps(size, tcpMs),
       tlsMiBps: tls ?? 'n/a (no openssl)',
+      tlsSha256FileMiBps: tlsFile ?? 'n/a (no openssl)',
       libp2pStreamMiBps: mibps(size, rawMs),
       libp2pStreamVsTls: ratio(mibps(size, rawMs)),
       libp2pStreamVsTcp: Math.round(mibps(size, rawMs) / mibps(size, tcpMs) * 100) / 100,
       jobInputMiBps: mibps(size, inputMs),
       jobInputVsTls: ratio(mibps(size, inputMs)),
+      jobInputVsBaseline: vsBaseline(mibps(size, inputMs)),
       jobOutputMiBps: mibps(size, outputMs),
       jobOutputVsTls: ratio(mibps(size, outputMs)),
+      jobOutputVsBaseline: vsBaseline(mibps(size, outputMs)),
       awardToFirstLogMsMedian: Math.round(firstLog[2] as number),
-      awardToFirstLogMsMin: Math.round(firstLog[0] as number)
+      awardToFirstLogMsMin: Math.round(firstLog[0] as number),
+      // CPU per MiB at each end: what the load on the machine does not inflate as it does wall time
+      cpuMsPerMiB: {
+        tcp: cpuPerMiB(tcp, size),
+        ...(tlsCount != null ? { tls: cpuPerMiB(tlsCount, size) } : {}),
+        ...(tlsToFile != null ? { tlsSha256File: cpuPerMiB(tlsToFile, size) } : {}),
+        libp2pStream: cpuPerMiB(raw, size),
+        jobInput: cpuPerMiB(input, size),
+        jobOutput: cpuPerMiB(output, size)
+      },
+      loadAverage: loadavg().map(x => Math.round(x * 10) / 10)
     }
   } finally {
     await renter?.stop()

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert'
 import { open, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { Uint8ArrayList } from 'uint8arraylist'
 import { FileSink } from '../../src/exec/file-sink.js'
 import { tempDir } from '../utils/index.js'
 
@@ -16,6 +17,19 @@ describe('exec: FileSink', () => {
     for (const chunk of chunks) await sink.write(chunk)
     await sink.close()
     assert.deepEqual(new Uint8Array(await readFile(path)), Uint8Array.from(Buffer.concat(chunks)))
+  })
+
+  it('writes chunks that arrive in pieces (one writev each) in order, empty pieces included', async () => {
+    const path = join(tmp.path, 'pieces.bin')
+    const sink = new FileSink(await open(path, 'wx'))
+    const expected: Uint8Array[] = []
+    for (let i = 0; i < 20; i++) {
+      const parts = Array.from({ length: 1 + (i % 7) }, (_, j) => new Uint8Array(j === 2 ? 0 : 300 + 17 * j + i).fill(i * 7 + j))
+      expected.push(...parts)
+      await sink.write(new Uint8ArrayList(...parts))
+    }
+    await sink.close()
+    assert.deepEqual(new Uint8Array(await readFile(path)), Uint8Array.from(Buffer.concat(expected)))
   })
 
   it('surfaces a failed write at a later write or at close, and writes nothing after it', async () => {

@@ -7,10 +7,9 @@
 import fc from 'fast-check'
 import { LIMITS } from '../../../protocols/codec.js'
 import { DOMAIN } from '../../../protocols/ids.js'
-import { type JobFrame } from '../../../protocols/job.js'
 import { checkRelativePath } from '../../../src/exec/digest.js'
 import { JobStreamError, UnsafePathError } from '../../../src/exec/errors.js'
-import { FrameChannel } from '../../../src/exec/job-stream.js'
+import { FrameChannel, type ReceivedFrame } from '../../../src/exec/job-stream.js'
 import { sealEnvelope } from '../../../src/identity/index.js'
 import { AwardCheckError, verifyAwardForWinner } from '../../../src/market/award-check.js'
 import { fixtures, frameStream } from '../fixtures.js'
@@ -32,7 +31,7 @@ function streamOf (input: Uint8Array): any {
   }
 }
 
-function pathsOf (frame: JobFrame): string[] {
+function pathsOf (frame: ReceivedFrame): string[] {
   return [
     ...(frame.start?.inputs ?? []).map(f => f.path),
     ...(frame.result?.outputs ?? []).map(f => f.path),

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { PROTOCOL } from '../../../protocols/ids.js'
 import { JobFrame } from '../../../protocols/job.js'
-import { CHUNK_BYTES, FrameChannel, frameKind } from '../../../src/exec/job-stream.js'
+import { CHUNK_BYTES, FrameChannel, frameKind, type ReceivedFrame } from '../../../src/exec/job-stream.js'
 import { MARKET_RENTER_SERVICE, parseJobSpec, peerIdFromBytes, type MarketRenterService } from '../../../src/market/index.js'
 import { sleep } from '../../../src/common/index.js'
 import { waitFor } from '../../utils/wait.js'
@@ -23,7 +23,7 @@ interface Awarded { award: Uint8Array, job: Uint8Array, winner: string }
 interface HostileStream {
   ch: FrameChannel
   /** the provider's first frame back: Rejected at once, or Accepted once the inputs are in */
-  first?: JobFrame
+  first?: ReceivedFrame
   settled: boolean
   /** why the stream ended without a frame (reset, closed) */
   error?: string
