@@ -128,7 +128,7 @@ export class IdlegridMetrics {
         const label = enumLabel(reason, DECLINE_REASONS)
         byReason.set(label, (byReason.get(label) ?? 0) + n)
       }
-      for (const [reason, n] of byReason) this.grow(this.marketDeclines, 'declines', { reason }, n)
+      for (const [reason, n] of byReason) this.grow(this.marketDeclines, `declines:${reason}`, { reason }, n)
       this.gauges.fillRatio.set(m.fillRate)
       this.gauges.expectedEarnings.set(m.expectedEarningsUsd)
     }
