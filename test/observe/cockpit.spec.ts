@@ -5,7 +5,7 @@
  * playwright-core) and what the pages show checked against the same JSON.
  */
 import * as assert from 'node:assert/strict'
-import { access, copyFile, mkdir } from 'node:fs/promises'
+import { access, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { waitFor } from '../utils/index.js'
