@@ -1,5 +1,6 @@
 /** The metrics' label sets stay bounded whatever peers send (issue 18 item 1), and pulled counters add up. */
 import * as assert from 'node:assert/strict'
+import { readFile } from 'node:fs/promises'
 import { TOPIC } from '../../protocols/ids.js'
 import { MAX_LABEL_VALUES, ReasonLabels, enumLabel } from '../../src/observe/labels.js'
 import { IdlegridMetrics } from '../../src/observe/metrics.js'
@@ -70,5 +71,18 @@ describe('observe: bounded metric labels (issue 18 item 1)', () => {
     assert.equal(m.get('idlegrid_preemptions_total{side="provider"}'), 1)
     assert.equal(m.get('idlegrid_jobs_total{side="renter",outcome="other"}'), 1)
     assert.equal(m.get('fake_metric'), undefined)
+  })
+
+  it('the Grafana dashboard (examples/grafana) charts only metrics a node serves', async () => {
+    const dashboard = JSON.parse(await readFile('examples/grafana/idlegrid.json', 'utf8')) as { panels: Array<{ targets: Array<{ expr: string }> }> }
+    const ours = new Set((await new IdlegridMetrics().registry.getMetricsAsJSON()).map(m => m.name))
+    const used = new Set(dashboard.panels.flatMap(p => p.targets.flatMap(t => [...t.expr.matchAll(/\b([a-z][a-z0-9_]*)\{/g)].map(m => m[1] as string))))
+    assert.ok(used.size >= 20, `${used.size} metrics charted`)
+    for (const name of used) {
+      const base = name.replace(/_(bucket|sum|count)$/, '')
+      // libp2p's and Node's come from @libp2p/prometheus-metrics and prom-client's defaults
+      assert.ok(ours.has(base) || /^(libp2p|nodejs|process)_/.test(name), `${name} is served`)
+    }
+    for (const name of ours) assert.ok([...used].some(u => u.startsWith(name)), `${name} is charted`)
   })
 })
