@@ -164,6 +164,7 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
       // the README's picture: written into docs/ only when asked (IDLEGRID_DOCS_SCREENSHOT=1)
       if (process.env.IDLEGRID_DOCS_SCREENSHOT === '1') {
         await open(c.renterView.dashboardUrl, 'market')
+        await mkdir('docs', { recursive: true })
         await page.screenshot({ path: 'docs/dashboard.png', fullPage: true })
       }
     })

@@ -124,10 +124,15 @@ const draw = {
 function line (id, datasets, yTitle, y1Title) {
   const scales = { x: { type: 'linear', ticks: { callback: (v) => new Date(v).toLocaleTimeString() } }, y: { title: { display: true, text: yTitle }, beginAtZero: true } }
   if (y1Title != null) scales.y1 = { position: 'right', title: { display: true, text: y1Title }, beginAtZero: true, grid: { drawOnChartArea: false } }
+  // the last ten minutes at least, up to now (Chart.js alone would centre one point in a wide range)
+  const xs = datasets.flatMap(d => d.data.map(p => p.x))
+  const range = { min: Math.min(Date.now() - 10 * 60_000, ...xs), max: Date.now() }
   if (charts[id] == null) {
+    Object.assign(scales.x, range)
     charts[id] = new Chart(document.getElementById(id), { type: 'line', data: { datasets }, options: { animation: false, maintainAspectRatio: false, parsing: true, scales } })
   } else {
     datasets.forEach((d, i) => { charts[id].data.datasets[i].data = d.data })
+    Object.assign(charts[id].options.scales.x, range)
     charts[id].update()
   }
 }
