@@ -64,14 +64,14 @@ export async function startObservability (node: IdlegridNode, handlers: Record<s
     let metricsUrl: string | undefined
     let dashboardUrl: string | undefined
     if (settings.metrics != null && prepared.metrics != null) {
-      const s = await serveMetrics(settings.metrics, prepared.metrics, observer)
+      const s = await named('metrics', settings.metrics, serveMetrics(settings.metrics, prepared.metrics, observer))
       servers.push(s)
       metricsUrl = `http://${hostText(s.address.host)}:${s.address.port}/metrics`
     }
     if (settings.dashboard != null) {
       const token = await loadDashboardToken(node.config.dataDir)
       const api = new DashboardApi(observer, { role: node.config.role, peerId: node.peerId.toString() })
-      const s = await serveDashboard(settings.dashboard, token, api)
+      const s = await named('dashboard', settings.dashboard, serveDashboard(settings.dashboard, token, api))
       servers.push(s)
       dashboardUrl = s.url
     }
@@ -79,6 +79,15 @@ export async function startObservability (node: IdlegridNode, handlers: Record<s
   } catch (err) {
     await close()
     throw err
+  }
+}
+
+/** A server that cannot listen (port taken, address not ours) says which flag asked for it. */
+async function named<T> (flag: string, at: HttpAddress, starting: Promise<T>): Promise<T> {
+  try {
+    return await starting
+  } catch (err: any) {
+    throw new Error(`--${flag} ${hostText(at.host)}:${at.port}: cannot listen (${String(err?.code ?? err?.message ?? err)})`, { cause: err })
   }
 }
 

@@ -10,7 +10,9 @@ import { DashboardTokenError, loadDashboardToken, tokenMatches, TOKEN_FILE } fro
 import { serveDashboard, type DashboardServer } from '../../src/observe/dashboard-server.js'
 import { HTTP_LIMITS, parseHostPort } from '../../src/observe/http-bounds.js'
 import { recordAttack, tempDir, waitFor } from '../utils/index.js'
+import { startObservability } from '../../src/observe/index.js'
 import type { DashboardApi } from '../../src/observe/dashboard-api.js'
+import type { IdlegridNode } from '../../src/node/index.js'
 
 const STUB = { page: async (name: string) => name === 'network' ? { secret: 'peers' } : undefined } as unknown as DashboardApi
 
@@ -124,6 +126,12 @@ describe('observe: the dashboard token and its HTTP bounds (issue 18 item 2)', f
     // the server learns of the closes a moment later: the owner's request succeeds once it has
     const status = await waitFor(async () => await fetch(`${base}/api/network`, { headers: { authorization: `Bearer ${token}` } }).then(r => r.status, () => false), { timeoutMs: 10_000, what: 'the owner\'s request to be served' })
     assert.equal(status, 200)
+  })
+
+  it('a taken port is an error naming the flag', async () => {
+    const fakeNode = { libp2p: { services: {} }, config: { dataDir: dir.path, role: 'renter' }, peerId: { toString: () => 'me' } } as unknown as IdlegridNode
+    await assert.rejects(startObservability(fakeNode, {}, { dashboard: { host: '127.0.0.1', port: server.address.port } }),
+      new RegExp(`^Error: --dashboard 127\\.0\\.0\\.1:${server.address.port}: cannot listen \\(EADDRINUSE\\)`))
   })
 
   it('parses --dashboard and --metrics addresses', () => {
