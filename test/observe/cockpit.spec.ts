@@ -8,8 +8,8 @@ import * as assert from 'node:assert/strict'
 import { access, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
-import { waitFor } from '../utils/index.js'
-import { parseMetrics, startCockpitNetwork, type CockpitNetwork } from './fixtures.js'
+import { recordAttack, waitFor } from '../utils/index.js'
+import { HOSTILE_LOG_LINE, parseMetrics, startCockpitNetwork, type CockpitNetwork } from './fixtures.js'
 import type { JobSummary } from '../../src/submit/summary.js'
 
 const CHROMIUM = process.env.IDLEGRID_CHROMIUM ?? '/usr/bin/chromium'
@@ -138,13 +138,30 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
       await page.screenshot({ path: join(dir, 'jobs.png'), fullPage: true })
     })
 
-    it("the provider's earnings page shows its fill rate and earnings as market.stats has them", async () => {
+    it('red team: markup in a provider-sent log line is shown as text, never run or made into elements', async () => {
+      await open(c.renterView.dashboardUrl, 'jobs')
+      const log = (await page.locator(`[data-testid="renter-job"][data-job="${summary.jobId}"]`).getByTestId('job-log').textContent()) ?? ''
+      const injected = await page.locator('#pwned, #pwned-b').count()
+      const ran = await page.evaluate('document.body.dataset.pwned === "1"') as boolean
+      recordAttack({ issue: '18.2', attack: 'HTML with an onerror script in a job log line, shown on the renter\'s dashboard', got: `${injected} elements injected, script ran: ${String(ran)}`, limit: 'the page puts peer text in with textContent; CSP script-src \'self\'' })
+      assert.ok(log.includes(HOSTILE_LOG_LINE), 'the line is shown as it was sent')
+      assert.equal(injected, 0)
+      assert.equal(ran, false)
+    })
+
+    it("the provider's earnings page shows its fill rate and earnings as market.stats has them, its jobs page the run", async () => {
       await open(c.providerView.dashboardUrl, 'earnings')
       const stats = await c.control(c.provider, 'market.stats')
       assert.equal(await text('wins'), String(stats.wins))
       assert.equal(await text('bids'), String(stats.bids))
       assert.equal(await text('fill-rate'), stats.fillRate.toFixed(2))
       assert.equal(await text('expected-earnings'), stats.expectedEarningsUsd.toFixed(4))
+      // and the run on its jobs page, as exec.jobs has it
+      await open(c.providerView.dashboardUrl, 'jobs')
+      const run = (await c.control(c.provider, 'exec.jobs')).jobs.find((j: { jobId: string }) => j.jobId === summary.jobId)
+      assert.ok(run != null)
+      const cells = await page.getByTestId('provider-jobs').locator('tbody tr').first().locator('td').allTextContents()
+      assert.deepEqual(cells.slice(0, 1).concat(cells.slice(2, 5)), [summary.jobId.slice(0, 12), run.tier, run.state, run.status])
     })
 
     it('the reputation page shows the provider and its evidence', async () => {

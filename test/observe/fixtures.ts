@@ -18,6 +18,9 @@ import type { JobSummary } from '../../src/submit/summary.js'
 
 const LOCAL = { host: '127.0.0.1', port: 0 }
 
+/** A log line with markup that would run script if a page took it as HTML. */
+export const HOSTILE_LOG_LINE = '<img id="pwned" src="x" onerror="document.body.dataset.pwned=1"><b id="pwned-b">bold</b>'
+
 export interface CockpitNetwork {
   net: InProcessNetwork
   dir: string
@@ -78,7 +81,8 @@ export async function startCockpitNetwork (): Promise<CockpitNetwork> {
             name,
             tier: 'silver',
             workload: 'evaluation',
-            runtime: { command: ['/bin/sh', '-c', 'tr a-z A-Z < inputs/words.txt > outputs/upper.txt && echo job says done'] },
+            // the log carries markup, as a hostile provider's log could: the dashboard must show it as text
+            runtime: { command: ['/bin/sh', '-c', `tr a-z A-Z < inputs/words.txt > outputs/upper.txt && echo '${HOSTILE_LOG_LINE}' && echo job says done`] },
             inputs: [input],
             estimatedMinutes: 1,
             auction: { bidWindowMs: 700, acceptTimeoutMs: 3_000 }
