@@ -8,12 +8,16 @@ import type { NodeObserver } from './recorder.js'
 /** DHT discovery for the market page runs at most this often; its answer is reused meanwhile. */
 const DISCOVERY_REUSE_MS = 30_000
 const DISCOVERY_TIMEOUT_MS = 5_000
+/** Reputation is a full trust computation over the ledger: an open page reuses an answer this long. */
+const REPUTATION_REUSE_MS = 10_000
 
 interface Discovered { peerId: string, region: string, residency: string, priceFloor: number, simulated: boolean, availableNow: boolean, gpus: Array<{ model: string, vramGb: number, count: number }> }
 
 export class DashboardApi {
   private discovery?: { at: number, providers: Discovered[] }
   private discovering?: Promise<Discovered[]>
+  /** the last reputation answers: the list, and one provider's evidence */
+  private readonly reputationAnswers = new Map<string, { at: number, answer: Promise<unknown> }>()
 
   constructor (private readonly observer: NodeObserver, private readonly identity: { role: string, peerId: string }) {}
 
@@ -26,10 +30,21 @@ export class DashboardApi {
       case 'earnings': return { samples: this.observer.providerSamples(), market: (await this.observer.call('market.stats')) ?? null, ledger: (await this.observer.call('ledger.earnings')) ?? null }
       case 'reputation': {
         const peer = params.get('peer')
-        return peer == null ? { providers: (await this.observer.call('reputation')) ?? [] } : { explain: (await this.observer.call('reputation', { peer }))?.[0] ?? null }
+        return peer == null ? { providers: (await this.reputation('')) ?? [] } : { explain: (await this.reputation(peer) as any[] | undefined)?.[0] ?? null }
       }
       default: return undefined
     }
+  }
+
+  /** The `reputation` control method's answer for `peer` ('' for the list), reused for REPUTATION_REUSE_MS. */
+  private async reputation (peer: string): Promise<unknown> {
+    const held = this.reputationAnswers.get(peer)
+    if (held != null && Date.now() - held.at < REPUTATION_REUSE_MS) return await held.answer
+    // two entries at most: the list and the provider last looked at
+    for (const key of this.reputationAnswers.keys()) if (key !== '') this.reputationAnswers.delete(key)
+    const answer = this.observer.call('reputation', peer === '' ? {} : { peer })
+    this.reputationAnswers.set(peer, { at: Date.now(), answer })
+    return await answer
   }
 
   private async network (): Promise<unknown> {
