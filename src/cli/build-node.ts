@@ -33,7 +33,9 @@ export function roleExtensions (config: NodeConfig, opts: BuildOptions = {}): Re
     dhtValidators: { ...capability.dhtValidators, ...market.dhtValidators },
     dhtSelectors: { ...capability.dhtSelectors, ...market.dhtSelectors },
     // providers' heartbeats report the GPU slots of exec's capacity service
-    heartbeatSlots: profile != null && config.role === 'provider' ? { service: CAPACITY_SERVICE, capability: CAPACITY_CAPABILITY } : undefined
+    heartbeatSlots: profile != null && config.role === 'provider' ? { service: CAPACITY_SERVICE, capability: CAPACITY_CAPABILITY } : undefined,
+    // libp2p's own metrics, when --metrics is on (src/observe)
+    metrics: opts.metrics
   }
 }
 
@@ -43,6 +45,8 @@ export interface BuildOptions {
   provider?: { profile: ProviderProfile, recordTtlMs?: number, runner?: RunnerKind, nvidiaSmi?: string, workRoot?: string, jobUser?: string, docker?: DockerSettings }
   /** ledger flags (--dev-ledger-methods, --ledger-summary-seconds) */
   ledger?: LedgerBuildOptions
+  /** libp2p's metrics implementation (--metrics) */
+  metrics?: NodeComposition['metrics']
 }
 
 /** The services every role's node has besides the core ones. */

@@ -2,7 +2,9 @@ import { buildNode, type BuildOptions } from './build-node.js'
 import type { IdlegridNode, PeerPresence } from '../node/index.js'
 import { followMarketLog } from '../market/index.js'
 import { loadNodeConfig } from './load-config.js'
-import { serveControl } from './node-control.js'
+import { nodeHandlers, serveControl } from './node-control.js'
+import { observeSettings, prepareMetrics, startObservability, type Observability } from '../observe/index.js'
+import { UsageError } from './errors.js'
 import { type Output } from './output.js'
 import { shortPeerId } from '../common/index.js'
 import type { NodeConfig, Role } from '../config/index.js'
@@ -19,12 +21,23 @@ const STOP_TIMEOUT_MS = 10_000
  */
 export async function runRole (role: Role, values: ParsedValues, out: Output, prepare?: (config: NodeConfig) => Promise<BuildOptions>): Promise<number> {
   const config = await loadNodeConfig(role, values)
+  let observe
+  try {
+    observe = observeSettings(values)
+  } catch (err: any) {
+    throw new UsageError(String(err?.message ?? err))
+  }
+  // libp2p's metrics are given to the node when it is built (--metrics)
+  const prepared = prepareMetrics(observe)
   // a role may validate and prepare more (a provider's policy and GPUs) before the node starts
-  const node = await buildNode(config, await prepare?.(config))
+  const node = await buildNode(config, { ...await prepare?.(config), metrics: prepared.libp2p })
   let control
+  let observing: Observability | undefined
   try {
     control = await serveControl(node)
+    if (observe.metrics != null || observe.dashboard != null) observing = await startObservability(node, nodeHandlers(node), observe, prepared)
   } catch (err) {
+    await control?.close()
     await node.stop()
     throw err
   }
@@ -44,6 +57,9 @@ export async function runRole (role: Role, values: ParsedValues, out: Output, pr
   } else {
     for (const addr of addrs) out.info(`  listening: ${addr}`)
   }
+  if (observing?.metricsUrl != null) out.info(`  metrics: ${observing.metricsUrl}`)
+  if (observing?.dashboardUrl != null) out.info(`  dashboard: ${observing.dashboardUrl}`)
+  if (observing != null) out.data({ event: 'observe', metrics: observing.metricsUrl ?? null, dashboard: observing.dashboardUrl ?? null })
   if (config.bootstrap.length === 0 && role !== 'bootstrap') out.warn('warning: no bootstrap peers configured; this node will only see peers that dial it')
   const stopReporting = reportPeers(node, out)
   // a provider's bids, declines and wins, one line each
@@ -58,6 +74,7 @@ export async function runRole (role: Role, values: ParsedValues, out: Output, pr
     process.exit(1)
   }, STOP_TIMEOUT_MS)
   timer.unref()
+  await observing?.close()
   await control.close()
   await node.stop()
   clearTimeout(timer)

@@ -48,6 +48,8 @@ export interface MarketRenterService {
   auction(spec: JobSpec, opts?: AuctionOptions): Promise<AuctionReport>
   /** bids dropped on arrival because no auction of theirs runs here, and bids held in open windows */
   bidStats(): { unknownJob: number, held: number }
+  /** dispatches 'report' (CustomEvent<AuctionReport>) when an auction ends, for observers (metrics, dashboard) */
+  readonly events: EventTarget
   [CONTROL_HANDLERS](): Record<string, ControlHandler>
 }
 
@@ -67,6 +69,7 @@ class MarketRenter implements MarketRenterService, Startable {
   private readonly components: RenterComponents
   private readonly log: Logger
   private readonly auctioneer: Auctioneer
+  readonly events = new EventTarget()
 
   constructor (components: RenterComponents, init: MarketRenterInit) {
     this.components = components
@@ -94,7 +97,9 @@ class MarketRenter implements MarketRenterService, Startable {
   }
 
   async auction (spec: JobSpec, opts: AuctionOptions = {}): Promise<AuctionReport> {
-    return await this.auctioneer.run(spec, opts)
+    const report = await this.auctioneer.run(spec, opts)
+    this.events.dispatchEvent(new CustomEvent('report', { detail: report }))
+    return report
   }
 
   bidStats (): { unknownJob: number, held: number } {

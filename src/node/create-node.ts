@@ -9,7 +9,7 @@ import { ping, type PingService } from '@libp2p/ping'
 import { tcp } from '@libp2p/tcp'
 import { tls } from '@libp2p/tls'
 import { webSockets } from '@libp2p/websockets'
-import { createLibp2p, type Libp2p, type ServiceFactoryMap } from 'libp2p'
+import { createLibp2p, type Libp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p'
 import { createHash } from 'node:crypto'
 import { ALL_TOPICS, PROTOCOL } from '../../protocols/ids.js'
 import { loadOrCreateKey } from '../identity/index.js'
@@ -62,6 +62,8 @@ export interface NodeExtensions {
 export interface NodeComposition extends NodeExtensions {
   /** the service whose GPU slots this node's heartbeats report (providers) */
   heartbeatSlots?: HeartbeatSlots
+  /** libp2p's metrics (e.g. @libp2p/prometheus-metrics when --metrics is on; default none) */
+  metrics?: Libp2pOptions['metrics']
 }
 
 /** A started node; `S` names the services its composition root added (libp2p checked their dependencies at start). */
@@ -117,6 +119,7 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
     // peers that only speak noise still connect
     connectionEncrypters: [tls(), noise()],
     streamMuxers: [yamux(YAMUX_BULK)],
+    ...(extensions.metrics != null ? { metrics: extensions.metrics } : {}),
     peerDiscovery: config.bootstrap.length > 0 ? [bootstrap({ list: config.bootstrap, timeout: 100 })] : [],
     connectionManager: {
       maxConnections: config.maxConnections,

@@ -4,6 +4,6 @@
  * receipt, and fails over to another provider (attempts) with the last checkpoint.
  */
 export { SUBMIT_SERVICE } from './service.js'
-export type { SubmitEvent } from './service.js'
+export type { SubmitEvent, SubmitStart } from './service.js'
 export { submitServices } from './services.js'
 export { checkSubmission, renterLimitsFromSpec } from './payload.js'

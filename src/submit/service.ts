@@ -48,12 +48,20 @@ export interface SubmitRequest {
   explain?: boolean
 }
 
+/** A job the submit service starts, as observers see it. */
+export interface SubmitStart { jobId: string, name: string, tier: string, workload: string, startedAt: number }
+
 /** A progress event: an auction event of some attempt, or a job event (attempt, log, …). */
 export type SubmitEvent = { type: 'auction', attempt: number, event: AuctionEvent } | JobEvent
 
 export interface SubmitService {
   /** runs the job to the end; resolves with its summary (also when it did not complete) */
   submit(request: SubmitRequest, opts?: { onEvent?: (event: SubmitEvent) => void, signal?: AbortSignal }): Promise<JobSummary>
+  /**
+   * for observers (metrics, dashboard): 'start' (CustomEvent<SubmitStart>), 'event'
+   * (CustomEvent<{ jobId, event: SubmitEvent }>) and 'summary' (CustomEvent<JobSummary>)
+   */
+  readonly events: EventTarget
   [CONTROL_HANDLERS](): Record<string, ControlHandler>
 }
 
@@ -61,6 +69,7 @@ class Submitter implements SubmitService, Startable {
   readonly [serviceDependencies]: string[] = [MARKET_RENTER_CAPABILITY, LEDGER_CAPABILITY]
   readonly [Symbol.toStringTag] = '@idlegrid/submit'
   private readonly log: Logger
+  readonly events = new EventTarget()
 
   constructor (private readonly components: SubmitComponents, private readonly init: SubmitServiceInit) {
     this.log = components.logger.forComponent('idlegrid:submit')
@@ -75,18 +84,23 @@ class Submitter implements SubmitService, Startable {
     const privateKey = this.components.privateKey
     if (privateKey.type !== 'Ed25519') throw new SubmitError(`receipts are signed with the node's Ed25519 key; this node's key is ${privateKey.type}`)
     const jobId = new Uint8Array(randomBytes(16))
-    const send = (event: SubmitEvent): void => { try { opts.onEvent?.(event) } catch {} }
+    const jobIdHex = toHex(jobId)
+    this.observe('start', { jobId: jobIdHex, name: spec.name, tier: spec.tier, workload: spec.workload, startedAt: Date.now() })
+    const send = (event: SubmitEvent): void => {
+      try { opts.onEvent?.(event) } catch {}
+      this.observe('event', { jobId: jobIdHex, event })
+    }
     const connections = this.components.connectionManager
     const dialer: Pick<Libp2p, 'dialProtocol'> = {
       dialProtocol: async (peer, protocol, options) => await (await connections.openConnection(peer as PeerId, options)).newStream(protocol, options)
     }
-    return await runJob({
+    const summary = await runJob({
       libp2p: dialer,
       privateKey,
       peerId: this.components.peerId,
       awards: auctionRounds(this.components[MARKET_RENTER_SERVICE], spec, { jobId, explain: request.explain, onEvent: send }),
       payload,
-      jobId: toHex(jobId),
+      jobId: jobIdHex,
       baseDir: request.baseDir ?? this.init.defaultBaseDir ?? resolve('idlegrid-out'),
       maxAttempts,
       limits: renterLimitsFromSpec(spec.limits),
@@ -94,6 +108,12 @@ class Submitter implements SubmitService, Startable {
       onEvent: send,
       onReceipt: (receipt) => { this.recordReceipt(receipt.envelope) }
     })
+    this.observe('summary', summary)
+    return summary
+  }
+
+  private observe (type: string, detail: unknown): void {
+    this.events.dispatchEvent(new CustomEvent(type, { detail }))
   }
 
   [CONTROL_HANDLERS] (): Record<string, ControlHandler> {

@@ -5,6 +5,7 @@ import { resolve } from 'node:path'
 import { checkWorkRootOutside, defaultWorkRoot, planJobUser, RUNNER_KINDS } from '../../exec/index.js'
 import { UsageError } from '../errors.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable, type ParsedValues } from '../options.js'
+import { OBSERVE_OPTIONS } from '../../observe/index.js'
 import { DOCKER_OPTIONS, dockerSettings, splitDockerFields } from './docker-options.js'
 import { LEDGER_ROLE_OPTIONS, ledgerBuildOptions } from './ledger.js'
 import type { BuildOptions } from '../build-node.js'
@@ -19,7 +20,7 @@ export const bootstrapCommand: Command = {
   name: 'bootstrap',
   summary: 'Run a seed node: an always-on DHT server and gossip meeting point with no special authority.',
   usage: 'idlegrid bootstrap [options]',
-  options: { ...NODE_OPTIONS, ...LEDGER_ROLE_OPTIONS, ...COMMON_OPTIONS },
+  options: { ...NODE_OPTIONS, ...LEDGER_ROLE_OPTIONS, ...OBSERVE_OPTIONS, ...COMMON_OPTIONS },
   details: `${ROLE_DETAILS}\nDefault listen addresses: /ip4/127.0.0.1/tcp/4001 and /ip4/127.0.0.1/tcp/4002/ws; use\n--listen /ip4/0.0.0.0/tcp/4001 to serve other machines. It prints the multiaddrs peers should use.`,
   run: async (values, _, out) => await runRole('bootstrap', values, out, async () => ({ ledger: ledgerBuildOptions(values) }))
 }
@@ -101,7 +102,7 @@ export const providerCommand: Command = {
   name: 'provider',
   summary: 'Run a provider node on a GPU box: advertise, bid on jobs, run them and sign attestations.',
   usage: 'idlegrid provider [options]',
-  options: { ...NODE_OPTIONS, ...PROVIDER_OPTIONS, ...LEDGER_ROLE_OPTIONS, ...COMMON_OPTIONS },
+  options: { ...NODE_OPTIONS, ...PROVIDER_OPTIONS, ...LEDGER_ROLE_OPTIONS, ...OBSERVE_OPTIONS, ...COMMON_OPTIONS },
   details: `${ROLE_DETAILS}\nPolicy flags override the config file's provider: section. Without NVIDIA GPUs (nvidia-smi) and\nwithout --simulate-gpu the provider refuses to start. The signed capability record is published in the\nDHT under /idlegrid/cap/<peer id>; see it with the node's control method capability.record.`,
   run: async (values, _, out) => await runRole('provider', values, out, async (config) => ({ ...(await prepareProvider(config, values, out)), ledger: ledgerBuildOptions(values) }))
 }
@@ -110,7 +111,7 @@ export const renterCommand: Command = {
   name: 'renter',
   summary: 'Run a light renter peer (DHT client mode) that stays up and reports what it sees.',
   usage: 'idlegrid renter [options]',
-  options: { ...NODE_OPTIONS, ...LEDGER_ROLE_OPTIONS, ...COMMON_OPTIONS },
+  options: { ...NODE_OPTIONS, ...LEDGER_ROLE_OPTIONS, ...OBSERVE_OPTIONS, ...COMMON_OPTIONS },
   details: ROLE_DETAILS,
   run: async (values, _, out) => await runRole('renter', values, out, async () => ({ ledger: ledgerBuildOptions(values) }))
 }

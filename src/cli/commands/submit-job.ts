@@ -11,6 +11,7 @@ import { checkSubmission, type SubmitEvent } from '../../submit/index.js'
 import { EXIT, UsageError } from '../errors.js'
 import { oneShot } from '../one-shot.js'
 import { auctionEventLine } from './auction-events.js'
+import { liveView } from '../../observe/index.js'
 import type { JobSpec } from '../../market/index.js'
 import type { OptionTable, ParsedValues } from '../options.js'
 import type { Output } from '../output.js'
@@ -36,17 +37,21 @@ export async function runSubmittedJob (spec: JobSpec, values: ParsedValues, out:
   const baseDir = resolve(typeof values['out-dir'] === 'string' ? values['out-dir'] : 'idlegrid-out')
   out.info(`submitting ${spec.name} (${spec.tier}, ${spec.workload}, ~${spec.estimatedMinutes} min, ${payload.inputs.length} input files); outputs under ${baseDir}`)
   let answer: Awaited<ReturnType<typeof oneShot>>
+  // on a terminal: the auction, transfer and run as a live bar, the lines printed above it
+  const view = liveView({ json: out.json })
   try {
     // a short-lived renter waits for another node to hold its receipts, or says they are only local
     answer = await oneShot('submit.job', { spec, baseDir, maxAttempts, explain: values.explain === true }, values, {
       settleMs,
       flushLedger: true,
       timeoutMs,
-      onEvent: (e) => { progress(e as SubmitEvent, out) }
+      onEvent: (e) => { progress(e as SubmitEvent, view ?? out); view?.event(e as SubmitEvent) }
     })
   } catch (err: any) {
     if (err?.code === 'ERR_UNKNOWN_METHOD') throw new UsageError('the node running on this data directory is not a renter; run submit with another --data-dir (a short-lived renter peer) or against a renter node')
     throw err
+  } finally {
+    view?.stop()
   }
   if (answer.ledgerNote != null) out.warn(`note: ${answer.ledgerNote}`)
   const summary = answer.result as Record<string, any>

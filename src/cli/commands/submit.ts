@@ -7,6 +7,7 @@ import { RUN_JOB_OPTIONS, runSubmittedJob } from './submit-job.js'
 import { auctionEventLine } from './auction-events.js'
 import { shortPeerId } from '../../common/index.js'
 import { printable } from '../../exec/index.js'
+import { liveView } from '../../observe/index.js'
 import type { Output } from '../output.js'
 import type { Command } from '../command.js'
 
@@ -59,7 +60,9 @@ export const submitCommand: Command = {
     const wait = asNumber(values.wait ?? 3, 'wait', { min: 0, max: 120 })
     // the full path (auction rounds, transfer, run, verify, receipt) is the renter node's submit service
     if (values['auction-only'] !== true) return await runSubmittedJob(spec, values, out, wait * 1000)
-    const onEvent = (event: unknown): void => { progress(event as Record<string, unknown>, out) }
+    // on a terminal: the bid window as a live bar (bids, best price), the lines printed above it
+    const view = liveView({ json: out.json })
+    const onEvent = (event: unknown): void => { progress(event as Record<string, unknown>, view ?? out); view?.event(event as { type: string }) }
     out.info(`auctioning ${spec.name} (${spec.tier}, ${spec.workload}, ~${spec.estimatedMinutes} min) with a ${spec.auction.bidWindowMs} ms bid window…`)
     let via: string
     let result: unknown
@@ -68,6 +71,8 @@ export const submitCommand: Command = {
     } catch (err: any) {
       if (err?.code === 'ERR_UNKNOWN_METHOD') throw new UsageError('the node running on this data directory is not a renter; run submit with another --data-dir (a short-lived renter peer) or against a renter node')
       throw err
+    } finally {
+      view?.stop()
     }
     const report = result as AuctionReport
     out.data({ ...report, via })
@@ -76,7 +81,7 @@ export const submitCommand: Command = {
   }
 }
 
-function progress (event: Record<string, unknown>, out: Output): void {
+function progress (event: Record<string, unknown>, out: Pick<Output, 'info'>): void {
   const line = auctionEventLine(event, { bids: true })
   if (line != null) out.info(`  ${line}`)
 }

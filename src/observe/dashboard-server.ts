@@ -1,0 +1,80 @@
+/**
+ * `--dashboard HOST:PORT`: the operator's pages (web/dashboard: network, market, jobs,
+ * earnings, reputation) and the JSON behind them under /api/, every asset served from this
+ * package (Chart.js from node_modules), nothing from elsewhere (the CSP says so too).
+ * Everything but the token exchange answers 401 without the token.
+ */
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { requestToken, tokenCookie, tokenMatches } from './dashboard-auth.js'
+import { sendText, serveLocalHttp, type HttpAddress, type LocalHttpServer } from './http-bounds.js'
+import type { DashboardApi } from './dashboard-api.js'
+import type { ServerResponse } from 'node:http'
+
+const WEB_DIR = fileURLToPath(new URL('../../../web/dashboard/', import.meta.url))
+
+/** Chart.js's browser build, from the installed package. */
+function chartJsPath (): string {
+  return join(dirname(createRequire(import.meta.url).resolve('chart.js')), 'chart.umd.min.js')
+}
+
+const ASSETS: Record<string, { file: () => string, type: string }> = {
+  '/': { file: () => join(WEB_DIR, 'index.html'), type: 'text/html; charset=utf-8' },
+  '/assets/app.js': { file: () => join(WEB_DIR, 'app.js'), type: 'text/javascript; charset=utf-8' },
+  '/assets/style.css': { file: () => join(WEB_DIR, 'style.css'), type: 'text/css; charset=utf-8' },
+  '/assets/chart.js': { file: chartJsPath, type: 'text/javascript; charset=utf-8' }
+}
+
+const SECURITY_HEADERS = {
+  'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store'
+}
+
+export interface DashboardServer extends LocalHttpServer {
+  /** the URL to open (with the token) */
+  readonly url: string
+}
+
+export async function serveDashboard (at: HttpAddress, token: string, api: DashboardApi): Promise<DashboardServer> {
+  const cache = new Map<string, Buffer>()
+  const server = await serveLocalHttp(at, async (req, url, res) => {
+    // the printed URL carries the token once: it becomes a cookie and leaves the address bar
+    if (url.pathname === '/' && url.searchParams.has('token')) {
+      if (!tokenMatches(url.searchParams.get('token') ?? undefined, token)) { sendText(res, 401, 'wrong token: open the URL the node printed at start', SECURITY_HEADERS); return }
+      res.writeHead(303, { ...SECURITY_HEADERS, location: '/', 'set-cookie': tokenCookie(token) })
+      res.end()
+      return
+    }
+    if (!tokenMatches(requestToken(req), token)) {
+      sendText(res, 401, 'this dashboard needs its token: open the URL the node printed at start (the token is in <data dir>/dashboard.token)', SECURITY_HEADERS)
+      return
+    }
+    if (url.pathname.startsWith('/api/')) {
+      const body = await api.page(url.pathname.slice(5), url.searchParams)
+      if (body === undefined) { sendText(res, 404, 'no such page', SECURITY_HEADERS); return }
+      send(res, 200, 'application/json; charset=utf-8', Buffer.from(JSON.stringify(body, jsonSafe)), req.method === 'HEAD')
+      return
+    }
+    const asset = Object.hasOwn(ASSETS, url.pathname) ? ASSETS[url.pathname] : undefined
+    if (asset == null) { sendText(res, 404, 'not found', SECURITY_HEADERS); return }
+    let bytes = cache.get(url.pathname)
+    if (bytes == null) { bytes = await readFile(asset.file()); cache.set(url.pathname, bytes) }
+    send(res, 200, asset.type, bytes, req.method === 'HEAD')
+  })
+  const host = server.address.host.includes(':') ? `[${server.address.host}]` : server.address.host
+  return { ...server, url: `http://${host}:${server.address.port}/?token=${token}` }
+}
+
+function send (res: ServerResponse, status: number, type: string, body: Buffer, head: boolean): void {
+  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'content-length': String(body.length) })
+  res.end(head ? undefined : body)
+}
+
+/** bigints (sequence numbers, micro-USD) as strings */
+function jsonSafe (_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value
+}

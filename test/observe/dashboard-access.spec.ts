@@ -1,0 +1,157 @@
+/**
+ * The dashboard's door (issue 18 item 2): its token, what answers without it, and the HTTP
+ * bounds, against a dashboard whose pages are stubs (the pages themselves: cockpit.spec.ts).
+ */
+import * as assert from 'node:assert/strict'
+import { stat, writeFile } from 'node:fs/promises'
+import { connect, type Socket } from 'node:net'
+import { join } from 'node:path'
+import { DashboardTokenError, loadDashboardToken, tokenMatches, TOKEN_FILE } from '../../src/observe/dashboard-auth.js'
+import { serveDashboard, type DashboardServer } from '../../src/observe/dashboard-server.js'
+import { HTTP_LIMITS, parseHostPort } from '../../src/observe/http-bounds.js'
+import { recordAttack, tempDir, waitFor } from '../utils/index.js'
+import { startObservability } from '../../src/observe/index.js'
+import type { DashboardApi } from '../../src/observe/dashboard-api.js'
+import type { IdlegridNode } from '../../src/node/index.js'
+
+const STUB = { page: async (name: string) => name === 'network' ? { secret: 'peers' } : undefined } as unknown as DashboardApi
+
+describe('observe: the dashboard token and its HTTP bounds (issue 18 item 2)', function () {
+  this.timeout(30_000)
+  let dir: { path: string, cleanup: () => Promise<void> }
+  let token: string
+  let server: DashboardServer
+  let base: string
+
+  before(async () => {
+    dir = await tempDir('idlegrid-dash-')
+    token = await loadDashboardToken(dir.path)
+    server = await serveDashboard({ host: '127.0.0.1', port: 0 }, token, STUB)
+    base = `http://127.0.0.1:${server.address.port}`
+  })
+
+  after(async () => {
+    await server?.close()
+    await dir?.cleanup()
+  })
+
+  it('the token is 32 random bytes in an owner-only file, kept across restarts; a damaged file is a clear error', async () => {
+    assert.match(token, /^[0-9a-f]{64}$/)
+    assert.equal((await stat(join(dir.path, TOKEN_FILE))).mode & 0o777, 0o600)
+    assert.equal(await loadDashboardToken(dir.path), token)
+    const other = await tempDir()
+    try {
+      await writeFile(join(other.path, TOKEN_FILE), 'short\n')
+      await assert.rejects(loadDashboardToken(other.path), (err: Error) => err instanceof DashboardTokenError && /delete it/.test(err.message))
+    } finally {
+      await other.cleanup()
+    }
+    assert.equal(server.url, `${base}/?token=${token}`)
+  })
+
+  it('compares tokens whatever their length', () => {
+    assert.equal(tokenMatches(token, token), true)
+    assert.equal(tokenMatches(token.slice(0, 63), token), false)
+    assert.equal(tokenMatches(token + '0', token), false)
+    assert.equal(tokenMatches('', token), false)
+    assert.equal(tokenMatches(undefined, token), false)
+  })
+
+  it('red team: without the right token every page, asset and JSON answers 401 and nothing else', async () => {
+    const wrong = token.replace(/^./, c => c === 'a' ? 'b' : 'a')
+    const tries: Array<[string, RequestInit?]> = [
+      ['/'], ['/api/network'], ['/assets/chart.js'], ['/assets/app.js'], ['/nope'],
+      [`/?token=${wrong}`], ['/?token='], [`/?token=${token.slice(0, 32)}`],
+      ['/api/network', { headers: { authorization: `Bearer ${wrong}` } }],
+      ['/api/network', { headers: { cookie: `idlegrid_dashboard=${wrong}` } }],
+      ['/api/network', { headers: { cookie: `other=${token}` } }],
+      ['/api/network', { headers: { authorization: `Basic ${token}` } }]
+    ]
+    let refused = 0
+    let leaked = 0
+    for (const [path, init] of tries) {
+      const res = await fetch(base + path, { redirect: 'manual', ...init })
+      const body = await res.text()
+      if (res.status === 401) refused++
+      if (body.includes('secret') || body.includes(token)) leaked++
+    }
+    recordAttack({ issue: '18.2', attack: 'read the dashboard without its token (none, wrong, truncated, wrong cookie or scheme)', got: `${refused} of ${tries.length} requests answered 401, ${leaked} leaked data`, limit: 'token (sha256, constant-time compare) on every path but the token exchange' })
+    assert.equal(refused, tries.length)
+    assert.equal(leaked, 0)
+  })
+
+  it('the printed URL sets an HttpOnly SameSite=Strict cookie and leaves the address bar; bearer works for scripts', async () => {
+    const res = await fetch(server.url, { redirect: 'manual' })
+    assert.equal(res.status, 303)
+    assert.equal(res.headers.get('location'), '/')
+    const cookie = res.headers.get('set-cookie') ?? ''
+    assert.match(cookie, /HttpOnly/)
+    assert.match(cookie, /SameSite=Strict/)
+    const page = await fetch(`${base}/`, { headers: { cookie: cookie.split(';')[0] } })
+    assert.equal(page.status, 200)
+    assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'self'/)
+    assert.match(await page.text(), /<script src="\/assets\/chart.js"/)
+    const api = await fetch(`${base}/api/network`, { headers: { authorization: `Bearer ${token}` } })
+    assert.deepEqual(await api.json(), { secret: 'peers' })
+    assert.equal((await fetch(`${base}/api/unknown`, { headers: { authorization: `Bearer ${token}` } })).status, 404)
+    const chart = await fetch(`${base}/assets/chart.js`, { headers: { authorization: `Bearer ${token}` } })
+    assert.equal(chart.status, 200)
+    assert.match(await chart.text(), /Chart/, 'Chart.js from node_modules')
+  })
+
+  it('refuses other methods, bodies and long URLs', async () => {
+    const auth = { authorization: `Bearer ${token}` }
+    assert.equal((await fetch(`${base}/api/network`, { method: 'POST', headers: auth, body: 'x' })).status, 405)
+    assert.equal((await fetch(`${base}/api/network`, { method: 'DELETE', headers: auth })).status, 405)
+    assert.equal((await rawRequest(server.address.port, `GET /api/network HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Length: 5\r\n\r\nhello`)).split(' ')[1], '413')
+    assert.equal((await fetch(`${base}/api/network?${'a'.repeat(HTTP_LIMITS.urlChars)}`, { headers: auth })).status, 414)
+    const bigHeader = await rawRequest(server.address.port, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(HTTP_LIMITS.headerBytes * 2)}\r\n\r\n`)
+    assert.ok(!bigHeader.startsWith('HTTP/1.1 200'), 'an oversized header is not served')
+  })
+
+  it(`red team: a flood of idle connections holds at most ${HTTP_LIMITS.connections}; the owner gets in once it ends`, async () => {
+    const sockets: Socket[] = []
+    let closedByServer = 0
+    for (let i = 0; i < 48; i++) {
+      const s = connect(server.address.port, '127.0.0.1')
+      s.on('error', () => {})
+      s.on('close', () => { closedByServer++ })
+      sockets.push(s)
+    }
+    await waitFor(() => closedByServer >= 48 - HTTP_LIMITS.connections, { timeoutMs: 10_000, what: 'the connections over the limit to be dropped' })
+    const held = 48 - closedByServer
+    recordAttack({ issue: '18.2', attack: '48 idle TCP connections to the dashboard', got: `${held} held open, ${closedByServer} dropped at once`, limit: `${HTTP_LIMITS.connections} connections, ${HTTP_LIMITS.requestMs / 1000} s to send a request` })
+    assert.ok(held <= HTTP_LIMITS.connections)
+    for (const s of sockets) s.destroy()
+    // the server learns of the closes a moment later: the owner's request succeeds once it has
+    const status = await waitFor(async () => await fetch(`${base}/api/network`, { headers: { authorization: `Bearer ${token}` } }).then(r => r.status, () => false), { timeoutMs: 10_000, what: 'the owner\'s request to be served' })
+    assert.equal(status, 200)
+  })
+
+  it('a taken port is an error naming the flag', async () => {
+    const fakeNode = { libp2p: { services: {} }, config: { dataDir: dir.path, role: 'renter' }, peerId: { toString: () => 'me' } } as unknown as IdlegridNode
+    await assert.rejects(startObservability(fakeNode, {}, { dashboard: { host: '127.0.0.1', port: server.address.port } }),
+      new RegExp(`^Error: --dashboard 127\\.0\\.0\\.1:${server.address.port}: cannot listen \\(EADDRINUSE\\)`))
+  })
+
+  it('parses --dashboard and --metrics addresses', () => {
+    assert.deepEqual(parseHostPort('9464', 'metrics'), { host: '127.0.0.1', port: 9464 })
+    assert.deepEqual(parseHostPort('0.0.0.0:8080', 'dashboard'), { host: '0.0.0.0', port: 8080 })
+    assert.deepEqual(parseHostPort('[::1]:8080', 'dashboard'), { host: '::1', port: 8080 })
+    for (const bad of ['', 'x', '1.2.3.4:', ':80', '127.0.0.1:70000', 'http://x:1']) assert.throws(() => parseHostPort(bad, 'dashboard'), /--dashboard takes HOST:PORT/, bad)
+  })
+})
+
+/** Sends `text` as is and resolves with what came back before the server closed or 2 s passed. */
+async function rawRequest (port: number, text: string): Promise<string> {
+  return await new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1')
+    let got = ''
+    const done = (): void => { s.destroy(); resolve(got) }
+    s.setTimeout(2_000, done)
+    s.on('data', (d) => { got += d.toString() })
+    s.on('error', done)
+    s.on('close', done)
+    s.write(text)
+  })
+}
