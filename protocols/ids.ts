@@ -16,7 +16,9 @@ export const PROTOCOL = {
   /** award acceptance */
   accept: '/idlegrid/accept/1.0.0',
   /** ledger head exchange and range pulls (2: only equivocation proofs, receipt and feed-time rules) */
-  ledgerSync: '/idlegrid/ledger/sync/2.0.0'
+  ledgerSync: '/idlegrid/ledger/sync/2.0.0',
+  /** one HTTP request to a service replica (a lease) and its streamed answer */
+  serve: '/idlegrid/serve/1.0.0'
 } as const
 
 export const TOPIC = {

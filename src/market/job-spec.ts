@@ -76,6 +76,8 @@ export interface JobSpec {
   }
   /** the renter's own limits on what a provider sends back (only those set; the renter's defaults otherwise) */
   limits?: JobLimits
+  /** a service lease (set by src/serve from a service file, never by a job file) */
+  lease?: { minDurationMs: number, healthPath: string }
 }
 
 /** Per-job overrides of the renter's limits, in the job file's units. */
@@ -327,6 +329,7 @@ export function toJobRequest (spec: JobSpec, opts: JobRequestOptions): JobReques
     createdAt: BigInt(now),
     expiresAt: BigInt(now + Math.min(MAX_LIFETIME_MS.jobRequest, spec.auction.bidWindowMs + REQUEST_TTL_AFTER_WINDOW_MS)),
     nonce: new Uint8Array(randomBytes(16)),
-    pricingRule: pricingRuleToWire(spec.auction.pricing)
+    pricingRule: pricingRuleToWire(spec.auction.pricing),
+    ...(spec.lease != null ? { lease: { minDurationMs: BigInt(Math.round(spec.lease.minDurationMs)), healthPath: spec.lease.healthPath } } : {})
   }
 }
