@@ -51,7 +51,7 @@ export async function forward (dialer: Dialer, provider: PeerId, leaseId: Uint8A
   const t0 = performance.now()
   let ch: ServeChannel
   try {
-    const stream = await dialer.dialProtocol(provider, PROTOCOL.serve, { signal: AbortSignal.timeout(opts.dialMs ?? Math.min(opts.timeoutMs, 5_000)) })
+    const stream = await dialer.dialProtocol(provider, PROTOCOL.serve, { negotiateFully: false, signal: AbortSignal.timeout(opts.dialMs ?? Math.min(opts.timeoutMs, 5_000)) })
     ch = new ServeChannel(stream, opts.timeoutMs)
   } catch (err: any) {
     // nothing reached the replica

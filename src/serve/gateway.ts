@@ -85,13 +85,13 @@ export class Gateway {
     this.stats.requests++
     if (!this.authorised(req)) { this.fail(res, 401, 'a bearer token is needed'); req.resume(); return }
     const declared = Number(req.headers['content-length'] ?? 0)
-    if (declared > this.opts.maxBodyBytes) { this.fail(res, 413, `body over ${this.opts.maxBodyBytes} bytes`); req.destroy(); return }
+    if (declared > this.opts.maxBodyBytes) { this.refuseBody(req, res); return }
     if (this.inflight >= (this.opts.maxInflight ?? 1024)) { this.fail(res, 503, 'gateway at its bound of requests in flight'); req.resume(); return }
     this.inflight++
     const timer = setTimeout(() => { this.fail(res, 504, `no complete answer within ${this.opts.timeoutMs} ms`) }, this.opts.timeoutMs)
     try {
       const body = await this.readBody(req)
-      if (body == null) { this.fail(res, 413, `body over ${this.opts.maxBodyBytes} bytes`); return }
+      if (body == null) { this.refuseBody(req, res); return }
       await this.route(req, res, body)
     } finally {
       clearTimeout(timer)
@@ -99,16 +99,32 @@ export class Gateway {
     }
   }
 
-  /** The whole body (kept for a retry), or undefined past the bound. */
+  /** 413, then the connection closes: the rest of the body is never read */
+  private refuseBody (req: IncomingMessage, res: ServerResponse): void {
+    res.setHeader('connection', 'close')
+    res.once('finish', () => { req.destroy() })
+    this.fail(res, 413, `body over ${this.opts.maxBodyBytes} bytes`)
+  }
+
+  /** The whole body (kept for a retry), or undefined past the bound (reading stops; the connection closes after the 413). */
   private async readBody (req: IncomingMessage): Promise<Uint8Array | undefined> {
-    const chunks: Buffer[] = []
-    let size = 0
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.byteLength
-      if (size > this.opts.maxBodyBytes) { req.destroy(); return undefined }
-      chunks.push(chunk)
-    }
-    return Buffer.concat(chunks)
+    return await new Promise((resolve, reject) => {
+      const chunks: Buffer[] = []
+      let size = 0
+      const onData = (chunk: Buffer): void => {
+        size += chunk.byteLength
+        if (size > this.opts.maxBodyBytes) {
+          req.off('data', onData)
+          req.pause()
+          resolve(undefined)
+          return
+        }
+        chunks.push(chunk)
+      }
+      req.on('data', onData)
+      req.once('end', () => { resolve(Buffer.concat(chunks)) })
+      req.once('error', reject)
+    })
   }
 
   private async route (req: IncomingMessage, res: ServerResponse, body: Uint8Array): Promise<void> {

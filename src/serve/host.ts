@@ -8,7 +8,7 @@
 import { request as httpRequest, Agent, type IncomingMessage } from 'node:http'
 import { createServer } from 'node:net'
 import { toHex } from '../common/index.js'
-import { ServeFrame } from '../../protocols/serve.js'
+import { type ServeFrame } from '../../protocols/serve.js'
 import { SERVE_CHUNK_BYTES, ServeChannel, ServeStreamError, serveFrameKind, wireHeaders } from './wire.js'
 import type { LeaseHost, LeaseRunHooks, RunHandle } from '../exec/index.js'
 import type { Logger, PeerId, Stream } from '@libp2p/interface'

@@ -1,6 +1,6 @@
 /**
  * Which replica serves a request: power of two choices over the ready replicas, each scored
- * by its EWMA latency times (in flight + 1), never one at its in-flight bound. Two random
+ * by its EWMA latency grown by its requests in flight, never one at its in-flight bound. Two random
  * candidates, the lower score wins: load spreads without herding on one "best" replica, and a
  * slow one gets little once it has been measured.
  */
@@ -72,7 +72,14 @@ export class ReplicaPool {
   }
 }
 
-/** Lower is better: an unmeasured replica scores as if instant, so it gets tried. */
+/** Requests a replica is taken to serve side by side before queueing: in-flight ones add to its expected latency by this share. */
+const PARALLELISM = 8
+
+/**
+ * Lower is better: the expected latency, EWMA × (1 + in flight / PARALLELISM). An unmeasured
+ * replica gets one request at a time until its first answer measures it.
+ */
 function score (r: Replica): number {
-  return (r.ewmaMs ?? 0) * (r.inflight + 1) + r.inflight
+  if (r.ewmaMs == null) return r.inflight === 0 ? 0 : Number.MAX_SAFE_INTEGER
+  return r.ewmaMs * (1 + r.inflight / PARALLELISM)
 }

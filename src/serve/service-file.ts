@@ -22,7 +22,7 @@
  */
 import { readdir, stat } from 'node:fs/promises'
 import { dirname, join as joinPath, resolve } from 'node:path'
-import { ConfigError, asBoolean, asNumber, asObject, asString, asStringList, join, onlyKnownKeys, type Fields } from '../config/index.js'
+import { ConfigError, asBoolean, asNumber, asObject, asString, asStringList, onlyKnownKeys, type Fields } from '../config/index.js'
 import { parseJobSpec, readJobFile, type JobSpec } from '../market/index.js'
 
 export interface ServiceSpec {
@@ -127,7 +127,17 @@ export function parseServiceSpec (raw: unknown, baseDir = process.cwd()): Servic
   const a = asObject(obj.auction ?? {}, 'auction')
   onlyKnownKeys(a, ['bidWindowMs'], 'auction')
   const spec: ServiceSpec = {
-    name, tier: tier as ServiceSpec['tier'], runtime: { command, env }, files, healthPath, replicas, leaseMs, minLeaseMs, constraints, gateway, limits,
+    name,
+    tier: tier as ServiceSpec['tier'],
+    runtime: { command, env },
+    files,
+    healthPath,
+    replicas,
+    leaseMs,
+    minLeaseMs,
+    constraints,
+    gateway,
+    limits,
     bidWindowMs: asNumber(a.bidWindowMs ?? 1000, 'auction.bidWindowMs', { integer: true, min: 50, max: 60_000 })
   }
   if (image !== undefined) spec.runtime.image = image

@@ -12,7 +12,7 @@ import { LEDGER_CAPABILITY, LEDGER_SERVICE, type LedgerService } from '../ledger
 import { MARKET_RENTER_CAPABILITY, MARKET_RENTER_SERVICE, type MarketRenterService } from '../market/index.js'
 import { Deployment, type DeploymentEvent } from './deployment.js'
 import { parseServiceSpec, serviceInputs, type ServiceSpec } from './service-file.js'
-import { ServeHost } from './host.js'
+import { type ServeHost } from './host.js'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 
 export const SERVE_HOST_SERVICE = 'serveHost'
