@@ -130,7 +130,8 @@ export class ServeHost implements LeaseHost {
     const ch = new ServeChannel(stream, this.opts.idleMs)
     let hosted: HostedLease | undefined
     try {
-      const first = await ch.next()
+      // the head comes at once: a stream opened and left idle is not held for long
+      const first = await ch.next(Math.min(this.opts.idleMs, 5_000))
       if (first == null) { await ch.close(); return }
       if (serveFrameKind(first) !== 'request') throw new ServeStreamError('PROTOCOL', 'the first frame must be Request')
       const head = first.request as ServeFrame.Request

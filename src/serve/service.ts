@@ -34,7 +34,7 @@ export function serveHostService (host: ServeHost): (components: { registrar: Re
       const log = components.logger.forComponent('idlegrid:serve')
       await components.registrar.handle(PROTOCOL.serve, ({ stream, connection }) => {
         host.handle(stream, connection.remotePeer).catch((err: unknown) => { log.error('serve stream failed: %e', err) })
-      }, { maxInboundStreams: 1024, maxOutboundStreams: 1 })
+      }, { maxInboundStreams: 256, maxOutboundStreams: 1 })
     },
     async stop () {
       await components.registrar.unhandle(PROTOCOL.serve)
