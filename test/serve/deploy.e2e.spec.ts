@@ -11,8 +11,8 @@ import { control, http, sentimentSpec, SERVICES_DIR, startServeNetwork } from '.
 import type { LocalNetwork } from '../utils/index.js'
 
 const FULL = process.env.SERVE_FULL === '1'
-const REQUESTS = FULL ? 1000 : 200
-const KILL_LOAD = FULL ? 600 : 150
+const REQUESTS = FULL ? 1000 : 100
+const KILL_LOAD = FULL ? 600 : 100
 const CONCURRENCY = 8
 /** the deployment is back at size this long after the kill */
 const RECOVERY_BOUND_MS = 45_000

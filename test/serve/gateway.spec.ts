@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto'
 import { toHex } from '../../src/common/index.js'
 import { forward, ForwardError, Gateway, ReplicaPool, ServeHost, SERVE_HOST_SERVICE } from '../../src/serve/index.js'
 import { serveHostService } from '../../src/serve/service.js'
-import { recordAttack, startInProcessNetwork, type InProcessNetwork } from '../utils/index.js'
+import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import { http } from './fixtures.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 
@@ -154,13 +154,47 @@ describe('serve: gateway and /idlegrid/serve/1.0.0 between real nodes (issue 17)
     const fast = await lease(0, echoServer(0))
     const slow = await lease(1, echoServer(200))
     const { url, pool } = await gatewayFor([{ p: 0, ...fast }, { p: 1, ...slow }])
-    const n = 200
+    const n = 100
     let next = 0
     await Promise.all(Array.from({ length: 4 }, async () => {
       while (next < n) { next++; assert.equal((await http(`${url}/x`)).status, 200) }
     }))
     const share = pool.get(fast.id)!.served / n
     assert.ok(share >= 0.9, `fast replica share ${share}`)
+  })
+
+  it('the provider\'s lease host: PORT for the service, health checks that end a dead or never-healthy service, a preempted lease drains', async () => {
+    const host = new ServeHost({ healthIntervalMs: 50, startupMs: 400, healthFailures: 2 })
+    const fakeRun = (): { cancelled: string[], handle: any } => {
+      const cancelled: string[] = []
+      return { cancelled, handle: { startedAt: Date.now(), preempt: () => {}, cancel: (why: string) => { cancelled.push(why) }, done: new Promise(() => {}) } }
+    }
+    // never healthy: nothing listens on the port it was given
+    const never = await host.begin({ leaseId: 'aa', renter: renter.peerId.toString(), healthPath: '/health' })
+    assert.match(never.env.PORT ?? '', /^\d+$/)
+    const run1 = fakeRun()
+    never.started(run1.handle)
+    await waitFor(() => run1.cancelled.length > 0, { timeoutMs: 5_000, what: 'the never-healthy lease cancelled' })
+    assert.match(run1.cancelled[0]!, /not healthy on \/health within 400 ms/)
+    never.ended()
+    // healthy, then its server dies
+    const lease2 = await host.begin({ leaseId: 'bb', renter: renter.peerId.toString(), healthPath: '/health' })
+    const server = echoServer()
+    await new Promise<void>(resolve => server.listen(Number(lease2.env.PORT), '127.0.0.1', () => { resolve() }))
+    const run2 = fakeRun()
+    lease2.started(run2.handle)
+    await waitFor(() => host.leases.get('bb')?.healthy, { timeoutMs: 5_000, what: 'the lease healthy' })
+    server.closeAllConnections()
+    server.close()
+    await waitFor(() => run2.cancelled.length > 0, { timeoutMs: 5_000, what: 'the dead lease cancelled' })
+    assert.match(run2.cancelled[0]!, /health check \/health failed 2 times/)
+    lease2.ended()
+    assert.equal(host.leases.has('bb'), false, 'an ended lease is forgotten')
+    // preempted: draining from the notice on
+    const lease3 = await host.begin({ leaseId: 'cc', renter: renter.peerId.toString(), healthPath: '/health' })
+    lease3.preempting({ graceMs: 1_000, detail: 'gold job' })
+    assert.equal(host.leases.get('cc')?.draining, true)
+    lease3.ended()
   })
 
   it('bounds requests in flight per replica: past the bound the gateway says 503 at once', async () => {
