@@ -189,6 +189,8 @@ export class JobExecService implements Startable {
     if (this.book.wasAnswered(verified.attemptKey)) throw new Rejection(JobFrame.Rejected.Code.OTHER, 'this award attempt was already started')
     if (!this.started) throw new Rejection(JobFrame.Rejected.Code.OTHER, 'provider is shutting down')
     if (verified.jobRequest.lease != null && this.init.leases == null) throw new Rejection(JobFrame.Rejected.Code.POLICY, 'this provider hosts no service leases')
+    // a container has no network here, so nothing could reach the service's port
+    if (verified.jobRequest.lease != null && this.init.runner.kind !== 'process') throw new Rejection(JobFrame.Rejected.Code.POLICY, `the ${this.init.runner.kind} runner does not host service leases yet`)
     checkJobFits(start, verified, { runner: this.init.runner, scheduler: this.scheduler, limits: this.runLimits(), maxInputBytes: this.maxInputBytes() })
     return verified
   }
