@@ -22,7 +22,9 @@ export const PROTOCOL = {
   /** ledger head exchange and range pulls (2: only equivocation proofs, receipt and feed-time rules) */
   ledgerSync: '/idlegrid/ledger/sync/2.0.0',
   /** a provider's own signed capability record, fetched from it directly after an index lookup */
-  capability: '/idlegrid/cap/1.0.0'
+  capability: '/idlegrid/cap/1.0.0',
+  /** one HTTP request to a service replica (a lease) and its streamed answer */
+  serve: '/idlegrid/serve/1.0.0'
 } as const
 
 export const TOPIC = {

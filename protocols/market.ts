@@ -92,6 +92,7 @@ export interface JobRequest {
   nonce: Uint8Array
   pricingRule: PricingRule
   renterAddrs: Uint8Array[]
+  lease?: JobRequest.Lease
 }
 
 export namespace JobRequest {
@@ -294,6 +295,77 @@ export namespace JobRequest {
     }
   }
 
+  export interface Lease {
+    minDurationMs: bigint
+    healthPath: string
+  }
+
+  export namespace Lease {
+    let _codec: Codec<Lease>
+
+    export const codec = (): Codec<Lease> => {
+      if (_codec == null) {
+        _codec = message<Lease>((obj, w, opts = {}) => {
+          if (opts.lengthDelimited !== false) {
+            w.fork()
+          }
+
+          if ((obj.minDurationMs != null && obj.minDurationMs !== 0n)) {
+            w.uint32(8)
+            w.uint64(obj.minDurationMs)
+          }
+
+          if ((obj.healthPath != null && obj.healthPath !== '')) {
+            w.uint32(18)
+            w.string(obj.healthPath)
+          }
+
+          if (opts.lengthDelimited !== false) {
+            w.ldelim()
+          }
+        }, (reader, length, opts = {}) => {
+          const obj: any = {
+            minDurationMs: 0n,
+            healthPath: ''
+          }
+
+          const end = length == null ? reader.len : reader.pos + length
+
+          while (reader.pos < end) {
+            const tag = reader.uint32()
+
+            switch (tag >>> 3) {
+              case 1: {
+                obj.minDurationMs = reader.uint64()
+                break
+              }
+              case 2: {
+                obj.healthPath = reader.string()
+                break
+              }
+              default: {
+                reader.skipType(tag & 7)
+                break
+              }
+            }
+          }
+
+          return obj
+        })
+      }
+
+      return _codec
+    }
+
+    export const encode = (obj: Partial<Lease>): Uint8Array => {
+      return encodeMessage(obj, Lease.codec())
+    }
+
+    export const decode = (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<Lease>): Lease => {
+      return decodeMessage(buf, Lease.codec(), opts)
+    }
+  }
+
   let _codec: Codec<JobRequest>
 
   export const codec = (): Codec<JobRequest> => {
@@ -375,6 +447,11 @@ export namespace JobRequest {
             w.uint32(114)
             w.bytes(value)
           }
+        }
+
+        if (obj.lease != null) {
+          w.uint32(122)
+          JobRequest.Lease.codec().encode(obj.lease, w)
         }
 
         if (opts.lengthDelimited !== false) {
@@ -475,6 +552,12 @@ export namespace JobRequest {
               }
 
               obj.renterAddrs.push(reader.bytes())
+              break
+            }
+            case 15: {
+              obj.lease = JobRequest.Lease.codec().decode(reader, reader.uint32(), {
+                limits: opts.limits?.lease
+              })
               break
             }
             default: {

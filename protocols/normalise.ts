@@ -23,6 +23,7 @@ import { CapabilityRecord } from './capability.js'
 import { Attestation, JobFrame } from './job.js'
 import { SyncRequest, SyncResponse } from './ledger.js'
 import { Award, JobRequest } from './market.js'
+import { ServeFrame } from './serve.js'
 import { concat, encodeVarint, expandRun, readTag, readVarint, skipValue, WIRE, type PackedElement, type Tag } from './packed.js'
 
 /** What the normaliser must know of one message type; fields by number. */
@@ -48,6 +49,9 @@ const JOB_FRAME: MessageShape = {
   oneofs: { frame: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] }
 }
 const RESPONSE_HEADS: MessageShape = { repeated: { 1: LEAF } }
+const SERVE_REQUEST: MessageShape = { repeated: { 4: LEAF } }
+const SERVE_RESPONSE: MessageShape = { repeated: { 2: LEAF } }
+const SERVE_FRAME: MessageShape = { merged: { 1: SERVE_REQUEST, 2: LEAF, 3: LEAF, 4: SERVE_RESPONSE, 5: LEAF }, oneofs: { frame: [1, 2, 3, 4, 5] } }
 
 /** Shapes of the decoders that have packed or message-typed fields; any other decoder is a LEAF. */
 export const WIRE_SHAPES: ReadonlyMap<unknown, MessageShape> = new Map<unknown, MessageShape>([
@@ -61,8 +65,11 @@ export const WIRE_SHAPES: ReadonlyMap<unknown, MessageShape> = new Map<unknown, 
   [SyncRequest, { merged: { 1: LEAF, 2: LEAF }, oneofs: { request: [1, 2] } }],
   [SyncResponse, { merged: { 1: RESPONSE_HEADS, 2: LEAF }, oneofs: { response: [1, 2] } }],
   [SyncResponse.Heads, RESPONSE_HEADS],
-  [JobRequest, { merged: { 7: LEAF } }],
-  [Award, { repeated: { 15: LEAF } }]
+  [JobRequest, { merged: { 7: LEAF, 14: LEAF } }],
+  [Award, { repeated: { 15: LEAF } }],
+  [ServeFrame, SERVE_FRAME],
+  [ServeFrame.Request, SERVE_REQUEST],
+  [ServeFrame.Response, SERVE_RESPONSE]
 ])
 
 export function shapeOf (decoder: unknown): MessageShape {

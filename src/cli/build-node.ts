@@ -4,6 +4,7 @@ import { ledgerServices, type LEDGER_SERVICE, type LedgerBuildOptions, type Ledg
 import { marketServices } from '../market/index.js'
 import { createNode, type CoreServices, type IdlegridNode, type NodeComposition, type NodeExtensions } from '../node/index.js'
 import { submitServices } from '../submit/index.js'
+import { serveServices } from '../serve/index.js'
 import type { NodeConfig } from '../config/index.js'
 
 /**
@@ -16,8 +17,10 @@ export function roleExtensions (config: NodeConfig, opts: BuildOptions = {}): Re
   const profile = opts.provider?.profile
   // capability: DHT rules for /idlegrid/... keys and discovery on every role; providers advertise
   const capability = capabilityServices({ profile, recordTtlMs: opts.provider?.recordTtlMs, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi })
+  // serve: providers host service leases (their job service runs them), renters deploy services behind a gateway
+  const serve = serveServices({ role: config.role })
   // exec: providers run awarded jobs on their GPU slots, whose capacity the bid engine and the ledger's summaries read
-  const exec = execServices({ role: config.role, dataDir: config.dataDir, provider: profile != null ? { profile, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi, workRoot: opts.provider?.workRoot, jobUser: opts.provider?.jobUser, docker: opts.provider?.docker } : undefined })
+  const exec = execServices({ role: config.role, dataDir: config.dataDir, provider: profile != null ? { profile, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi, workRoot: opts.provider?.workRoot, jobUser: opts.provider?.jobUser, docker: opts.provider?.docker, leases: serve.host } : undefined })
   // market: topic validation on every role; providers bid (with their profile and the sequence of the record they advertise), renters auction
   const market = marketServices({ role: config.role, provider: profile != null ? { profile: () => profile, advertised: true } : undefined })
   return {
@@ -28,7 +31,8 @@ export function roleExtensions (config: NodeConfig, opts: BuildOptions = {}): Re
       // ledger: every role keeps it in <dataDir>/ledger; providers append heartbeat summaries
       ...ledgerServices({ config, profile, ...opts.ledger }).services,
       // submit: renters run jobs end to end (auction rounds, attempts, receipts into the ledger)
-      ...submitServices({ role: config.role })
+      ...submitServices({ role: config.role }),
+      ...serve.services
     },
     dhtValidators: { ...capability.dhtValidators, ...market.dhtValidators },
     dhtSelectors: { ...capability.dhtSelectors, ...market.dhtSelectors },

@@ -2,6 +2,7 @@
  * The job service's name, capability, defaults, init and the components it uses: what the
  * composition root and tests need to build it, apart from the service itself (provider.ts).
  */
+import type { LeaseHost } from './lease-host.js'
 import { type LEDGER_SERVICE, type LedgerService } from '../ledger/index.js'
 import { type MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../market/index.js'
 import type { DiskBudget } from './admission.js'
@@ -95,6 +96,8 @@ export interface ExecServiceInit {
   requireAccepted?: boolean
   /** keep work dirs after the run (debugging) */
   keepWorkDirs?: boolean
+  /** hosts service leases (src/serve); none: lease jobs are rejected (POLICY) */
+  leases?: LeaseHost
   /** a scheduler shared with the bid engine (default: one of its own over `gpus`) */
   scheduler?: SlotScheduler
 }

@@ -24,6 +24,8 @@ import { FrameChannel, frameKind, withDeadline } from './job-stream.js'
 import { INPUT_TRANSFER_DEFAULTS, inputDeadlineMs, maxInputChunks, receiveInputs, type ReceiveLimits } from './receive-inputs.js'
 import { SlotScheduler, type CapacityView, type Lease } from './scheduler.js'
 import { noteFrame, runOnSlot, type SlotRunEnd } from './slot-run.js'
+import type { LeaseRunHooks } from './lease-host.js'
+import type { RunSpec } from './runners/index.js'
 import type { Ed25519PrivateKey, IncomingStreamData, Logger, PeerId, Startable } from '@libp2p/interface'
 import { CONTROL_HANDLERS } from '../control/index.js'
 
@@ -186,6 +188,9 @@ export class JobExecService implements Startable {
     }
     if (this.book.wasAnswered(verified.attemptKey)) throw new Rejection(JobFrame.Rejected.Code.OTHER, 'this award attempt was already started')
     if (!this.started) throw new Rejection(JobFrame.Rejected.Code.OTHER, 'provider is shutting down')
+    if (verified.jobRequest.lease != null && this.init.leases == null) throw new Rejection(JobFrame.Rejected.Code.POLICY, 'this provider hosts no service leases')
+    // a container has no network here, so nothing could reach the service's port
+    if (verified.jobRequest.lease != null && this.init.runner.kind !== 'process') throw new Rejection(JobFrame.Rejected.Code.POLICY, `the ${this.init.runner.kind} runner does not host service leases yet`)
     checkJobFits(start, verified, { runner: this.init.runner, scheduler: this.scheduler, limits: this.runLimits(), maxInputBytes: this.maxInputBytes() })
     return verified
   }
@@ -252,6 +257,20 @@ export class JobExecService implements Startable {
     const gpu = this.init.gpus.find(g => g.index === lease.gpu.index) as ExecGpu
     // what it may write is the disk share admit() reserved: its inputs plus the output bound
     const spec = { ...jobRunSpec(v, runtime, workDir, this.runLimits(), gpu), diskBytes: declaredInputBytes(inputs) + this.maxOutputBytes() }
+    // a service lease listens on a port we pick, is health-checked and drained (src/serve)
+    const leaseRequest = v.jobRequest.lease
+    const leaseHooks = leaseRequest != null && this.init.leases != null
+      ? await this.init.leases.begin({ leaseId: v.jobIdHex, renter: v.renter.toString(), healthPath: leaseRequest.healthPath })
+      : undefined
+    if (leaseHooks != null) spec.env = { ...spec.env, ...leaseHooks.env }
+    try {
+      await this.acceptAndRun(ch, v, spec, inputs, workDir, lease, rec, gpu, leaseHooks)
+    } finally {
+      leaseHooks?.ended()
+    }
+  }
+
+  private async acceptAndRun (ch: FrameChannel, v: VerifiedAward, spec: RunSpec, inputs: FileEntry[], workDir: string, lease: Lease, rec: JobRecord, gpu: ExecGpu, leaseHooks?: LeaseRunHooks): Promise<void> {
     await ch.send({ accepted: { at: BigInt(Date.now()) } })
     const acceptedAt = Date.now()
     rec.state = 'running'
@@ -259,7 +278,7 @@ export class JobExecService implements Startable {
     rec.startedAt = acceptedAt
     this.book.update(rec)
     const run = await runOnSlot(ch, {
-      spec, gpu, lease, runner: this.init.runner, telemetry: this.init.telemetry, keepaliveMs: this.init.keepaliveMs ?? EXEC_DEFAULTS.keepaliveMs, acceptedAt, attemptKey: v.attemptKey, log: this.log, live: this.live
+      spec, gpu, lease, runner: this.init.runner, telemetry: this.init.telemetry, keepaliveMs: this.init.keepaliveMs ?? EXEC_DEFAULTS.keepaliveMs, acceptedAt, attemptKey: v.attemptKey, log: this.log, live: this.live, service: leaseHooks
     })
     const { outcome } = run
     rec.state = 'sending'

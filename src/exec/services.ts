@@ -12,6 +12,7 @@ import { makeRunner } from './runners/make-runner.js'
 import { checkWorkRootOutside, defaultWorkRoot } from './runners/work-dirs.js'
 import { SlotScheduler } from './scheduler.js'
 import type { DockerSettings, RunnerKind } from './runners/index.js'
+import type { LeaseHost } from './lease-host.js'
 import type { Role } from '../config/index.js'
 import type { NodeExtensions } from '../node/index.js'
 
@@ -27,6 +28,8 @@ export interface ExecProviderOptions {
   jobUser?: string
   /** the docker runner's engine, job user and pull policy */
   docker?: DockerSettings
+  /** hosts service leases (src/serve); none: lease jobs are rejected */
+  leases?: LeaseHost
 }
 
 export interface ExecServicesOptions {
@@ -67,6 +70,7 @@ export function execServices (opts: ExecServicesOptions): Required<NodeExtension
         gpus,
         scheduler,
         disk,
+        leases: opts.provider.leases,
         maxSlotsPerRenter: policy.maxSlotsPerRenter,
         workRoot,
         maxJobMs: policy.maxJobMinutes * 60_000,

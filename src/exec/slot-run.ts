@@ -9,6 +9,7 @@ import { TelemetrySampler, type TelemetryRead, type TelemetrySummary } from './t
 import type { FrameChannel, ReceivedFrame } from './job-stream.js'
 import type { RunOutcome, Runner, RunSpec } from './runners/index.js'
 import type { Lease, SchedulerGpu } from './scheduler.js'
+import type { LeaseRunHooks } from './lease-host.js'
 import type { Logger } from '@libp2p/interface'
 
 /**
@@ -58,6 +59,8 @@ export interface SlotRunOptions {
   log: Logger
   /** the provider's running jobs: this one is in it while it runs (a shutdown cancels them all) */
   live: Set<{ cancel: (why: string) => void }>
+  /** a service lease: told when the run starts and when it is preempted (src/exec/lease-host.ts) */
+  service?: Pick<LeaseRunHooks, 'started' | 'preempting'>
 }
 
 export interface SlotRunEnd {
@@ -82,7 +85,9 @@ export async function runOnSlot (ch: FrameChannel, opts: SlotRunOptions): Promis
   })
   const job = { cancel: (why: string) => { handle.cancel(why) } }
   opts.live.add(job)
+  opts.service?.started(handle)
   lease.onPreempt(notice => {
+    opts.service?.preempting(notice)
     opts.log('preempting job %s (%s): %d ms notice', opts.attemptKey, notice.detail, notice.graceMs)
     sender.enqueue(noteFrame(`${notice.detail}; SIGTERM now, SIGKILL in ${notice.graceMs} ms`))
     handle.preempt(notice.graceMs, notice.detail)

@@ -76,6 +76,8 @@ export interface JobSpec {
   }
   /** the renter's own limits on what a provider sends back (only those set; the renter's defaults otherwise) */
   limits?: JobLimits
+  /** a service lease (set by src/serve from a service file, never by a job file) */
+  lease?: { minDurationMs: number, healthPath: string }
 }
 
 /** Per-job overrides of the renter's limits, in the job file's units. */
@@ -330,6 +332,7 @@ export function toJobRequest (spec: JobSpec, opts: JobRequestOptions): JobReques
     expiresAt: BigInt(now + Math.min(MAX_LIFETIME_MS.jobRequest, spec.auction.bidWindowMs + REQUEST_TTL_AFTER_WINDOW_MS)),
     nonce: new Uint8Array(randomBytes(16)),
     pricingRule: pricingRuleToWire(spec.auction.pricing),
-    renterAddrs: (opts.renterAddrs ?? []).filter(a => a.length > 0 && a.length <= 64).slice(0, 4)
+    renterAddrs: (opts.renterAddrs ?? []).filter(a => a.length > 0 && a.length <= 64).slice(0, 4),
+    ...(spec.lease != null ? { lease: { minDurationMs: BigInt(Math.round(spec.lease.minDurationMs)), healthPath: spec.lease.healthPath } } : {})
   }
 }

@@ -73,7 +73,8 @@ export function matchJob (profile: ProviderProfile, job: JobRequest, capacity: C
   if (job.image !== '' && !imageAllowed(policy.images, job.image)) {
     return decline(DeclineReason.IMAGE, policy.images.length === 0 ? 'provider allows no container images' : `image ${job.image} is not on the provider's allow-list`)
   }
-  const durationMs = Number(job.estDurationMs)
+  // a service lease must fit its whole minimum length, never just the estimate (issue 17)
+  const durationMs = Math.max(Number(job.estDurationMs), Number(job.lease?.minDurationMs ?? 0n))
   if (!availableFor(policy.availability.windows, policy.availability.timeZone, now, durationMs)) {
     return decline(DeclineReason.AVAILABILITY_WINDOW, `the estimated ${Math.ceil(durationMs / 60_000)} min do not fit the provider's availability windows (${policy.availability.windowsText.join(', ')}, ${policy.availability.timeZone})`)
   }

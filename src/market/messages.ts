@@ -160,10 +160,20 @@ export function readJobRequest (opened: OpenedEnvelope, now = Date.now(), opts: 
     shortString(c.residency, MAX_NAME_CHARS, 'constraints.residency')
     if (c.minReliabilityPpm > PPM) throw new MarketMessageError('malformed', 'constraints.min_reliability_ppm above 1 000 000')
   }
+  if (job.lease != null) checkLease(job.lease, job.workload)
   if (job.bidWindowMs <= 0 || job.bidWindowMs > MAX_BID_WINDOW_MS) throw new MarketMessageError('malformed', `bid_window_ms ${job.bidWindowMs} outside 1..${MAX_BID_WINDOW_MS}`)
   timeRules(job.createdAt, job.expiresAt, MAX_LIFETIME_MS.jobRequest, now, 'job request', opts.expiry ?? true)
   if (job.createdAt + BigInt(job.bidWindowMs) > job.expiresAt) throw new MarketMessageError('lifetime', 'job request expires before its bid window closes')
   return { message: job, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: envelopeBytes(opened) }
+}
+
+/** Longest lease health path, characters. */
+export const MAX_HEALTH_PATH_CHARS = 256
+
+/** A service lease (issue 17): an inference job with a health path of printable ASCII starting with "/". */
+function checkLease (lease: JobRequest.Lease, workload: string): void {
+  if (workload !== 'inference') throw new MarketMessageError('malformed', `a lease must have workload "inference", not "${workload.slice(0, 32)}"`)
+  if (!/^\/[\x21-\x7e]*$/.test(lease.healthPath) || lease.healthPath.length > MAX_HEALTH_PATH_CHARS) throw new MarketMessageError('malformed', `lease.health_path must be a path starting with "/" of at most ${MAX_HEALTH_PATH_CHARS} printable characters`)
 }
 
 /**

@@ -7,6 +7,7 @@ import * as heartbeat from '../../protocols/heartbeat.js'
 import * as job from '../../protocols/job.js'
 import * as ledger from '../../protocols/ledger.js'
 import * as market from '../../protocols/market.js'
+import * as serve from '../../protocols/serve.js'
 import { loadProtoFiles, packableElement } from './proto-schema.js'
 import { cat, lengthDelimited, splitFields, tag, varint } from './wire.js'
 
@@ -17,7 +18,8 @@ const MODULES: Record<string, Record<string, unknown>> = {
   'heartbeat.proto': heartbeat,
   'job.proto': job,
   'ledger.proto': ledger,
-  'market.proto': market
+  'market.proto': market,
+  'serve.proto': serve
 }
 
 type Decoder = WireDecoder<unknown>

@@ -6,6 +6,7 @@ import { reputationCommand } from './reputation.js'
 import { bootstrapCommand, providerCommand, renterCommand } from './roles.js'
 import { statusCommand } from './status.js'
 import { submitCommand } from './submit.js'
+import { deployCommand, servicesCommand } from './services.js'
 import type { Command } from '../command.js'
 
 /** Every `idlegrid` command, in the order the help lists them. */
@@ -16,6 +17,8 @@ export const COMMANDS: Command[] = [
   renterCommand,
   marketCommand,
   submitCommand,
+  deployCommand,
+  servicesCommand,
   idCommand,
   statusCommand,
   ledgerCommand,

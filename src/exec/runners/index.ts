@@ -1,4 +1,4 @@
-export type { Runner, RunnerKind, RunSpec, RunOutcome, RunStatus, RunGpu, LogLine } from './types.js'
+export type { Runner, RunnerKind, RunSpec, RunOutcome, RunStatus, RunGpu, LogLine, RunHandle } from './types.js'
 export { RUNNER_KINDS } from './types.js'
 export { ProcessRunner, type ProcessRunnerOptions, type ProcessJobLimits } from './process.js'
 export { planJobUser, type JobUserPlan } from './job-user.js'

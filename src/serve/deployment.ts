@@ -1,0 +1,195 @@
+/**
+ * A deployment keeps a service at its size. Each wanted replica is a slot with its own loop:
+ * auction a lease (the submit room's auction rounds), ship the service to the winner (exec's
+ * runAttempt, the job stream held open for the whole lease), probe its health through the
+ * serve protocol until it answers, put it in the gateway's pool; when the run ends for any
+ * reason (the service died or failed its health checks, a preemption, the provider left, the
+ * lease ran out) take it out of the pool and auction a replacement, away from providers that
+ * just let it down.
+ */
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { sleep, toHex } from '../common/index.js'
+import { runAttempt, type JobPayload } from '../exec/index.js'
+import { peerIdFromBytes, openAward, type MarketRenterService } from '../market/index.js'
+import { auctionRounds } from '../submit/index.js'
+import { forward, type Dialer } from './forward.js'
+import { Gateway } from './gateway.js'
+import { ReplicaPool, type Replica } from './router.js'
+import { leaseJobSpec, UNTIL_STOPPED_MS, type ServiceSpec } from './service-file.js'
+import type { Signed } from '../identity/index.js'
+import type { Receipt } from '../../protocols/job.js'
+import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
+
+export interface DeploymentDeps {
+  dialer: Dialer
+  market: Pick<MarketRenterService, 'auction'>
+  privateKey: Ed25519PrivateKey
+  peerId: PeerId
+  /** replicas' logs go under baseDir/<lease id>/ */
+  baseDir: string
+  onReceipt?: (receipt: Signed<Receipt>) => void
+  /** health probe interval through the serve protocol (default 1 s) */
+  probeMs?: number
+  /** first pause after an auction without award; doubles up to 10 s (default 1 s) */
+  retryMs?: number
+}
+
+export type DeploymentEvent =
+  | { type: 'auction', slot: number, region: string }
+  | { type: 'no-award', slot: number, detail: string }
+  | { type: 'replica-started', slot: number, id: string, provider: string }
+  | { type: 'replica-ready', slot: number, id: string, provider: string }
+  | { type: 'replica-ended', slot: number, id: string, provider: string, outcome: string, detail?: string }
+
+interface Slot { index: number, region: string, abort: AbortController, done: Promise<void> }
+
+/** Events kept for `status`. */
+const MAX_EVENTS = 200
+/** Providers a slot avoids after they let a replica down. */
+const MAX_EXCLUDED = 8
+
+export class Deployment {
+  readonly pool: ReplicaPool
+  readonly gateway: Gateway
+  readonly events: Array<DeploymentEvent & { at: number }> = []
+  readonly startedAt = Date.now()
+  private slots: Slot[] = []
+  private nextSlot = 0
+  private stopped = false
+  private readonly listeners = new Set<(e: DeploymentEvent) => void>()
+
+  constructor (readonly spec: ServiceSpec, private readonly payload: JobPayload, private readonly deps: DeploymentDeps) {
+    this.pool = new ReplicaPool(spec.limits.maxInflightPerReplica)
+    this.gateway = new Gateway(deps.dialer, this.pool, { port: spec.gateway.port, bind: spec.gateway.bind, token: spec.gateway.token, maxBodyBytes: spec.limits.maxBodyBytes, timeoutMs: spec.limits.timeoutMs })
+  }
+
+  /** The payload every replica gets: the service's runtime, its lease length as time limit, its files. */
+  static payload (spec: ServiceSpec, inputs: JobPayload['inputs']): JobPayload {
+    return { runtime: { image: spec.runtime.image, command: spec.runtime.command, env: spec.runtime.env, timeoutMs: spec.leaseMs === 0 ? UNTIL_STOPPED_MS : spec.leaseMs }, inputs }
+  }
+
+  async start (): Promise<string> {
+    const url = await this.gateway.start()
+    this.scale(this.spec.replicas.length)
+    return url
+  }
+
+  get size (): number {
+    return this.slots.length
+  }
+
+  onEvent (fn: (e: DeploymentEvent) => void): () => void {
+    this.listeners.add(fn)
+    return () => { this.listeners.delete(fn) }
+  }
+
+  /** Adds or stops slots to reach `n` replicas (new slots take the file's regions in turn). */
+  scale (n: number): void {
+    if (this.stopped) return
+    while (this.slots.length < n) {
+      const index = this.nextSlot++
+      const region = this.spec.replicas[this.slots.length % this.spec.replicas.length]?.region ?? ''
+      const abort = new AbortController()
+      const slot: Slot = { index, region, abort, done: Promise.resolve() }
+      slot.done = this.runSlot(slot).catch(() => {})
+      this.slots.push(slot)
+    }
+    for (const slot of this.slots.splice(n)) slot.abort.abort()
+  }
+
+  async stop (): Promise<void> {
+    this.stopped = true
+    const slots = this.slots.splice(0)
+    for (const slot of slots) slot.abort.abort()
+    await Promise.all(slots.map(async s => { await s.done }))
+    await this.gateway.stop()
+  }
+
+  /** Replicas ready to take requests. */
+  ready (): Replica[] {
+    return this.pool.list().filter(r => r.state === 'ready')
+  }
+
+  private emit (e: DeploymentEvent): void {
+    this.events.push({ ...e, at: Date.now() })
+    if (this.events.length > MAX_EVENTS) this.events.splice(0, this.events.length - MAX_EVENTS)
+    for (const fn of this.listeners) { try { fn(e) } catch {} }
+  }
+
+  private leaseOver (): boolean {
+    return this.spec.leaseMs > 0 && Date.now() - this.startedAt >= this.spec.leaseMs
+  }
+
+  private async runSlot (slot: Slot): Promise<void> {
+    const signal = slot.abort.signal
+    const excluded: string[] = []
+    let pause = this.deps.retryMs ?? 1_000
+    while (!signal.aborted && !this.leaseOver()) {
+      const jobId = new Uint8Array(randomBytes(16))
+      this.emit({ type: 'auction', slot: slot.index, region: slot.region })
+      let awarded
+      try {
+        awarded = await auctionRounds(this.deps.market, leaseJobSpec(this.spec, slot.region), { jobId }).next({ exclude: excluded, attempt: 1, signal })
+      } catch (err: any) {
+        if (signal.aborted) return
+        this.emit({ type: 'no-award', slot: slot.index, detail: String(err?.message ?? err) })
+        await sleep(pause, signal)
+        pause = Math.min(pause * 2, 10_000)
+        continue
+      }
+      pause = this.deps.retryMs ?? 1_000
+      const id = toHex(jobId)
+      const provider = peerIdFromBytes(openAward(awarded.award).message.winner)
+      const probing = new AbortController()
+      const result = await runAttempt(awarded, this.payload, {
+        libp2p: this.deps.dialer,
+        privateKey: this.deps.privateKey,
+        peerId: this.deps.peerId,
+        dir: join(this.deps.baseDir, id),
+        // a service logs for its whole lease: more room than a batch job's default
+        limits: { maxLogBytes: 256 * 1024 * 1024, maxJobDiskBytes: 1024 * 1024 * 1024 },
+        signal,
+        onEvent: (e) => {
+          if (e.type !== 'accepted') return
+          const replica = this.pool.add({ id, leaseId: jobId, provider, region: slot.region })
+          this.emit({ type: 'replica-started', slot: slot.index, id, provider: e.provider })
+          void this.probe(replica, slot, probing.signal)
+        }
+      })
+      probing.abort()
+      this.pool.remove(id)
+      if (result.receipt != null) this.deps.onReceipt?.(result.receipt)
+      this.emit({ type: 'replica-ended', slot: slot.index, id, provider: result.provider, outcome: result.outcome, detail: result.detail })
+      if (result.outcome !== 'ok') {
+        excluded.push(result.provider)
+        if (excluded.length > MAX_EXCLUDED) excluded.shift()
+      }
+    }
+  }
+
+  /** Health through the serve protocol: ready on the first 2xx; out of rotation after two failures in a row. */
+  private async probe (replica: Replica, slot: Slot, signal: AbortSignal): Promise<void> {
+    const every = this.deps.probeMs ?? 1_000
+    let failures = 0
+    while (!signal.aborted) {
+      let ok = false
+      try {
+        const answer = await forward(this.deps.dialer, replica.provider, replica.leaseId, { method: 'GET', path: this.spec.healthPath, headers: [], body: new Uint8Array() }, { timeoutMs: Math.max(2_000, every * 2) })
+        for await (const _ of answer.body) {} // eslint-disable-line no-empty
+        ok = answer.response.status >= 200 && answer.response.status < 300
+      } catch {}
+      if (signal.aborted) return
+      if (ok) {
+        failures = 0
+        if (replica.state === 'starting') {
+          replica.state = 'ready'
+          this.emit({ type: 'replica-ready', slot: slot.index, id: replica.id, provider: replica.provider.toString() })
+        }
+      } else if (++failures >= 2 && replica.state === 'ready') {
+        replica.state = 'starting'
+      }
+      await sleep(every, signal)
+    }
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The gateway's side of /idlegrid/serve/1.0.0: one request to one replica, its answer's head,
+ * then its body as it streams. A failure says whether the replica could have acted on the
+ * request (`passedOn`): one it never passed on may go to another replica whatever its method.
+ */
+import { PROTOCOL } from '../../protocols/ids.js'
+import { SERVE_CHUNK_BYTES, ServeChannel, ServeStreamError, serveFrameKind } from './wire.js'
+import type { ServeFrame } from '../../protocols/serve.js'
+import type { Libp2p, PeerId } from '@libp2p/interface'
+
+export type Dialer = Pick<Libp2p, 'dialProtocol'>
+
+export interface ForwardRequest {
+  method: string
+  path: string
+  headers: ServeFrame.Header[]
+  body: Uint8Array
+}
+
+export class ForwardError extends Error {
+  constructor (readonly status: 502 | 503 | 504, message: string, readonly passedOn: boolean, readonly code?: string) {
+    super(message)
+    this.name = 'ForwardError'
+  }
+}
+
+export interface ForwardAnswer {
+  response: ServeFrame.Response
+  /** the body, chunk by chunk; throws ForwardError when the answer breaks off */
+  body: AsyncGenerator<Uint8Array>
+  /** ms from the request's first byte to the response head */
+  headMs: number
+  abort: () => void
+}
+
+/** Codes with which a provider says it did not pass the request on. */
+const NOT_PASSED_ON = new Set(['NO_LEASE', 'DRAINING', 'OVERLOADED'])
+
+function asForwardError (err: any): ForwardError {
+  if (err instanceof ForwardError) return err
+  if (err instanceof ServeStreamError) {
+    if (err.code === 'TIMEOUT') return new ForwardError(504, `the replica did not answer in time: ${err.message}`, true, err.code)
+    const notPassed = err.remote && NOT_PASSED_ON.has(err.code)
+    return new ForwardError(notPassed ? 503 : 502, `replica: ${err.code} ${err.message}`, !notPassed, err.code)
+  }
+  return new ForwardError(502, `replica stream failed: ${String(err?.message ?? err)}`, true)
+}
+
+/** Sends `req` to the replica `leaseId` on `provider`; resolves at the response head. */
+export async function forward (dialer: Dialer, provider: PeerId, leaseId: Uint8Array, req: ForwardRequest, opts: { timeoutMs: number, dialMs?: number }): Promise<ForwardAnswer> {
+  const t0 = performance.now()
+  let ch: ServeChannel
+  try {
+    const stream = await dialer.dialProtocol(provider, PROTOCOL.serve, { negotiateFully: false, signal: AbortSignal.timeout(opts.dialMs ?? Math.min(opts.timeoutMs, 5_000)) })
+    ch = new ServeChannel(stream, opts.timeoutMs)
+  } catch (err: any) {
+    // nothing reached the replica
+    throw new ForwardError(503, `replica unreachable: ${String(err?.message ?? err)}`, false)
+  }
+  let response: ServeFrame.Response
+  try {
+    ch.send({ request: { leaseId, method: req.method, path: req.path, headers: req.headers } })
+    for (let at = 0; at < req.body.byteLength; at += SERVE_CHUNK_BYTES) ch.send({ body: { data: req.body.subarray(at, at + SERVE_CHUNK_BYTES) } })
+    ch.send({ end: {} })
+    const first = await ch.next()
+    if (first == null) throw new ServeStreamError('UPSTREAM', 'the replica closed without an answer')
+    const kind = serveFrameKind(first)
+    if (kind !== 'response') throw new ServeStreamError('PROTOCOL', `the replica answered with ${kind}, not Response`)
+    response = first.response as ServeFrame.Response
+    if (response.status < 100 || response.status > 599) throw new ServeStreamError('PROTOCOL', `status ${response.status} is not an HTTP status`)
+  } catch (err) {
+    ch.abort(err as Error)
+    throw asForwardError(err)
+  }
+  const headMs = performance.now() - t0
+  async function * body (): AsyncGenerator<Uint8Array> {
+    try {
+      while (true) {
+        const frame = await ch.next()
+        if (frame == null) throw new ServeStreamError('UPSTREAM', 'the answer ended without End')
+        const kind = serveFrameKind(frame)
+        if (kind === 'end') break
+        if (kind !== 'body') throw new ServeStreamError('PROTOCOL', `unexpected ${kind} frame in the answer`)
+        yield (frame.body as ServeFrame.Body).data
+      }
+      await ch.end()
+    } catch (err) {
+      ch.abort(err as Error)
+      throw asForwardError(err)
+    }
+  }
+  return { response, body: body(), headMs, abort: () => { ch.abort(new Error('gateway gave up')) } }
+}

@@ -1,0 +1,185 @@
+/**
+ * The renter's gateway: HTTP on 127.0.0.1 (another bind only with a bearer token), each
+ * request forwarded over /idlegrid/serve/1.0.0 to a replica the pool picks, the answer
+ * streamed back as it comes (chunked bodies, server-sent events). Idempotent requests (GET,
+ * HEAD, OPTIONS, PUT, DELETE, or any with an Idempotency-Key) are retried on another replica
+ * when one fails before answering; any request the replica never passed on is too. Bounded:
+ * header bytes (431), body bytes (413), requests in flight (503), time (504); a broken or
+ * garbage answer is a 502; no replica ready is a 503.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { timingSafeEqual } from 'node:crypto'
+import { forward, ForwardError, type Dialer, type ForwardAnswer } from './forward.js'
+import { wireHeaders } from './wire.js'
+import type { ReplicaPool } from './router.js'
+
+export interface GatewayOptions {
+  port: number
+  bind: string
+  token?: string
+  maxBodyBytes: number
+  /** header bytes Node accepts before answering 431 */
+  maxHeaderBytes?: number
+  /** requests in flight through the whole gateway */
+  maxInflight?: number
+  timeoutMs: number
+  /** replicas tried per request */
+  maxTries?: number
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])
+
+export interface GatewayStats { requests: number, answered: number, retried: number, errors: Record<string, number> }
+
+export class Gateway {
+  private server?: Server
+  private inflight = 0
+  readonly stats: GatewayStats = { requests: 0, answered: 0, retried: 0, errors: {} }
+
+  constructor (private readonly dialer: Dialer, private readonly pool: ReplicaPool, private readonly opts: GatewayOptions) {}
+
+  /** Starts listening; resolves with the URL. */
+  async start (): Promise<string> {
+    const server = createServer({ maxHeaderSize: this.opts.maxHeaderBytes ?? 16 * 1024, requestTimeout: this.opts.timeoutMs + 5_000 }, (req, res) => {
+      this.serve(req, res).catch(() => { res.destroy() })
+    })
+    server.keepAliveTimeout = 5_000
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(this.opts.port, this.opts.bind, () => { resolve() })
+    })
+    this.server = server
+    return this.url
+  }
+
+  get url (): string {
+    const a = this.server?.address()
+    const port = typeof a === 'object' && a != null ? a.port : this.opts.port
+    return `http://${this.opts.bind.includes(':') ? `[${this.opts.bind}]` : this.opts.bind}:${port}`
+  }
+
+  async stop (): Promise<void> {
+    const server = this.server
+    if (server == null) return
+    this.server = undefined
+    server.closeAllConnections()
+    await new Promise<void>(resolve => { server.close(() => { resolve() }) })
+  }
+
+  private fail (res: ServerResponse, status: number, message: string): void {
+    this.stats.errors[status] = (this.stats.errors[status] ?? 0) + 1
+    if (res.headersSent) { res.destroy(); return }
+    const body = JSON.stringify({ error: message }) + '\n'
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+    res.end(body)
+  }
+
+  private authorised (req: IncomingMessage): boolean {
+    if (this.opts.token == null) return true
+    const given = Buffer.from(req.headers.authorization ?? '')
+    const want = Buffer.from(`Bearer ${this.opts.token}`)
+    return given.length === want.length && timingSafeEqual(given, want)
+  }
+
+  private async serve (req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.stats.requests++
+    if (!this.authorised(req)) { this.fail(res, 401, 'a bearer token is needed'); req.resume(); return }
+    const declared = Number(req.headers['content-length'] ?? 0)
+    if (declared > this.opts.maxBodyBytes) { this.refuseBody(req, res); return }
+    if (this.inflight >= (this.opts.maxInflight ?? 1024)) { this.fail(res, 503, 'gateway at its bound of requests in flight'); req.resume(); return }
+    this.inflight++
+    const timer = setTimeout(() => { this.fail(res, 504, `no complete answer within ${this.opts.timeoutMs} ms`) }, this.opts.timeoutMs)
+    try {
+      const body = await this.readBody(req)
+      if (body == null) { this.refuseBody(req, res); return }
+      await this.route(req, res, body)
+    } finally {
+      clearTimeout(timer)
+      this.inflight--
+    }
+  }
+
+  /** 413, then the connection closes: the rest of the body is never read */
+  private refuseBody (req: IncomingMessage, res: ServerResponse): void {
+    res.setHeader('connection', 'close')
+    res.once('finish', () => { req.destroy() })
+    this.fail(res, 413, `body over ${this.opts.maxBodyBytes} bytes`)
+  }
+
+  /** The whole body (kept for a retry), or undefined past the bound (reading stops; the connection closes after the 413). */
+  private async readBody (req: IncomingMessage): Promise<Uint8Array | undefined> {
+    return await new Promise((resolve, reject) => {
+      const chunks: Buffer[] = []
+      let size = 0
+      const onData = (chunk: Buffer): void => {
+        size += chunk.byteLength
+        if (size > this.opts.maxBodyBytes) {
+          req.off('data', onData)
+          req.pause()
+          resolve(undefined)
+          return
+        }
+        chunks.push(chunk)
+      }
+      req.on('data', onData)
+      req.once('end', () => { resolve(Buffer.concat(chunks)) })
+      req.once('error', reject)
+    })
+  }
+
+  private async route (req: IncomingMessage, res: ServerResponse, body: Uint8Array): Promise<void> {
+    const method = (req.method ?? 'GET').toUpperCase()
+    const idempotent = IDEMPOTENT.has(method) || req.headers['idempotency-key'] != null
+    const headers = wireHeaders(req.rawHeaders).filter(h => h.name !== 'authorization' || this.opts.token == null)
+    const tried = new Set<string>()
+    let last: ForwardError | undefined
+    for (let attempt = 0; attempt < (this.opts.maxTries ?? 3); attempt++) {
+      if (res.writableEnded || res.destroyed) return
+      const replica = this.pool.pick(tried)
+      if (replica == null) break
+      tried.add(replica.id)
+      if (attempt > 0) this.stats.retried++
+      replica.inflight++
+      let answer: ForwardAnswer | undefined
+      try {
+        answer = await forward(this.dialer, replica.provider, replica.leaseId, { method, path: req.url ?? '/', headers, body }, { timeoutMs: this.opts.timeoutMs })
+        this.pool.observe(replica, answer.headMs)
+        if (answer.response.draining && replica.state === 'ready') replica.state = 'draining'
+        await this.stream(answer, res)
+        replica.served++
+        this.stats.answered++
+        return
+      } catch (err) {
+        const e = err instanceof ForwardError ? err : new ForwardError(502, String((err as Error)?.message ?? err), true)
+        replica.failed++
+        if (e.code === 'DRAINING' || e.code === 'NO_LEASE') replica.state = 'draining'
+        last = e
+        // a started answer cannot be taken back; a request the replica may have acted on is retried only when idempotent
+        if (res.headersSent || (e.passedOn && !idempotent)) break
+      } finally {
+        replica.inflight--
+      }
+    }
+    if (last == null) this.fail(res, 503, 'no replica is ready')
+    else this.fail(res, res.headersSent ? 502 : last.status, last.message)
+  }
+
+  private async stream (answer: ForwardAnswer, res: ServerResponse): Promise<void> {
+    const headers: Record<string, string[]> = {}
+    for (const h of answer.response.headers) (headers[h.name] ??= []).push(h.value)
+    try {
+      res.writeHead(answer.response.status, headers)
+    } catch (err: any) {
+      answer.abort()
+      throw new ForwardError(502, `the replica sent headers that are not valid HTTP: ${String(err?.message ?? err)}`, true)
+    }
+    // headers go out at once: a server-sent event stream shows its first event without waiting
+    res.flushHeaders()
+    res.on('close', () => { if (!res.writableFinished) answer.abort() })
+    for await (const chunk of answer.body) {
+      if (res.writableEnded || res.destroyed) { answer.abort(); return }
+      if (!res.write(chunk)) await new Promise(resolve => res.once('drain', resolve))
+    }
+    res.end()
+  }
+}

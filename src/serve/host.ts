@@ -1,0 +1,200 @@
+/**
+ * The provider side of services: the leases this provider runs (a port each, picked here and
+ * given to the service as PORT), their health checks, and /idlegrid/serve/1.0.0, which passes
+ * each request of the lease's renter to the service on 127.0.0.1 and streams the answer back.
+ * A lease that never becomes healthy, or stops answering its health check, is cancelled: the
+ * renter sees its job end and replaces the replica.
+ */
+import { request as httpRequest, Agent, type IncomingMessage } from 'node:http'
+import { createServer } from 'node:net'
+import { toHex } from '../common/index.js'
+import { type ServeFrame } from '../../protocols/serve.js'
+import { SERVE_CHUNK_BYTES, ServeChannel, ServeStreamError, serveFrameKind, wireHeaders } from './wire.js'
+import type { LeaseHost, LeaseRunHooks, RunHandle } from '../exec/index.js'
+import type { Logger, PeerId, Stream } from '@libp2p/interface'
+
+export const HOST_DEFAULTS = {
+  /** requests one lease serves at once; more get OVERLOADED */
+  maxInflight: 64,
+  /** request body bytes passed on */
+  maxBodyBytes: 16 * 1024 * 1024,
+  /** health check interval */
+  healthIntervalMs: 1_000,
+  /** from start to the first passing health check */
+  startupMs: 60_000,
+  /** failed checks in a row that end a lease that was healthy */
+  healthFailures: 3,
+  /** from the request to the service's response head */
+  responseMs: 60_000,
+  /** longest silence between frames */
+  idleMs: 30_000
+}
+
+export type HostOptions = Partial<typeof HOST_DEFAULTS>
+
+export interface HostedLease {
+  leaseId: string
+  renter: string
+  port: number
+  healthPath: string
+  healthy: boolean
+  draining: boolean
+  inflight: number
+  requests: number
+  bytesIn: number
+  bytesOut: number
+}
+
+/** A free TCP port on 127.0.0.1 (the kernel's pick; the service binds it moments later). */
+async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => { typeof address === 'object' && address != null ? resolve(address.port) : reject(new Error('no port')) })
+    })
+  })
+}
+
+export class ServeHost implements LeaseHost {
+  readonly leases = new Map<string, HostedLease>()
+  private readonly opts: typeof HOST_DEFAULTS
+  private readonly agent: Agent
+
+  constructor (opts: HostOptions = {}, private readonly log: Logger = Object.assign(() => {}, { error: () => {}, trace: () => {}, enabled: false }) as any) {
+    this.opts = { ...HOST_DEFAULTS, ...opts }
+    this.agent = new Agent({ keepAlive: true, maxSockets: this.opts.maxInflight })
+  }
+
+  async begin (lease: { leaseId: string, renter: string, healthPath: string }): Promise<LeaseRunHooks> {
+    const port = await freePort()
+    const hosted: HostedLease = { ...lease, port, healthy: false, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 }
+    this.leases.set(lease.leaseId, hosted)
+    let timer: NodeJS.Timeout | undefined
+    return {
+      env: { PORT: String(port) },
+      started: (handle) => { timer = this.watch(hosted, handle) },
+      preempting: () => { hosted.draining = true },
+      ended: () => {
+        clearInterval(timer)
+        hosted.draining = true
+        this.leases.delete(lease.leaseId)
+      }
+    }
+  }
+
+  /** Health checks every interval; cancels the run when it never gets healthy or stops being so. */
+  private watch (hosted: HostedLease, handle: RunHandle): NodeJS.Timeout {
+    const started = Date.now()
+    let failures = 0
+    let checking = false
+    const timer = setInterval(() => {
+      if (checking) return
+      checking = true
+      void this.check(hosted).then(ok => {
+        checking = false
+        if (ok) {
+          hosted.healthy = true
+          failures = 0
+          return
+        }
+        failures++
+        if (!hosted.healthy && Date.now() - started > this.opts.startupMs) {
+          clearInterval(timer)
+          handle.cancel(`service not healthy on ${hosted.healthPath} within ${this.opts.startupMs} ms`)
+        } else if (hosted.healthy && failures >= this.opts.healthFailures) {
+          clearInterval(timer)
+          hosted.draining = true
+          handle.cancel(`health check ${hosted.healthPath} failed ${failures} times in a row`)
+        }
+      })
+    }, this.opts.healthIntervalMs)
+    return timer
+  }
+
+  private async check (hosted: HostedLease): Promise<boolean> {
+    return await new Promise(resolve => {
+      const req = httpRequest({ host: '127.0.0.1', port: hosted.port, path: hosted.healthPath, method: 'GET', agent: false, timeout: Math.max(500, this.opts.healthIntervalMs * 2) }, res => {
+        res.resume()
+        resolve(res.statusCode != null && res.statusCode >= 200 && res.statusCode < 300)
+      })
+      req.on('timeout', () => { req.destroy(); resolve(false) })
+      req.on('error', () => { resolve(false) })
+      req.end()
+    })
+  }
+
+  /** One serve stream: the request, passed on to the lease's service, its answer streamed back. */
+  async handle (stream: Stream, remote: PeerId): Promise<void> {
+    const ch = new ServeChannel(stream, this.opts.idleMs)
+    let hosted: HostedLease | undefined
+    try {
+      // the head comes at once: a stream opened and left idle is not held for long
+      const first = await ch.next(Math.min(this.opts.idleMs, 5_000))
+      if (first == null) { await ch.close(); return }
+      if (serveFrameKind(first) !== 'request') throw new ServeStreamError('PROTOCOL', 'the first frame must be Request')
+      const head = first.request as ServeFrame.Request
+      hosted = this.leases.get(toHex(head.leaseId))
+      // someone else's lease answers like no lease: nothing to learn from probing ids
+      if (hosted == null || hosted.renter !== remote.toString()) { hosted = undefined; throw new ServeStreamError('NO_LEASE', 'no such lease here') }
+      if (hosted.draining) { hosted = undefined; throw new ServeStreamError('DRAINING', 'the replica is stopping') }
+      if (hosted.inflight >= this.opts.maxInflight) { hosted = undefined; throw new ServeStreamError('OVERLOADED', `${this.opts.maxInflight} requests already in flight`) }
+      if (!/^[A-Z]{1,16}$/.test(head.method) || !/^\/[\x21-\x7e]{0,8191}$/.test(head.path)) throw new ServeStreamError('PROTOCOL', 'bad method or path')
+      hosted.inflight++
+      hosted.requests++
+      await this.pass(ch, head, hosted)
+    } catch (err: any) {
+      const e = err instanceof ServeStreamError ? err : new ServeStreamError('UPSTREAM', String(err?.message ?? err))
+      this.log('serve request from %p failed: %s %s', remote, e.code, e.message)
+      await ch.fail(e)
+    } finally {
+      if (hosted != null) hosted.inflight--
+    }
+  }
+
+  private async pass (ch: ServeChannel, head: ServeFrame.Request, hosted: HostedLease): Promise<void> {
+    const headers: Record<string, string[]> = {}
+    for (const h of head.headers) (headers[h.name] ??= []).push(h.value)
+    const req = httpRequest({ host: '127.0.0.1', port: hosted.port, method: head.method, path: head.path, headers, agent: this.agent })
+    const response = new Promise<IncomingMessage>((resolve, reject) => {
+      req.once('response', resolve)
+      req.once('error', err => { reject(new ServeStreamError('UPSTREAM', `service unreachable: ${err.message}`)) })
+    })
+    response.catch(() => {})
+    // the body, bounded, as it comes
+    let body = 0
+    while (true) {
+      const frame = await ch.next()
+      if (frame == null) throw new ServeStreamError('PROTOCOL', 'the request ended without End')
+      const kind = serveFrameKind(frame)
+      if (kind === 'end') break
+      if (kind !== 'body') throw new ServeStreamError('PROTOCOL', `unexpected ${kind} frame in the request body`)
+      const data = (frame.body as ServeFrame.Body).data
+      body += data.byteLength
+      if (body > this.opts.maxBodyBytes) { req.destroy(); throw new ServeStreamError('TOO_LARGE', `request body over ${this.opts.maxBodyBytes} bytes`) }
+      hosted.bytesIn += data.byteLength
+      if (!req.write(data)) await new Promise(resolve => req.once('drain', resolve))
+    }
+    req.end()
+    let timer: NodeJS.Timeout | undefined
+    const res = await Promise.race([response, new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => { req.destroy(); reject(new ServeStreamError('TIMEOUT', `no answer from the service within ${this.opts.responseMs} ms`)) }, this.opts.responseMs)
+    })]).finally(() => { clearTimeout(timer) })
+    ch.send({ response: { status: res.statusCode ?? 502, headers: wireHeaders(res.rawHeaders), draining: hosted.draining } })
+    try {
+      for await (const chunk of res as AsyncIterable<Buffer>) {
+        for (let at = 0; at < chunk.byteLength; at += SERVE_CHUNK_BYTES) {
+          const data = chunk.subarray(at, at + SERVE_CHUNK_BYTES)
+          hosted.bytesOut += data.byteLength
+          ch.send({ body: { data } })
+          if (ch.queued > 1024 * 1024) await ch.drain()
+        }
+      }
+    } catch (err: any) {
+      throw new ServeStreamError('UPSTREAM', `the service broke off its answer: ${String(err?.message ?? err)}`)
+    }
+    ch.send({ end: {} })
+    await ch.close()
+  }
+}

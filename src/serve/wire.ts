@@ -1,0 +1,161 @@
+/**
+ * Framing of /idlegrid/serve/1.0.0: length-prefixed ServeFrames both ways over one libp2p
+ * stream per HTTP request, each bounded (checked on the length prefix, before the body is
+ * read), with an idle bound between frames. Violations become ServeStreamErrors.
+ */
+import * as lp from 'it-length-prefixed'
+import { decodeBounded } from '../../protocols/codec.js'
+import { ServeFrame } from '../../protocols/serve.js'
+import type { Stream } from '@libp2p/interface'
+import type { Uint8ArrayList } from 'uint8arraylist'
+
+/** Body bytes per Body frame. */
+export const SERVE_CHUNK_BYTES = 64 * 1024
+/** Largest encoded frame: a full body chunk, or a head with its headers. */
+export const MAX_SERVE_FRAME_BYTES = SERVE_CHUNK_BYTES + 1024
+export const SERVE_LIMITS = { request: { headers: 128 }, response: { headers: 128 } }
+
+export type ServeErrorCode = keyof typeof ServeFrame.Error.Code
+
+export class ServeStreamError extends Error {
+  readonly code: ServeErrorCode
+  /** the other side sent this as an Error frame */
+  readonly remote: boolean
+  constructor (code: ServeErrorCode, message: string, opts: { remote?: boolean, cause?: unknown } = {}) {
+    super(message, { cause: opts.cause })
+    this.name = 'ServeStreamError'
+    this.code = code
+    this.remote = opts.remote ?? false
+  }
+}
+
+export type ServeFrameKind = 'request' | 'body' | 'end' | 'response' | 'error'
+const KINDS: ServeFrameKind[] = ['request', 'body', 'end', 'response', 'error']
+
+export function serveFrameKind (frame: ServeFrame): ServeFrameKind {
+  const set = KINDS.filter(k => frame[k] != null)
+  if (set.length !== 1) throw new ServeStreamError('PROTOCOL', set.length === 0 ? 'frame has no known member' : `frame sets ${set.join(' and ')}`)
+  return set[0] as ServeFrameKind
+}
+
+/** One side of a serve stream: `next()` reads (undefined at a clean end), `send()` writes, `error()` tells why and ends. */
+export class ServeChannel {
+  private readonly reader: AsyncIterator<Uint8ArrayList>
+  private readonly queue: Uint8Array[] = []
+  private queuedBytes = 0
+  private wake?: () => void
+  private readonly drained: Array<() => void> = []
+  private readonly sinkDone: Promise<void>
+  private ended = false
+
+  constructor (readonly stream: Stream, private readonly idleMs: number) {
+    this.reader = lp.decode(stream.source, { maxDataLength: MAX_SERVE_FRAME_BYTES })[Symbol.asyncIterator]()
+    this.sinkDone = stream.sink(lp.encode(this.outgoing())).catch(() => {})
+  }
+
+  send (frame: ServeFrame): void {
+    if (this.ended) throw new ServeStreamError('PROTOCOL', 'stream already ended')
+    const bytes = ServeFrame.encode(frame)
+    this.queue.push(bytes)
+    this.queuedBytes += bytes.byteLength
+    this.wake?.()
+  }
+
+  /** Bytes queued and not yet taken by the stream: a writer waits (`drain`) while this is high. */
+  get queued (): number {
+    return this.queuedBytes
+  }
+
+  /** Resolves once the queue is empty (or the channel ended). */
+  async drain (): Promise<void> {
+    if (this.queue.length === 0 || this.ended) return
+    await new Promise<void>(resolve => { this.drained.push(resolve) })
+  }
+
+  private async * outgoing (): AsyncGenerator<Uint8Array> {
+    while (true) {
+      const item = this.queue.shift()
+      if (item != null) {
+        this.queuedBytes -= item.byteLength
+        yield item
+        if (this.queue.length === 0) for (const done of this.drained.splice(0)) done()
+        continue
+      }
+      if (this.ended) return
+      await new Promise<void>(resolve => { this.wake = resolve })
+      this.wake = undefined
+    }
+  }
+
+  async next (idleMs = this.idleMs): Promise<ServeFrame | undefined> {
+    let timer: NodeJS.Timeout | undefined
+    let result: IteratorResult<Uint8ArrayList>
+    try {
+      result = await Promise.race([
+        this.reader.next(),
+        new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new ServeStreamError('TIMEOUT', `no frame within ${idleMs} ms`)) }, idleMs) })
+      ])
+    } catch (err: any) {
+      if (err instanceof ServeStreamError) throw err
+      if (String(err?.name).startsWith('InvalidDataLength')) throw new ServeStreamError('TOO_LARGE', 'incoming frame exceeds the frame bound', { cause: err })
+      throw new ServeStreamError('UPSTREAM', `stream failed: ${String(err?.message ?? err)}`, { cause: err })
+    } finally {
+      clearTimeout(timer)
+    }
+    if (result.done === true) return undefined
+    let frame: ServeFrame
+    try {
+      frame = decodeBounded(ServeFrame, result.value, 'serve frame', MAX_SERVE_FRAME_BYTES, SERVE_LIMITS)
+    } catch (err) {
+      throw new ServeStreamError('PROTOCOL', (err as Error).message, { cause: err })
+    }
+    if (serveFrameKind(frame) === 'error') {
+      const e = frame.error as ServeFrame.Error
+      const code = (ServeFrame.Error.Code[e.code] ?? 'PROTOCOL') as ServeErrorCode
+      throw new ServeStreamError(code === 'CODE_UNSPECIFIED' ? 'PROTOCOL' : code, e.message.slice(0, 512), { remote: true })
+    }
+    return frame
+  }
+
+  /** Sends what is queued and closes our side for writing. */
+  async end (): Promise<void> {
+    this.ended = true
+    this.wake?.()
+    await this.sinkDone
+  }
+
+  /** Sends an Error frame (unless the failure came from the other side) and closes. */
+  async fail (err: ServeStreamError): Promise<void> {
+    if (!err.remote && !this.ended) {
+      try { this.send({ error: { code: ServeFrame.Error.Code[err.code] as ServeFrame.Error.Code, message: err.message.slice(0, 512) } }) } catch {}
+    }
+    await Promise.race([this.end(), new Promise(resolve => setTimeout(resolve, 1_000).unref())])
+    this.stream.close().catch(() => { this.stream.abort(err) })
+  }
+
+  abort (err: Error): void {
+    this.ended = true
+    this.queue.length = 0
+    this.wake?.()
+    for (const done of this.drained.splice(0)) done()
+    this.stream.abort(err)
+  }
+
+  async close (): Promise<void> {
+    await this.end()
+    await this.stream.close({ signal: AbortSignal.timeout(5_000) }).catch(() => { this.stream.abort(new Error('close timed out')) })
+  }
+}
+
+/** Hop-by-hop headers: they describe one connection and never cross the hop. */
+export const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'content-length'])
+
+/** Headers of a Node request/response as wire pairs, without hop-by-hop ones. */
+export function wireHeaders (raw: string[]): ServeFrame.Header[] {
+  const out: ServeFrame.Header[] = []
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = (raw[i] as string).toLowerCase()
+    if (!HOP_BY_HOP.has(name)) out.push({ name, value: raw[i + 1] as string })
+  }
+  return out
+}

@@ -1,0 +1,135 @@
+/**
+ * Issue 17 end to end, in separate processes: a bootstrap, three providers (process runner,
+ * simulated GPUs, two regions) and a renter node. The renter deploys the sentiment service
+ * (wink-nlp, real inference) as two leases, its gateway answers a load of requests, then one
+ * replica's provider is SIGKILLed mid-load: no idempotent request is lost, and the deployment
+ * is back at size within a bound. SERVE_FULL=1 (npm run test:serve-full) runs 1,000 requests.
+ */
+import * as assert from 'node:assert/strict'
+import { tempDir, waitFor, recordAttack } from '../utils/index.js'
+import { control, http, sentimentSpec, SERVICES_DIR, startServeNetwork } from './fixtures.js'
+import type { LocalNetwork } from '../utils/index.js'
+
+const FULL = process.env.SERVE_FULL === '1'
+const REQUESTS = FULL ? 1000 : 100
+const KILL_LOAD = FULL ? 600 : 100
+const CONCURRENCY = 8
+/** the deployment is back at size this long after the kill */
+const RECOVERY_BOUND_MS = 45_000
+
+const TEXTS = ['What a lovely day, I love it', 'This is terrible and I hate it', 'The service is fast and excellent']
+
+async function load (url: string, n: number, opts: { onAnswer?: (done: number) => void, post?: (i: number) => boolean } = {}): Promise<{ ok: number, failed: Array<{ i: number, status: number, body: string, post: boolean }>, replicas: Set<string> }> {
+  let next = 0
+  let done = 0
+  const failed: Array<{ i: number, status: number, body: string, post: boolean }> = []
+  const replicas = new Set<string>()
+  let ok = 0
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next < n) {
+      const i = next++
+      const text = TEXTS[i % TEXTS.length] as string
+      const post = opts.post?.(i) === true
+      const answer = post
+        ? await http(`${url}/sentiment`, { method: 'POST', body: JSON.stringify({ text }), headers: { 'content-type': 'application/json' } })
+        : await http(`${url}/sentiment?text=${encodeURIComponent(text)}`)
+      let good = false
+      if (answer.status === 200) {
+        const body = JSON.parse(answer.body)
+        good = typeof body.sentiment === 'number' && (i % TEXTS.length === 1 ? body.sentiment < 0 : body.sentiment > 0)
+        replicas.add(String(body.replica))
+      }
+      if (good) ok++
+      else failed.push({ i, status: answer.status, body: answer.body.slice(0, 200), post })
+      opts.onAnswer?.(++done)
+    }
+  }))
+  return { ok, failed, replicas }
+}
+
+describe('serve: a service deployed on leases, answered through the gateway, kept at size (issue 17, separate processes)', function () {
+  this.timeout(FULL ? 400_000 : 150_000)
+  let net: LocalNetwork
+  let dir: { path: string, cleanup: () => Promise<void> }
+  let renterDir: string
+  let url: string
+
+  before(async () => {
+    dir = await tempDir('idlegrid-serve-')
+    net = await startServeNetwork(dir.path, 3)
+    renterDir = net.renters[0]!.dataDir
+    // the providers must be in the renter's jobs topic mesh before the first auction
+    await waitFor(async () => ((await control(renterDir, 'status')).topics['/idlegrid/1/jobs'] ?? []).length >= 3, { timeoutMs: 30_000, what: 'the providers in the renter\'s jobs topic' })
+  })
+
+  after(async () => {
+    await control(renterDir, 'services.stop', { name: 'sentiment' }).catch(() => {})
+    await net?.stop()
+    await dir?.cleanup()
+  })
+
+  it(`deploys two replicas and answers ${REQUESTS} requests through the gateway, every one right`, async () => {
+    const status = await control(renterDir, 'services.deploy', { spec: sentimentSpec(), baseDir: SERVICES_DIR, waitMs: 60_000 }, 90_000)
+    assert.equal(status.size, 2)
+    assert.equal(status.ready, 2, `both replicas ready: ${JSON.stringify(status.replicas)}`)
+    assert.equal(new Set(status.replicas.map((r: any) => r.provider)).size, 2, 'on two providers')
+    url = status.url
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/)
+    const t0 = Date.now()
+    const result = await load(url, REQUESTS)
+    const ms = Date.now() - t0
+    assert.deepEqual(result.failed, [], 'every request answered right')
+    assert.equal(result.ok, REQUESTS)
+    assert.equal(result.replicas.size, 2, 'both replicas served')
+    console.log(`      ${REQUESTS} requests in ${ms} ms (${Math.round(REQUESTS / (ms / 1000))} req/s, ${CONCURRENCY} at a time)`)
+  })
+
+  it('streams server-sent events through the gateway', async () => {
+    const answer = await http(`${url}/stream?text=${encodeURIComponent('I love it. I hate rain.')}`)
+    assert.equal(answer.status, 200)
+    assert.match(String(answer.headers['content-type']), /text\/event-stream/)
+    const events = answer.body.split('\n\n').filter(e => e !== '')
+    assert.deepEqual(events.map(e => e.startsWith('data:') ? JSON.parse(e.slice(5)).sentiment > 0 : e.split('\n')[0]), [true, false, 'event: done'], answer.body)
+  })
+
+  it('red team: SIGKILL of a replica\'s provider mid-load loses no idempotent request; the deployment is back at size within the bound', async () => {
+    const before = await control(renterDir, 'services.status', { name: 'sentiment' })
+    const victimId = before.replicas[0].provider as string
+    const victim = net.providers.find(p => p.peerId === victimId)
+    assert.ok(victim != null, 'the replica runs on one of our providers')
+    let killedAt = 0
+    // every 5th request is a POST without an idempotency key: at most the in-flight ones may be lost
+    const result = await load(url, KILL_LOAD, {
+      post: i => i % 5 === 4,
+      onAnswer: (done) => {
+        if (done === 30 && killedAt === 0) { killedAt = Date.now(); victim.child.kill('SIGKILL') }
+      }
+    })
+    assert.ok(killedAt > 0)
+    const lostGets = result.failed.filter(f => !f.post)
+    const lostPosts = result.failed.filter(f => f.post)
+    assert.deepEqual(lostGets, [], 'no idempotent request lost')
+    assert.ok(lostPosts.length <= CONCURRENCY, `at most the in-flight POSTs lost (${lostPosts.length})`)
+    const back = await waitFor(async () => {
+      const s = await control(renterDir, 'services.status', { name: 'sentiment' })
+      return s.ready === 2 && s.replicas.every((r: any) => r.provider !== victimId) ? s : undefined
+    }, { timeoutMs: RECOVERY_BOUND_MS, intervalMs: 250, what: 'the deployment back at two ready replicas' })
+    const recoveryMs = Date.now() - killedAt
+    assert.ok(back.events.some((e: any) => e.type === 'replica-ended' && e.provider === victimId), 'the lost replica is in the events')
+    recordAttack({ issue: '17.6', attack: 'SIGKILL a replica\'s provider mid-load (GETs lost / POSTs lost / ms back at size)', got: `${lostGets.length} / ${lostPosts.length} / ${recoveryMs}`, limit: `0 / ≤ ${CONCURRENCY} / ${RECOVERY_BOUND_MS}` })
+    const after = await load(url, 30)
+    assert.deepEqual(after.failed, [], 'the replacement serves')
+  })
+
+  it('services ls, scale and stop on the control socket', async () => {
+    const ls = await control(renterDir, 'services.ls')
+    assert.deepEqual(ls.services.map((s: any) => s.name), ['sentiment'])
+    const scaled = await control(renterDir, 'services.scale', { name: 'sentiment', replicas: 1 })
+    assert.equal(scaled.size, 1)
+    await waitFor(async () => (await control(renterDir, 'services.status', { name: 'sentiment' })).replicas.length === 1, { timeoutMs: 20_000, what: 'one replica left' })
+    await assert.rejects(control(renterDir, 'services.scale', { name: 'sentiment', replicas: 99 }), /0 to 32/)
+    await control(renterDir, 'services.stop', { name: 'sentiment' })
+    assert.equal((await http(`${url}/health`, { timeoutMs: 2_000 })).status, 0, 'the gateway is closed')
+    await assert.rejects(control(renterDir, 'services.status', { name: 'sentiment' }), /no service named sentiment/)
+  })
+})

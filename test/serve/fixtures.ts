@@ -1,0 +1,61 @@
+/** Shared pieces of the serve specs: the sentiment service as a spec object, HTTP helpers. */
+import { chmod } from 'node:fs/promises'
+import { request } from 'node:http'
+import { fileURLToPath } from 'node:url'
+import { callControl } from '../../src/control/index.js'
+import { DEFAULT_PROVIDER_ARGS, startLocalNetwork, type LocalNetwork } from '../utils/index.js'
+
+export const REPO = fileURLToPath(new URL('../../../', import.meta.url))
+export const SERVICES_DIR = `${REPO}examples/services`
+
+/** examples/services/sentiment.yaml's fields, sized for a test: `replicas` anywhere, a short minimum lease, a fast bid window. */
+export function sentimentSpec (over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name: 'sentiment',
+    runtime: { command: ['node', 'inputs/server.mjs'] },
+    files: {
+      'server.mjs': 'sentiment/server.mjs',
+      'node_modules/wink-nlp': '../../node_modules/wink-nlp',
+      'node_modules/wink-eng-lite-web-model': '../../node_modules/wink-eng-lite-web-model'
+    },
+    health: '/health',
+    replicas: 2,
+    lease: { untilStopped: true, minMinutes: 1 },
+    limits: { timeoutSeconds: 10, maxBodyKiB: 64 },
+    auction: { bidWindowMs: 400 },
+    ...over
+  }
+}
+
+export interface HttpAnswer { status: number, body: string, headers: Record<string, string | string[] | undefined> }
+
+/** One HTTP request; never rejects (a transport failure is status 0). */
+export async function http (url: string, opts: { method?: string, body?: string | Buffer, headers?: Record<string, string>, timeoutMs?: number } = {}): Promise<HttpAnswer> {
+  return await new Promise(resolve => {
+    const req = request(url, { method: opts.method ?? 'GET', headers: opts.headers, timeout: opts.timeoutMs ?? 20_000 }, res => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }) })
+      res.on('error', () => { resolve({ status: 0, body: '', headers: {} }) })
+    })
+    req.on('timeout', () => { req.destroy(new Error('timeout')) })
+    req.on('error', (err) => { resolve({ status: 0, body: String(err.message), headers: {} }) })
+    req.end(opts.body)
+  })
+}
+
+/** A bootstrap, `providers` provider processes running leases with the process runner, one renter process. */
+export async function startServeNetwork (baseDir: string, providers: number, regions: string[] = ['eu-west', 'us-east']): Promise<LocalNetwork> {
+  // jobs run as another user when we are root: it must pass through to the work roots
+  await chmod(baseDir, 0o711)
+  return await startLocalNetwork({
+    baseDir,
+    providers,
+    renters: 1,
+    providerArgs: (i) => [...DEFAULT_PROVIDER_ARGS.filter((a, k, all) => a !== '--region' && all[k - 1] !== '--region'), '--region', regions[i % regions.length] as string, '--runner', 'process']
+  })
+}
+
+export async function control (dataDir: string, method: string, params: Record<string, unknown> = {}, timeoutMs = 60_000): Promise<any> {
+  return await callControl(dataDir, method, params, { timeoutMs })
+}

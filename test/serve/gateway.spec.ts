@@ -1,0 +1,207 @@
+/**
+ * The gateway and the serve protocol between real libp2p nodes in this process, with the
+ * provider's ServeHost holding hand-made leases in front of local HTTP servers that behave
+ * well, slowly, with garbage or not at all: bounds and clear errors, retries, draining,
+ * routing, and a lease that only its renter may use.
+ */
+import * as assert from 'node:assert/strict'
+import { createServer as createHttpServer, type Server } from 'node:http'
+import { createServer as createTcpServer, type Server as TcpServer } from 'node:net'
+import { randomBytes } from 'node:crypto'
+import { toHex } from '../../src/common/index.js'
+import { forward, ForwardError, Gateway, ReplicaPool, ServeHost, SERVE_HOST_SERVICE } from '../../src/serve/index.js'
+import { serveHostService } from '../../src/serve/service.js'
+import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { http } from './fixtures.js'
+import type { IdlegridNode } from '../../src/node/index.js'
+
+type Upstream = Server | TcpServer
+
+async function listen (server: Upstream): Promise<number> {
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => { resolve() }))
+  return (server.address() as { port: number }).port
+}
+
+function echoServer (delayMs = 0): Server {
+  return createHttpServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': String(delayMs) })
+        res.end(JSON.stringify({ method: req.method, url: req.url, bytes: Buffer.concat(chunks).byteLength, delayMs }))
+      }, delayMs)
+    })
+  })
+}
+
+describe('serve: gateway and /idlegrid/serve/1.0.0 between real nodes (issue 17)', function () {
+  this.timeout(60_000)
+  let net: InProcessNetwork
+  const hosts = [new ServeHost({ responseMs: 1_500, idleMs: 2_000 }), new ServeHost({ responseMs: 1_500, idleMs: 2_000 })]
+  const upstreams: Upstream[] = []
+  let renter: IdlegridNode
+  const gateways: Gateway[] = []
+
+  /** a lease of the renter on provider `p` in front of `server` */
+  async function lease (p: number, server: Upstream, renterNode = renter): Promise<{ id: string, leaseId: Uint8Array }> {
+    upstreams.push(server)
+    const port = await listen(server)
+    const leaseId = new Uint8Array(randomBytes(16))
+    const id = toHex(leaseId)
+    hosts[p]!.leases.set(id, { leaseId: id, renter: renterNode.peerId.toString(), port, healthPath: '/health', healthy: true, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 })
+    return { id, leaseId }
+  }
+
+  async function gatewayFor (replicas: Array<{ p: number, id: string, leaseId: Uint8Array }>, opts: Partial<ConstructorParameters<typeof Gateway>[2]> = {}, maxInflight = 32): Promise<{ gw: Gateway, pool: ReplicaPool, url: string }> {
+    const pool = new ReplicaPool(maxInflight)
+    for (const r of replicas) pool.add({ id: r.id, leaseId: r.leaseId, provider: net.providers[r.p]!.peerId, region: '', state: 'ready' })
+    const gw = new Gateway(renter.libp2p, pool, { port: 0, bind: '127.0.0.1', maxBodyBytes: 64 * 1024, timeoutMs: 2_000, ...opts })
+    gateways.push(gw)
+    return { gw, pool, url: await gw.start() }
+  }
+
+  before(async () => {
+    net = await startInProcessNetwork({
+      providers: 2,
+      renters: 2,
+      extensions: (role, i) => role === 'provider' ? { services: { [SERVE_HOST_SERVICE]: serveHostService(hosts[i]!) } } : {}
+    })
+    renter = net.renters[0]!
+    for (const r of net.renters) for (const p of net.providers) await r.libp2p.dial(p.libp2p.getMultiaddrs()[0] as any)
+  })
+
+  after(async () => {
+    for (const gw of gateways) await gw.stop()
+    for (const s of upstreams) { if ('closeAllConnections' in s) s.closeAllConnections(); s.close() }
+    await net?.stop()
+  })
+
+  it('forwards method, path, headers and body and streams the answer back', async () => {
+    const a = await lease(0, echoServer())
+    const { url } = await gatewayFor([{ p: 0, ...a }])
+    const answer = await http(`${url}/echo?x=1`, { method: 'POST', body: Buffer.alloc(50_000, 1), headers: { 'content-type': 'application/octet-stream' } })
+    assert.equal(answer.status, 200)
+    assert.deepEqual(JSON.parse(answer.body), { method: 'POST', url: '/echo?x=1', bytes: 50_000, delayMs: 0 })
+    assert.equal(answer.headers['x-upstream'], '0')
+  })
+
+  it('red team: oversized headers get 431, an oversized body 413 (declared or streamed), no replica ready 503, a bad token 401', async () => {
+    const a = await lease(0, echoServer())
+    const { url, gw } = await gatewayFor([{ p: 0, ...a }])
+    assert.equal((await http(`${url}/x`, { headers: { 'x-big': 'a'.repeat(20_000) } })).status, 431)
+    const declared = await http(`${url}/x`, { method: 'POST', body: Buffer.alloc(70_000) })
+    assert.equal(declared.status, 413)
+    assert.match(declared.body, /body over 65536 bytes/)
+    const streamed = await http(`${url}/x`, { method: 'POST', body: Buffer.alloc(70_000), headers: { 'transfer-encoding': 'chunked' } })
+    // the gateway answers 413 and closes; the client may see the reset before it reads the answer
+    assert.ok(streamed.status === 413 || streamed.status === 0, `a chunked body past the bound is refused too (${streamed.status})`)
+    assert.equal((await http(`${url}/x`)).status, 200, 'the gateway still answers')
+    const empty = await gatewayFor([])
+    const none = await http(`${empty.url}/x`)
+    assert.equal(none.status, 503)
+    assert.match(none.body, /no replica is ready/)
+    const locked = await gatewayFor([{ p: 0, ...a }], { token: 't'.repeat(20) })
+    assert.equal((await http(`${locked.url}/x`)).status, 401)
+    assert.equal((await http(`${locked.url}/x`, { headers: { authorization: `Bearer ${'t'.repeat(20)}` } })).status, 200)
+    recordAttack({ issue: '17.3', attack: 'oversized headers / body to the gateway', got: `${431} / ${declared.status}`, limit: '431 / 413 (16 KiB headers, limits.maxBodyKiB)' })
+    assert.equal(gw.stats.errors[413], 2, `both bodies answered 413 (${JSON.stringify(gw.stats.errors)}, chunked: ${streamed.status} ${streamed.body})`)
+  })
+
+  it('red team: a replica that answers garbage gets a 502 (or the GET moves to a good replica); one that never answers a 504 within the bound', async () => {
+    const garbage = createTcpServer(socket => { socket.on('data', () => { socket.end('HELLO I AM NOT HTTP\r\n\r\n') }) })
+    const silent = createTcpServer(() => {})
+    const bad = await lease(0, garbage)
+    const mute = await lease(1, silent)
+    const good = await lease(1, echoServer())
+    const only = await gatewayFor([{ p: 0, ...bad }])
+    const g = await http(`${only.url}/x`)
+    assert.equal(g.status, 502)
+    assert.match(g.body, /UPSTREAM/)
+    const t0 = Date.now()
+    const hung = await gatewayFor([{ p: 1, ...mute }])
+    const h = await http(`${hung.url}/x`, { method: 'POST', body: 'x' })
+    const waited = Date.now() - t0
+    assert.equal(h.status, 504, h.body)
+    assert.ok(waited < 10_000, `answered in ${waited} ms`)
+    const mixed = await gatewayFor([{ p: 0, ...bad }, { p: 1, ...good }])
+    for (let i = 0; i < 10; i++) assert.equal((await http(`${mixed.url}/x`)).status, 200, 'every GET answered by the good replica')
+    recordAttack({ issue: '17.6', attack: 'replica answers garbage / never answers', got: `${g.status} / ${h.status} after ${waited} ms`, limit: '502 / 504 within timeoutSeconds; GETs retried elsewhere' })
+  })
+
+  it('red team: another renter cannot use a lease (NO_LEASE, the same as no lease at all)', async () => {
+    const a = await lease(0, echoServer())
+    const other = net.renters[1]!
+    const err = await forward(other.libp2p, net.providers[0]!.peerId, a.leaseId, { method: 'GET', path: '/', headers: [], body: new Uint8Array() }, { timeoutMs: 2_000 }).then(() => undefined, (e: unknown) => e)
+    assert.ok(err instanceof ForwardError)
+    assert.equal(err.code, 'NO_LEASE')
+    assert.equal(hosts[0]!.leases.get(a.id)!.requests, 0, 'nothing reached the service')
+    recordAttack({ issue: '17.3', attack: 'another peer sends requests to a renter\'s lease', got: `${err.code}, ${hosts[0]!.leases.get(a.id)!.requests} requests passed on`, limit: 'NO_LEASE, 0' })
+  })
+
+  it('a draining replica gets no new request: even a POST moves to another replica', async () => {
+    const a = await lease(0, echoServer())
+    const b = await lease(1, echoServer())
+    hosts[0]!.leases.get(a.id)!.draining = true
+    const { url, pool, gw } = await gatewayFor([{ p: 0, ...a }, { p: 1, ...b }])
+    for (let i = 0; i < 6; i++) assert.equal((await http(`${url}/x`, { method: 'POST', body: 'x' })).status, 200)
+    assert.equal(pool.get(a.id)!.state, 'draining')
+    assert.equal(hosts[0]!.leases.get(a.id)!.requests, 0)
+    assert.ok(gw.stats.retried <= 1, 'once seen draining it is out of rotation')
+  })
+
+  it('routes by measured latency: a replica slowed by 200 ms gets under 10 % of the requests (the 50 ms case is in test/bench/serve.bench.ts)', async () => {
+    const fast = await lease(0, echoServer(0))
+    const slow = await lease(1, echoServer(200))
+    const { url, pool } = await gatewayFor([{ p: 0, ...fast }, { p: 1, ...slow }])
+    const n = 100
+    let next = 0
+    await Promise.all(Array.from({ length: 4 }, async () => {
+      while (next < n) { next++; assert.equal((await http(`${url}/x`)).status, 200) }
+    }))
+    const share = pool.get(fast.id)!.served / n
+    assert.ok(share >= 0.9, `fast replica share ${share}`)
+  })
+
+  it('the provider\'s lease host: PORT for the service, health checks that end a dead or never-healthy service, a preempted lease drains', async () => {
+    const host = new ServeHost({ healthIntervalMs: 50, startupMs: 400, healthFailures: 2 })
+    const fakeRun = (): { cancelled: string[], handle: any } => {
+      const cancelled: string[] = []
+      return { cancelled, handle: { startedAt: Date.now(), preempt: () => {}, cancel: (why: string) => { cancelled.push(why) }, done: new Promise(() => {}) } }
+    }
+    // never healthy: nothing listens on the port it was given
+    const never = await host.begin({ leaseId: 'aa', renter: renter.peerId.toString(), healthPath: '/health' })
+    assert.match(never.env.PORT ?? '', /^\d+$/)
+    const run1 = fakeRun()
+    never.started(run1.handle)
+    await waitFor(() => run1.cancelled.length > 0, { timeoutMs: 5_000, what: 'the never-healthy lease cancelled' })
+    assert.match(run1.cancelled[0]!, /not healthy on \/health within 400 ms/)
+    never.ended()
+    // healthy, then its server dies
+    const lease2 = await host.begin({ leaseId: 'bb', renter: renter.peerId.toString(), healthPath: '/health' })
+    const server = echoServer()
+    await new Promise<void>(resolve => server.listen(Number(lease2.env.PORT), '127.0.0.1', () => { resolve() }))
+    const run2 = fakeRun()
+    lease2.started(run2.handle)
+    await waitFor(() => host.leases.get('bb')?.healthy, { timeoutMs: 5_000, what: 'the lease healthy' })
+    server.closeAllConnections()
+    server.close()
+    await waitFor(() => run2.cancelled.length > 0, { timeoutMs: 5_000, what: 'the dead lease cancelled' })
+    assert.match(run2.cancelled[0]!, /health check \/health failed 2 times/)
+    lease2.ended()
+    assert.equal(host.leases.has('bb'), false, 'an ended lease is forgotten')
+    // preempted: draining from the notice on
+    const lease3 = await host.begin({ leaseId: 'cc', renter: renter.peerId.toString(), healthPath: '/health' })
+    lease3.preempting({ graceMs: 1_000, detail: 'gold job' })
+    assert.equal(host.leases.get('cc')?.draining, true)
+    lease3.ended()
+  })
+
+  it('bounds requests in flight per replica: past the bound the gateway says 503 at once', async () => {
+    const slow = await lease(0, echoServer(300))
+    const { url } = await gatewayFor([{ p: 0, ...slow }], {}, 2)
+    const answers = await Promise.all(Array.from({ length: 5 }, async () => await http(`${url}/x`)))
+    const statuses = answers.map(a => a.status).sort()
+    assert.deepEqual(statuses, [200, 200, 503, 503, 503])
+  })
+})

@@ -1,0 +1,97 @@
+/** Service files, the lease on the wire, and the bid rule that a lease must fit its whole minimum length (issue 17). */
+import * as assert from 'node:assert/strict'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy.js'
+import { providerProfile } from '../../src/capability/profile.js'
+import { leaseJobSpec, loadServiceFile, parseServiceSpec } from '../../src/serve/index.js'
+import { ReplicaPool } from '../../src/serve/router.js'
+import { toJobRequest } from '../../src/market/job-spec.js'
+import { matchJob } from '../../src/market/matching.js'
+import { DeclineReason, readJobRequest } from '../../src/market/messages.js'
+import { JobRequest } from '../../protocols/market.js'
+import { DOMAIN } from '../../protocols/ids.js'
+import { openEnvelope, sealEnvelope } from '../../src/identity/index.js'
+import { sentimentSpec, SERVICES_DIR } from './fixtures.js'
+
+const FREE = { freeSlots: 1, preemptibleSlots: 0, totalSlots: 1, thermalOk: true, powerOk: true }
+
+describe('serve: service files, leases on the wire, lease bids (issue 17)', () => {
+  it('reads examples/services/sentiment.yaml: two regions, a lease until stopped, the files to ship', async () => {
+    const spec = await loadServiceFile(`${SERVICES_DIR}/sentiment.yaml`)
+    assert.equal(spec.name, 'sentiment')
+    assert.deepEqual(spec.replicas.map(r => r.region), ['eu-west', 'us-east'])
+    assert.equal(spec.leaseMs, 0)
+    assert.equal(spec.minLeaseMs, 30 * 60_000)
+    assert.equal(spec.healthPath, '/health')
+    assert.ok(spec.files['node_modules/wink-nlp']?.endsWith('node_modules/wink-nlp'))
+  })
+
+  it('names the bad field', () => {
+    const bad: Array<[Record<string, unknown>, RegExp]> = [
+      [{ name: 'Bad Name' }, /"name"/],
+      [{ replicas: 0 }, /"replicas"/],
+      [{ replicas: { 'eu west': 1 } }, /replicas\.eu west/],
+      [{ gateway: { bind: '0.0.0.0' } }, /gateway\.token/],
+      [{ lease: { minutes: 10, untilStopped: true } }, /"lease"/],
+      [{ files: { '../escape': 'x' } }, /files\.\.\.\/escape/],
+      [{ runtime: { command: ['x'], env: { PORT: '1' } } }, /runtime\.env\.PORT/],
+      [{ runtime: {} }, /"runtime"/],
+      [{ health: 'health' }, /"health"/],
+      [{ surprise: 1 }, /surprise/]
+    ]
+    for (const [over, message] of bad) assert.throws(() => parseServiceSpec(sentimentSpec(over), SERVICES_DIR), message, JSON.stringify(over))
+  })
+
+  it('a replica\'s job request carries the lease; a lease that is not inference or has a bad health path does not verify', async () => {
+    const key = await generateKeyPair('Ed25519')
+    const peerId = peerIdFromPrivateKey(key)
+    const spec = parseServiceSpec(sentimentSpec(), SERVICES_DIR)
+    const request = toJobRequest(leaseJobSpec(spec, 'eu-west'), { renter: peerId.toMultihash().bytes })
+    assert.equal(request.workload, 'inference')
+    assert.deepEqual(request.lease, { minDurationMs: 60_000n, healthPath: '/health' })
+    const read = (r: JobRequest): unknown => readJobRequest(openEnvelope(sealEnvelope(key as any, peerId, DOMAIN.jobRequest, JobRequest.encode(r)), { domain: DOMAIN.jobRequest }))
+    assert.equal((read(request) as any).message.lease.healthPath, '/health')
+    assert.throws(() => read({ ...request, workload: 'training' }), /a lease must have workload "inference"/)
+    assert.throws(() => read({ ...request, lease: { minDurationMs: 1n, healthPath: 'no-slash' } }), /lease\.health_path/)
+    assert.throws(() => read({ ...request, lease: { minDurationMs: 1n, healthPath: `/${'a'.repeat(300)}` } }), /lease\.health_path/)
+  })
+
+  it('a provider never bids a lease into a window that closes before its minimum length (the estimate alone would fit)', async () => {
+    const key = await generateKeyPair('Ed25519')
+    const renter = peerIdFromPrivateKey(key).toMultihash().bytes
+    const now = Date.now()
+    const hour = new Date(now).getUTCHours()
+    const hh = (h: number): string => `${String(h).padStart(2, '0')}:00`
+    // open now, closing at the next hour but one (at most 2 h from now)
+    const window = `daily ${hh(hour)}-${hour >= 22 ? '24:00' : hh(hour + 2)}`
+    const profile = providerProfile(parsePolicy({ region: 'eu-west', priceFloor: 1, availability: { windows: [window], timeZone: 'UTC' } }), parseSimulatedGpus(['H100:80']))
+    const short = parseServiceSpec(sentimentSpec({ lease: { minutes: 180, minMinutes: 150 } }), SERVICES_DIR)
+    const lease = toJobRequest(leaseJobSpec(short, ''), { renter, now })
+    lease.estDurationMs = 60_000n
+    const r = matchJob(profile, lease, FREE, now)
+    assert.equal(r.ok ? 'ok' : r.reason, DeclineReason.AVAILABILITY_WINDOW)
+    const batch = { ...lease, lease: undefined }
+    assert.equal(matchJob(profile, batch, FREE, now).ok, true, 'the same job without the lease fits the window')
+  })
+
+  it('power of two choices: an unmeasured replica gets one request at a time; a measured slow one loses to a fast one', () => {
+    let i = 0
+    const pool = new ReplicaPool(4, () => [0.1, 0.9][i++ % 2] as number)
+    const mk = (id: string): any => pool.add({ id, leaseId: new Uint8Array(16), provider: {} as any, region: '', state: 'ready' })
+    const a = mk('a')
+    const b = mk('b')
+    pool.observe(a, 2)
+    b.inflight = 1
+    assert.equal(pool.pick()?.id, 'a', 'unmeasured b with one in flight waits for its first answer')
+    pool.observe(b, 50)
+    b.inflight = 0
+    a.inflight = 3
+    assert.equal(pool.pick()?.id, 'a', '2 ms with 3 in flight beats 50 ms idle')
+    a.inflight = 4
+    assert.equal(pool.pick()?.id, 'b', 'a at its in-flight bound is skipped')
+    b.state = 'draining'
+    assert.equal(pool.pick(), undefined, 'no ready replica below its bound')
+  })
+})
