@@ -295,6 +295,8 @@ export interface JobRequestOptions {
   /** keeps the job id across re-auctions; fresh when absent */
   jobId?: Uint8Array
   now?: number
+  /** the auction nonce (default: 16 random bytes); the simulator passes its own to stay deterministic and cheap */
+  nonce?: Uint8Array
 }
 
 /** The wire JobRequest for a spec: fresh nonce, times from `now`. */
@@ -326,7 +328,7 @@ export function toJobRequest (spec: JobSpec, opts: JobRequestOptions): JobReques
     bidWindowMs: spec.auction.bidWindowMs,
     createdAt: BigInt(now),
     expiresAt: BigInt(now + Math.min(MAX_LIFETIME_MS.jobRequest, spec.auction.bidWindowMs + REQUEST_TTL_AFTER_WINDOW_MS)),
-    nonce: new Uint8Array(randomBytes(16)),
+    nonce: opts.nonce ?? new Uint8Array(randomBytes(16)),
     pricingRule: pricingRuleToWire(spec.auction.pricing)
   }
 }

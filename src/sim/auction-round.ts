@@ -60,7 +60,8 @@ export function jobRequestFor (job: SimJob, jobId: Uint8Array, renter: Uint8Arra
     },
     auction: { bidWindowMs: scenario.market.bidWindowMs, pricing: scenario.market.pricing, acceptTimeoutMs: scenario.market.acceptTimeoutMs }
   }
-  return toJobRequest(spec, { renter, jobId, now })
+  // the job id doubles as the nonce: one auction per job at a time, and no randomness in a run
+  return toJobRequest(spec, { renter, jobId, now, nonce: jobId })
 }
 
 export interface AuctionInput {

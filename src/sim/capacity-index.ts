@@ -10,22 +10,28 @@ import type { Rng } from './rng.js'
 
 class IndexedSet {
   readonly items: number[] = []
-  private readonly pos = new Map<number, number>()
+  /** position of each provider in items, -1 when absent (grows as needed) */
+  private pos = new Int32Array(0)
 
-  has (p: number): boolean { return this.pos.has(p) }
+  has (p: number): boolean { return p < this.pos.length && (this.pos[p] as number) >= 0 }
 
   add (p: number): void {
-    if (this.pos.has(p)) return
-    this.pos.set(p, this.items.length)
+    if (p >= this.pos.length) {
+      const grown = new Int32Array(Math.max(p + 1, this.pos.length * 2)).fill(-1)
+      grown.set(this.pos)
+      this.pos = grown
+    }
+    if ((this.pos[p] as number) >= 0) return
+    this.pos[p] = this.items.length
     this.items.push(p)
   }
 
   delete (p: number): void {
-    const i = this.pos.get(p)
-    if (i == null) return
+    if (!this.has(p)) return
+    const i = this.pos[p] as number
     const last = this.items.pop() as number
-    this.pos.delete(p)
-    if (last !== p) { this.items[i] = last; this.pos.set(last, i) }
+    this.pos[p] = -1
+    if (last !== p) { this.items[i] = last; this.pos[last] = i }
   }
 }
 

@@ -85,6 +85,8 @@ export class SimEngine {
   private readonly active = new Map<number, Run>()
   private readonly regionIndex = new Map<string, number>()
   private readonly servable: Set<string>
+  /** GPUs of each owner's biggest node: own work needing more can never start */
+  private readonly biggestNode: number[]
   private done = 0
 
   constructor (private readonly scenario: Scenario, private readonly pop: Population, private readonly opts: EngineOptions) {
@@ -92,6 +94,7 @@ export class SimEngine {
     this.metrics = new Metrics(opts.horizonMs, scenario.report.bucketMinutes * 60_000, scenario.population.regions.length)
     this.reputation = new ReputationBook(scenario.market.reputationRefreshMinutes * 60_000)
     this.ownQueues = pop.owners.map(() => [])
+    this.biggestNode = pop.owners.map(list => Math.max(0, ...list.map(i => pop.providers[i]?.gpus ?? 0)))
     this.servable = new Set()
     for (const p of pop.providers) {
       p.indexKeys = indexKeys(p.modelKey, residencyOfRegion(p.region.name))
@@ -127,6 +130,7 @@ export class SimEngine {
     this.metrics.tiers[job.tier].jobs++
     js.deadline = this.now + this.scenario.market.patienceMinutes[job.tier] * 60_000
     if (job.owner >= 0) {
+      if (job.task.gpus > (this.biggestNode[job.owner] ?? 0)) { this.endJob(js, 'refused', 'needs more GPUs than any node of its owner has'); return }
       if (this.placeOwn(js)) return
       // static clusters wait; with a market, work of one GPU goes to auction (a job request is one slot)
       if (this.opts.mode === 'baseline' || job.task.gpus > 1) { this.ownQueues[job.owner]?.push(js); return }

@@ -37,6 +37,8 @@ export interface ScenarioRun {
   report: SimReport
   /** per mode, when recordRuns */
   runs: Record<Mode, RunRecord[]>
+  /** the providers by index (the same in both modes) */
+  providers: Array<{ region: string, modelKey: string, gpus: number, conduct: string }>
 }
 
 export async function runScenario (scenario: Scenario, opts: RunOptions = {}): Promise<ScenarioRun> {
@@ -47,6 +49,7 @@ export async function runScenario (scenario: Scenario, opts: RunOptions = {}): P
   const summaries = {} as Record<Mode, ModeSummary>
   const runs = { market: [], baseline: [] } as Record<Mode, RunRecord[]>
   let input: SimReport['input'] | undefined
+  let providers: ScenarioRun['providers'] = []
   for (const mode of ['market', 'baseline'] as const) {
     const rng = new Rng(seed)
     let engine: SimEngine | undefined
@@ -63,6 +66,7 @@ export async function runScenario (scenario: Scenario, opts: RunOptions = {}): P
     opts.onProgress?.(mode, pop.jobs.length, pop.jobs.length)
     summaries[mode] = summarise(engine.metrics, pop, scenario, engine.reputation)
     runs[mode] = engine.runs
+    providers = pop.providers.map(p => ({ region: p.region.name, modelKey: p.modelKey, gpus: p.gpus, conduct: p.conduct }))
     input ??= {
       providers: pop.providers.length,
       gpus: summaries[mode].gpus,
@@ -83,5 +87,5 @@ export async function runScenario (scenario: Scenario, opts: RunOptions = {}): P
     claims: judgeClaims(summaries.market, summaries.baseline),
     listPrices: LIST_PRICES
   }
-  return { report, runs }
+  return { report, runs, providers }
 }
