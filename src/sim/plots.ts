@@ -23,7 +23,10 @@ const HEIGHT = 220
 function line (title: string, values: Row[], y: string, yTitle: string, color: string): TopLevelSpec {
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-    title, width: WIDTH, height: HEIGHT, data: { values },
+    title,
+    width: WIDTH,
+    height: HEIGHT,
+    data: { values },
     mark: { type: 'line', interpolate: 'step-after' },
     encoding: {
       x: { field: 'day', type: 'quantitative', title: 'day' },
@@ -36,7 +39,10 @@ function line (title: string, values: Row[], y: string, yTitle: string, color: s
 function bars (title: string, values: Row[], y: string, yTitle: string): TopLevelSpec {
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-    title, width: 140, height: HEIGHT, data: { values },
+    title,
+    width: 140,
+    height: HEIGHT,
+    data: { values },
     mark: 'bar',
     encoding: {
       column: { field: 'tier', type: 'nominal', sort: [...TIERS] },

@@ -52,9 +52,9 @@ export async function runScenario (scenario: Scenario, opts: RunOptions = {}): P
   let providers: ScenarioRun['providers'] = []
   for (const mode of ['market', 'baseline'] as const) {
     const rng = new Rng(seed)
-    let engine: SimEngine | undefined
-    const pop = buildPopulation(scenario, trace, rng.fork(), () => engine?.now ?? 0)
-    engine = new SimEngine(scenario, pop, {
+    // the providers' schedulers read the engine's clock, which exists once they do
+    const pop = buildPopulation(scenario, trace, rng.fork(), () => engine.now)
+    const engine: SimEngine = new SimEngine(scenario, pop, {
       mode,
       latency: latencyModel(rng.fork()),
       rng: rng.fork(),

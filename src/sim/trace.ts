@@ -140,4 +140,3 @@ export async function loadTrace (nodesFile: string, tasksFile: string): Promise<
   const nodes = parseNodes(await read(nodesFile), nodesFile)
   return { nodes, ...parseTasks(await read(tasksFile), tasksFile) }
 }
-
