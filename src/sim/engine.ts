@@ -200,9 +200,8 @@ export class SimEngine {
   }
 
   /** Places own work on a free node of the owner, else one whose bronze work it displaces. */
-  private placeOwn (js: JobState): boolean {
+  private placeOwn (js: JobState, nodes: readonly number[] = this.pop.owners[js.job.owner] ?? []): boolean {
     const need = js.job.task.gpus
-    const nodes = this.pop.owners[js.job.owner] ?? []
     let target: SimProvider | undefined
     let displacing = false
     for (const i of nodes) {
@@ -342,9 +341,9 @@ export class SimEngine {
     this.updateIndex(p)
     const queue = this.ownQueues[p.owner]
     if (queue == null || queue.length === 0) return
-    // first fit among the oldest few waiting (small backfill, as cluster schedulers do)
+    // only p's slots changed: first fit on p among the oldest few waiting (small backfill, as cluster schedulers do)
     for (let i = 0; i < Math.min(queue.length, 16); i++) {
-      if (this.placeOwn(queue[i] as JobState)) { queue.splice(i, 1); i-- }
+      if (this.placeOwn(queue[i] as JobState, [p.index])) { queue.splice(i, 1); i-- }
     }
   }
 

@@ -91,9 +91,7 @@ export function buildPopulation (scenario: Scenario, trace: Trace, rng: Rng, now
     const tier = tierOfQos(task.qos, rng, pop.goldShareOfLs)
     const models = task.models.map(m => TRACE_GPU[m]?.modelKey ?? m.toLowerCase())
     if (rng.chance(pop.ownWorkload) && totalGpus > 0) {
-      const x = rng.next() * totalGpus
-      let owner = cumulative.findIndex(c => x < c)
-      if (owner < 0) owner = ownerCount - 1
+      const owner = firstAbove(cumulative, rng.next() * totalGpus)
       const region = ownerRegion[owner] as RegionSpec
       return { task, tier, owner, renter: `sim-owner${owner}`, region, residency: '', models }
     }
@@ -104,4 +102,16 @@ export function buildPopulation (scenario: Scenario, trace: Trace, rng: Rng, now
   })
   const sybils = Array.from({ length: adv.sybilRenters }, (_, i) => `sim-sybil${i}`)
   return { providers, owners, ownerRegion, jobs, sybils }
+}
+
+/** The first index whose cumulative value exceeds x (binary search; the last index at worst). */
+function firstAbove (cumulative: readonly number[], x: number): number {
+  let lo = 0
+  let hi = cumulative.length - 1
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if ((cumulative[mid] as number) > x) hi = mid
+    else lo = mid + 1
+  }
+  return lo
 }
