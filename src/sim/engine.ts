@@ -216,6 +216,7 @@ export class SimEngine {
 
   private place (js: JobState, p: SimProvider, gpus: number, price: number, own: boolean, timeClass: TimeClass, start: number): void {
     js.attempt++
+    if (!own) this.metrics.count(this.metrics.awardsByConduct, p.conduct)
     const run: Run = { js, provider: p, leases: [], start, price, own, timeClass, state: 'pending', outcome: 'ok', end: 0 }
     // own work is the owner's priority: it takes slots as gold does
     const tier = own ? 'gold' : js.job.tier

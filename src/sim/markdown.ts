@@ -44,8 +44,8 @@ export function markdownReport (report: SimReport): string {
   lines.push('', `Earned by owners offering only idle windows (weeknights, weekends): ${market.providerYield.byAvailability.idleWindowsUsd} USD; by owners offering always: ${market.providerYield.byAvailability.alwaysUsd} USD.`, '')
   lines.push('## Market internals', '', `Auctions ${market.market.auctions}, of which without an award ${market.market.noAwardAuctions}. GPU double bookings: ${market.market.doubleBookings}.`, '',
     `Declines by reason: ${JSON.stringify(market.market.declines)}. Bids dropped by the renter: ${JSON.stringify(market.market.dropped)}.`, '')
-  lines.push('| conduct | providers | mean reliability at the end |', '|---|---:|---:|')
-  for (const [k, v] of Object.entries(market.conduct)) lines.push(`| ${k} | ${v.providers} | ${v.meanReliability} |`)
+  lines.push('| conduct | providers | market awards won | mean reliability at the end |', '|---|---:|---:|---:|')
+  for (const [k, v] of Object.entries(market.conduct)) lines.push(`| ${k} | ${v.providers} | ${v.awards} | ${v.meanReliability} |`)
   lines.push('', '## Why jobs were not served', '')
   for (const t of TIERS) lines.push(`- ${t}: ${JSON.stringify(market.tiers[t].topReasons)}`)
   lines.push('', '## List prices used (baseline)', '', '| GPU | USD per GPU-hour | source |', '|---|---:|---|')

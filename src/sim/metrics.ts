@@ -43,6 +43,8 @@ export class Metrics {
   readonly earnedByWindows = { idleWindows: 0, always: 0 }
   readonly declines: Record<string, number> = {}
   readonly dropped: Record<string, number> = {}
+  /** market awards by the winner's conduct (honest, failing, lying) */
+  readonly awardsByConduct: Record<string, number> = {}
   doubleBookings = 0
   auctions = 0
   noBidAuctions = 0

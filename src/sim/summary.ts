@@ -49,7 +49,7 @@ export interface ModeSummary {
     byAvailability: { idleWindowsUsd: number, alwaysUsd: number }
   }
   market: { auctions: number, noAwardAuctions: number, declines: Record<string, number>, dropped: Record<string, number>, doubleBookings: number, reputationRecomputes: number }
-  conduct: Record<Conduct, { providers: number, meanReliability: number }>
+  conduct: Record<Conduct, { providers: number, meanReliability: number, awards: number }>
 }
 
 const r4 = (x: number): number => Math.round(x * 1e4) / 1e4
@@ -120,7 +120,7 @@ export function summarise (m: Metrics, pop: Population, scenario: Scenario, repu
   const conduct = {} as ModeSummary['conduct']
   for (const kind of ['honest', 'failing', 'lying'] as const) {
     const ps = pop.providers.filter(p => p.conduct === kind)
-    conduct[kind] = { providers: ps.length, meanReliability: r4(ps.length === 0 ? 0 : ps.reduce((s, p) => s + reputation.reliability(p.id), 0) / ps.length) }
+    conduct[kind] = { providers: ps.length, awards: m.awardsByConduct[kind] ?? 0, meanReliability: r4(ps.length === 0 ? 0 : ps.reduce((s, p) => s + reputation.reliability(p.id), 0) / ps.length) }
   }
   return {
     tiers,
