@@ -72,8 +72,29 @@ export function isValidTimeZone (timeZone: string): boolean {
 
 const WEEKDAYS: Record<string, number> = { Mon: 0, Tue: 1, Wed: 2, Thu: 3, Fri: 4, Sat: 5, Sun: 6 }
 
+// formatToParts costs ~5 µs, and a provider (or the simulator) asks about the same minutes again
+// and again (every job it sees, window look-ahead): answers are kept per cached zone and minute,
+// a bounded table emptied when full (zone offsets are whole minutes)
+const MINUTE_CACHE_MAX = 20_000
+const minuteCache = new Map<string, Map<number, number>>()
+
 /** Local minute of the week (0 = Monday 00:00) at `atMs` in `timeZone`. */
 export function localWeekMinute (timeZone: string, atMs: number): number {
+  const minute = Math.floor(atMs / 60_000)
+  const table = minuteCache.get(timeZone)
+  const known = table?.get(minute)
+  if (known !== undefined) return known
+  const value = readWeekMinute(timeZone, atMs)
+  if (table != null) {
+    if (table.size >= MINUTE_CACHE_MAX) table.clear()
+    table.set(minute, value)
+  } else if (formatters.has(timeZone)) {
+    minuteCache.set(timeZone, new Map([[minute, value]]))
+  }
+  return value
+}
+
+function readWeekMinute (timeZone: string, atMs: number): number {
   let day = -1
   let hour = 0
   let minute = 0

@@ -54,8 +54,23 @@ export function gpuModelTokens (name: string): string[] {
  * "l4" does not match "l40s".
  */
 export function gpuModelMatches (filter: string, modelKey: string): boolean {
-  const f = matchTokens(normaliseGpuModel(filter))
-  const k = matchTokens(normaliseGpuModel(modelKey))
+  const f = tokensOf(filter)
+  const k = tokensOf(modelKey)
   if (f.length === 0 || f.length > k.length) return false
   return f.every((t, i) => t === k[i])
+}
+
+// a provider matches the same few filters and its own model key for every job it sees: the
+// tokens of recent names are kept (a bounded table, emptied when full: names come from the wire)
+const TOKEN_CACHE_MAX = 1024
+const tokenCache = new Map<string, string[]>()
+
+function tokensOf (name: string): string[] {
+  let tokens = tokenCache.get(name)
+  if (tokens == null) {
+    tokens = matchTokens(normaliseGpuModel(name))
+    if (tokenCache.size >= TOKEN_CACHE_MAX) tokenCache.clear()
+    tokenCache.set(name, tokens)
+  }
+  return tokens
 }

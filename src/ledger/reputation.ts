@@ -138,7 +138,7 @@ export function jobScoreOf (successes: number, failures: number, params: Reputat
  * The reputation of `peerId` at `now`, from `evidence`, with each renter's receipts counted
  * as much as `weights` says (default: fully, as every node would).
  */
-export function computeReputation (evidence: ReputationEvidence, peerId: string, now: number, params: ReputationParams = DEFAULT_REPUTATION, weights?: RenterWeights): Reputation {
+export function computeReputation (evidence: Pick<ReputationEvidence, 'jobsOf' | 'summariesOf' | 'isSlashed'>, peerId: string, now: number, params: ReputationParams = DEFAULT_REPUTATION, weights?: RenterWeights): Reputation {
   const decay = (time: number): number => Math.pow(0.5, Math.max(0, now - time) / params.halfLifeMs)
   const perRenter = new Map<string, CounterpartyEvidence>()
   let ok = 0

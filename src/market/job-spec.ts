@@ -299,6 +299,8 @@ export interface JobRequestOptions {
   now?: number
   /** the renter's listen addresses for the bid stream (binary, without /p2p; at most 4 kept) */
   renterAddrs?: Uint8Array[]
+  /** the auction nonce (default: 16 random bytes); the simulator passes its own to stay deterministic and cheap */
+  nonce?: Uint8Array
 }
 
 /** The wire JobRequest for a spec: fresh nonce, times from `now`. */
@@ -330,7 +332,7 @@ export function toJobRequest (spec: JobSpec, opts: JobRequestOptions): JobReques
     bidWindowMs: spec.auction.bidWindowMs,
     createdAt: BigInt(now),
     expiresAt: BigInt(now + Math.min(MAX_LIFETIME_MS.jobRequest, spec.auction.bidWindowMs + REQUEST_TTL_AFTER_WINDOW_MS)),
-    nonce: new Uint8Array(randomBytes(16)),
+    nonce: opts.nonce ?? new Uint8Array(randomBytes(16)),
     pricingRule: pricingRuleToWire(spec.auction.pricing),
     renterAddrs: (opts.renterAddrs ?? []).filter(a => a.length > 0 && a.length <= 64).slice(0, 4),
     ...(spec.lease != null ? { lease: { minDurationMs: BigInt(Math.round(spec.lease.minDurationMs)), healthPath: spec.lease.healthPath } } : {})

@@ -87,7 +87,7 @@ export function bidFitsJob (bid: Bid, job: JobRequest, now: number): string | nu
  * checked when the bid was read; this checks it against the auction (bidFitsJob), then
  * against what the renter knows of the bidder.
  */
-function bidProblem (bid: Bid, job: JobRequest, provider: string, ctx: BidContext, now: number): string | null {
+export function bidProblem (bid: Bid, job: JobRequest, provider: string, ctx: BidContext, now: number): string | null {
   const fit = bidFitsJob(bid, job, now)
   if (fit != null) return fit
   if (ctx.exclude?.has(provider) === true) return 'failed-this-job'
@@ -173,25 +173,30 @@ export function scoreFactor (reliability: number, rttMs: number | undefined, loc
  * every node that re-runs it gets the same order.
  */
 export function rankBids (valid: ReadonlyArray<Signed<Bid>>, job: JobRequest, ctx: BidContext, params: RankingParams = DEFAULT_RANKING): RankedBid[] {
-  const useLatency = latencyMatters(job)
-  const datasets = job.datasetDigests.length
-  const ranked = valid.map((bid): RankedBid => {
-    const provider = bid.signer.toString()
-    const reliability = reliabilityPpm(ctx.reputation.reliability(provider)) / PPM
-    const measured = useLatency ? ctx.rttMs?.get(provider) : undefined
-    const rttMs = measured == null ? undefined : Math.max(0, Math.round(measured))
-    const locality = datasets === 0 ? 0 : Math.min(datasets, bid.message.cachedDatasets) / datasets
-    const factor = scoreFactor(reliability, rttMs, locality, params)
-    return { bid, provider, priceMicroUsd: bid.message.priceMicroUsd, reliability, rttMs, locality, factor, score: Number(bid.message.priceMicroUsd) / factor }
-  })
-  return ranked.sort(compareRanked)
+  const ranked = valid.map((bid): RankedBid => ({ bid, ...scoreOffer(bid.signer.toString(), bid.message.priceMicroUsd, bid.message.cachedDatasets, job, ctx, params) }))
+  return ranked.sort((a, b) => compareScored(a, b, a.bid.hash, b.bid.hash))
 }
 
-function compareRanked (a: RankedBid, b: RankedBid): number {
+/** A bid's ranking terms from plain values (rankBids, and the simulator, which ranks without envelopes). */
+export type ScoredOffer = Omit<RankedBid, 'bid'>
+
+/** The reliability, latency and locality terms and the score of one provider's price for `job`. */
+export function scoreOffer (provider: string, priceMicroUsd: bigint, cachedDatasets: number, job: JobRequest, ctx: BidContext, params: RankingParams = DEFAULT_RANKING): ScoredOffer {
+  const reliability = reliabilityPpm(ctx.reputation.reliability(provider)) / PPM
+  const measured = latencyMatters(job) ? ctx.rttMs?.get(provider) : undefined
+  const rttMs = measured == null ? undefined : Math.max(0, Math.round(measured))
+  const datasets = job.datasetDigests.length
+  const locality = datasets === 0 ? 0 : Math.min(datasets, cachedDatasets) / datasets
+  const factor = scoreFactor(reliability, rttMs, locality, params)
+  return { provider, priceMicroUsd, reliability, rttMs, locality, factor, score: Number(priceMicroUsd) / factor }
+}
+
+/** The ranking order: lowest score, then lowest price, then the smaller bid hash. */
+export function compareScored (a: Pick<ScoredOffer, 'score' | 'priceMicroUsd'>, b: Pick<ScoredOffer, 'score' | 'priceMicroUsd'>, hashA: Uint8Array, hashB: Uint8Array): number {
   const tolerance = 1e-9 * Math.max(a.score, b.score)
   if (Math.abs(a.score - b.score) > tolerance) return a.score - b.score
   if (a.priceMicroUsd !== b.priceMicroUsd) return a.priceMicroUsd < b.priceMicroUsd ? -1 : 1
-  return compare(a.bid.hash, b.bid.hash)
+  return compare(hashA, hashB)
 }
 
 /**
@@ -199,7 +204,7 @@ function compareRanked (a: RankedBid, b: RankedBid): number {
  * price: the next candidate's score converted back to a price at this candidate's factor,
  * capped at the job's max price and never below its own bid; with no next candidate, its own bid.
  */
-export function clearingPrice (ranked: readonly RankedBid[], index: number, rule: PricingRule, maxPriceMicroUsd: bigint): bigint {
+export function clearingPrice (ranked: ReadonlyArray<Pick<RankedBid, 'priceMicroUsd' | 'score' | 'factor'>>, index: number, rule: PricingRule, maxPriceMicroUsd: bigint): bigint {
   const winner = ranked[index]
   if (winner == null) throw new RangeError(`no candidate at ${index}`)
   const next = ranked[index + 1]

@@ -4,6 +4,7 @@ import { ledgerCommand } from './ledger.js'
 import { marketCommand } from './market.js'
 import { reputationCommand } from './reputation.js'
 import { bootstrapCommand, providerCommand, renterCommand } from './roles.js'
+import { simCommand } from './sim.js'
 import { statusCommand } from './status.js'
 import { submitCommand } from './submit.js'
 import { deployCommand, servicesCommand } from './services.js'
@@ -22,5 +23,6 @@ export const COMMANDS: Command[] = [
   idCommand,
   statusCommand,
   ledgerCommand,
-  reputationCommand
+  reputationCommand,
+  simCommand
 ]

@@ -1,0 +1,390 @@
+/**
+ * The discrete-event simulation: jobs arrive, owners' own work takes their own GPUs first
+ * (as gold work, so it displaces bronze market work), everything else goes to auction
+ * (auction-round.ts) and runs on the winner's slots; bronze runs are preempted by the
+ * scheduler's rule, failed and bad runs fail over to a fresh auction without that provider,
+ * and reputation follows the receipts. In `baseline` mode there is no market: owners queue on
+ * their own GPUs only and renters rent on demand from one cloud.
+ */
+
+import { ROUND_RETRY_MS, ROUNDS_PER_ATTEMPT } from '../submit/rounds.js'
+import { microToUsd } from '../market/messages.js'
+import { EventQueue } from './event-queue.js'
+import { CapacityIndex, indexKeys, jobKeys } from './capacity-index.js'
+import { Metrics } from './metrics.js'
+import { ReputationBook, type RunOutcome } from './reputation-book.js'
+import { jobRequestFor, runAuction } from './auction-round.js'
+import { residencyOfRegion, type Population, type SimJob } from './population.js'
+import { SIM_MAX_JOB_MINUTES, type SimProvider } from './provider.js'
+import { listPriceUsd } from './list-prices.js'
+import { SIM_EPOCH_MS } from './summary.js'
+import type { Lease, PreemptNotice } from '../exec/scheduler.js'
+import type { TimeClass } from '../market/pricing.js'
+import type { LatencyModel } from './latency.js'
+import type { Rng } from './rng.js'
+import type { Scenario } from './scenario.js'
+
+export type Mode = 'market' | 'baseline'
+
+interface JobState {
+  job: SimJob
+  index: number
+  attempt: number
+  rounds: number
+  deadline: number
+  firstStart: number
+  exclude: Set<string>
+  lastReason: string
+}
+
+interface Run {
+  js: JobState
+  provider: SimProvider
+  leases: Lease[]
+  start: number
+  /** micro-USD per GPU-hour; 0 for own work */
+  price: number
+  own: boolean
+  timeClass: TimeClass
+  state: 'pending' | 'running' | 'over'
+  outcome: RunOutcome
+  end: number
+}
+
+type Event =
+  | { k: 'arrive', js: JobState }
+  | { k: 'auction', js: JobState }
+  | { k: 'start', run: Run }
+  | { k: 'end', run: Run }
+  | { k: 'release', lease: Lease, provider: SimProvider }
+  | { k: 'sybil' }
+
+export interface RunRecord { provider: number, gpu: number, start: number, end: number }
+
+export interface EngineOptions {
+  mode: Mode
+  latency: LatencyModel
+  rng: Rng
+  horizonMs: number
+  onProgress?: (done: number) => void
+  /** keep every run's [start, end) per GPU (tests check for double booking) */
+  recordRuns?: boolean
+}
+
+const DAY = 24 * 3600_000
+
+export class SimEngine {
+  now = 0
+  readonly metrics: Metrics
+  readonly reputation: ReputationBook
+  readonly runs: RunRecord[] = []
+  private readonly queue = new EventQueue<Event>()
+  private readonly free = new CapacityIndex()
+  private readonly displaceable = new CapacityIndex()
+  private readonly ownQueues: JobState[][]
+  private readonly active = new Map<number, Run>()
+  private readonly regionIndex = new Map<string, number>()
+  private readonly servable: Set<string>
+  /** GPUs of each owner's biggest node: own work needing more can never start */
+  private readonly biggestNode: number[]
+  private done = 0
+
+  constructor (private readonly scenario: Scenario, private readonly pop: Population, private readonly opts: EngineOptions) {
+    scenario.population.regions.forEach((r, i) => this.regionIndex.set(r.name, i))
+    this.metrics = new Metrics(opts.horizonMs, scenario.report.bucketMinutes * 60_000, scenario.population.regions.length)
+    this.reputation = new ReputationBook(scenario.market.reputationRefreshMinutes * 60_000)
+    this.ownQueues = pop.owners.map(() => [])
+    this.biggestNode = pop.owners.map(list => Math.max(0, ...list.map(i => pop.providers[i]?.gpus ?? 0)))
+    this.servable = new Set()
+    for (const p of pop.providers) {
+      p.indexKeys = indexKeys(p.modelKey, residencyOfRegion(p.region.name))
+      for (const k of p.indexKeys) this.servable.add(k)
+      this.updateIndex(p)
+    }
+    pop.jobs.forEach((job, index) => {
+      const js: JobState = { job, index, attempt: 0, rounds: 0, deadline: 0, firstStart: -1, exclude: new Set(), lastReason: '' }
+      this.queue.push(job.task.arrivalMs, { k: 'arrive', js })
+    })
+    if (opts.mode === 'market' && pop.sybils.length > 0) this.queue.push(0, { k: 'sybil' })
+  }
+
+  /** Runs until every job has ended and every run has finished. */
+  run (): void {
+    for (let e = this.queue.pop(); e != null; e = this.queue.pop()) {
+      this.now = e.time
+      this.reputation.setNow(e.time)
+      const ev = e.item
+      switch (ev.k) {
+        case 'arrive': this.arrive(ev.js); break
+        case 'auction': this.auction(ev.js); break
+        case 'start': this.start(ev.run); break
+        case 'end': this.finish(ev.run); break
+        case 'release': ev.lease.release(); this.freed(ev.provider); break
+        case 'sybil': this.sybilReceipts(); break
+      }
+    }
+  }
+
+  private arrive (js: JobState): void {
+    const { job } = js
+    this.metrics.tiers[job.tier].jobs++
+    js.deadline = this.now + this.scenario.market.patienceMinutes[job.tier] * 60_000
+    if (job.owner >= 0) {
+      if (job.task.gpus > (this.biggestNode[job.owner] ?? 0)) { this.endJob(js, 'refused', 'needs more GPUs than any node of its owner has'); return }
+      if (this.placeOwn(js)) return
+      // static clusters wait; with a market, work of one GPU goes to auction (a job request is one slot)
+      if (this.opts.mode === 'baseline' || job.task.gpus > 1) { this.ownQueues[job.owner]?.push(js); return }
+    } else if (this.opts.mode === 'baseline') {
+      this.cloudRun(js)
+      return
+    }
+    const refusal = this.refusal(job)
+    if (refusal != null) { this.endJob(js, 'refused', refusal); return }
+    this.auction(js)
+  }
+
+  /** Reasons no provider in the scenario could ever serve the job (checked once, on arrival). */
+  private refusal (job: SimJob): string | undefined {
+    if (job.task.gpus > 1) return 'multi-gpu: a job request is one GPU slot'
+    if (job.task.durationMs > SIM_MAX_JOB_MINUTES * 60_000) return 'longer than any provider\'s max job length'
+    if (!jobKeys(job.models, job.residency).some(k => this.servable.has(k))) return 'no provider has the GPU model in the residency zone'
+    return undefined
+  }
+
+  private auction (js: JobState): void {
+    const { job } = js
+    if (this.now >= js.deadline) { this.endJob(js, 'expired', js.lastReason === '' ? 'no award' : js.lastReason); return }
+    const m = this.metrics
+    m.auctions++
+    const keys = jobKeys(job.models, job.residency)
+    const k = this.scenario.market.candidates
+    const rng = this.opts.rng
+    const skip = new Set<number>()
+    for (const id of js.exclude) skip.add(Number(id.slice(5)))
+    let picked = this.free.sample(keys, k, rng, skip)
+    if (job.tier !== 'bronze' && picked.length < k) {
+      for (const p of picked) skip.add(p)
+      picked = picked.concat(this.displaceable.sample(keys, k - picked.length, rng, skip))
+    }
+    const wall = this.now + SIM_EPOCH_MS
+    const request = jobRequestFor(job, jobIdOf(js.index), renterBytes, this.scenario, wall)
+    const result = runAuction({
+      request,
+      candidates: picked.map(i => this.pop.providers[i] as SimProvider),
+      renterRegion: job.region.name,
+      reputation: this.reputation,
+      exclude: js.exclude,
+      latency: this.opts.latency,
+      now: wall
+    })
+    for (const [r, n] of Object.entries(result.declines)) m.count(m.declines, r, n)
+    for (const [r, n] of Object.entries(result.dropped)) m.count(m.dropped, r, n)
+    const closeAt = this.now + request.bidWindowMs
+    for (const [i, offer] of result.ranked.entries()) {
+      const p = offer.provider
+      if ('refused' in p.scheduler.canAccept({ tier: job.tier })) continue
+      const price = result.prices[i] as bigint
+      for (const other of result.ranked) other.provider.engine.observeClearing(job.renter, price, job.tier)
+      p.engine.recordWin(price, request)
+      m.price(job.tier, this.now, microToUsd(price))
+      const displacing = p.scheduler.capacity().free === 0
+      const start = closeAt + offer.rttMs + (displacing ? p.scheduler.graceMs : 0)
+      this.place(js, p, 1, Number(price), false, offer.timeClass, start)
+      return
+    }
+    m.noBidAuctions++
+    js.lastReason = result.ranked.length > 0 ? 'winners declined' : topReason(result.declines, result.dropped, picked.length)
+    js.rounds++
+    const delay = js.rounds % ROUNDS_PER_ATTEMPT !== 0 ? ROUND_RETRY_MS : this.scenario.market.retryMinutes * 60_000
+    this.queue.push(Math.min(this.now + delay, js.deadline), { k: 'auction', js })
+  }
+
+  /** Places own work on a free node of the owner, else one whose bronze work it displaces. */
+  private placeOwn (js: JobState, nodes: readonly number[] = this.pop.owners[js.job.owner] ?? []): boolean {
+    const need = js.job.task.gpus
+    let target: SimProvider | undefined
+    let displacing = false
+    for (const i of nodes) {
+      const c = (this.pop.providers[i] as SimProvider).scheduler.capacity()
+      if (c.free >= need) { target = this.pop.providers[i]; break }
+      if (target == null && c.free + c.preemptible >= need) { target = this.pop.providers[i]; displacing = true }
+    }
+    if (target == null) return false
+    this.place(js, target, need, 0, true, 'normal', this.now + (displacing ? target.scheduler.graceMs : 0))
+    return true
+  }
+
+  private place (js: JobState, p: SimProvider, gpus: number, price: number, own: boolean, timeClass: TimeClass, start: number): void {
+    js.attempt++
+    if (!own) this.metrics.count(this.metrics.awardsByConduct, p.conduct)
+    const run: Run = { js, provider: p, leases: [], start, price, own, timeClass, state: 'pending', outcome: 'ok', end: 0 }
+    // own work is the owner's priority: it takes slots as gold does
+    const tier = own ? 'gold' : js.job.tier
+    for (let i = 0; i < gpus; i++) {
+      const lease = p.scheduler.reserve({ key: `${js.index}/${js.attempt}/${i}`, tier })
+      if ('refused' in lease) throw new Error(`slot refused after a capacity check: ${lease.detail}`)
+      run.leases.push(lease)
+      if (lease.preemptible) lease.onPreempt(notice => { this.preempted(run, notice) })
+    }
+    this.updateIndex(p)
+    this.queue.push(start, { k: 'start', run })
+  }
+
+  private start (run: Run): void {
+    if (run.state !== 'pending') return
+    run.state = 'running'
+    const { js } = run
+    if (js.firstStart < 0) {
+      js.firstStart = this.now
+      this.metrics.tiers[js.job.tier].waitsMs.push(this.now - js.job.task.arrivalMs)
+    }
+    for (const l of run.leases) {
+      const key = run.provider.index * 64 + l.gpu.index
+      const held = this.active.get(key)
+      if (held != null && held !== run) this.metrics.doubleBookings++
+      this.active.set(key, run)
+    }
+    const duration = js.job.task.durationMs
+    run.end = this.now + duration
+    if (!run.own && run.provider.conduct === 'failing' && this.opts.rng.chance(0.5)) {
+      run.outcome = 'failed'
+      run.end = this.now + Math.max(1, Math.floor(duration * this.opts.rng.next()))
+    } else if (!run.own && run.provider.conduct === 'lying') {
+      run.outcome = 'bad-output'
+    }
+    this.queue.push(run.end, { k: 'end', run })
+  }
+
+  private finish (run: Run): void {
+    if (run.state !== 'running') return
+    run.state = 'over'
+    const { js, provider: p } = run
+    const tier = js.job.tier
+    const c = this.metrics.tiers[tier]
+    const gpus = run.leases.length
+    const hours = Metrics.hours(this.now - run.start, gpus)
+    this.stopRun(run, this.now)
+    for (const l of run.leases) l.release()
+    if (!run.own) this.reputation.record(p.id, js.job.renter, run.outcome, tier === 'bronze', this.now)
+    if (run.outcome === 'ok') {
+      c.usefulGpuHours += hours
+      if (!run.own) {
+        const paid = microToUsd(run.price) * hours
+        c.paidUsd += paid
+        c.usefulMarketGpuHours += hours
+        c.onDemandUsd += listPriceUsd(p.modelKey) * hours
+        this.metrics.earnedByClass[run.timeClass] += paid
+        this.metrics.earnedByWindows[p.idleWindows ? 'idleWindows' : 'always'] += paid
+      }
+      this.endJob(js, 'served')
+    } else {
+      // a failed or bad run is not paid; the renter fails over to a fresh auction without this provider
+      c.lostGpuHours += hours
+      c.failovers++
+      js.exclude.add(p.id)
+      this.retry(js, `${run.outcome} on ${p.id}`)
+    }
+    this.freed(p)
+  }
+
+  private preempted (run: Run, notice: PreemptNotice): void {
+    if (run.state === 'over') return
+    const { js } = run
+    const c = this.metrics.tiers[js.job.tier]
+    const releaseAt = this.now + notice.graceMs
+    if (run.state === 'running') {
+      const hours = Metrics.hours(this.now - run.start, run.leases.length)
+      // interruptible work is paid for the time it ran, and that time is lost
+      c.lostGpuHours += hours
+      c.paidUsd += microToUsd(run.price) * hours
+      this.stopRun(run, releaseAt)
+      this.reputation.record(run.provider.id, js.job.renter, 'preempted', true, this.now)
+    }
+    run.state = 'over'
+    c.preemptions++
+    for (const lease of run.leases) this.queue.push(releaseAt, { k: 'release', lease, provider: run.provider })
+    js.deadline = releaseAt + this.scenario.market.patienceMinutes[js.job.tier] * 60_000
+    this.queue.push(releaseAt, { k: 'auction', js })
+  }
+
+  private retry (js: JobState, reason: string): void {
+    js.lastReason = reason
+    js.deadline = this.now + this.scenario.market.patienceMinutes[js.job.tier] * 60_000
+    this.queue.push(this.now, { k: 'auction', js })
+  }
+
+  /** Books a run's GPU time, ending at `end`, and frees its GPUs in the double-booking check. */
+  private stopRun (run: Run, end: number): void {
+    const region = this.regionIndex.get(run.provider.region.name) ?? 0
+    this.metrics.busy(region, run.own, run.start, end, run.leases.length)
+    if (this.opts.recordRuns === true) for (const l of run.leases) this.runs.push({ provider: run.provider.index, gpu: l.gpu.index, start: run.start, end })
+    for (const l of run.leases) {
+      const key = run.provider.index * 64 + l.gpu.index
+      if (this.active.get(key) === run) this.active.delete(key)
+    }
+  }
+
+  /** The old way for a renter: one cloud, on demand, at once, at the list price of the cheapest GPU it accepts. */
+  private cloudRun (js: JobState): void {
+    const { task } = js.job
+    const c = this.metrics.tiers[js.job.tier]
+    const hours = Metrics.hours(task.durationMs, task.gpus)
+    c.waitsMs.push(0)
+    c.usefulGpuHours += hours
+    c.usefulMarketGpuHours += hours
+    const models = js.job.models.length > 0 ? js.job.models : ['t4-16gb']
+    c.onDemandUsd += Math.min(...models.map(listPriceUsd)) * hours
+    c.paidUsd += Math.min(...models.map(listPriceUsd)) * hours
+    this.endJob(js, 'served')
+  }
+
+  private freed (p: SimProvider): void {
+    this.updateIndex(p)
+    const queue = this.ownQueues[p.owner]
+    if (queue == null || queue.length === 0) return
+    // only p's slots changed: first fit on p among the oldest few waiting (small backfill, as cluster schedulers do)
+    for (let i = 0; i < Math.min(queue.length, 16); i++) {
+      if (this.placeOwn(queue[i] as JobState, [p.index])) { queue.splice(i, 1); i-- }
+    }
+  }
+
+  private updateIndex (p: SimProvider): void {
+    const c = p.scheduler.capacity()
+    this.free.update(p.index, p.indexKeys, c.free > 0)
+    this.displaceable.update(p.index, p.indexKeys, c.preemptible > 0)
+  }
+
+  private endJob (js: JobState, outcome: 'served' | 'expired' | 'refused', reason?: string): void {
+    this.metrics.end(js.job.tier, outcome, reason)
+    this.done++
+    if ((this.done & 1023) === 0) this.opts.onProgress?.(this.done)
+  }
+
+  /** Sybil renters write an OK receipt a day for every lying provider (no job behind it). */
+  private sybilReceipts (): void {
+    for (const p of this.pop.providers) {
+      if (p.conduct !== 'lying') continue
+      for (const s of this.pop.sybils) this.reputation.record(p.id, s, 'ok', false, this.now)
+    }
+    if (this.now + DAY < this.opts.horizonMs) this.queue.push(this.now + DAY, { k: 'sybil' })
+  }
+
+  get jobsDone (): number {
+    return this.done
+  }
+}
+
+const renterBytes = new Uint8Array(38)
+
+function jobIdOf (index: number): Uint8Array {
+  const id = new Uint8Array(16)
+  new DataView(id.buffer).setUint32(12, index)
+  return id
+}
+
+function topReason (declines: Record<string, number>, dropped: Record<string, number>, asked: number): string {
+  if (asked === 0) return 'no provider with a free GPU'
+  const all = [...Object.entries(declines), ...Object.entries(dropped).map(([k, v]) => [`dropped ${k}`, v] as [string, number])]
+  all.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+  return all[0]?.[0] ?? 'no bids'
+}

@@ -1,0 +1,11 @@
+/**
+ * The market simulator (`idlegrid sim`): the node's own market code driven in virtual time
+ * over a real GPU-cluster trace or a synthetic resample of it, against the old way.
+ */
+export { loadScenario, parseScenario } from './scenario.js'
+export type { Scenario } from './scenario.js'
+export { runScenario } from './run.js'
+export type { SimReport, RunOptions, ScenarioRun } from './run.js'
+export { writeReport, markdownReport, mainTable } from './markdown.js'
+export { progressBar } from './progress.js'
+export { SimError } from './errors.js'

@@ -1,0 +1,91 @@
+/**
+ * Runs a scenario twice with one seed, the same population and the same jobs: once with the
+ * market, once the old way (baseline), and returns both summaries in one report. Nothing
+ * here reads the wall clock, so one seed gives one report, byte for byte.
+ */
+
+import { loadTrace, type Trace } from './trace.js'
+import { resampleTrace } from './synthetic.js'
+import { buildPopulation } from './population.js'
+import { SimEngine, type Mode, type RunRecord } from './engine.js'
+import { latencyModel } from './latency.js'
+import { Rng } from './rng.js'
+import { summarise, type ModeSummary } from './summary.js'
+import { judgeClaims, type Claim } from './claims.js'
+import { LIST_PRICES } from './list-prices.js'
+import type { Scenario } from './scenario.js'
+
+export interface SimReport {
+  scenario: { name: string, description: string, seed: number, synthetic: Scenario['synthetic'] | null }
+  input: { providers: number, gpus: number, jobs: number, spanDays: number, cpuOnlyLeftOut: number, pendingLeftOut: number, cutAtTraceEnd: number, owners: number, renters: number }
+  market: ModeSummary
+  baseline: ModeSummary
+  claims: Claim[]
+  listPrices: typeof LIST_PRICES
+}
+
+export interface RunOptions {
+  /** replaces the scenario's trace files */
+  trace?: { nodes: string, tasks: string }
+  seed?: number
+  /** called with the mode and jobs ended so far */
+  onProgress?: (mode: Mode, done: number, total: number) => void
+  recordRuns?: boolean
+}
+
+export interface ScenarioRun {
+  report: SimReport
+  /** per mode, when recordRuns */
+  runs: Record<Mode, RunRecord[]>
+  /** the providers by index (the same in both modes) */
+  providers: Array<{ region: string, modelKey: string, gpus: number, conduct: string }>
+}
+
+export async function runScenario (scenario: Scenario, opts: RunOptions = {}): Promise<ScenarioRun> {
+  const seed = opts.seed ?? scenario.seed
+  const files = opts.trace ?? scenario.trace
+  let trace: Trace = await loadTrace(files.nodes, files.tasks)
+  if (scenario.synthetic != null) trace = resampleTrace(trace, scenario.synthetic, new Rng(seed ^ 0x5eed))
+  const summaries = {} as Record<Mode, ModeSummary>
+  const runs = { market: [], baseline: [] } as Record<Mode, RunRecord[]>
+  let input: SimReport['input'] | undefined
+  let providers: ScenarioRun['providers'] = []
+  for (const mode of ['market', 'baseline'] as const) {
+    const rng = new Rng(seed)
+    // the providers' schedulers read the engine's clock, which exists once they do
+    const pop = buildPopulation(scenario, trace, rng.fork(), () => engine.now)
+    const engine: SimEngine = new SimEngine(scenario, pop, {
+      mode,
+      latency: latencyModel(rng.fork()),
+      rng: rng.fork(),
+      horizonMs: Math.max(1, trace.spanMs),
+      recordRuns: opts.recordRuns,
+      onProgress: (done) => { opts.onProgress?.(mode, done, pop.jobs.length) }
+    })
+    engine.run()
+    opts.onProgress?.(mode, pop.jobs.length, pop.jobs.length)
+    summaries[mode] = summarise(engine.metrics, pop, scenario, engine.reputation)
+    runs[mode] = engine.runs
+    providers = pop.providers.map(p => ({ region: p.region.name, modelKey: p.modelKey, gpus: p.gpus, conduct: p.conduct }))
+    input ??= {
+      providers: pop.providers.length,
+      gpus: summaries[mode].gpus,
+      jobs: pop.jobs.length,
+      spanDays: Math.round(trace.spanMs / 864e5 * 100) / 100,
+      cpuOnlyLeftOut: trace.cpuOnlyLeftOut,
+      pendingLeftOut: trace.pendingLeftOut,
+      cutAtTraceEnd: trace.tasks.filter(t => t.cut).length,
+      owners: pop.owners.length,
+      renters: scenario.population.renters
+    }
+  }
+  const report: SimReport = {
+    scenario: { name: scenario.name, description: scenario.description, seed, synthetic: scenario.synthetic ?? null },
+    input: input as SimReport['input'],
+    market: summaries.market,
+    baseline: summaries.baseline,
+    claims: judgeClaims(summaries.market, summaries.baseline),
+    listPrices: LIST_PRICES
+  }
+  return { report, runs, providers }
+}
