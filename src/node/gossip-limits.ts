@@ -18,16 +18,18 @@ export function topicClass (topic: string): TopicClass {
 }
 
 /**
- * Per author. Sized for an honest busy peer with room to spare: a renter submitting a few
- * hundred jobs at once (each a job request and its awards), a provider bidding on every job of
- * a busy network, ledger entries for each job on both sides, heartbeats every second or more.
+ * Per author. Sized for an honest busy peer with room to spare: a renter submitting a hundred
+ * jobs at once (each a job request and its awards), a provider bidding on every job of a busy
+ * network (25 new jobs a second), ledger entries for each job on both sides, heartbeats every
+ * second or more. Every message validated costs a signature check and is forwarded to the
+ * mesh: a flooder's burst is that cost at every node it reaches, so bursts stay near 100.
  * What is over is ignored, not rejected (gossip.ts says why).
  */
 export const GOSSIP_RATE_LIMITS: Record<TopicClass, RateLimit> = {
-  jobs: { perSecond: 20, burst: 200 },
-  bids: { perSecond: 50, burst: 500 },
-  awards: { perSecond: 20, burst: 200 },
-  ledger: { perSecond: 50, burst: 500 },
-  heartbeats: { perSecond: 2, burst: 20 },
+  jobs: { perSecond: 10, burst: 100 },
+  bids: { perSecond: 25, burst: 100 },
+  awards: { perSecond: 10, burst: 100 },
+  ledger: { perSecond: 50, burst: 200 },
+  heartbeats: { perSecond: 2, burst: 10 },
   other: { perSecond: 10, burst: 100 }
 }

@@ -31,7 +31,7 @@ export interface PeerGuardInit {
   denyScore?: number
   /** inbound streams a peer may open (default 50 a second, bursts of 500) */
   streams?: RateLimit
-  /** how many over-limit events (streams refused, own gossip messages dropped) are forgiven (default 10 a second, 100 at once) */
+  /** how many over-limit events (streams refused, own gossip messages dropped) are forgiven (default 5 a second, 50 at once) */
   strikes?: RateLimit
   /** peers whose stream and strike buckets are kept (least recently seen dropped past it; default 10 000) */
   maxTrackedPeers?: number
@@ -44,7 +44,7 @@ export const PEER_GUARD_DEFAULTS = {
   maxDenied: 4096,
   denyScore: -1000,
   streams: { perSecond: 50, burst: 500 },
-  strikes: { perSecond: 10, burst: 100 },
+  strikes: { perSecond: 5, burst: 50 },
   maxTrackedPeers: 10_000
 } as const
 
