@@ -63,8 +63,9 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
   }
 
   it('red team: a stream flood is refused past its rate, the flooder denied, disconnected and refused on redial; an honest peer still connects', async () => {
-    const streams = { perSecond: 20, burst: 50 }
-    const victim = await start('bootstrap', undefined, { peerGuard: { streams, strikes: { perSecond: 2, burst: 20 } } })
+    // a rate any flooder beats even on two loaded cores (it opened 16 a second at worst)
+    const streams = { perSecond: 2, burst: 20 }
+    const victim = await start('bootstrap', undefined, { peerGuard: { streams, strikes: { perSecond: 1, burst: 10 } } })
     const flooder = await start('provider', victim)
     await waitFor(() => flooder.libp2p.getConnections(victim.peerId).length > 0, { what: 'the flooder to connect' })
     const started = Date.now()
@@ -82,13 +83,13 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
     const deniedAfterMs = Date.now() - started
     const denied = denial(victim, flooder)
     assert.ok(denied != null, `not denied after ${opened} streams`)
-    assert.match(denied.reason, /opening streams faster than 20\/s/)
+    assert.match(denied.reason, /opening streams faster than 2\/s/)
     const redial = await refusedAndDisconnected(victim, flooder)
     const honest = await start('renter', victim)
     await waitFor(() => honest.libp2p.getConnections(victim.peerId).length > 0, { what: 'an honest peer to connect' })
     await honest.libp2p.services.ping.ping(victim.peerId)
     const counters = guardOf(victim).counters
-    assert.ok(counters.streamsRefused >= 20 && counters.disconnected >= 1 && counters.connectionsRefused >= 1, JSON.stringify(counters))
+    assert.ok(counters.streamsRefused >= 10 && counters.disconnected >= 1 && counters.connectionsRefused >= 1, JSON.stringify(counters))
     console.log(`      [figures] stream flood: ${opened} opened (${refused} failed on the flooder's side) before the denial after ${deniedAfterMs} ms; victim ${JSON.stringify(counters)}; redial: ${redial}`)
     recordAttack({ issue: '19.5', attack: 'stream flood: one peer opening and abandoning ping streams as fast as it can (in-process)', got: `${opened} streams opened in ${deniedAfterMs} ms, then denied: disconnected, redial refused (${redial}); ${counters.streamsRefused} refused`, limit: `${streams.perSecond}/s, bursts of ${streams.burst} (test setting; default ${PEER_GUARD_DEFAULTS.streams.perSecond}/s, ${PEER_GUARD_DEFAULTS.streams.burst}); deny ${PEER_GUARD_DEFAULTS.denyMs / 60_000} min` })
   })
