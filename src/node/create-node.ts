@@ -18,6 +18,10 @@ import { guardDhtPuts } from './dht-put-guard.js'
 import { GOSSIP_SERVICE, gossipRouter, type GossipRouter } from './gossip.js'
 import { heartbeatService, type HeartbeatService, type HeartbeatSlots } from './heartbeat.js'
 import { lockDataDir, type DataDirLock } from './lock.js'
+import { PeerGuard, type PeerGuardInit } from './peer-guard.js'
+import { peerGuardService, type PeerGuardHandle, type PeerGuardServiceInit } from './peer-guard-service.js'
+import type { RateLimit } from './token-bucket.js'
+import type { TopicClass } from './gossip-limits.js'
 import type { NodeConfig } from '../config/index.js'
 import type { Ed25519PrivateKey, PeerId, PubSub, ServiceMap, Startable } from '@libp2p/interface'
 
@@ -41,6 +45,7 @@ export interface CoreServices extends ServiceMap {
   [GOSSIP_SERVICE]: GossipRouter
   heartbeats: HeartbeatService
   connector: Startable
+  peerGuard: PeerGuardHandle
 }
 
 /**
@@ -64,6 +69,10 @@ export interface NodeComposition extends NodeExtensions {
   heartbeatSlots?: HeartbeatSlots
   /** libp2p's metrics (e.g. @libp2p/prometheus-metrics when --metrics is on; default none) */
   metrics?: Libp2pOptions['metrics']
+  /** the peer guard's policy (peer-guard.ts defaults; the bootstrap and trusted peers are added) */
+  peerGuard?: PeerGuardInit & PeerGuardServiceInit
+  /** gossip messages validated per author and topic class (gossip-limits.ts defaults) */
+  gossipRateLimits?: Partial<Record<TopicClass, RateLimit>>
 }
 
 /** A started node; `S` names the services its composition root added (libp2p checked their dependencies at start). */
@@ -107,6 +116,9 @@ export async function createNode<S extends CoreServices = CoreServices> (config:
 
 function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, extensions: NodeComposition): Parameters<typeof createLibp2p<CoreServices>>[0] {
   const isBootstrap = config.role === 'bootstrap'
+  // one guard shared by the connection gater, the gossip router and its own service
+  const bootstrapPeers = config.bootstrap.flatMap(addr => /\/p2p\/([^/]+)$/.exec(addr)?.[1] ?? [])
+  const guard = new PeerGuard({ ...extensions.peerGuard, trusted: [...bootstrapPeers, ...config.trust, ...(extensions.peerGuard?.trusted ?? [])] })
   return {
     privateKey,
     addresses: {
@@ -120,6 +132,7 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
     connectionEncrypters: [tls(), noise()],
     streamMuxers: [yamux(YAMUX_BULK)],
     ...(extensions.metrics != null ? { metrics: extensions.metrics } : {}),
+    connectionGater: guard.gater(),
     peerDiscovery: config.bootstrap.length > 0 ? [bootstrap({ list: config.bootstrap, timeout: 100 })] : [],
     connectionManager: {
       maxConnections: config.maxConnections,
@@ -177,9 +190,10 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
           })]))
         }
       }),
-      [GOSSIP_SERVICE]: gossipRouter(),
+      [GOSSIP_SERVICE]: gossipRouter({ guard, rateLimits: extensions.gossipRateLimits }),
       heartbeats: heartbeatService({ role: config.role, intervalMs: config.heartbeatMs, privateKey, slots: extensions.heartbeatSlots }),
       connector: peerConnector({ targetPeers: config.targetPeers, bootstrap: config.bootstrap }),
+      peerGuard: peerGuardService(guard, extensions.peerGuard),
       // each factory's components are checked by libp2p at start (serviceDependencies), not here
       ...extensions.services as ServiceFactoryMap
     }

@@ -2,7 +2,10 @@ import { serviceCapabilities, TopicValidatorResult } from '@libp2p/interface'
 import { openEnvelope, EnvelopeError, type OpenedEnvelope } from '../identity/index.js'
 import { ALL_TOPICS, DOMAIN, GLOBAL_TOPICS, TOPIC, TOPIC_DOMAIN, TOPIC_MAX_BYTES, type TopicName } from '../../protocols/ids.js'
 import { MAX_CLOCK_SKEW_MS, MAX_LIFETIME_MS } from '../../protocols/codec.js'
+import { GOSSIP_RATE_LIMITS, topicClass, type TopicClass } from './gossip-limits.js'
 import { ReplayCache, type ReplayCacheLimits } from './replay-cache.js'
+import { TokenBuckets, type RateLimit } from './token-bucket.js'
+import type { PeerGuard } from './peer-guard.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
 import type { ComponentLogger, Logger, Message, PeerId, PubSub, Startable } from '@libp2p/interface'
 
@@ -53,6 +56,12 @@ export interface GossipRouterInit {
   /** the clock (tests move it) */
   now?: () => number
   replayLimits?: Partial<ReplayCacheLimits>
+  /** messages validated per author and topic class (gossip-limits.ts has the defaults) */
+  rateLimits?: Partial<Record<TopicClass, RateLimit>>
+  /** authors whose rate buckets are kept (least recently seen dropped past it; default 10 000) */
+  maxRateKeys?: number
+  /** told of authors over their rate limit, and strikes the ones that flood us directly */
+  guard?: PeerGuard
 }
 
 /** The gossip router's name in a node's services, and what it provides to `serviceDependencies`. */
@@ -67,6 +76,9 @@ class GossipRouterService implements GossipRouter, Startable {
   private readonly validators = new Map<TopicName, PayloadValidator>()
   private readonly handlers = new Map<TopicName, Set<GossipHandler>>()
   private readonly seen: ReplayCache
+  private readonly rates: TokenBuckets
+  private readonly rateLimits: Record<TopicClass, RateLimit>
+  private readonly guard?: PeerGuard
   /** envelopes opened during validation, handed to handlers without verifying twice */
   private readonly accepted = new WeakMap<Message, OpenedEnvelope>()
   private readonly counts: Record<string, Record<string, number>> = {}
@@ -76,6 +88,9 @@ class GossipRouterService implements GossipRouter, Startable {
     this.pubsub = components.pubsub
     this.log = components.logger.forComponent('idlegrid:gossip')
     this.seen = new ReplayCache(init.replayLimits, init.now)
+    this.rates = new TokenBuckets(init.maxRateKeys ?? 10_000, init.now)
+    this.rateLimits = { ...GOSSIP_RATE_LIMITS, ...init.rateLimits }
+    this.guard = init.guard
   }
 
   start (): void {
@@ -112,7 +127,7 @@ class GossipRouterService implements GossipRouter, Startable {
   }
 
   private async validate (topic: TopicName, propagationSource: PeerId, msg: Message): Promise<TopicValidatorResult> {
-    const verdict = await this.check(topic, msg).catch((err: Error): GossipVerdict => reject(`validator failed: ${err.message}`))
+    const verdict = await this.check(topic, propagationSource, msg).catch((err: Error): GossipVerdict => reject(`validator failed: ${err.message}`))
     const key = verdict.action === 'accept' ? 'accept' : `${verdict.action}:${verdict.reason}`
     const topicCounts = this.counts[topic] ??= {}
     topicCounts[key] = (topicCounts[key] ?? 0) + 1
@@ -124,9 +139,20 @@ class GossipRouterService implements GossipRouter, Startable {
       : verdict.action === 'ignore' ? TopicValidatorResult.Ignore : TopicValidatorResult.Reject
   }
 
-  private async check (topic: TopicName, msg: Message): Promise<GossipVerdict> {
+  private async check (topic: TopicName, propagationSource: PeerId, msg: Message): Promise<GossipVerdict> {
     if (msg.data.byteLength > TOPIC_MAX_BYTES[topic]) return reject(`oversized (${msg.data.byteLength} > ${TOPIC_MAX_BYTES[topic]} bytes)`)
     if (msg.type !== 'signed') return reject('unsigned gossip message')
+    // the author's rate, before the signature check it would cost; gossipsub (StrictSign) has
+    // verified msg.from already, so nobody can spend another author's allowance with forgeries
+    const cls = topicClass(topic)
+    const bucket = `${cls}:${msg.from.toString()}`
+    if (!this.rates.take(bucket, this.rateLimits[cls])) {
+      this.guard?.messageOverLimit(msg.from, msg.from.equals(propagationSource), cls)
+      // IGNORE, not REJECT: REJECT scores down the peer that delivered the message, which may
+      // be an honest relay whose own bucket for this author was not empty; the message itself
+      // may be valid. The author, when it floods us directly, is struck by the guard instead.
+      return ignore('rate limit')
+    }
     let envelope: OpenedEnvelope
     try {
       envelope = openEnvelope(msg.data, { domain: TOPIC_DOMAIN[topic], maxBytes: TOPIC_MAX_BYTES[topic] })
@@ -138,7 +164,11 @@ class GossipRouterService implements GossipRouter, Startable {
     const id = signatureKey(envelope)
     const signer = envelope.signer.toString()
     const seen = this.seen.check(id, signer)
-    if (seen === 'replayed') return ignore('replayed')
+    if (seen === 'replayed') {
+      // a replay costs the author nothing: it may be a third party's, and must not spend the author's allowance
+      this.rates.refund(bucket, this.rateLimits[cls])
+      return ignore('replayed')
+    }
     // remembered until they expire, so a flood is refused rather than allowed to push them out
     if (seen !== 'fresh') return ignore(`replay cache ${seen}`)
     const validator = this.validators.get(topic)

@@ -1,6 +1,7 @@
 import { ALL_TOPICS } from '../../protocols/ids.js'
 import type { IdlegridNode } from './create-node.js'
 import type { PeerPresence } from './heartbeat.js'
+import type { PeerGuardSnapshot } from './peer-guard.js'
 
 export interface NodeIdentity {
   peerId: string
@@ -24,6 +25,8 @@ export interface NodeStatus extends NodeIdentity {
   gossip: Record<string, Record<string, number>>
   /** gossipsub's score of each connected peer (below -80 it is graylisted: its messages go unread) */
   gossipScores: Record<string, number>
+  /** the peer guard: peers denied now (and why, until when), and its counters */
+  peerGuard: PeerGuardSnapshot
 }
 
 export function nodeIdentity (node: IdlegridNode): NodeIdentity {
@@ -55,7 +58,8 @@ export function nodeStatus (node: IdlegridNode): NodeStatus {
     topics: Object.fromEntries(ALL_TOPICS.map(t => [t, libp2p.services.pubsub.getSubscribers(t).map(p => p.toString()).sort()])),
     heard: libp2p.services.heartbeats.presence(),
     gossip: libp2p.services.gossip.stats(),
-    gossipScores: Object.fromEntries([...peers.keys()].map(id => [id, gossipScore(libp2p.services.pubsub, id)]))
+    gossipScores: Object.fromEntries([...peers.keys()].map(id => [id, gossipScore(libp2p.services.pubsub, id)])),
+    peerGuard: libp2p.services.peerGuard.snapshot()
   }
 }
 

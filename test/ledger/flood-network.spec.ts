@@ -10,7 +10,7 @@ import { ledgerService, type LedgerService, type LedgerServiceInit } from '../..
 import { LedgerStore } from '../../src/ledger/store.js'
 import { MAX_HEADS } from '../../src/ledger/sync.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
-import { recordAttack, startInProcessNetwork, tempDir, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
+import { recordAttack, startInProcessNetwork, UNLIMITED_GOSSIP_RATES, tempDir, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
 import { junkProofEntry, newSigner, TestFeed } from './flood-fixtures.js'
 import type { Signer } from '../../src/ledger/dev.js'
 
@@ -87,7 +87,7 @@ describe('ledger flood resistance over real nodes', function () {
     let net: InProcessNetwork
     let k = 0
     before(async () => {
-      net = await startInProcessNetwork({ providers: 1, renters: 1, extensions: (role) => ({ services: { ledger: ledgerService({ dataDir: join(dir.path, `${role}-${k++}`), role, syncIntervalMs: 2_000, summaryIntervalMs: 0 }) } }) })
+      net = await startInProcessNetwork({ providers: 1, renters: 1, extensions: (role) => ({ services: { ledger: ledgerService({ dataDir: join(dir.path, `${role}-${k++}`), role, syncIntervalMs: 2_000, summaryIntervalMs: 0 }) }, gossipRateLimits: UNLIMITED_GOSSIP_RATES }) })
       await waitForTopicMesh(net.all, TOPIC.ledger)
     })
     after(async () => { await net.stop() })

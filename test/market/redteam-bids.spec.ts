@@ -25,7 +25,7 @@ import { LEDGER_SERVICE } from '../../src/ledger/index.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
 import { hearAllJobs, providerMarketServices, reputationService, sendRawBid, waitForMarketMesh } from './fixtures.js'
-import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { recordAttack, startInProcessNetwork, UNLIMITED_GOSSIP_RATES, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { Signed } from '../../src/identity/index.js'
 
 const UNKNOWN_FLOOD = 200
@@ -49,11 +49,12 @@ describe('red team: the renter\'s bid collector (issue 13)', function () {
     net = await startInProcessNetwork({
       providers: 1,
       renters: 2, // the victim, the attacker
+      // the per-author gossip rate limit lifted: these floods must reach the auction's own bounds
       extensions: (role) => {
-        if (role === 'provider') return providerMarketServices(profile, { pricing: FLAT })
+        if (role === 'provider') return { ...providerMarketServices(profile, { pricing: FLAT }), gossipRateLimits: UNLIMITED_GOSSIP_RATES }
         const ext = marketServices({ role })
         if (role === 'renter') ext.services[LEDGER_SERVICE] = reputationService(neutralReputation())
-        return ext
+        return { ...ext, gossipRateLimits: UNLIMITED_GOSSIP_RATES }
       }
     })
     await waitForMarketMesh(net)

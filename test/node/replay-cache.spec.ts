@@ -26,7 +26,8 @@ async function sender (): Promise<Sender> {
 function router (now: () => number): { validate: (s: Sender, payload: Uint8Array) => Promise<TopicValidatorResult>, replay: (msg: Message) => Promise<TopicValidatorResult>, message: (s: Sender, payload: Uint8Array) => Message, stats: () => Record<string, number> } {
   const topicValidators = new Map<string, Validator>()
   const pubsub = { topicValidators, addEventListener: () => {}, removeEventListener: () => {}, subscribe: () => {} }
-  const service = gossipRouter({ now })({ pubsub: pubsub as any, logger: defaultLogger() }) as any
+  // the per-author rate limit (peer-guard.spec.ts) lifted: this spec is about the replay memory behind it
+  const service = gossipRouter({ now, rateLimits: { heartbeats: { perSecond: 1e9, burst: 1e9 } } })({ pubsub: pubsub as any, logger: defaultLogger() }) as any
   service.start()
   const message = (s: Sender, payload: Uint8Array): Message => ({ type: 'signed', from: s.peerId, topic: TOPIC.heartbeats, data: sealEnvelope(s.key, s.peerId, DOMAIN.heartbeat, payload), sequenceNumber: 1n, signature: new Uint8Array(0), key: s.peerId.publicKey as any })
   const replay = async (msg: Message): Promise<TopicValidatorResult> => await (topicValidators.get(TOPIC.heartbeats) as Validator)((msg as SignedMessage).from, msg)

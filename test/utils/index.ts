@@ -9,7 +9,7 @@ export { otherUser, runAs } from './users.js'
 export type { OtherUser } from './users.js'
 export {
   BIN_PATH, DEFAULT_PROVIDER_ARGS, spawnNode, startLocalNetwork, inspectMesh, waitForMesh,
-  startInProcessNetwork, waitForTopicMesh
+  startInProcessNetwork, waitForTopicMesh, UNLIMITED_GOSSIP_RATES
 } from './network.js'
 export type {
   LocalNetwork, LocalNetworkOptions, NodeProcess, SpawnOptions, MeshNode, MeshView, MeshCriteria, LinkFilter, NetworkNodes, NetworkShape,

@@ -5,12 +5,19 @@
  */
 import { join } from 'node:path'
 import { resolveConfig, type NodeConfig, type Role } from '../../src/config/config.js'
-import { createNode, type IdlegridNode, type NodeExtensions } from '../../src/node/create-node.js'
+import { createNode, type IdlegridNode, type NodeComposition } from '../../src/node/create-node.js'
+import { GOSSIP_RATE_LIMITS, type RateLimit, type TopicClass } from '../../src/node/index.js'
 import type { NetworkNodes, NetworkShape } from '../../src/demo/local-network.js'
 import { tempDir, waitFor } from './wait.js'
 
 export { BIN_PATH, DEFAULT_PROVIDER_ARGS, spawnNode, startLocalNetwork, inspectMesh, waitForMesh } from '../../src/demo/local-network.js'
 export type { LocalNetwork, LocalNetworkOptions, NodeProcess, SpawnOptions, MeshNode, MeshView, MeshCriteria, LinkFilter, NetworkNodes, NetworkShape } from '../../src/demo/local-network.js'
+
+/**
+ * For specs that measure a defence behind the per-author gossip rate limit (the ledger's quotas,
+ * the auction's bid bounds): every topic class unlimited, so their floods reach that defence.
+ */
+export const UNLIMITED_GOSSIP_RATES = Object.fromEntries(Object.keys(GOSSIP_RATE_LIMITS).map(c => [c, { perSecond: 1e9, burst: 1e9 }])) as Record<TopicClass, RateLimit>
 
 export interface InProcessNetwork extends NetworkNodes<IdlegridNode> {
   /** stops every node and removes their data directories */
@@ -19,7 +26,7 @@ export interface InProcessNetwork extends NetworkNodes<IdlegridNode> {
 
 export interface InProcessOptions extends NetworkShape {
   /** services and DHT rules per node (the same the CLI's composition root would add) */
-  extensions?: (role: Role, index: number, config: NodeConfig) => NodeExtensions
+  extensions?: (role: Role, index: number, config: NodeConfig) => NodeComposition
   /** raw provider config section per provider index */
   providerConfig?: (index: number) => Record<string, unknown>
   /** start providers and renters this many at a time (default all at once) */

@@ -13,6 +13,7 @@ import { pricePump } from './price-pump.js'
 import { priceProbe } from './price-probe.js'
 import { spam } from './spam.js'
 import { sybilRing } from './sybil-ring.js'
+import { validFlood } from './valid-flood.js'
 import type { Attack } from './attack.js'
 
 export const ATTACKS: Readonly<Record<string, Attack>> = {
@@ -26,7 +27,8 @@ export const ATTACKS: Readonly<Record<string, Attack>> = {
   'backdated-receipt': backdatedReceipt,
   'ledger-flood': ledgerFlood,
   'exhaust-provider': exhaustProvider,
-  spam
+  spam,
+  'valid-flood': validFlood
 }
 
 export type { Attack, AttackContext } from './attack.js'

@@ -21,9 +21,9 @@ export const spam: Attack = {
     if (me == null) throw new Error('no node')
     const rate = numberOption(options, 'rate', 1_000)
     const openers = numberOption(options, 'streams', 8)
-    const counts = { sent: 0, sendFailed: 0, streams: 0, streamsRefused: 0, peers: 0 }
+    const counts = { sent: 0, sendFailed: 0, streams: 0, streamsRefused: 0, peers: 0, dials: 0, dialsFailed: 0 }
     const refusals: Record<string, number> = {}
-    const dialing = dialEveryone(me, signal, counts)
+    const dialing = dialEveryone(me, signal, counts, refusals)
     const flooding = flood(me, rate, signal, counts)
     const opening = Promise.all(Array.from({ length: openers }, async (_, i) => { await openStreams(me, i, signal, counts, refusals) }))
     const started = Date.now()
@@ -55,11 +55,16 @@ async function flood (me: IdlegridNode, rate: number, signal: AbortSignal, count
 }
 
 /** Connects to every peer the node has learnt of (the bootstrap leads to the rest), again each second. */
-async function dialEveryone (me: IdlegridNode, signal: AbortSignal, counts: { peers: number }): Promise<void> {
+async function dialEveryone (me: IdlegridNode, signal: AbortSignal, counts: { peers: number, dials: number, dialsFailed: number }, refusals: Record<string, number>): Promise<void> {
   while (!signal.aborted) {
     for (const peer of await me.libp2p.peerStore.all()) {
-      if (peer.id.equals(me.peerId) || peer.addresses.length === 0) continue
-      await me.libp2p.dial(peer.id, { signal: AbortSignal.any([signal, AbortSignal.timeout(STREAM_TIMEOUT_MS)]) }).catch(() => {})
+      if (peer.id.equals(me.peerId) || peer.addresses.length === 0 || me.libp2p.getConnections(peer.id).length > 0) continue
+      counts.dials++
+      await me.libp2p.dial(peer.id, { signal: AbortSignal.any([signal, AbortSignal.timeout(STREAM_TIMEOUT_MS)]) }).catch((err: any) => {
+        counts.dialsFailed++
+        const why = `dial:${String(err?.name ?? 'Error')}`
+        refusals[why] = (refusals[why] ?? 0) + 1
+      })
     }
     counts.peers = me.libp2p.getPeers().length
     await sleep(1_000, signal).catch(() => {})

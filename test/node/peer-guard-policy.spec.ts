@@ -1,0 +1,121 @@
+/**
+ * The peer guard's policy on a fake clock (src/node/peer-guard.ts, deny-list.ts,
+ * token-bucket.ts, gossip-limits.ts): buckets, the deny list's expiry and bound, strikes,
+ * trusted peers' short denial, the gater.
+ */
+import * as assert from 'node:assert/strict'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { TOPIC } from '../../protocols/ids.js'
+import { DenyList } from '../../src/node/deny-list.js'
+import { topicClass } from '../../src/node/gossip-limits.js'
+import { PeerGuard } from '../../src/node/peer-guard.js'
+import { TokenBuckets } from '../../src/node/token-bucket.js'
+import type { PeerId } from '@libp2p/interface'
+
+async function newPeer (): Promise<PeerId> {
+  return peerIdFromPrivateKey(await generateKeyPair('Ed25519'))
+}
+
+describe('peer guard policy', () => {
+  let clock: number
+  const now = (): number => clock
+  beforeEach(() => { clock = 1_000_000 })
+
+  it('a token bucket allows its burst, then its rate, and refunds', () => {
+    const buckets = new TokenBuckets(10, now)
+    const limit = { perSecond: 2, burst: 5 }
+    const taken = Array.from({ length: 8 }, () => buckets.take('a', limit)).filter(Boolean).length
+    assert.equal(taken, 5)
+    clock += 1_000
+    assert.equal(Array.from({ length: 5 }, () => buckets.take('a', limit)).filter(Boolean).length, 2)
+    buckets.refund('a', limit)
+    assert.equal(buckets.take('a', limit), true)
+    assert.equal(buckets.take('a', limit), false)
+    // another key has its own bucket
+    assert.equal(buckets.take('b', limit), true)
+  })
+
+  it('token buckets stay within their key bound, dropping the least recently used', () => {
+    const buckets = new TokenBuckets(100, now)
+    const limit = { perSecond: 1, burst: 1 }
+    for (let i = 0; i < 10_000; i++) buckets.take(`k${i}`, limit)
+    assert.equal(buckets.size, 100)
+    // the last used key is still tracked (and empty); the first came back full
+    assert.equal(buckets.take('k9999', limit), false)
+    assert.equal(buckets.take('k0', limit), true)
+  })
+
+  it('a denial expires, and the list keeps at most its bound (the oldest gives way)', () => {
+    const list = new DenyList(3, now)
+    list.deny('a', 'x', 1_000)
+    assert.equal(list.has('a'), true)
+    clock += 999
+    assert.equal(list.has('a'), true)
+    clock += 1
+    assert.equal(list.has('a'), false)
+    for (const id of ['b', 'c', 'd', 'e']) list.deny(id, 'x', 60_000)
+    assert.deepEqual(list.list().map(d => d.peerId), ['c', 'd', 'e'])
+    // a shorter denial does not cut a longer one short
+    list.deny('e', 'y', 10)
+    clock += 1_000
+    assert.equal(list.has('e'), true)
+  })
+
+  it('strikes: a peer over its gossip rate is denied only when it floods directly, after its strike allowance', async () => {
+    const guard = new PeerGuard({ strikes: { perSecond: 1, burst: 10 }, now })
+    const flooder = await newPeer()
+    const author = await newPeer()
+    for (let i = 0; i < 1_000; i++) guard.messageOverLimit(author, false, 'bids')
+    assert.equal(guard.isDenied(author), false, 'relayed copies are not held against their author')
+    for (let i = 0; i < 10; i++) guard.messageOverLimit(flooder, true, 'bids')
+    assert.equal(guard.isDenied(flooder), false, 'within the strike allowance')
+    guard.messageOverLimit(flooder, true, 'bids')
+    assert.equal(guard.isDenied(flooder), true)
+    assert.match(guard.snapshot().denied[0]?.reason ?? '', /over its bids gossip rate limit/)
+    assert.equal(guard.counters.droppedByRate, 1_011)
+    assert.equal(guard.counters.denied, 1)
+  })
+
+  it('streams: over the rate they are refused, again and again gets the peer denied; the gater then refuses it both ways', async () => {
+    const guard = new PeerGuard({ streams: { perSecond: 10, burst: 20 }, strikes: { perSecond: 1, burst: 5 }, now })
+    const peer = await newPeer()
+    const other = await newPeer()
+    const admitted = Array.from({ length: 100 }, () => guard.admitStream(peer)).filter(Boolean).length
+    assert.equal(admitted, 20)
+    assert.equal(guard.isDenied(peer), true)
+    assert.equal(guard.counters.streamsRefused, 80)
+    const gater = guard.gater()
+    assert.equal(await gater.denyDialPeer?.(peer), true)
+    assert.equal(await gater.denyInboundEncryptedConnection?.(peer, undefined as never), true)
+    assert.equal(await gater.denyDialPeer?.(other), false)
+    assert.equal(guard.counters.connectionsRefused, 2)
+    clock += 10 * 60_000
+    assert.equal(await gater.denyDialPeer?.(peer), false, 'the denial expired')
+  })
+
+  it('a bootstrap or trusted peer is denied only briefly, and says so', async () => {
+    const trusted = await newPeer()
+    const stranger = await newPeer()
+    const guard = new PeerGuard({ trusted: [trusted.toString()], trustedDenyMs: 30_000, denyMs: 600_000, now })
+    const denials: string[] = []
+    guard.onDeny(id => denials.push(id))
+    guard.checkScore(trusted, -5_000)
+    guard.checkScore(stranger, -5_000)
+    guard.checkScore(await newPeer(), -999)
+    assert.deepEqual(denials, [trusted.toString(), stranger.toString()], 'only scores below -1000 are denied')
+    assert.match(guard.snapshot().denied[0]?.reason ?? '', /gossipsub score -5000 below -1000 \(trusted or bootstrap: short denial\)/)
+    clock += 30_000
+    assert.equal(guard.isDenied(trusted), false)
+    assert.equal(guard.isDenied(stranger), true)
+  })
+
+  it('topic classes: each idlegrid topic is its own class, shards of it share it', () => {
+    assert.equal(topicClass(TOPIC.bids), 'bids')
+    assert.equal(topicClass(`${TOPIC.bids}/7`), 'bids')
+    assert.equal(topicClass(`${TOPIC.jobs}-3`), 'jobs')
+    assert.equal(topicClass(TOPIC.ledger), 'ledger')
+    assert.equal(topicClass(TOPIC.heartbeats), 'heartbeats')
+    assert.equal(topicClass('/something/else'), 'other')
+  })
+})
