@@ -108,6 +108,8 @@ export interface DiscoveryResult {
   recordsFrom: { cache: number, direct: number, dht: number }
   /** providers whose direct answer was refused or missing (their DHT record was tried instead) */
   directFailures: DirectFailure[]
+  /** time spent finding candidates (the index lookups), of elapsedMs */
+  lookupMs: number
   elapsedMs: number
 }
 
@@ -199,6 +201,8 @@ export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts
     truncated = true
   }
 
+  const lookupMs = Date.now() - started
+
   // 2. each record: cache, the provider itself, the DHT; bounded in parallelism and time
   const fetcher = new RecordFetcher(dht, opts, signal, counter, rejections, direct)
   const dropped: DroppedRecord[] = []
@@ -234,6 +238,7 @@ export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts
     dhtMessages: counter.sent,
     recordsFrom: fetcher.from,
     directFailures: fetcher.directFailures,
+    lookupMs,
     elapsedMs: Date.now() - started
   }
 }

@@ -154,6 +154,7 @@ export default async (): Promise<Record<string, unknown>> => {
         const times: number[] = []
         const messages: number[] = []
         const seen: number[] = []
+        const lookups: number[] = []
         const found: number[] = []
         const dropped: number[] = []
         const from = { cache: 0, direct: 0, dht: 0 }
@@ -164,6 +165,7 @@ export default async (): Promise<Record<string, unknown>> => {
           times.push(performance.now() - t0)
           seen.push(streams.count - before)
           messages.push(r.dhtMessages)
+          lookups.push(r.lookupMs)
           found.push(r.providers.length)
           dropped.push(r.dropped.length)
           for (const k of ['cache', 'direct', 'dht'] as const) from[k] += r.recordsFrom[k]
@@ -179,6 +181,7 @@ export default async (): Promise<Record<string, unknown>> => {
           droppedMax: Math.max(...dropped),
           medianMs: Math.round(t.median),
           p95Ms: Math.round(t.p95),
+          lookupMsMedian: summary(lookups).median,
           dhtMessagesPerQueryMedian: summary(messages).median,
           dhtMessagesPerQueryMax: Math.max(...messages),
           kadStreamsPerQueryMedian: summary(seen).median,
