@@ -11,7 +11,11 @@
  *  - the job protocol itself: input upload and output download of a job that copies its input
  *    to its output (framing, sha256 on both sides and disk writes included),
  * all in the same run (each copy once to warm up, then measured), reported as MiB/s and as
- * ratios to the TLS copy (raw stream) and to the TLS → sha256 → file copy (job protocol); and the time from award to the first log line of a small job.
+ * ratios to the TLS copy (raw stream) and to the TLS → sha256 → file copy (job protocol); the
+ * CPU time per MiB each end spent (cpuMsPerMiB: on a loaded machine wall time says little,
+ * and the slower end bounds the rate on an idle one) with the load average; and the time from
+ * award to the first log line of a small job. `node --cpu-prof` on the bench profiles the
+ * receiver too (it inherits the flags).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
