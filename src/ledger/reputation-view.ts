@@ -6,11 +6,11 @@
  * Trust is a full computation over the job graph (~0.9 s at 10,000 providers), so the
  * auction never waits for one: reliability() serves the last trust vector, and when it is
  * older than TRUST_REFRESH_MS one recomputation is scheduled in the background (one at a
- * time; the ledger service also refreshes on a timer). Between two computations a new entry
- * changes its provider's score at once (its evidence is re-read) but renters' trust stays as
- * last computed (a new renter counts 0 until the next one). Only the very first use computes
- * in place (the service primes it at start). An explicit `now` (the CLI, tests) always gets
- * the exact figures.
+ * time; the ledger service's timer also refreshes it while auctions read it). Between two
+ * computations a new entry changes its provider's score at once (its evidence is re-read) but
+ * renters' trust stays as last computed (a new renter counts 0 until the next one). Only the
+ * very first use computes in place. An explicit `now` (the CLI, tests) always gets the exact
+ * figures.
  */
 
 import { JobStatus, Receipt } from '../../protocols/job.js'
@@ -60,6 +60,8 @@ export class ReputationView {
   private trustStamp = 0
   private readonly trustRefreshMs: number
   private refreshing?: NodeJS.Timeout
+  /** reliability() served the held vector since it was computed */
+  private readSinceCompute = false
   /** full trust computations so far (tests: the auction path never runs one once primed) */
   trustComputations = 0
 
@@ -76,6 +78,15 @@ export class ReputationView {
     const held = this.trustCache
     if (held != null && held.entries === this.entries && now - held.at < this.trustRefreshMs) return
     this.computeTrust(now)
+  }
+
+  /**
+   * The service's timer: refreshTrust() when the auction read the vector since it was last
+   * computed (a node that runs no auctions, a bootstrap or a provider, computes none).
+   */
+  refreshIfUsed (now = Date.now()): void {
+    if (!this.readSinceCompute) return
+    this.refreshTrust(now)
   }
 
   /** Cancels a scheduled background refresh (the service stops). */
@@ -137,6 +148,7 @@ export class ReputationView {
     if (held == null) return this.computeTrust(now)
     if (held.entries === this.entries && held.now === now) return held
     if (exact) return this.computeTrust(now)
+    this.readSinceCompute = true
     if (Math.abs(now - held.at) >= this.trustRefreshMs) this.refreshInBackground()
     return held
   }
@@ -156,6 +168,7 @@ export class ReputationView {
     for (const fact of jobFacts(this.evidence, now, this.params)) graph.add(fact)
     const scores = graph.compute(this.seeds, this.trustParams)
     this.trustComputations++
+    this.readSinceCompute = false
     this.trustCache = { entries: this.entries, now, at: now, stamp: ++this.trustStamp, scores }
     return this.trustCache
   }

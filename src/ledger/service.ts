@@ -13,6 +13,7 @@ import { LedgerEntry, type LedgerRecord } from './entry.js'
 import { LedgerClosedError } from './errors.js'
 import type { AdmissionOptions } from './admission.js'
 import { ledgerControlHandlers } from './control.js'
+import { FeedAnnouncer } from './announce.js'
 import { DevJobs } from './dev.js'
 import { FeedFlusher, type FlushResult } from './flush.js'
 import { LedgerGossip } from './gossip.js'
@@ -62,6 +63,12 @@ export interface LedgerServiceInit {
    * peers' ids and those of --trust (default none)
    */
   trustedPeers?: string[]
+  /**
+   * also publish our entries on, and take others' from, the legacy global topic
+   * /idlegrid/2/ledger (default true while tests still rely on it; protocols/README.md §7
+   * "Propagation": push to counterparties and seeds plus pull is the rule)
+   */
+  gossip?: boolean
   /** bounds of the quarantine and quotas (tests) */
   admission?: Omit<AdmissionOptions, 'selfId' | 'trustedPeers'>
 }
@@ -98,6 +105,8 @@ export interface LedgerService {
   recordReceipt(envelope: Uint8Array): Promise<LedgerRecord>
   /** resolves when a connected peer holds our feed's head, or after timeoutMs */
   flush(opts?: { timeoutMs?: number }): Promise<FlushResult>
+  /** the peers our new entries were announced to, with how often (bounded) */
+  announcedTo(): ReadonlyMap<string, number>
   /** a heads exchange with the connected peers now (bounded) */
   syncNow(opts?: { timeoutMs?: number }): Promise<SyncReport>
   status(): Promise<LedgerStatus>
@@ -131,6 +140,7 @@ class LedgerNode implements LedgerService, Startable {
   private readonly flusher: FeedFlusher
   private readonly server: SyncServer
   private readonly gossip: LedgerGossip
+  private readonly announcer: FeedAnnouncer
   private readonly dev?: DevJobs
   private readonly onConnect = (evt: CustomEvent<PeerId>): void => {
     // a live connection proves the peer's key: provisional standing (standing.ts)
@@ -172,7 +182,8 @@ class LedgerNode implements LedgerService, Startable {
       onBehind: () => { this.sync.syncWithAnyone() },
       log: this.log
     })
-    if (init.devMethods === true) this.dev = new DevJobs({ key: this.key, peerId: components.peerId }, () => this.store, (envelope) => { this.gossip.publish(envelope) })
+    this.announcer = new FeedAnnouncer({ client: this.sync, seeds: init.trustedPeers ?? [], signal, log: this.log })
+    if (init.devMethods === true) this.dev = new DevJobs({ key: this.key, peerId: components.peerId }, () => this.store, (envelope) => { if (this.gossips) this.gossip.publish(envelope) })
   }
 
   get store (): LedgerStore {
@@ -191,12 +202,14 @@ class LedgerNode implements LedgerService, Startable {
       this.scores.add(record)
       this.uptime.noteStored(record)
     }
-    // the trust vector the auction reads from the first bid on; refreshed off its path after
-    this.scores.refreshTrust()
     this.ownAtStart = store.head(this.selfId)?.seq ?? 0
     store.onAdded((record) => { this.added(record) })
     await serveSync(this.components.registrar, REQUEST_TIMEOUT_MS, async (request, remote) => await this.server.answer(request, remote), this.log)
-    this.gossip.start()
+    if (this.gossips) this.gossip.start()
+  }
+
+  private get gossips (): boolean {
+    return this.init.gossip ?? true
   }
 
   afterStart (): void {
@@ -208,7 +221,7 @@ class LedgerNode implements LedgerService, Startable {
       this.timers.push(timer)
     }
     every(this.init.syncIntervalMs ?? 30_000, () => { this.sync.periodicSync() })
-    every(TRUST_TIMER_MS, () => { this.scores.refreshTrust() })
+    every(TRUST_TIMER_MS, () => { this.scores.refreshIfUsed() })
     const summaryMs = this.init.summaryIntervalMs ?? 3600_000
     if (this.init.role === 'provider' && summaryMs > 0) {
       every(this.uptime.sampleEveryMs(summaryMs), () => { this.uptime.sampleSlots() })
@@ -233,6 +246,7 @@ class LedgerNode implements LedgerService, Startable {
   async stop (): Promise<void> {
     this.aborter.abort()
     this.scores.stop()
+    this.announcer.stop()
     await this.sync.settled()
     await this.components.registrar.unhandle(PROTOCOL.ledgerSync).catch(() => {})
     await this.ledger?.close()
@@ -274,6 +288,10 @@ class LedgerNode implements LedgerService, Startable {
     return await this.flusher.flush(opts)
   }
 
+  announcedTo (): ReadonlyMap<string, number> {
+    return this.announcer.recipients
+  }
+
   async syncNow (opts: { timeoutMs?: number } = {}): Promise<SyncReport> {
     return await this.sync.syncNow(opts)
   }
@@ -300,7 +318,9 @@ class LedgerNode implements LedgerService, Startable {
 
   private added (record: LedgerRecord): void {
     this.scores.add(record)
-    if (record.authorId === this.selfId) this.gossip.publish(record.envelope)
+    if (record.authorId !== this.selfId) return
+    this.announcer.noteOwn(record)
+    if (this.gossips) this.gossip.publish(record.envelope)
   }
 }
 

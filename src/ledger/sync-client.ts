@@ -60,6 +60,8 @@ export class SyncClient {
   private readonly opts: SyncClientOptions
   private readonly sessions = new Map<string, Promise<number>>()
   private readonly pulls = new Map<string, Promise<void>>()
+  /** the highest own seq a peer announced while its feed was being pulled */
+  private readonly laterHints = new Map<string, number>()
 
   constructor (opts: SyncClientOptions) {
     this.opts = opts
@@ -139,7 +141,12 @@ export class SyncClient {
     const held = this.opts.store()?.head(author.id)?.seq ?? 0
     if (seq <= held) return
     const key = remote.toString()
-    if (this.pulls.has(key)) return
+    // a pull of this feed is running: it goes on once it ends if the hint is beyond what it got
+    // (announcements of entries appended during a pull are not lost)
+    if (this.pulls.has(key)) {
+      this.laterHints.set(key, Math.max(seq, this.laterHints.get(key) ?? 0))
+      return
+    }
     const pull = (async () => {
       try {
         const signal = AbortSignal.any([this.opts.signal, AbortSignal.timeout(SESSION_TIMEOUT_MS)])
@@ -148,6 +155,9 @@ export class SyncClient {
         this.opts.log('pulling the feed of %p failed: %e', remote, err)
       } finally {
         this.pulls.delete(key)
+        const later = this.laterHints.get(key)
+        this.laterHints.delete(key)
+        if (later != null && !this.opts.signal.aborted) this.considerHint(remote, authorBytes, later)
       }
     })()
     this.pulls.set(key, pull)
@@ -192,14 +202,15 @@ export class SyncClient {
         if (author == null || remote.seq < 1n || remote.seq > BigInt(Number.MAX_SAFE_INTEGER)) throw new SyncProtocolError(`${peer.toString()} sent a malformed head`)
         return { remote, id: author.id, standing: store.admission?.hasStanding(author.id) ?? true }
       })
-      // a few feeds at once: one feed's last batch is written while the next one's verify
-      const ordered = [...parsed.filter(h => h.standing), ...parsed.filter(h => !h.standing)]
+      // feeds with standing a few at once (one feed's last batch is written while the next
+      // one's verify); the others, into the quarantine, one at a time after them
+      const standing = parsed.filter(h => h.standing)
       let next = 0
       // a peer that sent something we refuse ends the session: the other pulls stop too
       let failed = false
       const worker = async (): Promise<void> => {
-        while (next < ordered.length && !failed && !signal.aborted && counts.pulled < MAX_PULL_PER_SESSION) {
-          const { remote, id } = ordered[next++]
+        while (next < standing.length && !failed && !signal.aborted && counts.pulled < MAX_PULL_PER_SESSION) {
+          const { remote, id } = standing[next++]
           try {
             await this.compare(peer, remote, id, counts, signal)
           } catch (err) {
@@ -208,7 +219,11 @@ export class SyncClient {
           }
         }
       }
-      await Promise.all(Array.from({ length: Math.min(FEEDS_AT_ONCE, ordered.length) }, worker))
+      await Promise.all(Array.from({ length: Math.min(FEEDS_AT_ONCE, standing.length) }, worker))
+      for (const { remote, id } of parsed.filter(h => !h.standing)) {
+        if (signal.aborted || counts.pulled >= MAX_PULL_PER_SESSION) break
+        await this.compare(peer, remote, id, counts, signal)
+      }
       if (!more || heads.length === 0) break
       after = heads[heads.length - 1].author
     }

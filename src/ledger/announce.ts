@@ -1,0 +1,76 @@
+/**
+ * Push of our own new entries (protocols/README.md §7 "Propagation"): no topic that every
+ * node validates; instead an announcement to the few peers that need them, namely the
+ * counterparty an entry names (an attestation's renter, a receipt's provider) and the trust
+ * seeds (bootstrap replicas, --trust peers), while connected. The announcement is a heads
+ * request of one head carrying our own head as its hint, which makes a peer that holds less
+ * of our feed pull it (sync-server.ts); everyone else gets entries by pulling (sync on
+ * connect, periodic rounds). Announcements are coalesced: a burst of entries costs each peer
+ * one request.
+ */
+
+import { namedAuthors } from './standing.js'
+import type { LedgerRecord } from './entry.js'
+import type { SyncClient } from './sync-client.js'
+import type { Logger } from '@libp2p/interface'
+
+/** Entries appended within this are announced together. */
+const ANNOUNCE_DELAY_MS = 50
+/** Most peers one announcement goes to (counterparties first, then seeds). */
+const MAX_ANNOUNCE_PEERS = 8
+/** Counterparties remembered until the next announcement. */
+const MAX_DUE = 256
+/** One announcement's answer must come within this. */
+const ANNOUNCE_TIMEOUT_MS = 5_000
+
+export interface FeedAnnouncerOptions {
+  client: SyncClient
+  /** the trust seeds: every announcement goes to those connected */
+  seeds: readonly string[]
+  signal: AbortSignal
+  log: Logger
+}
+
+export class FeedAnnouncer {
+  private readonly opts: FeedAnnouncerOptions
+  private readonly due = new Set<string>()
+  private timer?: NodeJS.Timeout
+  /** announcements sent so far (tests, status) */
+  sent = 0
+  /** the peers announced to, with how often (bounded; tests check who was told) */
+  readonly recipients = new Map<string, number>()
+
+  constructor (opts: FeedAnnouncerOptions) {
+    this.opts = opts
+  }
+
+  /** One of our entries was stored: its counterparty and the seeds hear of it soon. */
+  noteOwn (record: LedgerRecord): void {
+    for (const named of namedAuthors(record)) if (this.due.size < MAX_DUE) this.due.add(named)
+    if (this.timer != null || this.opts.signal.aborted) return
+    this.timer = setTimeout(() => { this.announce() }, ANNOUNCE_DELAY_MS)
+    this.timer.unref()
+  }
+
+  stop (): void {
+    clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
+  private announce (): void {
+    this.timer = undefined
+    const wanted = [...this.due, ...this.opts.seeds]
+    this.due.clear()
+    const connected = new Map(this.opts.client.connectedPeers().map(p => [p.toString(), p]))
+    const peers = [...new Set(wanted)].filter(id => connected.has(id)).slice(0, MAX_ANNOUNCE_PEERS)
+    for (const id of peers) {
+      const signal = AbortSignal.any([this.opts.signal, AbortSignal.timeout(ANNOUNCE_TIMEOUT_MS)])
+      this.sent++
+      if (this.recipients.has(id) || this.recipients.size < MAX_DUE) this.recipients.set(id, (this.recipients.get(id) ?? 0) + 1)
+      // a peer that misses it pulls our feed on its next heads exchange with us
+      this.opts.client.heads(connected.get(id) as NonNullable<ReturnType<typeof connected.get>>, signal, undefined, 1).catch((err: unknown) => {
+        this.opts.log('announcing our feed to %s failed: %e', id, err)
+      })
+    }
+  }
+}
