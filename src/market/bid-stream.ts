@@ -46,7 +46,8 @@ export async function sendBid (components: BidSenderComponents, job: Signed<JobR
   if (multiaddrs.length > 0) await components.peerStore.merge(job.signer, { multiaddrs }).catch(() => {})
   const windowEnd = Number(job.message.createdAt) + job.message.bidWindowMs
   const signal = AbortSignal.timeout(Math.max(100, windowEnd - now + BID_SEND_GRACE_MS))
-  const answer = await requestOnce(components.connectionManager, job.signer, PROTOCOL.bid, bid.envelope, MAX_BYTES.bidAck, signal)
+  // lazy select: the bid rides with the protocol proposal, saving a round trip inside the window
+  const answer = await requestOnce(components.connectionManager, job.signer, PROTOCOL.bid, bid.envelope, MAX_BYTES.bidAck, signal, { lazy: true })
   try {
     return decodeBounded(BidAck, answer, 'bid ack', MAX_BYTES.bidAck)
   } catch (err: any) {

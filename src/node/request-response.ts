@@ -37,19 +37,30 @@ async function firstFrame (source: AsyncIterable<{ subarray: () => Uint8Array }>
   return first.done === true ? undefined : first.value.subarray()
 }
 
-/**
- * Sends `request` to `peer` on `protocol` and returns the one response frame (at most
- * `maxResponseBytes`). `dial`: addresses to reach `peer` at when not connected (each ending in
- * /p2p/<peer>), e.g. from a DHT provider record; without them the peer store's are used.
- */
-export async function requestOnce (connectionManager: ConnectionManager, peer: PeerId, protocol: string, request: Uint8Array, maxResponseBytes: number, signal: AbortSignal, dial?: Multiaddr[]): Promise<Uint8Array> {
+export interface RequestOptions {
+  /**
+   * send the request with the protocol proposal instead of after its acceptance (multistream
+   * "lazy" select): one round trip less, for a protocol the remote is expected to speak (a
+   * remote that does not closes the stream, which reads as a failed request)
+   */
+  lazy?: boolean
+  /**
+   * addresses to reach the peer at when not connected (each ending in /p2p/<peer>), e.g. from a
+   * DHT provider record; without them the peer store's are used
+   */
+  dial?: Multiaddr[]
+}
+
+/** Sends `request` to `peer` on `protocol` and returns the one response frame (at most `maxResponseBytes`). */
+export async function requestOnce (connectionManager: ConnectionManager, peer: PeerId, protocol: string, request: Uint8Array, maxResponseBytes: number, signal: AbortSignal, options: RequestOptions = {}): Promise<Uint8Array> {
   let stream: Stream | undefined
   const timedOut = (): RequestResponseError => new RequestResponseError('timeout', `${protocol} to ${peer.toString()} timed out`)
   const onAbort = (): void => { stream?.abort(timedOut()) }
   signal.addEventListener('abort', onAbort, { once: true })
   try {
+    const dial = options.dial
     const connection = await connectionManager.openConnection(dial != null && dial.length > 0 ? dial : peer, { signal })
-    stream = await connection.newStream(protocol, { signal })
+    stream = await connection.newStream(protocol, { signal, ...(options.lazy === true ? { negotiateFully: false } : {}) })
     const response = await pipe([request], (source) => lp.encode(source), stream, (source) => lp.decode(source, { maxDataLength: maxResponseBytes }), firstFrame)
     if (response == null) throw new RequestResponseError('no-response', `${peer.toString()} closed ${protocol} without answering`)
     return response

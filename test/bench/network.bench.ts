@@ -16,7 +16,7 @@ import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
 import { readJobRequest, signJobRequest } from '../../src/market/messages.js'
 import { MARKET_RENTER_SERVICE, type MarketRenterService } from '../../src/market/renter-service.js'
 import { marketNodeServices } from '../market/fixtures.js'
-import { TOPIC } from '../../protocols/ids.js'
+import { JOB_SHARD_TOPICS, jobShardOf } from '../../protocols/ids.js'
 import { percentile } from './stats.js'
 import { startInProcessNetwork, tempDir, waitFor } from '../utils/index.js'
 import { startShard, stopShard, type Shard } from './shards.js'
@@ -29,11 +29,13 @@ const RENTERS = 9
 const RATE_PER_S = 10
 const LOAD_SECONDS = 30
 const AUCTIONS = 20
+/** the shard of the load's job requests (no residency, no VRAM floor): every provider joins it */
+const LOAD_SHARD = jobShardOf(undefined)
 
-/** One connected graph over every node, and every node with a jobs-topic peer. */
+/** One connected graph over every node, and every node with a peer on the load's job shard (renters publish there by fanout). */
 async function connectedToAll (local: IdlegridNode[], shards: Shard[]): Promise<{ connected: boolean, alone: number, unsubscribed: number }> {
   const views = [
-    ...local.map(n => ({ peerId: n.peerId.toString(), peers: n.libp2p.getConnections().map(c => c.remotePeer.toString()), subscribed: n.libp2p.services.pubsub.getSubscribers(TOPIC.jobs).length > 0 })),
+    ...local.map(n => ({ peerId: n.peerId.toString(), peers: n.libp2p.getConnections().map(c => c.remotePeer.toString()), subscribed: n.libp2p.services.pubsub.getSubscribers(LOAD_SHARD).length > 0 })),
     ...(await Promise.all(shards.map(async s => (await s.ask({ type: 'status' }, 'status')).nodes))).flat()
   ]
   const edges = new Map(views.map(v => [v.peerId, v.peers]))
@@ -71,9 +73,9 @@ export default async (): Promise<Record<string, unknown>> => {
     // gossip load: jobs nobody can serve (no B200 anywhere), from the renters in turn
     const publishedAt = new Map<string, number>()
     const localDeliveries: Array<[string, number]> = []
-    const stopListening = local.map(node => node.libp2p.services.gossip.onMessage(TOPIC.jobs, (envelope) => {
+    const stopListening = local.flatMap(node => JOB_SHARD_TOPICS.map(topic => node.libp2p.services.gossip.onMessage(topic, (envelope) => {
       localDeliveries.push([toHex(readJobRequest(envelope).message.jobId), Date.now()])
-    }))
+    })))
     const spec = parseJobSpec({ name: 'load', runtime: { image: 'ghcr.io/acme/bench:1' }, constraints: { gpuModels: ['b200'] }, auction: { bidWindowMs: 300 } })
     const total = RATE_PER_S * LOAD_SECONDS
     const loadStarted = Date.now()
@@ -83,11 +85,12 @@ export default async (): Promise<Record<string, unknown>> => {
       const renter = net.renters[i % net.renters.length] as IdlegridNode
       const signed = signJobRequest(renter.privateKey, renter.peerId, toJobRequest(spec, { renter: renter.peerId.toMultihash().bytes }))
       publishedAt.set(toHex(signed.message.jobId), Date.now())
-      await renter.libp2p.services.pubsub.publish(TOPIC.jobs, signed.envelope).catch(() => {})
+      await renter.libp2p.services.pubsub.publish(LOAD_SHARD, signed.envelope).catch(() => {})
     }
     const achievedRate = total / ((Date.now() - loadStarted) / 1000)
     const nodes = PROVIDERS + RENTERS + 1
-    const expected = total * (nodes - 1)
+    // version 2: the load's shard (no residency, no VRAM floor) reaches every provider and the bootstrap; renters do not join shards
+    const expected = total * (nodes - RENTERS)
     // every delivery of a published request (a node may not count one twice)
     const collect = async (): Promise<number[]> => {
       const all = [localDeliveries, ...(await Promise.all(shards.map(async s => (await s.ask({ type: 'deliveries' }, 'deliveries')).deliveries)))].flat()

@@ -17,7 +17,7 @@ import { toHex } from '../../src/common/index.js'
 import { readJobRequest } from '../../src/market/messages.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { providerMarketServices } from '../market/fixtures.js'
-import { TOPIC } from '../../protocols/ids.js'
+import { JOB_SHARD_TOPICS, jobShardOf } from '../../protocols/ids.js'
 
 const REGIONS = ['eu-west', 'eu-central', 'us-east', 'us-west', 'ap-south']
 const GPUS = ['H100:80', 'A100:40', 'RTX 4090:24', 'L40S:48']
@@ -30,12 +30,12 @@ export type ShardReply =
   | { type: 'deliveries', deliveries: Array<[string, number]> }
   | { type: 'gossip', validated: number }
 
-/** Messages validated on the jobs, bids and awards topics (any verdict), summed over `nodes`. */
+/** Messages validated on the market's gossip topics, the job shards (any verdict), summed over `nodes`; bids and awards go on streams in version 2. */
 export function marketMessagesValidated (nodes: IdlegridNode[]): number {
   let n = 0
   for (const node of nodes) {
     const stats = node.libp2p.services.gossip.stats()
-    for (const topic of [TOPIC.jobs, TOPIC.bids, TOPIC.awards]) n += Object.values(stats[topic] ?? {}).reduce((a, b) => a + b, 0)
+    for (const topic of JOB_SHARD_TOPICS) n += Object.values(stats[topic] ?? {}).reduce((a, b) => a + b, 0)
   }
   return n
 }
@@ -56,9 +56,11 @@ async function main (): Promise<void> {
     const profile = providerProfile(parsePolicy({ region: REGIONS[i % REGIONS.length], priceFloor: 0.5 + (i % 7) * 0.25, images: ['*'] }), parseSimulatedGpus([GPUS[i % GPUS.length] as string]))
     const config = resolveConfig({ role: 'provider', flags: { dataDir: join(dir, `provider-${i}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [bootstrap], heartbeatSeconds } })
     const node = await createNode(config, providerMarketServices(profile))
-    node.libp2p.services.gossip.onMessage(TOPIC.jobs, (envelope) => {
-      deliveries.push([toHex(readJobRequest(envelope).message.jobId), Date.now()])
-    })
+    for (const topic of JOB_SHARD_TOPICS) {
+      node.libp2p.services.gossip.onMessage(topic, (envelope) => {
+        deliveries.push([toHex(readJobRequest(envelope).message.jobId), Date.now()])
+      })
+    }
     return node
   }
   for (let from = 0; from < count; from += START_BATCH) {
@@ -72,7 +74,7 @@ async function main (): Promise<void> {
         nodes: nodes.map(n => ({
           peerId: n.peerId.toString(),
           peers: n.libp2p.getConnections().map(c => c.remotePeer.toString()),
-          subscribed: n.libp2p.services.pubsub.getSubscribers(TOPIC.jobs).length > 0
+          subscribed: n.libp2p.services.pubsub.getSubscribers(jobShardOf(undefined)).length > 0
         }))
       })
     } else if (msg.type === 'deliveries') {

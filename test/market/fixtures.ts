@@ -76,6 +76,9 @@ export async function waitForMarketMesh (net: InProcessNetwork): Promise<void> {
       return cold.length === 0
     }, { timeoutMs: 30_000, intervalMs: 300, what: 'every renter connected to every provider' })
   }
+  // and open one bid stream each way round (an empty bid, answered INVALID): on a loaded 2-core
+  // machine the first stream of a connection took 1.5 s, longer than a test's bid window
+  await Promise.all(net.providers.flatMap(p => net.renters.map(async r => { await sendRawBid(p, r.peerId, new Uint8Array(0), undefined, 30_000).catch(() => {}) })))
 }
 
 function meshPeers (node: IdlegridNode, topic: string): number {

@@ -5,7 +5,7 @@
  */
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { TOPIC } from '../../protocols/ids.js'
+import { JOB_SHARD_TOPICS } from '../../protocols/ids.js'
 import { buildNode } from '../../src/cli/build-node.js'
 import { resolveConfig } from '../../src/config/index.js'
 import { waitFor } from '../utils/wait.js'
@@ -18,10 +18,11 @@ export async function startAttackerNode (dataDir: string, bootstrap: string): Pr
   return await buildNode(config) as unknown as IdlegridNode
 }
 
-/** Resolves once `node` has a gossip mesh on the market topics (what it publishes reaches someone, and it hears the rest). */
+/** Joins every job shard and resolves once `node` has a gossip mesh on each (what it publishes reaches someone, and it hears every job). */
 export async function waitForMarketTopics (node: IdlegridNode, timeoutMs = 30_000): Promise<void> {
-  const pubsub = node.libp2p.services.pubsub as unknown as { getMeshPeers: (topic: string) => unknown[] }
-  await waitFor(() => [TOPIC.jobs, TOPIC.bids, TOPIC.awards].every(t => pubsub.getMeshPeers(t).length > 0),
+  const pubsub = node.libp2p.services.pubsub as unknown as { getMeshPeers: (topic: string) => unknown[], subscribe: (topic: string) => void }
+  for (const t of JOB_SHARD_TOPICS) pubsub.subscribe(t)
+  await waitFor(() => JOB_SHARD_TOPICS.every(t => pubsub.getMeshPeers(t).length > 0),
     { timeoutMs, intervalMs: 100, what: 'the attacker to join the market topics' })
 }
 

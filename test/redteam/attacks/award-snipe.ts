@@ -5,11 +5,12 @@
  * Plays until stopped, or until `--answers N` relays were answered.
  */
 import { MAX_BYTES } from '../../../protocols/codec.js'
-import { PROTOCOL, TOPIC } from '../../../protocols/ids.js'
+import { PROTOCOL } from '../../../protocols/ids.js'
 import { AcceptRequest } from '../../../protocols/market.js'
 import { readAward } from '../../../src/market/award-check.js'
 import { peerIdFromBytes, readAcceptResponse } from '../../../src/market/messages.js'
-import { GOSSIP_SERVICE, requestOnce } from '../../../src/node/index.js'
+import { requestOnce } from '../../../src/node/index.js'
+import { onEveryJob } from '../market-wire.js'
 import { numberOption, untilAborted, type Attack } from './attack.js'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
@@ -24,7 +25,10 @@ export const awardSnipe: Attack = {
     let failed = 0
     const dialer = { openConnection: async (peer: Parameters<typeof me.libp2p.dial>[0], opts?: { signal?: AbortSignal }) => await me.libp2p.dial(peer, opts) } as unknown as ConnectionManager
     const pending: Array<Promise<void>> = []
-    const off = me.libp2p.services[GOSSIP_SERVICE].onMessage(TOPIC.awards, (envelope) => {
+    // version 2 gossips no awards: the attacker listens on every job shard for one (an award there
+    // fails the shard's domain check before any handler, so this measures that none gets through)
+    const off = onEveryJob(me, (envelope) => {
+      if (envelope.domain !== 'award') return
       const award = readAward(envelope)
       if (award.signer.equals(me.peerId)) return
       const winner = peerIdFromBytes(award.message.winner)

@@ -1,12 +1,11 @@
 /**
  * Market hole (issue 13, renter side), bid flood: on the first job request another renter
  * publishes, the attacker sends as many bids from its one key as it can until the window
- * closes (`--bids`, default 2,000), each a little cheaper than the last and all dearer than an
+ * closes (`--bids`, default 2,000; straight to the renter on the bid stream, version 2), each a little cheaper than the last and all dearer than an
  * honest provider, hoping to grow the renter's memory and crowd honest bids out of the auction.
  */
-import { TOPIC } from '../../../protocols/ids.js'
 import { readJobRequest, signBid, usdToMicro } from '../../../src/market/messages.js'
-import { GOSSIP_SERVICE } from '../../../src/node/index.js'
+import { onEveryJob, sendBidTo } from '../market-wire.js'
 import { numberOption, untilAborted, type Attack } from './attack.js'
 import { bidFor } from './forge.js'
 
@@ -18,7 +17,7 @@ export const bidFlood: Attack = {
     let published = 0
     let job: string | undefined
     let flooding: Promise<void> | undefined
-    const off = me.libp2p.services[GOSSIP_SERVICE].onMessage(TOPIC.jobs, (envelope) => {
+    const off = onEveryJob(me, (envelope) => {
       const seen = readJobRequest(envelope)
       if (seen.signer.equals(me.peerId) || flooding != null) return
       job = Buffer.from(seen.message.jobId).toString('hex')
@@ -26,7 +25,7 @@ export const bidFlood: Attack = {
       flooding = (async () => {
         for (let i = 0; i < max && Date.now() < stopAt && !signal.aborted; i++) {
           const bid = signBid(me.privateKey, me.peerId, bidFor(seen.message, me.peerId, usdToMicro(100) - BigInt(i)))
-          await me.libp2p.services.pubsub.publish(TOPIC.bids, bid.envelope).then(() => { published++ }, () => {})
+          await sendBidTo(me, seen.signer, seen.message, bid.envelope).then(() => { published++ }, () => {})
         }
         log(`flooded job ${job ?? ''} with ${published} bids`)
       })()

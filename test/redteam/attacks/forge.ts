@@ -13,7 +13,9 @@ import type { PeerId } from '@libp2p/interface'
 /** A one-minute command-only job like a renter's, signed by `renter`. */
 export function jobFor (renter: IdlegridNode, name: string, bidWindowMs: number): Signed<JobRequest> {
   const spec = parseJobSpec({ name, workload: 'evaluation', runtime: { command: ['/bin/true'] }, estimatedMinutes: 1, auction: { bidWindowMs } })
-  return signJobRequest(renter.privateKey, renter.peerId, toJobRequest(spec, { renter: renter.peerId.toMultihash().bytes }))
+  // where bidders dial the renter (binary, without /p2p: multicodec 421)
+  const renterAddrs = renter.libp2p.getMultiaddrs().map(a => a.decapsulateCode(421).bytes).slice(0, 4)
+  return signJobRequest(renter.privateKey, renter.peerId, toJobRequest(spec, { renter: renter.peerId.toMultihash().bytes, renterAddrs }))
 }
 
 /** A bid by `by` on `job` at `priceMicroUsd`. */

@@ -1,11 +1,15 @@
 /**
- * The price pump's yardstick: publishes one job request like a renter's (never awarded) and
- * reports the bid every provider not of the attacker made on it, USD/h by peer id.
+ * The price pump's yardstick: publishes one job request like a renter's (never awarded) on its
+ * shard and reports the bid every provider not of the attacker sent it, USD/h by peer id. The
+ * probing node takes the bid stream over for the probe (bids come straight to the renter).
  */
-import { TOPIC } from '../../../protocols/ids.js'
+import { jobShardOf, PROTOCOL } from '../../../protocols/ids.js'
 import { sleep } from '../../../src/common/index.js'
-import { microToUsd, readBid } from '../../../src/market/messages.js'
-import { GOSSIP_SERVICE, type IdlegridNode } from '../../../src/node/index.js'
+import { answerBid, MAX_BID_REQUEST_BYTES } from '../../../src/market/bid-stream.js'
+import { microToUsd } from '../../../src/market/messages.js'
+import { serveOnce, type IdlegridNode } from '../../../src/node/index.js'
+import { defaultLogger } from '@libp2p/logger'
+import type { Registrar } from '@libp2p/interface-internal'
 import { jobFor } from './forge.js'
 import type { Attack } from './attack.js'
 
@@ -15,18 +19,20 @@ const PROBE_WINDOW_MS = 1_000
 export async function probeBids (renter: IdlegridNode, ours: IdlegridNode[]): Promise<Record<string, number>> {
   const job = jobFor(renter, 'probe', PROBE_WINDOW_MS)
   const bids: Record<string, number> = {}
-  const off = renter.libp2p.services[GOSSIP_SERVICE].onMessage(TOPIC.bids, (envelope) => {
-    const bid = readBid(envelope)
-    if (Buffer.compare(bid.message.jobId, job.message.jobId) !== 0 || ours.some(n => n.peerId.equals(bid.signer))) return
+  const registrar = (renter.libp2p as unknown as { components: { registrar: Registrar } }).components.registrar
+  await renter.libp2p.unhandle(PROTOCOL.bid)
+  await serveOnce(registrar, PROTOCOL.bid, async (request, remote) => answerBid(request, remote, (bid) => {
+    if (Buffer.compare(bid.message.jobId, job.message.jobId) !== 0 || ours.some(n => n.peerId.equals(bid.signer))) return 'unknown-auction'
     bids[bid.signer.toString()] = microToUsd(bid.message.priceMicroUsd)
-  })
+    return 'kept'
+  }), { maxRequestBytes: MAX_BID_REQUEST_BYTES, timeoutMs: 5_000, log: defaultLogger().forComponent('redteam:probe') })
   try {
-    await renter.libp2p.services.pubsub.publish(TOPIC.jobs, job.envelope)
+    await renter.libp2p.services.pubsub.publish(jobShardOf(job.message.constraints), job.envelope)
     // the window, and half a second more for the last bids to arrive
     await sleep(PROBE_WINDOW_MS + 500)
     return bids
   } finally {
-    off()
+    await renter.libp2p.unhandle(PROTOCOL.bid)
   }
 }
 

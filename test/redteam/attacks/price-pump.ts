@@ -5,14 +5,15 @@
  * that price. It measures its effect with a probe job (price-probe.ts) before the pump and
  * after it: once its awards went round it prints a progress line with the pump's job ids and
  * waits for the spec's "go" (the spec waits until the providers logged the awards) to probe again.
+ * Version 2: the jobs go on their shard, the shill's bids to the renter on the bid stream, and
+ * no award is gossiped: an award reaches only its winner (the shill), so no provider hears one.
  */
-import { TOPIC } from '../../../protocols/ids.js'
+import { jobShardOf } from '../../../protocols/ids.js'
 import { sleep } from '../../../src/common/index.js'
 import { bidsDigest } from '../../../src/market/ranking.js'
-import { readAward } from '../../../src/market/award-check.js'
 import { signAward, signBid, usdToMicro } from '../../../src/market/messages.js'
-import { GOSSIP_SERVICE, type IdlegridNode } from '../../../src/node/index.js'
-import { waitFor } from '../../utils/wait.js'
+import { type IdlegridNode } from '../../../src/node/index.js'
+import { sendBidTo } from '../market-wire.js'
 import { numberOption, type Attack } from './attack.js'
 import { awardFor, bidFor, jobFor } from './forge.js'
 import { probeBids } from './price-probe.js'
@@ -28,18 +29,14 @@ export const pricePump: Attack = {
     const attackUsd = numberOption(options, 'price', 1000)
     const before = await probeBids(renter, nodes)
     const jobIds: string[] = []
-    const awardsSeen = new Set<string>()
-    const off = shill.libp2p.services[GOSSIP_SERVICE].onMessage(TOPIC.awards, (envelope) => {
-      const award = readAward(envelope)
-      if (award.signer.equals(renter.peerId)) awardsSeen.add(Buffer.from(award.message.jobId).toString('hex'))
-    })
-    try {
+    let awardsSigned = 0
+    {
       const made = await Promise.all(Array.from({ length: auctions }, async (_, i) => {
         const job = jobFor(renter, `pump-${i}`, WINDOW_MS)
         jobIds.push(Buffer.from(job.message.jobId).toString('hex'))
-        await renter.libp2p.services.pubsub.publish(TOPIC.jobs, job.envelope)
+        await renter.libp2p.services.pubsub.publish(jobShardOf(job.message.constraints), job.envelope)
         const bid = signBid(shill.privateKey, shill.peerId, bidFor(job.message, shill.peerId, usdToMicro(attackUsd)))
-        await shill.libp2p.services.pubsub.publish(TOPIC.bids, bid.envelope)
+        await sendBidTo(shill, renter.peerId, job.message, bid.envelope).catch(() => {})
         return { job, bid }
       }))
       await sleep(WINDOW_MS)
@@ -47,14 +44,11 @@ export const pricePump: Attack = {
         const award = signAward(renter.privateKey, renter.peerId, awardFor(job.message, shill.peerId, usdToMicro(attackUsd), {
           bidsDigest: bidsDigest([bid]), winnerBidHash: bid.hash
         }))
-        await renter.libp2p.services.pubsub.publish(TOPIC.awards, award.envelope)
+        // no awards topic in version 2: the award exists, and only its winner (the shill) could be offered it
+        if (award.envelope.length > 0) awardsSigned++
       }
-      // the awards went round: the shill heard them all
-      await waitFor(() => awardsSeen.size === auctions, { timeoutMs: 10_000, what: 'the pump\'s awards to go round' })
-    } finally {
-      off()
     }
-    log(`${auctions} awards at ${attackUsd} USD/h published`)
+    log(`${awardsSigned} awards at ${attackUsd} USD/h signed; version 2 gossips none`)
     report({ pumped: true, jobIds })
     await go()
     const after = await probeBids(renter, nodes)

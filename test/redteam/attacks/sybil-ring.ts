@@ -5,11 +5,10 @@
  * After the spec's "go" it bids on the next job another renter publishes, at the lowest price
  * an honest provider bid for it, hoping its bought reputation wins the auction.
  */
-import { TOPIC } from '../../../protocols/ids.js'
 import { LedgerEntry } from '../../../protocols/ledger.js'
 import { signTestJob } from '../../../src/ledger/dev.js'
-import { readBid, readJobRequest, signBid } from '../../../src/market/messages.js'
-import { GOSSIP_SERVICE } from '../../../src/node/index.js'
+import { readJobRequest, signBid } from '../../../src/market/messages.js'
+import { onEveryJob, sendBidTo } from '../market-wire.js'
 import { TestFeed } from '../../ledger/flood-fixtures.js'
 import { signers } from '../../ledger/feeds.js'
 import { waitFor } from '../../utils/wait.js'
@@ -40,30 +39,28 @@ export const sybilRing: Attack = {
     let stopAt = 0
     const honestPrices: bigint[] = []
     let job: ReturnType<typeof readJobRequest>['message'] | undefined
-    const gossip = me.libp2p.services[GOSSIP_SERVICE]
-    const offJobs = gossip.onMessage(TOPIC.jobs, (envelope) => {
+    const offJobs = onEveryJob(me, (envelope) => {
       const seen = readJobRequest(envelope)
       if (seen.signer.equals(me.peerId) || job != null) return
       job = seen.message
+      renter = seen
       jobId = Buffer.from(seen.message.jobId).toString('hex')
       stopAt = Number(seen.message.createdAt) + seen.message.bidWindowMs - 400
     })
-    const offBids = gossip.onMessage(TOPIC.bids, (envelope) => {
-      const bid = readBid(envelope)
-      if (jobId != null && !bid.signer.equals(me.peerId) && Buffer.from(bid.message.jobId).toString('hex') === jobId) honestPrices.push(bid.message.priceMicroUsd)
-    })
+    // version 2: bids go to the renter alone, so the ring hears no honest price (honestPrices stays
+    // empty unless a future channel leaks one) and makes no bid "at the same price"
+    let renter: ReturnType<typeof readJobRequest> | undefined
     try {
       await waitFor(() => signal.aborted || (job != null && (honestPrices.length > 0 || Date.now() >= stopAt)), { timeoutMs: 60_000, intervalMs: 20, what: 'a job and an honest bid for it' })
       // no honest bid seen: no bid at "the same price" to make
       if (job == null || signal.aborted || honestPrices.length === 0) return { provider: me.peerId.toString(), keys, jobs, bid: false }
       const price = honestPrices.reduce((a, b) => (a < b ? a : b))
       const bid = signBid(me.privateKey, me.peerId, bidFor(job, me.peerId, price))
-      await me.libp2p.services.pubsub.publish(TOPIC.bids, bid.envelope)
+      if (renter != null) await sendBidTo(me, renter.signer, job, bid.envelope)
       log(`bid ${price} µUSD/h on job ${jobId ?? ''}`)
       return { provider: me.peerId.toString(), keys, jobs, bid: true, jobId, priceMicroUsd: price.toString(), honestBids: honestPrices.length }
     } finally {
       offJobs()
-      offBids()
     }
   }
 }
