@@ -3,7 +3,8 @@
  * providers, a renter) and an attacker process (test/redteam/attacks/spam.ts) sending 1,000
  * invalid messages a second on every topic and opening streams on every idlegrid protocol as
  * fast as it can; then another attacker process (test/redteam/attacks/valid-flood.ts) sending
- * 1,000 validly signed bids a second from one key. Honest auctions (`idlegrid submit
+ * 1,000 validly signed job requests a second from one key (in market version 2 the job shards are
+ * the market's gossip). Honest auctions (`idlegrid submit
  * --auction-only`) run quiet, under the spam and under the valid flood: all must complete with a
  * p95 within 2× the quiet one; every honest node the attackers reached must drop them (the peer
  * guard, src/node/peer-guard.ts: denied, disconnected, their redials refused), and the honest
@@ -12,7 +13,7 @@
 import * as assert from 'node:assert/strict'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { TOPIC } from '../../protocols/ids.js'
+import { isJobShardTopic } from '../../protocols/ids.js'
 import { submitJob } from '../exec/fixtures.js'
 import { startAttacker, type AttackerProcess } from '../redteam/harness.js'
 import { chaosFull, recordFault, spawnNode, startLocalNetwork, tempDir, waitFor, waitForMesh, type LocalNetwork, type NodeProcess } from '../utils/index.js'
@@ -88,7 +89,7 @@ describe('chaos: spam from one peer (issue 19 item 5)', function () {
       const statuses = await Promise.all(net.all.map(async n => await n.status()))
       const connected = statuses.filter(s => s.peers.some(p => p.peerId === attacker)).map(s => s.role)
       const reasons = statuses.map(s => s.peerGuard.denied.find(d => d.peerId === attacker)?.reason ?? '-')
-      seen = JSON.stringify({ connected, reasons, counters: statuses.map(s => s.peerGuard.counters), bids: statuses.map(s => s.gossip[TOPIC.bids]), attacker: attackerProcess?.stderr().slice(-1500) })
+      seen = JSON.stringify({ connected, reasons, counters: statuses.map(s => s.peerGuard.counters), jobs: statuses.map(s => Object.entries(s.gossip).filter(([t]) => isJobShardTopic(t))), attacker: attackerProcess?.stderr().slice(-1500) })
       return connected.length === 0 && reasons.some(r => r !== '-') && reasons
     }, { timeoutMs: 30_000, what: `the honest nodes to drop ${attacker}` }).catch((err: Error) => { throw new Error(`${err.message}; last seen ${seen}`) })
   }
@@ -113,7 +114,7 @@ describe('chaos: spam from one peer (issue 19 item 5)', function () {
     }
   }
 
-  it('chaos: 1,000 invalid messages a second and a stream flood, then 1,000 valid bids a second: auctions complete within 2× the quiet p95, both attackers are dropped, memory stays bounded', async () => {
+  it('chaos: 1,000 invalid messages a second and a stream flood, then 1,000 valid job requests a second: auctions complete within 2× the quiet p95, both attackers are dropped, memory stays bounded', async () => {
     const quiet = await auctions(AUCTIONS)
     const rssBefore = await Promise.all(net.all.map(rssMiB))
 
@@ -156,7 +157,7 @@ describe('chaos: spam from one peer (issue 19 item 5)', function () {
     const figures = `auction p95 quiet ${quietP95} ms, under spam ${spamP95} ms (${(spamP95 / quietP95).toFixed(2)}×), under the valid flood ${floodP95} ms (${(floodP95 / quietP95).toFixed(2)}×) (${AUCTIONS} each; all quiet ${quiet.join(',')} spam ${spammed.join(',')} flood ${flooded.join(',')}); ` +
       `spammer sent ${String(result?.sent)} messages (${Number(result?.messagesPerSecond).toFixed(0)}/s) and opened ${String(result?.streams)} streams (${Number(result?.streamsPerSecond).toFixed(0)}/s, ${String(result?.streamsRefused)} refused ${JSON.stringify(result?.refusals)}); ` +
       `honest nodes rejected ${rejected.join('/')} before dropping it (${spamDropped.join(' / ')}; its key refused ${spamRedials}× by the bootstrap when back); ` +
-      `flooder sent ${String(flood.result?.sent)} valid bids (${Number(flood.result?.messagesPerSecond).toFixed(0)}/s), ${ignored.join('/')} ignored over the rate, dropped (${floodDropped.join(' / ')}); ` +
+      `flooder sent ${String(flood.result?.sent)} valid job requests (${Number(flood.result?.messagesPerSecond).toFixed(0)}/s), ${ignored.join('/')} ignored over the rate, dropped (${floodDropped.join(' / ')}); ` +
       `RSS MiB before ${rssBefore.map(r => r.toFixed(0)).join('/')} after ${rssAfter.map(r => r.toFixed(0)).join('/')}`
     console.log(`      [figures] ${figures}`)
     assert.ok(Number(result?.sent) > 0 && Number(result?.streams) > 0, `the spam did not happen: ${JSON.stringify(result)}`)
@@ -166,7 +167,7 @@ describe('chaos: spam from one peer (issue 19 item 5)', function () {
     assert.ok(growth.every(g => g < RSS_GROWTH_LIMIT_MIB), `RSS grew by ${growth.map(g => g.toFixed(0)).join('/')} MiB`)
     recordFault({ fault: `spam: ${RATE} invalid msgs/s on every topic + stream flood`, checked: 'honest auctions complete, p95 ≤ 2× quiet', result: 'ok', figure: `p95 quiet ${quietP95} ms, spam ${spamP95} ms (${(spamP95 / quietP95).toFixed(2)}×), ${AUCTIONS}+${AUCTIONS} auctions` })
     recordFault({ fault: 'spam: same', checked: 'spammer dropped by the honest nodes it reached: denied, disconnected, redials refused', result: 'ok', figure: `${spamDropped.filter(r => r !== '-').length} of ${net.all.length} denied it (${[...new Set(spamDropped.filter(r => r !== '-').map(r => r.replace(/-?\d+/g, 'N')))].join('; ')}); ${String(result?.sent)} sent, ${rejected.reduce((a, b) => a + b, 0)} validated+rejected in all; ${String(result?.streams)} streams opened` })
-    recordFault({ fault: `spam: ${RATE} valid signed bids/s from one key`, checked: 'honest auctions complete, p95 ≤ 2× quiet; flooder dropped', result: 'ok', figure: `p95 ${floodP95} ms (${(floodP95 / quietP95).toFixed(2)}×); ${String(flood.result?.sent)} sent, ${ignored.reduce((a, b) => a + b, 0)} ignored over the rate; ${floodDropped.filter(r => r !== '-').length} of ${net.all.length} denied it and none holds a connection to it` })
+    recordFault({ fault: `spam: ${RATE} valid signed job requests/s from one key`, checked: 'honest auctions complete, p95 ≤ 2× quiet; flooder dropped', result: 'ok', figure: `p95 ${floodP95} ms (${(floodP95 / quietP95).toFixed(2)}×); ${String(flood.result?.sent)} sent, ${ignored.reduce((a, b) => a + b, 0)} ignored over the rate; ${floodDropped.filter(r => r !== '-').length} of ${net.all.length} denied it and none holds a connection to it` })
     recordFault({ fault: 'spam: same', checked: `honest RSS growth < ${RSS_GROWTH_LIMIT_MIB} MiB over both floods`, result: 'ok', figure: `growth MiB ${growth.map(g => g.toFixed(0)).join('/')} (bootstrap/providers/renter)` })
   })
 })

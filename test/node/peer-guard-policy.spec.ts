@@ -6,7 +6,7 @@
 import * as assert from 'node:assert/strict'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { TOPIC } from '../../protocols/ids.js'
+import { JOB_SHARD_TOPICS, TOPIC } from '../../protocols/ids.js'
 import { DenyList } from '../../src/node/deny-list.js'
 import { topicClass } from '../../src/node/gossip-limits.js'
 import { PeerGuard } from '../../src/node/peer-guard.js'
@@ -66,13 +66,13 @@ describe('peer guard policy', () => {
     const guard = new PeerGuard({ strikes: { perSecond: 1, burst: 10 }, now })
     const flooder = await newPeer()
     const author = await newPeer()
-    for (let i = 0; i < 1_000; i++) guard.messageOverLimit(author, false, 'bids')
+    for (let i = 0; i < 1_000; i++) guard.messageOverLimit(author, false, 'jobs')
     assert.equal(guard.isDenied(author), false, 'relayed copies are not held against their author')
-    for (let i = 0; i < 10; i++) guard.messageOverLimit(flooder, true, 'bids')
+    for (let i = 0; i < 10; i++) guard.messageOverLimit(flooder, true, 'jobs')
     assert.equal(guard.isDenied(flooder), false, 'within the strike allowance')
-    guard.messageOverLimit(flooder, true, 'bids')
+    guard.messageOverLimit(flooder, true, 'jobs')
     assert.equal(guard.isDenied(flooder), true)
-    assert.match(guard.snapshot().denied[0]?.reason ?? '', /over its bids gossip rate limit/)
+    assert.match(guard.snapshot().denied[0]?.reason ?? '', /over its jobs gossip rate limit/)
     assert.equal(guard.counters.droppedByRate, 1_011)
     assert.equal(guard.counters.denied, 1)
   })
@@ -111,9 +111,9 @@ describe('peer guard policy', () => {
   })
 
   it('topic classes: each idlegrid topic is its own class, shards of it share it', () => {
-    assert.equal(topicClass(TOPIC.bids), 'bids')
-    assert.equal(topicClass(`${TOPIC.bids}/7`), 'bids')
-    assert.equal(topicClass(`${TOPIC.jobs}-3`), 'jobs')
+    // every job shard is one class: sharding cannot multiply a flooder's allowance
+    for (const shard of JOB_SHARD_TOPICS) assert.equal(topicClass(shard), 'jobs')
+    assert.equal(topicClass('/idlegrid/1/bids'), 'other')
     assert.equal(topicClass(TOPIC.ledger), 'ledger')
     assert.equal(topicClass(TOPIC.heartbeats), 'heartbeats')
     assert.equal(topicClass('/something/else'), 'other')

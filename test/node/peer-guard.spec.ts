@@ -6,7 +6,7 @@
 import * as assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import { DOMAIN, TOPIC } from '../../protocols/ids.js'
+import { DOMAIN, JOB_SHARD_TOPICS, type JobShardTopic } from '../../protocols/ids.js'
 import { resolveConfig, type Role } from '../../src/config/config.js'
 import { sealEnvelope } from '../../src/identity/index.js'
 import { createNode, type IdlegridNode, type NodeComposition } from '../../src/node/create-node.js'
@@ -14,6 +14,8 @@ import { GOSSIP_RATE_LIMITS, PEER_GUARD_DEFAULTS, type PeerGuardSnapshot } from 
 import { recordAttack, tempDir, waitFor } from '../utils/index.js'
 
 const PING = '/ipfs/ping/1.0.0'
+/** a job shard: in market version 2 the job shards are the market's gossip (bids and awards travel on streams) */
+const SHARD = JOB_SHARD_TOPICS[0] as JobShardTopic
 
 describe('peer guard on real nodes (issue 19 item 5)', function () {
   this.timeout(60_000)
@@ -44,6 +46,8 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
 
   /** `peer` connected to `victim` and both see each other on `topic` */
   async function joined (victim: IdlegridNode, peer: IdlegridNode, topic: string): Promise<void> {
+    // shards are joined by the market services, which these bare nodes do not run
+    for (const node of [victim, peer]) if (!node.libp2p.services.pubsub.getTopics().includes(topic)) node.libp2p.services.pubsub.subscribe(topic)
     await waitFor(() => victim.libp2p.services.pubsub.getSubscribers(topic).some(p => p.equals(peer.peerId)) &&
       peer.libp2p.services.pubsub.getSubscribers(topic).some(p => p.equals(victim.peerId)), { timeoutMs: 20_000, what: 'the two nodes to see each other on the topic' })
   }
@@ -94,26 +98,26 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
     recordAttack({ issue: '19.5', attack: 'stream flood: one peer opening and abandoning ping streams as fast as it can (in-process)', got: `${opened} streams opened in ${deniedAfterMs} ms, then denied: disconnected, redial refused (${redial}); ${counters.streamsRefused} refused`, limit: `${streams.perSecond}/s, bursts of ${streams.burst} (test setting; default ${PEER_GUARD_DEFAULTS.streams.perSecond}/s, ${PEER_GUARD_DEFAULTS.streams.burst}); deny ${PEER_GUARD_DEFAULTS.denyMs / 60_000} min` })
   })
 
-  it('red team: 2,000 valid signed bids from one key: the router validates at most its allowance, the flooder is denied, an honest author gets every message through', async () => {
+  it('red team: 2,000 valid signed job-shard messages from one key: the router validates at most its allowance, the flooder is denied, an honest author gets every message through', async () => {
     // a smaller allowance than the default (test/chaos/spam.spec.ts floods the defaults): fewer signatures to verify on two cores
     const limit = { perSecond: 20, burst: 100 }
-    const victim = await start('bootstrap', undefined, { gossipRateLimits: { bids: limit } })
+    const victim = await start('bootstrap', undefined, { gossipRateLimits: { jobs: limit } })
     const flooder = await start('provider', victim)
     const honest = await start('provider', victim)
-    await joined(victim, flooder, TOPIC.bids)
-    await joined(victim, honest, TOPIC.bids)
+    await joined(victim, flooder, SHARD)
+    await joined(victim, honest, SHARD)
     const accepted = new Map<string, number>()
     const flooderAcceptedAt: number[] = []
-    victim.libp2p.services.gossip.onMessage(TOPIC.bids, (envelope) => {
+    victim.libp2p.services.gossip.onMessage(SHARD, (envelope) => {
       const id = envelope.signer.toString()
       accepted.set(id, (accepted.get(id) ?? 0) + 1)
       if (envelope.signer.equals(flooder.peerId)) flooderAcceptedAt.push(Date.now())
     })
-    const sign = (node: IdlegridNode, i: number): Uint8Array => sealEnvelope(node.privateKey, node.peerId, DOMAIN.bid, Uint8Array.from(Buffer.from(`bid ${i} ${randomBytes(8).toString('hex')}`)))
+    const sign = (node: IdlegridNode, i: number): Uint8Array => sealEnvelope(node.privateKey, node.peerId, DOMAIN.jobRequest, Uint8Array.from(Buffer.from(`job ${i} ${randomBytes(8).toString('hex')}`)))
     const HONEST = 20
     const honestPublishing = (async () => {
       for (let i = 0; i < HONEST; i++) {
-        await honest.libp2p.services.pubsub.publish(TOPIC.bids, sign(honest, i))
+        await honest.libp2p.services.pubsub.publish(SHARD, sign(honest, i))
         await new Promise(resolve => setTimeout(resolve, 100))
       }
     })()
@@ -121,34 +125,34 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
     const started = Date.now()
     let published = 0
     for (; published < FLOOD && denial(victim, flooder) == null; published++) {
-      await flooder.libp2p.services.pubsub.publish(TOPIC.bids, sign(flooder, published)).catch(() => {})
+      await flooder.libp2p.services.pubsub.publish(SHARD, sign(flooder, published)).catch(() => {})
     }
     const floodMs = Date.now() - started
     await honestPublishing
     await waitFor(() => (accepted.get(honest.peerId.toString()) ?? 0) === HONEST, { timeoutMs: 15_000, what: 'every honest message to be accepted' })
     const denied = await waitFor(() => denial(victim, flooder), { timeoutMs: 10_000, what: 'the flooder to be denied' })
-    assert.match(denied.reason, /over its bids gossip rate limit again and again/)
+    assert.match(denied.reason, /over its jobs gossip rate limit again and again/)
     const redial = await refusedAndDisconnected(victim, flooder)
     const fromFlooder = accepted.get(flooder.peerId.toString()) ?? 0
     // the victim validates behind the publisher: its allowance runs over the time it accepted the flood in (+1 s of refill)
     const acceptingMs = (flooderAcceptedAt.at(-1) ?? 0) - (flooderAcceptedAt[0] ?? 0)
     const allowance = limit.burst + Math.ceil(limit.perSecond * (acceptingMs / 1000 + 1))
-    const stats = victim.libp2p.services.gossip.stats()[TOPIC.bids] ?? {}
+    const stats = victim.libp2p.services.gossip.stats()[SHARD] ?? {}
     console.log(`      [figures] valid flood: ${published} bids published in ${floodMs} ms; the victim verified and accepted ${fromFlooder} over ${acceptingMs} ms (allowance ${allowance}), ignored ${String(stats['ignore:rate limit'])} unverified; honest ${String(accepted.get(honest.peerId.toString()))}/${HONEST}; ${JSON.stringify(guardOf(victim).counters)}`)
     assert.ok(fromFlooder <= allowance, `${fromFlooder} accepted from the flooder > ${allowance}`)
     assert.ok(published > limit.burst, `the flood ran: ${published}`)
-    recordAttack({ issue: '19.5', attack: `valid-message flood: ${published} validly signed bids from one key as fast as it can (in-process)`, got: `${fromFlooder} verified and accepted, ${String(stats['ignore:rate limit'])} ignored before verification, then denied and disconnected (redial ${redial}); ${HONEST}/${HONEST} honest bids accepted`, limit: `bids ${limit.perSecond}/s, bursts of ${limit.burst} per author (test setting; default ${GOSSIP_RATE_LIMITS.bids.perSecond}/s, ${GOSSIP_RATE_LIMITS.bids.burst}); ${PEER_GUARD_DEFAULTS.strikes.burst} strikes` })
+    recordAttack({ issue: '19.5', attack: `valid-message flood: ${published} validly signed job-shard messages from one key as fast as it can (in-process)`, got: `${fromFlooder} verified and accepted, ${String(stats['ignore:rate limit'])} ignored before verification, then denied and disconnected (redial ${redial}); ${HONEST}/${HONEST} honest messages accepted`, limit: `jobs ${limit.perSecond}/s, bursts of ${limit.burst} per author (test setting; default ${GOSSIP_RATE_LIMITS.jobs.perSecond}/s, ${GOSSIP_RATE_LIMITS.jobs.burst}); ${PEER_GUARD_DEFAULTS.strikes.burst} strikes` })
   })
 
   it('red team: a flood of invalid gossip scores the sender far below graylist, and it is denied', async () => {
-    // the bids allowance lifted above this flood: the score alone must get the flooder denied
-    const victim = await start('bootstrap', undefined, { gossipRateLimits: { bids: { perSecond: 1e6, burst: 1e6 } } })
+    // the jobs allowance lifted above this flood: the score alone must get the flooder denied
+    const victim = await start('bootstrap', undefined, { gossipRateLimits: { jobs: { perSecond: 1e6, burst: 1e6 } } })
     const flooder = await start('provider', victim)
-    await joined(victim, flooder, TOPIC.bids)
+    await joined(victim, flooder, SHARD)
     let sent = 0
     const started = Date.now()
     while (denial(victim, flooder) == null && Date.now() - started < 20_000) {
-      await flooder.libp2p.services.pubsub.publish(TOPIC.bids, randomBytes(200)).then(() => { sent++ }, () => {})
+      await flooder.libp2p.services.pubsub.publish(SHARD, randomBytes(200)).then(() => { sent++ }, () => {})
       if (sent % 50 === 0) await new Promise(resolve => setTimeout(resolve, 50))
     }
     const denied = denial(victim, flooder)
@@ -156,9 +160,9 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
     const redial = await refusedAndDisconnected(victim, flooder)
     assert.match(denied.reason, /gossipsub score -\d+ below -1000/)
     const score = (victim.libp2p.services.pubsub as unknown as { getScore: (id: string) => number }).getScore(flooder.peerId.toString())
-    const rejected = Object.entries(victim.libp2p.services.gossip.stats()[TOPIC.bids] ?? {}).filter(([k]) => k.startsWith('reject:')).reduce((s, [, n]) => s + n, 0)
+    const rejected = Object.entries(victim.libp2p.services.gossip.stats()[SHARD] ?? {}).filter(([k]) => k.startsWith('reject:')).reduce((s, [, n]) => s + n, 0)
     console.log(`      [figures] invalid flood: ${sent} sent in ${Date.now() - started} ms, ${rejected} rejected by the victim; denied: ${denied.reason}; score now ${score.toFixed(0)}`)
-    recordAttack({ issue: '19.5', attack: 'invalid-message flood: random bytes on the bids topic from one peer (in-process)', got: `${rejected} of ${sent} validated (rejected) before: ${denied.reason}; disconnected, redial refused (${redial})`, limit: `gossipsub graylist -80, guard denies below ${PEER_GUARD_DEFAULTS.denyScore}` })
+    recordAttack({ issue: '19.5', attack: 'invalid-message flood: random bytes on a job shard from one peer (in-process)', got: `${rejected} of ${sent} validated (rejected) before: ${denied.reason}; disconnected, redial refused (${redial})`, limit: `gossipsub graylist -80, guard denies below ${PEER_GUARD_DEFAULTS.denyScore}` })
   })
 
   it('a denial expires: the peer connects again', async () => {

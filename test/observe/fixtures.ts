@@ -10,8 +10,8 @@ import { roleExtensions } from '../../src/cli/build-node.js'
 import { nodeHandlers } from '../../src/cli/node-control.js'
 import { prepareMetrics, startObservability, type Observability, type PreparedMetrics } from '../../src/observe/index.js'
 import { SUBMIT_SERVICE } from '../../src/submit/index.js'
-import { startInProcessNetwork, tempDir, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
-import { TOPIC } from '../../protocols/ids.js'
+import { startInProcessNetwork, tempDir, type InProcessNetwork } from '../utils/index.js'
+import { waitForMarketMesh } from '../market/fixtures.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 import type { SubmitService } from '../../src/submit/service.js'
 import type { JobSummary } from '../../src/submit/summary.js'
@@ -56,7 +56,7 @@ export async function startCockpitNetwork (): Promise<CockpitNetwork> {
   const views: Observability[] = []
   try {
     await renter.libp2p.dial(provider.libp2p.getMultiaddrs()[0])
-    for (const topic of [TOPIC.jobs, TOPIC.bids, TOPIC.awards]) await waitForTopicMesh([provider, renter], topic)
+    await waitForMarketMesh(net)
     const observe = async (node: IdlegridNode, key: string): Promise<Observability> => {
       const view = await startObservability(node, nodeHandlers(node), { metrics: LOCAL, dashboard: LOCAL, sampleMs: 200 }, prepared.get(key))
       views.push(view)
