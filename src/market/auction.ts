@@ -1,7 +1,7 @@
 /**
  * The renter's side of the reverse auction, one round: publish the signed JobRequest on its
- * shard topic, collect the bids providers send straight here for the window (bid-collector.ts), drop invalid ones and rank the rest (ranking.ts),
- * offer the award down the ranking until a winner accepts (award-offers.ts), and report what
+ * shard topic, collect the bids providers send straight here for the window (bid-collector.ts),
+ * drop invalid ones and rank the rest (ranking.ts), offer the award down the ranking until a winner accepts (award-offers.ts), and report what
  * happened (auction-report.ts), with decline reasons from "why not?" (explain.ts) when few or
  * no providers bid.
  */

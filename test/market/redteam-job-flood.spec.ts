@@ -67,6 +67,8 @@ describe('red team: market job-request flood (issue 13)', function () {
     // the provider's bid on the honest job, sent straight to the victim (which runs no auction: it takes the bid itself)
     let bid: Signed<Bid> | undefined
     const registrar = (v.libp2p as unknown as { components: { registrar: Registrar } }).components.registrar
+    // the victim's renter service serves the bid stream: this test takes it over
+    await v.libp2p.unhandle(PROTOCOL.bid)
     await serveOnce(registrar, PROTOCOL.bid, async (request, remote) => answerBid(request, remote, (heard) => {
       if (Buffer.from(heard.message.jobId).equals(job.message.jobId)) bid = heard
       return 'kept'
