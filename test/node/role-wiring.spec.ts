@@ -9,8 +9,10 @@ import { startInProcessNetwork, waitFor, waitForTopicMesh, type InProcessNetwork
 
 /** What libp2p and every idlegrid node speak (protocols/README.md §1 and §2); gossipsub only, no floodsub. */
 const CORE_PROTOCOLS = ['/ipfs/id/1.0.0', '/ipfs/ping/1.0.0', PROTOCOL.kad, '/meshsub/1.2.0', '/meshsub/1.1.0', '/meshsub/1.0.0', PROTOCOL.ledgerSync]
-/** What a provider adds: accept, explain and the job stream. */
-const PROVIDER_PROTOCOLS = [PROTOCOL.accept, PROTOCOL.explain, PROTOCOL.job]
+/** What a provider adds: accept, explain, the job stream, its own capability record and its leases' requests. */
+const PROVIDER_PROTOCOLS = [PROTOCOL.accept, PROTOCOL.explain, PROTOCOL.job, PROTOCOL.capability, PROTOCOL.serve]
+/** What a renter adds: the bids sent to it and their audit. */
+const RENTER_PROTOCOLS = [PROTOCOL.bid, PROTOCOL.bidsAudit]
 
 describe('node wiring as the composition root builds it (issue 14 items 5 and 6)', function () {
   this.timeout(120_000)
@@ -35,7 +37,8 @@ describe('node wiring as the composition root builds it (issue 14 items 5 and 6)
     // renters run the DHT in client mode: they query it but do not serve /idlegrid/kad/1.0.0
     const expected = (n: IdlegridNode): string[] => [
       ...CORE_PROTOCOLS.filter(p => n !== renter() || p !== PROTOCOL.kad),
-      ...(n === provider() ? PROVIDER_PROTOCOLS : [])
+      ...(n === provider() ? PROVIDER_PROTOCOLS : []),
+      ...(n === renter() ? RENTER_PROTOCOLS : [])
     ].sort()
     for (const n of net.all) {
       assert.deepEqual([...n.libp2p.getProtocols()].sort(), expected(n), `${n.config.role} registers`)
