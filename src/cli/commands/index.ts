@@ -1,4 +1,5 @@
 import { demoCommand } from './demo.js'
+import { doctorCommand } from './doctor.js'
 import { idCommand } from './id.js'
 import { ledgerCommand } from './ledger.js'
 import { marketCommand } from './market.js'
@@ -19,5 +20,6 @@ export const COMMANDS: Command[] = [
   idCommand,
   statusCommand,
   ledgerCommand,
-  reputationCommand
+  reputationCommand,
+  doctorCommand
 ]
