@@ -1,7 +1,7 @@
 /** `idlegrid doctor`: which checks a role needs, run in order. */
 import { isNodeRunning } from '../control/index.js'
 import type { NodeConfig, Role } from '../config/index.js'
-import type { CheckResult } from './check.js'
+import { warn, type CheckResult } from './check.js'
 import { checkDataDir, checkDisk, checkDocker, checkGpus, checkListenPorts, checkNodeVersion, DISK_LIMITS, type DiskLimits } from './local-checks.js'
 import { checkNetwork } from './network-checks.js'
 
@@ -12,6 +12,8 @@ export interface DoctorOptions {
   /** provider: docker CLI and engine (--docker-host / provider.dockerHost) */
   docker?: string
   dockerHost?: string
+  /** provider.simulateGpu of the config: no driver needed, but jobs that need CUDA will fail */
+  simulateGpu?: string[]
   /** provider runs jobs as processes: no Docker needed */
   runner?: 'docker' | 'process'
   /** seconds to listen for heartbeats for the clock check */
@@ -29,7 +31,9 @@ export async function runDoctor (opts: DoctorOptions): Promise<CheckResult[]> {
   const role: Role = config.role
   const results: CheckResult[] = [checkNodeVersion(opts.nodeVersion)]
   if (role === 'provider') {
-    results.push(await checkGpus(opts.nvidiaSmi))
+    results.push(opts.simulateGpu != null && opts.simulateGpu.length > 0
+      ? warn('gpu', `simulated GPUs (${opts.simulateGpu.join(', ')}): a development setup; jobs that need CUDA fail`, 'on a GPU box remove provider.simulateGpu from the config')
+      : await checkGpus(opts.nvidiaSmi))
     if (opts.runner !== 'process') results.push(...await checkDocker({ docker: opts.docker, host: opts.dockerHost }))
   }
   results.push(await checkDataDir(config.dataDir))

@@ -8,7 +8,7 @@ import { access, constants, stat, statfs } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { dirname } from 'node:path'
 import { multiaddr } from '@multiformats/multiaddr'
-import { detectGpus, groupGpus } from '../capability/gpu.js'
+import { detectGpus, groupGpus } from '../capability/index.js'
 import { fail, ok, oneLine, warn, type CheckResult } from './check.js'
 
 export const MIN_NODE_MAJOR = 22

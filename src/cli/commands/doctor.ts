@@ -31,6 +31,7 @@ export const doctorCommand: Command = {
       config,
       nvidiaSmi: (values['nvidia-smi'] as string | undefined) ?? stringField('nvidiaSmi'),
       dockerHost: (values['docker-host'] as string | undefined) ?? stringField('dockerHost'),
+      simulateGpu: Array.isArray(config.provider.simulateGpu) ? config.provider.simulateGpu.map(String) : typeof config.provider.simulateGpu === 'string' ? [config.provider.simulateGpu] : undefined,
       runner: values.runner === undefined ? undefined : asEnum(values.runner, 'runner', ['docker', 'process'] as const),
       waitMs: values['wait-seconds'] === undefined ? undefined : 1000 * asNumber(values['wait-seconds'], 'wait-seconds', { min: 0, max: 300 }),
       offline: values.offline === true

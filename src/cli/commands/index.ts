@@ -1,6 +1,7 @@
 import { demoCommand } from './demo.js'
 import { doctorCommand } from './doctor.js'
 import { idCommand } from './id.js'
+import { initCommand } from './init.js'
 import { ledgerCommand } from './ledger.js'
 import { marketCommand } from './market.js'
 import { reputationCommand } from './reputation.js'
@@ -21,5 +22,6 @@ export const COMMANDS: Command[] = [
   statusCommand,
   ledgerCommand,
   reputationCommand,
+  initCommand,
   doctorCommand
 ]
