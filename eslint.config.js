@@ -4,7 +4,7 @@ import neostandard from 'neostandard'
 import tseslint from 'typescript-eslint'
 
 export default [
-  { ignores: ['dist/**', 'node_modules/**', 'protocols/*.ts', 'bench-results/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'protocols/*.ts', 'bench-results/**', 'build/**'] },
   ...neostandard({ ts: true }),
   {
     files: ['**/*.ts'],

@@ -11,9 +11,10 @@ export { WORKLOAD_KINDS, POLICY_FLAGS, imageAllowed } from './policy.js'
 export type { WorkloadKind } from './policy.js'
 
 // GPUs, availability, the provider profile
-export { readGpuTelemetry } from './gpu.js'
+export { readGpuTelemetry, detectGpus, groupGpus } from './gpu.js'
+export { parseSimulatedGpus } from './simulated-gpus.js'
 export { gpuModelMatches } from './gpu-model.js'
-export type { GpuTelemetry } from './gpu.js'
+export type { GpuTelemetry, DetectedGpu } from './gpu.js'
 export { isAvailable, availableFor, localWeekMinute } from './availability.js'
 export { loadProviderSetup } from './profile.js'
 export type { ProviderProfile } from './profile.js'

@@ -18,6 +18,8 @@ export interface PeerPresence {
   peerId: string
   role: Role | 'unknown'
   lastSeen: number
+  /** the peer's clock when it sent its latest heartbeat (unix ms): lastSeen - sentAt ≈ its clock skew plus delivery time */
+  sentAt: number
   slotsTotal: number
   slotsBusy: number
   count: number
@@ -172,6 +174,7 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
       peerId: id,
       role: roleFromWire(hb.role),
       lastSeen: Date.now(),
+      sentAt: Number(hb.sentAt),
       slotsTotal: hb.slotsTotal,
       slotsBusy: hb.slotsBusy,
       count: (known?.count ?? 0) + 1,

@@ -55,8 +55,9 @@ describe('README commands', function () {
   function localize (line: string): string[] {
     const text = line
       .replace(/\/tmp\/ig-/g, `${dir.path}/ig-`)
-      .replace(/\/tcp\/4001/g, `/tcp/${port}`)
+      // the seed's public address first: after the port rule it no longer matches
       .replace(/\/dns4\/seed\.example\.org\/tcp\/4001/g, `/ip4/127.0.0.1/tcp/${port}`)
+      .replace(/\/tcp\/4001/g, `/tcp/${port}`)
       .replace(/<(seed )?peer id>/g, seedId)
     const args = text.split(/\s+/)
     assert.equal(args[0], './idlegrid', `a README command line starts with ./idlegrid: ${line}`)
@@ -102,7 +103,7 @@ describe('README commands', function () {
     const blocks = await readmeBlocks()
     const roles = blocks[2].lines
     const oneShots = blocks[3].lines
-    const providerBlock = blocks[4].lines
+    const providerBlock = blocks[5].lines
     assert.equal(roles.length, 3)
     assert.ok(roles.every(l => /^\.\/idlegrid (bootstrap|provider|renter) /.test(l)))
 
@@ -134,6 +135,30 @@ describe('README commands', function () {
       '--nvidia-smi', FAKE_SMI, '--data-dir', join(dir.path, 'ig-gpu-box'), '--listen', '/ip4/127.0.0.1/tcp/0'
     ], { FAKE_NVIDIA_SMI_FIXTURE: 'h100-80gb' })
     assert.match(gpuBox.peerId, /^12D3KooW/)
+  })
+
+  it('goes from nothing to a running provider with the three commands that start the provider section', async () => {
+    const lines = (await readmeBlocks())[4].lines
+    assert.deepEqual(lines.map(l => l.split(' ').slice(0, 2).join(' ')), ['./idlegrid init', './idlegrid doctor', './idlegrid provider'])
+    assert.ok(seedId !== '', 'the seed of the roles test is running')
+    const smi = ['--nvidia-smi', FAKE_SMI]
+    const env = { FAKE_NVIDIA_SMI_FIXTURE: 'h100-80gb' }
+    process.env.FAKE_NVIDIA_SMI_FIXTURE = env.FAKE_NVIDIA_SMI_FIXTURE
+    try {
+      const init = await runOnce([...localize(lines[0]), ...smi])
+      assert.equal(init.code, 0, init.stderr)
+      // this machine may have no Docker engine: doctor's report is read, and only the docker checks may fail
+      const doctor = await runOnce([...localize(lines[1]), ...smi, '--listen', '/ip4/127.0.0.1/tcp/0', '--json'])
+      const report = JSON.parse(doctor.stdout)
+      const failed = report.checks.filter((c: { status: string }) => c.status === 'fail').map((c: { id: string }) => c.id)
+      assert.deepEqual(failed.filter((id: string) => !id.startsWith('docker')), [], doctor.stdout)
+      assert.ok(report.checks.some((c: { id: string, status: string }) => c.id.startsWith('bootstrap /') && c.status === 'ok'), 'the seed is reachable')
+      assert.ok(report.checks.some((c: { id: string }) => c.id === 'clock'))
+    } finally {
+      delete process.env.FAKE_NVIDIA_SMI_FIXTURE
+    }
+    const provider = await startRole([...localize(lines[2]), ...smi, '--listen', '/ip4/127.0.0.1/tcp/0'], env)
+    assert.match(provider.peerId, /^12D3KooW/)
   })
 
   it('runs the provider earnings command from the provider section', async () => {

@@ -1,5 +1,7 @@
 import { demoCommand } from './demo.js'
+import { doctorCommand } from './doctor.js'
 import { idCommand } from './id.js'
+import { initCommand } from './init.js'
 import { ledgerCommand } from './ledger.js'
 import { marketCommand } from './market.js'
 import { reputationCommand } from './reputation.js'
@@ -24,5 +26,7 @@ export const COMMANDS: Command[] = [
   statusCommand,
   ledgerCommand,
   reputationCommand,
-  simCommand
+  simCommand,
+  initCommand,
+  doctorCommand
 ]

@@ -1,0 +1,84 @@
+import * as assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { roleExtensions } from '../../src/cli/build-node.js'
+import { DISCOVERY_SERVICE } from '../../src/capability/index.js'
+import type { DiscoveryResult } from '../../src/capability/index.js'
+import { startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
+
+/** The base the image is built on: CI makes it with scripts/base-image.sh (debootstrap + docker import). */
+const BASE = process.env.IDLEGRID_TEST_BASE_IMAGE ?? 'idlegrid-base:bookworm'
+const IMAGE = 'idlegrid-test:ci'
+
+async function sh (cmd: string, args: string[], timeoutMs = 300_000): Promise<{ code: number, stdout: string, stderr: string }> {
+  return await new Promise(resolve => {
+    execFile(cmd, args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      resolve({ code: err == null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr })
+    })
+  })
+}
+
+/**
+ * The image builds from the registry-free context and a provider in a container joins a
+ * network of in-process nodes: a renter finds its signed capability record in the DHT. The
+ * private engine CI starts has no bridge network, so the container shares the host's.
+ */
+describe('install: the Docker image', function () {
+  this.timeout(600_000)
+  let net: InProcessNetwork | undefined
+  let container = ''
+
+  before(async function () {
+    const engine = await sh('docker', ['version', '--format', '{{.Server.Version}}'], 15_000)
+    if (engine.code !== 0) {
+      console.log(`      skipped: no Docker engine answers (${engine.stderr.trim().split('\n')[0]}); .ci/run starts one with scripts/docker-engine.sh`)
+      this.skip()
+    }
+    if ((await sh('docker', ['image', 'inspect', BASE], 15_000)).code !== 0) {
+      console.log(`      skipped: no base image ${BASE}; make it with scripts/base-image.sh (debootstrap), as .ci/run does`)
+      this.skip()
+    }
+  })
+
+  after(async () => {
+    if (container !== '') await sh('docker', ['rm', '-f', container], 30_000)
+    await net?.stop()
+  })
+
+  it('builds, and a container provider joins an in-process network (its capability record is found)', async () => {
+    const ctx = await tempDir()
+    try {
+      const made = await sh('scripts/docker-context.sh', [`${ctx.path}/context`])
+      assert.equal(made.code, 0, made.stderr)
+      const build = await sh('docker', ['build', '-q', '--build-arg', `BASE=${BASE}`, '-t', IMAGE, `${ctx.path}/context`])
+      assert.equal(build.code, 0, build.stderr.slice(-2000))
+    } finally {
+      await ctx.cleanup()
+    }
+    const user = await sh('docker', ['run', '--rm', '--entrypoint', '/usr/bin/id', IMAGE, '-u'], 60_000)
+    assert.equal(user.stdout.trim(), '10001', 'the node runs as a non-root user')
+
+    net = await startInProcessNetwork({ providers: 0, renters: 1, extensions: (_role, _i, config) => roleExtensions(config) })
+    const seed = net.bootstrap.libp2p.getMultiaddrs()[0].toString()
+    const run = await sh('docker', ['run', '-d', '--network', 'host', IMAGE, 'provider', '--simulate-gpu', 'H100:80', '--region', 'eu-west',
+      '--price-floor', '1.5', '--runner', 'process', '--bootstrap', seed, '--listen', '/ip4/127.0.0.1/tcp/0', '--private-addresses', 'true',
+      '--heartbeat-seconds', '1', '--json'], 60_000)
+    assert.equal(run.code, 0, run.stderr)
+    container = run.stdout.trim()
+    const ready = await waitFor(async () => {
+      const logs = await sh('docker', ['logs', container], 15_000)
+      const line = logs.stdout.split('\n').find(l => l.startsWith('{"peerId"'))
+      if (line == null && /exited|Exited/.test((await sh('docker', ['ps', '-a', '--filter', `id=${container}`, '--format', '{{.Status}}'], 15_000)).stdout)) {
+        throw new Error(`the provider container stopped: ${logs.stderr.slice(-1500)}`)
+      }
+      return line
+    }, { timeoutMs: 60_000, intervalMs: 500, what: 'the container provider\'s ready line' })
+    const peerId: string = JSON.parse(ready).peerId
+    const renter = net.renters[0]
+    const found = await waitFor(async () => {
+      const result: DiscoveryResult = await (renter.libp2p.services as any)[DISCOVERY_SERVICE].discover({ gpus: ['h100'] }, { timeoutMs: 5_000 })
+      return result.providers.find(p => p.peerId === peerId)
+    }, { timeoutMs: 90_000, intervalMs: 1_000, what: 'the container provider\'s capability record' })
+    assert.equal(found.region, 'eu-west')
+    assert.equal(found.priceFloor, 1.5)
+  })
+})
