@@ -239,12 +239,18 @@ export class SlotScheduler {
   }
 
   capacity (): CapacityView {
-    const busy = this.slots.filter(s => s.lease != null).length
+    // one pass, no intermediate arrays: the bid engine and the simulator ask this for every job they see
+    let busy = 0
+    let preemptible = 0
+    for (const s of this.slots) {
+      if (s.lease != null) busy++
+      if (this.displaceable(s)) preemptible++
+    }
     return {
       total: this.slots.length,
       free: this.slots.length - busy,
       busy,
-      preemptible: this.slots.filter(s => this.displaceable(s)).length,
+      preemptible,
       paused: [...this.paused.keys()],
       graceMs: this.graceMs
     }

@@ -72,15 +72,19 @@ export function quotePrice (inputs: PriceInputs, params: PricingParams = DEFAULT
 export function clearingNudge (base: number, samples: ReadonlyArray<{ priceMicroUsd: number, tier: Tier }>, params: PricingParams = DEFAULT_PRICING): number {
   const band = 1 + Math.max(0, Number.isFinite(params.clearingBand) ? params.clearingBand : 0)
   const weight = Math.min(1, Math.max(0, Number.isFinite(params.clearingWeight) ? params.clearingWeight : 0))
-  const seen = samples
-    .map(c => c.priceMicroUsd / params.tierMultiplier[c.tier])
-    .filter(p => Number.isFinite(p) && p > 0)
-    .map(p => Math.min(base * band, Math.max(base / band, p)))
-  return seen.length === 0 ? 0 : weight * (median(seen) - base)
+  // one pass into a typed array (a provider prices every job it sees, so this runs per job request)
+  const seen = new Float64Array(samples.length)
+  let n = 0
+  for (const c of samples) {
+    const p = c.priceMicroUsd / params.tierMultiplier[c.tier]
+    if (Number.isFinite(p) && p > 0) seen[n++] = Math.min(base * band, Math.max(base / band, p))
+  }
+  return n === 0 ? 0 : weight * (median(seen.subarray(0, n)) - base)
 }
 
-function median (values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
+/** Median of finite numbers (sorts `values` in place; a typed array sorts numerically). */
+function median (values: Float64Array): number {
+  const sorted = values.sort()
   const mid = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[mid] as number : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
 }
