@@ -251,7 +251,7 @@ export class SlotScheduler {
       free: this.slots.length - busy,
       busy,
       preemptible,
-      paused: [...this.paused.keys()],
+      paused: this.paused.size === 0 ? [] : [...this.paused.keys()],
       graceMs: this.graceMs
     }
   }

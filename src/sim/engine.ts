@@ -377,8 +377,12 @@ export class SimEngine {
 const renterBytes = new Uint8Array(38)
 
 function jobIdOf (index: number): Uint8Array {
+  // big-endian index in the last four bytes (no DataView: this runs once per auction)
   const id = new Uint8Array(16)
-  new DataView(id.buffer).setUint32(12, index)
+  id[12] = index >>> 24
+  id[13] = (index >>> 16) & 255
+  id[14] = (index >>> 8) & 255
+  id[15] = index & 255
   return id
 }
 
