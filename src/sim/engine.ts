@@ -33,7 +33,10 @@ interface JobState {
   rounds: number
   deadline: number
   firstStart: number
-  exclude: Set<string>
+  /** providers this job failed on (made on the first failure: most jobs never fail) */
+  exclude: Set<string> | undefined
+  /** capacity-index keys of the job (made at its first auction) */
+  keys: string[] | undefined
   lastReason: string
 }
 
@@ -102,7 +105,7 @@ export class SimEngine {
       this.updateIndex(p)
     }
     pop.jobs.forEach((job, index) => {
-      const js: JobState = { job, index, attempt: 0, rounds: 0, deadline: 0, firstStart: -1, exclude: new Set(), lastReason: '' }
+      const js: JobState = { job, index, attempt: 0, rounds: 0, deadline: 0, firstStart: -1, exclude: undefined, keys: undefined, lastReason: '' }
       this.queue.push(job.task.arrivalMs, { k: 'arrive', js })
     })
     if (opts.mode === 'market' && pop.sybils.length > 0) this.queue.push(0, { k: 'sybil' })
@@ -156,11 +159,11 @@ export class SimEngine {
     if (this.now >= js.deadline) { this.endJob(js, 'expired', js.lastReason === '' ? 'no award' : js.lastReason); return }
     const m = this.metrics
     m.auctions++
-    const keys = jobKeys(job.models, job.residency)
+    const keys = js.keys ??= jobKeys(job.models, job.residency)
     const k = this.scenario.market.candidates
     const rng = this.opts.rng
     const skip = new Set<number>()
-    for (const id of js.exclude) skip.add(Number(id.slice(5)))
+    for (const id of js.exclude ?? NO_EXCLUSIONS) skip.add(Number(id.slice(5)))
     let picked = this.free.sample(keys, k, rng, skip)
     if (job.tier !== 'bronze' && picked.length < k) {
       for (const p of picked) skip.add(p)
@@ -173,7 +176,7 @@ export class SimEngine {
       candidates: picked.map(i => this.pop.providers[i] as SimProvider),
       renterRegion: job.region.name,
       reputation: this.reputation,
-      exclude: js.exclude,
+      exclude: js.exclude ?? NO_EXCLUSIONS,
       latency: this.opts.latency,
       now: wall
     })
@@ -281,7 +284,7 @@ export class SimEngine {
       // a failed or bad run is not paid; the renter fails over to a fresh auction without this provider
       c.lostGpuHours += hours
       c.failovers++
-      js.exclude.add(p.id)
+      (js.exclude ??= new Set()).add(p.id)
       this.retry(js, `${run.outcome} on ${p.id}`)
     }
     this.freed(p)
@@ -375,6 +378,7 @@ export class SimEngine {
 }
 
 const renterBytes = new Uint8Array(38)
+const NO_EXCLUSIONS: ReadonlySet<string> = new Set()
 
 function jobIdOf (index: number): Uint8Array {
   // big-endian index in the last four bytes (no DataView: this runs once per auction)
