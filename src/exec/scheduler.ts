@@ -155,7 +155,7 @@ class LeaseImpl implements Lease {
 
 export class SlotScheduler {
   /** dispatches 'change' whenever slots or pauses change */
-  readonly events = new EventTarget()
+  readonly events = new ListenedEventTarget()
   readonly graceMs: number
   private readonly slots: Slot[]
   private readonly paused = new Map<PauseReason, string>()
@@ -290,6 +290,19 @@ export class SlotScheduler {
   }
 
   private changed (): void {
-    this.events.dispatchEvent(new Event('change'))
+    if (this.events.listened) this.events.dispatchEvent(new Event('change'))
+  }
+}
+
+/**
+ * An EventTarget that knows whether anyone ever listened: with no listener a dispatch changes
+ * nothing, and the simulator's thousands of schedulers change slots millions of times.
+ */
+class ListenedEventTarget extends EventTarget {
+  listened = false
+
+  override addEventListener (...args: Parameters<EventTarget['addEventListener']>): void {
+    this.listened = true
+    super.addEventListener(...args)
   }
 }

@@ -113,10 +113,9 @@ export class SimEngine {
 
   /** Runs until every job has ended and every run has finished. */
   run (): void {
-    for (let e = this.queue.pop(); e != null; e = this.queue.pop()) {
-      this.now = e.time
-      this.reputation.setNow(e.time)
-      const ev = e.item
+    for (let ev = this.queue.pop(); ev != null; ev = this.queue.pop()) {
+      this.now = this.queue.poppedTime
+      this.reputation.setNow(this.now)
       switch (ev.k) {
         case 'arrive': this.arrive(ev.js); break
         case 'auction': this.auction(ev.js); break
