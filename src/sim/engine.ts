@@ -35,8 +35,6 @@ interface JobState {
   firstStart: number
   /** providers this job failed on (made on the first failure: most jobs never fail) */
   exclude: Set<string> | undefined
-  /** capacity-index keys of the job (made at its first auction) */
-  keys: string[] | undefined
   lastReason: string
 }
 
@@ -88,6 +86,7 @@ export class SimEngine {
   private readonly active = new Map<number, Run>()
   private readonly regionIndex = new Map<string, number>()
   private readonly servable: Set<string>
+  private readonly keys = new Map<readonly string[], Map<string, string[]>>()
   /** GPUs of each owner's biggest node: own work needing more can never start */
   private readonly biggestNode: number[]
   private done = 0
@@ -105,7 +104,7 @@ export class SimEngine {
       this.updateIndex(p)
     }
     pop.jobs.forEach((job, index) => {
-      const js: JobState = { job, index, attempt: 0, rounds: 0, deadline: 0, firstStart: -1, exclude: undefined, keys: undefined, lastReason: '' }
+      const js: JobState = { job, index, attempt: 0, rounds: 0, deadline: 0, firstStart: -1, exclude: undefined, lastReason: '' }
       this.queue.push(job.task.arrivalMs, { k: 'arrive', js })
     })
     if (opts.mode === 'market' && pop.sybils.length > 0) this.queue.push(0, { k: 'sybil' })
@@ -149,7 +148,7 @@ export class SimEngine {
   private refusal (job: SimJob): string | undefined {
     if (job.task.gpus > 1) return 'multi-gpu: a job request is one GPU slot'
     if (job.task.durationMs > SIM_MAX_JOB_MINUTES * 60_000) return 'longer than any provider\'s max job length'
-    if (!jobKeys(job.models, job.residency).some(k => this.servable.has(k))) return 'no provider has the GPU model in the residency zone'
+    if (!this.keysOf(job).some(k => this.servable.has(k))) return 'no provider has the GPU model in the residency zone'
     return undefined
   }
 
@@ -158,7 +157,7 @@ export class SimEngine {
     if (this.now >= js.deadline) { this.endJob(js, 'expired', js.lastReason === '' ? 'no award' : js.lastReason); return }
     const m = this.metrics
     m.auctions++
-    const keys = js.keys ??= jobKeys(job.models, job.residency)
+    const keys = this.keysOf(job)
     const k = this.scenario.market.candidates
     const rng = this.opts.rng
     const skip = new Set<number>()
@@ -348,6 +347,15 @@ export class SimEngine {
     for (let i = 0; i < Math.min(queue.length, 16); i++) {
       if (this.placeOwn(queue[i] as JobState, [p.index])) { queue.splice(i, 1); i-- }
     }
+  }
+
+  /** A job's capacity-index keys, made once per model list and residency (jobs share their model lists). */
+  private keysOf (job: SimJob): string[] {
+    let byResidency = this.keys.get(job.models)
+    if (byResidency == null) this.keys.set(job.models, byResidency = new Map())
+    let keys = byResidency.get(job.residency)
+    if (keys == null) byResidency.set(job.residency, keys = jobKeys(job.models, job.residency))
+    return keys
   }
 
   private updateIndex (p: SimProvider): void {
