@@ -155,7 +155,7 @@ class LeaseImpl implements Lease {
 
 export class SlotScheduler {
   /** dispatches 'change' whenever slots or pauses change */
-  readonly events = new EventTarget()
+  readonly events = new ListenedEventTarget()
   readonly graceMs: number
   private readonly slots: Slot[]
   private readonly paused = new Map<PauseReason, string>()
@@ -239,13 +239,19 @@ export class SlotScheduler {
   }
 
   capacity (): CapacityView {
-    const busy = this.slots.filter(s => s.lease != null).length
+    // one pass, no intermediate arrays: the bid engine and the simulator ask this for every job they see
+    let busy = 0
+    let preemptible = 0
+    for (const s of this.slots) {
+      if (s.lease != null) busy++
+      if (this.displaceable(s)) preemptible++
+    }
     return {
       total: this.slots.length,
       free: this.slots.length - busy,
       busy,
-      preemptible: this.slots.filter(s => this.displaceable(s)).length,
-      paused: [...this.paused.keys()],
+      preemptible,
+      paused: this.paused.size === 0 ? [] : [...this.paused.keys()],
       graceMs: this.graceMs
     }
   }
@@ -284,6 +290,19 @@ export class SlotScheduler {
   }
 
   private changed (): void {
-    this.events.dispatchEvent(new Event('change'))
+    if (this.events.listened) this.events.dispatchEvent(new Event('change'))
+  }
+}
+
+/**
+ * An EventTarget that knows whether anyone ever listened: with no listener a dispatch changes
+ * nothing, and the simulator's thousands of schedulers change slots millions of times.
+ */
+class ListenedEventTarget extends EventTarget {
+  listened = false
+
+  override addEventListener (...args: Parameters<EventTarget['addEventListener']>): void {
+    this.listened = true
+    super.addEventListener(...args)
   }
 }

@@ -56,6 +56,8 @@ export class BidEngine {
   private readonly pricing: PricingParams
   /** the latest verified clearing price per renter (one sample each: a renter's own awards weigh once), oldest first */
   private readonly clearing = new Map<string, { priceMicroUsd: number, tier: Tier }>()
+  /** the values of `clearing` as a list, rebuilt after a change (decide runs far more often than observeClearing) */
+  private clearingList: Array<{ priceMicroUsd: number, tier: Tier }> | undefined
   private readonly counts = { jobsSeen: 0, bids: 0, wins: 0, earningsMicroUsdHours: 0 }
   private readonly declines: Record<string, number> = {}
 
@@ -79,7 +81,7 @@ export class BidEngine {
       tier: tierOf(job),
       utilization,
       timeClass,
-      recentClearing: [...this.clearing.values()]
+      recentClearing: this.clearingSamples()
     }, this.pricing))
     // a dynamic price above the renter's limit still wins nothing: offer the limit (the floor fits, matchJob checked)
     const max = job.constraints?.maxPriceMicroUsd ?? 0n
@@ -124,10 +126,16 @@ export class BidEngine {
    * renter, its newest replacing the older; the oldest renter is forgotten past `clearingMemory`.
    */
   observeClearing (renter: string, priceMicroUsd: bigint, tier: Tier): void {
+    this.clearingList = undefined
     this.clearing.delete(renter)
     this.clearing.set(renter, { priceMicroUsd: Number(priceMicroUsd), tier })
     const keep = Math.max(0, this.opts.clearingMemory ?? 20)
     while (this.clearing.size > keep) this.clearing.delete(this.clearing.keys().next().value as string)
+  }
+
+  private clearingSamples (): ReadonlyArray<{ priceMicroUsd: number, tier: Tier }> {
+    this.clearingList ??= [...this.clearing.values()]
+    return this.clearingList
   }
 
   /** Counts a won (accepted) award and its expected earnings. */

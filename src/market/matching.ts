@@ -93,9 +93,13 @@ export function matchJob (profile: ProviderProfile, job: JobRequest, capacity: C
   }
   const offered = fitting.filter(g => !(c?.excludeSimulated === true && g.simulated))
   if (offered.length === 0) return decline(DeclineReason.OTHER, 'the job excludes simulated GPUs')
-  const gpu = [...offered].sort((a, b) => a.vramMib - b.vramMib)[0] as GpuGroup
-  const cached = new Set(policy.datasets)
-  const cachedDatasets = job.datasetDigests.filter(d => cached.has(Buffer.from(d).toString('hex'))).length
+  // (a provider answers every job it sees: no copies or sets when there is one group or no dataset)
+  const gpu = (offered.length === 1 ? offered[0] : [...offered].sort((a, b) => a.vramMib - b.vramMib)[0]) as GpuGroup
+  let cachedDatasets = 0
+  if (job.datasetDigests.length > 0 && policy.datasets.length > 0) {
+    const cached = new Set(policy.datasets)
+    cachedDatasets = job.datasetDigests.filter(d => cached.has(Buffer.from(d).toString('hex'))).length
+  }
   return { ok: true, gpu, cachedDatasets }
 }
 

@@ -72,15 +72,24 @@ export function quotePrice (inputs: PriceInputs, params: PricingParams = DEFAULT
 export function clearingNudge (base: number, samples: ReadonlyArray<{ priceMicroUsd: number, tier: Tier }>, params: PricingParams = DEFAULT_PRICING): number {
   const band = 1 + Math.max(0, Number.isFinite(params.clearingBand) ? params.clearingBand : 0)
   const weight = Math.min(1, Math.max(0, Number.isFinite(params.clearingWeight) ? params.clearingWeight : 0))
-  const seen = samples
-    .map(c => c.priceMicroUsd / params.tierMultiplier[c.tier])
-    .filter(p => Number.isFinite(p) && p > 0)
-    .map(p => Math.min(base * band, Math.max(base / band, p)))
-  return seen.length === 0 ? 0 : weight * (median(seen) - base)
+  // one pass, no intermediate arrays: a provider prices every job it sees (and the simulator
+  // prices millions); the few samples of the default memory are kept sorted as they come
+  const seen: number[] = []
+  const small = samples.length <= 64
+  for (const c of samples) {
+    const p = c.priceMicroUsd / params.tierMultiplier[c.tier]
+    if (!Number.isFinite(p) || p <= 0) continue
+    const v = Math.min(base * band, Math.max(base / band, p))
+    if (!small) { seen.push(v); continue }
+    let j = seen.length
+    while (j > 0 && (seen[j - 1] as number) > v) { seen[j] = seen[j - 1] as number; j-- }
+    seen[j] = v
+  }
+  if (!small) seen.sort((a, b) => a - b)
+  return seen.length === 0 ? 0 : weight * (medianOfSorted(seen) - base)
 }
 
-function median (values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
+function medianOfSorted (sorted: readonly number[]): number {
   const mid = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[mid] as number : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
 }

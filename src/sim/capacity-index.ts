@@ -47,6 +47,9 @@ export function jobKeys (models: readonly string[], residency: string): string[]
 
 export class CapacityIndex {
   private readonly sets = new Map<string, IndexedSet>()
+  /** per provider: whether it is in its sets now (1) or not (0), and the sets it is filed under */
+  private member = new Uint8Array(0)
+  private readonly setsOf: IndexedSet[][] = []
 
   private set (key: string): IndexedSet {
     let s = this.sets.get(key)
@@ -54,11 +57,24 @@ export class CapacityIndex {
     return s
   }
 
-  /** Puts provider `p` in or out of the sets under `keys`. */
+  /**
+   * Puts provider `p` in or out of the sets under `keys` (always the same keys for one provider).
+   * Most calls change nothing (a run ended on a provider that still has a free slot): they cost
+   * one array read.
+   */
   update (p: number, keys: readonly string[], member: boolean): void {
-    for (const k of keys) {
-      if (member) this.set(k).add(p)
-      else this.sets.get(k)?.delete(p)
+    if (p >= this.member.length) {
+      const grown = new Uint8Array(Math.max(p + 1, this.member.length * 2))
+      grown.set(this.member)
+      this.member = grown
+    }
+    let sets = this.setsOf[p]
+    if (sets == null) this.setsOf[p] = sets = keys.map(k => this.set(k))
+    else if (this.member[p] === (member ? 1 : 0)) return
+    this.member[p] = member ? 1 : 0
+    for (const s of sets) {
+      if (member) s.add(p)
+      else s.delete(p)
     }
   }
 

@@ -33,7 +33,8 @@ interface JobState {
   rounds: number
   deadline: number
   firstStart: number
-  exclude: Set<string>
+  /** providers this job failed on (made on the first failure: most jobs never fail) */
+  exclude: Set<string> | undefined
   lastReason: string
 }
 
@@ -85,6 +86,7 @@ export class SimEngine {
   private readonly active = new Map<number, Run>()
   private readonly regionIndex = new Map<string, number>()
   private readonly servable: Set<string>
+  private readonly keys = new Map<readonly string[], Map<string, string[]>>()
   /** GPUs of each owner's biggest node: own work needing more can never start */
   private readonly biggestNode: number[]
   private done = 0
@@ -102,7 +104,7 @@ export class SimEngine {
       this.updateIndex(p)
     }
     pop.jobs.forEach((job, index) => {
-      const js: JobState = { job, index, attempt: 0, rounds: 0, deadline: 0, firstStart: -1, exclude: new Set(), lastReason: '' }
+      const js: JobState = { job, index, attempt: 0, rounds: 0, deadline: 0, firstStart: -1, exclude: undefined, lastReason: '' }
       this.queue.push(job.task.arrivalMs, { k: 'arrive', js })
     })
     if (opts.mode === 'market' && pop.sybils.length > 0) this.queue.push(0, { k: 'sybil' })
@@ -110,10 +112,9 @@ export class SimEngine {
 
   /** Runs until every job has ended and every run has finished. */
   run (): void {
-    for (let e = this.queue.pop(); e != null; e = this.queue.pop()) {
-      this.now = e.time
-      this.reputation.setNow(e.time)
-      const ev = e.item
+    for (let ev = this.queue.pop(); ev != null; ev = this.queue.pop()) {
+      this.now = this.queue.poppedTime
+      this.reputation.setNow(this.now)
       switch (ev.k) {
         case 'arrive': this.arrive(ev.js); break
         case 'auction': this.auction(ev.js); break
@@ -147,7 +148,7 @@ export class SimEngine {
   private refusal (job: SimJob): string | undefined {
     if (job.task.gpus > 1) return 'multi-gpu: a job request is one GPU slot'
     if (job.task.durationMs > SIM_MAX_JOB_MINUTES * 60_000) return 'longer than any provider\'s max job length'
-    if (!jobKeys(job.models, job.residency).some(k => this.servable.has(k))) return 'no provider has the GPU model in the residency zone'
+    if (!this.keysOf(job).some(k => this.servable.has(k))) return 'no provider has the GPU model in the residency zone'
     return undefined
   }
 
@@ -156,11 +157,11 @@ export class SimEngine {
     if (this.now >= js.deadline) { this.endJob(js, 'expired', js.lastReason === '' ? 'no award' : js.lastReason); return }
     const m = this.metrics
     m.auctions++
-    const keys = jobKeys(job.models, job.residency)
+    const keys = this.keysOf(job)
     const k = this.scenario.market.candidates
     const rng = this.opts.rng
     const skip = new Set<number>()
-    for (const id of js.exclude) skip.add(Number(id.slice(5)))
+    for (const id of js.exclude ?? NO_EXCLUSIONS) skip.add(Number(id.slice(5)))
     let picked = this.free.sample(keys, k, rng, skip)
     if (job.tier !== 'bronze' && picked.length < k) {
       for (const p of picked) skip.add(p)
@@ -173,7 +174,7 @@ export class SimEngine {
       candidates: picked.map(i => this.pop.providers[i] as SimProvider),
       renterRegion: job.region.name,
       reputation: this.reputation,
-      exclude: js.exclude,
+      exclude: js.exclude ?? NO_EXCLUSIONS,
       latency: this.opts.latency,
       now: wall
     })
@@ -281,7 +282,7 @@ export class SimEngine {
       // a failed or bad run is not paid; the renter fails over to a fresh auction without this provider
       c.lostGpuHours += hours
       c.failovers++
-      js.exclude.add(p.id)
+      (js.exclude ??= new Set()).add(p.id)
       this.retry(js, `${run.outcome} on ${p.id}`)
     }
     this.freed(p)
@@ -348,6 +349,15 @@ export class SimEngine {
     }
   }
 
+  /** A job's capacity-index keys, made once per model list and residency (jobs share their model lists). */
+  private keysOf (job: SimJob): string[] {
+    let byResidency = this.keys.get(job.models)
+    if (byResidency == null) this.keys.set(job.models, byResidency = new Map())
+    let keys = byResidency.get(job.residency)
+    if (keys == null) byResidency.set(job.residency, keys = jobKeys(job.models, job.residency))
+    return keys
+  }
+
   private updateIndex (p: SimProvider): void {
     const c = p.scheduler.capacity()
     this.free.update(p.index, p.indexKeys, c.free > 0)
@@ -375,10 +385,15 @@ export class SimEngine {
 }
 
 const renterBytes = new Uint8Array(38)
+const NO_EXCLUSIONS: ReadonlySet<string> = new Set()
 
 function jobIdOf (index: number): Uint8Array {
+  // big-endian index in the last four bytes (no DataView: this runs once per auction)
   const id = new Uint8Array(16)
-  new DataView(id.buffer).setUint32(12, index)
+  id[12] = index >>> 24
+  id[13] = (index >>> 16) & 255
+  id[14] = (index >>> 8) & 255
+  id[15] = index & 255
   return id
 }
 

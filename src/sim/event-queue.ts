@@ -32,11 +32,15 @@ export class EventQueue<E> {
     return this.items.length === 0 ? Infinity : this.times[0] as number
   }
 
-  /** removes and returns the earliest event */
-  pop (): { time: number, item: E } | undefined {
+  /** the time of the event pop() returned last */
+  poppedTime = 0
+
+  /** removes and returns the earliest event (its time is then poppedTime; no pair is made per event) */
+  pop (): E | undefined {
     const n = this.items.length
     if (n === 0) return undefined
-    const out = { time: this.times[0] as number, item: this.items[0] as E }
+    this.poppedTime = this.times[0] as number
+    const out = this.items[0] as E
     this.swap(0, n - 1)
     this.times.pop()
     this.seqs.pop()

@@ -87,18 +87,24 @@ export function buildPopulation (scenario: Scenario, trace: Trace, rng: Rng, now
   ownerGpus.reduce((s, g, i) => { cumulative[i] = s + g; return s + g }, 0)
   const totalGpus = cumulative[cumulative.length - 1] ?? 0
   const renterRegion = Array.from({ length: pop.renters }, (_, i) => pop.regions[i % pop.regions.length] as RegionSpec)
+  // a million jobs share a few hundred model lists and a few thousand names: make each once
+  // (resampled tasks share their source task's list), not once per job
+  const modelLists = new Map<readonly string[], string[]>()
+  const ownerNames = Array.from({ length: ownerCount }, (_, i) => `sim-owner${i}`)
+  const renterNames = Array.from({ length: pop.renters }, (_, i) => `sim-r${i}`)
   const jobs = trace.tasks.map((task): SimJob => {
     const tier = tierOfQos(task.qos, rng, pop.goldShareOfLs)
-    const models = task.models.map(m => TRACE_GPU[m]?.modelKey ?? m.toLowerCase())
+    let models = modelLists.get(task.models)
+    if (models == null) modelLists.set(task.models, models = task.models.map(m => TRACE_GPU[m]?.modelKey ?? m.toLowerCase()))
     if (rng.chance(pop.ownWorkload) && totalGpus > 0) {
       const owner = firstAbove(cumulative, rng.next() * totalGpus)
       const region = ownerRegion[owner] as RegionSpec
-      return { task, tier, owner, renter: `sim-owner${owner}`, region, residency: '', models }
+      return { task, tier, owner, renter: ownerNames[owner] as string, region, residency: '', models }
     }
     const r = rng.int(pop.renters)
     const region = renterRegion[r] as RegionSpec
     const residency = rng.chance(pop.residencyShare) ? residencyOfRegion(region.name) : ''
-    return { task, tier, owner: -1, renter: `sim-r${r}`, region, residency, models }
+    return { task, tier, owner: -1, renter: renterNames[r] as string, region, residency, models }
   })
   const sybils = Array.from({ length: adv.sybilRenters }, (_, i) => `sim-sybil${i}`)
   return { providers, owners, ownerRegion, jobs, sybils }

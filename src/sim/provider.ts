@@ -75,7 +75,7 @@ export class SimProvider {
     const capacity: CapacitySource = {
       freeSlots: () => scheduler.capacity().free,
       preemptibleSlots: () => scheduler.capacity().preemptible,
-      totalSlots: () => scheduler.capacity().total,
+      totalSlots: () => init.gpus,
       thermalOk: () => true
     }
     const profile = this.profile

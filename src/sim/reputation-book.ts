@@ -41,7 +41,7 @@ export class ReputationBook implements ReputationSource {
     let list = this.facts.get(provider)
     if (list == null) this.facts.set(provider, list = [])
     list.push({ attestation, receipt })
-    if (list.length > MAX_FACTS) list.splice(0, list.length - MAX_FACTS)
+    while (list.length > MAX_FACTS) list.shift()
     const c = this.cache.get(provider)
     if (c != null) c.dirty = true
   }
