@@ -17,6 +17,7 @@ import { LedgerGossip } from '../../../src/ledger/gossip.js'
 import { LedgerStore } from '../../../src/ledger/store.js'
 import { marketValidation } from '../../../src/market/validation.js'
 import { gossipRouter, type GossipRouter, type GossipVerdict } from '../../../src/node/gossip.js'
+import { GOSSIP_RATE_LIMITS } from '../../../src/node/gossip-limits.js'
 import { heartbeatService } from '../../../src/node/heartbeat.js'
 import { tempDir } from '../../utils/wait.js'
 import { fixtures, type Fixtures } from '../fixtures.js'
@@ -40,7 +41,9 @@ async function nodeUnderTest (fx: Fixtures): Promise<NodeUnderTest> {
     subscribe () {},
     publish: async () => ({ recipients: [] })
   }
-  const router = gossipRouter()({ pubsub, logger })
+  // every input validated: the per-author rate limit would otherwise ignore most of them unchecked
+  const rateLimits = Object.fromEntries(Object.keys(GOSSIP_RATE_LIMITS).map(c => [c, { perSecond: 1e9, burst: 1e9 }]))
+  const router = gossipRouter({ rateLimits })({ pubsub, logger })
   ;(router as any).start()
   ;(marketValidation()({ gossip: router, pubsub }) as any).start()
   const me = fx.other
@@ -54,7 +57,7 @@ async function nodeUnderTest (fx: Fixtures): Promise<NodeUnderTest> {
   return {
     router,
     // the router's own check, so that a throw anywhere in it surfaces (validate() would turn it into a reject)
-    check: async (topic, msg) => await (router as any).check(topic, msg),
+    check: async (topic, msg) => await (router as any).check(topic, msg.type === 'signed' ? msg.from : me.peerId, msg),
     close: async () => { abort.abort(); await store.close(); await dir.cleanup() }
   }
 }
