@@ -5,7 +5,7 @@ import { TopicValidatorResult, type Message, type PeerId } from '@libp2p/interfa
 import { Heartbeat } from '../../protocols/heartbeat.js'
 import { DOMAIN, TOPIC } from '../../protocols/ids.js'
 import { sealEnvelope } from '../../src/identity/index.js'
-import { startInProcessNetwork, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
+import { startInProcessNetwork, UNLIMITED_GOSSIP_RATES, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 
 function heartbeat (fields: Partial<Heartbeat> = {}): Uint8Array {
@@ -25,7 +25,9 @@ describe('gossip validation', function () {
 
   before(async () => {
     // long heartbeat interval: the test publishes every message itself
-    net = await startInProcessNetwork({ providers: 2, renters: 1, heartbeatSeconds: 3600 })
+    // these specs validate many heartbeats of one author: the per-author rate limit (its own
+    // specs are test/node/peer-guard*.spec.ts) would ignore them before the checks under test
+    net = await startInProcessNetwork({ providers: 2, renters: 1, heartbeatSeconds: 3600, extensions: () => ({ gossipRateLimits: UNLIMITED_GOSSIP_RATES }) })
     sender = net.providers[0]
     receiver = net.renters[0]
     await waitForTopicMesh(net.all, TOPIC.heartbeats)
