@@ -22,7 +22,7 @@ import { MAX_BYTES } from '../../protocols/codec.js'
 import { jobShardOf, PROTOCOL } from '../../protocols/ids.js'
 import { LEDGER_SERVICE } from '../../src/ledger/index.js'
 import { providerMarketServices, reputationService, waitForMarketMesh } from './fixtures.js'
-import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { recordAttack, startInProcessNetwork, UNLIMITED_GOSSIP_RATES, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { Signed } from '../../src/identity/index.js'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 
@@ -48,11 +48,13 @@ describe('red team: market job-request flood (issue 13)', function () {
     net = await startInProcessNetwork({
       providers: 1,
       renters: 1 + FLOOD_KEYS,
+      // the per-author gossip rate limit lifted (test/chaos/spam.spec.ts floods the defaults): this
+      // flood must reach the provider's job memory, the bound under test
       extensions: (role) => {
-        if (role === 'provider') return providerMarketServices(profile)
+        if (role === 'provider') return { ...providerMarketServices(profile), gossipRateLimits: UNLIMITED_GOSSIP_RATES }
         const ext = marketServices({ role })
         if (role === 'renter') ext.services[LEDGER_SERVICE] = reputationService()
-        return ext
+        return { ...ext, gossipRateLimits: UNLIMITED_GOSSIP_RATES }
       }
     })
     await waitForMarketMesh(net)
