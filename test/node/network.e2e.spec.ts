@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { TOPIC } from '../../protocols/ids.js'
+import { isJobShardTopic, jobShardTopic, TOPIC } from '../../protocols/ids.js'
 import { BIN_PATH, startLocalNetwork, tempDir, waitForMesh, type LocalNetwork } from '../utils/index.js'
 
 function isRunning (pid: number): boolean {
@@ -37,9 +37,18 @@ describe('a network of separate processes on 127.0.0.1', function () {
       for (const server of servers) if (server !== s.peerId) assert.ok(s.routingTable.includes(server), `${s.role} routes to ${server}`)
       assert.ok(!s.routingTable.includes(network.renters[0].peerId), 'renters stay out of routing tables')
       assert.equal(s.dhtMode, s.role === 'renter' ? 'client' : 'server')
-      // gossipsub topic peers: every other node on every idlegrid topic
+      // gossipsub topic peers: every other node on every global topic; on job shards (market
+      // version 2) only the bootstrap and the providers that serve them, never a renter, and on
+      // the "any zone, any VRAM" shard that every provider serves, all of them
+      const renterIds: Set<string> = new Set<string>(network.renters.map(r => r.peerId as string))
+      const servingOthers: number = network.all.length - network.renters.length - (renterIds.has(s.peerId) ? 0 : 1)
       for (const [topic, peers] of Object.entries(s.topics)) {
-        assert.equal(peers.length, network.all.length - 1, `${s.role} sees all peers on ${topic}`)
+        if (!isJobShardTopic(topic)) {
+          assert.equal(peers.length, network.all.length - 1, `${s.role} sees all peers on ${topic}`)
+          continue
+        }
+        assert.ok(peers.every((p: string): boolean => !renterIds.has(p)), `${s.role} sees no renter on ${topic}`)
+        if (topic === jobShardTopic('any', 0)) assert.equal(peers.length, servingOthers, `${s.role} sees the bootstrap and every provider on ${topic}`)
       }
     }
   })
