@@ -5,6 +5,7 @@
  * replica's provider is SIGKILLed mid-load: no idempotent request is lost, and the deployment
  * is back at size within a bound. SERVE_FULL=1 (npm run test:serve-full) runs 1,000 requests.
  */
+import { jobShardTopic } from '../../protocols/ids.js'
 import * as assert from 'node:assert/strict'
 import { tempDir, waitFor, recordAttack } from '../utils/index.js'
 import { control, http, sentimentSpec, SERVICES_DIR, startServeNetwork } from './fixtures.js'
@@ -58,8 +59,9 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
     dir = await tempDir('idlegrid-serve-')
     net = await startServeNetwork(dir.path, 3)
     renterDir = net.renters[0]!.dataDir
-    // the providers must be in the renter's jobs topic mesh before the first auction
-    await waitFor(async () => ((await control(renterDir, 'status')).topics['/idlegrid/1/jobs'] ?? []).length >= 3, { timeoutMs: 30_000, what: 'the providers in the renter\'s jobs topic' })
+    // the renter must know the providers on the job shard of the service's leases (no residency,
+    // under 16 GiB of VRAM) before the first auction
+    await waitFor(async () => ((await control(renterDir, 'status')).topics[jobShardTopic('any', 0)] ?? []).length >= 3, { timeoutMs: 30_000, what: 'the providers on the renter\'s job shard' })
   })
 
   after(async () => {
