@@ -4,6 +4,7 @@ import { chmod, writeFile, stat, readFile, readdir } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { BIN_PATH, spawnNode, tempDir } from '../utils/index.js'
+import { JOB_SHARD_TOPICS } from '../../protocols/ids.js'
 
 interface CliResult { code: number | null, stdout: string, stderr: string }
 
@@ -146,7 +147,8 @@ describe('idlegrid CLI', function () {
       assert.equal(s.role, 'renter')
       assert.equal(s.dhtMode, 'client')
       assert.ok(s.uptimeMs >= 0)
-      assert.deepEqual(Object.keys(s.topics).sort(), ['/idlegrid/1/awards', '/idlegrid/1/bids', '/idlegrid/1/heartbeats', '/idlegrid/1/jobs', '/idlegrid/2/ledger'])
+      // market version 2: the global topics and every job shard (no bids or awards topic)
+      assert.deepEqual(Object.keys(s.topics).sort(), ['/idlegrid/1/heartbeats', '/idlegrid/2/ledger', ...JOB_SHARD_TOPICS].sort())
       assert.equal((await stat(join(dir.path, 'control.sock'))).mode & 0o777, 0o600)
 
       assertOneLineError(await idlegrid(['provider', '--data-dir', dir.path, '--listen', '/ip4/127.0.0.1/tcp/0']), 1, /data directory .* is in use by a running idlegrid renter node \(pid \d+\)/)

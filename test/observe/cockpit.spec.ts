@@ -11,6 +11,7 @@ import { chromium, type Browser, type Page } from 'playwright-core'
 import { recordAttack, waitFor } from '../utils/index.js'
 import { HOSTILE_LOG_LINE, parseMetrics, startCockpitNetwork, type CockpitNetwork } from './fixtures.js'
 import type { JobSummary } from '../../src/submit/summary.js'
+import { jobShardOf } from '../../protocols/ids.js'
 
 const CHROMIUM = process.env.IDLEGRID_CHROMIUM ?? '/usr/bin/chromium'
 
@@ -65,7 +66,9 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
     assert.equal(m.get('idlegrid_job_duration_seconds_count{side="provider"}'), 1)
     assert.ok((m.get('idlegrid_expected_earnings_usd') ?? 0) > 0)
     assert.equal(m.get('idlegrid_clearing_price_usd_count{side="provider"}'), 1, 'the award it saw')
-    assert.ok((m.get('idlegrid_gossip_messages_total{topic="/idlegrid/1/jobs",verdict="accept",reason=""}') ?? 0) >= 1)
+    // market version 2: the job (no residency, no VRAM floor) travels on its one shard
+    const shard = jobShardOf(undefined)
+    assert.ok((m.get(`idlegrid_gossip_messages_total{topic="${shard}",verdict="accept",reason=""}`) ?? 0) >= 1, `the job accepted on ${shard}`)
   })
 
   describe('in headless Chromium', function () {

@@ -148,7 +148,12 @@ describe('red team: ledger attacks from a separate attacker process (issue 12)',
     assert.equal(result?.bid, true, `the ring bid: ${JSON.stringify(result)}`)
     const winner = auction.award?.winner as string
     assert.ok(net.providers.some(p => p.peerId === winner), `the award went to ${winner}, the ring is ${ring}`)
-    const ringBid = (auction.bids as Array<{ provider: string }>).some(b => b.provider === ring)
+    const bids = auction.bids as Array<{ provider: string, priceMicroUsd: string }>
+    const ringBid = bids.some(b => b.provider === ring)
+    // the attack as meant: its bid reached the auction at the lowest honest price (found by its probe)
+    const honest = bids.filter(b => b.provider !== ring).map(b => BigInt(b.priceMicroUsd))
+    assert.ok(ringBid && honest.length > 0, `the ring's bid and an honest one in the auction: ${JSON.stringify(bids)}`)
+    assert.equal(String(result?.priceMicroUsd), honest.reduce((a, b) => (a < b ? a : b)).toString(), 'the ring bid the lowest honest price')
     // what the renter's ranking saw: the winner's reliability next to the ring's
     const [winnerRep, ringRep] = await Promise.all([reputation(renter(), winner, Date.now()), reputation(renter(), ring, Date.now())])
     console.log(`      [figures] ring provider as each process sees it: ${seen.join('; ')}; ring bid ${String(result?.priceMicroUsd)} µUSD/h ${ringBid ? 'in' : 'not in'} the auction, winner ${winner.slice(-8)}`)

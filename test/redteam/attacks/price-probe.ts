@@ -17,13 +17,18 @@ const PROBE_WINDOW_MS = 1_000
 
 /** Publishes a probe job from `renter`; resolves with the bids others made on it (USD/h by peer id). */
 export async function probeBids (renter: IdlegridNode, ours: IdlegridNode[]): Promise<Record<string, number>> {
+  return Object.fromEntries(Object.entries(await probeBidsMicro(renter, ours)).map(([peer, micro]) => [peer, microToUsd(micro)]))
+}
+
+/** probeBids in µUSD/h, as the bids carried them. */
+export async function probeBidsMicro (renter: IdlegridNode, ours: IdlegridNode[]): Promise<Record<string, bigint>> {
   const job = jobFor(renter, 'probe', PROBE_WINDOW_MS)
-  const bids: Record<string, number> = {}
+  const bids: Record<string, bigint> = {}
   const registrar = (renter.libp2p as unknown as { components: { registrar: Registrar } }).components.registrar
   await renter.libp2p.unhandle(PROTOCOL.bid)
   await serveOnce(registrar, PROTOCOL.bid, async (request, remote) => answerBid(request, remote, (bid) => {
     if (Buffer.compare(bid.message.jobId, job.message.jobId) !== 0 || ours.some(n => n.peerId.equals(bid.signer))) return 'unknown-auction'
-    bids[bid.signer.toString()] = microToUsd(bid.message.priceMicroUsd)
+    bids[bid.signer.toString()] = bid.message.priceMicroUsd
     return 'kept'
   }), { maxRequestBytes: MAX_BID_REQUEST_BYTES, timeoutMs: 5_000, log: defaultLogger().forComponent('redteam:probe') })
   try {

@@ -3,7 +3,9 @@
  * never ran a job) attests `--jobs` made-up jobs, each receipted OK by one of `--keys` fresh
  * renter keys; all of it is published on the ledger topic and relayed by the attacker's store.
  * After the spec's "go" it bids on the next job another renter publishes, at the lowest price
- * an honest provider bid for it, hoping its bought reputation wins the auction.
+ * an honest provider bid for it, hoping its bought reputation wins the auction. Bids go to the
+ * renter alone (market version 2), so it learns that price first with a probe job of the same
+ * shape (a silver one-minute evaluation, price-probe.ts).
  */
 import { LedgerEntry } from '../../../protocols/ledger.js'
 import { signTestJob } from '../../../src/ledger/dev.js'
@@ -14,6 +16,7 @@ import { signers } from '../../ledger/feeds.js'
 import { waitFor } from '../../utils/wait.js'
 import { numberOption, type Attack } from './attack.js'
 import { bidFor } from './forge.js'
+import { probeBidsMicro } from './price-probe.js'
 import { carry, ledgerOf } from './ledger-tools.js'
 
 export const sybilRing: Attack = {
@@ -31,13 +34,13 @@ export const sybilRing: Attack = {
       await carry(me, renter.entry(LedgerEntry.BodyKind.RECEIPT, job.receipt).envelope)
     }
     log(`${jobs} jobs receipted by ${keys} ring keys`)
+    const honestPrices = Object.values(await probeBidsMicro(me, [me]))
+    log(`probe: ${honestPrices.length} honest bids`)
     report({ ringed: true, provider: me.peerId.toString(), keys, jobs })
     await go()
 
     // the next job of another renter: bid the lowest honest price seen for it
     let jobId: string | undefined
-    let stopAt = 0
-    const honestPrices: bigint[] = []
     let job: ReturnType<typeof readJobRequest>['message'] | undefined
     const offJobs = onEveryJob(me, (envelope) => {
       const seen = readJobRequest(envelope)
@@ -45,14 +48,11 @@ export const sybilRing: Attack = {
       job = seen.message
       renter = seen
       jobId = Buffer.from(seen.message.jobId).toString('hex')
-      stopAt = Number(seen.message.createdAt) + seen.message.bidWindowMs - 400
     })
-    // version 2: bids go to the renter alone, so the ring hears no honest price (honestPrices stays
-    // empty unless a future channel leaks one) and makes no bid "at the same price"
     let renter: ReturnType<typeof readJobRequest> | undefined
     try {
-      await waitFor(() => signal.aborted || (job != null && (honestPrices.length > 0 || Date.now() >= stopAt)), { timeoutMs: 60_000, intervalMs: 20, what: 'a job and an honest bid for it' })
-      // no honest bid seen: no bid at "the same price" to make
+      await waitFor(() => signal.aborted || job != null, { timeoutMs: 60_000, intervalMs: 20, what: 'another renter\'s job' })
+      // no honest bid on the probe: no bid at "the same price" to make
       if (job == null || signal.aborted || honestPrices.length === 0) return { provider: me.peerId.toString(), keys, jobs, bid: false }
       const price = honestPrices.reduce((a, b) => (a < b ? a : b))
       const bid = signBid(me.privateKey, me.peerId, bidFor(job, me.peerId, price))
