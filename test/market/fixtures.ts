@@ -82,7 +82,11 @@ export async function waitForMarketMesh (net: InProcessNetwork): Promise<void> {
 }
 
 function meshPeers (node: IdlegridNode, topic: string): number {
-  return (node.libp2p.services.pubsub as unknown as { getMeshPeers: (t: string) => unknown[] }).getMeshPeers(topic).length
+  return meshPeerIds(node, topic).length
+}
+
+function meshPeerIds (node: IdlegridNode, topic: string): string[] {
+  return (node.libp2p.services.pubsub as unknown as { getMeshPeers: (t: string) => string[] }).getMeshPeers(topic).map(String)
 }
 
 /** A bid signed by `by` for `job` at `usd` per GPU-hour: a simulated H100 80 GB in eu-west (EU residency), valid for a minute. */
@@ -111,12 +115,19 @@ export function signedTestBid (by: { key: Ed25519PrivateKey, peerId: PeerId }, j
  * An attacker's ear on every job shard (renters do not join shards): joins them all and calls
  * `handler` with each job request heard; returns the unsubscribe.
  */
-export async function hearAllJobs (node: IdlegridNode, handler: (envelope: OpenedEnvelope) => void): Promise<() => void> {
+export async function hearAllJobs (node: IdlegridNode, handler: (envelope: OpenedEnvelope) => void, relay?: IdlegridNode): Promise<() => void> {
   const router = node.libp2p.services[GOSSIP_SERVICE] as GossipRouter
   const offs = JOB_SHARD_TOPICS.map(topic => router.onMessage(topic, handler))
   for (const topic of JOB_SHARD_TOPICS) node.libp2p.services.pubsub.subscribe(topic)
   // in the mesh of every shard (the bootstrap joins them all) before anything is published
   await waitFor(() => JOB_SHARD_TOPICS.every(t => meshPeers(node, t) > 0), { timeoutMs: 30_000, what: 'the listener in every shard\'s mesh' })
+  // and in the relay's mesh too: our side grafts at once, but the relay forwards only to its
+  // own mesh, and a message it relays before our GRAFT lands is never gossiped to a peer that
+  // is in its mesh by the next heartbeat (a renter not connected to us reaches us only this way)
+  if (relay != null) {
+    const me = node.peerId.toString()
+    await waitFor(() => JOB_SHARD_TOPICS.every(t => meshPeerIds(relay, t).includes(me)), { timeoutMs: 30_000, what: 'the listener in the relay\'s mesh of every shard' })
+  }
   return () => {
     for (const off of offs) off()
     for (const topic of JOB_SHARD_TOPICS) node.libp2p.services.pubsub.unsubscribe(topic)

@@ -68,7 +68,7 @@ describe('red team: the renter\'s bid collector (issue 13)', function () {
     const off = await hearAllJobs(attacker(), (envelope) => {
       const job = readJobRequest(envelope)
       if (job.signer.equals(victim().peerId)) plays.push(play(job))
-    })
+    }, net.bootstrap)
     try {
       const out = await run()
       await Promise.all(plays)

@@ -105,7 +105,7 @@ describe('red team: market (issue 13)', function () {
         // on the copy's own shard (its impossible VRAM floor): anywhere else it is rejected as wrong-shard
         void me.libp2p.services.pubsub.publish(jobShardOf(copy.message.constraints), copy.envelope).catch(() => {})
       }
-    })
+    }, net.bootstrap)
     const declinesBefore = market(0).stats().declines.vram ?? 0
     try {
       const report = await renterMarket().auction(spec('hijacked'))
@@ -165,7 +165,7 @@ describe('red team: market (issue 13)', function () {
     const v = victim()
     const me = attacker()
     const heard: string[] = []
-    const off = await hearAllJobs(me, (envelope) => { heard.push(envelope.domain) })
+    const off = await hearAllJobs(me, (envelope) => { heard.push(envelope.domain) }, net.bootstrap)
     // the best bidder declines: attempt 2 is the award
     hooks[0] = () => ({ accept: false, reason: DeclineReason.NO_CAPACITY, detail: 'slot just taken' })
     try {

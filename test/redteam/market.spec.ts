@@ -105,23 +105,26 @@ describe('red team: market attacks from a separate attacker process (issue 13)',
     recordAttack({ issue: '13.1', attack: `job-id hijack (attacker process): ${String(result?.copies)} copies under its key + attempt-8 awards`, got: `job ${String(run.summary.status)} at attempt ${String(run.summary.attempts)} on the honest provider`, limit: 'jobs keyed by (renter, job id)' })
   })
 
-  it('red team: award sniping from another process: the winner answers only the renter', async () => {
+  it('red team: award sniping from another process: no award ever reaches the sniper (market version 2), the job completes at attempt 1', async () => {
+    // version 2 sends an award only to its winner on the accept stream: the sniper listens on every
+    // job shard (where the job request travels) and must find no award there to relay
     const a = await attacker('award-snipe', { answers: 1 })
     const run = await submitUpper()
-    // the award reaches gossip once accepted; the sniper relays it and stops after the winner's answer
-    const { result, error } = await Promise.race([a.outcome, new Promise<never>((_resolve, reject) => setTimeout(() => { reject(new Error('the sniper got no answer')) }, 20_000))])
+    const { result, error } = await a.stop()
     assert.equal(error, undefined, error)
-    assert.ok((result?.answered ?? 0) >= 1, JSON.stringify(result))
-    assert.equal(result?.accepted, 0, `the winner accepted the sniper's relay: ${JSON.stringify(result)}`)
-    assert.ok((result?.details as string[]).every(d => /not sent by its renter/.test(d)), JSON.stringify(result?.details))
+    assert.ok((result?.jobsHeard ?? 0) >= 1, `the sniper heard the renter's job request where gossip travels: ${JSON.stringify(result)}`)
+    assert.equal(result?.relayed, 0, `the sniper found an award to relay: ${JSON.stringify(result)}`)
+    assert.equal(result?.accepted, 0, JSON.stringify(result))
     assert.equal(run.summary.attempts, 1, 'the renter\'s own attempt was answered')
     assert.equal(run.summary.provider, honest().peerId)
-    recordAttack({ issue: '13.2', attack: 'award sniping (attacker process): relay each gossiped award to its winner', got: `${String(result?.accepted)} of ${String(result?.answered)} relays accepted (${String(result?.details)}); job ok at attempt 1`, limit: 'accept only from the award\'s renter; award published after acceptance' })
+    recordAttack({ issue: '13.2', attack: 'award sniping (attacker process): relay each gossiped award to its winner', got: `fails at step 1: ${String(result?.jobsHeard)} job requests heard, ${String(result?.relayed)} awards to relay (none gossiped); job ok at attempt 1`, limit: 'awards only on the accept stream to the winner; accept only from the award\'s renter' })
   })
 
   it('red team: price pumping from another process: 20 awards at 1000 USD/h move the honest bid ≤ 10 %, and a real job pays the honest price', async () => {
     const a = await attacker('price-pump', { auctions: 20, price: 1000 })
-    const { jobIds } = await a.line(l => l?.pumped === true)
+    const { jobIds, offered } = await a.line(l => l?.pumped === true)
+    // version 2: the pump's awards go to the honest bidders on the accept stream (no award gossip left)
+    assert.ok((jobIds as string[]).length >= 1 && offered >= 1, `the honest provider bid on the pump jobs and was offered their awards: ${JSON.stringify({ jobIds, offered })}`)
     // the honest provider logs each award it saw and whether it taught a price: all of them before the second probe
     await waitFor(() => (jobIds as string[]).every(id => awardsSeen.has(id)), { timeoutMs: 15_000, what: 'the honest provider to see every pump award' })
     a.go()
@@ -133,10 +136,10 @@ describe('red team: market attacks from a separate attacker process (issue 13)',
     assert.ok(before > 0 && after > 0, `the probes got the honest provider's bids: ${JSON.stringify(result)}`)
     const run = await submitUpper()
     const move = (x: number): string => `${(100 * (x / before - 1)).toFixed(2)} %`
-    console.log(`      [figures] honest bid before the pump ${before} USD/h; ${priced} of ${jobIds.length} pump awards taught a price; after ${after} (${move(after)}); the real job paid ${run.priceUsd} (${move(run.priceUsd)})`)
+    console.log(`      [figures] honest bid before the pump ${before} USD/h; ${String(result?.accepted)} of ${String(result?.offered)} pump awards accepted (declines ${JSON.stringify(result?.declines)}), ${priced} of ${jobIds.length} taught a price; after ${after} (${move(after)}); the real job paid ${run.priceUsd} (${move(run.priceUsd)})`)
     assert.ok(after <= before * 1.10, `bid moved from ${before} to ${after}`)
     assert.ok(run.priceUsd <= before * 1.10, `the real job paid ${run.priceUsd}, the honest price was ${before}`)
-    recordAttack({ issue: '13.3', attack: `price pumping (attacker process): ${String(result?.auctions)} self-made awards at ${String(result?.attackUsd)} USD/h, shill bids published`, got: `${priced} awards priced (one sample); honest bid ${move(after)}; a real job paid ${move(run.priceUsd)}`, limit: 'one sample per renter, clamped to the band (≤ 10 %)' })
+    recordAttack({ issue: '13.3', attack: `price pumping (attacker process): ${String(result?.offered)} awards at ${String(result?.attackUsd)} USD/h offered to the honest bidder on its own bids (v2: no award gossip)`, got: `${String(result?.accepted)} accepted, ${priced} priced; honest bid ${move(after)}; a real job paid ${move(run.priceUsd)}`, limit: 'one sample per renter, clamped to the band (≤ 10 %)' })
   })
 
   it('red team: a bid flood from another process keeps one bid of the flooder; the honest provider is awarded', async () => {
@@ -147,12 +150,13 @@ describe('red team: market attacks from a separate attacker process (issue 13)',
     const { result, error } = await a.stop()
     assert.equal(error, undefined, error)
     const report = run.summary
+    // the submit's own outcome first: without its JSON summary every row below is undefined
+    assert.equal(run.code, 0, `submit --auction-only failed: ${JSON.stringify(report)}\n${run.stderr.slice(-2000)}`)
     const flooder = a.peerIds[0] as string
     const rows = (report.bids as Array<{ provider: string }>).filter(b => b.provider === flooder)
     const received = report.received as { kept: number, notBetter: number, late: number }
     console.log(`      [figures] bid flood: ${String(result?.published)} bids published by one key; the renter received ${JSON.stringify(received)}; its report: ${rows.length} row of the flooder, ${String(report.bids.length)} bids in all`)
     assert.ok((result?.published ?? 0) >= FLOOD / 2, `the flood ran: ${JSON.stringify(result)}`)
-    assert.equal(run.code, 0, JSON.stringify({ attempts: report.attempts, noAward: report.noAward, noBids: report.noBids }))
     assert.ok(received.kept + received.notBetter >= 50, `the flood reached the renter inside the window: ${JSON.stringify(received)}`)
     assert.equal(rows.length, 1, 'one bid per signer')
     assert.equal(report.award?.winner, honest().peerId)

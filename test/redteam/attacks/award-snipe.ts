@@ -5,7 +5,7 @@
  * Plays until stopped, or until `--answers N` relays were answered.
  */
 import { MAX_BYTES } from '../../../protocols/codec.js'
-import { PROTOCOL } from '../../../protocols/ids.js'
+import { DOMAIN, PROTOCOL } from '../../../protocols/ids.js'
 import { AcceptRequest } from '../../../protocols/market.js'
 import { readAward } from '../../../src/market/award-check.js'
 import { peerIdFromBytes, readAcceptResponse } from '../../../src/market/messages.js'
@@ -23,12 +23,15 @@ export const awardSnipe: Attack = {
     const answers: Array<{ accepted: boolean, detail: string }> = []
     let relayed = 0
     let failed = 0
+    // job requests heard: the attacker sat where a gossiped award would travel (0 would make "no award" vacuous)
+    let jobsHeard = 0
     const dialer = { openConnection: async (peer: Parameters<typeof me.libp2p.dial>[0], opts?: { signal?: AbortSignal }) => await me.libp2p.dial(peer, opts) } as unknown as ConnectionManager
     const pending: Array<Promise<void>> = []
     // version 2 gossips no awards: the attacker listens on every job shard for one (an award there
     // fails the shard's domain check before any handler, so this measures that none gets through)
     const off = onEveryJob(me, (envelope) => {
-      if (envelope.domain !== 'award') return
+      if (envelope.domain === DOMAIN.jobRequest) jobsHeard++
+      if (envelope.domain !== DOMAIN.award) return
       const award = readAward(envelope)
       if (award.signer.equals(me.peerId)) return
       const winner = peerIdFromBytes(award.message.winner)
@@ -44,6 +47,6 @@ export const awardSnipe: Attack = {
     await untilAborted(AbortSignal.any([signal, done.signal]))
     off()
     await Promise.all(pending)
-    return { relayed, answered: answers.length, accepted: answers.filter(a => a.accepted).length, failed, details: [...new Set(answers.map(a => a.detail))] }
+    return { jobsHeard, relayed, answered: answers.length, accepted: answers.filter(a => a.accepted).length, failed, details: [...new Set(answers.map(a => a.detail))] }
   }
 }

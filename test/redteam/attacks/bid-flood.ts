@@ -9,6 +9,9 @@ import { onEveryJob, sendBidTo } from '../market-wire.js'
 import { numberOption, untilAborted, type Attack } from './attack.js'
 import { bidFor } from './forge.js'
 
+/** bid streams open at once */
+const LANES = 16
+
 export const bidFlood: Attack = {
   summary: 'flood one job with bids from one key until its window closes',
   play: async ({ nodes: [me], options, signal, log }) => {
@@ -22,11 +25,16 @@ export const bidFlood: Attack = {
       if (seen.signer.equals(me.peerId) || flooding != null) return
       job = Buffer.from(seen.message.jobId).toString('hex')
       const stopAt = Number(seen.message.createdAt) + seen.message.bidWindowMs - 300
+      // LANES streams at a time, as a provider with many bids would open them: one at a time a
+      // round trip each, the bid stream takes far fewer bids than a window holds
+      let next = 0
       flooding = (async () => {
-        for (let i = 0; i < max && Date.now() < stopAt && !signal.aborted; i++) {
-          const bid = signBid(me.privateKey, me.peerId, bidFor(seen.message, me.peerId, usdToMicro(100) - BigInt(i)))
-          await sendBidTo(me, seen.signer, seen.message, bid.envelope).then(() => { published++ }, () => {})
-        }
+        await Promise.all(Array.from({ length: LANES }, async () => {
+          for (let i = next++; i < max && Date.now() < stopAt && !signal.aborted; i = next++) {
+            const bid = signBid(me.privateKey, me.peerId, bidFor(seen.message, me.peerId, usdToMicro(100) - BigInt(i)))
+            await sendBidTo(me, seen.signer, seen.message, bid.envelope).then(() => { published++ }, () => {})
+          }
+        }))
         log(`flooded job ${job ?? ''} with ${published} bids`)
       })()
     })
