@@ -5,15 +5,16 @@
  * offers `services.deploy|ls|status|scale|stop` on the control socket.
  */
 import { resolve } from 'node:path'
-import { serviceDependencies, type ComponentLogger, type Libp2p, type Logger, type PeerId, type PrivateKey, type Startable, type Ed25519PrivateKey } from '@libp2p/interface'
+import { serviceDependencies, type ComponentLogger, type Libp2p, type Logger, type PeerId, type Startable, type Ed25519PrivateKey } from '@libp2p/interface'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
-import { LEDGER_CAPABILITY, LEDGER_SERVICE, type LedgerService } from '../ledger/index.js'
-import { MARKET_RENTER_CAPABILITY, MARKET_RENTER_SERVICE, type MarketRenterService } from '../market/index.js'
+import { LEDGER_CAPABILITY, LEDGER_SERVICE } from '../ledger/index.js'
+import { MARKET_RENTER_CAPABILITY, MARKET_RENTER_SERVICE } from '../market/index.js'
 import { Deployment, type DeploymentEvent } from './deployment.js'
 import { parseServiceSpec, serviceInputs, type ServiceSpec } from './service-file.js'
 import { type ServeHost } from './host.js'
-import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
+import type { SubmitComponents } from '../submit/index.js'
+import type { Registrar } from '@libp2p/interface-internal'
 
 export const SERVE_HOST_SERVICE = 'serveHost'
 export const DEPLOYMENTS_SERVICE = 'deployments'
@@ -45,14 +46,8 @@ export function serveHostService (host: ServeHost): (components: { registrar: Re
   }) as Startable
 }
 
-export interface DeploymentsComponents {
-  peerId: PeerId
-  privateKey: PrivateKey
-  connectionManager: ConnectionManager
-  logger: ComponentLogger
-  [MARKET_RENTER_SERVICE]: MarketRenterService
-  [LEDGER_SERVICE]: LedgerService
-}
+/** A deployment runs its replicas' auctions and jobs through the renter's submit path: the same components. */
+export type DeploymentsComponents = SubmitComponents
 
 export interface DeploymentsInit {
   /** replicas' logs go under <baseDir>/<service>/<lease id>/ (default ./idlegrid-out/services) */

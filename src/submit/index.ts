@@ -4,7 +4,7 @@
  * receipt, and fails over to another provider (attempts) with the last checkpoint.
  */
 export { SUBMIT_SERVICE } from './service.js'
-export type { SubmitEvent, SubmitStart } from './service.js'
+export type { SubmitComponents, SubmitEvent, SubmitStart } from './service.js'
 export { submitServices } from './services.js'
 export { checkSubmission, renterLimitsFromSpec } from './payload.js'
 export { auctionRounds } from './rounds.js'
