@@ -7,7 +7,7 @@
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { TOPIC } from '../../protocols/ids.js'
 import { ACCEPT, ignore, reject, type GossipRouter, type GossipVerdict } from '../node/index.js'
-import { BrokenChainError, LedgerClosedError, QuotaExceededError } from './errors.js'
+import { BrokenChainError, FutureEntryError, LedgerClosedError, QuotaExceededError } from './errors.js'
 import type { LedgerStore } from './store.js'
 import type { OpenedEnvelope } from '../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
@@ -71,6 +71,8 @@ export class LedgerGossip {
       case 'rejected':
         // the author's quota in our view: the relayer cannot know it
         if (outcome.error instanceof QuotaExceededError) return ignore('quota')
+        // a clock rule: the author's clock may be wrong (§9); the entry is pulled by sync once due
+        if (outcome.error instanceof FutureEntryError) return ignore(outcome.error.code)
         if (outcome.error instanceof BrokenChainError) {
           this.opts.onBehind()
           return ignore('does not extend the held feed')

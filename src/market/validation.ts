@@ -27,8 +27,9 @@ const MAX_TRACKED_AWARDS = 10_000
 
 function verdictOf (err: unknown): GossipVerdict {
   if (err instanceof MarketMessageError) {
-    // a message that went stale on the way is not misbehaviour
-    return err.reason === 'expired' ? ignore(err.reason) : reject(err.reason)
+    // a message that went stale on the way, or whose sender's clock is wrong, is not
+    // misbehaviour to score down (protocols/README.md §9: time rules are Ignore)
+    return err.reason === 'expired' || err.reason === 'from-the-future' ? ignore(err.reason) : reject(err.reason)
   }
   return reject(`validator error: ${String((err as Error)?.message ?? err)}`)
 }

@@ -6,7 +6,8 @@
 import * as assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import { DOMAIN, JOB_SHARD_TOPICS, type JobShardTopic } from '../../protocols/ids.js'
+import { Heartbeat } from '../../protocols/heartbeat.js'
+import { DOMAIN, JOB_SHARD_TOPICS, TOPIC, type JobShardTopic } from '../../protocols/ids.js'
 import { resolveConfig, type Role } from '../../src/config/config.js'
 import { sealEnvelope } from '../../src/identity/index.js'
 import { createNode, type IdlegridNode, type NodeComposition } from '../../src/node/create-node.js'
@@ -163,6 +164,27 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
     const rejected = Object.entries(victim.libp2p.services.gossip.stats()[SHARD] ?? {}).filter(([k]) => k.startsWith('reject:')).reduce((s, [, n]) => s + n, 0)
     console.log(`      [figures] invalid flood: ${sent} sent in ${Date.now() - started} ms, ${rejected} rejected by the victim; denied: ${denied.reason}; score now ${score.toFixed(0)}`)
     recordAttack({ issue: '19.5', attack: 'invalid-message flood: random bytes on a job shard from one peer (in-process)', got: `${rejected} of ${sent} validated (rejected) before: ${denied.reason}; disconnected, redial refused (${redial})`, limit: `gossipsub graylist -80, guard denies below ${PEER_GUARD_DEFAULTS.denyScore}` })
+  })
+
+  it('a peer whose clock is ahead: its future-dated heartbeats are ignored, not scored down, and it is never denied', async () => {
+    const victim = await start('bootstrap', undefined, { gossipRateLimits: { heartbeats: { perSecond: 1e6, burst: 1e6 } } })
+    const skewed = await start('provider', victim)
+    await joined(victim, skewed, TOPIC.heartbeats)
+    // 5 minutes ahead; 40 messages: as rejects, 8 would already score it past the guard's -1000
+    const ahead = BigInt(Date.now() + 5 * 60_000)
+    for (let i = 0; i < 40; i++) {
+      const payload = Heartbeat.encode({ role: Heartbeat.Role.PROVIDER, seq: ahead + BigInt(i), sentAt: ahead, expiresAt: ahead + 60_000n, slotsTotal: 1, slotsBusy: 0 })
+      await skewed.libp2p.services.pubsub.publish(TOPIC.heartbeats, sealEnvelope(skewed.privateKey, skewed.peerId, DOMAIN.heartbeat, payload))
+    }
+    const verdicts = (): Record<string, number> => victim.libp2p.services.gossip.stats()[TOPIC.heartbeats] ?? {}
+    await waitFor(() => (verdicts()['ignore:heartbeat from the future'] ?? 0) >= 40, { timeoutMs: 10_000, what: 'the victim to ignore the 40 future-dated heartbeats' })
+    // what the guard's timer does each second: the score against its bound (P4 counts at once)
+    const score = (victim.libp2p.services.pubsub as unknown as { getScore: (id: string) => number }).getScore(skewed.peerId.toString())
+    victim.libp2p.services.peerGuard.guard.checkScore(skewed.peerId, score)
+    assert.ok(score >= 0, `a wrong clock scored the peer down to ${score}`)
+    assert.equal(denial(victim, skewed), undefined)
+    assert.ok(victim.libp2p.getConnections(skewed.peerId).length > 0, 'the skewed peer was disconnected')
+    assert.equal(Object.keys(verdicts()).filter(k => k.startsWith('reject:')).length, 0, JSON.stringify(verdicts()))
   })
 
   it('a denial expires: the peer connects again', async () => {
