@@ -24,7 +24,9 @@ export const PROTOCOL = {
   /** a provider's own signed capability record, fetched from it directly after an index lookup */
   capability: '/idlegrid/cap/1.0.0',
   /** one HTTP request to a service replica (a lease) and its streamed answer */
-  serve: '/idlegrid/serve/1.0.0'
+  serve: '/idlegrid/serve/1.0.0',
+  /** a lease's usage over an interval: the provider proposes, the renter countersigns its own figures */
+  usage: '/idlegrid/usage/1.0.0'
 } as const
 
 export const TOPIC = {
@@ -113,7 +115,9 @@ export const DOMAIN = {
   attestation: 'attestation',
   receipt: 'receipt',
   ledgerEntry: 'ledger-entry',
-  fraudProof: 'fraud-proof'
+  fraudProof: 'fraud-proof',
+  /** a UsageStatement, signed by both its provider and its renter (CoSignedUsage) */
+  usage: 'usage'
 } as const
 
 export type Domain = typeof DOMAIN[keyof typeof DOMAIN]
