@@ -266,7 +266,7 @@ export namespace CoSignedUsage {
 export interface UsageFrame {
   proposal?: UsageFrame.Proposal
   countersigned?: UsageFrame.Countersigned
-  signed?: UsageFrame.Signed
+  signed?: CoSignedUsage
   recorded?: UsageFrame.Recorded
   refused?: UsageFrame.Refused
 }
@@ -403,66 +403,6 @@ export namespace UsageFrame {
     }
   }
 
-  export interface Signed {
-    providerSignature: Uint8Array
-  }
-
-  export namespace Signed {
-    let _codec: Codec<Signed>
-
-    export const codec = (): Codec<Signed> => {
-      if (_codec == null) {
-        _codec = message<Signed>((obj, w, opts = {}) => {
-          if (opts.lengthDelimited !== false) {
-            w.fork()
-          }
-
-          if ((obj.providerSignature != null && obj.providerSignature.byteLength > 0)) {
-            w.uint32(10)
-            w.bytes(obj.providerSignature)
-          }
-
-          if (opts.lengthDelimited !== false) {
-            w.ldelim()
-          }
-        }, (reader, length, opts = {}) => {
-          const obj: any = {
-            providerSignature: uint8ArrayAlloc(0)
-          }
-
-          const end = length == null ? reader.len : reader.pos + length
-
-          while (reader.pos < end) {
-            const tag = reader.uint32()
-
-            switch (tag >>> 3) {
-              case 1: {
-                obj.providerSignature = reader.bytes()
-                break
-              }
-              default: {
-                reader.skipType(tag & 7)
-                break
-              }
-            }
-          }
-
-          return obj
-        })
-      }
-
-      return _codec
-    }
-
-    export const encode = (obj: Partial<Signed>): Uint8Array => {
-      return encodeMessage(obj, Signed.codec())
-    }
-
-    export const decode = (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<Signed>): Signed => {
-      return decodeMessage(buf, Signed.codec(), opts)
-    }
-  }
-
   export interface Recorded {}
 
   export namespace Recorded {
@@ -522,7 +462,7 @@ export namespace UsageFrame {
       NO_LEASE = 'NO_LEASE',
       OVERLAP = 'OVERLAP',
       BAD_SIGNATURE = 'BAD_SIGNATURE',
-      DECLINED = 'DECLINED',
+      NOT_COUNTERSIGNED = 'NOT_COUNTERSIGNED',
       PROTOCOL = 'PROTOCOL'
     }
 
@@ -532,7 +472,7 @@ export namespace UsageFrame {
       NO_LEASE = 2,
       OVERLAP = 3,
       BAD_SIGNATURE = 4,
-      DECLINED = 5,
+      NOT_COUNTERSIGNED = 5,
       PROTOCOL = 6
     }
 
@@ -665,7 +605,7 @@ export namespace UsageFrame {
 
         if (obj.signed != null) {
           w.uint32(26)
-          UsageFrame.Signed.codec().encode(obj.signed, w)
+          CoSignedUsage.codec().encode(obj.signed, w)
         }
 
         if (obj.recorded != null) {
@@ -703,7 +643,7 @@ export namespace UsageFrame {
               break
             }
             case 3: {
-              obj.signed = UsageFrame.Signed.codec().decode(reader, reader.uint32(), {
+              obj.signed = CoSignedUsage.codec().decode(reader, reader.uint32(), {
                 limits: opts.limits?.signed
               })
               break
