@@ -140,6 +140,21 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
     r.close(l.leaseId)
   })
 
+  it('the serve host service reports a hosted lease: its last statement when the lease ends, at the award\'s price', async () => {
+    assert.ok(host.usage != null, 'a provider with a ledger reports usage')
+    const leaseId = new Uint8Array(randomBytes(16))
+    const id = toHex(leaseId)
+    const counter = new UsageCounter()
+    desk.open({ leaseId, provider: provider.peerId, gpus: 1, priceMicroUsdPerGpuHour: PRICE, since: Date.now() }, () => counter)
+    const hooks = await host.begin({ leaseId: id, renter: renter.peerId.toString(), healthPath: '/health', priceMicroUsdPerGpuHour: PRICE })
+    const recorded = desk.stats.recorded
+    hooks.ended()
+    await waitFor(() => desk.stats.recorded > recorded, { timeoutMs: 5_000 })
+    const last = host.usage.last.get(id)
+    assert.equal(last?.outcome, 'recorded', JSON.stringify(last))
+    if (last?.outcome === 'recorded') assert.equal(last.signed.priceMicroUsdPerGpuHour, PRICE)
+  })
+
   it('red team: a provider claiming twice the requests, bytes and GPU-seconds gets the renter\'s measured figures only', async () => {
     const l = lease()
     const r = reporter()

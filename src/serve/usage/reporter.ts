@@ -4,6 +4,8 @@
  * countersigned (only co-signed statements count for earnings, so a provider signs what it can
  * get); keeps the co-signed statement in its own ledger and hands it to the renter to keep too.
  */
+import { peerIdFromString } from '@libp2p/peer-id'
+import { fromString } from 'uint8arrays/from-string'
 import { toHex } from '../../common/index.js'
 import { decodeStatement, encodeCoSigned, encodeStatement, signStatement, verifyStatementSignature, type LedgerService, type Usage } from '../../ledger/index.js'
 import { UsageAccount, type LeaseTerms, type UsageCounts, type UsageFigures } from './account.js'
@@ -54,6 +56,17 @@ export class UsageReporter {
 
   close (leaseId: Uint8Array): void {
     this.accounts.delete(toHex(leaseId))
+  }
+
+  /** A lease the host runs (ids as exec gives them): its counts are the host's. */
+  openHosted (leaseIdHex: string, renter: string, priceMicroUsdPerGpuHour: number, counts: UsageCounts): void {
+    this.open({ leaseId: fromHex(leaseIdHex), renter: peerIdFromString(renter), gpus: 1, priceMicroUsdPerGpuHour, since: this.now() }, () => counts)
+  }
+
+  /** The lease ended: one last statement, then its account closes. */
+  closeHosted (leaseIdHex: string): void {
+    const leaseId = fromHex(leaseIdHex)
+    void this.report(leaseId).catch(() => {}).finally(() => { this.close(leaseId) })
   }
 
   /** Reports every open lease every `intervalMs` (clamped to 1 s .. 1 h), one exchange at a time. */
@@ -107,4 +120,8 @@ export class UsageReporter {
     this.last.set(toHex(leaseId), report)
     return report
   }
+}
+
+function fromHex (hex: string): Uint8Array {
+  return fromString(hex, 'base16')
 }
