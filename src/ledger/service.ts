@@ -67,7 +67,7 @@ export interface LedgerServiceInit {
   trustedPeers?: string[]
   /**
    * also publish our entries on, and take others' from, the legacy global topic
-   * /idlegrid/2/ledger (default true while tests still rely on it; protocols/README.md §7
+   * /idlegrid/3/ledger (default true while tests still rely on it; protocols/README.md §7
    * "Propagation": push to counterparties and seeds plus pull is the rule)
    */
   gossip?: boolean

@@ -85,7 +85,7 @@ export async function makeSync (): Promise<VectorFile> {
     res('entries', SyncResponse.encode({ entries: { entries: [b1.envelope], more: false } }), 'accept'),
     res('entries-over-limit', new Writer().bytesField(2, entriesOver(257)).bytes(), ['malformed', 'decode'], '257 entries in one response (limit 256)')
   ]
-  return file('ledger sync messages (/idlegrid/ledger/sync/2.0.0), length prefix removed', { bob: keyEntry(bob) }, vectors)
+  return file('ledger sync messages (/idlegrid/ledger/sync/3.0.0), length prefix removed', { bob: keyEntry(bob) }, vectors)
 }
 
 function entriesOver (n: number): Uint8Array {
