@@ -43,8 +43,7 @@ export function countUsage (all: Iterable<VerifiedUsage>): { counted: VerifiedUs
 }
 
 /**
- * The statements one party holds, lease by lease, kept in interval order: where the next
- * statement of a lease may start, and the check before a new one is appended or signed.
+ * The statements one party holds, lease by lease: the check before a new one is appended.
  */
 export class UsageBook {
   private readonly leases = new Map<string, { hashes: Set<string>, intervals: Array<[number, number]> }>()
@@ -73,11 +72,5 @@ export class UsageBook {
     if (lease.hashes.has(v.hash)) return
     lease.hashes.add(v.hash)
     lease.intervals.push([v.usage.intervalStart, v.usage.intervalEnd])
-  }
-
-  /** Where the lease's held statements end (undefined: none held). */
-  lastEnd (v: Pick<VerifiedUsage, 'providerId' | 'renterId'> & { usage: Pick<VerifiedUsage['usage'], 'leaseId'> }): number | undefined {
-    const lease = this.leases.get(leaseKeyOf(v as VerifiedUsage))
-    return lease == null ? undefined : Math.max(...lease.intervals.map(([, b]) => b))
   }
 }

@@ -7,7 +7,7 @@
 import { peerIdFromString } from '@libp2p/peer-id'
 import { fromString } from 'uint8arrays/from-string'
 import { toHex } from '../../common/index.js'
-import { decodeStatement, encodeCoSigned, encodeStatement, signStatement, verifyStatementSignature, type LedgerService, type Usage } from '../../ledger/index.js'
+import { decodeStatement, encodeCoSigned, encodeStatement, MAX_USAGE_INTERVAL_MS, signStatement, verifyStatementSignature, type LedgerService, type Usage } from '../../ledger/index.js'
 import { UsageAccount, type LeaseTerms, type UsageCounts, type UsageFigures } from './account.js'
 import { exchange, UsageExchangeError, type UsageDialer } from './frames.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
@@ -94,7 +94,8 @@ export class UsageReporter {
     if (account == null) throw new Error(`no open lease ${toHex(leaseId)}`)
     const { terms } = account
     const start = account.nextStart
-    const end = Math.max(start + 1, this.now())
+    // a statement covers at most 24 h: after a long silence (renter unreachable) the lease catches up a day at a time
+    const end = Math.min(start + MAX_USAGE_INTERVAL_MS, Math.max(start + 1, this.now()))
     const claimed = account.figures(start, end)
     const proposal = encodeStatement({ leaseId, provider: this.deps.self.toMultihash().bytes, renter: terms.renter.toMultihash().bytes, intervalStart: start, intervalEnd: end, ...claimed, priceMicroUsdPerGpuHour: terms.priceMicroUsdPerGpuHour })
     const timeoutMs = this.deps.timeoutMs ?? USAGE_REPORT_DEFAULTS.timeoutMs
