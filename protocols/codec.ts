@@ -110,6 +110,10 @@ export const MAX_BYTES = {
   /** LedgerEntry.body for FRAUD_PROOF: the proof's envelope */
   ledgerFraudProofBody: 30 * KiB,
   heartbeatSummary: 256,
+  usageStatement: 512,
+  /** LedgerEntry.body for USAGE: a statement and two signatures */
+  coSignedUsage: 768,
+  usageFrame: 1 * KiB,
   /** embeds up to four ledger-entry envelopes with ordinary bodies */
   fraudProof: 29 * KiB,
   syncRequest: 256,

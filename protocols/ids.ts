@@ -19,17 +19,19 @@ export const PROTOCOL = {
   bid: '/idlegrid/bid/1.0.0',
   /** the bids an award was chosen from, served by its renter to anyone holding the award */
   bidsAudit: '/idlegrid/bids-audit/1.0.0',
-  /** ledger head exchange and range pulls (2: only equivocation proofs, receipt and feed-time rules) */
-  ledgerSync: '/idlegrid/ledger/sync/2.0.0',
+  /** ledger head exchange and range pulls (2: only equivocation proofs, receipt and feed-time rules; 3: USAGE bodies) */
+  ledgerSync: '/idlegrid/ledger/sync/3.0.0',
   /** a provider's own signed capability record, fetched from it directly after an index lookup */
   capability: '/idlegrid/cap/1.0.0',
   /** one HTTP request to a service replica (a lease) and its streamed answer */
-  serve: '/idlegrid/serve/1.0.0'
+  serve: '/idlegrid/serve/1.0.0',
+  /** a lease's usage over an interval: the provider proposes, the renter countersigns its own figures */
+  usage: '/idlegrid/usage/1.0.0'
 } as const
 
 export const TOPIC = {
-  /** 2: see PROTOCOL.ledgerSync */
-  ledger: '/idlegrid/2/ledger',
+  /** 3: see PROTOCOL.ledgerSync */
+  ledger: '/idlegrid/3/ledger',
   heartbeats: '/idlegrid/1/heartbeats'
 } as const
 
@@ -113,7 +115,9 @@ export const DOMAIN = {
   attestation: 'attestation',
   receipt: 'receipt',
   ledgerEntry: 'ledger-entry',
-  fraudProof: 'fraud-proof'
+  fraudProof: 'fraud-proof',
+  /** a UsageStatement, signed by both its provider and its renter (CoSignedUsage) */
+  usage: 'usage'
 } as const
 
 export type Domain = typeof DOMAIN[keyof typeof DOMAIN]

@@ -26,7 +26,8 @@ export namespace LedgerEntry {
     ATTESTATION = 'ATTESTATION',
     RECEIPT = 'RECEIPT',
     HEARTBEAT_SUMMARY = 'HEARTBEAT_SUMMARY',
-    FRAUD_PROOF = 'FRAUD_PROOF'
+    FRAUD_PROOF = 'FRAUD_PROOF',
+    USAGE = 'USAGE'
   }
 
   enum __BodyKindValues {
@@ -34,7 +35,8 @@ export namespace LedgerEntry {
     ATTESTATION = 1,
     RECEIPT = 2,
     HEARTBEAT_SUMMARY = 3,
-    FRAUD_PROOF = 4
+    FRAUD_PROOF = 4,
+    USAGE = 5
   }
 
   export namespace BodyKind {

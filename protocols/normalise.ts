@@ -24,6 +24,7 @@ import { Attestation, JobFrame } from './job.js'
 import { SyncRequest, SyncResponse } from './ledger.js'
 import { Award, JobRequest } from './market.js'
 import { ServeFrame } from './serve.js'
+import { UsageFrame } from './usage.js'
 import { concat, encodeVarint, expandRun, readTag, readVarint, skipValue, WIRE, type PackedElement, type Tag } from './packed.js'
 
 /** What the normaliser must know of one message type; fields by number. */
@@ -69,7 +70,8 @@ export const WIRE_SHAPES: ReadonlyMap<unknown, MessageShape> = new Map<unknown, 
   [Award, { repeated: { 15: LEAF } }],
   [ServeFrame, SERVE_FRAME],
   [ServeFrame.Request, SERVE_REQUEST],
-  [ServeFrame.Response, SERVE_RESPONSE]
+  [ServeFrame.Response, SERVE_RESPONSE],
+  [UsageFrame, { merged: { 1: LEAF, 2: LEAF, 3: LEAF, 4: LEAF, 5: LEAF }, oneofs: { frame: [1, 2, 3, 4, 5] } }]
 ])
 
 export function shapeOf (decoder: unknown): MessageShape {

@@ -18,5 +18,6 @@ export interface LeaseRunHooks {
 }
 
 export interface LeaseHost {
-  begin(lease: { leaseId: string, renter: string, healthPath: string }): Promise<LeaseRunHooks>
+  /** `priceMicroUsdPerGpuHour`: the award's clearing price (what the lease's usage statements bill at) */
+  begin(lease: { leaseId: string, renter: string, healthPath: string, priceMicroUsdPerGpuHour?: number }): Promise<LeaseRunHooks>
 }

@@ -260,7 +260,7 @@ export class JobExecService implements Startable {
     // a service lease listens on a port we pick, is health-checked and drained (src/serve)
     const leaseRequest = v.jobRequest.lease
     const leaseHooks = leaseRequest != null && this.init.leases != null
-      ? await this.init.leases.begin({ leaseId: v.jobIdHex, renter: v.renter.toString(), healthPath: leaseRequest.healthPath })
+      ? await this.init.leases.begin({ leaseId: v.jobIdHex, renter: v.renter.toString(), healthPath: leaseRequest.healthPath, priceMicroUsdPerGpuHour: Number(v.award.clearingPriceMicroUsd) })
       : undefined
     if (leaseHooks != null) spec.env = { ...spec.env, ...leaseHooks.env }
     try {

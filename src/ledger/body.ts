@@ -1,6 +1,7 @@
 /**
  * What a ledger entry's body holds (protocols/README.md §7 "Ledger"): a provider's signed
- * attestation, a renter's signed receipt, a heartbeat summary, or a signed fraud proof.
+ * attestation, a renter's signed receipt, a heartbeat summary, a signed fraud proof, or a
+ * usage statement co-signed by a lease's provider and renter.
  * Signed bodies open into identity's Signed<T>.
  */
 
@@ -13,12 +14,14 @@ import { FraudProof, HeartbeatSummary, LedgerEntry } from '../../protocols/ledge
 import { EnvelopeError, messageHash, openEnvelopeAsync, type OpenedEnvelope, type Signed } from '../identity/index.js'
 import { HASH_BYTES, parseAuthor, type LedgerRecord } from './entry.js'
 import { InvalidBodyError, MalformedEntryError } from './errors.js'
+import { decodeStoredUsage, openCoSignedUsage, type VerifiedUsage } from './usage.js'
 
 export type DecodedBody =
   | { kind: 'attestation', attestation: Signed<Attestation> }
   | { kind: 'receipt', receipt: Signed<Receipt> }
   | { kind: 'heartbeat-summary', summary: HeartbeatSummary }
   | { kind: 'fraud-proof', proof: Signed<FraudProof> }
+  | { kind: 'usage', usage: VerifiedUsage }
 
 /**
  * Bodies already decoded, by record: an entry's body is read by verification, standing,
@@ -46,6 +49,8 @@ function decodeBody (record: LedgerRecord): DecodedBody {
       return { kind: 'heartbeat-summary', summary: decodeVerified(HeartbeatSummary, record.body, 'heartbeat summary') }
     case LedgerEntry.BodyKind.FRAUD_PROOF:
       return { kind: 'fraud-proof', proof: storedSigned(record.body, DOMAIN.fraudProof, (payload) => decodeVerified(FraudProof, payload, 'fraud proof', LIMITS.fraudProof)) }
+    case LedgerEntry.BodyKind.USAGE:
+      return { kind: 'usage', usage: decodeStoredUsage(record.body) }
     default:
       throw new MalformedEntryError(`unknown body kind ${String(record.kind)}`)
   }
@@ -123,4 +128,14 @@ export function verifySummaryBody (record: LedgerRecord): HeartbeatSummary {
   if (summary.busyPpm > 1_000_000) throw new InvalidBodyError('heartbeat summary busy ppm exceeds 1 000 000')
   if (Number(summary.periodEnd) > record.time + MAX_CLOCK_SKEW_MS) throw new InvalidBodyError('heartbeat summary covers a period after its entry')
   return summary
+}
+
+/**
+ * A usage body: a co-signed statement that passes every rule (usage.ts), both signatures
+ * verified, authored by its provider or its renter, its interval ended by the entry's time.
+ */
+export async function verifyUsageBody (record: LedgerRecord, maxSkewMs = MAX_CLOCK_SKEW_MS): Promise<VerifiedUsage> {
+  const usage = await openCoSignedUsage(record.body, { author: record.author, entryTime: record.time, maxSkewMs })
+  remember(record, { kind: 'usage', usage })
+  return usage
 }

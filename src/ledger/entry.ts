@@ -46,13 +46,14 @@ export interface LedgerRecord {
   body: Uint8Array
 }
 
-export type BodyKindName = 'attestation' | 'receipt' | 'heartbeat-summary' | 'fraud-proof'
+export type BodyKindName = 'attestation' | 'receipt' | 'heartbeat-summary' | 'fraud-proof' | 'usage'
 
 const KIND_NAMES: Partial<Record<LedgerEntry.BodyKind, BodyKindName>> = {
   [LedgerEntry.BodyKind.ATTESTATION]: 'attestation',
   [LedgerEntry.BodyKind.RECEIPT]: 'receipt',
   [LedgerEntry.BodyKind.HEARTBEAT_SUMMARY]: 'heartbeat-summary',
-  [LedgerEntry.BodyKind.FRAUD_PROOF]: 'fraud-proof'
+  [LedgerEntry.BodyKind.FRAUD_PROOF]: 'fraud-proof',
+  [LedgerEntry.BodyKind.USAGE]: 'usage'
 }
 
 export function kindName (kind: LedgerEntry.BodyKind): BodyKindName {

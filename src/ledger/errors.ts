@@ -121,3 +121,28 @@ export class QuotaExceededError extends LedgerEntryError {
     this.name = 'QuotaExceededError'
   }
 }
+
+/** Why a usage statement is refused (src/ledger/usage.ts): one name per broken rule. */
+export type UsageRejection =
+  | 'oversized' | 'malformed' | 'bad-lease-id' | 'bad-party' | 'not-a-party' | 'bad-interval'
+  | 'over-bounds' | 'amount-mismatch' | 'bad-provider-signature' | 'bad-renter-signature'
+
+/** A co-signed usage statement that breaks a statement rule (protocols/README.md §7 "Usage statements"). */
+export class InvalidUsageError extends LedgerEntryError {
+  static readonly code = 'ERR_LEDGER_USAGE'
+  readonly code = InvalidUsageError.code
+  constructor (readonly reason: UsageRejection, message: string) {
+    super(message)
+    this.name = 'InvalidUsageError'
+  }
+}
+
+/** A usage statement this feed already holds, or whose interval overlaps one of the same lease. */
+export class UsageOverlapError extends LedgerEntryError {
+  static readonly code = 'ERR_LEDGER_USAGE_OVERLAP'
+  readonly code = UsageOverlapError.code
+  constructor (readonly reason: 'duplicate' | 'overlap', message: string) {
+    super(message)
+    this.name = 'UsageOverlapError'
+  }
+}

@@ -1,6 +1,7 @@
 /**
  * The facts reputation needs (reputation.ts), collected from ledger entries: attestations,
- * receipts paired with them under the receipt rules (receipt-rules.ts), uptime summaries and
+ * receipts paired with them under the receipt rules (receipt-rules.ts), uptime summaries,
+ * co-signed usage statements (by statement hash: the copies in both parties' feeds are one) and
  * equivocation slashes. Adding the same entries in any order gives the same facts; adding one
  * twice changes nothing.
  */
@@ -11,6 +12,7 @@ import { toHex } from '../common/index.js'
 import { decodeStoredBody } from './body.js'
 import { FraudProof, parseAuthor, type LedgerRecord } from './entry.js'
 import { judgeReceipt } from './receipt-rules.js'
+import type { VerifiedUsage } from './usage.js'
 
 export interface AttestationFact {
   hash: string
@@ -60,6 +62,7 @@ export class ReputationEvidence {
   private readonly receiptsByProvider = new Map<string, Map<string, ReceiptFact>>()
   private readonly summaries = new Map<string, Map<string, SummaryFact>>()
   private readonly slashedSet = new Set<string>()
+  private readonly usage = new Map<string, Map<string, VerifiedUsage>>()
   private readonly known = new Set<string>()
   /** bumped whenever facts about a provider change, for caches */
   private readonly versions = new Map<string, number>()
@@ -133,6 +136,16 @@ export class ReputationEvidence {
         this.touch(record.authorId)
         break
       }
+      case 'usage': {
+        const v = body.usage
+        let map = this.usage.get(v.providerId)
+        if (map == null) this.usage.set(v.providerId, map = new Map())
+        if (!map.has(v.hash)) {
+          map.set(v.hash, v)
+          this.touch(v.providerId)
+        }
+        break
+      }
       case 'fraud-proof': {
         // only equivocation slashes (a store from before protocol v2 may hold other kinds)
         if (body.proof.message.kind !== FraudProof.Kind.EQUIVOCATION) break
@@ -156,7 +169,7 @@ export class ReputationEvidence {
 
   /** Providers with any jobs or summaries, sorted. */
   providers (): string[] {
-    const ids = new Set<string>([...this.receiptsByProvider.keys(), ...this.summaries.keys(), ...this.slashedSet])
+    const ids = new Set<string>([...this.receiptsByProvider.keys(), ...this.summaries.keys(), ...this.slashedSet, ...this.usage.keys()])
     for (const a of this.attestations.values()) ids.add(a.provider)
     return [...ids].sort()
   }
@@ -178,6 +191,11 @@ export class ReputationEvidence {
     return [...chosen.values()]
       .map(receipt => ({ attestation: this.attestations.get(receipt.attestationHash) as AttestationFact, receipt }))
       .sort((x, y) => x.receipt.time - y.receipt.time || (x.receipt.entryHash < y.receipt.entryHash ? -1 : 1))
+  }
+
+  /** The distinct co-signed usage statements naming `provider` (which of them count: usage-book.ts). */
+  usageOf (provider: string): VerifiedUsage[] {
+    return [...(this.usage.get(provider)?.values() ?? [])]
   }
 
   /** Non-overlapping heartbeat summaries of `provider`, by period start. */

@@ -1,5 +1,5 @@
 /**
- * The ledger on /idlegrid/2/ledger: our new entries are published there, and the topic's
+ * The ledger on /idlegrid/3/ledger: our new entries are published there, and the topic's
  * validator ingests what others publish. A message that does not extend the feed we hold is
  * not the relayer's fault (it cannot know our view): we pull and compare instead of punishing.
  */

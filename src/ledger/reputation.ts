@@ -39,6 +39,7 @@
 
 import { JobStatus, Receipt } from '../../protocols/job.js'
 import type { ReputationEvidence } from './evidence.js'
+import { computeServiceEarnings, type ServiceEarnings } from './usage-earnings.js'
 
 export interface ReputationParams {
   /** the weight of a job halves every halfLifeMs */
@@ -203,7 +204,7 @@ export interface Earnings {
   peerId: string
   /** paired jobs receipted OK */
   paidJobs: number
-  /** Σ price paid × run time, micro-USD */
+  /** Σ price paid × run time of receipted jobs, plus `service.earnedMicroUsd`, micro-USD */
   earnedMicroUsd: number
   /** GPU-hours of receipted OK jobs */
   jobHours: number
@@ -213,6 +214,8 @@ export interface Earnings {
   fillRate: number
   /** time-weighted busy share of slots, from the summaries */
   busyShare: number
+  /** service leases: from co-signed usage statements only (usage-earnings.ts) */
+  service: ServiceEarnings
 }
 
 /** A provider's earnings and fill rate from the jobs and summaries in the ledger. */
@@ -236,14 +239,16 @@ export function computeEarnings (evidence: ReputationEvidence, peerId: string): 
     busy += s.busyPpm / 1_000_000 * length
     period += length
   }
+  const service = computeServiceEarnings(evidence.usageOf(peerId), peerId)
   return {
     peerId,
     paidJobs,
-    earnedMicroUsd: Math.round(earned),
+    earnedMicroUsd: Math.round(earned) + service.earnedMicroUsd,
     jobHours: jobMs / 3600_000,
     availableHours: availableMs / 3600_000,
     fillRate: availableMs > 0 ? Math.min(1, jobMs / availableMs) : 0,
-    busyShare: period > 0 ? busy / period : 0
+    busyShare: period > 0 ? busy / period : 0,
+    service
   }
 }
 

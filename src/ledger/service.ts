@@ -23,6 +23,8 @@ import { REQUEST_TIMEOUT_MS, SyncClient, type SyncReport } from './sync-client.j
 import { SyncServer } from './sync-server.js'
 import { serveSync } from './sync.js'
 import { UptimeReporter } from './uptime.js'
+import { UsageRecorder } from './usage-recorder.js'
+import type { VerifiedUsage } from './usage.js'
 import { feedView, statusView, type FeedView, type LedgerStatus } from './views.js'
 import type { Earnings, Reputation, ReputationParams } from './reputation.js'
 import type { ReputationExplain } from './trust-explain.js'
@@ -65,7 +67,7 @@ export interface LedgerServiceInit {
   trustedPeers?: string[]
   /**
    * also publish our entries on, and take others' from, the legacy global topic
-   * /idlegrid/2/ledger (default true while tests still rely on it; protocols/README.md §7
+   * /idlegrid/3/ledger (default true while tests still rely on it; protocols/README.md §7
    * "Propagation": push to counterparties and seeds plus pull is the rule)
    */
   gossip?: boolean
@@ -103,6 +105,12 @@ export interface LedgerService {
   recordAttestation(envelope: Uint8Array): Promise<LedgerRecord>
   /** appends our renter receipt envelope to our feed */
   recordReceipt(envelope: Uint8Array): Promise<LedgerRecord>
+  /**
+   * appends a co-signed usage statement (an encoded CoSignedUsage naming us as its provider or
+   * renter) to our feed; refuses one that breaks a rule (InvalidUsageError), or that our feed
+   * already holds or overlaps in time one of the same lease (UsageOverlapError)
+   */
+  recordUsage(body: Uint8Array): Promise<{ record: LedgerRecord, usage: VerifiedUsage }>
   /** resolves when a connected peer holds our feed's head, or after timeoutMs */
   flush(opts?: { timeoutMs?: number }): Promise<FlushResult>
   /** the peers our new entries were announced to, with how often (bounded) */
@@ -136,6 +144,7 @@ class LedgerNode implements LedgerService, Startable {
   private ownAtStart = 0
   private readonly scores: ReputationView
   private readonly uptime: UptimeReporter
+  private readonly usage: UsageRecorder
   private readonly sync: SyncClient
   private readonly flusher: FeedFlusher
   private readonly server: SyncServer
@@ -170,6 +179,7 @@ class LedgerNode implements LedgerService, Startable {
         }
       : undefined
     this.uptime = new UptimeReporter({ ...init, slots }, this.selfId, async (kind, body) => await this.store.append(kind, body))
+    this.usage = new UsageRecorder({ id: this.selfId, bytes: components.peerId.toMultihash().bytes }, async (kind, body) => await this.store.append(kind, body))
     this.sync = new SyncClient({ connectionManager: components.connectionManager, store, selfId: this.selfId, signal, log: this.log })
     this.flusher = new FeedFlusher(this.sync, store, this.selfId, signal)
     this.server = new SyncServer(store, this.sync)
@@ -201,6 +211,7 @@ class LedgerNode implements LedgerService, Startable {
     for await (const record of store.entries()) {
       this.scores.add(record)
       this.uptime.noteStored(record)
+      this.usage.noteStored(record)
     }
     this.ownAtStart = store.head(this.selfId)?.seq ?? 0
     store.onAdded((record) => { this.added(record) })
@@ -282,6 +293,10 @@ class LedgerNode implements LedgerService, Startable {
 
   async recordReceipt (envelope: Uint8Array): Promise<LedgerRecord> {
     return await this.store.append(LedgerEntry.BodyKind.RECEIPT, envelope)
+  }
+
+  async recordUsage (body: Uint8Array): Promise<{ record: LedgerRecord, usage: VerifiedUsage }> {
+    return await this.usage.record(body)
   }
 
   async flush (opts: { timeoutMs?: number } = {}): Promise<FlushResult> {

@@ -140,9 +140,12 @@ export function namedAuthors (record: LedgerRecord): string[] {
   } catch {
     return []
   }
+  // a usage statement names the party other than the author
   const bytes = body.kind === 'attestation'
     ? body.attestation.message.renter
-    : body.kind === 'receipt' ? body.receipt.message.provider : undefined
+    : body.kind === 'receipt'
+      ? body.receipt.message.provider
+      : body.kind === 'usage' ? (body.usage.providerId === record.authorId ? body.usage.usage.renter : body.usage.usage.provider) : undefined
   const id = bytes == null ? undefined : parseAuthor(bytes)?.id
   return id == null ? [] : [id]
 }

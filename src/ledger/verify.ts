@@ -1,5 +1,5 @@
 import { MAX_CLOCK_SKEW_MS } from '../../protocols/codec.js'
-import { verifyJobBody, verifySummaryBody } from './body.js'
+import { verifyJobBody, verifySummaryBody, verifyUsageBody } from './body.js'
 import { checkEntryTime, entryRecord, entrySignatureError, LedgerEntry, openEntryEnvelope, type LedgerRecord } from './entry.js'
 import { InvalidBodyError, LedgerEntryError } from './errors.js'
 import { verifyOpenedAsync, type OpenedEnvelope } from '../identity/index.js'
@@ -79,6 +79,9 @@ async function verifyBody (record: LedgerRecord, maxSkewMs: number): Promise<Ver
       return undefined
     case LedgerEntry.BodyKind.HEARTBEAT_SUMMARY:
       verifySummaryBody(record)
+      return undefined
+    case LedgerEntry.BodyKind.USAGE:
+      await verifyUsageBody(record, maxSkewMs)
       return undefined
     case LedgerEntry.BodyKind.FRAUD_PROOF:
       return await verifyFraudProof(record.body, { builder: record.authorId, entryTime: record.time, maxSkewMs })

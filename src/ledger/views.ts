@@ -96,6 +96,11 @@ function entryView (envelope: Uint8Array): EntryView {
     case 'heartbeat-summary':
       Object.assign(summary, { periodStart: Number(body.summary.periodStart), periodEnd: Number(body.summary.periodEnd), availableMs: Number(body.summary.availableMs), upMs: Number(body.summary.upMs), busyPpm: body.summary.busyPpm })
       break
+    case 'usage': {
+      const u = body.usage.usage
+      Object.assign(summary, { lease: toHex(u.leaseId), provider: body.usage.providerId, renter: body.usage.renterId, intervalStart: u.intervalStart, intervalEnd: u.intervalEnd, requests: u.requests, gpuMs: u.gpuMs, amountMicroUsd: u.amountMicroUsd })
+      break
+    }
     case 'fraud-proof':
       Object.assign(summary, { proof: body.proof.message.kind, accused: parseAuthor(body.proof.message.accused)?.id })
       break

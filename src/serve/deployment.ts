@@ -17,6 +17,7 @@ import { forward, type Dialer } from './forward.js'
 import { Gateway } from './gateway.js'
 import { ReplicaPool, type Replica } from './router.js'
 import { leaseJobSpec, UNTIL_STOPPED_MS, type ServiceSpec } from './service-file.js'
+import { UsageCounter, type UsageDesk } from './usage/index.js'
 import type { Signed } from '../identity/index.js'
 import type { Receipt } from '../../protocols/job.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
@@ -33,7 +34,12 @@ export interface DeploymentDeps {
   probeMs?: number
   /** first pause after an auction without award; doubles up to 10 s (default 1 s) */
   retryMs?: number
+  /** meters each replica's usage for its provider's statements (src/serve/usage) */
+  usage?: UsageDesk
 }
+
+/** How long a replica's usage account stays open after its run ended: for its provider's last statement. */
+const USAGE_CLOSE_DELAY_MS = 60_000
 
 export type DeploymentEvent =
   | { type: 'auction', slot: number, region: string }
@@ -58,10 +64,12 @@ export class Deployment {
   private nextSlot = 0
   private stopped = false
   private readonly listeners = new Set<(e: DeploymentEvent) => void>()
+  /** what the gateway counted through each replica (lease id hex) */
+  private readonly counters = new Map<string, UsageCounter>()
 
   constructor (readonly spec: ServiceSpec, private readonly payload: JobPayload, private readonly deps: DeploymentDeps) {
     this.pool = new ReplicaPool(spec.limits.maxInflightPerReplica)
-    this.gateway = new Gateway(deps.dialer, this.pool, { port: spec.gateway.port, bind: spec.gateway.bind, token: spec.gateway.token, maxBodyBytes: spec.limits.maxBodyBytes, timeoutMs: spec.limits.timeoutMs })
+    this.gateway = new Gateway(deps.dialer, this.pool, { port: spec.gateway.port, bind: spec.gateway.bind, token: spec.gateway.token, maxBodyBytes: spec.limits.maxBodyBytes, timeoutMs: spec.limits.timeoutMs, meter: (id) => this.counters.get(id) })
   }
 
   /** The payload every replica gets: the service's runtime, its lease length as time limit, its files. */
@@ -153,12 +161,14 @@ export class Deployment {
         onEvent: (e) => {
           if (e.type !== 'accepted') return
           const replica = this.pool.add({ id, leaseId: jobId, provider, region: slot.region })
+          this.meter(jobId, provider, Number(openAward(awarded.award).message.clearingPriceMicroUsd))
           this.emit({ type: 'replica-started', slot: slot.index, id, provider: e.provider })
           void this.probe(replica, slot, probing.signal)
         }
       })
       probing.abort()
       this.pool.remove(id)
+      this.unmeter(jobId)
       if (result.receipt != null) this.deps.onReceipt?.(result.receipt)
       this.emit({ type: 'replica-ended', slot: slot.index, id, provider: result.provider, outcome: result.outcome, detail: result.detail })
       if (result.outcome !== 'ok') {
@@ -166,6 +176,20 @@ export class Deployment {
         if (excluded.length > MAX_EXCLUDED) excluded.shift()
       }
     }
+  }
+
+  /** Starts metering a replica's usage (one GPU slot at the award's price); the account closes a while after the run ends. */
+  private meter (leaseId: Uint8Array, provider: PeerId, priceMicroUsdPerGpuHour: number): void {
+    const desk = this.deps.usage
+    if (desk == null) return
+    const counter = new UsageCounter()
+    this.counters.set(toHex(leaseId), counter)
+    desk.open({ leaseId, provider, gpus: 1, priceMicroUsdPerGpuHour, since: Date.now() }, () => counter)
+  }
+
+  private unmeter (leaseId: Uint8Array): void {
+    const timer = setTimeout(() => { this.counters.delete(toHex(leaseId)); this.deps.usage?.close(leaseId) }, USAGE_CLOSE_DELAY_MS)
+    timer.unref()
   }
 
   /** Health through the serve protocol: ready on the first 2xx; out of rotation after two failures in a row. */

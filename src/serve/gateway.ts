@@ -25,6 +25,8 @@ export interface GatewayOptions {
   timeoutMs: number
   /** replicas tried per request */
   maxTries?: number
+  /** the usage counter of a replica (src/serve/usage): each answered request is counted there */
+  meter?: (replicaId: string) => { served: (bytesIn: number, bytesOut: number) => void } | undefined
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])
@@ -145,7 +147,8 @@ export class Gateway {
         answer = await forward(this.dialer, replica.provider, replica.leaseId, { method, path: req.url ?? '/', headers, body }, { timeoutMs: this.opts.timeoutMs })
         this.pool.observe(replica, answer.headMs)
         if (answer.response.draining && replica.state === 'ready') replica.state = 'draining'
-        await this.stream(answer, res)
+        const sent = await this.stream(answer, res)
+        this.opts.meter?.(replica.id)?.served(body.byteLength, sent)
         replica.served++
         this.stats.answered++
         return
@@ -164,7 +167,8 @@ export class Gateway {
     else this.fail(res, res.headersSent ? 502 : last.status, last.message)
   }
 
-  private async stream (answer: ForwardAnswer, res: ServerResponse): Promise<void> {
+  /** Streams the answer to the client; resolves with the body bytes received from the replica. */
+  private async stream (answer: ForwardAnswer, res: ServerResponse): Promise<number> {
     const headers: Record<string, string[]> = {}
     for (const h of answer.response.headers) (headers[h.name] ??= []).push(h.value)
     try {
@@ -176,10 +180,13 @@ export class Gateway {
     // headers go out at once: a server-sent event stream shows its first event without waiting
     res.flushHeaders()
     res.on('close', () => { if (!res.writableFinished) answer.abort() })
+    let bytes = 0
     for await (const chunk of answer.body) {
-      if (res.writableEnded || res.destroyed) { answer.abort(); return }
+      bytes += chunk.byteLength
+      if (res.writableEnded || res.destroyed) { answer.abort(); return bytes }
       if (!res.write(chunk)) await new Promise(resolve => res.once('drain', resolve))
     }
     res.end()
+    return bytes
   }
 }

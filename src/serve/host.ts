@@ -11,6 +11,7 @@ import { toHex } from '../common/index.js'
 import { type ServeFrame } from '../../protocols/serve.js'
 import { SERVE_CHUNK_BYTES, ServeChannel, ServeStreamError, serveFrameKind, wireHeaders } from './wire.js'
 import type { LeaseHost, LeaseRunHooks, RunHandle } from '../exec/index.js'
+import type { UsageReporter } from './usage/index.js'
 import type { Logger, PeerId, Stream } from '@libp2p/interface'
 
 export const HOST_DEFAULTS = {
@@ -27,7 +28,9 @@ export const HOST_DEFAULTS = {
   /** from the request to the service's response head */
   responseMs: 60_000,
   /** longest silence between frames */
-  idleMs: 30_000
+  idleMs: 30_000,
+  /** a usage statement per lease this often (src/serve/usage; 1 s to 1 h) */
+  usageIntervalMs: 60_000
 }
 
 export type HostOptions = Partial<typeof HOST_DEFAULTS>
@@ -61,16 +64,21 @@ export class ServeHost implements LeaseHost {
   readonly leases = new Map<string, HostedLease>()
   private readonly opts: typeof HOST_DEFAULTS
   private readonly agent: Agent
+  /** proposes each lease's usage to its renter (set by the serve host service when the node has a ledger) */
+  usage?: UsageReporter
 
   constructor (opts: HostOptions = {}, private readonly log: Logger = Object.assign(() => {}, { error: () => {}, trace: () => {}, enabled: false }) as any) {
     this.opts = { ...HOST_DEFAULTS, ...opts }
     this.agent = new Agent({ keepAlive: true, maxSockets: this.opts.maxInflight })
   }
 
-  async begin (lease: { leaseId: string, renter: string, healthPath: string }): Promise<LeaseRunHooks> {
+  async begin (lease: { leaseId: string, renter: string, healthPath: string, priceMicroUsdPerGpuHour?: number }): Promise<LeaseRunHooks> {
     const port = await freePort()
-    const hosted: HostedLease = { ...lease, port, healthy: false, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 }
+    const hosted: HostedLease = { leaseId: lease.leaseId, renter: lease.renter, healthPath: lease.healthPath, port, healthy: false, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 }
     this.leases.set(lease.leaseId, hosted)
+    const usage = this.usage
+    // a lease is one GPU slot; its usage bills at the award's price
+    usage?.openHosted(lease.leaseId, lease.renter, lease.priceMicroUsdPerGpuHour ?? 0, hosted)
     let timer: NodeJS.Timeout | undefined
     return {
       env: { PORT: String(port) },
@@ -80,6 +88,8 @@ export class ServeHost implements LeaseHost {
         clearInterval(timer)
         hosted.draining = true
         this.leases.delete(lease.leaseId)
+        // the last interval, then the account closes
+        usage?.closeHosted(lease.leaseId)
       }
     }
   }

@@ -5,16 +5,18 @@
  * offers `services.deploy|ls|status|scale|stop` on the control socket.
  */
 import { resolve } from 'node:path'
-import { serviceDependencies, type ComponentLogger, type Libp2p, type Logger, type PeerId, type Startable, type Ed25519PrivateKey } from '@libp2p/interface'
+import { serviceDependencies, type ComponentLogger, type Libp2p, type Logger, type PeerId, type PrivateKey, type Startable, type Ed25519PrivateKey } from '@libp2p/interface'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE } from '../ledger/index.js'
 import { MARKET_RENTER_CAPABILITY, MARKET_RENTER_SERVICE } from '../market/index.js'
 import { Deployment, type DeploymentEvent } from './deployment.js'
 import { parseServiceSpec, serviceInputs, type ServiceSpec } from './service-file.js'
-import { type ServeHost } from './host.js'
+import { HOST_DEFAULTS, type ServeHost } from './host.js'
+import { UsageDesk, usageHandler, UsageReporter } from './usage/index.js'
+import type { LedgerService } from '../ledger/index.js'
 import type { SubmitComponents } from '../submit/index.js'
-import type { Registrar } from '@libp2p/interface-internal'
+import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 
 export const SERVE_HOST_SERVICE = 'serveHost'
 export const DEPLOYMENTS_SERVICE = 'deployments'
@@ -27,10 +29,29 @@ export class ServeError extends Error {
   }
 }
 
-/** Provider: the serve protocol's handler over a ServeHost. */
-export function serveHostService (host: ServeHost): (components: { registrar: Registrar, logger: ComponentLogger }) => Startable {
+/** What the serve host uses of the node; the ledger only when the node has one (usage statements). */
+export interface ServeHostComponents {
+  registrar: Registrar
+  logger: ComponentLogger
+  peerId: PeerId
+  privateKey: PrivateKey
+  connectionManager: ConnectionManager
+  [LEDGER_SERVICE]?: LedgerService
+}
+
+/** Provider: the serve protocol's handler over a ServeHost, and its leases' usage statements when the node keeps a ledger. */
+export function serveHostService (host: ServeHost, opts: { usageIntervalMs?: number } = {}): (components: ServeHostComponents) => Startable {
   return (components) => ({
     [Symbol.toStringTag]: '@idlegrid/serve-host',
+    afterStart () {
+      const reporter = usageReporterOf(components)
+      if (reporter == null) return
+      host.usage = reporter
+      reporter.start(opts.usageIntervalMs ?? HOST_DEFAULTS.usageIntervalMs)
+    },
+    beforeStop () {
+      host.usage?.stop()
+    },
     async start () {
       const log = components.logger.forComponent('idlegrid:serve')
       await components.registrar.handle(PROTOCOL.serve, ({ stream, connection }) => {
@@ -41,13 +62,27 @@ export function serveHostService (host: ServeHost): (components: { registrar: Re
       await components.registrar.unhandle(PROTOCOL.serve)
     },
     [CONTROL_HANDLERS]: () => ({
-      'services.hosted': async () => ({ leases: [...host.leases.values()] })
+      'services.hosted': async () => ({ leases: [...host.leases.values()], usage: Object.fromEntries(host.usage?.last ?? []) })
     })
   }) as Startable
 }
 
-/** A deployment runs its replicas' auctions and jobs through the renter's submit path: the same components. */
-export type DeploymentsComponents = SubmitComponents
+/** The node's usage reporter, or none when it keeps no ledger (libp2p's components throw for a missing service). */
+function usageReporterOf (components: ServeHostComponents): UsageReporter | undefined {
+  let ledger: LedgerService | undefined
+  try { ledger = components[LEDGER_SERVICE] } catch { return undefined }
+  if (ledger == null || components.privateKey.type !== 'Ed25519') return undefined
+  const connections = components.connectionManager
+  return new UsageReporter({
+    key: components.privateKey,
+    self: components.peerId,
+    ledger,
+    dialer: { dialProtocol: async (peer, protocol, options) => await (await connections.openConnection(peer as PeerId, options)).newStream(protocol, options) }
+  })
+}
+
+/** A deployment runs its replicas' auctions and jobs through the renter's submit path: the same components, and the registrar for the usage protocol. */
+export type DeploymentsComponents = SubmitComponents & { registrar: Registrar }
 
 export interface DeploymentsInit {
   /** replicas' logs go under <baseDir>/<service>/<lease id>/ (default ./idlegrid-out/services) */
@@ -60,14 +95,21 @@ export class Deployments implements Startable {
   readonly [Symbol.toStringTag] = '@idlegrid/deployments'
   readonly deployments = new Map<string, Deployment>()
   private readonly log: Logger
+  /** countersigns the usage our replicas' providers propose (src/serve/usage) */
+  readonly usage?: UsageDesk
 
   constructor (private readonly components: DeploymentsComponents, private readonly init: DeploymentsInit) {
     this.log = components.logger.forComponent('idlegrid:serve')
+    const key = components.privateKey
+    if (key.type === 'Ed25519') this.usage = new UsageDesk({ key, self: components.peerId, ledger: components[LEDGER_SERVICE] })
   }
 
-  start (): void {}
+  async start (): Promise<void> {
+    if (this.usage != null) await this.components.registrar.handle(PROTOCOL.usage, usageHandler(this.usage), { maxInboundStreams: 64, maxOutboundStreams: 1 })
+  }
 
   async stop (): Promise<void> {
+    await this.components.registrar.unhandle(PROTOCOL.usage).catch(() => {})
     await Promise.all([...this.deployments.values()].map(async d => { await d.stop() }))
     this.deployments.clear()
   }
@@ -89,6 +131,7 @@ export class Deployments implements Startable {
       peerId: this.components.peerId,
       baseDir: resolve(this.init.baseDir ?? 'idlegrid-out/services', spec.name),
       probeMs: this.init.probeMs,
+      usage: this.usage,
       onReceipt: (receipt) => { this.components[LEDGER_SERVICE].recordReceipt(receipt.envelope).catch((err: unknown) => { this.log.error('receipt not recorded: %e', err) }) }
     })
     this.deployments.set(spec.name, deployment)

@@ -14,7 +14,7 @@ export interface ServeServicesOptions {
 export function serveServices (opts: ServeServicesOptions): { services: Record<string, ServiceFactory>, host?: ServeHost } {
   if (opts.role === 'provider') {
     const host = new ServeHost(opts.host)
-    return { services: { [SERVE_HOST_SERVICE]: serveHostService(host) as ServiceFactory }, host }
+    return { services: { [SERVE_HOST_SERVICE]: serveHostService(host, { usageIntervalMs: opts.host?.usageIntervalMs }) as ServiceFactory }, host }
   }
   if (opts.role === 'renter') return { services: { [DEPLOYMENTS_SERVICE]: deploymentsService(opts.deployments) as ServiceFactory } }
   return { services: {} }

@@ -8,6 +8,7 @@ import * as job from '../../protocols/job.js'
 import * as ledger from '../../protocols/ledger.js'
 import * as market from '../../protocols/market.js'
 import * as serve from '../../protocols/serve.js'
+import * as usage from '../../protocols/usage.js'
 import { loadProtoFiles, packableElement } from './proto-schema.js'
 import { cat, lengthDelimited, splitFields, tag, varint } from './wire.js'
 
@@ -19,7 +20,8 @@ const MODULES: Record<string, Record<string, unknown>> = {
   'job.proto': job,
   'ledger.proto': ledger,
   'market.proto': market,
-  'serve.proto': serve
+  'serve.proto': serve,
+  'usage.proto': usage
 }
 
 type Decoder = WireDecoder<unknown>

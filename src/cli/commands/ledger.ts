@@ -65,6 +65,8 @@ export const ledgerCommand: Command = {
         out.data(e)
         out.info(`earnings of ${e.peerId}: ${(e.earnedMicroUsd / 1e6).toFixed(2)} USD over ${e.paidJobs} paid jobs (${e.jobHours.toFixed(2)} GPU-h)`)
         out.info(`  fill rate ${(100 * e.fillRate).toFixed(1)}% of ${e.availableHours.toFixed(1)} advertised hours; slots busy ${(100 * e.busyShare).toFixed(1)}% of the time`)
+        const svc = (result as { service?: { statements: number, earnedMicroUsd: number, requests: number, uptime: number } }).service
+        if (svc != null && svc.statements > 0) out.info(`  services: ${(svc.earnedMicroUsd / 1e6).toFixed(2)} USD from ${svc.statements} co-signed usage statements (${svc.requests} requests), uptime ${(100 * svc.uptime).toFixed(1)}%`)
         return EXIT.ok
       }
       case 'flush': {

@@ -10,6 +10,7 @@ import { accept, envelopeMeaning, keyEntry, NOW, party, reject, seal, tamper, ty
 import { VECTOR_FORMAT, type Vector, type VectorCheck, type VectorFile, type VectorStage } from './format.js'
 import { attestation, entry, receipt, sha256 } from './messages.js'
 import { Writer } from './writer.js'
+import { encodeCoSigned, encodeStatement, signStatement } from '../../../src/ledger/index.js'
 
 type Outcome = 'accept' | [reason: string, stage: VectorStage]
 
@@ -34,6 +35,10 @@ export async function makeLedger (): Promise<VectorFile> {
   const a1 = entry(alice, { seq: 1, time: NOW - 30_000, kind: LedgerEntry.BodyKind.RECEIPT, body: receipt(alice, bob, att.hash) })
   const equivocation = proof(carol, { accused: bob.id, first: b2.envelope, second: b2x.envelope })
   const badOutput = proof(carol, { kind: FraudProof.Kind.BAD_OUTPUT, accused: bob.id, first: b2.envelope, second: a1.envelope })
+  // a minute of bob's lease for alice, co-signed by both; then the same statement with carol's signature for alice's
+  const usage = encodeStatement({ leaseId: new Uint8Array(16).fill(0x17), provider: bob.id, renter: alice.id, intervalStart: NOW - 90_000, intervalEnd: NOW - 30_000, requests: 120, gpuMs: 60_000, bytesIn: 4096, bytesOut: 65536, priceMicroUsdPerGpuHour: 1_800_000 })
+  const a2 = entry(alice, { seq: 2, prev: a1.hash, time: NOW - 20_000, kind: LedgerEntry.BodyKind.USAGE, body: encodeCoSigned(usage, signStatement(bob.key, usage), signStatement(alice.key, usage)) })
+  const forgedUsage = encodeCoSigned(usage, signStatement(bob.key, usage), signStatement(carol.key, usage))
   const vectors = [
     v('bob-1', b1.envelope, 'accept', 'seq 1: empty prev_hash; body a heartbeat summary'),
     v('bob-2-attestation', b2.envelope, 'accept', 'prev_hash = message hash of bob-1; body bob\'s attestation envelope'),
@@ -44,11 +49,13 @@ export async function makeLedger (): Promise<VectorFile> {
     v('bob-3-bad-signature', tamper(entry(bob, { seq: 3, prev: b2.hash, time: NOW - 20_000 }).envelope, { payload: entry(bob, { seq: 3, prev: b2.hash, time: NOW - 19_000 }).payload }), ['ERR_LEDGER_SIGNATURE', 'signature']),
     v('bob-3-attestation-of-another', entry(bob, { seq: 3, prev: b2.hash, time: NOW - 20_000, kind: LedgerEntry.BodyKind.ATTESTATION, body: attestation(carol, alice, sha256('award')).envelope }).envelope, ['ERR_LEDGER_BODY', 'rule'], 'the body is carol\'s attestation, not the author\'s'),
     v('alice-1-receipt', a1.envelope, 'accept'),
+    v('alice-2-usage', a2.envelope, 'accept', 'body a CoSignedUsage of bob\'s lease for alice: amount = 60 000 GPU-ms × 1.8 USD/GPU-h = 30 000 µUSD; both signatures over the statement bytes, domain "usage"'),
+    v('bob-3-usage-forged-renter-signature', entry(bob, { seq: 3, prev: b2.hash, time: NOW - 10_000, kind: LedgerEntry.BodyKind.USAGE, body: forgedUsage }).envelope, ['ERR_LEDGER_USAGE', 'rule'], 'the renter signature is carol\'s, not alice\'s: bob cannot sign for his renter'),
     v('bob-2-conflicting', b2x.envelope, ['equivocation', 'rule'], 'a second valid entry at bob\'s seq 2: an equivocation; the receiver proves it and slashes bob'),
     v('carol-1-equivocation-proof', entry(carol, { seq: 1, time: NOW - 1_000, kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: equivocation }).envelope, 'accept'),
     v('carol-2-bad-output-proof', entry(carol, { seq: 2, prev: entry(carol, { seq: 1, time: NOW - 1_000, kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: equivocation }).hash, time: NOW, kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: badOutput }).envelope, ['ERR_LEDGER_FRAUD_PROOF', 'rule'], 'BAD_OUTPUT proofs never slash since ledger protocol 2')
   ]
-  return file('ledger entries ingested in this order by one node\'s store (ledger protocol 2)', { alice: keyEntry(alice), bob: keyEntry(bob), carol: keyEntry(carol) }, vectors)
+  return file('ledger entries ingested in this order by one node\'s store (ledger protocol 3)', { alice: keyEntry(alice), bob: keyEntry(bob), carol: keyEntry(carol) }, vectors)
 }
 
 export async function makeFraudProofs (): Promise<VectorFile> {
@@ -85,7 +92,7 @@ export async function makeSync (): Promise<VectorFile> {
     res('entries', SyncResponse.encode({ entries: { entries: [b1.envelope], more: false } }), 'accept'),
     res('entries-over-limit', new Writer().bytesField(2, entriesOver(257)).bytes(), ['malformed', 'decode'], '257 entries in one response (limit 256)')
   ]
-  return file('ledger sync messages (/idlegrid/ledger/sync/2.0.0), length prefix removed', { bob: keyEntry(bob) }, vectors)
+  return file('ledger sync messages (/idlegrid/ledger/sync/3.0.0), length prefix removed', { bob: keyEntry(bob) }, vectors)
 }
 
 function entriesOver (n: number): Uint8Array {
