@@ -144,6 +144,8 @@ export interface LocalNetworkOptions extends NetworkShape {
    */
   providerArgs?: (index: number) => string[]
   renterArgs?: (index: number) => string[]
+  /** extra arguments of the bootstrap */
+  bootstrapArgs?: string[]
 }
 
 /** Policy and simulated GPUs for local providers given no arguments of their own. */
@@ -154,7 +156,7 @@ export async function startLocalNetwork (opts: LocalNetworkOptions): Promise<Loc
   const common = ['--listen', '/ip4/127.0.0.1/tcp/0', '--heartbeat-seconds', String(opts.heartbeatSeconds ?? 1)]
   const started: NodeProcess[] = []
   try {
-    const bootstrap = await spawnNode('bootstrap', { dataDir: join(opts.baseDir, 'bootstrap'), args: common })
+    const bootstrap = await spawnNode('bootstrap', { dataDir: join(opts.baseDir, 'bootstrap'), args: [...common, ...(opts.bootstrapArgs ?? [])] })
     started.push(bootstrap)
     const peerArgs = [...common, '--bootstrap', bootstrap.addrs[0]]
     // providers and renters start together: each process spends its first second loading code

@@ -1,5 +1,6 @@
 /**
- * The ledger on /idlegrid/3/ledger: our new entries are published there, and the topic's
+ * The legacy ledger topic /idlegrid/3/ledger, for nodes that turn it on (off by default:
+ * announce.ts and sync carry entries): our new entries are published there, and the topic's
  * validator ingests what others publish. A message that does not extend the feed we hold is
  * not the relayer's fault (it cannot know our view): we pull and compare instead of punishing.
  */
@@ -36,6 +37,14 @@ export class LedgerGossip {
   /** Installs the topic's validator. */
   start (): void {
     this.opts.gossip().setValidator(TOPIC.ledger, async (envelope) => await this.validate(envelope))
+  }
+
+  /**
+   * The topic is off on this node: its messages are ignored unread (not ingested, not
+   * relayed). Someone may still push them to us; ignoring does not score down an honest relay.
+   */
+  refuse (): void {
+    this.opts.gossip().setValidator(TOPIC.ledger, () => ignore('ledger topic off here'))
   }
 
   /** Publishes one of our entries; peers that miss it pull it later. */

@@ -1,6 +1,7 @@
 /**
  * The ledger as a libp2p service, run by every role: the store in `<dataDir>/ledger`, and
- * around it the parts that each do one job: gossip of new entries (gossip.ts), the sync
+ * around it the parts that each do one job: push of new entries to who needs them
+ * (announce.ts), the legacy ledger topic when asked for (gossip.ts), the sync
  * protocol's two sides (sync-server.ts, sync-client.ts), confirming that peers hold our feed
  * (flush.ts), a provider's uptime summaries (uptime.ts), reputation for the auction
  * (reputation-view.ts), views and control methods (views.ts, control.ts).
@@ -8,7 +9,7 @@
 
 import { join } from 'node:path'
 import { serviceCapabilities, serviceDependencies } from '@libp2p/interface'
-import { PROTOCOL } from '../../protocols/ids.js'
+import { PROTOCOL, TOPIC } from '../../protocols/ids.js'
 import { LedgerEntry, type LedgerRecord } from './entry.js'
 import { LedgerClosedError } from './errors.js'
 import type { AdmissionOptions } from './admission.js'
@@ -66,9 +67,11 @@ export interface LedgerServiceInit {
    */
   trustedPeers?: string[]
   /**
-   * also publish our entries on, and take others' from, the legacy global topic
-   * /idlegrid/3/ledger (default true while tests still rely on it; protocols/README.md §7
-   * "Propagation": push to counterparties and seeds plus pull is the rule)
+   * also join the legacy global topic /idlegrid/3/ledger: publish our entries there and take
+   * others' from it (default false in every role, bootstraps included: entries reach the
+   * counterparty and the trust seeds by announcement and everyone else by pull, so no node
+   * validates every entry of the network; protocols/README.md §7 "Propagation"). A node
+   * that leaves it off ignores the topic's messages unread.
    */
   gossip?: boolean
   /** bounds of the quarantine and quotas (tests) */
@@ -217,13 +220,16 @@ class LedgerNode implements LedgerService, Startable {
     store.onAdded((record) => { this.added(record) })
     await serveSync(this.components.registrar, REQUEST_TIMEOUT_MS, async (request, remote) => await this.server.answer(request, remote), this.log)
     if (this.gossips) this.gossip.start()
+    else this.gossip.refuse()
   }
 
   private get gossips (): boolean {
-    return this.init.gossip ?? true
+    return this.init.gossip ?? false
   }
 
   afterStart (): void {
+    // gossipsub accepts subscriptions only once it has started
+    if (this.gossips) this.components.pubsub.subscribe(TOPIC.ledger)
     this.components.events.addEventListener('peer:connect', this.onConnect)
     for (const peer of this.sync.connectedPeers()) this.ledger?.grantConnected(peer.toString()).catch(() => {})
     const every = (ms: number, fn: () => void): void => {

@@ -17,6 +17,8 @@ export interface LedgerBuildOptions {
   devMethods?: boolean
   /** providers: ms between heartbeat-summary entries (--ledger-summary-seconds; default 1 h) */
   summaryIntervalMs?: number
+  /** also join the legacy ledger topic (--ledger-gossip; default off) */
+  gossip?: boolean
 }
 
 export interface LedgerServicesOptions extends LedgerBuildOptions {
@@ -35,6 +37,7 @@ export function ledgerServices (opts: LedgerServicesOptions): NodeExtensions {
         heartbeatMs: opts.config.heartbeatMs,
         summaryIntervalMs: opts.summaryIntervalMs,
         devMethods: opts.devMethods,
+        gossip: opts.gossip,
         trustedPeers: trustSeeds(opts.config),
         isAvailable: availability == null ? undefined : (at) => isAvailable(availability.windows, availability.timeZone, at),
       })

@@ -3,20 +3,18 @@
  * (/idlegrid/bid/1.0.0: providers' bids, straight to the auction they answer) and the bids
  * audit (/idlegrid/bids-audit/1.0.0: an award's bids to anyone holding it), and offers the `market.auction` control method that `idlegrid submit` calls.
  * Reliability comes from the node's ledger (a declared dependency). Explain candidates come
- * from the DHT (capability discovery, every advertised provider) and from the providers heard
- * through heartbeats.
+ * from capability discovery (index keys in the DHT, records asked of the providers themselves,
+ * DHT records as fallback: provider-candidates.ts) and from the providers heard through heartbeats.
  */
 
 import { serviceCapabilities, serviceDependencies } from '@libp2p/interface'
-import { peerIdFromString } from '@libp2p/peer-id'
-import { multiaddr } from '@multiformats/multiaddr'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import { PROTOCOL } from '../../protocols/ids.js'
-import { discoverWith } from '../capability/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE } from '../ledger/index.js'
 import { Auctioneer, type AuctionComponents } from './auction.js'
 import { parseJobSpec, type JobSpec } from './job-spec.js'
 import { answerBid, MAX_BID_REQUEST_BYTES } from './bid-stream.js'
+import { ProviderCandidates } from './provider-candidates.js'
 import type { AuctionOptions, AuctionReport } from './auction-report.js'
 import type { ExplainCandidates } from './explain.js'
 import type { RankingParams } from './ranking.js'
@@ -33,13 +31,10 @@ export const MARKET_RENTER_CAPABILITY = '@idlegrid/market-renter'
 
 /** Bid and audit requests must complete within this. */
 const STREAM_TIMEOUT_MS = 5_000
-/** Time allowed to find explain candidates in the DHT. */
-const DISCOVERY_TIMEOUT_MS = 3_000
-const MAX_CANDIDATES = 64
 
 export interface MarketRenterInit {
   ranking?: RankingParams
-  /** who to ask "why not?"; default: DHT discovery plus providers heard via heartbeats */
+  /** who to ask "why not?"; default: capability discovery (records from the providers, DHT as fallback) plus providers heard via heartbeats */
   candidates?: ExplainCandidates
 }
 
@@ -69,16 +64,19 @@ class MarketRenter implements MarketRenterService, Startable {
   private readonly components: RenterComponents
   private readonly log: Logger
   private readonly auctioneer: Auctioneer
+  /** explain candidates: records fetched from the providers (cached), DHT records as fallback */
+  private readonly providers: ProviderCandidates
   readonly events = new EventTarget()
 
   constructor (components: RenterComponents, init: MarketRenterInit) {
     this.components = components
     this.log = components.logger.forComponent('idlegrid:market:renter')
+    this.providers = new ProviderCandidates(components, this.log)
     this.auctioneer = new Auctioneer(components, {
       // read when a window closes: services start in parallel, so never in a constructor
       reputation: () => this.components[LEDGER_SERVICE],
       ranking: init.ranking,
-      candidates: init.candidates ?? (async (_job, signal) => await this.knownProviders(signal)),
+      candidates: init.candidates ?? (async (_job, signal) => await this.providers.find(signal)),
       log: this.log
     })
   }
@@ -116,24 +114,6 @@ class MarketRenter implements MarketRenterService, Startable {
         return plain
       }
     }
-  }
-
-  /** Providers advertised in the DHT and providers heard through heartbeats. */
-  private async knownProviders (signal: AbortSignal): Promise<string[]> {
-    const heard = this.components.heartbeats.presence().filter(p => p.role === 'provider').map(p => p.peerId)
-    let advertised: string[] = []
-    try {
-      const result = await discoverWith(this.components.dht, {}, { timeoutMs: DISCOVERY_TIMEOUT_MS, maxCandidates: MAX_CANDIDATES, signal })
-      advertised = result.providers.map(p => p.peerId)
-      // the records carry listen addresses: dial those rather than look the peers up again
-      await Promise.all(result.providers.map(async (p) => {
-        const multiaddrs = p.addrs.flatMap(a => { try { return [multiaddr(a)] } catch { return [] } })
-        if (multiaddrs.length > 0) await this.components.peerStore.merge(peerIdFromString(p.peerId), { multiaddrs }).catch(() => {})
-      }))
-    } catch (err) {
-      this.log('discovery for explain failed: %e', err)
-    }
-    return [...new Set([...advertised, ...heard])].slice(0, MAX_CANDIDATES)
   }
 }
 

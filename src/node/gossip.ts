@@ -101,9 +101,10 @@ class GossipRouterService implements GossipRouter, Startable {
   }
 
   // services start together; gossipsub accepts subscriptions only once it has started.
-  // Job shard topics are joined by the market services (providers: those they serve)
+  // Job shard topics are joined by the market services (providers: those they serve), the
+  // ledger topic only by a ledger service that turns it on (off by default)
   afterStart (): void {
-    for (const topic of GLOBAL_TOPICS) this.pubsub.subscribe(topic)
+    for (const topic of GLOBAL_TOPICS) if (topic !== TOPIC.ledger) this.pubsub.subscribe(topic)
   }
 
   stop (): void {

@@ -13,8 +13,10 @@ import { fetchRecordDirect, MAX_FETCH_REQUEST_BYTES } from '../../src/capability
 import { capabilityServices } from '../../src/capability/services.js'
 import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { PROTOCOL } from '../../protocols/ids.js'
+import { ProviderCandidates, type CandidateComponents } from '../../src/market/provider-candidates.js'
 import { requestOnce, type IdlegridNode } from '../../src/node/index.js'
 import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { defaultLogger } from '@libp2p/logger'
 import type { StreamHandler } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
@@ -161,5 +163,18 @@ describe('capability records fetched from the providers themselves (/idlegrid/ca
     await assert.rejects(requestOnce(cm, honest.peerId, PROTOCOL.capability, new Uint8Array(MAX_FETCH_REQUEST_BYTES + 1), 16 * 1024, AbortSignal.timeout(5_000)))
     const record = await fetchRecordDirect(cm, honest.peerId, { signal: AbortSignal.timeout(5_000) })
     assert.ok(record.signer.equals(honest.peerId))
+  })
+
+  it('the market renter takes its candidates\' records from the providers, then its cache, and a provider\'s DHT record when it does not serve one', async () => {
+    await mallory.libp2p.unhandle(PROTOCOL.capability)
+    const components: CandidateComponents = { dht: renter.libp2p.services.dht, connectionManager: connections(), peerStore: renter.libp2p.peerStore, heartbeats: renter.libp2p.services.heartbeats }
+    const candidates = new ProviderCandidates(components, defaultLogger().forComponent('test'))
+    const everyone = net.providers.map(p => p.peerId.toString()).sort()
+    const found = await candidates.find(AbortSignal.timeout(10_000))
+    assert.deepEqual(found.filter(id => everyone.includes(id)).sort(), everyone, 'every advertised provider is a candidate')
+    // mallory does not serve its record: it comes from the DHT; the others answered themselves
+    assert.deepEqual(candidates.lastRecordsFrom, { cache: 0, direct: everyone.length - 1, dht: 1 })
+    await candidates.find(AbortSignal.timeout(10_000))
+    assert.deepEqual(candidates.lastRecordsFrom, { cache: everyone.length, direct: 0, dht: 0 })
   })
 })

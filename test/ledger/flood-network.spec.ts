@@ -4,14 +4,15 @@ import { SignedEnvelope } from '../../protocols/envelope.js'
 import { DOMAIN, TOPIC } from '../../protocols/ids.js'
 import { FraudProof, LedgerEntry } from '../../protocols/ledger.js'
 import { resolveConfig, type Role } from '../../src/config/index.js'
-import { sealEnvelope } from '../../src/identity/index.js'
+import { sealEnvelope, sha256 } from '../../src/identity/index.js'
 import { signTestJob } from '../../src/ledger/dev.js'
+import { sealEntry } from '../../src/ledger/entry.js'
 import { ledgerService, type LedgerService, type LedgerServiceInit } from '../../src/ledger/service.js'
 import { LedgerStore } from '../../src/ledger/store.js'
 import { MAX_HEADS } from '../../src/ledger/sync.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { recordAttack, startInProcessNetwork, UNLIMITED_GOSSIP_RATES, tempDir, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
-import { junkProofEntry, newSigner, TestFeed } from './flood-fixtures.js'
+import { junkProofEntry, newSigner, summaryBody, TestFeed } from './flood-fixtures.js'
 import type { Signer } from '../../src/ledger/dev.js'
 
 // Issue 12 attack 4 over real libp2p nodes on 127.0.0.1: Sybil feeds cannot hide an honest
@@ -87,7 +88,8 @@ describe('ledger flood resistance over real nodes', function () {
     let net: InProcessNetwork
     let k = 0
     before(async () => {
-      net = await startInProcessNetwork({ providers: 1, renters: 1, extensions: (role) => ({ services: { ledger: ledgerService({ dataDir: join(dir.path, `${role}-${k++}`), role, syncIntervalMs: 2_000, summaryIntervalMs: 0 }) }, gossipRateLimits: UNLIMITED_GOSSIP_RATES }) })
+      // the legacy ledger topic opened (off by default): the flood comes over gossip
+      net = await startInProcessNetwork({ providers: 1, renters: 1, extensions: (role) => ({ services: { ledger: ledgerService({ dataDir: join(dir.path, `${role}-${k++}`), role, syncIntervalMs: 2_000, summaryIntervalMs: 0, gossip: true }) }, gossipRateLimits: UNLIMITED_GOSSIP_RATES }) })
       await waitForTopicMesh(net.all, TOPIC.ledger)
     })
     after(async () => { await net.stop() })
@@ -147,6 +149,42 @@ describe('ledger flood resistance over real nodes', function () {
       assert.ok(held < 1000)
       assert.ok(grown.stored <= 1_000_000, `stored bytes grew by ${grown.stored}`)
       assert.ok(grown.disk <= 1_000_000, `the ledger directory grew by ${grown.disk} bytes`)
+    })
+
+    // last: its rejects score the attacker down
+    it('on the topic, a forged signature and a body-forged entry are rejected (scored), a replay and a chain break ignored; none is stored', async () => {
+      const [provider] = net.providers
+      const attacker = net.renters[0]
+      const pubsub = attacker.libp2p.services.pubsub
+      const honest = net.all.filter(n => n !== attacker)
+      const heads = (): string => JSON.stringify(honest.map(n => ledgerOf(n).store.allHeads().map(h => `${h.authorId}:${h.seq}`).sort()))
+      const before = heads()
+      const head = ledgerOf(provider).store.head(provider.peerId.toString())
+      assert.ok(head != null)
+      // 1. a tampered signature (the router's check)
+      const forger = await newSigner()
+      const good = new TestFeed(forger).summary()
+      const env = SignedEnvelope.decode(good.envelope)
+      const sig = Uint8Array.from(env.signature); sig[3] ^= 1
+      await pubsub.publish(TOPIC.ledger, SignedEnvelope.encode({ ...env, signature: sig }))
+      // 2. a feed entry carrying an attestation signed by the provider (the body check)
+      const stolen = signTestJob({ provider: { key: provider.privateKey, peerId: provider.peerId }, renter: forger })
+      await pubsub.publish(TOPIC.ledger, new TestFeed(forger).entry(LedgerEntry.BodyKind.ATTESTATION, stolen.attestation).envelope)
+      // 3. a replay of the provider's head entry, relayed by the attacker
+      const replay = await ledgerOf(provider).store.get(head.author, head.seq)
+      assert.ok(replay != null)
+      await pubsub.publish(TOPIC.ledger, replay.envelope)
+      // 4. the provider's next seq on a wrong prev hash (the test holds its key)
+      const broken = sealEntry(provider.privateKey, provider.peerId, { seq: head.seq + 1, prevHash: sha256('not its head'), time: Date.now(), kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summaryBody() })
+      await pubsub.publish(TOPIC.ledger, broken.envelope)
+      let stats: Record<string, number> = {}
+      await waitFor(() => {
+        stats = {}
+        for (const n of honest) for (const [k, v] of Object.entries(n.libp2p.services.gossip.stats()[TOPIC.ledger] ?? {})) stats[k] = (stats[k] ?? 0) + v
+        return (stats['reject:bad-signature'] ?? 0) >= 1 && (stats['reject:ERR_LEDGER_BODY'] ?? 0) >= 1 &&
+          ((stats['ignore:duplicate'] ?? 0) + (stats['ignore:replayed'] ?? 0)) >= 1 && (stats['ignore:does not extend the held feed'] ?? 0) >= 1
+      }, { timeoutMs: 15_000, what: 'the honest nodes to judge all four messages' }).catch((err: Error) => { throw new Error(`${err.message}: ${JSON.stringify(stats)}`) })
+      assert.equal(heads(), before, 'nothing was stored')
     })
   })
 })

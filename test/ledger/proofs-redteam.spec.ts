@@ -17,11 +17,12 @@ import type { IdlegridNode, NodeExtensions } from '../../src/node/index.js'
 
 // Issue 12 attacks 1 and 3, played by a renter node with nothing but the open code and fresh
 // keys against a bootstrap and two honest providers (real libp2p nodes on 127.0.0.1, real
-// LevelDB, real signatures). What the attacker signs reaches the others by gossip, and is
-// also offered to each store directly (what a sync range would do).
+// LevelDB, real signatures). What the attacker signs is offered to each store directly (what
+// a sync range does: the path every node uses) and also published on the legacy ledger topic,
+// which these nodes open (gossip: true; off by default), so its validator is tried as well.
 
 function ledgerExtensions (dataDir: string, role: Role): NodeExtensions {
-  return { services: { ledger: ledgerService({ dataDir, role, syncIntervalMs: 2_000, summaryIntervalMs: 0 }) } }
+  return { services: { ledger: ledgerService({ dataDir, role, syncIntervalMs: 2_000, summaryIntervalMs: 0, gossip: true }) } }
 }
 
 const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict'
 import { join } from 'node:path'
+import { TOPIC } from '../../protocols/ids.js'
 import { resolveConfig, type Role } from '../../src/config/index.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
 import { ReputationView } from '../../src/ledger/reputation-view.js'
@@ -24,10 +25,10 @@ describe('ledger propagation: push to counterparties and replicas, pull by the r
   async function start (name: string, role: Role, bootstrap: IdlegridNode | undefined, trusted: string[] = []): Promise<IdlegridNode> {
     const addrs = bootstrap == null ? [] : [bootstrap.libp2p.getMultiaddrs()[0].toString()]
     const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: addrs, heartbeatSeconds: 5 } })
-    // seeds as build-node passes them (the bootstrap peer, --trust); no periodic rounds and no
-    // ledger topic: what moves is pushed or pulled on connect
+    // seeds as build-node passes them (the bootstrap peer, --trust); no periodic rounds and the
+    // ledger topic off (the default): what moves is pushed or pulled on connect
     const seeds = [...(bootstrap == null ? [] : [bootstrap.peerId.toString()]), ...trusted]
-    const node = await createNode(config, { services: { ledger: ledgerService({ dataDir: config.dataDir, role, gossip: false, syncIntervalMs: 3600_000, summaryIntervalMs: 0, trustedPeers: seeds }) } })
+    const node = await createNode(config, { services: { ledger: ledgerService({ dataDir: config.dataDir, role, syncIntervalMs: 3600_000, summaryIntervalMs: 0, trustedPeers: seeds }) } })
     nodes.push(node)
     return node
   }
@@ -60,6 +61,11 @@ describe('ledger propagation: push to counterparties and replicas, pull by the r
     assert.deepEqual(told(provider), [renter.peerId.toString(), boot.peerId.toString()].sort())
     assert.deepEqual(told(renter), [provider.peerId.toString(), boot.peerId.toString()].sort())
     assert.ok([...ledgerOf(provider).announcedTo().values()].every(n => n <= JOBS), 'a burst is announced in few requests')
+    // the default: nobody joins the ledger topic or judges a message on it
+    for (const n of nodes) {
+      assert.ok(!n.libp2p.services.pubsub.getTopics().includes(TOPIC.ledger), `${n.config.role} joined ${TOPIC.ledger}`)
+      assert.equal(n.libp2p.services.gossip.stats()[TOPIC.ledger], undefined)
+    }
 
     // a fresh renter whose operator trusts that renter: it connects to the bootstrap only
     const fresh = await start('fresh', 'renter', boot, [renter.peerId.toString()])

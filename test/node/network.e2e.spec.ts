@@ -37,12 +37,17 @@ describe('a network of separate processes on 127.0.0.1', function () {
       for (const server of servers) if (server !== s.peerId) assert.ok(s.routingTable.includes(server), `${s.role} routes to ${server}`)
       assert.ok(!s.routingTable.includes(network.renters[0].peerId), 'renters stay out of routing tables')
       assert.equal(s.dhtMode, s.role === 'renter' ? 'client' : 'server')
-      // gossipsub topic peers: every other node on every global topic; on job shards (market
+      // gossipsub topic peers: every other node on the heartbeats topic; nobody on the ledger
+      // topic (off by default: entries travel by announcement and sync); on job shards (market
       // version 2) only the bootstrap and the providers that serve them, never a renter, and on
       // the "any zone, any VRAM" shard that every provider serves, all of them
       const renterIds: Set<string> = new Set<string>(network.renters.map(r => r.peerId as string))
       const servingOthers: number = network.all.length - network.renters.length - (renterIds.has(s.peerId) ? 0 : 1)
       for (const [topic, peers] of Object.entries(s.topics)) {
+        if (topic === TOPIC.ledger) {
+          assert.deepEqual(peers, [], `${s.role} sees peers on ${topic}`)
+          continue
+        }
         if (!isJobShardTopic(topic)) {
           assert.equal(peers.length, network.all.length - 1, `${s.role} sees all peers on ${topic}`)
           continue

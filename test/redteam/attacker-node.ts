@@ -15,7 +15,9 @@ import type { IdlegridNode } from '../../src/node/index.js'
 export async function startAttackerNode (dataDir: string, bootstrap: string): Promise<IdlegridNode> {
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   const config = resolveConfig({ role: 'renter', flags: { dataDir, listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [bootstrap], heartbeatSeconds: 1 } })
-  return await buildNode(config) as unknown as IdlegridNode
+  // the legacy ledger topic open, like the honest processes of the ledger red team: what its
+  // own store would refuse can only travel there (sync serves what a store holds)
+  return await buildNode(config, { ledger: { gossip: true } }) as unknown as IdlegridNode
 }
 
 /** Joins every job shard and resolves once `node` has a gossip mesh on each (what it publishes reaches someone, and it hears every job). */

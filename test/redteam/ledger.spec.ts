@@ -4,6 +4,9 @@
  * 127.0.0.1: a bootstrap, two honest providers (process runner) and a renter that `idlegrid
  * submit` runs real jobs through. What each honest process believes is read over its control
  * socket (`reputation`, `ledger.status`, `status`: what the CLI prints). One network for the file.
+ * The honest processes run with --ledger-gossip: the legacy ledger topic is off by default
+ * (entries travel by announcement and sync, where the same store rules judge them), and the
+ * entries the attacker's own store would refuse can only reach a node that opened the topic.
  */
 import * as assert from 'node:assert/strict'
 import { writeFile } from 'node:fs/promises'
@@ -37,7 +40,7 @@ describe('red team: ledger attacks from a separate attacker process (issue 12)',
 
   before(async () => {
     tmp = await tempDir('idlegrid-redteam-ledger-')
-    net = await startLocalNetwork({ baseDir: tmp.path, providers: 2, renters: 1, providerArgs: () => ['--runner', 'process', ...DEFAULT_PROVIDER_ARGS] })
+    net = await startLocalNetwork({ baseDir: tmp.path, providers: 2, renters: 1, bootstrapArgs: ['--ledger-gossip'], renterArgs: () => ['--ledger-gossip'], providerArgs: () => ['--runner', 'process', ...DEFAULT_PROVIDER_ARGS, '--ledger-gossip'] })
     const view = await waitForMesh(net.all, 60_000)
     assert.ok(view.complete, view.missing.join('\n'))
     const auction = ['auction:', '  bidWindowMs: 1500', '  acceptTimeoutMs: 3000']

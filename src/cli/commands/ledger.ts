@@ -10,7 +10,8 @@ import type { Command } from '../command.js'
 /** Ledger flags of the role commands (provider, renter, bootstrap). */
 export const LEDGER_ROLE_OPTIONS: OptionTable = {
   'ledger-summary-seconds': { type: 'string', valueName: 'S', description: 'providers: seconds between heartbeat-summary ledger entries (default 3600)' },
-  'dev-ledger-methods': { type: 'boolean', description: 'development: offer ledger.appendTestJob (signed test jobs from real keys) on the control socket' }
+  'dev-ledger-methods': { type: 'boolean', description: 'development: offer ledger.appendTestJob (signed test jobs from real keys) on the control socket' },
+  'ledger-gossip': { type: 'boolean', description: 'also join the legacy ledger topic /idlegrid/3/ledger (off by default: entries travel by announcement and sync)' }
 }
 
 /** The role command's ledger flags as build options. */
@@ -18,6 +19,7 @@ export function ledgerBuildOptions (values: ParsedValues): LedgerBuildOptions {
   const seconds = values['ledger-summary-seconds']
   return {
     devMethods: values['dev-ledger-methods'] === true,
+    gossip: values['ledger-gossip'] === true,
     summaryIntervalMs: seconds === undefined ? undefined : Math.round(1000 * asNumber(seconds, 'ledger-summary-seconds', { min: 1, max: 7 * 24 * 3600 }))
   }
 }
