@@ -15,6 +15,16 @@ import { jobShardOf } from '../../protocols/ids.js'
 
 const CHROMIUM = process.env.IDLEGRID_CHROMIUM ?? '/usr/bin/chromium'
 
+/** A service small enough to deploy in a second: node answers "ok" on $PORT (health: /). */
+const TINY_SERVICE = {
+  name: 'cockpit-ok',
+  runtime: { command: ['node', '-e', "require('node:http').createServer((q, s) => s.end('ok')).listen(Number(process.env.PORT), '127.0.0.1')"] },
+  health: '/',
+  replicas: 1,
+  lease: { untilStopped: true, minMinutes: 1 },
+  auction: { bidWindowMs: 400 }
+}
+
 async function scrape (url: string | undefined): Promise<Map<string, number>> {
   assert.ok(url != null, 'metrics are served')
   const res = await fetch(url)
@@ -186,6 +196,39 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
         await open(c.renterView.dashboardUrl, 'market')
         await mkdir('docs', { recursive: true })
         await page.screenshot({ path: 'docs/dashboard.png', fullPage: true })
+      }
+    })
+
+    it('the services page shows a deployment, its replica and gateway figures as services.status has them, and the provider its hosted lease', async () => {
+      // a tiny service on the same network: one replica of a node one-liner answering "ok" on $PORT
+      const status = await c.control(c.renter, 'services.deploy', { spec: TINY_SERVICE, baseDir: c.dir, waitMs: 30_000 })
+      try {
+        assert.equal(status.ready, 1, `the replica is ready: ${JSON.stringify(status.replicas)}`)
+        assert.equal((await (await fetch(`${String(status.url)}/`)).text()), 'ok')
+        const now = await c.control(c.renter, 'services.status', { name: TINY_SERVICE.name })
+        assert.equal(now.gateway.answered, 1)
+        await open(c.renterView.dashboardUrl, 'services')
+        const card = page.locator(`[data-testid="deployment"][data-service="${TINY_SERVICE.name}"]`)
+        await waitFor(async () => (await card.getByTestId('gateway-figures').textContent())?.startsWith('requests 1,'), { timeoutMs: 10_000, what: 'the gateway figures after one request' })
+        assert.equal(await card.getByTestId('service-ready').textContent(), `${String(now.ready)}/${String(now.size)} ready`)
+        assert.equal(await card.getByTestId('gateway-url').textContent(), now.url)
+        assert.equal(await card.getByTestId('gateway-figures').textContent(), `requests ${String(now.gateway.requests)}, answered ${String(now.gateway.answered)}, retried ${String(now.gateway.retried)}`)
+        const replica = now.replicas[0]
+        const cells = await card.locator(`tr[data-replica="${String(replica.id)}"] td`).allTextContents()
+        assert.deepEqual(cells.slice(0, 4), [replica.id.slice(0, 8), `…${String(replica.provider).slice(-8)}`, replica.region === '' ? 'any' : replica.region, 'ready'])
+        assert.equal(replica.provider, c.provider.peerId.toString())
+        assert.equal(cells[6], String(replica.served))
+        // the provider's page: the lease it hosts, healthy, with the request it passed on
+        const hosted = (await c.control(c.provider, 'services.hosted')).leases.find((l: { leaseId: string }) => l.leaseId === replica.id)
+        assert.ok(hosted != null, 'the provider hosts the replica\'s lease')
+        await open(c.providerView.dashboardUrl, 'services')
+        const lease = await page.locator(`[data-testid="hosted"] tr[data-lease="${String(hosted.leaseId)}"] td`).allTextContents()
+        assert.deepEqual(lease.slice(0, 3), [hosted.leaseId.slice(0, 8), `…${c.renter.peerId.toString().slice(-8)}`, 'healthy'])
+        assert.ok(Number(lease[4]) >= 1, 'the request it passed on')
+        assert.match(await page.getByTestId('deployments').textContent() ?? '', /does not deploy services/)
+        await page.screenshot({ path: join(c.dir, 'shots', 'services.png'), fullPage: true })
+      } finally {
+        await c.control(c.renter, 'services.stop', { name: TINY_SERVICE.name })
       }
     })
   })
