@@ -46,6 +46,16 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
   this.timeout(120_000)
   let c: CockpitNetwork
   let summary: JobSummary
+  let deployed: Promise<void> | undefined
+  /** The tiny service deployed once (by whichever services test runs first) and asked one request through its gateway. */
+  const deployTiny = async (): Promise<void> => {
+    deployed ??= (async () => {
+      const status = await c.control(c.renter, 'services.deploy', { spec: TINY_SERVICE, baseDir: c.dir, waitMs: 30_000 })
+      assert.equal(status.ready, 1, `the replica is ready: ${JSON.stringify(status.replicas)}`)
+      assert.equal((await (await fetch(`${String(status.url)}/`)).text()), 'ok')
+    })()
+    await deployed
+  }
 
   before(async () => {
     c = await startCockpitNetwork()
@@ -94,10 +104,7 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
   })
 
   it("the dashboard's services API gives a deployment as services.status has it, and the provider's hosted lease", async () => {
-    // a tiny service on the same network, kept for the services page below: one replica answering "ok" on $PORT
-    const status = await c.control(c.renter, 'services.deploy', { spec: TINY_SERVICE, baseDir: c.dir, waitMs: 30_000 })
-    assert.equal(status.ready, 1, `the replica is ready: ${JSON.stringify(status.replicas)}`)
-    assert.equal((await (await fetch(`${String(status.url)}/`)).text()), 'ok')
+    await deployTiny()
     const now = await c.control(c.renter, 'services.status', { name: TINY_SERVICE.name })
     const renterApi = await dashboardApi(c.renterView.dashboardUrl, 'services')
     assert.equal(renterApi.deployments.length, 1)
@@ -233,6 +240,7 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
     })
 
     it('the services page shows a deployment, its replica and gateway figures as services.status has them, and the provider its hosted lease', async () => {
+      await deployTiny()
       const now = await c.control(c.renter, 'services.status', { name: TINY_SERVICE.name })
       await open(c.renterView.dashboardUrl, 'services')
       const card = page.locator(`[data-testid="deployment"][data-service="${TINY_SERVICE.name}"]`)

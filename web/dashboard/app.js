@@ -97,7 +97,7 @@ const draw = {
       box.replaceChildren(...s.deployments.map(d => {
         const g = d.gateway
         const errors = Object.entries(g.errors).map(([k, v]) => `${k} ${v}`).join(', ')
-        const replicas = el('table', { 'data-testid': 'replicas' }, el('thead', {}, row(['replica', 'provider', 'region', 'state', 'latency ms', 'in flight', 'served', 'failed', 'since'].map(h => el('b', {}, h)))),
+        const replicas = el('table', { 'data-testid': 'replicas' }, el('thead', {}, row(['replica', 'provider', 'region asked', 'state', 'latency ms', 'in flight', 'served', 'failed', 'since'].map(h => el('b', {}, h)))),
           el('tbody', {}, ...d.replicas.map(r => row([el('code', {}, r.id.slice(0, 8)), el('code', { title: r.provider, 'data-peer': r.provider }, short(r.provider)), r.region || 'any', r.state, num(r.ewmaMs, 1), r.inflight, r.served, r.failed, ago(r.since)], { 'data-replica': r.id }))))
         return el('div', { class: d.ready === d.size ? 'card' : 'card bad', 'data-testid': 'deployment', 'data-service': d.name },
           el('div', {}, el('b', {}, d.name), ' · ', el('span', { 'data-testid': 'service-ready' }, `${d.ready}/${d.size} ready`), ' · gateway ', el('code', { 'data-testid': 'gateway-url' }, d.url)),
