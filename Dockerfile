@@ -25,10 +25,11 @@ RUN chmod -R a+rX,go-w /opt/idlegrid && chmod 755 /opt/idlegrid/bin/node && \
 # stage 2: the runtime, a non-root user and the data volume
 FROM ${BASE}
 COPY --from=app /opt/idlegrid /opt/idlegrid
-# uid/gid 10001 without useradd (a minbase Debian has no passwd package)
+# uid/gid 10001 without useradd (a minbase Debian has no passwd package); /seed: the mount point
+# where deploy/compose.yaml's seed publishes its address (a fresh volume takes this owner)
 RUN echo 'idlegrid:x:10001:10001:idlegrid node:/data:/usr/sbin/nologin' >> /etc/passwd && \
     echo 'idlegrid:x:10001:' >> /etc/group && \
-    mkdir -p /data && chown 10001:10001 /data && chmod 700 /data && \
+    mkdir -p /data /seed && chown 10001:10001 /data /seed && chmod 700 /data && \
     ln -s /opt/idlegrid/bin/node /usr/local/bin/node && \
     printf '#!/bin/sh\nexec /opt/idlegrid/bin/node /opt/idlegrid/dist/src/cli/bin.js "$@"\n' > /usr/local/bin/idlegrid && \
     chmod 755 /usr/local/bin/idlegrid

@@ -10,6 +10,9 @@ const DISCOVERY_REUSE_MS = 30_000
 const DISCOVERY_TIMEOUT_MS = 5_000
 /** Reputation is a full trust computation over the ledger: an open page reuses an answer this long. */
 const REPUTATION_REUSE_MS = 10_000
+/** The services page shows at most this many deployments (a renter's own: there are few) and recent events each. */
+const MAX_DEPLOYMENTS = 32
+const EVENTS_SHOWN = 5
 
 interface Discovered { peerId: string, region: string, residency: string, priceFloor: number, simulated: boolean, availableNow: boolean, gpus: Array<{ model: string, vramGb: number, count: number }> }
 
@@ -27,6 +30,7 @@ export class DashboardApi {
       case 'network': return await this.network()
       case 'market': return await this.market()
       case 'jobs': return { renter: this.observer.jobs(), provider: (await this.observer.call('exec.jobs')) ?? null }
+      case 'services': return await this.services()
       case 'earnings': return { samples: this.observer.providerSamples(), market: (await this.observer.call('market.stats')) ?? null, ledger: (await this.observer.call('ledger.earnings')) ?? null }
       case 'reputation': {
         const peer = params.get('peer')
@@ -45,6 +49,20 @@ export class DashboardApi {
     const answer = this.observer.call('reputation', peer === '' ? {} : { peer })
     this.reputationAnswers.set(peer, { at: Date.now(), answer })
     return await answer
+  }
+
+  /**
+   * A renter's deployments (the `services status` answer of each: replicas with their provider,
+   * region, state and latency, the gateway's routing figures, the last events) and a provider's
+   * hosted leases (`services.hosted`); null where the role has none.
+   */
+  private async services (): Promise<unknown> {
+    const ls = await this.observer.call('services.ls')
+    const names = ((ls?.services ?? []) as Array<{ name: string }>).slice(0, MAX_DEPLOYMENTS).map(s => s.name)
+    const statuses = await Promise.all(names.map(async name => await this.observer.call('services.status', { name })))
+    const deployments = statuses.filter(s => s != null).map(s => ({ ...s, events: (s.events ?? []).slice(-EVENTS_SHOWN) }))
+    const hosted = await this.observer.call('services.hosted')
+    return { deployments: ls == null ? null : deployments, hosted: hosted?.leases ?? null }
   }
 
   private async network (): Promise<unknown> {

@@ -1,5 +1,5 @@
 /**
- * `--dashboard HOST:PORT`: the operator's pages (web/dashboard: network, market, jobs,
+ * `--dashboard HOST:PORT`: the operator's pages (web/dashboard: network, market, jobs, services,
  * earnings, reputation) and the JSON behind them under /api/, every asset served from this
  * package (Chart.js from node_modules), nothing from elsewhere (the CSP says so too).
  * Everything but the token exchange answers 401 without the token.

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
+import { createServer } from 'node:net'
 import { roleExtensions } from '../../src/cli/build-node.js'
 import { DISCOVERY_SERVICE } from '../../src/capability/index.js'
 import type { DiscoveryResult } from '../../src/capability/index.js'
@@ -9,10 +10,22 @@ import { startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '
 const BASE = process.env.IDLEGRID_TEST_BASE_IMAGE ?? 'idlegrid-base:bookworm'
 const IMAGE = 'idlegrid-test:ci'
 
-async function sh (cmd: string, args: string[], timeoutMs = 300_000): Promise<{ code: number, stdout: string, stderr: string }> {
+async function sh (cmd: string, args: string[], timeoutMs = 300_000, env?: NodeJS.ProcessEnv): Promise<{ code: number, stdout: string, stderr: string }> {
   return await new Promise(resolve => {
-    execFile(cmd, args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+    execFile(cmd, args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, env }, (err, stdout, stderr) => {
       resolve({ code: err == null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr })
+    })
+  })
+}
+
+/** A port the kernel just gave out on every interface (compose publishes there; a race with another listener is unlikely). */
+async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, () => {
+      const address = server.address()
+      server.close(() => { typeof address === 'object' && address != null ? resolve(address.port) : reject(new Error('no port')) })
     })
   })
 }
@@ -39,9 +52,12 @@ describe('install: the Docker image', function () {
     }
   })
 
+  let compose: ((...args: string[]) => ReturnType<typeof sh>) | undefined
   after(async () => {
-    if (container !== '') await sh('docker', ['rm', '-f', container], 30_000)
+    if (container !== '') await sh('docker', ['rm', '-f', '-v', container], 30_000)
     await net?.stop()
+    // the compose project's containers, network and volumes
+    if (compose != null) await compose('down', '--volumes', '--timeout', '5')
   })
 
   it('builds, and a container provider joins an in-process network (its capability record is found)', async () => {
@@ -80,5 +96,49 @@ describe('install: the Docker image', function () {
     }, { timeoutMs: 90_000, intervalMs: 1_000, what: 'the container provider\'s capability record' })
     assert.equal(found.region, 'eu-west')
     assert.equal(found.priceFloor, 1.5)
+  })
+
+  it('deploy/compose.yaml brings up a seed, a provider and a renter on the built image, and the renter finds the provider', async function () {
+    if ((await sh('docker-compose', ['version'], 15_000)).code !== 0) {
+      console.log('      skipped: no docker-compose (Debian\'s docker-compose package; .ci/run installs it)')
+      this.skip()
+    }
+    // a project of its own, the image built above, simulated GPUs (no compose.gpu.yaml), host ports the kernel gave out
+    const env = {
+      ...process.env,
+      IDLEGRID_IMAGE: IMAGE,
+      IDLEGRID_INIT_ARGS: '--simulate-gpu H100:80 --region eu-west',
+      IDLEGRID_SEED_PORT: String(await freePort()),
+      IDLEGRID_SEED_WS_PORT: String(await freePort()),
+      IDLEGRID_PROVIDER_PORT: String(await freePort()),
+      IDLEGRID_DASHBOARD_PORT: String(await freePort())
+    }
+    const run = compose = async (...args: string[]) => await sh('docker-compose', ['--project-name', `igcompose${process.pid}`, '--file', 'deploy/compose.yaml', ...args], 120_000, env)
+    const up = await run('up', '--detach')
+    assert.equal(up.code, 0, up.stderr.slice(-2000))
+    // the provider's peer id from its "is running" line (it wrote its config with init first), the renter's dashboard token from its own
+    const { providerId, token } = await waitFor(async () => {
+      const logs = await run('logs', '--no-color', 'provider', 'renter')
+      const id = /idlegrid provider (\S+) is running/.exec(logs.stdout)?.[1]
+      const dashboard = /dashboard: http:\/\/\S+\/\?token=([0-9a-f]{64})/.exec(logs.stdout)?.[1]
+      if (id == null || dashboard == null) {
+        const ps = await run('ps')
+        if (/\bExit\b|Restarting/.test(ps.stdout)) throw new Error(`a node stopped:\n${ps.stdout}\n${logs.stdout.slice(-1500)}`)
+        return undefined
+      }
+      return { providerId: id, token: dashboard }
+    }, { timeoutMs: 90_000, intervalMs: 500, what: 'the provider and the renter running in compose' })
+    // the renter's dashboard, published on the host's 127.0.0.1, lists the provider's capability record as the renter found it in the DHT
+    const found = await waitFor(async () => {
+      const res = await fetch(`http://127.0.0.1:${env.IDLEGRID_DASHBOARD_PORT}/api/market`, { headers: { authorization: `Bearer ${token}` } }).catch(() => undefined)
+      if (res?.status !== 200) return undefined
+      const market = await res.json() as { providers: Array<{ peerId: string, region: string, simulated: boolean }> }
+      return market.providers.find(p => p.peerId === providerId)
+    }, { timeoutMs: 60_000, intervalMs: 1_000, what: 'the compose provider on the compose renter\'s dashboard' })
+    assert.equal(found.region, 'eu-west', 'the provider runs the config init wrote from IDLEGRID_INIT_ARGS')
+    assert.equal(found.simulated, true)
+    const down = await run('down', '--volumes', '--timeout', '5')
+    assert.equal(down.code, 0, down.stderr.slice(-2000))
+    compose = undefined
   })
 })

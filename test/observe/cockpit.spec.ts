@@ -15,6 +15,25 @@ import { jobShardOf } from '../../protocols/ids.js'
 
 const CHROMIUM = process.env.IDLEGRID_CHROMIUM ?? '/usr/bin/chromium'
 
+/** A service small enough to deploy in a second: node answers "ok" on $PORT (health: /). */
+const TINY_SERVICE = {
+  name: 'cockpit-ok',
+  runtime: { command: ['node', '-e', "require('node:http').createServer((q, s) => s.end('ok')).listen(Number(process.env.PORT), '127.0.0.1')"] },
+  health: '/',
+  replicas: 1,
+  lease: { untilStopped: true, minMinutes: 1 },
+  auction: { bidWindowMs: 400 }
+}
+
+/** GET /api/PAGE of a dashboard with its token as a bearer header (as a script would). */
+async function dashboardApi (dashboardUrl: string | undefined, page: string): Promise<any> {
+  assert.ok(dashboardUrl != null, 'the dashboard is served')
+  const url = new URL(dashboardUrl)
+  const res = await fetch(`${url.origin}/api/${page}`, { headers: { authorization: `Bearer ${url.searchParams.get('token') ?? ''}` } })
+  assert.equal(res.status, 200)
+  return await res.json()
+}
+
 async function scrape (url: string | undefined): Promise<Map<string, number>> {
   assert.ok(url != null, 'metrics are served')
   const res = await fetch(url)
@@ -27,6 +46,16 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
   this.timeout(120_000)
   let c: CockpitNetwork
   let summary: JobSummary
+  let deployed: Promise<void> | undefined
+  /** The tiny service deployed once (by whichever services test runs first) and asked one request through its gateway. */
+  const deployTiny = async (): Promise<void> => {
+    deployed ??= (async () => {
+      const status = await c.control(c.renter, 'services.deploy', { spec: TINY_SERVICE, baseDir: c.dir, waitMs: 30_000 })
+      assert.equal(status.ready, 1, `the replica is ready: ${JSON.stringify(status.replicas)}`)
+      assert.equal((await (await fetch(`${String(status.url)}/`)).text()), 'ok')
+    })()
+    await deployed
+  }
 
   before(async () => {
     c = await startCockpitNetwork()
@@ -34,7 +63,10 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
     assert.equal(summary.status, 'ok', JSON.stringify(summary.history))
   })
 
-  after(async () => { await c?.stop() })
+  after(async () => {
+    if (c != null) await c.control(c.renter, 'services.stop', { name: TINY_SERVICE.name }).catch(() => {})
+    await c?.stop()
+  })
 
   it("the renter's /metrics count its auction, job, bytes and clearing price, beside libp2p's own", async () => {
     const m = await scrape(c.renterView.metricsUrl)
@@ -69,6 +101,24 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
     // market version 2: the job (no residency, no VRAM floor) travels on its one shard
     const shard = jobShardOf(undefined)
     assert.ok((m.get(`idlegrid_gossip_messages_total{topic="${shard}",verdict="accept",reason=""}`) ?? 0) >= 1, `the job accepted on ${shard}`)
+  })
+
+  it("the dashboard's services API gives a deployment as services.status has it, and the provider's hosted lease", async () => {
+    await deployTiny()
+    const now = await c.control(c.renter, 'services.status', { name: TINY_SERVICE.name })
+    const renterApi = await dashboardApi(c.renterView.dashboardUrl, 'services')
+    assert.equal(renterApi.deployments.length, 1)
+    const { events, ...deployment } = renterApi.deployments[0]
+    const { events: allEvents, ...expected } = now
+    assert.deepEqual(deployment, expected, 'the deployment as services.status has it')
+    assert.deepEqual(events, allEvents.slice(-5), 'its last events')
+    assert.equal(deployment.gateway.answered, 1)
+    assert.equal(renterApi.hosted, null, 'a renter hosts no lease')
+    const providerApi = await dashboardApi(c.providerView.dashboardUrl, 'services')
+    assert.equal(providerApi.deployments, null, 'a provider deploys nothing')
+    assert.deepEqual(providerApi.hosted, (await c.control(c.provider, 'services.hosted')).leases)
+    assert.equal(providerApi.hosted[0].leaseId, now.replicas[0].id)
+    assert.equal(providerApi.hosted[0].healthy, true)
   })
 
   describe('in headless Chromium', function () {
@@ -163,7 +213,7 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
       await open(c.providerView.dashboardUrl, 'jobs')
       const run = (await c.control(c.provider, 'exec.jobs')).jobs.find((j: { jobId: string }) => j.jobId === summary.jobId)
       assert.ok(run != null)
-      const cells = await page.getByTestId('provider-jobs').locator('tbody tr').first().locator('td').allTextContents()
+      const cells = await page.getByTestId('provider-jobs').locator('tbody tr', { hasText: summary.jobId.slice(0, 12) }).locator('td').allTextContents()
       assert.deepEqual(cells.slice(0, 1).concat(cells.slice(2, 5)), [summary.jobId.slice(0, 12), run.tier, run.state, run.status])
     })
 
@@ -187,6 +237,31 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
         await mkdir('docs', { recursive: true })
         await page.screenshot({ path: 'docs/dashboard.png', fullPage: true })
       }
+    })
+
+    it('the services page shows a deployment, its replica and gateway figures as services.status has them, and the provider its hosted lease', async () => {
+      await deployTiny()
+      const now = await c.control(c.renter, 'services.status', { name: TINY_SERVICE.name })
+      await open(c.renterView.dashboardUrl, 'services')
+      const card = page.locator(`[data-testid="deployment"][data-service="${TINY_SERVICE.name}"]`)
+      await waitFor(async () => (await card.getByTestId('gateway-figures').textContent())?.startsWith('requests 1,'), { timeoutMs: 10_000, what: 'the gateway figures after one request' })
+      assert.equal(await card.getByTestId('service-ready').textContent(), `${String(now.ready)}/${String(now.size)} ready`)
+      assert.equal(await card.getByTestId('gateway-url').textContent(), now.url)
+      assert.equal(await card.getByTestId('gateway-figures').textContent(), `requests ${String(now.gateway.requests)}, answered ${String(now.gateway.answered)}, retried ${String(now.gateway.retried)}`)
+      const replica = now.replicas[0]
+      const cells = await card.locator(`tr[data-replica="${String(replica.id)}"] td`).allTextContents()
+      assert.deepEqual(cells.slice(0, 4), [replica.id.slice(0, 8), `…${String(replica.provider).slice(-8)}`, replica.region === '' ? 'any' : replica.region, 'ready'])
+      assert.equal(replica.provider, c.provider.peerId.toString())
+      assert.equal(cells[6], String(replica.served))
+      // the provider's page: the lease it hosts, healthy, with the request it passed on
+      const hosted = (await c.control(c.provider, 'services.hosted')).leases.find((l: { leaseId: string }) => l.leaseId === replica.id)
+      assert.ok(hosted != null, 'the provider hosts the replica\'s lease')
+      await open(c.providerView.dashboardUrl, 'services')
+      const lease = await page.locator(`[data-testid="hosted"] tr[data-lease="${String(hosted.leaseId)}"] td`).allTextContents()
+      assert.deepEqual(lease.slice(0, 3), [hosted.leaseId.slice(0, 8), `…${c.renter.peerId.toString().slice(-8)}`, 'healthy'])
+      assert.ok(Number(lease[4]) >= 1, 'the request it passed on')
+      assert.match(await page.getByTestId('deployments').textContent() ?? '', /does not deploy services/)
+      await page.screenshot({ path: join(c.dir, 'shots', 'services.png'), fullPage: true })
     })
   })
 })

@@ -4,7 +4,7 @@
 /* eslint no-void: ['error', { allowAsStatement: true }] */
 'use strict'
 
-const PAGES = ['network', 'market', 'jobs', 'earnings', 'reputation']
+const PAGES = ['network', 'market', 'jobs', 'services', 'earnings', 'reputation']
 const REFRESH_MS = 3000
 const charts = {}
 let explainPeer = null
@@ -86,6 +86,27 @@ const draw = {
         el('pre', { class: 'log', 'data-testid': 'job-log' }, job.logs.map(([, l]) => l).join('\n')))))
     }
     fill('provider-jobs', (j.provider?.jobs ?? []).map(r => row([el('code', {}, String(r.jobId).slice(0, 12)), el('code', { title: r.renter }, short(r.renter)), r.tier, r.state, r.status ?? r.rejected ?? '', r.gpuIndex ?? '', r.receipt ?? ''])))
+  },
+
+  async services () {
+    const s = await api('services')
+    const box = document.querySelector('[data-testid="deployments"]')
+    if (s.deployments == null) box.replaceChildren(el('p', { class: 'muted' }, 'this node does not deploy services (a renter does)'))
+    else if (s.deployments.length === 0) box.replaceChildren(el('p', { class: 'muted' }, 'no service deployed from this node'))
+    else {
+      box.replaceChildren(...s.deployments.map(d => {
+        const g = d.gateway
+        const errors = Object.entries(g.errors).map(([k, v]) => `${k} ${v}`).join(', ')
+        const replicas = el('table', { 'data-testid': 'replicas' }, el('thead', {}, row(['replica', 'provider', 'region asked', 'state', 'latency ms', 'in flight', 'served', 'failed', 'since'].map(h => el('b', {}, h)))),
+          el('tbody', {}, ...d.replicas.map(r => row([el('code', {}, r.id.slice(0, 8)), el('code', { title: r.provider, 'data-peer': r.provider }, short(r.provider)), r.region || 'any', r.state, num(r.ewmaMs, 1), r.inflight, r.served, r.failed, ago(r.since)], { 'data-replica': r.id }))))
+        return el('div', { class: d.ready === d.size ? 'card' : 'card bad', 'data-testid': 'deployment', 'data-service': d.name },
+          el('div', {}, el('b', {}, d.name), ' · ', el('span', { 'data-testid': 'service-ready' }, `${d.ready}/${d.size} ready`), ' · gateway ', el('code', { 'data-testid': 'gateway-url' }, d.url)),
+          el('div', { 'data-testid': 'gateway-figures' }, `requests ${g.requests}, answered ${g.answered}, retried ${g.retried}${errors !== '' ? `, errors: ${errors}` : ''}`),
+          replicas,
+          el('ul', { class: 'muted', 'data-testid': 'service-events' }, ...d.events.map(e => el('li', {}, `${ago(e.at)} ${e.type}${e.provider != null ? ` ${short(e.provider)}` : ''}${e.detail != null ? `: ${e.detail}` : ''}`))))
+      }))
+    }
+    fill('hosted', (s.hosted ?? []).map(l => row([el('code', {}, l.leaseId.slice(0, 8)), el('code', { title: l.renter }, short(l.renter)), l.draining ? 'draining' : l.healthy ? 'healthy' : 'unhealthy', l.inflight, l.requests, bytes(l.bytesIn), bytes(l.bytesOut)], { 'data-lease': l.leaseId })))
   },
 
   async earnings () {
