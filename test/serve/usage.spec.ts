@@ -149,7 +149,7 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
     const hooks = await host.begin({ leaseId: id, renter: renter.peerId.toString(), healthPath: '/health', priceMicroUsdPerGpuHour: PRICE })
     const recorded = desk.stats.recorded
     hooks.ended()
-    await waitFor(() => desk.stats.recorded > recorded, { timeoutMs: 5_000 })
+    await waitFor(() => desk.stats.recorded > recorded, { timeoutMs: 20_000, what: 'the ended lease\'s last statement to be recorded' })
     const last = host.usage.last.get(id)
     assert.equal(last?.outcome, 'recorded', JSON.stringify(last))
     if (last?.outcome === 'recorded') assert.equal(last.signed.priceMicroUsdPerGpuHour, PRICE)
