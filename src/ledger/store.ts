@@ -69,6 +69,8 @@ interface Stager {
   add(entry: VerifiedEntry): void
 }
 
+/** Entries read from LevelDB at once by range(). */
+const RANGE_READ_CHUNK = 64
 /** Most entries held pending for one author. */
 const MAX_PENDING_PER_AUTHOR = 256
 
@@ -210,10 +212,22 @@ export class LedgerStore {
     const entries: Uint8Array[] = []
     let bytes = 0
     const last = Math.min(head.seq, fromSeq + limit - 1)
-    for await (const value of this.db.values({ gte: entryKey(author, fromSeq), lte: entryKey(author, last) })) {
-      if (entries.length > 0 && bytes + value.byteLength > maxBytes) break
-      entries.push(value)
-      bytes += value.byteLength
+    // read in chunks (one native call each, not one per entry: a sync serves thousands),
+    // small enough that the byte bound stops the read soon after it is reached
+    const iterator = this.db.values({ gte: entryKey(author, fromSeq), lte: entryKey(author, last) })
+    try {
+      let full = false
+      while (!full) {
+        const chunk = await iterator.nextv(RANGE_READ_CHUNK)
+        if (chunk.length === 0) break
+        for (const value of chunk) {
+          if (entries.length > 0 && bytes + value.byteLength > maxBytes) { full = true; break }
+          entries.push(value)
+          bytes += value.byteLength
+        }
+      }
+    } finally {
+      await iterator.close()
     }
     return { entries, more: fromSeq + entries.length - 1 < head.seq }
   }
