@@ -15,6 +15,7 @@ import { peerIdFromBytes, openAward, type MarketRenterService } from '../market/
 import { auctionRounds } from '../submit/index.js'
 import { forward, type Dialer } from './forward.js'
 import { Gateway } from './gateway.js'
+import { ServeStreamPool } from './stream-pool.js'
 import { ReplicaPool, type Replica } from './router.js'
 import { leaseJobSpec, UNTIL_STOPPED_MS, type ServiceSpec } from './service-file.js'
 import type { Signed } from '../identity/index.js'
@@ -52,6 +53,8 @@ const MAX_EXCLUDED = 8
 export class Deployment {
   readonly pool: ReplicaPool
   readonly gateway: Gateway
+  /** the health probes' own streams: their frame bound is the probe's, not the gateway's */
+  private readonly probeStreams: ServeStreamPool
   readonly events: Array<DeploymentEvent & { at: number }> = []
   readonly startedAt = Date.now()
   private slots: Slot[] = []
@@ -62,6 +65,7 @@ export class Deployment {
   constructor (readonly spec: ServiceSpec, private readonly payload: JobPayload, private readonly deps: DeploymentDeps) {
     this.pool = new ReplicaPool(spec.limits.maxInflightPerReplica)
     this.gateway = new Gateway(deps.dialer, this.pool, { port: spec.gateway.port, bind: spec.gateway.bind, token: spec.gateway.token, maxBodyBytes: spec.limits.maxBodyBytes, timeoutMs: spec.limits.timeoutMs })
+    this.probeStreams = new ServeStreamPool(deps.dialer, Math.max(2_000, (deps.probeMs ?? 1_000) * 2), { maxIdlePerProvider: 1 })
   }
 
   /** The payload every replica gets: the service's runtime, its lease length as time limit, its files. */
@@ -104,6 +108,7 @@ export class Deployment {
     for (const slot of slots) slot.abort.abort()
     await Promise.all(slots.map(async s => { await s.done }))
     await this.gateway.stop()
+    this.probeStreams.close()
   }
 
   /** Replicas ready to take requests. */
@@ -175,7 +180,7 @@ export class Deployment {
     while (!signal.aborted) {
       let ok = false
       try {
-        const answer = await forward(this.deps.dialer, replica.provider, replica.leaseId, { method: 'GET', path: this.spec.healthPath, headers: [], body: new Uint8Array() }, { timeoutMs: Math.max(2_000, every * 2) })
+        const answer = await forward(this.probeStreams, replica.provider, replica.leaseId, { method: 'GET', path: this.spec.healthPath, headers: [], body: new Uint8Array() }, { timeoutMs: Math.max(2_000, every * 2) })
         for await (const _ of answer.body) {} // eslint-disable-line no-empty
         ok = answer.response.status >= 200 && answer.response.status < 300
       } catch {}
