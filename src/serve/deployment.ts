@@ -41,7 +41,8 @@ export type DeploymentEvent =
   | { type: 'no-award', slot: number, detail: string }
   | { type: 'replica-started', slot: number, id: string, provider: string }
   | { type: 'replica-ready', slot: number, id: string, provider: string }
-  | { type: 'replica-ended', slot: number, id: string, provider: string, outcome: string, detail?: string }
+  /** drained: the gateway had taken it out of rotation (the provider said it was stopping) before its run ended */
+  | { type: 'replica-ended', slot: number, id: string, provider: string, outcome: string, detail?: string, drained: boolean }
 
 interface Slot { index: number, region: string, abort: AbortController, done: Promise<void> }
 
@@ -163,10 +164,12 @@ export class Deployment {
         }
       })
       probing.abort()
+      const drained = this.pool.get(id)?.state === 'draining'
       this.pool.remove(id)
       if (result.receipt != null) this.deps.onReceipt?.(result.receipt)
-      this.emit({ type: 'replica-ended', slot: slot.index, id, provider: result.provider, outcome: result.outcome, detail: result.detail })
-      if (result.outcome !== 'ok') {
+      this.emit({ type: 'replica-ended', slot: slot.index, id, provider: result.provider, outcome: result.outcome, detail: result.detail, drained })
+      // a preempted replica is the tier's contract, not a fault: its provider may host the replacement once free
+      if (result.outcome !== 'ok' && result.outcome !== 'preempted') {
         excluded.push(result.provider)
         if (excluded.length > MAX_EXCLUDED) excluded.shift()
       }
