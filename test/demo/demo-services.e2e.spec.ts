@@ -19,8 +19,8 @@ describe('idlegrid demo --services (issue 17: the services act)', function () {
         resolve({ code: err == null ? 0 : (typeof err.code === 'number' ? err.code : null), stdout: out, stderr: errOut })
       })
     })
-    const lines = stdout.trim().split('\n')
-    assert.equal(lines.length, 1, `with --json the demo prints one JSON object (stderr: ${stderr.slice(-2000)})`)
+    const lines = stdout.trim().split('\n').filter(l => l !== '')
+    assert.equal(lines.length, 1, `with --json the demo prints one JSON object (exit ${String(code)}, stderr: ${stderr.slice(-2000)})`)
     const summary = JSON.parse(lines[0] as string) as DemoSummary
     const act = summary.services
     assert.ok(act != null, 'the summary has the act')
