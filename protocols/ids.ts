@@ -23,8 +23,10 @@ export const PROTOCOL = {
   ledgerSync: '/idlegrid/ledger/sync/3.0.0',
   /** a provider's own signed capability record, fetched from it directly after an index lookup */
   capability: '/idlegrid/cap/1.0.0',
-  /** one HTTP request to a service replica (a lease) and its streamed answer */
-  serve: '/idlegrid/serve/1.0.0',
+  /** HTTP requests to a service replica (a lease), one after another on a stream, and their streamed answers */
+  serve: '/idlegrid/serve/1.1.0',
+  /** one request per stream; still served for 1.0.0 gateways (a 1.1.0 provider's handler is the same) */
+  serveV1: '/idlegrid/serve/1.0.0',
   /** a lease's usage over an interval: the provider proposes, the renter countersigns its own figures */
   usage: '/idlegrid/usage/1.0.0'
 } as const

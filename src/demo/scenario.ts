@@ -13,6 +13,7 @@ import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } f
 import { checkDemoEngine, dockerVariant } from './docker-jobs.js'
 import { demoFleet, providerArgs, type DemoProvider, type DemoRunner } from './fleet.js'
 import { playAuctionOnly, playJob } from './jobs.js'
+import { playServicesAct, type ServicesActReport } from './services-act.js'
 import { printSummary, providerStats, renterReputations, summarize, type DemoOutput, type DemoSummary, type JobReport } from './summary.js'
 
 /** The job files the scenario plays, in examples/demo/. */
@@ -26,6 +27,8 @@ export interface DemoOptions {
   setupTimeoutMs?: number
   /** how the providers run jobs (default process) */
   runner?: DemoRunner
+  /** play the services act after the jobs (--services) */
+  services?: boolean
 }
 
 interface ScenarioJob { key: string, file: string }
@@ -84,10 +87,12 @@ export async function runDemo (opts: DemoOptions, out: DemoOutput): Promise<Demo
     const label = (peerId: string): string => names.get(peerId)?.name ?? peerId.slice(-8)
     if (runner.kind === 'docker') out.info(`jobs run in containers of ${runner.image} on the Docker engine at ${process.env.DOCKER_HOST ?? 'the default socket'}\n`)
     const jobs = await playScenario(scenarioJobs(opts.jobs), renter, baseDir, names, label, out, runner)
+    const services: ServicesActReport | undefined = opts.services === true ? await playServicesAct(network, label, out) : undefined
 
     const providers = await providerStats(network, fleet)
     const reputations = await renterReputations(renter, names)
-    const summary = summarize({ started, network, fleet, meshMs, jobs, providers, reputations })
+    const played = summarize({ started, network, fleet, meshMs, jobs, providers, reputations })
+    const summary = services == null ? played : { ...played, services, ok: played.ok && services.ok }
     printSummary(summary, out)
 
     if (opts.keep) {

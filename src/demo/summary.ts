@@ -5,6 +5,7 @@
 import { callControl } from '../control/index.js'
 import type { DemoProvider } from './fleet.js'
 import type { LocalNetwork, NodeProcess } from './local-network.js'
+import type { ServicesActReport } from './services-act.js'
 
 /** Where the demo tells its story (the CLI passes its output; only human lines are written). */
 export interface DemoOutput {
@@ -62,6 +63,8 @@ export interface DemoSummary {
   providers: Array<{ name: string, peerId: string, bids: number, wins: number, fillRate: number, jobsRun: number, busySlots: number, slots: number, earningsUsd: number }>
   reputations: Array<{ name: string, peerId: string, score: number, jobs: number, slashed: boolean }>
   kept?: { dataDir: string, pids: number[] }
+  /** the services act (idlegrid demo --services) */
+  services?: ServicesActReport
 }
 
 /** Dollars for people: $1.23, or a dash. */

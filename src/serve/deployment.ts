@@ -15,6 +15,7 @@ import { peerIdFromBytes, openAward, type MarketRenterService } from '../market/
 import { auctionRounds } from '../submit/index.js'
 import { forward, type Dialer } from './forward.js'
 import { Gateway } from './gateway.js'
+import { ServeStreamPool } from './stream-pool.js'
 import { ReplicaPool, type Replica } from './router.js'
 import { leaseJobSpec, UNTIL_STOPPED_MS, type ServiceSpec } from './service-file.js'
 import { UsageCounter, type UsageDesk } from './usage/index.js'
@@ -46,7 +47,8 @@ export type DeploymentEvent =
   | { type: 'no-award', slot: number, detail: string }
   | { type: 'replica-started', slot: number, id: string, provider: string }
   | { type: 'replica-ready', slot: number, id: string, provider: string }
-  | { type: 'replica-ended', slot: number, id: string, provider: string, outcome: string, detail?: string }
+  /** drained: the gateway had taken it out of rotation (the provider said it was stopping) before its run ended */
+  | { type: 'replica-ended', slot: number, id: string, provider: string, outcome: string, detail?: string, drained: boolean }
 
 interface Slot { index: number, region: string, abort: AbortController, done: Promise<void> }
 
@@ -58,6 +60,8 @@ const MAX_EXCLUDED = 8
 export class Deployment {
   readonly pool: ReplicaPool
   readonly gateway: Gateway
+  /** the health probes' own streams: their frame bound is the probe's, not the gateway's */
+  private readonly probeStreams: ServeStreamPool
   readonly events: Array<DeploymentEvent & { at: number }> = []
   readonly startedAt = Date.now()
   private slots: Slot[] = []
@@ -70,6 +74,7 @@ export class Deployment {
   constructor (readonly spec: ServiceSpec, private readonly payload: JobPayload, private readonly deps: DeploymentDeps) {
     this.pool = new ReplicaPool(spec.limits.maxInflightPerReplica)
     this.gateway = new Gateway(deps.dialer, this.pool, { port: spec.gateway.port, bind: spec.gateway.bind, token: spec.gateway.token, maxBodyBytes: spec.limits.maxBodyBytes, timeoutMs: spec.limits.timeoutMs, meter: (id) => this.counters.get(id) })
+    this.probeStreams = new ServeStreamPool(deps.dialer, Math.max(2_000, (deps.probeMs ?? 1_000) * 2), { maxIdlePerProvider: 1 })
   }
 
   /** The payload every replica gets: the service's runtime, its lease length as time limit, its files. */
@@ -112,6 +117,7 @@ export class Deployment {
     for (const slot of slots) slot.abort.abort()
     await Promise.all(slots.map(async s => { await s.done }))
     await this.gateway.stop()
+    this.probeStreams.close()
   }
 
   /** Replicas ready to take requests. */
@@ -167,11 +173,13 @@ export class Deployment {
         }
       })
       probing.abort()
+      const drained = this.pool.get(id)?.state === 'draining'
       this.pool.remove(id)
       this.unmeter(jobId)
       if (result.receipt != null) this.deps.onReceipt?.(result.receipt)
-      this.emit({ type: 'replica-ended', slot: slot.index, id, provider: result.provider, outcome: result.outcome, detail: result.detail })
-      if (result.outcome !== 'ok') {
+      this.emit({ type: 'replica-ended', slot: slot.index, id, provider: result.provider, outcome: result.outcome, detail: result.detail, drained })
+      // a preempted replica is the tier's contract, not a fault: its provider may host the replacement once free
+      if (result.outcome !== 'ok' && result.outcome !== 'preempted') {
         excluded.push(result.provider)
         if (excluded.length > MAX_EXCLUDED) excluded.shift()
       }
@@ -199,7 +207,7 @@ export class Deployment {
     while (!signal.aborted) {
       let ok = false
       try {
-        const answer = await forward(this.deps.dialer, replica.provider, replica.leaseId, { method: 'GET', path: this.spec.healthPath, headers: [], body: new Uint8Array() }, { timeoutMs: Math.max(2_000, every * 2) })
+        const answer = await forward(this.probeStreams, replica.provider, replica.leaseId, { method: 'GET', path: this.spec.healthPath, headers: [], body: new Uint8Array() }, { timeoutMs: Math.max(2_000, every * 2) })
         for await (const _ of answer.body) {} // eslint-disable-line no-empty
         ok = answer.response.status >= 200 && answer.response.status < 300
       } catch {}

@@ -1,14 +1,16 @@
 /**
- * The gateway's side of /idlegrid/serve/1.0.0: one request to one replica, its answer's head,
- * then its body as it streams. A failure says whether the replica could have acted on the
- * request (`passedOn`): one it never passed on may go to another replica whatever its method.
+ * The gateway's side of /idlegrid/serve/1.1.0: one request to one replica on a pooled stream,
+ * its answer's head, then its body as it streams; the stream goes back to the pool once the
+ * answer's End is read (any failure or abort closes it instead). A failure says whether the
+ * replica could have acted on the request (`passedOn`): one it never passed on may go to
+ * another replica whatever its method.
  */
-import { PROTOCOL } from '../../protocols/ids.js'
-import { SERVE_CHUNK_BYTES, ServeChannel, ServeStreamError, serveFrameKind } from './wire.js'
+import { SERVE_CHUNK_BYTES, ServeStreamError, serveFrameKind, type ServeChannel } from './wire.js'
+import type { ServeStreamPool } from './stream-pool.js'
 import type { ServeFrame } from '../../protocols/serve.js'
-import type { Libp2p, PeerId } from '@libp2p/interface'
+import type { PeerId } from '@libp2p/interface'
 
-export type Dialer = Pick<Libp2p, 'dialProtocol'>
+export type { Dialer } from './stream-pool.js'
 
 export interface ForwardRequest {
   method: string
@@ -38,7 +40,10 @@ const NOT_PASSED_ON = new Set(['NO_LEASE', 'DRAINING', 'OVERLOADED'])
 
 function asForwardError (err: any): ForwardError {
   if (err instanceof ForwardError) return err
+  // a provider without this protocol version refused it at selection: nothing was passed on
+  if (err?.name === 'UnsupportedProtocolError') return new ForwardError(503, `the replica's provider does not speak this serve protocol version: ${String(err.message)}`, false, 'UNSUPPORTED')
   if (err instanceof ServeStreamError) {
+    if (err.cause != null && (err.cause as Error).name === 'UnsupportedProtocolError') return asForwardError(err.cause)
     if (err.code === 'TIMEOUT') return new ForwardError(504, `the replica did not answer in time: ${err.message}`, true, err.code)
     const notPassed = err.remote && NOT_PASSED_ON.has(err.code)
     return new ForwardError(notPassed ? 503 : 502, `replica: ${err.code} ${err.message}`, !notPassed, err.code)
@@ -47,12 +52,11 @@ function asForwardError (err: any): ForwardError {
 }
 
 /** Sends `req` to the replica `leaseId` on `provider`; resolves at the response head. */
-export async function forward (dialer: Dialer, provider: PeerId, leaseId: Uint8Array, req: ForwardRequest, opts: { timeoutMs: number, dialMs?: number }): Promise<ForwardAnswer> {
+export async function forward (streams: ServeStreamPool, provider: PeerId, leaseId: Uint8Array, req: ForwardRequest, opts: { timeoutMs: number, dialMs?: number }): Promise<ForwardAnswer> {
   const t0 = performance.now()
   let ch: ServeChannel
   try {
-    const stream = await dialer.dialProtocol(provider, PROTOCOL.serve, { negotiateFully: false, signal: AbortSignal.timeout(opts.dialMs ?? Math.min(opts.timeoutMs, 5_000)) })
-    ch = new ServeChannel(stream, opts.timeoutMs)
+    ch = (await streams.acquire(provider, opts.dialMs ?? Math.min(opts.timeoutMs, 5_000))).ch
   } catch (err: any) {
     // nothing reached the replica
     throw new ForwardError(503, `replica unreachable: ${String(err?.message ?? err)}`, false)
@@ -73,6 +77,8 @@ export async function forward (dialer: Dialer, provider: PeerId, leaseId: Uint8A
     throw asForwardError(err)
   }
   const headMs = performance.now() - t0
+  // once released the stream may already carry another request: abort must not touch it then
+  let released = false
   async function * body (): AsyncGenerator<Uint8Array> {
     try {
       while (true) {
@@ -83,11 +89,12 @@ export async function forward (dialer: Dialer, provider: PeerId, leaseId: Uint8A
         if (kind !== 'body') throw new ServeStreamError('PROTOCOL', `unexpected ${kind} frame in the answer`)
         yield (frame.body as ServeFrame.Body).data
       }
-      await ch.end()
     } catch (err) {
       ch.abort(err as Error)
       throw asForwardError(err)
     }
+    released = true
+    streams.release(provider, ch)
   }
-  return { response, body: body(), headMs, abort: () => { ch.abort(new Error('gateway gave up')) } }
+  return { response, body: body(), headMs, abort: () => { if (!released) ch.abort(new Error('gateway gave up')) } }
 }

@@ -1,6 +1,6 @@
 /**
  * The renter's gateway: HTTP on 127.0.0.1 (another bind only with a bearer token), each
- * request forwarded over /idlegrid/serve/1.0.0 to a replica the pool picks, the answer
+ * request forwarded over /idlegrid/serve/1.1.0 to a replica the pool picks, the answer
  * streamed back as it comes (chunked bodies, server-sent events). Idempotent requests (GET,
  * HEAD, OPTIONS, PUT, DELETE, or any with an Idempotency-Key) are retried on another replica
  * when one fails before answering; any request the replica never passed on is too. Bounded:
@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { timingSafeEqual } from 'node:crypto'
 import { forward, ForwardError, type Dialer, type ForwardAnswer } from './forward.js'
+import { ServeStreamPool } from './stream-pool.js'
 import { wireHeaders } from './wire.js'
 import type { ReplicaPool } from './router.js'
 
@@ -38,7 +39,12 @@ export class Gateway {
   private inflight = 0
   readonly stats: GatewayStats = { requests: 0, answered: 0, retried: 0, errors: {} }
 
-  constructor (private readonly dialer: Dialer, private readonly pool: ReplicaPool, private readonly opts: GatewayOptions) {}
+  /** serve streams kept open between requests, per provider */
+  readonly streams: ServeStreamPool
+
+  constructor (dialer: Dialer, private readonly pool: ReplicaPool, private readonly opts: GatewayOptions) {
+    this.streams = new ServeStreamPool(dialer, opts.timeoutMs)
+  }
 
   /** Starts listening; resolves with the URL. */
   async start (): Promise<string> {
@@ -64,6 +70,7 @@ export class Gateway {
     const server = this.server
     if (server == null) return
     this.server = undefined
+    this.streams.close()
     server.closeAllConnections()
     await new Promise<void>(resolve => { server.close(() => { resolve() }) })
   }
@@ -144,7 +151,7 @@ export class Gateway {
       replica.inflight++
       let answer: ForwardAnswer | undefined
       try {
-        answer = await forward(this.dialer, replica.provider, replica.leaseId, { method, path: req.url ?? '/', headers, body }, { timeoutMs: this.opts.timeoutMs })
+        answer = await forward(this.streams, replica.provider, replica.leaseId, { method, path: req.url ?? '/', headers, body }, { timeoutMs: this.opts.timeoutMs })
         this.pool.observe(replica, answer.headMs)
         if (answer.response.draining && replica.state === 'ready') replica.state = 'draining'
         const sent = await this.stream(answer, res)

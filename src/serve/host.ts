@@ -1,7 +1,8 @@
 /**
  * The provider side of services: the leases this provider runs (a port each, picked here and
- * given to the service as PORT), their health checks, and /idlegrid/serve/1.0.0, which passes
- * each request of the lease's renter to the service on 127.0.0.1 and streams the answer back.
+ * given to the service as PORT), their health checks, and /idlegrid/serve/1.1.0, which passes
+ * each request of the lease's renter to the service on 127.0.0.1 and streams the answer back,
+ * then waits on the same stream for the renter's next request (1.0.0 gateways close after one).
  * A lease that never becomes healthy, or stops answering its health check, is cancelled: the
  * renter sees its job end and replaces the replica.
  */
@@ -30,7 +31,9 @@ export const HOST_DEFAULTS = {
   /** longest silence between frames */
   idleMs: 30_000,
   /** a usage statement per lease this often (src/serve/usage; 1 s to 1 h) */
-  usageIntervalMs: 60_000
+  usageIntervalMs: 60_000,
+  /** longest wait for the next request on a stream whose last answer ended (then a clean close) */
+  keepAliveMs: 30_000
 }
 
 export type HostOptions = Partial<typeof HOST_DEFAULTS>
@@ -135,32 +138,58 @@ export class ServeHost implements LeaseHost {
     })
   }
 
-  /** One serve stream: the request, passed on to the lease's service, its answer streamed back. */
+  /** One serve stream: requests one after another, each passed on to its lease's service and its answer streamed back. */
   async handle (stream: Stream, remote: PeerId): Promise<void> {
     const ch = new ServeChannel(stream, this.opts.idleMs)
+    // the first head comes at once: a stream opened and left idle is not held for long
+    let waitMs = Math.min(this.opts.idleMs, 5_000)
+    let between = false
+    while (true) {
+      let first: ServeFrame | undefined
+      try {
+        first = await ch.next(waitMs)
+      } catch (err: any) {
+        // between requests a silent renter is no fault: the stream just closes
+        if (between && err instanceof ServeStreamError && err.code === 'TIMEOUT') { await ch.close(); return }
+        await this.refuse(ch, remote, err)
+        return
+      }
+      if (first == null) { await ch.close(); return }
+      if (!await this.request(ch, first, remote)) return
+      waitMs = this.opts.keepAliveMs
+      between = true
+    }
+  }
+
+  /** One request on the stream; false when it failed (the stream is closed then). */
+  private async request (ch: ServeChannel, first: ServeFrame, remote: PeerId): Promise<boolean> {
     let hosted: HostedLease | undefined
     try {
-      // the head comes at once: a stream opened and left idle is not held for long
-      const first = await ch.next(Math.min(this.opts.idleMs, 5_000))
-      if (first == null) { await ch.close(); return }
       if (serveFrameKind(first) !== 'request') throw new ServeStreamError('PROTOCOL', 'the first frame must be Request')
       const head = first.request as ServeFrame.Request
+      // checked before the lease is counted, so a refusal never touches its in-flight count
+      if (!/^[A-Z]{1,16}$/.test(head.method) || !/^\/[\x21-\x7e]{0,8191}$/.test(head.path)) throw new ServeStreamError('PROTOCOL', 'bad method or path')
       hosted = this.leases.get(toHex(head.leaseId))
       // someone else's lease answers like no lease: nothing to learn from probing ids
       if (hosted == null || hosted.renter !== remote.toString()) { hosted = undefined; throw new ServeStreamError('NO_LEASE', 'no such lease here') }
       if (hosted.draining) { hosted = undefined; throw new ServeStreamError('DRAINING', 'the replica is stopping') }
       if (hosted.inflight >= this.opts.maxInflight) { hosted = undefined; throw new ServeStreamError('OVERLOADED', `${this.opts.maxInflight} requests already in flight`) }
-      if (!/^[A-Z]{1,16}$/.test(head.method) || !/^\/[\x21-\x7e]{0,8191}$/.test(head.path)) throw new ServeStreamError('PROTOCOL', 'bad method or path')
       hosted.inflight++
       hosted.requests++
       await this.pass(ch, head, hosted)
+      return true
     } catch (err: any) {
-      const e = err instanceof ServeStreamError ? err : new ServeStreamError('UPSTREAM', String(err?.message ?? err))
-      this.log('serve request from %p failed: %s %s', remote, e.code, e.message)
-      await ch.fail(e)
+      await this.refuse(ch, remote, err)
+      return false
     } finally {
       if (hosted != null) hosted.inflight--
     }
+  }
+
+  private async refuse (ch: ServeChannel, remote: PeerId, err: any): Promise<void> {
+    const e = err instanceof ServeStreamError ? err : new ServeStreamError('UPSTREAM', String(err?.message ?? err))
+    this.log('serve request from %p failed: %s %s', remote, e.code, e.message)
+    await ch.fail(e)
   }
 
   private async pass (ch: ServeChannel, head: ServeFrame.Request, hosted: HostedLease): Promise<void> {
@@ -204,7 +233,7 @@ export class ServeHost implements LeaseHost {
     } catch (err: any) {
       throw new ServeStreamError('UPSTREAM', `the service broke off its answer: ${String(err?.message ?? err)}`)
     }
+    // the stream stays open for the renter's next request
     ch.send({ end: {} })
-    await ch.close()
   }
 }

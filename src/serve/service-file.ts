@@ -11,7 +11,7 @@
  *   files:                           # shipped to the replica's inputs/: path there -> local file or directory
  *     server.mjs: sentiment/server.mjs
  *   health: /health                  # GET, 2xx = healthy
- *   replicas: 2                      # any region; or per region: { eu-west: 1, us-east: 1 }
+ *   replicas: 2                      # any region; or per region: { eu-west: 1, us-east: 1 }; or per residency zone: { eu: 1, us: 1 }
  *   residency: eu                    # hard rule for every replica
  *   maxPriceUsd: 3.5                 # per GPU-hour
  *   lease: { minutes: 60 }           # or { untilStopped: true }; minMinutes: the shortest acceptable run
@@ -142,10 +142,17 @@ export function parseServiceSpec (raw: unknown, baseDir = process.cwd()): Servic
   }
   if (image !== undefined) spec.runtime.image = image
   if (obj.residency !== undefined) spec.residency = asString(obj.residency, 'residency', { pattern: /^[a-z]{2,16}$/, patternText: 'a residency zone such as eu' })
+  const otherZone = replicas.find(r => isZone(r.region) && spec.residency != null && r.region !== spec.residency)
+  if (otherZone != null) throw new ConfigError(`replicas.${otherZone.region}`, `a zone or region inside residency ${String(spec.residency)}`, otherZone.region)
   if (obj.maxPriceUsd !== undefined) spec.maxPriceUsd = asNumber(obj.maxPriceUsd, 'maxPriceUsd', { min: 0.000001, max: 100_000 })
   // the replica's job spec must validate too (constraints the market checks)
   leaseJobSpec(spec, spec.replicas[0]?.region ?? '')
   return spec
+}
+
+/** A replicas key without a hyphen is a residency zone (eu, us), one with a hyphen a region (eu-west). */
+function isZone (key: string): boolean {
+  return /^[a-z]{2,16}$/.test(key)
 }
 
 /** Reads and validates a service file. */
@@ -166,8 +173,8 @@ export function leaseJobSpec (spec: ServiceSpec, region: string): JobSpec {
     constraints: {
       ...(spec.constraints.minVramGb != null ? { minVramGb: spec.constraints.minVramGb } : {}),
       ...(spec.constraints.gpuModels != null ? { gpuModels: spec.constraints.gpuModels } : {}),
-      ...(region !== '' ? { regions: [region] } : {}),
-      ...(spec.residency != null ? { residency: spec.residency } : {}),
+      ...(region !== '' && !isZone(region) ? { regions: [region] } : {}),
+      ...(isZone(region) ? { residency: region } : spec.residency != null ? { residency: spec.residency } : {}),
       ...(spec.maxPriceUsd != null ? { maxPriceUsd: spec.maxPriceUsd } : {})
     },
     auction: { bidWindowMs: spec.bidWindowMs }

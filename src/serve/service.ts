@@ -1,5 +1,5 @@
 /**
- * Services as libp2p services. On a provider, `serveHostService` answers /idlegrid/serve/1.0.0
+ * Services as libp2p services. On a provider, `serveHostService` answers /idlegrid/serve/1.1.0 (and 1.0.0)
  * for the leases its job service runs (the ServeHost is shared with exec, which calls its
  * lease hooks). On a renter, `deploymentsService` holds the deployments and their gateways and
  * offers `services.deploy|ls|status|scale|stop` on the control socket.
@@ -54,12 +54,16 @@ export function serveHostService (host: ServeHost, opts: { usageIntervalMs?: num
     },
     async start () {
       const log = components.logger.forComponent('idlegrid:serve')
-      await components.registrar.handle(PROTOCOL.serve, ({ stream, connection }) => {
-        host.handle(stream, connection.remotePeer).catch((err: unknown) => { log.error('serve stream failed: %e', err) })
-      }, { maxInboundStreams: 256, maxOutboundStreams: 1 })
+      // 1.1.0 streams carry requests in turn; a 1.0.0 gateway ends its stream after one, which the same handler takes as a clean end
+      for (const protocol of [PROTOCOL.serve, PROTOCOL.serveV1]) {
+        await components.registrar.handle(protocol, ({ stream, connection }) => {
+          host.handle(stream, connection.remotePeer).catch((err: unknown) => { log.error('serve stream failed: %e', err) })
+        }, { maxInboundStreams: 256, maxOutboundStreams: 1 })
+      }
     },
     async stop () {
       await components.registrar.unhandle(PROTOCOL.serve)
+      await components.registrar.unhandle(PROTOCOL.serveV1)
     },
     [CONTROL_HANDLERS]: () => ({
       'services.hosted': async () => ({ leases: [...host.leases.values()], usage: Object.fromEntries(host.usage?.last ?? []) })

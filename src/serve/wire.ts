@@ -1,7 +1,9 @@
 /**
- * Framing of /idlegrid/serve/1.0.0: length-prefixed ServeFrames both ways over one libp2p
- * stream per HTTP request, each bounded (checked on the length prefix, before the body is
- * read), with an idle bound between frames. Violations become ServeStreamErrors.
+ * Framing of /idlegrid/serve/1.1.0: length-prefixed ServeFrames both ways over a libp2p
+ * stream that carries HTTP requests one after another, each frame bounded (checked on the
+ * length prefix, before the body is read), with an idle bound between frames. Violations
+ * become ServeStreamErrors. Frames queued together go out as one write: a request's head and
+ * End (or an answer's head, body and End) cost one muxer frame and one TLS record, not three.
  */
 import * as lp from 'it-length-prefixed'
 import { decodeBounded } from '../../protocols/codec.js'
@@ -14,6 +16,16 @@ export const SERVE_CHUNK_BYTES = 64 * 1024
 /** Largest encoded frame: a full body chunk, or a head with its headers. */
 export const MAX_SERVE_FRAME_BYTES = SERVE_CHUNK_BYTES + 1024
 export const SERVE_LIMITS = { request: { headers: 128 }, response: { headers: 128 } }
+
+/** Largest write of several queued frames (one frame may be larger by itself). */
+const BATCH_BYTES = 256 * 1024
+
+function concat (items: Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size)
+  let at = 0
+  for (const item of items) { out.set(item, at); at += item.byteLength }
+  return out
+}
 
 export type ServeErrorCode = keyof typeof ServeFrame.Error.Code
 
@@ -50,12 +62,17 @@ export class ServeChannel {
 
   constructor (readonly stream: Stream, private readonly idleMs: number) {
     this.reader = lp.decode(stream.source, { maxDataLength: MAX_SERVE_FRAME_BYTES })[Symbol.asyncIterator]()
-    this.sinkDone = stream.sink(lp.encode(this.outgoing())).catch(() => {})
+    this.sinkDone = stream.sink(this.outgoing()).catch(() => {})
+  }
+
+  /** Still usable for another request: nothing ended, aborted or closed on either side. */
+  get reusable (): boolean {
+    return !this.ended && this.stream.status === 'open' && this.stream.readStatus === 'ready' && (this.stream.writeStatus === 'ready' || this.stream.writeStatus === 'writing')
   }
 
   send (frame: ServeFrame): void {
     if (this.ended) throw new ServeStreamError('PROTOCOL', 'stream already ended')
-    const bytes = ServeFrame.encode(frame)
+    const bytes = lp.encode.single(ServeFrame.encode(frame)).subarray()
     this.queue.push(bytes)
     this.queuedBytes += bytes.byteLength
     this.wake?.()
@@ -72,12 +89,16 @@ export class ServeChannel {
     await new Promise<void>(resolve => { this.drained.push(resolve) })
   }
 
+  /** What is queued, length-prefixed frames joined into writes of at most about BATCH_BYTES. */
   private async * outgoing (): AsyncGenerator<Uint8Array> {
     while (true) {
-      const item = this.queue.shift()
-      if (item != null) {
-        this.queuedBytes -= item.byteLength
-        yield item
+      if (this.queue.length > 0) {
+        let n = 0
+        let size = 0
+        while (n < this.queue.length && (n === 0 || size + (this.queue[n] as Uint8Array).byteLength <= BATCH_BYTES)) size += (this.queue[n++] as Uint8Array).byteLength
+        const items = this.queue.splice(0, n)
+        this.queuedBytes -= size
+        yield items.length === 1 ? items[0] as Uint8Array : concat(items, size)
         if (this.queue.length === 0) for (const done of this.drained.splice(0)) done()
         continue
       }

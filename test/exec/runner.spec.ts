@@ -83,6 +83,14 @@ describe('exec: process runner', function () {
     assert.deepEqual(lines.map(l => `${l.stream}:${l.line}`).sort(), ['stderr:two', 'stdout:one', 'stdout:three'])
   })
 
+  it('runs `node` as the Node the provider runs on, not the one on the job\'s PATH', async () => {
+    const dir = await workDir(tmp.path, 'node')
+    const lines: LogLine[] = []
+    const outcome = await new ProcessRunner().start(spec(dir, ['node', '-e', 'console.log(process.version)']), l => lines.push(l)).done
+    assert.equal(outcome.status, 'completed')
+    assert.deepEqual(lines.map(l => l.line), [process.version])
+  })
+
   it('kills the whole process group at the time limit', async () => {
     const dir = await workDir(tmp.path, 'timeout')
     // the job starts a background sleeper that ignores nothing and would outlive a plain kill

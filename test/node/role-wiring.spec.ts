@@ -10,7 +10,7 @@ import { startInProcessNetwork, waitFor, waitForTopicMesh, type InProcessNetwork
 /** What libp2p and every idlegrid node speak (protocols/README.md §1 and §2); gossipsub only, no floodsub. */
 const CORE_PROTOCOLS = ['/ipfs/id/1.0.0', '/ipfs/ping/1.0.0', PROTOCOL.kad, '/meshsub/1.2.0', '/meshsub/1.1.0', '/meshsub/1.0.0', PROTOCOL.ledgerSync]
 /** What a provider adds: accept, explain, the job stream, its own capability record and its leases' requests. */
-const PROVIDER_PROTOCOLS = [PROTOCOL.accept, PROTOCOL.explain, PROTOCOL.job, PROTOCOL.capability, PROTOCOL.serve]
+const PROVIDER_PROTOCOLS = [PROTOCOL.accept, PROTOCOL.explain, PROTOCOL.job, PROTOCOL.capability, PROTOCOL.serve, PROTOCOL.serveV1]
 /** What a renter adds: the bids sent to it and their audit. */
 const RENTER_PROTOCOLS = [PROTOCOL.bid, PROTOCOL.bidsAudit]
 

@@ -9,8 +9,10 @@ import { createServer as createHttpServer, type Server } from 'node:http'
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { toHex } from '../../src/common/index.js'
-import { forward, ForwardError, Gateway, ReplicaPool, ServeHost, SERVE_HOST_SERVICE } from '../../src/serve/index.js'
+import { forward, ForwardError, Gateway, ReplicaPool, ServeHost, ServeStreamPool, SERVE_HOST_SERVICE } from '../../src/serve/index.js'
 import { serveHostService } from '../../src/serve/service.js'
+import { ServeChannel, serveFrameKind } from '../../src/serve/wire.js'
+import { PROTOCOL } from '../../protocols/ids.js'
 import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import { http } from './fixtures.js'
 import type { IdlegridNode } from '../../src/node/index.js'
@@ -35,10 +37,10 @@ function echoServer (delayMs = 0): Server {
   })
 }
 
-describe('serve: gateway and /idlegrid/serve/1.0.0 between real nodes (issue 17)', function () {
+describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)', function () {
   this.timeout(60_000)
   let net: InProcessNetwork
-  const hosts = [new ServeHost({ responseMs: 1_500, idleMs: 2_000 }), new ServeHost({ responseMs: 1_500, idleMs: 2_000 })]
+  const hosts = [new ServeHost({ responseMs: 1_500, idleMs: 2_000, keepAliveMs: 1_000 }), new ServeHost({ responseMs: 1_500, idleMs: 2_000, keepAliveMs: 1_000 })]
   const upstreams: Upstream[] = []
   let renter: IdlegridNode
   const gateways: Gateway[] = []
@@ -84,6 +86,45 @@ describe('serve: gateway and /idlegrid/serve/1.0.0 between real nodes (issue 17)
     assert.equal(answer.status, 200)
     assert.deepEqual(JSON.parse(answer.body), { method: 'POST', url: '/echo?x=1', bytes: 50_000, delayMs: 0 })
     assert.equal(answer.headers['x-upstream'], '0')
+  })
+
+  it('keeps one serve stream open for requests in turn, and opens a fresh one once the provider ends an idle stream', async () => {
+    const a = await lease(0, echoServer())
+    const pool = new ReplicaPool(32)
+    pool.add({ id: a.id, leaseId: a.leaseId, provider: net.providers[0]!.peerId, region: '', state: 'ready' })
+    let dials = 0
+    const counting = { dialProtocol: (async (...args: Parameters<typeof renter.libp2p.dialProtocol>) => { dials++; return await renter.libp2p.dialProtocol(...args) }) as typeof renter.libp2p.dialProtocol }
+    const gw = new Gateway(counting, pool, { port: 0, bind: '127.0.0.1', maxBodyBytes: 64 * 1024, timeoutMs: 2_000 })
+    gateways.push(gw)
+    const url = await gw.start()
+    for (let i = 0; i < 20; i++) {
+      const answer = await http(`${url}/n${i}`, { method: i % 2 === 0 ? 'GET' : 'POST', body: i % 2 === 0 ? undefined : 'x'.repeat(i) })
+      assert.equal(answer.status, 200)
+      assert.equal(JSON.parse(answer.body).url, `/n${i}`, 'each answer is its own request\'s')
+    }
+    assert.equal(dials, 1, 'twenty requests in turn on one stream')
+    assert.equal(hosts[0]!.leases.get(a.id)!.requests, 20)
+    // the provider closes a stream idle past its keep-alive bound (1 s here); the gateway then opens another
+    const servesOpen = (): number => net.providers[0]!.libp2p.getConnections(renter.peerId).flatMap(c => c.streams).filter(st => st.protocol === PROTOCOL.serve).length
+    await waitFor(() => servesOpen() === 0, { timeoutMs: 10_000, what: 'the provider closed the idle serve stream' })
+    assert.equal((await http(`${url}/after`)).status, 200)
+    assert.equal(dials, 2)
+  })
+
+  it('a 1.0.0 gateway (one request per stream, then the end of its stream) is still served', async () => {
+    const a = await lease(0, echoServer())
+    const stream = await renter.libp2p.dialProtocol(net.providers[0]!.peerId, PROTOCOL.serveV1)
+    const ch = new ServeChannel(stream, 2_000)
+    ch.send({ request: { leaseId: a.leaseId, method: 'GET', path: '/old', headers: [] } })
+    ch.send({ end: {} })
+    const kinds: string[] = []
+    for (let f = await ch.next(); f != null; f = await ch.next()) {
+      kinds.push(serveFrameKind(f))
+      if (f.end != null) break
+    }
+    assert.deepEqual(kinds, ['response', 'body', 'end'])
+    await ch.end()
+    await waitFor(() => stream.status === 'closed', { timeoutMs: 5_000, what: 'the provider closed after the old gateway\'s end' })
   })
 
   it('red team: oversized headers get 431, an oversized body 413 (declared or streamed), no replica ready 503, a bad token 401', async () => {
@@ -132,7 +173,7 @@ describe('serve: gateway and /idlegrid/serve/1.0.0 between real nodes (issue 17)
   it('red team: another renter cannot use a lease (NO_LEASE, the same as no lease at all)', async () => {
     const a = await lease(0, echoServer())
     const other = net.renters[1]!
-    const err = await forward(other.libp2p, net.providers[0]!.peerId, a.leaseId, { method: 'GET', path: '/', headers: [], body: new Uint8Array() }, { timeoutMs: 2_000 }).then(() => undefined, (e: unknown) => e)
+    const err = await forward(new ServeStreamPool(other.libp2p, 2_000), net.providers[0]!.peerId, a.leaseId, { method: 'GET', path: '/', headers: [], body: new Uint8Array() }, { timeoutMs: 2_000 }).then(() => undefined, (e: unknown) => e)
     assert.ok(err instanceof ForwardError)
     assert.equal(err.code, 'NO_LEASE')
     assert.equal(hosts[0]!.leases.get(a.id)!.requests, 0, 'nothing reached the service')

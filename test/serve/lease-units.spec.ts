@@ -44,6 +44,16 @@ describe('serve: service files, leases on the wire, lease bids (issue 17)', () =
     for (const [over, message] of bad) assert.throws(() => parseServiceSpec(sentimentSpec(over), SERVICES_DIR), message, JSON.stringify(over))
   })
 
+  it('replicas per residency zone: the replica\'s auction asks for the zone, not a region; a zone outside the residency is refused', () => {
+    const spec = parseServiceSpec(sentimentSpec({ replicas: { eu: 1, 'us-east': 1 } }), SERVICES_DIR)
+    assert.deepEqual(spec.replicas.map(r => r.region), ['eu', 'us-east'])
+    const eu = leaseJobSpec(spec, 'eu')
+    assert.equal(eu.constraints.residency, 'eu')
+    assert.deepEqual(eu.constraints.regions, [])
+    assert.deepEqual(leaseJobSpec(spec, 'us-east').constraints.regions, ['us-east'])
+    assert.throws(() => parseServiceSpec(sentimentSpec({ replicas: { us: 1 }, residency: 'eu' }), SERVICES_DIR), /replicas\.us/)
+  })
+
   it('a replica\'s job request carries the lease; a lease that is not inference or has a bad health path does not verify', async () => {
     const key = await generateKeyPair('Ed25519')
     const peerId = peerIdFromPrivateKey(key)

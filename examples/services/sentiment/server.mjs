@@ -45,7 +45,8 @@ async function readText (req, url) {
 const server = createServer(async (req, res) => {
   const url = new URL(req.url ?? '/', 'http://localhost')
   try {
-    if (url.pathname === '/health') return send(res, 200, { ok: true })
+    // the pid lets the demo stop one replica the hard way
+    if (url.pathname === '/health') return send(res, 200, { ok: true, pid: process.pid })
     if (slowMs > 0) await new Promise(resolve => setTimeout(resolve, slowMs))
     if (url.pathname === '/sentiment') {
       const text = await readText(req, url)

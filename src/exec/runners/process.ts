@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { accessSync, constants } from 'node:fs'
+import { accessSync, constants, statSync } from 'node:fs'
 import { availableParallelism, totalmem } from 'node:os'
 import { RunnerError } from '../errors.js'
 import { JOB_PATH, processJobEnv } from './environment.js'
@@ -37,10 +37,15 @@ export interface ProcessRunnerOptions {
   cgroups?: boolean
 }
 
-/** The command's path: as given when it has a slash, else the first match on the job's PATH. */
-function resolveCommand (name: string): string {
-  const candidates = name.includes('/') ? [name] : JOB_PATH.split(':').map(dir => `${dir}/${name}`)
-  for (const path of candidates) {
+/**
+ * The command's path: `node` is the Node this provider runs on (the version idlegrid supports,
+ * not whatever /usr/bin holds) when the job's user may run it; a name with a slash as given;
+ * else the first match on the job's PATH.
+ */
+function resolveCommand (name: string, dedicatedUser: boolean): string {
+  const onPath = name.includes('/') ? [name] : JOB_PATH.split(':').map(dir => `${dir}/${name}`)
+  const own = name === 'node' && (!dedicatedUser || (statSync(process.execPath).mode & 0o001) !== 0) ? [process.execPath] : []
+  for (const path of [...own, ...onPath]) {
     try { accessSync(path, constants.X_OK); return path } catch {}
   }
   throw new RunnerError(`command not found: ${name.slice(0, 200)}`)
@@ -97,7 +102,7 @@ export class ProcessRunner implements Runner {
   /** Starts the job: its dir handed to its user, a cgroup, the rlimits, then the command behind a gate (see below). */
   private spawnJob (spec: RunSpec): ChildControl {
     const [name, ...args] = spec.command as [string, ...string[]]
-    const file = resolveCommand(name)
+    const file = resolveCommand(name, this.users.plan.dedicated)
     const user = this.users.take()
     if (user == null) throw new RunnerError('every job uid is in use (widen the --job-user range)')
     const plan = this.users.plan
