@@ -12,7 +12,7 @@ const CORE_PROTOCOLS = ['/ipfs/id/1.0.0', '/ipfs/ping/1.0.0', PROTOCOL.kad, '/me
 /** What a provider adds: accept, explain, the job stream, its own capability record and its leases' requests. */
 const PROVIDER_PROTOCOLS = [PROTOCOL.accept, PROTOCOL.explain, PROTOCOL.job, PROTOCOL.capability, PROTOCOL.serve, PROTOCOL.serveV1]
 /** What a renter adds: the bids sent to it and their audit. */
-const RENTER_PROTOCOLS = [PROTOCOL.bid, PROTOCOL.bidsAudit]
+const RENTER_PROTOCOLS = [PROTOCOL.bid, PROTOCOL.bidsAudit, PROTOCOL.usage]
 
 describe('node wiring as the composition root builds it (issue 14 items 5 and 6)', function () {
   this.timeout(120_000)
