@@ -29,18 +29,34 @@ function weekMap (windows: readonly WindowInput[]): Uint8Array {
   return map
 }
 
-interface Compiled { map: Uint8Array, flips: number[] }
+interface Compiled {
+  map: Uint8Array
+  flips: number[]
+  /** nextChange answers per zone and minute (they depend on nothing else), bounded as minuteCache */
+  next: Map<string, Map<number, number | null>>
+}
 const compiledCache = new WeakMap<readonly WindowInput[], Compiled>()
+// equal windows share one compiled week (10 KiB each): a simulator's thousands of providers
+// with the same windows text, or a node re-reading its policy, compile it once
+const compiledByText = new Map<string, Compiled>()
+const COMPILED_BY_TEXT_MAX = 1024
 function compiled (windows: readonly WindowInput[]): Compiled {
   let c = compiledCache.get(windows)
   if (c == null) {
-    const map = weekMap(windows)
-    // local week minutes where the state differs from the minute before
-    const flips: number[] = []
-    for (let m = 0; m < MINUTES_PER_WEEK; m++) {
-      if (map[m] !== map[(m + MINUTES_PER_WEEK - 1) % MINUTES_PER_WEEK]) flips.push(m)
+    const parsed = windows.map(w => typeof w === 'string' ? parseWindow(w) : w)
+    const text = parsed.map(w => `${w.days}/${w.startMinute}/${w.endMinute}`).join(',')
+    c = compiledByText.get(text)
+    if (c == null) {
+      const map = weekMap(parsed)
+      // local week minutes where the state differs from the minute before
+      const flips: number[] = []
+      for (let m = 0; m < MINUTES_PER_WEEK; m++) {
+        if (map[m] !== map[(m + MINUTES_PER_WEEK - 1) % MINUTES_PER_WEEK]) flips.push(m)
+      }
+      c = { map, flips, next: new Map() }
+      if (compiledByText.size >= COMPILED_BY_TEXT_MAX) compiledByText.clear()
+      compiledByText.set(text, c)
     }
-    c = { map, flips }
     compiledCache.set(windows, c)
   }
   return c
@@ -117,8 +133,24 @@ export function isAvailable (windows: readonly WindowInput[], timeZone: string, 
  * it does not flip within 8 days (always or never available).
  */
 export function nextChange (windows: readonly WindowInput[], timeZone: string, atMs: number): number | null {
-  const { map, flips } = compiled(windows)
-  if (flips.length === 0) return null
+  const c = compiled(windows)
+  if (c.flips.length === 0) return null
+  // the answer depends on the zone and the minute only (the search starts at the minute)
+  const minute = Math.floor(atMs / MINUTE_MS)
+  const table = c.next.get(timeZone)
+  const known = table?.get(minute)
+  if (known !== undefined) return known
+  const value = searchNextChange(c, timeZone, atMs)
+  if (table != null) {
+    if (table.size >= MINUTE_CACHE_MAX) table.clear()
+    table.set(minute, value)
+  } else if (formatters.has(timeZone)) {
+    c.next.set(timeZone, new Map([[minute, value]]))
+  }
+  return value
+}
+
+function searchNextChange ({ map, flips }: Compiled, timeZone: string, atMs: number): number | null {
   const stateAt = (t: number): number => map[localWeekMinute(timeZone, t)] ?? 0
   const initial = stateAt(atMs)
   const horizon = atMs + NEXT_CHANGE_HORIZON_MS

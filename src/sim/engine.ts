@@ -53,7 +53,6 @@ interface Run {
 }
 
 type Event =
-  | { k: 'arrive', js: JobState }
   | { k: 'auction', js: JobState }
   | { k: 'start', run: Run }
   | { k: 'end', run: Run }
@@ -90,6 +89,9 @@ export class SimEngine {
   /** GPUs of each owner's biggest node: own work needing more can never start */
   private readonly biggestNode: number[]
   private done = 0
+  /** job indices in arrival order (ties by index); arrivals are read from here, not queued */
+  private readonly arrivals: Int32Array
+  private nextArrival = 0
 
   constructor (private readonly scenario: Scenario, private readonly pop: Population, private readonly opts: EngineOptions) {
     scenario.population.regions.forEach((r, i) => this.regionIndex.set(r.name, i))
@@ -103,20 +105,36 @@ export class SimEngine {
       for (const k of p.indexKeys) this.servable.add(k)
       this.updateIndex(p)
     }
-    pop.jobs.forEach((job, index) => {
-      const js: JobState = { job, index, attempt: 0, rounds: 0, deadline: 0, firstStart: -1, exclude: undefined, lastReason: '' }
-      this.queue.push(job.task.arrivalMs, { k: 'arrive', js })
-    })
+    // a million arrivals are not queued up front: they are read in order and come before any
+    // queued event of the same time (as when they were queued first)
+    this.arrivals = Int32Array.from(pop.jobs.keys())
+    const jobs = pop.jobs
+    let sorted = true
+    for (let i = 1; i < jobs.length && sorted; i++) sorted = (jobs[i - 1] as SimJob).task.arrivalMs <= (jobs[i] as SimJob).task.arrivalMs
+    if (!sorted) this.arrivals.sort((a, b) => (jobs[a] as SimJob).task.arrivalMs - (jobs[b] as SimJob).task.arrivalMs || a - b)
     if (opts.mode === 'market' && pop.sybils.length > 0) this.queue.push(0, { k: 'sybil' })
   }
 
   /** Runs until every job has ended and every run has finished. */
   run (): void {
-    for (let ev = this.queue.pop(); ev != null; ev = this.queue.pop()) {
+    const jobs = this.pop.jobs
+    for (;;) {
+      if (this.nextArrival < jobs.length) {
+        const index = this.arrivals[this.nextArrival] as number
+        const job = jobs[index] as SimJob
+        if (job.task.arrivalMs <= this.queue.peekTime()) {
+          this.nextArrival++
+          this.now = job.task.arrivalMs
+          this.reputation.setNow(this.now)
+          this.arrive({ job, index, attempt: 0, rounds: 0, deadline: 0, firstStart: -1, exclude: undefined, lastReason: '' })
+          continue
+        }
+      }
+      const ev = this.queue.pop()
+      if (ev == null) break
       this.now = this.queue.poppedTime
       this.reputation.setNow(this.now)
       switch (ev.k) {
-        case 'arrive': this.arrive(ev.js); break
         case 'auction': this.auction(ev.js); break
         case 'start': this.start(ev.run); break
         case 'end': this.finish(ev.run); break
@@ -160,10 +178,12 @@ export class SimEngine {
     const keys = this.keysOf(job)
     const k = this.scenario.market.candidates
     const rng = this.opts.rng
-    const skip = new Set<number>()
-    for (const id of js.exclude ?? NO_EXCLUSIONS) skip.add(Number(id.slice(5)))
+    // providers this job failed on, and those already picked, by index (made only when needed)
+    let skip: Set<number> | undefined
+    if (js.exclude != null) { skip = new Set(); for (const id of js.exclude) skip.add(Number(id.slice(5))) }
     let picked = this.free.sample(keys, k, rng, skip)
     if (job.tier !== 'bronze' && picked.length < k) {
+      skip ??= new Set()
       for (const p of picked) skip.add(p)
       picked = picked.concat(this.displaceable.sample(keys, k - picked.length, rng, skip))
     }
@@ -206,9 +226,10 @@ export class SimEngine {
     let target: SimProvider | undefined
     let displacing = false
     for (const i of nodes) {
-      const c = (this.pop.providers[i] as SimProvider).scheduler.capacity()
-      if (c.free >= need) { target = this.pop.providers[i]; break }
-      if (target == null && c.free + c.preemptible >= need) { target = this.pop.providers[i]; displacing = true }
+      const s = (this.pop.providers[i] as SimProvider).scheduler
+      const free = s.freeCount()
+      if (free >= need) { target = this.pop.providers[i]; break }
+      if (target == null && free + s.preemptibleCount() >= need) { target = this.pop.providers[i]; displacing = true }
     }
     if (target == null) return false
     this.place(js, target, need, 0, true, 'normal', this.now + (displacing ? target.scheduler.graceMs : 0))
@@ -359,9 +380,8 @@ export class SimEngine {
   }
 
   private updateIndex (p: SimProvider): void {
-    const c = p.scheduler.capacity()
-    this.free.update(p.index, p.indexKeys, c.free > 0)
-    this.displaceable.update(p.index, p.indexKeys, c.preemptible > 0)
+    this.free.update(p.index, p.indexKeys, p.scheduler.freeCount() > 0)
+    this.displaceable.update(p.index, p.indexKeys, p.scheduler.preemptibleCount() > 0)
   }
 
   private endJob (js: JobState, outcome: 'served' | 'expired' | 'refused', reason?: string): void {
