@@ -32,8 +32,11 @@ function weekMap (windows: readonly WindowInput[]): Uint8Array {
 interface Compiled {
   map: Uint8Array
   flips: number[]
-  /** nextChange answers per zone and minute (they depend on nothing else), bounded as minuteCache */
-  next: Map<string, Map<number, number | null>>
+  /**
+   * per zone, the latest nextChange answer `at` and the minute `from` it was searched from:
+   * every minute in [from, at) has the same answer (no flip lies between)
+   */
+  next: Map<string, { from: number, at: number }>
 }
 const compiledCache = new WeakMap<readonly WindowInput[], Compiled>()
 // equal windows share one compiled week (10 KiB each): a simulator's thousands of providers
@@ -135,18 +138,13 @@ export function isAvailable (windows: readonly WindowInput[], timeZone: string, 
 export function nextChange (windows: readonly WindowInput[], timeZone: string, atMs: number): number | null {
   const c = compiled(windows)
   if (c.flips.length === 0) return null
-  // the answer depends on the zone and the minute only (the search starts at the minute)
-  const minute = Math.floor(atMs / MINUTE_MS)
-  const table = c.next.get(timeZone)
-  const known = table?.get(minute)
-  if (known !== undefined) return known
+  // the answer depends on the zone and the minute only (the search starts at the minute), and
+  // is the same for every later minute before it: a clock moving forward searches once per flip
+  const minute = Math.floor(atMs / MINUTE_MS) * MINUTE_MS
+  const known = c.next.get(timeZone)
+  if (known != null && minute >= known.from && minute < known.at) return known.at
   const value = searchNextChange(c, timeZone, atMs)
-  if (table != null) {
-    if (table.size >= MINUTE_CACHE_MAX) table.clear()
-    table.set(minute, value)
-  } else if (formatters.has(timeZone)) {
-    c.next.set(timeZone, new Map([[minute, value]]))
-  }
+  if (value != null && formatters.has(timeZone)) c.next.set(timeZone, { from: minute, at: value })
   return value
 }
 
