@@ -146,7 +146,11 @@ export class BidEngine {
     if (old == null) return
     this.clearing.delete(renter)
     const v = clearingSample(old.priceMicroUsd, old.tier, this.pricing)
-    if (!Number.isNaN(v)) this.clearingSorted.splice(this.clearingSorted.indexOf(v), 1)
+    if (Number.isNaN(v)) return
+    // in place (splice would make an array of the removed sample)
+    const sorted = this.clearingSorted
+    for (let i = sorted.indexOf(v); i >= 0 && i < sorted.length - 1; i++) sorted[i] = sorted[i + 1] as number
+    sorted.length--
   }
 
   /** Counts a won (accepted) award and its expected earnings. */

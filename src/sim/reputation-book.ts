@@ -35,13 +35,22 @@ export class ReputationBook implements ReputationSource {
   record (provider: string, renter: string, outcome: RunOutcome, preemptible: boolean, time: number): void {
     const status = outcome === 'preempted' ? JobStatus.PREEMPTED : outcome === 'failed' ? JobStatus.FAILED : JobStatus.COMPLETED
     const receiptOutcome = outcome === 'ok' ? Receipt.Outcome.OK : outcome === 'bad-output' ? Receipt.Outcome.BAD_OUTPUT : outcome === 'failed' ? Receipt.Outcome.FAILED : Receipt.Outcome.PREEMPTED
-    const hash = String(this.seq++)
-    const attestation: AttestationFact = { hash, provider, renter: NONE, jobId: NONE, preemptible, status, exitCode: 0, outputDigest: NONE, startedAt: time, endedAt: time, entryTime: time }
-    const receipt: ReceiptFact = { entryHash: hash, renter, renterBytes: NONE, provider, attestationHash: hash, jobId: NONE, outcome: receiptOutcome, receivedOutputDigest: NONE, pricePaidMicroUsd: 0n, seq: this.seq, time }
+    this.seq++
     let list = this.facts.get(provider)
     if (list == null) this.facts.set(provider, list = [])
-    list.push({ attestation, receipt })
-    while (list.length > MAX_FACTS) list.shift()
+    // past MAX_FACTS the oldest pair is forgotten and its objects written over (a million runs, no garbage)
+    const reused = list.length >= MAX_FACTS ? list.shift() : undefined
+    if (reused == null) {
+      const hash = String(this.seq)
+      const attestation: AttestationFact = { hash, provider, renter: NONE, jobId: NONE, preemptible, status, exitCode: 0, outputDigest: NONE, startedAt: time, endedAt: time, entryTime: time }
+      const receipt: ReceiptFact = { entryHash: hash, renter, renterBytes: NONE, provider, attestationHash: hash, jobId: NONE, outcome: receiptOutcome, receivedOutputDigest: NONE, pricePaidMicroUsd: 0n, seq: this.seq, time }
+      list.push({ attestation, receipt })
+    } else {
+      const { attestation: a, receipt: r } = reused
+      a.preemptible = preemptible; a.status = status; a.startedAt = a.endedAt = a.entryTime = time
+      r.renter = renter; r.outcome = receiptOutcome; r.seq = this.seq; r.time = time
+      list.push(reused)
+    }
     const c = this.cache.get(provider)
     if (c != null) c.dirty = true
   }
