@@ -18,6 +18,7 @@ import { residencyOfRegion, type Population, type SimJob } from './population.js
 import { SIM_MAX_JOB_MINUTES, type SimProvider } from './provider.js'
 import { listPriceUsd } from './list-prices.js'
 import { SIM_EPOCH_MS } from './summary.js'
+import { applyWindow, nextFlip, whileOpen, windowOpen } from './idle-windows.js'
 import type { Lease, PreemptNotice } from '../exec/scheduler.js'
 import type { TimeClass } from '../market/pricing.js'
 import type { LatencyModel } from './latency.js'
@@ -58,6 +59,7 @@ type Event =
   | { k: 'end', run: Run }
   | { k: 'release', lease: Lease, provider: SimProvider }
   | { k: 'sybil' }
+  | { k: 'window', provider: SimProvider }
 
 export interface RunRecord { provider: number, gpu: number, start: number, end: number }
 
@@ -92,6 +94,8 @@ export class SimEngine {
   /** job indices in arrival order (ties by index); arrivals are read from here, not queued */
   private readonly arrivals: Int32Array
   private nextArrival = 0
+  /** 1 while a provider's availability window is closed (market mode): it is out of the capacity index */
+  private readonly closed: Uint8Array
 
   constructor (private readonly scenario: Scenario, private readonly pop: Population, private readonly opts: EngineOptions) {
     scenario.population.regions.forEach((r, i) => this.regionIndex.set(r.name, i))
@@ -100,7 +104,13 @@ export class SimEngine {
     this.ownQueues = pop.owners.map(() => [])
     this.biggestNode = pop.owners.map(list => Math.max(0, ...list.map(i => pop.providers[i]?.gpus ?? 0)))
     this.servable = new Set()
+    this.closed = new Uint8Array(pop.providers.length)
     for (const p of pop.providers) {
+      if (opts.mode === 'market' && p.idleWindows) {
+        if (!windowOpen(p, 0)) { this.closed[p.index] = 1; applyWindow(p, false) }
+        const at = nextFlip(p, 0)
+        if (at != null && pop.jobs.length > 0) this.queue.push(at, { k: 'window', provider: p })
+      }
       p.indexKeys = indexKeys(p.modelKey, residencyOfRegion(p.region.name))
       for (const k of p.indexKeys) this.servable.add(k)
       this.updateIndex(p)
@@ -140,6 +150,7 @@ export class SimEngine {
         case 'end': this.finish(ev.run); break
         case 'release': ev.lease.release(); this.freed(ev.provider); break
         case 'sybil': this.sybilReceipts(); break
+        case 'window': this.windowFlip(ev.provider); break
       }
     }
   }
@@ -243,7 +254,8 @@ export class SimEngine {
     // own work is the owner's priority: it takes slots as gold does
     const tier = own ? 'gold' : js.job.tier
     for (let i = 0; i < gpus; i++) {
-      const lease = p.scheduler.reserve({ key: `${js.index}/${js.attempt}/${i}`, tier })
+      const key = `${js.index}/${js.attempt}/${i}`
+      const lease = own ? whileOpen(p, this.closed[p.index] === 1, () => p.scheduler.reserve({ key, tier })) : p.scheduler.reserve({ key, tier })
       if ('refused' in lease) throw new Error(`slot refused after a capacity check: ${lease.detail}`)
       run.leases.push(lease)
       if (lease.preemptible) lease.onPreempt(notice => { this.preempted(run, notice) })
@@ -324,6 +336,7 @@ export class SimEngine {
     }
     run.state = 'over'
     c.preemptions++
+    if (notice.reason === 'window') c.windowPreemptions++
     for (const lease of run.leases) this.queue.push(releaseAt, { k: 'release', lease, provider: run.provider })
     js.deadline = releaseAt + this.scenario.market.patienceMinutes[js.job.tier] * 60_000
     this.queue.push(releaseAt, { k: 'auction', js })
@@ -379,9 +392,30 @@ export class SimEngine {
     return keys
   }
 
+  /**
+   * A provider's window opened or closed: its scheduler's pause follows (closing preempts its
+   * bronze work, idle-windows.ts); market work it keeps past the end is counted.
+   */
+  private windowFlip (p: SimProvider): void {
+    const open = windowOpen(p, this.now)
+    this.closed[p.index] = open ? 0 : 1
+    if (!open) {
+      for (let g = 0; g < p.gpus; g++) {
+        const run = this.active.get(p.index * 64 + g)
+        if (run != null && !run.own && run.state === 'running' && run.js.job.tier !== 'bronze') this.metrics.windowOverrunGpuHours += Metrics.hours(run.end - this.now, 1)
+      }
+    }
+    applyWindow(p, open)
+    this.updateIndex(p)
+    const at = nextFlip(p, this.now)
+    // windows flip for as long as jobs are left (runs may outlast the horizon)
+    if (at != null && this.done < this.pop.jobs.length) this.queue.push(at, { k: 'window', provider: p })
+  }
+
   private updateIndex (p: SimProvider): void {
-    this.free.update(p.index, p.indexKeys, p.scheduler.freeCount() > 0)
-    this.displaceable.update(p.index, p.indexKeys, p.scheduler.preemptibleCount() > 0)
+    const open = this.closed[p.index] === 0
+    this.free.update(p.index, p.indexKeys, open && p.scheduler.freeCount() > 0)
+    this.displaceable.update(p.index, p.indexKeys, open && p.scheduler.preemptibleCount() > 0)
   }
 
   private endJob (js: JobState, outcome: 'served' | 'expired' | 'refused', reason?: string): void {
