@@ -150,7 +150,7 @@ export class BidEngine {
     // in place (splice would make an array of the removed sample)
     const sorted = this.clearingSorted
     for (let i = sorted.indexOf(v); i >= 0 && i < sorted.length - 1; i++) sorted[i] = sorted[i + 1] as number
-    sorted.length--
+    sorted.pop()
   }
 
   /** Counts a won (accepted) award and its expected earnings. */
