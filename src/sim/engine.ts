@@ -100,7 +100,9 @@ export class SimEngine {
   constructor (private readonly scenario: Scenario, private readonly pop: Population, private readonly opts: EngineOptions) {
     scenario.population.regions.forEach((r, i) => this.regionIndex.set(r.name, i))
     this.metrics = new Metrics(opts.horizonMs, scenario.report.bucketMinutes * 60_000, scenario.population.regions.length)
-    this.reputation = new ReputationBook(scenario.market.reputationRefreshMinutes * 60_000)
+    // trust weighs renters' receipts only where there are keys outside the real renters and owners
+    const seeds = opts.mode === 'market' && pop.sybils.length > 0 ? [...new Set(pop.jobs.map(j => j.renter))] : undefined
+    this.reputation = new ReputationBook(scenario.market.reputationRefreshMinutes * 60_000, seeds)
     this.ownQueues = pop.owners.map(() => [])
     this.biggestNode = pop.owners.map(list => Math.max(0, ...list.map(i => pop.providers[i]?.gpus ?? 0)))
     this.servable = new Set()
