@@ -10,68 +10,22 @@
 import { ROUND_RETRY_MS, ROUNDS_PER_ATTEMPT } from '../submit/rounds.js'
 import { microToUsd } from '../market/messages.js'
 import { EventQueue } from './event-queue.js'
+import { jobIdOf, MULTI_GPU_DRAW, NO_EXCLUSIONS, renterBytes, topReason, type EngineOptions, type Event, type JobState, type Run, type RunRecord } from './engine-parts.js'
 import { CapacityIndex, indexKeys, jobKeys } from './capacity-index.js'
 import { Metrics } from './metrics.js'
-import { ReputationBook, type RunOutcome } from './reputation-book.js'
+import { ReputationBook } from './reputation-book.js'
 import { jobRequestFor, runAuction } from './auction-round.js'
 import { residencyOfRegion, type Population, type SimJob } from './population.js'
 import { SIM_MAX_JOB_MINUTES, type SimProvider } from './provider.js'
 import { listPriceUsd } from './list-prices.js'
 import { SIM_EPOCH_MS } from './summary.js'
+
+export type { EngineOptions, Mode, RunRecord } from './engine-parts.js'
 import { applyWindow, nextFlip, whileOpen, windowOpen } from './idle-windows.js'
-import type { Lease, PreemptNotice } from '../exec/scheduler.js'
+import type { PreemptNotice } from '../exec/scheduler.js'
 import type { TimeClass } from '../market/pricing.js'
-import type { LatencyModel } from './latency.js'
-import type { Rng } from './rng.js'
+import type { Tier } from '../capability/tiers.js'
 import type { Scenario } from './scenario.js'
-
-export type Mode = 'market' | 'baseline'
-
-interface JobState {
-  job: SimJob
-  index: number
-  attempt: number
-  rounds: number
-  deadline: number
-  firstStart: number
-  /** providers this job failed on (made on the first failure: most jobs never fail) */
-  exclude: Set<string> | undefined
-  lastReason: string
-}
-
-interface Run {
-  js: JobState
-  provider: SimProvider
-  leases: Lease[]
-  start: number
-  /** micro-USD per GPU-hour; 0 for own work */
-  price: number
-  own: boolean
-  timeClass: TimeClass
-  state: 'pending' | 'running' | 'over'
-  outcome: RunOutcome
-  end: number
-}
-
-type Event =
-  | { k: 'auction', js: JobState }
-  | { k: 'start', run: Run }
-  | { k: 'end', run: Run }
-  | { k: 'release', lease: Lease, provider: SimProvider }
-  | { k: 'sybil' }
-  | { k: 'window', provider: SimProvider }
-
-export interface RunRecord { provider: number, gpu: number, start: number, end: number }
-
-export interface EngineOptions {
-  mode: Mode
-  latency: LatencyModel
-  rng: Rng
-  horizonMs: number
-  onProgress?: (done: number) => void
-  /** keep every run's [start, end) per GPU (tests check for double booking) */
-  recordRuns?: boolean
-}
 
 const DAY = 24 * 3600_000
 
@@ -86,7 +40,8 @@ export class SimEngine {
   private readonly ownQueues: JobState[][]
   private readonly active = new Map<number, Run>()
   private readonly regionIndex = new Map<string, number>()
-  private readonly servable: Set<string>
+  /** per capacity-index key, the most GPUs one provider filed under it has */
+  private readonly servable = new Map<string, number>()
   private readonly keys = new Map<readonly string[], Map<string, string[]>>()
   /** GPUs of each owner's biggest node: own work needing more can never start */
   private readonly biggestNode: number[]
@@ -105,7 +60,6 @@ export class SimEngine {
     this.reputation = new ReputationBook(scenario.market.reputationRefreshMinutes * 60_000, seeds)
     this.ownQueues = pop.owners.map(() => [])
     this.biggestNode = pop.owners.map(list => Math.max(0, ...list.map(i => pop.providers[i]?.gpus ?? 0)))
-    this.servable = new Set()
     this.closed = new Uint8Array(pop.providers.length)
     for (const p of pop.providers) {
       if (opts.mode === 'market' && p.idleWindows) {
@@ -114,7 +68,7 @@ export class SimEngine {
         if (at != null && pop.jobs.length > 0) this.queue.push(at, { k: 'window', provider: p })
       }
       p.indexKeys = indexKeys(p.modelKey, residencyOfRegion(p.region.name))
-      for (const k of p.indexKeys) this.servable.add(k)
+      for (const k of p.indexKeys) this.servable.set(k, Math.max(this.servable.get(k) ?? 0, p.gpus))
       this.updateIndex(p)
     }
     // a million arrivals are not queued up front: they are read in order and come before any
@@ -160,6 +114,7 @@ export class SimEngine {
   private arrive (js: JobState): void {
     const { job } = js
     this.metrics.tiers[job.tier].jobs++
+    if (job.task.gpus > 1) this.metrics.multiGpu.jobs++
     js.deadline = this.now + this.scenario.market.patienceMinutes[job.tier] * 60_000
     if (job.owner >= 0) {
       if (job.task.gpus > (this.biggestNode[job.owner] ?? 0)) { this.endJob(js, 'refused', 'needs more GPUs than any node of its owner has'); return }
@@ -177,9 +132,10 @@ export class SimEngine {
 
   /** Reasons no provider in the scenario could ever serve the job (checked once, on arrival). */
   private refusal (job: SimJob): string | undefined {
-    if (job.task.gpus > 1) return 'multi-gpu: a job request is one GPU slot'
     if (job.task.durationMs > SIM_MAX_JOB_MINUTES * 60_000) return 'longer than any provider\'s max job length'
-    if (!this.keysOf(job).some(k => this.servable.has(k))) return 'no provider has the GPU model in the residency zone'
+    const keys = this.keysOf(job)
+    if (!keys.some(k => this.servable.has(k))) return 'no provider has the GPU model in the residency zone'
+    if (!keys.some(k => (this.servable.get(k) ?? 0) >= job.task.gpus)) return 'multi-gpu: no provider has that many GPUs of the model in the residency zone'
     return undefined
   }
 
@@ -194,11 +150,15 @@ export class SimEngine {
     // providers this job failed on, and those already picked, by index (made only when needed)
     let skip: Set<number> | undefined
     if (js.exclude != null) { skip = new Set(); for (const id of js.exclude) skip.add(Number(id.slice(5))) }
-    let picked = this.free.sample(keys, k, rng, skip)
+    // a task of several GPUs is asked of providers with room for all of them (drawn from more)
+    const gpus = job.task.gpus
+    const draw = gpus > 1 ? k * MULTI_GPU_DRAW : k
+    const room = (list: number[]): number[] => gpus > 1 ? list.filter(i => this.hasRoom(i, gpus, job.tier)).slice(0, k) : list
+    let picked = room(this.free.sample(keys, draw, rng, skip))
     if (job.tier !== 'bronze' && picked.length < k) {
       skip ??= new Set()
       for (const p of picked) skip.add(p)
-      picked = picked.concat(this.displaceable.sample(keys, k - picked.length, rng, skip))
+      picked = picked.concat(room(this.displaceable.sample(keys, gpus > 1 ? draw : k - picked.length, rng, skip)).slice(0, k - picked.length))
     }
     const wall = this.now + SIM_EPOCH_MS
     const request = jobRequestFor(job, jobIdOf(js.index), renterBytes, this.scenario, wall)
@@ -216,14 +176,14 @@ export class SimEngine {
     const closeAt = this.now + request.bidWindowMs
     for (const [i, offer] of result.ranked.entries()) {
       const p = offer.provider
-      if ('refused' in p.scheduler.canAccept({ tier: job.tier })) continue
+      if ('refused' in p.scheduler.canAccept({ tier: job.tier }) || !this.hasRoom(p.index, gpus, job.tier)) continue
       const price = result.prices[i] as bigint
       for (const other of result.ranked) other.provider.engine.observeClearing(job.renter, price, job.tier)
       p.engine.recordWin(price, request)
       m.price(job.tier, this.now, microToUsd(price))
-      const displacing = p.scheduler.capacity().free === 0
+      const displacing = p.scheduler.freeCount() < gpus
       const start = closeAt + offer.rttMs + (displacing ? p.scheduler.graceMs : 0)
-      this.place(js, p, 1, Number(price), false, offer.timeClass, start)
+      this.place(js, p, gpus, Number(price), false, offer.timeClass, start)
       return
     }
     m.noBidAuctions++
@@ -231,6 +191,13 @@ export class SimEngine {
     js.rounds++
     const delay = js.rounds % ROUNDS_PER_ATTEMPT !== 0 ? ROUND_RETRY_MS : this.scenario.market.retryMinutes * 60_000
     this.queue.push(Math.min(this.now + delay, js.deadline), { k: 'auction', js })
+  }
+
+  /** Whether provider `i` could take `gpus` slots now: free ones, or for gold/silver also bronze ones to displace. */
+  private hasRoom (i: number, gpus: number, tier: Tier): boolean {
+    const s = (this.pop.providers[i] as SimProvider).scheduler
+    const free = s.freeCount()
+    return free >= gpus || (tier !== 'bronze' && free + s.preemptibleCount() >= gpus)
   }
 
   /** Places own work on a free node of the owner, else one whose bronze work it displaces. */
@@ -311,6 +278,7 @@ export class SimEngine {
         c.onDemandUsd += listPriceUsd(p.modelKey) * hours
         this.metrics.earnedByClass[run.timeClass] += paid
         this.metrics.earnedByWindows[p.idleWindows ? 'idleWindows' : 'always'] += paid
+        if (gpus > 1) this.metrics.multiGpu.servedOnMarket++
       }
       this.endJob(js, 'served')
     } else {
@@ -422,6 +390,7 @@ export class SimEngine {
 
   private endJob (js: JobState, outcome: 'served' | 'expired' | 'refused', reason?: string): void {
     this.metrics.end(js.job.tier, outcome, reason)
+    if (js.job.task.gpus > 1) this.metrics.multiGpu[outcome]++
     this.done++
     if ((this.done & 1023) === 0) this.opts.onProgress?.(this.done)
   }
@@ -438,24 +407,4 @@ export class SimEngine {
   get jobsDone (): number {
     return this.done
   }
-}
-
-const renterBytes = new Uint8Array(38)
-const NO_EXCLUSIONS: ReadonlySet<string> = new Set()
-
-function jobIdOf (index: number): Uint8Array {
-  // big-endian index in the last four bytes (no DataView: this runs once per auction)
-  const id = new Uint8Array(16)
-  id[12] = index >>> 24
-  id[13] = (index >>> 16) & 255
-  id[14] = (index >>> 8) & 255
-  id[15] = index & 255
-  return id
-}
-
-function topReason (declines: Record<string, number>, dropped: Record<string, number>, asked: number): string {
-  if (asked === 0) return 'no provider with a free GPU'
-  const all = [...Object.entries(declines), ...Object.entries(dropped).map(([k, v]) => [`dropped ${k}`, v] as [string, number])]
-  all.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-  return all[0]?.[0] ?? 'no bids'
 }

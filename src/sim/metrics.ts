@@ -48,6 +48,8 @@ export class Metrics {
   /** market awards by the winner's conduct (honest, failing, lying) */
   readonly awardsByConduct: Record<string, number> = {}
   doubleBookings = 0
+  /** tasks asking several GPUs (served on one provider with room for all of them), by outcome */
+  readonly multiGpu = { jobs: 0, served: 0, servedOnMarket: 0, expired: 0, refused: 0 }
   /** GPU-hours of gold/silver market work still running when its provider's window closed */
   windowOverrunGpuHours = 0
   auctions = 0

@@ -50,7 +50,7 @@ export interface ModeSummary {
     byTimeClass: Record<TimeClass, { earnedUsd: number, offeredGpuHours: number, usdPerOfferedGpuHour: number }>
     byAvailability: { idleWindowsUsd: number, alwaysUsd: number }
   }
-  market: { auctions: number, noAwardAuctions: number, declines: Record<string, number>, dropped: Record<string, number>, doubleBookings: number, reputationRecomputes: number, trustComputations: number, windowOverrunGpuHours: number }
+  market: { auctions: number, noAwardAuctions: number, declines: Record<string, number>, dropped: Record<string, number>, doubleBookings: number, reputationRecomputes: number, trustComputations: number, windowOverrunGpuHours: number, multiGpu: Metrics['multiGpu'] }
   conduct: Record<Conduct, { providers: number, meanReliability: number, awards: number }>
 }
 
@@ -132,7 +132,7 @@ export function summarise (m: Metrics, pop: Population, scenario: Scenario, repu
     ownUtilisation: r4(total > 0 ? ownSum / total : 0),
     series: { bucketHours: m.bucketMs / 3600_000, busy, own, market, price },
     providerYield: { byTimeClass, byAvailability: { idleWindowsUsd: r2(m.earnedByWindows.idleWindows), alwaysUsd: r2(m.earnedByWindows.always) } },
-    market: { auctions: m.auctions, noAwardAuctions: m.noBidAuctions, declines: top(m.declines, 20), dropped: top(m.dropped, 20), doubleBookings: m.doubleBookings, reputationRecomputes: reputation.recomputes, trustComputations: reputation.trustComputations, windowOverrunGpuHours: r4(m.windowOverrunGpuHours) },
+    market: { auctions: m.auctions, noAwardAuctions: m.noBidAuctions, declines: top(m.declines, 20), dropped: top(m.dropped, 20), doubleBookings: m.doubleBookings, reputationRecomputes: reputation.recomputes, trustComputations: reputation.trustComputations, windowOverrunGpuHours: r4(m.windowOverrunGpuHours), multiGpu: { ...m.multiGpu } },
     conduct
   }
 }
