@@ -208,7 +208,7 @@ export class SimEngine {
     for (const i of nodes) {
       const s = (this.pop.providers[i] as SimProvider).scheduler
       const free = s.freeCount()
-      if (free >= need) { target = this.pop.providers[i]; break }
+      if (free >= need) { target = this.pop.providers[i]; displacing = false; break }
       if (target == null && free + s.preemptibleCount() >= need) { target = this.pop.providers[i]; displacing = true }
     }
     if (target == null) return false
