@@ -29,18 +29,37 @@ function weekMap (windows: readonly WindowInput[]): Uint8Array {
   return map
 }
 
-interface Compiled { map: Uint8Array, flips: number[] }
+interface Compiled {
+  map: Uint8Array
+  flips: number[]
+  /**
+   * per zone, the latest nextChange answer `at` and the minute `from` it was searched from:
+   * every minute in [from, at) has the same answer (no flip lies between)
+   */
+  next: Map<string, { from: number, at: number }>
+}
 const compiledCache = new WeakMap<readonly WindowInput[], Compiled>()
+// equal windows share one compiled week (10 KiB each): a simulator's thousands of providers
+// with the same windows text, or a node re-reading its policy, compile it once
+const compiledByText = new Map<string, Compiled>()
+const COMPILED_BY_TEXT_MAX = 1024
 function compiled (windows: readonly WindowInput[]): Compiled {
   let c = compiledCache.get(windows)
   if (c == null) {
-    const map = weekMap(windows)
-    // local week minutes where the state differs from the minute before
-    const flips: number[] = []
-    for (let m = 0; m < MINUTES_PER_WEEK; m++) {
-      if (map[m] !== map[(m + MINUTES_PER_WEEK - 1) % MINUTES_PER_WEEK]) flips.push(m)
+    const parsed = windows.map(w => typeof w === 'string' ? parseWindow(w) : w)
+    const text = parsed.map(w => `${w.days}/${w.startMinute}/${w.endMinute}`).join(',')
+    c = compiledByText.get(text)
+    if (c == null) {
+      const map = weekMap(parsed)
+      // local week minutes where the state differs from the minute before
+      const flips: number[] = []
+      for (let m = 0; m < MINUTES_PER_WEEK; m++) {
+        if (map[m] !== map[(m + MINUTES_PER_WEEK - 1) % MINUTES_PER_WEEK]) flips.push(m)
+      }
+      c = { map, flips, next: new Map() }
+      if (compiledByText.size >= COMPILED_BY_TEXT_MAX) compiledByText.clear()
+      compiledByText.set(text, c)
     }
-    c = { map, flips }
     compiledCache.set(windows, c)
   }
   return c
@@ -117,8 +136,19 @@ export function isAvailable (windows: readonly WindowInput[], timeZone: string, 
  * it does not flip within 8 days (always or never available).
  */
 export function nextChange (windows: readonly WindowInput[], timeZone: string, atMs: number): number | null {
-  const { map, flips } = compiled(windows)
-  if (flips.length === 0) return null
+  const c = compiled(windows)
+  if (c.flips.length === 0) return null
+  // the answer depends on the zone and the minute only (the search starts at the minute), and
+  // is the same for every later minute before it: a clock moving forward searches once per flip
+  const minute = Math.floor(atMs / MINUTE_MS) * MINUTE_MS
+  const known = c.next.get(timeZone)
+  if (known != null && minute >= known.from && minute < known.at) return known.at
+  const value = searchNextChange(c, timeZone, atMs)
+  if (value != null && formatters.has(timeZone)) c.next.set(timeZone, { from: minute, at: value })
+  return value
+}
+
+function searchNextChange ({ map, flips }: Compiled, timeZone: string, atMs: number): number | null {
   const stateAt = (t: number): number => map[localWeekMinute(timeZone, t)] ?? 0
   const initial = stateAt(atMs)
   const horizon = atMs + NEXT_CHANGE_HORIZON_MS

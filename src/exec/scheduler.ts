@@ -256,6 +256,20 @@ export class SlotScheduler {
     }
   }
 
+  /** capacity().free without building the view (the bid engine asks for every job it sees) */
+  freeCount (): number {
+    let free = 0
+    for (const s of this.slots) if (s.lease == null) free++
+    return free
+  }
+
+  /** capacity().preemptible without building the view */
+  preemptibleCount (): number {
+    let n = 0
+    for (const s of this.slots) if (this.displaceable(s)) n++
+    return n
+  }
+
   slotsView (): SlotView[] {
     return this.slots.map((s, index) => ({
       index,

@@ -38,7 +38,7 @@ export interface ReputationViewOptions {
 }
 
 /** The jobs that went well, as trust's graph takes them, decayed at `now`. */
-export function * jobFacts (evidence: ReputationEvidence, now: number, params: ReputationParams = DEFAULT_REPUTATION): Generator<JobFact> {
+export function * jobFacts (evidence: Pick<ReputationEvidence, 'providers' | 'jobsOf'>, now: number, params: ReputationParams = DEFAULT_REPUTATION): Generator<JobFact> {
   for (const provider of evidence.providers()) {
     for (const { attestation, receipt } of evidence.jobsOf(provider)) {
       if (receipt.outcome !== Receipt.Outcome.OK || attestation.status !== JobStatus.COMPLETED) continue

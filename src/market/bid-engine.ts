@@ -7,7 +7,7 @@
 
 import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
 import { matchJob, type CapacitySnapshot } from './matching.js'
-import { DEFAULT_PRICING, quotePrice, timeClassAt, type PricingParams, type TimeClass } from './pricing.js'
+import { DEFAULT_PRICING, clearingSample, quotePrice, timeClassAt, type PricingParams, type TimeClass } from './pricing.js'
 import { DeclineReason, MAX_BID_ADDRS, MAX_BID_ADDR_BYTES, declineReasonName, microToUsd, tierOf, type Bid, type JobRequest } from './messages.js'
 import type { CapacitySource, ProviderProfile, Tier } from '../capability/index.js'
 
@@ -56,8 +56,8 @@ export class BidEngine {
   private readonly pricing: PricingParams
   /** the latest verified clearing price per renter (one sample each: a renter's own awards weigh once), oldest first */
   private readonly clearing = new Map<string, { priceMicroUsd: number, tier: Tier }>()
-  /** the values of `clearing` as a list, rebuilt after a change (decide runs far more often than observeClearing) */
-  private clearingList: Array<{ priceMicroUsd: number, tier: Tier }> | undefined
+  /** the usable samples of `clearing`, tier-normalised and sorted, kept as they come (decide reads them for every job) */
+  private readonly clearingSorted: number[] = []
   private readonly counts = { jobsSeen: 0, bids: 0, wins: 0, earningsMicroUsdHours: 0 }
   private readonly declines: Record<string, number> = {}
 
@@ -81,7 +81,7 @@ export class BidEngine {
       tier: tierOf(job),
       utilization,
       timeClass,
-      recentClearing: this.clearingSamples()
+      clearingSorted: this.clearingSorted
     }, this.pricing))
     // a dynamic price above the renter's limit still wins nothing: offer the limit (the floor fits, matchJob checked)
     const max = job.constraints?.maxPriceMicroUsd ?? 0n
@@ -126,16 +126,31 @@ export class BidEngine {
    * renter, its newest replacing the older; the oldest renter is forgotten past `clearingMemory`.
    */
   observeClearing (renter: string, priceMicroUsd: bigint, tier: Tier): void {
-    this.clearingList = undefined
-    this.clearing.delete(renter)
-    this.clearing.set(renter, { priceMicroUsd: Number(priceMicroUsd), tier })
+    this.forget(renter)
+    const sample = { priceMicroUsd: Number(priceMicroUsd), tier }
+    this.clearing.set(renter, sample)
+    const v = clearingSample(sample.priceMicroUsd, tier, this.pricing)
+    if (!Number.isNaN(v)) {
+      const sorted = this.clearingSorted
+      let j = sorted.length
+      while (j > 0 && (sorted[j - 1] as number) > v) { sorted[j] = sorted[j - 1] as number; j-- }
+      sorted[j] = v
+    }
     const keep = Math.max(0, this.opts.clearingMemory ?? 20)
-    while (this.clearing.size > keep) this.clearing.delete(this.clearing.keys().next().value as string)
+    while (this.clearing.size > keep) this.forget(this.clearing.keys().next().value as string)
   }
 
-  private clearingSamples (): ReadonlyArray<{ priceMicroUsd: number, tier: Tier }> {
-    this.clearingList ??= [...this.clearing.values()]
-    return this.clearingList
+  /** drops a renter's sample from `clearing` and `clearingSorted` */
+  private forget (renter: string): void {
+    const old = this.clearing.get(renter)
+    if (old == null) return
+    this.clearing.delete(renter)
+    const v = clearingSample(old.priceMicroUsd, old.tier, this.pricing)
+    if (Number.isNaN(v)) return
+    // in place (splice would make an array of the removed sample)
+    const sorted = this.clearingSorted
+    for (let i = sorted.indexOf(v); i >= 0 && i < sorted.length - 1; i++) sorted[i] = sorted[i + 1] as number
+    sorted.pop()
   }
 
   /** Counts a won (accepted) award and its expected earnings. */

@@ -24,6 +24,7 @@ export type MatchResult =
   | { ok: false, reason: DeclineReason, detail: string }
 
 const GIB = 1024
+const NONE: readonly GpuGroup[] = []
 
 function decline (reason: DeclineReason, detail: string): MatchResult {
   return { ok: false, reason, detail: detail.slice(0, 256) }
@@ -47,13 +48,16 @@ export function matchJob (profile: ProviderProfile, job: JobRequest, capacity: C
     return decline(DeclineReason.NO_CAPACITY, `all ${capacity.totalSlots} GPU slots busy${isPreemptible(job) ? '' : ' and none preemptible'}`)
   }
   const minVram = c?.minVramMib ?? 0
-  const bigEnough = profile.groups.filter(g => g.vramMib >= minVram)
+  // (one GPU group is the common case: no arrays are made for it; a provider answers every job it sees)
+  const groups = profile.groups
+  const bigEnough = groups.length === 1 ? ((groups[0] as GpuGroup).vramMib >= minVram ? groups : NONE) : groups.filter(g => g.vramMib >= minVram)
   if (bigEnough.length === 0) {
     const largest = Math.max(0, ...profile.groups.map(g => g.vramMib))
     return decline(DeclineReason.VRAM, `needs ${gib(minVram)} per GPU, largest GPU has ${gib(largest)}`)
   }
   const models = c?.gpuModels ?? []
-  const fitting = models.length === 0 ? bigEnough : bigEnough.filter(g => models.some(m => gpuModelMatches(m, g.modelKey)))
+  const fits = (g: GpuGroup): boolean => models.some(m => gpuModelMatches(m, g.modelKey))
+  const fitting = models.length === 0 ? bigEnough : bigEnough.length === 1 ? (fits(bigEnough[0] as GpuGroup) ? bigEnough : NONE) : bigEnough.filter(fits)
   if (fitting.length === 0) {
     return decline(DeclineReason.GPU_MODEL, `wants ${models.join(' or ')}, has ${profile.groups.map(g => g.modelKey).join(', ')}`)
   }
@@ -91,7 +95,7 @@ export function matchJob (profile: ProviderProfile, job: JobRequest, capacity: C
   if (isPreemptible(job) && notice > policy.preemptionGraceSeconds * 1000) {
     return decline(DeclineReason.PREEMPTION_NOTICE, `job needs ${notice / 1000} s preemption notice, provider gives ${policy.preemptionGraceSeconds} s`)
   }
-  const offered = fitting.filter(g => !(c?.excludeSimulated === true && g.simulated))
+  const offered = c?.excludeSimulated === true ? fitting.filter(g => !g.simulated) : fitting
   if (offered.length === 0) return decline(DeclineReason.OTHER, 'the job excludes simulated GPUs')
   // (a provider answers every job it sees: no copies or sets when there is one group or no dataset)
   const gpu = (offered.length === 1 ? offered[0] : [...offered].sort((a, b) => a.vramMib - b.vramMib)[0]) as GpuGroup

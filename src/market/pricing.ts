@@ -51,6 +51,11 @@ export interface PriceInputs {
   timeClass: TimeClass
   /** recent clearing prices seen in verified awards, micro-USD, with the tier each cleared for */
   recentClearing?: ReadonlyArray<{ priceMicroUsd: number, tier: Tier }>
+  /**
+   * the same samples already tier-normalised (clearingSample), only finite ones > 0, sorted
+   * ascending; when given, recentClearing is not read (the bid engine keeps them so as they come)
+   */
+  clearingSorted?: readonly number[]
 }
 
 /** The bid price in micro-USD per GPU-hour. */
@@ -59,7 +64,7 @@ export function quotePrice (inputs: PriceInputs, params: PricingParams = DEFAULT
   const utilization = Math.min(1, Math.max(0, Number.isFinite(inputs.utilization) ? inputs.utilization : 1))
   const time = inputs.timeClass === 'peak' ? params.peakMultiplier : inputs.timeClass === 'off-peak' ? params.offPeakMultiplier : 1
   let base = floor * (1 + params.utilizationSlope * utilization ** 2) * time
-  base += clearingNudge(base, inputs.recentClearing ?? [], params)
+  base += inputs.clearingSorted != null ? nudgeFromSorted(base, inputs.clearingSorted, params) : clearingNudge(base, inputs.recentClearing ?? [], params)
   // clamp before the tier multiplier so the tiers stay strictly ordered even at the floor
   base = Math.max(floor, base)
   return Math.max(floor, Math.round(base * params.tierMultiplier[inputs.tier]))
@@ -87,6 +92,28 @@ export function clearingNudge (base: number, samples: ReadonlyArray<{ priceMicro
   }
   if (!small) seen.sort((a, b) => a - b)
   return seen.length === 0 ? 0 : weight * (medianOfSorted(seen) - base)
+}
+
+/** A clearing sample tier-normalised, or NaN when it cannot count (not finite or ≤ 0). */
+export function clearingSample (priceMicroUsd: number, tier: Tier, params: PricingParams = DEFAULT_PRICING): number {
+  const p = priceMicroUsd / params.tierMultiplier[tier]
+  return Number.isFinite(p) && p > 0 ? p : NaN
+}
+
+/**
+ * clearingNudge from samples already normalised and sorted: clamping into the band keeps
+ * their order, so the median of the clamped samples is the clamped middle one(s), the same
+ * figure without a pass over every sample.
+ */
+export function nudgeFromSorted (base: number, sorted: readonly number[], params: PricingParams = DEFAULT_PRICING): number {
+  const n = sorted.length
+  if (n === 0) return 0
+  const band = 1 + Math.max(0, Number.isFinite(params.clearingBand) ? params.clearingBand : 0)
+  const weight = Math.min(1, Math.max(0, Number.isFinite(params.clearingWeight) ? params.clearingWeight : 0))
+  const clamp = (p: number): number => Math.min(base * band, Math.max(base / band, p))
+  const mid = Math.floor(n / 2)
+  const median = n % 2 === 1 ? clamp(sorted[mid] as number) : (clamp(sorted[mid - 1] as number) + clamp(sorted[mid] as number)) / 2
+  return weight * (median - base)
 }
 
 function medianOfSorted (sorted: readonly number[]): number {

@@ -10,67 +10,22 @@
 import { ROUND_RETRY_MS, ROUNDS_PER_ATTEMPT } from '../submit/rounds.js'
 import { microToUsd } from '../market/messages.js'
 import { EventQueue } from './event-queue.js'
+import { jobIdOf, MULTI_GPU_DRAW, NO_EXCLUSIONS, renterBytes, topReason, type EngineOptions, type Event, type JobState, type Run, type RunRecord } from './engine-parts.js'
 import { CapacityIndex, indexKeys, jobKeys } from './capacity-index.js'
 import { Metrics } from './metrics.js'
-import { ReputationBook, type RunOutcome } from './reputation-book.js'
+import { ReputationBook } from './reputation-book.js'
 import { jobRequestFor, runAuction } from './auction-round.js'
 import { residencyOfRegion, type Population, type SimJob } from './population.js'
 import { SIM_MAX_JOB_MINUTES, type SimProvider } from './provider.js'
 import { listPriceUsd } from './list-prices.js'
 import { SIM_EPOCH_MS } from './summary.js'
-import type { Lease, PreemptNotice } from '../exec/scheduler.js'
+
+export type { EngineOptions, Mode, RunRecord } from './engine-parts.js'
+import { applyWindow, nextFlip, whileOpen, windowOpen } from './idle-windows.js'
+import type { PreemptNotice } from '../exec/scheduler.js'
 import type { TimeClass } from '../market/pricing.js'
-import type { LatencyModel } from './latency.js'
-import type { Rng } from './rng.js'
+import type { Tier } from '../capability/tiers.js'
 import type { Scenario } from './scenario.js'
-
-export type Mode = 'market' | 'baseline'
-
-interface JobState {
-  job: SimJob
-  index: number
-  attempt: number
-  rounds: number
-  deadline: number
-  firstStart: number
-  /** providers this job failed on (made on the first failure: most jobs never fail) */
-  exclude: Set<string> | undefined
-  lastReason: string
-}
-
-interface Run {
-  js: JobState
-  provider: SimProvider
-  leases: Lease[]
-  start: number
-  /** micro-USD per GPU-hour; 0 for own work */
-  price: number
-  own: boolean
-  timeClass: TimeClass
-  state: 'pending' | 'running' | 'over'
-  outcome: RunOutcome
-  end: number
-}
-
-type Event =
-  | { k: 'arrive', js: JobState }
-  | { k: 'auction', js: JobState }
-  | { k: 'start', run: Run }
-  | { k: 'end', run: Run }
-  | { k: 'release', lease: Lease, provider: SimProvider }
-  | { k: 'sybil' }
-
-export interface RunRecord { provider: number, gpu: number, start: number, end: number }
-
-export interface EngineOptions {
-  mode: Mode
-  latency: LatencyModel
-  rng: Rng
-  horizonMs: number
-  onProgress?: (done: number) => void
-  /** keep every run's [start, end) per GPU (tests check for double booking) */
-  recordRuns?: boolean
-}
 
 const DAY = 24 * 3600_000
 
@@ -85,43 +40,73 @@ export class SimEngine {
   private readonly ownQueues: JobState[][]
   private readonly active = new Map<number, Run>()
   private readonly regionIndex = new Map<string, number>()
-  private readonly servable: Set<string>
+  /** per capacity-index key, the most GPUs one provider filed under it has */
+  private readonly servable = new Map<string, number>()
   private readonly keys = new Map<readonly string[], Map<string, string[]>>()
   /** GPUs of each owner's biggest node: own work needing more can never start */
   private readonly biggestNode: number[]
   private done = 0
+  /** job indices in arrival order (ties by index); arrivals are read from here, not queued */
+  private readonly arrivals: Int32Array
+  private nextArrival = 0
+  /** 1 while a provider's availability window is closed (market mode): it is out of the capacity index */
+  private readonly closed: Uint8Array
 
   constructor (private readonly scenario: Scenario, private readonly pop: Population, private readonly opts: EngineOptions) {
     scenario.population.regions.forEach((r, i) => this.regionIndex.set(r.name, i))
     this.metrics = new Metrics(opts.horizonMs, scenario.report.bucketMinutes * 60_000, scenario.population.regions.length)
-    this.reputation = new ReputationBook(scenario.market.reputationRefreshMinutes * 60_000)
+    // trust weighs renters' receipts only where there are keys outside the real renters and owners
+    const seeds = opts.mode === 'market' && pop.sybils.length > 0 ? [...new Set(pop.jobs.map(j => j.renter))] : undefined
+    this.reputation = new ReputationBook(scenario.market.reputationRefreshMinutes * 60_000, seeds)
     this.ownQueues = pop.owners.map(() => [])
     this.biggestNode = pop.owners.map(list => Math.max(0, ...list.map(i => pop.providers[i]?.gpus ?? 0)))
-    this.servable = new Set()
+    this.closed = new Uint8Array(pop.providers.length)
     for (const p of pop.providers) {
+      if (opts.mode === 'market' && p.idleWindows) {
+        if (!windowOpen(p, 0)) { this.closed[p.index] = 1; applyWindow(p, false) }
+        const at = nextFlip(p, 0)
+        if (at != null && pop.jobs.length > 0) this.queue.push(at, { k: 'window', provider: p })
+      }
       p.indexKeys = indexKeys(p.modelKey, residencyOfRegion(p.region.name))
-      for (const k of p.indexKeys) this.servable.add(k)
+      for (const k of p.indexKeys) this.servable.set(k, Math.max(this.servable.get(k) ?? 0, p.gpus))
       this.updateIndex(p)
     }
-    pop.jobs.forEach((job, index) => {
-      const js: JobState = { job, index, attempt: 0, rounds: 0, deadline: 0, firstStart: -1, exclude: undefined, lastReason: '' }
-      this.queue.push(job.task.arrivalMs, { k: 'arrive', js })
-    })
+    // a million arrivals are not queued up front: they are read in order and come before any
+    // queued event of the same time (as when they were queued first)
+    this.arrivals = Int32Array.from(pop.jobs.keys())
+    const jobs = pop.jobs
+    let sorted = true
+    for (let i = 1; i < jobs.length && sorted; i++) sorted = (jobs[i - 1] as SimJob).task.arrivalMs <= (jobs[i] as SimJob).task.arrivalMs
+    if (!sorted) this.arrivals.sort((a, b) => (jobs[a] as SimJob).task.arrivalMs - (jobs[b] as SimJob).task.arrivalMs || a - b)
     if (opts.mode === 'market' && pop.sybils.length > 0) this.queue.push(0, { k: 'sybil' })
   }
 
   /** Runs until every job has ended and every run has finished. */
   run (): void {
-    for (let ev = this.queue.pop(); ev != null; ev = this.queue.pop()) {
+    const jobs = this.pop.jobs
+    for (;;) {
+      if (this.nextArrival < jobs.length) {
+        const index = this.arrivals[this.nextArrival] as number
+        const job = jobs[index] as SimJob
+        if (job.task.arrivalMs <= this.queue.peekTime()) {
+          this.nextArrival++
+          this.now = job.task.arrivalMs
+          this.reputation.setNow(this.now)
+          this.arrive({ job, index, attempt: 0, rounds: 0, deadline: 0, firstStart: -1, exclude: undefined, lastReason: '' })
+          continue
+        }
+      }
+      const ev = this.queue.pop()
+      if (ev == null) break
       this.now = this.queue.poppedTime
       this.reputation.setNow(this.now)
       switch (ev.k) {
-        case 'arrive': this.arrive(ev.js); break
         case 'auction': this.auction(ev.js); break
         case 'start': this.start(ev.run); break
         case 'end': this.finish(ev.run); break
         case 'release': ev.lease.release(); this.freed(ev.provider); break
         case 'sybil': this.sybilReceipts(); break
+        case 'window': this.windowFlip(ev.provider); break
       }
     }
   }
@@ -129,6 +114,7 @@ export class SimEngine {
   private arrive (js: JobState): void {
     const { job } = js
     this.metrics.tiers[job.tier].jobs++
+    if (job.task.gpus > 1) this.metrics.multiGpu.jobs++
     js.deadline = this.now + this.scenario.market.patienceMinutes[job.tier] * 60_000
     if (job.owner >= 0) {
       if (job.task.gpus > (this.biggestNode[job.owner] ?? 0)) { this.endJob(js, 'refused', 'needs more GPUs than any node of its owner has'); return }
@@ -146,9 +132,10 @@ export class SimEngine {
 
   /** Reasons no provider in the scenario could ever serve the job (checked once, on arrival). */
   private refusal (job: SimJob): string | undefined {
-    if (job.task.gpus > 1) return 'multi-gpu: a job request is one GPU slot'
     if (job.task.durationMs > SIM_MAX_JOB_MINUTES * 60_000) return 'longer than any provider\'s max job length'
-    if (!this.keysOf(job).some(k => this.servable.has(k))) return 'no provider has the GPU model in the residency zone'
+    const keys = this.keysOf(job)
+    if (!keys.some(k => this.servable.has(k))) return 'no provider has the GPU model in the residency zone'
+    if (!keys.some(k => (this.servable.get(k) ?? 0) >= job.task.gpus)) return 'multi-gpu: no provider has that many GPUs of the model in the residency zone'
     return undefined
   }
 
@@ -160,12 +147,18 @@ export class SimEngine {
     const keys = this.keysOf(job)
     const k = this.scenario.market.candidates
     const rng = this.opts.rng
-    const skip = new Set<number>()
-    for (const id of js.exclude ?? NO_EXCLUSIONS) skip.add(Number(id.slice(5)))
-    let picked = this.free.sample(keys, k, rng, skip)
+    // providers this job failed on, and those already picked, by index (made only when needed)
+    let skip: Set<number> | undefined
+    if (js.exclude != null) { skip = new Set(); for (const id of js.exclude) skip.add(Number(id.slice(5))) }
+    // a task of several GPUs is asked of providers with room for all of them (drawn from more)
+    const gpus = job.task.gpus
+    const draw = gpus > 1 ? k * MULTI_GPU_DRAW : k
+    const room = (list: number[]): number[] => gpus > 1 ? list.filter(i => this.hasRoom(i, gpus, job.tier)).slice(0, k) : list
+    let picked = room(this.free.sample(keys, draw, rng, skip))
     if (job.tier !== 'bronze' && picked.length < k) {
+      skip ??= new Set()
       for (const p of picked) skip.add(p)
-      picked = picked.concat(this.displaceable.sample(keys, k - picked.length, rng, skip))
+      picked = picked.concat(room(this.displaceable.sample(keys, gpus > 1 ? draw : k - picked.length, rng, skip)).slice(0, k - picked.length))
     }
     const wall = this.now + SIM_EPOCH_MS
     const request = jobRequestFor(job, jobIdOf(js.index), renterBytes, this.scenario, wall)
@@ -183,14 +176,14 @@ export class SimEngine {
     const closeAt = this.now + request.bidWindowMs
     for (const [i, offer] of result.ranked.entries()) {
       const p = offer.provider
-      if ('refused' in p.scheduler.canAccept({ tier: job.tier })) continue
+      if ('refused' in p.scheduler.canAccept({ tier: job.tier }) || !this.hasRoom(p.index, gpus, job.tier)) continue
       const price = result.prices[i] as bigint
       for (const other of result.ranked) other.provider.engine.observeClearing(job.renter, price, job.tier)
       p.engine.recordWin(price, request)
       m.price(job.tier, this.now, microToUsd(price))
-      const displacing = p.scheduler.capacity().free === 0
+      const displacing = p.scheduler.freeCount() < gpus
       const start = closeAt + offer.rttMs + (displacing ? p.scheduler.graceMs : 0)
-      this.place(js, p, 1, Number(price), false, offer.timeClass, start)
+      this.place(js, p, gpus, Number(price), false, offer.timeClass, start)
       return
     }
     m.noBidAuctions++
@@ -200,15 +193,23 @@ export class SimEngine {
     this.queue.push(Math.min(this.now + delay, js.deadline), { k: 'auction', js })
   }
 
+  /** Whether provider `i` could take `gpus` slots now: free ones, or for gold/silver also bronze ones to displace. */
+  private hasRoom (i: number, gpus: number, tier: Tier): boolean {
+    const s = (this.pop.providers[i] as SimProvider).scheduler
+    const free = s.freeCount()
+    return free >= gpus || (tier !== 'bronze' && free + s.preemptibleCount() >= gpus)
+  }
+
   /** Places own work on a free node of the owner, else one whose bronze work it displaces. */
   private placeOwn (js: JobState, nodes: readonly number[] = this.pop.owners[js.job.owner] ?? []): boolean {
     const need = js.job.task.gpus
     let target: SimProvider | undefined
     let displacing = false
     for (const i of nodes) {
-      const c = (this.pop.providers[i] as SimProvider).scheduler.capacity()
-      if (c.free >= need) { target = this.pop.providers[i]; break }
-      if (target == null && c.free + c.preemptible >= need) { target = this.pop.providers[i]; displacing = true }
+      const s = (this.pop.providers[i] as SimProvider).scheduler
+      const free = s.freeCount()
+      if (free >= need) { target = this.pop.providers[i]; displacing = false; break }
+      if (target == null && free + s.preemptibleCount() >= need) { target = this.pop.providers[i]; displacing = true }
     }
     if (target == null) return false
     this.place(js, target, need, 0, true, 'normal', this.now + (displacing ? target.scheduler.graceMs : 0))
@@ -222,7 +223,8 @@ export class SimEngine {
     // own work is the owner's priority: it takes slots as gold does
     const tier = own ? 'gold' : js.job.tier
     for (let i = 0; i < gpus; i++) {
-      const lease = p.scheduler.reserve({ key: `${js.index}/${js.attempt}/${i}`, tier })
+      const key = `${js.index}/${js.attempt}/${i}`
+      const lease = own ? whileOpen(p, this.closed[p.index] === 1, () => p.scheduler.reserve({ key, tier })) : p.scheduler.reserve({ key, tier })
       if ('refused' in lease) throw new Error(`slot refused after a capacity check: ${lease.detail}`)
       run.leases.push(lease)
       if (lease.preemptible) lease.onPreempt(notice => { this.preempted(run, notice) })
@@ -276,6 +278,7 @@ export class SimEngine {
         c.onDemandUsd += listPriceUsd(p.modelKey) * hours
         this.metrics.earnedByClass[run.timeClass] += paid
         this.metrics.earnedByWindows[p.idleWindows ? 'idleWindows' : 'always'] += paid
+        if (gpus > 1) this.metrics.multiGpu.servedOnMarket++
       }
       this.endJob(js, 'served')
     } else {
@@ -303,6 +306,7 @@ export class SimEngine {
     }
     run.state = 'over'
     c.preemptions++
+    if (notice.reason === 'window') c.windowPreemptions++
     for (const lease of run.leases) this.queue.push(releaseAt, { k: 'release', lease, provider: run.provider })
     js.deadline = releaseAt + this.scenario.market.patienceMinutes[js.job.tier] * 60_000
     this.queue.push(releaseAt, { k: 'auction', js })
@@ -358,14 +362,35 @@ export class SimEngine {
     return keys
   }
 
+  /**
+   * A provider's window opened or closed: its scheduler's pause follows (closing preempts its
+   * bronze work, idle-windows.ts); market work it keeps past the end is counted.
+   */
+  private windowFlip (p: SimProvider): void {
+    const open = windowOpen(p, this.now)
+    this.closed[p.index] = open ? 0 : 1
+    if (!open) {
+      for (let g = 0; g < p.gpus; g++) {
+        const run = this.active.get(p.index * 64 + g)
+        if (run != null && !run.own && run.state === 'running' && run.js.job.tier !== 'bronze') this.metrics.windowOverrunGpuHours += Metrics.hours(run.end - this.now, 1)
+      }
+    }
+    applyWindow(p, open)
+    this.updateIndex(p)
+    const at = nextFlip(p, this.now)
+    // windows flip for as long as jobs are left (runs may outlast the horizon)
+    if (at != null && this.done < this.pop.jobs.length) this.queue.push(at, { k: 'window', provider: p })
+  }
+
   private updateIndex (p: SimProvider): void {
-    const c = p.scheduler.capacity()
-    this.free.update(p.index, p.indexKeys, c.free > 0)
-    this.displaceable.update(p.index, p.indexKeys, c.preemptible > 0)
+    const open = this.closed[p.index] === 0
+    this.free.update(p.index, p.indexKeys, open && p.scheduler.freeCount() > 0)
+    this.displaceable.update(p.index, p.indexKeys, open && p.scheduler.preemptibleCount() > 0)
   }
 
   private endJob (js: JobState, outcome: 'served' | 'expired' | 'refused', reason?: string): void {
     this.metrics.end(js.job.tier, outcome, reason)
+    if (js.job.task.gpus > 1) this.metrics.multiGpu[outcome]++
     this.done++
     if ((this.done & 1023) === 0) this.opts.onProgress?.(this.done)
   }
@@ -382,24 +407,4 @@ export class SimEngine {
   get jobsDone (): number {
     return this.done
   }
-}
-
-const renterBytes = new Uint8Array(38)
-const NO_EXCLUSIONS: ReadonlySet<string> = new Set()
-
-function jobIdOf (index: number): Uint8Array {
-  // big-endian index in the last four bytes (no DataView: this runs once per auction)
-  const id = new Uint8Array(16)
-  id[12] = index >>> 24
-  id[13] = (index >>> 16) & 255
-  id[14] = (index >>> 8) & 255
-  id[15] = index & 255
-  return id
-}
-
-function topReason (declines: Record<string, number>, dropped: Record<string, number>, asked: number): string {
-  if (asked === 0) return 'no provider with a free GPU'
-  const all = [...Object.entries(declines), ...Object.entries(dropped).map(([k, v]) => [`dropped ${k}`, v] as [string, number])]
-  all.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-  return all[0]?.[0] ?? 'no bids'
 }

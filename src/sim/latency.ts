@@ -24,8 +24,19 @@ export interface LatencyModel {
   rttMs(from: string, to: string): number
 }
 
+// the few region pairs of a scenario, asked once per bid: answers kept per pair
+const known = new Map<string, Map<string, number>>()
+
 export function baseRttMs (from: string, to: string): number {
   if (from === to) return SAME_REGION_MS
+  let row = known.get(from)
+  if (row == null) known.set(from, row = new Map())
+  let rtt = row.get(to)
+  if (rtt == null) row.set(to, rtt = continentRttMs(from, to))
+  return rtt
+}
+
+function continentRttMs (from: string, to: string): number {
   const a = from.split('-')[0] ?? from
   const b = to.split('-')[0] ?? to
   return CONTINENT_RTT[a < b ? `${a}|${b}` : `${b}|${a}`] ?? UNKNOWN_PAIR_MS

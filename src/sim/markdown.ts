@@ -43,14 +43,16 @@ export function markdownReport (report: SimReport): string {
   for (const [c, y] of Object.entries(market.providerYield.byTimeClass)) lines.push(`| ${c} | ${y.earnedUsd} | ${y.offeredGpuHours} | ${y.usdPerOfferedGpuHour} |`)
   lines.push('', `Earned by owners offering only idle windows (weeknights, weekends): ${market.providerYield.byAvailability.idleWindowsUsd} USD; by owners offering always: ${market.providerYield.byAvailability.alwaysUsd} USD.`, '')
   lines.push('## Market internals', '', `Auctions ${market.market.auctions}, of which without an award ${market.market.noAwardAuctions}. GPU double bookings: ${market.market.doubleBookings}.`, '',
-    `Declines by reason: ${JSON.stringify(market.market.declines)}. Bids dropped by the renter: ${JSON.stringify(market.market.dropped)}.`, '')
+    `Declines by reason: ${JSON.stringify(market.market.declines)}. Bids dropped by the renter: ${JSON.stringify(market.market.dropped)}.`, '',
+    `Window ends (owners taking their GPUs back): ${TIERS.map(t => `${t} ${market.tiers[t].windowPreemptions}`).join(', ')} preemptions; gold/silver GPU-hours run past a window's end ${market.market.windowOverrunGpuHours}.`, '',
+    `Tasks of several GPUs: ${JSON.stringify(market.market.multiGpu)} (served on one provider with room for all; refused where no provider of the model and zone has that many). Trust computations: ${market.market.trustComputations}.`, '')
   lines.push('| conduct | providers | market awards won | mean reliability at the end |', '|---|---:|---:|---:|')
   for (const [k, v] of Object.entries(market.conduct)) lines.push(`| ${k} | ${v.providers} | ${v.awards} | ${v.meanReliability} |`)
   lines.push('', '## Why jobs were not served', '')
   for (const t of TIERS) lines.push(`- ${t}: ${JSON.stringify(market.tiers[t].topReasons)}`)
-  lines.push('', '## List prices used (baseline)', '', '| GPU | USD per GPU-hour | source |', '|---|---:|---|')
-  for (const [k, v] of Object.entries(report.listPrices)) lines.push(`| ${k} | ${v.usdPerGpuHour} | ${v.source} |`)
-  lines.push('', 'Prices are public on-demand list prices as known to the author (2023–2024, US regions); they could not be re-checked when this ran.', '')
+  lines.push('', '## List prices used (baseline)', '', '| GPU | USD per GPU-hour | source | page | checked |', '|---|---:|---|---|---|')
+  for (const [k, v] of Object.entries(report.listPrices)) lines.push(`| ${k} | ${v.usdPerGpuHour} | ${v.source} | ${v.page} | ${v.checked} |`)
+  lines.push('', 'UNVERIFIED: public on-demand list prices as known to the author (2023–2024, US regions), not re-checked on the pages named (see src/sim/list-prices.ts); AWS has cut some GPU prices since, so the A100/H100 figures may be high.', '')
   lines.push('## Data', '', 'Trace: Alibaba cluster-trace-gpu-v2023 (openb), from "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation Gradient Descent", Weng et al., USENIX ATC 2023; see examples/data/alibaba-gpu/README.md.', '')
   return lines.join('\n')
 }

@@ -26,6 +26,8 @@ export interface TierCounters {
   usefulGpuHours: number
   lostGpuHours: number
   preemptions: number
+  /** of which at the end of the provider's availability window */
+  windowPreemptions: number
   failovers: number
   reasons: Record<string, number>
 }
@@ -46,6 +48,10 @@ export class Metrics {
   /** market awards by the winner's conduct (honest, failing, lying) */
   readonly awardsByConduct: Record<string, number> = {}
   doubleBookings = 0
+  /** tasks asking several GPUs (served on one provider with room for all of them), by outcome */
+  readonly multiGpu = { jobs: 0, served: 0, servedOnMarket: 0, expired: 0, refused: 0 }
+  /** GPU-hours of gold/silver market work still running when its provider's window closed */
+  windowOverrunGpuHours = 0
   auctions = 0
   noBidAuctions = 0
   readonly buckets: number
@@ -57,7 +63,7 @@ export class Metrics {
     const per = (): Record<Tier, Float64Array> => ({ gold: new Float64Array(this.buckets), silver: new Float64Array(this.buckets), bronze: new Float64Array(this.buckets) })
     this.priceSum = per()
     this.priceCount = per()
-    const tier = (): TierCounters => ({ jobs: 0, served: 0, expired: 0, refused: 0, waitsMs: [], paidUsd: 0, usefulMarketGpuHours: 0, onDemandUsd: 0, usefulGpuHours: 0, lostGpuHours: 0, preemptions: 0, failovers: 0, reasons: {} })
+    const tier = (): TierCounters => ({ jobs: 0, served: 0, expired: 0, refused: 0, waitsMs: [], paidUsd: 0, usefulMarketGpuHours: 0, onDemandUsd: 0, usefulGpuHours: 0, lostGpuHours: 0, preemptions: 0, windowPreemptions: 0, failovers: 0, reasons: {} })
     this.tiers = { gold: tier(), silver: tier(), bronze: tier() }
   }
 

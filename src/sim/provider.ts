@@ -73,8 +73,8 @@ export class SimProvider {
     this.scheduler = new SlotScheduler({ gpus: cards.map(c => ({ index: c.index, uuid: c.uuid, simulated: false })), now })
     const scheduler = this.scheduler
     const capacity: CapacitySource = {
-      freeSlots: () => scheduler.capacity().free,
-      preemptibleSlots: () => scheduler.capacity().preemptible,
+      freeSlots: () => scheduler.freeCount(),
+      preemptibleSlots: () => scheduler.preemptibleCount(),
       totalSlots: () => init.gpus,
       thermalOk: () => true
     }

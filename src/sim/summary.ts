@@ -33,6 +33,8 @@ export interface TierSummary {
   usefulMarketGpuHours: number
   lostGpuHours: number
   preemptions: number
+  /** of which at the end of the provider's availability window (the owner takes its GPUs back) */
+  windowPreemptions: number
   failovers: number
   topReasons: Record<string, number>
 }
@@ -48,7 +50,7 @@ export interface ModeSummary {
     byTimeClass: Record<TimeClass, { earnedUsd: number, offeredGpuHours: number, usdPerOfferedGpuHour: number }>
     byAvailability: { idleWindowsUsd: number, alwaysUsd: number }
   }
-  market: { auctions: number, noAwardAuctions: number, declines: Record<string, number>, dropped: Record<string, number>, doubleBookings: number, reputationRecomputes: number }
+  market: { auctions: number, noAwardAuctions: number, declines: Record<string, number>, dropped: Record<string, number>, doubleBookings: number, reputationRecomputes: number, trustComputations: number, windowOverrunGpuHours: number, multiGpu: Metrics['multiGpu'] }
   conduct: Record<Conduct, { providers: number, meanReliability: number, awards: number }>
 }
 
@@ -79,6 +81,7 @@ export function summarise (m: Metrics, pop: Population, scenario: Scenario, repu
       usefulMarketGpuHours: r2(c.usefulMarketGpuHours),
       lostGpuHours: r2(c.lostGpuHours),
       preemptions: c.preemptions,
+      windowPreemptions: c.windowPreemptions,
       failovers: c.failovers,
       topReasons: top(c.reasons, 6)
     }
@@ -129,7 +132,7 @@ export function summarise (m: Metrics, pop: Population, scenario: Scenario, repu
     ownUtilisation: r4(total > 0 ? ownSum / total : 0),
     series: { bucketHours: m.bucketMs / 3600_000, busy, own, market, price },
     providerYield: { byTimeClass, byAvailability: { idleWindowsUsd: r2(m.earnedByWindows.idleWindows), alwaysUsd: r2(m.earnedByWindows.always) } },
-    market: { auctions: m.auctions, noAwardAuctions: m.noBidAuctions, declines: top(m.declines, 20), dropped: top(m.dropped, 20), doubleBookings: m.doubleBookings, reputationRecomputes: reputation.recomputes },
+    market: { auctions: m.auctions, noAwardAuctions: m.noBidAuctions, declines: top(m.declines, 20), dropped: top(m.dropped, 20), doubleBookings: m.doubleBookings, reputationRecomputes: reputation.recomputes, trustComputations: reputation.trustComputations, windowOverrunGpuHours: r4(m.windowOverrunGpuHours), multiGpu: { ...m.multiGpu } },
     conduct
   }
 }

@@ -32,6 +32,23 @@ describe('sim: hand-checked cases', function () {
     assert.equal(report.baseline.tiers.bronze.preemptions, 0)
   })
 
+  it('a task of several GPUs runs on one provider with room for all of them, and is refused where no provider has that many', async () => {
+    // a 1-GPU node and a 4-GPU node; a 3-GPU task, then a 6-GPU task no node can hold
+    const scenario = await tinyScenario(dir.path, [node(0, 1), node(1, 4)], [pod(0, 'LS', 0, 1800, { gpus: 3 }), pod(1, 'LS', 60, 600, { gpus: 6 })], {
+      population: { owners: 2, ownWorkload: 0, renters: 1, regions: [{ name: 'eu-west', timeZone: 'UTC' }] }
+    })
+    const { report, runs, providers } = await runScenario(scenario, { recordRuns: true })
+    const multi = report.market.market.multiGpu
+    assert.deepEqual(multi, { jobs: 2, served: 1, servedOnMarket: 1, expired: 0, refused: 1 })
+    // the three GPUs of one run, all on the 4-GPU provider, over the same span
+    assert.equal(runs.market.length, 3)
+    assert.deepEqual(new Set(runs.market.map(r => providers[r.provider]?.gpus)), new Set([4]))
+    assert.equal(new Set(runs.market.map(r => r.gpu)).size, 3)
+    assert.equal(new Set(runs.market.map(r => `${r.start}-${r.end}`)).size, 1)
+    const t = report.market.tiers
+    assert.ok(Object.keys(t.gold.topReasons).concat(Object.keys(t.silver.topReasons)).some(r => r.startsWith('refused: multi-gpu')))
+  })
+
   it('a residency constraint is never violated, even when the only other provider is idle', async () => {
     const regions = [{ name: 'eu-west', timeZone: 'UTC' }, { name: 'us-east', timeZone: 'UTC' }]
     const pods = Array.from({ length: 30 }, (_, i) => pod(i, 'LS', i * 60, 1800))
