@@ -3,7 +3,7 @@
  * provider count in turn, a table comparing them (issue 15's goal: the 40-provider cost per
  * node per job within 1.5× of the 10-provider one, delivery p95 ≤ 500 ms, nothing lost), and
  * the projection to 10,000 providers from the largest run's measured costs (projection.ts).
- * Writes bench-results/network-scale.json. Env NETWORK_BENCH_SECONDS / _IDLE_SECONDS shorten runs.
+ * Writes bench-results/network-scale.json. Env NETWORK_BENCH_SECONDS / _IDLE_SECONDS / _AUCTIONS shorten runs.
  */
 import { mkdir, writeFile } from 'node:fs/promises'
 import { loadavg } from 'node:os'
@@ -40,7 +40,8 @@ for (const providers of counts) {
   runs.push(await runNetworkBench({
     providers,
     loadSeconds: Number(process.env.NETWORK_BENCH_SECONDS ?? 30),
-    idleSeconds: Number(process.env.NETWORK_BENCH_IDLE_SECONDS ?? 10)
+    idleSeconds: Number(process.env.NETWORK_BENCH_IDLE_SECONDS ?? 10),
+    auctions: Number(process.env.NETWORK_BENCH_AUCTIONS ?? 20)
   }))
 }
 const table = [

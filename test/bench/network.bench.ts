@@ -8,7 +8,7 @@
  *   NETWORK_BENCH_SECONDS (30 s) on the shard every provider joins, jobs nobody serves (no
  *   B200 anywhere), so the load is the gossip itself: delivery ratio and latency, and per
  *   provider per job the messages handled, bytes and CPU, raw and above the idle rate;
- * - auctions: sequential auctions every provider bids on (publish → accepted), and per provider
+ * - auctions (NETWORK_BENCH_AUCTIONS, 20): sequential auctions every provider bids on (publish → accepted), and per provider
  *   per auction the CPU and bid streams (bids go to the renter alone).
  */
 import { join } from 'node:path'
@@ -229,5 +229,6 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
 export default async (): Promise<Record<string, unknown>> => await runNetworkBench({
   providers: Number(process.env.NETWORK_BENCH_PROVIDERS ?? 40),
   loadSeconds: Number(process.env.NETWORK_BENCH_SECONDS ?? 30),
-  idleSeconds: Number(process.env.NETWORK_BENCH_IDLE_SECONDS ?? 10)
+  idleSeconds: Number(process.env.NETWORK_BENCH_IDLE_SECONDS ?? 10),
+  auctions: Number(process.env.NETWORK_BENCH_AUCTIONS ?? AUCTIONS)
 })
