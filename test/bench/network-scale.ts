@@ -23,6 +23,7 @@ const COLUMNS: Array<[string, string]> = [
   ['gossipDeliveryRatio', 'delivered'],
   ['jobRequestsLost', 'lost'],
   ['gossipLatencyP95Ms', 'delivery p95 ms'],
+  ['lastDeliveryAfterLoadMs', 'drain ms'],
   ['perProviderPerJobMessages', 'msgs/job'],
   ['perProviderPerJobReadBytesAboveIdle', 'read B/job'],
   ['perProviderPerJobCpuMs', 'CPU ms/job'],

@@ -161,6 +161,7 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
     const auctionSpec = parseJobSpec({ name: 'bench', runtime: { image: 'ghcr.io/acme/bench:1' }, auction: { bidWindowMs: 300 } })
     await market.auction(auctionSpec)
     const auctionFrom = await usageOf(shards)
+    const auctionsStarted = Date.now()
     const accepted: number[] = []
     let noAward = 0
     for (let i = 0; i < auctions; i++) {
@@ -170,6 +171,8 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
     }
     const auctionTo = await usageOf(shards)
     const perAuction = perUnit(auctionFrom, auctionTo, providers, auctions)
+    const auctionSeconds = (Date.now() - auctionsStarted) / 1000
+    const perAuctionAboveIdle = { cpuMs: perAuction.cpuMs - idle.cpuMs * auctionSeconds / auctions, readBytes: perAuction.readBytes - idle.readBytes * auctionSeconds / auctions }
     accepted.sort((a, b) => a - b)
     const rssEnd = await rss()
     return {
@@ -210,6 +213,8 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
       auctionP95Ms: percentile(accepted, 0.95),
       // per provider, per auction every provider can serve: one job request, one bid stream, now and then an accept stream
       perProviderPerAuctionCpuMs: round(perAuction.cpuMs, 3),
+      perProviderPerAuctionCpuMsAboveIdle: round(perAuctionAboveIdle.cpuMs, 3),
+      perProviderPerAuctionReadBytesAboveIdle: Math.round(perAuctionAboveIdle.readBytes),
       perProviderPerAuctionBids: round(perAuction.bids, 3),
       perProviderPerAuctionMessages: round(perAuction.allMessages + perAuction.bids, 3),
       perProviderPerAuctionReadBytes: Math.round(perAuction.readBytes),

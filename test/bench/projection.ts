@@ -25,16 +25,15 @@ export const DEFAULT_MODEL: ScaleModel = { providers: 10_000, jobsPerS: 100, sha
 
 /** The per-message costs a network benchmark measured, per provider. */
 export interface MeasuredCosts {
-  /** CPU, read and written bytes per job request a provider hears, above its idle rate (duplicates and forwarding included) */
+  /** CPU, read and written bytes per job request a provider hears, above its idle rate (duplicates and forwarding included; clamped at 0) */
   jobCpuMs: number
   jobReadBytes: number
   jobWrittenBytes: number
-  /** extra per bid (an auction the provider bids on, minus the job request's own cost) */
+  /** extra per bid (an auction the provider bids on above idle, minus the job request's own cost) */
   bidCpuMs: number
   bidBytes: number
-  /** idle provider: CPU per s and gossip messages per s (heartbeats of the bench's network size) */
+  /** idle provider: CPU per s (timers, pings, heartbeats of the bench's network size) */
   idleCpuMsPerS: number
-  idleMessagesPerS: number
   /** providers the measurement ran with */
   measuredProviders: number
 }
@@ -46,10 +45,9 @@ export function measuredCosts (figures: Record<string, any>): MeasuredCosts {
     jobCpuMs,
     jobReadBytes,
     jobWrittenBytes: Math.max(0, Number(figures.perProviderPerJobWrittenBytesAboveIdle)),
-    bidCpuMs: Math.max(0, Number(figures.perProviderPerAuctionCpuMs) - jobCpuMs),
-    bidBytes: Math.max(0, Number(figures.perProviderPerAuctionReadBytes) - jobReadBytes),
+    bidCpuMs: Math.max(0, Number(figures.perProviderPerAuctionCpuMsAboveIdle) - jobCpuMs),
+    bidBytes: Math.max(0, Number(figures.perProviderPerAuctionReadBytesAboveIdle) - jobReadBytes),
     idleCpuMsPerS: Number(figures.perProviderIdleCpuMsPerS),
-    idleMessagesPerS: Number(figures.perProviderIdleMessagesPerS),
     measuredProviders: Number(figures.providers)
   }
 }
@@ -61,11 +59,10 @@ export interface NodeLoad { node: string, jobsHeardPerS: number, messagesPerS: n
  * (24 GB class), a relay on every shard (a bootstrap), and a renter publishing 1 job/s; the
  * market path, then the global heartbeat topic on top (every node, N / interval messages/s).
  */
-export function project (costs: MeasuredCosts, model: ScaleModel = DEFAULT_MODEL): { market: NodeLoad[], heartbeatsPerNode: { messagesPerS: number, cpuMsPerS: number } } {
-  const perHeartbeatCpuMs = costs.idleMessagesPerS > 0 ? costs.idleCpuMsPerS / costs.idleMessagesPerS : 0
+export function project (costs: MeasuredCosts, model: ScaleModel = DEFAULT_MODEL): { market: NodeLoad[], heartbeatsPerNode: { messagesPerS: number, cpuMsPerS: number, readKiBPerS: number } } {
   const node = (name: string, shardsJoined: number, bidsPerS: number, extra: { messages: number, bytes: number, cpuMs: number } = { messages: 0, bytes: 0, cpuMs: 0 }): NodeLoad => {
     const heard = model.jobsPerS * shardsJoined / model.shards
-    const cpu = heard * costs.jobCpuMs + bidsPerS * costs.bidCpuMs + extra.cpuMs
+    const cpu = costs.idleCpuMsPerS + heard * costs.jobCpuMs + bidsPerS * costs.bidCpuMs + extra.cpuMs
     return {
       node: name,
       jobsHeardPerS: round(heard),
@@ -86,7 +83,8 @@ export function project (costs: MeasuredCosts, model: ScaleModel = DEFAULT_MODEL
     node('renter publishing 1 job/s', 0, 0, { messages: 1 + model.bidsPerJob, bytes: model.bidsPerJob * costs.bidBytes, cpuMs: model.bidsPerJob * costs.bidCpuMs })
   ]
   const heartbeats = model.providers / model.heartbeatSeconds
-  return { market, heartbeatsPerNode: { messagesPerS: round(heartbeats), cpuMsPerS: round(heartbeats * perHeartbeatCpuMs) } }
+  // a heartbeat is a gossip message like a job request (smaller): priced at a job request's measured cost
+  return { market, heartbeatsPerNode: { messagesPerS: round(heartbeats), cpuMsPerS: round(heartbeats * costs.jobCpuMs), readKiBPerS: round(heartbeats * costs.jobReadBytes / 1024) } }
 }
 
 const round = (x: number): number => Number(x.toFixed(2))
@@ -99,7 +97,9 @@ export function printProjection (costs: MeasuredCosts, model: ScaleModel = DEFAU
     '| node | jobs heard/s | messages/s | read KiB/s | written KiB/s | CPU ms/s |',
     '| --- | --- | --- | --- | --- | --- |',
     ...market.map(n => `| ${n.node} | ${n.jobsHeardPerS} | ${n.messagesPerS} | ${n.readKiBPerS} | ${n.writtenKiBPerS} | ${n.cpuMsPerS} (${n.cpuShare}) |`),
-    `plus on every node, the global heartbeat topic (not sharded yet, issue 15 item 3): ${heartbeatsPerNode.messagesPerS} messages/s, ~${heartbeatsPerNode.cpuMsPerS} ms CPU/s at the measured idle cost per message`
+    `CPU includes the measured idle rate (${costs.idleCpuMsPerS.toFixed(1)} ms/s: timers, pings, the bench's own heartbeats)`,
+    `plus on every node, the global heartbeat topic (not sharded yet, issue 15 item 3): ${heartbeatsPerNode.messagesPerS} messages/s, ~${heartbeatsPerNode.readKiBPerS} KiB/s read, ~${heartbeatsPerNode.cpuMsPerS} ms CPU/s at a job request's measured cost`,
+    ...(costs.jobCpuMs === 0 ? ['note: the job requests\' CPU above idle measured ≤ 0 (noise: a loaded machine); take the figures again on a quiet one'] : [])
   ]
   return lines.join('\n')
 }
