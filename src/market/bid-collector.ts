@@ -140,9 +140,14 @@ export class BidCollector {
     window.unfit.delete(signer)
     // progress events: one per bidder, however many bids it sends
     if (held != null) return 'kept'
+    // a bid that came over the bid stream brought its connection along: then there is no
+    // address to learn and nothing to dial (a peer-store write per bid saved)
+    if (this.components.connectionManager.getConnections(bid.signer).length > 0) {
+      window.onBid?.(bid)
+      return 'kept'
+    }
     this.learnAddrs(bid)
     // connect while the window is still open, so the winner's accept stream pays no dial
-    // (a bid that came over the bid stream usually brought its connection along)
     if (window.best.size <= PREDIAL_BIDDERS) {
       this.components.connectionManager.openConnection(bid.signer, { signal: AbortSignal.timeout(PREDIAL_TIMEOUT_MS) }).catch(() => {})
     }

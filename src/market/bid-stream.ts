@@ -37,13 +37,17 @@ export interface BidSenderComponents {
 }
 
 /**
- * Sends `bid` to the renter of `job` (its signer) and returns the renter's answer. The job's
- * `renter_addrs` are recorded first, so the dial needs no lookup. Throws RequestResponseError
+ * Sends `bid` to the renter of `job` (its signer) and returns the renter's answer. When not
+ * connected to the renter, the job's `renter_addrs` are recorded first, so the dial needs no lookup. Throws RequestResponseError
  * when the renter cannot be reached in time, MarketMessageError on an unreadable answer.
  */
 export async function sendBid (components: BidSenderComponents, job: Signed<JobRequest>, bid: Signed<Bid>, now = Date.now()): Promise<BidAck> {
-  const multiaddrs = job.message.renterAddrs.flatMap(bytes => { try { return [multiaddr(bytes)] } catch { return [] } })
-  if (multiaddrs.length > 0) await components.peerStore.merge(job.signer, { multiaddrs }).catch(() => {})
+  // connected already (the usual case after a first auction): the addresses are not needed, and
+  // recording them is a peer-store write (datastore, lock) on the path of every bid
+  if (components.connectionManager.getConnections(job.signer).length === 0) {
+    const multiaddrs = job.message.renterAddrs.flatMap(bytes => { try { return [multiaddr(bytes)] } catch { return [] } })
+    if (multiaddrs.length > 0) await components.peerStore.merge(job.signer, { multiaddrs }).catch(() => {})
+  }
   const windowEnd = Number(job.message.createdAt) + job.message.bidWindowMs
   const signal = AbortSignal.timeout(Math.max(100, windowEnd - now + BID_SEND_GRACE_MS))
   // lazy select: the bid rides with the protocol proposal, saving a round trip inside the window

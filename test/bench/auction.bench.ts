@@ -3,10 +3,13 @@
  * the bootstrap and one renter in this one, on 127.0.0.1; 50 sequential auctions with a
  * 300 ms bid window. The renter has a process of its own as it has a machine of its own, so
  * its timings are not queued behind thirty providers' work. Figures: publish → accepted award
- * (median, p95), the overhead above the window, and gossip messages per auction (messages
- * each node validated on the jobs, bids and awards topics, summed over the nodes; and
- * messages published).
+ * (median, p95), the overhead above the window, where the time goes (job request delivery to
+ * the providers, bids reaching the renter, window close → award → accepted), and the market
+ * messages per auction of version 2: job-shard gossip validations summed over the nodes, bid
+ * streams (one per bid, to the renter) and accept streams (one per award offer).
+ * Env: AUCTION_BENCH_PROVIDERS (30), AUCTION_BENCH_AUCTIONS (50).
  */
+import { loadavg } from 'node:os'
 import { percentile } from './stats.js'
 import { marketMessagesValidated } from './provider-shard.js'
 import { startShard, stopShard, type Shard } from './shards.js'
@@ -17,11 +20,17 @@ import { startInProcessNetwork, tempDir, waitFor } from '../utils/index.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 
 const PROVIDERS = Number(process.env.AUCTION_BENCH_PROVIDERS ?? 30)
-const AUCTIONS = 50
+const AUCTIONS = Number(process.env.AUCTION_BENCH_AUCTIONS ?? 50)
 const WINDOW_MS = 300
 const HEARTBEAT_SECONDS = 10
 
+interface Timeline { createdAt: number, publishedAt: number, bidsAt: number[], closeMs: number, awardMs?: number, acceptedMs?: number }
+
+const median = (xs: number[]): number => percentile([...xs].sort((a, b) => a - b), 0.5)
+const p95 = (xs: number[]): number => percentile([...xs].sort((a, b) => a - b), 0.95)
+
 export default async (): Promise<Record<string, unknown>> => {
+  const loadAtStart = loadavg()[0] as number
   const net = await startInProcessNetwork({ providers: 0, renters: 1, heartbeatSeconds: HEARTBEAT_SECONDS, extensions: marketNodeServices })
   const dir = await tempDir('idlegrid-bench-auction-')
   let shard: Shard | undefined
@@ -39,23 +48,50 @@ export default async (): Promise<Record<string, unknown>> => {
     // one warm-up auction so meshes and connections exist
     await renter.auction(spec)
     const before = await validated()
+    const usageBefore = (await providers.ask({ type: 'usage' }, 'usage')).shard
     const accepted: number[] = []
     const bids: number[] = []
+    const offers: number[] = []
+    const timelines = new Map<string, Timeline>()
     let failed = 0
     for (let i = 0; i < AUCTIONS; i++) {
-      const report = await renter.auction(spec)
+      let publishedAt = 0
+      const bidsAt: number[] = []
+      const report = await renter.auction(spec, {
+        onEvent: (e) => {
+          if (e.type === 'published') publishedAt = Date.now()
+          else if (e.type === 'bid') bidsAt.push(Date.now() - publishedAt)
+        }
+      })
+      const t = report.timings
+      timelines.set(report.jobId, { createdAt: Number(report.signed?.job.message.createdAt ?? 0), publishedAt, bidsAt, closeMs: t.publishToCloseMs, awardMs: t.publishToAwardMs, acceptedMs: t.publishToAcceptedMs })
       if (i % 10 === 9) process.stderr.write(`  ${i + 1}/${AUCTIONS} auctions\n`)
       bids.push(report.bids.length)
-      if (report.timings.publishToAcceptedMs == null) {
+      offers.push(report.attempts.length)
+      if (t.publishToAcceptedMs == null) {
         failed++
-        process.stderr.write(`  auction ${i + 1}: no award: ${report.noBids?.reason ?? report.noAward?.reason ?? 'unknown'} ${JSON.stringify(report.noBids?.declines ?? {})}\n`)
-      } else accepted.push(report.timings.publishToAcceptedMs)
+        process.stderr.write(`  auction ${i + 1}: no award: ${report.noBids?.reason ?? report.noAward?.reason ?? 'unknown'} ${JSON.stringify(report.noBids?.declines ?? {})}; bids received ${JSON.stringify(report.received ?? {})}\n`)
+      } else accepted.push(t.publishToAcceptedMs)
     }
+    const usageAfter = (await providers.ask({ type: 'usage' }, 'usage')).shard
     const messages = (await validated() - before) / AUCTIONS
-    accepted.sort((a, b) => a - b)
-    const median = percentile(accepted, 0.5)
-    const p95 = percentile(accepted, 0.95)
+    // where the time goes: job request at the providers (from its creation), bids at the renter, close → award → accepted
+    const deliveries = new Map<string, number[]>()
+    for (const [jobId, at] of (await providers.ask({ type: 'deliveries' }, 'deliveries')).deliveries) {
+      const tl = timelines.get(jobId)
+      if (tl != null) deliveries.set(jobId, [...(deliveries.get(jobId) ?? []), at - tl.createdAt])
+    }
+    const allDeliveries = [...deliveries.values()].flat()
+    const lastDelivery = [...deliveries.values()].map(d => Math.max(...d))
+    const tls = [...timelines.values()]
+    const allBids = tls.flatMap(t => t.bidsAt)
+    const awardAfterClose = tls.flatMap(t => t.awardMs == null ? [] : [t.awardMs - t.closeMs])
+    const acceptRoundTrip = tls.flatMap(t => t.awardMs == null || t.acceptedMs == null ? [] : [t.acceptedMs - t.awardMs])
+    const delivered = allDeliveries.length / (AUCTIONS * PROVIDERS)
     const meanBids = bids.reduce((a, b) => a + b, 0) / bids.length
+    const meanOffers = offers.reduce((a, b) => a + b, 0) / offers.length
+    const m = median(accepted)
+    const p = p95(accepted)
     return {
       providers: PROVIDERS,
       providersHeardByRenter: heard(),
@@ -63,12 +99,28 @@ export default async (): Promise<Record<string, unknown>> => {
       bidWindowMs: WINDOW_MS,
       auctionsWithoutAward: failed,
       bidsPerAuctionMean: Number(meanBids.toFixed(1)),
-      publishToAcceptedMedianMs: median,
-      publishToAcceptedP95Ms: p95,
-      overheadAboveWindowMedianMs: median - WINDOW_MS,
-      overheadAboveWindowP95Ms: p95 - WINDOW_MS,
+      publishToAcceptedMedianMs: m,
+      publishToAcceptedP95Ms: p,
+      overheadAboveWindowMedianMs: m - WINDOW_MS,
+      overheadAboveWindowP95Ms: p - WINDOW_MS,
+      jobDeliveredToProvidersRatio: Number(delivered.toFixed(3)),
+      jobDeliveryMedianMs: median(allDeliveries),
+      jobDeliveryP95Ms: p95(allDeliveries),
+      jobDeliveryLastProviderP95Ms: p95(lastDelivery),
+      bidArrivalMedianMs: median(allBids),
+      bidArrivalP95Ms: p95(allBids),
+      closeToAwardMedianMs: median(awardAfterClose),
+      awardToAcceptedMedianMs: median(acceptRoundTrip),
+      awardToAcceptedP95Ms: p95(acceptRoundTrip),
+      providerCpuMsPerAuction: Number(((usageAfter.usage.cpuMs - usageBefore.usage.cpuMs) / AUCTIONS).toFixed(1)),
+      providerLoopDelayP99Ms: Number(usageAfter.loopDelayP99Ms.toFixed(1)),
+      // version 2's market messages: job-shard gossip validations (all nodes), one bid stream per bid, one accept stream per offer
       gossipMessagesValidatedPerAuction: Number(messages.toFixed(1)),
-      gossipMessagesPublishedPerAuction: Number((2 + meanBids).toFixed(1))
+      bidStreamsPerAuction: Number(meanBids.toFixed(1)),
+      acceptStreamsPerAuction: Number(meanOffers.toFixed(2)),
+      marketMessagesPerAuction: Number((messages + meanBids + meanOffers).toFixed(1)),
+      loadAverage1mAtStart: Number(loadAtStart.toFixed(2)),
+      loadAverage1mAtEnd: Number((loadavg()[0] as number).toFixed(2))
     }
   } finally {
     if (shard != null) await stopShard(shard)

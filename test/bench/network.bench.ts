@@ -1,16 +1,18 @@
 /**
- * Network benchmark: 50 nodes on 127.0.0.1: a bootstrap and 9 renters in this process, and
- * 40 providers with simulated GPUs and the market's bid engine in 4 child processes of 10
- * (test/bench/provider-shard.ts), so the nodes use every core as separate machines would.
- * Figures:
- * - time until every node is connected to the network (one connected graph, every node
- *   knowing a peer subscribed to the jobs topic);
- * - gossip delivery ratio and latency of signed job requests published by the renters at
- *   10 per second for 30 s (jobs nobody serves, so the load is the gossip itself);
- * - auction median and p95 (publish → accepted award) for sequential auctions;
- * - resident memory per node (the processes' RSS / nodes).
+ * Network benchmark: a bootstrap and 9 renters in this process, and N providers (10, 20, 40 …;
+ * env NETWORK_BENCH_PROVIDERS, default 40) with simulated GPUs and the market's bid engine in
+ * child processes of 10 (test/bench/provider-shard.ts), so the nodes use every core as separate
+ * machines would. Phases, each measured in every child (CPU, syscall bytes, gossip validations):
+ * - idle (NETWORK_BENCH_IDLE_SECONDS, 10 s): what a provider spends with no jobs (heartbeats, pings);
+ * - load: signed job requests published by the renters at 10 per second for
+ *   NETWORK_BENCH_SECONDS (30 s) on the shard every provider joins, jobs nobody serves (no
+ *   B200 anywhere), so the load is the gossip itself: delivery ratio and latency, and per
+ *   provider per job the messages handled, bytes and CPU, raw and above the idle rate;
+ * - auctions (NETWORK_BENCH_AUCTIONS, 20): sequential auctions every provider bids on (publish → accepted), and per provider
+ *   per auction the CPU and bid streams (bids go to the renter alone).
  */
 import { join } from 'node:path'
+import { loadavg } from 'node:os'
 import { sleep, toHex } from '../../src/common/index.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
 import { readJobRequest, signJobRequest } from '../../src/market/messages.js'
@@ -20,20 +22,50 @@ import { JOB_SHARD_TOPICS, jobShardOf } from '../../protocols/ids.js'
 import { percentile } from './stats.js'
 import { startInProcessNetwork, tempDir, waitFor } from '../utils/index.js'
 import { startShard, stopShard, type Shard } from './shards.js'
+import type { ShardUsage } from './provider-shard.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 
-const SHARDS = 4
 const PROVIDERS_PER_SHARD = 10
-const PROVIDERS = SHARDS * PROVIDERS_PER_SHARD
 const RENTERS = 9
 const RATE_PER_S = 10
-const LOAD_SECONDS = 30
 const AUCTIONS = 20
 /** the shard of the load's job requests (no residency, no VRAM floor): every provider joins it */
 const LOAD_SHARD = jobShardOf(undefined)
 
+export interface NetworkBenchOptions { providers: number, loadSeconds?: number, idleSeconds?: number, auctions?: number }
+
+/** The children's counters summed (CPU, bytes, validations, bids, wins), and their worst event-loop delay. */
+async function usageOf (shards: Shard[]): Promise<ShardUsage> {
+  const all = await Promise.all(shards.map(async s => (await s.ask({ type: 'usage' }, 'usage')).shard))
+  return all.reduce((a, b) => ({
+    nodes: a.nodes + b.nodes,
+    usage: { cpuMs: a.usage.cpuMs + b.usage.cpuMs, readBytes: a.usage.readBytes + b.usage.readBytes, writtenBytes: a.usage.writtenBytes + b.usage.writtenBytes },
+    marketValidated: a.marketValidated + b.marketValidated,
+    allValidated: a.allValidated + b.allValidated,
+    bids: a.bids + b.bids,
+    wins: a.wins + b.wins,
+    loopDelayP50Ms: Math.max(a.loopDelayP50Ms, b.loopDelayP50Ms),
+    loopDelayP99Ms: Math.max(a.loopDelayP99Ms, b.loopDelayP99Ms)
+  }))
+}
+
+/** `after - before` per provider and per unit (job, auction, second). */
+function perUnit (before: ShardUsage, after: ShardUsage, providers: number, units: number): { cpuMs: number, readBytes: number, writtenBytes: number, marketMessages: number, allMessages: number, bids: number } {
+  const d = (x: number, y: number): number => (y - x) / providers / units
+  return {
+    cpuMs: d(before.usage.cpuMs, after.usage.cpuMs),
+    readBytes: d(before.usage.readBytes, after.usage.readBytes),
+    writtenBytes: d(before.usage.writtenBytes, after.usage.writtenBytes),
+    marketMessages: d(before.marketValidated, after.marketValidated),
+    allMessages: d(before.allValidated, after.allValidated),
+    bids: d(before.bids, after.bids)
+  }
+}
+
+const round = (x: number, digits = 2): number => Number(x.toFixed(digits))
+
 /** One connected graph over every node, and every node with a peer on the load's job shard (renters publish there by fanout). */
-async function connectedToAll (local: IdlegridNode[], shards: Shard[]): Promise<{ connected: boolean, alone: number, unsubscribed: number }> {
+async function connectedToAll (local: IdlegridNode[], shards: Shard[], total: number): Promise<{ connected: boolean, alone: number, unsubscribed: number }> {
   const views = [
     ...local.map(n => ({ peerId: n.peerId.toString(), peers: n.libp2p.getConnections().map(c => c.remotePeer.toString()), subscribed: n.libp2p.services.pubsub.getSubscribers(LOAD_SHARD).length > 0 })),
     ...(await Promise.all(shards.map(async s => (await s.ask({ type: 'status' }, 'status')).nodes))).flat()
@@ -48,27 +80,41 @@ async function connectedToAll (local: IdlegridNode[], shards: Shard[]): Promise<
   }
   const alone = views.filter(v => v.peers.length === 0).length
   const unsubscribed = views.filter(v => !v.subscribed).length
-  return { connected: seen.size === views.length && views.length === PROVIDERS + RENTERS + 1 && unsubscribed === 0, alone, unsubscribed }
+  return { connected: seen.size === views.length && views.length === total && unsubscribed === 0, alone, unsubscribed }
 }
 
-export default async (): Promise<Record<string, unknown>> => {
+export async function runNetworkBench ({ providers, loadSeconds = 30, idleSeconds = 10, auctions = AUCTIONS }: NetworkBenchOptions): Promise<Record<string, unknown>> {
   const started = Date.now()
+  const loadAtStart = loadavg()[0] as number
+  const shardCount = Math.ceil(providers / PROVIDERS_PER_SHARD)
   const net = await startInProcessNetwork({ providers: 0, renters: RENTERS, heartbeatSeconds: 30, startBatch: 5, extensions: marketNodeServices })
   const local = net.all
+  const nodes = providers + RENTERS + 1
   const dir = await tempDir('idlegrid-bench-network-')
   const shards: Shard[] = []
   try {
     const bootstrapAddr = net.bootstrap.libp2p.getMultiaddrs()[0]?.toString() as string
-    // the shards join one after another, as a network grows, rather than 40 handshakes at one instant
-    for (let i = 0; i < SHARDS; i++) shards.push(await startShard({ bootstrap: bootstrapAddr, first: i * PROVIDERS_PER_SHARD, count: PROVIDERS_PER_SHARD, dir: join(dir.path, `shard-${i}`) }))
+    // the shards join one after another, as a network grows, rather than every handshake at one instant
+    for (let i = 0; i < shardCount; i++) {
+      const count = Math.min(PROVIDERS_PER_SHARD, providers - i * PROVIDERS_PER_SHARD)
+      shards.push(await startShard({ bootstrap: bootstrapAddr, first: i * PROVIDERS_PER_SHARD, count, dir: join(dir.path, `shard-${i}`) }))
+    }
     const startedMs = Date.now() - started
     // a figure, not a gate: when the bound passes, say how many nodes were still alone and go on
     let view = { connected: false, alone: 0, unsubscribed: 0 }
-    const connected = await waitFor(async () => (view = await connectedToAll(local, shards)).connected, { timeoutMs: 180_000, intervalMs: 1_000, what: 'every node connected and subscribed' }).then(() => true, () => false)
+    const connected = await waitFor(async () => (view = await connectedToAll(local, shards, nodes)).connected, { timeoutMs: 180_000, intervalMs: 1_000, what: 'every node connected and subscribed' }).then(() => true, () => false)
     const connectedMs = connected ? Date.now() - started : null
     const rss = async (): Promise<number> => process.memoryUsage().rss + (await Promise.all(shards.map(async s => (await s.ask({ type: 'status' }, 'status')).rss))).reduce((a, b) => a + b, 0)
     const rssAfterStart = await rss()
-    process.stderr.write(connected ? `  ${PROVIDERS + RENTERS + 1} nodes connected after ${String(connectedMs)} ms\n` : `  not all connected after 180 s: ${view.alone} alone, ${view.unsubscribed} without a jobs-topic peer\n`)
+    process.stderr.write(connected ? `  ${nodes} nodes connected after ${String(connectedMs)} ms\n` : `  not all connected after 180 s: ${view.alone} alone, ${view.unsubscribed} without a jobs-topic peer\n`)
+
+    // idle: what the providers spend with no jobs at all
+    await usageOf(shards)
+    const idleFrom = await usageOf(shards)
+    const idleStarted = Date.now()
+    await sleep(idleSeconds * 1000)
+    const idleTo = await usageOf(shards)
+    const idle = perUnit(idleFrom, idleTo, providers, (Date.now() - idleStarted) / 1000)
 
     // gossip load: jobs nobody can serve (no B200 anywhere), from the renters in turn
     const publishedAt = new Map<string, number>()
@@ -77,7 +123,8 @@ export default async (): Promise<Record<string, unknown>> => {
       localDeliveries.push([toHex(readJobRequest(envelope).message.jobId), Date.now()])
     })))
     const spec = parseJobSpec({ name: 'load', runtime: { image: 'ghcr.io/acme/bench:1' }, constraints: { gpuModels: ['b200'] }, auction: { bidWindowMs: 300 } })
-    const total = RATE_PER_S * LOAD_SECONDS
+    const total = RATE_PER_S * loadSeconds
+    const loadFrom = await usageOf(shards)
     const loadStarted = Date.now()
     for (let i = 0; i < total; i++) {
       const due = loadStarted + (i * 1000) / RATE_PER_S
@@ -88,9 +135,8 @@ export default async (): Promise<Record<string, unknown>> => {
       await renter.libp2p.services.pubsub.publish(LOAD_SHARD, signed.envelope).catch(() => {})
     }
     const achievedRate = total / ((Date.now() - loadStarted) / 1000)
-    const nodes = PROVIDERS + RENTERS + 1
     // version 2: the load's shard (no residency, no VRAM floor) reaches every provider and the bootstrap; renters do not join shards
-    const expected = total * (nodes - RENTERS)
+    const expected = total * (providers + 1)
     // every delivery of a published request (a node may not count one twice)
     const collect = async (): Promise<number[]> => {
       const all = [localDeliveries, ...(await Promise.all(shards.map(async s => (await s.ask({ type: 'deliveries' }, 'deliveries')).deliveries)))].flat()
@@ -101,47 +147,82 @@ export default async (): Promise<Record<string, unknown>> => {
     let latencies: number[] = []
     await waitFor(async () => (latencies = await collect()).length >= expected, { timeoutMs: 120_000, intervalMs: 1_000, what: 'every job request delivered' }).catch(() => {})
     const drainMs = Date.now() - loadEnded
+    const loadTo = await usageOf(shards)
+    const loadDurationS = (Date.now() - loadStarted) / 1000
     for (const stop of stopListening) stop()
     latencies.sort((a, b) => a - b)
+    const perJob = perUnit(loadFrom, loadTo, providers, total)
+    // above the idle rate: what the jobs themselves cost
+    const perJobAboveIdle = { cpuMs: perJob.cpuMs - idle.cpuMs * loadDurationS / total, readBytes: perJob.readBytes - idle.readBytes * loadDurationS / total, writtenBytes: perJob.writtenBytes - idle.writtenBytes * loadDurationS / total }
 
-    // auctions on a servable job from one renter
+    // auctions on a servable job from one renter: every provider bids, on its own stream to the renter
     const renter = net.renters[0] as IdlegridNode
     const market = renter.libp2p.services[MARKET_RENTER_SERVICE] as unknown as MarketRenterService
     const auctionSpec = parseJobSpec({ name: 'bench', runtime: { image: 'ghcr.io/acme/bench:1' }, auction: { bidWindowMs: 300 } })
     await market.auction(auctionSpec)
+    const auctionFrom = await usageOf(shards)
+    const auctionsStarted = Date.now()
     const accepted: number[] = []
     let noAward = 0
-    for (let i = 0; i < AUCTIONS; i++) {
+    for (let i = 0; i < auctions; i++) {
       const report = await market.auction(auctionSpec)
       if (report.timings.publishToAcceptedMs == null) noAward++
       else accepted.push(report.timings.publishToAcceptedMs)
     }
+    const auctionTo = await usageOf(shards)
+    const perAuction = perUnit(auctionFrom, auctionTo, providers, auctions)
+    const auctionSeconds = (Date.now() - auctionsStarted) / 1000
+    const perAuctionAboveIdle = { cpuMs: perAuction.cpuMs - idle.cpuMs * auctionSeconds / auctions, readBytes: perAuction.readBytes - idle.readBytes * auctionSeconds / auctions }
     accepted.sort((a, b) => a - b)
     const rssEnd = await rss()
     return {
       nodes,
-      providers: PROVIDERS,
+      providers,
       renters: RENTERS,
-      processes: 1 + SHARDS,
+      processes: 1 + shardCount,
       nodesStartedMs: startedMs,
       allConnectedMs: connectedMs,
       nodesAloneAtConnectBound: view.alone,
       nodesWithoutJobsPeerAtConnectBound: view.unsubscribed,
       jobRequestsPublished: total,
-      publishRatePerS: Number(achievedRate.toFixed(2)),
+      publishRatePerS: round(achievedRate),
       lastDeliveryAfterLoadMs: drainMs,
-      gossipDeliveryRatio: Number((latencies.length / expected).toFixed(4)),
+      gossipDeliveryRatio: round(latencies.length / expected, 4),
+      jobRequestsLost: Math.max(0, expected - latencies.length),
       gossipLatencyMedianMs: percentile(latencies, 0.5),
       gossipLatencyP95Ms: percentile(latencies, 0.95),
       gossipLatencyMaxMs: latencies.at(-1) ?? NaN,
-      auctions: AUCTIONS,
+      // per provider, per job request published (the load phase, its drain included)
+      perProviderPerJobMessages: round(perJob.allMessages, 3),
+      perProviderPerJobMarketMessages: round(perJob.marketMessages, 3),
+      perProviderPerJobCpuMs: round(perJob.cpuMs, 3),
+      perProviderPerJobCpuMsAboveIdle: round(perJobAboveIdle.cpuMs, 3),
+      perProviderPerJobReadBytes: Math.round(perJob.readBytes),
+      perProviderPerJobReadBytesAboveIdle: Math.round(perJobAboveIdle.readBytes),
+      perProviderPerJobWrittenBytes: Math.round(perJob.writtenBytes),
+      perProviderPerJobWrittenBytesAboveIdle: Math.round(perJobAboveIdle.writtenBytes),
+      // per provider, per second with no jobs
+      perProviderIdleCpuMsPerS: round(idle.cpuMs, 3),
+      perProviderIdleMessagesPerS: round(idle.allMessages, 3),
+      perProviderIdleReadBytesPerS: Math.round(idle.readBytes),
+      providerLoopDelayP99Ms: round(loadTo.loopDelayP99Ms, 1),
+      auctions,
       auctionWindowMs: 300,
       auctionsWithoutAward: noAward,
       auctionMedianMs: percentile(accepted, 0.5),
       auctionP95Ms: percentile(accepted, 0.95),
-      rssPerNodeMiB: Number((rssEnd / nodes / 2 ** 20).toFixed(1)),
-      rssPerNodeAfterStartMiB: Number((rssAfterStart / nodes / 2 ** 20).toFixed(1)),
-      note: `${nodes} nodes in ${1 + SHARDS} processes on this machine's cores; latencies include queueing behind the other nodes of each process`
+      // per provider, per auction every provider can serve: one job request, one bid stream, now and then an accept stream
+      perProviderPerAuctionCpuMs: round(perAuction.cpuMs, 3),
+      perProviderPerAuctionCpuMsAboveIdle: round(perAuctionAboveIdle.cpuMs, 3),
+      perProviderPerAuctionReadBytesAboveIdle: Math.round(perAuctionAboveIdle.readBytes),
+      perProviderPerAuctionBids: round(perAuction.bids, 3),
+      perProviderPerAuctionMessages: round(perAuction.allMessages + perAuction.bids, 3),
+      perProviderPerAuctionReadBytes: Math.round(perAuction.readBytes),
+      rssPerNodeMiB: round(rssEnd / nodes / 2 ** 20, 1),
+      rssPerNodeAfterStartMiB: round(rssAfterStart / nodes / 2 ** 20, 1),
+      loadAverage1mAtStart: round(loadAtStart),
+      loadAverage1mAtEnd: round(loadavg()[0] as number),
+      note: `${nodes} nodes in ${1 + shardCount} processes on this machine's cores; latencies include queueing behind the other nodes of each process; bytes are the provider processes' read/write syscalls (sockets, plus any disk and IPC)`
     }
   } finally {
     await Promise.all(shards.map(stopShard))
@@ -149,3 +230,10 @@ export default async (): Promise<Record<string, unknown>> => {
     await dir.cleanup()
   }
 }
+
+export default async (): Promise<Record<string, unknown>> => await runNetworkBench({
+  providers: Number(process.env.NETWORK_BENCH_PROVIDERS ?? 40),
+  loadSeconds: Number(process.env.NETWORK_BENCH_SECONDS ?? 30),
+  idleSeconds: Number(process.env.NETWORK_BENCH_IDLE_SECONDS ?? 10),
+  auctions: Number(process.env.NETWORK_BENCH_AUCTIONS ?? AUCTIONS)
+})

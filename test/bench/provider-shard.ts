@@ -4,11 +4,13 @@
  * with fork(); talks to the benchmark over the IPC channel: 'status' (each node's peers and
  * jobs-topic subscription, and this process's RSS), 'deliveries' (every job request each
  * node accepted, with the time), 'gossip' (messages validated on the market topics, summed
- * over the nodes), 'stop'. Provider i has GPUS[i % 4] in REGIONS[i % 5], floor 0.50 + (i % 7) × 0.25.
+ * over the nodes), 'usage' (this process's CPU and I/O so far, gossip validations on every
+ * topic, bids made and awards won, and its event-loop delay since the last 'usage'), 'stop'. Provider i has GPUS[i % 4] in REGIONS[i % 5], floor 0.50 + (i % 7) × 0.25.
  *
  * usage: fork(provider-shard.js, [BOOTSTRAP_ADDR, FIRST_INDEX, COUNT, DATA_DIR, HEARTBEAT_SECONDS?])
  */
 import { join } from 'node:path'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile } from '../../src/capability/profile.js'
@@ -18,17 +20,44 @@ import { readJobRequest } from '../../src/market/messages.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { providerMarketServices } from '../market/fixtures.js'
 import { JOB_SHARD_TOPICS, jobShardOf } from '../../protocols/ids.js'
+import { MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../../src/market/provider-service.js'
+import { usageNow, type UsageSnapshot } from './process-usage.js'
 
 const REGIONS = ['eu-west', 'eu-central', 'us-east', 'us-west', 'ap-south']
 const GPUS = ['H100:80', 'A100:40', 'RTX 4090:24', 'L40S:48']
 const START_BATCH = 5
 
-export type ShardRequest = { type: 'status' } | { type: 'deliveries' } | { type: 'gossip' } | { type: 'stop' }
+export type ShardRequest = { type: 'status' } | { type: 'deliveries' } | { type: 'gossip' } | { type: 'usage' } | { type: 'stop' }
+
+/** A shard's counters at one instant (the benchmark subtracts two). */
+export interface ShardUsage {
+  nodes: number
+  usage: UsageSnapshot
+  /** gossip messages validated (any verdict), summed over the nodes: on the job shards, and on every topic */
+  marketValidated: number
+  allValidated: number
+  /** bids made (each one bid stream to its renter) and awards accepted (each one accept stream), summed */
+  bids: number
+  wins: number
+  /** event-loop delay since the previous 'usage' (ms): how far behind this process ran */
+  loopDelayP50Ms: number
+  loopDelayP99Ms: number
+}
 export type ShardReply =
   | { type: 'ready' }
   | { type: 'status', nodes: Array<{ peerId: string, peers: string[], subscribed: boolean }>, rss: number }
   | { type: 'deliveries', deliveries: Array<[string, number]> }
   | { type: 'gossip', validated: number }
+  | { type: 'usage', shard: ShardUsage }
+
+/** Messages validated on every gossip topic (any verdict), summed over `nodes`. */
+export function allMessagesValidated (nodes: IdlegridNode[]): number {
+  let n = 0
+  for (const node of nodes) {
+    for (const counts of Object.values(node.libp2p.services.gossip.stats())) n += Object.values(counts).reduce((a, b) => a + b, 0)
+  }
+  return n
+}
 
 /** Messages validated on the market's gossip topics, the job shards (any verdict), summed over `nodes`; bids and awards go on streams in version 2. */
 export function marketMessagesValidated (nodes: IdlegridNode[]): number {
@@ -52,6 +81,9 @@ async function main (): Promise<void> {
   const send = (reply: ShardReply): void => { process.send?.(reply) }
   const nodes: IdlegridNode[] = []
   const deliveries: Array<[string, number]> = []
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 })
+  loopDelay.enable()
+  const market = (n: IdlegridNode): MarketProviderService => n.libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
   const start = async (i: number): Promise<IdlegridNode> => {
     const profile = providerProfile(parsePolicy({ region: REGIONS[i % REGIONS.length], priceFloor: 0.5 + (i % 7) * 0.25, images: ['*'] }), parseSimulatedGpus([GPUS[i % GPUS.length] as string]))
     const config = resolveConfig({ role: 'provider', flags: { dataDir: join(dir, `provider-${i}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [bootstrap], heartbeatSeconds } })
@@ -81,6 +113,22 @@ async function main (): Promise<void> {
       send({ type: 'deliveries', deliveries })
     } else if (msg.type === 'gossip') {
       send({ type: 'gossip', validated: marketMessagesValidated(nodes) })
+    } else if (msg.type === 'usage') {
+      const stats = nodes.map(n => market(n).stats())
+      send({
+        type: 'usage',
+        shard: {
+          nodes: nodes.length,
+          usage: usageNow(),
+          marketValidated: marketMessagesValidated(nodes),
+          allValidated: allMessagesValidated(nodes),
+          bids: stats.reduce((a, s) => a + s.bids, 0),
+          wins: stats.reduce((a, s) => a + s.wins, 0),
+          loopDelayP50Ms: loopDelay.percentile(50) / 1e6,
+          loopDelayP99Ms: loopDelay.percentile(99) / 1e6
+        }
+      })
+      loopDelay.reset()
     } else if (msg.type === 'stop') {
       void Promise.all(nodes.map(async n => { await n.stop() })).finally(() => process.exit(0))
     }

@@ -24,7 +24,9 @@ export interface ShardOptions {
 
 /** Forks a provider shard and waits (bounded) until its nodes are up. */
 export async function startShard ({ bootstrap, first, count, dir, heartbeatSeconds = 30 }: ShardOptions): Promise<Shard> {
-  const child = fork(SHARD_SCRIPT, [bootstrap, String(first), String(count), dir, String(heartbeatSeconds)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  // BENCH_SHARD_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the providers' processes
+  const execArgv = [...process.execArgv, ...(process.env.BENCH_SHARD_NODE_ARGS ?? '').split(' ').filter(a => a !== '')]
+  const child = fork(SHARD_SCRIPT, [bootstrap, String(first), String(count), dir, String(heartbeatSeconds)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv })
   const next = async <T extends ShardReply['type']>(type: T, timeoutMs = 60_000): Promise<Extract<ShardReply, { type: T }>> => await new Promise((resolve, reject) => {
     const timer = setTimeout(() => { done(); reject(new Error(`shard ${first}: no ${type} reply within ${timeoutMs} ms`)) }, timeoutMs)
     const onMessage = (msg: ShardReply): void => { if (msg.type === type) { done(); resolve(msg as Extract<ShardReply, { type: T }>) } }

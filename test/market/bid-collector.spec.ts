@@ -47,9 +47,14 @@ describe('market: the renter\'s bid collector', function () {
   this.timeout(60_000)
   const dialled: string[] = []
   const learnt: string[] = []
+  const connected = new Set<string>()
   const components = {
     peerStore: { merge: async (peer: PeerId) => { learnt.push(peer.toString()) } },
-    connectionManager: { openConnection: async (peer: PeerId) => { dialled.push(peer.toString()); throw new Error('not dialling in a unit test') } },
+    connectionManager: {
+      openConnection: async (peer: PeerId) => { dialled.push(peer.toString()); throw new Error('not dialling in a unit test') },
+      // bidders in `connected` came over a connection of their own (the bid stream's)
+      getConnections: (peer: PeerId) => connected.has(peer.toString()) ? [{ remotePeer: peer }] : []
+    },
     pubsub: {}
   } as unknown as BidCollectorComponents
   // made afresh for each test: a job made when the file loads has expired by the time a long suite reaches it
@@ -60,6 +65,7 @@ describe('market: the renter\'s bid collector', function () {
     job = toJobRequest(parseJobSpec({ name: 'c', runtime: { image: 'x:1' }, constraints: { minVramGb: 40, maxPriceUsd: 10 }, auction: { bidWindowMs: 60_000 } }), { renter: new Uint8Array(38) })
     dialled.length = 0
     learnt.length = 0
+    connected.clear()
     collector = new BidCollector(components, defaultLogger().forComponent('test:bid-collector'))
   })
   afterEach(() => { collector.close(job) })
@@ -83,6 +89,20 @@ describe('market: the renter\'s bid collector', function () {
     assert.deepEqual(learnt.filter(p => p === flooder.peerId.toString()).length, 1)
     assert.deepEqual(events.filter(p => p === flooder.peerId.toString()).length, 1)
     recordAttack({ issue: '13 market', attack: `bid flood on the collector: ${flood} bids from one signer`, got: `${kept.length} kept (the cheapest), ${window.bids.length} held in all, 1 dial`, limit: 'one bid per signer per auction' })
+  })
+
+  it('a bid from a connected bidder (it came over its own bid stream) costs no dial and no address write, and still counts', async () => {
+    const near = await bidder()
+    const far = await bidder()
+    connected.add(near.peerId.toString())
+    const events: string[] = []
+    const window = collector.open(job, (bid) => { events.push(bid.signer.toString()) })
+    assert.equal(collector.add(bidOf(job, near, usdToMicro(2))), 'kept')
+    assert.equal(collector.add(bidOf(job, far, usdToMicro(3))), 'kept')
+    assert.deepEqual(dialled, [far.peerId.toString()])
+    assert.deepEqual(learnt, [far.peerId.toString()])
+    assert.deepEqual(events, [near.peerId.toString(), far.peerId.toString()])
+    assert.equal(window.best.size, 2)
   })
 
   it('keeps at most MAX_BIDDERS_PER_AUCTION signers; a kept signer can still lower its bid when the room is full', async () => {
