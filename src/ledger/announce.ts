@@ -22,6 +22,12 @@ const MAX_ANNOUNCE_PEERS = 8
 const MAX_DUE = 256
 /** One announcement's answer must come within this. */
 const ANNOUNCE_TIMEOUT_MS = 5_000
+/**
+ * A failed announcement is sent again this many times (after 1, 2, 4, 8 s): a connection that
+ * stalled through a partition and came back raises no connect event, so no sync on connect
+ * would make up for it before the periodic round (30 s).
+ */
+export const ANNOUNCE_RETRIES = 4
 
 export interface FeedAnnouncerOptions {
   client: SyncClient
@@ -29,12 +35,17 @@ export interface FeedAnnouncerOptions {
   seeds: readonly string[]
   signal: AbortSignal
   log: Logger
+  /** the first retry's delay; each next one doubles (default 1 s; tests shorten it) */
+  retryBaseMs?: number
 }
 
 export class FeedAnnouncer {
   private readonly opts: FeedAnnouncerOptions
   private readonly due = new Set<string>()
   private timer?: NodeJS.Timeout
+  /** failed announcements per peer, while they are being retried (bounded by MAX_DUE) */
+  private readonly failures = new Map<string, number>()
+  private readonly retryTimers = new Set<NodeJS.Timeout>()
   /** announcements sent so far (tests, status) */
   sent = 0
   /** the peers announced to, with how often (bounded; tests check who was told) */
@@ -47,14 +58,37 @@ export class FeedAnnouncer {
   /** One of our entries was stored: its counterparty and the seeds hear of it soon. */
   noteOwn (record: LedgerRecord): void {
     for (const named of namedAuthors(record)) if (this.due.size < MAX_DUE) this.due.add(named)
-    if (this.timer != null || this.opts.signal.aborted) return
-    this.timer = setTimeout(() => { this.announce() }, ANNOUNCE_DELAY_MS)
-    this.timer.unref()
+    this.schedule()
   }
 
   stop (): void {
     clearTimeout(this.timer)
     this.timer = undefined
+    for (const timer of this.retryTimers) clearTimeout(timer)
+    this.retryTimers.clear()
+  }
+
+  private schedule (): void {
+    if (this.timer != null || this.opts.signal.aborted) return
+    this.timer = setTimeout(() => { this.announce() }, ANNOUNCE_DELAY_MS)
+    this.timer.unref()
+  }
+
+  /** `id` did not answer: it is announced again later, a bounded number of times. */
+  private retry (id: string): void {
+    const attempt = (this.failures.get(id) ?? 0) + 1
+    if (attempt > ANNOUNCE_RETRIES || this.opts.signal.aborted || (!this.failures.has(id) && this.failures.size >= MAX_DUE)) {
+      this.failures.delete(id)
+      return
+    }
+    this.failures.set(id, attempt)
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer)
+      if (this.due.size < MAX_DUE) this.due.add(id)
+      this.schedule()
+    }, (this.opts.retryBaseMs ?? 1_000) * 2 ** (attempt - 1))
+    timer.unref()
+    this.retryTimers.add(timer)
   }
 
   private announce (): void {
@@ -68,8 +102,11 @@ export class FeedAnnouncer {
       this.sent++
       if (this.recipients.has(id) || this.recipients.size < MAX_DUE) this.recipients.set(id, (this.recipients.get(id) ?? 0) + 1)
       // a peer that misses it pulls our feed on its next heads exchange with us
-      this.opts.client.heads(connected.get(id) as NonNullable<ReturnType<typeof connected.get>>, signal, undefined, 1).catch((err: unknown) => {
+      this.opts.client.heads(connected.get(id) as NonNullable<ReturnType<typeof connected.get>>, signal, undefined, 1).then(() => {
+        this.failures.delete(id)
+      }, (err: unknown) => {
         this.opts.log('announcing our feed to %s failed: %e', id, err)
+        this.retry(id)
       })
     }
   }
