@@ -134,6 +134,10 @@ describe('chaos: partitions in network namespaces', function () {
 
       await l.heal()
       const healedAt = Date.now()
+      // past the bound: say which feeds lag where (the figure alone does not tell why)
+      const lateTimer = setTimeout(() => {
+        void headsDiff(nodes).then(diff => { if (diff.length > 0) console.log(`      round ${round + 1}: heads still differ ${HEAL_BOUND_MS} ms after the heal:\n        ${diff.join('\n        ')}`) }, () => {})
+      }, HEAL_BOUND_MS)
       await waitFor(async () => {
         if (!await allEqual(nodes.map(headsOf))) return false
         const heads = JSON.parse(await headsOf(bootstrap)) as Array<{ author: string, seq: number }>
@@ -141,6 +145,7 @@ describe('chaos: partitions in network namespaces', function () {
       }, { timeoutMs: 60_000, intervalMs: 100, what: 'every node to hold the same heads after the heal' }).catch(async (err) => {
         throw new Error(`round ${round + 1}: ${String(err.message)}\n${(await headsDiff(nodes)).join('\n')}`)
       })
+      clearTimeout(lateTimer)
       healMs.push(Date.now() - healedAt)
       console.log(`      round ${round + 1}: heal → equal heads ${healMs[round]} ms`)
       const now = Date.now()
