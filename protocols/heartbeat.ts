@@ -17,6 +17,7 @@ export interface Heartbeat {
   expiresAt: bigint
   slotsTotal: number
   slotsBusy: number
+  ledgerSeq: bigint
 }
 
 export namespace Heartbeat {
@@ -79,6 +80,11 @@ export namespace Heartbeat {
           w.uint32(obj.slotsBusy)
         }
 
+        if ((obj.ledgerSeq != null && obj.ledgerSeq !== 0n)) {
+          w.uint32(56)
+          w.uint64(obj.ledgerSeq)
+        }
+
         if (opts.lengthDelimited !== false) {
           w.ldelim()
         }
@@ -89,7 +95,8 @@ export namespace Heartbeat {
           sentAt: 0n,
           expiresAt: 0n,
           slotsTotal: 0,
-          slotsBusy: 0
+          slotsBusy: 0,
+          ledgerSeq: 0n
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -120,6 +127,10 @@ export namespace Heartbeat {
             }
             case 6: {
               obj.slotsBusy = reader.uint32()
+              break
+            }
+            case 7: {
+              obj.ledgerSeq = reader.uint64()
               break
             }
             default: {

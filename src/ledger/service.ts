@@ -17,6 +17,7 @@ import { ledgerControlHandlers } from './control.js'
 import { FeedAnnouncer } from './announce.js'
 import { DevJobs } from './dev.js'
 import { FeedFlusher, type FlushResult } from './flush.js'
+import { HeadHints } from './head-hints.js'
 import { LedgerGossip } from './gossip.js'
 import { ReputationView } from './reputation-view.js'
 import { LedgerStore } from './store.js'
@@ -32,7 +33,7 @@ import type { ReputationExplain } from './trust-explain.js'
 import { CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapacitySource } from '../capability/index.js'
 import type { Role } from '../config/index.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
-import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, type GossipRouter } from '../node/index.js'
+import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, type GossipRouter, type HeartbeatService, type PeerPresence } from '../node/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
 import type { ComponentLogger, Ed25519PrivateKey, Libp2pEvents, Logger, PeerId, PrivateKey, PubSub, Startable, TypedEventTarget } from '@libp2p/interface'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
@@ -91,6 +92,8 @@ export interface LedgerComponents {
   [CAPACITY_SERVICE]: CapacitySource
   events: TypedEventTarget<Libp2pEvents>
   logger: ComponentLogger
+  /** the node's heartbeats, when it has them: they carry our head seq, and peers' heads to us (head-hints.ts) */
+  heartbeats?: HeartbeatService
 }
 
 /** What the ledger offers other services and the CLI. */
@@ -153,12 +156,17 @@ class LedgerNode implements LedgerService, Startable {
   private readonly server: SyncServer
   private readonly gossip: LedgerGossip
   private readonly announcer: FeedAnnouncer
+  private readonly hints: HeadHints
   private readonly dev?: DevJobs
   private readonly onConnect = (evt: CustomEvent<PeerId>): void => {
     // a live connection proves the peer's key: provisional standing (standing.ts)
     this.ledger?.grantConnected(evt.detail.toString()).catch((err: unknown) => { this.log('standing of %p not granted: %e', evt.detail, err) })
     const timer = setTimeout(() => { this.sync.syncInBackground(evt.detail) }, CONNECT_SYNC_DELAY_MS)
     timer.unref()
+  }
+
+  private readonly onHeartbeat = (evt: Event): void => {
+    this.hints.heard((evt as CustomEvent<PeerPresence>).detail)
   }
 
   constructor (components: LedgerComponents, init: LedgerServiceInit) {
@@ -195,6 +203,7 @@ class LedgerNode implements LedgerService, Startable {
       onBehind: () => { this.sync.syncWithAnyone() },
       log: this.log
     })
+    this.hints = new HeadHints({ client: this.sync, store })
     this.announcer = new FeedAnnouncer({ client: this.sync, seeds: init.trustedPeers ?? [], signal, log: this.log })
     if (init.devMethods === true) this.dev = new DevJobs({ key: this.key, peerId: components.peerId }, () => this.store, (envelope) => { if (this.gossips) this.gossip.publish(envelope) })
   }
@@ -223,6 +232,15 @@ class LedgerNode implements LedgerService, Startable {
     else this.gossip.refuse()
   }
 
+  /** libp2p's components throw for a service the node lacks: a node without heartbeats has no hints */
+  private heartbeats (): HeartbeatService | undefined {
+    try {
+      return this.components.heartbeats
+    } catch {
+      return undefined
+    }
+  }
+
   private get gossips (): boolean {
     return this.init.gossip ?? false
   }
@@ -231,6 +249,9 @@ class LedgerNode implements LedgerService, Startable {
     // gossipsub accepts subscriptions only once it has started
     if (this.gossips) this.components.pubsub.subscribe(TOPIC.ledger)
     this.components.events.addEventListener('peer:connect', this.onConnect)
+    const heartbeats = this.heartbeats()
+    heartbeats?.reportLedgerHead(() => this.ledger?.head(this.selfId)?.seq ?? 0)
+    heartbeats?.events.addEventListener('heartbeat', this.onHeartbeat)
     for (const peer of this.sync.connectedPeers()) this.ledger?.grantConnected(peer.toString()).catch(() => {})
     const every = (ms: number, fn: () => void): void => {
       const timer = setInterval(fn, ms)
@@ -252,6 +273,7 @@ class LedgerNode implements LedgerService, Startable {
 
   async beforeStop (): Promise<void> {
     this.components.events.removeEventListener('peer:connect', this.onConnect)
+    this.heartbeats()?.events.removeEventListener('heartbeat', this.onHeartbeat)
     for (const timer of this.timers) clearInterval(timer)
     const head = this.ledger?.head(this.selfId)
     if (head != null && head.seq > this.confirmedSeq()) {
@@ -318,7 +340,7 @@ class LedgerNode implements LedgerService, Startable {
   }
 
   async status (): Promise<LedgerStatus> {
-    return await statusView(this.store, this.confirmedSeq(), this.earnings())
+    return await statusView(this.store, this.confirmedSeq(), this.earnings(), this.hints.pulls)
   }
 
   async show (peerId: string, limit = 20): Promise<FeedView> {

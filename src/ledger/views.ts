@@ -30,6 +30,8 @@ export interface LedgerStatus {
   /** our own feed */
   own: { seq: number, unacknowledged: number }
   earnings: Earnings
+  /** pulls started because a peer's heartbeat said it holds more of its own feed (head-hints.ts) */
+  hintPulls: number
 }
 
 export interface EntryView {
@@ -47,7 +49,7 @@ export interface FeedView {
 }
 
 /** The store at a glance; `confirmedSeq` is the own seq known to be held by a peer (or from an earlier run). */
-export async function statusView (store: LedgerStore, confirmedSeq: number, earnings: Earnings): Promise<LedgerStatus> {
+export async function statusView (store: LedgerStore, confirmedSeq: number, earnings: Earnings, hintPulls: number): Promise<LedgerStatus> {
   const stats = await store.stats()
   const own = store.head(store.selfId)?.seq ?? 0
   return {
@@ -61,7 +63,8 @@ export async function statusView (store: LedgerStore, confirmedSeq: number, earn
     quarantine: stats.quarantine ?? { authors: 0, entries: 0, bytes: 0, evicted: 0 },
     heads: store.allHeads().map(headView).sort((a, b) => a.author < b.author ? -1 : 1),
     own: { seq: own, unacknowledged: Math.max(0, own - confirmedSeq) },
-    earnings
+    earnings,
+    hintPulls
   }
 }
 

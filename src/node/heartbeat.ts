@@ -23,6 +23,8 @@ export interface PeerPresence {
   slotsTotal: number
   slotsBusy: number
   count: number
+  /** the head seq of the peer's own ledger feed, as its latest heartbeat said (0: not said) */
+  ledgerSeq: number
 }
 
 export interface HeartbeatService {
@@ -32,6 +34,11 @@ export interface HeartbeatService {
   beat(): Promise<void>
   /** dispatches 'heartbeat' events (CustomEvent<PeerPresence>) for each accepted heartbeat */
   readonly events: EventTarget
+  /**
+   * Where our heartbeats read our own ledger head seq (the ledger registers it when it starts):
+   * peers that hold less of our feed pull it, the hint gossip gave before the ledger topic went off.
+   */
+  reportLedgerHead(read: () => number): void
 }
 
 /**
@@ -94,6 +101,7 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
   private readonly peers = new Map<string, PeerPresence & { seq: bigint }>()
   private timer?: NodeJS.Timeout
   private lastSeq = 0n
+  private ledgerHead: () => number = () => 0
 
   constructor (components: HeartbeatComponents, init: HeartbeatInit) {
     this.components = components
@@ -124,6 +132,10 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
     clearInterval(this.timer)
   }
 
+  reportLedgerHead (read: () => number): void {
+    this.ledgerHead = read
+  }
+
   async beat (): Promise<void> {
     const now = Date.now()
     // time-based so a restarted node continues above its earlier sequence numbers
@@ -135,7 +147,8 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
       sentAt: BigInt(now),
       expiresAt: BigInt(now + Math.min(3 * this.init.intervalMs, MAX_HEARTBEAT_TTL_MS)),
       slotsTotal: slots.total,
-      slotsBusy: slots.busy
+      slotsBusy: slots.busy,
+      ledgerSeq: BigInt(this.ledgerHead())
     })
     const envelope = sealEnvelope(this.init.privateKey, this.components.peerId, DOMAIN.heartbeat, payload)
     await this.components.pubsub.publish(TOPIC.heartbeats, envelope)
@@ -179,6 +192,7 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
       slotsTotal: hb.slotsTotal,
       slotsBusy: hb.slotsBusy,
       count: (known?.count ?? 0) + 1,
+      ledgerSeq: Number(hb.ledgerSeq),
       seq: hb.seq
     }
     this.peers.delete(id)

@@ -75,7 +75,10 @@ describe('chaos: partitions in network namespaces', function () {
     const args = (i: number): string[] => ['--listen', `/ip4/${l.address(i)}/tcp/0`, '--heartbeat-seconds', '1']
     nodes.push(await spawnNode('bootstrap', { dataDir: join(dir.path, 'bootstrap'), args: args(0), prefix: l.prefix(0) }))
     const boot = ['--bootstrap', nodes[0].addrs[0]]
-    const providerArgs = (k: number): string[] => ['--runner', 'process', '--simulate-gpu', 'H100:80', '--region', 'eu-west', '--price-floor', PRICE[k]]
+    // two GPU slots each: group A has one provider, which runs the first renter's cut slow job
+    // again beside its quick jobs; with one slot those quick jobs found no bidder for the whole
+    // rerun and ended "no award" (capacity, not the fault under test)
+    const providerArgs = (k: number): string[] => ['--runner', 'process', '--simulate-gpu', 'H100:80:2', '--region', 'eu-west', '--price-floor', PRICE[k]]
     const d = dir.path
     nodes.push(...await Promise.all([
       ...[0, 1, 2].map(async k => await spawnNode('provider', { dataDir: join(d, `provider-${k + 1}`), args: [...args(k + 1), ...boot, ...providerArgs(k)], prefix: l.prefix(k + 1) })),

@@ -1,0 +1,86 @@
+import * as assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { resolveConfig, type Role } from '../../src/config/index.js'
+import { signTestJob, type Signer } from '../../src/ledger/dev.js'
+import { ledgerService, type LedgerService } from '../../src/ledger/service.js'
+import { createNode, type IdlegridNode } from '../../src/node/index.js'
+import { recordAttack, tempDir, waitFor } from '../utils/index.js'
+
+// Heartbeats carry the sender's own ledger head seq (protocols/README.md §7 "Propagation"):
+// a node that is neither an entry's counterparty nor a trust seed, and so is never announced
+// to, still pulls a connected peer's new entries at once, without a periodic round (off here).
+// A heartbeat that claims more than its sender holds costs a bounded number of pulls.
+
+const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
+const signerOf = (node: IdlegridNode): Signer => ({ key: node.privateKey, peerId: node.peerId })
+const held = (node: IdlegridNode, author: IdlegridNode): number => ledgerOf(node).store.head(author.peerId.toString())?.seq ?? 0
+
+describe('ledger head hints in heartbeats: peers behind on a feed pull it at once', function () {
+  this.timeout(60_000)
+  const nodes: IdlegridNode[] = []
+  let dir: { path: string, cleanup: () => Promise<void> }
+
+  async function start (name: string, role: Role, bootstrap: IdlegridNode | undefined): Promise<IdlegridNode> {
+    const addrs = bootstrap == null ? [] : [bootstrap.libp2p.getMultiaddrs()[0].toString()]
+    const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: addrs, heartbeatSeconds: 1 } })
+    const seeds = bootstrap == null ? [] : [bootstrap.peerId.toString()]
+    const node = await createNode(config, { services: { ledger: ledgerService({ dataDir: config.dataDir, role, syncIntervalMs: 3600_000, summaryIntervalMs: 0, trustedPeers: seeds }) } })
+    nodes.push(node)
+    return node
+  }
+
+  async function trade (provider: IdlegridNode, renter: IdlegridNode, jobs: number): Promise<void> {
+    for (let i = 0; i < jobs; i++) {
+      const signed = signTestJob({ provider: signerOf(provider), renter: signerOf(renter) })
+      await ledgerOf(provider).recordAttestation(signed.attestation)
+      await ledgerOf(renter).recordReceipt(signed.receipt)
+    }
+  }
+
+  before(async () => { dir = await tempDir('idlegrid-head-hints-') })
+  after(async () => {
+    await Promise.all(nodes.map(async n => { await n.stop() }))
+    await dir.cleanup()
+  })
+
+  it('a bystander connected to a provider pulls its new entries on the provider\'s next heartbeat, though nobody announces them to it', async () => {
+    const boot = await start('boot', 'bootstrap', undefined)
+    const provider = await start('provider', 'provider', boot)
+    const renter = await start('renter', 'renter', boot)
+    const bystander = await start('bystander', 'renter', boot)
+    await renter.libp2p.dial(provider.libp2p.getMultiaddrs()[0])
+    await bystander.libp2p.dial(provider.libp2p.getMultiaddrs()[0])
+    // a first batch, pulled by whatever path (the sync on connect may still be under way)
+    await trade(provider, renter, 2)
+    await waitFor(() => held(bystander, provider) >= 2, { timeoutMs: 20_000, what: 'the bystander to hold the first batch' })
+    const before = (await ledgerOf(bystander).status()).hintPulls
+    // the second batch: no new connection, no periodic round, no announcement to the bystander
+    await trade(provider, renter, 3)
+    await waitFor(() => held(bystander, provider) >= 5, { timeoutMs: 20_000, what: 'the bystander to pull the second batch on a heartbeat hint' })
+    assert.ok(!ledgerOf(provider).announcedTo().has(bystander.peerId.toString()), 'the provider announced to the bystander')
+    assert.ok((await ledgerOf(bystander).status()).hintPulls > before, 'no pull was started by a heartbeat hint')
+  })
+
+  it('red team: heartbeats claiming a feed far beyond what the sender holds cost at most one pull per 10 s, and the node goes on', async () => {
+    const boot = nodes[0]
+    const victim = await start('victim', 'renter', boot)
+    const liar = await start('liar', 'provider', boot)
+    await victim.libp2p.dial(liar.libp2p.getMultiaddrs()[0])
+    await trade(liar, victim, 1)
+    await waitFor(() => held(victim, liar) >= 1, { timeoutMs: 20_000, what: 'the victim to hold the liar\'s real entry' })
+    const heartbeats = liar.libp2p.services.heartbeats
+    heartbeats.reportLedgerHead(() => 1_000_000_000)
+    const before = (await ledgerOf(victim).status()).hintPulls
+    const started = Date.now()
+    // well past the per-author heartbeat rate limit: the limit and the hint's retry bound both hold
+    for (let i = 0; i < 40; i++) await heartbeats.beat()
+    await waitFor(async () => victim.libp2p.services.heartbeats.presence().some(p => p.peerId === liar.peerId.toString() && p.ledgerSeq === 1_000_000_000), { timeoutMs: 10_000, what: 'the victim to hear the lying heartbeats' })
+    const pulls = (await ledgerOf(victim).status()).hintPulls - before
+    const allowed = 1 + Math.floor((Date.now() - started) / 10_000)
+    recordAttack({ issue: '19.2', attack: '40 heartbeats claiming the sender\'s feed is at seq 10^9 (it holds 1)', got: `${pulls} pulls started in ${Date.now() - started} ms; feed held at seq ${held(victim, liar)}`, limit: 'one pull per sender per 10 s while its last hint is unmet; heartbeats 2/s per author' })
+    assert.ok(pulls <= allowed, `${pulls} pulls on lying hints in ${Date.now() - started} ms`)
+    assert.equal(held(victim, liar), 1)
+    // the victim goes on syncing with the liar as with anyone
+    assert.equal((await ledgerOf(victim).syncNow({ timeoutMs: 5_000 })).errors.length, 0)
+  })
+})
