@@ -4,10 +4,11 @@ import { execTargets } from './exec.js'
 import { fileTargets } from './files.js'
 import { gossipTargets } from './gossip.js'
 import { ledgerTargets } from './ledger.js'
+import { serviceTargets } from './services.js'
 import { wireTargets } from './wire.js'
 import type { TargetFactory } from '../target.js'
 
-export const TARGETS: readonly TargetFactory[] = [...wireTargets, ...gossipTargets, ...execTargets, ...ledgerTargets, ...dhtTargets, ...fileTargets]
+export const TARGETS: readonly TargetFactory[] = [...wireTargets, ...gossipTargets, ...execTargets, ...ledgerTargets, ...dhtTargets, ...fileTargets, ...serviceTargets]
 
 export function targetByName (name: string): TargetFactory {
   const found = TARGETS.find(t => t.name === name)
