@@ -10,6 +10,8 @@
  * caller may pass tighter ones.
  */
 
+// every encoder writes uint64s in [2^31, 2^32) right from here on (a library bug: uint64.ts)
+import './uint64.js'
 import { normalise, shapeOf } from './normalise.js'
 import type { CapabilityRecord } from './capability.js'
 import type { JobFrame } from './job.js'
