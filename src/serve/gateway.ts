@@ -174,26 +174,66 @@ export class Gateway {
     else this.fail(res, res.headersSent ? 502 : last.status, last.message)
   }
 
-  /** Streams the answer to the client; resolves with the body bytes received from the replica. */
+  /**
+   * Streams the answer to the client; resolves with the body bytes received from the replica.
+   * What has come by the time the answer would wait for more is held back and goes out with
+   * the head in one write (a short answer is head, body and end in one write, as the service
+   * itself would send it, not three); once the answer waits, the head goes out at once (a
+   * server-sent event stream shows its first event without waiting) and the rest as it comes.
+   */
   private async stream (answer: ForwardAnswer, res: ServerResponse): Promise<number> {
-    const headers: Record<string, string[]> = {}
-    for (const h of answer.response.headers) (headers[h.name] ??= []).push(h.value)
     try {
-      res.writeHead(answer.response.status, headers)
+      res.statusCode = answer.response.status
+      const headers: Record<string, string[]> = {}
+      for (const h of answer.response.headers) (headers[h.name] ??= []).push(h.value)
+      for (const [name, values] of Object.entries(headers)) res.setHeader(name, values)
     } catch (err: any) {
+      for (const name of res.getHeaderNames()) res.removeHeader(name)
       answer.abort()
       throw new ForwardError(502, `the replica sent headers that are not valid HTTP: ${String(err?.message ?? err)}`, true)
     }
-    // headers go out at once: a server-sent event stream shows its first event without waiting
-    res.flushHeaders()
     res.on('close', () => { if (!res.writableFinished) answer.abort() })
+    let held: Buffer[] | undefined = []
+    let heldBytes = 0
     let bytes = 0
-    for await (const chunk of answer.body) {
-      bytes += chunk.byteLength
-      if (res.writableEnded || res.destroyed) { answer.abort(); return bytes }
-      if (!res.write(chunk)) await new Promise(resolve => res.once('drain', resolve))
+    try {
+      while (true) {
+        const next = answer.body.next()
+        if (held != null && (heldBytes >= HOLD_BYTES || !await settlesThisTurn(next))) {
+          // the answer waits (or is long): what is held goes out now, the rest as it comes
+          if (held.length === 0) res.flushHeaders()
+          for (const chunk of held) res.write(chunk)
+          held = undefined
+        }
+        const r = await next
+        if (r.done === true) break
+        const chunk = r.value
+        bytes += chunk.byteLength
+        if (res.writableEnded || res.destroyed) { answer.abort(); return bytes }
+        if (held != null) {
+          held.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
+          heldBytes += chunk.byteLength
+        } else if (!res.write(chunk)) await new Promise(resolve => res.once('drain', resolve))
+      }
+    } catch (err) {
+      // nothing went out yet: another replica may answer instead, on a clean slate
+      if (!res.headersSent) for (const name of res.getHeaderNames()) res.removeHeader(name)
+      throw err
     }
-    res.end()
+    // all of a short answer came at once: head and body in one write, with its length
+    if (held != null) res.end(held.length === 1 ? held[0] : Buffer.concat(held))
+    else res.end()
     return bytes
   }
+}
+
+/** Body bytes held back to go out with the head. */
+const HOLD_BYTES = 64 * 1024
+
+/** Whether `p` settles before this turn of the event loop ends (frames already read settle in microtasks). */
+async function settlesThisTurn (p: Promise<unknown>): Promise<boolean> {
+  return await new Promise(resolve => {
+    const timer = setImmediate(() => { resolve(false) })
+    p.then(() => { clearImmediate(timer); resolve(true) }, () => { clearImmediate(timer); resolve(true) })
+  })
 }
