@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { timingSafeEqual } from 'node:crypto'
 import { forward, ForwardError, type Dialer, type ForwardAnswer } from './forward.js'
 import { ServeStreamPool } from './stream-pool.js'
-import { wireHeaders } from './wire.js'
+import { settlesThisTurn, wireHeaders } from './wire.js'
 import type { ReplicaPool } from './router.js'
 
 export interface GatewayOptions {
@@ -229,11 +229,3 @@ export class Gateway {
 
 /** Body bytes held back to go out with the head. */
 const HOLD_BYTES = 64 * 1024
-
-/** Whether `p` settles before this turn of the event loop ends (frames already read settle in microtasks). */
-async function settlesThisTurn (p: Promise<unknown>): Promise<boolean> {
-  return await new Promise(resolve => {
-    const timer = setImmediate(() => { resolve(false) })
-    p.then(() => { clearImmediate(timer); resolve(true) }, () => { clearImmediate(timer); resolve(true) })
-  })
-}

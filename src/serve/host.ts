@@ -10,7 +10,7 @@ import { request as httpRequest, Agent, type IncomingMessage } from 'node:http'
 import { createServer } from 'node:net'
 import { toHex } from '../common/index.js'
 import { type ServeFrame } from '../../protocols/serve.js'
-import { SERVE_CHUNK_BYTES, ServeChannel, ServeStreamError, serveFrameKind, wireHeaders } from './wire.js'
+import { SERVE_CHUNK_BYTES, ServeChannel, ServeStreamError, serveFrameKind, settlesThisTurn, wireHeaders } from './wire.js'
 import type { LeaseHost, LeaseRunHooks, RunHandle } from '../exec/index.js'
 import type { UsageReporter } from './usage/index.js'
 import type { Logger, PeerId, Stream } from '@libp2p/interface'
@@ -220,9 +220,18 @@ export class ServeHost implements LeaseHost {
     const res = await Promise.race([response, new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => { req.destroy(); reject(new ServeStreamError('TIMEOUT', `no answer from the service within ${this.opts.responseMs} ms`)) }, this.opts.responseMs)
     })]).finally(() => { clearTimeout(timer) })
+    // head, body and End go out in one write when they come together (a short answer);
+    // once the answer waits, what came goes out and the rest as it comes
+    ch.hold()
     ch.send({ response: { status: res.statusCode ?? 502, headers: wireHeaders(res.rawHeaders), draining: hosted.draining } })
+    const chunks = (res as AsyncIterable<Buffer>)[Symbol.asyncIterator]()
     try {
-      for await (const chunk of res as AsyncIterable<Buffer>) {
+      while (true) {
+        const next = chunks.next()
+        if (ch.held && (ch.queued >= HOLD_BYTES || !await settlesThisTurn(next))) ch.flush()
+        const r = await next
+        if (r.done === true) break
+        const chunk = r.value
         for (let at = 0; at < chunk.byteLength; at += SERVE_CHUNK_BYTES) {
           const data = chunk.subarray(at, at + SERVE_CHUNK_BYTES)
           hosted.bytesOut += data.byteLength
@@ -231,9 +240,15 @@ export class ServeHost implements LeaseHost {
         }
       }
     } catch (err: any) {
+      res.destroy()
+      if (err instanceof ServeStreamError) throw err
       throw new ServeStreamError('UPSTREAM', `the service broke off its answer: ${String(err?.message ?? err)}`)
     }
     // the stream stays open for the renter's next request
     ch.send({ end: {} })
+    ch.flush()
   }
 }
+
+/** Answer bytes held back to go out with the head. */
+const HOLD_BYTES = 64 * 1024

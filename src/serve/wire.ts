@@ -2,9 +2,9 @@
  * Framing of /idlegrid/serve/1.1.0: length-prefixed ServeFrames both ways over a libp2p
  * stream that carries HTTP requests one after another, each frame bounded (checked on the
  * length prefix, before the body is read), with an idle bound between frames. Violations
- * become ServeStreamErrors. Frames queued in one turn of the event loop go out as one write: a
- * request's head and End (or an answer's head, body and End) cost one muxer frame and one TLS
- * record, not three.
+ * become ServeStreamErrors. Frames sent together go out as one write: a request's head and
+ * End, or an answer's head, body and End (held until the answer would wait), cost one muxer
+ * frame and one TLS record, not three.
  */
 import * as lp from 'it-length-prefixed'
 import { decodeBounded } from '../../protocols/codec.js'
@@ -20,6 +20,26 @@ export const SERVE_LIMITS = { request: { headers: 128 }, response: { headers: 12
 
 /** Largest write of several queued frames (one frame may be larger by itself). */
 const BATCH_BYTES = 256 * 1024
+
+/** `frame` behind its unsigned-varint length, in one buffer. */
+function lengthPrefixed (frame: Uint8Array): Uint8Array {
+  let prefix = 1
+  for (let n = frame.byteLength; n >= 0x80; n = Math.floor(n / 0x80)) prefix++
+  const out = new Uint8Array(prefix + frame.byteLength)
+  let n = frame.byteLength
+  for (let i = 0; i < prefix - 1; i++) { out[i] = (n & 0x7f) | 0x80; n = Math.floor(n / 0x80) }
+  out[prefix - 1] = n
+  out.set(frame, prefix)
+  return out
+}
+
+/** Whether `p` settles in this turn of the event loop (what was already read settles in microtasks), before anything else runs. */
+export async function settlesThisTurn (p: Promise<unknown>): Promise<boolean> {
+  return await new Promise(resolve => {
+    const timer = setImmediate(() => { resolve(false) })
+    p.then(() => { clearImmediate(timer); resolve(true) }, () => { clearImmediate(timer); resolve(true) })
+  })
+}
 
 function concat (items: Uint8Array[], size: number): Uint8Array {
   const out = new Uint8Array(size)
@@ -60,6 +80,7 @@ export class ServeChannel {
   private readonly drained: Array<() => void> = []
   private readonly sinkDone: Promise<void>
   private ended = false
+  private holding = false
 
   constructor (readonly stream: Stream, private readonly idleMs: number) {
     this.reader = lp.decode(stream.source, { maxDataLength: MAX_SERVE_FRAME_BYTES })[Symbol.asyncIterator]()
@@ -71,12 +92,30 @@ export class ServeChannel {
     return !this.ended && this.stream.status === 'open' && this.stream.readStatus === 'ready' && (this.stream.writeStatus === 'ready' || this.stream.writeStatus === 'writing')
   }
 
+  /** Queues `frame`; it goes out at once unless the channel holds (`hold`). */
   send (frame: ServeFrame): void {
     if (this.ended) throw new ServeStreamError('PROTOCOL', 'stream already ended')
-    const bytes = lp.encode.single(ServeFrame.encode(frame)).subarray()
+    const bytes = lengthPrefixed(ServeFrame.encode(frame))
     this.queue.push(bytes)
     this.queuedBytes += bytes.byteLength
-    this.wake?.()
+    if (!this.holding) this.wake?.()
+  }
+
+  /**
+   * Frames sent from now on wait until `flush`, then go out together in one write (one muxer
+   * frame, one TLS record): an answer's head, short body and End, sent a tick or two apart.
+   */
+  hold (): void {
+    this.holding = true
+  }
+
+  flush (): void {
+    this.holding = false
+    if (this.queue.length > 0) this.wake?.()
+  }
+
+  get held (): boolean {
+    return this.holding
   }
 
   /** Bytes queued and not yet taken by the stream: a writer waits (`drain`) while this is high. */
@@ -86,6 +125,7 @@ export class ServeChannel {
 
   /** Resolves once the queue is empty (or the channel ended). */
   async drain (): Promise<void> {
+    this.flush()
     if (this.queue.length === 0 || this.ended) return
     await new Promise<void>(resolve => { this.drained.push(resolve) })
   }
@@ -93,7 +133,7 @@ export class ServeChannel {
   /** What is queued, length-prefixed frames joined into writes of at most about BATCH_BYTES. */
   private async * outgoing (): AsyncGenerator<Uint8Array> {
     while (true) {
-      if (this.queue.length > 0) {
+      if (this.queue.length > 0 && (!this.holding || this.ended)) {
         let n = 0
         let size = 0
         while (n < this.queue.length && (n === 0 || size + (this.queue[n] as Uint8Array).byteLength <= BATCH_BYTES)) size += (this.queue[n++] as Uint8Array).byteLength
@@ -106,10 +146,6 @@ export class ServeChannel {
       if (this.ended) return
       await new Promise<void>(resolve => { this.wake = resolve })
       this.wake = undefined
-      // what else is queued in this turn of the event loop goes in the same write: an answer's
-      // head, its short body and End come from one read of the service's socket, a tick or
-      // two apart; one muxer frame instead of three saves a TLS record and a packet each way
-      await new Promise<void>(resolve => { setImmediate(resolve) })
     }
   }
 

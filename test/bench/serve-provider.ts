@@ -8,6 +8,10 @@
  *    answering after delayMs, hosted as a lease of `renter`
  *  - { type: 'cpu' } → { type: 'cpu', cpuMs }: this process's CPU time so far
  *  - { type: 'stop' }: closes everything and exits.
+ * It also echoes every chunk on ECHO_PROTOCOL: bare libp2p round trips on open streams, the
+ * floor under the gateway's hop (no HTTP, no serve framing); and on FRAMES_PROTOCOL answers each
+ * serve request (Request … End) at once with a Response, one Body and End, as a provider would
+ * without the service behind it (the hop with serve framing, no HTTP).
  * First message: { type: 'ready', addr, peerId }.
  *
  * usage: fork(serve-provider.js, [DATA_DIR])
@@ -20,6 +24,7 @@ import { toHex } from '../../src/common/index.js'
 import { createNode } from '../../src/node/index.js'
 import { ServeHost, SERVE_HOST_SERVICE } from '../../src/serve/index.js'
 import { serveHostService } from '../../src/serve/service.js'
+import { ServeChannel, serveFrameKind } from '../../src/serve/wire.js'
 
 export type ServeProviderRequest = { type: 'lease', renter: string, delayMs: number } | { type: 'cpu' } | { type: 'stop' }
 export type ServeProviderReply =
@@ -47,6 +52,22 @@ const host = new ServeHost()
 const config = resolveConfig({ role: 'provider', flags: { dataDir: join(dir, 'provider'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], heartbeatSeconds: 60 } })
 const node = await createNode(config, { services: { [SERVE_HOST_SERVICE]: serveHostService(host) } })
 const servers: Server[] = []
+await node.libp2p.handle('/idlegrid/bench/echo/1.0.0', ({ stream }) => {
+  stream.sink(stream.source).catch((err: Error) => { stream.abort(err) })
+}, { maxInboundStreams: 64 })
+const ANSWER = new TextEncoder().encode('{"sentiment":0.5}')
+await node.libp2p.handle('/idlegrid/bench/serve-frames/1.0.0', ({ stream }) => {
+  void (async () => {
+    const ch = new ServeChannel(stream, 30_000)
+    for (let f = await ch.next(); f != null; f = await ch.next()) {
+      if (serveFrameKind(f) !== 'end') continue
+      ch.send({ response: { status: 200, headers: [{ name: 'content-type', value: 'application/json' }], draining: false } })
+      ch.send({ body: { data: ANSWER } })
+      ch.send({ end: {} })
+    }
+    await ch.close()
+  })().catch((err: Error) => { stream.abort(err) })
+}, { maxInboundStreams: 64 })
 
 async function lease (renter: string, delayMs: number): Promise<{ leaseId: string, port: number }> {
   const server = upstream(delayMs)

@@ -7,9 +7,13 @@
  *   direct  = bench client → upstream (child)
  *   gateway = bench client → gateway + renter node (bench) → libp2p → provider node (child) → upstream (child).
  * Besides wall time, the CPU each process spent per request (cpuUsPerRequest): a figure a
- * loaded machine inflates less. SERVE_BENCH_N sets the requests per measurement (default
- * 2000), SERVE_BENCH_CONCURRENCY the clients of the throughput runs (default 16). `node
- * --cpu-prof` on the bench profiles the child too (fork inherits the flags).
+ * loaded machine inflates less. The floors under the hop: bare 100-byte round trips on open
+ * libp2p streams to an echo in the child (libp2pEcho*), and serve requests the child answers
+ * without a service behind (serveFrames*: the hop with serve framing, no HTTP).
+ * SERVE_BENCH_N sets the requests per measurement (default 2000), SERVE_BENCH_CONCURRENCY the
+ * clients of the throughput runs (default 16). To profile one part: SERVE_BENCH_PROFILE=gateway
+ * (or frames, or echo) runs only that part's throughput, 5 × N requests; `node --cpu-prof` on
+ * the bench profiles the child too (fork inherits the flags).
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { Agent, request } from 'node:http'
@@ -20,9 +24,11 @@ import { multiaddr } from '@multiformats/multiaddr'
 import { resolveConfig } from '../../src/config/index.js'
 import { createNode } from '../../src/node/index.js'
 import { Gateway, ReplicaPool } from '../../src/serve/index.js'
+import { ServeChannel, serveFrameKind } from '../../src/serve/wire.js'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { tempDir } from '../utils/index.js'
 import { percentile } from './stats.js'
+import type { Stream } from '@libp2p/interface'
 import type { ServeProviderReply, ServeProviderRequest } from './serve-provider.js'
 
 const N = Number(process.env.SERVE_BENCH_N ?? 2000)
@@ -91,6 +97,52 @@ class ProviderProcess {
   }
 }
 
+const ECHO_PROTOCOL = '/idlegrid/bench/echo/1.0.0'
+const FRAMES_PROTOCOL = '/idlegrid/bench/serve-frames/1.0.0'
+
+/** Round trips of `payload` on one open libp2p stream to the provider's echo, while `left()` says more are wanted. */
+async function echoRoundTrips (stream: Stream, payload: Uint8Array, left: () => boolean): Promise<void> {
+  const reader = stream.source[Symbol.asyncIterator]()
+  const out: Uint8Array[] = []
+  let wake: (() => void) | undefined
+  let done = false
+  const sinkDone = stream.sink((async function * () {
+    while (true) {
+      const next = out.shift()
+      if (next != null) { yield next; continue }
+      if (done) return
+      await new Promise<void>(resolve => { wake = resolve })
+      wake = undefined
+    }
+  })())
+  while (left()) {
+    out.push(payload)
+    wake?.()
+    for (let got = 0; got < payload.byteLength;) {
+      const r = await reader.next()
+      if (r.done === true) throw new Error('echo stream ended early')
+      got += r.value.byteLength
+    }
+  }
+  done = true
+  wake?.()
+  await sinkDone
+  await stream.close()
+}
+
+/** Serve requests in turn on one open stream to the provider's framing-only answerer, while `left()` says more are wanted. */
+async function frameRoundTrips (stream: Stream, leaseId: Uint8Array, left: () => boolean): Promise<void> {
+  const ch = new ServeChannel(stream, 10_000)
+  while (left()) {
+    ch.send({ request: { leaseId, method: 'GET', path: '/x', headers: [{ name: 'user-agent', value: 'bench' }] } })
+    ch.send({ end: {} })
+    for (let f = await ch.next(); f == null || serveFrameKind(f) !== 'end'; f = await ch.next()) {
+      if (f == null) throw new Error('frames stream ended early')
+    }
+  }
+  await ch.close()
+}
+
 function ownCpuMs (): number {
   const { user, system } = process.cpuUsage()
   return (user + system) / 1000
@@ -132,12 +184,41 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
     const via = `${(await gateway([one])).url}/x`
     await sequential(direct, 200)
     await sequential(via, 200)
+    /**
+     * The floors: bare round trips on open libp2p streams (TLS + yamux) with a payload the size
+     * of one request's frames, and serve requests answered by the provider without a service
+     * (serve framing, no HTTP); as many streams as clients.
+     */
+    const floor = async (protocol: string, n: number): Promise<{ rps: number, benchCpuUs: number, providerCpuUs: number }> => {
+      const streams = await Promise.all(Array.from({ length: CONCURRENCY }, async () => await renter.libp2p.dialProtocol(providerId, protocol)))
+      const [own0, child0] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
+      let next = 0
+      const t0 = performance.now()
+      await Promise.all(streams.map(async s => {
+        if (protocol === ECHO_PROTOCOL) await echoRoundTrips(s, new Uint8Array(100), () => next++ < n)
+        else await frameRoundTrips(s, one.leaseId, () => next++ < n)
+      }))
+      const rps = n / ((performance.now() - t0) / 1000)
+      const [own1, child1] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
+      return { rps, benchCpuUs: (own1 - own0) * 1000 / n, providerCpuUs: (child1 - child0) * 1000 / n }
+    }
+    const profiled = process.env.SERVE_BENCH_PROFILE
+    if (profiled != null) {
+      // one part, five times over, for `node --cpu-prof`
+      const run = profiled === 'gateway' ? await measured(via, 5 * N) : await floor(profiled === 'echo' ? ECHO_PROTOCOL : FRAMES_PROTOCOL, 5 * N)
+      return { profiled, requests: 5 * N, rps: Math.round(run.rps), cpuUsPerRequest: { bench: Math.round(run.benchCpuUs), provider: Math.round(run.providerCpuUs) } }
+    }
     await concurrent(direct, 200, CONCURRENCY)
     await concurrent(via, 200, CONCURRENCY)
     const d = (await sequential(direct, N)).sort((a, b) => a - b)
     const g = (await sequential(via, N)).sort((a, b) => a - b)
     const directRun = await measured(direct, N)
     const gatewayRun = await measured(via, N)
+
+    await floor(ECHO_PROTOCOL, 200)
+    const echoRun = await floor(ECHO_PROTOCOL, N)
+    await floor(FRAMES_PROTOCOL, 200)
+    const framesRun = await floor(FRAMES_PROTOCOL, N)
 
     // routing: a fast replica and one slowed by 50 ms
     const fast = await lease(0)
@@ -165,6 +246,10 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
         direct: { bench: Math.round(directRun.benchCpuUs), provider: Math.round(directRun.providerCpuUs) },
         gateway: { bench: Math.round(gatewayRun.benchCpuUs), provider: Math.round(gatewayRun.providerCpuUs) }
       },
+      libp2pEchoRps: Math.round(echoRun.rps),
+      libp2pEchoCpuUsPerRoundTrip: { bench: Math.round(echoRun.benchCpuUs), provider: Math.round(echoRun.providerCpuUs) },
+      serveFramesRps: Math.round(framesRun.rps),
+      serveFramesCpuUsPerRequest: { bench: Math.round(framesRun.benchCpuUs), provider: Math.round(framesRun.providerCpuUs) },
       routingRequests: routedN,
       fastReplicaShare: round(share),
       goals: 'addedP50Ms <= 1, throughputRatio >= 0.7, fastReplicaShare >= 0.9'
