@@ -30,6 +30,7 @@ export interface GatewayOptions {
   meter?: (replicaId: string) => { served: (bytesIn: number, bytesOut: number) => void } | undefined
 }
 
+const EMPTY = new Uint8Array(0)
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])
 
 export interface GatewayStats { requests: number, answered: number, retried: number, errors: Record<string, number> }
@@ -117,6 +118,8 @@ export class Gateway {
 
   /** The whole body (kept for a retry), or undefined past the bound (reading stops; the connection closes after the 413). */
   private async readBody (req: IncomingMessage): Promise<Uint8Array | undefined> {
+    // neither a length nor chunks: no body (RFC 9112 6.3); Node discards the request once answered
+    if (req.headers['content-length'] == null && req.headers['transfer-encoding'] == null) return EMPTY
     return await new Promise((resolve, reject) => {
       const chunks: Buffer[] = []
       let size = 0

@@ -6,11 +6,10 @@
  * End, or an answer's head, body and End (held until the answer would wait), cost one muxer
  * frame and one TLS record, not three.
  */
-import * as lp from 'it-length-prefixed'
 import { decodeBounded } from '../../protocols/codec.js'
 import { ServeFrame } from '../../protocols/serve.js'
 import type { Stream } from '@libp2p/interface'
-import type { Uint8ArrayList } from 'uint8arraylist'
+import { Uint8ArrayList } from 'uint8arraylist'
 
 /** Body bytes per Body frame. */
 export const SERVE_CHUNK_BYTES = 64 * 1024
@@ -32,6 +31,8 @@ function lengthPrefixed (frame: Uint8Array): Uint8Array {
   out.set(frame, prefix)
   return out
 }
+
+const END_BYTES = lengthPrefixed(ServeFrame.encode({ end: {} }))
 
 /** Whether `p` settles in this turn of the event loop (what was already read settles in microtasks), before anything else runs. */
 export async function settlesThisTurn (p: Promise<unknown>): Promise<boolean> {
@@ -62,18 +63,78 @@ export class ServeStreamError extends Error {
   }
 }
 
+/**
+ * Length-prefixed frames (unsigned varint, then that many bytes) from a stream's chunks: each
+ * length is checked against the bound as soon as its prefix is read, before its bytes are
+ * awaited; whole frames already received are taken without a wait.
+ */
+class FrameReader {
+  private readonly buffer = new Uint8ArrayList()
+
+  constructor (private readonly source: AsyncIterator<Uint8ArrayList | Uint8Array>, private readonly maxBytes: number) {}
+
+  /** The next whole frame already received, or undefined; throws TOO_LARGE for a length past the bound. */
+  take (): Uint8ArrayList | undefined {
+    let length = 0
+    let at = 0
+    while (true) {
+      if (at >= this.buffer.byteLength) return undefined
+      const byte = this.buffer.get(at)
+      length += (byte & 0x7f) * 2 ** (7 * at)
+      at++
+      if (length > this.maxBytes || (at >= 4 && byte >= 0x80)) throw new ServeStreamError('TOO_LARGE', `incoming frame exceeds the ${this.maxBytes}-byte frame bound`)
+      if (byte < 0x80) break
+    }
+    if (this.buffer.byteLength < at + length) return undefined
+    const frame = this.buffer.sublist(at, at + length)
+    this.buffer.consume(at + length)
+    return frame
+  }
+
+  /** Reads until a whole frame is here (undefined at a clean end of the stream), at most `idleMs`. */
+  async fill (idleMs: number): Promise<Uint8ArrayList | undefined> {
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new ServeStreamError('TIMEOUT', `no frame within ${idleMs} ms`)) }, idleMs) })
+    try {
+      while (true) {
+        let chunk: IteratorResult<Uint8ArrayList | Uint8Array>
+        try {
+          chunk = await Promise.race([this.source.next(), timeout])
+        } catch (err: any) {
+          if (err instanceof ServeStreamError) throw err
+          throw new ServeStreamError('UPSTREAM', `stream failed: ${String(err?.message ?? err)}`, { cause: err })
+        }
+        if (chunk.done === true) {
+          if (this.buffer.byteLength > 0) throw new ServeStreamError('UPSTREAM', 'the stream ended inside a frame')
+          return undefined
+        }
+        this.buffer.append(chunk.value)
+        const frame = this.take()
+        if (frame != null) return frame
+      }
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}
+
 export type ServeFrameKind = 'request' | 'body' | 'end' | 'response' | 'error'
 const KINDS: ServeFrameKind[] = ['request', 'body', 'end', 'response', 'error']
 
 export function serveFrameKind (frame: ServeFrame): ServeFrameKind {
-  const set = KINDS.filter(k => frame[k] != null)
-  if (set.length !== 1) throw new ServeStreamError('PROTOCOL', set.length === 0 ? 'frame has no known member' : `frame sets ${set.join(' and ')}`)
-  return set[0] as ServeFrameKind
+  let kind: ServeFrameKind | undefined
+  for (const k of KINDS) {
+    if (frame[k] == null) continue
+    if (kind != null) throw new ServeStreamError('PROTOCOL', `frame sets ${KINDS.filter(m => frame[m] != null).join(' and ')}`)
+    kind = k
+  }
+  if (kind == null) throw new ServeStreamError('PROTOCOL', 'frame has no known member')
+  return kind
 }
 
 /** One side of a serve stream: `next()` reads (undefined at a clean end), `send()` writes, `error()` tells why and ends. */
 export class ServeChannel {
-  private readonly reader: AsyncIterator<Uint8ArrayList>
+  private readonly reader: FrameReader
   private readonly queue: Uint8Array[] = []
   private queuedBytes = 0
   private wake?: () => void
@@ -83,7 +144,7 @@ export class ServeChannel {
   private holding = false
 
   constructor (readonly stream: Stream, private readonly idleMs: number) {
-    this.reader = lp.decode(stream.source, { maxDataLength: MAX_SERVE_FRAME_BYTES })[Symbol.asyncIterator]()
+    this.reader = new FrameReader(stream.source[Symbol.asyncIterator](), MAX_SERVE_FRAME_BYTES)
     this.sinkDone = stream.sink(this.outgoing()).catch(() => {})
   }
 
@@ -95,7 +156,8 @@ export class ServeChannel {
   /** Queues `frame`; it goes out at once unless the channel holds (`hold`). */
   send (frame: ServeFrame): void {
     if (this.ended) throw new ServeStreamError('PROTOCOL', 'stream already ended')
-    const bytes = lengthPrefixed(ServeFrame.encode(frame))
+    // End is the same bytes every time (once per request each way)
+    const bytes = frame.end != null && frame.request == null && frame.response == null && frame.body == null && frame.error == null ? END_BYTES : lengthPrefixed(ServeFrame.encode(frame))
     this.queue.push(bytes)
     this.queuedBytes += bytes.byteLength
     if (!this.holding) this.wake?.()
@@ -150,24 +212,12 @@ export class ServeChannel {
   }
 
   async next (idleMs = this.idleMs): Promise<ServeFrame | undefined> {
-    let timer: NodeJS.Timeout | undefined
-    let result: IteratorResult<Uint8ArrayList>
-    try {
-      result = await Promise.race([
-        this.reader.next(),
-        new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new ServeStreamError('TIMEOUT', `no frame within ${idleMs} ms`)) }, idleMs) })
-      ])
-    } catch (err: any) {
-      if (err instanceof ServeStreamError) throw err
-      if (String(err?.name).startsWith('InvalidDataLength')) throw new ServeStreamError('TOO_LARGE', 'incoming frame exceeds the frame bound', { cause: err })
-      throw new ServeStreamError('UPSTREAM', `stream failed: ${String(err?.message ?? err)}`, { cause: err })
-    } finally {
-      clearTimeout(timer)
-    }
-    if (result.done === true) return undefined
+    // frames that came in one read are taken without waiting (an answer's head, body and End)
+    const bytes = this.reader.take() ?? await this.reader.fill(idleMs)
+    if (bytes == null) return undefined
     let frame: ServeFrame
     try {
-      frame = decodeBounded(ServeFrame, result.value, 'serve frame', MAX_SERVE_FRAME_BYTES, SERVE_LIMITS)
+      frame = decodeBounded(ServeFrame, bytes, 'serve frame', MAX_SERVE_FRAME_BYTES, SERVE_LIMITS)
     } catch (err) {
       throw new ServeStreamError('PROTOCOL', (err as Error).message, { cause: err })
     }

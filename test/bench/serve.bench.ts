@@ -9,14 +9,16 @@
  * Besides wall time, the CPU each process spent per request (cpuUsPerRequest): a figure a
  * loaded machine inflates less. The floors under the hop: bare 100-byte round trips on open
  * libp2p streams to an echo in the child (libp2pEcho*), and serve requests the child answers
- * without a service behind (serveFrames*: the hop with serve framing, no HTTP).
+ * without a service behind (serveFrames*: the hop with serve framing, no HTTP); and the
+ * reference for one HTTP hop: a plain Node reverse proxy in this process to the same upstream
+ * (plainProxy*, keep-alive both ways, no libp2p).
  * SERVE_BENCH_N sets the requests per measurement (default 2000), SERVE_BENCH_CONCURRENCY the
  * clients of the throughput runs (default 16). To profile one part: SERVE_BENCH_PROFILE=gateway
  * (or frames, or echo) runs only that part's throughput, 5 × N requests; `node --cpu-prof` on
  * the bench profiles the child too (fork inherits the flags).
  */
 import { fork, type ChildProcess } from 'node:child_process'
-import { Agent, request } from 'node:http'
+import { Agent, createServer, request } from 'node:http'
 import { join } from 'node:path'
 import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
@@ -55,6 +57,25 @@ async function concurrent (url: string, n: number, clients: number): Promise<num
   const t0 = performance.now()
   await Promise.all(Array.from({ length: clients }, async () => { while (next++ < n) await get(url) }))
   return n / ((performance.now() - t0) / 1000)
+}
+
+/**
+ * A plain Node reverse proxy to `port` (keep-alive both ways, no libp2p): what one HTTP hop in
+ * Node costs by itself, the reference for the gateway's added cost.
+ */
+async function plainProxy (port: number): Promise<{ url: string, close: () => void }> {
+  const upstreamAgent = new Agent({ keepAlive: true, maxSockets: 64 })
+  const server = createServer((req, res) => {
+    const out = request({ host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers, agent: upstreamAgent }, answer => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers)
+      answer.pipe(res)
+    })
+    out.on('error', () => { res.destroy() })
+    req.pipe(out)
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => { resolve() }))
+  const { port: own } = server.address() as { port: number }
+  return { url: `http://127.0.0.1:${own}`, close: () => { server.closeAllConnections(); server.close(); upstreamAgent.destroy() } }
 }
 
 /** The provider process: one request at a time over IPC (replies come in order). */
@@ -151,6 +172,7 @@ function ownCpuMs (): number {
 export default async function serveBench (): Promise<Record<string, unknown>> {
   const dir = await tempDir('idlegrid-serve-bench-')
   const gateways: Gateway[] = []
+  const closers: Array<() => void> = []
   let provider: ProviderProcess | undefined
   const renter = await createNode(resolveConfig({ role: 'renter', flags: { dataDir: join(dir.path, 'renter'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], heartbeatSeconds: 60 } }))
   try {
@@ -214,6 +236,10 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
     const g = (await sequential(via, N)).sort((a, b) => a - b)
     const directRun = await measured(direct, N)
     const gatewayRun = await measured(via, N)
+    const proxy = await plainProxy(one.port)
+    closers.push(proxy.close)
+    await concurrent(`${proxy.url}/x`, 200, CONCURRENCY)
+    const proxyRun = await measured(`${proxy.url}/x`, N)
 
     await floor(ECHO_PROTOCOL, 200)
     const echoRun = await floor(ECHO_PROTOCOL, N)
@@ -244,8 +270,11 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
       throughputRatio: round(gatewayRun.rps / directRun.rps),
       cpuUsPerRequest: {
         direct: { bench: Math.round(directRun.benchCpuUs), provider: Math.round(directRun.providerCpuUs) },
-        gateway: { bench: Math.round(gatewayRun.benchCpuUs), provider: Math.round(gatewayRun.providerCpuUs) }
+        gateway: { bench: Math.round(gatewayRun.benchCpuUs), provider: Math.round(gatewayRun.providerCpuUs) },
+        plainProxy: { bench: Math.round(proxyRun.benchCpuUs), provider: Math.round(proxyRun.providerCpuUs) }
       },
+      plainProxyRps: Math.round(proxyRun.rps),
+      plainProxyRatio: round(proxyRun.rps / directRun.rps),
       libp2pEchoRps: Math.round(echoRun.rps),
       libp2pEchoCpuUsPerRoundTrip: { bench: Math.round(echoRun.benchCpuUs), provider: Math.round(echoRun.providerCpuUs) },
       serveFramesRps: Math.round(framesRun.rps),
@@ -256,6 +285,7 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
     }
   } finally {
     for (const gw of gateways) await gw.stop()
+    for (const close of closers) close()
     agent.destroy()
     await provider?.stop()
     await renter.stop()
