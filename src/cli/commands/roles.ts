@@ -61,6 +61,7 @@ async function prepareProvider (config: NodeConfig, values: ParsedValues, out: O
     const value = values[name]
     if (typeof value === 'string' || (Array.isArray(value) && value.every(v => typeof v === 'string'))) flags[name] = value as string | string[]
   }
+  const usageIntervalMs = usageIntervalFlag(values['usage-interval-seconds'])
   const docker = splitDockerFields(config.provider)
   const { profile, recordTtlMs } = await loadProviderSetup({
     raw: docker.rest,
@@ -80,7 +81,6 @@ async function prepareProvider (config: NodeConfig, values: ParsedValues, out: O
     throw new UsageError(`--work-root: ${String(err?.message ?? err)}`)
   }
   if (runner === 'process') warnProcessRunner(jobUser, workRoot ?? defaultWorkRoot(config.dataDir), out)
-  const usageIntervalMs = usageIntervalFlag(values['usage-interval-seconds'])
   return { provider: { profile, recordTtlMs, runner, nvidiaSmi: values['nvidia-smi'] as string | undefined, jobUser, workRoot, docker: dockerSettings(values, docker.file), usageIntervalMs } }
 }
 
