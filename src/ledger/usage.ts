@@ -7,7 +7,7 @@
  */
 
 import { equals } from 'uint8arrays/equals'
-import { decodeBounded, decodeVerified, MAX_BYTES, MAX_CLOCK_SKEW_MS, WireDecodeError } from '../../protocols/codec.js'
+import { decodeBounded, decodeVerified, MAX_BYTES, MAX_CLOCK_SKEW_MS, WireDecodeError, type WireDecoder } from '../../protocols/codec.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { CoSignedUsage, UsageStatement } from '../../protocols/usage.js'
 import { toHex } from '../common/index.js'
@@ -76,14 +76,17 @@ export function encodeStatement (u: Omit<Usage, 'amountMicroUsd'>): Uint8Array {
 
 /** Decodes an encoded statement from the wire and checks every rule that needs no signature. */
 export function decodeStatement (bytes: Uint8Array): Usage {
-  let s: UsageStatement
+  return checkStatement(decodeUsageBytes(UsageStatement, bytes, 'usage statement', MAX_BYTES.usageStatement))
+}
+
+/** decodeBounded, its WireDecodeError told as an InvalidUsageError ('oversized' or 'malformed'). */
+function decodeUsageBytes<T> (codec: WireDecoder<T>, bytes: Uint8Array, what: string, maxBytes: number): T {
   try {
-    s = decodeBounded(UsageStatement, bytes, 'usage statement', MAX_BYTES.usageStatement)
+    return decodeBounded(codec, bytes, what, maxBytes)
   } catch (err) {
     const reason = err instanceof WireDecodeError && err.reason === 'oversized' ? 'oversized' : 'malformed'
     throw new InvalidUsageError(reason, (err as Error).message)
   }
-  return checkStatement(s)
 }
 
 function checkStatement (s: UsageStatement): Usage {
@@ -142,13 +145,7 @@ export interface OpenUsageOptions {
 
 /** Decodes a co-signed statement from untrusted bytes and checks every rule; throws InvalidUsageError. */
 export async function openCoSignedUsage (bytes: Uint8Array, opts: OpenUsageOptions = {}): Promise<VerifiedUsage> {
-  let body: CoSignedUsage
-  try {
-    body = decodeBounded(CoSignedUsage, bytes, 'co-signed usage', MAX_BYTES.coSignedUsage)
-  } catch (err) {
-    const reason = err instanceof WireDecodeError && err.reason === 'oversized' ? 'oversized' : 'malformed'
-    throw new InvalidUsageError(reason, (err as Error).message)
-  }
+  const body = decodeUsageBytes(CoSignedUsage, bytes, 'co-signed usage', MAX_BYTES.coSignedUsage)
   const usage = decodeStatement(body.statement)
   if (opts.author != null && !equals(opts.author, usage.provider) && !equals(opts.author, usage.renter)) {
     throw new InvalidUsageError('not-a-party', 'usage entry authored by neither the statement\'s provider nor its renter')

@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { timingSafeEqual } from 'node:crypto'
 import { forward, ForwardError, type Dialer, type ForwardAnswer } from './forward.js'
 import { ServeStreamPool } from './stream-pool.js'
-import { wireHeaders } from './wire.js'
+import { settlesThisTurn, wireHeaders } from './wire.js'
 import type { ReplicaPool } from './router.js'
 
 export interface GatewayOptions {
@@ -30,6 +30,7 @@ export interface GatewayOptions {
   meter?: (replicaId: string) => { served: (bytesIn: number, bytesOut: number) => void } | undefined
 }
 
+const EMPTY = new Uint8Array(0)
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])
 
 export interface GatewayStats { requests: number, answered: number, retried: number, errors: Record<string, number> }
@@ -117,6 +118,8 @@ export class Gateway {
 
   /** The whole body (kept for a retry), or undefined past the bound (reading stops; the connection closes after the 413). */
   private async readBody (req: IncomingMessage): Promise<Uint8Array | undefined> {
+    // neither a length nor chunks: no body (RFC 9112 6.3); Node discards the request once answered
+    if (req.headers['content-length'] == null && req.headers['transfer-encoding'] == null) return EMPTY
     return await new Promise((resolve, reject) => {
       const chunks: Buffer[] = []
       let size = 0
@@ -174,26 +177,58 @@ export class Gateway {
     else this.fail(res, res.headersSent ? 502 : last.status, last.message)
   }
 
-  /** Streams the answer to the client; resolves with the body bytes received from the replica. */
+  /**
+   * Streams the answer to the client; resolves with the body bytes received from the replica.
+   * What has come by the time the answer would wait for more is held back and goes out with
+   * the head in one write (a short answer is head, body and end in one write, as the service
+   * itself would send it, not three); once the answer waits, the head goes out at once (a
+   * server-sent event stream shows its first event without waiting) and the rest as it comes.
+   */
   private async stream (answer: ForwardAnswer, res: ServerResponse): Promise<number> {
-    const headers: Record<string, string[]> = {}
-    for (const h of answer.response.headers) (headers[h.name] ??= []).push(h.value)
     try {
-      res.writeHead(answer.response.status, headers)
+      res.statusCode = answer.response.status
+      const headers: Record<string, string[]> = {}
+      for (const h of answer.response.headers) (headers[h.name] ??= []).push(h.value)
+      for (const [name, values] of Object.entries(headers)) res.setHeader(name, values)
     } catch (err: any) {
+      for (const name of res.getHeaderNames()) res.removeHeader(name)
       answer.abort()
       throw new ForwardError(502, `the replica sent headers that are not valid HTTP: ${String(err?.message ?? err)}`, true)
     }
-    // headers go out at once: a server-sent event stream shows its first event without waiting
-    res.flushHeaders()
     res.on('close', () => { if (!res.writableFinished) answer.abort() })
+    let held: Buffer[] | undefined = []
+    let heldBytes = 0
     let bytes = 0
-    for await (const chunk of answer.body) {
-      bytes += chunk.byteLength
-      if (res.writableEnded || res.destroyed) { answer.abort(); return bytes }
-      if (!res.write(chunk)) await new Promise(resolve => res.once('drain', resolve))
+    try {
+      while (true) {
+        const next = answer.body.next()
+        if (held != null && (heldBytes >= HOLD_BYTES || !await settlesThisTurn(next))) {
+          // the answer waits (or is long): what is held goes out now, the rest as it comes
+          if (held.length === 0) res.flushHeaders()
+          for (const chunk of held) res.write(chunk)
+          held = undefined
+        }
+        const r = await next
+        if (r.done === true) break
+        const chunk = r.value
+        bytes += chunk.byteLength
+        if (res.writableEnded || res.destroyed) { answer.abort(); return bytes }
+        if (held != null) {
+          held.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
+          heldBytes += chunk.byteLength
+        } else if (!res.write(chunk)) await new Promise(resolve => res.once('drain', resolve))
+      }
+    } catch (err) {
+      // nothing went out yet: another replica may answer instead, on a clean slate
+      if (!res.headersSent) for (const name of res.getHeaderNames()) res.removeHeader(name)
+      throw err
     }
-    res.end()
+    // all of a short answer came at once: head and body in one write, with its length
+    if (held != null) res.end(held.length === 1 ? held[0] : Buffer.concat(held))
+    else res.end()
     return bytes
   }
 }
+
+/** Body bytes held back to go out with the head. */
+const HOLD_BYTES = 64 * 1024

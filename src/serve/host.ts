@@ -220,20 +220,60 @@ export class ServeHost implements LeaseHost {
     const res = await Promise.race([response, new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => { req.destroy(); reject(new ServeStreamError('TIMEOUT', `no answer from the service within ${this.opts.responseMs} ms`)) }, this.opts.responseMs)
     })]).finally(() => { clearTimeout(timer) })
+    // head, body and End go out in one write when they come together (a short answer);
+    // once the answer waits, what came goes out and the rest as it comes
+    ch.hold()
     ch.send({ response: { status: res.statusCode ?? 502, headers: wireHeaders(res.rawHeaders), draining: hosted.draining } })
-    try {
-      for await (const chunk of res as AsyncIterable<Buffer>) {
+    await relayBody(res, ch, hosted)
+    // the stream stays open for the renter's next request
+    ch.send({ end: {} })
+    ch.flush()
+  }
+}
+
+/** Answer bytes held back to go out with the head. */
+const HOLD_BYTES = 64 * 1024
+/** Answer bytes queued on the stream past which reading the service pauses. */
+const QUEUE_BYTES = 1024 * 1024
+
+/**
+ * The service's answer body as Body frames, as it comes (events, not an async iterator: this
+ * runs once per request); what is held is flushed once the answer waits a turn of the event loop.
+ */
+async function relayBody (res: IncomingMessage, ch: ServeChannel, hosted: HostedLease): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    let waiting: NodeJS.Immediate | undefined = setImmediate(() => { waiting = undefined; ch.flush() })
+    let done = false
+    const finish = (err?: ServeStreamError): void => {
+      if (done) return
+      done = true
+      if (waiting != null) clearImmediate(waiting)
+      res.off('data', onData)
+      if (err == null) { resolve(); return }
+      res.destroy()
+      reject(err)
+    }
+    const onData = (chunk: Buffer): void => {
+      try {
         for (let at = 0; at < chunk.byteLength; at += SERVE_CHUNK_BYTES) {
           const data = chunk.subarray(at, at + SERVE_CHUNK_BYTES)
           hosted.bytesOut += data.byteLength
           ch.send({ body: { data } })
-          if (ch.queued > 1024 * 1024) await ch.drain()
         }
+      } catch (err: any) {
+        finish(err instanceof ServeStreamError ? err : new ServeStreamError('UPSTREAM', String(err?.message ?? err)))
+        return
       }
-    } catch (err: any) {
-      throw new ServeStreamError('UPSTREAM', `the service broke off its answer: ${String(err?.message ?? err)}`)
+      if (ch.held && ch.queued >= HOLD_BYTES) ch.flush()
+      if (ch.queued > QUEUE_BYTES) {
+        res.pause()
+        void ch.drain().then(() => { if (!done) res.resume() })
+      }
     }
-    // the stream stays open for the renter's next request
-    ch.send({ end: {} })
-  }
+    res.on('data', onData)
+    res.once('end', () => { finish() })
+    res.once('error', (err) => { finish(new ServeStreamError('UPSTREAM', `the service broke off its answer: ${err.message}`)) })
+    // a connection cut before the end (no error on every Node version)
+    res.once('close', () => { if (!res.complete) finish(new ServeStreamError('UPSTREAM', 'the service broke off its answer: the connection closed before the end')) })
+  })
 }

@@ -2,14 +2,14 @@
  * Framing of /idlegrid/serve/1.1.0: length-prefixed ServeFrames both ways over a libp2p
  * stream that carries HTTP requests one after another, each frame bounded (checked on the
  * length prefix, before the body is read), with an idle bound between frames. Violations
- * become ServeStreamErrors. Frames queued together go out as one write: a request's head and
- * End (or an answer's head, body and End) cost one muxer frame and one TLS record, not three.
+ * become ServeStreamErrors. Frames sent together go out as one write: a request's head and
+ * End, or an answer's head, body and End (held until the answer would wait), cost one muxer
+ * frame and one TLS record, not three.
  */
-import * as lp from 'it-length-prefixed'
 import { decodeBounded } from '../../protocols/codec.js'
 import { ServeFrame } from '../../protocols/serve.js'
 import type { Stream } from '@libp2p/interface'
-import type { Uint8ArrayList } from 'uint8arraylist'
+import { Uint8ArrayList } from 'uint8arraylist'
 
 /** Body bytes per Body frame. */
 export const SERVE_CHUNK_BYTES = 64 * 1024
@@ -19,6 +19,28 @@ export const SERVE_LIMITS = { request: { headers: 128 }, response: { headers: 12
 
 /** Largest write of several queued frames (one frame may be larger by itself). */
 const BATCH_BYTES = 256 * 1024
+
+/** `frame` behind its unsigned-varint length, in one buffer. */
+function lengthPrefixed (frame: Uint8Array): Uint8Array {
+  let prefix = 1
+  for (let n = frame.byteLength; n >= 0x80; n = Math.floor(n / 0x80)) prefix++
+  const out = new Uint8Array(prefix + frame.byteLength)
+  let n = frame.byteLength
+  for (let i = 0; i < prefix - 1; i++) { out[i] = (n & 0x7f) | 0x80; n = Math.floor(n / 0x80) }
+  out[prefix - 1] = n
+  out.set(frame, prefix)
+  return out
+}
+
+const END_BYTES = lengthPrefixed(ServeFrame.encode({ end: {} }))
+
+/** Whether `p` settles in this turn of the event loop (what was already read settles in microtasks), before anything else runs. */
+export async function settlesThisTurn (p: Promise<unknown>): Promise<boolean> {
+  return await new Promise(resolve => {
+    const timer = setImmediate(() => { resolve(false) })
+    p.then(() => { clearImmediate(timer); resolve(true) }, () => { clearImmediate(timer); resolve(true) })
+  })
+}
 
 function concat (items: Uint8Array[], size: number): Uint8Array {
   const out = new Uint8Array(size)
@@ -41,27 +63,88 @@ export class ServeStreamError extends Error {
   }
 }
 
+/**
+ * Length-prefixed frames (unsigned varint, then that many bytes) from a stream's chunks: each
+ * length is checked against the bound as soon as its prefix is read, before its bytes are
+ * awaited; whole frames already received are taken without a wait.
+ */
+class FrameReader {
+  private readonly buffer = new Uint8ArrayList()
+
+  constructor (private readonly source: AsyncIterator<Uint8ArrayList | Uint8Array>, private readonly maxBytes: number) {}
+
+  /** The next whole frame already received, or undefined; throws TOO_LARGE for a length past the bound. */
+  take (): Uint8ArrayList | undefined {
+    let length = 0
+    let at = 0
+    while (true) {
+      if (at >= this.buffer.byteLength) return undefined
+      const byte = this.buffer.get(at)
+      length += (byte & 0x7f) * 2 ** (7 * at)
+      at++
+      if (length > this.maxBytes || (at >= 4 && byte >= 0x80)) throw new ServeStreamError('TOO_LARGE', `incoming frame exceeds the ${this.maxBytes}-byte frame bound`)
+      if (byte < 0x80) break
+    }
+    if (this.buffer.byteLength < at + length) return undefined
+    const frame = this.buffer.sublist(at, at + length)
+    this.buffer.consume(at + length)
+    return frame
+  }
+
+  /** Reads until a whole frame is here (undefined at a clean end of the stream), at most `idleMs`. */
+  async fill (idleMs: number): Promise<Uint8ArrayList | undefined> {
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new ServeStreamError('TIMEOUT', `no frame within ${idleMs} ms`)) }, idleMs) })
+    try {
+      while (true) {
+        let chunk: IteratorResult<Uint8ArrayList | Uint8Array>
+        try {
+          chunk = await Promise.race([this.source.next(), timeout])
+        } catch (err: any) {
+          if (err instanceof ServeStreamError) throw err
+          throw new ServeStreamError('UPSTREAM', `stream failed: ${String(err?.message ?? err)}`, { cause: err })
+        }
+        if (chunk.done === true) {
+          if (this.buffer.byteLength > 0) throw new ServeStreamError('UPSTREAM', 'the stream ended inside a frame')
+          return undefined
+        }
+        this.buffer.append(chunk.value)
+        const frame = this.take()
+        if (frame != null) return frame
+      }
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}
+
 export type ServeFrameKind = 'request' | 'body' | 'end' | 'response' | 'error'
 const KINDS: ServeFrameKind[] = ['request', 'body', 'end', 'response', 'error']
 
 export function serveFrameKind (frame: ServeFrame): ServeFrameKind {
-  const set = KINDS.filter(k => frame[k] != null)
-  if (set.length !== 1) throw new ServeStreamError('PROTOCOL', set.length === 0 ? 'frame has no known member' : `frame sets ${set.join(' and ')}`)
-  return set[0] as ServeFrameKind
+  let kind: ServeFrameKind | undefined
+  for (const k of KINDS) {
+    if (frame[k] == null) continue
+    if (kind != null) throw new ServeStreamError('PROTOCOL', `frame sets ${KINDS.filter(m => frame[m] != null).join(' and ')}`)
+    kind = k
+  }
+  if (kind == null) throw new ServeStreamError('PROTOCOL', 'frame has no known member')
+  return kind
 }
 
 /** One side of a serve stream: `next()` reads (undefined at a clean end), `send()` writes, `error()` tells why and ends. */
 export class ServeChannel {
-  private readonly reader: AsyncIterator<Uint8ArrayList>
+  private readonly reader: FrameReader
   private readonly queue: Uint8Array[] = []
   private queuedBytes = 0
   private wake?: () => void
   private readonly drained: Array<() => void> = []
   private readonly sinkDone: Promise<void>
   private ended = false
+  private holding = false
 
   constructor (readonly stream: Stream, private readonly idleMs: number) {
-    this.reader = lp.decode(stream.source, { maxDataLength: MAX_SERVE_FRAME_BYTES })[Symbol.asyncIterator]()
+    this.reader = new FrameReader(stream.source[Symbol.asyncIterator](), MAX_SERVE_FRAME_BYTES)
     this.sinkDone = stream.sink(this.outgoing()).catch(() => {})
   }
 
@@ -70,12 +153,31 @@ export class ServeChannel {
     return !this.ended && this.stream.status === 'open' && this.stream.readStatus === 'ready' && (this.stream.writeStatus === 'ready' || this.stream.writeStatus === 'writing')
   }
 
+  /** Queues `frame`; it goes out at once unless the channel holds (`hold`). */
   send (frame: ServeFrame): void {
     if (this.ended) throw new ServeStreamError('PROTOCOL', 'stream already ended')
-    const bytes = lp.encode.single(ServeFrame.encode(frame)).subarray()
+    // End is the same bytes every time (once per request each way)
+    const bytes = frame.end != null && frame.request == null && frame.response == null && frame.body == null && frame.error == null ? END_BYTES : lengthPrefixed(ServeFrame.encode(frame))
     this.queue.push(bytes)
     this.queuedBytes += bytes.byteLength
-    this.wake?.()
+    if (!this.holding) this.wake?.()
+  }
+
+  /**
+   * Frames sent from now on wait until `flush`, then go out together in one write (one muxer
+   * frame, one TLS record): an answer's head, short body and End, sent a tick or two apart.
+   */
+  hold (): void {
+    this.holding = true
+  }
+
+  flush (): void {
+    this.holding = false
+    if (this.queue.length > 0) this.wake?.()
+  }
+
+  get held (): boolean {
+    return this.holding
   }
 
   /** Bytes queued and not yet taken by the stream: a writer waits (`drain`) while this is high. */
@@ -85,6 +187,7 @@ export class ServeChannel {
 
   /** Resolves once the queue is empty (or the channel ended). */
   async drain (): Promise<void> {
+    this.flush()
     if (this.queue.length === 0 || this.ended) return
     await new Promise<void>(resolve => { this.drained.push(resolve) })
   }
@@ -92,7 +195,7 @@ export class ServeChannel {
   /** What is queued, length-prefixed frames joined into writes of at most about BATCH_BYTES. */
   private async * outgoing (): AsyncGenerator<Uint8Array> {
     while (true) {
-      if (this.queue.length > 0) {
+      if (this.queue.length > 0 && (!this.holding || this.ended)) {
         let n = 0
         let size = 0
         while (n < this.queue.length && (n === 0 || size + (this.queue[n] as Uint8Array).byteLength <= BATCH_BYTES)) size += (this.queue[n++] as Uint8Array).byteLength
@@ -109,24 +212,12 @@ export class ServeChannel {
   }
 
   async next (idleMs = this.idleMs): Promise<ServeFrame | undefined> {
-    let timer: NodeJS.Timeout | undefined
-    let result: IteratorResult<Uint8ArrayList>
-    try {
-      result = await Promise.race([
-        this.reader.next(),
-        new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new ServeStreamError('TIMEOUT', `no frame within ${idleMs} ms`)) }, idleMs) })
-      ])
-    } catch (err: any) {
-      if (err instanceof ServeStreamError) throw err
-      if (String(err?.name).startsWith('InvalidDataLength')) throw new ServeStreamError('TOO_LARGE', 'incoming frame exceeds the frame bound', { cause: err })
-      throw new ServeStreamError('UPSTREAM', `stream failed: ${String(err?.message ?? err)}`, { cause: err })
-    } finally {
-      clearTimeout(timer)
-    }
-    if (result.done === true) return undefined
+    // frames that came in one read are taken without waiting (an answer's head, body and End)
+    const bytes = this.reader.take() ?? await this.reader.fill(idleMs)
+    if (bytes == null) return undefined
     let frame: ServeFrame
     try {
-      frame = decodeBounded(ServeFrame, result.value, 'serve frame', MAX_SERVE_FRAME_BYTES, SERVE_LIMITS)
+      frame = decodeBounded(ServeFrame, bytes, 'serve frame', MAX_SERVE_FRAME_BYTES, SERVE_LIMITS)
     } catch (err) {
       throw new ServeStreamError('PROTOCOL', (err as Error).message, { cause: err })
     }

@@ -2,20 +2,40 @@
  * Services (issue 17): the gateway + libp2p hop against direct HTTP to the same server in the
  * same run (added latency p50/p99, goal p50 ≤ 1 ms on loopback; throughput ratio, goal ≥ 0.7),
  * and routing quality with two replicas, one slowed by 50 ms (goal ≥ 90 % to the fast one).
- * Renter and provider are real libp2p nodes in this process; the upstream is a small HTTP
- * server here too. SERVE_BENCH_N sets the requests per measurement (default 2000).
+ * Fair sides: the provider node and the upstream HTTP servers run in a child process
+ * (test/bench/serve-provider.ts), as a provider is another machine, so
+ *   direct  = bench client → upstream (child)
+ *   gateway = bench client → gateway + renter node (bench) → libp2p → provider node (child) → upstream (child).
+ * Besides wall time, the CPU each process spent per request (cpuUsPerRequest): a figure a
+ * loaded machine inflates less. The floors under the hop: bare 100-byte round trips on open
+ * libp2p streams to an echo in the child (libp2pEcho*), and serve requests the child answers
+ * without a service behind (serveFrames*: the hop with serve framing, no HTTP); and the
+ * reference for one HTTP hop: a plain Node reverse proxy in this process to the same upstream
+ * (plainProxy*, keep-alive both ways, no libp2p).
+ * SERVE_BENCH_N sets the requests per measurement (default 2000), SERVE_BENCH_CONCURRENCY the
+ * clients of the throughput runs (default 16). To profile one part: SERVE_BENCH_PROFILE=gateway
+ * (or frames, or echo) runs only that part's throughput, 5 × N requests; `node --cpu-prof` on
+ * the bench profiles the child too (fork inherits the flags).
  */
-import { Agent, createServer, request, type Server } from 'node:http'
-import { randomBytes } from 'node:crypto'
+import { fork, type ChildProcess } from 'node:child_process'
+import { Agent, createServer, request } from 'node:http'
+import { join } from 'node:path'
 import { loadavg } from 'node:os'
-import { toHex } from '../../src/common/index.js'
-import { Gateway, ReplicaPool, ServeHost, SERVE_HOST_SERVICE } from '../../src/serve/index.js'
-import { serveHostService } from '../../src/serve/service.js'
-import { startInProcessNetwork } from '../utils/index.js'
+import { fileURLToPath } from 'node:url'
+import { multiaddr } from '@multiformats/multiaddr'
+import { resolveConfig } from '../../src/config/index.js'
+import { createNode } from '../../src/node/index.js'
+import { Gateway, ReplicaPool } from '../../src/serve/index.js'
+import { ServeChannel, serveFrameKind } from '../../src/serve/wire.js'
+import { peerIdFromString } from '@libp2p/peer-id'
+import { tempDir } from '../utils/index.js'
 import { percentile } from './stats.js'
+import type { Stream } from '@libp2p/interface'
+import type { ServeProviderReply, ServeProviderRequest } from './serve-provider.js'
 
 const N = Number(process.env.SERVE_BENCH_N ?? 2000)
-const CONCURRENCY = 16
+const CONCURRENCY = Number(process.env.SERVE_BENCH_CONCURRENCY ?? 16)
+const PROVIDER_SCRIPT = fileURLToPath(new URL('./serve-provider.js', import.meta.url))
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY })
 
 async function get (url: string): Promise<number> {
@@ -32,74 +52,212 @@ async function sequential (url: string, n: number): Promise<number[]> {
   return out
 }
 
-async function throughput (url: string, n: number): Promise<number> {
+async function concurrent (url: string, n: number, clients: number): Promise<number> {
   let next = 0
   const t0 = performance.now()
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => { while (next++ < n) await get(url) }))
+  await Promise.all(Array.from({ length: clients }, async () => { while (next++ < n) await get(url) }))
   return n / ((performance.now() - t0) / 1000)
 }
 
-function upstream (delayMs: number): Server {
-  return createServer((_req, res) => {
-    const answer = (): void => { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"sentiment":0.5}') }
-    if (delayMs > 0) setTimeout(answer, delayMs)
-    else answer()
+/**
+ * A plain Node reverse proxy to `port` (keep-alive both ways, no libp2p): what one HTTP hop in
+ * Node costs by itself, the reference for the gateway's added cost.
+ */
+async function plainProxy (port: number): Promise<{ url: string, close: () => void }> {
+  const upstreamAgent = new Agent({ keepAlive: true, maxSockets: 64 })
+  const server = createServer((req, res) => {
+    const out = request({ host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers, agent: upstreamAgent }, answer => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers)
+      answer.pipe(res)
+    })
+    out.on('error', () => { res.destroy() })
+    req.pipe(out)
   })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => { resolve() }))
+  const { port: own } = server.address() as { port: number }
+  return { url: `http://127.0.0.1:${own}`, close: () => { server.closeAllConnections(); server.close(); upstreamAgent.destroy() } }
 }
 
-async function listen (server: Server): Promise<number> {
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => { resolve() }))
-  return (server.address() as { port: number }).port
+/** The provider process: one request at a time over IPC (replies come in order). */
+class ProviderProcess {
+  private readonly waiting: Array<(reply: ServeProviderReply) => void> = []
+  private constructor (readonly child: ChildProcess) {
+    child.on('message', (reply: ServeProviderReply) => { this.waiting.shift()?.(reply) })
+  }
+
+  static async start (dir: string): Promise<{ provider: ProviderProcess, addr: string, peerId: string }> {
+    const child = fork(PROVIDER_SCRIPT, [dir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const provider = new ProviderProcess(child)
+    const ready = await new Promise<ServeProviderReply>((resolve, reject) => {
+      const timer = setTimeout(() => { reject(new Error('serve provider did not start within 60 s')) }, 60_000)
+      provider.waiting.push(r => { clearTimeout(timer); resolve(r) })
+      child.once('exit', code => { clearTimeout(timer); reject(new Error(`serve provider exited with ${String(code)}`)) })
+    })
+    if (ready.type !== 'ready') throw new Error(`serve provider said ${ready.type} first`)
+    return { provider, addr: ready.addr, peerId: ready.peerId }
+  }
+
+  async ask (req: ServeProviderRequest): Promise<ServeProviderReply> {
+    const reply = new Promise<ServeProviderReply>(resolve => { this.waiting.push(resolve) })
+    this.child.send(req)
+    return await reply
+  }
+
+  async cpuMs (): Promise<number> {
+    const r = await this.ask({ type: 'cpu' })
+    return r.type === 'cpu' ? r.cpuMs : NaN
+  }
+
+  async stop (): Promise<void> {
+    if (this.child.exitCode != null) return
+    const exited = new Promise(resolve => this.child.once('exit', resolve))
+    this.child.send({ type: 'stop' })
+    const timer = setTimeout(() => { this.child.kill('SIGKILL') }, 10_000)
+    await exited
+    clearTimeout(timer)
+  }
+}
+
+const ECHO_PROTOCOL = '/idlegrid/bench/echo/1.0.0'
+const FRAMES_PROTOCOL = '/idlegrid/bench/serve-frames/1.0.0'
+
+/** Round trips of `payload` on one open libp2p stream to the provider's echo, while `left()` says more are wanted. */
+async function echoRoundTrips (stream: Stream, payload: Uint8Array, left: () => boolean): Promise<void> {
+  const reader = stream.source[Symbol.asyncIterator]()
+  const out: Uint8Array[] = []
+  let wake: (() => void) | undefined
+  let done = false
+  const sinkDone = stream.sink((async function * () {
+    while (true) {
+      const next = out.shift()
+      if (next != null) { yield next; continue }
+      if (done) return
+      await new Promise<void>(resolve => { wake = resolve })
+      wake = undefined
+    }
+  })())
+  while (left()) {
+    out.push(payload)
+    wake?.()
+    for (let got = 0; got < payload.byteLength;) {
+      const r = await reader.next()
+      if (r.done === true) throw new Error('echo stream ended early')
+      got += r.value.byteLength
+    }
+  }
+  done = true
+  wake?.()
+  await sinkDone
+  await stream.close()
+}
+
+/** Serve requests in turn on one open stream to the provider's framing-only answerer, while `left()` says more are wanted. */
+async function frameRoundTrips (stream: Stream, leaseId: Uint8Array, left: () => boolean): Promise<void> {
+  const ch = new ServeChannel(stream, 10_000)
+  while (left()) {
+    ch.send({ request: { leaseId, method: 'GET', path: '/x', headers: [{ name: 'user-agent', value: 'bench' }] } })
+    ch.send({ end: {} })
+    for (let f = await ch.next(); f == null || serveFrameKind(f) !== 'end'; f = await ch.next()) {
+      if (f == null) throw new Error('frames stream ended early')
+    }
+  }
+  await ch.close()
+}
+
+function ownCpuMs (): number {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
 }
 
 export default async function serveBench (): Promise<Record<string, unknown>> {
-  const hosts = [new ServeHost(), new ServeHost()]
-  const net = await startInProcessNetwork({ providers: 2, renters: 1, extensions: (role, i) => role === 'provider' ? { services: { [SERVE_HOST_SERVICE]: serveHostService(hosts[i] as ServeHost) } } : {} })
-  const servers: Server[] = []
+  const dir = await tempDir('idlegrid-serve-bench-')
   const gateways: Gateway[] = []
+  const closers: Array<() => void> = []
+  let provider: ProviderProcess | undefined
+  const renter = await createNode(resolveConfig({ role: 'renter', flags: { dataDir: join(dir.path, 'renter'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], heartbeatSeconds: 60 } }))
   try {
-    const renter = net.renters[0]!
-    for (const p of net.providers) await renter.libp2p.dial(p.libp2p.getMultiaddrs()[0] as any)
-    const lease = async (p: number, delayMs: number): Promise<{ id: string, leaseId: Uint8Array, port: number }> => {
-      const server = upstream(delayMs)
-      servers.push(server)
-      const port = await listen(server)
-      const leaseId = new Uint8Array(randomBytes(16))
-      const id = toHex(leaseId)
-      hosts[p]!.leases.set(id, { leaseId: id, renter: renter.peerId.toString(), port, healthPath: '/', healthy: true, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 })
-      return { id, leaseId, port }
+    const started = await ProviderProcess.start(dir.path)
+    provider = started.provider
+    const providerId = peerIdFromString(started.peerId)
+    await renter.libp2p.dial(multiaddr(started.addr))
+    const lease = async (delayMs: number): Promise<{ id: string, leaseId: Uint8Array, port: number }> => {
+      const r = await (provider as ProviderProcess).ask({ type: 'lease', renter: renter.peerId.toString(), delayMs })
+      if (r.type !== 'lease') throw new Error(`serve provider said ${r.type} to a lease`)
+      return { id: r.leaseId, leaseId: new Uint8Array(Buffer.from(r.leaseId, 'hex')), port: r.port }
     }
-    const gateway = async (replicas: Array<{ p: number, id: string, leaseId: Uint8Array }>): Promise<{ url: string, pool: ReplicaPool }> => {
+    const gateway = async (replicas: Array<{ id: string, leaseId: Uint8Array }>): Promise<{ url: string, pool: ReplicaPool }> => {
       const pool = new ReplicaPool(64)
-      for (const r of replicas) pool.add({ id: r.id, leaseId: r.leaseId, provider: net.providers[r.p]!.peerId, region: '', state: 'ready' })
+      for (const r of replicas) pool.add({ id: r.id, leaseId: r.leaseId, provider: providerId, region: '', state: 'ready' })
       const gw = new Gateway(renter.libp2p, pool, { port: 0, bind: '127.0.0.1', maxBodyBytes: 1 << 20, timeoutMs: 10_000, maxInflight: 1024 })
       gateways.push(gw)
       return { url: await gw.start(), pool }
     }
+    /** requests/s of `n` requests from CONCURRENCY clients, and the CPU µs per request of this process and the provider's */
+    const measured = async (url: string, n: number): Promise<{ rps: number, benchCpuUs: number, providerCpuUs: number }> => {
+      const [own0, child0] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
+      const rps = await concurrent(url, n, CONCURRENCY)
+      const [own1, child1] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
+      return { rps, benchCpuUs: (own1 - own0) * 1000 / n, providerCpuUs: (child1 - child0) * 1000 / n }
+    }
 
     // the hop: one replica, the same server reached directly and through the gateway
-    const one = await lease(0, 0)
+    const one = await lease(0)
     const direct = `http://127.0.0.1:${one.port}/x`
-    const via = `${(await gateway([{ p: 0, ...one }])).url}/x`
+    const via = `${(await gateway([one])).url}/x`
     await sequential(direct, 200)
     await sequential(via, 200)
+    /**
+     * The floors: bare round trips on open libp2p streams (TLS + yamux) with a payload the size
+     * of one request's frames, and serve requests answered by the provider without a service
+     * (serve framing, no HTTP); as many streams as clients.
+     */
+    const floor = async (protocol: string, n: number): Promise<{ rps: number, benchCpuUs: number, providerCpuUs: number }> => {
+      const streams = await Promise.all(Array.from({ length: CONCURRENCY }, async () => await renter.libp2p.dialProtocol(providerId, protocol)))
+      const [own0, child0] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
+      let next = 0
+      const t0 = performance.now()
+      await Promise.all(streams.map(async s => {
+        if (protocol === ECHO_PROTOCOL) await echoRoundTrips(s, new Uint8Array(100), () => next++ < n)
+        else await frameRoundTrips(s, one.leaseId, () => next++ < n)
+      }))
+      const rps = n / ((performance.now() - t0) / 1000)
+      const [own1, child1] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
+      return { rps, benchCpuUs: (own1 - own0) * 1000 / n, providerCpuUs: (child1 - child0) * 1000 / n }
+    }
+    const profiled = process.env.SERVE_BENCH_PROFILE
+    if (profiled != null) {
+      // one part, five times over, for `node --cpu-prof`
+      const run = profiled === 'gateway' ? await measured(via, 5 * N) : await floor(profiled === 'echo' ? ECHO_PROTOCOL : FRAMES_PROTOCOL, 5 * N)
+      return { profiled, requests: 5 * N, rps: Math.round(run.rps), cpuUsPerRequest: { bench: Math.round(run.benchCpuUs), provider: Math.round(run.providerCpuUs) } }
+    }
+    await concurrent(direct, 200, CONCURRENCY)
+    await concurrent(via, 200, CONCURRENCY)
     const d = (await sequential(direct, N)).sort((a, b) => a - b)
     const g = (await sequential(via, N)).sort((a, b) => a - b)
-    const directRps = await throughput(direct, N)
-    const gatewayRps = await throughput(via, N)
+    const directRun = await measured(direct, N)
+    const gatewayRun = await measured(via, N)
+    const proxy = await plainProxy(one.port)
+    closers.push(proxy.close)
+    await concurrent(`${proxy.url}/x`, 200, CONCURRENCY)
+    const proxyRun = await measured(`${proxy.url}/x`, N)
+
+    await floor(ECHO_PROTOCOL, 200)
+    const echoRun = await floor(ECHO_PROTOCOL, N)
+    await floor(FRAMES_PROTOCOL, 200)
+    const framesRun = await floor(FRAMES_PROTOCOL, N)
 
     // routing: a fast replica and one slowed by 50 ms
-    const fast = await lease(0, 0)
-    const slow = await lease(1, 50)
-    const routed = await gateway([{ p: 0, ...fast }, { p: 1, ...slow }])
+    const fast = await lease(0)
+    const slow = await lease(50)
+    const routed = await gateway([fast, slow])
     const routedN = Math.min(N, 1000)
-    let next = 0
-    await Promise.all(Array.from({ length: 4 }, async () => { while (next++ < routedN) await get(`${routed.url}/x`) }))
+    await concurrent(`${routed.url}/x`, routedN, 4)
     const share = routed.pool.get(fast.id)!.served / routedN
 
     const round = (x: number): number => Math.round(x * 1000) / 1000
     return {
       requests: N,
+      concurrency: CONCURRENCY,
       loadAvg1m: round(loadavg()[0] ?? 0),
       directP50Ms: round(percentile(d, 0.5)),
       directP99Ms: round(percentile(d, 0.99)),
@@ -107,17 +265,30 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
       gatewayP99Ms: round(percentile(g, 0.99)),
       addedP50Ms: round(percentile(g, 0.5) - percentile(d, 0.5)),
       addedP99Ms: round(percentile(g, 0.99) - percentile(d, 0.99)),
-      directRps: Math.round(directRps),
-      gatewayRps: Math.round(gatewayRps),
-      throughputRatio: round(gatewayRps / directRps),
+      directRps: Math.round(directRun.rps),
+      gatewayRps: Math.round(gatewayRun.rps),
+      throughputRatio: round(gatewayRun.rps / directRun.rps),
+      cpuUsPerRequest: {
+        direct: { bench: Math.round(directRun.benchCpuUs), provider: Math.round(directRun.providerCpuUs) },
+        gateway: { bench: Math.round(gatewayRun.benchCpuUs), provider: Math.round(gatewayRun.providerCpuUs) },
+        plainProxy: { bench: Math.round(proxyRun.benchCpuUs), provider: Math.round(proxyRun.providerCpuUs) }
+      },
+      plainProxyRps: Math.round(proxyRun.rps),
+      plainProxyRatio: round(proxyRun.rps / directRun.rps),
+      libp2pEchoRps: Math.round(echoRun.rps),
+      libp2pEchoCpuUsPerRoundTrip: { bench: Math.round(echoRun.benchCpuUs), provider: Math.round(echoRun.providerCpuUs) },
+      serveFramesRps: Math.round(framesRun.rps),
+      serveFramesCpuUsPerRequest: { bench: Math.round(framesRun.benchCpuUs), provider: Math.round(framesRun.providerCpuUs) },
       routingRequests: routedN,
       fastReplicaShare: round(share),
       goals: 'addedP50Ms <= 1, throughputRatio >= 0.7, fastReplicaShare >= 0.9'
     }
   } finally {
     for (const gw of gateways) await gw.stop()
-    for (const s of servers) { s.closeAllConnections(); s.close() }
+    for (const close of closers) close()
     agent.destroy()
-    await net.stop()
+    await provider?.stop()
+    await renter.stop()
+    await dir.cleanup()
   }
 }

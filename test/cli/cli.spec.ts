@@ -78,6 +78,10 @@ describe('idlegrid CLI', function () {
     assertOneLineError(await idlegrid(['submit', job, '--max-attempts', 'x', '--data-dir', join(dir.path, 'submit-renter')]), 2, /--max-attempts must be a whole number/)
   })
 
+  it('provider: a bad --usage-interval-seconds is exit 2, before any node starts', async () => {
+    assertOneLineError(await idlegrid(['provider', '--usage-interval-seconds', '0', '--region', 'eu-west', '--price-floor', '1', '--simulate-gpu', 'H100:80', '--runner', 'process', '--data-dir', join(dir.path, 'usage-provider')]), 2, /--usage-interval-seconds: 0 is not a number of seconds from 1 to 3600/)
+  })
+
   it('rejects an unparsable multiaddr', async () => {
     assertOneLineError(await idlegrid(['renter', '--listen', 'localhost:4001', '--data-dir', dir.path]), 2, /config field "listen(\[0\])?": expected a multiaddr/)
     assertOneLineError(await idlegrid(['renter', '--bootstrap', '/ip4/127.0.0.1/tcp/4001', '--data-dir', dir.path]), 2, /"bootstrap\[0\]": expected a multiaddr ending in \/p2p\//)

@@ -94,6 +94,26 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
     console.log(`      ${REQUESTS} requests in ${ms} ms (${Math.round(REQUESTS / (ms / 1000))} req/s, ${CONCURRENCY} at a time)`)
   })
 
+  it('each replica\'s usage is co-signed: the same statement in its provider\'s ledger and in the renter\'s (one a second here, --usage-interval-seconds 1)', async () => {
+    const status = await control(renterDir, 'services.status', { name: 'sentiment' })
+    const renterId = net.renters[0]!.peerId
+    /** the usage statements in `dataDir`'s own feed: lease, interval and requests */
+    const usageIn = async (dataDir: string, peer: string): Promise<string[]> => {
+      const feed = await control(dataDir, 'ledger.show', { peer, limit: 200 })
+      return feed.entries.filter((e: any) => e.kind === 'usage').map((e: any) => `${String(e.summary.lease)} ${String(e.summary.intervalStart)}-${String(e.summary.intervalEnd)} ${String(e.summary.requests)} ${String(e.summary.provider)} ${String(e.summary.renter)}`)
+    }
+    for (const replica of status.replicas) {
+      const provider = net.providers.find(p => p.peerId === replica.provider)
+      assert.ok(provider != null, 'the replica runs on one of our providers')
+      const both = await waitFor(async () => {
+        const mine = (await usageIn(provider.dataDir, provider.peerId)).filter(u => u.startsWith(`${String(replica.id)} `))
+        const theirs = new Set(await usageIn(renterDir, renterId))
+        return mine.find(u => theirs.has(u))
+      }, { timeoutMs: 15_000, intervalMs: 250, what: `a co-signed statement for replica ${String(replica.id)} in both ledgers` })
+      assert.ok(both.endsWith(` ${provider.peerId} ${renterId}`), both)
+    }
+  })
+
   it('streams server-sent events through the gateway', async () => {
     const answer = await http(`${url}/stream?text=${encodeURIComponent('I love it. I hate rain.')}`)
     assert.equal(answer.status, 200)

@@ -52,7 +52,8 @@ export async function startServeNetwork (baseDir: string, providers: number, reg
     baseDir,
     providers,
     renters: 1,
-    providerArgs: (i) => [...DEFAULT_PROVIDER_ARGS.filter((a, k, all) => a !== '--region' && all[k - 1] !== '--region'), '--region', regions[i % regions.length] as string, '--runner', 'process']
+    // a usage statement per lease every second (default 60): the specs see one made while they run
+    providerArgs: (i) => [...DEFAULT_PROVIDER_ARGS.filter((a, k, all) => a !== '--region' && all[k - 1] !== '--region'), '--region', regions[i % regions.length] as string, '--runner', 'process', '--usage-interval-seconds', '1']
   })
 }
 

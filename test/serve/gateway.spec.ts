@@ -170,6 +170,26 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     recordAttack({ issue: '17.6', attack: 'replica answers garbage / never answers', got: `${g.status} / ${h.status} after ${waited} ms`, limit: '502 / 504 within timeoutSeconds; GETs retried elsewhere' })
   })
 
+  it('red team: a service that breaks off its answer mid-body: the client sees a broken answer, never a complete one; the stream and the gateway go on', async () => {
+    // head and a first part, then the connection is cut (a crash mid-answer)
+    const breaking = createHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' })
+      res.write('partial ')
+      setTimeout(() => { res.socket?.destroy() }, 50)
+    })
+    const cut = await lease(0, breaking)
+    const good = await lease(0, echoServer())
+    const { gw, url } = await gatewayFor([{ p: 0, ...cut }])
+    const broken = await http(`${url}/x`)
+    assert.ok(broken.status === 0 || broken.status === 502, `a broken answer (${broken.status} ${JSON.stringify(broken.body)})`)
+    const before = hosts[0]!.leases.get(cut.id)!.inflight
+    assert.equal(before, 0, 'the lease\'s in-flight count went back')
+    const { url: goodUrl } = await gatewayFor([{ p: 0, ...good }])
+    for (let i = 0; i < 3; i++) assert.equal((await http(`${goodUrl}/x`)).status, 200, 'the provider still serves')
+    assert.equal(gw.stats.answered, 0, 'the cut answer is not counted as answered')
+    recordAttack({ issue: '17.6', attack: 'service breaks off its answer mid-body', got: `client got status ${broken.status} with ${broken.body.length} bytes; answered 0`, limit: 'never a complete-looking answer; gateway and provider go on' })
+  })
+
   it('red team: another renter cannot use a lease (NO_LEASE, the same as no lease at all)', async () => {
     const a = await lease(0, echoServer())
     const other = net.renters[1]!

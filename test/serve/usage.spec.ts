@@ -150,7 +150,8 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
     const recorded = desk.stats.recorded
     hooks.ended()
     await waitFor(() => desk.stats.recorded > recorded, { timeoutMs: 20_000, what: 'the ended lease\'s last statement to be recorded' })
-    const last = host.usage.last.get(id)
+    // the renter records before its answer reaches the provider, which records then
+    const last = await waitFor(() => host.usage?.last.get(id), { timeoutMs: 5_000, what: 'the provider\'s outcome for the ended lease' })
     assert.equal(last?.outcome, 'recorded', JSON.stringify(last))
     if (last?.outcome === 'recorded') assert.equal(last.signed.priceMicroUsdPerGpuHour, PRICE)
   })

@@ -44,6 +44,7 @@ export const PROVIDER_OPTIONS: OptionTable = {
   'simulate-gpu': { type: 'string', multiple: true, valueName: 'MODEL:VRAM_GB[:COUNT]', description: 'advertise simulated GPUs instead of running nvidia-smi (repeatable; development)' },
   'nvidia-smi': { type: 'string', valueName: 'PATH', description: 'nvidia-smi binary (default: nvidia-smi on PATH)' },
   'record-ttl-seconds': { type: 'string', valueName: 'S', description: 'capability record lifetime, refreshed at half of it (default 1800, 5..7200)' },
+  'usage-interval-seconds': { type: 'string', valueName: 'S', description: 'a co-signed usage statement per hosted service lease this often (default 60, 1..3600)' },
   runner: { type: 'string', valueName: 'docker|process', description: 'how jobs run: docker (default; containers) or process (plain processes: weaker than docker, see README "Runners")' },
   'work-root': { type: 'string', valueName: 'DIR', description: 'where job work dirs are made, never inside the data dir (default <tmpdir>/idlegrid-jobs-<hash of the data dir>)' },
   'job-user': { type: 'string', valueName: 'NAME|UID[:GID]|FIRST-LAST', description: 'process runner, provider run as root: whom jobs run as (default: uids 61184-61439, one per running job; a single user is shared by concurrent jobs)' },
@@ -60,6 +61,7 @@ async function prepareProvider (config: NodeConfig, values: ParsedValues, out: O
     const value = values[name]
     if (typeof value === 'string' || (Array.isArray(value) && value.every(v => typeof v === 'string'))) flags[name] = value as string | string[]
   }
+  const usageIntervalMs = usageIntervalFlag(values['usage-interval-seconds'])
   const docker = splitDockerFields(config.provider)
   const { profile, recordTtlMs } = await loadProviderSetup({
     raw: docker.rest,
@@ -79,7 +81,15 @@ async function prepareProvider (config: NodeConfig, values: ParsedValues, out: O
     throw new UsageError(`--work-root: ${String(err?.message ?? err)}`)
   }
   if (runner === 'process') warnProcessRunner(jobUser, workRoot ?? defaultWorkRoot(config.dataDir), out)
-  return { provider: { profile, recordTtlMs, runner, nvidiaSmi: values['nvidia-smi'] as string | undefined, jobUser, workRoot, docker: dockerSettings(values, docker.file) } }
+  return { provider: { profile, recordTtlMs, runner, nvidiaSmi: values['nvidia-smi'] as string | undefined, jobUser, workRoot, docker: dockerSettings(values, docker.file), usageIntervalMs } }
+}
+
+/** --usage-interval-seconds as ms (1 s to 1 h), or undefined for the default. */
+function usageIntervalFlag (value: unknown): number | undefined {
+  if (value === undefined) return undefined
+  const seconds = Number(value)
+  if (typeof value !== 'string' || value.trim() === '' || !Number.isFinite(seconds) || seconds < 1 || seconds > 3600) throw new UsageError(`--usage-interval-seconds: ${String(value)} is not a number of seconds from 1 to 3600`)
+  return Math.round(seconds * 1000)
 }
 
 /** Says whom process jobs run as and what that does not isolate; a bad --job-user is a usage error. */
