@@ -1,0 +1,68 @@
+/**
+ * The idle benchmark's providers, in a process of their own (test/bench/idle.bench.ts forks
+ * it). Mode "full" builds each provider as the CLI does (src/cli/build-node.ts: capability
+ * advertiser, market, exec, ledger, serve); mode "market" as the auction benchmark's
+ * provider-shard.ts does (market services over a slot scheduler). IPC: 'status' (each node's
+ * connection count), 'usage' (this process's CPU so far and its event-loop delay since the
+ * last ask), 'stop'; with idle-timers.js preloaded it also answers 'timers'.
+ *
+ * usage: fork(idle-shard.js, [BOOTSTRAP_ADDR, COUNT, DATA_DIR, MODE, HEARTBEAT_SECONDS])
+ */
+import { join } from 'node:path'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy.js'
+import { providerProfile } from '../../src/capability/profile.js'
+import { resolveConfig } from '../../src/config/index.js'
+import { buildNode } from '../../src/cli/build-node.js'
+import { createNode, type IdlegridNode } from '../../src/node/index.js'
+import { providerMarketServices } from '../market/fixtures.js'
+import { usageNow, type UsageSnapshot } from './process-usage.js'
+
+const REGIONS = ['eu-west', 'eu-central', 'us-east', 'us-west', 'ap-south']
+const GPUS = ['H100:80', 'A100:40', 'RTX 4090:24', 'L40S:48']
+const START_BATCH = 5
+
+export type IdleMode = 'full' | 'market'
+export type IdleRequest = { type: 'status' } | { type: 'usage' } | { type: 'timers' } | { type: 'stop' }
+export type IdleReply =
+  | { type: 'ready' }
+  | { type: 'status', connections: number[] }
+  | { type: 'usage', usage: UsageSnapshot, loopDelayP50Ms: number, loopDelayP99Ms: number }
+
+async function main (): Promise<void> {
+  const [bootstrap, countArg, dir, modeArg, heartbeatArg] = process.argv.slice(2)
+  const count = Number(countArg)
+  const mode = modeArg as IdleMode
+  const heartbeatSeconds = Number(heartbeatArg)
+  if (bootstrap == null || dir == null || !Number.isInteger(count) || !['full', 'market'].includes(mode) || !(heartbeatSeconds > 0) || process.send == null) {
+    process.stderr.write('idle-shard: start with fork(script, [BOOTSTRAP_ADDR, COUNT, DATA_DIR, full|market, HEARTBEAT_SECONDS])\n')
+    process.exit(2)
+  }
+  const send = (reply: IdleReply): void => { process.send?.(reply) }
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 })
+  loopDelay.enable()
+  const start = async (i: number): Promise<IdlegridNode> => {
+    const profile = providerProfile(parsePolicy({ region: REGIONS[i % REGIONS.length], priceFloor: 0.5 + (i % 7) * 0.25, images: ['*'] }), parseSimulatedGpus([GPUS[i % GPUS.length] as string]))
+    const config = resolveConfig({ role: 'provider', flags: { dataDir: join(dir, `provider-${i}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [bootstrap], heartbeatSeconds } })
+    return mode === 'full'
+      ? await buildNode(config, { provider: { profile, runner: 'process' } }) as unknown as IdlegridNode
+      : await createNode(config, providerMarketServices(profile))
+  }
+  const nodes: IdlegridNode[] = []
+  for (let from = 0; from < count; from += START_BATCH) {
+    nodes.push(...await Promise.all(Array.from({ length: Math.min(START_BATCH, count - from) }, async (_, k) => await start(from + k))))
+  }
+  const stopAll = (): void => { void Promise.all(nodes.map(async n => { await n.stop() })).finally(() => process.exit(0)) }
+  process.on('message', (msg: IdleRequest) => {
+    if (msg.type === 'status') send({ type: 'status', connections: nodes.map(n => n.libp2p.getConnections().length) })
+    else if (msg.type === 'usage') {
+      send({ type: 'usage', usage: usageNow(), loopDelayP50Ms: loopDelay.percentile(50) / 1e6, loopDelayP99Ms: loopDelay.percentile(99) / 1e6 })
+      loopDelay.reset()
+    } else if (msg.type === 'stop') stopAll()
+  })
+  process.on('disconnect', stopAll)
+  send({ type: 'ready' })
+}
+
+if (process.send != null) await main()
