@@ -4,10 +4,13 @@
  * advertiser, market, exec, ledger, serve); mode "market" as the auction benchmark's
  * provider-shard.ts does (market services over a slot scheduler). IPC: 'status' (each node's
  * connection count), 'usage' (this process's CPU so far and its event-loop delay since the
- * last ask), 'stop'; with idle-timers.js preloaded it also answers 'timers'.
+ * last ask), 'profile' (start, then stop and write a CPU profile), 'stop'; with idle-timers.js
+ * preloaded it also answers 'timers'.
  *
  * usage: fork(idle-shard.js, [BOOTSTRAP_ADDR, COUNT, DATA_DIR, MODE, HEARTBEAT_SECONDS])
  */
+import { writeFile } from 'node:fs/promises'
+import { Session } from 'node:inspector/promises'
 import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
@@ -24,11 +27,25 @@ const GPUS = ['H100:80', 'A100:40', 'RTX 4090:24', 'L40S:48']
 const START_BATCH = 5
 
 export type IdleMode = 'full' | 'market'
-export type IdleRequest = { type: 'status' } | { type: 'usage' } | { type: 'timers' } | { type: 'stop' }
+export type IdleRequest = { type: 'status' } | { type: 'usage' } | { type: 'timers' } | { type: 'profile', file?: string } | { type: 'stop' }
 export type IdleReply =
   | { type: 'ready' }
   | { type: 'status', connections: number[] }
   | { type: 'usage', usage: UsageSnapshot, loopDelayP50Ms: number, loopDelayP99Ms: number }
+  | { type: 'profile' }
+
+/** 'profile' without a file starts V8's CPU profiler, with one stops it and writes the profile there (.cpuprofile). */
+async function profile (session: Session, file: string | undefined): Promise<void> {
+  if (file == null) {
+    session.connect()
+    await session.post('Profiler.enable')
+    await session.post('Profiler.start')
+  } else {
+    const { profile } = await session.post('Profiler.stop')
+    await writeFile(file, JSON.stringify(profile))
+    session.disconnect()
+  }
+}
 
 async function main (): Promise<void> {
   const [bootstrap, countArg, dir, modeArg, heartbeatArg] = process.argv.slice(2)
@@ -53,12 +70,15 @@ async function main (): Promise<void> {
   for (let from = 0; from < count; from += START_BATCH) {
     nodes.push(...await Promise.all(Array.from({ length: Math.min(START_BATCH, count - from) }, async (_, k) => await start(from + k))))
   }
+  const session = new Session()
   const stopAll = (): void => { void Promise.all(nodes.map(async n => { await n.stop() })).finally(() => process.exit(0)) }
   process.on('message', (msg: IdleRequest) => {
     if (msg.type === 'status') send({ type: 'status', connections: nodes.map(n => n.libp2p.getConnections().length) })
     else if (msg.type === 'usage') {
       send({ type: 'usage', usage: usageNow(), loopDelayP50Ms: loopDelay.percentile(50) / 1e6, loopDelayP99Ms: loopDelay.percentile(99) / 1e6 })
       loopDelay.reset()
+    } else if (msg.type === 'profile') {
+      void profile(session, msg.file).then(() => { send({ type: 'profile' }) }, (err) => { process.stderr.write(`idle-shard: profile: ${String(err)}\n`) })
     } else if (msg.type === 'stop') stopAll()
   })
   process.on('disconnect', stopAll)

@@ -9,8 +9,9 @@
  * (full: providers built as the CLI builds them; market: as the auction benchmark's),
  * IDLE_BENCH_HEARTBEAT_SECONDS (10, the default), IDLE_BENCH_TIMERS=1 (count timer callbacks
  * by the place that armed them, test/bench/idle-timers.ts; the count costs CPU itself, so the
- * CPU figure of such a run is not the one to quote), IDLE_BENCH_NODE_ARGS (node flags for the
- * child, e.g. "--cpu-prof --cpu-prof-dir=/tmp/idle-prof"; then `node dist/test/bench/idle-profile.js DIR`).
+ * CPU figure of such a run is not the one to quote), IDLE_BENCH_PROFILE=FILE (a V8 CPU profile of
+ * the child over the measured window only; then `node dist/test/bench/idle-profile.js [--inclusive] FILE`),
+ * IDLE_BENCH_NODE_ARGS (more node flags for the child).
  */
 import { fork } from 'node:child_process'
 import { loadavg } from 'node:os'
@@ -28,6 +29,7 @@ const SETTLE_SECONDS = Number(process.env.IDLE_BENCH_SETTLE_SECONDS ?? 20)
 const MODE = process.env.IDLE_BENCH_MODE ?? 'full'
 const HEARTBEAT_SECONDS = Number(process.env.IDLE_BENCH_HEARTBEAT_SECONDS ?? 10)
 const COUNT_TIMERS = process.env.IDLE_BENCH_TIMERS === '1'
+const PROFILE = process.env.IDLE_BENCH_PROFILE
 const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url))
 
 export default async (): Promise<Record<string, unknown>> => {
@@ -56,12 +58,14 @@ export default async (): Promise<Record<string, unknown>> => {
     process.stderr.write(`  ${PROVIDERS} providers (${MODE}) up; settling ${SETTLE_SECONDS} s\n`)
     await sleep(SETTLE_SECONDS * 1000)
     if (COUNT_TIMERS) await ask({ type: 'timers' }, 'timers')
+    if (PROFILE != null) await ask({ type: 'profile' }, 'profile')
     const before = await ask<Extract<IdleReply, { type: 'usage' }>>({ type: 'usage' }, 'usage')
     const bootstrapBefore = usageNow()
     const startedAt = Date.now()
     await sleep(SECONDS * 1000)
     const after = await ask<Extract<IdleReply, { type: 'usage' }>>({ type: 'usage' }, 'usage')
     const seconds = (Date.now() - startedAt) / 1000
+    if (PROFILE != null) await ask({ type: 'profile', file: PROFILE }, 'profile')
     const bootstrap = usageSince(bootstrapBefore)
     const timers = COUNT_TIMERS ? await ask<TimersReply>({ type: 'timers' }, 'timers') : undefined
     const conns = await connections()
