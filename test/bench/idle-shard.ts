@@ -3,7 +3,7 @@
  * it). Mode "full" builds each provider as the CLI does (src/cli/build-node.ts: capability
  * advertiser, market, exec, ledger, serve); mode "market" as the auction benchmark's
  * provider-shard.ts does (market services over a slot scheduler). IPC: 'status' (each node's
- * connection count), 'usage' (this process's CPU so far and its event-loop delay since the
+ * connection count and when its capability record was last published), 'usage' (this process's CPU so far and its event-loop delay since the
  * last ask), 'profile' (start, then stop and write a CPU profile), 'stop'; with idle-timers.js
  * preloaded it also answers 'timers'.
  *
@@ -18,6 +18,7 @@ import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile } from '../../src/capability/profile.js'
 import { resolveConfig } from '../../src/config/index.js'
 import { buildNode } from '../../src/cli/build-node.js'
+import { CAPABILITY_SERVICE, type CapabilityAdvertiser } from '../../src/capability/index.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { providerMarketServices } from '../market/fixtures.js'
 import { usageNow, type UsageSnapshot } from './process-usage.js'
@@ -30,8 +31,8 @@ export type IdleMode = 'full' | 'market'
 export type IdleRequest = { type: 'status' } | { type: 'usage' } | { type: 'timers' } | { type: 'profile', file?: string } | { type: 'stop' }
 export type IdleReply =
   | { type: 'ready' }
-  | { type: 'status', connections: number[] }
-  | { type: 'usage', usage: UsageSnapshot, loopDelayP50Ms: number, loopDelayP99Ms: number }
+  | { type: 'status', connections: number[], publishedAt: Array<number | null> }
+  | { type: 'usage', usage: UsageSnapshot, loopDelayP50Ms: number, loopDelayP99Ms: number, connectionsOpened: number, connectionsClosed: number }
   | { type: 'profile' }
 
 /** 'profile' without a file starts V8's CPU profiler, with one stops it and writes the profile there (.cpuprofile). */
@@ -67,15 +68,28 @@ async function main (): Promise<void> {
       : await createNode(config, providerMarketServices(profile))
   }
   const nodes: IdlegridNode[] = []
+  // connection churn (summed over the nodes): an idle network should open and close none
+  let opened = 0
+  let closed = 0
   for (let from = 0; from < count; from += START_BATCH) {
     nodes.push(...await Promise.all(Array.from({ length: Math.min(START_BATCH, count - from) }, async (_, k) => await start(from + k))))
+  }
+  for (const n of nodes) {
+    n.libp2p.addEventListener('connection:open', () => { opened++ })
+    n.libp2p.addEventListener('connection:close', () => { closed++ })
   }
   const session = new Session()
   const stopAll = (): void => { void Promise.all(nodes.map(async n => { await n.stop() })).finally(() => process.exit(0)) }
   process.on('message', (msg: IdleRequest) => {
-    if (msg.type === 'status') send({ type: 'status', connections: nodes.map(n => n.libp2p.getConnections().length) })
-    else if (msg.type === 'usage') {
-      send({ type: 'usage', usage: usageNow(), loopDelayP50Ms: loopDelay.percentile(50) / 1e6, loopDelayP99Ms: loopDelay.percentile(99) / 1e6 })
+    if (msg.type === 'status') {
+      // when each node's capability advertiser last published (market mode has none: 0)
+      const publishedAt = nodes.map(n => {
+        const advertiser = (n.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as CapabilityAdvertiser | undefined
+        return advertiser == null ? 0 : advertiser.lastPublished()?.at ?? null
+      })
+      send({ type: 'status', connections: nodes.map(n => n.libp2p.getConnections().length), publishedAt })
+    } else if (msg.type === 'usage') {
+      send({ type: 'usage', usage: usageNow(), loopDelayP50Ms: loopDelay.percentile(50) / 1e6, loopDelayP99Ms: loopDelay.percentile(99) / 1e6, connectionsOpened: opened, connectionsClosed: closed })
       loopDelay.reset()
     } else if (msg.type === 'profile') {
       void profile(session, msg.file).then(() => { send({ type: 'profile' }) }, (err) => { process.stderr.write(`idle-shard: profile: ${String(err)}\n`) })

@@ -5,7 +5,8 @@
  * per-node cost in the network benchmark, and what makes a process of thirty providers lag
  * in the auction benchmark). No jobs, no renters.
  * Env: IDLE_BENCH_PROVIDERS (10), IDLE_BENCH_SECONDS (30, the measured window),
- * IDLE_BENCH_SETTLE_SECONDS (20, after every provider has a connection), IDLE_BENCH_MODE
+ * IDLE_BENCH_SETTLE_SECONDS (20, after every provider has a connection and has published its
+ * capability record, with no round in the last 10 s), IDLE_BENCH_MODE
  * (full: providers built as the CLI builds them; market: as the auction benchmark's),
  * IDLE_BENCH_HEARTBEAT_SECONDS (10, the default), IDLE_BENCH_TIMERS=1 (count timer callbacks
  * by the place that armed them, test/bench/idle-timers.ts; the count costs CPU itself, so the
@@ -53,9 +54,15 @@ export default async (): Promise<Record<string, unknown>> => {
   })
   try {
     await ask({ type: 'ready' }, 'ready', 180_000)
-    const connections = async (): Promise<number[]> => (await ask<Extract<IdleReply, { type: 'status' }>>({ type: 'status' }, 'status')).connections
+    const status = async (): Promise<Extract<IdleReply, { type: 'status' }>> => await ask({ type: 'status' }, 'status')
+    const connections = async (): Promise<number[]> => (await status()).connections
     await waitFor(async () => (await connections()).every(c => c > 0), { timeoutMs: 120_000, intervalMs: 1_000, what: 'every provider to have a connection' })
-    process.stderr.write(`  ${PROVIDERS} providers (${MODE}) up; settling ${SETTLE_SECONDS} s\n`)
+    // start-up work is not idle: every capability record published (the first rounds of ten
+    // nodes at once take tens of seconds on a loaded machine), and nothing published for 10 s
+    const startedPublishing = Date.now()
+    await waitFor(async () => (await status()).publishedAt.every(at => at != null && Date.now() - at > 10_000), { timeoutMs: 180_000, intervalMs: 1_000, what: 'every provider to have published its capability record' })
+    const publishSeconds = (Date.now() - startedPublishing) / 1000
+    process.stderr.write(`  ${PROVIDERS} providers (${MODE}) up and published (${publishSeconds.toFixed(0)} s); settling ${SETTLE_SECONDS} s\n`)
     await sleep(SETTLE_SECONDS * 1000)
     if (COUNT_TIMERS) await ask({ type: 'timers' }, 'timers')
     if (PROFILE != null) await ask({ type: 'profile' }, 'profile')
@@ -75,12 +82,15 @@ export default async (): Promise<Record<string, unknown>> => {
       providers: PROVIDERS,
       heartbeatSeconds: HEARTBEAT_SECONDS,
       windowSeconds: Number(seconds.toFixed(1)),
+      startupPublishedAfterSeconds: Number(publishSeconds.toFixed(0)),
       providerCpuMsPerSecondPerNode: Number((cpuMs / seconds / PROVIDERS).toFixed(2)),
       providerProcessCpuPercent: Number((cpuMs / seconds / 10).toFixed(1)),
       providerReadBytesPerSecondPerNode: Math.round((after.usage.readBytes - before.usage.readBytes) / seconds / PROVIDERS),
       providerWrittenBytesPerSecondPerNode: Math.round((after.usage.writtenBytes - before.usage.writtenBytes) / seconds / PROVIDERS),
       providerLoopDelayP99Ms: Number(after.loopDelayP99Ms.toFixed(1)),
       bootstrapCpuMsPerSecond: Number((bootstrap.cpuMs / seconds).toFixed(2)),
+      connectionsOpenedInWindowPerProvider: Number(((after.connectionsOpened - before.connectionsOpened) / PROVIDERS).toFixed(1)),
+      connectionsClosedInWindowPerProvider: Number(((after.connectionsClosed - before.connectionsClosed) / PROVIDERS).toFixed(1)),
       connectionsPerProviderMean: Number((conns.reduce((a, b) => a + b, 0) / conns.length).toFixed(1)),
       ...(timers != null
         ? {
