@@ -32,7 +32,7 @@ export type IdleRequest = { type: 'status' } | { type: 'usage' } | { type: 'time
 export type IdleReply =
   | { type: 'ready' }
   | { type: 'status', connections: number[], publishedAt: Array<number | null> }
-  | { type: 'usage', usage: UsageSnapshot, loopDelayP50Ms: number, loopDelayP99Ms: number, connectionsOpened: number, connectionsClosed: number }
+  | { type: 'usage', usage: UsageSnapshot, loopDelayP50Ms: number, loopDelayP99Ms: number, connectionsOpened: number, connectionsClosed: number, guard: Record<string, number> }
   | { type: 'profile' }
 
 /** 'profile' without a file starts V8's CPU profiler, with one stops it and writes the profile there (.cpuprofile). */
@@ -79,6 +79,12 @@ async function main (): Promise<void> {
     n.libp2p.addEventListener('connection:close', () => { closed++ })
   }
   const session = new Session()
+  // the peer guards' counters summed (a denial disconnects a peer: churn that is not idle)
+  const guardCounters = (): Record<string, number> => {
+    const sum: Record<string, number> = {}
+    for (const n of nodes) for (const [k, v] of Object.entries(n.libp2p.services.peerGuard.snapshot().counters)) sum[k] = (sum[k] ?? 0) + v
+    return sum
+  }
   const stopAll = (): void => { void Promise.all(nodes.map(async n => { await n.stop() })).finally(() => process.exit(0)) }
   process.on('message', (msg: IdleRequest) => {
     if (msg.type === 'status') {
@@ -89,7 +95,7 @@ async function main (): Promise<void> {
       })
       send({ type: 'status', connections: nodes.map(n => n.libp2p.getConnections().length), publishedAt })
     } else if (msg.type === 'usage') {
-      send({ type: 'usage', usage: usageNow(), loopDelayP50Ms: loopDelay.percentile(50) / 1e6, loopDelayP99Ms: loopDelay.percentile(99) / 1e6, connectionsOpened: opened, connectionsClosed: closed })
+      send({ type: 'usage', usage: usageNow(), loopDelayP50Ms: loopDelay.percentile(50) / 1e6, loopDelayP99Ms: loopDelay.percentile(99) / 1e6, connectionsOpened: opened, connectionsClosed: closed, guard: guardCounters() })
       loopDelay.reset()
     } else if (msg.type === 'profile') {
       void profile(session, msg.file).then(() => { send({ type: 'profile' }) }, (err) => { process.stderr.write(`idle-shard: profile: ${String(err)}\n`) })

@@ -91,6 +91,7 @@ export default async (): Promise<Record<string, unknown>> => {
       bootstrapCpuMsPerSecond: Number((bootstrap.cpuMs / seconds).toFixed(2)),
       connectionsOpenedInWindowPerProvider: Number(((after.connectionsOpened - before.connectionsOpened) / PROVIDERS).toFixed(1)),
       connectionsClosedInWindowPerProvider: Number(((after.connectionsClosed - before.connectionsClosed) / PROVIDERS).toFixed(1)),
+      peerGuardInWindow: Object.fromEntries(Object.entries(after.guard).map(([k, v]) => [k, v - (before.guard[k] ?? 0)])),
       connectionsPerProviderMean: Number((conns.reduce((a, b) => a + b, 0) / conns.length).toFixed(1)),
       ...(timers != null
         ? {
