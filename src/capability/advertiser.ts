@@ -94,6 +94,13 @@ export interface CapabilityAdvertiser {
 export const DEFAULT_RECORD_TTL_MS = 30 * 60_000
 /** after a publish round reached nobody, the next one starts at most this much later */
 const RETRY_ROUND_AFTER_MS = 30_000
+/**
+ * libp2p tells its listen addresses (self:peer:update) about a second after the services have
+ * started: a first round at afterStart published a record without addresses, and a second
+ * full round (put + every index key) followed at once. The first round waits for them, this
+ * long at most (a node with no TCP address still publishes).
+ */
+const ADDRESS_WAIT_MS = 5_000
 
 class Advertiser implements CapabilityAdvertiser, Startable {
   readonly [serviceCapabilities] = [CAPABILITY_CAPABILITY]
@@ -113,10 +120,12 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   /** publish rounds run one at a time; a request during a round runs once after it */
   private inFlight?: Promise<PublishReport | undefined>
   private pending = false
+  /** until then, a record without listen addresses is not published (ADDRESS_WAIT_MS) */
+  private addressWaitUntil = 0
   private readonly onConnect = (): void => {
     // until a round has reached the network, a new connection is a reason to try again (a
     // round in flight retries on its own)
-    if (this.published == null && this.running && this.inFlight == null) void this.publishSoon()
+    if (this.published == null && this.running && this.inFlight == null && !this.waitingForAddresses()) void this.publishSoon()
   }
 
   /** our listen addresses are part of the record: a change is a new record */
@@ -126,6 +135,8 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     const was = this.record.message.listenAddrs.map(a => a.join(','))
     if (now.length === was.length && now.every((a, i) => a === was[i])) return
     this.seal(true)
+    // the round scheduled for when the addresses came (afterStart) is this one
+    if (this.published == null && this.inFlight == null) clearTimeout(this.timer)
     void this.publishSoon()
   }
 
@@ -181,7 +192,17 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     this.components.events.addEventListener('peer:connect', this.onConnect)
     this.components.events.addEventListener('self:peer:update', this.onSelfUpdate)
     this.seal(true)
-    void this.publishSoon()
+    this.addressWaitUntil = Date.now() + ADDRESS_WAIT_MS
+    if (!this.waitingForAddresses()) void this.publishSoon()
+    else {
+      this.timer = setTimeout(() => { void this.publishSoon() }, ADDRESS_WAIT_MS)
+      this.timer.unref()
+    }
+  }
+
+  /** the current record has no listen address yet, and libp2p may still tell them (ADDRESS_WAIT_MS) */
+  private waitingForAddresses (): boolean {
+    return (this.record?.message.listenAddrs.length ?? 0) === 0 && Date.now() < this.addressWaitUntil
   }
 
   async stop (): Promise<void> {

@@ -1,4 +1,5 @@
 import { multiaddr } from '@multiformats/multiaddr'
+import { LookupBackoff } from './lookup-backoff.js'
 import type { ComponentLogger, Logger, PeerId, PeerInfo, Startable, TypedEventTarget, Libp2pEvents } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
@@ -11,6 +12,8 @@ export interface ConnectorInit {
   maxParallelDials?: number
   /** while below target, look for more peers in the DHT this often */
   lookupIntervalMs?: number
+  /** a lookup that finds no new peer doubles the wait before the next one, up to this (lookup-backoff.ts) */
+  maxLookupIntervalMs?: number
   /** bootstrap multiaddrs (…/p2p/<id>): redialed while the node is connected to none of them */
   bootstrap?: string[]
 }
@@ -38,6 +41,8 @@ interface ConnectorComponents {
 const MAX_PENDING = 256
 /** Bound on one DHT lookup for more peers. */
 const LOOKUP_TIMEOUT_MS = 10_000
+/** Peers whose dial failed, remembered so that a lookup returning only them counts as fruitless. */
+const MAX_FAILED = 256
 
 /**
  * Joins the mesh: libp2p v2 no longer dials the peers it discovers (bootstrap list, DHT
@@ -45,7 +50,8 @@ const LOOKUP_TIMEOUT_MS = 10_000
  * peers until the node has `targetPeers` connections, a bounded number at a time; peers
  * found while every dial slot is busy wait their turn. While still below target it looks
  * for more peers in the DHT now and then (a light peer is in nobody's routing table, so
- * nobody else would tell it about providers that joined after it).
+ * nobody else would tell it about providers that joined after it), less often while the
+ * lookups find nobody new (lookup-backoff.ts).
  */
 class PeerConnector implements Startable {
   private readonly components: ConnectorComponents
@@ -53,6 +59,8 @@ class PeerConnector implements Startable {
   private readonly dialTimeoutMs: number
   private readonly maxParallel: number
   private readonly lookupIntervalMs: number
+  private readonly backoff: LookupBackoff
+  private readonly failed = new Set<string>()
   private readonly log: Logger
   private readonly dialing = new Set<string>()
   private readonly pending = new Map<string, PeerInfo>()
@@ -61,6 +69,9 @@ class PeerConnector implements Startable {
   private lookup?: AbortController
   private running = false
   private readonly onDiscovery = (evt: CustomEvent<PeerInfo>): void => { this.enqueue(evt.detail) }
+  private readonly onDisconnect = (): void => {
+    if (this.connections() < this.target) { this.failed.clear(); this.backoff.reset() }
+  }
 
   constructor (components: ConnectorComponents, init: ConnectorInit) {
     this.components = components
@@ -69,6 +80,7 @@ class PeerConnector implements Startable {
     this.dialTimeoutMs = init.dialTimeoutMs ?? 15_000
     this.maxParallel = init.maxParallelDials ?? 4
     this.lookupIntervalMs = init.lookupIntervalMs ?? 10_000
+    this.backoff = new LookupBackoff(this.lookupIntervalMs, Math.max(this.lookupIntervalMs, init.maxLookupIntervalMs ?? 300_000))
     this.bootstrap = (init.bootstrap ?? []).flatMap(addr => {
       const peerId = /\/p2p\/([^/]+)$/.exec(addr)?.[1]
       return peerId == null ? [] : [{ peerId, addr }]
@@ -79,11 +91,12 @@ class PeerConnector implements Startable {
   start (): void {
     this.running = true
     this.components.events.addEventListener('peer:discovery', this.onDiscovery)
+    this.components.events.addEventListener('peer:disconnect', this.onDisconnect)
   }
 
   afterStart (): void {
     this.lookupTimer = setInterval(() => {
-      void this.redialBootstrap().then(async () => { await this.lookForPeers() })
+      void this.redialBootstrap().then(async () => { if (this.backoff.due()) await this.lookForPeers() })
     }, this.lookupIntervalMs)
     this.lookupTimer.unref()
   }
@@ -93,6 +106,7 @@ class PeerConnector implements Startable {
     clearInterval(this.lookupTimer)
     this.lookup?.abort()
     this.components.events.removeEventListener('peer:discovery', this.onDiscovery)
+    this.components.events.removeEventListener('peer:disconnect', this.onDisconnect)
     this.pending.clear()
   }
 
@@ -104,13 +118,15 @@ class PeerConnector implements Startable {
     return this.components.connectionManager.getConnections(peer).length > 0
   }
 
-  private enqueue (peer: PeerInfo): void {
+  /** Queues a dial to `peer`; true if it is a peer we are not connected to whose dial has not failed. */
+  private enqueue (peer: PeerInfo): boolean {
     const id = peer.id.toString()
-    if (!this.running || peer.id.equals(this.components.peerId) || this.dialing.has(id) || this.isConnected(peer.id)) return
+    if (!this.running || peer.id.equals(this.components.peerId) || this.dialing.has(id) || this.isConnected(peer.id)) return false
     this.pending.delete(id)
     this.pending.set(id, peer)
     if (this.pending.size > MAX_PENDING) this.pending.delete(this.pending.keys().next().value as string)
     this.pump()
+    return !this.failed.has(id)
   }
 
   private pump (): void {
@@ -120,7 +136,11 @@ class PeerConnector implements Startable {
       if (this.isConnected(peer.id)) continue
       this.dialing.add(id)
       this.components.connectionManager.openConnection(peer.id, { signal: AbortSignal.timeout(this.dialTimeoutMs) })
-        .catch((err: Error) => { this.log('dial %p failed: %s', peer.id, err.message) })
+        .then(() => { this.failed.delete(id) }, (err: Error) => {
+          this.log('dial %p failed: %s', peer.id, err.message)
+          this.failed.add(id)
+          if (this.failed.size > MAX_FAILED) this.failed.delete(this.failed.values().next().value as string)
+        })
         .finally(() => {
           this.dialing.delete(id)
           this.pump()
@@ -152,17 +172,20 @@ class PeerConnector implements Startable {
     if (dht == null) return
     this.lookup = new AbortController()
     const signal = AbortSignal.any([this.lookup.signal, AbortSignal.timeout(LOOKUP_TIMEOUT_MS)])
+    let found = false
     try {
       // libp2p announces a peer (peer:discovery) only the first time it enters the peer store,
       // so peers met again in later lookups are queued from the query events themselves
       for await (const event of dht.getClosestPeers(this.components.peerId.toMultihash().bytes, { signal })) {
-        if (event.name === 'FINAL_PEER' && event.peer != null) this.enqueue(event.peer)
-        if (event.name === 'PEER_RESPONSE') for (const peer of event.closer ?? []) this.enqueue(peer)
+        if (event.name === 'FINAL_PEER' && event.peer != null) found = this.enqueue(event.peer) || found
+        if (event.name === 'PEER_RESPONSE') for (const peer of event.closer ?? []) found = this.enqueue(peer) || found
       }
     } catch (err: any) {
       this.log('lookup for more peers ended: %s', err?.message)
     } finally {
       this.lookup = undefined
+      this.backoff.done(found)
+      if (!found) this.log('lookup found no new peer: next in %d s', this.backoff.currentWaitMs / 1000)
     }
   }
 }
