@@ -136,7 +136,8 @@ async function readOneFrame (stream: Stream, signal: AbortSignal): Promise<Uint8
 export async function sendHeartbeat (connections: Pick<ConnectionManager, 'getConnections'>, peer: PeerId, envelope: Uint8Array, signal: AbortSignal): Promise<void> {
   const connection = connections.getConnections(peer).find(c => c.status === 'open')
   if (connection == null) throw new Error(`not connected to ${peer.toString()}`)
-  const stream = await connection.newStream(PROTOCOL.heartbeat, { signal })
+  // lazy select: the frame rides with the protocol proposal (we send only to peers whose identify listed it)
+  const stream = await connection.newStream(PROTOCOL.heartbeat, { signal, negotiateFully: false })
   const onAbort = (): void => { stream.abort(new Error('heartbeat send timed out')) }
   signal.addEventListener('abort', onAbort, { once: true })
   try {

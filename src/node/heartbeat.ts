@@ -48,6 +48,8 @@ export interface HeartbeatService {
   beat(): Promise<void>
   /** verdicts on heartbeats received on the stream protocol, by reason ("accept", "ignore:expired" …) */
   stats(): Record<string, number>
+  /** our heartbeat sends: done, failed (closed, timed out), skipped (the last send to that peer still running) */
+  sends(): { sent: number, failed: number, skipped: number }
   /** dispatches 'heartbeat' events (CustomEvent<PeerPresence>) for each accepted heartbeat */
   readonly events: EventTarget
   /**
@@ -129,6 +131,7 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
   private readonly listeners = new Set<string>()
   /** peers a send is still running to: a slow peer is skipped, never waited for */
   private readonly sending = new Set<string>()
+  private readonly sendCounts = { sent: 0, failed: 0, skipped: 0 }
   private timer?: NodeJS.Timeout
   private lastSeq = 0n
   private ledgerHead: () => number = () => 0
@@ -193,6 +196,10 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
     return this.inbox.stats()
   }
 
+  sends (): { sent: number, failed: number, skipped: number } {
+    return { ...this.sendCounts }
+  }
+
   reportLedgerHead (read: () => number): void {
     this.ledgerHead = read
   }
@@ -212,12 +219,15 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
   /** Sends `envelope` to each of `peers`, MAX_PARALLEL_SENDS at a time, skipping peers a send still runs to. */
   private async sendAll (peers: PeerId[], envelope: Uint8Array): Promise<void> {
     const queue = peers.filter(p => !this.sending.has(p.toString()))
+    this.sendCounts.skipped += peers.length - queue.length
     for (const peer of queue) this.sending.add(peer.toString())
     const worker = async (): Promise<void> => {
       for (let peer = queue.shift(); peer != null; peer = queue.shift()) {
         try {
           await sendHeartbeat(this.components.connectionManager, peer, envelope, AbortSignal.timeout(HEARTBEAT_STREAM_TIMEOUT_MS))
+          this.sendCounts.sent++
         } catch (err) {
+          this.sendCounts.failed++
           this.log('heartbeat to %p not sent: %e', peer, err)
         } finally {
           this.sending.delete(peer.toString())

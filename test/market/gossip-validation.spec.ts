@@ -27,7 +27,8 @@ describe('gossip validation', function () {
     // long heartbeat interval: the test publishes every message itself
     // these specs validate many heartbeats of one author: the per-author rate limit (its own
     // specs are test/node/peer-guard*.spec.ts) would ignore them before the checks under test
-    net = await startInProcessNetwork({ providers: 2, renters: 1, heartbeatSeconds: 3600, extensions: () => ({ gossipRateLimits: UNLIMITED_GOSSIP_RATES }) })
+    // the router's rules are checked on the legacy heartbeat topic, which these nodes join (off by default)
+    net = await startInProcessNetwork({ providers: 2, renters: 1, heartbeatSeconds: 3600, heartbeatGossip: true, extensions: () => ({ gossipRateLimits: UNLIMITED_GOSSIP_RATES }) })
     sender = net.providers[0]
     receiver = net.renters[0]
     await waitForTopicMesh(net.all, TOPIC.heartbeats)
