@@ -79,13 +79,14 @@ export class HeartbeatInbox {
       return
     }
     let verdict: HeartbeatVerdict
+    const signal = AbortSignal.timeout(HEARTBEAT_STREAM_TIMEOUT_MS)
     try {
-      const frame = await readOneFrame(stream, AbortSignal.timeout(HEARTBEAT_STREAM_TIMEOUT_MS))
+      const frame = await readOneFrame(stream, signal)
       verdict = frame == null ? reject('no heartbeat frame') : this.judge(frame, remote, receive)
     } catch (err: any) {
       verdict = err?.name === 'InvalidDataLengthError' || err?.name === 'InvalidDataLengthLengthError'
         ? reject(`oversized (over ${MAX_HEARTBEAT_FRAME_BYTES} bytes)`)
-        : err?.name === 'TimeoutError' || err?.name === 'AbortError' ? reject('timeout') : reject('malformed frame')
+        : signal.aborted ? reject('timeout') : reject('malformed frame')
     }
     this.settle(stream, remote, verdict)
   }
@@ -121,9 +122,9 @@ async function readOneFrame (stream: Stream, signal: AbortSignal): Promise<Uint8
   const onAbort = (): void => { stream.abort(signal.reason instanceof Error ? signal.reason : new Error('timeout')) }
   signal.addEventListener('abort', onAbort, { once: true })
   try {
-    for await (const frame of lp.decode(stream.source, { maxDataLength: MAX_HEARTBEAT_FRAME_BYTES })) return frame.subarray()
+    const first = await lp.decode(stream.source, { maxDataLength: MAX_HEARTBEAT_FRAME_BYTES })[Symbol.asyncIterator]().next()
     if (signal.aborted) throw signal.reason
-    return undefined
+    return first.done === true ? undefined : first.value.subarray()
   } finally {
     signal.removeEventListener('abort', onAbort)
   }

@@ -88,6 +88,14 @@ describe('heartbeats on the heartbeat stream, no global topic (issue 15 item 3)'
     })
   }
 
+  it('rejects a stream closed without a frame and a truncated frame (from the other renter: the sender spent its burst)', async () => {
+    const before = { empty: verdicts()['reject:no heartbeat frame'] ?? 0, truncated: verdicts()['reject:malformed frame'] ?? 0 }
+    assert.equal(await push(new Uint8Array(0), honest()), 'reset')
+    // a length prefix of 100, then 2 bytes and the end of the stream
+    assert.equal(await push(Uint8Array.from([100, 1, 2]), honest()), 'reset')
+    await waitFor(() => (verdicts()['reject:no heartbeat frame'] ?? 0) === before.empty + 1 && (verdicts()['reject:malformed frame'] ?? 0) === before.truncated + 1, { what: 'both rejections counted' })
+  })
+
   it('ignores a heartbeat from the future and an expired one (clock rules), without striking the sender', async () => {
     // from the honest renter: the sender spent its burst on the rejections above
     const now = BigInt(Date.now())
