@@ -91,7 +91,8 @@ export class HeartbeatInbox {
     this.settle(stream, remote, verdict)
   }
 
-  private judge (frame: Uint8Array, remote: PeerId, receive: HeartbeatReceiver): HeartbeatVerdict {
+  /** The checks after the rate and the read: envelope, signer = sender, then `receive` (public for the fuzzer). */
+  judge (frame: Uint8Array, remote: PeerId, receive: HeartbeatReceiver): HeartbeatVerdict {
     let envelope: OpenedEnvelope
     try {
       envelope = openEnvelope(frame, { domain: DOMAIN.heartbeat, maxBytes: MAX_HEARTBEAT_FRAME_BYTES })
