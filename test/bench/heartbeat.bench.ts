@@ -1,6 +1,7 @@
 /**
  * Heartbeat cost per node (issue 15 item 3): N nodes in this process (a bootstrap and N - 1
- * others, each dialling HEARTBEAT_BENCH_TARGET_PEERS peers, default 4), a heartbeat every
+ * others, each dialling HEARTBEAT_BENCH_TARGET_PEERS peers, default 4, and keeping at most
+ * HEARTBEAT_BENCH_MAX_CONNECTIONS, default 10), a heartbeat every
  * HEARTBEAT_BENCH_INTERVAL_SECONDS (5) measured over HEARTBEAT_BENCH_SECONDS (15),
  * run twice: with the legacy global topic (--heartbeat-gossip; only its gossip validations are
  * counted) and with the heartbeat stream alone (the default; its verdicts are counted). The
@@ -21,6 +22,12 @@ import { tempDir, waitFor } from '../utils/index.js'
 
 const NODES = Number(process.env.HEARTBEAT_BENCH_NODES ?? 24)
 const TARGET_PEERS = Number(process.env.HEARTBEAT_BENCH_TARGET_PEERS ?? 4)
+/**
+ * connections a non-bootstrap node keeps: DHT lookups connect small networks all to all, so
+ * without a cap the stream would cost as much as the topic below ~200 nodes (maxConnections'
+ * default); the cap stands in for a network larger than that
+ */
+const MAX_CONNECTIONS = Number(process.env.HEARTBEAT_BENCH_MAX_CONNECTIONS ?? 10)
 const SECONDS = Number(process.env.HEARTBEAT_BENCH_SECONDS ?? 15)
 /** every node of both runs shares this process's event loop: 1 s heartbeats from 24 nodes saturate it on 2 cores */
 const INTERVAL_S = Number(process.env.HEARTBEAT_BENCH_INTERVAL_SECONDS ?? 5)
@@ -38,7 +45,7 @@ async function measure (mode: Mode): Promise<Record<string, number>> {
   const nodes: IdlegridNode[] = []
   let names = 0
   const start = async (role: Role, bootstrap: string[]): Promise<IdlegridNode> => {
-    const config = resolveConfig({ role, flags: { dataDir: join(dir.path, `${role}-${names++}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: INTERVAL_S, targetPeers: TARGET_PEERS, heartbeatGossip: mode === 'topic' } })
+    const config = resolveConfig({ role, flags: { dataDir: join(dir.path, `${role}-${names++}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: INTERVAL_S, targetPeers: TARGET_PEERS, heartbeatGossip: mode === 'topic', ...(role === 'bootstrap' ? {} : { maxConnections: MAX_CONNECTIONS }) } })
     const node = await createNode(config)
     nodes.push(node)
     return node
@@ -78,5 +85,5 @@ async function measure (mode: Mode): Promise<Record<string, number>> {
 export default async function (): Promise<Record<string, unknown>> {
   const topic = await measure('topic')
   const stream = await measure('stream')
-  return { topic, stream, heartbeatSeconds: INTERVAL_S, targetPeers: TARGET_PEERS, loadavg1m: Math.round(loadavg()[0] * 100) / 100 }
+  return { topic, stream, heartbeatSeconds: INTERVAL_S, targetPeers: TARGET_PEERS, maxConnections: MAX_CONNECTIONS, loadavg1m: Math.round(loadavg()[0] * 100) / 100 }
 }
