@@ -28,12 +28,15 @@ export const PROTOCOL = {
   /** one request per stream; still served for 1.0.0 gateways (a 1.1.0 provider's handler is the same) */
   serveV1: '/idlegrid/serve/1.0.0',
   /** a lease's usage over an interval: the provider proposes, the renter countersigns its own figures */
-  usage: '/idlegrid/usage/1.0.0'
+  usage: '/idlegrid/usage/1.0.0',
+  /** a node's signed heartbeat, pushed to each connected peer (replaces the heartbeats topic, now legacy and off) */
+  heartbeat: '/idlegrid/heartbeat/1.0.0'
 } as const
 
 export const TOPIC = {
   /** 3: see PROTOCOL.ledgerSync */
   ledger: '/idlegrid/3/ledger',
+  /** legacy: off by default (heartbeats go to connected peers on PROTOCOL.heartbeat); --heartbeat-gossip joins it */
   heartbeats: '/idlegrid/1/heartbeats'
 } as const
 
@@ -97,7 +100,7 @@ export function providerShards (residency: string, maxVramMib: number): JobShard
 
 export type GlobalTopic = typeof TOPIC[keyof typeof TOPIC]
 export type TopicName = GlobalTopic | JobShardTopic
-/** Topics every node subscribes to (job shards are joined by role: providers by capability, bootstraps all). */
+/** The legacy global topics: each is off by default, joined only by a node that opts in (job shards are joined by role: providers by capability, bootstraps all). */
 export const GLOBAL_TOPICS: readonly GlobalTopic[] = Object.values(TOPIC)
 export const ALL_TOPICS: readonly TopicName[] = [...GLOBAL_TOPICS, ...JOB_SHARD_TOPICS]
 

@@ -13,7 +13,8 @@ export const NODE_OPTIONS: OptionTable = {
   trust: { type: 'string', multiple: true, valueName: 'PEER_ID', description: 'a peer whose view of reputation this node starts from, besides itself and its bootstrap peers (repeatable)' },
   config: { type: 'string', valueName: 'FILE', description: 'YAML config file' },
   'private-addresses': { type: 'string', valueName: 'auto|true|false', description: 'keep loopback/LAN addresses in the DHT (default auto: true when the bootstrap peers are local)' },
-  'heartbeat-seconds': { type: 'string', valueName: 'S', description: 'seconds between signed heartbeats (default 10)' }
+  'heartbeat-seconds': { type: 'string', valueName: 'S', description: 'seconds between signed heartbeats (default 10)' },
+  'heartbeat-gossip': { type: 'boolean', description: 'also join the legacy heartbeat topic /idlegrid/1/heartbeats (off by default: heartbeats go to connected peers)' }
 }
 
 export const COMMON_OPTIONS: OptionTable = {
@@ -77,7 +78,8 @@ export function nodeFlags (values: ParsedValues): Record<string, unknown> {
     bootstrap: values.bootstrap,
     trust: values.trust,
     privateAddresses: values['private-addresses'],
-    heartbeatSeconds: values['heartbeat-seconds']
+    heartbeatSeconds: values['heartbeat-seconds'],
+    heartbeatGossip: values['heartbeat-gossip']
   }
   return Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined))
 }

@@ -28,12 +28,14 @@ export interface NodeConfig {
   /** how many discovered peers the node dials on its own to join the mesh */
   targetPeers: number
   heartbeatMs: number
+  /** also publish and read the legacy global heartbeat topic (heartbeats go to connected peers by default) */
+  heartbeatGossip: boolean
   /** raw provider section, validated by the capability policy */
   provider: Fields
 }
 
 /** Fields a config file may hold (camelCase); each has a flag of the same name in kebab-case. */
-const FILE_FIELDS = ['role', 'dataDir', 'listen', 'announce', 'bootstrap', 'trust', 'privateAddresses', 'maxConnections', 'targetPeers', 'heartbeatSeconds', 'provider'] as const
+const FILE_FIELDS = ['role', 'dataDir', 'listen', 'announce', 'bootstrap', 'trust', 'privateAddresses', 'maxConnections', 'targetPeers', 'heartbeatSeconds', 'heartbeatGossip', 'provider'] as const
 
 export const DEFAULT_LISTEN: Record<Role, string[]> = {
   bootstrap: ['/ip4/127.0.0.1/tcp/4001', '/ip4/127.0.0.1/tcp/4002/ws'],
@@ -120,8 +122,9 @@ export function resolveConfig (sources: ConfigSources): NodeConfig {
   const maxConnections = asNumber(pick('maxConnections') ?? 200, 'maxConnections', { integer: true, min: 2, max: 10_000 })
   const targetPeers = asNumber(pick('targetPeers') ?? Math.min(24, maxConnections), 'targetPeers', { integer: true, min: 0, max: maxConnections })
   const heartbeatMs = Math.round(1000 * asNumber(pick('heartbeatSeconds') ?? 10, 'heartbeatSeconds', { min: 0.1, max: 3600 }))
+  const heartbeatGossip = asBoolean(pick('heartbeatGossip') ?? false, 'heartbeatGossip')
   const provider = file.provider == null ? {} : asObject(file.provider, 'provider')
-  return { role, dataDir, listen, announce, bootstrap, trust, privateAddresses, maxConnections, targetPeers, heartbeatMs, provider }
+  return { role, dataDir, listen, announce, bootstrap, trust, privateAddresses, maxConnections, targetPeers, heartbeatMs, heartbeatGossip, provider }
 }
 
 function asString (value: unknown, field: string): string {

@@ -8,7 +8,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { TOPIC } from '../../protocols/ids.js'
 import { sleep } from '../common/index.js'
 import { callControl } from '../control/index.js'
 import type { Role } from '../config/index.js'
@@ -180,7 +179,7 @@ export async function startLocalNetwork (opts: LocalNetworkOptions): Promise<Loc
 }
 
 export interface MeshView {
-  /** true when every node knows every other: DHT routing tables, topic subscribers, heartbeats heard */
+  /** true when every node knows every other: DHT routing tables, connections, heartbeats heard */
   complete: boolean
   /** what is still missing, one line per gap */
   missing: string[]
@@ -209,7 +208,9 @@ export async function inspectMesh<T extends MeshNode> (nodes: T[], criteria: Mes
       const label = `${s.role} ${s.peerId.slice(-6)} → ${other.role} ${other.peerId.slice(-6)}`
       // DHT servers keep servers in their routing tables; client-mode renters are never added
       if (criteria.routing !== false && servers.has(other.peerId) && !s.routingTable.includes(other.peerId)) missing.push(`${label}: not in DHT routing table`)
-      if (!s.topics[TOPIC.heartbeats].includes(other.peerId)) missing.push(`${label}: not a ${TOPIC.heartbeats} subscriber`)
+      // heartbeats travel on the heartbeat stream to connected peers (the global topic is off): a
+      // heartbeat heard means connected, identified, and the peer's streams answered
+      if (!s.peers.some(p => p.peerId === other.peerId)) missing.push(`${label}: not connected`)
       if (!s.heard.some(h => h.peerId === other.peerId)) missing.push(`${label}: no heartbeat received`)
     }
   }

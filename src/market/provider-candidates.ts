@@ -2,7 +2,8 @@
  * Who a renter asks "why not?" (explain.ts): providers found under the DHT index keys, each
  * record asked of the provider itself over /idlegrid/cap/1.0.0 and kept in a cache (one
  * round trip, no DHT walk per provider), with the provider's DHT record as the fallback when
- * it does not answer; plus providers heard through heartbeats. Every record is verified
+ * it does not answer; plus providers heard through heartbeats (those connected to us: heartbeats
+ * go to connected peers only, so discovery is what finds the rest). Every record is verified
  * again on use (capability discovery), never trusted from the cache alone.
  */
 

@@ -4,7 +4,7 @@
  * audit (/idlegrid/bids-audit/1.0.0: an award's bids to anyone holding it), and offers the `market.auction` control method that `idlegrid submit` calls.
  * Reliability comes from the node's ledger (a declared dependency). Explain candidates come
  * from capability discovery (index keys in the DHT, records asked of the providers themselves,
- * DHT records as fallback: provider-candidates.ts) and from the providers heard through heartbeats.
+ * DHT records as fallback: provider-candidates.ts) and from the connected providers heard through heartbeats.
  */
 
 import { serviceCapabilities, serviceDependencies } from '@libp2p/interface'

@@ -191,7 +191,9 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
         }
       }),
       [GOSSIP_SERVICE]: gossipRouter({ guard, rateLimits: extensions.gossipRateLimits }),
-      heartbeats: heartbeatService({ role: config.role, intervalMs: config.heartbeatMs, privateKey, slots: extensions.heartbeatSlots }),
+      // heartbeats go to connected peers on a stream; the legacy topic only with --heartbeat-gossip.
+      // The per-peer stream rate is the gossip heartbeats class's (a spec that raises one raises both)
+      heartbeats: heartbeatService({ role: config.role, intervalMs: config.heartbeatMs, privateKey, slots: extensions.heartbeatSlots, gossip: config.heartbeatGossip, guard, rateLimit: extensions.gossipRateLimits?.heartbeats }),
       connector: peerConnector({ targetPeers: config.targetPeers, bootstrap: config.bootstrap }),
       peerGuard: peerGuardService(guard, extensions.peerGuard),
       // each factory's components are checked by libp2p at start (serviceDependencies), not here

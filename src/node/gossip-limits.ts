@@ -29,6 +29,7 @@ export function topicClass (topic: string): TopicClass {
 export const GOSSIP_RATE_LIMITS: Record<TopicClass, RateLimit> = {
   jobs: { perSecond: 10, burst: 100 },
   ledger: { perSecond: 50, burst: 200 },
+  // also the heartbeat stream's bound per sending peer (heartbeat-stream.ts): the topic is off by default
   heartbeats: { perSecond: 2, burst: 10 },
   other: { perSecond: 10, burst: 100 }
 }

@@ -1,6 +1,6 @@
 import { serviceCapabilities, TopicValidatorResult } from '@libp2p/interface'
 import { openEnvelope, EnvelopeError, type OpenedEnvelope } from '../identity/index.js'
-import { ALL_TOPICS, DOMAIN, GLOBAL_TOPICS, TOPIC, TOPIC_DOMAIN, TOPIC_MAX_BYTES, type TopicName } from '../../protocols/ids.js'
+import { ALL_TOPICS, DOMAIN, TOPIC, TOPIC_DOMAIN, TOPIC_MAX_BYTES, type TopicName } from '../../protocols/ids.js'
 import { MAX_CLOCK_SKEW_MS, MAX_LIFETIME_MS } from '../../protocols/codec.js'
 import { GOSSIP_RATE_LIMITS, topicClass, type TopicClass } from './gossip-limits.js'
 import { ReplayCache, type ReplayCacheLimits } from './replay-cache.js'
@@ -100,12 +100,9 @@ class GossipRouterService implements GossipRouter, Startable {
     this.pubsub.addEventListener('message', this.onPubsubMessage)
   }
 
-  // services start together; gossipsub accepts subscriptions only once it has started.
-  // Job shard topics are joined by the market services (providers: those they serve), the
-  // ledger topic only by a ledger service that turns it on (off by default)
-  afterStart (): void {
-    for (const topic of GLOBAL_TOPICS) if (topic !== TOPIC.ledger) this.pubsub.subscribe(topic)
-  }
+  // The router joins no topic itself: job shard topics are joined by the market services
+  // (providers: those they serve), the legacy ledger and heartbeat topics only by a ledger or
+  // heartbeat service that turns them on (both off by default: issue 15 item 3)
 
   stop (): void {
     this.pubsub.removeEventListener('message', this.onPubsubMessage)

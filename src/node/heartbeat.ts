@@ -1,11 +1,23 @@
+/**
+ * A node's signed heartbeats: sent every interval, and on each new connection, straight to the
+ * connected peers that speak the heartbeat protocol (heartbeat-stream.ts), so presence costs a
+ * node O(connections / interval) whatever the network's size. The global heartbeat topic is
+ * legacy and off unless asked for (`gossip`): a node then also publishes on it and reads it.
+ * Both paths judge a heartbeat by the same rules (time rules ignore, increasing seq, bounded decode).
+ */
 import { decodeBounded, MAX_BYTES } from '../../protocols/codec.js'
 import { Heartbeat } from '../../protocols/heartbeat.js'
-import { DOMAIN, TOPIC } from '../../protocols/ids.js'
+import { DOMAIN, PROTOCOL, TOPIC } from '../../protocols/ids.js'
 import { sealEnvelope, type OpenedEnvelope } from '../identity/index.js'
 import { ACCEPT, GOSSIP_CAPABILITY, GOSSIP_SERVICE, ignore, reject, type GossipRouter, type GossipVerdict } from './gossip.js'
+import { GOSSIP_RATE_LIMITS } from './gossip-limits.js'
+import { HEARTBEAT_STREAM_TIMEOUT_MS, HeartbeatInbox, sendHeartbeat } from './heartbeat-stream.js'
+import type { PeerGuard } from './peer-guard.js'
+import type { RateLimit } from './token-bucket.js'
 import type { Role } from '../config/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
-import { serviceDependencies, type ComponentLogger, type Ed25519PrivateKey, type Logger, type PeerId, type PubSub, type Startable } from '@libp2p/interface'
+import { serviceDependencies, type ComponentLogger, type Ed25519PrivateKey, type IdentifyResult, type Libp2pEvents, type Logger, type PeerId, type PubSub, type Startable, type TypedEventTarget } from '@libp2p/interface'
+import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 
 /** Clock difference tolerated between nodes. */
 export const MAX_CLOCK_SKEW_MS = 30_000
@@ -13,6 +25,8 @@ export const MAX_CLOCK_SKEW_MS = 30_000
 const MAX_HEARTBEAT_TTL_MS = 10 * 60_000
 /** Bound on remembered senders. */
 const MAX_TRACKED_PEERS = 10_000
+/** Heartbeat sends in flight at once (a bootstrap may hold thousands of connections). */
+const MAX_PARALLEL_SENDS = 32
 
 export interface PeerPresence {
   peerId: string
@@ -30,8 +44,12 @@ export interface PeerPresence {
 export interface HeartbeatService {
   /** peers heard from, most recent first */
   presence(): PeerPresence[]
-  /** publishes one heartbeat now (also done every interval) */
+  /** sends one heartbeat now to every connected peer that speaks the protocol (also done every interval); resolves when each send ended */
   beat(): Promise<void>
+  /** verdicts on heartbeats received on the stream protocol, by reason ("accept", "ignore:expired" …) */
+  stats(): Record<string, number>
+  /** our heartbeat sends: done, failed (closed, timed out), skipped (the last send to that peer still running) */
+  sends(): { sent: number, failed: number, skipped: number }
   /** dispatches 'heartbeat' events (CustomEvent<PeerPresence>) for each accepted heartbeat */
   readonly events: EventTarget
   /**
@@ -68,6 +86,12 @@ export interface HeartbeatInit {
   privateKey: Ed25519PrivateKey
   /** the clock the validator judges times by (default Date.now; conformance vectors fix it) */
   now?: () => number
+  /** also publish on and read the legacy global heartbeat topic (--heartbeat-gossip; default off) */
+  gossip?: boolean
+  /** heartbeats validated per sending peer on the stream (default: the gossip heartbeats class, 2/s, bursts of 10) */
+  rateLimit?: RateLimit
+  /** the node's peer guard: strikes peers that send bad heartbeats or flood */
+  guard?: PeerGuard
 }
 
 interface HeartbeatComponents {
@@ -75,6 +99,9 @@ interface HeartbeatComponents {
   pubsub: PubSub<GossipsubEvents>
   [GOSSIP_SERVICE]: GossipRouter
   logger: ComponentLogger
+  registrar: Registrar
+  connectionManager: ConnectionManager
+  events: TypedEventTarget<Libp2pEvents>
 }
 
 const ROLE_TO_WIRE: Record<Role, Heartbeat.Role> = {
@@ -99,15 +126,35 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
   private readonly init: HeartbeatInit
   private readonly log: Logger
   private readonly peers = new Map<string, PeerPresence & { seq: bigint }>()
+  private readonly inbox: HeartbeatInbox
+  /** connected peers whose identify listed the heartbeat protocol: who our heartbeats go to */
+  private readonly listeners = new Set<string>()
+  /** peers a send is still running to: a slow peer is skipped, never waited for */
+  private readonly sending = new Set<string>()
+  private readonly sendCounts = { sent: 0, failed: 0, skipped: 0 }
   private timer?: NodeJS.Timeout
   private lastSeq = 0n
   private ledgerHead: () => number = () => 0
+
+  private readonly onIdentify = (evt: CustomEvent<IdentifyResult>): void => {
+    const { peerId, protocols } = evt.detail
+    if (!protocols.includes(PROTOCOL.heartbeat)) return
+    const fresh = !this.listeners.has(peerId.toString())
+    this.listeners.add(peerId.toString())
+    // a new connection hears from us now, not an interval later
+    if (fresh) this.sendAll([peerId], this.seal()).catch(() => {})
+  }
+
+  private readonly onDisconnect = (evt: CustomEvent<PeerId>): void => {
+    this.listeners.delete(evt.detail.toString())
+  }
 
   constructor (components: HeartbeatComponents, init: HeartbeatInit) {
     this.components = components
     this.init = init
     this.log = components.logger.forComponent('idlegrid:heartbeat')
     this[serviceDependencies] = init.slots == null ? [GOSSIP_CAPABILITY] : [GOSSIP_CAPABILITY, init.slots.capability]
+    this.inbox = new HeartbeatInbox({ rateLimit: init.rateLimit ?? GOSSIP_RATE_LIMITS.heartbeats, guard: init.guard, log: this.log, now: init.now })
   }
 
   /** the GPU slots reported in heartbeats: read when sent (services start together) */
@@ -118,18 +165,39 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
     return { total, busy: counter.busySlots?.() ?? Math.max(0, total - counter.freeSlots()) }
   }
 
-  start (): void {
-    this.components[GOSSIP_SERVICE].setValidator(TOPIC.heartbeats, (envelope) => this.validate(envelope))
-    this.components[GOSSIP_SERVICE].onMessage(TOPIC.heartbeats, (envelope) => { this.record(envelope) })
+  async start (): Promise<void> {
+    const router = this.components[GOSSIP_SERVICE]
+    if (this.init.gossip === true) {
+      router.setValidator(TOPIC.heartbeats, (envelope) => this.check(envelope).verdict)
+      router.onMessage(TOPIC.heartbeats, (envelope) => { this.record(envelope) })
+    } else {
+      router.setValidator(TOPIC.heartbeats, () => ignore('heartbeat topic off here'))
+    }
+    await this.inbox.handle(this.components.registrar, (envelope) => this.receive(envelope))
+    this.components.events.addEventListener('peer:identify', this.onIdentify)
+    this.components.events.addEventListener('peer:disconnect', this.onDisconnect)
   }
 
   afterStart (): void {
+    // gossipsub accepts subscriptions only once it has started
+    if (this.init.gossip === true) this.components.pubsub.subscribe(TOPIC.heartbeats)
     this.timer = setInterval(() => { this.beat().catch(err => { this.log('heartbeat not sent: %e', err) }) }, this.init.intervalMs)
     this.timer.unref()
   }
 
-  stop (): void {
+  async stop (): Promise<void> {
     clearInterval(this.timer)
+    this.components.events.removeEventListener('peer:identify', this.onIdentify)
+    this.components.events.removeEventListener('peer:disconnect', this.onDisconnect)
+    await this.components.registrar.unhandle(PROTOCOL.heartbeat)
+  }
+
+  stats (): Record<string, number> {
+    return this.inbox.stats()
+  }
+
+  sends (): { sent: number, failed: number, skipped: number } {
+    return { ...this.sendCounts }
   }
 
   reportLedgerHead (read: () => number): void {
@@ -137,6 +205,40 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
   }
 
   async beat (): Promise<void> {
+    const envelope = this.seal()
+    const connected = new Map<string, PeerId>()
+    for (const c of this.components.connectionManager.getConnections()) connected.set(c.remotePeer.toString(), c.remotePeer)
+    // a disconnect event can be missed (a node stopping); the listeners never outgrow the connections
+    for (const id of this.listeners) if (!connected.has(id)) this.listeners.delete(id)
+    const targets = [...connected].filter(([id]) => this.listeners.has(id)).map(([, peer]) => peer)
+    const sends = this.sendAll(targets, envelope)
+    if (this.init.gossip === true) await this.components.pubsub.publish(TOPIC.heartbeats, envelope)
+    await sends
+  }
+
+  /** Sends `envelope` to each of `peers`, MAX_PARALLEL_SENDS at a time, skipping peers a send still runs to. */
+  private async sendAll (peers: PeerId[], envelope: Uint8Array): Promise<void> {
+    const queue = peers.filter(p => !this.sending.has(p.toString()))
+    this.sendCounts.skipped += peers.length - queue.length
+    for (const peer of queue) this.sending.add(peer.toString())
+    const worker = async (): Promise<void> => {
+      for (let peer = queue.shift(); peer != null; peer = queue.shift()) {
+        try {
+          await sendHeartbeat(this.components.connectionManager, peer, envelope, AbortSignal.timeout(HEARTBEAT_STREAM_TIMEOUT_MS))
+          this.sendCounts.sent++
+        } catch (err) {
+          this.sendCounts.failed++
+          this.log('heartbeat to %p not sent: %e', peer, err)
+        } finally {
+          this.sending.delete(peer.toString())
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(MAX_PARALLEL_SENDS, queue.length) }, worker))
+  }
+
+  /** A fresh signed heartbeat with our slots and ledger head now. */
+  private seal (): Uint8Array {
     const now = Date.now()
     // time-based so a restarted node continues above its earlier sequence numbers
     this.lastSeq = BigInt(now) > this.lastSeq ? BigInt(now) : this.lastSeq + 1n
@@ -150,8 +252,7 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
       slotsBusy: slots.busy,
       ledgerSeq: BigInt(this.ledgerHead())
     })
-    const envelope = sealEnvelope(this.init.privateKey, this.components.peerId, DOMAIN.heartbeat, payload)
-    await this.components.pubsub.publish(TOPIC.heartbeats, envelope)
+    return sealEnvelope(this.init.privateKey, this.components.peerId, DOMAIN.heartbeat, payload)
   }
 
   presence (): PeerPresence[] {
@@ -160,13 +261,25 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
       .sort((a, b) => b.lastSeen - a.lastSeen)
   }
 
-  private validate (envelope: OpenedEnvelope): GossipVerdict {
+  /** A heartbeat from the stream (signer checked there): judged, and recorded when accepted. */
+  private receive (envelope: OpenedEnvelope): GossipVerdict {
+    const { verdict, heartbeat } = this.check(envelope)
+    if (verdict.action === 'accept' && heartbeat != null) this.record(envelope, heartbeat)
+    return verdict
+  }
+
+  /** The heartbeat rules, the same on the stream and on the legacy topic. */
+  private check (envelope: OpenedEnvelope): { verdict: GossipVerdict, heartbeat?: Heartbeat } {
     let hb: Heartbeat
     try {
       hb = decodeBounded(Heartbeat, envelope.payload, 'heartbeat', MAX_BYTES.heartbeat)
     } catch {
-      return reject('malformed heartbeat')
+      return { verdict: reject('malformed heartbeat') }
     }
+    return { verdict: this.judge(hb, envelope), heartbeat: hb }
+  }
+
+  private judge (hb: Heartbeat, envelope: OpenedEnvelope): GossipVerdict {
     const now = (this.init.now ?? Date.now)()
     const sentAt = Number(hb.sentAt)
     const expiresAt = Number(hb.expiresAt)
@@ -179,8 +292,7 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
     return ACCEPT
   }
 
-  private record (envelope: OpenedEnvelope): void {
-    const hb = decodeBounded(Heartbeat, envelope.payload, 'heartbeat', MAX_BYTES.heartbeat)
+  private record (envelope: OpenedEnvelope, hb = decodeBounded(Heartbeat, envelope.payload, 'heartbeat', MAX_BYTES.heartbeat)): void {
     const id = envelope.signer.toString()
     const known = this.peers.get(id)
     if (known != null && hb.seq <= known.seq) return
@@ -203,7 +315,7 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
   }
 }
 
-/** Publishes this node's signed heartbeat and tracks the peers heard from. */
+/** Sends this node's signed heartbeat to its connected peers and tracks the peers heard from. */
 export function heartbeatService (init: HeartbeatInit): (components: HeartbeatComponents) => HeartbeatService {
   return (components) => new HeartbeatPublisher(components, init)
 }

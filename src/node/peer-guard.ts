@@ -127,6 +127,15 @@ export class PeerGuard {
     if (direct) this.strike(author, `over its ${topicClass} gossip rate limit again and again`)
   }
 
+  /**
+   * `peer` broke a protocol rule on a stream of its own (a heartbeat with a bad signature, an
+   * oversized frame …): a strike. One now and then is forgiven (a bug, a version skew); a
+   * stream of them gets the peer denied like a flood does.
+   */
+  misbehaved (peer: PeerId, reason: string): void {
+    this.strike(peer, `${reason}, again and again`)
+  }
+
   /** Whether an inbound stream from `peer` may be handled (false: refuse it). */
   admitStream (peer: PeerId): boolean {
     const id = peer.toString()

@@ -21,6 +21,8 @@ export interface NodeStatus extends NodeIdentity {
   topics: Record<string, string[]>
   /** peers whose signed heartbeats this node accepted */
   heard: PeerPresence[]
+  /** verdicts on the heartbeats peers sent us on the heartbeat stream, by reason */
+  heartbeats: Record<string, number>
   /** gossip validation verdicts per topic */
   gossip: Record<string, Record<string, number>>
   /** gossipsub's score of each connected peer (below -80 it is graylisted: its messages go unread) */
@@ -57,6 +59,7 @@ export function nodeStatus (node: IdlegridNode): NodeStatus {
     peers: [...peers].map(([peerId, addrs]) => ({ peerId, addrs })),
     topics: Object.fromEntries(ALL_TOPICS.map(t => [t, libp2p.services.pubsub.getSubscribers(t).map(p => p.toString()).sort()])),
     heard: libp2p.services.heartbeats.presence(),
+    heartbeats: libp2p.services.heartbeats.stats(),
     gossip: libp2p.services.gossip.stats(),
     gossipScores: Object.fromEntries([...peers.keys()].map(id => [id, gossipScore(libp2p.services.pubsub, id)])),
     peerGuard: libp2p.services.peerGuard.snapshot()

@@ -31,6 +31,8 @@ export interface PulledCounts {
   market?: { jobsSeen: number, bids: number, wins: number, declines: Record<string, number>, fillRate: number, expectedEarningsUsd: number }
   /** gossip verdicts per topic: { accept: n, "reject:reason": n, "ignore:reason": n } */
   gossip?: Record<string, Record<string, number>>
+  /** verdicts on the heartbeats peers sent on the heartbeat stream: { accept: n, "ignore:expired": n, … } */
+  heartbeats?: Record<string, number>
   ledger?: { entries: number, authors: number, quarantined: number, diskBytes: number }
   /** this node's earnings in its own ledger view */
   earnings?: { earnedUsd: number, paidJobs: number, fillRate: number }
@@ -52,6 +54,7 @@ export class IdlegridMetrics {
   private readonly marketDeclines: Counter<'reason'>
   private readonly gossip: Counter<'topic' | 'verdict' | 'reason'>
   private readonly ledgerRefusals: Counter<'verdict' | 'reason'>
+  private readonly heartbeats: Counter<'verdict' | 'reason'>
   private readonly gauges: Record<'fillRatio' | 'expectedEarnings' | 'earned' | 'paidJobs' | 'ledgerFill' | 'entries' | 'authors' | 'quarantined' | 'diskBytes' | 'peers', Gauge>
   private readonly heard: Gauge<'role'>
   /** the last value read of each pulled counter (by metric and labels) */
@@ -76,6 +79,7 @@ export class IdlegridMetrics {
     this.marketDeclines = counter('idlegrid_market_declines_total', 'job requests this provider did not bid on, by reason', ['reason'])
     this.gossip = counter('idlegrid_gossip_messages_total', 'gossip messages validated, by topic and verdict (reason for ignore and reject)', ['topic', 'verdict', 'reason'])
     this.ledgerRefusals = counter('idlegrid_ledger_refusals_total', 'ledger entries from gossip not taken, by verdict and reason', ['verdict', 'reason'])
+    this.heartbeats = counter('idlegrid_heartbeats_received_total', 'heartbeats peers sent on the heartbeat stream, by verdict (reason for ignore and reject)', ['verdict', 'reason'])
     this.gauges = {
       fillRatio: gauge('idlegrid_market_fill_ratio', 'wins / bids of this provider'),
       expectedEarnings: gauge('idlegrid_expected_earnings_usd', 'this provider\'s accepted awards: clearing price x estimated GPU-hours, USD'),
@@ -133,6 +137,7 @@ export class IdlegridMetrics {
       this.gauges.expectedEarnings.set(m.expectedEarningsUsd)
     }
     if (counts.gossip != null) this.pullGossip(counts.gossip)
+    if (counts.heartbeats != null) this.pullHeartbeats(counts.heartbeats)
     const l = counts.ledger
     if (l != null) {
       this.gauges.entries.set(l.entries)
@@ -152,6 +157,24 @@ export class IdlegridMetrics {
       for (const role of ROLES) this.heard.set({ role }, 0)
       for (const [role, n] of Object.entries(p.heard)) this.heard.inc({ role: enumLabel(role, ROLES) }, n)
     }
+  }
+
+  private pullHeartbeats (stats: Record<string, number>): void {
+    const sums = new Map<string, { verdict: string, reason: string, n: number }>()
+    for (const [key, n] of Object.entries(stats)) {
+      const { verdict, reason } = this.verdictLabels(key)
+      const id = JSON.stringify([verdict, reason])
+      const sum = sums.get(id) ?? { verdict, reason, n: 0 }
+      sum.n += n
+      sums.set(id, sum)
+    }
+    for (const [id, { verdict, reason, n }] of sums) this.grow(this.heartbeats, `heartbeats:${id}`, { verdict, reason }, n)
+  }
+
+  /** "accept", "ignore:<reason>", "reject:<reason>" as bounded labels */
+  private verdictLabels (key: string): { verdict: string, reason: string } {
+    const at = key.indexOf(':')
+    return { verdict: enumLabel(at < 0 ? key : key.slice(0, at), VERDICTS), reason: at < 0 ? '' : this.gossipReasons.label(key.slice(at + 1)) }
   }
 
   private pullGossip (stats: Record<string, Record<string, number>>): void {

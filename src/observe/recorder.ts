@@ -100,6 +100,7 @@ export class NodeObserver {
       for (const p of status.heard as Array<{ role: string }>) heard[p.role] = (heard[p.role] ?? 0) + 1
       counts.peers = { connected: status.peers.length, heard }
       counts.gossip = status.gossip
+      counts.heartbeats = status.heartbeats
     }
     if (market != null) counts.market = market
     if (ledger != null) counts.ledger = { entries: ledger.entries, authors: ledger.authors, quarantined: ledger.quarantine?.entries ?? 0, diskBytes: ledger.diskBytes }

@@ -39,10 +39,11 @@ export default async (): Promise<Record<string, unknown>> => {
     const providers = shard
     const renterNode = net.renters[0] as IdlegridNode
     const renter = renterNode.libp2p.services[MARKET_RENTER_SERVICE] as unknown as MarketRenterService
-    const heard = (): number => renterNode.libp2p.services.heartbeats.presence().filter(p => p.role === 'provider').length
-    // gossip reaches everyone once the renter hears every provider's heartbeats
-    await waitFor(() => heard() === PROVIDERS, { timeoutMs: 120_000, intervalMs: 1_000, what: 'renter to hear every provider' }).catch(() => {})
-    process.stderr.write(`  network up; renter hears ${heard()} providers\n`)
+    // heartbeats reach connected peers only (the renter dials 24 of them): the bootstrap, which
+    // relays every shard, is connected to every provider and hears each once they are up
+    const heard = (): number => net.bootstrap.libp2p.services.heartbeats.presence().filter(p => p.role === 'provider').length
+    await waitFor(() => heard() === PROVIDERS, { timeoutMs: 120_000, intervalMs: 1_000, what: 'the bootstrap to hear every provider' }).catch(() => {})
+    process.stderr.write(`  network up; the bootstrap hears ${heard()} providers, the renter ${renterNode.libp2p.services.heartbeats.presence().filter(p => p.role === 'provider').length}\n`)
     const validated = async (): Promise<number> => marketMessagesValidated(net.all) + (await providers.ask({ type: 'gossip' }, 'gossip')).validated
     const spec = parseJobSpec({ name: 'bench', runtime: { image: 'ghcr.io/acme/bench:1' }, auction: { bidWindowMs: WINDOW_MS } })
     // one warm-up auction so meshes and connections exist

@@ -17,11 +17,15 @@ export interface ScaleModel {
   meshDegree: number
   /** bids a job draws (a renter's inbound bid streams per job) */
   bidsPerJob: number
-  /** heartbeat interval of the global heartbeat topic (not sharded yet: item 3), s */
+  /** heartbeat interval, s (heartbeats go to connected peers on /idlegrid/heartbeat/1.0.0: item 3) */
   heartbeatSeconds: number
+  /** distinct connected peers of a node: the 24 its connector dials plus those that dial it (maxConnections bounds it: 200 by default) */
+  peersPerNode: number
+  /** a bootstrap's connected peers (its sample config allows 2000) */
+  peersPerBootstrap: number
 }
 
-export const DEFAULT_MODEL: ScaleModel = { providers: 10_000, jobsPerS: 100, shards: JOB_SHARD_TOPICS.length, meshDegree: 6, bidsPerJob: 20, heartbeatSeconds: 30 }
+export const DEFAULT_MODEL: ScaleModel = { providers: 10_000, jobsPerS: 100, shards: JOB_SHARD_TOPICS.length, meshDegree: 6, bidsPerJob: 20, heartbeatSeconds: 30, peersPerNode: 50, peersPerBootstrap: 2000 }
 
 /** The per-message costs a network benchmark measured, per provider. */
 export interface MeasuredCosts {
@@ -57,9 +61,9 @@ export interface NodeLoad { node: string, jobsHeardPerS: number, messagesPerS: n
 /**
  * Per node per second, for: a provider on MAX_PROVIDER_SHARDS shards (a large GPU), one on 6
  * (24 GB class), a relay on every shard (a bootstrap), and a renter publishing 1 job/s; the
- * market path, then the global heartbeat topic on top (every node, N / interval messages/s).
+ * market path, then heartbeats on top (connected peers / interval messages/s: flat in N).
  */
-export function project (costs: MeasuredCosts, model: ScaleModel = DEFAULT_MODEL): { market: NodeLoad[], heartbeatsPerNode: { messagesPerS: number, cpuMsPerS: number, readKiBPerS: number } } {
+export function project (costs: MeasuredCosts, model: ScaleModel = DEFAULT_MODEL): { market: NodeLoad[], heartbeatsPerNode: HeartbeatLoad, heartbeatsPerBootstrap: HeartbeatLoad } {
   const node = (name: string, shardsJoined: number, bidsPerS: number, extra: { messages: number, bytes: number, cpuMs: number } = { messages: 0, bytes: 0, cpuMs: 0 }): NodeLoad => {
     const heard = model.jobsPerS * shardsJoined / model.shards
     const cpu = costs.idleCpuMsPerS + heard * costs.jobCpuMs + bidsPerS * costs.bidCpuMs + extra.cpuMs
@@ -82,15 +86,20 @@ export function project (costs: MeasuredCosts, model: ScaleModel = DEFAULT_MODEL
     // a renter joins no shard: it publishes (one message to its fanout peers) and takes its bids
     node('renter publishing 1 job/s', 0, 0, { messages: 1 + model.bidsPerJob, bytes: model.bidsPerJob * costs.bidBytes, cpuMs: model.bidsPerJob * costs.bidCpuMs })
   ]
-  const heartbeats = model.providers / model.heartbeatSeconds
-  // a heartbeat is a gossip message like a job request (smaller): priced at a job request's measured cost
-  return { market, heartbeatsPerNode: { messagesPerS: round(heartbeats), cpuMsPerS: round(heartbeats * costs.jobCpuMs), readKiBPerS: round(heartbeats * costs.jobReadBytes / 1024) } }
+  // one signed message each, like a job request (smaller, no duplicates): priced at a job request's measured cost
+  const heartbeats = (peers: number): HeartbeatLoad => {
+    const perS = Math.min(peers, model.providers) / model.heartbeatSeconds
+    return { messagesPerS: round(perS), cpuMsPerS: round(perS * costs.jobCpuMs), readKiBPerS: round(perS * costs.jobReadBytes / 1024) }
+  }
+  return { market, heartbeatsPerNode: heartbeats(model.peersPerNode), heartbeatsPerBootstrap: heartbeats(model.peersPerBootstrap) }
 }
+
+export interface HeartbeatLoad { messagesPerS: number, cpuMsPerS: number, readKiBPerS: number }
 
 const round = (x: number): number => Number(x.toFixed(2))
 
 export function printProjection (costs: MeasuredCosts, model: ScaleModel = DEFAULT_MODEL): string {
-  const { market, heartbeatsPerNode } = project(costs, model)
+  const { market, heartbeatsPerNode, heartbeatsPerBootstrap } = project(costs, model)
   const lines = [
     `projection to ${model.providers} providers at ${model.jobsPerS} jobs/s (${model.shards} job shards, mesh degree ${model.meshDegree}, ${model.bidsPerJob} bids a job)`,
     `measured at ${costs.measuredProviders} providers, per job request heard: ${costs.jobCpuMs.toFixed(3)} ms CPU, ${Math.round(costs.jobReadBytes)} B read, ${Math.round(costs.jobWrittenBytes)} B written; per bid: ${costs.bidCpuMs.toFixed(3)} ms CPU, ${Math.round(costs.bidBytes)} B`,
@@ -98,7 +107,7 @@ export function printProjection (costs: MeasuredCosts, model: ScaleModel = DEFAU
     '| --- | --- | --- | --- | --- | --- |',
     ...market.map(n => `| ${n.node} | ${n.jobsHeardPerS} | ${n.messagesPerS} | ${n.readKiBPerS} | ${n.writtenKiBPerS} | ${n.cpuMsPerS} (${n.cpuShare}) |`),
     `CPU includes the measured idle rate (${costs.idleCpuMsPerS.toFixed(1)} ms/s: timers, pings, the bench's own heartbeats)`,
-    `plus on every node, the global heartbeat topic (not sharded yet, issue 15 item 3): ${heartbeatsPerNode.messagesPerS} messages/s, ~${heartbeatsPerNode.readKiBPerS} KiB/s read, ~${heartbeatsPerNode.cpuMsPerS} ms CPU/s at a job request's measured cost`,
+    `plus heartbeats from connected peers (issue 15 item 3; no global topic): ${heartbeatsPerNode.messagesPerS} messages/s on a node with ${model.peersPerNode} peers (~${heartbeatsPerNode.cpuMsPerS} ms CPU/s), ${heartbeatsPerBootstrap.messagesPerS} on a bootstrap with ${model.peersPerBootstrap} (~${heartbeatsPerBootstrap.cpuMsPerS} ms CPU/s), at a job request's measured cost; the global topic would be ${round(model.providers / model.heartbeatSeconds)} on every node`,
     ...(costs.jobCpuMs === 0 ? ['note: the job requests\' CPU above idle measured ≤ 0 (noise: a loaded machine); take the figures again on a quiet one'] : [])
   ]
   return lines.join('\n')

@@ -50,11 +50,13 @@ export type ShardReply =
   | { type: 'gossip', validated: number }
   | { type: 'usage', shard: ShardUsage }
 
-/** Messages validated on every gossip topic (any verdict), summed over `nodes`. */
+/** Messages validated on every gossip topic and the heartbeat stream (any verdict), summed over `nodes`. */
 export function allMessagesValidated (nodes: IdlegridNode[]): number {
   let n = 0
   for (const node of nodes) {
     for (const counts of Object.values(node.libp2p.services.gossip.stats())) n += Object.values(counts).reduce((a, b) => a + b, 0)
+    // heartbeats arrive on their own stream since issue 15 item 3 (each one judged like a gossip message)
+    n += Object.values(node.libp2p.services.heartbeats.stats()).reduce((a, b) => a + b, 0)
   }
   return n
 }

@@ -15,7 +15,7 @@ import * as assert from 'node:assert/strict'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { callControl } from '../../src/control/index.js'
-import { JOB_SHARD_TOPICS, TOPIC } from '../../protocols/ids.js'
+import { JOB_SHARD_TOPICS } from '../../protocols/ids.js'
 import { submitJob } from '../exec/fixtures.js'
 import { chaosFull, DEFAULT_PROVIDER_ARGS, recordFault, spawnNode, startLocalNetwork, tempDir, waitFor, waitForMesh, type LocalNetwork, type NodeProcess } from '../utils/index.js'
 import { faketimeLibrary, skewedClockEnv } from './clock-faketime.js'
@@ -43,8 +43,9 @@ describe('chaos: clocks skewed past the bound (issue 19 item 4)', function () {
     return await spawnNode(role, { dataDir: join(tmp.path, name), args, env: offsetMs === 0 ? {} : skewedClockEnv(offsetMs) })
   }
 
-  async function gossip (node: NodeProcess, topic: string): Promise<Record<string, number>> {
-    return (await node.status()).gossip[topic] ?? {}
+  /** verdicts on the heartbeats the node's peers sent it (the heartbeat stream; the topic is off) */
+  async function heartbeatVerdicts (node: NodeProcess): Promise<Record<string, number>> {
+    return (await node.status()).heartbeats
   }
 
   /** verdict counts summed over every job shard */
@@ -89,7 +90,7 @@ describe('chaos: clocks skewed past the bound (issue 19 item 4)', function () {
     // heartbeats: the fast one's are from the future, the slow one's expired: both ignored, a
     // clock rule scores nobody down (protocols/README.md §9)
     const heartbeats = await waitFor(async () => {
-      const counts = await gossip(net.bootstrap, TOPIC.heartbeats)
+      const counts = await heartbeatVerdicts(net.bootstrap)
       return (counts['ignore:heartbeat from the future'] ?? 0) > 0 && (counts['ignore:expired'] ?? 0) > 0 && counts
     }, { timeoutMs: 30_000, what: 'the bootstrap to refuse the skewed nodes\' heartbeats' })
     const heard = (await net.bootstrap.status()).heard.map(h => h.peerId)
@@ -106,7 +107,7 @@ describe('chaos: clocks skewed past the bound (issue 19 item 4)', function () {
     // does not score the honest peers down for its own clock); a job request of its that arrives has
     // expired: nobody bids, and its submit fails
     const slowSees = await waitFor(async () => {
-      const counts = await gossip(slow, TOPIC.heartbeats)
+      const counts = await heartbeatVerdicts(slow)
       return (counts['ignore:heartbeat from the future'] ?? 0) > 0 && counts
     }, { timeoutMs: 30_000, what: 'the slow renter to refuse honest heartbeats as from the future' })
     const slowRun = await submit(slow)

@@ -105,6 +105,12 @@ describe('config', () => {
       assert.equal(config.maxConnections, 50)
       assert.equal(config.targetPeers, 7)
     })
+
+    it('heartbeatGossip (the legacy heartbeat topic) is off unless the file or --heartbeat-gossip turns it on', () => {
+      assert.equal(resolveWith({}).heartbeatGossip, false)
+      assert.equal(resolveWith({ file: { heartbeatGossip: true } }).heartbeatGossip, true)
+      assert.equal(resolveWith({ flags: { heartbeatGossip: true } }).heartbeatGossip, true)
+    })
   })
 
   describe('precedence: flags > env > file > defaults', () => {
@@ -272,6 +278,10 @@ describe('config', () => {
       expectConfigError(() => resolveWith({ flags: { heartbeatSeconds: '-5' } }), 'heartbeatSeconds', />= 0.1/)
       expectConfigError(() => resolveWith({ file: { heartbeatSeconds: 'soon' } }), 'heartbeatSeconds', /a number/)
       expectConfigError(() => resolveWith({ file: { heartbeatSeconds: 3601 } }), 'heartbeatSeconds', /<= 3600/)
+    })
+
+    it('heartbeatGossip not a boolean', () => {
+      expectConfigError(() => resolveWith({ file: { heartbeatGossip: 'sometimes' } }), 'heartbeatGossip', /true or false/)
     })
 
     it('a role in the file that differs from the command', () => {

@@ -53,6 +53,12 @@ describe('ledger head hints in heartbeats: peers behind on a feed pull it at onc
     // a first batch, pulled by whatever path (the sync on connect may still be under way)
     await trade(provider, renter, 2)
     await waitFor(() => held(bystander, provider) >= 2, { timeoutMs: 20_000, what: 'the bystander to hold the first batch' })
+    // quiet first: two more heartbeats heard (a hint kept during that pull, or the sync on
+    // connect, has run by then and found nothing new), so that no pull started before is
+    // still under way to fetch the second batch
+    const heardFrom = (): number => bystander.libp2p.services.heartbeats.presence().find(p => p.peerId === provider.peerId.toString())?.count ?? 0
+    const heardAt = heardFrom()
+    await waitFor(() => heardFrom() >= heardAt + 2, { timeoutMs: 20_000, what: 'two more heartbeats from the provider' })
     const before = (await ledgerOf(bystander).status()).hintPulls
     // the second batch: no new connection, no periodic round, no announcement to the bystander
     await trade(provider, renter, 3)

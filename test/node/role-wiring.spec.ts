@@ -8,7 +8,7 @@ import type { IdlegridNode } from '../../src/node/index.js'
 import { startInProcessNetwork, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
 
 /** What libp2p and every idlegrid node speak (protocols/README.md §1 and §2); gossipsub only, no floodsub. */
-const CORE_PROTOCOLS = ['/ipfs/id/1.0.0', '/ipfs/ping/1.0.0', PROTOCOL.kad, '/meshsub/1.2.0', '/meshsub/1.1.0', '/meshsub/1.0.0', PROTOCOL.ledgerSync]
+const CORE_PROTOCOLS = ['/ipfs/id/1.0.0', '/ipfs/ping/1.0.0', PROTOCOL.kad, '/meshsub/1.2.0', '/meshsub/1.1.0', '/meshsub/1.0.0', PROTOCOL.ledgerSync, PROTOCOL.heartbeat]
 /** What a provider adds: accept, explain, the job stream, its own capability record and its leases' requests. */
 const PROVIDER_PROTOCOLS = [PROTOCOL.accept, PROTOCOL.explain, PROTOCOL.job, PROTOCOL.capability, PROTOCOL.serve, PROTOCOL.serveV1]
 /** What a renter adds: the bids sent to it and their audit. */
@@ -68,12 +68,15 @@ describe('node wiring as the composition root builds it (issue 14 items 5 and 6)
     await waitFor(() => provider().libp2p.services.pubsub.getTopics().some(isJobShardTopic) &&
       renter().libp2p.services.pubsub.getSubscribers(jobShardTopic('any', 0)).length > 0, { timeoutMs: 30_000, what: 'the provider on its shards, the renter knowing a relay' })
     await waitForTopicMesh([net.bootstrap, provider()], jobShardTopic('any', 0))
+    // the record sealed at start may lack our listen addresses; once libp2p reports them it is
+    // sealed anew (a new sequence): bid after that, or the two sequences race
+    const advertiser = (provider().libp2p.services as unknown as Record<string, CapabilityAdvertiser>)[CAPABILITY_SERVICE]
+    await waitFor(() => advertiser.current().message.listenAddrs.length > 0, { timeoutMs: 10_000, what: 'the provider\'s record to carry its listen addresses' })
     // bids come straight to the renter: the auction's report holds them as received
     const market = (renter().libp2p.services as unknown as Record<string, MarketRenterService>)[MARKET_RENTER_SERVICE]
     const report = await market.auction(parseJobSpec({ name: 'seq-probe', runtime: { command: ['true'] }, auction: { bidWindowMs: 2_000, acceptTimeoutMs: 1_500 } }))
     const bid = report.signed?.bids.map(b => b.message).find(b => equals(b.provider, provider().peerId.toMultihash().bytes))
     assert.ok(bid != null, `no bid from the provider: ${JSON.stringify(report.received)}`)
-    const advertiser = (provider().libp2p.services as unknown as Record<string, CapabilityAdvertiser>)[CAPABILITY_SERVICE]
     const sequence = advertiser.current().message.sequence
     assert.ok(sequence > 0n)
     assert.equal(bid.capabilitySeq, sequence)

@@ -51,6 +51,18 @@ describe('observe: bounded metric labels (issue 18 item 1)', () => {
     assert.equal([...refusals.values()].reduce((a, b) => a + b, 0), refused, 'every ledger refusal counted')
   })
 
+  it('heartbeat stream verdicts become bounded series that grow by what the count grew by', async () => {
+    const metrics = new IdlegridMetrics()
+    const stats: Record<string, number> = { accept: 4, 'ignore:expired': 1 }
+    for (let i = 0; i < 200; i++) stats[`reject:made-up ${i}`] = 1
+    metrics.pull({ heartbeats: stats })
+    metrics.pull({ heartbeats: { ...stats, accept: 6 } })
+    const m = await series(metrics, 'idlegrid_heartbeats_received_total')
+    assert.equal(m.get('idlegrid_heartbeats_received_total{verdict="accept",reason=""}'), 6)
+    assert.equal(m.get('idlegrid_heartbeats_received_total{verdict="ignore",reason="expired"}'), 1)
+    assert.ok(m.size <= MAX_LABEL_VALUES + 3, `${m.size} series`)
+  })
+
   it('a pulled count is added once: the counter grows by what the service\'s count grew by', async () => {
     const metrics = new IdlegridMetrics()
     const market = (bids: number): NonNullable<Parameters<IdlegridMetrics['pull']>[0]['market']> => ({ jobsSeen: bids, bids, wins: 1, fillRate: 1 / bids, expectedEarningsUsd: 0.5, declines: {} })

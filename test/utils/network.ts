@@ -31,6 +31,8 @@ export interface InProcessOptions extends NetworkShape {
   providerConfig?: (index: number) => Record<string, unknown>
   /** start providers and renters this many at a time (default all at once) */
   startBatch?: number
+  /** every node also joins the legacy heartbeat topic (--heartbeat-gossip; default off) */
+  heartbeatGossip?: boolean
 }
 
 /** Real libp2p nodes in this process on 127.0.0.1, each with its own temp data dir. */
@@ -41,7 +43,7 @@ export async function startInProcessNetwork (opts: InProcessOptions): Promise<In
     const config = resolveConfig({
       role,
       file: role === 'provider' && opts.providerConfig != null ? { provider: opts.providerConfig(index) } : undefined,
-      flags: { dataDir: join(dir.path, `${role}-${index}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: opts.heartbeatSeconds ?? 1 }
+      flags: { dataDir: join(dir.path, `${role}-${index}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: opts.heartbeatSeconds ?? 1, heartbeatGossip: opts.heartbeatGossip }
     })
     const node = await createNode(config, opts.extensions?.(role, index, config))
     started.push(node)

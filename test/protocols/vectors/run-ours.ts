@@ -70,8 +70,10 @@ class Node {
     const router = gossipRouter({ now })({ pubsub: pubsub as any, logger })
     ;(router as any).start()
     // the real payload validators, as the node installs them, with the file's clock
-    const heartbeats = heartbeatService({ role: 'bootstrap', intervalMs: 60_000, privateKey: key, now })({ peerId, pubsub: pubsub as any, gossip: router, logger })
-    ;(heartbeats as any).start()
+    // the heartbeat topic is legacy and off by default; a node that opts in judges it by these rules (the stream's too)
+    const streamSide: any = { registrar: { handle: async () => {}, unhandle: async () => {} }, connectionManager: { getConnections: () => [] }, events: new EventTarget() }
+    const heartbeats = heartbeatService({ role: 'bootstrap', intervalMs: 60_000, privateKey: key, now, gossip: true })({ peerId, pubsub: pubsub as any, gossip: router, logger, ...streamSide })
+    await (heartbeats as any).start()
     for (const shard of JOB_SHARD_TOPICS) router.setValidator(shard, (e) => validateJobRequest(e, shard, file.now))
     new LedgerGossip({ pubsub: () => pubsub as any, gossip: () => router, store: () => store, signal: new AbortController().signal, onBehind: () => {}, log: logger.forComponent('vectors') }).start()
     return new Node(file.now, router, pubsub, store, peerId)
