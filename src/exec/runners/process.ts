@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { accessSync, constants, statSync } from 'node:fs'
 import { availableParallelism, totalmem } from 'node:os'
@@ -14,6 +14,12 @@ import type { LogLine, RunHandle, Runner, RunSpec } from './types.js'
 
 const GiB = 1024 * 1024 * 1024
 const SETPRIV = findTool(['/usr/bin/setpriv', '/bin/setpriv'])
+/**
+ * The job is SIGKILLed when the provider dies (setpriv's parent-death signal, util-linux ≥
+ * 2.33): a provider killed outright cannot stop its jobs, and a job left running (a lease's
+ * server runs for ever) would hold the GPU slot nobody accounts for any more.
+ */
+const PDEATHSIG = SETPRIV != null && spawnSync(SETPRIV, ['--help'], { encoding: 'utf8' }).stdout?.includes('--pdeathsig') === true
 
 /** Per-job bounds; each default is noted. */
 export interface ProcessJobLimits {
@@ -120,7 +126,7 @@ export class ProcessRunner implements Runner {
       const wrap = limitWrapping({ cpuSeconds: limits.cpuSeconds, fileBytes: limits.fileBytes, processes: nproc, addressSpaceBytes: addressSpace })
       // the gate: the shell waits for "go" on stdin, sent once it is in the job's cgroup, so nothing the job starts can be outside it
       const gate = `read -r go || exit 125\n[ "$go" = go ] || exit 125\n${wrap.shell}\nexec "$@" </dev/null`
-      const nnp = SETPRIV != null ? [SETPRIV, '--no-new-privs', '--'] : []
+      const nnp = SETPRIV != null ? [SETPRIV, '--no-new-privs', ...(PDEATHSIG ? ['--pdeathsig', 'KILL'] : []), '--'] : []
       const env = { ...processJobEnv(spec), [RUN_MARKER]: mark }
       const ids = plan.dedicated ? { uid: user.uid, gid: user.gid } : {}
       // detached: the job leads its own session and process group
