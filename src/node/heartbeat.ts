@@ -133,6 +133,7 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
   private readonly sending = new Set<string>()
   private readonly sendCounts = { sent: 0, failed: 0, skipped: 0 }
   private timer?: NodeJS.Timeout
+  private phase?: NodeJS.Timeout
   private lastSeq = 0n
   private ledgerHead: () => number = () => 0
 
@@ -181,11 +182,17 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
   afterStart (): void {
     // gossipsub accepts subscriptions only once it has started
     if (this.init.gossip === true) this.components.pubsub.subscribe(TOPIC.heartbeats)
-    this.timer = setInterval(() => { this.beat().catch(err => { this.log('heartbeat not sent: %e', err) }) }, this.init.intervalMs)
-    this.timer.unref()
+    // a random phase: nodes started together (a host's providers, a restarted network) would
+    // otherwise all beat in the same instant, and every peer judge their heartbeats in one burst
+    this.phase = setTimeout(() => {
+      this.timer = setInterval(() => { this.beat().catch(err => { this.log('heartbeat not sent: %e', err) }) }, this.init.intervalMs)
+      this.timer.unref()
+    }, Math.random() * this.init.intervalMs)
+    this.phase.unref()
   }
 
   async stop (): Promise<void> {
+    clearTimeout(this.phase)
     clearInterval(this.timer)
     this.components.events.removeEventListener('peer:identify', this.onIdentify)
     this.components.events.removeEventListener('peer:disconnect', this.onDisconnect)
