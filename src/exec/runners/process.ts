@@ -19,7 +19,12 @@ const SETPRIV = findTool(['/usr/bin/setpriv', '/bin/setpriv'])
  * 2.33): a provider killed outright cannot stop its jobs, and a job left running (a lease's
  * server runs for ever) would hold the GPU slot nobody accounts for any more.
  */
-const PDEATHSIG = SETPRIV != null && spawnSync(SETPRIV, ['--help'], { encoding: 'utf8' }).stdout?.includes('--pdeathsig') === true
+let pdeathsig: boolean | undefined
+/** Asked of setpriv once, when the first job starts (not when a node merely loads the runners). */
+function supportsPdeathsig (): boolean {
+  pdeathsig ??= SETPRIV != null && spawnSync(SETPRIV, ['--help'], { encoding: 'utf8' }).stdout?.includes('--pdeathsig') === true
+  return pdeathsig
+}
 
 /** Per-job bounds; each default is noted. */
 export interface ProcessJobLimits {
@@ -126,7 +131,7 @@ export class ProcessRunner implements Runner {
       const wrap = limitWrapping({ cpuSeconds: limits.cpuSeconds, fileBytes: limits.fileBytes, processes: nproc, addressSpaceBytes: addressSpace })
       // the gate: the shell waits for "go" on stdin, sent once it is in the job's cgroup, so nothing the job starts can be outside it
       const gate = `read -r go || exit 125\n[ "$go" = go ] || exit 125\n${wrap.shell}\nexec "$@" </dev/null`
-      const nnp = SETPRIV != null ? [SETPRIV, '--no-new-privs', ...(PDEATHSIG ? ['--pdeathsig', 'KILL'] : []), '--'] : []
+      const nnp = SETPRIV != null ? [SETPRIV, '--no-new-privs', ...(supportsPdeathsig() ? ['--pdeathsig', 'KILL'] : []), '--'] : []
       const env = { ...processJobEnv(spec), [RUN_MARKER]: mark }
       const ids = plan.dedicated ? { uid: user.uid, gid: user.gid } : {}
       // detached: the job leads its own session and process group
