@@ -6,7 +6,11 @@
  * over the IPC channel:
  *  - { type: 'lease', renter, delayMs } → { type: 'lease', leaseId (hex), port }: a new upstream
  *    answering after delayMs, hosted as a lease of `renter`
- *  - { type: 'cpu' } → { type: 'cpu', cpuMs }: this process's CPU time so far
+ *  - { type: 'service', renter, script } → { type: 'lease', leaseId, port }: the Node HTTP server
+ *    `script` (the repo's example service) started as a process of its own on a free port,
+ *    once its /health answers, hosted as a lease of `renter`
+ *  - { type: 'cpu' } → { type: 'cpu', cpuMs }: this process's CPU time so far (the services it
+ *    started are processes of their own, not counted)
  *  - { type: 'stop' }: closes everything and exits.
  * It also echoes every chunk on ECHO_PROTOCOL: bare libp2p round trips on open streams, the
  * floor under the gateway's hop (no HTTP, no serve framing); and on FRAMES_PROTOCOL answers each
@@ -16,8 +20,9 @@
  *
  * usage: fork(serve-provider.js, [DATA_DIR])
  */
+import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { createServer, type Server } from 'node:http'
+import { createServer, get, type Server } from 'node:http'
 import { join } from 'node:path'
 import { resolveConfig } from '../../src/config/index.js'
 import { toHex } from '../../src/common/index.js'
@@ -26,7 +31,7 @@ import { ServeHost, SERVE_HOST_SERVICE } from '../../src/serve/index.js'
 import { serveHostService } from '../../src/serve/service.js'
 import { ServeChannel, serveFrameKind } from '../../src/serve/wire.js'
 
-export type ServeProviderRequest = { type: 'lease', renter: string, delayMs: number } | { type: 'cpu' } | { type: 'stop' }
+export type ServeProviderRequest = { type: 'lease', renter: string, delayMs: number } | { type: 'service', renter: string, script: string } | { type: 'cpu' } | { type: 'stop' }
 export type ServeProviderReply =
   | { type: 'ready', addr: string, peerId: string }
   | { type: 'lease', leaseId: string, port: number }
@@ -73,7 +78,39 @@ async function lease (renter: string, delayMs: number): Promise<{ leaseId: strin
   const server = upstream(delayMs)
   servers.push(server)
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => { resolve() }))
-  const port = (server.address() as { port: number }).port
+  return hosted(renter, (server.address() as { port: number }).port)
+}
+
+const services: ChildProcess[] = []
+
+/** A port nobody listens on now (the service binds it a moment later). */
+async function freePort (): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>(resolve => probe.listen(0, '127.0.0.1', () => { resolve() }))
+  const { port } = probe.address() as { port: number }
+  await new Promise(resolve => probe.close(resolve))
+  return port
+}
+
+async function healthy (port: number): Promise<boolean> {
+  return await new Promise(resolve => {
+    get({ host: '127.0.0.1', port, path: '/health', timeout: 1000 }, res => { res.resume(); resolve(res.statusCode === 200) })
+      .on('error', () => { resolve(false) }).on('timeout', function (this: { destroy: () => void }) { this.destroy() })
+  })
+}
+
+async function service (renter: string, script: string): Promise<{ leaseId: string, port: number }> {
+  const port = await freePort()
+  const child = spawn(process.execPath, [script], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] })
+  services.push(child)
+  for (const deadline = Date.now() + 30_000; !await healthy(port);) {
+    if (child.exitCode != null || Date.now() > deadline) throw new Error(`${script} did not answer /health on port ${port} within 30 s`)
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  return hosted(renter, port)
+}
+
+function hosted (renter: string, port: number): { leaseId: string, port: number } {
   const leaseId = toHex(new Uint8Array(randomBytes(16)))
   host.leases.set(leaseId, { leaseId, renter, port, healthPath: '/', healthy: true, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 })
   return { leaseId, port }
@@ -86,13 +123,19 @@ function cpuMs (): number {
 
 const shutdown = async (): Promise<void> => {
   for (const s of servers) { s.closeAllConnections(); s.close() }
+  for (const child of services) child.kill('SIGKILL')
   await node.stop()
   process.exit(0)
 }
 
 process.on('message', (msg: ServeProviderRequest) => {
   if (msg.type === 'lease') void lease(msg.renter, msg.delayMs).then(l => { send({ type: 'lease', ...l }) })
-  else if (msg.type === 'cpu') send({ type: 'cpu', cpuMs: cpuMs() })
+  else if (msg.type === 'service') {
+    service(msg.renter, msg.script).then(l => { send({ type: 'lease', ...l }) }, (err: Error) => {
+      process.stderr.write(`serve provider: ${err.message}\n`)
+      void shutdown()
+    })
+  } else if (msg.type === 'cpu') send({ type: 'cpu', cpuMs: cpuMs() })
   else if (msg.type === 'stop') void shutdown()
 })
 process.on('disconnect', () => { void shutdown() })

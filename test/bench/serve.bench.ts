@@ -12,6 +12,10 @@
  * without a service behind (serveFrames*: the hop with serve framing, no HTTP); and the
  * reference for one HTTP hop: a plain Node reverse proxy in this process to the same upstream
  * (plainProxy*, keep-alive both ways, no libp2p).
+ * The same hop in front of the repo's real inference service (exampleService: the example
+ * sentiment service, a process of its own started by the provider child, asked for the
+ * sentiment of a review): the ratio when the server does real work per request, beside the
+ * echo's, which is the hop's cost alone.
  * SERVE_BENCH_N sets the requests per measurement (default 2000), SERVE_BENCH_CONCURRENCY the
  * clients of the throughput runs (default 16). To profile one part: SERVE_BENCH_PROFILE=gateway
  * (or frames, or echo) runs only that part's throughput, 5 × N requests; `node --cpu-prof` on
@@ -98,7 +102,12 @@ class ProviderProcess {
   }
 
   async ask (req: ServeProviderRequest): Promise<ServeProviderReply> {
-    const reply = new Promise<ServeProviderReply>(resolve => { this.waiting.push(resolve) })
+    if (this.child.exitCode != null) throw new Error(`serve provider exited with ${this.child.exitCode}`)
+    const reply = new Promise<ServeProviderReply>((resolve, reject) => {
+      const exited = (code: number | null): void => { reject(new Error(`serve provider exited with ${String(code)} before answering ${req.type}`)) }
+      this.child.once('exit', exited)
+      this.waiting.push(r => { this.child.off('exit', exited); resolve(r) })
+    })
     this.child.send(req)
     return await reply
   }
@@ -117,6 +126,13 @@ class ProviderProcess {
     clearTimeout(timer)
   }
 }
+
+/** the repo's example inference service (examples/services/sentiment): wink-nlp sentiment */
+const SENTIMENT_SCRIPT = fileURLToPath(new URL('../../../examples/services/sentiment/server.mjs', import.meta.url))
+/** a review-sized text (52 words, 3 sentences): what the example service is for */
+const REVIEW = 'The room was clean and the staff were friendly, but the breakfast was cold and the coffee tasted burnt. ' +
+  'We waited almost an hour for someone to fix the air conditioning on our second night. ' +
+  'Still, the location is excellent and I would probably stay here again for a short trip.'
 
 const ECHO_PROTOCOL = '/idlegrid/bench/echo/1.0.0'
 const FRAMES_PROTOCOL = '/idlegrid/bench/serve-frames/1.0.0'
@@ -239,12 +255,27 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
     const proxy = await plainProxy(one.port)
     closers.push(proxy.close)
     await concurrent(`${proxy.url}/x`, 200, CONCURRENCY)
+    const p = (await sequential(`${proxy.url}/x`, N)).sort((a, b) => a - b)
     const proxyRun = await measured(`${proxy.url}/x`, N)
 
     await floor(ECHO_PROTOCOL, 200)
     const echoRun = await floor(ECHO_PROTOCOL, N)
     await floor(FRAMES_PROTOCOL, 200)
     const framesRun = await floor(FRAMES_PROTOCOL, N)
+
+    // the same hop in front of a real inference service: the example service's sentiment of a review
+    const sentiment = await provider.ask({ type: 'service', renter: renter.peerId.toString(), script: SENTIMENT_SCRIPT })
+    if (sentiment.type !== 'lease') throw new Error(`serve provider said ${sentiment.type} to a service`)
+    const servicePath = `/sentiment?text=${encodeURIComponent(REVIEW)}`
+    const serviceDirect = `http://127.0.0.1:${sentiment.port}${servicePath}`
+    const serviceVia = `${(await gateway([{ id: sentiment.leaseId, leaseId: new Uint8Array(Buffer.from(sentiment.leaseId, 'hex')) }])).url}${servicePath}`
+    await concurrent(serviceDirect, 200, CONCURRENCY)
+    await concurrent(serviceVia, 200, CONCURRENCY)
+    const serviceN = Math.min(N, 1000)
+    const sd = (await sequential(serviceDirect, serviceN)).sort((a, b) => a - b)
+    const sg = (await sequential(serviceVia, serviceN)).sort((a, b) => a - b)
+    const serviceDirectRps = await concurrent(serviceDirect, serviceN, CONCURRENCY)
+    const serviceGatewayRps = await concurrent(serviceVia, serviceN, CONCURRENCY)
 
     // routing: a fast replica and one slowed by 50 ms
     const fast = await lease(0)
@@ -275,10 +306,23 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
       },
       plainProxyRps: Math.round(proxyRun.rps),
       plainProxyRatio: round(proxyRun.rps / directRun.rps),
+      /** one plain HTTP hop's added latency: the floor the gateway's addedP50Ms compares with */
+      plainProxyAddedP50Ms: round(percentile(p, 0.5) - percentile(d, 0.5)),
       libp2pEchoRps: Math.round(echoRun.rps),
       libp2pEchoCpuUsPerRoundTrip: { bench: Math.round(echoRun.benchCpuUs), provider: Math.round(echoRun.providerCpuUs) },
       serveFramesRps: Math.round(framesRun.rps),
       serveFramesCpuUsPerRequest: { bench: Math.round(framesRun.benchCpuUs), provider: Math.round(framesRun.providerCpuUs) },
+      exampleService: {
+        request: 'GET /sentiment of a 52-word review (examples/services/sentiment, wink-nlp)',
+        requests: serviceN,
+        directP50Ms: round(percentile(sd, 0.5)),
+        gatewayP50Ms: round(percentile(sg, 0.5)),
+        addedP50Ms: round(percentile(sg, 0.5) - percentile(sd, 0.5)),
+        addedP99Ms: round(percentile(sg, 0.99) - percentile(sd, 0.99)),
+        directRps: Math.round(serviceDirectRps),
+        gatewayRps: Math.round(serviceGatewayRps),
+        throughputRatio: round(serviceGatewayRps / serviceDirectRps)
+      },
       routingRequests: routedN,
       fastReplicaShare: round(share),
       goals: 'addedP50Ms <= 1, throughputRatio >= 0.7, fastReplicaShare >= 0.9'
