@@ -53,14 +53,14 @@ export class ProviderCandidates {
 
   /**
    * Providers advertised in the DHT whose verified records match `filters` (at most `max`,
-   * cheapest floor first); their listen addresses go to the peer store. A record asked of its
-   * provider leaves a connection to it. Never throws: a failed lookup finds nobody.
+   * cheapest floor first) within `timeoutMs` (or `signal`); their listen addresses go to the peer
+   * store. A record asked of its provider leaves a connection to it. Never throws: a failed lookup finds nobody.
    */
-  async discover (filters: DiscoveryFilters, max: number, signal: AbortSignal): Promise<string[]> {
+  async discover (filters: DiscoveryFilters, max: number, signal: AbortSignal, timeoutMs = DISCOVERY_TIMEOUT_MS): Promise<string[]> {
     const { dht, connectionManager, peerStore } = this.components
     try {
       const result = await discoverWith(dht, filters, {
-        timeoutMs: DISCOVERY_TIMEOUT_MS,
+        timeoutMs,
         maxCandidates: Math.min(max, MAX_CANDIDATES),
         directTimeoutMs: DIRECT_TIMEOUT_MS,
         maxRecordAgeMs: this.init.maxRecordAgeMs,

@@ -15,7 +15,7 @@ import { Auctioneer, type AuctionComponents } from './auction.js'
 import { parseJobSpec, type JobSpec } from './job-spec.js'
 import { answerBid, MAX_BID_REQUEST_BYTES } from './bid-stream.js'
 import { ProviderCandidates } from './provider-candidates.js'
-import { ShardReadiness } from './shard-readiness.js'
+import { READY_TIMEOUT_MS, ShardReadiness } from './shard-readiness.js'
 import type { AuctionOptions, AuctionReport } from './auction-report.js'
 import type { ExplainCandidates } from './explain.js'
 import type { RankingParams } from './ranking.js'
@@ -76,7 +76,7 @@ class MarketRenter implements MarketRenterService, Startable {
     this.log = components.logger.forComponent('idlegrid:market:renter')
     this.providers = new ProviderCandidates(components, this.log)
     // discovery connects the providers it asks for their records: the same cache serves explain
-    const readiness = new ShardReadiness(components, async (filters, max, signal) => await this.providers.discover(filters, max, signal), this.log)
+    const readiness = new ShardReadiness(components, async (filters, max, signal) => await this.providers.discover(filters, max, signal, READY_TIMEOUT_MS), this.log)
     this.auctioneer = new Auctioneer(components, {
       // read when a window closes: services start in parallel, so never in a constructor
       reputation: () => this.components[LEDGER_SERVICE],

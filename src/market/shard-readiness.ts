@@ -27,13 +27,17 @@ import type { ConnectionManager } from '@libp2p/interface-internal'
 
 /** Providers readied per shard (each one connection held by the renter). */
 export const MAX_READY_PEERS = 32
-/** The whole readying of a shard (discovery, dials, subscriptions) gives up after this. */
-export const READY_TIMEOUT_MS = 4_000
+/**
+ * The whole readying of a shard (discovery, dials, subscriptions) gives up after this. A node's
+ * first DHT query waits for kad-dht's initial self-query (started 1 s after start, up to 5 s),
+ * so a renter that just started needs about that long to find anyone.
+ */
+export const READY_TIMEOUT_MS = 8_000
 /** Dials in flight at once for providers discovery did not connect already. */
 const PARALLEL_DIALS = 8
-/** A readied shard is readied again after this (providers come and go); one where nobody was found, sooner. */
+/** A readied shard is readied again after this (providers come and go); one where nobody got ready, sooner. */
 const READY_TTL_MS = 5 * 60_000
-const RETRY_EMPTY_MS = 30_000
+const RETRY_EMPTY_MS = 10_000
 const POLL_MS = 25
 
 export interface ReadinessComponents {
@@ -72,14 +76,15 @@ export class ShardReadiness {
   constructor (
     private readonly components: ReadinessComponents,
     private readonly find: FindProviders,
-    private readonly log: Logger
+    private readonly log: Logger,
+    private readonly timeoutMs = READY_TIMEOUT_MS
   ) {}
 
   /** Readies `shard` for `job` unless done lately; AuctionError('auction cancelled') if `signal` aborts. */
   async ready (shard: JobShardTopic, job: Pick<JobRequest, 'constraints'>, signal: AbortSignal): Promise<ReadyReport> {
     const started = Date.now()
     if ((this.readied.get(shard) ?? 0) > started) return { shard, skipped: true, found: 0, ready: 0, elapsedMs: 0 }
-    const bounded = AbortSignal.any([signal, AbortSignal.timeout(READY_TIMEOUT_MS)])
+    const bounded = AbortSignal.any([signal, AbortSignal.timeout(this.timeoutMs)])
     const found = (await this.find(readinessFilters(job), MAX_READY_PEERS, bounded).catch((err) => {
       this.log('readying %s: discovery failed: %e', shard, err)
       return []

@@ -25,6 +25,9 @@ import { capabilityServices } from '../../src/capability/index.js'
 import type { NodeConfig, Role } from '../../src/config/index.js'
 import { marketNodeServices } from '../market/fixtures.js'
 import { startInProcessNetwork, tempDir, waitFor } from '../utils/index.js'
+import { join } from 'node:path'
+import { resolveConfig } from '../../src/config/index.js'
+import { createNode } from '../../src/node/index.js'
 import type { IdlegridNode, NodeExtensions } from '../../src/node/index.js'
 
 const PROVIDERS = Number(process.env.AUCTION_BENCH_PROVIDERS ?? 30)
@@ -51,15 +54,14 @@ function benchNodeServices (role: Role, index: number, config: NodeConfig): Node
 
 export default async (): Promise<Record<string, unknown>> => {
   const loadAtStart = loadavg()[0] as number
-  const net = await startInProcessNetwork({ providers: 0, renters: 1, heartbeatSeconds: HEARTBEAT_SECONDS, extensions: benchNodeServices })
+  const net = await startInProcessNetwork({ providers: 0, renters: 0, heartbeatSeconds: HEARTBEAT_SECONDS, extensions: benchNodeServices })
   const dir = await tempDir('idlegrid-bench-auction-')
   let shard: Shard | undefined
+  let renterNode: IdlegridNode | undefined
   try {
     // the providers advertise their capability records, as the CLI's do: a renter finds them by discovery
     shard = await startShard({ bootstrap: net.bootstrap.libp2p.getMultiaddrs()[0]?.toString() as string, first: 0, count: PROVIDERS, dir: dir.path, heartbeatSeconds: HEARTBEAT_SECONDS, advertise: true })
     const providers = shard
-    const renterNode = net.renters[0] as IdlegridNode
-    const renter = renterNode.libp2p.services[MARKET_RENTER_SERVICE] as unknown as MarketRenterService
     // heartbeats reach connected peers only (the renter dials 24 of them): the bootstrap, which
     // relays every shard, is connected to every provider and hears each once they are up
     const heard = (): number => net.bootstrap.libp2p.services.heartbeats.presence().filter(p => p.role === 'provider').length
@@ -69,14 +71,24 @@ export default async (): Promise<Record<string, unknown>> => {
       advertised = (await providers.ask({ type: 'status' }, 'status')).nodes.filter(n => n.advertised).length
       return advertised === PROVIDERS
     }, { timeoutMs: 120_000, intervalMs: 1_000, what: 'every provider to advertise' }).catch(() => {})
-    process.stderr.write(`  network up; the bootstrap hears ${heard()} providers, the renter ${renterNode.libp2p.services.heartbeats.presence().filter(p => p.role === 'provider').length}; ${advertised} advertised\n`)
-    const validated = async (): Promise<number> => marketMessagesValidated(net.all) + (await providers.ask({ type: 'gossip' }, 'gossip')).validated
+    process.stderr.write(`  network up; the bootstrap hears ${heard()} providers; ${advertised} advertised\n`)
+    // the renter starts now, with the network up, and auctions at once: a user who starts a node and submits
+    const config = resolveConfig({ role: 'renter', flags: { dataDir: join(dir.path, 'renter'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [net.bootstrap.libp2p.getMultiaddrs()[0]?.toString() as string], heartbeatSeconds: HEARTBEAT_SECONDS } })
+    const renterStarted = Date.now()
+    renterNode = await createNode(config, benchNodeServices('renter', 0, config))
+    const renterStartMs = Date.now() - renterStarted
+    const renter = renterNode.libp2p.services[MARKET_RENTER_SERVICE] as unknown as MarketRenterService
+    const nodes = [...net.all, renterNode]
+    const validated = async (): Promise<number> => marketMessagesValidated(nodes) + (await providers.ask({ type: 'gossip' }, 'gossip')).validated
     const spec = parseJobSpec({ name: 'bench', runtime: { image: 'ghcr.io/acme/bench:1' }, auction: { bidWindowMs: WINDOW_MS } })
     // the renter's first auction, as a user who starts a node and submits at once meets it
     // (readying the shard comes before publication: readyMs, in the total, not in publish → accepted)
     const firstStarted = Date.now()
+    const connectionsAtStart = renterNode.libp2p.getConnections().length
     const first = await renter.auction(spec)
     const firstAuction = {
+      renterStartMs,
+      renterConnectionsAtStart: connectionsAtStart,
       totalMs: Date.now() - firstStarted,
       readyMs: first.timings.readyMs,
       publishToAcceptedMs: first.timings.publishToAcceptedMs ?? null,
@@ -149,6 +161,7 @@ export default async (): Promise<Record<string, unknown>> => {
       firstAuctionPublishToAcceptedMs: firstAuction.publishToAcceptedMs,
       firstAuctionReadyMs: firstAuction.readyMs,
       firstAuctionTotalMs: firstAuction.totalMs,
+      renterStartMs: firstAuction.renterStartMs,
       firstAuctionBidsKept: firstAuction.bidsKept,
       firstAuctionJobSentTo: firstAuction.publishedTo,
       shardReadied: process.env.AUCTION_BENCH_READY !== '0',
@@ -181,6 +194,7 @@ export default async (): Promise<Record<string, unknown>> => {
     }
   } finally {
     if (shard != null) await stopShard(shard)
+    await renterNode?.stop()
     await net.stop()
     await dir.cleanup()
   }
