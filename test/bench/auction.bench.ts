@@ -7,10 +7,11 @@
  * the providers, bids reaching the renter, window close → award → accepted), and the market
  * messages per auction of version 2: job-shard gossip validations summed over the nodes, bid
  * streams (one per bid, to the renter) and accept streams (one per award offer).
- * First, the renter's first auction (a renter that never auctioned: its shard not readied yet):
- * publish → accepted, the time readying the shard took before publication, the bids kept, and
- * how many auctions it took until one was awarded (goal: 1). The providers advertise their
- * capability records, as the CLI's do, so the renter finds them by discovery.
+ * First, the renter's first auction: the renter starts once the providers are up and auctions
+ * at once, as a user who starts a node and submits does. Figures: its publish → accepted, the
+ * time readying the shard took before publication (shard-readiness.ts), the bids kept, the
+ * peers the job went to, and how many auctions it took until one was awarded (goal: 1). The
+ * providers advertise their capability records, as the CLI's do, so the renter finds them by discovery.
  * Env: AUCTION_BENCH_PROVIDERS (30), AUCTION_BENCH_AUCTIONS (50), AUCTION_BENCH_READY=0 (the
  * renter publishes without readying the shard: the cold start before issue 15 item 5's fix).
  * Run: npx tsc -p . && npx node dist/test/bench/run.js auction  (writes bench-results/auction.json)
