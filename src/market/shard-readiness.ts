@@ -72,6 +72,8 @@ export function readinessFilters (job: Pick<JobRequest, 'constraints'>): Discove
 export class ShardReadiness {
   /** per shard: when it was readied and until when that holds (bounded: one entry per shard topic) */
   private readonly readied = new Map<JobShardTopic, number>()
+  /** readyings in progress, by shard */
+  private readonly running = new Map<JobShardTopic, Promise<ReadyReport>>()
 
   constructor (
     private readonly components: ReadinessComponents,
@@ -80,10 +82,29 @@ export class ShardReadiness {
     private readonly timeoutMs = READY_TIMEOUT_MS
   ) {}
 
-  /** Readies `shard` for `job` unless done lately; AuctionError('auction cancelled') if `signal` aborts. */
+  /**
+   * Readies `shard` for `job` unless done lately; auctions that start on a shard being readied
+   * wait for that readying rather than start their own. AuctionError('auction cancelled') if `signal` aborts.
+   */
   async ready (shard: JobShardTopic, job: Pick<JobRequest, 'constraints'>, signal: AbortSignal): Promise<ReadyReport> {
+    if ((this.readied.get(shard) ?? 0) > Date.now()) return { shard, skipped: true, found: 0, ready: 0, elapsedMs: 0 }
+    const running = this.running.get(shard)
+    if (running != null) {
+      await Promise.race([running.catch(() => {}), sleep(this.timeoutMs, signal)])
+      if (signal.aborted) throw new AuctionError('auction cancelled')
+      return { shard, skipped: true, found: 0, ready: 0, elapsedMs: 0 }
+    }
+    const readying = this.readyNow(shard, job, signal)
+    this.running.set(shard, readying)
+    try {
+      return await readying
+    } finally {
+      this.running.delete(shard)
+    }
+  }
+
+  private async readyNow (shard: JobShardTopic, job: Pick<JobRequest, 'constraints'>, signal: AbortSignal): Promise<ReadyReport> {
     const started = Date.now()
-    if ((this.readied.get(shard) ?? 0) > started) return { shard, skipped: true, found: 0, ready: 0, elapsedMs: 0 }
     const bounded = AbortSignal.any([signal, AbortSignal.timeout(this.timeoutMs)])
     const found = (await this.find(readinessFilters(job), MAX_READY_PEERS, bounded).catch((err) => {
       this.log('readying %s: discovery failed: %e', shard, err)

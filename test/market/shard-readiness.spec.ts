@@ -61,6 +61,22 @@ describe('market: shard readiness (a renter\'s first auction)', () => {
     }
   })
 
+  it('auctions starting together on a cold shard share one readying', async () => {
+    const ids = await peers(2)
+    const net = fakeNetwork()
+    let finds = 0
+    const readiness = new ShardReadiness(net.components, async () => { finds++; return ids }, log, 5_000)
+    const timer = setInterval(() => { for (const id of net.connected) { net.subscribed.add(id); net.outbound.add(id) } }, 20)
+    try {
+      const reports = await Promise.all([1, 2, 3].map(async () => await readiness.ready(SHARD, JOB, AbortSignal.timeout(10_000))))
+      assert.equal(finds, 1)
+      assert.deepEqual(reports.map(r => r.skipped).sort(), [false, true, true])
+      assert.equal(net.dials.length, 2)
+    } finally {
+      clearInterval(timer)
+    }
+  })
+
   it('a subscriber gossipsub has no stream to yet is waited for (a publish would skip it)', async () => {
     const [id] = await peers(1) as [string]
     const net = fakeNetwork()
