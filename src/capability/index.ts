@@ -21,6 +21,7 @@ export type { ProviderProfile } from './profile.js'
 
 // discovery
 export { parseDiscoveryFilters } from './discovery-filters.js'
+export type { DiscoveryFilters } from './discovery-filters.js'
 export { discoverWith } from './discovery.js'
 export { RecordCache } from './record-cache.js'
 export type { DiscoveredProvider, DiscoveryResult } from './discovery.js'

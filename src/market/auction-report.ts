@@ -95,7 +95,10 @@ export interface AuctionReport {
   noAward?: { reason: string }
   /** answers to "why not?" when asked while some bids arrived */
   explain?: DeclineCounts
-  timings: { publishToCloseMs: number, publishToAwardMs?: number, publishToAcceptedMs?: number }
+  /** readyMs: before publication, waiting for a shard peer and readying the shard (shard-readiness.ts) */
+  timings: { readyMs?: number, publishToCloseMs: number, publishToAwardMs?: number, publishToAcceptedMs?: number }
+  /** peers the job request went to straight from the renter (gossipsub's recipients of the publish) */
+  publishedTo?: number
   /** what happened to every bid that reached the auction (kept, not better than the bidder's kept bid, unfit, late …) */
   received?: WindowCounts
   /** the signed messages, for the job stream and audits (not in JSON output) */

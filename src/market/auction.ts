@@ -6,7 +6,7 @@
  * no providers bid.
  */
 
-import { jobShardOf } from '../../protocols/ids.js'
+import { jobShardOf, type JobShardTopic } from '../../protocols/ids.js'
 import { toHex } from '../common/index.js'
 import { offerAward } from './award-offers.js'
 import { awardRow, bidRow, noAwardReason, noBidsReason, type AuctionOptions, type AuctionReport, type DeclineCounts } from './auction-report.js'
@@ -43,6 +43,11 @@ export interface AuctioneerInit {
   ranking?: RankingParams
   /** peers worth asking "why not?" for a job (discovery, heartbeats …) */
   candidates?: ExplainCandidates
+  /**
+   * readies the job's shard before publishing (shard-readiness.ts: the providers that can serve
+   * it connected and subscribed), bounded in time; without it the job is published as soon as the shard has a peer
+   */
+  readyShard?: (shard: JobShardTopic, job: JobRequest, signal: AbortSignal) => Promise<unknown>
   log: Logger
 }
 
@@ -81,8 +86,12 @@ export class Auctioneer {
     const emit = opts.onEvent ?? (() => {})
     const jobOpts = { renter: peerId.toMultihash().bytes, jobId: opts.jobId, renterAddrs: this.listenAddrs() }
     // the shard follows from the constraints alone; the request is made after the wait, so its window starts at publication
-    const shard = jobShardOf(toJobRequest(spec, jobOpts).constraints)
+    const draft = toJobRequest(spec, jobOpts)
+    const shard = jobShardOf(draft.constraints)
+    const readyFrom = Date.now()
     await this.collector.topicPeers(shard, signal)
+    await this.init.readyShard?.(shard, draft, signal)
+    const readyMs = Date.now() - readyFrom
     const job = toJobRequest(spec, jobOpts)
     const jobId = toHex(job.jobId)
     const window = this.collector.open(job, (bid) => { emit({ type: 'bid', provider: bid.signer.toString(), price: microToUsd(bid.message.priceMicroUsd) }) })
@@ -97,12 +106,13 @@ export class Auctioneer {
       bids: [],
       validBids: 0,
       attempts: [],
-      timings: { publishToCloseMs: 0 },
+      timings: { readyMs, publishToCloseMs: 0 },
       signed: { job: signedJob, bids: [] }
     }
     try {
-      await this.components.pubsub.publish(shard, signedJob.envelope)
-      this.init.log('published job %s on %s', jobId, shard)
+      const { recipients } = await this.components.pubsub.publish(shard, signedJob.envelope)
+      report.publishedTo = recipients.length
+      this.init.log('published job %s on %s to %d peers', jobId, shard, recipients.length)
       emit({ type: 'published', jobId, windowMs: job.bidWindowMs })
       await waitOrCancel(window.windowEnd - Date.now(), signal)
       const closedAt = Date.now()

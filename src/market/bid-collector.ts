@@ -165,14 +165,20 @@ export class BidCollector {
   /**
    * A renter publishes to a shard it does not join (gossipsub fanout): a node that just joined
    * may know no subscriber of the shard yet, and its job would reach nobody. Wait (bounded)
-   * until some connected peer has announced the shard (a provider serving it, or a bootstrap).
+   * until some connected peer has announced the shard (a provider serving it, or a bootstrap)
+   * and gossipsub's stream to it is open (a publish skips a subscriber it has no stream to).
    */
   async topicPeers (topic: JobShardTopic, signal: AbortSignal): Promise<void> {
     const deadline = Date.now() + TOPIC_PEER_WAIT_MS
-    while (this.components.pubsub.getSubscribers(topic).length === 0 && Date.now() < deadline) {
+    while (shardPeersReachable(this.components.pubsub, topic).length === 0 && Date.now() < deadline) {
       await waitOrCancel(50, signal)
     }
   }
+}
+
+/** Peers (text ids) subscribed to `topic` that a publish reaches now: gossipsub has its outbound stream to them open. */
+export function shardPeersReachable (pubsub: GossipSub, topic: JobShardTopic): string[] {
+  return pubsub.getSubscribers(topic).map(p => p.toString()).filter(id => pubsub.streamsOutbound.has(id))
 }
 
 /** Sleeps `ms`; AuctionError('auction cancelled') when `signal` aborts first or already has. */

@@ -9,7 +9,7 @@
 
 import { peerIdFromString } from '@libp2p/peer-id'
 import { multiaddr } from '@multiformats/multiaddr'
-import { discoverWith, RecordCache, type DiscoveryResult } from '../capability/index.js'
+import { discoverWith, RecordCache, type DiscoveryFilters, type DiscoveryResult } from '../capability/index.js'
 import type { HeartbeatService } from '../node/index.js'
 import type { Logger, PeerStore } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
@@ -46,27 +46,36 @@ export class ProviderCandidates {
 
   /** Providers advertised in the DHT and providers heard through heartbeats, at most 64. */
   async find (signal: AbortSignal): Promise<string[]> {
-    const { dht, connectionManager, peerStore, heartbeats } = this.components
-    const heard = heartbeats.presence().filter(p => p.role === 'provider').map(p => p.peerId)
-    let advertised: string[] = []
+    const heard = this.components.heartbeats.presence().filter(p => p.role === 'provider').map(p => p.peerId)
+    const advertised = await this.discover({}, MAX_CANDIDATES, signal)
+    return [...new Set([...advertised, ...heard])].slice(0, MAX_CANDIDATES)
+  }
+
+  /**
+   * Providers advertised in the DHT whose verified records match `filters` (at most `max`,
+   * cheapest floor first) within `timeoutMs` (or `signal`); their listen addresses go to the peer
+   * store. A record asked of its provider leaves a connection to it. Never throws: a failed lookup finds nobody.
+   */
+  async discover (filters: DiscoveryFilters, max: number, signal: AbortSignal, timeoutMs = DISCOVERY_TIMEOUT_MS): Promise<string[]> {
+    const { dht, connectionManager, peerStore } = this.components
     try {
-      const result = await discoverWith(dht, {}, {
-        timeoutMs: DISCOVERY_TIMEOUT_MS,
-        maxCandidates: MAX_CANDIDATES,
+      const result = await discoverWith(dht, filters, {
+        timeoutMs,
+        maxCandidates: Math.min(max, MAX_CANDIDATES),
         directTimeoutMs: DIRECT_TIMEOUT_MS,
         maxRecordAgeMs: this.init.maxRecordAgeMs,
         signal
       }, undefined, { connectionManager, cache: this.cache })
       this.lastRecordsFrom = result.recordsFrom
-      advertised = result.providers.map(p => p.peerId)
       // the records carry listen addresses: dial those rather than look the peers up again
       await Promise.all(result.providers.map(async (p) => {
         const multiaddrs = p.addrs.flatMap(a => { try { return [multiaddr(a)] } catch { return [] } })
         if (multiaddrs.length > 0) await peerStore.merge(peerIdFromString(p.peerId), { multiaddrs }).catch(() => {})
       }))
+      return result.providers.map(p => p.peerId)
     } catch (err) {
-      this.log('discovery for explain failed: %e', err)
+      this.log('discovery failed: %e', err)
+      return []
     }
-    return [...new Set([...advertised, ...heard])].slice(0, MAX_CANDIDATES)
   }
 }

@@ -15,6 +15,7 @@ import { Auctioneer, type AuctionComponents } from './auction.js'
 import { parseJobSpec, type JobSpec } from './job-spec.js'
 import { answerBid, MAX_BID_REQUEST_BYTES } from './bid-stream.js'
 import { ProviderCandidates } from './provider-candidates.js'
+import { READY_TIMEOUT_MS, ShardReadiness } from './shard-readiness.js'
 import type { AuctionOptions, AuctionReport } from './auction-report.js'
 import type { ExplainCandidates } from './explain.js'
 import type { RankingParams } from './ranking.js'
@@ -36,6 +37,8 @@ export interface MarketRenterInit {
   ranking?: RankingParams
   /** who to ask "why not?"; default: capability discovery (records from the providers, DHT as fallback) plus providers heard via heartbeats */
   candidates?: ExplainCandidates
+  /** ready a job's shard before its first auction there (shard-readiness.ts; default true; false only to measure without it) */
+  readyShards?: boolean
 }
 
 export interface MarketRenterService {
@@ -72,11 +75,14 @@ class MarketRenter implements MarketRenterService, Startable {
     this.components = components
     this.log = components.logger.forComponent('idlegrid:market:renter')
     this.providers = new ProviderCandidates(components, this.log)
+    // discovery connects the providers it asks for their records: the same cache serves explain
+    const readiness = new ShardReadiness(components, async (filters, max, signal) => await this.providers.discover(filters, max, signal, READY_TIMEOUT_MS), this.log)
     this.auctioneer = new Auctioneer(components, {
       // read when a window closes: services start in parallel, so never in a constructor
       reputation: () => this.components[LEDGER_SERVICE],
       ranking: init.ranking,
       candidates: init.candidates ?? (async (_job, signal) => await this.providers.find(signal)),
+      readyShard: init.readyShards === false ? undefined : async (shard, job, signal) => await readiness.ready(shard, job, signal),
       log: this.log
     })
   }

@@ -7,17 +7,19 @@
  * over the nodes), 'usage' (this process's CPU and I/O so far, gossip validations on every
  * topic, bids made and awards won, and its event-loop delay since the last 'usage'), 'stop'. Provider i has GPUS[i % 4] in REGIONS[i % 5], floor 0.50 + (i % 7) × 0.25.
  *
- * usage: fork(provider-shard.js, [BOOTSTRAP_ADDR, FIRST_INDEX, COUNT, DATA_DIR, HEARTBEAT_SECONDS?])
+ * usage: fork(provider-shard.js, [BOOTSTRAP_ADDR, FIRST_INDEX, COUNT, DATA_DIR, HEARTBEAT_SECONDS?, 'advertise'?]);
+ * with 'advertise' each provider also advertises its capability record, as the CLI's do.
  */
 import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
-import { providerProfile } from '../../src/capability/profile.js'
+import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
+import { CAPABILITY_SERVICE, capabilityServices, type CapabilityAdvertiser } from '../../src/capability/index.js'
 import { resolveConfig } from '../../src/config/index.js'
 import { toHex } from '../../src/common/index.js'
 import { readJobRequest } from '../../src/market/messages.js'
-import { createNode, type IdlegridNode } from '../../src/node/index.js'
+import { createNode, type IdlegridNode, type NodeExtensions } from '../../src/node/index.js'
 import { providerMarketServices } from '../market/fixtures.js'
 import { JOB_SHARD_TOPICS, jobShardOf } from '../../protocols/ids.js'
 import { MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../../src/market/provider-service.js'
@@ -45,7 +47,7 @@ export interface ShardUsage {
 }
 export type ShardReply =
   | { type: 'ready' }
-  | { type: 'status', nodes: Array<{ peerId: string, peers: string[], subscribed: boolean }>, rss: number }
+  | { type: 'status', nodes: Array<{ peerId: string, peers: string[], subscribed: boolean, advertised: boolean }>, rss: number }
   | { type: 'deliveries', deliveries: Array<[string, number]> }
   | { type: 'gossip', validated: number }
   | { type: 'usage', shard: ShardUsage }
@@ -71,8 +73,20 @@ export function marketMessagesValidated (nodes: IdlegridNode[]): number {
   return n
 }
 
+/** A provider as the CLI composes one: its market services, and its capability record advertised in the DHT. */
+function advertisingProvider (profile: ProviderProfile): NodeExtensions {
+  const market = providerMarketServices(profile, { advertised: true })
+  const capability = capabilityServices({ profile })
+  return {
+    services: { ...capability.services, ...market.services },
+    dhtValidators: { ...capability.dhtValidators, ...market.dhtValidators },
+    dhtSelectors: { ...capability.dhtSelectors, ...market.dhtSelectors }
+  }
+}
+
 async function main (): Promise<void> {
-  const [bootstrap, firstArg, countArg, dir, heartbeatArg] = process.argv.slice(2)
+  const [bootstrap, firstArg, countArg, dir, heartbeatArg, advertiseArg] = process.argv.slice(2)
+  const advertise = advertiseArg === 'advertise'
   const heartbeatSeconds = Number(heartbeatArg ?? 30)
   const first = Number(firstArg)
   const count = Number(countArg)
@@ -89,7 +103,7 @@ async function main (): Promise<void> {
   const start = async (i: number): Promise<IdlegridNode> => {
     const profile = providerProfile(parsePolicy({ region: REGIONS[i % REGIONS.length], priceFloor: 0.5 + (i % 7) * 0.25, images: ['*'] }), parseSimulatedGpus([GPUS[i % GPUS.length] as string]))
     const config = resolveConfig({ role: 'provider', flags: { dataDir: join(dir, `provider-${i}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [bootstrap], heartbeatSeconds } })
-    const node = await createNode(config, providerMarketServices(profile))
+    const node = await createNode(config, advertise ? advertisingProvider(profile) : providerMarketServices(profile))
     for (const topic of JOB_SHARD_TOPICS) {
       node.libp2p.services.gossip.onMessage(topic, (envelope) => {
         deliveries.push([toHex(readJobRequest(envelope).message.jobId), Date.now()])
@@ -108,7 +122,8 @@ async function main (): Promise<void> {
         nodes: nodes.map(n => ({
           peerId: n.peerId.toString(),
           peers: n.libp2p.getConnections().map(c => c.remotePeer.toString()),
-          subscribed: n.libp2p.services.pubsub.getSubscribers(jobShardOf(undefined)).length > 0
+          subscribed: n.libp2p.services.pubsub.getSubscribers(jobShardOf(undefined)).length > 0,
+          advertised: ((n.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as CapabilityAdvertiser | undefined)?.lastPublished() != null
         }))
       })
     } else if (msg.type === 'deliveries') {

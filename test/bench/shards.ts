@@ -20,13 +20,15 @@ export interface ShardOptions {
   /** data directory for the shard's nodes */
   dir: string
   heartbeatSeconds?: number
+  /** the providers advertise capability records in the DHT, as the CLI's do (renters find them by discovery) */
+  advertise?: boolean
 }
 
 /** Forks a provider shard and waits (bounded) until its nodes are up. */
-export async function startShard ({ bootstrap, first, count, dir, heartbeatSeconds = 30 }: ShardOptions): Promise<Shard> {
+export async function startShard ({ bootstrap, first, count, dir, heartbeatSeconds = 30, advertise = false }: ShardOptions): Promise<Shard> {
   // BENCH_SHARD_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the providers' processes
   const execArgv = [...process.execArgv, ...(process.env.BENCH_SHARD_NODE_ARGS ?? '').split(' ').filter(a => a !== '')]
-  const child = fork(SHARD_SCRIPT, [bootstrap, String(first), String(count), dir, String(heartbeatSeconds)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv })
+  const child = fork(SHARD_SCRIPT, [bootstrap, String(first), String(count), dir, String(heartbeatSeconds), advertise ? 'advertise' : ''], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv })
   const next = async <T extends ShardReply['type']>(type: T, timeoutMs = 60_000): Promise<Extract<ShardReply, { type: T }>> => await new Promise((resolve, reject) => {
     const timer = setTimeout(() => { done(); reject(new Error(`shard ${first}: no ${type} reply within ${timeoutMs} ms`)) }, timeoutMs)
     const onMessage = (msg: ShardReply): void => { if (msg.type === type) { done(); resolve(msg as Extract<ShardReply, { type: T }>) } }
