@@ -71,8 +71,19 @@ async function indexCoverage (renter: IdlegridNode, servers: IdlegridNode[], key
       return new Set((await ask({ id: s.peerId, addrs: s.libp2p.getMultiaddrs() }, cid, AbortSignal.timeout(10_000))).providers.map(p => p.id.toString()))
     } catch { return undefined }
   }))
-  const ranks = expected.map(p => held.findIndex(h => h?.has(p.peerId.toString()) === true))
-  return { key: `${key.dim}/${key.value}`, closestHolderRank: ranks, serversUnreachable: held.filter(h => h == null).length, providersAtClosest: held[0]?.size ?? -1 }
+  // a provider always holds its own record: it does not count as a holder
+  const holds = (p: IdlegridNode, i: number): boolean => held[i]?.has(p.peerId.toString()) === true && !ranked[i]?.peerId.equals(p.peerId)
+  const ranks = expected.map(p => ranked.findIndex((_, i) => holds(p, i)))
+  const holders = expected.map(p => ranked.filter((_, i) => holds(p, i)).length)
+  const reports = expected.map(p => advertiser(p).lastPublished())
+  return {
+    key: `${key.dim}/${key.value}`,
+    closestHolderRank: ranks,
+    holders,
+    indexKeysProvided: reports.map(r => r == null ? 'unpublished' : `${r.provided}/${r.wanted}`),
+    serversUnreachable: held.filter(h => h == null).length,
+    providersAtClosest: held[0]?.size ?? -1
+  }
 }
 
 function discovery (node: IdlegridNode): CapabilityDiscovery {

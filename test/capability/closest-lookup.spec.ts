@@ -10,10 +10,13 @@ import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile } from '../../src/capability/profile.js'
 import { capabilityServices } from '../../src/capability/services.js'
-import { CAPABILITY_SERVICE, type CapabilityAdvertiser } from '../../src/capability/advertiser.js'
+import { CAPABILITY_SERVICE, capabilityAdvertiser, type CapabilityAdvertiser } from '../../src/capability/advertiser.js'
+import { join } from 'node:path'
+import { resolveConfig } from '../../src/config/index.js'
+import { createNode } from '../../src/node/index.js'
 import { KadMessage } from '../../protocols/kad-providers.js'
 import { WireDecodeError } from '../../protocols/codec.js'
-import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { recordAttack, startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { PeerId } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 import type { IdlegridNode } from '../../src/node/index.js'
@@ -48,7 +51,13 @@ describe('capability discovery: index keys asked of their closest DHT servers di
   before(async () => {
     net = await startInProcessNetwork({
       providers: 3,
-      extensions: (role, i) => capabilityServices(role === 'provider' ? { profile: providerProfile(parsePolicy({ region: 'eu-west', priceFloor: 1 }), parseSimulatedGpus([`A10:24:${i + 1}`])) } : {})
+      extensions: (role, i) => {
+        const profile = providerProfile(parsePolicy({ region: 'eu-west', priceFloor: 1 }), parseSimulatedGpus([`A10:24:${i + 1}`]))
+        const ext = capabilityServices(role === 'provider' ? { profile } : {})
+        // a network of 4 servers is under k: the providers watch their routing tables grow (last test)
+        if (role === 'provider') ext.services[CAPABILITY_SERVICE] = capabilityAdvertiser({ profile, earlyRepublishMs: 300 })
+        return ext
+      }
     })
     await waitFor(() => net.providers.every(p => advertiser(p).lastPublished() != null), { timeoutMs: 30_000, what: 'every provider to publish' })
     // the renter's own dialler; the servers by distance to the key (4 of them: every one holds every record)
@@ -60,7 +69,11 @@ describe('capability discovery: index keys asked of their closest DHT servers di
       { timeoutMs: 30_000, what: 'every server to hold every provider record' })
   })
 
-  after(async () => { await net?.stop() })
+  const late: IdlegridNode[] = []
+  after(async () => {
+    await Promise.all(late.map(async n => { await n.stop() }))
+    await net?.stop()
+  })
 
   it('one wave: the `width` closest servers agree, nobody else is asked', async () => {
     const counter = { sent: 0 }
@@ -152,5 +165,27 @@ describe('capability discovery: index keys asked of their closest DHT servers di
     assert.equal(parsed.providers.length, 1)
     assert.equal(parsed.providers[0]?.addrs.length, 8)
     assert.ok(parsed.providers[0]?.addrs.every(a => a.getPeerId() === real.peerId.toString()))
+  })
+
+  it('servers that join after the providers published get their records: a provider republishes once its routing table grew by half', async () => {
+    const dir = await tempDir()
+    try {
+      const bootstrap = [net.bootstrap.libp2p.getMultiaddrs()[0]?.toString() as string]
+      for (const i of [0, 1]) {
+        const config = resolveConfig({ role: 'bootstrap', flags: { dataDir: join(dir.path, `late-${i}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 1 } })
+        late.push(await createNode(config, capabilityServices({})))
+      }
+      const before = net.providers.map(p => advertiser(p).lastPublished()?.at ?? 0)
+      // without the watch the late servers hold none of these records until the refresh at half the record lifetime (15 min)
+      const holders = await waitFor(async () => {
+        const held = await Promise.all(late.map(async s => ids((await ask(hint(s), indexCid(KEY), AbortSignal.timeout(5_000))).providers)))
+        return held.every(h => providerIds().every(id => h.includes(id))) ? held : undefined
+      }, { timeoutMs: 20_000, intervalMs: 200, what: 'every late server to hold every provider record' })
+      assert.equal(holders.length, 2)
+      assert.ok(net.providers.every((p, i) => (advertiser(p).lastPublished()?.at ?? 0) > (before[i] as number)), 'each provider published again')
+    } finally {
+      await Promise.all(late.splice(0).map(async n => { await n.stop() }))
+      await dir.cleanup()
+    }
   })
 })
