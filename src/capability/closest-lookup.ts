@@ -42,6 +42,8 @@ export interface ClosestLookupResult {
   agreed: boolean
   /** the message budget ended the lookup while it still had reason to ask */
   budgetSpent: boolean
+  /** providers no server of the first wave named (found only by asking further) */
+  foundAfterFirstWave: number
 }
 
 interface Known extends PeerHint {
@@ -57,7 +59,7 @@ export async function findClosestProviders (ask: AskProviders, book: DhtPeerBook
   const known = new Map<string, Known>()
   for (const p of book.closest(target, Math.max(width, limits.maxMessages))) known.set(p.id.toString(), { ...p, state: 'new' })
   const found = new Map<string, Candidate>()
-  const result: ClosestLookupResult = { candidates: [], waves: 0, answered: 0, failed: 0, agreed: true, budgetSpent: false }
+  const result: ClosestLookupResult = { candidates: [], waves: 0, answered: 0, failed: 0, agreed: true, budgetSpent: false, foundAfterFirstWave: 0 }
   // how many of the closest known servers must have answered: grows by `width` while waves disagree
   let depth = width
   let sent = 0
@@ -100,6 +102,7 @@ export async function findClosestProviders (ask: AskProviders, book: DhtPeerBook
     if (sets.length > 0) result.agreed = sets.every(s => s.size === found.size)
     // the first wave must agree; a later one must add nothing, or the next `width` are asked
     const addedNew = result.waves > 1 && found.size > before
+    if (addedNew) result.foundAfterFirstWave += found.size - before
     if (!result.agreed && (result.waves === 1 || addedNew)) depth += width
     if (asking.length < wave.length) { result.budgetSpent = true; break }
   }

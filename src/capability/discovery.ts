@@ -132,6 +132,8 @@ export interface LookupStats {
   disagreed: number
   /** direct requests that failed */
   failed: number
+  /** providers that no server of a direct lookup's first wave named (found by asking further) */
+  foundAfterFirstWave: number
 }
 
 export interface DirectFailure {
@@ -203,7 +205,7 @@ export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts
   const maxCandidates = opts.maxCandidates ?? 64
   const maxLookupMessages = opts.maxLookupMessages ?? 24
   const counter: MessageCounter = { sent: 0 }
-  const lookup: LookupStats = { direct: 0, walk: 0, waves: 0, disagreed: 0, failed: 0 }
+  const lookup: LookupStats = { direct: 0, walk: 0, waves: 0, disagreed: 0, failed: 0, foundAfterFirstWave: 0 }
 
   // 1. candidates from the narrowest index key; broader keys only when it hit the per-key cap
   const candidates = new Map<string, Candidate>()
@@ -277,6 +279,7 @@ async function lookUp (dht: KadDHT, key: IndexKey, limits: { signal: AbortSignal
     stats.direct++
     stats.waves += r.waves
     stats.failed += r.failed
+    stats.foundAfterFirstWave += r.foundAfterFirstWave
     if (!r.agreed) stats.disagreed++
     // nobody answered (every known server gone): the walk still may find some
     if (r.answered > 0 || limits.signal.aborted) return r.candidates

@@ -211,7 +211,7 @@ export default async (): Promise<Record<string, unknown>> => {
         const found: number[] = []
         const dropped: number[] = []
         const from = { cache: 0, direct: 0, dht: 0 }
-        const lookup = { direct: 0, walk: 0, waves: 0, disagreed: 0, failed: 0 }
+        const lookup = { direct: 0, walk: 0, waves: 0, disagreed: 0, failed: 0, foundAfterFirstWave: 0 }
         for (let i = 0; i < QUERIES; i++) {
           const before = streams.count
           const t0 = performance.now()
@@ -223,7 +223,7 @@ export default async (): Promise<Record<string, unknown>> => {
           found.push(r.providers.length)
           dropped.push(r.dropped.length)
           for (const k of ['cache', 'direct', 'dht'] as const) from[k] += r.recordsFrom[k]
-          for (const k of ['direct', 'walk', 'waves', 'disagreed', 'failed'] as const) lookup[k] += r.lookup[k]
+          for (const k of ['direct', 'walk', 'waves', 'disagreed', 'failed', 'foundAfterFirstWave'] as const) lookup[k] += r.lookup[k]
         }
         process.stderr.write(`  ${q.name} ${mode}: p50 ${Math.round(summary(times).median)} ms, p95 ${Math.round(summary(times).p95)} ms, kad streams max ${Math.max(...seen)}\n`)
         all.times.push(...times)

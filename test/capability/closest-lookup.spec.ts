@@ -98,6 +98,7 @@ describe('capability discovery: index keys asked of their closest DHT servers di
     const r = await findClosestProviders(partial, bookOf(servers), KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 }, counter)
     assert.deepEqual(ids(r.candidates), providerIds(), `C (rank ${rank(c)} provider) found by the second wave`)
     assert.equal(r.waves, 2)
+    assert.equal(r.foundAfterFirstWave, 1)
     assert.equal(counter.sent, 4)
     // the same answers with no budget for a second wave miss C: widening is what found it
     const narrow = await findClosestProviders(partial, bookOf(servers), KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 2, width: 2 }, { sent: 0 })
