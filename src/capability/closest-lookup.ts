@@ -8,10 +8,13 @@
  * Two reasons to ask more, each one more round trip, all within the message budget:
  *  - an answer names servers closer to the key than the `width` closest we asked (our book was
  *    incomplete): the closest `width` known are asked until all have answered (Kademlia's rule);
- *  - the answers disagree (one lacks a provider another has: a provider that published while
- *    the network was smaller stored its record at the servers closest *then*): the next
- *    `width` servers are asked, and so on while a wave still adds providers.
- * The result says how many waves ran and whether they agreed, so a caller can measure the rate.
+ *  - the first wave names a provider that at most half of its servers hold: that record sits
+ *    mostly elsewhere (a provider that published while the network was smaller stored it at
+ *    the servers closest *then*), and records like it may be held by none of these; the next
+ *    `width` servers are asked, and so on while a wave still adds providers. (One server
+ *    lacking one record that the others hold, a lost ADD_PROVIDER, is not a reason.)
+ * The result says how many waves ran, whether the answers agreed and what the later waves
+ * found, so a caller can measure the rate.
  */
 
 import { indexCid, type IndexKey } from './index-keys.js'
@@ -74,6 +77,7 @@ export async function findClosestProviders (ask: AskProviders, book: DhtPeerBook
     result.waves++
     const before = found.size
     const sets: Array<Set<string>> = []
+    const named = new Map<string, number>()
     await Promise.all(asking.map(async (peer) => {
       peer.state = 'asked'
       sent++
@@ -83,7 +87,9 @@ export async function findClosestProviders (ask: AskProviders, book: DhtPeerBook
         peer.state = 'answered'
         result.answered++
         book.confirm(peer.id, peer.addrs)
-        sets.push(new Set(answer.providers.map(p => p.id.toString())))
+        const set = new Set(answer.providers.map(p => p.id.toString()))
+        sets.push(set)
+        for (const id of set) named.set(id, (named.get(id) ?? 0) + 1)
         for (const p of answer.providers) {
           const had = found.get(p.id.toString())
           if (had == null || had.addrs.length === 0) found.set(p.id.toString(), { id: p.id, addrs: p.addrs })
@@ -103,7 +109,8 @@ export async function findClosestProviders (ask: AskProviders, book: DhtPeerBook
     // the first wave must agree; a later one must add nothing, or the next `width` are asked
     const addedNew = result.waves > 1 && found.size > before
     if (addedNew) result.foundAfterFirstWave += found.size - before
-    if (!result.agreed && (result.waves === 1 || addedNew)) depth += width
+    const minorityHeld = [...named.values()].some(n => n * 2 <= sets.length)
+    if ((result.waves === 1 && minorityHeld) || addedNew) depth += width
     if (asking.length < wave.length) { result.budgetSpent = true; break }
   }
   result.candidates = [...found.values()]

@@ -1,11 +1,13 @@
 /**
  * Discovery: find providers by constraint with no directory server. Look up the narrowest
- * index key the filters allow (`findProviders`, bounded in DHT messages), ask each candidate
- * for its record directly (`/idlegrid/cap/1.0.0`, dialled at the addresses the DHT gave),
- * falling back to the DHT record (`get`, which runs the validator) when it cannot or will not
- * answer; keep verified records in a bounded cache. Every record, wherever it came from, is
- * opened again here (signature, signer = candidate, expiry) and every filter is applied to
- * the record itself. Candidate count, parallelism, messages and time are all bounded.
+ * index key the filters allow (GET_PROVIDERS to its closest known DHT servers at once,
+ * closest-lookup.ts; a kad-dht `findProviders` walk when none is known; both bounded in DHT
+ * messages), ask each candidate for its record directly (`/idlegrid/cap/1.0.0`, dialled at
+ * the addresses the DHT gave), falling back to the DHT record (`get`, which runs the
+ * validator) when it cannot or will not answer; keep verified records in a bounded cache.
+ * Every record, wherever it came from, is opened again here (signature, signer = candidate,
+ * expiry) and every filter is applied to the record itself. Candidate count, parallelism,
+ * messages and time are all bounded.
  */
 
 import { multiaddr } from '@multiformats/multiaddr'

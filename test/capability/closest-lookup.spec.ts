@@ -85,7 +85,7 @@ describe('capability discovery: index keys asked of their closest DHT servers di
     assert.ok(r.candidates.every(c => c.addrs.length > 0 && c.addrs.every(a => a.getPeerId() === c.id.toString())), 'each candidate comes with dialable addresses')
   })
 
-  it('disagreeing answers widen the lookup until a wave adds nobody', async () => {
+  it('a provider named by at most half of the first wave widens the lookup until a wave adds nobody', async () => {
     // the closest server lacks B, the second lacks A; neither has C (published while they were away)
     const [a, b, c] = net.providers as [IdlegridNode, IdlegridNode, IdlegridNode]
     const hidden = new Map<number, string[]>([[0, [b, c].map(n => n.peerId.toString())], [1, [a, c].map(n => n.peerId.toString())]])
@@ -104,6 +104,20 @@ describe('capability discovery: index keys asked of their closest DHT servers di
     const narrow = await findClosestProviders(partial, bookOf(servers), KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 2, width: 2 }, { sent: 0 })
     assert.ok(!ids(narrow.candidates).includes(c.peerId.toString()))
     assert.equal(narrow.budgetSpent, true)
+  })
+
+  it('one server lacking a record the others hold (a lost ADD_PROVIDER) is no reason to ask further', async () => {
+    const a = net.providers[0] as IdlegridNode
+    const lossy: AskProviders = async (peer, cid, signal) => {
+      const answer = await ask(peer, cid, signal)
+      return peer.id.equals(servers[0]?.peerId as PeerId) ? { ...answer, providers: answer.providers.filter(p => !p.id.equals(a.peerId)) } : answer
+    }
+    const counter = { sent: 0 }
+    const r = await findClosestProviders(lossy, bookOf(servers), KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 3 }, counter)
+    assert.deepEqual(ids(r.candidates), providerIds())
+    assert.equal(r.agreed, false)
+    assert.equal(r.waves, 1)
+    assert.equal(counter.sent, 3)
   })
 
   it('a book that knows only the farthest server converges on the closest ones through their answers', async () => {
