@@ -94,11 +94,14 @@ export async function findClosestProviders (ask: AskProviders, book: DhtPeerBook
           const had = found.get(p.id.toString())
           if (had == null || had.addrs.length === 0) found.set(p.id.toString(), { id: p.id, addrs: p.addrs })
         }
-        for (const c of answer.closer) {
-          // without an address, dialling it would need a DHT lookup of its own
-          if (known.has(c.id.toString()) || c.addrs.length === 0) continue
-          known.set(c.id.toString(), { ...c, kadId: kadIdOfPeer(c.id), state: 'new' })
-        }
+        // an answer may name made-up servers close to every key: each one adds at most its
+        // `width` closest new ones (and none without an address: dialling those would need a lookup)
+        const closer = answer.closer
+          .filter(c => !known.has(c.id.toString()) && c.addrs.length > 0)
+          .map(c => ({ ...c, kadId: kadIdOfPeer(c.id), state: 'new' as const }))
+          .sort((x, y) => compareDistance(target, x.kadId, y.kadId))
+          .slice(0, width)
+        for (const c of closer) known.set(c.id.toString(), c)
       } catch {
         peer.state = 'failed'
         result.failed++
