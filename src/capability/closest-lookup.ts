@@ -24,6 +24,8 @@ import type { Candidate, MessageCounter } from './provider-lookup.js'
 
 /** Servers asked in the first wave, and added per later wave. */
 export const DEFAULT_LOOKUP_WIDTH = 4
+/** One server's time to answer: a slow one must not hold its whole wave until the query's deadline. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 2_000
 
 export interface ClosestLookupLimits {
   signal: AbortSignal
@@ -31,6 +33,8 @@ export interface ClosestLookupLimits {
   maxMessages: number
   /** servers per wave (default DEFAULT_LOOKUP_WIDTH) */
   width?: number
+  /** bound on one request (default DEFAULT_REQUEST_TIMEOUT_MS) */
+  requestTimeoutMs?: number
 }
 
 export interface ClosestLookupResult {
@@ -83,7 +87,7 @@ export async function findClosestProviders (ask: AskProviders, book: DhtPeerBook
       sent++
       counter.sent++
       try {
-        const answer = await ask(peer, cid, limits.signal)
+        const answer = await ask(peer, cid, AbortSignal.any([limits.signal, AbortSignal.timeout(limits.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS)]))
         peer.state = 'answered'
         result.answered++
         book.confirm(peer.id, peer.addrs)
@@ -102,10 +106,11 @@ export async function findClosestProviders (ask: AskProviders, book: DhtPeerBook
           .sort((x, y) => compareDistance(target, x.kadId, y.kadId))
           .slice(0, width)
         for (const c of closer) known.set(c.id.toString(), c)
-      } catch {
+      } catch (err: any) {
         peer.state = 'failed'
         result.failed++
-        if (!limits.signal.aborted) book.forget(peer.id)
+        // a server that was merely slow stays known; one that failed otherwise is forgotten
+        if (!limits.signal.aborted && err?.reason !== 'timeout') book.forget(peer.id)
       }
     }))
     if (sets.length > 0) result.agreed = sets.every(s => s.size === found.size)

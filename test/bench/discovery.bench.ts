@@ -237,6 +237,7 @@ export default async (): Promise<Record<string, unknown>> => {
           medianMs: Math.round(t.median),
           p95Ms: Math.round(t.p95),
           lookupMsMedian: summary(lookups).median,
+          lookupMsMax: Math.max(...lookups),
           dhtMessagesPerQueryMedian: summary(messages).median,
           dhtMessagesPerQueryMax: Math.max(...messages),
           kadStreamsPerQueryMedian: summary(seen).median,

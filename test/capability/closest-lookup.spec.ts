@@ -13,7 +13,7 @@ import { capabilityServices } from '../../src/capability/services.js'
 import { CAPABILITY_SERVICE, capabilityAdvertiser, type CapabilityAdvertiser } from '../../src/capability/advertiser.js'
 import { join } from 'node:path'
 import { resolveConfig } from '../../src/config/index.js'
-import { createNode } from '../../src/node/index.js'
+import { createNode, RequestResponseError } from '../../src/node/index.js'
 import { KadMessage } from '../../protocols/kad-providers.js'
 import { WireDecodeError } from '../../protocols/codec.js'
 import { recordAttack, startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
@@ -139,6 +139,21 @@ describe('capability discovery: index keys asked of their closest DHT servers di
     assert.deepEqual(ids(r.candidates), providerIds())
     assert.equal(r.failed, 1)
     assert.equal(book.has(ghost), false)
+  })
+
+  it('a server that does not answer holds its wave only for the request timeout, and stays known', async () => {
+    const silent = servers[0] as IdlegridNode
+    const hanging: AskProviders = async (peer, cid, signal) => {
+      if (!peer.id.equals(silent.peerId)) return await ask(peer, cid, signal)
+      return await new Promise((_resolve, reject) => { signal.addEventListener('abort', () => { reject(new RequestResponseError('timeout', 'no answer')) }, { once: true }) })
+    }
+    const book = bookOf(servers)
+    const deadline = AbortSignal.timeout(10_000)
+    const r = await findClosestProviders(hanging, book, KEY, { signal: deadline, maxMessages: 24, width: 2, requestTimeoutMs: 300 }, { sent: 0 })
+    assert.equal(deadline.aborted, false, 'the lookup ended before the query\'s deadline')
+    assert.deepEqual(ids(r.candidates), providerIds())
+    assert.equal(r.failed, 1)
+    assert.ok(book.has(silent.peerId), 'slow is not gone')
   })
 
   it('red team: an answer naming 64 made-up servers closer to the key costs at most `width` requests to them, and the honest answers still count', async () => {
