@@ -18,6 +18,9 @@ import { KadMessage } from '../../protocols/kad-providers.js'
 import { WireDecodeError } from '../../protocols/codec.js'
 import { recordAttack, startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { PeerId } from '@libp2p/interface'
+import type { KadDHT, SingleKadDHT } from '@libp2p/kad-dht'
+import type { CID } from 'multiformats/cid'
+import type { PublishReport } from '../../src/capability/advertiser.js'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 import type { IdlegridNode } from '../../src/node/index.js'
 
@@ -30,6 +33,24 @@ function advertiser (node: IdlegridNode): CapabilityAdvertiser {
 
 async function randomPeerId (): Promise<PeerId> {
   return peerIdFromPrivateKey(await generateKeyPair('Ed25519'))
+}
+
+type AdvertiserComponentsLike = Parameters<ReturnType<typeof capabilityAdvertiser>>[0]
+const firstRounds: PublishReport[] = []
+const flaky = { failures: 0 }
+
+/** the DHT, except that the first provide of `cid` fails */
+function flakyOnce (dht: KadDHT, cid: CID): KadDHT {
+  return {
+    put: (key: Uint8Array, value: Uint8Array, o?: object) => dht.put(key, value, o),
+    provide: (key: CID, o?: object) => {
+      if (!key.equals(cid) || flaky.failures > 0) return dht.provide(key, o)
+      flaky.failures++
+      return (async function * () { throw new Error('provide timed out (test)') })()
+    },
+    cancelReprovide: async (key: CID, o?: object) => { await dht.cancelReprovide(key, o) },
+    get routingTable () { return (dht as Partial<SingleKadDHT>).routingTable }
+  } as unknown as KadDHT
 }
 
 describe('capability discovery: index keys asked of their closest DHT servers directly', function () {
@@ -55,7 +76,15 @@ describe('capability discovery: index keys asked of their closest DHT servers di
         const profile = providerProfile(parsePolicy({ region: 'eu-west', priceFloor: 1 }), parseSimulatedGpus([`A10:24:${i + 1}`]))
         const ext = capabilityServices(role === 'provider' ? { profile } : {})
         // a network of 4 servers is under k: the providers watch their routing tables grow (last test)
-        if (role === 'provider') ext.services[CAPABILITY_SERVICE] = capabilityAdvertiser({ profile, earlyRepublishMs: 300 })
+        if (role === 'provider') {
+          ext.services[CAPABILITY_SERVICE] = (components: AdvertiserComponentsLike) => {
+            // provider 0's first provide of region/eu-west fails (a walk that timed out under load)
+            const dht = i === 0 ? flakyOnce(components.dht, indexCid({ dim: 'region', value: 'eu-west' })) : components.dht
+            const adv = capabilityAdvertiser({ profile, earlyRepublishMs: 300 })(Object.create(components, { dht: { value: dht } }))
+            if (i === 0) adv.events.addEventListener('published', (e) => { firstRounds.push(e.detail) }, { once: true })
+            return adv
+          }
+        }
         return ext
       }
     })
@@ -73,6 +102,13 @@ describe('capability discovery: index keys asked of their closest DHT servers di
   after(async () => {
     await Promise.all(late.map(async n => { await n.stop() }))
     await net?.stop()
+  })
+
+  it('an index key whose provide reached nobody is provided again in the same round', () => {
+    assert.equal(flaky.failures, 1, 'the first provide of region/eu-west failed')
+    const first = firstRounds[0]
+    assert.ok(first != null && first.wanted > 0)
+    assert.equal(first.provided, first.wanted, `first round: ${first.provided}/${first.wanted} index keys provided`)
   })
 
   it('one wave: the `width` closest servers agree, nobody else is asked', async () => {
