@@ -25,6 +25,7 @@ import { SyncRequest, SyncResponse } from './ledger.js'
 import { Award, JobRequest } from './market.js'
 import { ServeFrame } from './serve.js'
 import { UsageFrame } from './usage.js'
+import { KadMessage } from './kad-providers.js'
 import { concat, encodeVarint, expandRun, readTag, readVarint, skipValue, WIRE, type PackedElement, type Tag } from './packed.js'
 
 /** What the normaliser must know of one message type; fields by number. */
@@ -71,7 +72,9 @@ export const WIRE_SHAPES: ReadonlyMap<unknown, MessageShape> = new Map<unknown, 
   [ServeFrame, SERVE_FRAME],
   [ServeFrame.Request, SERVE_REQUEST],
   [ServeFrame.Response, SERVE_RESPONSE],
-  [UsageFrame, { merged: { 1: LEAF, 2: LEAF, 3: LEAF, 4: LEAF, 5: LEAF }, oneofs: { frame: [1, 2, 3, 4, 5] } }]
+  [UsageFrame, { merged: { 1: LEAF, 2: LEAF, 3: LEAF, 4: LEAF, 5: LEAF }, oneofs: { frame: [1, 2, 3, 4, 5] } }],
+  // closer_peers, provider_peers: repeated Peer (whose addrs are bytes: nothing to pack)
+  [KadMessage, { repeated: { 8: LEAF, 9: LEAF } }]
 ])
 
 export function shapeOf (decoder: unknown): MessageShape {

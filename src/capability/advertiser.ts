@@ -22,7 +22,7 @@ import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
 import type { Signed } from '../identity/index.js'
 import type { ComponentLogger, Ed25519PrivateKey, Libp2pEvents, Logger, PeerId, PrivateKey, Startable, TypedEventTarget } from '@libp2p/interface'
 import type { AddressManager, Registrar } from '@libp2p/interface-internal'
-import type { KadDHT } from '@libp2p/kad-dht'
+import type { KadDHT, SingleKadDHT } from '@libp2p/kad-dht'
 
 /** The advertiser's name in a node's services, and what it provides to `serviceDependencies`. */
 export const CAPABILITY_SERVICE = 'capability'
@@ -42,6 +42,8 @@ export interface AdvertiserInit {
   retryDelayMs?: number
   /** job runner the record names ("docker" / "process"; default none) */
   runner?: string
+  /** after a round that saw under k DHT peers, how often to check whether to publish again (default 30 s) */
+  earlyRepublishMs?: number
   /**
    * re-detects the GPUs every `intervalMs` (real GPUs only); a change in the GPU set
    * republishes at once with a new sequence
@@ -101,12 +103,23 @@ const RETRY_ROUND_AFTER_MS = 30_000
  * long at most (a node with no TCP address still publishes).
  */
 const ADDRESS_WAIT_MS = 5_000
+/**
+ * Provider records stay at the servers that were closest to each key when they were provided.
+ * A provider that published while it saw fewer than k DHT peers (a network starting up, its
+ * routing table still filling) misses servers that joined since and sit closer to its keys,
+ * where renters ask (discovery bench, 11 servers: one record for gpu/h-100 held by 3, the
+ * closest at rank 2). So after such a round it checks every `earlyRepublishMs` and publishes
+ * again once its routing table has grown by half, until a round sees k peers.
+ */
+const EARLY_REPUBLISH_MS = 30_000
+const K_PEERS = 20
 
 class Advertiser implements CapabilityAdvertiser, Startable {
   readonly [serviceCapabilities] = [CAPABILITY_CAPABILITY]
   readonly events = new EventTarget() as TypedEventTarget<CapabilityAdvertiserEvents>
   private readonly components: AdvertiserComponents
   private readonly init: Required<Omit<AdvertiserInit, 'runner' | 'gpuCheck'>> & Pick<AdvertiserInit, 'runner' | 'gpuCheck'>
+  private growthTimer?: NodeJS.Timeout
   private gpuTimer?: NodeJS.Timeout
   private readonly log: Logger
   private currentProfile: ProviderProfile
@@ -114,6 +127,8 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   private record?: Signed<CapabilityRecord>
   private provided = new Map<string, IndexKey>()
   private published?: PublishReport
+  /** kad-dht routing table size at the last publish round */
+  private tableAtRound = K_PEERS
   private timer?: NodeJS.Timeout
   private running = false
   private abort = new AbortController()
@@ -164,6 +179,7 @@ class Advertiser implements CapabilityAdvertiser, Startable {
       attempts: init.attempts ?? 5,
       operationTimeoutMs: init.operationTimeoutMs ?? 45_000,
       retryDelayMs: init.retryDelayMs ?? 500,
+      earlyRepublishMs: init.earlyRepublishMs ?? EARLY_REPUBLISH_MS,
       runner: init.runner,
       gpuCheck: init.gpuCheck
     }
@@ -211,6 +227,7 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     this.abort.abort()
     clearTimeout(this.timer)
     clearInterval(this.gpuTimer)
+    clearInterval(this.growthTimer)
     this.components.events.removeEventListener('peer:connect', this.onConnect)
     this.components.events.removeEventListener('self:peer:update', this.onSelfUpdate)
   }
@@ -338,6 +355,7 @@ class Advertiser implements CapabilityAdvertiser, Startable {
           const t1 = Date.now()
           const { provided, wanted } = await this.provideIndexKeys(record)
           this.log('provided %d/%d index keys in %d ms', provided, wanted, Date.now() - t1)
+          this.watchGrowth(this.routingTableSize())
           const report: PublishReport = { sequence: record.sequence, stored, provided, wanted, at: Date.now() }
           this.published = report
           this.log('published capability record seq %s to %d peers, %d/%d index keys', record.sequence, stored, provided, wanted)
@@ -353,6 +371,27 @@ class Advertiser implements CapabilityAdvertiser, Startable {
       delay *= 2
     }
     return undefined
+  }
+
+  /** After a round that saw under k peers: publish again once the table has grown by half (EARLY_REPUBLISH_MS). */
+  private watchGrowth (table: number): void {
+    this.tableAtRound = table
+    clearInterval(this.growthTimer)
+    this.growthTimer = undefined
+    if (table >= K_PEERS || !this.running) return
+    this.growthTimer = setInterval(() => {
+      const now = this.routingTableSize()
+      if (this.inFlight == null && now >= Math.max(this.tableAtRound + 1, this.tableAtRound * 1.5)) {
+        this.log('routing table grew from %d to %d peers since the last round: publishing again', this.tableAtRound, now)
+        void this.publishSoon()
+      }
+    }, this.init.earlyRepublishMs)
+    this.growthTimer.unref()
+  }
+
+  /** peers in kad-dht's routing table (a field of kad-dht's service object, not of its interface) */
+  private routingTableSize (): number {
+    return (this.components.dht as Partial<SingleKadDHT>).routingTable?.size ?? K_PEERS
   }
 
   private signal (): AbortSignal {
@@ -385,32 +424,47 @@ class Advertiser implements CapabilityAdvertiser, Startable {
       this.provided.delete(text)
       await this.components.dht.cancelReprovide(indexCid(key), { signal: this.signal() }).catch(() => {})
     }
+    // a few at a time: each provide is a DHT walk plus one message per close peer. A key that
+    // reached nobody is tried again (backoff, 3 tries in all): otherwise it stayed unprovided
+    // until the next round, half a record lifetime later (bench under load: a provider with 1 of
+    // 5 keys provided was missing from every query on the others)
+    let queue = [...wanted.entries()]
     let provided = 0
-    // a few at a time: each provide is a DHT walk plus one message per close peer
-    const queue = [...wanted.entries()]
-    await Promise.all(Array.from({ length: Math.min(4, queue.length) }, async () => {
-      for (let next = queue.shift(); next != null && this.running; next = queue.shift()) {
-        const [text, key] = next
-        try {
-          let reached = 0
-          const signal = this.signal()
-          try {
-            for await (const event of this.components.dht.provide(indexCid(key), { signal })) {
-              if (event.name === 'PEER_RESPONSE' && event.messageName === 'ADD_PROVIDER') reached++
-            }
-          } catch (err) {
-            if (!signal.aborted || reached === 0) throw err
-          }
-          if (reached > 0) {
+    let delay = this.init.retryDelayMs
+    for (let attempt = 1; queue.length > 0 && this.running; attempt++) {
+      const failed: Array<[string, IndexKey]> = []
+      const pending = [...queue]
+      await Promise.all(Array.from({ length: Math.min(4, pending.length) }, async () => {
+        for (let next = pending.shift(); next != null && this.running; next = pending.shift()) {
+          if (await this.provideOne(next[0], next[1])) {
             provided++
-            this.provided.set(text, key)
-          }
-        } catch (err) {
-          this.log('provide %s failed: %e', text, err)
+            this.provided.set(next[0], next[1])
+          } else failed.push(next)
         }
-      }
-    }))
+      }))
+      queue = failed
+      if (queue.length === 0 || attempt >= Math.min(3, this.init.attempts)) break
+      await sleep(delay, this.abort.signal).catch(() => {})
+      delay *= 2
+    }
     return { provided, wanted: wanted.size }
+  }
+
+  /** Provides one index key; true when at least one peer took it. */
+  private async provideOne (text: string, key: IndexKey): Promise<boolean> {
+    let reached = 0
+    const signal = this.signal()
+    try {
+      for await (const event of this.components.dht.provide(indexCid(key), { signal })) {
+        if (event.name === 'PEER_RESPONSE' && event.messageName === 'ADD_PROVIDER') reached++
+      }
+    } catch (err) {
+      if (!signal.aborted || reached === 0) {
+        this.log('provide %s failed: %e', text, err)
+        return false
+      }
+    }
+    return reached > 0
   }
 }
 

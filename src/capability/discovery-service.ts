@@ -11,9 +11,13 @@ import { asNumber } from '../config/validate.js'
 import { parseDiscoveryFilters, type DiscoveryFilters } from './discovery-filters.js'
 import { discoverWith, type DiscoveryOptions, type DiscoveryResult, type RejectionLookup } from './discovery.js'
 import { RecordCache } from './record-cache.js'
+import { DhtPeerBook } from './dht-peers.js'
+import { askProvidersWith, type AskProviders } from './kad-providers.js'
+import { dialAddrsFor } from './record-fetch.js'
+import { PROTOCOL } from '../../protocols/ids.js'
 import type { CapabilityRecordError } from './errors.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
-import type { ComponentLogger, Logger } from '@libp2p/interface'
+import type { ComponentLogger, IdentifyResult, Libp2pEvents, Logger, Startable, TypedEventTarget } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 import type { KadDHT } from '@libp2p/kad-dht'
 
@@ -51,6 +55,7 @@ interface DiscoveryComponents {
   dht: KadDHT
   connectionManager: ConnectionManager
   logger: ComponentLogger
+  events: TypedEventTarget<Libp2pEvents>
 }
 
 export interface CapabilityDiscovery extends RejectionLookup {
@@ -62,18 +67,36 @@ export interface CapabilityDiscovery extends RejectionLookup {
 /** Longest discovery a control call may ask for. */
 const MAX_DISCOVERY_TIMEOUT_MS = 120_000
 
-class DiscoveryService implements CapabilityDiscovery {
+class DiscoveryService implements CapabilityDiscovery, Startable {
   readonly [serviceCapabilities] = [DISCOVERY_CAPABILITY]
   private readonly components: DiscoveryComponents
   private readonly rejections: RecordRejections
   /** records verified by earlier queries, asked again after DiscoveryOptions.maxRecordAgeMs */
   private readonly cache = new RecordCache()
+  /** DHT servers identify told us of: index keys are asked of the closest directly */
+  private readonly book = new DhtPeerBook()
+  private readonly ask: AskProviders
   private readonly log: Logger
 
   constructor (components: DiscoveryComponents, init: DiscoveryServiceInit) {
     this.components = components
     this.rejections = init.rejections
     this.log = components.logger.forComponent('idlegrid:discovery')
+    this.ask = askProvidersWith(components.connectionManager)
+  }
+
+  private readonly onIdentify = (e: CustomEvent<IdentifyResult>): void => {
+    const { peerId, protocols, listenAddrs } = e.detail
+    if (protocols.includes(PROTOCOL.kad)) this.book.confirm(peerId, dialAddrsFor(peerId, listenAddrs))
+    else this.book.forget(peerId)
+  }
+
+  start (): void {
+    this.components.events.addEventListener('peer:identify', this.onIdentify)
+  }
+
+  stop (): void {
+    this.components.events.removeEventListener('peer:identify', this.onIdentify)
   }
 
   reasonFor (key: Uint8Array): CapabilityRecordError | undefined {
@@ -81,7 +104,7 @@ class DiscoveryService implements CapabilityDiscovery {
   }
 
   async discover (filters: DiscoveryFilters, opts: DiscoveryOptions = {}): Promise<DiscoveryResult> {
-    return await discoverWith(this.components.dht, filters, opts, this.rejections, { connectionManager: this.components.connectionManager, cache: this.cache })
+    return await discoverWith(this.components.dht, filters, opts, this.rejections, { connectionManager: this.components.connectionManager, cache: this.cache, book: this.book, ask: this.ask })
   }
 
   [CONTROL_HANDLERS] (): Record<string, ControlHandler> {

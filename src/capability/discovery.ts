@@ -1,17 +1,23 @@
 /**
  * Discovery: find providers by constraint with no directory server. Look up the narrowest
- * index key the filters allow (`findProviders`, bounded in DHT messages), ask each candidate
- * for its record directly (`/idlegrid/cap/1.0.0`, dialled at the addresses the DHT gave),
- * falling back to the DHT record (`get`, which runs the validator) when it cannot or will not
- * answer; keep verified records in a bounded cache. Every record, wherever it came from, is
- * opened again here (signature, signer = candidate, expiry) and every filter is applied to
- * the record itself. Candidate count, parallelism, messages and time are all bounded.
+ * index key the filters allow (GET_PROVIDERS to its closest known DHT servers at once,
+ * closest-lookup.ts; a kad-dht `findProviders` walk when none is known; both bounded in DHT
+ * messages), ask each candidate for its record directly (`/idlegrid/cap/1.0.0`, dialled at
+ * the addresses the DHT gave), falling back to the DHT record (`get`, which runs the
+ * validator) when it cannot or will not answer; keep verified records in a bounded cache.
+ * Every record, wherever it came from, is opened again here (signature, signer = candidate,
+ * expiry) and every filter is applied to the record itself. Candidate count, parallelism,
+ * messages and time are all bounded.
  */
 
 import { multiaddr } from '@multiformats/multiaddr'
 import { toString as uint8ArrayToString } from 'uint8arrays/to-string'
 import { failedFilter, indexKeysFor, recordAvailableAt, type DiscoveryFilters } from './discovery-filters.js'
+import type { IndexKey } from './index-keys.js'
 import { CapabilityRecordError, RecordFetchError, type CapabilityRejection, type RecordFetchFailure } from './errors.js'
+import { findClosestProviders } from './closest-lookup.js'
+import type { DhtPeerBook } from './dht-peers.js'
+import type { AskProviders } from './kad-providers.js'
 import { findCandidates, PROVIDERS_PER_KEY, type Candidate, type MessageCounter } from './provider-lookup.js'
 import { openCapabilityRecord } from './record.js'
 import { fetchRecordDirect } from './record-fetch.js'
@@ -40,6 +46,8 @@ export interface DiscoveryOptions {
   maxRecordAgeMs?: number
   /** DHT requests the index lookups may send in all (default 24) */
   maxLookupMessages?: number
+  /** DHT servers asked at once per index key when asking the closest directly (default 4) */
+  lookupWidth?: number
   /** the local clock (default Date.now()) */
   now?: number
   signal?: AbortSignal
@@ -110,7 +118,24 @@ export interface DiscoveryResult {
   directFailures: DirectFailure[]
   /** time spent finding candidates (the index lookups), of elapsedMs */
   lookupMs: number
+  /** how the index lookups ran (closest-lookup.ts) */
+  lookup: LookupStats
   elapsedMs: number
+}
+
+export interface LookupStats {
+  /** index keys asked of their closest known servers directly */
+  direct: number
+  /** index keys looked up by a kad-dht walk (no DHT server known yet, or no direct path) */
+  walk: number
+  /** request rounds of the direct lookups, summed */
+  waves: number
+  /** direct lookups whose answers still disagreed at the end (some server lacked a provider another had) */
+  disagreed: number
+  /** direct requests that failed */
+  failed: number
+  /** providers that no server of a direct lookup's first wave named (found by asking further) */
+  foundAfterFirstWave: number
 }
 
 export interface DirectFailure {
@@ -161,6 +186,9 @@ export function describeRecord (verified: Signed<CapabilityRecord>, now: number)
 export interface DirectRecords {
   connectionManager: ConnectionManager
   cache: RecordCache
+  /** DHT servers to ask an index key's providers of directly (with `ask`); a kad-dht walk without them */
+  book?: DhtPeerBook
+  ask?: AskProviders
 }
 
 /** Answers in a row that added no provider before a lookup stops (once it found some). */
@@ -179,6 +207,7 @@ export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts
   const maxCandidates = opts.maxCandidates ?? 64
   const maxLookupMessages = opts.maxLookupMessages ?? 24
   const counter: MessageCounter = { sent: 0 }
+  const lookup: LookupStats = { direct: 0, walk: 0, waves: 0, disagreed: 0, failed: 0, foundAfterFirstWave: 0 }
 
   // 1. candidates from the narrowest index key; broader keys only when it hit the per-key cap
   const candidates = new Map<string, Candidate>()
@@ -190,7 +219,7 @@ export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts
       if (indexKeys.length >= MAX_INDEX_LOOKUPS || candidates.size >= maxCandidates || signal.aborted) break
       if (counter.sent >= maxLookupMessages) { truncated = true; break }
       indexKeys.push(`${key.dim}/${key.value}`)
-      const found = await findCandidates(dht, key, { signal, maxMessages: maxLookupMessages - counter.sent, quietResponses: QUIET_RESPONSES }, counter)
+      const found = await lookUp(dht, key, { signal, maxMessages: maxLookupMessages - counter.sent, width: opts.lookupWidth }, counter, lookup, direct)
       if (found.length >= PROVIDERS_PER_KEY) saturated = true
       for (const c of found) {
         if (candidates.size >= maxCandidates) { truncated = true; break }
@@ -239,8 +268,26 @@ export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts
     recordsFrom: fetcher.from,
     directFailures: fetcher.directFailures,
     lookupMs,
+    lookup,
     elapsedMs: Date.now() - started
   }
+}
+
+/** One index key's providers: asked of the closest known servers when there are any, else by a kad-dht walk. */
+async function lookUp (dht: KadDHT, key: IndexKey, limits: { signal: AbortSignal, maxMessages: number, width?: number }, counter: MessageCounter, stats: LookupStats, direct?: DirectRecords): Promise<Candidate[]> {
+  const before = counter.sent
+  if (direct?.book != null && direct.ask != null && direct.book.size > 0) {
+    const r = await findClosestProviders(direct.ask, direct.book, key, limits, counter)
+    stats.direct++
+    stats.waves += r.waves
+    stats.failed += r.failed
+    stats.foundAfterFirstWave += r.foundAfterFirstWave
+    if (!r.agreed) stats.disagreed++
+    // nobody answered (every known server gone): the walk still may find some
+    if (r.answered > 0 || limits.signal.aborted) return r.candidates
+  }
+  stats.walk++
+  return await findCandidates(dht, key, { signal: limits.signal, maxMessages: limits.maxMessages - (counter.sent - before), quietResponses: QUIET_RESPONSES }, counter)
 }
 
 /** One query's record fetching: cache → the provider → the DHT, each result opened again. */

@@ -5,7 +5,11 @@
  * discovery counts them (its own lookups) and as the renter's connections saw them (every
  * kad-dht stream it opened during the query, whoever opened it). Each filter runs cold
  * (every record asked of its provider) and warm (records from the cache, re-verified).
+ * DISCOVERY_CPU_PROFILE=<file.cpuprofile> writes a V8 CPU profile of the measured queries
+ * (every node shares this process, so it shows the providers' side of each query too).
  */
+import { writeFile } from 'node:fs/promises'
+import { Session } from 'node:inspector/promises'
 import { loadavg } from 'node:os'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { CAPABILITY_SERVICE, type CapabilityAdvertiser } from '../../src/capability/advertiser.js'
@@ -16,6 +20,11 @@ import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
 import { capabilityServices } from '../../src/capability/services.js'
 import { join } from 'node:path'
+import { indexCid, type IndexKey } from '../../src/capability/index-keys.js'
+import { indexKeysFor } from '../../src/capability/discovery-filters.js'
+import { askProvidersWith, compareDistance, kadIdOfCid, kadIdOfPeer } from '../../src/capability/kad-providers.js'
+import type { PeerId } from '@libp2p/interface'
+import type { ConnectionManager } from '@libp2p/interface-internal'
 import type { Connection } from '@libp2p/interface'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import { resolveConfig, type Role } from '../../src/config/index.js'
@@ -40,9 +49,41 @@ function summary (values: number[]): { median: number, p95: number, mean: number
   return { median: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), mean: Math.round(values.reduce((a, b) => a + b, 0) / values.length) }
 }
 
-/** what the filters should find among the published providers: provider i has GPUS[i % 5] in REGIONS[i % 6] */
-function expectedCount (published: Set<number>, match: (gpu: string, region: string) => boolean): number {
-  return [...published].filter(i => match(GPUS[i % GPUS.length] as string, REGIONS[i % REGIONS.length] as string)).length
+/** which published providers the filters should find: provider i has GPUS[i % 5] in REGIONS[i % 6] */
+function expectedOf (published: Set<number>, match: (gpu: string, region: string) => boolean): number[] {
+  return [...published].filter(i => match(GPUS[i % GPUS.length] as string, REGIONS[i % REGIONS.length] as string))
+}
+
+/**
+ * Where the index key's provider records are: every DHT server asked for the key's providers
+ * (outside the measured queries). For each expected provider, the distance rank (0 = closest
+ * to the key) of the closest server holding its record, or -1 when no server does. Explains a
+ * provider that discovery misses: its record is not at the servers closest to the key.
+ */
+async function indexCoverage (renter: IdlegridNode, servers: IdlegridNode[], key: IndexKey, expected: IdlegridNode[]): Promise<Record<string, unknown>> {
+  const dialer = { openConnection: async (peer: PeerId | Multiaddr[], o: { signal: AbortSignal }) => await renter.libp2p.dial(peer, o) } as unknown as ConnectionManager
+  const ask = askProvidersWith(dialer)
+  const cid = indexCid(key)
+  const target = kadIdOfCid(cid)
+  const ranked = [...servers].sort((a, b) => compareDistance(target, kadIdOfPeer(a.peerId), kadIdOfPeer(b.peerId)))
+  const held = await Promise.all(ranked.map(async s => {
+    try {
+      return new Set((await ask({ id: s.peerId, addrs: s.libp2p.getMultiaddrs() }, cid, AbortSignal.timeout(10_000))).providers.map(p => p.id.toString()))
+    } catch { return undefined }
+  }))
+  // a provider always holds its own record: it does not count as a holder
+  const holds = (p: IdlegridNode, i: number): boolean => held[i]?.has(p.peerId.toString()) === true && !ranked[i]?.peerId.equals(p.peerId)
+  const ranks = expected.map(p => ranked.findIndex((_, i) => holds(p, i)))
+  const holders = expected.map(p => ranked.filter((_, i) => holds(p, i)).length)
+  const reports = expected.map(p => advertiser(p).lastPublished())
+  return {
+    key: `${key.dim}/${key.value}`,
+    closestHolderRank: ranks,
+    holders,
+    indexKeysProvided: reports.map(r => r == null ? 'unpublished' : `${r.provided}/${r.wanted}`),
+    serversUnreachable: held.filter(h => h == null).length,
+    providersAtClosest: held[0]?.size ?? -1
+  }
 }
 
 function discovery (node: IdlegridNode): CapabilityDiscovery {
@@ -133,11 +174,11 @@ export default async (): Promise<Record<string, unknown>> => {
     const published = new Set(net.providers.flatMap((p, i) => advertiser(p).lastPublished() != null ? [i] : []))
     const renter = net.renter
 
-    const queries: Array<{ name: string, filters: DiscoveryFilters, expected: number }> = [
-      { name: 'gpu=h100,residency=eu', filters: { gpus: ['h100'], residency: 'eu' }, expected: expectedCount(published, (g, r) => g.startsWith('H100') && r.startsWith('eu-')) },
-      { name: 'min-vram=40,region=us-east', filters: { minVramGb: 40, region: 'us-east' }, expected: expectedCount(published, (g, r) => /^(H100|A100|L40S)/.test(g) && r === 'us-east') },
-      { name: 'gpu=rtx-4090', filters: { gpus: ['rtx-4090'] }, expected: expectedCount(published, g => g.startsWith('RTX 4090')) }
-    ]
+    const queries: Array<{ name: string, filters: DiscoveryFilters, expected: number, ids: number[] }> = [
+      { name: 'gpu=h100,residency=eu', filters: { gpus: ['h100'], residency: 'eu' }, ids: expectedOf(published, (g, r) => g.startsWith('H100') && r.startsWith('eu-')) },
+      { name: 'min-vram=40,region=us-east', filters: { minVramGb: 40, region: 'us-east' }, ids: expectedOf(published, (g, r) => /^(H100|A100|L40S)/.test(g) && r === 'us-east') },
+      { name: 'gpu=rtx-4090', filters: { gpus: ['rtx-4090'] }, ids: expectedOf(published, g => g.startsWith('RTX 4090')) }
+    ].map(q => ({ ...q, expected: q.ids.length }))
     // warm up until each query finds what was published (bounded: a record that cannot be
     // fetched in time on a crowded machine shows up as matched < expected, not as a failure)
     process.stderr.write(`  ${Math.round((Date.now() - started) / 1000)} s: warming up\n`)
@@ -147,7 +188,19 @@ export default async (): Promise<Record<string, unknown>> => {
     }
 
     const figures: Record<string, unknown> = { providers: PROVIDERS, providersPublished: published.size, queriesPerFilter: QUERIES, nodesUpMs, recordsPublishedMs: publishedMs, loadAverage1m: loadavg()[0] }
+    // where each query's narrowest index key is held (before the measured queries, not counted)
+    for (const q of queries) {
+      const key = indexKeysFor(q.filters)[0]?.[0] as IndexKey
+      figures[`${q.name} index`] = await indexCoverage(renter, [net.bootstrap, ...net.providers], key, q.ids.map(i => net.providers[i] as IdlegridNode))
+    }
     const streams = countDhtStreams(renter)
+    const profileFile = process.env.DISCOVERY_CPU_PROFILE
+    const session = new Session()
+    if (profileFile != null) {
+      session.connect()
+      await session.post('Profiler.enable')
+      await session.post('Profiler.start')
+    }
     const all: { times: number[], messages: number[] } = { times: [], messages: [] }
     for (const q of queries) {
       for (const [mode, maxRecordAgeMs] of [['cold', 0], ['warm', undefined]] as const) {
@@ -158,6 +211,7 @@ export default async (): Promise<Record<string, unknown>> => {
         const found: number[] = []
         const dropped: number[] = []
         const from = { cache: 0, direct: 0, dht: 0 }
+        const lookup = { direct: 0, walk: 0, waves: 0, disagreed: 0, failed: 0, foundAfterFirstWave: 0 }
         for (let i = 0; i < QUERIES; i++) {
           const before = streams.count
           const t0 = performance.now()
@@ -169,6 +223,7 @@ export default async (): Promise<Record<string, unknown>> => {
           found.push(r.providers.length)
           dropped.push(r.dropped.length)
           for (const k of ['cache', 'direct', 'dht'] as const) from[k] += r.recordsFrom[k]
+          for (const k of ['direct', 'walk', 'waves', 'disagreed', 'failed', 'foundAfterFirstWave'] as const) lookup[k] += r.lookup[k]
         }
         process.stderr.write(`  ${q.name} ${mode}: p50 ${Math.round(summary(times).median)} ms, p95 ${Math.round(summary(times).p95)} ms, kad streams max ${Math.max(...seen)}\n`)
         all.times.push(...times)
@@ -182,13 +237,20 @@ export default async (): Promise<Record<string, unknown>> => {
           medianMs: Math.round(t.median),
           p95Ms: Math.round(t.p95),
           lookupMsMedian: summary(lookups).median,
+          lookupMsMax: Math.max(...lookups),
           dhtMessagesPerQueryMedian: summary(messages).median,
           dhtMessagesPerQueryMax: Math.max(...messages),
           kadStreamsPerQueryMedian: summary(seen).median,
           kadStreamsPerQueryMax: Math.max(...seen),
-          recordsFrom: from
+          recordsFrom: from,
+          lookups: lookup
         }
       }
+    }
+    if (profileFile != null) {
+      const { profile } = await session.post('Profiler.stop')
+      await writeFile(profileFile, JSON.stringify(profile))
+      session.disconnect()
     }
     // the goal (issue 15.4): filtered query p95 ≤ 250 ms, ≤ 30 DHT messages per query
     figures.allQueries = { p50Ms: Math.round(summary(all.times).median), p95Ms: Math.round(summary(all.times).p95), kadStreamsPerQueryP95: summary(all.messages).p95, kadStreamsPerQueryMax: Math.max(...all.messages) }

@@ -5,6 +5,7 @@ import * as capability from '../../protocols/capability.js'
 import * as envelope from '../../protocols/envelope.js'
 import * as heartbeat from '../../protocols/heartbeat.js'
 import * as job from '../../protocols/job.js'
+import * as kadProviders from '../../protocols/kad-providers.js'
 import * as ledger from '../../protocols/ledger.js'
 import * as market from '../../protocols/market.js'
 import * as serve from '../../protocols/serve.js'
@@ -18,6 +19,7 @@ const MODULES: Record<string, Record<string, unknown>> = {
   'envelope.proto': envelope,
   'heartbeat.proto': heartbeat,
   'job.proto': job,
+  'kad-providers.proto': kadProviders,
   'ledger.proto': ledger,
   'market.proto': market,
   'serve.proto': serve,

@@ -6,6 +6,7 @@ import { decodeBounded, LIMITS, MAX_BYTES, WireDecodeError } from '../../protoco
 import * as envelope from '../../protocols/envelope.js'
 import * as heartbeat from '../../protocols/heartbeat.js'
 import * as job from '../../protocols/job.js'
+import * as kadProviders from '../../protocols/kad-providers.js'
 import * as ledger from '../../protocols/ledger.js'
 import * as market from '../../protocols/market.js'
 import * as serve from '../../protocols/serve.js'
@@ -20,7 +21,7 @@ import { allTypes, loadProtoFiles, packableElement } from './proto-schema.js'
 import { parseMerged } from './vectors/independent-parse.js'
 import { cat, lengthDelimited, tag, varint } from './wire.js'
 
-const MODULES: Record<string, any> = { 'capability.proto': capability, 'envelope.proto': envelope, 'heartbeat.proto': heartbeat, 'job.proto': job, 'ledger.proto': ledger, 'market.proto': market, 'serve.proto': serve, 'usage.proto': usage }
+const MODULES: Record<string, any> = { 'capability.proto': capability, 'envelope.proto': envelope, 'heartbeat.proto': heartbeat, 'job.proto': job, 'kad-providers.proto': kadProviders, 'ledger.proto': ledger, 'market.proto': market, 'serve.proto': serve, 'usage.proto': usage }
 
 /** the shape normalise.ts needs of `type`, read off the schema */
 function derive (type: protobuf.Type): MessageShape {
