@@ -4,12 +4,13 @@ import { execTargets } from './exec.js'
 import { fileTargets } from './files.js'
 import { gossipTargets } from './gossip.js'
 import { heartbeatStreamTargets } from './heartbeat-stream.js'
+import { kadProvidersTargets } from './kad-providers.js'
 import { ledgerTargets } from './ledger.js'
 import { serviceTargets } from './services.js'
 import { wireTargets } from './wire.js'
 import type { TargetFactory } from '../target.js'
 
-export const TARGETS: readonly TargetFactory[] = [...wireTargets, ...gossipTargets, ...heartbeatStreamTargets, ...execTargets, ...ledgerTargets, ...dhtTargets, ...fileTargets, ...serviceTargets]
+export const TARGETS: readonly TargetFactory[] = [...wireTargets, ...gossipTargets, ...heartbeatStreamTargets, ...execTargets, ...ledgerTargets, ...dhtTargets, ...kadProvidersTargets, ...fileTargets, ...serviceTargets]
 
 export function targetByName (name: string): TargetFactory {
   const found = TARGETS.find(t => t.name === name)
