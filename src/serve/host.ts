@@ -52,7 +52,7 @@ export interface HostedLease {
 }
 
 /** A free TCP port on 127.0.0.1 (the kernel's pick; the service binds it moments later). */
-async function freePort (): Promise<number> {
+export async function freePort (): Promise<number> {
   return await new Promise((resolve, reject) => {
     const server = createServer()
     server.once('error', reject)

@@ -28,6 +28,7 @@ import { resolveConfig } from '../../src/config/index.js'
 import { toHex } from '../../src/common/index.js'
 import { createNode } from '../../src/node/index.js'
 import { ServeHost, SERVE_HOST_SERVICE } from '../../src/serve/index.js'
+import { freePort } from '../../src/serve/host.js'
 import { serveHostService } from '../../src/serve/service.js'
 import { ServeChannel, serveFrameKind } from '../../src/serve/wire.js'
 
@@ -82,15 +83,6 @@ async function lease (renter: string, delayMs: number): Promise<{ leaseId: strin
 }
 
 const services: ChildProcess[] = []
-
-/** A port nobody listens on now (the service binds it a moment later). */
-async function freePort (): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>(resolve => probe.listen(0, '127.0.0.1', () => { resolve() }))
-  const { port } = probe.address() as { port: number }
-  await new Promise(resolve => probe.close(resolve))
-  return port
-}
 
 async function healthy (port: number): Promise<boolean> {
   return await new Promise(resolve => {
