@@ -16,18 +16,15 @@
 # it the host's Docker socket, which hands it root on the host: see docs/install.md).
 ARG BASE=debian:bookworm-slim
 
-# stage 1: the application tree, owned by root and read-only to the node
-FROM ${BASE} AS app
-COPY app /opt/idlegrid
-RUN chmod -R a+rX,go-w /opt/idlegrid && chmod 755 /opt/idlegrid/bin/node && \
-    /opt/idlegrid/bin/node -e 'if (Number(process.versions.node.split(".")[0]) < 22) process.exit(1)'
-
-# stage 2: the runtime, a non-root user and the data volume
+# The application tree, owned by root and read-only to the node: scripts/docker-context.sh
+# sets its modes (a+rX, go-w) before the build, so one COPY is the whole layer (a chmod -R in
+# a RUN would copy all of node_modules into a second layer).
 FROM ${BASE}
-COPY --from=app /opt/idlegrid /opt/idlegrid
+COPY app /opt/idlegrid
 # uid/gid 10001 without useradd (a minbase Debian has no passwd package); /seed: the mount point
 # where deploy/compose.yaml's seed publishes its address (a fresh volume takes this owner)
-RUN echo 'idlegrid:x:10001:10001:idlegrid node:/data:/usr/sbin/nologin' >> /etc/passwd && \
+RUN /opt/idlegrid/bin/node -e 'if (Number(process.versions.node.split(".")[0]) < 22) process.exit(1)' && \
+    echo 'idlegrid:x:10001:10001:idlegrid node:/data:/usr/sbin/nologin' >> /etc/passwd && \
     echo 'idlegrid:x:10001:' >> /etc/group && \
     mkdir -p /data /seed && chown 10001:10001 /data /seed && chmod 700 /data && \
     ln -s /opt/idlegrid/bin/node /usr/local/bin/node && \

@@ -20,4 +20,7 @@ cp -a Dockerfile .dockerignore "$out/"
 # node_modules may be a symlink (worktrees): copy what it points to, then drop dev dependencies offline
 cp -a "$(readlink -f node_modules)" "$out/app/node_modules"
 (cd "$out/app" && npm prune --omit=dev --offline --no-audit --no-fund >/dev/null)
+# root-owned and read-only to the node in the image: COPY keeps these modes (the Dockerfile sets no others)
+chmod -R a+rX,go-w "$out/app"
+chmod 755 "$out/app/bin/node"
 echo "$out"
