@@ -5,3 +5,13 @@ import type { Output } from './output.js'
 export interface Command extends CommandSpec {
   run(values: ParsedValues, positionals: string[], out: Output): Promise<number>
 }
+
+/** A command as its module defines it: everything but the one-line summary, which the command list holds. */
+export type CommandDefinition = Omit<Command, 'summary'>
+
+/** A command in the list: what the program's help shows, and how to load the rest when it runs. */
+export interface CommandEntry {
+  name: string
+  summary: string
+  load: () => Promise<CommandDefinition>
+}

@@ -4,6 +4,7 @@ import { COMMANDS } from './commands/index.js'
 import { EXIT, UsageError } from './errors.js'
 import { helpText, parseCommand } from './options.js'
 import { createOutput } from './output.js'
+import type { Command } from './command.js'
 
 function mainHelp (): string {
   const width = Math.max(...COMMANDS.map(c => c.name.length)) + 2
@@ -30,8 +31,9 @@ export async function main (argv: string[]): Promise<number> {
       process.stdout.write(mainHelp())
       return name == null ? EXIT.usage : EXIT.ok
     }
-    const command = COMMANDS.find(c => c.name === name)
-    if (command == null) throw new UsageError(`idlegrid: unknown command '${name}' (commands: ${COMMANDS.map(c => c.name).join(', ')})`)
+    const entry = COMMANDS.find(c => c.name === name)
+    if (entry == null) throw new UsageError(`idlegrid: unknown command '${name}' (commands: ${COMMANDS.map(c => c.name).join(', ')})`)
+    const command: Command = { ...await entry.load(), summary: entry.summary }
     const { values, positionals } = parseCommand(command, rest)
     if (values.help === true) {
       process.stdout.write(helpText(command))

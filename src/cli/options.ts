@@ -41,7 +41,7 @@ export interface Parsed {
 }
 
 /** Parses argv strictly: an unknown option or a missing value is a UsageError. */
-export function parseCommand (spec: CommandSpec, argv: string[]): Parsed {
+export function parseCommand (spec: Pick<CommandSpec, 'name' | 'options' | 'allowPositionals'>, argv: string[]): Parsed {
   const options = Object.fromEntries(Object.entries(spec.options).map(([name, { description, valueName, ...opt }]) => [name, opt]))
   try {
     const { values, positionals } = parseArgs({ args: argv, options, strict: true, allowPositionals: spec.allowPositionals ?? false })

@@ -16,10 +16,10 @@ import { parseCommand } from '../../src/cli/options.js'
 import { createOutput } from '../../src/cli/output.js'
 import { readConfigFile, resolveConfig, type Role } from '../../src/config/index.js'
 import { tempDir } from '../utils/index.js'
-import type { Command } from '../../src/cli/command.js'
+import type { CommandDefinition } from '../../src/cli/command.js'
 
 const UNITS = fileURLToPath(new URL('../../../bootstrap/', import.meta.url))
-const ROLES: Record<Role, Command> = { bootstrap: bootstrapCommand, provider: providerCommand, renter: renterCommand }
+const ROLES: Record<Role, CommandDefinition> = { bootstrap: bootstrapCommand, provider: providerCommand, renter: renterCommand }
 const SEED = '/dns4/seed.example.org/tcp/4001/p2p/12D3KooWDK5GBtaYkcCZhQb6n17o983ZrtWRLjoP7zGhp5RjMfUv'
 
 interface Unit { header: string[], entries: Map<string, string[]> }

@@ -2,11 +2,10 @@ import { asEnum, asNumber } from '../../config/index.js'
 import { DEFAULT_DEMO_IMAGE, demoImage, runDemo } from '../../demo/index.js'
 import { EXIT } from '../errors.js'
 import { COMMON_OPTIONS } from '../options.js'
-import type { Command } from '../command.js'
+import type { CommandDefinition } from '../command.js'
 
-export const demoCommand: Command = {
+export const demoCommand: CommandDefinition = {
   name: 'demo',
-  summary: 'Run the whole market on this machine (processes on loopback, temporary data): auctions, jobs, preemption, attestations.',
   usage: 'idlegrid demo [options]',
   options: {
     providers: { type: 'string', valueName: 'N', description: 'provider processes to start (default 5, at least 5 for the full scenario)' },

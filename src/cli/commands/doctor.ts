@@ -3,13 +3,12 @@ import { runDoctor, type CheckResult } from '../../doctor/index.js'
 import { EXIT } from '../errors.js'
 import { defaultBootstrapPeers } from '../load-config.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, nodeFlags } from '../options.js'
-import type { Command } from '../command.js'
+import type { CommandDefinition } from '../command.js'
 
 const MARK: Record<CheckResult['status'], string> = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL' }
 
-export const doctorCommand: Command = {
+export const doctorCommand: CommandDefinition = {
   name: 'doctor',
-  summary: 'Check what a provider or renter needs here: Node, GPUs, Docker, data dir, disk, ports, bootstrap peers, clock.',
   usage: 'idlegrid doctor [--role provider|renter|bootstrap] [options]',
   options: {
     role: { type: 'string', valueName: 'ROLE', description: 'the role to check for (default: the config file\'s role, else provider)' },

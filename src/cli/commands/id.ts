@@ -2,11 +2,10 @@ import { EXIT } from '../errors.js'
 import { oneShot } from '../one-shot.js'
 import { COMMON_OPTIONS, NODE_OPTIONS } from '../options.js'
 import type { NodeIdentity } from '../../node/index.js'
-import type { Command } from '../command.js'
+import type { CommandDefinition } from '../command.js'
 
-export const idCommand: Command = {
+export const idCommand: CommandDefinition = {
   name: 'id',
-  summary: 'Print the node\'s peer id and listen addresses (of the node running on the data directory, or of a short-lived one).',
   usage: 'idlegrid id [options]',
   options: { ...NODE_OPTIONS, ...COMMON_OPTIONS },
   run: async (values, _, out) => {

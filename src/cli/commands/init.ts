@@ -7,11 +7,10 @@ import { configText, proposeProvider } from '../../setup/index.js'
 import { EXIT, UsageError } from '../errors.js'
 import { defaultBootstrapPeers } from '../load-config.js'
 import { COMMON_OPTIONS } from '../options.js'
-import type { Command } from '../command.js'
+import type { CommandDefinition } from '../command.js'
 
-export const initCommand: Command = {
+export const initCommand: CommandDefinition = {
   name: 'init',
-  summary: 'Write a commented config for a role; for a provider, detect the GPUs and propose a policy (price floor, tiers, windows).',
   usage: 'idlegrid init --role provider|renter|bootstrap [options]',
   options: {
     role: { type: 'string', valueName: 'ROLE', description: 'provider, renter or bootstrap (required)' },

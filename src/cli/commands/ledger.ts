@@ -5,7 +5,7 @@ import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable, type ParsedValues } fro
 import { type Output } from '../output.js'
 import { shortPeerId } from '../../common/index.js'
 import type { EntryView, FlushResult, HeadView, LedgerBuildOptions, LedgerStatus, SyncReport } from '../../ledger/index.js'
-import type { Command } from '../command.js'
+import type { CommandDefinition } from '../command.js'
 
 /** Ledger flags of the role commands (provider, renter, bootstrap). */
 export const LEDGER_ROLE_OPTIONS: OptionTable = {
@@ -26,9 +26,8 @@ export function ledgerBuildOptions (values: ParsedValues): LedgerBuildOptions {
 
 const SUBCOMMANDS = ['status', 'show', 'earnings', 'flush', 'sync'] as const
 
-export const ledgerCommand: Command = {
+export const ledgerCommand: CommandDefinition = {
   name: 'ledger',
-  summary: 'Inspect the replicated ledger: status (authors, entries, heads, disk use, earnings), show PEER, earnings, flush, sync.',
   usage: 'idlegrid ledger status | show PEER [--limit N] | earnings [PEER] | flush | sync [options]',
   allowPositionals: true,
   options: {

@@ -5,7 +5,7 @@ import { oneShot } from '../one-shot.js'
 import { COMMON_OPTIONS, NODE_OPTIONS } from '../options.js'
 import { formatDuration, type Output } from '../output.js'
 import { shortPeerId } from '../../common/index.js'
-import type { Command } from '../command.js'
+import type { CommandDefinition } from '../command.js'
 
 const FILTER_FLAG: Record<string, string> = {
   'no-simulated': '--no-simulated',
@@ -19,9 +19,8 @@ const FILTER_FLAG: Record<string, string> = {
   'available-now': '--available-now'
 }
 
-export const marketCommand: Command = {
+export const marketCommand: CommandDefinition = {
   name: 'market',
-  summary: 'Browse the market: `market ls` lists providers by GPU, VRAM, region, tier and availability.',
   usage: 'idlegrid market ls [--gpu MODEL]... [--min-vram GB] [--region R] [--residency ZONE] [--tier T] [--workload K] [--available-now] [--no-simulated] [--json] [--verbose]',
   allowPositionals: true,
   options: {

@@ -5,13 +5,12 @@ import { COMMON_OPTIONS, NODE_OPTIONS } from '../options.js'
 import { type Output } from '../output.js'
 import { shortPeerId } from '../../common/index.js'
 import type { Reputation, ReputationExplain } from '../../ledger/index.js'
-import type { Command } from '../command.js'
+import type { CommandDefinition } from '../command.js'
 
 type ReputationRow = Omit<Reputation, 'counterparties'> & { counterparties: Reputation['counterparties'] | number, explain?: Omit<ReputationExplain, 'renters'> & { renters: ReputationExplain['renters'] } }
 
-export const reputationCommand: Command = {
+export const reputationCommand: CommandDefinition = {
   name: 'reputation',
-  summary: 'Show providers\' reputation computed from the local ledger: score in [0,1] and the evidence behind it.',
   usage: 'idlegrid reputation [PEER] [options]',
   allowPositionals: true,
   options: {

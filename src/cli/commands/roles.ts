@@ -12,13 +12,12 @@ import type { BuildOptions } from '../build-node.js'
 import type { Output } from '../output.js'
 import type { NodeConfig } from '../../config/index.js'
 import { runRole } from '../run-role.js'
-import type { Command } from '../command.js'
+import type { CommandDefinition } from '../command.js'
 
 const ROLE_DETAILS = 'Runs until SIGINT/SIGTERM, then stops cleanly (exit 0). One-shot commands (idlegrid status, id, …)\ntalk to it through the control socket in its data directory.'
 
-export const bootstrapCommand: Command = {
+export const bootstrapCommand: CommandDefinition = {
   name: 'bootstrap',
-  summary: 'Run a seed node: an always-on DHT server and gossip meeting point with no special authority.',
   usage: 'idlegrid bootstrap [options]',
   options: { ...NODE_OPTIONS, ...LEDGER_ROLE_OPTIONS, ...OBSERVE_OPTIONS, ...COMMON_OPTIONS },
   details: `${ROLE_DETAILS}\nDefault listen addresses: /ip4/127.0.0.1/tcp/4001 and /ip4/127.0.0.1/tcp/4002/ws; use\n--listen /ip4/0.0.0.0/tcp/4001 to serve other machines. It prints the multiaddrs peers should use.`,
@@ -108,18 +107,16 @@ function warnProcessRunner (jobUser: string | undefined, workRoot: string, out: 
   }
 }
 
-export const providerCommand: Command = {
+export const providerCommand: CommandDefinition = {
   name: 'provider',
-  summary: 'Run a provider node on a GPU box: advertise, bid on jobs, run them and sign attestations.',
   usage: 'idlegrid provider [options]',
   options: { ...NODE_OPTIONS, ...PROVIDER_OPTIONS, ...LEDGER_ROLE_OPTIONS, ...OBSERVE_OPTIONS, ...COMMON_OPTIONS },
   details: `${ROLE_DETAILS}\nPolicy flags override the config file's provider: section. Without NVIDIA GPUs (nvidia-smi) and\nwithout --simulate-gpu the provider refuses to start. The signed capability record is published in the\nDHT under /idlegrid/cap/<peer id>; see it with the node's control method capability.record.`,
   run: async (values, _, out) => await runRole('provider', values, out, async (config) => ({ ...(await prepareProvider(config, values, out)), ledger: ledgerBuildOptions(values) }))
 }
 
-export const renterCommand: Command = {
+export const renterCommand: CommandDefinition = {
   name: 'renter',
-  summary: 'Run a light renter peer (DHT client mode) that stays up and reports what it sees.',
   usage: 'idlegrid renter [options]',
   options: { ...NODE_OPTIONS, ...LEDGER_ROLE_OPTIONS, ...OBSERVE_OPTIONS, ...COMMON_OPTIONS },
   details: ROLE_DETAILS,

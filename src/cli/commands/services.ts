@@ -11,7 +11,7 @@ import { readJobFile } from '../../market/index.js'
 import { shortPeerId } from '../../common/index.js'
 import { EXIT, UsageError } from '../errors.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, nodeFlags, type ParsedValues } from '../options.js'
-import type { Command } from '../command.js'
+import type { CommandDefinition } from '../command.js'
 import type { Output } from '../output.js'
 
 async function call (values: ParsedValues, method: string, params: Record<string, unknown>, opts: { timeoutMs?: number, onEvent?: (e: unknown) => void } = {}): Promise<any> {
@@ -31,9 +31,8 @@ function printStatus (s: any, out: Output): void {
   }
 }
 
-export const deployCommand: Command = {
+export const deployCommand: CommandDefinition = {
   name: 'deploy',
-  summary: 'Deploy a service (examples/services/*.yaml) on leases: one auction per replica, a gateway on the renter node, kept at size.',
   usage: 'idlegrid deploy SERVICE.yaml [--wait S] [options]',
   options: { wait: { type: 'string', valueName: 'S', description: 'wait up to S seconds for every replica to be ready (default 120)' }, ...NODE_OPTIONS, ...COMMON_OPTIONS },
   allowPositionals: true,
@@ -56,9 +55,8 @@ export const deployCommand: Command = {
 
 const SUBCOMMANDS = ['ls', 'status', 'scale', 'stop'] as const
 
-export const servicesCommand: Command = {
+export const servicesCommand: CommandDefinition = {
   name: 'services',
-  summary: 'List, inspect, scale or stop the services deployed on the renter node.',
   usage: 'idlegrid services ls | status NAME | scale NAME N | stop NAME [options]',
   options: { ...NODE_OPTIONS, ...COMMON_OPTIONS },
   allowPositionals: true,

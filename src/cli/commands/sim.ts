@@ -3,11 +3,10 @@ import { asNumber } from '../../config/index.js'
 import { EXIT, UsageError } from '../errors.js'
 import { COMMON_OPTIONS } from '../options.js'
 import { SimError, loadScenario, mainTable, progressBar, runScenario, writeReport } from '../../sim/index.js'
-import type { Command } from '../command.js'
+import type { CommandDefinition } from '../command.js'
 
-export const simCommand: Command = {
+export const simCommand: CommandDefinition = {
   name: 'sim',
-  summary: 'Simulate the market on a GPU-cluster trace (the node\'s own market code, virtual time) against the old way.',
   usage: 'idlegrid sim SCENARIO.yaml [--trace FILE] [--nodes FILE] [--seed N] [--out DIR] [--json]',
   allowPositionals: true,
   options: {

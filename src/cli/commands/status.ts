@@ -5,11 +5,10 @@ import { COMMON_OPTIONS, NODE_OPTIONS } from '../options.js'
 import { formatDuration, type Output } from '../output.js'
 import { shortPeerId } from '../../common/index.js'
 import type { NodeStatus } from '../../node/index.js'
-import type { Command } from '../command.js'
+import type { CommandDefinition } from '../command.js'
 
-export const statusCommand: Command = {
+export const statusCommand: CommandDefinition = {
   name: 'status',
-  summary: 'Show peers, topics and uptime of the node running on the data directory (or of a short-lived peer).',
   usage: 'idlegrid status [options] [--wait S]',
   options: { ...NODE_OPTIONS, wait: { type: 'string', valueName: 'S', description: 'a short-lived peer waits up to S seconds to reach its bootstrap peers (default 3)' }, ...COMMON_OPTIONS },
   run: async (values, _, out) => {

@@ -9,7 +9,7 @@ import { shortPeerId } from '../../common/index.js'
 import { printable } from '../../exec/index.js'
 import { liveView } from '../../observe/index.js'
 import type { Output } from '../output.js'
-import type { Command } from '../command.js'
+import type { CommandDefinition } from '../command.js'
 
 /** Flags that describe the job; each overrides the job file's field. */
 export const JOB_OPTIONS: OptionTable = {
@@ -37,9 +37,8 @@ const SUBMIT_OPTIONS: OptionTable = {
   wait: { type: 'string', valueName: 'S', description: 'a short-lived peer waits up to S seconds to reach its bootstrap peers (default 3)' }
 }
 
-export const submitCommand: Command = {
+export const submitCommand: CommandDefinition = {
   name: 'submit',
-  summary: 'Submit a job: auction it, ship it to the winner, stream its log, verify the attested outputs, sign the receipt.',
   usage: 'idlegrid submit [JOB.yaml] [--auction-only] [job flags] [options] [-- command args…]',
   options: { ...SUBMIT_OPTIONS, ...RUN_JOB_OPTIONS, ...JOB_OPTIONS, ...NODE_OPTIONS, ...COMMON_OPTIONS },
   allowPositionals: true,
