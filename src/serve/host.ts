@@ -196,15 +196,18 @@ export class ServeHost implements LeaseHost {
     const headers: Record<string, string[]> = {}
     for (const h of head.headers) (headers[h.name] ??= []).push(h.value)
     const req = httpRequest({ host: '127.0.0.1', port: hosted.port, method: head.method, path: head.path, headers, agent: this.agent })
+    // the time bound (from the request's end) rejects this promise itself: no race of promises, this runs per request
+    let expire = (): void => {}
     const response = new Promise<IncomingMessage>((resolve, reject) => {
       req.once('response', resolve)
       req.once('error', err => { reject(new ServeStreamError('UPSTREAM', `service unreachable: ${err.message}`)) })
+      expire = () => { req.destroy(); reject(new ServeStreamError('TIMEOUT', `no answer from the service within ${this.opts.responseMs} ms`)) }
     })
     response.catch(() => {})
-    // the body, bounded, as it comes
+    // the body, bounded, as it comes (a request without one has its End here already: no wait)
     let body = 0
     while (true) {
-      const frame = await ch.next()
+      const frame = ch.tryNext() ?? await ch.next()
       if (frame == null) throw new ServeStreamError('PROTOCOL', 'the request ended without End')
       const kind = serveFrameKind(frame)
       if (kind === 'end') break
@@ -216,10 +219,13 @@ export class ServeHost implements LeaseHost {
       if (!req.write(data)) await new Promise(resolve => req.once('drain', resolve))
     }
     req.end()
-    let timer: NodeJS.Timeout | undefined
-    const res = await Promise.race([response, new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => { req.destroy(); reject(new ServeStreamError('TIMEOUT', `no answer from the service within ${this.opts.responseMs} ms`)) }, this.opts.responseMs)
-    })]).finally(() => { clearTimeout(timer) })
+    const timer = setTimeout(expire, this.opts.responseMs)
+    let res: IncomingMessage
+    try {
+      res = await response
+    } finally {
+      clearTimeout(timer)
+    }
     // head, body and End go out in one write when they come together (a short answer);
     // once the answer waits, what came goes out and the rest as it comes
     ch.hold()

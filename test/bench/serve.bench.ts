@@ -241,6 +241,12 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
       return { rps, benchCpuUs: (own1 - own0) * 1000 / n, providerCpuUs: (child1 - child0) * 1000 / n }
     }
     const profiled = process.env.SERVE_BENCH_PROFILE
+    if (profiled === 'idle') {
+      const [own0, child0, t0] = [ownCpuMs(), await provider.cpuMs(), performance.now()]
+      await new Promise(resolve => setTimeout(resolve, 5_000))
+      const s = (performance.now() - t0) / 1000
+      return { profiled, idleCpuMsPerS: { bench: (ownCpuMs() - own0) / s, provider: (await provider.cpuMs() - child0) / s } }
+    }
     if (profiled != null) {
       // one part, five times over, for `node --cpu-prof`
       const run = profiled === 'gateway' ? await measured(via, 5 * N) : await floor(profiled === 'echo' ? ECHO_PROTOCOL : FRAMES_PROTOCOL, 5 * N)
