@@ -8,7 +8,8 @@
  *   gateway = bench client → gateway + renter node (bench) → libp2p → provider node (child) → upstream (child).
  * Besides wall time, the CPU each process spent per request (cpuUsPerRequest): a figure a
  * loaded machine inflates less. The floors under the hop: bare 100-byte round trips on open
- * libp2p streams to an echo in the child (libp2pEcho*), and serve requests the child answers
+ * libp2p streams to an echo in the child (libp2pEcho*; libp2pEchoAlone*: one at a time, so no
+ * read, TLS record or wake-up is shared: several times the batched cost), and serve requests the child answers
  * without a service behind (serveFrames*: the hop with serve framing, no HTTP); and the
  * reference for one HTTP hop: a plain Node reverse proxy in this process to the same upstream
  * (plainProxy*, keep-alive both ways, no libp2p).
@@ -227,8 +228,8 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
      * of one request's frames, and serve requests answered by the provider without a service
      * (serve framing, no HTTP); as many streams as clients.
      */
-    const floor = async (protocol: string, n: number): Promise<{ rps: number, benchCpuUs: number, providerCpuUs: number }> => {
-      const streams = await Promise.all(Array.from({ length: CONCURRENCY }, async () => await renter.libp2p.dialProtocol(providerId, protocol)))
+    const floor = async (protocol: string, n: number, clients = CONCURRENCY): Promise<{ rps: number, benchCpuUs: number, providerCpuUs: number }> => {
+      const streams = await Promise.all(Array.from({ length: clients }, async () => await renter.libp2p.dialProtocol(providerId, protocol)))
       const [own0, child0] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
       let next = 0
       const t0 = performance.now()
@@ -266,6 +267,8 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
 
     await floor(ECHO_PROTOCOL, 200)
     const echoRun = await floor(ECHO_PROTOCOL, N)
+    // one round trip at a time: nothing shares a read, a TLS record or a wake-up (what each sequential request pays)
+    const echoAloneRun = await floor(ECHO_PROTOCOL, Math.min(N, 1000), 1)
     await floor(FRAMES_PROTOCOL, 200)
     const framesRun = await floor(FRAMES_PROTOCOL, N)
 
@@ -316,6 +319,8 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
       plainProxyAddedP50Ms: round(percentile(p, 0.5) - percentile(d, 0.5)),
       libp2pEchoRps: Math.round(echoRun.rps),
       libp2pEchoCpuUsPerRoundTrip: { bench: Math.round(echoRun.benchCpuUs), provider: Math.round(echoRun.providerCpuUs) },
+      /** the same, one stream with one round trip in flight: the per-message cost when nothing batches */
+      libp2pEchoAloneCpuUsPerRoundTrip: { bench: Math.round(echoAloneRun.benchCpuUs), provider: Math.round(echoAloneRun.providerCpuUs) },
       serveFramesRps: Math.round(framesRun.rps),
       serveFramesCpuUsPerRequest: { bench: Math.round(framesRun.benchCpuUs), provider: Math.round(framesRun.providerCpuUs) },
       exampleService: {
