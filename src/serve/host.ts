@@ -206,17 +206,23 @@ export class ServeHost implements LeaseHost {
     response.catch(() => {})
     // the body, bounded, as it comes (a request without one has its End here already: no wait)
     let body = 0
-    while (true) {
-      const frame = ch.tryNext() ?? await ch.next()
-      if (frame == null) throw new ServeStreamError('PROTOCOL', 'the request ended without End')
-      const kind = serveFrameKind(frame)
-      if (kind === 'end') break
-      if (kind !== 'body') throw new ServeStreamError('PROTOCOL', `unexpected ${kind} frame in the request body`)
-      const data = (frame.body as ServeFrame.Body).data
-      body += data.byteLength
-      if (body > this.opts.maxBodyBytes) { req.destroy(); throw new ServeStreamError('TOO_LARGE', `request body over ${this.opts.maxBodyBytes} bytes`) }
-      hosted.bytesIn += data.byteLength
-      if (!req.write(data)) await new Promise(resolve => req.once('drain', resolve))
+    try {
+      while (true) {
+        const frame = ch.tryNext() ?? await ch.next()
+        if (frame == null) throw new ServeStreamError('PROTOCOL', 'the request ended without End')
+        const kind = serveFrameKind(frame)
+        if (kind === 'end') break
+        if (kind !== 'body') throw new ServeStreamError('PROTOCOL', `unexpected ${kind} frame in the request body`)
+        const data = (frame.body as ServeFrame.Body).data
+        body += data.byteLength
+        if (body > this.opts.maxBodyBytes) throw new ServeStreamError('TOO_LARGE', `request body over ${this.opts.maxBodyBytes} bytes`)
+        hosted.bytesIn += data.byteLength
+        if (!req.write(data)) await new Promise(resolve => req.once('drain', resolve))
+      }
+    } catch (err) {
+      // a request that will never end must not hold the service's connection (an agent socket) open
+      req.destroy()
+      throw err
     }
     req.end()
     const timer = setTimeout(expire, this.opts.responseMs)
