@@ -6,7 +6,7 @@
  * A lease that never becomes healthy, or stops answering its health check, is cancelled: the
  * renter sees its job end and replaces the replica.
  */
-import { request as httpRequest, Agent, type IncomingMessage } from 'node:http'
+import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage } from 'node:http'
 import { createServer } from 'node:net'
 import { toHex } from '../common/index.js'
 import { type ServeFrame } from '../../protocols/serve.js'
@@ -217,7 +217,7 @@ export class ServeHost implements LeaseHost {
         body += data.byteLength
         if (body > this.opts.maxBodyBytes) throw new ServeStreamError('TOO_LARGE', `request body over ${this.opts.maxBodyBytes} bytes`)
         hosted.bytesIn += data.byteLength
-        if (!req.write(data)) await new Promise(resolve => req.once('drain', resolve))
+        if (!req.write(data)) await drained(req, this.opts.idleMs)
       }
     } catch (err) {
       // a request that will never end must not hold the service's connection (an agent socket) open
@@ -241,6 +241,27 @@ export class ServeHost implements LeaseHost {
     ch.send({ end: {} })
     ch.flush()
   }
+}
+
+/**
+ * Resolves once the service takes more of the request body; a service that stops reading
+ * for `idleMs` (or closes) fails the request, which would otherwise hold its in-flight slot for good.
+ */
+async function drained (req: ClientRequest, idleMs: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const done = (err?: Error): void => {
+      clearTimeout(timer)
+      req.off('drain', onDrain)
+      req.off('close', onClose)
+      if (err == null) resolve()
+      else reject(err)
+    }
+    const onDrain = (): void => { done() }
+    const onClose = (): void => { done(new ServeStreamError('UPSTREAM', 'the service closed while taking the request body')) }
+    const timer = setTimeout(() => { done(new ServeStreamError('TIMEOUT', `the service took no request body for ${idleMs} ms`)) }, idleMs)
+    req.on('drain', onDrain)
+    req.on('close', onClose)
+  })
 }
 
 /** Answer bytes held back to go out with the head. */
