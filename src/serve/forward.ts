@@ -120,5 +120,13 @@ export async function forward (streams: ServeStreamPool, provider: PeerId, lease
     released = true
     streams.release(provider, ch)
   }
-  return { response, body: body(), whole: complete ? early : undefined, headMs, abort: () => { if (!released) ch.abort(new Error('gateway gave up')) } }
+  // made when first read: the gateway never reads it for a whole answer
+  let generator: AsyncGenerator<Uint8Array> | undefined
+  return {
+    response,
+    get body () { return (generator ??= body()) },
+    whole: complete ? early : undefined,
+    headMs,
+    abort: () => { if (!released) ch.abort(new Error('gateway gave up')) }
+  }
 }

@@ -236,7 +236,8 @@ export class ServeHost implements LeaseHost {
     // once the answer waits, what came goes out and the rest as it comes
     ch.hold()
     ch.send({ response: { status: res.statusCode ?? 502, headers: wireHeaders(res.rawHeaders), draining: hosted.draining } })
-    await relayBody(res, ch, hosted)
+    if (res.complete) relayWhole(res, ch, hosted)
+    else await relayBody(res, ch, hosted)
     // the stream stays open for the renter's next request
     ch.send({ end: {} })
     ch.flush()
@@ -269,6 +270,30 @@ const HOLD_BYTES = 64 * 1024
 /** Answer bytes queued on the stream past which reading the service pauses. */
 const QUEUE_BYTES = 1024 * 1024
 
+/** `chunk` as Body frames of at most SERVE_CHUNK_BYTES, counted as the lease's bytes out. */
+function sendBody (chunk: Buffer, ch: ServeChannel, hosted: HostedLease): void {
+  for (let at = 0; at < chunk.byteLength; at += SERVE_CHUNK_BYTES) {
+    const data = chunk.subarray(at, at + SERVE_CHUNK_BYTES)
+    hosted.bytesOut += data.byteLength
+    ch.send({ body: { data } })
+  }
+}
+
+/**
+ * An answer already parsed whole by the time its head is handled (a short one, usually in the
+ * read that brought the head; never more than Node buffers for an unread answer): its body
+ * taken at once, with no listeners, promise or wait. Reading it to its end frees the connection
+ * to the service for the next request.
+ */
+function relayWhole (res: IncomingMessage, ch: ServeChannel, hosted: HostedLease): void {
+  try {
+    for (let chunk = res.read() as Buffer | null; chunk != null; chunk = res.read() as Buffer | null) sendBody(chunk, ch, hosted)
+  } catch (err) {
+    res.destroy()
+    throw err
+  }
+}
+
 /**
  * The service's answer body as Body frames, as it comes (events, not an async iterator: this
  * runs once per request); what is held is flushed once the answer waits a turn of the event loop.
@@ -288,11 +313,7 @@ async function relayBody (res: IncomingMessage, ch: ServeChannel, hosted: Hosted
     }
     const onData = (chunk: Buffer): void => {
       try {
-        for (let at = 0; at < chunk.byteLength; at += SERVE_CHUNK_BYTES) {
-          const data = chunk.subarray(at, at + SERVE_CHUNK_BYTES)
-          hosted.bytesOut += data.byteLength
-          ch.send({ body: { data } })
-        }
+        sendBody(chunk, ch, hosted)
       } catch (err: any) {
         finish(err instanceof ServeStreamError ? err : new ServeStreamError('UPSTREAM', String(err?.message ?? err)))
         return
