@@ -20,7 +20,10 @@
  * SERVE_BENCH_N sets the requests per measurement (default 2000), SERVE_BENCH_CONCURRENCY the
  * clients of the throughput runs (default 16). To profile one part: SERVE_BENCH_PROFILE=gateway
  * (or frames, or echo) runs only that part's throughput, 5 × N requests; `node --cpu-prof` on
- * the bench profiles the child too (fork inherits the flags).
+ * the bench profiles the child too (fork inherits the flags). To compare two builds:
+ * SERVE_BENCH_PROFILE=sequential (2 × N requests one at a time, direct then through the
+ * gateway: CPU µs per request of each process, which batching does not move); =idle prints
+ * each process's CPU while nothing is asked of it.
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { Agent, createServer, request } from 'node:http'
@@ -216,6 +219,18 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
       const [own1, child1] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
       return { rps, benchCpuUs: (own1 - own0) * 1000 / n, providerCpuUs: (child1 - child0) * 1000 / n }
     }
+    /**
+     * `n` requests one after another: their latencies, and the CPU µs per request of each process.
+     * Nothing batches here, so the CPU figure does not move with the throughput a run happened to
+     * reach (the concurrent one does: a faster run shares more reads and writes): the steadier
+     * figure to compare two versions with.
+     */
+    const timedSequential = async (url: string, n: number): Promise<{ ms: number[], benchCpuUs: number, providerCpuUs: number }> => {
+      const [own0, child0] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
+      const ms = (await sequential(url, n)).sort((a, b) => a - b)
+      const [own1, child1] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
+      return { ms, benchCpuUs: (own1 - own0) * 1000 / n, providerCpuUs: (child1 - child0) * 1000 / n }
+    }
 
     // the hop: one replica, the same server reached directly and through the gateway
     const one = await lease(0)
@@ -248,6 +263,11 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
       const s = (performance.now() - t0) / 1000
       return { profiled, idleCpuMsPerS: { bench: (ownCpuMs() - own0) / s, provider: (await provider.cpuMs() - child0) / s } }
     }
+    if (profiled === 'sequential') {
+      const [directSeq, gatewaySeq] = [await timedSequential(direct, 2 * N), await timedSequential(via, 2 * N)]
+      const us = (r: typeof directSeq): Record<string, number> => ({ bench: Math.round(r.benchCpuUs), provider: Math.round(r.providerCpuUs) })
+      return { profiled, requests: 2 * N, loadAvg1m: loadavg()[0], addedP50Ms: percentile(gatewaySeq.ms, 0.5) - percentile(directSeq.ms, 0.5), cpuUsPerSequentialRequest: { direct: us(directSeq), gateway: us(gatewaySeq) } }
+    }
     if (profiled != null) {
       // one part, five times over, for `node --cpu-prof`
       const run = profiled === 'gateway' ? await measured(via, 5 * N) : await floor(profiled === 'echo' ? ECHO_PROTOCOL : FRAMES_PROTOCOL, 5 * N)
@@ -255,8 +275,9 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
     }
     await concurrent(direct, 200, CONCURRENCY)
     await concurrent(via, 200, CONCURRENCY)
-    const d = (await sequential(direct, N)).sort((a, b) => a - b)
-    const g = (await sequential(via, N)).sort((a, b) => a - b)
+    const directSeq = await timedSequential(direct, N)
+    const gatewaySeq = await timedSequential(via, N)
+    const [d, g] = [directSeq.ms, gatewaySeq.ms]
     const directRun = await measured(direct, N)
     const gatewayRun = await measured(via, N)
     const proxy = await plainProxy(one.port)
@@ -312,6 +333,11 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
         direct: { bench: Math.round(directRun.benchCpuUs), provider: Math.round(directRun.providerCpuUs) },
         gateway: { bench: Math.round(gatewayRun.benchCpuUs), provider: Math.round(gatewayRun.providerCpuUs) },
         plainProxy: { bench: Math.round(proxyRun.benchCpuUs), provider: Math.round(proxyRun.providerCpuUs) }
+      },
+      /** the same for the requests of the latency runs, one at a time: nothing batches (the steadier figure) */
+      cpuUsPerSequentialRequest: {
+        direct: { bench: Math.round(directSeq.benchCpuUs), provider: Math.round(directSeq.providerCpuUs) },
+        gateway: { bench: Math.round(gatewaySeq.benchCpuUs), provider: Math.round(gatewaySeq.providerCpuUs) }
       },
       plainProxyRps: Math.round(proxyRun.rps),
       plainProxyRatio: round(proxyRun.rps / directRun.rps),
