@@ -30,6 +30,8 @@ export interface ForwardAnswer {
   response: ServeFrame.Response
   /** the body, chunk by chunk; throws ForwardError when the answer breaks off */
   body: AsyncGenerator<Uint8Array>
+  /** the whole body when its End came with the head (the stream is back in the pool then): no need to read `body` */
+  whole?: Uint8Array[]
   /** ms from the request's first byte to the response head */
   headMs: number
   abort: () => void
@@ -79,8 +81,30 @@ export async function forward (streams: ServeStreamPool, provider: PeerId, lease
   const headMs = performance.now() - t0
   // once released the stream may already carry another request: abort must not touch it then
   let released = false
+  // a short answer's body and End come in the same read as its head: taken now, with no wait
+  // (a failure among them surfaces when the body is read, as it would have without this)
+  const early: Uint8Array[] = []
+  let complete = false
+  let broken: unknown
+  try {
+    for (let frame = ch.tryNext(); frame != null; frame = ch.tryNext()) {
+      const kind = serveFrameKind(frame)
+      if (kind === 'end') { complete = true; break }
+      if (kind !== 'body') throw new ServeStreamError('PROTOCOL', `unexpected ${kind} frame in the answer`)
+      early.push((frame.body as ServeFrame.Body).data)
+    }
+  } catch (err) {
+    broken = err
+  }
+  if (complete) {
+    released = true
+    streams.release(provider, ch)
+  }
   async function * body (): AsyncGenerator<Uint8Array> {
     try {
+      for (const chunk of early) yield chunk
+      if (broken != null) throw broken
+      if (complete) return
       while (true) {
         const frame = await ch.next()
         if (frame == null) throw new ServeStreamError('UPSTREAM', 'the answer ended without End')
@@ -96,5 +120,13 @@ export async function forward (streams: ServeStreamPool, provider: PeerId, lease
     released = true
     streams.release(provider, ch)
   }
-  return { response, body: body(), headMs, abort: () => { if (!released) ch.abort(new Error('gateway gave up')) } }
+  // made when first read: the gateway never reads it for a whole answer
+  let generator: AsyncGenerator<Uint8Array> | undefined
+  return {
+    response,
+    get body () { return (generator ??= body()) },
+    whole: complete ? early : undefined,
+    headMs,
+    abort: () => { if (!released) ch.abort(new Error('gateway gave up')) }
+  }
 }

@@ -195,6 +195,14 @@ export class Gateway {
       answer.abort()
       throw new ForwardError(502, `the replica sent headers that are not valid HTTP: ${String(err?.message ?? err)}`, true)
     }
+    if (answer.whole != null) {
+      // the whole answer came with its head: head and body in one write, with no turn of the event loop
+      const whole = answer.whole
+      let bytes = 0
+      for (const chunk of whole) bytes += chunk.byteLength
+      res.end(whole.length === 1 ? whole[0] : Buffer.concat(whole, bytes))
+      return bytes
+    }
     res.on('close', () => { if (!res.writableFinished) answer.abort() })
     let held: Buffer[] | undefined = []
     let heldBytes = 0

@@ -6,7 +6,7 @@
  * A lease that never becomes healthy, or stops answering its health check, is cancelled: the
  * renter sees its job end and replaces the replica.
  */
-import { request as httpRequest, Agent, type IncomingMessage } from 'node:http'
+import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage } from 'node:http'
 import { createServer } from 'node:net'
 import { toHex } from '../common/index.js'
 import { type ServeFrame } from '../../protocols/serve.js'
@@ -196,45 +196,103 @@ export class ServeHost implements LeaseHost {
     const headers: Record<string, string[]> = {}
     for (const h of head.headers) (headers[h.name] ??= []).push(h.value)
     const req = httpRequest({ host: '127.0.0.1', port: hosted.port, method: head.method, path: head.path, headers, agent: this.agent })
+    // the time bound (from the request's end) rejects this promise itself: no race of promises, this runs per request
+    let expire = (): void => {}
     const response = new Promise<IncomingMessage>((resolve, reject) => {
       req.once('response', resolve)
       req.once('error', err => { reject(new ServeStreamError('UPSTREAM', `service unreachable: ${err.message}`)) })
+      expire = () => { req.destroy(); reject(new ServeStreamError('TIMEOUT', `no answer from the service within ${this.opts.responseMs} ms`)) }
     })
     response.catch(() => {})
-    // the body, bounded, as it comes
+    // the body, bounded, as it comes (a request without one has its End here already: no wait)
     let body = 0
-    while (true) {
-      const frame = await ch.next()
-      if (frame == null) throw new ServeStreamError('PROTOCOL', 'the request ended without End')
-      const kind = serveFrameKind(frame)
-      if (kind === 'end') break
-      if (kind !== 'body') throw new ServeStreamError('PROTOCOL', `unexpected ${kind} frame in the request body`)
-      const data = (frame.body as ServeFrame.Body).data
-      body += data.byteLength
-      if (body > this.opts.maxBodyBytes) { req.destroy(); throw new ServeStreamError('TOO_LARGE', `request body over ${this.opts.maxBodyBytes} bytes`) }
-      hosted.bytesIn += data.byteLength
-      if (!req.write(data)) await new Promise(resolve => req.once('drain', resolve))
+    try {
+      while (true) {
+        const frame = ch.tryNext() ?? await ch.next()
+        if (frame == null) throw new ServeStreamError('PROTOCOL', 'the request ended without End')
+        const kind = serveFrameKind(frame)
+        if (kind === 'end') break
+        if (kind !== 'body') throw new ServeStreamError('PROTOCOL', `unexpected ${kind} frame in the request body`)
+        const data = (frame.body as ServeFrame.Body).data
+        body += data.byteLength
+        if (body > this.opts.maxBodyBytes) throw new ServeStreamError('TOO_LARGE', `request body over ${this.opts.maxBodyBytes} bytes`)
+        hosted.bytesIn += data.byteLength
+        if (!req.write(data)) await drained(req, this.opts.idleMs)
+      }
+    } catch (err) {
+      // a request that will never end must not hold the service's connection (an agent socket) open
+      req.destroy()
+      throw err
     }
     req.end()
-    let timer: NodeJS.Timeout | undefined
-    const res = await Promise.race([response, new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => { req.destroy(); reject(new ServeStreamError('TIMEOUT', `no answer from the service within ${this.opts.responseMs} ms`)) }, this.opts.responseMs)
-    })]).finally(() => { clearTimeout(timer) })
+    const timer = setTimeout(expire, this.opts.responseMs)
+    let res: IncomingMessage
+    try {
+      res = await response
+    } finally {
+      clearTimeout(timer)
+    }
     // head, body and End go out in one write when they come together (a short answer);
     // once the answer waits, what came goes out and the rest as it comes
     ch.hold()
     ch.send({ response: { status: res.statusCode ?? 502, headers: wireHeaders(res.rawHeaders), draining: hosted.draining } })
-    await relayBody(res, ch, hosted)
+    if (res.complete) relayWhole(res, ch, hosted)
+    else await relayBody(res, ch, hosted)
     // the stream stays open for the renter's next request
     ch.send({ end: {} })
     ch.flush()
   }
 }
 
+/**
+ * Resolves once the service takes more of the request body; a service that stops reading
+ * for `idleMs` (or closes) fails the request, which would otherwise hold its in-flight slot for good.
+ */
+async function drained (req: ClientRequest, idleMs: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const done = (err?: Error): void => {
+      clearTimeout(timer)
+      req.off('drain', onDrain)
+      req.off('close', onClose)
+      if (err == null) resolve()
+      else reject(err)
+    }
+    const onDrain = (): void => { done() }
+    const onClose = (): void => { done(new ServeStreamError('UPSTREAM', 'the service closed while taking the request body')) }
+    const timer = setTimeout(() => { done(new ServeStreamError('TIMEOUT', `the service took no request body for ${idleMs} ms`)) }, idleMs)
+    req.on('drain', onDrain)
+    req.on('close', onClose)
+  })
+}
+
 /** Answer bytes held back to go out with the head. */
 const HOLD_BYTES = 64 * 1024
 /** Answer bytes queued on the stream past which reading the service pauses. */
 const QUEUE_BYTES = 1024 * 1024
+
+/** `chunk` as Body frames of at most SERVE_CHUNK_BYTES, counted as the lease's bytes out. */
+function sendBody (chunk: Buffer, ch: ServeChannel, hosted: HostedLease): void {
+  for (let at = 0; at < chunk.byteLength; at += SERVE_CHUNK_BYTES) {
+    const data = chunk.subarray(at, at + SERVE_CHUNK_BYTES)
+    hosted.bytesOut += data.byteLength
+    ch.send({ body: { data } })
+  }
+}
+
+/**
+ * An answer already parsed whole by the time its head is handled (a short one, usually in the
+ * read that brought the head; never more than Node buffers for an unread answer): its body
+ * taken at once, with no listeners, promise or wait. Reading it to its end frees the connection
+ * to the service for the next request.
+ */
+function relayWhole (res: IncomingMessage, ch: ServeChannel, hosted: HostedLease): void {
+  try {
+    for (let chunk = res.read() as Buffer | null; chunk != null; chunk = res.read() as Buffer | null) sendBody(chunk, ch, hosted)
+  } catch (err) {
+    res.destroy()
+    throw err
+  }
+}
 
 /**
  * The service's answer body as Body frames, as it comes (events, not an async iterator: this
@@ -255,11 +313,7 @@ async function relayBody (res: IncomingMessage, ch: ServeChannel, hosted: Hosted
     }
     const onData = (chunk: Buffer): void => {
       try {
-        for (let at = 0; at < chunk.byteLength; at += SERVE_CHUNK_BYTES) {
-          const data = chunk.subarray(at, at + SERVE_CHUNK_BYTES)
-          hosted.bytesOut += data.byteLength
-          ch.send({ body: { data } })
-        }
+        sendBody(chunk, ch, hosted)
       } catch (err: any) {
         finish(err instanceof ServeStreamError ? err : new ServeStreamError('UPSTREAM', String(err?.message ?? err)))
         return

@@ -93,13 +93,19 @@ class FrameReader {
 
   /** Reads until a whole frame is here (undefined at a clean end of the stream), at most `idleMs`. */
   async fill (idleMs: number): Promise<Uint8ArrayList | undefined> {
-    let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new ServeStreamError('TIMEOUT', `no frame within ${idleMs} ms`)) }, idleMs) })
+    // one timer for the whole wait, and one promise per read (not a race of two: this runs per request)
+    let expire: (() => void) | undefined
+    let expired = false
+    const timer = setTimeout(() => { expired = true; expire?.() }, idleMs)
     try {
       while (true) {
         let chunk: IteratorResult<Uint8ArrayList | Uint8Array>
         try {
-          chunk = await Promise.race([this.source.next(), timeout])
+          chunk = await new Promise((resolve, reject) => {
+            expire = () => { reject(new ServeStreamError('TIMEOUT', `no frame within ${idleMs} ms`)) }
+            if (expired) expire()
+            else this.source.next().then(resolve, reject)
+          })
         } catch (err: any) {
           if (err instanceof ServeStreamError) throw err
           throw new ServeStreamError('UPSTREAM', `stream failed: ${String(err?.message ?? err)}`, { cause: err })
@@ -214,7 +220,20 @@ export class ServeChannel {
   async next (idleMs = this.idleMs): Promise<ServeFrame | undefined> {
     // frames that came in one read are taken without waiting (an answer's head, body and End)
     const bytes = this.reader.take() ?? await this.reader.fill(idleMs)
-    if (bytes == null) return undefined
+    return bytes == null ? undefined : this.decode(bytes)
+  }
+
+  /**
+   * The next frame when it is already here whole, else undefined (nothing is awaited): a short
+   * answer's body and End come in the same read as its head and are taken with no further
+   * turn of the event loop.
+   */
+  tryNext (): ServeFrame | undefined {
+    const bytes = this.reader.take()
+    return bytes == null ? undefined : this.decode(bytes)
+  }
+
+  private decode (bytes: Uint8ArrayList): ServeFrame {
     let frame: ServeFrame
     try {
       frame = decodeBounded(ServeFrame, bytes, 'serve frame', MAX_SERVE_FRAME_BYTES, SERVE_LIMITS)

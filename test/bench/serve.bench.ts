@@ -8,7 +8,8 @@
  *   gateway = bench client → gateway + renter node (bench) → libp2p → provider node (child) → upstream (child).
  * Besides wall time, the CPU each process spent per request (cpuUsPerRequest): a figure a
  * loaded machine inflates less. The floors under the hop: bare 100-byte round trips on open
- * libp2p streams to an echo in the child (libp2pEcho*), and serve requests the child answers
+ * libp2p streams to an echo in the child (libp2pEcho*; libp2pEchoAlone*: one at a time, so no
+ * read, TLS record or wake-up is shared: several times the batched cost), and serve requests the child answers
  * without a service behind (serveFrames*: the hop with serve framing, no HTTP); and the
  * reference for one HTTP hop: a plain Node reverse proxy in this process to the same upstream
  * (plainProxy*, keep-alive both ways, no libp2p).
@@ -19,7 +20,10 @@
  * SERVE_BENCH_N sets the requests per measurement (default 2000), SERVE_BENCH_CONCURRENCY the
  * clients of the throughput runs (default 16). To profile one part: SERVE_BENCH_PROFILE=gateway
  * (or frames, or echo) runs only that part's throughput, 5 × N requests; `node --cpu-prof` on
- * the bench profiles the child too (fork inherits the flags).
+ * the bench profiles the child too (fork inherits the flags). To compare two builds:
+ * SERVE_BENCH_PROFILE=sequential (2 × N requests one at a time, direct then through the
+ * gateway: CPU µs per request of each process, which batching does not move); =idle prints
+ * each process's CPU while nothing is asked of it.
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { Agent, createServer, request } from 'node:http'
@@ -215,6 +219,18 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
       const [own1, child1] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
       return { rps, benchCpuUs: (own1 - own0) * 1000 / n, providerCpuUs: (child1 - child0) * 1000 / n }
     }
+    /**
+     * `n` requests one after another: their latencies, and the CPU µs per request of each process.
+     * Nothing batches here, so the CPU figure does not move with the throughput a run happened to
+     * reach (the concurrent one does: a faster run shares more reads and writes): the steadier
+     * figure to compare two versions with.
+     */
+    const timedSequential = async (url: string, n: number): Promise<{ ms: number[], benchCpuUs: number, providerCpuUs: number }> => {
+      const [own0, child0] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
+      const ms = (await sequential(url, n)).sort((a, b) => a - b)
+      const [own1, child1] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
+      return { ms, benchCpuUs: (own1 - own0) * 1000 / n, providerCpuUs: (child1 - child0) * 1000 / n }
+    }
 
     // the hop: one replica, the same server reached directly and through the gateway
     const one = await lease(0)
@@ -227,8 +243,8 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
      * of one request's frames, and serve requests answered by the provider without a service
      * (serve framing, no HTTP); as many streams as clients.
      */
-    const floor = async (protocol: string, n: number): Promise<{ rps: number, benchCpuUs: number, providerCpuUs: number }> => {
-      const streams = await Promise.all(Array.from({ length: CONCURRENCY }, async () => await renter.libp2p.dialProtocol(providerId, protocol)))
+    const floor = async (protocol: string, n: number, clients = CONCURRENCY): Promise<{ rps: number, benchCpuUs: number, providerCpuUs: number }> => {
+      const streams = await Promise.all(Array.from({ length: clients }, async () => await renter.libp2p.dialProtocol(providerId, protocol)))
       const [own0, child0] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
       let next = 0
       const t0 = performance.now()
@@ -241,6 +257,17 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
       return { rps, benchCpuUs: (own1 - own0) * 1000 / n, providerCpuUs: (child1 - child0) * 1000 / n }
     }
     const profiled = process.env.SERVE_BENCH_PROFILE
+    if (profiled === 'idle') {
+      const [own0, child0, t0] = [ownCpuMs(), await provider.cpuMs(), performance.now()]
+      await new Promise(resolve => setTimeout(resolve, 5_000))
+      const s = (performance.now() - t0) / 1000
+      return { profiled, idleCpuMsPerS: { bench: (ownCpuMs() - own0) / s, provider: (await provider.cpuMs() - child0) / s } }
+    }
+    if (profiled === 'sequential') {
+      const [directSeq, gatewaySeq] = [await timedSequential(direct, 2 * N), await timedSequential(via, 2 * N)]
+      const us = (r: typeof directSeq): Record<string, number> => ({ bench: Math.round(r.benchCpuUs), provider: Math.round(r.providerCpuUs) })
+      return { profiled, requests: 2 * N, loadAvg1m: loadavg()[0], addedP50Ms: percentile(gatewaySeq.ms, 0.5) - percentile(directSeq.ms, 0.5), cpuUsPerSequentialRequest: { direct: us(directSeq), gateway: us(gatewaySeq) } }
+    }
     if (profiled != null) {
       // one part, five times over, for `node --cpu-prof`
       const run = profiled === 'gateway' ? await measured(via, 5 * N) : await floor(profiled === 'echo' ? ECHO_PROTOCOL : FRAMES_PROTOCOL, 5 * N)
@@ -248,8 +275,9 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
     }
     await concurrent(direct, 200, CONCURRENCY)
     await concurrent(via, 200, CONCURRENCY)
-    const d = (await sequential(direct, N)).sort((a, b) => a - b)
-    const g = (await sequential(via, N)).sort((a, b) => a - b)
+    const directSeq = await timedSequential(direct, N)
+    const gatewaySeq = await timedSequential(via, N)
+    const [d, g] = [directSeq.ms, gatewaySeq.ms]
     const directRun = await measured(direct, N)
     const gatewayRun = await measured(via, N)
     const proxy = await plainProxy(one.port)
@@ -260,6 +288,8 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
 
     await floor(ECHO_PROTOCOL, 200)
     const echoRun = await floor(ECHO_PROTOCOL, N)
+    // one round trip at a time: nothing shares a read, a TLS record or a wake-up (what each sequential request pays)
+    const echoAloneRun = await floor(ECHO_PROTOCOL, Math.min(N, 1000), 1)
     await floor(FRAMES_PROTOCOL, 200)
     const framesRun = await floor(FRAMES_PROTOCOL, N)
 
@@ -304,12 +334,19 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
         gateway: { bench: Math.round(gatewayRun.benchCpuUs), provider: Math.round(gatewayRun.providerCpuUs) },
         plainProxy: { bench: Math.round(proxyRun.benchCpuUs), provider: Math.round(proxyRun.providerCpuUs) }
       },
+      /** the same for the requests of the latency runs, one at a time: nothing batches (the steadier figure) */
+      cpuUsPerSequentialRequest: {
+        direct: { bench: Math.round(directSeq.benchCpuUs), provider: Math.round(directSeq.providerCpuUs) },
+        gateway: { bench: Math.round(gatewaySeq.benchCpuUs), provider: Math.round(gatewaySeq.providerCpuUs) }
+      },
       plainProxyRps: Math.round(proxyRun.rps),
       plainProxyRatio: round(proxyRun.rps / directRun.rps),
       /** one plain HTTP hop's added latency: the floor the gateway's addedP50Ms compares with */
       plainProxyAddedP50Ms: round(percentile(p, 0.5) - percentile(d, 0.5)),
       libp2pEchoRps: Math.round(echoRun.rps),
       libp2pEchoCpuUsPerRoundTrip: { bench: Math.round(echoRun.benchCpuUs), provider: Math.round(echoRun.providerCpuUs) },
+      /** the same, one stream with one round trip in flight: the per-message cost when nothing batches */
+      libp2pEchoAloneCpuUsPerRoundTrip: { bench: Math.round(echoAloneRun.benchCpuUs), provider: Math.round(echoAloneRun.providerCpuUs) },
       serveFramesRps: Math.round(framesRun.rps),
       serveFramesCpuUsPerRequest: { bench: Math.round(framesRun.benchCpuUs), provider: Math.round(framesRun.providerCpuUs) },
       exampleService: {

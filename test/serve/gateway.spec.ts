@@ -200,6 +200,50 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     recordAttack({ issue: '17.3', attack: 'another peer sends requests to a renter\'s lease', got: `${err.code}, ${hosts[0]!.leases.get(a.id)!.requests} requests passed on`, limit: 'NO_LEASE, 0' })
   })
 
+  it('red team: a renter that breaks off a request mid-body (a wrong frame, or silence): the provider closes its connection to the service', async () => {
+    let opened = 0
+    let closed = 0
+    const silent = createTcpServer(socket => { opened++; socket.on('close', () => { closed++ }); socket.resume() })
+    const a = await lease(0, silent)
+    const results: string[] = []
+    for (const bad of ['wrong frame', 'silence'] as const) {
+      const stream = await renter.libp2p.dialProtocol(net.providers[0]!.peerId, PROTOCOL.serve)
+      const ch = new ServeChannel(stream, 5_000)
+      ch.send({ request: { leaseId: a.leaseId, method: 'POST', path: '/upload', headers: [{ name: 'content-type', value: 'application/octet-stream' }] } })
+      ch.send({ body: { data: new Uint8Array(10) } })
+      const before = opened
+      await waitFor(() => opened > before, { what: 'the provider connects to the service' })
+      if (bad === 'wrong frame') ch.send({ response: { status: 200, headers: [], draining: false } })
+      const err = await ch.next().then(() => undefined, (e: unknown) => e as { code?: string })
+      results.push(`${bad}: ${String(err?.code)}`)
+      await waitFor(() => closed === opened, { timeoutMs: 5_000, what: `the service connection closed after ${bad}` })
+      ch.abort(new Error('done'))
+    }
+    assert.deepEqual(results, ['wrong frame: PROTOCOL', 'silence: TIMEOUT'])
+    recordAttack({ issue: '17.3', attack: 'renter opens a request to its service and never finishes it (wrong frame, silence)', got: `${results.join(', ')}; service connections left open: ${opened - closed}`, limit: 'typed error, 0 left open' })
+  })
+
+  it('a service that stops reading a request body fails that request within the idle bound; its in-flight slot is freed', async () => {
+    let open = 0
+    const sockets: Array<{ resume: () => void }> = []
+    const stuck = createTcpServer(socket => { open++; socket.on('close', () => { open-- }); socket.pause(); sockets.push(socket) })
+    const a = await lease(0, stuck)
+    const stream = await renter.libp2p.dialProtocol(net.providers[0]!.peerId, PROTOCOL.serve)
+    const ch = new ServeChannel(stream, 10_000)
+    ch.send({ request: { leaseId: a.leaseId, method: 'POST', path: '/upload', headers: [] } })
+    // far more than the socket buffers of a connection whose reader never reads
+    for (let i = 0; i < 64; i++) ch.send({ body: { data: new Uint8Array(64 * 1024) } })
+    ch.send({ end: {} })
+    const err = await ch.next().then(() => undefined, (e: unknown) => e as Error & { code?: string })
+    assert.equal(err?.code, 'TIMEOUT')
+    assert.match(String(err?.message), /took no request body/)
+    assert.equal(hosts[0]!.leases.get(a.id)!.inflight, 0, 'the slot is free again')
+    // reading again, the service sees that the provider closed the connection
+    for (const socket of sockets) socket.resume()
+    await waitFor(() => open === 0, { what: 'the connection to the stuck service closed' })
+    ch.abort(new Error('done'))
+  })
+
   it('a draining replica gets no new request: even a POST moves to another replica', async () => {
     const a = await lease(0, echoServer())
     const b = await lease(1, echoServer())

@@ -68,6 +68,19 @@ describe('serve: stream framing (wire.ts)', () => {
     assert.equal(stream.written.length, 1)
   })
 
+  it('tryNext takes the frames already here whole without a wait (an answer\'s body and End with its head), and nothing of a frame still coming', async () => {
+    const all = Uint8Array.from([...prefixed(head), ...prefixed(body), ...prefixed(end)])
+    const ch = new ServeChannel(memoryStream([all.subarray(0, all.byteLength - 1), all.subarray(all.byteLength - 1)]), 1_000)
+    assert.equal(ch.tryNext(), undefined, 'nothing read yet')
+    assert.equal((await ch.next())?.response?.status, 200)
+    assert.deepEqual(ch.tryNext()?.body?.data, new Uint8Array(300).fill(7), 'the body came in the same read')
+    assert.equal(ch.tryNext(), undefined, 'End is one byte short: not taken')
+    assert.ok((await ch.next())?.end != null)
+    const garbage = new ServeChannel(memoryStream([Uint8Array.from([...prefixed(head), ...prefixed(Uint8Array.of(0xff, 0xff))])]), 1_000)
+    assert.equal((await garbage.next())?.response?.status, 200)
+    assert.throws(() => garbage.tryNext(), (e: unknown) => e instanceof ServeStreamError && e.code === 'PROTOCOL', 'a bad frame taken at once is the same typed error')
+  })
+
   it('red team: a length past the frame bound is refused on its prefix, before its bytes come; an endless prefix too', async () => {
     const over = prefixed(new Uint8Array(MAX_SERVE_FRAME_BYTES + 1)).subarray(0, 3)
     const t0 = Date.now()
