@@ -154,12 +154,6 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
         protocol: PROTOCOL.kad,
         clientMode: config.role === 'renter',
         peerInfoMapper: config.privateAddresses ? passthroughMapper : removePrivateAddressesMapper,
-        // kad-dht pings a newly connected peer before it enters the routing table and never asks
-        // again while that connection lasts: a peer busy starting up that misses the 5 s default
-        // stays out of every table it reached then (seen in tests under load), so allow as long
-        // as identify does
-        pingNewContactTimeout: { minTimeout: 15_000, maxTimeout: 60_000 },
-        onPeerConnectTimeout: 30_000,
         validators: extensions.dhtValidators ?? {},
         selectors: extensions.dhtSelectors ?? {}
       }),
