@@ -1,5 +1,5 @@
 /**
- * Auction benchmark: 30 providers in one process (a child: test/bench/provider-shard.ts), and
+ * Auction benchmark: 30 providers in child processes (test/bench/provider-shard.ts; one child, or AUCTION_BENCH_CHILDREN), and
  * the bootstrap and one renter in this one, on 127.0.0.1; 50 sequential auctions with a
  * 300 ms bid window. The renter has a process of its own as it has a machine of its own, so
  * its timings are not queued behind thirty providers' work. Figures: publish → accepted award
@@ -12,20 +12,23 @@
  * time readying the shard took before publication (shard-readiness.ts), the bids kept, the
  * peers the job went to, and how many auctions it took until one was awarded (goal: 1). The
  * providers advertise their capability records, as the CLI's do, so the renter finds them by discovery.
+ * Between the warm-up and the steady state the providers idle for AUCTION_BENCH_IDLE_MS (10 s):
+ * their CPU and event-loop delay then are the periodic work's cost (heartbeats, gossipsub, DHT).
  * Env: AUCTION_BENCH_PROVIDERS (30), AUCTION_BENCH_AUCTIONS (50), AUCTION_BENCH_READY=0 (the
  * renter publishes without readying the shard: the cold start before issue 15 item 5's fix).
  * Run: npx tsc -p . && npx node dist/test/bench/run.js auction  (writes bench-results/auction.json)
  */
 import { loadavg } from 'node:os'
 import { percentile } from './stats.js'
-import { marketMessagesValidated } from './provider-shard.js'
-import { startShard, stopShard, type Shard } from './shards.js'
+import { marketMessagesValidated, type ShardReply, type ShardRequest } from './provider-shard.js'
+import { startShard, stopShard, usageOf, type Shard } from './shards.js'
 import { parseJobSpec } from '../../src/market/job-spec.js'
 import { MARKET_RENTER_SERVICE, marketRenter, type MarketRenterService } from '../../src/market/renter-service.js'
 import { capabilityServices } from '../../src/capability/index.js'
 import type { NodeConfig, Role } from '../../src/config/index.js'
 import { marketNodeServices } from '../market/fixtures.js'
 import { startInProcessNetwork, tempDir, waitFor } from '../utils/index.js'
+import { sleep } from '../../src/common/index.js'
 import { join } from 'node:path'
 import { resolveConfig } from '../../src/config/index.js'
 import { createNode } from '../../src/node/index.js'
@@ -35,6 +38,10 @@ const PROVIDERS = Number(process.env.AUCTION_BENCH_PROVIDERS ?? 30)
 const AUCTIONS = Number(process.env.AUCTION_BENCH_AUCTIONS ?? 50)
 const WINDOW_MS = 300
 const HEARTBEAT_SECONDS = 10
+/** child processes the providers are spread over (AUCTION_BENCH_CHILDREN): provider i lives in child i % CHILDREN's range */
+const CHILDREN = Math.max(1, Number(process.env.AUCTION_BENCH_CHILDREN ?? 1))
+/** the providers' idle phase before the steady-state auctions (AUCTION_BENCH_IDLE_MS) */
+const IDLE_MS = Number(process.env.AUCTION_BENCH_IDLE_MS ?? 10_000)
 
 interface Timeline { createdAt: number, publishedAt: number, bidsAt: number[], closeMs: number, awardMs?: number, acceptedMs?: number }
 
@@ -57,19 +64,25 @@ export default async (): Promise<Record<string, unknown>> => {
   const loadAtStart = loadavg()[0] as number
   const net = await startInProcessNetwork({ providers: 0, renters: 0, heartbeatSeconds: HEARTBEAT_SECONDS, extensions: benchNodeServices })
   const dir = await tempDir('idlegrid-bench-auction-')
-  let shard: Shard | undefined
+  const shards: Shard[] = []
   let renterNode: IdlegridNode | undefined
   try {
     // the providers advertise their capability records, as the CLI's do: a renter finds them by discovery
-    shard = await startShard({ bootstrap: net.bootstrap.libp2p.getMultiaddrs()[0]?.toString() as string, first: 0, count: PROVIDERS, dir: dir.path, heartbeatSeconds: HEARTBEAT_SECONDS, advertise: true })
-    const providers = shard
+    const bootstrapAddr = net.bootstrap.libp2p.getMultiaddrs()[0]?.toString() as string
+    for (let c = 0; c < CHILDREN; c++) {
+      const first = Math.floor(c * PROVIDERS / CHILDREN)
+      const count = Math.floor((c + 1) * PROVIDERS / CHILDREN) - first
+      shards.push(await startShard({ bootstrap: bootstrapAddr, first, count, dir: dir.path, heartbeatSeconds: HEARTBEAT_SECONDS, advertise: true }))
+    }
+    const askAll = async <T extends 'status' | 'deliveries' | 'gossip'>(type: T): Promise<Array<Extract<ShardReply, { type: T }>>> =>
+      await Promise.all(shards.map(async s => await s.ask({ type } as ShardRequest, type)))
     // heartbeats reach connected peers only (the renter dials 24 of them): the bootstrap, which
     // relays every shard, is connected to every provider and hears each once they are up
     const heard = (): number => net.bootstrap.libp2p.services.heartbeats.presence().filter(p => p.role === 'provider').length
     await waitFor(() => heard() === PROVIDERS, { timeoutMs: 120_000, intervalMs: 1_000, what: 'the bootstrap to hear every provider' }).catch(() => {})
     let advertised = 0
     await waitFor(async () => {
-      advertised = (await providers.ask({ type: 'status' }, 'status')).nodes.filter(n => n.advertised).length
+      advertised = (await askAll('status')).flatMap(r => r.nodes).filter(n => n.advertised).length
       return advertised === PROVIDERS
     }, { timeoutMs: 120_000, intervalMs: 1_000, what: 'every provider to advertise' }).catch(() => {})
     process.stderr.write(`  network up; the bootstrap hears ${heard()} providers; ${advertised} advertised\n`)
@@ -80,7 +93,7 @@ export default async (): Promise<Record<string, unknown>> => {
     const renterStartMs = Date.now() - renterStarted
     const renter = renterNode.libp2p.services[MARKET_RENTER_SERVICE] as unknown as MarketRenterService
     const nodes = [...net.all, renterNode]
-    const validated = async (): Promise<number> => marketMessagesValidated(nodes) + (await providers.ask({ type: 'gossip' }, 'gossip')).validated
+    const validated = async (): Promise<number> => marketMessagesValidated(nodes) + (await askAll('gossip')).reduce((a, r) => a + r.validated, 0)
     const spec = parseJobSpec({ name: 'bench', runtime: { image: 'ghcr.io/acme/bench:1' }, auction: { bidWindowMs: WINDOW_MS } })
     // the renter's first auction, as a user who starts a node and submits at once meets it
     // (readying the shard comes before publication: readyMs, in the total, not in publish → accepted)
@@ -109,8 +122,12 @@ export default async (): Promise<Record<string, unknown>> => {
       process.stderr.write(`  warm-up ${warmUpAuctions}: ${awarded ? 'awarded' : 'no award'}, bids ${JSON.stringify(r.received ?? {})}, job sent to ${String(r.publishedTo)} peers\n`)
     }
     process.stderr.write(`  warm-up: ${warmUpAuctions} auction(s) until the first award\n`)
+    // the providers idle (no auction) for IDLE_MS: what their periodic work costs, apart from the auctions
+    const idleBefore = await usageOf(shards)
+    await sleep(IDLE_MS)
+    const idleAfter = await usageOf(shards)
     const before = await validated()
-    const usageBefore = (await providers.ask({ type: 'usage' }, 'usage')).shard
+    const usageBefore = await usageOf(shards)
     const accepted: number[] = []
     const bids: number[] = []
     const offers: number[] = []
@@ -135,11 +152,11 @@ export default async (): Promise<Record<string, unknown>> => {
         process.stderr.write(`  auction ${i + 1}: no award: ${report.noBids?.reason ?? report.noAward?.reason ?? 'unknown'} ${JSON.stringify(report.noBids?.declines ?? {})}; bids received ${JSON.stringify(report.received ?? {})}\n`)
       } else accepted.push(t.publishToAcceptedMs)
     }
-    const usageAfter = (await providers.ask({ type: 'usage' }, 'usage')).shard
+    const usageAfter = await usageOf(shards)
     const messages = (await validated() - before) / AUCTIONS
     // where the time goes: job request at the providers (from its creation), bids at the renter, close → award → accepted
     const deliveries = new Map<string, number[]>()
-    for (const [jobId, at] of (await providers.ask({ type: 'deliveries' }, 'deliveries')).deliveries) {
+    for (const [jobId, at] of (await askAll('deliveries')).flatMap(r => r.deliveries)) {
       const tl = timelines.get(jobId)
       if (tl != null) deliveries.set(jobId, [...(deliveries.get(jobId) ?? []), at - tl.createdAt])
     }
@@ -183,8 +200,14 @@ export default async (): Promise<Record<string, unknown>> => {
       closeToAwardMedianMs: median(awardAfterClose),
       awardToAcceptedMedianMs: median(acceptRoundTrip),
       awardToAcceptedP95Ms: p95(acceptRoundTrip),
+      providerIdleCpuMsPerSecond: Number(((idleAfter.usage.cpuMs - idleBefore.usage.cpuMs) / (IDLE_MS / 1000)).toFixed(1)),
+      providerIdleLoopDelayP99Ms: Number(idleAfter.loopDelayP99Ms.toFixed(1)),
+      providerIdleGcMsPerSecond: Number(((idleAfter.gcMs - idleBefore.gcMs) / (IDLE_MS / 1000)).toFixed(1)),
       providerCpuMsPerAuction: Number(((usageAfter.usage.cpuMs - usageBefore.usage.cpuMs) / AUCTIONS).toFixed(1)),
       providerLoopDelayP99Ms: Number(usageAfter.loopDelayP99Ms.toFixed(1)),
+      providerGcMsPerAuction: Number(((usageAfter.gcMs - usageBefore.gcMs) / AUCTIONS).toFixed(1)),
+      providerGcMaxPauseMs: Number(usageAfter.gcMaxPauseMs.toFixed(1)),
+      providerChildren: CHILDREN,
       // version 2's market messages: job-shard gossip validations (all nodes), one bid stream per bid, one accept stream per offer
       gossipMessagesValidatedPerAuction: Number(messages.toFixed(1)),
       bidStreamsPerAuction: Number(meanBids.toFixed(1)),
@@ -194,7 +217,7 @@ export default async (): Promise<Record<string, unknown>> => {
       loadAverage1mAtEnd: Number((loadavg()[0] as number).toFixed(2))
     }
   } finally {
-    if (shard != null) await stopShard(shard)
+    await Promise.all(shards.map(stopShard))
     await renterNode?.stop()
     await net.stop()
     await dir.cleanup()
