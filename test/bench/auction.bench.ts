@@ -11,10 +11,11 @@
  * at once, as a user who starts a node and submits does. Figures: its publish → accepted, the
  * time readying the shard took before publication (shard-readiness.ts), the bids kept, the
  * peers the job went to, and how many auctions it took until one was awarded (goal: 1). The
- * providers advertise their capability records, as the CLI's do, so the renter finds them by discovery.
+ * providers advertise their capability records, as the CLI's do, so the renter finds them by discovery;
+ * the renter starts once every provider advertised and no publish round is running any more.
  * Between the warm-up and the steady state the providers idle for AUCTION_BENCH_IDLE_MS (10 s):
  * their CPU and event-loop delay then are the periodic work's cost (heartbeats, gossipsub, DHT).
- * Env: AUCTION_BENCH_PROVIDERS (30), AUCTION_BENCH_AUCTIONS (50), AUCTION_BENCH_READY=0 (the
+ * Env: AUCTION_BENCH_PROVIDERS (30), AUCTION_BENCH_AUCTIONS (50), AUCTION_BENCH_CHILDREN (1), AUCTION_BENCH_ADVERTISE=0 (no capability records: the DHT's share), AUCTION_BENCH_READY=0 (the
  * renter publishes without readying the shard: the cold start before issue 15 item 5's fix).
  * Run: npx tsc -p . && npx node dist/test/bench/run.js auction  (writes bench-results/auction.json)
  */
@@ -38,6 +39,8 @@ const PROVIDERS = Number(process.env.AUCTION_BENCH_PROVIDERS ?? 30)
 const AUCTIONS = Number(process.env.AUCTION_BENCH_AUCTIONS ?? 50)
 const WINDOW_MS = 300
 const HEARTBEAT_SECONDS = 10
+/** the providers advertise capability records (AUCTION_BENCH_ADVERTISE=0: not, to tell the DHT's share of their work; the renter then publishes without readying the shard) */
+const ADVERTISE = process.env.AUCTION_BENCH_ADVERTISE !== '0'
 /** child processes the providers are spread over (AUCTION_BENCH_CHILDREN): provider i lives in child i % CHILDREN's range */
 const CHILDREN = Math.max(1, Number(process.env.AUCTION_BENCH_CHILDREN ?? 1))
 /** the providers' idle phase before the steady-state auctions (AUCTION_BENCH_IDLE_MS) */
@@ -51,7 +54,7 @@ const p95 = (xs: number[]): number => percentile([...xs].sort((a, b) => a - b), 
 /** Bootstrap and renter as the CLI composes them: the market's services with capability discovery (AUCTION_BENCH_READY=0: the renter publishes without readying the shard, to compare). */
 function benchNodeServices (role: Role, index: number, config: NodeConfig): NodeExtensions {
   const market = marketNodeServices(role, index, config)
-  const renter: Record<string, (components: any) => unknown> = role === 'renter' && process.env.AUCTION_BENCH_READY === '0' ? { [MARKET_RENTER_SERVICE]: marketRenter({ readyShards: false }) } : {}
+  const renter: Record<string, (components: any) => unknown> = role === 'renter' && (process.env.AUCTION_BENCH_READY === '0' || !ADVERTISE) ? { [MARKET_RENTER_SERVICE]: marketRenter({ readyShards: false }) } : {}
   const capability = capabilityServices()
   return {
     services: { ...capability.services, ...market.services, ...renter },
@@ -72,7 +75,7 @@ export default async (): Promise<Record<string, unknown>> => {
     for (let c = 0; c < CHILDREN; c++) {
       const first = Math.floor(c * PROVIDERS / CHILDREN)
       const count = Math.floor((c + 1) * PROVIDERS / CHILDREN) - first
-      shards.push(await startShard({ bootstrap: bootstrapAddr, first, count, dir: dir.path, heartbeatSeconds: HEARTBEAT_SECONDS, advertise: true }))
+      shards.push(await startShard({ bootstrap: bootstrapAddr, first, count, dir: dir.path, heartbeatSeconds: HEARTBEAT_SECONDS, advertise: ADVERTISE }))
     }
     const askAll = async <T extends 'status' | 'deliveries' | 'gossip'>(type: T): Promise<Array<Extract<ShardReply, { type: T }>>> =>
       await Promise.all(shards.map(async s => await s.ask({ type } as ShardRequest, type)))
@@ -83,9 +86,22 @@ export default async (): Promise<Record<string, unknown>> => {
     let advertised = 0
     await waitFor(async () => {
       advertised = (await askAll('status')).flatMap(r => r.nodes).filter(n => n.advertised).length
-      return advertised === PROVIDERS
-    }, { timeoutMs: 120_000, intervalMs: 1_000, what: 'every provider to advertise' }).catch(() => {})
-    process.stderr.write(`  network up; the bootstrap hears ${heard()} providers; ${advertised} advertised\n`)
+      return advertised === PROVIDERS || !ADVERTISE
+    }, { timeoutMs: 240_000, intervalMs: 1_000, what: 'every provider to advertise' }).catch(() => {})
+    // then until no provider has a publish round running (3 polls in a row): thirty providers
+    // started together walk the DHT together (a put and ~8 provides each, again as their routing
+    // tables grow), and in one process on 2 cores that storm took over a core for minutes: the
+    // auctions measured it, not the steady state. A real network's providers do not all start at once
+    let publishing = 0
+    let quietPolls = 0
+    const settleStarted = Date.now()
+    await waitFor(async () => {
+      publishing = (await askAll('status')).flatMap(r => r.nodes).filter(n => n.publishing).length
+      quietPolls = publishing === 0 ? quietPolls + 1 : 0
+      return quietPolls >= 3
+    }, { timeoutMs: 240_000, intervalMs: 1_000, what: 'the providers\' publish rounds to end' }).catch(() => {})
+    const advertiseSettleMs = Date.now() - settleStarted
+    process.stderr.write(`  network up; the bootstrap hears ${heard()} providers; ${advertised} advertised; ${publishing} still publishing after ${advertiseSettleMs} ms\n`)
     // the renter starts now, with the network up, and auctions at once: a user who starts a node and submits
     const config = resolveConfig({ role: 'renter', flags: { dataDir: join(dir.path, 'renter'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [net.bootstrap.libp2p.getMultiaddrs()[0]?.toString() as string], heartbeatSeconds: HEARTBEAT_SECONDS } })
     const renterStarted = Date.now()
@@ -175,6 +191,8 @@ export default async (): Promise<Record<string, unknown>> => {
       providers: PROVIDERS,
       providersHeardByBootstrap: heard(),
       providersAdvertised: advertised,
+      providersStillPublishing: publishing,
+      advertiseSettleMs,
       warmUpAuctionsUntilFirstAward: warmUpAuctions,
       firstAuctionPublishToAcceptedMs: firstAuction.publishToAcceptedMs,
       firstAuctionReadyMs: firstAuction.readyMs,
@@ -182,7 +200,7 @@ export default async (): Promise<Record<string, unknown>> => {
       renterStartMs: firstAuction.renterStartMs,
       firstAuctionBidsKept: firstAuction.bidsKept,
       firstAuctionJobSentTo: firstAuction.publishedTo,
-      shardReadied: process.env.AUCTION_BENCH_READY !== '0',
+      shardReadied: process.env.AUCTION_BENCH_READY !== '0' && ADVERTISE,
       auctions: AUCTIONS,
       bidWindowMs: WINDOW_MS,
       auctionsWithoutAward: failed,

@@ -50,7 +50,7 @@ export interface ShardUsage {
 }
 export type ShardReply =
   | { type: 'ready' }
-  | { type: 'status', nodes: Array<{ peerId: string, peers: string[], subscribed: boolean, advertised: boolean }>, rss: number }
+  | { type: 'status', nodes: Array<{ peerId: string, peers: string[], subscribed: boolean, advertised: boolean, publishing: boolean }>, rss: number }
   | { type: 'deliveries', deliveries: Array<[string, number]> }
   | { type: 'gossip', validated: number }
   | { type: 'usage', shard: ShardUsage }
@@ -108,6 +108,7 @@ async function main (): Promise<void> {
   new PerformanceObserver(list => {
     for (const entry of list.getEntries()) { gcMs += entry.duration; gcMaxPauseMs = Math.max(gcMaxPauseMs, entry.duration) }
   }).observe({ entryTypes: ['gc'] })
+  const advertiser = (n: IdlegridNode): CapabilityAdvertiser | undefined => (n.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as CapabilityAdvertiser | undefined
   const market = (n: IdlegridNode): MarketProviderService => n.libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
   const start = async (i: number): Promise<IdlegridNode> => {
     const profile = providerProfile(parsePolicy({ region: REGIONS[i % REGIONS.length], priceFloor: 0.5 + (i % 7) * 0.25, images: ['*'] }), parseSimulatedGpus([GPUS[i % GPUS.length] as string]))
@@ -132,7 +133,8 @@ async function main (): Promise<void> {
           peerId: n.peerId.toString(),
           peers: n.libp2p.getConnections().map(c => c.remotePeer.toString()),
           subscribed: n.libp2p.services.pubsub.getSubscribers(jobShardOf(undefined)).length > 0,
-          advertised: ((n.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as CapabilityAdvertiser | undefined)?.lastPublished() != null
+          advertised: advertiser(n)?.lastPublished() != null,
+          publishing: advertiser(n)?.publishing() ?? false
         }))
       })
     } else if (msg.type === 'deliveries') {
