@@ -86,6 +86,8 @@ export interface CapabilityAdvertiser {
   current(): Signed<CapabilityRecord>
   /** the last publish round that reached the network, if any */
   lastPublished(): PublishReport | undefined
+  /** a publish round (put and index keys, DHT walks) is running now */
+  publishing(): boolean
   /** replaces the profile: bumps the sequence and republishes at once */
   update(profile: ProviderProfile): Promise<PublishReport | undefined>
   /** publishes the current record now (a refresh with a new expiry) */
@@ -249,6 +251,10 @@ class Advertiser implements CapabilityAdvertiser, Startable {
 
   lastPublished (): PublishReport | undefined {
     return this.published
+  }
+
+  publishing (): boolean {
+    return this.inFlight != null
   }
 
   async update (profile: ProviderProfile): Promise<PublishReport | undefined> {

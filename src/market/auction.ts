@@ -10,7 +10,7 @@ import { jobShardOf, type JobShardTopic } from '../../protocols/ids.js'
 import { toHex } from '../common/index.js'
 import { offerAward } from './award-offers.js'
 import { awardRow, bidRow, noAwardReason, noBidsReason, type AuctionOptions, type AuctionReport, type DeclineCounts } from './auction-report.js'
-import { BidCollector, waitOrCancel, type BidCollectorComponents, type BidOutcome } from './bid-collector.js'
+import { BidCollector, drainDeliveredBids, waitOrCancel, type BidCollectorComponents, type BidOutcome } from './bid-collector.js'
 import { BidsAuditStore } from './bids-audit.js'
 import { askWhyNot, type ExplainCandidates } from './explain.js'
 import { toJobRequest, type JobSpec } from './job-spec.js'
@@ -115,6 +115,9 @@ export class Auctioneer {
       this.init.log('published job %s on %s to %d peers', jobId, shard, recipients.length)
       emit({ type: 'published', jobId, windowMs: job.bidWindowMs })
       await waitOrCancel(window.windowEnd - Date.now(), signal)
+      // bids that reached us in time but queued behind a busy moment are read before the close
+      await drainDeliveredBids()
+      window.closed = true
       const closedAt = Date.now()
       report.timings.publishToCloseMs = closedAt - publishedAt
       const bids = window.bids

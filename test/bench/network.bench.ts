@@ -21,7 +21,7 @@ import { marketNodeServices } from '../market/fixtures.js'
 import { JOB_SHARD_TOPICS, jobShardOf } from '../../protocols/ids.js'
 import { percentile } from './stats.js'
 import { startInProcessNetwork, tempDir, waitFor } from '../utils/index.js'
-import { startShard, stopShard, type Shard } from './shards.js'
+import { startShard, stopShard, usageOf, type Shard } from './shards.js'
 import type { ShardUsage } from './provider-shard.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 
@@ -33,21 +33,6 @@ const AUCTIONS = 20
 const LOAD_SHARD = jobShardOf(undefined)
 
 export interface NetworkBenchOptions { providers: number, loadSeconds?: number, idleSeconds?: number, auctions?: number }
-
-/** The children's counters summed (CPU, bytes, validations, bids, wins), and their worst event-loop delay. */
-async function usageOf (shards: Shard[]): Promise<ShardUsage> {
-  const all = await Promise.all(shards.map(async s => (await s.ask({ type: 'usage' }, 'usage')).shard))
-  return all.reduce((a, b) => ({
-    nodes: a.nodes + b.nodes,
-    usage: { cpuMs: a.usage.cpuMs + b.usage.cpuMs, readBytes: a.usage.readBytes + b.usage.readBytes, writtenBytes: a.usage.writtenBytes + b.usage.writtenBytes },
-    marketValidated: a.marketValidated + b.marketValidated,
-    allValidated: a.allValidated + b.allValidated,
-    bids: a.bids + b.bids,
-    wins: a.wins + b.wins,
-    loopDelayP50Ms: Math.max(a.loopDelayP50Ms, b.loopDelayP50Ms),
-    loopDelayP99Ms: Math.max(a.loopDelayP99Ms, b.loopDelayP99Ms)
-  }))
-}
 
 /** `after - before` per provider and per unit (job, auction, second). */
 function perUnit (before: ShardUsage, after: ShardUsage, providers: number, units: number): { cpuMs: number, readBytes: number, writtenBytes: number, marketMessages: number, allMessages: number, bids: number } {

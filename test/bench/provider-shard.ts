@@ -11,7 +11,7 @@
  * with 'advertise' each provider also advertises its capability record, as the CLI's do.
  */
 import { join } from 'node:path'
-import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
 import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
@@ -44,10 +44,13 @@ export interface ShardUsage {
   /** event-loop delay since the previous 'usage' (ms): how far behind this process ran */
   loopDelayP50Ms: number
   loopDelayP99Ms: number
+  /** garbage collection: pause time so far (ms, every kind summed), and the longest pause since the previous 'usage' */
+  gcMs: number
+  gcMaxPauseMs: number
 }
 export type ShardReply =
   | { type: 'ready' }
-  | { type: 'status', nodes: Array<{ peerId: string, peers: string[], subscribed: boolean, advertised: boolean }>, rss: number }
+  | { type: 'status', nodes: Array<{ peerId: string, peers: string[], subscribed: boolean, advertised: boolean, publishing: boolean }>, rss: number }
   | { type: 'deliveries', deliveries: Array<[string, number]> }
   | { type: 'gossip', validated: number }
   | { type: 'usage', shard: ShardUsage }
@@ -99,6 +102,13 @@ async function main (): Promise<void> {
   const deliveries: Array<[string, number]> = []
   const loopDelay = monitorEventLoopDelay({ resolution: 10 })
   loopDelay.enable()
+  // GC pauses: thirty nodes share one heap here, and a long pause stalls every one of them at once
+  let gcMs = 0
+  let gcMaxPauseMs = 0
+  new PerformanceObserver(list => {
+    for (const entry of list.getEntries()) { gcMs += entry.duration; gcMaxPauseMs = Math.max(gcMaxPauseMs, entry.duration) }
+  }).observe({ entryTypes: ['gc'] })
+  const advertiser = (n: IdlegridNode): CapabilityAdvertiser | undefined => (n.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as CapabilityAdvertiser | undefined
   const market = (n: IdlegridNode): MarketProviderService => n.libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
   const start = async (i: number): Promise<IdlegridNode> => {
     const profile = providerProfile(parsePolicy({ region: REGIONS[i % REGIONS.length], priceFloor: 0.5 + (i % 7) * 0.25, images: ['*'] }), parseSimulatedGpus([GPUS[i % GPUS.length] as string]))
@@ -123,7 +133,8 @@ async function main (): Promise<void> {
           peerId: n.peerId.toString(),
           peers: n.libp2p.getConnections().map(c => c.remotePeer.toString()),
           subscribed: n.libp2p.services.pubsub.getSubscribers(jobShardOf(undefined)).length > 0,
-          advertised: ((n.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as CapabilityAdvertiser | undefined)?.lastPublished() != null
+          advertised: advertiser(n)?.lastPublished() != null,
+          publishing: advertiser(n)?.publishing() ?? false
         }))
       })
     } else if (msg.type === 'deliveries') {
@@ -131,6 +142,8 @@ async function main (): Promise<void> {
     } else if (msg.type === 'gossip') {
       send({ type: 'gossip', validated: marketMessagesValidated(nodes) })
     } else if (msg.type === 'usage') {
+      // under --cpu-prof: the profile's clock (monotonic µs), to cut the profile at the benchmark's phases
+      if (process.execArgv.some(a => a.startsWith('--cpu-prof'))) process.stderr.write(`  provider-shard: usage asked at ${process.hrtime.bigint() / 1000n} µs (monotonic)\n`)
       const stats = nodes.map(n => market(n).stats())
       send({
         type: 'usage',
@@ -142,10 +155,13 @@ async function main (): Promise<void> {
           bids: stats.reduce((a, s) => a + s.bids, 0),
           wins: stats.reduce((a, s) => a + s.wins, 0),
           loopDelayP50Ms: loopDelay.percentile(50) / 1e6,
-          loopDelayP99Ms: loopDelay.percentile(99) / 1e6
+          loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
+          gcMs,
+          gcMaxPauseMs
         }
       })
       loopDelay.reset()
+      gcMaxPauseMs = 0
     } else if (msg.type === 'stop') {
       void Promise.all(nodes.map(async n => { await n.stop() })).finally(() => process.exit(0))
     }

@@ -5,7 +5,7 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { sleep } from '../../src/common/index.js'
-import type { ShardReply, ShardRequest } from './provider-shard.js'
+import type { ShardReply, ShardRequest, ShardUsage } from './provider-shard.js'
 
 const SHARD_SCRIPT = fileURLToPath(new URL('./provider-shard.js', import.meta.url))
 
@@ -47,4 +47,21 @@ export async function stopShard (shard: Shard): Promise<void> {
   if (shard.child.connected) shard.child.send({ type: 'stop' } satisfies ShardRequest)
   await Promise.race([exited, sleep(15_000)])
   shard.child.kill('SIGKILL')
+}
+
+/** The children's counters summed (CPU, bytes, validations, bids, wins), and their worst event-loop delay and GC pause. */
+export async function usageOf (shards: Shard[]): Promise<ShardUsage> {
+  const all = await Promise.all(shards.map(async s => (await s.ask({ type: 'usage' }, 'usage')).shard))
+  return all.reduce((a, b) => ({
+    nodes: a.nodes + b.nodes,
+    usage: { cpuMs: a.usage.cpuMs + b.usage.cpuMs, readBytes: a.usage.readBytes + b.usage.readBytes, writtenBytes: a.usage.writtenBytes + b.usage.writtenBytes },
+    marketValidated: a.marketValidated + b.marketValidated,
+    allValidated: a.allValidated + b.allValidated,
+    bids: a.bids + b.bids,
+    wins: a.wins + b.wins,
+    loopDelayP50Ms: Math.max(a.loopDelayP50Ms, b.loopDelayP50Ms),
+    loopDelayP99Ms: Math.max(a.loopDelayP99Ms, b.loopDelayP99Ms),
+    gcMs: a.gcMs + b.gcMs,
+    gcMaxPauseMs: Math.max(a.gcMaxPauseMs, b.gcMaxPauseMs)
+  }))
 }

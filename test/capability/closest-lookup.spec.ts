@@ -111,6 +111,14 @@ describe('capability discovery: index keys asked of their closest DHT servers di
     assert.equal(first.provided, first.wanted, `first round: ${first.provided}/${first.wanted} index keys provided`)
   })
 
+  it('publishing() is true while a publish round runs and false once it ended (benchmarks wait for the rounds to end)', async () => {
+    const adv = advertiser(net.providers[1] as IdlegridNode)
+    const round = adv.republish()
+    assert.equal(adv.publishing(), true)
+    assert.notEqual(await round, undefined, 'the round reached the network')
+    await waitFor(() => !adv.publishing(), { timeoutMs: 10_000, what: 'the round to end' })
+  })
+
   it('one wave: the `width` closest servers agree, nobody else is asked', async () => {
     const counter = { sent: 0 }
     const r = await findClosestProviders(ask, bookOf(servers), KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 }, counter)

@@ -8,7 +8,7 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { defaultLogger } from '@libp2p/logger'
 import { multiaddr } from '@multiformats/multiaddr'
-import { BidCollector, MAX_BIDDERS_PER_AUCTION, MAX_UNFIT_BIDS_KEPT, type BidCollectorComponents } from '../../src/market/bid-collector.js'
+import { BidCollector, MAX_BIDDERS_PER_AUCTION, MAX_UNFIT_BIDS_KEPT, LATE_READ_GRACE_MS, type BidCollectorComponents } from '../../src/market/bid-collector.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
 import { signBid, usdToMicro, type Bid, type JobRequest } from '../../src/market/messages.js'
 import { recordAttack } from '../utils/index.js'
@@ -103,6 +103,21 @@ describe('market: the renter\'s bid collector', function () {
     assert.deepEqual(learnt, [far.peerId.toString()])
     assert.deepEqual(events, [near.peerId.toString(), far.peerId.toString()])
     assert.equal(window.best.size, 2)
+  })
+
+  it('a bid read after the window\'s end but before the auction closed it (a busy renter read it late) is kept; once closed, or past the read grace, it is late', async () => {
+    const [a, b, c] = await Promise.all([bidder(), bidder(), bidder()])
+    const ended = { ...job, createdAt: BigInt(Date.now() - job.bidWindowMs - 50) }
+    const window = collector.open(ended)
+    assert.equal(collector.add(bidOf(ended, a as Bidder, usdToMicro(2))), 'kept')
+    window.closed = true
+    assert.equal(collector.add(bidOf(ended, b as Bidder, usdToMicro(1))), 'late')
+    collector.close(ended)
+    const longEnded = { ...job, jobId: new Uint8Array(16).fill(7), createdAt: BigInt(Date.now() - job.bidWindowMs - LATE_READ_GRACE_MS - 50) }
+    const open = collector.open(longEnded)
+    assert.equal(collector.add(bidOf(longEnded, c as Bidder, usdToMicro(1))), 'late')
+    assert.deepEqual([window.counts.late, open.counts.late, window.best.size, open.best.size], [1, 1, 1, 0])
+    collector.close(longEnded)
   })
 
   it('keeps at most MAX_BIDDERS_PER_AUCTION signers; a kept signer can still lower its bid when the room is full', async () => {
