@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto'
 import { ALL_TOPICS, PROTOCOL } from '../../protocols/ids.js'
 import { loadOrCreateKey } from '../identity/index.js'
 import { peerConnector } from './connector.js'
+import { routingTableRepair, type RoutingTableRepair } from './routing-repair.js'
 import { guardDhtPuts } from './dht-put-guard.js'
 import { GOSSIP_SERVICE, gossipRouter, type GossipRouter } from './gossip.js'
 import { heartbeatService, type HeartbeatService, type HeartbeatSlots } from './heartbeat.js'
@@ -45,6 +46,7 @@ export interface CoreServices extends ServiceMap {
   [GOSSIP_SERVICE]: GossipRouter
   heartbeats: HeartbeatService
   connector: Startable
+  routingRepair: RoutingTableRepair
   peerGuard: PeerGuardHandle
 }
 
@@ -195,6 +197,8 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
       // The per-peer stream rate is the gossip heartbeats class's (a spec that raises one raises both)
       heartbeats: heartbeatService({ role: config.role, intervalMs: config.heartbeatMs, privateKey, slots: extensions.heartbeatSlots, gossip: config.heartbeatGossip, guard, rateLimit: extensions.gossipRateLimits?.heartbeats }),
       connector: peerConnector({ targetPeers: config.targetPeers, bootstrap: config.bootstrap }),
+      // re-adds connected DHT servers that missed kad-dht's one routing-table ping
+      routingRepair: routingTableRepair({ protocol: PROTOCOL.kad }),
       peerGuard: peerGuardService(guard, extensions.peerGuard),
       // each factory's components are checked by libp2p at start (serviceDependencies), not here
       ...extensions.services as ServiceFactoryMap

@@ -1,0 +1,100 @@
+/**
+ * kad-dht 15 pings a newly connected DHT server before it enters the routing table (5 s floor)
+ * and never tries again while that connection lasts. A peer busy starting up, or a node busy
+ * itself, that misses the ping stays out of the table: on a small network a provider is then
+ * missing from its bootstrap's table for good, and renters never find it (seen in tests under
+ * load). This service looks now and then for connected peers that speak the DHT protocol as
+ * servers (identify says so) but are missing from the routing table, and asks kad-dht to add
+ * them again, which pings them again. Bounded: a few peers a round, one round at a time.
+ */
+
+import type { ComponentLogger, Logger, PeerId, PeerStore, Startable } from '@libp2p/interface'
+import type { ConnectionManager } from '@libp2p/interface-internal'
+
+export interface RoutingRepairInit {
+  /** the DHT protocol id servers handle */
+  protocol: string
+  /** a round this often (default 15 s) */
+  intervalMs?: number
+  /** peers asked for again in one round (default 8) */
+  maxPerRound?: number
+}
+
+/** The parts of kad-dht's routing table this reads (internal to kad-dht 15; absent: nothing is done). */
+interface RoutingTableLike {
+  find(peer: PeerId): Promise<unknown>
+  add(peer: PeerId, options?: { signal?: AbortSignal }): Promise<void>
+}
+
+interface RoutingRepairComponents {
+  connectionManager: ConnectionManager
+  peerStore: PeerStore
+  logger: ComponentLogger
+  dht?: unknown
+}
+
+const DEFAULT_INTERVAL_MS = 15_000
+const DEFAULT_MAX_PER_ROUND = 8
+/** a re-add waits for kad-dht's ping: bounded like kad-dht's own add (10 s) */
+const ADD_TIMEOUT_MS = 10_000
+
+export class RoutingTableRepair implements Startable {
+  private readonly log: Logger
+  private timer?: ReturnType<typeof setInterval>
+  private round?: Promise<number>
+  private readonly stopping = new AbortController()
+  /** peers asked for again, in all rounds (status, tests) */
+  readded = 0
+
+  constructor (private readonly components: RoutingRepairComponents, private readonly init: RoutingRepairInit) {
+    this.log = components.logger.forComponent('idlegrid:node:routing-repair')
+  }
+
+  start (): void {
+    this.timer = setInterval(() => { this.round ??= this.repair().finally(() => { this.round = undefined }) }, this.init.intervalMs ?? DEFAULT_INTERVAL_MS)
+    this.timer.unref?.()
+  }
+
+  async stop (): Promise<void> {
+    clearInterval(this.timer)
+    this.stopping.abort()
+    await this.round
+  }
+
+  /** One round: connected DHT servers the routing table lacks are added again (at most maxPerRound). */
+  async repair (): Promise<number> {
+    const table = (this.components.dht as { routingTable?: RoutingTableLike } | undefined)?.routingTable
+    if (table == null || typeof table.find !== 'function' || typeof table.add !== 'function') return 0
+    const missing: PeerId[] = []
+    const seen = new Set<string>()
+    for (const connection of this.components.connectionManager.getConnections()) {
+      if (missing.length >= (this.init.maxPerRound ?? DEFAULT_MAX_PER_ROUND) || this.stopping.signal.aborted) break
+      const peer = connection.remotePeer
+      if (seen.has(peer.toString())) continue
+      seen.add(peer.toString())
+      try {
+        const { protocols } = await this.components.peerStore.get(peer)
+        if (protocols.includes(this.init.protocol) && await table.find(peer) == null) missing.push(peer)
+      } catch {
+        // not in the peer store (yet): identify has not run, kad-dht will hear of it then
+      }
+    }
+    let added = 0
+    for (const peer of missing) {
+      if (this.stopping.signal.aborted) break
+      try {
+        await table.add(peer, { signal: AbortSignal.any([this.stopping.signal, AbortSignal.timeout(ADD_TIMEOUT_MS)]) })
+        if (await table.find(peer) != null) added++
+      } catch (err) {
+        this.log('could not add %p to the routing table again: %e', peer, err)
+      }
+    }
+    if (missing.length > 0) this.log('%d connected DHT servers were missing from the routing table; %d added again', missing.length, added)
+    this.readded += added
+    return added
+  }
+}
+
+export function routingTableRepair (init: RoutingRepairInit): (components: RoutingRepairComponents) => RoutingTableRepair {
+  return (components) => new RoutingTableRepair(components, init)
+}
