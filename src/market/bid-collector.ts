@@ -36,10 +36,10 @@ export interface BidCollectorComponents {
   pubsub: GossipSub
 }
 
-/** What became of one bid (the bid stream answers it as BidAck.status). */
 /** A bid read this long after the window's end is late even while the auction has not closed it yet. */
 export const LATE_READ_GRACE_MS = 250
 
+/** What became of one bid (the bid stream answers it as BidAck.status). */
 export type BidOutcome = 'kept' | 'not-kept' | 'late' | 'unknown-auction'
 
 /** What happened to the bids that reached one auction (every one counted once). */
