@@ -3,6 +3,8 @@
  * env NETWORK_BENCH_PROVIDERS, default 40) with simulated GPUs and the market's bid engine in
  * child processes of 10 (test/bench/provider-shard.ts), so the nodes use every core as separate
  * machines would. Phases, each measured in every child (CPU, syscall bytes, gossip validations):
+ * - settle: at least 10 s, until three 2 s samples of the providers' CPU agree within 20 % (at most 90 s),
+ *   so start-up work (routing tables, meshes) is not measured as a provider's steady cost;
  * - idle (NETWORK_BENCH_IDLE_SECONDS, 10 s): what a provider spends with no jobs (heartbeats, pings);
  * - load: signed job requests published by the renters at 10 per second for
  *   NETWORK_BENCH_SECONDS (30 s) on the shard every provider joins, jobs nobody serves (no
@@ -29,6 +31,10 @@ const PROVIDERS_PER_SHARD = 10
 const RENTERS = 9
 const RATE_PER_S = 10
 const AUCTIONS = 20
+/** the settle wait before the idle phase: one sample this often, at least SETTLE_MIN_MS, at most SETTLE_MAX_MS */
+const SETTLE_SAMPLE_MS = 2_000
+const SETTLE_MIN_MS = 10_000
+const SETTLE_MAX_MS = 90_000
 /** the shard of the load's job requests (no residency, no VRAM floor): every provider joins it */
 const LOAD_SHARD = jobShardOf(undefined)
 
@@ -92,6 +98,28 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
     const rss = async (): Promise<number> => process.memoryUsage().rss + (await Promise.all(shards.map(async s => (await s.ask({ type: 'status' }, 'status')).rss))).reduce((a, b) => a + b, 0)
     const rssAfterStart = await rss()
     process.stderr.write(connected ? `  ${nodes} nodes connected after ${String(connectedMs)} ms\n` : `  not all connected after 180 s: ${view.alone} alone, ${view.unsubscribed} without a jobs-topic peer\n`)
+
+    // the network settles before anything is measured: just after the connections form, every
+    // node still fills its routing table and meshes, start-up work that is no provider's steady
+    // cost (the auction bench found the same). Settled: after SETTLE_MIN_MS, three samples in a
+    // row of the providers' CPU rate within 20 % of each other; bounded at SETTLE_MAX_MS, reported either way
+    const settleStarted = Date.now()
+    const rates: number[] = []
+    let settled = false
+    let sample = await usageOf(shards)
+    let sampledAt = Date.now()
+    while (!settled && Date.now() - settleStarted < SETTLE_MAX_MS) {
+      await sleep(SETTLE_SAMPLE_MS)
+      const next = await usageOf(shards)
+      const now = Date.now()
+      rates.push((next.usage.cpuMs - sample.usage.cpuMs) / ((now - sampledAt) / 1000))
+      sample = next
+      sampledAt = now
+      const last = rates.slice(-3)
+      settled = now - settleStarted >= SETTLE_MIN_MS && last.length === 3 && Math.max(...last) <= 1.2 * Math.min(...last)
+    }
+    const settleMs = Date.now() - settleStarted
+    process.stderr.write(`  ${settled ? 'settled' : 'not settled'} after ${settleMs} ms (providers' CPU ${Math.round(rates.at(-1) ?? 0)} ms/s)\n`)
 
     // idle: what the providers spend with no jobs at all
     await usageOf(shards)
@@ -167,6 +195,8 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
       processes: 1 + shardCount,
       nodesStartedMs: startedMs,
       allConnectedMs: connectedMs,
+      settleMs,
+      settled,
       nodesAloneAtConnectBound: view.alone,
       nodesWithoutJobsPeerAtConnectBound: view.unsubscribed,
       jobRequestsPublished: total,
