@@ -42,7 +42,7 @@ export class RoutingTableRepair implements Startable {
   private readonly log: Logger
   private timer?: ReturnType<typeof setInterval>
   private round?: Promise<number>
-  private readonly stopping = new AbortController()
+  private stopping = new AbortController()
   /** peers asked for again, in all rounds (status, tests) */
   readded = 0
 
@@ -51,6 +51,7 @@ export class RoutingTableRepair implements Startable {
   }
 
   start (): void {
+    this.stopping = new AbortController()
     this.timer = setInterval(() => { this.round ??= this.repair().finally(() => { this.round = undefined }) }, this.init.intervalMs ?? DEFAULT_INTERVAL_MS)
     this.timer.unref?.()
   }
@@ -73,8 +74,10 @@ export class RoutingTableRepair implements Startable {
       if (seen.has(peer.toString())) continue
       seen.add(peer.toString())
       try {
+        // the table lookup is in memory; the peer store is read only for the few the table lacks
+        if (await table.find(peer) != null) continue
         const { protocols } = await this.components.peerStore.get(peer)
-        if (protocols.includes(this.init.protocol) && await table.find(peer) == null) missing.push(peer)
+        if (protocols.includes(this.init.protocol)) missing.push(peer)
       } catch {
         // not in the peer store (yet): identify has not run, kad-dht will hear of it then
       }
