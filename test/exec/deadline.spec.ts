@@ -41,9 +41,10 @@ describe('red team: the renter\'s deadline and the job\'s preemption notice (iss
 
   it('an honest preemption with the job\'s notice just before its time limit is not cut short by the deadline', async () => {
     const honest = provider(1)
-    // the bronze job takes 2 s of its 3 s notice to write a checkpoint when told to stop
+    // the bronze job takes 2 s of its 3 s notice to write a checkpoint when told to stop (once:
+    // a second SIGTERM would start its trap over, see the runner spec)
     const bronze: JobPayload = {
-      runtime: { command: ['/bin/sh', '-c', 'trap \'sleep 2; echo ckpt > outputs/ckpt.txt; exit 0\' TERM; sleep 1 & wait; echo ready; sleep 100 & wait'], timeoutMs: 2_000 },
+      runtime: { command: ['/bin/sh', '-c', 'trap \'sleep 2; echo ckpt > outputs/ckpt.txt; exit 0\' TERM; sleep 1; echo ready; while :; do sleep 0.1; done'], timeoutMs: 2_000 },
       inputs: []
     }
     // without the notice the deadline would be 2 s + 0.2 s + 0.3 s: the checkpoint ends later

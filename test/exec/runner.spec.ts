@@ -114,6 +114,22 @@ describe('exec: process runner', function () {
     assert.equal((await readFile(join(dir, 'outputs', 'ckpt.txt'), 'utf8')).trim(), 'checkpoint')
   })
 
+  it('preemption sends SIGTERM once to each process: the job\'s handler runs once, and a child that left the group gets it too', async () => {
+    const dir = await workDir(tmp.path, 'preempt-once')
+    // each handler appends a line and takes a while: a second SIGTERM would run the shell's trap again
+    const escapee = 'trap "echo escapee >> outputs/terms.txt; exit 0" TERM; echo escaped; while :; do sleep 0.1; done'
+    const script = `setsid /bin/sh -c '${escapee}' & trap "echo job >> outputs/terms.txt; sleep 1; echo checkpoint > outputs/ckpt.txt; exit 0" TERM; echo started; while :; do sleep 0.1; done`
+    const lines: string[] = []
+    const handle = new ProcessRunner().start(spec(dir, ['/bin/sh', '-c', script], { graceMs: 5_000 }), l => lines.push(l.line))
+    await waitFor(() => lines.includes('started') && lines.includes('escaped'), { timeoutMs: 10_000, intervalMs: 20, what: 'the job and its escapee to set their traps' })
+    handle.preempt(5_000, 'test')
+    const outcome = await handle.done
+    assert.equal(outcome.status, 'preempted')
+    assert.equal(outcome.exitCode, 0, outcome.detail)
+    assert.equal((await readFile(join(dir, 'outputs', 'ckpt.txt'), 'utf8')).trim(), 'checkpoint')
+    assert.deepEqual((await readFile(join(dir, 'outputs', 'terms.txt'), 'utf8')).trim().split('\n').sort(), ['escapee', 'job'])
+  })
+
   it('preemption SIGKILLs a job that ignores SIGTERM after the grace', async () => {
     const dir = await workDir(tmp.path, 'preempt-kill')
     const lines: string[] = []

@@ -37,6 +37,11 @@ function carriesMarker (pid: number, needle: Buffer): boolean {
   }
 }
 
+/** Whether live `pid` is in the process group led by `leader` (a signal to the group reached it). */
+export function inProcessGroup (pid: number, leader: number): boolean {
+  return sessionOf(pid)?.pgrp === leader
+}
+
 /** Processes of the run led by `leader` with marker value `mark`, this process excluded. */
 export function runProcesses (leader: number, mark: string): number[] {
   const needle = Buffer.from(`${RUN_MARKER}=${mark}\0`)

@@ -7,7 +7,7 @@ import { JOB_PATH, processJobEnv } from './environment.js'
 import { JobCgroup } from './job-cgroup.js'
 import { findTool, limitWrapping } from './job-limits.js'
 import { JobUserPool, planJobUser } from './job-user.js'
-import { reapRun, RUN_MARKER, signalRun } from './proc-scan.js'
+import { inProcessGroup, reapRun, RUN_MARKER, runProcesses, signalRun } from './proc-scan.js'
 import { signalGroup, supervise, type ChildControl } from './supervise.js'
 import { handOverWorkDir, prepareWorkRoot } from './work-dirs.js'
 import type { LogLine, RunHandle, Runner, RunSpec } from './types.js'
@@ -150,9 +150,13 @@ export class ProcessRunner implements Runner {
       const cg = cgroup
       return {
         child,
+        // SIGTERM once to each process: the group at once, then those that left it (setsid). A
+        // second one would run the job's handler again (a shell's trap starts over) and eat its notice.
         terminate: () => {
+          if (pid == null) return
           signalGroup(pid, 'SIGTERM')
-          if (cg != null) cg.signal('SIGTERM'); else if (pid != null) signalRun(pid, mark, 'SIGTERM')
+          const outside = (cg != null ? cg.pids() : runProcesses(pid, mark)).filter(p => !inProcessGroup(p, pid))
+          for (const p of outside) try { process.kill(p, 'SIGTERM') } catch {}
         },
         kill: () => {
           signalGroup(pid, 'SIGKILL')
