@@ -1,7 +1,6 @@
 import { gossipsub, type GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
 import { createTopicScoreParams } from '@chainsafe/libp2p-gossipsub/score'
 import { noise } from '@chainsafe/libp2p-noise'
-import { yamux } from '@chainsafe/libp2p-yamux'
 import { bootstrap } from '@libp2p/bootstrap'
 import { identify, type Identify } from '@libp2p/identify'
 import { kadDHT, passthroughMapper, removePrivateAddressesMapper, type KadDHT } from '@libp2p/kad-dht'
@@ -15,6 +14,7 @@ import { ALL_TOPICS, PROTOCOL } from '../../protocols/ids.js'
 import { loadOrCreateKey } from '../identity/index.js'
 import { peerConnector } from './connector.js'
 import { routingTableRepair, type RoutingTableRepair } from './routing-repair.js'
+import { lazyWindowYamux } from './yamux-window.js'
 import { guardDhtPuts } from './dht-put-guard.js'
 import { GOSSIP_SERVICE, gossipRouter, type GossipRouter } from './gossip.js'
 import { heartbeatService, type HeartbeatService, type HeartbeatSlots } from './heartbeat.js'
@@ -28,9 +28,10 @@ import type { Ed25519PrivateKey, PeerId, PubSub, ServiceMap, Startable } from '@
 
 /**
  * yamux sized for job streams (hundreds of MiB on one stream): 1 MiB messages so a job frame
- * (1 MiB chunk + framing) is one muxer message, and a 16 MiB initial stream window (default
- * 256 KiB), growing to 64 MiB, so the sender is not stalled waiting for window updates.
- * Measured by test/bench/transfer.bench.ts.
+ * (1 MiB chunk + framing) is one muxer message, and a 16 MiB receive window growing to 64 MiB.
+ * A sender starts every stream at yamux's 256 KiB and gets more with each window update; the
+ * first quick one after a stream opens doubles the window, announcing the extra 16 MiB.
+ * Measured by test/bench/transfer.bench.ts. Window updates go out lazily (yamux-window.ts).
  */
 const YAMUX_BULK = {
   maxMessageSize: 1024 * 1024 + 64 * 1024,
@@ -132,7 +133,7 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
     // peers use Node's native TLS 1.3, which moves bulk job data about twice as fast as noise;
     // peers that only speak noise still connect
     connectionEncrypters: [tls(), noise()],
-    streamMuxers: [yamux(YAMUX_BULK)],
+    streamMuxers: [lazyWindowYamux(YAMUX_BULK)],
     ...(extensions.metrics != null ? { metrics: extensions.metrics } : {}),
     connectionGater: guard.gater(),
     peerDiscovery: config.bootstrap.length > 0 ? [bootstrap({ list: config.bootstrap, timeout: 100 })] : [],

@@ -81,7 +81,10 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
     // bronze: the drain spec below preempts one replica with a gold job
     const status = await control(renterDir, 'services.deploy', { spec: sentimentSpec({ tier: 'bronze' }), baseDir: SERVICES_DIR, waitMs: 60_000 }, 90_000)
     assert.equal(status.size, 2)
-    assert.equal(status.ready, 2, `both replicas ready: ${JSON.stringify(status.replicas)}`)
+    if (status.ready !== 2) {
+      const events = (await control(renterDir, 'services.status', { name: 'sentiment' })).events
+      assert.fail(`both replicas ready: ${JSON.stringify(status.replicas)}; events ${JSON.stringify(events)}; renter: ${net.renters[0]!.stderr().slice(-3000)}`)
+    }
     assert.equal(new Set(status.replicas.map((r: any) => r.provider)).size, 2, 'on two providers')
     url = status.url
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/)
