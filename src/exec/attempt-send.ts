@@ -1,12 +1,13 @@
 /**
  * The renter ships a job: the input manifest (paths, sizes, sha256), the Start frame (award,
  * job request, runtime, manifest), the inputs as InputChunk frames in manifest order,
- * InputEnd; then waits for the provider's Accepted or Rejected.
+ * InputEnd; then waits for the provider's Accepted or Rejected, which may come while the
+ * inputs still go.
  */
 import { createReadStream } from 'node:fs'
 import { checkRelativePath, hashFile, sortEntries } from './digest.js'
 import { JobRejectedError, JobStreamError } from './errors.js'
-import { CHUNK_BYTES, frameKind, type FrameChannel } from './job-stream.js'
+import { CHUNK_BYTES, frameKind, withDeadline, type FrameChannel, type ReceivedFrame } from './job-stream.js'
 import type { AwardedJob, JobEvent, JobInput, JobPayload } from './renter.js'
 import type { FileEntry, JobFrame } from '../../protocols/job.js'
 
@@ -54,9 +55,48 @@ export async function sendJob (ch: FrameChannel, awarded: AwardedJob, payload: J
   emit({ type: 'sending', attempt, sentBytes, totalBytes })
 }
 
-/** The provider's answer to the job: resolves on Accepted; JobRejectedError on Rejected. */
-export async function awaitAccepted (ch: FrameChannel, acceptMs: number): Promise<void> {
-  const answer = await ch.next(acceptMs)
+/** The longest wait for the provider's first frame while inputs still go (setTimeout's bound): the sending is what runs then. */
+const WHILE_SENDING_MS = 2 ** 31 - 1
+/** After a failed send, how long the provider's answer (its reason) may take to arrive. */
+const ANSWER_AFTER_SEND_FAILED_MS = 1_000
+
+type Answer = { frame: ReceivedFrame | undefined } | { err: unknown }
+
+/**
+ * Ships the job (sendJob) and resolves once the provider accepts it, listening from the first
+ * frame on: a provider refuses the Start frame (Rejected, Error, or it closes) before it reads
+ * any input and then reads no more, so inputs still going would wait forever on a muxer window
+ * that never opens. Its answer stops the sending. The wait for Accepted, `acceptMs`, starts
+ * once the last input is handed to the stream.
+ */
+export async function shipJob (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>, attempt: number, emit: (event: JobEvent) => void, acceptMs: number): Promise<void> {
+  // one read for the whole wait: a FrameChannel reads one frame at a time
+  const answer: Promise<Answer> = ch.next(WHILE_SENDING_MS).then(frame => ({ frame }), (err: unknown) => ({ err }))
+  const sending = sendJob(ch, awarded, payload, manifest, attempt, emit).then(() => ({ sent: true as const }), (err: unknown) => ({ sendErr: err }))
+  const first = await Promise.race([sending, answer.then(a => ({ answered: a }))])
+  if ('answered' in first) {
+    const early = first.answered
+    if (!('frame' in early) || early.frame == null || frameKind(early.frame) !== 'accepted') {
+      // refused mid-send: the rest of the inputs would never be read
+      ch.abort()
+      await sending
+      return accepted(early)
+    }
+  }
+  const sent = 'answered' in first ? await sending : first
+  if ('sendErr' in sent) {
+    // the stream broke while sending: the provider's answer, if one came, says why
+    const a = await withDeadline(answer, ANSWER_AFTER_SEND_FAILED_MS, () => sent.sendErr as Error).catch((err: unknown) => ({ err }))
+    if ('frame' in a && a.frame != null) return accepted(a)
+    throw sent.sendErr
+  }
+  return accepted(await withDeadline(answer, acceptMs, () => new JobStreamError('IDLE_TIMEOUT', `no frame within ${acceptMs} ms`)))
+}
+
+/** The provider's first answer: resolves on Accepted; JobRejectedError on Rejected. */
+function accepted (a: Answer): void {
+  if ('err' in a) throw a.err
+  const answer = a.frame
   if (answer == null) throw new JobStreamError('CANCELLED', 'provider closed the stream before accepting')
   const kind = frameKind(answer)
   if (kind === 'rejected') {

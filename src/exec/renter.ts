@@ -12,7 +12,7 @@ import { PROTOCOL } from '../../protocols/ids.js'
 import { JobRequest } from '../../protocols/market.js'
 import { openAward, peerIdFromBytes } from '../market/index.js'
 import { AttemptLog, followRun, OutputFiles } from './attempt-follow.js'
-import { awaitAccepted, inputManifest, sendJob } from './attempt-send.js'
+import { inputManifest, shipJob } from './attempt-send.js'
 import { deadlineGraceMs, RenterLimitError, renterLimits, runDeadlineMs, type DiskBudget, type RenterLimits } from './attempt-limits.js'
 import { verifyAndReceipt } from './attempt-verify.js'
 import { fileSetDigest } from './digest.js'
@@ -141,8 +141,7 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
     const stream = await opts.libp2p.dialProtocol(provider, PROTOCOL.job, { signal: AbortSignal.any([AbortSignal.timeout(opts.dialMs ?? RENTER_DEFAULTS.dialMs), ...(opts.signal != null ? [opts.signal] : [])]) })
     ch = new FrameChannel(stream, { idleMs: opts.idleMs ?? RENTER_DEFAULTS.idleMs })
     opts.signal?.addEventListener('abort', () => { void ch?.fail(new JobStreamError('CANCELLED', 'renter cancelled')) }, { once: true })
-    await sendJob(ch, awarded, payload, manifest, attempt, emit)
-    await awaitAccepted(ch, opts.acceptMs ?? RENTER_DEFAULTS.acceptMs)
+    await shipJob(ch, awarded, payload, manifest, attempt, emit, opts.acceptMs ?? RENTER_DEFAULTS.acceptMs)
     result.acceptedAt = Date.now()
     emit({ type: 'accepted', attempt, provider: result.provider })
     // the hard deadline: progress frames keep the stream alive, never past the job's time limit + grace + margin

@@ -32,6 +32,9 @@ async function rssMiB (node: NodeProcess): Promise<number> {
   return kb / 1024
 }
 
+/** A denial reason from `dropped` (not '-' for never met, nor '(kept: …)'). */
+const isDenial = (reason: string): boolean => reason !== '-' && !reason.startsWith('(kept')
+
 function p95 (values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.ceil(0.95 * sorted.length) - 1)] as number
@@ -81,18 +84,25 @@ describe('chaos: spam from one peer (issue 19 item 5)', function () {
   }
 
   /**
-   * Every honest node `reached` holds no connection to `attacker`, and at least one denied it.
-   * Returns each node's denial reason ('-' where it never met it, '(kept: …)' where it keeps a
-   * connection the attack never used).
+   * Every honest node the attack reached holds no connection to `attacker`, and at least one
+   * denied it. A node is reached when it subscribes to a topic the attack floods (`attacked`:
+   * gossipsub hands a topic's messages only to its subscribers; the other nodes' views say who
+   * subscribes) or when it refused streams; a node that is neither (the renter: it subscribes to
+   * nothing, and publishes its jobs without subscribing) got nothing to judge the attacker by,
+   * and may keep a connection it made itself (its DHT lookups reach the attacker too). Returns
+   * each node's denial reason ('-' where it never met it, '(kept: …)' where it kept a connection).
    */
-  async function dropped (attacker: string, attackerProcess?: AttackerProcess, reached: (s: NodeStatus) => boolean = () => true): Promise<string[]> {
+  async function dropped (attacker: string, attacked: (topic: string) => boolean, attackerProcess?: AttackerProcess): Promise<string[]> {
     let seen = ''
     return await waitFor(async () => {
       const statuses = await Promise.all(net.all.map(async n => await n.status()))
-      const connected = statuses.filter(s => reached(s) && s.peers.some(p => p.peerId === attacker)).map(s => s.role)
-      const reasons = statuses.map(s => s.peerGuard.denied.find(d => d.peerId === attacker)?.reason ?? '-')
+      const subscribed = new Set(statuses.flatMap(s => Object.entries(s.topics).filter(([t]) => attacked(t)).flatMap(([, ids]) => ids)))
+      const reached = (s: NodeStatus): boolean => subscribed.has(s.peerId) || s.peerGuard.counters.streamsRefused > 0
+      const holds = (s: NodeStatus): boolean => s.peers.some(p => p.peerId === attacker)
+      const connected = statuses.filter(s => reached(s) && holds(s)).map(s => s.role)
+      const reasons = statuses.map(s => s.peerGuard.denied.find(d => d.peerId === attacker)?.reason ?? (holds(s) ? '(kept: it subscribes to no attacked topic and refused no stream)' : '-'))
       seen = JSON.stringify({ connected, reasons, counters: statuses.map(s => s.peerGuard.counters), jobs: statuses.map(s => Object.entries(s.gossip).filter(([t]) => isJobShardTopic(t))), attacker: attackerProcess?.stderr().slice(-1500) })
-      return connected.length === 0 && reasons.some(r => r !== '-') && reasons.map((r, i) => r === '-' && !reached(statuses[i] as NodeStatus) && (statuses[i] as NodeStatus).peers.some(p => p.peerId === attacker) ? '(kept: it never got a job request)' : r)
+      return connected.length === 0 && reasons.some(isDenial) && reasons
     }, { timeoutMs: 30_000, what: `the honest nodes to drop ${attacker}` }).catch((err: Error) => { throw new Error(`${err.message}; last seen ${seen}`) })
   }
 
@@ -127,7 +137,7 @@ describe('chaos: spam from one peer (issue 19 item 5)', function () {
     const spammed = await auctions(AUCTIONS)
 
     // every honest node it reached dropped it: denied, disconnected, redials refused
-    const spamDropped = await dropped(spammer)
+    const spamDropped = await dropped(spammer, () => true)
     const afterSpam = await Promise.all(net.all.map(async n => await n.status()))
     const rejected = afterSpam
       .map(s => Object.values(s.gossip).flatMap(t => Object.entries(t)).filter(([k]) => k.startsWith('reject:')).reduce((sum, [, n]) => sum + n, 0))
@@ -143,10 +153,8 @@ describe('chaos: spam from one peer (issue 19 item 5)', function () {
     const flooder = attacker.peerIds[0] as string
     await attacker.line(l => l?.progress === true && l.sent >= RATE / 2, 30_000)
     const flooded = await auctions(AUCTIONS)
-    // job requests are gossip on the job shards: a node subscribed to none (the renter
-    // publishes its own without subscribing) never gets the flood, and may keep a connection
-    // the flooder made or took for the DHT; every node that validated a job request must drop it
-    const floodDropped = await dropped(flooder, attacker, s => Object.keys(s.gossip).some(isJobShardTopic))
+    // job requests are gossip on the job shards only
+    const floodDropped = await dropped(flooder, isJobShardTopic, attacker)
     const ignored = (await Promise.all(net.all.map(async n => await n.status()))).map((s, i) => s.peerGuard.counters.droppedByRate - (afterSpam[i]?.peerGuard.counters.droppedByRate ?? 0))
     const floodOutcome = await attacker.stop(5_000)
     attacker = undefined
@@ -171,8 +179,8 @@ describe('chaos: spam from one peer (issue 19 item 5)', function () {
     assert.ok(floodP95 <= 2 * quietP95, `auctions under the valid flood: p95 ${floodP95} ms > 2 × ${quietP95} ms`)
     assert.ok(growth.every(g => g < RSS_GROWTH_LIMIT_MIB), `RSS grew by ${growth.map(g => g.toFixed(0)).join('/')} MiB`)
     recordFault({ fault: `spam: ${RATE} invalid msgs/s on every topic + stream flood`, checked: 'honest auctions complete, p95 ≤ 2× quiet', result: 'ok', figure: `p95 quiet ${quietP95} ms, spam ${spamP95} ms (${(spamP95 / quietP95).toFixed(2)}×), ${AUCTIONS}+${AUCTIONS} auctions` })
-    recordFault({ fault: 'spam: same', checked: 'spammer dropped by the honest nodes it reached: denied, disconnected, redials refused', result: 'ok', figure: `${spamDropped.filter(r => r !== '-').length} of ${net.all.length} denied it (${[...new Set(spamDropped.filter(r => r !== '-').map(r => r.replace(/-?\d+/g, 'N')))].join('; ')}); ${String(result?.sent)} sent, ${rejected.reduce((a, b) => a + b, 0)} validated+rejected in all; ${String(result?.streams)} streams opened` })
-    recordFault({ fault: `spam: ${RATE} valid signed job requests/s from one key`, checked: 'honest auctions complete, p95 ≤ 2× quiet; flooder dropped', result: 'ok', figure: `p95 ${floodP95} ms (${(floodP95 / quietP95).toFixed(2)}×); ${String(flood.result?.sent)} sent, ${ignored.reduce((a, b) => a + b, 0)} ignored over the rate; ${floodDropped.filter(r => r !== '-').length} of ${net.all.length} denied it and none holds a connection to it` })
+    recordFault({ fault: 'spam: same', checked: 'spammer dropped by the honest nodes it reached: denied, disconnected, redials refused', result: 'ok', figure: `${spamDropped.filter(isDenial).length} of ${net.all.length} denied it (${[...new Set(spamDropped.filter(isDenial).map(r => r.replace(/-?\d+/g, 'N')))].join('; ')}); ${String(result?.sent)} sent, ${rejected.reduce((a, b) => a + b, 0)} validated+rejected in all; ${String(result?.streams)} streams opened` })
+    recordFault({ fault: `spam: ${RATE} valid signed job requests/s from one key`, checked: 'honest auctions complete, p95 ≤ 2× quiet; flooder dropped', result: 'ok', figure: `p95 ${floodP95} ms (${(floodP95 / quietP95).toFixed(2)}×); ${String(flood.result?.sent)} sent, ${ignored.reduce((a, b) => a + b, 0)} ignored over the rate; ${floodDropped.filter(isDenial).length} of ${net.all.length} denied it and none holds a connection to it` })
     recordFault({ fault: 'spam: same', checked: `honest RSS growth < ${RSS_GROWTH_LIMIT_MIB} MiB over both floods`, result: 'ok', figure: `growth MiB ${growth.map(g => g.toFixed(0)).join('/')} (bootstrap/providers/renter)` })
   })
 })

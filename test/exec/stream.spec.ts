@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert'
-import { readFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
@@ -79,6 +79,21 @@ describe('exec: job stream between in-process nodes', function () {
     const again = await runAttempt(awarded, suite.payload, attemptOpts('again'))
     assert.equal(again.outcome, 'rejected')
     assert.match(again.detail ?? '', /already/, again.detail)
+  })
+
+  it('a provider that refuses the Start frame while 40 MiB of inputs are still going: the renter hears it at once and stops sending', async function () {
+    // a renter that keeps sending hangs (it did, forever): the test's time bound is the check
+    this.timeout(30_000)
+    const provider = suite.net.providers[0]
+    assert.ok(provider != null)
+    // the provider refuses before it reads any input, then reads no more: inputs past the yamux
+    // window would wait forever for room that never comes
+    const big = join(suite.dir, 'big-input.bin')
+    await writeFile(big, Buffer.alloc(40 * 1024 * 1024, 7))
+    const payload: JobPayload = { ...suite.payload, inputs: [...suite.payload.inputs, { path: 'big.bin', file: big }] }
+    const refused = await runAttempt(makeAward(renter(), provider.peerId), payload, attemptOpts('refused-mid-send'))
+    assert.equal(refused.outcome, 'rejected', refused.detail)
+    assert.match(refused.detail ?? '', /NOT_AWARDED/)
   })
 
   it('refuses an award for another renter\'s job, and one naming another winner', async () => {
