@@ -5,7 +5,8 @@
  * serve protocol until it answers, put it in the gateway's pool; when the run ends for any
  * reason (the service died or failed its health checks, a preemption, the provider left, the
  * lease ran out) take it out of the pool and auction a replacement, away from providers that
- * just let it down.
+ * just let it down. The slots auction one at a time and away from the providers hosting the
+ * deployment's other replicas while any other can serve: one outage takes one replica.
  */
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
@@ -70,6 +71,10 @@ export class Deployment {
   private readonly listeners = new Set<(e: DeploymentEvent) => void>()
   /** what the gateway counted through each replica (lease id hex) */
   private readonly counters = new Map<string, UsageCounter>()
+  /** the provider each slot's replica was awarded to, while it runs */
+  private readonly hosts = new Map<number, string>()
+  /** the slots' auctions run one at a time: see `auctionTurn` */
+  private lastTurn: Promise<void> = Promise.resolve()
 
   constructor (readonly spec: ServiceSpec, private readonly payload: JobPayload, private readonly deps: DeploymentDeps) {
     this.pool = new ReplicaPool(spec.limits.maxInflightPerReplica)
@@ -135,24 +140,48 @@ export class Deployment {
     return this.spec.leaseMs > 0 && Date.now() - this.startedAt >= this.spec.leaseMs
   }
 
+  /**
+   * Waits for the previous slot's auction to end; returns the release. Two auctions at once (a
+   * deployment's start) would both award the best provider, which can start only one of them:
+   * one at a time, each knows where the others went.
+   */
+  private async auctionTurn (): Promise<() => void> {
+    const previous = this.lastTurn
+    let release: () => void = () => {}
+    this.lastTurn = new Promise<void>(resolve => { release = resolve })
+    await previous
+    return release
+  }
+
   private async runSlot (slot: Slot): Promise<void> {
     const signal = slot.abort.signal
     const excluded: string[] = []
     let pause = this.deps.retryMs ?? 1_000
+    // replicas go to providers that host none of this deployment's others, while there are such
+    let spread = true
     while (!signal.aborted && !this.leaseOver()) {
       const jobId = new Uint8Array(randomBytes(16))
       this.emit({ type: 'auction', slot: slot.index, region: slot.region })
       let awarded
+      const release = await this.auctionTurn()
+      const others = spread ? [...this.hosts].filter(([i]) => i !== slot.index).map(([, p]) => p) : []
       try {
-        awarded = await auctionRounds(this.deps.market, leaseJobSpec(this.spec, slot.region), { jobId }).next({ exclude: excluded, attempt: 1, signal })
+        if (signal.aborted) return
+        awarded = await auctionRounds(this.deps.market, leaseJobSpec(this.spec, slot.region), { jobId }).next({ exclude: [...excluded, ...others], attempt: 1, signal })
+        this.hosts.set(slot.index, peerIdFromBytes(openAward(awarded.award).message.winner).toString())
       } catch (err: any) {
         if (signal.aborted) return
         this.emit({ type: 'no-award', slot: slot.index, detail: String(err?.message ?? err) })
+        // no provider left beside the others' hosts: share one rather than stay short
+        if (others.length > 0) spread = false
         await sleep(pause, signal)
         pause = Math.min(pause * 2, 10_000)
         continue
+      } finally {
+        release()
       }
       pause = this.deps.retryMs ?? 1_000
+      spread = true
       const id = toHex(jobId)
       const provider = peerIdFromBytes(openAward(awarded.award).message.winner)
       const probing = new AbortController()
@@ -173,6 +202,7 @@ export class Deployment {
         }
       })
       probing.abort()
+      this.hosts.delete(slot.index)
       const drained = this.pool.get(id)?.state === 'draining'
       this.pool.remove(id)
       this.unmeter(jobId)

@@ -86,6 +86,10 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
       assert.fail(`both replicas ready: ${JSON.stringify(status.replicas)}; events ${JSON.stringify(events)}; renter: ${net.renters[0]!.stderr().slice(-3000)}`)
     }
     assert.equal(new Set(status.replicas.map((r: any) => r.provider)).size, 2, 'on two providers')
+    // the slots auction one at a time, each away from the other's provider: no award is wasted on
+    // a provider that already hosts a replica (it has one GPU and would refuse the second)
+    const { events } = await control(renterDir, 'services.status', { name: 'sentiment' })
+    assert.deepEqual(events.filter((e: any) => e.type === 'replica-ended'), [], 'no replica ended while deploying')
     url = status.url
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/)
     const t0 = Date.now()
