@@ -163,12 +163,15 @@ export class Deployment {
       const jobId = new Uint8Array(randomBytes(16))
       this.emit({ type: 'auction', slot: slot.index, region: slot.region })
       let awarded
+      let award
       const release = await this.auctionTurn()
       const others = spread ? [...this.hosts].filter(([i]) => i !== slot.index).map(([, p]) => p) : []
       try {
         if (signal.aborted) return
         awarded = await auctionRounds(this.deps.market, leaseJobSpec(this.spec, slot.region), { jobId }).next({ exclude: [...excluded, ...others], attempt: 1, signal })
-        this.hosts.set(slot.index, peerIdFromBytes(openAward(awarded.award).message.winner).toString())
+        // opened once: it verifies the renter's own signature again
+        award = openAward(awarded.award).message
+        this.hosts.set(slot.index, peerIdFromBytes(award.winner).toString())
       } catch (err: any) {
         if (signal.aborted) return
         this.emit({ type: 'no-award', slot: slot.index, detail: String(err?.message ?? err) })
@@ -183,7 +186,7 @@ export class Deployment {
       pause = this.deps.retryMs ?? 1_000
       spread = true
       const id = toHex(jobId)
-      const provider = peerIdFromBytes(openAward(awarded.award).message.winner)
+      const provider = peerIdFromBytes(award.winner)
       const probing = new AbortController()
       const result = await runAttempt(awarded, this.payload, {
         libp2p: this.deps.dialer,
@@ -196,7 +199,7 @@ export class Deployment {
         onEvent: (e) => {
           if (e.type !== 'accepted') return
           const replica = this.pool.add({ id, leaseId: jobId, provider, region: slot.region })
-          this.meter(jobId, provider, Number(openAward(awarded.award).message.clearingPriceMicroUsd))
+          this.meter(jobId, provider, Number(award.clearingPriceMicroUsd))
           this.emit({ type: 'replica-started', slot: slot.index, id, provider: e.provider })
           void this.probe(replica, slot, probing.signal)
         }
