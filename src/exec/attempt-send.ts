@@ -75,15 +75,15 @@ export async function shipJob (ch: FrameChannel, awarded: AwardedJob, payload: J
   const sending = sendJob(ch, awarded, payload, manifest, attempt, emit).then(() => ({ sent: true as const }), (err: unknown) => ({ sendErr: err }))
   const first = await Promise.race([sending, answer.then(a => ({ answered: a }))])
   if ('answered' in first) {
+    // any answer before the last input is queued ends the sending: the provider reads no more
+    // (a refusal), or lies (Accepted comes only after InputEnd, which goes out after it is queued)
     const early = first.answered
-    if (!('frame' in early) || early.frame == null || frameKind(early.frame) !== 'accepted') {
-      // refused mid-send: the rest of the inputs would never be read
-      ch.abort()
-      await sending
-      return accepted(early)
-    }
+    ch.abort()
+    await sending
+    if ('frame' in early && early.frame != null && frameKind(early.frame) === 'accepted') throw new JobStreamError('PROTOCOL', 'Accepted before the inputs were all sent')
+    return accepted(early)
   }
-  const sent = 'answered' in first ? await sending : first
+  const sent = first
   if ('sendErr' in sent) {
     // the stream broke while sending: the provider's answer, if one came, says why
     const a = await withDeadline(answer, ANSWER_AFTER_SEND_FAILED_MS, () => sent.sendErr as Error).catch((err: unknown) => ({ err }))

@@ -178,7 +178,9 @@ export type Misbehaviour = 'oversized-frame' | 'forged-attestation' | 'bad-outpu
   /** terminal escape sequences in a log line and an output file name, then a proper result */
   'escape-sequences' |
   /** a proper run, but an attestation (properly signed) naming other inputs (the empty set) than the renter sent */
-  'wrong-input-digest'
+  'wrong-input-digest' |
+  /** Accepted right after Start, then reads nothing more (the inputs pile up against the muxer window) */
+  'accept-at-start'
 
 /** What 'escape-sequences' sends: a log line that sets the terminal title and clears the screen, and an output name in red. */
 export const ESCAPES = { line: 'hello \u001b]0;pwned\u0007\u001b[2J\u009b31m', path: 'red\u001b[31m.txt' }
@@ -200,6 +202,10 @@ export async function misbehavingProvider (node: IdlegridNode, mode: Misbehaviou
       try {
         const start = (await ch.next())?.start as JobFrame.Start
         const inputs = start.inputs
+        if (mode === 'accept-at-start') {
+          await ch.send({ accepted: { at: BigInt(Date.now()) } })
+          return
+        }
         // every input chunk, up to InputEnd (each read bounded by the channel's idle time)
         for (let frame = await ch.next(); frame?.inputEnd == null; frame = await ch.next()) {
           if (frame == null) throw new Error('the renter left before InputEnd')

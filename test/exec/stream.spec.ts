@@ -154,6 +154,21 @@ describe('exec: job stream between in-process nodes', function () {
     assert.equal(await readFile(join(suite.dir, 'timeout', 'outputs', 'p.txt'), 'utf8'), 'partial\n')
   })
 
+  it('a provider that says Accepted before the inputs are all sent, then reads nothing: the attempt is lost at once, not stuck sending', async function () {
+    // a renter that believes the early Accepted waits forever on its inputs: the test's time bound is the check
+    this.timeout(30_000)
+    const bad = suite.net.providers[2]
+    assert.ok(bad != null)
+    await bad.libp2p.unhandle(PROTOCOL.job)
+    await misbehavingProvider(bad, 'accept-at-start')
+    const big = join(suite.dir, 'big-input-early.bin')
+    await writeFile(big, Buffer.alloc(40 * 1024 * 1024, 9))
+    const payload: JobPayload = { ...suite.payload, inputs: [...suite.payload.inputs, { path: 'big.bin', file: big }] }
+    const result = await runAttempt(makeAward(renter(), bad.peerId), payload, attemptOpts('accepted-early'))
+    assert.equal(result.outcome, 'lost', result.detail)
+    assert.match(result.detail ?? '', /PROTOCOL: Accepted before the inputs were all sent/)
+  })
+
   it('a provider with an oversized frame, a forged attestation, mismatched outputs or that vanishes: the attempt says which', async () => {
     const bad = suite.net.providers[2]
     assert.ok(bad != null)
