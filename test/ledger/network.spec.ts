@@ -56,7 +56,11 @@ describe('ledger across five node processes', function () {
     }
     // 50 attestations and 50 receipts, in 12 feeds (2 providers, 10 dev renters)
     const total = async (n: NodeProcess): Promise<number> => (JSON.parse(await headsOf(n)) as Array<{ seq: number }>).reduce((a, h) => a + h.seq, 0)
-    await waitFor(async () => (await total(p1)) === 100, { timeoutMs: 30_000, intervalMs: 250, what: 'p1 to hold all 100 entries' })
+    // p1 pulls p2's own feed as soon as p2's heartbeat hints at it, but the dev renters' receipts
+    // are feeds of keys that run no node: nobody heartbeats or announces them to p1 (neither
+    // their counterparty nor a seed), so they come with p1's periodic sync round (every 30 s,
+    // from start): the bound allows one round to be missed
+    await waitFor(async () => (await total(p1)) === 100, { timeoutMs: 75_000, intervalMs: 250, what: 'p1 to hold all 100 entries' })
     await waitFor(async () => {
       const all = await Promise.all(online.map(headsOf))
       return all.every(h => h === all[0]) && (await headsOf(p2)) === all[0] && JSON.parse(all[0]).length === 12
