@@ -6,6 +6,11 @@
  * load). This service looks now and then for connected peers that speak the DHT protocol as
  * servers (identify says so) but are missing from the routing table, and asks kad-dht to add
  * them again, which pings them again. Bounded: a few peers a round, one round at a time.
+ *
+ * A peer can claim to be a DHT server and never answer the ping. Its re-adds run side by side
+ * (a round lasts one add's bound, not one per peer), and a peer whose re-add failed is left
+ * out of the next rounds for a while (doubling each time), so peers like that cannot hold
+ * every round's places and keep honest servers out of the table for good.
  */
 
 import type { ComponentLogger, Logger, PeerId, PeerStore, Startable } from '@libp2p/interface'
@@ -37,6 +42,12 @@ const DEFAULT_INTERVAL_MS = 15_000
 const DEFAULT_MAX_PER_ROUND = 8
 /** a re-add waits for kad-dht's ping: bounded like kad-dht's own add (10 s) */
 const ADD_TIMEOUT_MS = 10_000
+/** a peer whose re-add failed is left out of the rounds for this long, doubled after each failure */
+const RETRY_BACKOFF_MS = 60_000
+/** the longest a failed peer is left out */
+const MAX_RETRY_BACKOFF_MS = 30 * 60_000
+/** failed peers remembered (the oldest is forgotten first) */
+const MAX_FAILED_PEERS = 1_024
 
 export class RoutingTableRepair implements Startable {
   private readonly log: Logger
@@ -45,6 +56,8 @@ export class RoutingTableRepair implements Startable {
   private stopping = new AbortController()
   /** peers asked for again, in all rounds (status, tests) */
   readded = 0
+  /** peers whose re-add failed: how often in a row, and until when they are left out */
+  private readonly failed = new Map<string, { failures: number, until: number }>()
 
   constructor (private readonly components: RoutingRepairComponents, private readonly init: RoutingRepairInit) {
     this.log = components.logger.forComponent('idlegrid:node:routing-repair')
@@ -68,11 +81,13 @@ export class RoutingTableRepair implements Startable {
     if (table == null || typeof table.find !== 'function' || typeof table.add !== 'function') return 0
     const missing: PeerId[] = []
     const seen = new Set<string>()
+    const now = Date.now()
     for (const connection of this.components.connectionManager.getConnections()) {
       if (missing.length >= (this.init.maxPerRound ?? DEFAULT_MAX_PER_ROUND) || this.stopping.signal.aborted) break
       const peer = connection.remotePeer
       if (seen.has(peer.toString())) continue
       seen.add(peer.toString())
+      if ((this.failed.get(peer.toString())?.until ?? 0) > now) continue
       try {
         // the table lookup is in memory; the peer store is read only for the few the table lacks
         if (await table.find(peer) != null) continue
@@ -82,19 +97,40 @@ export class RoutingTableRepair implements Startable {
         // not in the peer store (yet): identify has not run, kad-dht will hear of it then
       }
     }
-    let added = 0
-    for (const peer of missing) {
-      if (this.stopping.signal.aborted) break
+    const results = await Promise.all(missing.map(async (peer) => {
       try {
         await table.add(peer, { signal: AbortSignal.any([this.stopping.signal, AbortSignal.timeout(ADD_TIMEOUT_MS)]) })
-        if (await table.find(peer) != null) added++
+        if (await table.find(peer) != null) return true
       } catch (err) {
         this.log('could not add %p to the routing table again: %e', peer, err)
       }
-    }
+      return false
+    }))
+    let added = 0
+    missing.forEach((peer, i) => {
+      if (results[i]) {
+        added++
+        this.failed.delete(peer.toString())
+      } else if (!this.stopping.signal.aborted) {
+        this.noteFailure(peer.toString())
+      }
+    })
     if (missing.length > 0) this.log('%d connected DHT servers were missing from the routing table; %d added again', missing.length, added)
     this.readded += added
     return added
+  }
+
+  /** Connected peers whose re-add failed and who sit out the rounds for now (status, tests). */
+  backedOff (): number {
+    const now = Date.now()
+    return [...this.failed.values()].filter(f => f.until > now).length
+  }
+
+  private noteFailure (id: string): void {
+    const failures = (this.failed.get(id)?.failures ?? 0) + 1
+    this.failed.delete(id)
+    this.failed.set(id, { failures, until: Date.now() + Math.min(MAX_RETRY_BACKOFF_MS, RETRY_BACKOFF_MS * 2 ** (failures - 1)) })
+    if (this.failed.size > MAX_FAILED_PEERS) this.failed.delete(this.failed.keys().next().value as string)
   }
 }
 

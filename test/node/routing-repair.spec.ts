@@ -1,14 +1,21 @@
 /**
  * The routing-table repair on real nodes on 127.0.0.1: a connected DHT server missing from the
  * routing table (as after a missed kad-dht ping) is added again; a connected DHT client (a
- * renter) is not, and a round without anyone missing does nothing.
+ * renter) is not, and a round without anyone missing does nothing. Red team: peers that say
+ * they are DHT servers and never answer a ping do not keep an honest server out of the table.
  */
 import * as assert from 'node:assert/strict'
 import { join } from 'node:path'
+import { identify } from '@libp2p/identify'
+import { tcp } from '@libp2p/tcp'
+import { tls } from '@libp2p/tls'
+import { yamux } from '@chainsafe/libp2p-yamux'
+import { createLibp2p, type Libp2p } from 'libp2p'
+import { PROTOCOL } from '../../protocols/ids.js'
 import { resolveConfig, type Role } from '../../src/config/config.js'
 import { createNode, type IdlegridNode } from '../../src/node/create-node.js'
 import { tempDir, waitFor } from '../utils/index.js'
-import type { PeerId } from '@libp2p/interface'
+import type { PeerId, Stream } from '@libp2p/interface'
 
 interface Table { find(peer: PeerId): Promise<unknown>, remove(peer: PeerId): Promise<void> }
 const tableOf = (node: IdlegridNode): Table => (node.libp2p.services.dht as unknown as { routingTable: Table }).routingTable
@@ -18,9 +25,13 @@ describe('node: routing-table repair (a DHT server that missed its routing-table
   this.timeout(60_000)
   let dir: { path: string, cleanup: () => Promise<void> }
   const nodes: IdlegridNode[] = []
+  const silent: Libp2p[] = []
+  const held: Stream[] = []
 
   before(async () => { dir = await tempDir('idlegrid-routing-repair-') })
   after(async () => {
+    for (const stream of held.splice(0)) stream.abort(new Error('test over'))
+    await Promise.all(silent.splice(0).map(async n => { await n.stop() }))
     await Promise.all(nodes.splice(0).map(async n => { await n.stop() }))
     await dir.cleanup()
   })
@@ -53,5 +64,54 @@ describe('node: routing-table repair (a DHT server that missed its routing-table
     assert.equal(await inTable(seed, provider), true)
     assert.equal(await inTable(seed, renter), false, 'a renter (DHT client) is not a routing-table peer')
     assert.equal(repair.readded, 1)
+  })
+
+  /**
+   * A peer that claims the DHT protocol and libp2p ping (identify lists both) and answers
+   * neither: every stream it is opened is held open in silence, so each ping waits out its timeout.
+   */
+  async function startSilentDhtServer (): Promise<Libp2p> {
+    const node = await createLibp2p({
+      addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
+      transports: [tcp()],
+      connectionEncrypters: [tls()],
+      streamMuxers: [yamux()],
+      services: { identify: identify() }
+    })
+    for (const protocol of [PROTOCOL.kad, '/ipfs/ping/1.0.0']) await node.handle(protocol, ({ stream }) => { held.push(stream) })
+    silent.push(node)
+    return node
+  }
+
+  it('red team: twelve silent "DHT servers" connected first do not keep an honest one out; failed peers sit out later rounds', async () => {
+    const seed = await start('bootstrap')
+    const repair = seed.libp2p.services.routingRepair
+    // the silent peers connect first, so they come first in the seed's connections
+    for (let i = 0; i < 12; i++) {
+      const attacker = await startSilentDhtServer()
+      await attacker.dial(seed.libp2p.getMultiaddrs()[0])
+    }
+    const provider = await start('provider', seed)
+    await waitFor(async () => await inTable(seed, provider), { timeoutMs: 20_000, what: 'the provider in the seed\'s routing table' })
+    await tableOf(seed).remove(provider.peerId)
+
+    // eight a round: the first round can only hold silent peers; it lasts one add's bound
+    // (10 s), not one per peer, and every peer it tried sits the next rounds out
+    const rounds: Array<{ added: number, ms: number }> = []
+    for (let round = 0; round < 3 && !await inTable(seed, provider); round++) {
+      const t0 = Date.now()
+      rounds.push({ added: await repair.repair(), ms: Date.now() - t0 })
+    }
+    assert.equal(await inTable(seed, provider), true, `the honest provider is back in the table (rounds: ${JSON.stringify(rounds)})`)
+    assert.ok(rounds.length <= 2, `back within two rounds: ${JSON.stringify(rounds)}`)
+    assert.equal(rounds.at(-1)?.added, 1, 'the last round added the provider')
+    for (const { ms } of rounds) assert.ok(ms < 15_000, `a round runs its adds side by side: ${JSON.stringify(rounds)}`)
+    for (const attacker of silent) assert.equal(await tableOf(seed).find(attacker.peerId), undefined, 'no silent peer is in the table')
+    assert.equal(repair.backedOff(), silent.length, 'every silent peer tried sits out the next rounds')
+
+    // a round now asks for nobody: the silent peers wait out their backoff
+    const t0 = Date.now()
+    assert.equal(await repair.repair(), 0)
+    assert.ok(Date.now() - t0 < 2_000, 'a round with everyone backed off is quick')
   })
 })
