@@ -42,8 +42,11 @@ const DEFAULT_INTERVAL_MS = 15_000
 const DEFAULT_MAX_PER_ROUND = 8
 /** a re-add waits for kad-dht's ping: bounded like kad-dht's own add (10 s) */
 const ADD_TIMEOUT_MS = 10_000
-/** a peer whose re-add failed is left out of the rounds for this long, doubled after each failure */
-const RETRY_BACKOFF_MS = 60_000
+/**
+ * a peer whose re-add failed is left out of the rounds for this long (two rounds: an honest
+ * server too busy to answer gets its next try soon), doubled after each failure
+ */
+const RETRY_BACKOFF_MS = 30_000
 /** the longest a failed peer is left out */
 const MAX_RETRY_BACKOFF_MS = 30 * 60_000
 /** failed peers remembered (the oldest is forgotten first) */
