@@ -231,8 +231,10 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     const stream = await renter.libp2p.dialProtocol(net.providers[0]!.peerId, PROTOCOL.serve)
     const ch = new ServeChannel(stream, 10_000)
     ch.send({ request: { leaseId: a.leaseId, method: 'POST', path: '/upload', headers: [] } })
-    // far more than the socket buffers of a connection whose reader never reads
-    for (let i = 0; i < 64; i++) ch.send({ body: { data: new Uint8Array(64 * 1024) } })
+    // far more than the socket buffers of a connection whose reader never reads: 12 MiB (under
+    // the 16 MiB body bound), since Linux grows a send buffer to 4 MiB (tcp_wmem) and 4 MiB
+    // could all be taken, leaving the request to fail on the answer's bound instead (seen under load)
+    for (let i = 0; i < 192; i++) ch.send({ body: { data: new Uint8Array(64 * 1024) } })
     ch.send({ end: {} })
     const err = await ch.next().then(() => undefined, (e: unknown) => e as Error & { code?: string })
     assert.equal(err?.code, 'TIMEOUT')
