@@ -51,6 +51,10 @@ function saveCheckpoint (nextRow) {
 }
 
 const step = Math.max(1, Math.floor(rows.length / 10))
+// a SIGTERM is seen only when the loop yields: every 50 ms, so the checkpoint is written well
+// within the notice even on a slow or busy machine (one log step of rows can take seconds)
+const YIELD_MS = 50
+let yielded = performance.now()
 for (let i = start; i < rows.length; i++) {
   if (stopping) {
     saveCheckpoint(i)
@@ -58,10 +62,10 @@ for (let i = start; i < rows.length; i++) {
     process.exit(143)
   }
   scored.push(Number(scoreRow(rows[i].features, model).toFixed(6)))
-  if ((i + 1) % step === 0) {
-    console.log(`scored ${i + 1}/${rows.length} rows`)
-    // yield so a SIGTERM is seen between rows
+  if ((i + 1) % step === 0) console.log(`scored ${i + 1}/${rows.length} rows`)
+  if (performance.now() - yielded >= YIELD_MS) {
     await new Promise(resolve => setImmediate(resolve))
+    yielded = performance.now()
   }
 }
 
