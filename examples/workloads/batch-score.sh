@@ -39,6 +39,9 @@ while [ "$i" -lt "$total" ]; do
   fi
   end=$(( i + step - i % step ))
   [ "$end" -le "$total" ] || end=$total
+  # the step runs in the background: a trapped SIGTERM ends `wait` at once (a foreground awk
+  # would finish its step first, which can outlast the notice); the unfinished step is dropped
+  # and the checkpoint is where it began
   awk -F, -v from="$i" -v to="$end" -v w="$weights" -v b="$(field bias)" -v hw="$(field hashWeight)" -v rounds="$(( $(field rounds) / 5 ))" '
     NR == 1 { split(w, W, ","); next }
     NR - 2 >= from && NR - 2 < to {
@@ -49,7 +52,19 @@ while [ "$i" -lt "$total" ]; do
       printf "%.6f\n", 1 / (1 + ex(-z))
     }
     # e^x without a math library (busybox awk may have none): a short series on x/16, squared 4 times
-    function ex (x,   y, t, s, n) { y = x / 16; t = 1; s = 1; for (n = 1; n <= 10; n++) { t *= y / n; s += t }; return s * s * s * s * s * s * s * s * s * s * s * s * s * s * s * s }' "$data" >> "$out/scores.part"
+    function ex (x,   y, t, s, n) { y = x / 16; t = 1; s = 1; for (n = 1; n <= 10; n++) { t *= y / n; s += t }; return s * s * s * s * s * s * s * s * s * s * s * s * s * s * s * s }' "$data" > "$out/scores.step" &
+  scoring=$!
+  wait "$scoring"
+  status=$?
+  if [ "$stopping" = 1 ]; then
+    kill "$scoring" 2>/dev/null
+    wait "$scoring" 2>/dev/null
+    rm -f "$out/scores.step"
+    continue
+  fi
+  [ "$status" = 0 ] || exit "$status"
+  cat "$out/scores.step" >> "$out/scores.part"
+  rm -f "$out/scores.step"
   i=$end
   echo "scored $i/$total rows"
 done
