@@ -28,7 +28,7 @@ export async function inputManifest (inputs: readonly JobInput[]): Promise<Array
 }
 
 /** Sends Start, every input file and InputEnd, with `sending` events as it goes. */
-export async function sendJob (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>, attempt: number, emit: (event: JobEvent) => void): Promise<void> {
+export async function sendJob (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>, attempt: number, emit: (event: JobEvent) => void, onChunk: () => void = () => {}): Promise<void> {
   const env = Object.entries(payload.runtime.env ?? {}).map(([key, value]) => ({ key, value }))
   await ch.send({
     start: {
@@ -46,6 +46,7 @@ export async function sendJob (ch: FrameChannel, awarded: AwardedJob, payload: J
     for await (const piece of createReadStream(file.file, { highWaterMark: CHUNK_BYTES })) {
       const data = piece as Buffer
       await ch.sendChunk('inputChunk', file.path, offset, data)
+      onChunk()
       offset += BigInt(data.byteLength)
       sentBytes += data.byteLength
       if (Date.now() - lastReport > SENDING_EVENT_MS) { lastReport = Date.now(); emit({ type: 'sending', attempt, sentBytes, totalBytes }) }
@@ -67,13 +68,25 @@ type Answer = { frame: ReceivedFrame | undefined } | { err: unknown }
  * frame on: a provider refuses the Start frame (Rejected, Error, or it closes) before it reads
  * any input and then reads no more, so inputs still going would wait forever on a muxer window
  * that never opens. Its answer stops the sending. The wait for Accepted, `acceptMs`, starts
- * once the last input is handed to the stream.
+ * once the last input is handed to the stream. A provider that takes no input chunk for
+ * `stallMs` and says nothing (it stopped reading) ends the shipping with IDLE_TIMEOUT.
  */
-export async function shipJob (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>, attempt: number, emit: (event: JobEvent) => void, acceptMs: number): Promise<void> {
+export async function shipJob (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>, attempt: number, emit: (event: JobEvent) => void, acceptMs: number, stallMs: number): Promise<void> {
   // one read for the whole wait: a FrameChannel reads one frame at a time
   const answer: Promise<Answer> = ch.next(WHILE_SENDING_MS).then(frame => ({ frame }), (err: unknown) => ({ err }))
-  const sending = sendJob(ch, awarded, payload, manifest, attempt, emit).then(() => ({ sent: true as const }), (err: unknown) => ({ sendErr: err }))
-  const first = await Promise.race([sending, answer.then(a => ({ answered: a }))])
+  // re-armed by every input chunk handed to the stream
+  let stallTimer: NodeJS.Timeout | undefined
+  let onStall: () => void = () => {}
+  const stalled = new Promise<{ stalled: true }>(resolve => { onStall = () => { resolve({ stalled: true }) } })
+  const arm = (): void => { clearTimeout(stallTimer); stallTimer = setTimeout(onStall, stallMs) }
+  arm()
+  const sending = sendJob(ch, awarded, payload, manifest, attempt, emit, arm).then(() => ({ sent: true as const }), (err: unknown) => ({ sendErr: err }))
+  const first = await Promise.race([sending, answer.then(a => ({ answered: a })), stalled]).finally(() => { clearTimeout(stallTimer) })
+  if ('stalled' in first) {
+    ch.abort()
+    await sending
+    throw new JobStreamError('IDLE_TIMEOUT', `the provider took no input for ${stallMs} ms`)
+  }
   if ('answered' in first) {
     // any answer before the last input is queued ends the sending: the provider reads no more
     // (a refusal), or lies (Accepted comes only after InputEnd, which goes out after it is queued)

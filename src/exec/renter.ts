@@ -139,9 +139,10 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
   let ch: FrameChannel | undefined
   try {
     const stream = await opts.libp2p.dialProtocol(provider, PROTOCOL.job, { signal: AbortSignal.any([AbortSignal.timeout(opts.dialMs ?? RENTER_DEFAULTS.dialMs), ...(opts.signal != null ? [opts.signal] : [])]) })
-    ch = new FrameChannel(stream, { idleMs: opts.idleMs ?? RENTER_DEFAULTS.idleMs })
+    const idleMs = opts.idleMs ?? RENTER_DEFAULTS.idleMs
+    ch = new FrameChannel(stream, { idleMs })
     opts.signal?.addEventListener('abort', () => { void ch?.fail(new JobStreamError('CANCELLED', 'renter cancelled')) }, { once: true })
-    await shipJob(ch, awarded, payload, manifest, attempt, emit, opts.acceptMs ?? RENTER_DEFAULTS.acceptMs)
+    await shipJob(ch, awarded, payload, manifest, attempt, emit, opts.acceptMs ?? RENTER_DEFAULTS.acceptMs, idleMs)
     result.acceptedAt = Date.now()
     emit({ type: 'accepted', attempt, provider: result.provider })
     // the hard deadline: progress frames keep the stream alive, never past the job's time limit + grace + margin

@@ -103,27 +103,23 @@ export class RoutingTableRepair implements Startable {
     const results = await Promise.all(missing.map(async (peer) => {
       try {
         await table.add(peer, { signal: AbortSignal.any([this.stopping.signal, AbortSignal.timeout(ADD_TIMEOUT_MS)]) })
-        if (await table.find(peer) != null) return true
+        if (await table.find(peer) != null) {
+          this.failed.delete(peer.toString())
+          return true
+        }
       } catch (err) {
         this.log('could not add %p to the routing table again: %e', peer, err)
       }
+      if (!this.stopping.signal.aborted) this.noteFailure(peer.toString())
       return false
     }))
-    let added = 0
-    missing.forEach((peer, i) => {
-      if (results[i]) {
-        added++
-        this.failed.delete(peer.toString())
-      } else if (!this.stopping.signal.aborted) {
-        this.noteFailure(peer.toString())
-      }
-    })
+    const added = results.filter(Boolean).length
     if (missing.length > 0) this.log('%d connected DHT servers were missing from the routing table; %d added again', missing.length, added)
     this.readded += added
     return added
   }
 
-  /** Connected peers whose re-add failed and who sit out the rounds for now (status, tests). */
+  /** Peers whose re-add failed and who sit out the rounds for now (status, tests). */
   backedOff (): number {
     const now = Date.now()
     return [...this.failed.values()].filter(f => f.until > now).length

@@ -164,6 +164,7 @@ export class Deployment {
       this.emit({ type: 'auction', slot: slot.index, region: slot.region })
       let awarded
       let award
+      let provider
       const release = await this.auctionTurn()
       const others = spread ? [...this.hosts].filter(([i]) => i !== slot.index).map(([, p]) => p) : []
       try {
@@ -171,7 +172,8 @@ export class Deployment {
         awarded = await auctionRounds(this.deps.market, leaseJobSpec(this.spec, slot.region), { jobId }).next({ exclude: [...excluded, ...others], attempt: 1, signal })
         // opened once: it verifies the renter's own signature again
         award = openAward(awarded.award).message
-        this.hosts.set(slot.index, peerIdFromBytes(award.winner).toString())
+        provider = peerIdFromBytes(award.winner)
+        this.hosts.set(slot.index, provider.toString())
       } catch (err: any) {
         if (signal.aborted) return
         this.emit({ type: 'no-award', slot: slot.index, detail: String(err?.message ?? err) })
@@ -186,7 +188,6 @@ export class Deployment {
       pause = this.deps.retryMs ?? 1_000
       spread = true
       const id = toHex(jobId)
-      const provider = peerIdFromBytes(award.winner)
       const probing = new AbortController()
       const result = await runAttempt(awarded, this.payload, {
         libp2p: this.deps.dialer,

@@ -180,7 +180,9 @@ export type Misbehaviour = 'oversized-frame' | 'forged-attestation' | 'bad-outpu
   /** a proper run, but an attestation (properly signed) naming other inputs (the empty set) than the renter sent */
   'wrong-input-digest' |
   /** Accepted right after Start, then reads nothing more (the inputs pile up against the muxer window) */
-  'accept-at-start'
+  'accept-at-start' |
+  /** reads Start, then neither reads nor answers (for 20 s): the inputs pile up against the muxer window */
+  'stall-inputs'
 
 /** What 'escape-sequences' sends: a log line that sets the terminal title and clears the screen, and an output name in red. */
 export const ESCAPES = { line: 'hello \u001b]0;pwned\u0007\u001b[2J\u009b31m', path: 'red\u001b[31m.txt' }
@@ -202,6 +204,10 @@ export async function misbehavingProvider (node: IdlegridNode, mode: Misbehaviou
       try {
         const start = (await ch.next())?.start as JobFrame.Start
         const inputs = start.inputs
+        if (mode === 'stall-inputs') {
+          await new Promise(resolve => setTimeout(resolve, 20_000))
+          return
+        }
         if (mode === 'accept-at-start') {
           await ch.send({ accepted: { at: BigInt(Date.now()) } })
           return

@@ -169,6 +169,23 @@ describe('exec: job stream between in-process nodes', function () {
     assert.match(result.detail ?? '', /PROTOCOL: Accepted before the inputs were all sent/)
   })
 
+  it('a provider that stops reading the inputs and says nothing: the attempt ends after the idle bound, not stuck sending', async function () {
+    // a renter with no bound on sending waits forever on the muxer window: the test's time bound is the check
+    this.timeout(30_000)
+    const bad = suite.net.providers[2]
+    assert.ok(bad != null)
+    await bad.libp2p.unhandle(PROTOCOL.job)
+    await misbehavingProvider(bad, 'stall-inputs')
+    const big = join(suite.dir, 'big-input-stall.bin')
+    await writeFile(big, Buffer.alloc(40 * 1024 * 1024, 5))
+    const payload: JobPayload = { ...suite.payload, inputs: [...suite.payload.inputs, { path: 'big.bin', file: big }] }
+    const started = Date.now()
+    const result = await runAttempt(makeAward(renter(), bad.peerId), payload, { ...attemptOpts('stalled-inputs'), idleMs: 2_000 })
+    assert.equal(result.outcome, 'lost', result.detail)
+    assert.match(result.detail ?? '', /IDLE_TIMEOUT: the provider took no input for 2000 ms/)
+    assert.ok(Date.now() - started < 15_000, 'ended within a few idle bounds')
+  })
+
   it('a provider with an oversized frame, a forged attestation, mismatched outputs or that vanishes: the attempt says which', async () => {
     const bad = suite.net.providers[2]
     assert.ok(bad != null)
