@@ -8,12 +8,12 @@ import { JobStatus, Receipt } from '../../protocols/job.js'
 import { toHex } from '../../src/common/index.js'
 import { JobStreamError } from '../../src/exec/errors.js'
 import { FrameChannel } from '../../src/exec/job-stream.js'
-import { runAttempt, type JobPayload } from '../../src/exec/renter.js'
+import { runAttempt, type AttemptResult, type JobPayload } from '../../src/exec/renter.js'
 import { sha256 } from '../../src/identity/index.js'
 import { openAward } from '../../src/market/award-check.js'
 import { fileSetDigest } from '../../src/exec/digest.js'
 import { waitFor, type InProcessNetwork } from '../utils/index.js'
-import { attestationsInLedger, execOf, makeAward, misbehavingProvider, renterAnswers, useJobNetwork } from './fixtures.js'
+import { attestationsInLedger, execOf, makeAward, misbehavingProvider, renterAnswers, type Misbehaviour, useJobNetwork } from './fixtures.js'
 import type { Ed25519PrivateKey } from '@libp2p/interface'
 
 describe('exec: job stream between in-process nodes', function () {
@@ -154,17 +154,22 @@ describe('exec: job stream between in-process nodes', function () {
     assert.equal(await readFile(join(suite.dir, 'timeout', 'outputs', 'p.txt'), 'utf8'), 'partial\n')
   })
 
-  it('a provider that says Accepted before the inputs are all sent, then reads nothing: the attempt is lost at once, not stuck sending', async function () {
-    // a renter that believes the early Accepted waits forever on its inputs: the test's time bound is the check
-    this.timeout(30_000)
+  /** A job with a 40 MiB input sent to provider 2 misbehaving as `mode` (more than a yamux window: a renter that keeps sending waits on it). */
+  async function bigInputTo (mode: Misbehaviour, dir: string, idleMs?: number): Promise<AttemptResult> {
     const bad = suite.net.providers[2]
     assert.ok(bad != null)
     await bad.libp2p.unhandle(PROTOCOL.job)
-    await misbehavingProvider(bad, 'accept-at-start')
-    const big = join(suite.dir, 'big-input-early.bin')
+    await misbehavingProvider(bad, mode)
+    const big = join(suite.dir, `big-input-${dir}.bin`)
     await writeFile(big, Buffer.alloc(40 * 1024 * 1024, 9))
     const payload: JobPayload = { ...suite.payload, inputs: [...suite.payload.inputs, { path: 'big.bin', file: big }] }
-    const result = await runAttempt(makeAward(renter(), bad.peerId), payload, attemptOpts('accepted-early'))
+    return await runAttempt(makeAward(renter(), bad.peerId), payload, { ...attemptOpts(dir), ...(idleMs != null ? { idleMs } : {}) })
+  }
+
+  it('a provider that says Accepted before the inputs are all sent, then reads nothing: the attempt is lost at once, not stuck sending', async function () {
+    // a renter that believes the early Accepted waits forever on its inputs: the test's time bound is the check
+    this.timeout(30_000)
+    const result = await bigInputTo('accept-at-start', 'accepted-early')
     assert.equal(result.outcome, 'lost', result.detail)
     assert.match(result.detail ?? '', /PROTOCOL: Accepted before the inputs were all sent/)
   })
@@ -172,15 +177,8 @@ describe('exec: job stream between in-process nodes', function () {
   it('a provider that stops reading the inputs and says nothing: the attempt ends after the idle bound, not stuck sending', async function () {
     // a renter with no bound on sending waits forever on the muxer window: the test's time bound is the check
     this.timeout(30_000)
-    const bad = suite.net.providers[2]
-    assert.ok(bad != null)
-    await bad.libp2p.unhandle(PROTOCOL.job)
-    await misbehavingProvider(bad, 'stall-inputs')
-    const big = join(suite.dir, 'big-input-stall.bin')
-    await writeFile(big, Buffer.alloc(40 * 1024 * 1024, 5))
-    const payload: JobPayload = { ...suite.payload, inputs: [...suite.payload.inputs, { path: 'big.bin', file: big }] }
     const started = Date.now()
-    const result = await runAttempt(makeAward(renter(), bad.peerId), payload, { ...attemptOpts('stalled-inputs'), idleMs: 2_000 })
+    const result = await bigInputTo('stall-inputs', 'stalled-inputs', 2_000)
     assert.equal(result.outcome, 'lost', result.detail)
     assert.match(result.detail ?? '', /IDLE_TIMEOUT: the provider took no input for 2000 ms/)
     assert.ok(Date.now() - started < 15_000, 'ended within a few idle bounds')
