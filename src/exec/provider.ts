@@ -73,6 +73,7 @@ export class JobExecService implements Startable {
     this.unhookMarket?.()
     await this.components.registrar.unhandle(PROTOCOL.job)
     for (const job of this.live) job.cancel('provider shutting down')
+    this.init.runner.close?.()
   }
 
   /** The market calls this when it accepts an award over the accept protocol. */

@@ -3,7 +3,8 @@
  * would be: a TCP and a TLS server that count bytes and answer one ack byte once `size`
  * bytes arrived, a TLS server that hashes and writes what arrives to a new file (the fair
  * baseline for the job protocol), and an idlegrid provider node (job service with the process runner and the
- * services it depends on, plus a raw-bytes protocol that acks the same way). Prints one JSON
+ * services it depends on, plus a raw-bytes protocol that acks the same way, and one that hashes
+ * and writes what arrives to a file as the job's input receiver does). Prints one JSON
  * line with its ports, address and peer id; answers each "cpu" line on stdin with its CPU time
  * so far; exits when stdin closes.
  *
@@ -11,17 +12,19 @@
  */
 import { createHash } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
-import { chmod, mkdir, readFile, rm } from 'node:fs/promises'
+import { chmod, mkdir, open, readFile, rm } from 'node:fs/promises'
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { createServer as createTlsServer } from 'node:tls'
 import { resolveConfig } from '../../src/config/index.js'
+import { FileSink } from '../../src/exec/file-sink.js'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
 import { createNode } from '../../src/node/index.js'
 import { execProviderServices } from '../exec/fixtures.js'
 
 const RAW_PROTOCOL = '/idlegrid/bench/transfer/1.0.0'
+const RAW_FILE_PROTOCOL = '/idlegrid/bench/transfer-file/1.0.0'
 const MiB = 1024 * 1024
 
 const [sizeArg, dir, certDir] = process.argv.slice(2)
@@ -106,6 +109,27 @@ await node.libp2p.handle(RAW_PROTOCOL, ({ stream }) => {
       got += chunk.byteLength
       if (got >= size) break
     }
+    await stream.sink([Uint8Array.of(1)])
+  })().catch(() => { stream.abort(new Error('raw transfer failed')) })
+})
+
+// the job input's receiving work without its framing: a libp2p stream's pieces hashed and
+// written (with the job's FileSink) to a new file, acked after its close
+await node.libp2p.handle(RAW_FILE_PROTOCOL, ({ stream }) => {
+  void (async () => {
+    const path = join(dir, `libp2p-file-${sunk++}.bin`)
+    const sink = new FileSink(await open(path, 'wx'))
+    const hash = createHash('sha256')
+    let got = 0
+    for await (const chunk of stream.source) {
+      got += chunk.byteLength
+      await sink.write(chunk)
+      for (const piece of chunk) hash.update(piece)
+      if (got >= size) break
+    }
+    await sink.close()
+    hash.digest()
+    await rm(path, { force: true })
     await stream.sink([Uint8Array.of(1)])
   })().catch(() => { stream.abort(new Error('raw transfer failed')) })
 })

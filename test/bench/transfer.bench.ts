@@ -7,7 +7,8 @@
  *  - a Node `tls` socket whose receiver hashes (sha256) and writes what arrives to a new file:
  *    the fair baseline for the job protocol, which does the same work and more,
  *  - one libp2p stream between two idlegrid nodes built with the node's own transport,
- *    encrypter and muxer settings (raw bytes),
+ *    encrypter and muxer settings (raw bytes), and one whose receiver hashes and writes what
+ *    arrives as the job's input receiver does (the job protocol's work without its framing),
  *  - the job protocol itself: input upload and output download of a job that copies its input
  *    to its output (framing, sha256 on both sides and disk writes included),
  * all in the same run (each copy once to warm up, then measured), reported as MiB/s and as
@@ -37,6 +38,7 @@ import { tempDir } from '../utils/index.js'
 const MiB = 1024 * 1024
 const SLICE = MiB
 const RAW_PROTOCOL = '/idlegrid/bench/transfer/1.0.0'
+const RAW_FILE_PROTOCOL = '/idlegrid/bench/transfer-file/1.0.0'
 const PEER_SCRIPT = fileURLToPath(new URL('./transfer-peer.js', import.meta.url))
 
 interface Peer {
@@ -162,14 +164,17 @@ export default async (): Promise<Record<string, unknown>> => {
     const providerId = peerIdFromString(p.peerId)
     const connection = await r.libp2p.dial(multiaddr(p.addr))
 
-    // raw bytes over one stream; the receiver acks once it counted them all
-    const raw = await best(p, async () => {
-      const stream = await r.libp2p.dialProtocol(providerId, RAW_PROTOCOL)
+    // raw bytes over one stream; the receiver acks once it counted them all (or, on the file
+    // protocol, once it hashed them and wrote them to a file it closed)
+    const rawCopy = async (protocol: string): Promise<number> => {
+      const stream = await r.libp2p.dialProtocol(providerId, protocol)
       const t0 = performance.now()
       await stream.sink((async function * () { for (let at = 0; at < size; at += SLICE) yield payload.subarray(at, at + SLICE) })())
       await stream.source[Symbol.asyncIterator]().next()
       return performance.now() - t0
-    })
+    }
+    const raw = await best(p, async () => await rawCopy(RAW_PROTOCOL))
+    const rawToFile = await best(p, async () => await rawCopy(RAW_FILE_PROTOCOL))
 
     // the job protocol: upload, copy, download, verify
     await writeFile(join(tmp.path, 'payload.bin'), payload)
@@ -241,6 +246,9 @@ export default async (): Promise<Record<string, unknown>> => {
       tlsSha256FileMiBps: tlsFile ?? 'n/a (no openssl)',
       libp2pStreamMiBps: mibps(size, rawMs),
       libp2pStreamVsTls: ratio(mibps(size, rawMs)),
+      /** a libp2p stream's bytes hashed and written to a file: the job input's work without its framing */
+      libp2pStreamSha256FileMiBps: mibps(size, rawToFile.ms),
+      libp2pStreamSha256FileVsBaseline: vsBaseline(mibps(size, rawToFile.ms)),
       libp2pStreamVsTcp: Math.round(mibps(size, rawMs) / mibps(size, tcpMs) * 100) / 100,
       jobInputMiBps: mibps(size, inputMs),
       jobInputVsTls: ratio(mibps(size, inputMs)),
@@ -256,6 +264,7 @@ export default async (): Promise<Record<string, unknown>> => {
         ...(tlsCount != null ? { tls: cpuPerMiB(tlsCount, size) } : {}),
         ...(tlsToFile != null ? { tlsSha256File: cpuPerMiB(tlsToFile, size) } : {}),
         libp2pStream: cpuPerMiB(raw, size),
+        libp2pStreamSha256File: cpuPerMiB(rawToFile, size),
         jobInput: cpuPerMiB(input, size),
         jobOutput: cpuPerMiB(output, size)
       },

@@ -38,6 +38,22 @@ describe('exec: process runner', function () {
   })
   after(async () => { await tmp.cleanup() })
 
+  it('starts the job from its launcher, never by forking the provider (a fork marks all the provider\'s memory copy-on-write)', async () => {
+    const runner = new ProcessRunner()
+    try {
+      const dir = await workDir(tmp.path, 'parent')
+      const lines: string[] = []
+      const outcome = await runner.start(spec(dir, ['/bin/sh', '-c', 'echo "$PPID"']), line => { lines.push(line.line) }).done
+      assert.equal(outcome.status, 'completed')
+      const parent = Number(lines[0])
+      assert.ok(parent > 0 && parent !== process.pid, `the job's parent is ${parent}, this process is ${process.pid}`)
+      const parentCommand = (await readFile(`/proc/${parent}/cmdline`, 'utf8')).split('\0')
+      assert.ok(parentCommand.some(arg => arg.endsWith('launcher-main.js')), `the job's parent runs ${parentCommand.join(' ')}`)
+    } finally {
+      runner.close()
+    }
+  })
+
   it('gives the job none of the provider\'s variables', async () => {
     process.env.IDLEGRID_PROVIDER_SECRET = 'do-not-leak'
     process.env.AWS_SECRET_ACCESS_KEY = 'do-not-leak-either'

@@ -4,9 +4,12 @@
  * gives, in words a provider and a renter can act on.
  */
 import { execFile } from 'node:child_process'
+import type { JobLauncher } from './launcher.js'
 
 /** How long one `docker inspect` / `docker rm` / `docker kill` may take. */
 const CLIENT_CALL_MS = 20_000
+/** Output kept of one such call. */
+const CLIENT_OUTPUT_BYTES = 1024 * 1024
 /** Variables of the provider that tell the docker client how to reach and trust its engine. */
 const ENGINE_VARIABLES = ['DOCKER_TLS_VERIFY', 'DOCKER_CERT_PATH', 'DOCKER_CONFIG'] as const
 
@@ -29,10 +32,11 @@ export function dockerClientEnv (host?: string): Record<string, string> {
 
 export interface ClientResult { code: number, stdout: string, stderr: string }
 
-/** Runs the docker client once, bounded in time and output; never throws. */
-export async function dockerCall (docker: string, args: string[], env: Record<string, string>): Promise<ClientResult> {
+/** Runs the docker client once, bounded in time and output (through `launcher` when given); never throws. */
+export async function dockerCall (docker: string, args: string[], env: Record<string, string>, launcher?: JobLauncher): Promise<ClientResult> {
+  if (launcher != null) return await launcher.call(docker, args, { env, timeoutMs: CLIENT_CALL_MS, maxBytes: CLIENT_OUTPUT_BYTES })
   return await new Promise(resolve => {
-    execFile(docker, args, { env, timeout: CLIENT_CALL_MS, maxBuffer: 1024 * 1024 }, (err, stdout, stderr) => {
+    execFile(docker, args, { env, timeout: CLIENT_CALL_MS, maxBuffer: CLIENT_OUTPUT_BYTES }, (err, stdout, stderr) => {
       const code = err == null ? 0 : typeof (err as any).code === 'number' ? (err as any).code as number : -1
       resolve({ code, stdout: String(stdout), stderr: err != null && stderr === '' ? err.message : String(stderr) })
     })
@@ -50,8 +54,8 @@ export interface ContainerState {
 }
 
 /** The container's state, or undefined when the engine has no such container (or cannot be asked). */
-export async function inspectContainer (docker: string, name: string, env: Record<string, string>): Promise<ContainerState | undefined> {
-  const r = await dockerCall(docker, ['inspect', '--type', 'container', '--format', '{{json .State}}', name], env)
+export async function inspectContainer (docker: string, name: string, env: Record<string, string>, launcher?: JobLauncher): Promise<ContainerState | undefined> {
+  const r = await dockerCall(docker, ['inspect', '--type', 'container', '--format', '{{json .State}}', name], env, launcher)
   if (r.code !== 0) return undefined
   try {
     const s = JSON.parse(r.stdout) as Record<string, unknown>
@@ -70,8 +74,8 @@ export async function inspectContainer (docker: string, name: string, env: Recor
 }
 
 /** Removes the container, killing it first if it still runs; a container already gone is fine. */
-export async function removeContainer (docker: string, name: string, env: Record<string, string>): Promise<void> {
-  await dockerCall(docker, ['rm', '--force', '--volumes', name], env)
+export async function removeContainer (docker: string, name: string, env: Record<string, string>, launcher?: JobLauncher): Promise<void> {
+  await dockerCall(docker, ['rm', '--force', '--volumes', name], env, launcher)
 }
 
 /** Last lines of the docker client's stderr, kept to explain a run that never started. */

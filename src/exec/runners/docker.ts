@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { spawn } from 'node:child_process'
+import { mkdir } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { imageAllowed } from '../../capability/index.js'
 import { RunnerError } from '../errors.js'
@@ -7,6 +8,7 @@ import { DEFAULT_CONTAINER_USER, parseContainerUser, prepareWorkDir } from './co
 import { watchDiskUse } from './disk-watch.js'
 import { ClientErrors, dockerClientEnv, engineFailure, inspectContainer, removeContainer } from './docker-client.js'
 import { checkJobEnv, jobVariables } from './environment.js'
+import { JobLauncher } from './launcher.js'
 import { signalGroup, supervise } from './supervise.js'
 import type { LogLine, RunHandle, RunOutcome, Runner, RunSpec } from './types.js'
 
@@ -43,6 +45,8 @@ export interface DockerRunnerOptions {
   user?: string
   /** fetch a missing allowed image at run time (missing, docker's default) or only run what the engine has (never) */
   pull?: PullPolicy
+  /** run the docker client from a small helper process (launcher.ts; default true): false forks the provider itself */
+  launcher?: boolean
 }
 
 /** The container name of a run: unique, so a stop never reaches another job. */
@@ -95,10 +99,23 @@ export function dockerRunArgs (spec: RunSpec, name: string, opts: DockerRunnerOp
 export class DockerRunner implements Runner {
   readonly kind = 'docker' as const
   private readonly opts: DockerRunnerOptions
+  private readonly launcher?: JobLauncher
 
   constructor (opts: DockerRunnerOptions) {
     if (opts.user != null) parseContainerUser(opts.user)
     this.opts = opts
+    if (opts.launcher !== false) this.launcher = new JobLauncher()
+  }
+
+  async prepareWorkRoot (root: string): Promise<void> {
+    await mkdir(root, { recursive: true, mode: 0o700 })
+    // the provider is starting and small: the launcher's one fork is cheapest now
+    this.launcher?.start()
+  }
+
+  /** Ends the launcher's process (the provider stops); a later job starts it again. */
+  close (): void {
+    this.launcher?.stop()
   }
 
   check (spec: RunSpec): void {
@@ -117,7 +134,9 @@ export class DockerRunner implements Runner {
     const args = dockerRunArgs(spec, name, this.opts)
     const env = dockerClientEnv(this.opts.host)
     const user = parseContainerUser(this.opts.user ?? DEFAULT_CONTAINER_USER)
+    const launcher = this.launcher
     const dockerCommand = (...more: string[]): void => {
+      if (launcher != null) { void launcher.call(docker, more, { env, timeoutMs: CLIENT_KILL_WAIT_MS * 4, maxBytes: 4096 }); return }
       const c = spawn(docker, more, { stdio: 'ignore', env })
       c.once('error', () => {})
     }
@@ -129,7 +148,9 @@ export class DockerRunner implements Runner {
       onLog(line)
     }, () => {
       prepareWorkDir(spec.workDir, user)
-      const child = spawn(docker, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env })
+      const child = launcher != null
+        ? launcher.spawn(docker, args, { detached: true, env, stdin: 'ignore' })
+        : spawn(docker, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env })
       if (spec.diskBytes != null) stopWatching = watchDiskUse(spec.workDir, spec.diskBytes, detail => { handle.cancel(detail) })
       return {
         child,
@@ -158,8 +179,8 @@ export class DockerRunner implements Runner {
     if (outcome.status === 'failed' && outcome.exitCode === -1 && /^(could not start|could not run|command not found)/.test(outcome.detail ?? '')) {
       return { ...outcome, detail: outcome.detail?.startsWith('command not found') === true ? `the docker client (${run.docker}) is not installed on this provider` : outcome.detail }
     }
-    const state = await inspectContainer(run.docker, run.name, run.env)
-    await removeContainer(run.docker, run.name, run.env)
+    const state = await inspectContainer(run.docker, run.name, run.env, this.launcher)
+    await removeContainer(run.docker, run.name, run.env, this.launcher)
     if (state == null) {
       return { ...outcome, status: 'failed', exitCode: -1, detail: engineFailure(run.clientErrors.text(), run.image, run.env.DOCKER_HOST) }
     }

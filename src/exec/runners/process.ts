@@ -7,6 +7,7 @@ import { JOB_PATH, processJobEnv } from './environment.js'
 import { JobCgroup } from './job-cgroup.js'
 import { findTool, limitWrapping } from './job-limits.js'
 import { JobUserPool, planJobUser } from './job-user.js'
+import { JobLauncher } from './launcher.js'
 import { inProcessGroup, reapRun, RUN_MARKER, runProcesses, signalRun } from './proc-scan.js'
 import { signalGroup, supervise, type ChildControl } from './supervise.js'
 import { handOverWorkDir, prepareWorkRoot } from './work-dirs.js'
@@ -20,7 +21,7 @@ const SETPRIV = findTool(['/usr/bin/setpriv', '/bin/setpriv'])
  * server runs for ever) would hold the GPU slot nobody accounts for any more.
  */
 let pdeathsig: boolean | undefined
-/** Asked of setpriv once, when the first job starts (not when a node merely loads the runners). */
+/** Asked of setpriv once: when the provider prepares its work root, else when the first job starts (not when a node merely loads the runners). */
 function supportsPdeathsig (): boolean {
   pdeathsig ??= SETPRIV != null && spawnSync(SETPRIV, ['--help'], { encoding: 'utf8' }).stdout?.includes('--pdeathsig') === true
   return pdeathsig
@@ -46,6 +47,8 @@ export interface ProcessRunnerOptions {
   limits?: ProcessJobLimits
   /** make a cgroup per job where the kernel allows (default true; false tests the /proc fallback) */
   cgroups?: boolean
+  /** start jobs from a small helper process (launcher.ts; default true): false forks the provider itself */
+  launcher?: boolean
 }
 
 /**
@@ -74,10 +77,12 @@ export class ProcessRunner implements Runner {
   readonly kind = 'process' as const
   private readonly users: JobUserPool
   private readonly concurrentJobs: number
+  private readonly launcher?: JobLauncher
 
   constructor (private readonly opts: ProcessRunnerOptions = {}) {
     this.users = new JobUserPool(planJobUser(opts.jobUser))
     this.concurrentJobs = Math.max(1, opts.concurrentJobs ?? 1)
+    if (opts.launcher !== false) this.launcher = new JobLauncher()
   }
 
   /** Whom jobs run as, for the provider's startup line. */
@@ -87,6 +92,15 @@ export class ProcessRunner implements Runner {
 
   async prepareWorkRoot (root: string): Promise<void> {
     await prepareWorkRoot(root, this.users.plan.dedicated)
+    // the provider is starting, and as small as it will be: its own forks (the launcher, the
+    // question to setpriv) are cheapest now and leave no copy-on-write marks on a big heap
+    this.launcher?.start()
+    supportsPdeathsig()
+  }
+
+  /** Ends the job launcher's process (the provider stops); a later job starts it again. */
+  close (): void {
+    this.launcher?.stop()
   }
 
   check (spec: RunSpec): void {
@@ -135,10 +149,16 @@ export class ProcessRunner implements Runner {
       const env = { ...processJobEnv(spec), [RUN_MARKER]: mark }
       const ids = plan.dedicated ? { uid: user.uid, gid: user.gid } : {}
       // detached: the job leads its own session and process group
-      const child = spawn('/bin/sh', ['-c', gate, 'idlegrid-job', ...wrap.prefix, ...nnp, file, ...args], { cwd: spec.workDir, env, ...ids, detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true })
+      const shellArgs = ['-c', gate, 'idlegrid-job', ...wrap.prefix, ...nnp, file, ...args]
+      const child = this.launcher != null
+        ? this.launcher.spawn('/bin/sh', shellArgs, { cwd: spec.workDir, env, ...ids, detached: true })
+        : spawn('/bin/sh', shellArgs, { cwd: spec.workDir, env, ...ids, detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true })
       child.stdin?.on('error', () => {})
-      const pid = child.pid
-      if (pid != null) {
+      // stopped before it started: the gate never hears "go", and its group is killed once it has a pid
+      let stopped = false
+      child.once('spawn', () => {
+        const pid = child.pid as number
+        if (stopped) { signalGroup(pid, 'SIGKILL'); return }
         try {
           cgroup?.join(pid)
         } catch {
@@ -146,25 +166,28 @@ export class ProcessRunner implements Runner {
           cgroup = undefined
         }
         child.stdin?.end('go\n')
-      }
-      const cg = cgroup
+      })
+      // the pid and the cgroup as they are when asked: both are settled by 'spawn'
       return {
         child,
         // SIGTERM once to each process: the group at once, then those that left it (setsid). A
         // second one would run the job's handler again (a shell's trap starts over) and eat its notice.
         terminate: () => {
-          if (pid == null) return
+          const pid = child.pid
+          if (pid == null) { stopped = true; return }
           signalGroup(pid, 'SIGTERM')
-          const outside = (cg != null ? cg.pids() : runProcesses(pid, mark)).filter(p => !inProcessGroup(p, pid))
+          const outside = (cgroup != null ? cgroup.pids() : runProcesses(pid, mark)).filter(p => !inProcessGroup(p, pid))
           for (const p of outside) try { process.kill(p, 'SIGTERM') } catch {}
         },
         kill: () => {
+          const pid = child.pid
+          if (pid == null) { stopped = true; return }
           signalGroup(pid, 'SIGKILL')
-          if (cg != null) cg.kill(); else if (pid != null) signalRun(pid, mark, 'SIGKILL')
+          if (cgroup != null) cgroup.kill(); else signalRun(pid, mark, 'SIGKILL')
         },
         reap: async () => {
           try {
-            if (cg != null) await cg.reap(); else if (pid != null) await reapRun(pid, mark)
+            if (cgroup != null) await cgroup.reap(); else if (child.pid != null) await reapRun(child.pid, mark)
           } finally {
             this.users.give(user.uid)
           }

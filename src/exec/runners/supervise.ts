@@ -1,6 +1,6 @@
 import { constants } from 'node:os'
 import type { LogLine, RunHandle, RunOutcome, RunSpec, RunStatus } from './types.js'
-import type { ChildProcess } from 'node:child_process'
+import type { JobChild } from './launcher.js'
 
 /** A log line longer than this is cut (the wire limit of Log.line is 16 KiB). */
 export const MAX_LOG_LINE_CHARS = 16 * 1024
@@ -10,7 +10,7 @@ export const MAX_LOG_BYTES = 8 * 1024 * 1024
 const CLOSE_WAIT_MS = 2_000
 
 export interface ChildControl {
-  child: ChildProcess
+  child: JobChild
   /** asks the job to stop (SIGTERM to its process group / container) */
   terminate: () => void
   /** stops it for good (SIGKILL to its process group / container) */
@@ -125,7 +125,7 @@ class Supervision {
   }
 
   /** Follows the process's output and its end: the outcome comes once its pipes close (or a little after it exits). */
-  private watch (child: ChildProcess): void {
+  private watch (child: JobChild): void {
     child.stdout?.setEncoding('utf8').on('data', (text: string) => { this.splitters.stdout.push(text) })
     child.stderr?.setEncoding('utf8').on('data', (text: string) => { this.splitters.stderr.push(text) })
     let exitCode = -1
@@ -139,7 +139,7 @@ class Supervision {
       this.exited = true
       this.finish({ status: 'failed', exitCode: -1, detail: err.code === 'ENOENT' ? `command not found: ${this.spec.command[0] ?? this.spec.image ?? ''}` : `could not run: ${err.message}` })
     })
-    child.once('exit', (code, signal) => {
+    child.once('exit', (code: number | null, signal: NodeJS.Signals | null) => {
       this.exited = true
       exitCode = code ?? -(signal != null ? (constants.signals[signal] ?? 1) : 1)
       // background processes the job left behind go with it

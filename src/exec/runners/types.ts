@@ -76,4 +76,6 @@ export interface Runner {
   check(spec: RunSpec): void
   /** starts the job; `onLog` gets each output line as it is read */
   start(spec: RunSpec, onLog: (line: LogLine) => void): RunHandle
+  /** lets go of what the runner holds between jobs (the provider stops; a later job takes it again) */
+  close?(): void
 }
