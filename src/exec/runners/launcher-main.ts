@@ -11,7 +11,8 @@ import { MAX_RELAYED_BYTES, type LauncherReply, type LauncherRequest } from './l
 const children = new Map<number, { child: ChildProcess, detached: boolean, relayed: [number, number] }>()
 
 function reply (message: LauncherReply): void {
-  if (process.connected) process.send?.(message)
+  // with a callback a send to a provider already gone fails quietly, instead of as an 'error' event
+  if (process.connected) process.send?.(message, undefined, undefined, () => {})
 }
 
 function relay (id: number, fd: 1 | 2, data: Buffer): void {
