@@ -14,6 +14,7 @@ import { ALL_TOPICS, PROTOCOL } from '../../protocols/ids.js'
 import { loadOrCreateKey } from '../identity/index.js'
 import { peerConnector } from './connector.js'
 import { routingTableRepair, type RoutingTableRepair } from './routing-repair.js'
+import { largeFramesInPieces } from './yamux-frames.js'
 import { lazyWindowYamux } from './yamux-window.js'
 import { guardDhtPuts } from './dht-put-guard.js'
 import { GOSSIP_SERVICE, gossipRouter, type GossipRouter } from './gossip.js'
@@ -133,7 +134,7 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
     // peers use Node's native TLS 1.3, which moves bulk job data about twice as fast as noise;
     // peers that only speak noise still connect
     connectionEncrypters: [tls(), noise()],
-    streamMuxers: [lazyWindowYamux(YAMUX_BULK)],
+    streamMuxers: [largeFramesInPieces(lazyWindowYamux(YAMUX_BULK))],
     ...(extensions.metrics != null ? { metrics: extensions.metrics } : {}),
     connectionGater: guard.gater(),
     peerDiscovery: config.bootstrap.length > 0 ? [bootstrap({ list: config.bootstrap, timeout: 100 })] : [],
