@@ -23,11 +23,14 @@ import { defaultDiskBudgetBytes, EXEC_CAPABILITY, EXEC_DEFAULTS, type ExecCompon
 import { FrameChannel, frameKind, withDeadline } from './job-stream.js'
 import { INPUT_TRANSFER_DEFAULTS, inputDeadlineMs, maxInputChunks, receiveInputs, type ReceiveLimits } from './receive-inputs.js'
 import { SlotScheduler, type CapacityView, type Lease } from './scheduler.js'
-import { noteFrame, runOnSlot, type SlotRunEnd } from './slot-run.js'
+import { noteFrame, runOnSlot, type LiveJob, type SlotRunEnd } from './slot-run.js'
 import type { LeaseRunHooks } from './lease-host.js'
 import type { RunSpec } from './runners/index.js'
 import type { Ed25519PrivateKey, IncomingStreamData, Logger, PeerId, Startable } from '@libp2p/interface'
 import { CONTROL_HANDLERS } from '../control/index.js'
+
+/** How long a stopping provider waits for its cancelled jobs to end before it lets go of the runner's helpers. */
+const STOP_JOBS_WAIT_MS = 10_000
 
 /** A job this provider runs: the libp2p service. */
 export class JobExecService implements Startable {
@@ -40,7 +43,7 @@ export class JobExecService implements Startable {
   private readonly log: Logger
   private readonly book = new JobBook()
   private readonly disk: DiskBudget
-  private readonly live = new Set<{ cancel: (why: string) => void }>()
+  private readonly live = new Set<LiveJob>()
   private readonly monitor?: ConditionMonitor
   private started = false
   private unhookMarket?: () => void
@@ -72,7 +75,12 @@ export class JobExecService implements Startable {
     this.monitor?.stop()
     this.unhookMarket?.()
     await this.components.registrar.unhandle(PROTOCOL.job)
-    for (const job of this.live) job.cancel('provider shutting down')
+    const ending = [...this.live].map(job => { job.cancel('provider shutting down'); return job.done })
+    // the runner's helpers (its launcher: docker kill, inspect, rm) go once the cancelled jobs are
+    // stopped and cleaned up, or after a bound: a shutdown must not hang on a stuck engine
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([Promise.allSettled(ending), new Promise(resolve => { timer = setTimeout(resolve, STOP_JOBS_WAIT_MS) })])
+    clearTimeout(timer)
     this.init.runner.close?.()
   }
 

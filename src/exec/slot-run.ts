@@ -44,6 +44,13 @@ export function noteFrame (text: string): JobFrame {
 /** What the renter sent while the job ran: its receipt comes later, anything earlier means it went away. */
 export type RenterAnswer = { frame: ReceivedFrame | undefined } | { err: unknown }
 
+/** A running job as the provider's shutdown sees it: cancel it, then wait for its end. */
+export interface LiveJob {
+  cancel: (why: string) => void
+  /** settles once nothing of the job runs any more */
+  done: Promise<unknown>
+}
+
 export interface SlotRunOptions {
   spec: RunSpec
   gpu: SchedulerGpu
@@ -58,7 +65,7 @@ export interface SlotRunOptions {
   attemptKey: string
   log: Logger
   /** the provider's running jobs: this one is in it while it runs (a shutdown cancels them all) */
-  live: Set<{ cancel: (why: string) => void }>
+  live: Set<LiveJob>
   /** a service lease: told when the run starts and when it is preempted (src/exec/lease-host.ts) */
   service?: Pick<LeaseRunHooks, 'started' | 'preempting'>
 }
@@ -83,7 +90,7 @@ export async function runOnSlot (ch: FrameChannel, opts: SlotRunOptions): Promis
   const handle = opts.runner.start(spec, line => {
     sender.enqueue({ log: { stream: line.stream === 'stderr' ? JobFrame.Log.Stream.STDERR : JobFrame.Log.Stream.STDOUT, line: line.line, at: BigInt(line.at) } })
   })
-  const job = { cancel: (why: string) => { handle.cancel(why) } }
+  const job: LiveJob = { cancel: (why: string) => { handle.cancel(why) }, done: handle.done }
   opts.live.add(job)
   opts.service?.started(handle)
   lease.onPreempt(notice => {
