@@ -2,9 +2,13 @@ import { strict as assert } from 'node:assert'
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { once } from 'node:events'
+import { chmod, mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { ProcessRunner } from '../../src/exec/runners/index.js'
 import { JobLauncher, type JobChild } from '../../src/exec/runners/launcher.js'
 import { MAX_RELAYED_BYTES } from '../../src/exec/runners/launcher-messages.js'
-import { waitFor } from '../utils/index.js'
+import { tempDir, waitFor } from '../utils/index.js'
+import { running } from './process-fixtures.js'
 
 /** This process's minor page faults so far (/proc/self/stat, field 10). */
 function minorFaults (): number {
@@ -109,5 +113,30 @@ describe('exec: the job launcher', function () {
     process.kill(launcher.pid as number, 'SIGKILL')
     const result = await end
     assert.equal(result.signal, 'SIGKILL')
+    // nothing here kills a bare child's group (the process runner does, and its jobs carry a parent-death signal)
+    try { process.kill(-(child.pid as number), 'SIGKILL') } catch {}
+  })
+
+  it('process runner: a job whose launcher is killed outright dies too, background processes and all', async () => {
+    const tmp = await tempDir('idlegrid-launcher-')
+    const runner = new ProcessRunner()
+    try {
+      // jobs run as another user when we are root: it must pass through to the work dir
+      await chmod(tmp.path, 0o711)
+      const dir = join(tmp.path, 'job')
+      await mkdir(join(dir, 'outputs'), { recursive: true })
+      let line = ''
+      const handle = runner.start({ jobId: 'cd'.repeat(16), workDir: dir, command: ['/bin/sh', '-c', 'sleep 600 & echo "$PPID $$ $!"; wait'], env: {}, timeoutMs: 60_000, graceMs: 500 }, l => { line ||= l.line })
+      await waitFor(() => line !== '', { timeoutMs: 10_000, what: 'the job to start' })
+      const [launcherPid, ...jobPids] = line.split(' ').map(Number)
+      process.kill(launcherPid as number, 'SIGKILL')
+      const outcome = await handle.done
+      assert.equal(outcome.status, 'completed', 'ended by a signal, not by its time limit')
+      assert.ok(outcome.exitCode < 0, `exit ${outcome.exitCode}: killed`)
+      for (const pid of jobPids) await waitFor(() => !running(pid), { timeoutMs: 5_000, what: `job process ${pid} to die with its launcher` })
+    } finally {
+      runner.close()
+      await tmp.cleanup()
+    }
   })
 })
