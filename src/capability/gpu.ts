@@ -180,6 +180,26 @@ export interface DetectOptions {
   timeoutMs?: number
   /** environment for the child, default process.env */
   env?: NodeJS.ProcessEnv
+  /**
+   * runs the command instead of a fork of this process (a provider's job launcher: sampled every
+   * second while a job runs, a fork would mark the provider's memory copy-on-write each time)
+   */
+  run?: CommandRunner
+}
+
+/** Runs a command once and collects its output, bounded in time and bytes; never throws. */
+export type CommandRunner = (file: string, args: string[], options: { env?: Record<string, string>, timeoutMs: number, maxBytes: number }) => Promise<CommandResult>
+
+export interface CommandResult {
+  /** exit code; -1 when it could not start, was killed or timed out */
+  code: number
+  stdout: string
+  stderr: string
+  /** why it could not start (ENOENT, EACCES, …) */
+  errorCode?: string
+  timedOut?: boolean
+  /** it printed more than maxBytes on a stream */
+  truncated?: boolean
 }
 
 const MAX_OUTPUT = 1024 * 1024
@@ -187,6 +207,7 @@ const MAX_OUTPUT = 1024 * 1024
 async function runNvidiaSmi (args: readonly string[], opts: DetectOptions): Promise<string> {
   const bin = opts.nvidiaSmi ?? 'nvidia-smi'
   const timeoutMs = opts.timeoutMs ?? 10_000
+  if (opts.run != null) return await runNvidiaSmiWith(opts.run, bin, args, timeoutMs, opts.env)
   return await new Promise<string>((resolve, reject) => {
     execFile(bin, [...args], {
       timeout: timeoutMs,
@@ -217,6 +238,19 @@ async function runNvidiaSmi (args: readonly string[], opts: DetectOptions): Prom
       reject(new GpuDetectionError(`${bin} failed (exit ${String(e.code)}): ${line}`, { cause: err }))
     })
   })
+}
+
+/** runNvidiaSmi through `run`: the same answers and the same errors as through execFile. */
+async function runNvidiaSmiWith (run: CommandRunner, bin: string, args: readonly string[], timeoutMs: number, env?: NodeJS.ProcessEnv): Promise<string> {
+  const childEnv = Object.fromEntries(Object.entries(env ?? process.env).filter((e): e is [string, string] => e[1] != null))
+  const r = await run(bin, [...args], { env: childEnv, timeoutMs, maxBytes: MAX_OUTPUT + 1 })
+  if (r.errorCode === 'ENOENT') throw new GpuDetectionError(NVIDIA_SMI_NOT_FOUND)
+  if (r.errorCode === 'EACCES') throw new GpuDetectionError(`cannot run ${bin}: permission denied`)
+  if (r.truncated === true || r.stdout.length > MAX_OUTPUT) throw new GpuDetectionError(`${bin} printed more than ${MAX_OUTPUT} bytes; refusing to parse it`)
+  if (r.timedOut === true) throw new GpuDetectionError(`${bin} did not answer within ${timeoutMs} ms (driver hung?)`)
+  if (r.code === 0) return r.stdout
+  const line = firstLine(r.stdout) || firstLine(r.stderr) || 'no output'
+  throw new GpuDetectionError(`${bin} failed (exit ${String(r.code)}): ${line}`)
 }
 
 /** Runs nvidia-smi and returns the machine's GPUs; throws GpuDetectionError with a readable reason. */

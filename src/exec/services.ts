@@ -8,6 +8,7 @@ import { slotCapacity } from './capacity.js'
 import { DiskBudget } from './admission.js'
 import { defaultDiskBudgetBytes, EXEC_DEFAULTS, EXEC_SERVICE, type ExecGpu } from './job-service-init.js'
 import { jobExecService } from './provider.js'
+import { JobLauncher } from './runners/launcher.js'
 import { makeRunner } from './runners/make-runner.js'
 import { checkWorkRootOutside, defaultWorkRoot } from './runners/work-dirs.js'
 import { SlotScheduler } from './scheduler.js'
@@ -56,7 +57,9 @@ export function execServices (opts: ExecServicesOptions): Required<NodeExtension
   const policy = profile.policy
   const scheduler = slotSchedulerFor(profile)
   const gpus = execGpus(profile)
-  const read = profile.simulated ? undefined : async () => await readGpuTelemetry({ nvidiaSmi })
+  // one launcher for the runner's processes and the GPU telemetry's nvidia-smi (every second while a job runs)
+  const launcher = new JobLauncher()
+  const read = profile.simulated ? undefined : async () => await readGpuTelemetry({ nvidiaSmi, run: async (file, args, options) => await launcher.call(file, args, options) })
   const workRoot = opts.provider.workRoot ?? defaultWorkRoot(opts.dataDir)
   checkWorkRootOutside(workRoot, opts.dataDir)
   // one disk budget, which the job service holds shares of and the bid engine reads
@@ -66,7 +69,7 @@ export function execServices (opts: ExecServicesOptions): Required<NodeExtension
     services: {
       [CAPACITY_SERVICE]: slotCapacity(scheduler, { budget: disk, outputBoundBytes: EXEC_DEFAULTS.maxOutputBytes }),
       [EXEC_SERVICE]: jobExecService({
-        runner: makeRunner(opts.provider.runner ?? 'docker', profile, { jobUser: opts.provider.jobUser, fileBytes: EXEC_DEFAULTS.maxOutputBytes, docker: opts.provider.docker }),
+        runner: makeRunner(opts.provider.runner ?? 'docker', profile, { jobUser: opts.provider.jobUser, fileBytes: EXEC_DEFAULTS.maxOutputBytes, docker: opts.provider.docker, launcher }),
         gpus,
         scheduler,
         disk,

@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url'
 import { parseTelemetry, readGpuTelemetry } from '../../src/capability/gpu.js'
 import { checkRelativePath, fileSetDigest, hashFile, listRegularFiles, sortEntries } from '../../src/exec/digest.js'
 import { OutputLimitError, RunnerError } from '../../src/exec/errors.js'
-import { DockerRunner, dockerRunArgs, JOB_PATH, ProcessRunner, type LogLine, type RunSpec } from '../../src/exec/runners/index.js'
+import { DockerRunner, dockerRunArgs, JOB_PATH, JobLauncher, ProcessRunner, type LogLine, type RunSpec } from '../../src/exec/runners/index.js'
+import type { CallResult } from '../../src/exec/runners/launcher.js'
 import { TelemetryAccumulator, TelemetrySampler } from '../../src/exec/telemetry.js'
 import { sha256 } from '../../src/identity/index.js'
 import { dockerSettings, splitDockerFields } from '../../src/cli/commands/docker-options.js'
@@ -312,6 +313,27 @@ describe('exec: telemetry', () => {
     assert.equal(s.avgUtilPpm, 980_000)
     assert.ok(s.energyMj > 0n)
     assert.deepEqual(parseTelemetry('1, 71, 98, 318.27\n')[0]?.temperatureC, 71)
+  })
+
+  it('through the provider\'s launcher (no fork of the provider per sample): the same samples and the same errors as a direct run', async () => {
+    const launcher = new JobLauncher()
+    try {
+      const run = async (file: string, args: string[], options: { env?: Record<string, string>, timeoutMs: number, maxBytes: number }): Promise<CallResult> => await launcher.call(file, args, options)
+      assert.deepEqual(await readGpuTelemetry({ nvidiaSmi: FAKE_SMI, run }), await readGpuTelemetry({ nvidiaSmi: FAKE_SMI }))
+      const errorOf = async (opts: Parameters<typeof readGpuTelemetry>[0]): Promise<string> => await readGpuTelemetry(opts).then(() => 'no error', (err: Error) => `${err.name}: ${err.message}`)
+      const cases: Array<Parameters<typeof readGpuTelemetry>[0]> = [
+        { nvidiaSmi: '/nonexistent/nvidia-smi' },
+        { nvidiaSmi: FAKE_SMI, env: { ...process.env, FAKE_NVIDIA_SMI_FIXTURE: 'driver-failure' } },
+        { nvidiaSmi: FAKE_SMI, env: { ...process.env, FAKE_NVIDIA_SMI_SLEEP: '1' }, timeoutMs: 300 }
+      ]
+      for (const opts of cases) {
+        const direct = await errorOf(opts)
+        assert.notEqual(direct, 'no error')
+        assert.equal(await errorOf({ ...opts, run }), direct)
+      }
+    } finally {
+      launcher.stop()
+    }
   })
 
   it('a simulated GPU gives a summary marked simulated', async () => {

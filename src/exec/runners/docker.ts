@@ -45,8 +45,8 @@ export interface DockerRunnerOptions {
   user?: string
   /** fetch a missing allowed image at run time (missing, docker's default) or only run what the engine has (never) */
   pull?: PullPolicy
-  /** run the docker client from a small helper process (launcher.ts; default true): false forks the provider itself */
-  launcher?: boolean
+  /** run the docker client from a small helper process (launcher.ts; default one of its own): false forks the provider itself */
+  launcher?: boolean | JobLauncher
 }
 
 /** The container name of a run: unique, so a stop never reaches another job. */
@@ -104,7 +104,7 @@ export class DockerRunner implements Runner {
   constructor (opts: DockerRunnerOptions) {
     if (opts.user != null) parseContainerUser(opts.user)
     this.opts = opts
-    if (opts.launcher !== false) this.launcher = new JobLauncher()
+    if (opts.launcher !== false) this.launcher = opts.launcher instanceof JobLauncher ? opts.launcher : new JobLauncher()
   }
 
   async prepareWorkRoot (root: string): Promise<void> {

@@ -6,3 +6,4 @@ export { checkWorkRootOutside, defaultWorkRoot, handOverWorkDir } from './work-d
 export { DockerRunner, dockerRunArgs, type DockerRunnerOptions, type PullPolicy } from './docker.js'
 export { JOB_PATH } from './environment.js'
 export { makeRunner, type DockerSettings } from './make-runner.js'
+export { JobLauncher } from './launcher.js'

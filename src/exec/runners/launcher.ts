@@ -31,6 +31,18 @@ export interface JobChild extends EventEmitter {
   readonly stderr: Readable | null
 }
 
+/** What call() gives back. */
+export interface CallResult {
+  code: number
+  stdout: string
+  stderr: string
+  /** why it could not start (ENOENT, EACCES, …) */
+  errorCode?: string
+  timedOut: boolean
+  /** a stream printed more than was kept */
+  truncated: boolean
+}
+
 const MAIN = fileURLToPath(new URL('./launcher-main.js', import.meta.url))
 
 /** A process the launcher started, as the provider sees it. */
@@ -144,26 +156,33 @@ export class JobLauncher {
 
   /**
    * Runs `file` once and collects what it prints, as execFile does: bounded in time (killed
-   * after `timeoutMs`) and in output (`maxBytes` of each stream kept); never throws. The code
-   * is -1 when it could not start or was killed.
+   * after `timeoutMs`) and in output (`maxBytes` characters of each stream kept); never throws.
+   * The code is -1 when it could not start, timed out or was killed.
    */
-  async call (file: string, args: string[], options: LaunchOptions & { timeoutMs: number, maxBytes: number }): Promise<{ code: number, stdout: string, stderr: string }> {
+  async call (file: string, args: string[], options: LaunchOptions & { timeoutMs: number, maxBytes: number }): Promise<CallResult> {
     const { timeoutMs, maxBytes, ...launch } = options
     const child = this.spawn(file, args, { ...launch, stdin: 'ignore' })
     const kept = { stdout: '', stderr: '' }
-    const keep = (name: 'stdout' | 'stderr') => (text: string): void => { if (kept[name].length < maxBytes) kept[name] += text.slice(0, maxBytes - kept[name].length) }
+    let truncated = false
+    const keep = (name: 'stdout' | 'stderr') => (text: string): void => {
+      if (kept[name].length + text.length > maxBytes) truncated = true
+      if (kept[name].length < maxBytes) kept[name] += text.slice(0, maxBytes - kept[name].length)
+    }
     child.stdout?.setEncoding('utf8').on('data', keep('stdout'))
     child.stderr?.setEncoding('utf8').on('data', keep('stderr'))
     let failure: string | undefined
-    child.once('error', (err: Error) => { failure = err.message })
+    let errorCode: string | undefined
+    let timedOut = false
+    child.once('error', (err: NodeJS.ErrnoException) => { failure = err.message; errorCode = err.code })
     const timer = setTimeout(() => {
+      timedOut = true
       failure = `timed out after ${timeoutMs} ms`
       try { if (child.pid != null) process.kill(child.pid, 'SIGKILL') } catch {}
     }, timeoutMs)
     await new Promise(resolve => child.once('close', resolve))
     clearTimeout(timer)
     const code = failure != null ? -1 : child.exitCode ?? -1
-    return { code, stdout: kept.stdout, stderr: failure != null && kept.stderr === '' ? failure : kept.stderr }
+    return { code, stdout: kept.stdout, stderr: failure != null && kept.stderr === '' ? failure : kept.stderr, errorCode, timedOut, truncated }
   }
 
   /** The launcher's process id while it runs. */

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { RunnerError } from '../errors.js'
 import { DockerRunner, type PullPolicy } from './docker.js'
+import type { JobLauncher } from './launcher.js'
 import { ProcessRunner } from './process.js'
 import type { Runner, RunnerKind } from './types.js'
 import type { ProviderProfile } from '../../capability/index.js'
@@ -22,6 +23,8 @@ export interface RunnerSetup {
   fileBytes?: number
   /** docker runner: engine, job user, pull policy */
   docker?: DockerSettings
+  /** the launcher its processes start from (default one of the runner's own) */
+  launcher?: JobLauncher
 }
 
 /**
@@ -31,12 +34,13 @@ export interface RunnerSetup {
  */
 export function makeRunner (kind: RunnerKind, profile: ProviderProfile, setup: RunnerSetup = {}): Runner {
   switch (kind) {
-    case 'process': return new ProcessRunner({ jobUser: setup.jobUser, concurrentJobs: profile.gpus.length, limits: { fileBytes: setup.fileBytes } })
+    case 'process': return new ProcessRunner({ jobUser: setup.jobUser, concurrentJobs: profile.gpus.length, limits: { fileBytes: setup.fileBytes }, launcher: setup.launcher })
     case 'docker': return new DockerRunner({
       allowedImages: profile.policy.images,
       host: setup.docker?.host,
       user: setup.docker?.user,
       pull: setup.docker?.pull,
+      launcher: setup.launcher,
       cpus: Math.max(1, Math.floor(availableParallelism() / Math.max(1, profile.gpus.length)))
     })
     default: throw new RunnerError(`unknown runner "${String(kind)}": use docker or process`)

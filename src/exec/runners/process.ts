@@ -47,8 +47,8 @@ export interface ProcessRunnerOptions {
   limits?: ProcessJobLimits
   /** make a cgroup per job where the kernel allows (default true; false tests the /proc fallback) */
   cgroups?: boolean
-  /** start jobs from a small helper process (launcher.ts; default true): false forks the provider itself */
-  launcher?: boolean
+  /** start jobs from a small helper process (launcher.ts; default one of its own): false forks the provider itself */
+  launcher?: boolean | JobLauncher
 }
 
 /**
@@ -82,7 +82,7 @@ export class ProcessRunner implements Runner {
   constructor (private readonly opts: ProcessRunnerOptions = {}) {
     this.users = new JobUserPool(planJobUser(opts.jobUser))
     this.concurrentJobs = Math.max(1, opts.concurrentJobs ?? 1)
-    if (opts.launcher !== false) this.launcher = new JobLauncher()
+    if (opts.launcher !== false) this.launcher = opts.launcher instanceof JobLauncher ? opts.launcher : new JobLauncher()
   }
 
   /** Whom jobs run as, for the provider's startup line. */
