@@ -200,6 +200,8 @@ export interface CommandResult {
   timedOut?: boolean
   /** it printed more than maxBytes on a stream */
   truncated?: boolean
+  /** the signal that ended it, other than the timeout's */
+  signal?: string
 }
 
 const MAX_OUTPUT = 1024 * 1024
@@ -207,51 +209,34 @@ const MAX_OUTPUT = 1024 * 1024
 async function runNvidiaSmi (args: readonly string[], opts: DetectOptions): Promise<string> {
   const bin = opts.nvidiaSmi ?? 'nvidia-smi'
   const timeoutMs = opts.timeoutMs ?? 10_000
-  if (opts.run != null) return await runNvidiaSmiWith(opts.run, bin, args, timeoutMs, opts.env)
-  return await new Promise<string>((resolve, reject) => {
-    execFile(bin, [...args], {
-      timeout: timeoutMs,
-      killSignal: 'SIGKILL',
-      maxBuffer: MAX_OUTPUT,
-      encoding: 'utf8',
-      windowsHide: true,
-      env: opts.env ?? process.env
-    }, (err, stdout, stderr) => {
-      if (err == null) { resolve(stdout); return }
-      const e = err as NodeJS.ErrnoException & { killed?: boolean, signal?: string | null, code?: string | number | null }
-      if (e.code === 'ENOENT') {
-        reject(new GpuDetectionError(NVIDIA_SMI_NOT_FOUND, { cause: err })); return
-      }
-      if (e.code === 'EACCES') {
-        reject(new GpuDetectionError(`cannot run ${bin}: permission denied`, { cause: err })); return
-      }
-      if (e.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') {
-        reject(new GpuDetectionError(`${bin} printed more than ${MAX_OUTPUT} bytes; refusing to parse it`, { cause: err })); return
-      }
-      if (e.killed === true || e.signal != null) {
-        reject(new GpuDetectionError(e.killed === true
-          ? `${bin} did not answer within ${timeoutMs} ms (driver hung?)`
-          : `${bin} was killed by ${String(e.signal)}`, { cause: err }))
-        return
-      }
-      const line = firstLine(String(stdout)) || firstLine(String(stderr)) || 'no output'
-      reject(new GpuDetectionError(`${bin} failed (exit ${String(e.code)}): ${line}`, { cause: err }))
-    })
-  })
-}
-
-/** runNvidiaSmi through `run`: the same answers and the same errors as through execFile. */
-async function runNvidiaSmiWith (run: CommandRunner, bin: string, args: readonly string[], timeoutMs: number, env?: NodeJS.ProcessEnv): Promise<string> {
-  const childEnv = Object.fromEntries(Object.entries(env ?? process.env).filter((e): e is [string, string] => e[1] != null))
-  const r = await run(bin, [...args], { env: childEnv, timeoutMs, maxBytes: MAX_OUTPUT + 1 })
+  const env = Object.fromEntries(Object.entries(opts.env ?? process.env).filter((e): e is [string, string] => e[1] != null))
+  const r = await (opts.run ?? runDirect)(bin, [...args], { env, timeoutMs, maxBytes: MAX_OUTPUT })
   if (r.errorCode === 'ENOENT') throw new GpuDetectionError(NVIDIA_SMI_NOT_FOUND)
   if (r.errorCode === 'EACCES') throw new GpuDetectionError(`cannot run ${bin}: permission denied`)
-  if (r.truncated === true || r.stdout.length > MAX_OUTPUT) throw new GpuDetectionError(`${bin} printed more than ${MAX_OUTPUT} bytes; refusing to parse it`)
+  if (r.truncated === true) throw new GpuDetectionError(`${bin} printed more than ${MAX_OUTPUT} bytes; refusing to parse it`)
   if (r.timedOut === true) throw new GpuDetectionError(`${bin} did not answer within ${timeoutMs} ms (driver hung?)`)
+  if (r.signal != null) throw new GpuDetectionError(`${bin} was killed by ${r.signal}`)
   if (r.code === 0) return r.stdout
   const line = firstLine(r.stdout) || firstLine(r.stderr) || 'no output'
   throw new GpuDetectionError(`${bin} failed (exit ${String(r.code)}): ${line}`)
 }
+
+/** A CommandRunner by a fork of this process (execFile): for start-up, and callers without a launcher. */
+const runDirect: CommandRunner = async (file, args, options) => await new Promise(resolve => {
+  execFile(file, args, { timeout: options.timeoutMs, killSignal: 'SIGKILL', maxBuffer: options.maxBytes, encoding: 'utf8', windowsHide: true, env: options.env }, (err, stdout, stderr) => {
+    if (err == null) { resolve({ code: 0, stdout, stderr }); return }
+    const e = err as NodeJS.ErrnoException & { killed?: boolean, signal?: string | null, code?: string | number | null }
+    resolve({
+      code: typeof e.code === 'number' ? e.code : -1,
+      stdout: String(stdout),
+      stderr: String(stderr),
+      errorCode: typeof e.code === 'string' ? e.code : undefined,
+      timedOut: e.killed === true,
+      truncated: e.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER',
+      signal: e.killed === true ? undefined : e.signal ?? undefined
+    })
+  })
+})
 
 /** Runs nvidia-smi and returns the machine's GPUs; throws GpuDetectionError with a readable reason. */
 export async function detectGpus (opts: DetectOptions = {}): Promise<DetectedGpu[]> {

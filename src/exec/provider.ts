@@ -60,6 +60,7 @@ export class JobExecService implements Startable {
   async start (): Promise<void> {
     if (this.init.runner.prepareWorkRoot != null) await this.init.runner.prepareWorkRoot(this.init.workRoot)
     else await mkdir(this.init.workRoot, { recursive: true, mode: 0o700 })
+    this.init.runner.open?.()
     await this.components.registrar.handle(PROTOCOL.job, (data) => { this.handle(data) }, {
       maxInboundStreams: 2 * this.init.gpus.length + 4,
       maxOutboundStreams: 1
@@ -78,9 +79,7 @@ export class JobExecService implements Startable {
     const ending = [...this.live].map(job => { job.cancel('provider shutting down'); return job.done })
     // the runner's helpers (its launcher: docker kill, inspect, rm) go once the cancelled jobs are
     // stopped and cleaned up, or after a bound: a shutdown must not hang on a stuck engine
-    let timer: NodeJS.Timeout | undefined
-    await Promise.race([Promise.allSettled(ending), new Promise(resolve => { timer = setTimeout(resolve, STOP_JOBS_WAIT_MS) })])
-    clearTimeout(timer)
+    await withDeadline(Promise.allSettled(ending), STOP_JOBS_WAIT_MS, () => new Error('jobs still ending')).catch(() => {})
     this.init.runner.close?.()
   }
 

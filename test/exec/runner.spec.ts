@@ -318,7 +318,8 @@ describe('exec: telemetry', () => {
   it('through the provider\'s launcher (no fork of the provider per sample): the same samples and the same errors as a direct run', async () => {
     const launcher = new JobLauncher()
     try {
-      const run = async (file: string, args: string[], options: { env?: Record<string, string>, timeoutMs: number, maxBytes: number }): Promise<CallResult> => await launcher.call(file, args, options)
+      let launched = 0
+      const run = async (file: string, args: string[], options: { env?: Record<string, string>, timeoutMs: number, maxBytes: number }): Promise<CallResult> => { launched++; return await launcher.call(file, args, options) }
       assert.deepEqual(await readGpuTelemetry({ nvidiaSmi: FAKE_SMI, run }), await readGpuTelemetry({ nvidiaSmi: FAKE_SMI }))
       const errorOf = async (opts: Parameters<typeof readGpuTelemetry>[0]): Promise<string> => await readGpuTelemetry(opts).then(() => 'no error', (err: Error) => `${err.name}: ${err.message}`)
       const cases: Array<Parameters<typeof readGpuTelemetry>[0]> = [
@@ -331,6 +332,8 @@ describe('exec: telemetry', () => {
         assert.notEqual(direct, 'no error')
         assert.equal(await errorOf({ ...opts, run }), direct)
       }
+      // every read through `run` went to the launcher, none forked this process instead
+      assert.equal(launched, 1 + cases.length)
     } finally {
       launcher.stop()
     }

@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import { spawn } from 'node:child_process'
-import { mkdir } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { imageAllowed } from '../../capability/index.js'
 import { RunnerError } from '../errors.js'
 import { DEFAULT_CONTAINER_USER, parseContainerUser, prepareWorkDir } from './container-user.js'
 import { watchDiskUse } from './disk-watch.js'
-import { ClientErrors, dockerClientEnv, engineFailure, inspectContainer, removeContainer } from './docker-client.js'
+import { ClientErrors, dockerCall, dockerClientEnv, engineFailure, inspectContainer, removeContainer } from './docker-client.js'
 import { checkJobEnv, jobVariables } from './environment.js'
 import { JobLauncher } from './launcher.js'
 import { signalGroup, supervise } from './supervise.js'
@@ -107,9 +106,8 @@ export class DockerRunner implements Runner {
     if (opts.launcher !== false) this.launcher = opts.launcher instanceof JobLauncher ? opts.launcher : new JobLauncher()
   }
 
-  async prepareWorkRoot (root: string): Promise<void> {
-    await mkdir(root, { recursive: true, mode: 0o700 })
-    // the provider is starting and small: the launcher's one fork is cheapest now
+  /** The launcher's one fork of the provider now, while it is small. */
+  open (): void {
     this.launcher?.start()
   }
 
@@ -135,11 +133,7 @@ export class DockerRunner implements Runner {
     const env = dockerClientEnv(this.opts.host)
     const user = parseContainerUser(this.opts.user ?? DEFAULT_CONTAINER_USER)
     const launcher = this.launcher
-    const dockerCommand = (...more: string[]): void => {
-      if (launcher != null) { void launcher.call(docker, more, { env, timeoutMs: CLIENT_KILL_WAIT_MS * 4, maxBytes: 4096 }); return }
-      const c = spawn(docker, more, { stdio: 'ignore', env })
-      c.once('error', () => {})
-    }
+    const dockerCommand = (...more: string[]): void => { void dockerCall(docker, more, env, launcher) }
     // the client's complaints, should the container never start
     const clientErrors = new ClientErrors()
     let stopWatching = (): void => {}

@@ -58,9 +58,6 @@ process.on('message', (message: LauncherRequest) => {
       if (message.end === true) stdin.end()
       break
     }
-    case 'kill':
-      try { children.get(message.id)?.child.kill(message.signal) } catch {}
-      break
   }
 })
 

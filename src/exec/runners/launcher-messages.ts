@@ -20,7 +20,6 @@ export interface LaunchOptions {
 export type LauncherRequest =
   | { op: 'spawn', id: number, file: string, args: string[], options: LaunchOptions }
   | { op: 'stdin', id: number, data?: Uint8Array, end?: boolean }
-  | { op: 'kill', id: number, signal: NodeJS.Signals }
 
 export type LauncherReply =
   | { op: 'ready' }

@@ -41,6 +41,8 @@ export interface CallResult {
   timedOut: boolean
   /** a stream printed more than was kept */
   truncated: boolean
+  /** the signal that ended it, other than the timeout's */
+  signal?: string
 }
 
 const MAIN = fileURLToPath(new URL('./launcher-main.js', import.meta.url))
@@ -70,7 +72,7 @@ class LaunchedChild extends EventEmitter implements JobChild {
         this.emit('spawn')
         return false
       case 'data':
-        (reply.fd === 1 ? this.stdout : this.stderr).write(Buffer.from(reply.data))
+        (reply.fd === 1 ? this.stdout : this.stderr).write(reply.data)
         return false
       case 'error':
         this.fail(Object.assign(new Error(reply.message), { code: reply.code }))
@@ -182,7 +184,8 @@ export class JobLauncher {
     await new Promise(resolve => child.once('close', resolve))
     clearTimeout(timer)
     const code = failure != null ? -1 : child.exitCode ?? -1
-    return { code, stdout: kept.stdout, stderr: failure != null && kept.stderr === '' ? failure : kept.stderr, errorCode, timedOut, truncated }
+    const signal = timedOut ? undefined : child.signalCode ?? undefined
+    return { code, stdout: kept.stdout, stderr: failure != null && kept.stderr === '' ? failure : kept.stderr, errorCode, timedOut, truncated, signal }
   }
 
   /** The launcher's process id while it runs. */
@@ -195,7 +198,7 @@ export class JobLauncher {
     const child = this.process
     if (child == null) return
     try { child.disconnect() } catch {}
-    this.gone(child)
+    this.gone(child, true)
   }
 
   private send (request: LauncherRequest): void {
@@ -217,10 +220,10 @@ export class JobLauncher {
     }
   }
 
-  private gone (child: ChildProcess): void {
+  private gone (child: ChildProcess, stopped = false): void {
     if (this.process !== child) return
-    // one that never came up will not: later jobs start directly
-    if (!this.ready) this.failed = true
+    // one that never came up by itself will not: later jobs start directly (a stop is no such failure)
+    if (!this.ready && !stopped) this.failed = true
     this.process = undefined
     this.ready = false
     this.queued.length = 0

@@ -21,7 +21,7 @@ const SETPRIV = findTool(['/usr/bin/setpriv', '/bin/setpriv'])
  * server runs for ever) would hold the GPU slot nobody accounts for any more.
  */
 let pdeathsig: boolean | undefined
-/** Asked of setpriv once: when the provider prepares its work root, else when the first job starts (not when a node merely loads the runners). */
+/** Asked of setpriv once: when the provider starts (open()), else when the first job starts (not when a node merely loads the runners). */
 function supportsPdeathsig (): boolean {
   pdeathsig ??= SETPRIV != null && spawnSync(SETPRIV, ['--help'], { encoding: 'utf8' }).stdout?.includes('--pdeathsig') === true
   return pdeathsig
@@ -92,8 +92,10 @@ export class ProcessRunner implements Runner {
 
   async prepareWorkRoot (root: string): Promise<void> {
     await prepareWorkRoot(root, this.users.plan.dedicated)
-    // the provider is starting, and as small as it will be: its own forks (the launcher, the
-    // question to setpriv) are cheapest now and leave no copy-on-write marks on a big heap
+  }
+
+  /** The provider's own forks (the launcher, the question to setpriv) now, while they leave no copy-on-write marks on a big heap. */
+  open (): void {
     this.launcher?.start()
     supportsPdeathsig()
   }

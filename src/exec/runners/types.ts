@@ -76,6 +76,8 @@ export interface Runner {
   check(spec: RunSpec): void
   /** starts the job; `onLog` gets each output line as it is read */
   start(spec: RunSpec, onLog: (line: LogLine) => void): RunHandle
+  /** the provider starts, as small as it will be: the runner takes what it holds between jobs (its launcher) */
+  open?(): void
   /** lets go of what the runner holds between jobs (the provider stops; a later job takes it again) */
   close?(): void
 }
