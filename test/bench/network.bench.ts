@@ -3,8 +3,9 @@
  * env NETWORK_BENCH_PROVIDERS, default 40) with simulated GPUs and the market's bid engine in
  * child processes of 10 (test/bench/provider-shard.ts), so the nodes use every core as separate
  * machines would. Phases, each measured in every child (CPU, syscall bytes, gossip validations):
- * - settle: at least 10 s, until three 2 s samples of the providers' CPU agree within 20 % (at most 90 s),
- *   so start-up work (routing tables, meshes) is not measured as a provider's steady cost;
+ * - settle: at least 10 s, until three 2 s samples of the providers' CPU agree within 20 % and
+ *   the providers opened at most 2 connections in those 6 s (at most 120 s), so start-up work
+ *   (connections, routing tables, meshes) is not measured as a provider's steady cost;
  * - idle (NETWORK_BENCH_IDLE_SECONDS, 10 s): what a provider spends with no jobs (heartbeats, pings);
  * - load: signed job requests published by the renters at 10 per second for
  *   NETWORK_BENCH_SECONDS (30 s) on the shard every provider joins, jobs nobody serves (no
@@ -34,14 +35,16 @@ const AUCTIONS = 20
 /** the settle wait before the idle phase: one sample this often, at least SETTLE_MIN_MS, at most SETTLE_MAX_MS */
 const SETTLE_SAMPLE_MS = 2_000
 const SETTLE_MIN_MS = 10_000
-const SETTLE_MAX_MS = 90_000
+const SETTLE_MAX_MS = 120_000
+/** settled also means the connections have formed: at most this many opened, over every provider, in the last three samples */
+const SETTLE_MAX_OPENS = 2
 /** the shard of the load's job requests (no residency, no VRAM floor): every provider joins it */
 const LOAD_SHARD = jobShardOf(undefined)
 
 export interface NetworkBenchOptions { providers: number, loadSeconds?: number, idleSeconds?: number, auctions?: number }
 
 /** `after - before` per provider and per unit (job, auction, second). */
-function perUnit (before: ShardUsage, after: ShardUsage, providers: number, units: number): { cpuMs: number, readBytes: number, writtenBytes: number, marketMessages: number, allMessages: number, bids: number } {
+function perUnit (before: ShardUsage, after: ShardUsage, providers: number, units: number): { cpuMs: number, readBytes: number, writtenBytes: number, marketMessages: number, allMessages: number, bids: number, connectionsOpened: number } {
   const d = (x: number, y: number): number => (y - x) / providers / units
   return {
     cpuMs: d(before.usage.cpuMs, after.usage.cpuMs),
@@ -49,7 +52,8 @@ function perUnit (before: ShardUsage, after: ShardUsage, providers: number, unit
     writtenBytes: d(before.usage.writtenBytes, after.usage.writtenBytes),
     marketMessages: d(before.marketValidated, after.marketValidated),
     allMessages: d(before.allValidated, after.allValidated),
-    bids: d(before.bids, after.bids)
+    bids: d(before.bids, after.bids),
+    connectionsOpened: d(before.connectionsOpened, after.connectionsOpened)
   }
 }
 
@@ -105,6 +109,7 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
     // row of the providers' CPU rate within 20 % of each other; bounded at SETTLE_MAX_MS, reported either way
     const settleStarted = Date.now()
     const rates: number[] = []
+    const opens: number[] = []
     let settled = false
     let sample = await usageOf(shards)
     let sampledAt = Date.now()
@@ -113,13 +118,17 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
       const next = await usageOf(shards)
       const now = Date.now()
       rates.push((next.usage.cpuMs - sample.usage.cpuMs) / ((now - sampledAt) / 1000))
+      opens.push(next.connectionsOpened - sample.connectionsOpened)
       sample = next
       sampledAt = now
       const last = rates.slice(-3)
-      settled = now - settleStarted >= SETTLE_MIN_MS && last.length === 3 && Math.max(...last) <= 1.2 * Math.min(...last)
+      // a steady CPU rate is not enough: while connections still form (each a TLS handshake on
+      // both ends, ~60 s for 50 nodes on two cores) the rate is steadily high
+      const forming = opens.slice(-3).reduce((a, b) => a + b, 0) > SETTLE_MAX_OPENS
+      settled = now - settleStarted >= SETTLE_MIN_MS && last.length === 3 && Math.max(...last) <= 1.2 * Math.min(...last) && !forming
     }
     const settleMs = Date.now() - settleStarted
-    process.stderr.write(`  ${settled ? 'settled' : 'not settled'} after ${settleMs} ms (providers' CPU ${Math.round(rates.at(-1) ?? 0)} ms/s)\n`)
+    process.stderr.write(`  ${settled ? 'settled' : 'not settled'} after ${settleMs} ms (providers' CPU ${Math.round(rates.at(-1) ?? 0)} ms/s, connections opened in the last 6 s ${opens.slice(-3).reduce((a, b) => a + b, 0)})\n`)
 
     // idle: what the providers spend with no jobs at all
     await usageOf(shards)
@@ -197,6 +206,7 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
       allConnectedMs: connectedMs,
       settleMs,
       settled,
+      connectionsOpenedInLastSettleSamples: opens.slice(-3).reduce((a, b) => a + b, 0),
       nodesAloneAtConnectBound: view.alone,
       nodesWithoutJobsPeerAtConnectBound: view.unsubscribed,
       jobRequestsPublished: total,
@@ -220,6 +230,9 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
       perProviderIdleCpuMsPerS: round(idle.cpuMs, 3),
       perProviderIdleMessagesPerS: round(idle.allMessages, 3),
       perProviderIdleReadBytesPerS: Math.round(idle.readBytes),
+      // connection churn: each connection opened is a TLS handshake with a freshly generated certificate
+      perProviderIdleConnectionsOpenedPerMin: round(idle.connectionsOpened * 60),
+      perProviderLoadConnectionsOpenedPerMin: round(perJob.connectionsOpened * total / loadDurationS * 60),
       providerLoopDelayP99Ms: round(loadTo.loopDelayP99Ms, 1),
       auctions,
       auctionWindowMs: 300,

@@ -47,6 +47,8 @@ export interface ShardUsage {
   /** garbage collection: pause time so far (ms, every kind summed), and the longest pause since the previous 'usage' */
   gcMs: number
   gcMaxPauseMs: number
+  /** connections opened so far (either direction), summed: each one a TLS handshake with a fresh certificate */
+  connectionsOpened: number
 }
 export type ShardReply =
   | { type: 'ready' }
@@ -108,12 +110,14 @@ async function main (): Promise<void> {
   new PerformanceObserver(list => {
     for (const entry of list.getEntries()) { gcMs += entry.duration; gcMaxPauseMs = Math.max(gcMaxPauseMs, entry.duration) }
   }).observe({ entryTypes: ['gc'] })
+  let connectionsOpened = 0
   const advertiser = (n: IdlegridNode): CapabilityAdvertiser | undefined => (n.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as CapabilityAdvertiser | undefined
   const market = (n: IdlegridNode): MarketProviderService => n.libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
   const start = async (i: number): Promise<IdlegridNode> => {
     const profile = providerProfile(parsePolicy({ region: REGIONS[i % REGIONS.length], priceFloor: 0.5 + (i % 7) * 0.25, images: ['*'] }), parseSimulatedGpus([GPUS[i % GPUS.length] as string]))
     const config = resolveConfig({ role: 'provider', flags: { dataDir: join(dir, `provider-${i}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [bootstrap], heartbeatSeconds } })
     const node = await createNode(config, advertise ? advertisingProvider(profile) : providerMarketServices(profile))
+    node.libp2p.addEventListener('connection:open', () => { connectionsOpened++ })
     for (const topic of JOB_SHARD_TOPICS) {
       node.libp2p.services.gossip.onMessage(topic, (envelope) => {
         deliveries.push([toHex(readJobRequest(envelope).message.jobId), Date.now()])
@@ -157,7 +161,8 @@ async function main (): Promise<void> {
           loopDelayP50Ms: loopDelay.percentile(50) / 1e6,
           loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
           gcMs,
-          gcMaxPauseMs
+          gcMaxPauseMs,
+          connectionsOpened
         }
       })
       loopDelay.reset()

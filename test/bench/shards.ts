@@ -62,6 +62,7 @@ export async function usageOf (shards: Shard[]): Promise<ShardUsage> {
     loopDelayP50Ms: Math.max(a.loopDelayP50Ms, b.loopDelayP50Ms),
     loopDelayP99Ms: Math.max(a.loopDelayP99Ms, b.loopDelayP99Ms),
     gcMs: a.gcMs + b.gcMs,
-    gcMaxPauseMs: Math.max(a.gcMaxPauseMs, b.gcMaxPauseMs)
+    gcMaxPauseMs: Math.max(a.gcMaxPauseMs, b.gcMaxPauseMs),
+    connectionsOpened: a.connectionsOpened + b.connectionsOpened
   }))
 }
