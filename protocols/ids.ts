@@ -34,10 +34,10 @@ export const PROTOCOL = {
 } as const
 
 export const TOPIC = {
-  /** 3: see PROTOCOL.ledgerSync */
-  ledger: '/idlegrid/3/ledger',
-  /** legacy: off by default (heartbeats go to connected peers on PROTOCOL.heartbeat); --heartbeat-gossip joins it */
-  heartbeats: '/idlegrid/1/heartbeats'
+  /** legacy, off by default; 4: gossip without its own signature (StrictNoSign), entries as PROTOCOL.ledgerSync 3.0.0 carries them */
+  ledger: '/idlegrid/4/ledger',
+  /** legacy: off by default (heartbeats go to connected peers on PROTOCOL.heartbeat); --heartbeat-gossip joins it. 2: StrictNoSign */
+  heartbeats: '/idlegrid/2/heartbeats'
 } as const
 
 /**
@@ -47,7 +47,8 @@ export const TOPIC = {
  * straight to the renter (PROTOCOL.bid) and awards to the winner (PROTOCOL.accept): there is
  * no bids or awards topic in version 2.
  */
-export const JOB_TOPIC_PREFIX = '/idlegrid/2/jobs/'
+export const JOB_TOPIC_PREFIX = '/idlegrid/3/jobs/'
+// 3: gossip without its own signature (StrictNoSign): the envelope signs every message
 /** Residency zones with a shard of their own; "any" carries jobs without residency, "other" every other zone. */
 export const SHARD_ZONES = ['any', 'eu', 'us', 'ap', 'other'] as const
 /** Lower bounds of the VRAM classes, GiB ("N GB" counts from 93 % of N GiB, as job specs and the DHT's VRAM index do). */
@@ -56,7 +57,7 @@ export const VRAM_CLASSES_GIB = [0, 16, 24, 40, 48, 80] as const
 export const MAX_PROVIDER_SHARDS = 2 * VRAM_CLASSES_GIB.length
 
 export type ShardZone = typeof SHARD_ZONES[number]
-export type JobShardTopic = `/idlegrid/2/jobs/${string}/vram-${number}`
+export type JobShardTopic = `/idlegrid/3/jobs/${string}/vram-${number}`
 
 export function jobShardTopic (zone: ShardZone, vramClassGib: number): JobShardTopic {
   return `${JOB_TOPIC_PREFIX}${zone}/vram-${vramClassGib}` as JobShardTopic

@@ -14,7 +14,7 @@ export const NODE_OPTIONS: OptionTable = {
   config: { type: 'string', valueName: 'FILE', description: 'YAML config file' },
   'private-addresses': { type: 'string', valueName: 'auto|true|false', description: 'keep loopback/LAN addresses in the DHT (default auto: true when the bootstrap peers are local)' },
   'heartbeat-seconds': { type: 'string', valueName: 'S', description: 'seconds between signed heartbeats (default 10)' },
-  'heartbeat-gossip': { type: 'boolean', description: 'also join the legacy heartbeat topic /idlegrid/1/heartbeats (off by default: heartbeats go to connected peers)' }
+  'heartbeat-gossip': { type: 'boolean', description: 'also join the legacy heartbeat topic /idlegrid/2/heartbeats (off by default: heartbeats go to connected peers)' }
 }
 
 export const COMMON_OPTIONS: OptionTable = {

@@ -171,6 +171,10 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
         // finds the copy first; every message arrives from several mesh peers, and without
         // this most of a busy node's CPU goes to verifying copies it already has
         fastMsgIdFn: fastMessageId,
+        // the envelope inside is every message's signature (protocols/README.md §2): a gossip
+        // signature of its own cost each node a second verify per message and ~110 bytes a copy
+        globalSignaturePolicy: 'StrictNoSign',
+        msgIdFn: gossipMessageId,
         doPX: isBootstrap,
         scoreParams: {
           // on a loopback or LAN network every peer shares one IP: colocation must not graylist them all
@@ -206,6 +210,17 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
       ...extensions.services as ServiceFactoryMap
     }
   }
+}
+
+/**
+ * A gossip message's id on the wire (IHAVE, IWANT), protocols/README.md §2: SHA-256 of the
+ * topic's length (u32, big-endian), the topic (UTF-8) and the data.
+ */
+export function gossipMessageId (msg: { topic: string, data: Uint8Array }): Uint8Array {
+  const topic = Buffer.from(msg.topic, 'utf8')
+  const length = Buffer.alloc(4)
+  length.writeUInt32BE(topic.byteLength)
+  return createHash('sha256').update(length).update(topic).update(msg.data).digest()
 }
 
 /** Digest of everything a gossip message carries; equal digests mean the same message. */

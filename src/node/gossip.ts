@@ -21,9 +21,9 @@ export const ACCEPT: GossipVerdict = { action: 'accept' }
 export const ignore = (reason: string): GossipVerdict => ({ action: 'ignore', reason })
 export const reject = (reason: string): GossipVerdict => ({ action: 'reject', reason })
 
-/** Checks a verified envelope's payload for one topic (decode with bounds, expiry, replay…). */
-export type PayloadValidator = (envelope: OpenedEnvelope, from: PeerId) => GossipVerdict | Promise<GossipVerdict>
-export type GossipHandler = (envelope: OpenedEnvelope, from: PeerId) => void
+/** Checks a verified envelope's payload for one topic (decode with bounds, expiry, replay…); `author` is the envelope's signer. */
+export type PayloadValidator = (envelope: OpenedEnvelope, author: PeerId) => GossipVerdict | Promise<GossipVerdict>
+export type GossipHandler = (envelope: OpenedEnvelope, author: PeerId) => void
 
 export interface GossipRouter {
   /** the payload check of `topic` (one per topic; later registrations replace earlier ones) */
@@ -39,8 +39,6 @@ interface GossipRouterComponents {
   logger: ComponentLogger
 }
 
-/** Topics whose messages may be forwarded envelopes signed by someone other than the gossip sender. */
-const RELAYED_TOPICS: ReadonlySet<TopicName> = new Set([TOPIC.ledger])
 /**
  * How long an accepted message is remembered (replay-cache.ts): the longest it can stay
  * valid. Ledger entries never expire, but a replayed one is a duplicate the store ignores:
@@ -139,18 +137,11 @@ class GossipRouterService implements GossipRouter, Startable {
 
   private async check (topic: TopicName, propagationSource: PeerId, msg: Message): Promise<GossipVerdict> {
     if (msg.data.byteLength > TOPIC_MAX_BYTES[topic]) return reject(`oversized (${msg.data.byteLength} > ${TOPIC_MAX_BYTES[topic]} bytes)`)
-    if (msg.type !== 'signed') return reject('unsigned gossip message')
-    // the author's rate, before the signature check it would cost; gossipsub (StrictSign) has
-    // verified msg.from already, so nobody can spend another author's allowance with forgeries
-    const cls = topicClass(topic)
-    const bucket = `${cls}:${msg.from.toString()}`
-    if (!this.rates.take(bucket, this.rateLimits[cls])) {
-      this.guard?.messageOverLimit(msg.from, msg.from.equals(propagationSource), cls)
-      // IGNORE, not REJECT: REJECT scores down the peer that delivered the message, which may
-      // be an honest relay whose own bucket for this author was not empty; the message itself
-      // may be valid. The author, when it floods us directly, is struck by the guard instead.
-      return ignore('rate limit')
-    }
+    // StrictNoSign (protocols/README.md §2): the envelope's signature is the message's only
+    // one, and gossipsub refuses a message that carries its own author, sequence number or signature
+    if (msg.type !== 'unsigned') return reject('signed gossip message')
+    // the one signature check comes first: the author it proves is the rate limit's key, so
+    // nobody can spend another author's allowance with forgeries
     let envelope: OpenedEnvelope
     try {
       envelope = openEnvelope(msg.data, { domain: TOPIC_DOMAIN[topic], maxBytes: TOPIC_MAX_BYTES[topic] })
@@ -158,10 +149,18 @@ class GossipRouterService implements GossipRouter, Startable {
       if (err instanceof EnvelopeError) return reject(err.reason)
       throw err
     }
-    if (!RELAYED_TOPICS.has(topic) && !envelope.signer.equals(msg.from)) return reject('wrong-signer')
+    const author = envelope.signer
+    const cls = topicClass(topic)
+    const bucket = `${cls}:${author.toString()}`
+    if (!this.rates.take(bucket, this.rateLimits[cls])) {
+      this.guard?.messageOverLimit(author, author.equals(propagationSource), cls)
+      // IGNORE, not REJECT: REJECT scores down the peer that delivered the message, which may
+      // be an honest relay whose own bucket for this author was not empty; the message itself
+      // may be valid. The author, when it floods us directly, is struck by the guard instead.
+      return ignore('rate limit')
+    }
     const id = signatureKey(envelope)
-    const signer = envelope.signer.toString()
-    const seen = this.seen.check(id, signer)
+    const seen = this.seen.check(id, author.toString())
     if (seen === 'replayed') {
       // a replay costs the author nothing: it may be a third party's, and must not spend the author's allowance
       this.rates.refund(bucket, this.rateLimits[cls])
@@ -170,9 +169,9 @@ class GossipRouterService implements GossipRouter, Startable {
     // remembered until they expire, so a flood is refused rather than allowed to push them out
     if (seen !== 'fresh') return ignore(`replay cache ${seen}`)
     const validator = this.validators.get(topic)
-    const verdict = validator == null ? ACCEPT : await validator(envelope, msg.from)
+    const verdict = validator == null ? ACCEPT : await validator(envelope, author)
     if (verdict.action === 'accept') {
-      this.seen.remember(id, signer, TOPIC_RETENTION_MS[topic])
+      this.seen.remember(id, author.toString(), TOPIC_RETENTION_MS[topic])
       this.accepted.set(msg, envelope)
     }
     return verdict
@@ -182,10 +181,10 @@ class GossipRouterService implements GossipRouter, Startable {
     // gossipsub hands the validated message object to 'message' listeners
     const envelope = this.accepted.get(msg)
     const handlers = this.handlers.get(msg.topic as TopicName)
-    if (envelope == null || handlers == null || msg.type !== 'signed') return
+    if (envelope == null || handlers == null) return
     for (const handler of handlers) {
       try {
-        handler(envelope, msg.from)
+        handler(envelope, envelope.signer)
       } catch (err: any) {
         this.log.error('handler on %s failed: %e', msg.topic, err)
       }

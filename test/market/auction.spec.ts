@@ -157,7 +157,6 @@ describe('market auction (in-process network)', function () {
     const otherShard = jobShardOf({ residency: 'us', minVramMib: 0 })
     const job = (key: IdlegridNode, over: Partial<JobRequest> = {}): Uint8Array =>
       signJobRequest(key.privateKey, key.peerId, { ...toJobRequest(spec, { renter: key.peerId.toMultihash().bytes }), ...over }).envelope
-    const replayed = job(attacker)
     const badSignature = job(attacker)
     badSignature[badSignature.length - 1] = (badSignature[badSignature.length - 1] ?? 0) ^ 0xff
     const invalidJobs: Array<[string, Uint8Array]> = [
@@ -165,11 +164,13 @@ describe('market auction (in-process network)', function () {
       [shard, sealEnvelope(attacker.privateKey, attacker.peerId, 'job-request', Uint8Array.of(0xff, 0xff))], // malformed payload
       [shard, sealEnvelope(attacker.privateKey, attacker.peerId, 'bid', Uint8Array.of())], // wrong domain
       [shard, badSignature], // forged signature
-      [shard, job(victim)], // someone else's signed job, relayed as our own
+      [shard, job(victim)], // someone else's signed job, relayed: gossip names no author (StrictNoSign), so it is the victim's and valid
       [otherShard, job(attacker)], // a job on a shard it does not belong to
       [shard, job(attacker, { createdAt: BigInt(Date.now() - 11 * 60_000), expiresAt: BigInt(Date.now() - 60_000) })], // expired
-      [shard, new Uint8Array(17 * 1024)], // oversized
-      [shard, replayed], [shard, replayed] // replay
+      [shard, new Uint8Array(17 * 1024)] // oversized
+      // a replay cannot be sent here: the same bytes on the same topic are one gossip message
+      // (one id), dropped by every seen-cache; the router's replay memory, for copies sent
+      // again after that, is replay-cache.spec's and gossip-validation.spec's
     ]
     const bid = (over: Record<string, unknown>, key = attacker): Signed<Bid> => signBid(key.privateKey, key.peerId, {
       jobId: fakeJob.jobId,
@@ -220,7 +221,7 @@ describe('market auction (in-process network)', function () {
     assert.equal(report.award?.winner, pid(expected as number))
     assert.equal(report.validBids, PROVIDERS.length)
     assert.ok(report.bids.every(b => b.provider !== attacker.peerId.toString()))
-    const kinds = ['reject:malformed', 'reject:wrong-domain', 'reject:bad-signature', 'reject:wrong-signer', 'reject:wrong-shard', 'ignore:expired', 'reject:oversized', 'ignore:replayed']
+    const kinds = ['reject:malformed', 'reject:wrong-domain', 'reject:bad-signature', 'reject:wrong-shard', 'ignore:expired', 'reject:oversized']
     const verdictsNow = (): string[] => Object.keys(diffVerdicts(before, totalVerdicts(net.all))).filter(k => k.startsWith('reject:') || k.startsWith('ignore:'))
     await waitFor(() => kinds.every(kind => verdictsNow().some(k => k.startsWith(kind))), { timeoutMs: 10_000, what: 'a verdict for every kind of invalid message' })
       .catch(() => {}) // the assertions below say which kind is missing
@@ -230,7 +231,7 @@ describe('market auction (in-process network)', function () {
     for (const kind of kinds) {
       assert.ok(rejected.some(k => k.startsWith(kind)), `${kind} not seen: ${JSON.stringify(seen)}`)
     }
-    for (const key of rejected) assert.match(key, /^(reject|ignore):(malformed|oversized|wrong-domain|bad-signature|wrong-signer|wrong-shard|expired|replayed)/, key)
+    for (const key of rejected) assert.match(key, /^(reject|ignore):(malformed|oversized|wrong-domain|bad-signature|wrong-shard|expired)/, key)
   })
 })
 

@@ -14,10 +14,10 @@ describe('market: job shards (issue 15)', () => {
   it('names a bounded set of topics, and each job exactly one of them', () => {
     assert.equal(JOB_SHARD_TOPICS.length, 30)
     assert.equal(new Set(JOB_SHARD_TOPICS).size, 30)
-    assert.equal(jobShardOf(undefined), '/idlegrid/2/jobs/any/vram-0')
-    assert.equal(jobShardOf({ residency: 'eu', minVramMib: Math.floor(40 * 1024 * 0.93) }), '/idlegrid/2/jobs/eu/vram-40')
-    assert.equal(jobShardOf({ residency: 'eu', minVramMib: Math.floor(40 * 1024 * 0.93) - 1 }), '/idlegrid/2/jobs/eu/vram-24')
-    assert.equal(jobShardOf({ residency: 'mars', minVramMib: 10 ** 9 }), '/idlegrid/2/jobs/other/vram-80')
+    assert.equal(jobShardOf(undefined), '/idlegrid/3/jobs/any/vram-0')
+    assert.equal(jobShardOf({ residency: 'eu', minVramMib: Math.floor(40 * 1024 * 0.93) }), '/idlegrid/3/jobs/eu/vram-40')
+    assert.equal(jobShardOf({ residency: 'eu', minVramMib: Math.floor(40 * 1024 * 0.93) - 1 }), '/idlegrid/3/jobs/eu/vram-24')
+    assert.equal(jobShardOf({ residency: 'mars', minVramMib: 10 ** 9 }), '/idlegrid/3/jobs/other/vram-80')
     assert.equal(shardZoneOf('any'), 'other', 'a residency literally named "any" is not the no-residency zone')
     assert.equal(vramClassOf(0), 0)
   })
@@ -26,7 +26,7 @@ describe('market: job shards (issue 15)', () => {
     const shards = providerShards('eu', 81_559)
     assert.equal(shards.length, MAX_PROVIDER_SHARDS)
     for (const t of shards) assert.ok(JOB_SHARD_TOPICS.includes(t), t)
-    assert.deepEqual(providerShards('us', 8_000), ['/idlegrid/2/jobs/any/vram-0', '/idlegrid/2/jobs/us/vram-0'])
+    assert.deepEqual(providerShards('us', 8_000), ['/idlegrid/3/jobs/any/vram-0', '/idlegrid/3/jobs/us/vram-0'])
   })
 
   it('every job a provider can serve (matching.ts) is on a shard the provider joined', () => {

@@ -46,7 +46,7 @@ export async function makeGossip (): Promise<VectorFile> {
     hb('heartbeat/expired', seal(alice, DOMAIN.heartbeat, heartbeat({ sentAt: BigInt(NOW - 120_000), expiresAt: BigInt(NOW - 60_000) })), ['expired', 'rule', 'ignore']),
     hb('heartbeat/from-the-future', seal(alice, DOMAIN.heartbeat, heartbeat({ sentAt: BigInt(NOW + 31_000), expiresAt: BigInt(NOW + 90_000) })), ['heartbeat from the future', 'rule', 'ignore'], 'sent_at 31 s ahead of the receiver (bound 30 s)'),
     hb('heartbeat/lifetime-too-long', seal(alice, DOMAIN.heartbeat, heartbeat({ expiresAt: BigInt(NOW + 10 * 60_000 + 1) })), ['heartbeat lifetime too long', 'rule', 'reject']),
-    hbFromMallory('heartbeat/relayed-by-another-sender', seal(alice, DOMAIN.heartbeat, heartbeat({ seq: 20n })), ['wrong-signer', 'rule', 'reject'], 'gossip sender (mallory) is not the envelope signer (alice): heartbeats are not relayed envelopes'),
+    hbFromMallory('heartbeat/relayed-by-another-sender', seal(alice, DOMAIN.heartbeat, heartbeat({ seq: 20n })), 'accept', 'delivered by mallory, signed by alice: a gossip message names no author of its own (StrictNoSign), the envelope\'s signer is its author'),
     hb('heartbeat/wrong-domain', seal(alice, DOMAIN.bid, heartbeat({ seq: 21n })), ['wrong-domain', 'domain', 'reject']),
     hb('heartbeat/bad-signature', tamper(hbValid, { payload: heartbeat({ seq: 12n }) }), ['bad-signature', 'signature', 'reject']),
     hb('heartbeat/oversized', hbOversized, [`oversized (${hbOversized.length} > ${TOPIC_MAX_BYTES[TOPIC.heartbeats]} bytes)`, 'size', 'reject'], 'an unknown field pads the payload; refused before decoding'),
@@ -67,7 +67,7 @@ export async function makeGossip (): Promise<VectorFile> {
   ]
   return {
     format: VECTOR_FORMAT,
-    description: 'gossip messages on every topic, fed in this order to one node\'s topic validators (bids and awards travel on streams since version 2)',
+    description: 'gossip messages on every topic, fed in this order to one node\'s topic validators (bids and awards travel on streams since version 2); `from` is the peer that delivered it, not an author: gossip messages carry none (StrictNoSign)',
     now: NOW,
     signingPrefix: SIGNING_PREFIX,
     keys: { alice: keyEntry(alice), bob: keyEntry(bob), mallory: keyEntry(mallory) },
