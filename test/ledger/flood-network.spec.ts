@@ -152,7 +152,7 @@ describe('ledger flood resistance over real nodes', function () {
     })
 
     // last: its rejects score the attacker down
-    it('on the topic, a forged signature and a body-forged entry are rejected (scored), a replay and a chain break ignored; none is stored', async () => {
+    it('on the topic, a forged signature and a body-forged entry are rejected (scored), a replay refused and a chain break ignored; none is stored', async () => {
       const [provider] = net.providers
       const attacker = net.renters[0]
       const pubsub = attacker.libp2p.services.pubsub
@@ -170,10 +170,12 @@ describe('ledger flood resistance over real nodes', function () {
       // 2. a feed entry carrying an attestation signed by the provider (the body check)
       const stolen = signTestJob({ provider: { key: provider.privateKey, peerId: provider.peerId }, renter: forger })
       await pubsub.publish(TOPIC.ledger, new TestFeed(forger).entry(LedgerEntry.BodyKind.ATTESTATION, stolen.attestation).envelope)
-      // 3. a replay of the provider's head entry, relayed by the attacker
+      // 3. a replay of the provider's head entry, relayed by the attacker: the same bytes on the
+      // same topic are the same gossip message (one id, StrictNoSign), which the attacker's own
+      // gossipsub has seen and will not send again; any node's seen-cache would drop it too
       const replay = await ledgerOf(provider).store.get(head.author, head.seq)
       assert.ok(replay != null)
-      await pubsub.publish(TOPIC.ledger, replay.envelope)
+      await assert.rejects(pubsub.publish(TOPIC.ledger, replay.envelope), /Duplicate/)
       // 4. the provider's next seq on a wrong prev hash (the test holds its key)
       const broken = sealEntry(provider.privateKey, provider.peerId, { seq: head.seq + 1, prevHash: sha256('not its head'), time: Date.now(), kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summaryBody() })
       await pubsub.publish(TOPIC.ledger, broken.envelope)
@@ -182,8 +184,8 @@ describe('ledger flood resistance over real nodes', function () {
         stats = {}
         for (const n of honest) for (const [k, v] of Object.entries(n.libp2p.services.gossip.stats()[TOPIC.ledger] ?? {})) stats[k] = (stats[k] ?? 0) + v
         return (stats['reject:bad-signature'] ?? 0) >= 1 && (stats['reject:ERR_LEDGER_BODY'] ?? 0) >= 1 &&
-          ((stats['ignore:duplicate'] ?? 0) + (stats['ignore:replayed'] ?? 0)) >= 1 && (stats['ignore:does not extend the held feed'] ?? 0) >= 1
-      }, { timeoutMs: 15_000, what: 'the honest nodes to judge all four messages' }).catch((err: Error) => { throw new Error(`${err.message}: ${JSON.stringify(stats)}`) })
+          (stats['ignore:does not extend the held feed'] ?? 0) >= 1
+      }, { timeoutMs: 15_000, what: 'the honest nodes to judge the three messages sent' }).catch((err: Error) => { throw new Error(`${err.message}: ${JSON.stringify(stats)}`) })
       assert.equal(heads(), before, 'nothing was stored')
     })
   })
