@@ -167,12 +167,10 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
         fallbackToFloodsub: false,
         allowPublishToZeroTopicPeers: true,
         emitSelf: false,
-        // gossipsub checks a message's signature before its duplicate check unless a fast id
-        // finds the copy first; every message arrives from several mesh peers, and without
-        // this most of a busy node's CPU goes to verifying copies it already has
-        fastMsgIdFn: fastMessageId,
         // the envelope inside is every message's signature (protocols/README.md §2): a gossip
-        // signature of its own cost each node a second verify per message and ~110 bytes a copy
+        // signature of its own cost each node a second verify per message and ~110 bytes a copy.
+        // Without one, a copy's duplicate check (its id) comes before any signature check, so
+        // no fast id is needed to spare the copies a verify
         globalSignaturePolicy: 'StrictNoSign',
         msgIdFn: gossipMessageId,
         doPX: isBootstrap,
@@ -221,15 +219,6 @@ export function gossipMessageId (msg: { topic: string, data: Uint8Array }): Uint
   const length = Buffer.alloc(4)
   length.writeUInt32BE(topic.byteLength)
   return createHash('sha256').update(length).update(topic).update(msg.data).digest()
-}
-
-/** Digest of everything a gossip message carries; equal digests mean the same message. */
-function fastMessageId (msg: { from?: Uint8Array, seqno?: Uint8Array, topic: string, data?: Uint8Array, signature?: Uint8Array }): string {
-  const hash = createHash('sha256').update(msg.topic)
-  for (const part of [msg.from, msg.seqno, msg.data, msg.signature]) {
-    hash.update(Uint32Array.of(part?.byteLength ?? 0)).update(part ?? new Uint8Array(0))
-  }
-  return hash.digest('base64')
 }
 
 function wrap<S extends CoreServices> (config: NodeConfig, libp2p: Libp2p<S>, privateKey: Ed25519PrivateKey, lock: DataDirLock): IdlegridNode<S> {

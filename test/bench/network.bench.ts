@@ -110,6 +110,7 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
     const settleStarted = Date.now()
     const rates: number[] = []
     const opens: number[] = []
+    const recentOpens = (): number => opens.slice(-3).reduce((a, b) => a + b, 0)
     let settled = false
     let sample = await usageOf(shards)
     let sampledAt = Date.now()
@@ -124,11 +125,10 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
       const last = rates.slice(-3)
       // a steady CPU rate is not enough: while connections still form (each a TLS handshake on
       // both ends, ~60 s for 50 nodes on two cores) the rate is steadily high
-      const forming = opens.slice(-3).reduce((a, b) => a + b, 0) > SETTLE_MAX_OPENS
-      settled = now - settleStarted >= SETTLE_MIN_MS && last.length === 3 && Math.max(...last) <= 1.2 * Math.min(...last) && !forming
+      settled = now - settleStarted >= SETTLE_MIN_MS && last.length === 3 && Math.max(...last) <= 1.2 * Math.min(...last) && recentOpens() <= SETTLE_MAX_OPENS
     }
     const settleMs = Date.now() - settleStarted
-    process.stderr.write(`  ${settled ? 'settled' : 'not settled'} after ${settleMs} ms (providers' CPU ${Math.round(rates.at(-1) ?? 0)} ms/s, connections opened in the last 6 s ${opens.slice(-3).reduce((a, b) => a + b, 0)})\n`)
+    process.stderr.write(`  ${settled ? 'settled' : 'not settled'} after ${settleMs} ms (providers' CPU ${Math.round(rates.at(-1) ?? 0)} ms/s, connections opened in the last 6 s ${recentOpens()})\n`)
 
     // idle: what the providers spend with no jobs at all
     await usageOf(shards)
@@ -206,7 +206,7 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
       allConnectedMs: connectedMs,
       settleMs,
       settled,
-      connectionsOpenedInLastSettleSamples: opens.slice(-3).reduce((a, b) => a + b, 0),
+      connectionsOpenedInLastSettleSamples: recentOpens(),
       nodesAloneAtConnectBound: view.alone,
       nodesWithoutJobsPeerAtConnectBound: view.unsubscribed,
       jobRequestsPublished: total,
