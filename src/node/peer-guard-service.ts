@@ -1,7 +1,8 @@
 /**
  * The peer guard's libp2p side (policy in peer-guard.ts): it counts each peer's inbound
  * streams before their handler runs, reads gossipsub's score of every connected peer each
- * second, and closes a denied peer's connections (the gater then refuses it both ways).
+ * second, counts the gossip RPCs gossipsub drops from graylisted peers, and closes a denied
+ * peer's connections (the gater then refuses it both ways).
  */
 import type { PeerGuard, PeerGuardSnapshot } from './peer-guard.js'
 import type { ComponentLogger, Logger, Startable, StreamHandlerRecord } from '@libp2p/interface'
@@ -19,7 +20,11 @@ export interface PeerGuardServiceInit {
   scoreCheckMs?: number
 }
 
-interface Scored { getScore?: (peerId: string) => number }
+interface Scored {
+  getScore?: (peerId: string) => number
+  /** gossipsub asks it once per RPC received; false (graylisted) drops the RPC unread */
+  acceptFrom?: (peerId: string) => boolean
+}
 
 /** The guard as a node's service: its policy object, and what it did so far. */
 export interface PeerGuardHandle {
@@ -35,6 +40,7 @@ class PeerGuardService implements PeerGuardHandle, Startable {
   private timer?: NodeJS.Timeout
   private offDeny?: () => void
   private originalGetHandler?: Registrar['getHandler']
+  private originalAcceptFrom?: { pubsub: Scored, acceptFrom: (peerId: string) => boolean }
 
   constructor (components: PeerGuardComponents, guard: PeerGuard, init: PeerGuardServiceInit) {
     this.components = components
@@ -58,6 +64,7 @@ class PeerGuardService implements PeerGuardHandle, Startable {
   afterStart (): void {
     this.timer = setInterval(() => { this.checkScores() }, this.scoreCheckMs)
     this.timer.unref()
+    this.countGraylistedRpcs()
   }
 
   stop (): void {
@@ -65,6 +72,8 @@ class PeerGuardService implements PeerGuardHandle, Startable {
     this.offDeny?.()
     if (this.originalGetHandler != null) this.components.registrar.getHandler = this.originalGetHandler
     this.originalGetHandler = undefined
+    if (this.originalAcceptFrom != null) this.originalAcceptFrom.pubsub.acceptFrom = this.originalAcceptFrom.acceptFrom
+    this.originalAcceptFrom = undefined
   }
 
   /**
@@ -89,11 +98,33 @@ class PeerGuardService implements PeerGuardHandle, Startable {
     }
   }
 
-  private checkScores (): void {
-    let pubsub: Scored | undefined
+  /**
+   * gossipsub drops a graylisted peer's RPCs without a word, so a peer whose first messages
+   * scored it just below the graylist is judged no further, and its score never reaches the
+   * deny bound. Its only check on each RPC, `acceptFrom`, is wrapped to tell the guard.
+   */
+  private countGraylistedRpcs (): void {
+    const pubsub = this.pubsub()
+    if (typeof pubsub?.acceptFrom !== 'function') return
+    const acceptFrom = pubsub.acceptFrom
+    this.originalAcceptFrom = { pubsub, acceptFrom }
+    pubsub.acceptFrom = (peerId: string): boolean => {
+      const accepted = acceptFrom.call(pubsub, peerId)
+      if (!accepted) this.guard.rpcWhileGraylisted(peerId)
+      return accepted
+    }
+  }
+
+  private pubsub (): Scored | undefined {
     try {
-      pubsub = this.components.pubsub as Scored | undefined
-    } catch {} // libp2p's components throw for a service that is not configured
+      return this.components.pubsub as Scored | undefined
+    } catch { // libp2p's components throw for a service that is not configured
+      return undefined
+    }
+  }
+
+  private checkScores (): void {
+    const pubsub = this.pubsub()
     if (pubsub?.getScore == null) return
     const peers = new Set(this.components.connectionManager.getConnections().map(c => c.remotePeer.toString()))
     for (const peer of peers) this.guard.checkScore(peer, pubsub.getScore(peer))

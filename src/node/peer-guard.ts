@@ -31,7 +31,13 @@ export interface PeerGuardInit {
   denyScore?: number
   /** inbound streams a peer may open (default 50 a second, bursts of 500) */
   streams?: RateLimit
-  /** how many over-limit events (streams refused, own gossip messages dropped) are forgiven (default 5 a second, 50 at once) */
+  /**
+   * gossip RPCs a graylisted peer may send (default 20 a second, bursts of 200): gossipsub
+   * drops them unread, so its score stops falling and would never reach `denyScore`, while
+   * each RPC still costs a decode; past this rate each one is a strike
+   */
+  graylistedRpcs?: RateLimit
+  /** how many over-limit events (streams refused, own gossip messages dropped, graylisted RPCs) are forgiven (default 5 a second, 50 at once) */
   strikes?: RateLimit
   /** peers whose stream and strike buckets are kept (least recently seen dropped past it; default 10 000) */
   maxTrackedPeers?: number
@@ -44,6 +50,7 @@ export const PEER_GUARD_DEFAULTS = {
   maxDenied: 4096,
   denyScore: -1000,
   streams: { perSecond: 50, burst: 500 },
+  graylistedRpcs: { perSecond: 20, burst: 200 },
   strikes: { perSecond: 5, burst: 50 },
   maxTrackedPeers: 10_000
 } as const
@@ -59,6 +66,8 @@ export interface PeerGuardCounters {
   streamsRefused: number
   /** connections refused by the gater (dials out and in) */
   connectionsRefused: number
+  /** gossip RPCs gossipsub dropped unread because their sender was graylisted */
+  graylistedRpcs: number
 }
 
 export interface PeerGuardSnapshot {
@@ -70,12 +79,13 @@ export interface PeerGuardSnapshot {
 export type DenyHook = (peerId: string, denial: Denial) => void
 
 export class PeerGuard {
-  readonly counters: PeerGuardCounters = { denied: 0, disconnected: 0, droppedByRate: 0, streamsRefused: 0, connectionsRefused: 0 }
+  readonly counters: PeerGuardCounters = { denied: 0, disconnected: 0, droppedByRate: 0, streamsRefused: 0, connectionsRefused: 0, graylistedRpcs: 0 }
   readonly denyScore: number
   private readonly trusted: Set<string>
   private readonly denyMs: number
   private readonly trustedDenyMs: number
   private readonly streamLimit: RateLimit
+  private readonly graylistedRpcLimit: RateLimit
   private readonly strikeLimit: RateLimit
   private readonly list: DenyList
   private readonly buckets: TokenBuckets
@@ -88,6 +98,7 @@ export class PeerGuard {
     this.trustedDenyMs = init.trustedDenyMs ?? PEER_GUARD_DEFAULTS.trustedDenyMs
     this.denyScore = init.denyScore ?? PEER_GUARD_DEFAULTS.denyScore
     this.streamLimit = init.streams ?? PEER_GUARD_DEFAULTS.streams
+    this.graylistedRpcLimit = init.graylistedRpcs ?? PEER_GUARD_DEFAULTS.graylistedRpcs
     this.strikeLimit = init.strikes ?? PEER_GUARD_DEFAULTS.strikes
     this.list = new DenyList(init.maxDenied ?? PEER_GUARD_DEFAULTS.maxDenied, now)
     this.buckets = new TokenBuckets(init.maxTrackedPeers ?? PEER_GUARD_DEFAULTS.maxTrackedPeers, now)
@@ -136,6 +147,18 @@ export class PeerGuard {
     this.strike(peer, `${reason}, again and again`)
   }
 
+  /**
+   * gossipsub dropped an RPC of `peer`'s unread: its score is below the graylist. A peer that
+   * keeps sending while graylisted is denied, however its score decays: its first messages may
+   * have scored it just below the graylist, and gossipsub judges nothing from it after that.
+   */
+  rpcWhileGraylisted (peer: PeerId | string): void {
+    this.counters.graylistedRpcs++
+    const id = peer.toString()
+    if (this.buckets.take(`graylisted:${id}`, this.graylistedRpcLimit)) return
+    this.strike(id, `sending gossip faster than ${this.graylistedRpcLimit.perSecond} RPCs/s while graylisted, again and again`)
+  }
+
   /** Whether an inbound stream from `peer` may be handled (false: refuse it). */
   admitStream (peer: PeerId): boolean {
     const id = peer.toString()
@@ -174,7 +197,7 @@ export class PeerGuard {
     return { counters: { ...this.counters }, denied: this.list.list() }
   }
 
-  private strike (peer: PeerId, reason: string): void {
+  private strike (peer: PeerId | string, reason: string): void {
     const id = peer.toString()
     if (this.list.has(id) || this.buckets.take(`strike:${id}`, this.strikeLimit)) return
     this.deny(id, reason)

@@ -94,6 +94,24 @@ describe('peer guard policy', () => {
     assert.equal(await gater.denyDialPeer?.(peer), false, 'the denial expired')
   })
 
+  it('graylisted RPCs: a graylisted peer that keeps sending is struck past its allowance and denied; one sending slowly never is', async () => {
+    const guard = new PeerGuard({ graylistedRpcs: { perSecond: 20, burst: 200 }, strikes: { perSecond: 5, burst: 50 }, now })
+    const spammer = await newPeer()
+    const quiet = await newPeer()
+    for (let i = 0; i < 250; i++) guard.rpcWhileGraylisted(spammer.toString())
+    assert.equal(guard.isDenied(spammer), false, 'the burst and the strike allowance forgive 250 at once')
+    guard.rpcWhileGraylisted(spammer.toString())
+    assert.equal(guard.isDenied(spammer), true)
+    assert.match(guard.snapshot().denied[0]?.reason ?? '', /faster than 20 RPCs\/s while graylisted/)
+    // an honest peer graylisted for a bad spell, still relaying at 20 RPCs a second for ten minutes
+    for (let second = 0; second < 600; second++) {
+      for (let i = 0; i < 20; i++) guard.rpcWhileGraylisted(quiet)
+      clock += 1_000
+    }
+    assert.equal(guard.isDenied(quiet), false)
+    assert.equal(guard.counters.graylistedRpcs, 251 + 12_000)
+  })
+
   it('a bootstrap or trusted peer is denied only briefly, and says so', async () => {
     const trusted = await newPeer()
     const stranger = await newPeer()

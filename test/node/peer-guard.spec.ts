@@ -148,25 +148,57 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
     recordAttack({ issue: '19.5', attack: `valid-message flood: ${published} validly signed job-shard messages from one key as fast as it can (in-process)`, got: `${fromFlooder} verified and accepted, ${String(stats['ignore:rate limit'])} ignored before verification, then denied and disconnected (redial ${redial}); ${HONEST}/${HONEST} honest messages accepted`, limit: `jobs ${limit.perSecond}/s, bursts of ${limit.burst} per author (test setting; default ${GOSSIP_RATE_LIMITS.jobs.perSecond}/s, ${GOSSIP_RATE_LIMITS.jobs.burst}); ${PEER_GUARD_DEFAULTS.strikes.burst} strikes` })
   })
 
-  it('red team: a flood of invalid gossip scores the sender far below graylist, and it is denied', async () => {
-    // the jobs allowance lifted above this flood: the score alone must get the flooder denied
-    const victim = await start('bootstrap', undefined, { gossipRateLimits: { jobs: { perSecond: 1e6, burst: 1e6 } } })
-    const flooder = await start('provider', victim)
-    await joined(victim, flooder, SHARD)
+  /** Random bytes (invalid envelopes) published on the shard, 50 at a time, until `victim` denies `flooder` (20 s at most); how many were sent. */
+  async function floodUntilDenied (victim: IdlegridNode, flooder: IdlegridNode): Promise<number> {
     let sent = 0
     const started = Date.now()
     while (denial(victim, flooder) == null && Date.now() - started < 20_000) {
       await flooder.libp2p.services.pubsub.publish(SHARD, randomBytes(200)).then(() => { sent++ }, () => {})
-      if (sent % 50 === 0) await new Promise(resolve => setTimeout(resolve, 50))
+      if (sent % 50 === 0) await new Promise(resolve => setTimeout(resolve, 20))
     }
+    return sent
+  }
+
+  const rejectedOnShard = (victim: IdlegridNode): number =>
+    Object.entries(victim.libp2p.services.gossip.stats()[SHARD] ?? {}).filter(([k]) => k.startsWith('reject:')).reduce((sum, [, n]) => sum + n, 0)
+
+  it('red team: a flood of invalid gossip scores the sender far below graylist, and it is denied', async () => {
+    // the jobs allowance and the graylisted-RPC allowance lifted above this flood: the score alone must get the flooder denied
+    const victim = await start('bootstrap', undefined, { gossipRateLimits: { jobs: { perSecond: 1e6, burst: 1e6 } }, peerGuard: { graylistedRpcs: { perSecond: 1e6, burst: 1e6 } } })
+    const flooder = await start('provider', victim)
+    await joined(victim, flooder, SHARD)
+    const started = Date.now()
+    const sent = await floodUntilDenied(victim, flooder)
     const denied = denial(victim, flooder)
     assert.ok(denied != null, `not denied after ${sent} invalid messages`)
     const redial = await refusedAndDisconnected(victim, flooder)
     assert.match(denied.reason, /gossipsub score -\d+ below -1000/)
     const score = (victim.libp2p.services.pubsub as unknown as { getScore: (id: string) => number }).getScore(flooder.peerId.toString())
-    const rejected = Object.entries(victim.libp2p.services.gossip.stats()[SHARD] ?? {}).filter(([k]) => k.startsWith('reject:')).reduce((s, [, n]) => s + n, 0)
+    const rejected = rejectedOnShard(victim)
     console.log(`      [figures] invalid flood: ${sent} sent in ${Date.now() - started} ms, ${rejected} rejected by the victim; denied: ${denied.reason}; score now ${score.toFixed(0)}`)
     recordAttack({ issue: '19.5', attack: 'invalid-message flood: random bytes on a job shard from one peer (in-process)', got: `${rejected} of ${sent} validated (rejected) before: ${denied.reason}; disconnected, redial refused (${redial})`, limit: `gossipsub graylist -80, guard denies below ${PEER_GUARD_DEFAULTS.denyScore}` })
+  })
+
+  it('red team: a peer scored just below graylist that keeps sending (gossipsub no longer judges it) is denied all the same', async () => {
+    const victim = await start('bootstrap', undefined, { gossipRateLimits: { jobs: { perSecond: 1e6, burst: 1e6 } } })
+    const flooder = await start('provider', victim)
+    await joined(victim, flooder, SHARD)
+    const pubsub = victim.libp2p.services.pubsub as unknown as { getScore: (id: string) => number }
+    const score = (): number => pubsub.getScore(flooder.peerId.toString())
+    const rejected = (): number => rejectedOnShard(victim)
+    // four invalid messages: P4 is quadratic, 4² × -20 = -320, far above the deny bound (-1000)
+    for (let i = 0; i < 4; i++) await flooder.libp2p.services.pubsub.publish(SHARD, randomBytes(200))
+    await waitFor(() => score() < -80, { timeoutMs: 10_000, what: 'the flooder to be graylisted' })
+    const rejectedWhenGraylisted = rejected()
+    const started = Date.now()
+    const sent = await floodUntilDenied(victim, flooder)
+    const denied = denial(victim, flooder)
+    assert.ok(denied != null, `not denied after ${sent} messages while graylisted (score ${score().toFixed(0)})`)
+    assert.match(denied.reason, /while graylisted/)
+    assert.equal(rejected(), rejectedWhenGraylisted, 'gossipsub judged none of the messages sent while graylisted')
+    assert.ok(guardOf(victim).counters.graylistedRpcs > PEER_GUARD_DEFAULTS.graylistedRpcs.burst, JSON.stringify(guardOf(victim).counters))
+    const redial = await refusedAndDisconnected(victim, flooder)
+    recordAttack({ issue: '19.5', attack: 'gossip from a peer kept just below the graylist (4 invalid messages, then a flood gossipsub drops unread; in-process)', got: `denied after ${sent} messages in ${Date.now() - started} ms (${guardOf(victim).counters.graylistedRpcs} RPCs dropped unread): ${denied.reason}; disconnected, redial refused (${redial})`, limit: `${PEER_GUARD_DEFAULTS.graylistedRpcs.perSecond} RPCs/s while graylisted, bursts of ${PEER_GUARD_DEFAULTS.graylistedRpcs.burst}, then strikes` })
   })
 
   it('a peer whose clock is ahead: its future-dated heartbeats are ignored, not scored down, and it is never denied', async () => {
