@@ -7,7 +7,6 @@
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
 import { decodeMessage, encodeMessage, enumeration, MaxLengthError, message } from 'protons-runtime'
-import { alloc as uint8ArrayAlloc } from 'uint8arrays/alloc'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -401,7 +400,7 @@ export namespace CapabilityRecord {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          peerId: uint8ArrayAlloc(0),
+          peerId: new Uint8Array(0),
           sequence: 0n,
           issuedAt: 0n,
           expiresAt: 0n,

@@ -7,7 +7,6 @@
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
 import { decodeMessage, encodeMessage, message } from 'protons-runtime'
-import { alloc as uint8ArrayAlloc } from 'uint8arrays/alloc'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -54,9 +53,9 @@ export namespace SignedEnvelope {
       }, (reader, length, opts = {}) => {
         const obj: any = {
           domain: '',
-          signer: uint8ArrayAlloc(0),
-          payload: uint8ArrayAlloc(0),
-          signature: uint8ArrayAlloc(0)
+          signer: new Uint8Array(0),
+          payload: new Uint8Array(0),
+          signature: new Uint8Array(0)
         }
 
         const end = length == null ? reader.len : reader.pos + length

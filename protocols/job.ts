@@ -7,7 +7,6 @@
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
 import { decodeMessage, encodeMessage, enumeration, MaxLengthError, message } from 'protons-runtime'
-import { alloc as uint8ArrayAlloc } from 'uint8arrays/alloc'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -71,7 +70,7 @@ export namespace FileEntry {
         const obj: any = {
           path: '',
           size: 0n,
-          sha256: uint8ArrayAlloc(0)
+          sha256: new Uint8Array(0)
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -362,8 +361,8 @@ export namespace JobFrame {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            award: uint8ArrayAlloc(0),
-            jobRequest: uint8ArrayAlloc(0),
+            award: new Uint8Array(0),
+            jobRequest: new Uint8Array(0),
             inputs: []
           }
 
@@ -462,7 +461,7 @@ export namespace JobFrame {
           const obj: any = {
             path: '',
             offset: 0n,
-            data: uint8ArrayAlloc(0)
+            data: new Uint8Array(0)
           }
 
           const end = length == null ? reader.len : reader.pos + length
@@ -848,7 +847,7 @@ export namespace JobFrame {
           const obj: any = {
             path: '',
             offset: 0n,
-            data: uint8ArrayAlloc(0)
+            data: new Uint8Array(0)
           }
 
           const end = length == null ? reader.len : reader.pos + length
@@ -1186,7 +1185,7 @@ export namespace JobFrame {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            receiptHash: uint8ArrayAlloc(0)
+            receiptHash: new Uint8Array(0)
           }
 
           const end = length == null ? reader.len : reader.pos + length
@@ -1850,7 +1849,7 @@ export namespace Attestation {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            uuidHash: uint8ArrayAlloc(0),
+            uuidHash: new Uint8Array(0),
             driverVersion: '',
             model: ''
           }
@@ -2079,16 +2078,16 @@ export namespace Attestation {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: uint8ArrayAlloc(0),
-          renter: uint8ArrayAlloc(0),
-          provider: uint8ArrayAlloc(0),
-          inputDigest: uint8ArrayAlloc(0),
-          outputDigest: uint8ArrayAlloc(0),
+          jobId: new Uint8Array(0),
+          renter: new Uint8Array(0),
+          provider: new Uint8Array(0),
+          inputDigest: new Uint8Array(0),
+          outputDigest: new Uint8Array(0),
           startedAt: 0n,
           endedAt: 0n,
           status: JobStatus.JOB_STATUS_UNSPECIFIED,
           exitCode: 0,
-          awardHash: uint8ArrayAlloc(0),
+          awardHash: new Uint8Array(0),
           preemptible: false
         }
 
@@ -2273,15 +2272,15 @@ export namespace Receipt {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: uint8ArrayAlloc(0),
-          provider: uint8ArrayAlloc(0),
-          renter: uint8ArrayAlloc(0),
-          attestationHash: uint8ArrayAlloc(0),
+          jobId: new Uint8Array(0),
+          provider: new Uint8Array(0),
+          renter: new Uint8Array(0),
+          attestationHash: new Uint8Array(0),
           outcome: Outcome.OUTCOME_UNSPECIFIED,
           latencyMs: 0n,
           pricePaidMicroUsd: 0n,
           createdAt: 0n,
-          receivedOutputDigest: uint8ArrayAlloc(0)
+          receivedOutputDigest: new Uint8Array(0)
         }
 
         const end = length == null ? reader.len : reader.pos + length

@@ -7,7 +7,6 @@
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
 import { decodeMessage, encodeMessage, enumeration, MaxLengthError, message } from 'protons-runtime'
-import { alloc as uint8ArrayAlloc } from 'uint8arrays/alloc'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -75,7 +74,7 @@ export namespace KadMessage {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            id: uint8ArrayAlloc(0),
+            id: new Uint8Array(0),
             addrs: []
           }
 
@@ -163,7 +162,7 @@ export namespace KadMessage {
       }, (reader, length, opts = {}) => {
         const obj: any = {
           type: MessageType.PUT_VALUE,
-          key: uint8ArrayAlloc(0),
+          key: new Uint8Array(0),
           closerPeers: [],
           providerPeers: []
         }

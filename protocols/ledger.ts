@@ -7,7 +7,6 @@
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
 import { decodeMessage, encodeMessage, enumeration, MaxLengthError, message } from 'protons-runtime'
-import { alloc as uint8ArrayAlloc } from 'uint8arrays/alloc'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -89,12 +88,12 @@ export namespace LedgerEntry {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          author: uint8ArrayAlloc(0),
+          author: new Uint8Array(0),
           seq: 0n,
-          prevHash: uint8ArrayAlloc(0),
+          prevHash: new Uint8Array(0),
           time: 0n,
           kind: BodyKind.BODY_KIND_UNSPECIFIED,
-          body: uint8ArrayAlloc(0)
+          body: new Uint8Array(0)
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -362,9 +361,9 @@ export namespace FraudProof {
       }, (reader, length, opts = {}) => {
         const obj: any = {
           kind: Kind.KIND_UNSPECIFIED,
-          accused: uint8ArrayAlloc(0),
-          first: uint8ArrayAlloc(0),
-          second: uint8ArrayAlloc(0),
+          accused: new Uint8Array(0),
+          first: new Uint8Array(0),
+          second: new Uint8Array(0),
           evidence: [],
           createdAt: 0n
         }
@@ -484,10 +483,10 @@ export namespace SyncRequest {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            ownAuthor: uint8ArrayAlloc(0),
+            ownAuthor: new Uint8Array(0),
             ownSeq: 0n,
-            ownHash: uint8ArrayAlloc(0),
-            afterAuthor: uint8ArrayAlloc(0),
+            ownHash: new Uint8Array(0),
+            afterAuthor: new Uint8Array(0),
             limit: 0
           }
 
@@ -576,7 +575,7 @@ export namespace SyncRequest {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            author: uint8ArrayAlloc(0),
+            author: new Uint8Array(0),
             fromSeq: 0n,
             limit: 0
           }
@@ -748,9 +747,9 @@ export namespace SyncResponse {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            author: uint8ArrayAlloc(0),
+            author: new Uint8Array(0),
             seq: 0n,
-            hash: uint8ArrayAlloc(0)
+            hash: new Uint8Array(0)
           }
 
           const end = length == null ? reader.len : reader.pos + length

@@ -7,7 +7,6 @@
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
 import { decodeMessage, encodeMessage, enumeration, MaxLengthError, message } from 'protons-runtime'
-import { alloc as uint8ArrayAlloc } from 'uint8arrays/alloc'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -459,8 +458,8 @@ export namespace JobRequest {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: uint8ArrayAlloc(0),
-          renter: uint8ArrayAlloc(0),
+          jobId: new Uint8Array(0),
+          renter: new Uint8Array(0),
           tier: Tier.TIER_UNSPECIFIED,
           workload: '',
           image: '',
@@ -469,7 +468,7 @@ export namespace JobRequest {
           bidWindowMs: 0,
           createdAt: 0n,
           expiresAt: 0n,
-          nonce: uint8ArrayAlloc(0),
+          nonce: new Uint8Array(0),
           pricingRule: PricingRule.FIRST_PRICE,
           renterAddrs: []
         }
@@ -687,8 +686,8 @@ export namespace Bid {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: uint8ArrayAlloc(0),
-          provider: uint8ArrayAlloc(0),
+          jobId: new Uint8Array(0),
+          provider: new Uint8Array(0),
           priceMicroUsd: 0n,
           gpuModel: '',
           vramMib: 0,
@@ -697,7 +696,7 @@ export namespace Bid {
           createdAt: 0n,
           expiresAt: 0n,
           capabilitySeq: 0n,
-          jobNonce: uint8ArrayAlloc(0),
+          jobNonce: new Uint8Array(0),
           simulated: false,
           cachedDatasets: 0,
           addrs: []
@@ -854,7 +853,7 @@ export namespace Award {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            bidHash: uint8ArrayAlloc(0),
+            bidHash: new Uint8Array(0),
             reliabilityPpm: 0
           }
 
@@ -1007,20 +1006,20 @@ export namespace Award {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: uint8ArrayAlloc(0),
-          renter: uint8ArrayAlloc(0),
-          winner: uint8ArrayAlloc(0),
+          jobId: new Uint8Array(0),
+          renter: new Uint8Array(0),
+          winner: new Uint8Array(0),
           clearingPriceMicroUsd: 0n,
           pricingRule: PricingRule.FIRST_PRICE,
-          bidsDigest: uint8ArrayAlloc(0),
+          bidsDigest: new Uint8Array(0),
           runnerUp: [],
           acceptDeadline: 0n,
           createdAt: 0n,
           expiresAt: 0n,
           attempt: 0,
           validBids: 0,
-          winnerBidHash: uint8ArrayAlloc(0),
-          jobNonce: uint8ArrayAlloc(0),
+          winnerBidHash: new Uint8Array(0),
+          jobNonce: new Uint8Array(0),
           ranking: [],
           reliabilityWeightPpm: 0,
           latencyWeightPpm: 0,
@@ -1263,7 +1262,7 @@ export namespace BidsAuditRequest {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          award: uint8ArrayAlloc(0)
+          award: new Uint8Array(0)
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -1331,7 +1330,7 @@ export namespace BidsAuditResponse {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobRequest: uint8ArrayAlloc(0),
+          jobRequest: new Uint8Array(0),
           bids: []
         }
 
@@ -1404,7 +1403,7 @@ export namespace AcceptRequest {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          award: uint8ArrayAlloc(0)
+          award: new Uint8Array(0)
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -1500,8 +1499,8 @@ export namespace AcceptResponse {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: uint8ArrayAlloc(0),
-          provider: uint8ArrayAlloc(0),
+          jobId: new Uint8Array(0),
+          provider: new Uint8Array(0),
           attempt: 0,
           accepted: false,
           reason: DeclineReason.REASON_UNSPECIFIED,
@@ -1596,8 +1595,8 @@ export namespace ExplainRequest {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: uint8ArrayAlloc(0),
-          jobRequest: uint8ArrayAlloc(0)
+          jobId: new Uint8Array(0),
+          jobRequest: new Uint8Array(0)
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -1685,8 +1684,8 @@ export namespace Decline {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: uint8ArrayAlloc(0),
-          provider: uint8ArrayAlloc(0),
+          jobId: new Uint8Array(0),
+          provider: new Uint8Array(0),
           reason: DeclineReason.REASON_UNSPECIFIED,
           detail: '',
           createdAt: 0n

@@ -7,7 +7,6 @@
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
 import { decodeMessage, encodeMessage, enumeration, MaxLengthError, message } from 'protons-runtime'
-import { alloc as uint8ArrayAlloc } from 'uint8arrays/alloc'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -135,7 +134,7 @@ export namespace ServeFrame {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            leaseId: uint8ArrayAlloc(0),
+            leaseId: new Uint8Array(0),
             method: '',
             path: '',
             headers: []
@@ -314,7 +313,7 @@ export namespace ServeFrame {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            data: uint8ArrayAlloc(0)
+            data: new Uint8Array(0)
           }
 
           const end = length == null ? reader.len : reader.pos + length

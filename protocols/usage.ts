@@ -7,7 +7,6 @@
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
 import { decodeMessage, encodeMessage, enumeration, message } from 'protons-runtime'
-import { alloc as uint8ArrayAlloc } from 'uint8arrays/alloc'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -95,9 +94,9 @@ export namespace UsageStatement {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          leaseId: uint8ArrayAlloc(0),
-          provider: uint8ArrayAlloc(0),
-          renter: uint8ArrayAlloc(0),
+          leaseId: new Uint8Array(0),
+          provider: new Uint8Array(0),
+          renter: new Uint8Array(0),
           intervalStart: 0n,
           intervalEnd: 0n,
           requests: 0n,
@@ -217,9 +216,9 @@ export namespace CoSignedUsage {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          statement: uint8ArrayAlloc(0),
-          providerSignature: uint8ArrayAlloc(0),
-          renterSignature: uint8ArrayAlloc(0)
+          statement: new Uint8Array(0),
+          providerSignature: new Uint8Array(0),
+          renterSignature: new Uint8Array(0)
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -296,7 +295,7 @@ export namespace UsageFrame {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            statement: uint8ArrayAlloc(0)
+            statement: new Uint8Array(0)
           }
 
           const end = length == null ? reader.len : reader.pos + length
@@ -362,8 +361,8 @@ export namespace UsageFrame {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            statement: uint8ArrayAlloc(0),
-            renterSignature: uint8ArrayAlloc(0)
+            statement: new Uint8Array(0),
+            renterSignature: new Uint8Array(0)
           }
 
           const end = length == null ? reader.len : reader.pos + length

@@ -1,6 +1,8 @@
-import { createHash, createPrivateKey, createPublicKey, sign as cryptoSign, verify as cryptoVerify, type KeyObject } from 'node:crypto'
+import { createHash, createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto'
 import * as ed from '@noble/ed25519'
 import { toHex } from '../common/index.js'
+import { nativeVerify } from './native-verify.js'
+import { VerifyPool } from './verify-pool.js'
 
 // noble's synchronous API needs a sha512; Node's is the fastest available.
 ed.hashes.sha512 = (message) => new Uint8Array(createHash('sha512').update(message).digest())
@@ -50,18 +52,19 @@ export function verifyBytes (publicKey: Uint8Array, message: Uint8Array, signatu
   }
 }
 
-// The fast verifier: OpenSSL (node:crypto) on the libuv thread pool, with the strict rule's
-// prechecks done here, and noble as the arbiter whenever OpenSSL says no. Measured here:
-// noble strict ≈ 800/s, node:crypto sync ≈ 12,000/s, WebCrypto with many in flight
-// ≈ 15,000/s, node:crypto with a callback (thread pool) ≈ 17,000/s.
+// The fast verifiers: a native library (libsodium, or OpenSSL where libsodium's binding does
+// not load: native-verify.ts) with the strict rule's prechecks done here, and noble as the
+// arbiter whenever the native library says no. Measured here: noble strict ≈ 800/s, OpenSSL
+// ≈ 13,000/s, libsodium ≈ 22,000/s on one core.
 //
 // Why the accepted set is exactly verifyBytes':
 // - a precheck refuses only what noble strict refuses too (S ≥ L, A or R with y ≥ p or the
 //   sign bit on x = 0, A of small order);
-// - OpenSSL's cofactorless check [S]B = R + [k]A (and R's bytes equal to the canonical
-//   encoding it recomputes) implies noble's cofactored one, so an OpenSSL "yes" is a noble "yes";
-// - an OpenSSL "no" is re-checked by noble, which decides (cofactored and cofactorless checks
-//   differ only on crafted signatures with torsion components, and those are rare and slow).
+// - the native cofactorless check [S]B = R + [k]A (and R's bytes equal to the canonical
+//   encoding it recomputes) implies noble's cofactored one, so a native "yes" is a noble "yes";
+// - a native "no" is re-checked by noble, which decides (cofactored and cofactorless checks
+//   differ only on crafted signatures with torsion components, and those are rare and slow;
+//   libsodium also refuses a small-order R, which noble decides too).
 
 const GROUP_ORDER = 2n ** 252n + 27742317777372353535851937790883648493n
 const FIELD_PRIME = 2n ** 255n - 19n
@@ -120,57 +123,29 @@ export function strictPrechecks (publicKey: Uint8Array, signature: Uint8Array): 
   return !(SMALL_ORDER_FIRST.has(publicKey[0]) && SMALL_ORDER.has(toHex(publicKey)))
 }
 
-const KEY_CACHE_LIMIT = 4096
-const keyCache = new Map<string, KeyObject | null>()
-
-/** A node:crypto key for a raw public key (cached); null when OpenSSL refuses the bytes. */
-function opensslKey (publicKey: Uint8Array): KeyObject | null {
-  const id = Buffer.from(publicKey).toString('base64url')
-  let key = keyCache.get(id)
-  if (key === undefined) {
-    try {
-      key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: id }, format: 'jwk' })
-    } catch {
-      key = null
-    }
-    keyCache.set(id, key)
-    if (keyCache.size > KEY_CACHE_LIMIT) keyCache.delete(keyCache.keys().next().value as string)
-  }
-  return key
-}
-
-function opensslVerifyAsync (key: KeyObject, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
-  return new Promise(resolve => {
-    try {
-      cryptoVerify(null, message, key, signature, (err, ok) => { resolve(err == null && ok) })
-    } catch {
-      resolve(false)
-    }
-  })
-}
-
 /**
- * Accepts exactly what verifyBytes accepts (strict RFC 8032), about 20 times faster when many
- * run at once: OpenSSL on the thread pool, noble deciding whenever OpenSSL refuses.
+ * Accepts exactly what verifyBytes accepts (strict RFC 8032), without blocking the main thread
+ * when many are asked at once: they are verified in batches by worker threads (verify-pool.ts).
  */
 export async function verifyBytesFast (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
   if (!strictPrechecks(publicKey, signature)) return false
-  const key = opensslKey(publicKey)
-  if (key != null && await opensslVerifyAsync(key, message, signature)) return true
-  return verifyBytes(publicKey, message, signature)
+  return await verifyPool.verify({ publicKey, message, signature })
 }
 
 /**
- * verifyBytesFast without the thread pool, for synchronous callers (envelopes): the same
- * accepted set, about fifteen times faster than verifyBytes on valid signatures.
+ * verifyBytesFast on the calling thread, for synchronous callers (envelopes) and the pool's
+ * workers: the same accepted set, thirty times faster than verifyBytes on valid signatures.
  */
 export function verifyBytesQuick (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   if (!strictPrechecks(publicKey, signature)) return false
-  const key = opensslKey(publicKey)
-  try {
-    if (key != null && cryptoVerify(null, message, key, signature)) return true
-  } catch {}
-  return verifyBytes(publicKey, message, signature)
+  return nativeVerify(publicKey, message, signature) || verifyBytes(publicKey, message, signature)
+}
+
+const verifyPool = new VerifyPool({ verifyInline: (item) => verifyBytesQuick(item.publicKey, item.message, item.signature) })
+
+/** Worker threads verifyBytesFast uses at most. */
+export function verifierThreads (): number {
+  return verifyPool.threads
 }
 
 export interface SignedBytes {

@@ -74,7 +74,8 @@ const authorCache = new Map<string, Author>()
 /** The Ed25519 peer id in `bytes`, or null when they are not one. Cached: authors repeat. */
 export function parseAuthor (bytes: Uint8Array): Author | null {
   if (bytes.length === 0 || bytes.length > MAX_SIGNER_BYTES) return null
-  const key = Buffer.from(bytes).toString('base64')
+  // a view, not a copy: this runs for every entry and body read
+  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
   let author = authorCache.get(key)
   if (author == null) {
     try {

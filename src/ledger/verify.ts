@@ -90,8 +90,8 @@ async function verifyBody (record: LedgerRecord, maxSkewMs: number): Promise<Ver
   }
 }
 
-/** Entries verified at once: signatures go to the thread pool. */
-const VERIFY_CONCURRENCY = 64
+/** Entries verified at once: their signatures go to the verifier's workers together (verify-pool.ts), a sync batch at a time. */
+const VERIFY_CONCURRENCY = 256
 
 /** verifyEntry of each envelope, many at once; an entry's LedgerEntryError is its result, in order. */
 export async function verifyEntries (envelopes: readonly Uint8Array[], opts: VerifyEntryOptions): Promise<Array<VerifiedEntry | LedgerEntryError>> {

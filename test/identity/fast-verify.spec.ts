@@ -2,9 +2,10 @@ import * as assert from 'node:assert/strict'
 import { createHash, createPublicKey, randomBytes, verify as nodeVerify } from 'node:crypto'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import * as ed from '@noble/ed25519'
+import { sodiumVerify } from '../../src/identity/native-verify.js'
 import { canonicalPointEncoding, SMALL_ORDER_ENCODINGS, signBytes, strictPrechecks, verifyBytes, verifyBytesFast, verifyBytesQuick, verifyManyFast } from '../../src/identity/signature.js'
 
-// The fast verifier (OpenSSL on the thread pool + prechecks + noble as arbiter) must accept
+// The fast verifiers (libsodium or OpenSSL, inline or in the pool's workers, + prechecks + noble as arbiter) must accept
 // exactly what verifyBytes (noble, strict RFC 8032) accepts: the same edge vectors as
 // test/identity/envelope.spec.ts, plus a mixed-order key where OpenSSL and noble disagree.
 
@@ -49,6 +50,9 @@ async function agree (publicKey: Uint8Array, message: Uint8Array, signature: Uin
   assert.equal(verifyBytes(publicKey, message, signature), expected, `verifyBytes: ${what}`)
   assert.equal(await verifyBytesFast(publicKey, message, signature), expected, `verifyBytesFast: ${what}`)
   assert.equal(verifyBytesQuick(publicKey, message, signature), expected, `verifyBytesQuick: ${what}`)
+  // one at a time is verified inline; a batch this size goes to the pool's workers
+  const batch = await verifyManyFast(Array.from({ length: 20 }, () => ({ publicKey, message, signature })), 20)
+  assert.deepEqual(batch, batch.map(() => expected), `verifyManyFast (worker): ${what}`)
 }
 
 describe('identity: the fast verifier accepts exactly what the strict verifier accepts', () => {
@@ -113,7 +117,7 @@ describe('identity: the fast verifier accepts exactly what the strict verifier a
     await agree(A, message, sigWith(toLE32(P + 1n)), false, 'non-canonical identity R')
   })
 
-  it('accepts a mixed-order key\'s signature that only the cofactored equation accepts (OpenSSL says no, noble decides)', async () => {
+  it('accepts a mixed-order key\'s signature that only the cofactored equation accepts (OpenSSL and libsodium say no, noble decides)', async () => {
     // A' = aB + T (T of order 8): S = r + k·a satisfies [8]([S]B − R − [k]A') = 0 always, and the
     // cofactorless equation only when 8 divides k. noble strict accepts; OpenSSL refuses.
     const seed = rand(32)
@@ -130,6 +134,7 @@ describe('identity: the fast verifier accepts exactly what the strict verifier a
       const sig = new Uint8Array([...R, ...toLE32((r + k * a) % L)])
       const opensslKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(Aprime).toString('base64url') }, format: 'jwk' })
       assert.equal(nodeVerify(null, message, opensslKey, sig), false, 'OpenSSL (cofactorless) refuses it')
+      assert.equal(sodiumVerify(Aprime, message, sig), false, 'libsodium (cofactorless) refuses it')
       await agree(Aprime, message, sig, true, 'mixed-order key, cofactored only')
       found = true
     }

@@ -1,0 +1,136 @@
+/**
+ * Signatures verified in batches by worker threads, off the node's main thread (ledger sync
+ * verifies tens of thousands, and the main thread has the decoding, chain checks and storage
+ * to do meanwhile). Requests made in one turn of the event loop are flushed together: a
+ * handful is verified at once on the main thread (a worker's round trip would cost more), a
+ * batch goes to the workers in chunks. Nothing is lost to a worker that dies: its chunks are
+ * verified on the main thread, and a new worker is started for the next batch.
+ */
+import { availableParallelism } from 'node:os'
+import { Worker } from 'node:worker_threads'
+import { packBatch, type BatchReply, type BatchRequest } from './verify-batch.js'
+import type { SignedBytes } from './signature.js'
+
+export interface VerifyPoolOptions {
+  /** worker threads (default: the cores but one, between 1 and 4; 0 verifies everything inline) */
+  threads?: number
+  /** fewer requests than this in a flush are verified inline (default 16) */
+  minBatch?: number
+  /** signatures per chunk sent to a worker (default 128) */
+  chunk?: number
+  /** the strict verification, synchronous: inline, and for the chunks of a worker that died */
+  verifyInline: (item: SignedBytes) => boolean
+}
+
+interface Request { item: SignedBytes, resolve: (ok: boolean) => void }
+
+interface Slot {
+  worker: Worker
+  /** chunks sent and not answered, by id */
+  pending: Map<number, Request[]>
+  answered: boolean
+}
+
+/** Workers that may die in a row before answering anything, before the pool verifies inline for good. */
+const MAX_START_FAILURES = 3
+
+export class VerifyPool {
+  /** worker threads at most */
+  readonly threads: number
+  private readonly minBatch: number
+  private readonly chunk: number
+  private readonly verifyInline: (item: SignedBytes) => boolean
+  private readonly slots: Slot[] = []
+  private queue: Request[] = []
+  private flushScheduled = false
+  private nextId = 1
+  private startFailures = 0
+
+  constructor (opts: VerifyPoolOptions) {
+    this.threads = opts.threads ?? Math.max(1, Math.min(4, availableParallelism() - 1))
+    this.minBatch = opts.minBatch ?? 16
+    this.chunk = opts.chunk ?? 128
+    this.verifyInline = opts.verifyInline
+  }
+
+  /** `item`'s verdict under verifyInline's rule, from a worker or inline. */
+  async verify (item: SignedBytes): Promise<boolean> {
+    return await new Promise<boolean>(resolve => {
+      this.queue.push({ item, resolve })
+      if (!this.flushScheduled) {
+        this.flushScheduled = true
+        setImmediate(() => { this.flush() })
+      }
+    })
+  }
+
+  /** Worker threads running now. */
+  get running (): number {
+    return this.slots.length
+  }
+
+  /** Stops the workers; their unanswered chunks are verified inline. Later requests start new ones. */
+  async close (): Promise<void> {
+    await Promise.all(this.slots.map(async slot => await slot.worker.terminate()))
+  }
+
+  private flush (): void {
+    this.flushScheduled = false
+    const requests = this.queue
+    this.queue = []
+    if (requests.length < this.minBatch || !this.ensureWorkers()) {
+      for (const request of requests) request.resolve(this.verifyInline(request.item))
+      return
+    }
+    for (let i = 0; i < requests.length; i += this.chunk) this.send(requests.slice(i, i + this.chunk))
+  }
+
+  /** Whether workers are running (started now if need be). */
+  private ensureWorkers (): boolean {
+    while (this.slots.length < this.threads && this.startFailures < MAX_START_FAILURES) {
+      try {
+        this.slots.push(this.start())
+      } catch {
+        this.startFailures++
+      }
+    }
+    return this.slots.length > 0
+  }
+
+  private start (): Slot {
+    const worker = new Worker(new URL('./verify-worker.js', import.meta.url))
+    const slot: Slot = { worker, pending: new Map(), answered: false }
+    // an idle worker must not keep the process alive; a busy one must, or an awaited verdict is lost
+    worker.unref()
+    worker.on('message', ({ id, results }: BatchReply) => {
+      const requests = slot.pending.get(id)
+      if (requests == null) return
+      slot.pending.delete(id)
+      slot.answered = true
+      this.startFailures = 0
+      if (slot.pending.size === 0) worker.unref()
+      requests.forEach((request, i) => { request.resolve(results[i] === 1) })
+    })
+    const lost = (): void => {
+      const at = this.slots.indexOf(slot)
+      if (at >= 0) this.slots.splice(at, 1)
+      else return // 'error' comes before 'exit': handled once
+      if (!slot.answered) this.startFailures++
+      for (const requests of slot.pending.values()) for (const request of requests) request.resolve(this.verifyInline(request.item))
+      slot.pending.clear()
+    }
+    worker.on('error', lost)
+    worker.on('exit', lost)
+    return slot
+  }
+
+  private send (requests: Request[]): void {
+    let slot = this.slots[0] as Slot
+    for (const other of this.slots) if (other.pending.size < slot.pending.size) slot = other
+    const id = this.nextId++
+    const message: BatchRequest = { id, packed: packBatch(requests.map(r => r.item)) }
+    slot.pending.set(id, requests)
+    slot.worker.ref()
+    slot.worker.postMessage(message, [message.packed])
+  }
+}

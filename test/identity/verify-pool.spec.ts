@@ -1,0 +1,106 @@
+/**
+ * The verifier's worker pool (src/identity/verify-pool.ts) and its native library
+ * (native-verify.ts): batches verified in workers agree item by item with the strict rule, a
+ * handful is verified inline, a worker that dies loses no verdict, an idle pool lets its
+ * process exit, and libsodium is the library this platform loads.
+ */
+import * as assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { NATIVE_VERIFIER, opensslVerify, sodiumVerify } from '../../src/identity/native-verify.js'
+import { signBytes, verifyBytes, verifyBytesQuick, type SignedBytes } from '../../src/identity/signature.js'
+import { packBatch, unpackBatch } from '../../src/identity/verify-batch.js'
+import { VerifyPool } from '../../src/identity/verify-pool.js'
+
+async function signedItems (count: number, tamperEvery: number): Promise<SignedBytes[]> {
+  const keys = await Promise.all([0, 1, 2].map(async () => await generateKeyPair('Ed25519')))
+  return Array.from({ length: count }, (_, i) => {
+    const key = keys[i % keys.length]
+    const message = new Uint8Array(randomBytes(i % 300))
+    const signature = signBytes(key.raw, message)
+    if (i % tamperEvery === 0) signature[i % 64] ^= 1
+    return { publicKey: key.publicKey.raw, message, signature }
+  })
+}
+
+const inline = (item: SignedBytes): boolean => verifyBytesQuick(item.publicKey, item.message, item.signature)
+
+describe('identity: the verifier pool', function () {
+  this.timeout(30_000)
+  const pools: VerifyPool[] = []
+  const pool = (opts: Partial<ConstructorParameters<typeof VerifyPool>[0]> = {}): VerifyPool => {
+    const p = new VerifyPool({ verifyInline: inline, ...opts })
+    pools.push(p)
+    return p
+  }
+  afterEach(async () => { await Promise.all(pools.splice(0).map(async p => { await p.close() })) })
+
+  it('libsodium is the native library here, and it agrees with OpenSSL on valid and tampered signatures', async () => {
+    assert.equal(NATIVE_VERIFIER, 'libsodium', 'sodium-native\'s prebuilt binding did not load')
+    for (const item of await signedItems(60, 3)) {
+      const strict = verifyBytes(item.publicKey, item.message, item.signature)
+      assert.equal(sodiumVerify(item.publicKey, item.message, item.signature), strict)
+      assert.equal(opensslVerify(item.publicKey, item.message, item.signature), strict)
+    }
+    assert.equal(sodiumVerify(new Uint8Array(31), new Uint8Array(0), new Uint8Array(64)), false, 'a short key is a no, not a throw')
+  })
+
+  it('a batch packs and unpacks to the same items, and a truncated one is refused', async () => {
+    const items = await signedItems(20, 1_000)
+    const packed = new Uint8Array(packBatch(items))
+    assert.deepEqual(unpackBatch(packed).map(i => [i.publicKey, i.signature, i.message].map(b => Buffer.from(b).toString('hex'))), items.map(i => [i.publicKey, i.signature, i.message].map(b => Buffer.from(b).toString('hex'))))
+    assert.throws(() => unpackBatch(packed.subarray(0, packed.length - 1)), /runs past its end/)
+  })
+
+  it('a batch goes to a worker, in chunks, and every verdict matches the strict rule in order', async () => {
+    const p = pool({ threads: 2, chunk: 50 })
+    const items = await signedItems(400, 7)
+    const verdicts = await Promise.all(items.map(async item => await p.verify(item)))
+    assert.equal(p.running, 2)
+    assert.deepEqual(verdicts, items.map(i => verifyBytes(i.publicKey, i.message, i.signature)))
+    assert.equal(verdicts.filter(v => !v).length, Math.ceil(400 / 7))
+  })
+
+  it('a handful is verified inline: no worker is started for it', async () => {
+    const p = pool({ threads: 1, minBatch: 16 })
+    const items = await signedItems(5, 2)
+    assert.deepEqual(await Promise.all(items.map(async i => await p.verify(i))), items.map(i => verifyBytes(i.publicKey, i.message, i.signature)))
+    assert.equal(p.running, 0)
+  })
+
+  it('a worker stopped with chunks unanswered loses no verdict, and the next batch starts a new one', async () => {
+    const p = pool({ threads: 1, chunk: 32 })
+    const items = await signedItems(1_000, 50)
+    const pending = Promise.all(items.map(async item => await p.verify(item)))
+    // the flush runs on the next turn: stop the worker once its chunks are sent
+    await new Promise(resolve => setImmediate(resolve))
+    assert.equal(p.running, 1)
+    await p.close()
+    assert.deepEqual(await pending, items.map(i => verifyBytes(i.publicKey, i.message, i.signature)))
+    const again = await signedItems(40, 4)
+    assert.deepEqual(await Promise.all(again.map(async i => await p.verify(i))), again.map(i => verifyBytes(i.publicKey, i.message, i.signature)))
+    assert.equal(p.running, 1)
+  })
+
+  it('a process whose pool is idle exits by itself once its verdicts are in', async () => {
+    const signature = fileURLToPath(new URL('../../src/identity/signature.js', import.meta.url))
+    const script = `
+      const { generateKeyPair } = await import('@libp2p/crypto/keys')
+      const { signBytes, verifyManyFast } = await import(${JSON.stringify(signature)})
+      const key = await generateKeyPair('Ed25519')
+      const items = Array.from({ length: 200 }, (_, i) => { const message = new Uint8Array([i]); return { publicKey: key.publicKey.raw, message, signature: signBytes(key.raw, message) } })
+      const verdicts = await verifyManyFast(items, 200)
+      console.log(verdicts.every(Boolean) ? 'all verified' : 'a verdict is wrong')`
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../../..', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`the process did not exit; printed: ${out}`)) }, 15_000)
+      child.on('exit', (c) => { clearTimeout(timer); resolve(c) })
+    })
+    assert.equal(code, 0)
+    assert.equal(out.trim(), 'all verified')
+  })
+})
