@@ -92,7 +92,7 @@ export function openEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOpti
 }
 
 /**
- * openEnvelope with the signature checked by the fast verifier (OpenSSL on the thread pool,
+ * openEnvelope with the signature checked by the fast verifier (in batches on worker threads,
  * the same strict rule), so many envelopes verify at once: the ledger opens thousands while
  * syncing. The same checks, in the same order, with the same errors.
  */
@@ -102,7 +102,7 @@ export async function openEnvelopeAsync (bytes: Uint8Array | Uint8ArrayList, opt
   return opened
 }
 
-/** The signature check of an envelope opened with `checkSignature: false`, on the thread pool (verifyBytesFast). */
+/** The signature check of an envelope opened with `checkSignature: false`, by the fast verifier (verifyBytesFast). */
 export async function verifyOpenedAsync (opened: OpenedEnvelope): Promise<boolean> {
   const publicKey = opened.signer.publicKey?.raw
   if (publicKey == null) return false
