@@ -35,7 +35,7 @@ import type { Role } from '../config/index.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
 import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, type GossipRouter, type HeartbeatService, type PeerPresence } from '../node/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
-import type { ComponentLogger, Ed25519PrivateKey, Libp2pEvents, Logger, PeerId, PrivateKey, PubSub, Startable, TypedEventTarget } from '@libp2p/interface'
+import type { ComponentLogger, Ed25519PrivateKey, IdentifyResult, Libp2pEvents, Logger, PeerId, PrivateKey, PubSub, Startable, TypedEventTarget } from '@libp2p/interface'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 
 /** The ledger's name in the node's service map. */
@@ -56,6 +56,8 @@ export interface LedgerServiceInit {
   isAvailable?: (at: number) => boolean
   /** heads exchange with a few connected peers this often (default 30 s) */
   syncIntervalMs?: number
+  /** a new connection is synced once identified; when identify has not answered by then, anyway (default 2 s) */
+  identifyWaitMs?: number
   /** offer ledger.appendTestJob (development: --dev-ledger-methods) */
   devMethods?: boolean
   reputation?: Partial<ReputationParams>
@@ -131,8 +133,11 @@ export interface LedgerService {
 
 /** How often the trust vector is recomputed in the background when the ledger changed or it aged (trust.ts). */
 const TRUST_TIMER_MS = 30_000
-/** A pause after connect before syncing, so identify has told us the peer's protocols. */
-const CONNECT_SYNC_DELAY_MS = 300
+/**
+ * A new connection is synced once identify has told us the peer's protocols (a peer without
+ * the sync protocol is not asked); when identify has not answered by then, it is synced anyway.
+ */
+const IDENTIFY_WAIT_MS = 2_000
 
 class LedgerNode implements LedgerService, Startable {
   readonly [Symbol.toStringTag] = LEDGER_CAPABILITY
@@ -146,6 +151,8 @@ class LedgerNode implements LedgerService, Startable {
   private ledger?: LedgerStore
   private readonly aborter = new AbortController()
   private readonly timers: NodeJS.Timeout[] = []
+  /** peers connected and not synced yet, with the timer that syncs them if identify never answers */
+  private readonly awaitingIdentify = new Map<string, NodeJS.Timeout>()
   /** our own head seq when this run started: entries up to it were published in an earlier run */
   private ownAtStart = 0
   private readonly scores: ReputationView
@@ -161,8 +168,31 @@ class LedgerNode implements LedgerService, Startable {
   private readonly onConnect = (evt: CustomEvent<PeerId>): void => {
     // a live connection proves the peer's key: provisional standing (standing.ts)
     this.ledger?.grantConnected(evt.detail.toString()).catch((err: unknown) => { this.log('standing of %p not granted: %e', evt.detail, err) })
-    const timer = setTimeout(() => { this.sync.syncInBackground(evt.detail) }, CONNECT_SYNC_DELAY_MS)
+    const peer = evt.detail
+    const key = peer.toString()
+    if (this.awaitingIdentify.has(key)) return
+    const timer = setTimeout(() => { this.syncConnected(peer) }, this.init.identifyWaitMs ?? IDENTIFY_WAIT_MS)
     timer.unref()
+    this.awaitingIdentify.set(key, timer)
+  }
+
+  private readonly onIdentify = (evt: CustomEvent<IdentifyResult>): void => {
+    const { peerId, protocols } = evt.detail
+    if (!this.awaitingIdentify.has(peerId.toString())) return
+    if (protocols.includes(PROTOCOL.ledgerSync)) this.syncConnected(peerId)
+    else this.forgetConnected(peerId)
+  }
+
+  /** The first sync with a peer that connected: its heads, then what we lack of them. */
+  private syncConnected (peer: PeerId): void {
+    this.forgetConnected(peer)
+    this.sync.syncInBackground(peer)
+  }
+
+  private forgetConnected (peer: PeerId): void {
+    const key = peer.toString()
+    clearTimeout(this.awaitingIdentify.get(key))
+    this.awaitingIdentify.delete(key)
   }
 
   private readonly onHeartbeat = (evt: Event): void => {
@@ -249,6 +279,7 @@ class LedgerNode implements LedgerService, Startable {
     // gossipsub accepts subscriptions only once it has started
     if (this.gossips) this.components.pubsub.subscribe(TOPIC.ledger)
     this.components.events.addEventListener('peer:connect', this.onConnect)
+    this.components.events.addEventListener('peer:identify', this.onIdentify)
     const heartbeats = this.heartbeats()
     heartbeats?.reportLedgerHead(() => this.ledger?.head(this.selfId)?.seq ?? 0)
     heartbeats?.events.addEventListener('heartbeat', this.onHeartbeat)
@@ -273,6 +304,9 @@ class LedgerNode implements LedgerService, Startable {
 
   async beforeStop (): Promise<void> {
     this.components.events.removeEventListener('peer:connect', this.onConnect)
+    this.components.events.removeEventListener('peer:identify', this.onIdentify)
+    for (const timer of this.awaitingIdentify.values()) clearTimeout(timer)
+    this.awaitingIdentify.clear()
     this.heartbeats()?.events.removeEventListener('heartbeat', this.onHeartbeat)
     for (const timer of this.timers) clearInterval(timer)
     const head = this.ledger?.head(this.selfId)
