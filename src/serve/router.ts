@@ -2,7 +2,9 @@
  * Which replica serves a request: power of two choices over the ready replicas, each scored
  * by its EWMA latency grown by its requests in flight, never one at its in-flight bound. Two random
  * candidates, the lower score wins: load spreads without herding on one "best" replica, and a
- * slow one gets little once it has been measured.
+ * slow one gets little once it has been measured. A replica's first answers are not its
+ * measure (they include the dial and the service's warm-up), and a measure that has aged is
+ * taken again: a replica measured slow once would otherwise never be picked to show it is not.
  */
 import type { PeerId } from '@libp2p/interface'
 
@@ -17,6 +19,10 @@ export interface Replica {
   state: ReplicaState
   /** EWMA of the time to the response head, ms (undefined until measured) */
   ewmaMs?: number
+  /** answers timed so far (the first WARM_UP_ANSWERS are not counted in the EWMA) */
+  timed: number
+  /** when the EWMA last took an answer, ms */
+  measuredAt?: number
   inflight: number
   served: number
   failed: number
@@ -25,14 +31,18 @@ export interface Replica {
 
 /** Weight of a new sample in the EWMA. */
 const ALPHA = 0.2
+/** A new replica's first answers carry the dial and the service's warm-up: they are not its measure. */
+const WARM_UP_ANSWERS = 2
+/** A measure older than this is stale: the replica gets the next request when it has none in flight, and that answer restarts its EWMA. */
+const STALE_MS = 500
 
 export class ReplicaPool {
   private readonly replicas = new Map<string, Replica>()
 
-  constructor (private readonly maxInflight: number, private readonly random: () => number = Math.random) {}
+  constructor (private readonly maxInflight: number, private readonly random: () => number = Math.random, private readonly now: () => number = Date.now) {}
 
-  add (r: Omit<Replica, 'inflight' | 'served' | 'failed' | 'since' | 'state'> & { state?: ReplicaState }): Replica {
-    const replica: Replica = { state: 'starting', ...r, inflight: 0, served: 0, failed: 0, since: Date.now() }
+  add (r: Omit<Replica, 'inflight' | 'served' | 'failed' | 'since' | 'state' | 'timed'> & { state?: ReplicaState }): Replica {
+    const replica: Replica = { state: 'starting', ...r, inflight: 0, served: 0, failed: 0, timed: 0, since: this.now() }
     this.replicas.set(replica.id, replica)
     return replica
   }
@@ -63,13 +73,21 @@ export class ReplicaPool {
     if (j >= i) j++
     const a = c[i] as Replica
     const b = c[j] as Replica
-    return score(a) <= score(b) ? a : b
+    const now = this.now()
+    return score(a, now) <= score(b, now) ? a : b
   }
 
   /** A measured time to the response head. */
   observe (r: Replica, ms: number): void {
-    r.ewmaMs = r.ewmaMs == null ? ms : (1 - ALPHA) * r.ewmaMs + ALPHA * ms
+    const now = this.now()
+    if (++r.timed <= WARM_UP_ANSWERS) return
+    r.ewmaMs = r.ewmaMs == null || isStale(r, now) ? ms : (1 - ALPHA) * r.ewmaMs + ALPHA * ms
+    r.measuredAt = now
   }
+}
+
+function isStale (r: Replica, now: number): boolean {
+  return r.measuredAt != null && now - r.measuredAt > STALE_MS
 }
 
 /** Requests a replica is taken to serve side by side before queueing: in-flight ones add to its expected latency by this share. */
@@ -77,9 +95,11 @@ const PARALLELISM = 8
 
 /**
  * Lower is better: the expected latency, EWMA × (1 + in flight / PARALLELISM). An unmeasured
- * replica gets one request at a time until its first answer measures it.
+ * replica gets one request at a time until it is measured; a stale one gets the next request
+ * when it has none in flight, and its old measure otherwise.
  */
-function score (r: Replica): number {
+function score (r: Replica, now: number): number {
   if (r.ewmaMs == null) return r.inflight === 0 ? 0 : Number.MAX_SAFE_INTEGER
+  if (r.inflight === 0 && isStale(r, now)) return 0
   return r.ewmaMs * (1 + r.inflight / PARALLELISM)
 }

@@ -92,10 +92,15 @@ describe('serve: service files, leases on the wire, lease bids (issue 17)', () =
     const mk = (id: string): any => pool.add({ id, leaseId: new Uint8Array(16), provider: {} as any, region: '', state: 'ready' })
     const a = mk('a')
     const b = mk('b')
+    // the first two answers carry the dial and the warm-up: a is measured at its third
+    pool.observe(a, 900)
+    pool.observe(a, 900)
+    assert.equal(a.ewmaMs, undefined)
     pool.observe(a, 2)
+    assert.equal(a.ewmaMs, 2)
     b.inflight = 1
     assert.equal(pool.pick()?.id, 'a', 'unmeasured b with one in flight waits for its first answer')
-    pool.observe(b, 50)
+    for (let k = 0; k < 3; k++) pool.observe(b, 50)
     b.inflight = 0
     a.inflight = 3
     assert.equal(pool.pick()?.id, 'a', '2 ms with 3 in flight beats 50 ms idle')
@@ -103,5 +108,28 @@ describe('serve: service files, leases on the wire, lease bids (issue 17)', () =
     assert.equal(pool.pick()?.id, 'b', 'a at its in-flight bound is skipped')
     b.state = 'draining'
     assert.equal(pool.pick(), undefined, 'no ready replica below its bound')
+  })
+
+  it('a replica measured slow once is measured again when its measure is stale, and the new answer replaces the old', () => {
+    let clock = 1_000_000
+    let i = 0
+    const pool = new ReplicaPool(8, () => [0.1, 0.9][i++ % 2] as number, () => clock)
+    const mk = (id: string): any => pool.add({ id, leaseId: new Uint8Array(16), provider: {} as any, region: '', state: 'ready' })
+    const fast = mk('fast')
+    const slow = mk('slow')
+    for (let k = 0; k < 3; k++) { pool.observe(fast, 5); pool.observe(slow, 500) }
+    clock += 300
+    pool.observe(fast, 5)
+    assert.equal(pool.pick()?.id, 'fast', 'a fresh slow measure loses')
+    clock += 300
+    pool.observe(fast, 5)
+    assert.equal(pool.pick()?.id, 'slow', 'stale after half a second without an answer: it gets the next request')
+    slow.inflight = 1
+    assert.equal(pool.pick()?.id, 'fast', 'one probe at a time: with it in flight, its old measure counts')
+    pool.observe(slow, 4)
+    slow.inflight = 0
+    assert.equal(slow.ewmaMs, 4, 'the new answer restarts the stale EWMA (not 0.8 × 500 + 0.2 × 4)')
+    fast.inflight = 1
+    assert.equal(pool.pick()?.id, 'slow', 'measured fast now, it takes its share')
   })
 })
