@@ -194,7 +194,7 @@ function statusOf (d: Deployment, withEvents = false): Record<string, unknown> {
     url: d.gateway.url,
     size: d.size,
     ready: d.ready().length,
-    replicas: d.pool.list().map(r => ({ id: r.id, provider: r.provider.toString(), region: r.region, state: r.state, ewmaMs: r.ewmaMs, inflight: r.inflight, served: r.served, failed: r.failed, since: r.since })),
+    replicas: d.pool.list().map(r => ({ id: r.id, provider: r.provider.toString(), region: r.region, state: r.state, ...(r.ewmaMs != null ? { ewmaMs: r.ewmaMs } : {}), inflight: r.inflight, served: r.served, failed: r.failed, since: r.since })),
     gateway: d.gateway.stats,
     ...(withEvents ? { events: d.events.slice(-50) as Array<DeploymentEvent & { at: number }> } : {})
   }
