@@ -65,9 +65,11 @@ describe('red team: market attacks from a separate attacker process (issue 13)',
       'inputs: [words.txt]', 'estimatedMinutes: 1',
       'auction:', '  bidWindowMs: 1000', '  acceptTimeoutMs: 3000'
     ].join('\n') + '\n')
+    // the flooder sends until 300 ms before the window closes: 5 s leaves a loaded CI machine
+    // time for the 250 bids the flood spec asks of it (3 s got 220 and 262 in two runs)
     await writeFile(join(tmp.path, 'flood.yaml'), [
       'name: flooded', 'tier: silver', 'workload: evaluation', 'runtime:', '  command: [/bin/true]', 'estimatedMinutes: 1',
-      'auction:', '  bidWindowMs: 3000', '  acceptTimeoutMs: 10000'
+      'auction:', '  bidWindowMs: 5000', '  acceptTimeoutMs: 10000'
     ].join('\n') + '\n')
   })
 
