@@ -82,8 +82,21 @@ export async function startInProcessNetwork (opts: InProcessOptions): Promise<In
 
 /** Resolves once every node has every other node as a gossip peer on `topic`. */
 export async function waitForTopicMesh (nodes: IdlegridNode[], topic: string, timeoutMs = 20_000): Promise<void> {
-  await waitFor(() => nodes.every(n => {
+  const missing = (): string[] => nodes.flatMap((n, i) => {
     const subs = new Set(n.libp2p.services.pubsub.getSubscribers(topic).map(p => p.toString()))
-    return nodes.every(o => o === n || subs.has(o.peerId.toString()))
-  }), { timeoutMs, what: `every node to see every other on ${topic}` })
+    return nodes.flatMap((o, j) => o === n || subs.has(o.peerId.toString()) ? [] : [`${i}→${j}`])
+  })
+  try {
+    await waitFor(() => missing().length === 0, { timeoutMs, what: `every node to see every other on ${topic}` })
+  } catch (err) {
+    // say which links were missing and how far each got, so that a failure in CI can be told apart
+    const state = missing().map(link => {
+      const [i, j] = link.split('→').map(Number)
+      const peer = nodes[j].peerId
+      const connections = nodes[i].libp2p.getConnections(peer).length
+      const gossipPeer = nodes[i].libp2p.services.pubsub.getPeers().some(p => p.equals(peer))
+      return `node ${link}: ${connections} connection(s), ${gossipPeer ? '' : 'not '}a gossip peer`
+    })
+    throw new Error(`${(err as Error).message}; missing: ${state.join('; ')}`, { cause: err })
+  }
 }
