@@ -29,6 +29,8 @@ interface Slot {
   /** chunks sent and not answered, by id */
   pending: Map<number, Request[]>
   answered: boolean
+  /** stopped by close(): its end is not a failure to start */
+  closing: boolean
 }
 
 /** Workers that may die in a row before answering anything, before the pool verifies inline for good. */
@@ -71,7 +73,10 @@ export class VerifyPool {
 
   /** Stops the workers; their unanswered chunks are verified inline. Later requests start new ones. */
   async close (): Promise<void> {
-    await Promise.all(this.slots.map(async slot => await slot.worker.terminate()))
+    await Promise.all(this.slots.map(async slot => {
+      slot.closing = true
+      await slot.worker.terminate()
+    }))
   }
 
   private flush (): void {
@@ -99,7 +104,7 @@ export class VerifyPool {
 
   private start (): Slot {
     const worker = new Worker(new URL('./verify-worker.js', import.meta.url))
-    const slot: Slot = { worker, pending: new Map(), answered: false }
+    const slot: Slot = { worker, pending: new Map(), answered: false, closing: false }
     // an idle worker must not keep the process alive; a busy one must, or an awaited verdict is lost
     worker.unref()
     worker.on('message', ({ id, results }: BatchReply) => {
@@ -115,7 +120,7 @@ export class VerifyPool {
       const at = this.slots.indexOf(slot)
       if (at >= 0) this.slots.splice(at, 1)
       else return // 'error' comes before 'exit': handled once
-      if (!slot.answered) this.startFailures++
+      if (!slot.answered && !slot.closing) this.startFailures++
       for (const requests of slot.pending.values()) for (const request of requests) request.resolve(this.verifyInline(request.item))
       slot.pending.clear()
     }

@@ -71,7 +71,8 @@ describe('identity: the verifier pool', function () {
   })
 
   it('a worker stopped with chunks unanswered loses no verdict, and the next batch starts a new one', async () => {
-    const p = pool({ threads: 1, chunk: 32 })
+    let inlined = 0
+    const p = pool({ threads: 1, chunk: 32, verifyInline: (item) => { inlined++; return inline(item) } })
     const items = await signedItems(1_000, 50)
     const pending = Promise.all(items.map(async item => await p.verify(item)))
     // the flush runs on the next turn: stop the worker once its chunks are sent
@@ -79,9 +80,31 @@ describe('identity: the verifier pool', function () {
     assert.equal(p.running, 1)
     await p.close()
     assert.deepEqual(await pending, items.map(i => verifyBytes(i.publicKey, i.message, i.signature)))
+    assert.ok(inlined > 0, 'chunks were unanswered when the worker stopped: their verdicts came inline')
     const again = await signedItems(40, 4)
+    inlined = 0
     assert.deepEqual(await Promise.all(again.map(async i => await p.verify(i))), again.map(i => verifyBytes(i.publicKey, i.message, i.signature)))
     assert.equal(p.running, 1)
+    assert.equal(inlined, 0, 'the next batch went to the new worker')
+  })
+
+  it('a pool closed before its workers answered is not a pool whose workers fail to start: it still uses workers after three closes', async () => {
+    let inlined = 0
+    const p = pool({ threads: 1, chunk: 32, verifyInline: (item) => { inlined++; return inline(item) } })
+    const items = await signedItems(100, 10)
+    const expected = items.map(i => verifyBytes(i.publicKey, i.message, i.signature))
+    for (let round = 0; round < 3; round++) {
+      const pending = Promise.all(items.map(async item => await p.verify(item)))
+      await new Promise(resolve => setImmediate(resolve))
+      assert.equal(p.running, 1)
+      await p.close()
+      assert.deepEqual(await pending, expected)
+    }
+    assert.ok(inlined > 0, 'each close stopped a worker before it answered')
+    inlined = 0
+    assert.deepEqual(await Promise.all(items.map(async item => await p.verify(item))), expected)
+    assert.equal(p.running, 1)
+    assert.equal(inlined, 0, 'the fourth batch went to a worker')
   })
 
   it('a process whose pool is idle exits by itself once its verdicts are in', async () => {
