@@ -5,7 +5,7 @@ import { fromString } from 'uint8arrays/from-string'
 import { decodeBounded } from '../../protocols/codec.js'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { SIGNING_PREFIX } from '../../protocols/ids.js'
-import { signBytes, verifyBytesFast, verifyBytesQuick, SIGNATURE_BYTES } from './signature.js'
+import { signBytes, verifyBytesQuick, verifyPrefixedFast, SIGNATURE_BYTES } from './signature.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -98,15 +98,15 @@ export function openEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOpti
  */
 export async function openEnvelopeAsync (bytes: Uint8Array | Uint8ArrayList, opts: OpenAsyncOptions): Promise<OpenedEnvelope> {
   const opened = decodeEnvelope(bytes, opts)
-  if (opts.checkSignature !== false && !await verifyBytesFast(opened.signer.publicKey.raw, signingInput(opened.domain, opened.payload), opened.signature)) throw badSignature(opened)
+  if (opts.checkSignature !== false && !await verifyPrefixedFast(opened.signer.publicKey.raw, signingPrefix(opened.domain), opened.payload, opened.signature)) throw badSignature(opened)
   return opened
 }
 
-/** The signature check of an envelope opened with `checkSignature: false`, by the fast verifier (verifyBytesFast). */
+/** The signature check of an envelope opened with `checkSignature: false`, by the fast verifier (verifyPrefixedFast). */
 export async function verifyOpenedAsync (opened: OpenedEnvelope): Promise<boolean> {
   const publicKey = opened.signer.publicKey?.raw
   if (publicKey == null) return false
-  return await verifyBytesFast(publicKey, signingInput(opened.domain, opened.payload), opened.signature)
+  return await verifyPrefixedFast(publicKey, signingPrefix(opened.domain), opened.payload, opened.signature)
 }
 
 /** Every check but the signature's: size, structure, domain, signer, signature length. */

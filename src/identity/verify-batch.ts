@@ -1,7 +1,7 @@
 /**
  * A batch of signatures packed into one buffer, so a batch crosses to a worker thread as one
  * transfer instead of a structured clone per item: per item u32le(message length) ‖ public key
- * (32) ‖ signature (64) ‖ message. Only ever built by this process for its own workers.
+ * (32) ‖ signature (64) ‖ message (an item's prefix and message, side by side). Only ever built by this process for its own workers.
  */
 import type { SignedBytes } from './signature.js'
 
@@ -17,16 +17,19 @@ const HEADER_BYTES = 4 + PUBLIC_KEY_BYTES + SIGNATURE_BYTES
 /** Items whose key or signature has the wrong length are not packable: the caller refuses them first. */
 export function packBatch (items: readonly SignedBytes[]): ArrayBuffer {
   let size = 0
-  for (const item of items) size += HEADER_BYTES + item.message.length
+  for (const item of items) size += HEADER_BYTES + (item.prefix?.length ?? 0) + item.message.length
   const out = new Uint8Array(size)
   const view = new DataView(out.buffer)
   let at = 0
-  for (const { publicKey, message, signature } of items) {
-    view.setUint32(at, message.length, true)
+  for (const { publicKey, prefix, message, signature } of items) {
+    const prefixLength = prefix?.length ?? 0
+    view.setUint32(at, prefixLength + message.length, true)
     out.set(publicKey, at + 4)
     out.set(signature, at + 4 + PUBLIC_KEY_BYTES)
-    out.set(message, at + HEADER_BYTES)
-    at += HEADER_BYTES + message.length
+    // the signed message is prefix ‖ message: written side by side, never joined first
+    if (prefix != null) out.set(prefix, at + HEADER_BYTES)
+    out.set(message, at + HEADER_BYTES + prefixLength)
+    at += HEADER_BYTES + prefixLength + message.length
   }
   return out.buffer
 }

@@ -17,7 +17,9 @@ const PREFIX = { entry: 0x01, head: 0x02, hash: 0x03, slashed: 0x04, proof: 0x05
 export type KeyRange = { gte: Uint8Array, lt: Uint8Array }
 
 export function entryKey (author: Uint8Array, seq: number): Uint8Array {
-  return Uint8Array.from([PREFIX.entry, author.length, ...author, ...seqBytes(seq)])
+  const key = authorKey(PREFIX.entry, author, 8)
+  writeSeq(key, 2 + author.length, seq)
+  return key
 }
 
 export const ALL_ENTRIES: KeyRange = range(PREFIX.entry)
@@ -30,7 +32,11 @@ export function headKey (author: Uint8Array): Uint8Array {
 }
 
 export function headValue (seq: number, hash: Uint8Array, bytes: number): Uint8Array {
-  return Uint8Array.from([...seqBytes(seq), ...hash, ...seqBytes(bytes)])
+  const value = new Uint8Array(16 + hash.length)
+  writeSeq(value, 0, seq)
+  value.set(hash, 8)
+  writeSeq(value, 8 + hash.length, bytes)
+  return value
 }
 
 /** A head value; `bytes` (the feed's stored envelope bytes) is 0 in heads written before it was kept. */
@@ -56,11 +62,15 @@ export function standingKey (author: Uint8Array): Uint8Array {
 }
 
 export function hashKey (hash: Uint8Array): Uint8Array {
-  return Uint8Array.from([PREFIX.hash, ...hash])
+  return prefixed(PREFIX.hash, hash)
 }
 
 export function hashValue (author: Uint8Array, seq: number): Uint8Array {
-  return Uint8Array.from([author.length, ...author, ...seqBytes(seq)])
+  const value = new Uint8Array(1 + author.length + 8)
+  value[0] = author.length
+  value.set(author, 1)
+  writeSeq(value, 1 + author.length, seq)
+  return value
 }
 
 export function readHashValue (value: Uint8Array): { author: Uint8Array, seq: number } {
@@ -72,7 +82,7 @@ export function slashedKey (accused: Uint8Array): Uint8Array {
 }
 
 export function proofKey (proofHash: Uint8Array): Uint8Array {
-  return Uint8Array.from([PREFIX.proof, ...proofHash])
+  return prefixed(PREFIX.proof, proofHash)
 }
 
 /** The author (or accused) bytes of a head or slashed key. */
@@ -80,20 +90,44 @@ export function authorOfKey (key: Uint8Array): Uint8Array {
   return key.subarray(2, 2 + key[1])
 }
 
-function authorKey (prefix: number, author: Uint8Array): Uint8Array {
-  return Uint8Array.from([prefix, author.length, ...author])
+/** prefix | len | author, and `extra` bytes left for the caller (keys are built in place: sync writes thousands) */
+function authorKey (prefix: number, author: Uint8Array, extra = 0): Uint8Array {
+  const key = new Uint8Array(2 + author.length + extra)
+  key[0] = prefix
+  key[1] = author.length
+  key.set(author, 2)
+  return key
+}
+
+function prefixed (prefix: number, bytes: Uint8Array): Uint8Array {
+  const key = new Uint8Array(1 + bytes.length)
+  key[0] = prefix
+  key.set(bytes, 1)
+  return key
 }
 
 function range (prefix: number): KeyRange {
   return { gte: Uint8Array.of(prefix), lt: Uint8Array.of(prefix + 1) }
 }
 
-function seqBytes (seq: number): Uint8Array {
-  const out = new Uint8Array(8)
-  new DataView(out.buffer).setBigUint64(0, BigInt(seq))
-  return out
+/** `value` (a seq or a byte count: a safe non-negative integer) as 8 bytes big-endian at `at`. */
+function writeSeq (out: Uint8Array, at: number, value: number): void {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${value} is not a seq`)
+  const high = Math.floor(value / 2 ** 32)
+  const low = value >>> 0
+  out[at] = high >>> 24
+  out[at + 1] = (high >>> 16) & 0xff
+  out[at + 2] = (high >>> 8) & 0xff
+  out[at + 3] = high & 0xff
+  out[at + 4] = low >>> 24
+  out[at + 5] = (low >>> 16) & 0xff
+  out[at + 6] = (low >>> 8) & 0xff
+  out[at + 7] = low & 0xff
 }
 
 function readSeq (bytes: Uint8Array, at: number): number {
-  return Number(new DataView(bytes.buffer, bytes.byteOffset + at, 8).getBigUint64(0))
+  if (at < 0 || at + 8 > bytes.length) throw new RangeError(`no 8-byte seq at ${at} of ${bytes.length} bytes`)
+  const high = ((bytes[at] << 24) | (bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3]) >>> 0
+  const low = ((bytes[at + 4] << 24) | (bytes[at + 5] << 16) | (bytes[at + 6] << 8) | bytes[at + 7]) >>> 0
+  return high * 2 ** 32 + low
 }

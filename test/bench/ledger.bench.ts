@@ -5,11 +5,17 @@
  * the same run; their ratio says how close ingest comes to being limited by verification.
  * The verifier keeps one core for the main thread; the same library on every core is
  * reported beside it, with ingest's ratio to that too.
- * Then the time for a fresh node to sync all of them from a peer over /idlegrid/ledger/sync.
+ * Then the time for a fresh node to sync all of them from a peer over /idlegrid/ledger/sync:
+ * first with the peer in this process (its reads and sends share the fresh node's main
+ * thread), then with the peer in a process of its own (test/bench/ledger-holder.ts), as in a
+ * network; the fresh node's CPU and the peer's are reported apart.
  */
+import { spawn } from 'node:child_process'
 import { cp } from 'node:fs/promises'
 import { availableParallelism, loadavg } from 'node:os'
 import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromMultihash, peerIdFromPrivateKey } from '@libp2p/peer-id'
 import * as Digest from 'multiformats/hashes/digest'
@@ -68,6 +74,46 @@ async function makeFeeds (): Promise<{ feeds: Uint8Array[][], authors: string[] 
   return { feeds: [...feeds.values()].map(f => f.entries), authors: [...feeds.keys()] }
 }
 
+const HOLDER_SCRIPT = fileURLToPath(new URL('./ledger-holder.js', import.meta.url))
+
+interface HolderProcess {
+  addr: string
+  /** the holder's CPU time so far, ms */
+  cpuMs: () => Promise<number>
+  stop: () => Promise<void>
+}
+
+/** A node serving the ledger in `dataDir` from a process of its own (ledger-holder.ts). */
+async function startHolderProcess (dataDir: string): Promise<HolderProcess> {
+  const child = spawn(process.execPath, [...process.execArgv, HOLDER_SCRIPT, dataDir], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const waiting: Array<(line: string) => void> = []
+  createInterface({ input: child.stdout }).on('line', (l) => { if (l.startsWith('{')) waiting.shift()?.(l) })
+  const nextLine = async (): Promise<string> => await new Promise<string>(resolve => { waiting.push(resolve) })
+  const stop = async (): Promise<void> => {
+    const exited = new Promise(resolve => child.once('exit', resolve))
+    child.stdin.end()
+    await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 10_000))])
+    child.kill('SIGKILL')
+  }
+  try {
+    const first = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => { reject(new Error('the ledger holder did not start within 60 s')) }, 60_000)
+      nextLine().then((l) => { clearTimeout(timer); resolve(l) }, reject)
+      child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`the ledger holder exited with ${String(code)}`)) })
+    })
+    const { addr } = JSON.parse(first) as { addr: string }
+    const cpuMs = async (): Promise<number> => {
+      const answer = nextLine()
+      child.stdin.write('cpu\n')
+      return (JSON.parse(await answer) as { cpuMicros: number }).cpuMicros / 1000
+    }
+    return { addr, cpuMs, stop }
+  } catch (err) {
+    await stop()
+    throw err
+  }
+}
+
 /** Every signature an ingest checks: the entry's and its body's. */
 function signaturesOf (envelopes: Uint8Array[]): SignedBytes[] {
   const out: SignedBytes[] = []
@@ -83,6 +129,7 @@ function signaturesOf (envelopes: Uint8Array[]): SignedBytes[] {
 export default async (): Promise<Record<string, unknown>> => {
   const dir = await tempDir('idlegrid-ledger-bench-')
   const nodes: IdlegridNode[] = []
+  let holder2: HolderProcess | undefined
   try {
     const t0 = Date.now()
     const { feeds, authors } = await makeFeeds()
@@ -158,6 +205,19 @@ export default async (): Promise<Record<string, unknown>> => {
     await waitFor(async () => (await ledgerOf(fresh).store.stats()).entries === ENTRIES, { timeoutMs: 120_000, intervalMs: 20, what: 'the fresh node to sync every entry' })
     const syncMs = performance.now() - start
     const syncCpuMs = cpuMsSince(cpu)
+    await Promise.all(nodes.splice(0).map(async n => { await n.stop() }))
+
+    // the same sync from a peer in a process of its own: the fresh node's process does only its own work
+    await cp(storePath, join(dir.path, 'holder-process', 'ledger'), { recursive: true })
+    holder2 = await startHolderProcess(join(dir.path, 'holder-process'))
+    const holderCpu0 = await holder2.cpuMs()
+    start = performance.now()
+    cpu = process.cpuUsage()
+    const fresh2 = await make('fresh-from-process', [holder2.addr])
+    await waitFor(async () => (await ledgerOf(fresh2).store.stats()).entries === ENTRIES, { timeoutMs: 120_000, intervalMs: 20, what: 'the fresh node to sync every entry from the holder process' })
+    const syncFromProcessMs = performance.now() - start
+    const freshCpuMs = cpuMsSince(cpu)
+    const holderCpuMs = await holder2.cpuMs() - holderCpu0
 
     return {
       entries: ENTRIES,
@@ -177,7 +237,10 @@ export default async (): Promise<Record<string, unknown>> => {
       ingestToVerifyRatio: Number((ingestPerSecond * signaturesPerEntry / rawPerSecond).toFixed(3)),
       ingestMs: Math.round(ingestMs),
       diskBytes: stats.diskBytes,
+      /** the peer synced from in this process: its reads and sends share the fresh node's main thread */
       freshNodeSyncMs: Math.round(syncMs),
+      /** the peer synced from in a process of its own, as in a network */
+      freshNodeSyncFromProcessMs: Math.round(syncFromProcessMs),
       // CPU time of the whole process (every thread), which a loaded machine disturbs less
       // than wall time: per signature for raw verification, per entry for ingest and sync
       rawVerifyCpuUsPerSignature: Number((rawCpuMs * 1000 / signatures.length).toFixed(1)),
@@ -185,11 +248,14 @@ export default async (): Promise<Record<string, unknown>> => {
       /** raw verification's CPU for an entry's signatures over ingest's CPU per entry: 1 = nothing but verification */
       ingestToVerifyCpuRatio: Number((rawCpuMs / signatures.length * signaturesPerEntry / (ingestCpuMs / ENTRIES)).toFixed(3)),
       syncCpuUsPerEntry: Number((syncCpuMs * 1000 / ENTRIES).toFixed(1)),
+      /** with the peer in its own process: the fresh node's process, and the peer's */
+      syncFromProcessCpuUsPerEntry: { fresh: Number((freshCpuMs * 1000 / ENTRIES).toFixed(1)), holder: Number((holderCpuMs * 1000 / ENTRIES).toFixed(1)) },
       loadAverage: loadavg().map(l => Number(l.toFixed(2))),
       syncEntriesPerSecond: Math.round(ENTRIES / syncMs * 1000)
     }
   } finally {
     await Promise.all(nodes.map(async n => { await n.stop() }))
+    await holder2?.stop()
     await dir.cleanup()
   }
 }

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { NATIVE_VERIFIER, opensslVerify, sodiumVerify } from '../../src/identity/native-verify.js'
-import { signBytes, verifyBytes, verifyBytesQuick, type SignedBytes } from '../../src/identity/signature.js'
+import { signBytes, signedMessage, verifyBytes, verifyBytesQuick, verifyPrefixedFast, type SignedBytes } from '../../src/identity/signature.js'
 import { packBatch, unpackBatch } from '../../src/identity/verify-batch.js'
 import { VerifyPool } from '../../src/identity/verify-pool.js'
 
@@ -52,6 +52,26 @@ describe('identity: the verifier pool', function () {
     const packed = new Uint8Array(packBatch(items))
     assert.deepEqual(unpackBatch(packed).map(i => [i.publicKey, i.signature, i.message].map(b => Buffer.from(b).toString('hex'))), items.map(i => [i.publicKey, i.signature, i.message].map(b => Buffer.from(b).toString('hex'))))
     assert.throws(() => unpackBatch(packed.subarray(0, packed.length - 1)), /runs past its end/)
+  })
+
+  it('an item signed over prefix ‖ message is packed with the two side by side, and verified as the whole message in workers and inline', async () => {
+    // the envelope case: a domain's prefix and a payload, signed together, never joined by the caller
+    const key = await generateKeyPair('Ed25519')
+    const items: SignedBytes[] = Array.from({ length: 60 }, (_, i) => {
+      const prefix = new Uint8Array(randomBytes(1 + (i % 20)))
+      const message = new Uint8Array(randomBytes(i % 90))
+      const signature = signBytes(key.raw, signedMessage({ publicKey: key.publicKey.raw, prefix, message, signature: new Uint8Array(0) }))
+      // every fifth signs the message alone: it must not verify as prefix ‖ message
+      return { publicKey: key.publicKey.raw, prefix, message, signature: i % 5 === 0 ? signBytes(key.raw, message) : signature }
+    })
+    const whole = items.map(i => Buffer.concat([i.prefix as Uint8Array, i.message]))
+    assert.deepEqual(unpackBatch(new Uint8Array(packBatch(items))).map(i => Buffer.from(i.message).toString('hex')), whole.map(w => w.toString('hex')))
+    const expected = items.map((item, i) => verifyBytes(item.publicKey, whole[i], item.signature))
+    assert.equal(expected.filter(v => !v).length, 12)
+    const p = pool({ threads: 1, chunk: 16, verifyInline: (item) => verifyBytesQuick(item.publicKey, signedMessage(item), item.signature) })
+    assert.deepEqual(await Promise.all(items.map(async item => await p.verify(item))), expected)
+    assert.equal(p.running, 1)
+    assert.deepEqual(await Promise.all(items.map(async item => await verifyPrefixedFast(item.publicKey, item.prefix as Uint8Array, item.message, item.signature))), expected)
   })
 
   it('a batch goes to a worker, in chunks, and every verdict matches the strict rule in order', async () => {
