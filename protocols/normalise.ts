@@ -91,9 +91,15 @@ const NOTHING = new Uint8Array(0)
  * Error on bytes that are not a protobuf message of this shape.
  */
 export function normalise (bytes: Uint8Array, shape: MessageShape): Uint8Array {
+  // most messages decoded are leaves (envelopes, entries): only their lengths need checking,
+  // and that walk allocates nothing (ledger sync decodes several messages per entry)
+  if (shape.packed == null && shape.merged == null && shape.repeated == null && shape.oneofs == null) {
+    checkLengths(bytes)
+    return bytes
+  }
   const edits: Edit[] = []
-  const groups = new Map<number, Occurrence[]>()
-  const liveMember = new Map<string, { field: number, occurrences: Occurrence[] }>()
+  let groups: Map<number, Occurrence[]> | undefined
+  let liveMember: Map<string, { field: number, occurrences: Occurrence[] }> | undefined
   const oneofs = oneofIndex(shape)
   const tag: Tag = { field: 0, wireType: 0, end: 0 }
   let pos = 0
@@ -103,25 +109,28 @@ export function normalise (bytes: Uint8Array, shape: MessageShape): Uint8Array {
     pos = skipValue(bytes, afterTag, wireType, field)
     const oneof = oneofs?.get(field)
     if (oneof != null) {
+      liveMember ??= new Map()
       let live = liveMember.get(oneof)
       if (live != null && live.field !== field) {
         // protobuf clears the oneof when another member arrives: what came before is gone
         // (protons instead keeps the member with the highest field number)
         for (const o of live.occurrences) edits.push({ start: o.start, end: o.end, replacement: NOTHING })
-        groups.delete(live.field)
+        groups?.delete(live.field)
         live = undefined
       }
       if (live == null) liveMember.set(oneof, live = { field, occurrences: [] })
       live.occurrences.push({ start, end: pos, payload: NOTHING })
     }
     if (wireType !== WIRE.bytes) continue
-    const payload = bytes.subarray(readVarint(bytes, afterTag)[1], pos)
     const packed = shape.packed?.[field]
     const merged = shape.merged?.[field]
     const repeated = shape.repeated?.[field]
+    if (packed == null && merged == null && repeated == null) continue
+    const payload = bytes.subarray(readVarint(bytes, afterTag)[1], pos)
     if (packed != null) {
       edits.push({ start, end: pos, replacement: expandRun(payload, field, packed) })
     } else if (merged != null) {
+      groups ??= new Map()
       const group = groups.get(field) ?? []
       group.push({ start, end: pos, payload })
       groups.set(field, group)
@@ -130,8 +139,18 @@ export function normalise (bytes: Uint8Array, shape: MessageShape): Uint8Array {
       if (inner !== payload) edits.push({ start, end: pos, replacement: lengthDelimited(field, inner) })
     }
   }
-  for (const [field, occurrences] of groups) mergeOccurrences(field, occurrences, shape.merged![field], edits)
+  if (groups != null) for (const [field, occurrences] of groups) mergeOccurrences(field, occurrences, shape.merged![field], edits)
   return applyEdits(bytes, edits)
+}
+
+/** Walks every field of `bytes`: throws where a tag or a length does not fit (as normalise does). */
+function checkLengths (bytes: Uint8Array): void {
+  const tag: Tag = { field: 0, wireType: 0, end: 0 }
+  let pos = 0
+  while (pos < bytes.byteLength) {
+    const { field, wireType, end: afterTag } = readTag(bytes, pos, tag)
+    pos = skipValue(bytes, afterTag, wireType, field)
+  }
 }
 
 /** One field in place of the last occurrence, holding all their bytes; the others removed. */
