@@ -1,7 +1,8 @@
 /**
  * A batch of signatures packed into one buffer, so a batch crosses to a worker thread as one
  * transfer instead of a structured clone per item: per item u32le(message length) ‖ public key
- * (32) ‖ signature (64) ‖ message (an item's prefix and message, side by side). Only ever built by this process for its own workers.
+ * (32) ‖ signature (64) ‖ message (an item's prefix and message, side by side). Only ever built
+ * by this process for its own workers.
  */
 import type { SignedBytes } from './signature.js'
 
