@@ -132,4 +132,27 @@ describe('serve: service files, leases on the wire, lease bids (issue 17)', () =
     fast.inflight = 1
     assert.equal(pool.pick()?.id, 'slow', 'measured fast now, it takes its share')
   })
+
+  it('under steady load a replica measured slow still gets one pick in 32, and takes its share once its answers are fast', () => {
+    let clock = 1_000_000
+    let i = 0
+    const pool = new ReplicaPool(8, () => [0.1, 0.9][i++ % 2] as number, () => clock)
+    const mk = (id: string): any => pool.add({ id, leaseId: new Uint8Array(16), provider: {} as any, region: '', state: 'ready' })
+    const warm = mk('warm')
+    const cold = mk('cold')
+    for (let k = 0; k < 3; k++) { pool.observe(warm, 5); pool.observe(cold, 60) }
+    // 200 requests inside the stale window, the warm replica answering each
+    const served = { warm: 0, cold: 0 }
+    for (let k = 0; k < 200; k++) {
+      const r = pool.pick() as any
+      served[r.id as 'warm' | 'cold']++
+      clock += 1
+      pool.observe(r, r.id === 'cold' ? 4 : 5)
+    }
+    assert.ok(served.cold >= Math.floor(200 / 32), `the cold replica was picked ${served.cold} times`)
+    assert.ok(cold.ewmaMs < 60, 'its fresh answers moved its measure')
+    // once measured faster than the warm one, it wins the scores
+    while ((cold.ewmaMs as number) >= (warm.ewmaMs as number)) pool.observe(cold, 4)
+    assert.equal(pool.pick()?.id, 'cold')
+  })
 })
