@@ -14,10 +14,10 @@ import { sleep, toHex } from '../common/index.js'
 import { runAttempt, type JobPayload } from '../exec/index.js'
 import { peerIdFromBytes, openAward, type MarketRenterService } from '../market/index.js'
 import { auctionRounds } from '../submit/index.js'
-import { forward, type Dialer } from './forward.js'
+import { forward, ForwardError, type Dialer } from './forward.js'
 import { Gateway } from './gateway.js'
 import { ServeStreamPool } from './stream-pool.js'
-import { ReplicaPool, type Replica } from './router.js'
+import { noteDraining, ReplicaPool, type Replica } from './router.js'
 import { leaseJobSpec, UNTIL_STOPPED_MS, type ServiceSpec } from './service-file.js'
 import { UsageCounter, type UsageDesk } from './usage/index.js'
 import type { Signed } from '../identity/index.js'
@@ -244,7 +244,11 @@ export class Deployment {
         const answer = await forward(this.probeStreams, replica.provider, replica.leaseId, { method: 'GET', path: this.spec.healthPath, headers: [], body: new Uint8Array() }, { timeoutMs: Math.max(2_000, every * 2) })
         for await (const _ of answer.body) {} // eslint-disable-line no-empty
         ok = answer.response.status >= 200 && answer.response.status < 300
-      } catch {}
+        // a replica its provider is stopping says so: out of rotation now, even one no request reached
+        noteDraining(replica, answer.response)
+      } catch (err) {
+        if (err instanceof ForwardError) noteDraining(replica, err)
+      }
       if (signal.aborted) return
       if (ok) {
         failures = 0

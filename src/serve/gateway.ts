@@ -12,7 +12,7 @@ import { timingSafeEqual } from 'node:crypto'
 import { forward, ForwardError, type Dialer, type ForwardAnswer } from './forward.js'
 import { ServeStreamPool } from './stream-pool.js'
 import { settlesThisTurn, wireHeaders } from './wire.js'
-import type { ReplicaPool } from './router.js'
+import { noteDraining, type ReplicaPool } from './router.js'
 
 export interface GatewayOptions {
   port: number
@@ -156,7 +156,7 @@ export class Gateway {
       try {
         answer = await forward(this.streams, replica.provider, replica.leaseId, { method, path: req.url ?? '/', headers, body }, { timeoutMs: this.opts.timeoutMs })
         this.pool.observe(replica, answer.headMs)
-        if (answer.response.draining && replica.state === 'ready') replica.state = 'draining'
+        noteDraining(replica, answer.response)
         const sent = await this.stream(answer, res)
         this.opts.meter?.(replica.id)?.served(body.byteLength, sent)
         replica.served++
@@ -165,7 +165,7 @@ export class Gateway {
       } catch (err) {
         const e = err instanceof ForwardError ? err : new ForwardError(502, String((err as Error)?.message ?? err), true)
         replica.failed++
-        if (e.code === 'DRAINING' || e.code === 'NO_LEASE') replica.state = 'draining'
+        noteDraining(replica, e)
         last = e
         // a started answer cannot be taken back; a request the replica may have acted on is retried only when idempotent
         if (res.headersSent || (e.passedOn && !idempotent)) break

@@ -96,6 +96,15 @@ export class ReplicaPool {
   }
 }
 
+/**
+ * What an answer (its `draining` flag) or a refusal (its code) says of a replica: one its
+ * provider is stopping (preempted, cancelled, its lease over) gets no new request from then on,
+ * whoever heard it, the gateway from a request or the deployment from a health probe.
+ */
+export function noteDraining (r: Replica, said: { draining?: boolean, code?: string }): void {
+  if (said.draining === true || said.code === 'DRAINING' || said.code === 'NO_LEASE') r.state = 'draining'
+}
+
 function isStale (r: Replica, now: number): boolean {
   return r.measuredAt != null && now - r.measuredAt > STALE_MS
 }

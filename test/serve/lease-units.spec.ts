@@ -6,7 +6,7 @@ import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile } from '../../src/capability/profile.js'
 import { leaseJobSpec, loadServiceFile, parseServiceSpec } from '../../src/serve/index.js'
-import { ReplicaPool } from '../../src/serve/router.js'
+import { noteDraining, ReplicaPool } from '../../src/serve/router.js'
 import { toJobRequest } from '../../src/market/job-spec.js'
 import { matchJob } from '../../src/market/matching.js'
 import { DeclineReason, readJobRequest } from '../../src/market/messages.js'
@@ -154,5 +154,17 @@ describe('serve: service files, leases on the wire, lease bids (issue 17)', () =
     // once measured faster than the warm one, it wins the scores
     while ((cold.ewmaMs as number) >= (warm.ewmaMs as number)) pool.observe(cold, 4)
     assert.equal(pool.pick()?.id, 'cold')
+  })
+
+  it('a replica said to be stopping (an answer\'s draining flag, or a DRAINING or NO_LEASE refusal) leaves rotation; anything else leaves it as it is', () => {
+    const pool = new ReplicaPool(8)
+    const mk = (id: string): any => pool.add({ id, leaseId: new Uint8Array(16), provider: {} as any, region: '', state: 'ready' })
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map(mk)
+    noteDraining(a, { draining: true })
+    noteDraining(b, { code: 'DRAINING' })
+    noteDraining(c, { code: 'NO_LEASE' })
+    noteDraining(d, { draining: false, code: 'TIMEOUT' })
+    assert.deepEqual([a, b, c, d].map(r => r.state), ['draining', 'draining', 'draining', 'ready'])
+    assert.deepEqual(pool.candidates().map(r => r.id), ['d'])
   })
 })
