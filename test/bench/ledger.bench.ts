@@ -10,11 +10,9 @@
  * thread), then with the peer in a process of its own (test/bench/ledger-holder.ts), as in a
  * network; the fresh node's CPU and the peer's are reported apart.
  */
-import { spawn } from 'node:child_process'
 import { cp } from 'node:fs/promises'
 import { availableParallelism, loadavg } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromMultihash, peerIdFromPrivateKey } from '@libp2p/peer-id'
@@ -32,6 +30,7 @@ import { ledgerService, type LedgerService } from '../../src/ledger/service.js'
 import { LedgerStore } from '../../src/ledger/store.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
+import { startChildPeer, type ChildPeer } from './child-peer.js'
 
 function cpuMsSince (from: NodeJS.CpuUsage): number {
   const used = process.cpuUsage(from)
@@ -76,42 +75,9 @@ async function makeFeeds (): Promise<{ feeds: Uint8Array[][], authors: string[] 
 
 const HOLDER_SCRIPT = fileURLToPath(new URL('./ledger-holder.js', import.meta.url))
 
-interface HolderProcess {
-  addr: string
-  /** the holder's CPU time so far, ms */
-  cpuMs: () => Promise<number>
-  stop: () => Promise<void>
-}
-
 /** A node serving the ledger in `dataDir` from a process of its own (ledger-holder.ts). */
-async function startHolderProcess (dataDir: string): Promise<HolderProcess> {
-  const child = spawn(process.execPath, [...process.execArgv, HOLDER_SCRIPT, dataDir], { stdio: ['pipe', 'pipe', 'inherit'] })
-  const waiting: Array<(line: string) => void> = []
-  createInterface({ input: child.stdout }).on('line', (l) => { if (l.startsWith('{')) waiting.shift()?.(l) })
-  const nextLine = async (): Promise<string> => await new Promise<string>(resolve => { waiting.push(resolve) })
-  const stop = async (): Promise<void> => {
-    const exited = new Promise(resolve => child.once('exit', resolve))
-    child.stdin.end()
-    await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 10_000))])
-    child.kill('SIGKILL')
-  }
-  try {
-    const first = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => { reject(new Error('the ledger holder did not start within 60 s')) }, 60_000)
-      nextLine().then((l) => { clearTimeout(timer); resolve(l) }, reject)
-      child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`the ledger holder exited with ${String(code)}`)) })
-    })
-    const { addr } = JSON.parse(first) as { addr: string }
-    const cpuMs = async (): Promise<number> => {
-      const answer = nextLine()
-      child.stdin.write('cpu\n')
-      return (JSON.parse(await answer) as { cpuMicros: number }).cpuMicros / 1000
-    }
-    return { addr, cpuMs, stop }
-  } catch (err) {
-    await stop()
-    throw err
-  }
+async function startHolderProcess (dataDir: string): Promise<ChildPeer<{ addr: string }>> {
+  return await startChildPeer<{ addr: string }>(HOLDER_SCRIPT, [dataDir], 'the ledger holder')
 }
 
 /** Every signature an ingest checks: the entry's and its body's. */
@@ -129,7 +95,7 @@ function signaturesOf (envelopes: Uint8Array[]): SignedBytes[] {
 export default async (): Promise<Record<string, unknown>> => {
   const dir = await tempDir('idlegrid-ledger-bench-')
   const nodes: IdlegridNode[] = []
-  let holder2: HolderProcess | undefined
+  let holder2: ChildPeer<{ addr: string }> | undefined
   try {
     const t0 = Date.now()
     const { feeds, authors } = await makeFeeds()
@@ -216,7 +182,7 @@ export default async (): Promise<Record<string, unknown>> => {
     const holderCpu0 = await holder2.cpuMs()
     start = performance.now()
     cpu = process.cpuUsage()
-    const fresh2 = await make('fresh-from-process', [holder2.addr])
+    const fresh2 = await make('fresh-from-process', [holder2.ready.addr])
     await waitFor(() => entriesHeld(fresh2) === ENTRIES, { timeoutMs: 120_000, intervalMs: 20, what: 'the fresh node to sync every entry from the holder process' })
     const syncFromProcessMs = performance.now() - start
     const freshCpuMs = cpuMsSince(cpu)

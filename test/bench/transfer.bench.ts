@@ -18,13 +18,12 @@
  * award to the first log line of a small job. `node --cpu-prof` on the bench profiles the
  * receiver too (it inherits the flags).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chmod, writeFile } from 'node:fs/promises'
 import { connect as tcpConnect, type Socket } from 'node:net'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { connect as tlsConnect } from 'node:tls'
 import { multiaddr } from '@multiformats/multiaddr'
@@ -34,6 +33,7 @@ import { runAttempt } from '../../src/exec/index.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { makeAward } from '../exec/fixtures.js'
 import { tempDir } from '../utils/index.js'
+import { startChildPeer, type ChildPeer } from './child-peer.js'
 
 const MiB = 1024 * 1024
 const SLICE = MiB
@@ -41,39 +41,23 @@ const RAW_PROTOCOL = '/idlegrid/bench/transfer/1.0.0'
 const RAW_FILE_PROTOCOL = '/idlegrid/bench/transfer-file/1.0.0'
 const PEER_SCRIPT = fileURLToPath(new URL('./transfer-peer.js', import.meta.url))
 
-interface Peer {
+interface PeerReady {
   tcpPort: number
   tlsPort: number | null
   tlsFilePort: number | null
   addr: string
   peerId: string
-  child: ChildProcess
-  /** the peer's CPU time so far, ms */
-  cpuMs: () => Promise<number>
 }
+
+type Peer = PeerReady & ChildPeer<PeerReady>
 
 function mibps (bytes: number, ms: number): number {
   return Math.round(bytes / MiB / (ms / 1000))
 }
 
 async function startPeer (size: number, dir: string, certDir?: string): Promise<Peer> {
-  const child = spawn(process.execPath, [...process.execArgv, PEER_SCRIPT, String(size), dir, ...(certDir != null ? [certDir] : [])], { stdio: ['pipe', 'pipe', 'inherit'] })
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
-  const waiting: Array<(line: string) => void> = []
-  // only the peer's JSON lines answer (node flags such as --trace-gc print to stdout too)
-  lines.on('line', (l) => { if (l.startsWith('{')) waiting.shift()?.(l) })
-  const nextLine = async (): Promise<string> => await new Promise<string>(resolve => { waiting.push(resolve) })
-  const line = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => { reject(new Error('transfer peer did not start within 60 s')) }, 60_000)
-    nextLine().then((l) => { clearTimeout(timer); resolve(l) }, reject)
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`transfer peer exited with ${String(code)}`)) })
-  })
-  const cpuMs = async (): Promise<number> => {
-    const answer = nextLine()
-    child.stdin?.write('cpu\n')
-    return (JSON.parse(await answer) as { cpuMicros: number }).cpuMicros / 1000
-  }
-  return { ...JSON.parse(line), child, cpuMs }
+  const peer = await startChildPeer<PeerReady>(PEER_SCRIPT, [String(size), dir, ...(certDir != null ? [certDir] : [])], 'transfer peer')
+  return { ...peer.ready, ...peer }
 }
 
 function ownCpuMs (): number {
@@ -272,12 +256,7 @@ export default async (): Promise<Record<string, unknown>> => {
     }
   } finally {
     await renter?.stop()
-    if (peer != null) {
-      const exited = new Promise(resolve => peer?.child.once('exit', resolve))
-      peer.child.stdin?.end()
-      await Promise.race([exited, new Promise(resolve => setTimeout(resolve, 10_000))])
-      peer.child.kill('SIGKILL')
-    }
+    await peer?.stop()
     await tmp.cleanup()
   }
 }

@@ -15,6 +15,13 @@ import { DOMAIN } from '../../protocols/ids.js'
 import { openEnvelope, sealEnvelope } from '../../src/identity/index.js'
 import { sentimentSpec, SERVICES_DIR } from './fixtures.js'
 
+/** A replica pool whose random picks alternate 0.1, 0.9 and whose clock the spec may move; `add` puts in a ready replica. */
+function replicaPool (maxInflight: number, now?: () => number): { pool: ReplicaPool, add: (id: string) => any } {
+  let i = 0
+  const pool = new ReplicaPool(maxInflight, () => [0.1, 0.9][i++ % 2] as number, now)
+  return { pool, add: (id) => pool.add({ id, leaseId: new Uint8Array(16), provider: {} as any, region: '', state: 'ready' }) }
+}
+
 const FREE = { freeSlots: 1, preemptibleSlots: 0, totalSlots: 1, thermalOk: true, powerOk: true }
 
 describe('serve: service files, leases on the wire, lease bids (issue 17)', () => {
@@ -87,9 +94,7 @@ describe('serve: service files, leases on the wire, lease bids (issue 17)', () =
   })
 
   it('power of two choices: an unmeasured replica gets one request at a time; a measured slow one loses to a fast one', () => {
-    let i = 0
-    const pool = new ReplicaPool(4, () => [0.1, 0.9][i++ % 2] as number)
-    const mk = (id: string): any => pool.add({ id, leaseId: new Uint8Array(16), provider: {} as any, region: '', state: 'ready' })
+    const { pool, add: mk } = replicaPool(4)
     const a = mk('a')
     const b = mk('b')
     // the first two answers carry the dial and the warm-up: a is measured at its third
@@ -112,9 +117,7 @@ describe('serve: service files, leases on the wire, lease bids (issue 17)', () =
 
   it('a replica measured slow once is measured again when its measure is stale, and the new answer replaces the old', () => {
     let clock = 1_000_000
-    let i = 0
-    const pool = new ReplicaPool(8, () => [0.1, 0.9][i++ % 2] as number, () => clock)
-    const mk = (id: string): any => pool.add({ id, leaseId: new Uint8Array(16), provider: {} as any, region: '', state: 'ready' })
+    const { pool, add: mk } = replicaPool(8, () => clock)
     const fast = mk('fast')
     const slow = mk('slow')
     for (let k = 0; k < 3; k++) { pool.observe(fast, 5); pool.observe(slow, 500) }
@@ -135,9 +138,7 @@ describe('serve: service files, leases on the wire, lease bids (issue 17)', () =
 
   it('under steady load a replica measured slow still gets one pick in 32, and takes its share once its answers are fast', () => {
     let clock = 1_000_000
-    let i = 0
-    const pool = new ReplicaPool(8, () => [0.1, 0.9][i++ % 2] as number, () => clock)
-    const mk = (id: string): any => pool.add({ id, leaseId: new Uint8Array(16), provider: {} as any, region: '', state: 'ready' })
+    const { pool, add: mk } = replicaPool(8, () => clock)
     const warm = mk('warm')
     const cold = mk('cold')
     for (let k = 0; k < 3; k++) { pool.observe(warm, 5); pool.observe(cold, 60) }
@@ -157,8 +158,7 @@ describe('serve: service files, leases on the wire, lease bids (issue 17)', () =
   })
 
   it('a replica said to be stopping (an answer\'s draining flag, or a DRAINING or NO_LEASE refusal) leaves rotation; anything else leaves it as it is', () => {
-    const pool = new ReplicaPool(8)
-    const mk = (id: string): any => pool.add({ id, leaseId: new Uint8Array(16), provider: {} as any, region: '', state: 'ready' })
+    const { pool, add: mk } = replicaPool(8)
     const [a, b, c, d] = ['a', 'b', 'c', 'd'].map(mk)
     noteDraining(a, { draining: true })
     noteDraining(b, { code: 'DRAINING' })
