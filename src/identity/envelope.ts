@@ -102,11 +102,20 @@ export async function openEnvelopeAsync (bytes: Uint8Array | Uint8ArrayList, opt
   return opened
 }
 
-/** The signature check of an envelope opened with `checkSignature: false`, by the fast verifier (verifyPrefixedFast). */
-export async function verifyOpenedAsync (opened: OpenedEnvelope): Promise<boolean> {
+/**
+ * openEnvelope's checks but the signature's (size, structure, domain, signer, signature
+ * length), synchronously: for a caller that verifies the signature itself with
+ * verifyOpenedAsync, beside other work. Throws EnvelopeError.
+ */
+export function openEnvelopeUnverified (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions): OpenedEnvelope {
+  return decodeEnvelope(bytes, opts)
+}
+
+/** The signature check of an envelope opened unverified, by the fast verifier (verifyPrefixedFast). */
+export function verifyOpenedAsync (opened: OpenedEnvelope): Promise<boolean> {
   const publicKey = opened.signer.publicKey?.raw
-  if (publicKey == null) return false
-  return await verifyPrefixedFast(publicKey, signingPrefix(opened.domain), opened.payload, opened.signature)
+  if (publicKey == null) return Promise.resolve(false)
+  return verifyPrefixedFast(publicKey, signingPrefix(opened.domain), opened.payload, opened.signature)
 }
 
 /** Every check but the signature's: size, structure, domain, signer, signature length. */

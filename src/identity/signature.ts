@@ -135,11 +135,12 @@ export async function verifyBytesFast (publicKey: Uint8Array, message: Uint8Arra
 /**
  * verifyBytesFast of the message `prefix` ‖ `message`, not joined on this thread: a batch packs
  * the two side by side for its worker (an envelope's signed bytes are its domain's prefix and
- * its payload, and joining them was a copy and an allocation per signature).
+ * its payload, and joining them was a copy and an allocation per signature). The pool's
+ * promise itself, not one wrapped around it.
  */
-export async function verifyPrefixedFast (publicKey: Uint8Array, prefix: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
-  if (!strictPrechecks(publicKey, signature)) return false
-  return await verifyPool.verify({ publicKey, prefix, message, signature })
+export function verifyPrefixedFast (publicKey: Uint8Array, prefix: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
+  if (!strictPrechecks(publicKey, signature)) return Promise.resolve(false)
+  return verifyPool.verify({ publicKey, prefix, message, signature })
 }
 
 /**

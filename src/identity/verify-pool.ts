@@ -55,9 +55,12 @@ export class VerifyPool {
     this.verifyInline = opts.verifyInline
   }
 
-  /** `item`'s verdict under verifyInline's rule, from a worker or inline. */
-  async verify (item: SignedBytes): Promise<boolean> {
-    return await new Promise<boolean>(resolve => {
+  /**
+   * `item`'s verdict under verifyInline's rule, from a worker or inline. Not an async function:
+   * sync calls it twice per entry, and the extra promise and tick each was garbage.
+   */
+  verify (item: SignedBytes): Promise<boolean> {
+    return new Promise<boolean>(resolve => {
       this.queue.push({ item, resolve })
       if (!this.flushScheduled) {
         this.flushScheduled = true

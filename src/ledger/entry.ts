@@ -15,7 +15,7 @@ import { decodeBounded, decodeVerified, envelopeMaxBytes, MAX_BYTES, MAX_CLOCK_S
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
-import { EnvelopeError, messageHash, openEnvelopeAsync, sealEnvelope, type EnvelopeRejection, type OpenedEnvelope } from '../identity/index.js'
+import { EnvelopeError, messageHash, openEnvelopeAsync, openEnvelopeUnverified, sealEnvelope, type EnvelopeRejection, type OpenedEnvelope } from '../identity/index.js'
 import { EntrySignatureError, EntryTimeOrderError, FutureEntryError, MalformedEntryError, OversizedBodyError, BrokenChainError } from './errors.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -113,10 +113,24 @@ export async function openEntryEnvelope (bytes: Uint8Array, checkSignature?: boo
   try {
     return await openEnvelopeAsync(bytes, { domain: DOMAIN.ledgerEntry, maxBytes: MAX_ENTRY_ENVELOPE_BYTES, checkSignature })
   } catch (err) {
-    if (!(err instanceof EnvelopeError)) throw err
-    if (SIGNER_PROBLEMS.has(err.reason)) throw new EntrySignatureError(`entry envelope: ${err.message}`)
-    throw new MalformedEntryError(`entry envelope: ${err.message}`)
+    throw entryEnvelopeError(err)
   }
+}
+
+/** openEntryEnvelope without the signature check, synchronously (verifyEntry checks it beside the body's). */
+export function decodeEntryEnvelope (bytes: Uint8Array): OpenedEnvelope {
+  try {
+    return openEnvelopeUnverified(bytes, { domain: DOMAIN.ledgerEntry, maxBytes: MAX_ENTRY_ENVELOPE_BYTES })
+  } catch (err) {
+    throw entryEnvelopeError(err)
+  }
+}
+
+/** An envelope's rejection as the entry error openEntry words it; anything else unchanged. */
+function entryEnvelopeError (err: unknown): unknown {
+  if (!(err instanceof EnvelopeError)) return err
+  if (SIGNER_PROBLEMS.has(err.reason)) return new EntrySignatureError(`entry envelope: ${err.message}`)
+  return new MalformedEntryError(`entry envelope: ${err.message}`)
 }
 
 /** The error of an entry envelope whose signature does not verify (as openEntry words it). */

@@ -1,6 +1,6 @@
 import { MAX_CLOCK_SKEW_MS } from '../../protocols/codec.js'
 import { verifyJobBody, verifySummaryBody, verifyUsageBody } from './body.js'
-import { checkEntryTime, entryRecord, entrySignatureError, LedgerEntry, openEntryEnvelope, type LedgerRecord } from './entry.js'
+import { checkEntryTime, decodeEntryEnvelope, entryRecord, entrySignatureError, LedgerEntry, type LedgerRecord } from './entry.js'
 import { InvalidBodyError, LedgerEntryError } from './errors.js'
 import { verifyOpenedAsync, type OpenedEnvelope } from '../identity/index.js'
 import { verifyFraudProof, type VerifiedFraudProof } from './fraud.js'
@@ -27,7 +27,7 @@ export interface VerifiedEntry {
  * Throws a LedgerEntryError subclass.
  */
 export async function verifyEntry (bytes: Uint8Array, opts: VerifyEntryOptions = {}): Promise<VerifiedEntry> {
-  const opened = await openEntryEnvelope(bytes, false)
+  const opened = decodeEntryEnvelope(bytes)
   // the entry's signature and an attestation's or receipt's own run at once on the thread
   // pool (sync verifies thousands); the errors keep their order: signature, shape, time, body
   const signature = opts.checkSignature === false ? undefined : verifyOpenedAsync(opened)
@@ -62,13 +62,8 @@ function isJobBody (record: LedgerRecord): boolean {
 }
 
 /** A promise's outcome, never rejecting: read only after the entry's own checks. */
-async function settle (p: Promise<unknown>): Promise<{ error?: unknown }> {
-  try {
-    await p
-    return {}
-  } catch (error) {
-    return { error }
-  }
+function settle (p: Promise<unknown>): Promise<{ error?: unknown }> {
+  return p.then(() => ({}), (error: unknown) => ({ error }))
 }
 
 async function verifyBody (record: LedgerRecord, maxSkewMs: number): Promise<VerifiedFraudProof | undefined> {
