@@ -144,7 +144,8 @@ function decodeEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions):
   return { domain: envelope.domain, signer, payload: envelope.payload, signature: envelope.signature }
 }
 
-function badSignature (opened: OpenedEnvelope): EnvelopeError {
+/** The rejection of an envelope whose signature does not verify, for callers that check it themselves. */
+export function badSignature (opened: OpenedEnvelope): EnvelopeError {
   return new EnvelopeError('bad-signature', `signature by ${opened.signer.toString()} does not verify`)
 }
 

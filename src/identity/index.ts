@@ -4,7 +4,7 @@
  * the module files (signature.ts, envelope.ts, keystore.ts).
  */
 export { loadOrCreateKey, DataDirError } from './keystore.js'
-export { sealEnvelope, openEnvelope, openEnvelopeAsync, openEnvelopeUnverified, verifyOpenedAsync, EnvelopeError } from './envelope.js'
+export { sealEnvelope, openEnvelope, openEnvelopeAsync, openEnvelopeUnverified, verifyOpenedAsync, badSignature, EnvelopeError } from './envelope.js'
 export type { OpenedEnvelope, EnvelopeRejection } from './envelope.js'
 export { messageHash, sha256 } from './hash.js'
 export { sealSigned, openSigned } from './signed.js'

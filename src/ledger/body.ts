@@ -11,7 +11,7 @@ import { SignedEnvelope } from '../../protocols/envelope.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { Attestation, Receipt } from '../../protocols/job.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
-import { EnvelopeError, messageHash, openEnvelopeAsync, type OpenedEnvelope, type Signed } from '../identity/index.js'
+import { badSignature, EnvelopeError, messageHash, openEnvelopeUnverified, verifyOpenedAsync, type OpenedEnvelope, type Signed } from '../identity/index.js'
 import { HASH_BYTES, parseAuthor, type LedgerRecord } from './entry.js'
 import { InvalidBodyError, MalformedEntryError } from './errors.js'
 import { decodeStoredUsage, openCoSignedUsage, type VerifiedUsage } from './usage.js'
@@ -75,11 +75,28 @@ export async function verifyJobBody (record: LedgerRecord): Promise<DecodedBody>
   const bound = envelopeMaxBytes(isAttestation ? MAX_BYTES.attestation : MAX_BYTES.receipt)
   let opened: OpenedEnvelope
   try {
-    opened = await openEnvelopeAsync(record.body, { domain, maxBytes: bound })
+    opened = openEnvelopeUnverified(record.body, { domain, maxBytes: bound })
   } catch (err) {
     if (err instanceof EnvelopeError) throw new InvalidBodyError(`${domain} body: ${err.message}`)
     throw err
   }
+  // the message is checked while the signature is on the verifier's pool (one await an entry,
+  // not two); a bad signature is still the error reported first, as when it was checked first
+  const signature = verifyOpenedAsync(opened)
+  let body: DecodedBody | undefined
+  let invalid: unknown
+  try {
+    body = checkJobBody(record, opened, isAttestation, domain)
+  } catch (err) {
+    invalid = err
+  }
+  if (!await signature) throw new InvalidBodyError(`${domain} body: ${badSignature(opened).message}`)
+  if (body == null) throw invalid
+  return remember(record, body)
+}
+
+/** An attestation's or receipt's message, checked against its entry; its envelope's signature aside. */
+function checkJobBody (record: LedgerRecord, opened: OpenedEnvelope, isAttestation: boolean, domain: string): DecodedBody {
   if (!equals(opened.signer.toMultihash().bytes, record.author)) throw new InvalidBodyError(`${domain} body signed by ${opened.signer.toString()}, not by the entry's author`)
   // the hash only when read (once): verification alone never needs it
   let hash: Uint8Array | undefined
@@ -90,7 +107,7 @@ export async function verifyJobBody (record: LedgerRecord): Promise<DecodedBody>
       if (!equals(attestation.provider, record.author)) throw new InvalidBodyError('attestation names another provider than its author')
       if (attestation.jobId.length !== ID_BYTES) throw new InvalidBodyError('attestation job id is not 16 bytes')
       if (parseAuthor(attestation.renter) == null) throw new InvalidBodyError('attestation renter is not a peer id')
-      return remember(record, { kind: 'attestation', attestation: signed(attestation) })
+      return { kind: 'attestation', attestation: signed(attestation) }
     }
     const receipt = decodeBounded(Receipt, opened.payload, 'receipt', MAX_BYTES.receipt)
     if (!equals(receipt.renter, record.author)) throw new InvalidBodyError('receipt names another renter than its author')
@@ -101,7 +118,7 @@ export async function verifyJobBody (record: LedgerRecord): Promise<DecodedBody>
     if (receipt.receivedOutputDigest.length !== 0 && receipt.receivedOutputDigest.length !== HASH_BYTES) throw new InvalidBodyError('receipt received output digest is not 32 bytes')
     // the claim rests on the digest the renter received (reputation compares it with the attested one)
     if (receipt.outcome === Receipt.Outcome.BAD_OUTPUT && receipt.receivedOutputDigest.length === 0) throw new InvalidBodyError('BAD_OUTPUT receipt without the received output digest')
-    return remember(record, { kind: 'receipt', receipt: signed(receipt) })
+    return { kind: 'receipt', receipt: signed(receipt) }
   } catch (err) {
     if (err instanceof InvalidBodyError) throw err
     throw new InvalidBodyError(err instanceof Error ? err.message : String(err))

@@ -5,7 +5,7 @@
  * benchmark takes a snapshot before and after a phase and divides the difference by the
  * nodes the process runs.
  */
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 
 export interface UsageSnapshot {
   /** user + system CPU, ms */
@@ -37,4 +37,52 @@ export function usageSince (before: UsageSnapshot, after: UsageSnapshot = usageN
 
 export function addUsage (a: UsageSnapshot, b: UsageSnapshot): UsageSnapshot {
   return { cpuMs: a.cpuMs + b.cpuMs, readBytes: a.readBytes + b.readBytes, writtenBytes: a.writtenBytes + b.writtenBytes }
+}
+
+/** CPU time of each thread of process `pid` so far (/proc/PID/task/TID/stat utime + stime), ms by thread id; empty where /proc is missing. */
+export function threadCpuMs (pid: number = process.pid): Map<number, number> {
+  const out = new Map<number, number>()
+  let tids: string[]
+  try {
+    tids = readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return out
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      // the fields after the command name, which may hold spaces: utime and stime are the 12th and 13th
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) * 1000 / CLOCK_TICKS_PER_SECOND)
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out
+}
+
+/** Linux's USER_HZ, the unit of /proc's CPU times, on every platform Node runs on Linux. */
+const CLOCK_TICKS_PER_SECOND = 100
+
+export interface ThreadSplit {
+  /** the main thread (its id is the process's) */
+  mainMs: number
+  /** the busiest other thread: in the ledger benchmark, the signature verifier's worker */
+  busiestOtherMs: number
+  /** every other thread together: V8's GC helpers, libuv's pool */
+  restMs: number
+}
+
+/** How the CPU a process spent between two threadCpuMs() readings splits over its threads. */
+export function threadSplit (before: Map<number, number>, after: Map<number, number>, pid: number = process.pid): ThreadSplit {
+  let mainMs = 0
+  const others: number[] = []
+  for (const [tid, ms] of after) {
+    const spent = ms - (before.get(tid) ?? 0)
+    if (tid === pid) mainMs = spent
+    else others.push(spent)
+  }
+  others.sort((a, b) => b - a)
+  const busiestOtherMs = others[0] ?? 0
+  return { mainMs, busiestOtherMs, restMs: others.slice(1).reduce((a, b) => a + b, 0) }
 }

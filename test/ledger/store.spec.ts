@@ -213,6 +213,12 @@ describe('ledger store', function () {
       const sig = Uint8Array.from(env.signature); sig[0] ^= 1
       const tampered = SignedEnvelope.encode({ ...env, signature: sig })
       await expectRejected(store, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
+      // the body's signature is checked beside its message: a bad one is the reason given even
+      // when the message is wrong too (here it also names another renter than its author)
+      const [both] = await store.ingest([entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered }).envelope])
+      assert.ok(both.status === 'rejected' && /receipt body: signature by .* does not verify/.test(both.error.message), `got ${both.status === 'rejected' ? both.error.message : both.status}`)
+      const [named] = await store.ingest([entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt }).envelope])
+      assert.ok(named.status === 'rejected' && /receipt body signed by .*, not by the entry's author/.test(named.error.message), `got ${named.status === 'rejected' ? named.error.message : named.status}`)
       // an inconsistent heartbeat summary
       const bad = HeartbeatSummary.encode({ periodStart: BigInt(now - 1000), periodEnd: BigInt(now), heartbeatsSent: 1, intervalMs: 1000, availableMs: 1000n, upMs: 5000n, slotsTotal: 1, busyPpm: 0 })
       await expectRejected(store, entryOf(dave, { seq: 1, time: now, body: bad }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
