@@ -5,6 +5,7 @@
  * they are DHT servers and never answer a ping do not keep an honest server out of the table.
  */
 import * as assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { identify } from '@libp2p/identify'
 import { tcp } from '@libp2p/tcp'
@@ -82,6 +83,36 @@ describe('node: routing-table repair (a DHT server that missed its routing-table
     silent.push(node)
     return node
   }
+
+  // A lookup for a renter's own id may name renters: kad-dht answers a lookup for a peer id
+  // with that peer when it knows it (peer routing), and its final closest set can then hold
+  // another renter too (seen while writing this spec). idlegrid's own code looks up no
+  // renter's id: the connector's walk is for the node's own.
+  it('a renter (DHT client) is in no routing table and named by no lookup for another key, so a provider\'s walk never leads it to renters', async () => {
+    const seed = await start('bootstrap')
+    const providers = [await start('provider', seed), await start('provider', seed), await start('provider', seed)]
+    const renters = [await start('renter', seed), await start('renter', seed)]
+    for (const provider of providers) await waitFor(async () => await inTable(seed, provider), { timeoutMs: 20_000, what: 'every provider in the seed\'s routing table' })
+    for (const renter of renters) await waitFor(() => seed.libp2p.getConnections(renter.peerId).length > 0, { timeoutMs: 20_000, what: 'every renter connected to the seed' })
+    const renterIds = new Set(renters.map(r => r.peerId.toString()))
+    const lookup = async (asker: IdlegridNode, key: Uint8Array): Promise<string[]> => {
+      const dht = asker.libp2p.services.dht as unknown as { getClosestPeers(key: Uint8Array, options: { signal: AbortSignal }): AsyncIterable<{ name: string, peer?: { id: PeerId }, closer?: Array<{ id: PeerId }> }> }
+      const named: string[] = []
+      for await (const event of dht.getClosestPeers(key, { signal: AbortSignal.timeout(10_000) })) {
+        if (event.name === 'FINAL_PEER' && event.peer != null) named.push(event.peer.id.toString())
+        for (const peer of event.closer ?? []) named.push(peer.id.toString())
+      }
+      assert.ok(named.length > 0, 'the lookup named nobody: it proves nothing')
+      return named
+    }
+    for (const asker of [seed, ...providers]) {
+      for (const renter of renters) assert.equal(await tableOf(asker).find(renter.peerId), undefined, 'a renter is in a routing table')
+      // the walks the connector makes (its own id) and any other key: no renter
+      for (const key of [asker.peerId.toMultihash().bytes, ...providers.map(p => p.peerId.toMultihash().bytes), randomBytes(32), randomBytes(32)]) {
+        assert.deepEqual((await lookup(asker, key)).filter(id => renterIds.has(id)), [], 'a lookup named a renter')
+      }
+    }
+  })
 
   it('red team: twelve silent "DHT servers" connected first do not keep an honest one out; failed peers sit out later rounds', async () => {
     const seed = await start('bootstrap')
