@@ -34,6 +34,7 @@ import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { makeAward } from '../exec/fixtures.js'
 import { tempDir } from '../utils/index.js'
 import { startChildPeer, type ChildPeer } from './child-peer.js'
+import { threadCpuMs, threadSplit, type ThreadSplit } from './process-usage.js'
 
 const MiB = 1024 * 1024
 const SLICE = MiB
@@ -65,8 +66,8 @@ function ownCpuMs (): number {
   return (user + system) / 1000
 }
 
-/** A copy's wall time and the CPU time each end spent on it. */
-interface Measured { ms: number, senderCpuMs: number, receiverCpuMs: number }
+/** A copy's wall time and the CPU time each end spent on it (per thread where /proc has it). */
+interface Measured { ms: number, senderCpuMs: number, receiverCpuMs: number, threads?: { sender: ThreadSplit, receiver: ThreadSplit } }
 
 /** Times `run` (which returns its own wall time) and the CPU both processes spent meanwhile; `peerSends` swaps the roles. */
 async function measured (peer: Peer, run: () => Promise<number>, peerSends = false): Promise<Measured> {
@@ -118,6 +119,14 @@ async function best (peer: Peer, run: () => Promise<number>): Promise<Measured> 
   return a.ms <= b.ms ? a : b
 }
 
+/** A phase's CPU per MiB at each end, main thread and the others apart. */
+function threadsPerMiB (m: Measured, bytes: number): Record<string, { main: number, otherThreads: number }> | string {
+  if (m.threads == null) return 'n/a'
+  const per = (ms: number): number => Math.round(ms / (bytes / MiB) * 100) / 100
+  const split = (t: ThreadSplit): { main: number, otherThreads: number } => ({ main: per(t.mainMs), otherThreads: per(t.busiestOtherMs + t.restMs) })
+  return { sender: split(m.threads.sender), receiver: split(m.threads.receiver) }
+}
+
 /** CPU ms per MiB moved, at each end. */
 function cpuPerMiB (m: Measured, bytes: number): { sender: number, receiver: number } {
   const per = (ms: number): number => Math.round(ms / (bytes / MiB) * 100) / 100
@@ -164,11 +173,20 @@ export default async (): Promise<Record<string, unknown>> => {
     await writeFile(join(tmp.path, 'payload.bin'), payload)
     const job = { runtime: { command: ['/bin/sh', '-c', 'cp inputs/payload.bin outputs/payload.bin'], timeoutMs: 600_000 }, inputs: [{ path: 'payload.bin', file: join(tmp.path, 'payload.bin') }] }
     /** Wall time and both ends' CPU at one moment (the peer's asked then, answered as soon as it can). */
-    const mark = (): { at: number, own: number, peer: Promise<number> } => ({ at: performance.now(), own: ownCpuMs(), peer: p.cpuMs() })
+    const peerPid = p.child.pid ?? 0
+    const mark = (): { at: number, own: number, peer: Promise<number>, ownThreads: Map<number, number>, peerThreads: Map<number, number> } =>
+      ({ at: performance.now(), own: ownCpuMs(), peer: p.cpuMs(), ownThreads: threadCpuMs(), peerThreads: threadCpuMs(peerPid) })
     const between = async (from: ReturnType<typeof mark>, to: ReturnType<typeof mark>, peerSends: boolean): Promise<Measured> => {
       const own = to.own - from.own
       const theirs = await to.peer - await from.peer
-      return { ms: to.at - from.at, senderCpuMs: peerSends ? theirs : own, receiverCpuMs: peerSends ? own : theirs }
+      const ownThreads = threadSplit(from.ownThreads, to.ownThreads)
+      const peerThreads = threadSplit(from.peerThreads, to.peerThreads, peerPid)
+      return {
+        ms: to.at - from.at,
+        senderCpuMs: peerSends ? theirs : own,
+        receiverCpuMs: peerSends ? own : theirs,
+        threads: { sender: peerSends ? peerThreads : ownThreads, receiver: peerSends ? ownThreads : peerThreads }
+      }
     }
     const copyJob = async (run: number): Promise<{ input: Measured, output: Measured }> => {
       const started = mark()
@@ -252,6 +270,9 @@ export default async (): Promise<Record<string, unknown>> => {
         jobInput: cpuPerMiB(input, size),
         jobOutput: cpuPerMiB(output, size)
       },
+      // the job's phases per thread (Linux): each end's main thread, and its other threads
+      // together (V8's GC helpers above all, libuv's file work)
+      jobThreadCpuMsPerMiB: { input: threadsPerMiB(input, size), output: threadsPerMiB(output, size) },
       loadAverage: loadavg().map(x => Math.round(x * 10) / 10)
     }
   } finally {
