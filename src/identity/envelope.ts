@@ -75,11 +75,6 @@ export function sealEnvelope (key: Ed25519PrivateKey, signer: PeerId, domain: st
   return SignedEnvelope.encode({ domain, signer: signer.toMultihash().bytes, payload, signature })
 }
 
-export interface OpenAsyncOptions extends OpenOptions {
-  /** false when the signature was verified already (the gossip router did); the other checks still run */
-  checkSignature?: boolean
-}
-
 /**
  * Decodes and verifies an envelope from untrusted bytes: size first, then structure, domain,
  * signer (an Ed25519 peer id, whose public key is inside it) and signature. Throws
@@ -96,9 +91,9 @@ export function openEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOpti
  * the same strict rule), so many envelopes verify at once: the ledger opens thousands while
  * syncing. The same checks, in the same order, with the same errors.
  */
-export async function openEnvelopeAsync (bytes: Uint8Array | Uint8ArrayList, opts: OpenAsyncOptions): Promise<OpenedEnvelope> {
+export async function openEnvelopeAsync (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions): Promise<OpenedEnvelope> {
   const opened = decodeEnvelope(bytes, opts)
-  if (opts.checkSignature !== false && !await verifyPrefixedFast(opened.signer.publicKey.raw, signingPrefix(opened.domain), opened.payload, opened.signature)) throw badSignature(opened)
+  if (!await verifyPrefixedFast(opened.signer.publicKey.raw, signingPrefix(opened.domain), opened.payload, opened.signature)) throw badSignature(opened)
   return opened
 }
 

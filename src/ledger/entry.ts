@@ -3,9 +3,9 @@
  * "Ledger"). An entry is a SignedEnvelope("ledger-entry", LedgerEntry); its hash is the
  * message hash of that envelope, and the next entry of the same author points at it.
  *
- * Verification is async: identity's openEnvelopeAsync checks signatures with the fast
- * verifier (OpenSSL on the thread pool, exactly the strict RFC 8032 rule of verifyBytes), so
- * many entries verify at once during sync. What an entry's body holds: body.ts.
+ * Verification is async: identity's fast verifier (verifyOpenedAsync: worker threads, exactly
+ * the strict RFC 8032 rule of verifyBytes) checks signatures, so many entries verify at once
+ * during sync. What an entry's body holds: body.ts.
  */
 
 import { peerIdFromMultihash } from '@libp2p/peer-id'
@@ -15,7 +15,7 @@ import { decodeBounded, decodeVerified, envelopeMaxBytes, MAX_BYTES, MAX_CLOCK_S
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
-import { EnvelopeError, messageHash, openEnvelopeAsync, openEnvelopeUnverified, sealEnvelope, type EnvelopeRejection, type OpenedEnvelope } from '../identity/index.js'
+import { EnvelopeError, messageHash, openEnvelopeUnverified, sealEnvelope, verifyOpenedAsync, type EnvelopeRejection, type OpenedEnvelope } from '../identity/index.js'
 import { EntrySignatureError, EntryTimeOrderError, FutureEntryError, MalformedEntryError, OversizedBodyError, BrokenChainError } from './errors.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -101,36 +101,24 @@ export interface OpenEntryOptions {
  * author, seq and prev_hash shape, body kind and size. No clock or body checks (see verifyEntry).
  */
 export async function openEntry (bytes: Uint8Array, opts: OpenEntryOptions = {}): Promise<LedgerRecord> {
-  const opened = await openEntryEnvelope(bytes, opts.checkSignature)
+  const opened = decodeEntryEnvelope(bytes)
+  if (opts.checkSignature !== false && !await verifyOpenedAsync(opened)) throw entrySignatureError(opened)
   return entryRecord(bytes, opened)
 }
 
 /**
- * The entry's envelope decoded and its shape checked, its signature not yet (unless
- * `checkSignature`): verifyEntry checks it beside the body's. Throws the errors openEntry throws.
+ * The entry's envelope decoded and its shape checked, its signature not (openEntry and
+ * verifyEntry check it, the latter beside the body's). Throws EntrySignatureError for a bad
+ * signer, MalformedEntryError for the rest.
  */
-export async function openEntryEnvelope (bytes: Uint8Array, checkSignature?: boolean): Promise<OpenedEnvelope> {
-  try {
-    return await openEnvelopeAsync(bytes, { domain: DOMAIN.ledgerEntry, maxBytes: MAX_ENTRY_ENVELOPE_BYTES, checkSignature })
-  } catch (err) {
-    throw entryEnvelopeError(err)
-  }
-}
-
-/** openEntryEnvelope without the signature check, synchronously (verifyEntry checks it beside the body's). */
 export function decodeEntryEnvelope (bytes: Uint8Array): OpenedEnvelope {
   try {
     return openEnvelopeUnverified(bytes, { domain: DOMAIN.ledgerEntry, maxBytes: MAX_ENTRY_ENVELOPE_BYTES })
   } catch (err) {
-    throw entryEnvelopeError(err)
+    if (!(err instanceof EnvelopeError)) throw err
+    if (SIGNER_PROBLEMS.has(err.reason)) throw new EntrySignatureError(`entry envelope: ${err.message}`)
+    throw new MalformedEntryError(`entry envelope: ${err.message}`)
   }
-}
-
-/** An envelope's rejection as the entry error openEntry words it; anything else unchanged. */
-function entryEnvelopeError (err: unknown): unknown {
-  if (!(err instanceof EnvelopeError)) return err
-  if (SIGNER_PROBLEMS.has(err.reason)) return new EntrySignatureError(`entry envelope: ${err.message}`)
-  return new MalformedEntryError(`entry envelope: ${err.message}`)
 }
 
 /** The error of an entry envelope whose signature does not verify (as openEntry words it). */

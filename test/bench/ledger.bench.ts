@@ -34,7 +34,8 @@ import { startChildPeer, type ChildPeer } from './child-peer.js'
 import { threadCpuMs, threadSplit, type ThreadSplit } from './process-usage.js'
 
 /** A thread split in µs per entry, the busiest other thread named as what it is here. */
-function perEntry (split: ThreadSplit): Record<string, number> {
+function perEntry (split: ThreadSplit | undefined): Record<string, number> | string {
+  if (split == null) return 'n/a (no /proc)'
   const us = (ms: number): number => Number((ms * 1000 / ENTRIES).toFixed(1))
   return { main: us(split.mainMs), verifierWorker: us(split.busiestOtherMs), otherThreads: us(split.restMs) }
 }

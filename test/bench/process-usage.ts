@@ -73,8 +73,9 @@ export interface ThreadSplit {
   restMs: number
 }
 
-/** How the CPU a process spent between two threadCpuMs() readings splits over its threads. */
-export function threadSplit (before: Map<number, number>, after: Map<number, number>, pid: number = process.pid): ThreadSplit {
+/** How the CPU a process spent between two threadCpuMs() readings splits over its threads; undefined where /proc gave none. */
+export function threadSplit (before: Map<number, number>, after: Map<number, number>, pid: number = process.pid): ThreadSplit | undefined {
+  if (after.size === 0) return undefined
   let mainMs = 0
   const others: number[] = []
   for (const [tid, ms] of after) {

@@ -67,7 +67,7 @@ function ownCpuMs (): number {
 }
 
 /** A copy's wall time and the CPU time each end spent on it (per thread where /proc has it). */
-interface Measured { ms: number, senderCpuMs: number, receiverCpuMs: number, threads?: { sender: ThreadSplit, receiver: ThreadSplit } }
+interface Measured { ms: number, senderCpuMs: number, receiverCpuMs: number, threads?: { sender?: ThreadSplit, receiver?: ThreadSplit } }
 
 /** Times `run` (which returns its own wall time) and the CPU both processes spent meanwhile; `peerSends` swaps the roles. */
 async function measured (peer: Peer, run: () => Promise<number>, peerSends = false): Promise<Measured> {
@@ -120,17 +120,20 @@ async function best (peer: Peer, run: () => Promise<number>): Promise<Measured> 
 }
 
 /** A phase's CPU per MiB at each end, main thread and the others apart. */
-function threadsPerMiB (m: Measured, bytes: number): Record<string, { main: number, otherThreads: number }> | string {
-  if (m.threads == null) return 'n/a'
-  const per = (ms: number): number => Math.round(ms / (bytes / MiB) * 100) / 100
-  const split = (t: ThreadSplit): { main: number, otherThreads: number } => ({ main: per(t.mainMs), otherThreads: per(t.busiestOtherMs + t.restMs) })
-  return { sender: split(m.threads.sender), receiver: split(m.threads.receiver) }
+function threadsPerMiB (m: Measured, bytes: number): Record<string, { main: number, otherThreads: number } | string> {
+  const split = (t: ThreadSplit | undefined): { main: number, otherThreads: number } | string =>
+    t == null ? 'n/a (no /proc)' : { main: msPerMiB(t.mainMs, bytes), otherThreads: msPerMiB(t.busiestOtherMs + t.restMs, bytes) }
+  return { sender: split(m.threads?.sender), receiver: split(m.threads?.receiver) }
+}
+
+/** CPU ms per MiB moved, two decimals. */
+function msPerMiB (ms: number, bytes: number): number {
+  return Math.round(ms / (bytes / MiB) * 100) / 100
 }
 
 /** CPU ms per MiB moved, at each end. */
 function cpuPerMiB (m: Measured, bytes: number): { sender: number, receiver: number } {
-  const per = (ms: number): number => Math.round(ms / (bytes / MiB) * 100) / 100
-  return { sender: per(m.senderCpuMs), receiver: per(m.receiverCpuMs) }
+  return { sender: msPerMiB(m.senderCpuMs, bytes), receiver: msPerMiB(m.receiverCpuMs, bytes) }
 }
 
 export default async (): Promise<Record<string, unknown>> => {

@@ -8,7 +8,7 @@ import { peerIdFromPrivateKey, peerIdFromPublicKey } from '@libp2p/peer-id'
 import * as ed from '@noble/ed25519'
 import { Uint8ArrayList } from 'uint8arraylist'
 import { SignedEnvelope } from '../../protocols/envelope.js'
-import { EnvelopeError, MAX_ENVELOPE_BYTES, openEnvelope, openEnvelopeAsync, sealEnvelope, signingInput, type EnvelopeRejection, type OpenOptions } from '../../src/identity/envelope.js'
+import { EnvelopeError, MAX_ENVELOPE_BYTES, openEnvelope, openEnvelopeAsync, openEnvelopeUnverified, sealEnvelope, signingInput, verifyOpenedAsync, type EnvelopeRejection, type OpenOptions } from '../../src/identity/envelope.js'
 import { loadOrCreateKey } from '../../src/identity/keystore.js'
 import { signBytes, verifyBytes } from '../../src/identity/signature.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
@@ -331,15 +331,18 @@ describe('identity: openEnvelopeAsync (the fast verifier) opens exactly what ope
     }
   })
 
-  it('checkSignature: false skips only the signature check (for envelopes a router verified already)', async () => {
+  it('openEnvelopeUnverified skips only the signature check (for callers that verify it themselves, with verifyOpenedAsync)', async () => {
     const sealed = sealEnvelope(alice.key, alice.peerId, DOMAIN, text('x'))
     const bad = Uint8Array.from(SignedEnvelope.decode(sealed).signature)
     bad[0] ^= 0x01
     const tampered = reencode(sealed, { signature: bad })
     await assert.rejects(openEnvelopeAsync(tampered, { domain: DOMAIN }), (err: EnvelopeError) => err.reason === 'bad-signature')
-    assert.ok((await openEnvelopeAsync(tampered, { domain: DOMAIN, checkSignature: false })).signer.equals(alice.peerId))
-    await assert.rejects(openEnvelopeAsync(tampered, { domain: 'bid', checkSignature: false }), (err: EnvelopeError) => err.reason === 'wrong-domain')
-    await assert.rejects(openEnvelopeAsync(reencode(sealed, { signature: bad.subarray(0, 10) }), { domain: DOMAIN, checkSignature: false }), (err: EnvelopeError) => err.reason === 'bad-signature')
+    const opened = openEnvelopeUnverified(tampered, { domain: DOMAIN })
+    assert.ok(opened.signer.equals(alice.peerId))
+    assert.equal(await verifyOpenedAsync(opened), false, 'the skipped check is still the caller\'s to make')
+    assert.equal(await verifyOpenedAsync(openEnvelopeUnverified(sealed, { domain: DOMAIN })), true)
+    assert.throws(() => openEnvelopeUnverified(tampered, { domain: 'bid' }), (err: EnvelopeError) => err.reason === 'wrong-domain')
+    assert.throws(() => openEnvelopeUnverified(reencode(sealed, { signature: bad.subarray(0, 10) }), { domain: DOMAIN }), (err: EnvelopeError) => err.reason === 'bad-signature')
   })
 })
 
