@@ -95,6 +95,9 @@ class PeerConnector implements Startable {
   }
 
   afterStart (): void {
+    // at once, not after @libp2p/bootstrap's start-up delay (100 ms here): every component has
+    // started, and the node's first connection is what its first sync, lookup and auction wait for
+    void this.redialBootstrap()
     this.lookupTimer = setInterval(() => {
       void this.redialBootstrap().then(async () => { if (this.backoff.due()) await this.lookForPeers() })
     }, this.lookupIntervalMs)
@@ -149,8 +152,9 @@ class PeerConnector implements Startable {
   }
 
   /**
-   * libp2p's bootstrap module dials its list once at start; a node whose first dial failed
-   * (a busy seed, a seed that restarted) would stay alone. Redial while connected to none.
+   * Dials the bootstrap list at start, and again on every lookup tick while connected to none
+   * of it: libp2p's bootstrap module dials its list once, after a delay, and a node whose first
+   * dial failed (a busy seed, a seed that restarted) would stay alone.
    */
   private async redialBootstrap (): Promise<void> {
     if (!this.running || this.bootstrap.length === 0) return
