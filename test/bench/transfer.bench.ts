@@ -22,7 +22,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmod, writeFile } from 'node:fs/promises'
+import { chmod, rm, writeFile } from 'node:fs/promises'
 import { connect as tcpConnect, type Socket } from 'node:net'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
@@ -212,6 +212,9 @@ export default async (): Promise<Record<string, unknown>> => {
       })
       const end = mark()
       if (result.outcome !== 'ok' || accepted == null || firstOutput == null) throw new Error(`copy job ended ${result.outcome}: ${result.detail ?? ''}`)
+      // scratch, as the baselines' files are: left in place, each job's output made the next
+      // one's file writes grow the page cache (docs/scale.md)
+      await rm(join(tmp.path, `out-big-${run}`), { recursive: true, force: true })
       // input: from the first chunk sent (manifest hashing excluded) to Accepted, which follows the provider's check of every input
       return { input: await between(sendStart ?? started, accepted, false), output: await between(firstOutput, end, true) }
     }
