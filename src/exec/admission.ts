@@ -135,6 +135,12 @@ export class DiskBudget {
     this.held.set(quota.key, quota)
   }
 
+  /** Lowers the job's share to `bytes`, never raises it: what it still holds once part of its disk is free. */
+  shrink (key: string, bytes: number): void {
+    const held = this.held.get(key)
+    if (held != null && bytes < held.diskBytes) this.held.set(key, { ...held, diskBytes: bytes })
+  }
+
   /** Gives the job's share back; safe to call twice. */
   release (key: string): void {
     this.held.delete(key)

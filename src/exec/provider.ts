@@ -295,10 +295,27 @@ export class JobExecService implements Startable {
     rec.endedAt = outcome.endedAt
     this.book.update(rec)
     lease.release()
+    await this.dropInputs(workDir, v.attemptKey)
     this.log('job %s ended %s (exit %d)%s', v.attemptKey, outcome.status, outcome.exitCode, outcome.detail != null ? `: ${outcome.detail}` : '')
     if (outcome.detail != null && outcome.status !== 'completed') run.sender.enqueue(noteFrame(outcome.detail))
     await run.sender.drain()
     await this.deliver(ch, v, inputs, join(workDir, 'outputs'), gpu, lease, run, rec)
+  }
+
+  /**
+   * The run has ended and its inputs are not read again (their digests were taken as they
+   * arrived): they leave the disk, and the job's share of the budget shrinks to its output
+   * bound, before the outputs are sent, which may take long. Kept with keepWorkDirs; a removal
+   * that fails leaves the share as it was (the work dir goes at the end, as always).
+   */
+  private async dropInputs (workDir: string, key: string): Promise<void> {
+    if (this.init.keepWorkDirs === true) return
+    try {
+      await rm(join(workDir, 'inputs'), { recursive: true, force: true })
+      this.disk.shrink(key, this.maxOutputBytes())
+    } catch (err) {
+      this.log('inputs of %s not removed before its outputs: %e', key, err)
+    }
   }
 
   /** Outputs (unless the renter is gone), the attestation (recorded in our ledger), then the receipt. */

@@ -210,6 +210,32 @@ describe('red team: exec (issue 13)', function () {
     assert.equal(ok.outcome, 'ok', ok.detail)
   })
 
+  it('once its run has ended a job\'s inputs leave the disk and its share shrinks to the output bound, before its outputs are taken', async () => {
+    const p = provider(2)
+    // the last spec's job may still hold its share while it ends
+    await waitFor(() => capacityOf(p).freeDiskBytes?.() === 4 * MiB, { what: 'P2\'s disk budget all free' })
+    // 2.5 MiB of inputs + the 1 MiB output bound: 3.5 of P2's 4 MiB budget from its Start
+    const s = await start(renter(0), p, { data: randomBytes(2.5 * MiB), command: 'head -c 100000 inputs/in.bin > outputs/out.bin' })
+    await waitFor(() => capacityOf(p).freeDiskBytes?.() === 0.5 * MiB, { what: 'the job holding its inputs and output bound' })
+    await sendInputs(s)
+    // the renter reads up to the attestation and leaves the provider waiting for its receipt
+    const kinds: string[] = []
+    for (let i = 0; i < 64 && kinds.at(-1) !== 'attestation'; i++) {
+      const frame = i === 0 ? await s.answer : await s.ch.next(20_000)
+      assert.ok(frame != null, `the stream ended after ${kinds.join(', ')}`)
+      kinds.push(frameKind(frame))
+    }
+    assert.ok(kinds.includes('outputChunk'), `no output among ${kinds.join(', ')}`)
+    assert.equal(capacityOf(p).freeDiskBytes?.(), 3 * MiB, 'only the output bound is held while the outputs and receipt are pending')
+    const workRoot = join(tmp.path, 'work-2')
+    const jobDirs = await readdir(workRoot)
+    assert.equal(jobDirs.length, 1)
+    const left = await readdir(join(workRoot, jobDirs[0] as string))
+    assert.ok(left.includes('outputs') && !left.includes('inputs'), `the work dir holds ${left.join(', ')}`)
+    s.ch.abort()
+    await waitFor(() => capacityOf(p).freeDiskBytes?.() === 4 * MiB, { what: 'the job\'s disk share back' })
+  })
+
   it('a bronze job that holds its slot by sending nothing is displaced at once by a gold job (its own renter\'s too)', async () => {
     const p = provider(0)
     const bronze = await start(renter(0), p, { tier: 'bronze', declared: MiB })
@@ -361,6 +387,13 @@ describe('exec: provider limits', function () {
     d.hold({ key: 'a', renter: 'A', diskBytes: 60 })
     rejects(() => { d.check(41) }, JobFrame.Rejected.Code.NO_CAPACITY, /disk budget full: jobs in progress hold 60 of 100 bytes, this job needs 41/)
     d.check(40)
+    // a share shrinks (a run's inputs removed), never grows, and only the job's own
+    d.shrink('a', 10)
+    assert.equal(d.used(), 10)
+    d.shrink('a', 50)
+    d.shrink('nobody', 0)
+    assert.equal(d.used(), 10)
+    d.check(90)
     d.release('a')
     d.release('a')
     assert.equal(d.used(), 0)
