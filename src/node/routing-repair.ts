@@ -7,13 +7,18 @@
  * servers (identify says so) but are missing from the routing table, and asks kad-dht to add
  * them again, which pings them again. Bounded: a few peers a round, one round at a time.
  *
+ * A DHT server is a peer whose identify said it handles the DHT protocol, not one the peer
+ * store lists it for: libp2p adds to that list every protocol a peer opened a stream with, so a
+ * DHT client (a renter) that queried us passed for a server there, and kad-dht's ping (libp2p
+ * ping, which a renter answers) let it into the table (seen in the network e2e spec under load).
+ *
  * A peer can claim to be a DHT server and never answer the ping. Its re-adds run side by side
  * (a round lasts one add's bound, not one per peer), and a peer whose re-add failed is left
  * out of the next rounds for a while (doubling each time), so peers like that cannot hold
  * every round's places and keep honest servers out of the table for good.
  */
 
-import type { ComponentLogger, Logger, PeerId, PeerStore, Startable } from '@libp2p/interface'
+import type { ComponentLogger, IdentifyResult, Libp2pEvents, Logger, PeerId, Startable, TypedEventTarget } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
 export interface RoutingRepairInit {
@@ -33,7 +38,7 @@ interface RoutingTableLike {
 
 interface RoutingRepairComponents {
   connectionManager: ConnectionManager
-  peerStore: PeerStore
+  events: TypedEventTarget<Libp2pEvents>
   logger: ComponentLogger
   dht?: unknown
 }
@@ -51,6 +56,8 @@ const RETRY_BACKOFF_MS = 30_000
 const MAX_RETRY_BACKOFF_MS = 30 * 60_000
 /** failed peers remembered (the oldest is forgotten first) */
 const MAX_FAILED_PEERS = 1_024
+/** DHT servers remembered from identify (connected ones only; the oldest is forgotten first) */
+const MAX_SERVERS = 4_096
 
 export class RoutingTableRepair implements Startable {
   private readonly log: Logger
@@ -61,18 +68,36 @@ export class RoutingTableRepair implements Startable {
   readded = 0
   /** peers whose re-add failed: how often in a row, and until when they are left out */
   private readonly failed = new Map<string, { failures: number, until: number }>()
+  /** connected peers whose last identify listed the DHT protocol */
+  private readonly servers = new Set<string>()
+  private readonly onIdentify = (evt: CustomEvent<IdentifyResult>): void => {
+    const id = evt.detail.peerId.toString()
+    this.servers.delete(id)
+    if (!evt.detail.protocols.includes(this.init.protocol)) return
+    this.servers.add(id)
+    if (this.servers.size > MAX_SERVERS) this.servers.delete(this.servers.values().next().value as string)
+  }
+
+  private readonly onDisconnect = (evt: CustomEvent<PeerId>): void => {
+    this.servers.delete(evt.detail.toString())
+  }
 
   constructor (private readonly components: RoutingRepairComponents, private readonly init: RoutingRepairInit) {
     this.log = components.logger.forComponent('idlegrid:node:routing-repair')
   }
 
   start (): void {
+    this.components.events.addEventListener('peer:identify', this.onIdentify)
+    this.components.events.addEventListener('peer:disconnect', this.onDisconnect)
     this.stopping = new AbortController()
     this.timer = setInterval(() => { this.round ??= this.repair().finally(() => { this.round = undefined }) }, this.init.intervalMs ?? DEFAULT_INTERVAL_MS)
     this.timer.unref?.()
   }
 
   async stop (): Promise<void> {
+    this.components.events.removeEventListener('peer:identify', this.onIdentify)
+    this.components.events.removeEventListener('peer:disconnect', this.onDisconnect)
+    this.servers.clear()
     clearInterval(this.timer)
     this.stopping.abort()
     await this.round
@@ -90,15 +115,8 @@ export class RoutingTableRepair implements Startable {
       const peer = connection.remotePeer
       if (seen.has(peer.toString())) continue
       seen.add(peer.toString())
-      if ((this.failed.get(peer.toString())?.until ?? 0) > now) continue
-      try {
-        // the table lookup is in memory; the peer store is read only for the few the table lacks
-        if (await table.find(peer) != null) continue
-        const { protocols } = await this.components.peerStore.get(peer)
-        if (protocols.includes(this.init.protocol)) missing.push(peer)
-      } catch {
-        // not in the peer store (yet): identify has not run, kad-dht will hear of it then
-      }
+      if (!this.servers.has(peer.toString()) || (this.failed.get(peer.toString())?.until ?? 0) > now) continue
+      if (await table.find(peer) == null) missing.push(peer)
     }
     const results = await Promise.all(missing.map(async (peer) => {
       try {

@@ -1,7 +1,8 @@
 /**
  * The routing-table repair on real nodes on 127.0.0.1: a connected DHT server missing from the
  * routing table (as after a missed kad-dht ping) is added again; a connected DHT client (a
- * renter) is not, and a round without anyone missing does nothing. Red team: peers that say
+ * renter) is not, even once its queries have put the DHT protocol on its peer-store record,
+ * and a round without anyone missing does nothing. Red team: peers that say
  * they are DHT servers and never answer a ping do not keep an honest server out of the table.
  */
 import * as assert from 'node:assert/strict'
@@ -53,8 +54,12 @@ describe('node: routing-table repair (a DHT server that missed its routing-table
     const renter = await start('renter', seed)
     await waitFor(async () => await inTable(seed, provider), { timeoutMs: 20_000, what: 'the provider in the seed\'s routing table' })
     await waitFor(() => seed.libp2p.getConnections(renter.peerId).length > 0, { timeoutMs: 20_000, what: 'the renter connected to the seed' })
+    // the renter's own DHT queries make libp2p list the DHT protocol for it in the seed's peer
+    // store (it adds every protocol a peer opened a stream with): that must not make it a server
+    await waitFor(async () => (await seed.libp2p.peerStore.get(renter.peerId)).protocols.includes(PROTOCOL.kad), { timeoutMs: 20_000, what: 'the renter\'s DHT queries seen by the seed' })
     const repair = seed.libp2p.services.routingRepair
     assert.equal(await repair.repair(), 0, 'nobody is missing: nothing is added')
+    assert.equal(await inTable(seed, renter), false, 'a renter that queried the seed is not a routing-table peer')
 
     // what a missed ping leaves behind: connected, a DHT server, and not in the table
     await tableOf(seed).remove(provider.peerId)
