@@ -6,7 +6,7 @@
  */
 import { strict as assert } from 'node:assert'
 import { createHash, randomBytes } from 'node:crypto'
-import { chmod, readdir } from 'node:fs/promises'
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { JobFrame } from '../../protocols/job.js'
@@ -234,6 +234,22 @@ describe('red team: exec (issue 13)', function () {
     assert.ok(left.includes('outputs') && !left.includes('inputs'), `the work dir holds ${left.join(', ')}`)
     s.ch.abort()
     await waitFor(() => capacityOf(p).freeDiskBytes?.() === 4 * MiB, { what: 'the job\'s disk share back' })
+  })
+
+  it('red team: a job that swaps its inputs/ for a symlink out of its work dir loses only the link when its inputs are removed', async () => {
+    const p = provider(0)
+    const precious = join(tmp.path, 'precious')
+    await mkdir(precious, { recursive: true })
+    await writeFile(join(precious, 'keep.txt'), 'the provider\'s own file')
+    // the job replaces inputs/ with a link to the directory and says what it did
+    const command = `rm -rf inputs && ln -s ${precious} inputs && readlink inputs > outputs/link.txt`
+    const payload = { ...await copyJob(join(tmp.path, 'swap')), runtime: { command: ['/bin/sh', '-c', command], timeoutMs: 20_000 } }
+    const dir = join(tmp.path, 'swap-out')
+    const res = await runAttempt(makeAward(renter(0), p.peerId), payload, { libp2p: renter(0).libp2p, privateKey: renter(0).privateKey, peerId: renter(0).peerId, dir, idleMs: 10_000 })
+    assert.equal(res.outcome, 'ok', res.detail)
+    assert.equal((await readFile(join(dir, 'outputs', 'link.txt'), 'utf8')).trim(), precious, 'the job did swap its inputs/ for the link')
+    assert.equal(await readFile(join(precious, 'keep.txt'), 'utf8'), 'the provider\'s own file')
+    recordAttack({ issue: '15.7', attack: 'a job swaps inputs/ for a symlink to a provider directory before its inputs are removed', got: 'only the link removed', limit: 'fs.rm does not follow links' })
   })
 
   it('a bronze job that holds its slot by sending nothing is displaced at once by a gold job (its own renter\'s too)', async () => {
