@@ -1,0 +1,231 @@
+/**
+ * The native-TLS TCP transport (src/transport/) between real libp2p nodes on 127.0.0.1: with
+ * itself, with stock @libp2p/tcp + @libp2p/tls peers and with noise-only peers, both ways; and
+ * against what the worst peer could send before and during the handshake. The listener must
+ * close each such socket and still serve the next honest dialer.
+ */
+import * as assert from 'node:assert/strict'
+import { connect as netConnect, type Socket } from 'node:net'
+import { connect as tlsConnect } from 'node:tls'
+import { createPrivateKey, webcrypto } from 'node:crypto'
+import { noise } from '@chainsafe/libp2p-noise'
+import { yamux } from '@chainsafe/libp2p-yamux'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { tcp } from '@libp2p/tcp'
+import { tls } from '@libp2p/tls'
+import { multiaddr } from '@multiformats/multiaddr'
+import * as x509 from '@peculiar/x509'
+import { createLibp2p, type Libp2p } from 'libp2p'
+import { encodeMessage, MAX_PROPOSALS, MULTISTREAM } from '../../src/transport/multistream.js'
+import { TLS_PROTOCOL } from '../../src/transport/secure.js'
+import { tlsTcp } from '../../src/transport/tls-tcp.js'
+import { waitFor } from '../utils/index.js'
+import type { ConnectionGater, PeerId } from '@libp2p/interface'
+
+const ECHO = '/test/echo/1.0.0'
+
+type Kind = 'native' | 'stock-tls' | 'stock-noise'
+
+async function node (kind: Kind, gater?: ConnectionGater): Promise<Libp2p> {
+  const n = await createLibp2p({
+    addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
+    transports: [kind === 'native' ? tlsTcp() : tcp()],
+    connectionEncrypters: kind === 'stock-noise' ? [noise()] : [tls(), noise()],
+    streamMuxers: [yamux()],
+    connectionManager: { inboundUpgradeTimeout: 2_000 },
+    ...(gater != null ? { connectionGater: gater } : {})
+  })
+  await n.handle(ECHO, async ({ stream }) => { await stream.sink(stream.source) })
+  return n
+}
+
+/** 1 MiB through an echo stream, compared byte for byte. */
+async function echoes (from: Libp2p, to: Libp2p): Promise<void> {
+  const payload = Buffer.alloc(1024 * 1024)
+  for (let i = 0; i < payload.length; i++) payload[i] = (i * 7919) & 0xff
+  const stream = await from.dialProtocol(to.getMultiaddrs()[0], ECHO)
+  const received: Buffer[] = []
+  await Promise.all([
+    stream.sink((function * () { for (let at = 0; at < payload.length; at += 65_536) yield payload.subarray(at, at + 65_536) })()),
+    (async () => { for await (const chunk of stream.source) received.push(Buffer.from(chunk.subarray())) })()
+  ])
+  assert.ok(Buffer.concat(received).equals(payload), 'the echo differs from what was sent')
+}
+
+/** A raw TCP client to `n`'s listener; resolves with all it read once the listener closes it. */
+async function rawSession (n: Libp2p, talk: (socket: Socket) => void, timeoutMs = 5_000): Promise<{ read: Buffer, closedByPeer: boolean }> {
+  const { host, port } = n.getMultiaddrs()[0].toOptions()
+  const socket = netConnect({ host, port })
+  const chunks: Buffer[] = []
+  socket.on('data', c => chunks.push(c))
+  socket.on('error', () => {})
+  await new Promise(resolve => socket.once('connect', resolve))
+  talk(socket)
+  const closedByPeer = await new Promise<boolean>(resolve => {
+    const timer = setTimeout(() => { resolve(false) }, timeoutMs)
+    socket.once('close', () => { clearTimeout(timer); resolve(true) })
+  })
+  socket.destroy()
+  return { read: Buffer.concat(chunks), closedByPeer }
+}
+
+describe('native-TLS TCP transport', function () {
+  this.timeout(30_000)
+  const started: Libp2p[] = []
+  const start = async (kind: Kind, gater?: ConnectionGater): Promise<Libp2p> => {
+    const n = await node(kind, gater)
+    started.push(n)
+    return n
+  }
+  afterEach(async () => { await Promise.all(started.splice(0).map(async n => { await n.stop() })) })
+
+  describe('connects', () => {
+    it('two nodes of its own, TLS done natively and yamux chosen in the handshake', async () => {
+      const [a, b] = [await start('native'), await start('native')]
+      const conn = await a.dial(b.getMultiaddrs()[0])
+      assert.equal(conn.encryption, 'native')
+      assert.equal(conn.multiplexer, '/yamux/1.0.0')
+      await echoes(a, b)
+      await echoes(b, a)
+      const inbound = b.getConnections(a.peerId)[0]
+      assert.equal(inbound.remoteAddr.getPeerId(), a.peerId.toString(), 'the inbound address names the peer the certificate proved')
+    })
+
+    for (const kind of ['stock-tls', 'stock-noise'] as const) {
+      it(`to a ${kind} peer, and that peer to it`, async () => {
+        const ours = await start('native')
+        const theirs = await start(kind)
+        const out = await ours.dial(theirs.getMultiaddrs()[0])
+        assert.equal(out.remotePeer.toString(), theirs.peerId.toString())
+        await echoes(ours, theirs)
+        await out.close()
+        await waitFor(() => theirs.getConnections(ours.peerId).length === 0, { timeoutMs: 5_000, what: 'the peer to see the connection closed' })
+        const back = await theirs.dial(ours.getMultiaddrs()[0])
+        assert.equal(back.encryption, kind === 'stock-tls' ? TLS_PROTOCOL : '/noise')
+        await echoes(theirs, ours)
+        await echoes(ours, theirs)
+      })
+    }
+  })
+
+  describe('refuses', () => {
+    it('a listener whose certificate proves another peer than the address names', async () => {
+      const [a, b] = [await start('native'), await start('native')]
+      const other = peerIdFromPrivateKey(await generateKeyPair('Ed25519'))
+      const { host, port } = b.getMultiaddrs()[0].toOptions()
+      await assert.rejects(a.dial(multiaddr(`/ip4/${host}/tcp/${port}/p2p/${other.toString()}`)))
+      assert.equal(a.getConnections(b.peerId).length, 0)
+      await echoes(a, b)
+    })
+
+    it('peers the connection gater denies once their identity is known, inbound and outbound', async () => {
+      const banned = await start('native')
+      const refusing: ConnectionGater = {
+        denyInboundEncryptedConnection: async (peer: PeerId) => peer.equals(banned.peerId),
+        denyOutboundEncryptedConnection: async (peer: PeerId) => peer.equals(banned.peerId)
+      }
+      const guarded = await start('native', refusing)
+      // inbound: the banned dialer may finish its side of the handshake (yamux is chosen in it,
+      // so its dial can resolve), but the listener drops the connection once it knows the peer
+      await banned.dial(guarded.getMultiaddrs()[0]).catch(() => undefined)
+      await waitFor(() => banned.getConnections(guarded.peerId).length === 0, { timeoutMs: 5_000, what: "the banned dialer's connection to close" })
+      assert.equal(guarded.getConnections(banned.peerId).length, 0)
+      // outbound: an address without a peer id reaches libp2p's gater only once the
+      // certificate has named the peer, so the transport asks it
+      const { host, port } = banned.getMultiaddrs()[0].toOptions()
+      await assert.rejects(guarded.dial(multiaddr(`/ip4/${host}/tcp/${port}`)), (err: Error) => err.name === 'PeerRefusedError')
+      assert.equal(guarded.getConnections().length, 0)
+      const friend = await start('native')
+      await echoes(friend, guarded)
+    })
+
+    it('a TLS client whose certificate carries no libp2p key', async () => {
+      const n = await start('native')
+      const { host, port } = n.getMultiaddrs()[0].toOptions()
+      const socket = netConnect({ host, port })
+      socket.on('error', () => {})
+      await new Promise(resolve => socket.once('connect', resolve))
+      socket.write(Buffer.concat([encodeMessage(MULTISTREAM), encodeMessage(TLS_PROTOCOL)]))
+      await new Promise(resolve => setTimeout(resolve, 200))
+      const { cert, key } = await plainCertificate()
+      socket.removeAllListeners('data')
+      const client = tlsConnect({ socket, cert, key, rejectUnauthorized: false, minVersion: 'TLSv1.3', ALPNProtocols: ['libp2p'] })
+      client.on('error', () => {})
+      const closed = await new Promise<boolean>(resolve => {
+        const timer = setTimeout(() => { resolve(false) }, 5_000)
+        client.once('close', () => { clearTimeout(timer); resolve(true) })
+      })
+      assert.ok(closed, 'the listener kept the connection')
+      assert.equal(n.getConnections().length, 0)
+    })
+  })
+
+  describe('a hostile dialer before the handshake', () => {
+    const honestAfter = async (n: Libp2p): Promise<void> => {
+      const friend = await start('native')
+      await echoes(friend, n)
+    }
+
+    it('bytes that are not multistream-select are closed once their claimed length has arrived', async () => {
+      const n = await start('native')
+      // "G" reads as a 71-byte message, which does not end in a newline
+      const request = 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: probe\r\nAccept: */*\r\nConnection: keep-alive\r\n\r\n'
+      const { read, closedByPeer } = await rawSession(n, s => s.write(Buffer.from(request)), 1_500)
+      assert.ok(closedByPeer)
+      assert.equal(read.length, 0)
+      await honestAfter(n)
+    })
+
+    it('a message length beyond the bound is closed before the bytes arrive', async () => {
+      const n = await start('native')
+      const { closedByPeer } = await rawSession(n, s => s.write(Buffer.from([0xff, 0xff, 0x03])))
+      assert.ok(closedByPeer)
+      await honestAfter(n)
+    })
+
+    it(`proposals it does not speak get "na", and the ${MAX_PROPOSALS + 1}th a closed socket`, async () => {
+      const n = await start('native')
+      const proposals = Array.from({ length: MAX_PROPOSALS + 1 }, (_, i) => encodeMessage(`/unknown/${i}`))
+      const { read, closedByPeer } = await rawSession(n, s => s.write(Buffer.concat([encodeMessage(MULTISTREAM), ...proposals])))
+      assert.ok(closedByPeer)
+      const na = encodeMessage('na')
+      assert.ok(read.equals(Buffer.concat([encodeMessage(MULTISTREAM), ...Array.from({ length: MAX_PROPOSALS }, () => na)])), `read ${read.toString('hex')}`)
+      await honestAfter(n)
+    })
+
+    it('bytes sent past the TLS proposal, before the answer, are refused', async () => {
+      const n = await start('native')
+      const { read, closedByPeer } = await rawSession(n, s => s.write(Buffer.concat([encodeMessage(MULTISTREAM), encodeMessage(TLS_PROTOCOL), Buffer.from('early')])))
+      assert.ok(closedByPeer)
+      assert.ok(read.equals(Buffer.concat([encodeMessage(MULTISTREAM), encodeMessage(TLS_PROTOCOL)])))
+      await honestAfter(n)
+    })
+
+    it('a dialer that says nothing is closed by the inbound upgrade timeout', async () => {
+      const n = await start('native')
+      const { closedByPeer } = await rawSession(n, () => {}, 10_000)
+      assert.ok(closedByPeer, 'the silent socket was still open after 10 s (timeout 2 s)')
+      await honestAfter(n)
+    })
+
+    it('a dialer that stops in the TLS handshake is closed by the same timeout', async () => {
+      const n = await start('native')
+      const { closedByPeer } = await rawSession(n, s => s.write(Buffer.concat([encodeMessage(MULTISTREAM), encodeMessage(TLS_PROTOCOL)])), 10_000)
+      assert.ok(closedByPeer)
+      await honestAfter(n)
+    })
+  })
+})
+
+/** A self-signed certificate TLS accepts, with no libp2p extension: it proves no peer. */
+async function plainCertificate (): Promise<{ cert: string, key: string }> {
+  const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
+  const keys = await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: '01', name: 'CN=plain', signingAlgorithm: alg, keys,
+    notBefore: new Date(Date.now() - 3_600_000), notAfter: new Date(Date.now() + 86_400_000)
+  }, webcrypto as unknown as Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[1])
+  const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)
+  return { cert: cert.toString('pem'), key: createPrivateKey({ key: Buffer.from(pkcs8), format: 'der', type: 'pkcs8' }).export({ format: 'pem', type: 'pkcs8' }).toString() }
+}
