@@ -24,6 +24,10 @@ import { waitFor } from '../utils/index.js'
 import type { ConnectionGater, PeerId } from '@libp2p/interface'
 
 const ECHO = '/test/echo/1.0.0'
+/** the nodes' inbound upgrade timeout, which closes any socket that is still negotiating */
+const UPGRADE_TIMEOUT_MS = 2_000
+/** a socket the listener must close for what it sent, not for the timeout, is closed within this */
+const EARLY_MS = 1_500
 
 type Kind = 'native' | 'stock-tls' | 'stock-noise'
 
@@ -33,7 +37,7 @@ async function node (kind: Kind, gater?: ConnectionGater): Promise<Libp2p> {
     transports: [kind === 'native' ? tlsTcp() : tcp()],
     connectionEncrypters: kind === 'stock-noise' ? [noise()] : [tls(), noise()],
     streamMuxers: [yamux()],
-    connectionManager: { inboundUpgradeTimeout: 2_000 },
+    connectionManager: { inboundUpgradeTimeout: UPGRADE_TIMEOUT_MS },
     ...(gater != null ? { connectionGater: gater } : {})
   })
   await n.handle(ECHO, async ({ stream }) => { await stream.sink(stream.source) })
@@ -171,7 +175,7 @@ describe('native-TLS TCP transport', function () {
       const n = await start('native')
       // "G" reads as a 71-byte message, which does not end in a newline
       const request = 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: probe\r\nAccept: */*\r\nConnection: keep-alive\r\n\r\n'
-      const { read, closedByPeer } = await rawSession(n, s => s.write(Buffer.from(request)), 1_500)
+      const { read, closedByPeer } = await rawSession(n, s => s.write(Buffer.from(request)), EARLY_MS)
       assert.ok(closedByPeer)
       assert.equal(read.length, 0)
       await honestAfter(n)
@@ -179,7 +183,7 @@ describe('native-TLS TCP transport', function () {
 
     it('a message length beyond the bound is closed before the bytes arrive', async () => {
       const n = await start('native')
-      const { closedByPeer } = await rawSession(n, s => s.write(Buffer.from([0xff, 0xff, 0x03])))
+      const { closedByPeer } = await rawSession(n, s => s.write(Buffer.from([0xff, 0xff, 0x03])), EARLY_MS)
       assert.ok(closedByPeer)
       await honestAfter(n)
     })
@@ -187,7 +191,7 @@ describe('native-TLS TCP transport', function () {
     it(`proposals it does not speak get "na", and the ${MAX_PROPOSALS + 1}th a closed socket`, async () => {
       const n = await start('native')
       const proposals = Array.from({ length: MAX_PROPOSALS + 1 }, (_, i) => encodeMessage(`/unknown/${i}`))
-      const { read, closedByPeer } = await rawSession(n, s => s.write(Buffer.concat([encodeMessage(MULTISTREAM), ...proposals])))
+      const { read, closedByPeer } = await rawSession(n, s => s.write(Buffer.concat([encodeMessage(MULTISTREAM), ...proposals])), EARLY_MS)
       assert.ok(closedByPeer)
       const na = encodeMessage('na')
       assert.ok(read.equals(Buffer.concat([encodeMessage(MULTISTREAM), ...Array.from({ length: MAX_PROPOSALS }, () => na)])), `read ${read.toString('hex')}`)
@@ -196,7 +200,7 @@ describe('native-TLS TCP transport', function () {
 
     it('bytes sent past the TLS proposal, before the answer, are refused', async () => {
       const n = await start('native')
-      const { read, closedByPeer } = await rawSession(n, s => s.write(Buffer.concat([encodeMessage(MULTISTREAM), encodeMessage(TLS_PROTOCOL), Buffer.from('early')])))
+      const { read, closedByPeer } = await rawSession(n, s => s.write(Buffer.concat([encodeMessage(MULTISTREAM), encodeMessage(TLS_PROTOCOL), Buffer.from('early')])), EARLY_MS)
       assert.ok(closedByPeer)
       assert.ok(read.equals(Buffer.concat([encodeMessage(MULTISTREAM), encodeMessage(TLS_PROTOCOL)])))
       await honestAfter(n)
@@ -223,8 +227,12 @@ async function plainCertificate (): Promise<{ cert: string, key: string }> {
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
   const keys = await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: '01', name: 'CN=plain', signingAlgorithm: alg, keys,
-    notBefore: new Date(Date.now() - 3_600_000), notAfter: new Date(Date.now() + 86_400_000)
+    serialNumber: '01',
+    name: 'CN=plain',
+    signingAlgorithm: alg,
+    keys,
+    notBefore: new Date(Date.now() - 3_600_000),
+    notAfter: new Date(Date.now() + 86_400_000)
   }, webcrypto as unknown as Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[1])
   const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)
   return { cert: cert.toString('pem'), key: createPrivateKey({ key: Buffer.from(pkcs8), format: 'der', type: 'pkcs8' }).export({ format: 'pem', type: 'pkcs8' }).toString() }
