@@ -5,8 +5,7 @@ import { bootstrap } from '@libp2p/bootstrap'
 import { identify, type Identify } from '@libp2p/identify'
 import { kadDHT, passthroughMapper, removePrivateAddressesMapper, type KadDHT } from '@libp2p/kad-dht'
 import { ping, type PingService } from '@libp2p/ping'
-import { tls } from '@libp2p/tls'
-import { tlsTcp } from '../transport/index.js'
+import { nativeTls, tlsTcp } from '../transport/index.js'
 import { webSockets } from '@libp2p/websockets'
 import { createLibp2p, type Libp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p'
 import { createHash } from 'node:crypto'
@@ -129,12 +128,12 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
       listen: config.listen,
       announce: config.announce.length > 0 ? config.announce : undefined
     },
-    // TCP with libp2p's TLS run by Node on the socket itself (src/transport/): job data is
-    // encrypted natively, not through a JS stream; stock TCP peers (TLS or noise) still connect
+    // TCP whose connections keep their socket, so that libp2p's TLS runs on it natively
+    // (src/transport/): job data is encrypted by Node, not through a JS stream
     transports: isBootstrap ? [tlsTcp(), webSockets()] : [tlsTcp()],
-    // for WebSockets and for the TCP transport's peers without TLS: TLS first, as the dialer's
-    // first shared choice wins; peers that only speak noise still connect
-    connectionEncrypters: [tls(), noise()],
+    // TLS listed first: the dialer's first shared choice wins, so idlegrid peers use TLS 1.3
+    // (natively over TCP, as @libp2p/tls over WebSockets); peers that only speak noise still connect
+    connectionEncrypters: [nativeTls(), noise()],
     streamMuxers: [largeFramesInPieces(lazyWindowYamux(YAMUX_BULK))],
     ...(extensions.metrics != null ? { metrics: extensions.metrics } : {}),
     connectionGater: guard.gater(),

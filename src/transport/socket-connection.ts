@@ -1,16 +1,28 @@
 /**
- * A libp2p MultiaddrConnection over a Node socket: a TLS socket once the handshake is done, or
- * the TCP socket itself while another encrypter runs over it.
+ * A libp2p MultiaddrConnection over a TCP socket that keeps the socket within reach of the
+ * native TLS encrypter (native-tls.ts): libp2p's own TCP transport hides it in closures.
  */
 import { TimeoutError, type ComponentLogger, type MultiaddrConnection } from '@libp2p/interface'
 import { duplex } from 'stream-to-it'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import type { Socket } from 'node:net'
+import type { Duplex, Source } from 'it-stream-types'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
-/** libp2p's TCP defaults: a silent socket closes after 2 minutes, a closing one waits 500 ms for the peer */
+/** libp2p's TCP defaults: a silent socket closes after 2 minutes, a closing one waits 500 ms to drain */
 export const SOCKET_INACTIVITY_TIMEOUT_MS = 2 * 60_000
 export const SOCKET_CLOSE_TIMEOUT_MS = 500
+
+/** Where a connection made by this transport keeps its socket. */
+export const NATIVE_SOCKET = Symbol.for('idlegrid.transport.native-socket')
+
+export interface NativeSocket {
+  socket: Socket
+  /** the connection's source as made: another one means bytes were read ahead of the encrypter */
+  source: unknown
+  /** Moves the connection's close, abort, timeout and close time onto `secured` (a TLS socket over `socket`). */
+  adopt: (secured: Socket) => void
+}
 
 export interface SocketConnectionInit {
   remoteAddr: Multiaddr
@@ -20,57 +32,73 @@ export interface SocketConnectionInit {
   closeTimeoutMs?: number
 }
 
-export function socketConnection (socket: Socket, init: SocketConnectionInit): MultiaddrConnection {
+type SocketSource = AsyncGenerator<Uint8Array>
+type SocketSink = (source: Source<Uint8Array | Uint8ArrayList>) => Promise<void>
+
+/** A socket as a libp2p duplex; yamux's frames (lists) go to the socket piece by piece, uncopied. */
+export function socketDuplex (socket: Socket, onSinkError: (err: unknown) => void): Duplex<SocketSource, Source<Uint8Array | Uint8ArrayList>, Promise<void>> {
+  const streams = duplex<Uint8Array>(socket)
+  const sink: SocketSink = async (source) => {
+    try {
+      await streams.sink((async function * () {
+        for await (const chunk of source) {
+          if (chunk instanceof Uint8Array) yield chunk
+          else yield * chunk
+        }
+      })())
+    } catch (err: any) {
+      if (err?.type !== 'aborted') onSinkError(err)
+    }
+    socket.end()
+  }
+  return { source: streams.source as SocketSource, sink }
+}
+
+export function socketConnection (socket: Socket, init: SocketConnectionInit): MultiaddrConnection & { [NATIVE_SOCKET]: NativeSocket } {
   const log = init.logger.forComponent('idlegrid:transport:connection')
   const closeTimeoutMs = init.closeTimeoutMs ?? SOCKET_CLOSE_TIMEOUT_MS
-  const streams = duplex<Uint8Array>(socket)
+  const inactivityTimeoutMs = init.inactivityTimeoutMs ?? SOCKET_INACTIVITY_TIMEOUT_MS
+  /** the socket close and abort act on: the TCP socket, or the TLS socket over it once adopted */
+  let current = socket
   let closing: Promise<void> | undefined
 
   const closed = (): void => { maConn.timeline.close ??= Date.now() }
-  socket.on('error', err => {
-    log('%s socket error - %e', init.direction, err)
-    socket.destroy()
-    closed()
-  })
-  socket.once('close', closed)
-  socket.setTimeout(init.inactivityTimeoutMs ?? SOCKET_INACTIVITY_TIMEOUT_MS)
-  socket.once('timeout', () => {
-    log('%s socket idle too long', init.direction)
-    socket.destroy(new TimeoutError('socket inactivity timeout'))
-    closed()
-  })
+  const watch = (s: Socket): void => {
+    s.on('error', err => {
+      log('%s socket error - %e', init.direction, err)
+      s.destroy()
+      closed()
+    })
+    s.once('close', closed)
+    s.setTimeout(inactivityTimeoutMs)
+    s.once('timeout', () => {
+      log('%s socket idle too long', init.direction)
+      s.destroy(new TimeoutError('socket inactivity timeout'))
+      closed()
+    })
+  }
+  watch(socket)
+  const streams = socketDuplex(socket, err => { log('%s sink error - %e', init.direction, err) })
 
-  const maConn: MultiaddrConnection = {
+  const maConn: MultiaddrConnection & { [NATIVE_SOCKET]: NativeSocket } = {
     remoteAddr: init.remoteAddr,
     timeline: { open: Date.now() },
     log,
     source: streams.source,
-    async sink (source: AsyncIterable<Uint8Array | Uint8ArrayList> | Iterable<Uint8Array | Uint8ArrayList>) {
-      try {
-        // yamux hands over frames as lists: each piece goes to the socket as it is, uncopied
-        await streams.sink((async function * () {
-          for await (const chunk of source) {
-            if (chunk instanceof Uint8Array) yield chunk
-            else yield * chunk
-          }
-        })())
-      } catch (err: any) {
-        if (err?.type !== 'aborted') log('%s sink error - %e', init.direction, err)
-      }
-      socket.end()
-    },
+    sink: streams.sink,
     async close (options = {}) {
-      if (socket.destroyed) return
+      const s = current
+      if (s.destroyed) return
       closing ??= (async () => {
         const signal = options.signal ?? AbortSignal.timeout(closeTimeoutMs)
-        socket.end()
+        s.end()
         try {
           // as libp2p's TCP transport: what is queued goes out, then the socket goes
-          if (socket.writableLength > 0) await waitFor(socket, 'drain', signal)
+          if (s.writableLength > 0) await waitFor(s, 'drain', signal)
         } catch {
           // not drained in time: drop what is left
         } finally {
-          socket.destroy()
+          s.destroy()
           closed()
         }
       })()
@@ -78,15 +106,24 @@ export function socketConnection (socket: Socket, init: SocketConnectionInit): M
     },
     abort (err: Error) {
       log('%s socket abort - %e', init.direction, err)
-      socket.destroy()
+      current.destroy()
       closed()
+    },
+    [NATIVE_SOCKET]: {
+      socket,
+      source: streams.source,
+      adopt (secured: Socket) {
+        current = secured
+        socket.setTimeout(0)
+        watch(secured)
+      }
     }
   }
   return maConn
 }
 
 /** Resolves on `event`, rejects when `signal` aborts first or the socket closes. */
-async function waitFor (socket: Socket, event: string, signal: AbortSignal): Promise<void> {
+export async function waitFor (socket: Socket, event: string, signal: AbortSignal): Promise<void> {
   signal.throwIfAborted()
   await new Promise<void>((resolve, reject) => {
     const done = (err?: unknown): void => {

@@ -1,0 +1,98 @@
+/**
+ * libp2p's TLS encrypter (`/tls/1.0.0`), run natively when it can be: on a connection of this
+ * folder's TCP transport whose socket libp2p's negotiation left unread, Node's TLS takes the
+ * socket itself (secure.ts), so records are encrypted and decrypted in C++, not through the JS
+ * stream @libp2p/tls wraps. On any other connection (WebSockets; a TCP one whose peer sent
+ * bytes ahead of the answer, which libp2p then holds) it is @libp2p/tls itself. The wire is the
+ * same either way.
+ */
+import { peerIdFromString } from '@libp2p/peer-id'
+import { tls } from '@libp2p/tls'
+import { createSecureContext, type SecureContext } from 'node:tls'
+import { createCertificate } from './certificate.js'
+import { secureSocket, TLS_PROTOCOL } from './secure.js'
+import { NATIVE_SOCKET, socketDuplex, waitFor, type NativeSocket } from './socket-connection.js'
+import type { ComponentLogger, ConnectionEncrypter, Logger, MultiaddrConnection, PeerId, PrivateKey, SecureConnectionOptions, SecuredConnection, Upgrader } from '@libp2p/interface'
+import type { Multiaddr } from '@multiformats/multiaddr'
+
+export interface NativeTlsComponents {
+  privateKey: PrivateKey
+  logger: ComponentLogger
+  upgrader: Upgrader
+}
+
+/** a handshake given no signal (libp2p's upgrader always gives one) ends after this */
+const HANDSHAKE_TIMEOUT_MS = 30_000
+
+export function nativeTls (): (components: NativeTlsComponents) => ConnectionEncrypter {
+  return (components) => new NativeTls(components)
+}
+
+/** How many handshakes took each path in this process (the transport spec reads it). */
+export const nativeTlsStats = { native: 0, stream: 0 }
+
+class NativeTls implements ConnectionEncrypter {
+  readonly protocol = TLS_PROTOCOL
+  private readonly log: Logger
+  private readonly stock: ConnectionEncrypter
+  private context: Promise<SecureContext> | undefined
+
+  constructor (private readonly components: NativeTlsComponents) {
+    this.log = components.logger.forComponent('idlegrid:transport:tls')
+    this.stock = tls()(components as Parameters<ReturnType<typeof tls>>[0])
+  }
+
+  /** One certificate and TLS context per node, made on first use. */
+  private async secureContext (): Promise<SecureContext> {
+    this.context ??= createCertificate(this.components.privateKey).then(({ cert, key }) =>
+      createSecureContext({ cert, key, minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' }))
+    return await this.context
+  }
+
+  async secureInbound<Stream extends object = MultiaddrConnection> (conn: Stream, options?: SecureConnectionOptions): Promise<SecuredConnection<Stream>> {
+    return await this.secure(conn, true, options)
+  }
+
+  async secureOutbound<Stream extends object = MultiaddrConnection> (conn: Stream, options?: SecureConnectionOptions): Promise<SecuredConnection<Stream>> {
+    return await this.secure(conn, false, options)
+  }
+
+  private async secure<Stream extends object> (conn: Stream, isServer: boolean, options: SecureConnectionOptions = {}): Promise<SecuredConnection<Stream>> {
+    const native = untouchedSocket(conn)
+    if (native == null) {
+      nativeTlsStats.stream++
+      return isServer ? await this.stock.secureInbound(conn as any, options) : await this.stock.secureOutbound(conn as any, options)
+    }
+    nativeTlsStats.native++
+    const signal = options.signal ?? AbortSignal.timeout(HANDSHAKE_TIMEOUT_MS)
+    // libp2p wrote its negotiation answer through the stream: let it reach the socket first
+    await new Promise(resolve => setImmediate(resolve))
+    if (native.socket.writableLength > 0) await waitFor(native.socket, 'drain', signal)
+    const muxers = options.skipStreamMuxerNegotiation === true ? new Map() : this.components.upgrader.getStreamMuxers()
+    const secured = await secureSocket(native.socket, isServer, { secureContext: await this.secureContext(), muxers: [...muxers.keys()], expected: options.remotePeer ?? (isServer ? undefined : dialedPeer(conn)), signal })
+    native.adopt(secured.socket)
+    this.log('%s TLS on the socket with %p, muxer %s', isServer ? 'inbound' : 'outbound', secured.remotePeer, secured.muxer ?? 'to negotiate')
+    const streams = socketDuplex(secured.socket, err => { this.log('TLS sink error - %e', err) })
+    return {
+      conn: { ...conn, source: streams.source, sink: streams.sink },
+      remotePeer: secured.remotePeer,
+      streamMuxer: secured.muxer != null ? muxers.get(secured.muxer) : undefined
+    }
+  }
+}
+
+/**
+ * The peer the dialer's address names. libp2p 2.x does not hand it to encrypters, and the TLS
+ * spec asks the dialer to check it: a certificate of anyone else ends the handshake.
+ */
+function dialedPeer (conn: object): PeerId | undefined {
+  const id = (conn as { remoteAddr?: Multiaddr }).remoteAddr?.getPeerId()
+  return id == null ? undefined : peerIdFromString(id)
+}
+
+/** The connection's TCP socket, when nothing has read from it ahead of the encrypter. */
+function untouchedSocket (conn: object): NativeSocket | undefined {
+  const native = (conn as { [NATIVE_SOCKET]?: NativeSocket })[NATIVE_SOCKET]
+  if (native == null || (conn as { source?: unknown }).source !== native.source) return undefined
+  return native
+}
