@@ -12,7 +12,7 @@ import { packBatch, type BatchReply, type BatchRequest } from './verify-batch.js
 import type { SignedBytes } from './signature.js'
 
 export interface VerifyPoolOptions {
-  /** worker threads (default: the cores but one, between 1 and 4; 0 verifies everything inline) */
+  /** worker threads (default: one per core, between 1 and 4, at a lower priority than the main thread; 0 verifies everything inline) */
   threads?: number
   /** fewer requests than this in a flush are verified inline (default 16) */
   minBatch?: number
@@ -49,7 +49,9 @@ export class VerifyPool {
   private startFailures = 0
 
   constructor (opts: VerifyPoolOptions) {
-    this.threads = opts.threads ?? Math.max(1, Math.min(4, availableParallelism() - 1))
+    // a worker per core: they run only while there are signatures to check, and below the
+    // main thread's priority (verify-worker.ts), so a sync takes every core the node has idle
+    this.threads = opts.threads ?? Math.max(1, Math.min(4, availableParallelism()))
     this.minBatch = opts.minBatch ?? 16
     this.chunk = opts.chunk ?? 128
     this.verifyInline = opts.verifyInline

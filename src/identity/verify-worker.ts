@@ -3,9 +3,31 @@
  * reply one byte per signature (1 accepted, 0 refused) under the strict rule, noble deciding
  * every native "no" here rather than on the node's main thread.
  */
+import { readlinkSync } from 'node:fs'
+import { setPriority } from 'node:os'
 import { parentPort } from 'node:worker_threads'
 import { unpackBatch, type BatchReply, type BatchRequest } from './verify-batch.js'
 import { verifyBytesQuick } from './signature.js'
+
+/** the verifier's niceness: a core it shares goes to the node's main thread first (CFS weight ~1/9) */
+export const VERIFIER_NICE = 10
+
+/**
+ * Linux gives each thread a nice value of its own (setpriority on a thread id). The pool has a
+ * worker per core, so on a small machine the workers share cores with the main thread, whose
+ * event loop (gossip, heartbeats, the ledger's own pipeline) must not wait behind a sync's
+ * signatures. Elsewhere, or when refused, the worker keeps the process's priority.
+ */
+function lowerOwnPriority (): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, VERIFIER_NICE)
+  } catch {
+    // not Linux, or not allowed: same priority as the main thread
+  }
+}
+
+lowerOwnPriority()
 
 parentPort?.on('message', ({ id, packed }: BatchRequest) => {
   const items = unpackBatch(new Uint8Array(packed))

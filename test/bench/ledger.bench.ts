@@ -10,6 +10,7 @@
  * thread), then with the peer in a process of its own (test/bench/ledger-holder.ts), as in a
  * network; the fresh node's CPU and the peer's are reported apart.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { cp } from 'node:fs/promises'
 import { availableParallelism, loadavg } from 'node:os'
 import { join } from 'node:path'
@@ -100,6 +101,10 @@ function signaturesOf (envelopes: Uint8Array[]): SignedBytes[] {
   return out
 }
 
+function nsToMs (ns: number): number {
+  return Math.round(ns / 1e5) / 10
+}
+
 export default async (): Promise<Record<string, unknown>> => {
   const dir = await tempDir('idlegrid-ledger-bench-')
   const nodes: IdlegridNode[] = []
@@ -120,7 +125,7 @@ export default async (): Promise<Record<string, unknown>> => {
     if (ok.some(v => !v)) throw new Error('a generated signature does not verify')
     const rawPerSecond = signatures.length / rawMs * 1000
     // the same library on every core (a worker per core, none left to the main thread): what
-    // the machine could verify, beside what the node's verifier (cores but one) does
+    // the machine could verify, beside what the node's verifier (a worker per core, up to 4, below the main thread's priority) does
     const everyCore = new VerifyPool({ threads: availableParallelism(), verifyInline: (item) => verifyBytesQuick(item.publicKey, item.message, item.signature) })
     start = performance.now()
     const allOk = await Promise.all(signatures.map(async s => await everyCore.verify(s)))
@@ -193,9 +198,13 @@ export default async (): Promise<Record<string, unknown>> => {
     start = performance.now()
     cpu = process.cpuUsage()
     threads = threadCpuMs()
+    // how long the node's event loop (gossip, heartbeats, streams) waited while the sync ran
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 })
+    loopDelay.enable()
     const fresh2 = await make('fresh-from-process', [holder2.ready.addr])
     await waitFor(() => entriesHeld(fresh2) === ENTRIES, { timeoutMs: 120_000, intervalMs: 20, what: 'the fresh node to sync every entry from the holder process' })
     const syncFromProcessMs = performance.now() - start
+    loopDelay.disable()
     const freshCpuMs = cpuMsSince(cpu)
     const syncThreads = threadSplit(threads, threadCpuMs())
     const holderCpuMs = await holder2.cpuMs() - holderCpu0
@@ -235,6 +244,8 @@ export default async (): Promise<Record<string, unknown>> => {
       // the library's own rate; the machine's cores bound the sync once the threads' sum fills them
       ingestThreadCpuUsPerEntry: perEntry(ingestThreads),
       syncFromProcessThreadCpuUsPerEntry: perEntry(syncThreads),
+      /** the fresh node's event-loop delay during that sync (10 ms resolution) */
+      syncFromProcessEventLoopDelayMs: { p50: nsToMs(loopDelay.percentile(50)), p99: nsToMs(loopDelay.percentile(99)), max: nsToMs(loopDelay.max) },
       loadAverage: loadavg().map(l => Number(l.toFixed(2))),
       syncEntriesPerSecond: Math.round(ENTRIES / syncMs * 1000)
     }
