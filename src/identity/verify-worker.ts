@@ -4,13 +4,15 @@
  * every native "no" here rather than on the node's main thread.
  */
 import { readlinkSync } from 'node:fs'
-import { setPriority } from 'node:os'
+import { getPriority, setPriority } from 'node:os'
 import { parentPort } from 'node:worker_threads'
 import { unpackBatch, type BatchReply, type BatchRequest } from './verify-batch.js'
 import { verifyBytesQuick } from './signature.js'
 
-/** the verifier's niceness: a core it shares goes to the node's main thread first (CFS weight ~1/9) */
-export const VERIFIER_NICE = 10
+/** how much nicer than the main thread the verifier runs: a shared core goes to the main thread first (CFS weight ~1/9) */
+export const VERIFIER_NICENESS = 10
+/** the nicest a Linux thread can be */
+const MAX_NICE = 19
 
 /**
  * Linux gives each thread a nice value of its own (setpriority on a thread id). The pool has a
@@ -21,7 +23,8 @@ export const VERIFIER_NICE = 10
 function lowerOwnPriority (): void {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, VERIFIER_NICE)
+    // relative to the thread's own (inherited) value: never above a process started nicer
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.min(MAX_NICE, getPriority(tid) + VERIFIER_NICENESS))
   } catch {
     // not Linux, or not allowed: same priority as the main thread
   }

@@ -7,6 +7,7 @@
 import * as assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { NATIVE_VERIFIER, opensslVerify, sodiumVerify } from '../../src/identity/native-verify.js'
@@ -81,6 +82,22 @@ describe('identity: the verifier pool', function () {
     assert.equal(p.running, 2)
     assert.deepEqual(verdicts, items.map(i => verifyBytes(i.publicKey, i.message, i.signature)))
     assert.equal(verdicts.filter(v => !v).length, Math.ceil(400 / 7))
+  })
+
+  it('on Linux each worker runs ten nice levels below the main thread, so a shared core goes to the main thread first', async function () {
+    if (process.platform !== 'linux') this.skip()
+    const p = pool({ threads: 2, chunk: 50 })
+    const items = await signedItems(400, 7)
+    await Promise.all(items.map(async item => await p.verify(item)))
+    assert.equal(p.running, 2)
+    const niceOf = (task: string): number => {
+      const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8')
+      // fields after the command's closing parenthesis; nice is the 19th field of the line
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])
+    }
+    const main = niceOf(String(process.pid))
+    const lowered = readdirSync('/proc/self/task').filter(t => niceOf(t) === Math.min(19, main + 10))
+    assert.ok(lowered.length >= 2, `threads at nice ${Math.min(19, main + 10)}: ${lowered.length} (main thread at ${main})`)
   })
 
   it('a handful is verified inline: no worker is started for it', async () => {
