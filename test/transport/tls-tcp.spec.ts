@@ -15,6 +15,7 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { tcp } from '@libp2p/tcp'
 import { tls } from '@libp2p/tls'
+import { webSockets } from '@libp2p/websockets'
 import { multiaddr } from '@multiformats/multiaddr'
 import * as x509 from '@peculiar/x509'
 import { createLibp2p, type Libp2p } from 'libp2p'
@@ -160,6 +161,27 @@ describe('native-TLS TCP transport', function () {
     assert.equal(nativeTlsStats.native, before.native)
     client.destroy()
     tcpSocket.destroy()
+  })
+
+  it('over WebSockets (a bootstrap node) the same encrypter runs TLS over the stream', async () => {
+    const seed = await createLibp2p({
+      addresses: { listen: ['/ip4/127.0.0.1/tcp/0/ws'] },
+      transports: [tlsTcp(), webSockets()],
+      connectionEncrypters: [nativeTls()],
+      streamMuxers: [yamux()]
+    })
+    started.push(seed)
+    await seed.handle(ECHO, async ({ stream }) => { await stream.sink(stream.source) })
+    const client = await createLibp2p({ transports: [webSockets()], connectionEncrypters: [tls()], streamMuxers: [yamux()] })
+    started.push(client)
+    const before = { ...nativeTlsStats }
+    const ws = seed.getMultiaddrs().find(a => a.toString().includes('/ws'))
+    assert.ok(ws != null)
+    const conn = await client.dial(ws)
+    assert.equal(conn.encryption, TLS_PROTOCOL)
+    await echoes(client, seed)
+    assert.equal(nativeTlsStats.stream, before.stream + 1)
+    assert.equal(nativeTlsStats.native, before.native)
   })
 
   describe('refuses', () => {
