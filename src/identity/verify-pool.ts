@@ -110,8 +110,6 @@ export class VerifyPool {
   private start (): Slot {
     const worker = new Worker(new URL('./verify-worker.js', import.meta.url))
     const slot: Slot = { worker, pending: new Map(), answered: false, closing: false }
-    // an idle worker must not keep the process alive; a busy one must, or an awaited verdict is lost
-    worker.unref()
     worker.on('message', ({ id, results }: BatchReply) => {
       const requests = slot.pending.get(id)
       if (requests == null) return
@@ -131,6 +129,10 @@ export class VerifyPool {
     }
     worker.on('error', lost)
     worker.on('exit', lost)
+    // an idle worker must not keep the process alive; a busy one must, or an awaited verdict is
+    // lost. After the listeners: Node refs a worker's port again when a 'message' listener is
+    // added, so a worker that never got a chunk kept its process from exiting
+    worker.unref()
     return slot
   }
 

@@ -8,7 +8,9 @@ import * as assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { NATIVE_VERIFIER, opensslVerify, sodiumVerify } from '../../src/identity/native-verify.js'
 import { signBytes, signedMessage, verifyBytes, verifyBytesQuick, verifyPrefixedFast, type SignedBytes } from '../../src/identity/signature.js'
@@ -25,6 +27,29 @@ async function signedItems (count: number, tamperEvery: number): Promise<SignedB
     return { publicKey: key.publicKey.raw, message, signature }
   })
 }
+
+/**
+ * Runs an ES module script as a file in a child Node; fails if it has not exited within 15 s. A
+ * file, not `--input-type=module -e`: workers inherit that flag and then fail to start, and the
+ * pool verifies inline, so a script run with it never had workers.
+ */
+async function runScript (script: string): Promise<{ code: number | null, out: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'idlegrid-pool-'))
+  const file = join(dir, 'script.mjs')
+  await writeFile(file, script)
+  const child = spawn(process.execPath, [file], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`the process did not exit; printed: ${out}`)) }, 15_000)
+    child.on('exit', (c) => { clearTimeout(timer); resolve(c) })
+  }).finally(async () => { await rm(dir, { recursive: true, force: true }) })
+  return { code, out }
+}
+
+/** Absolute URLs for the child scripts' imports: they run from a temp dir. */
+const KEYS_URL = import.meta.resolve('@libp2p/crypto/keys')
+const moduleUrl = (path: string): string => new URL(path, import.meta.url).href
 
 const inline = (item: SignedBytes): boolean => verifyBytesQuick(item.publicKey, item.message, item.signature)
 
@@ -144,22 +169,30 @@ describe('identity: the verifier pool', function () {
     assert.equal(inlined, 0, 'the fourth batch went to a worker')
   })
 
-  it('a process whose pool is idle exits by itself once its verdicts are in', async () => {
-    const signature = fileURLToPath(new URL('../../src/identity/signature.js', import.meta.url))
+  it('a process exits by itself when one of its pool\'s workers never got a chunk', async () => {
     const script = `
-      const { generateKeyPair } = await import('@libp2p/crypto/keys')
-      const { signBytes, verifyManyFast } = await import(${JSON.stringify(signature)})
+      const { generateKeyPair } = await import(${JSON.stringify(KEYS_URL)})
+      const { VerifyPool } = await import(${JSON.stringify(moduleUrl('../../src/identity/verify-pool.js'))})
+      const { signBytes, verifyBytesQuick } = await import(${JSON.stringify(moduleUrl('../../src/identity/signature.js'))})
+      const key = await generateKeyPair('Ed25519')
+      const p = new VerifyPool({ threads: 2, chunk: 128, verifyInline: (i) => verifyBytesQuick(i.publicKey, i.message, i.signature) })
+      const items = Array.from({ length: 50 }, (_, i) => { const message = new Uint8Array([i]); return { publicKey: key.publicKey.raw, message, signature: signBytes(key.raw, message) } })
+      const verdicts = await Promise.all(items.map((i) => p.verify(i)))
+      console.log(p.running === 2 && verdicts.every(Boolean) ? 'one chunk, two workers' : 'unexpected: ' + p.running)`
+    const { code, out } = await runScript(script)
+    assert.equal(out.trim(), 'one chunk, two workers')
+    assert.equal(code, 0)
+  })
+
+  it('a process whose pool is idle exits by itself once its verdicts are in', async () => {
+    const script = `
+      const { generateKeyPair } = await import(${JSON.stringify(KEYS_URL)})
+      const { signBytes, verifyManyFast } = await import(${JSON.stringify(moduleUrl('../../src/identity/signature.js'))})
       const key = await generateKeyPair('Ed25519')
       const items = Array.from({ length: 200 }, (_, i) => { const message = new Uint8Array([i]); return { publicKey: key.publicKey.raw, message, signature: signBytes(key.raw, message) } })
       const verdicts = await verifyManyFast(items, 200)
       console.log(verdicts.every(Boolean) ? 'all verified' : 'a verdict is wrong')`
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../../..', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] })
-    let out = ''
-    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
-    const code = await new Promise<number | null>((resolve, reject) => {
-      const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`the process did not exit; printed: ${out}`)) }, 15_000)
-      child.on('exit', (c) => { clearTimeout(timer); resolve(c) })
-    })
+    const { code, out } = await runScript(script)
     assert.equal(code, 0)
     assert.equal(out.trim(), 'all verified')
   })
