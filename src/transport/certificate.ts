@@ -88,8 +88,8 @@ export async function verifyPeerCertificate (der: Uint8Array, expected?: PeerId,
   } catch (err: any) {
     throw new CertificateError('ERR_CERT_MALFORMED', `not an X.509 certificate: ${String(err?.message ?? err)}`)
   }
-  if (Date.parse(cert.validFrom) > now) throw new CertificateError('ERR_CERT_NOT_YET_VALID', `the certificate is valid only from ${cert.validFrom}`)
-  if (Date.parse(cert.validTo) < now) throw new CertificateError('ERR_CERT_EXPIRED', `the certificate expired at ${cert.validTo}`)
+  if (cert.validFromDate.getTime() > now) throw new CertificateError('ERR_CERT_NOT_YET_VALID', `the certificate is valid only from ${cert.validFromDate.toISOString()}`)
+  if (cert.validToDate.getTime() < now) throw new CertificateError('ERR_CERT_EXPIRED', `the certificate expired at ${cert.validToDate.toISOString()}`)
   if (!cert.checkIssued(cert) || !cert.verify(cert.publicKey)) throw new CertificateError('ERR_CERT_NOT_SELF_SIGNED', 'the certificate is not signed by its own key')
   const extensions = parsed.extensions.filter(e => e.type === LIBP2P_EXTENSION_OID)
   if (extensions.length === 0) throw new CertificateError('ERR_CERT_NO_LIBP2P_EXTENSION', 'the certificate has no libp2p public key extension')

@@ -1,21 +1,24 @@
 /**
  * The libp2p TLS certificate (src/transport/certificate.ts): ours proves our peer id to our
- * checker and to @libp2p/tls's, a stock one proves its peer to ours, and each way a certificate
- * can fail to prove a peer is refused with its own code.
+ * checker, to @libp2p/tls's and across a real Node TLS 1.3 handshake, a stock one proves its
+ * peer to ours, and each way a certificate can fail to prove a peer is refused with its own code.
  */
 import * as assert from 'node:assert/strict'
-import { webcrypto, X509Certificate } from 'node:crypto'
+import { randomBytes, webcrypto, X509Certificate } from 'node:crypto'
+import { once } from 'node:events'
+import { connect as tlsConnect, createServer as tlsCreateServer, type TLSSocket } from 'node:tls'
 import { generateKeyPair, publicKeyToProtobuf } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import * as x509 from '@peculiar/x509'
 import * as asn1js from 'asn1js'
-import { CertificateError, createCertificate, LIBP2P_EXTENSION_OID, MAX_CERTIFICATE_BYTES, verifyPeerCertificate, type CertificateRejection } from '../../src/transport/certificate.js'
+import { CertificateError, createCertificate, LIBP2P_EXTENSION_OID, MAX_CERTIFICATE_BYTES, verifyPeerCertificate, type CertificateRejection, type TlsCredentials } from '../../src/transport/certificate.js'
 import type { PrivateKey } from '@libp2p/interface'
 
 type WebCrypto = Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[1]
 const crypto = webcrypto as unknown as WebCrypto
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
 const HOUR = 3_600_000
+const CENTURY = 100 * 365 * 24 * HOUR
 const PREFIX = Buffer.from('libp2p-tls-handshake:')
 
 function der (pem: string): Uint8Array {
@@ -36,6 +39,8 @@ interface Forge {
   notAfter?: Date
   /** sign the certificate with this key instead of its own */
   issuerKeys?: CryptoKeyPair
+  /** name this issuer instead of the subject (the certificate still signed by its own key) */
+  issuer?: string
 }
 
 type CryptoKeyPair = Awaited<ReturnType<typeof webcrypto.subtle.generateKey>> & { publicKey: webcrypto.CryptoKey, privateKey: webcrypto.CryptoKey }
@@ -58,17 +63,45 @@ async function forge (f: Forge): Promise<Uint8Array> {
     signingAlgorithm: ALG,
     extensions
   }
-  if (f.issuerKeys == null) return new Uint8Array((await x509.X509CertificateGenerator.createSelfSigned({ ...common, name: 'CN=forged', keys }, crypto)).rawData)
-  const cert = await x509.X509CertificateGenerator.create({ ...common, subject: 'CN=forged', issuer: 'CN=forged', publicKey: keys.publicKey, signingKey: f.issuerKeys.privateKey }, crypto)
+  if (f.issuerKeys == null && f.issuer == null) return new Uint8Array((await x509.X509CertificateGenerator.createSelfSigned({ ...common, name: 'CN=forged', keys }, crypto)).rawData)
+  const cert = await x509.X509CertificateGenerator.create({ ...common, subject: 'CN=forged', issuer: f.issuer ?? 'CN=forged', publicKey: keys.publicKey, signingKey: (f.issuerKeys ?? keys).privateKey }, crypto)
   return new Uint8Array(cert.rawData)
 }
 
-async function refused (bytes: Uint8Array, code: CertificateRejection, expected?: Parameters<typeof verifyPeerCertificate>[1]): Promise<void> {
-  await assert.rejects(verifyPeerCertificate(bytes, expected), (err: Error) => {
+async function refused (bytes: Uint8Array, code: CertificateRejection, expected?: Parameters<typeof verifyPeerCertificate>[1], now?: number): Promise<void> {
+  await assert.rejects(verifyPeerCertificate(bytes, expected, now), (err: Error) => {
     assert.ok(err instanceof CertificateError, `${err.name}: ${err.message}`)
     assert.equal(err.code, code, err.message)
     return true
   })
+}
+
+/** A TLS 1.3 handshake on 127.0.0.1, each side presenting its credentials; the DER certificate each side received. */
+async function handshake (server: TlsCredentials, client: TlsCredentials): Promise<{ atServer: Uint8Array, atClient: Uint8Array, protocol: string | null }> {
+  const options = { requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.3' } as const
+  const listener = tlsCreateServer({ ...server, ...options })
+  try {
+    listener.listen(0, '127.0.0.1')
+    await once(listener, 'listening')
+    const address = listener.address()
+    assert.ok(address != null && typeof address === 'object')
+    const accepted = once(listener, 'secureConnection') as Promise<[TLSSocket]>
+    const socket = tlsConnect({ host: '127.0.0.1', port: address.port, ...client, ...options, checkServerIdentity: () => undefined })
+    try {
+      await once(socket, 'secureConnect')
+      const [inbound] = await accepted
+      const atServer = inbound.getPeerX509Certificate()?.raw
+      const atClient = socket.getPeerX509Certificate()?.raw
+      inbound.destroy()
+      assert.ok(atServer != null, 'the server received no certificate')
+      assert.ok(atClient != null, 'the client received no certificate')
+      return { atServer: new Uint8Array(atServer), atClient: new Uint8Array(atClient), protocol: socket.getProtocol() }
+    } finally {
+      socket.destroy()
+    }
+  } finally {
+    listener.close()
+  }
 }
 
 /** @libp2p/tls's own generator and checker, from its build (the package exports neither). */
@@ -104,9 +137,54 @@ describe('libp2p TLS certificate', function () {
     assert.notEqual(a.publicKey.export({ type: 'spki', format: 'der' }).toString('hex'), b.publicKey.export({ type: 'spki', format: 'der' }).toString('hex'))
   })
 
+  it('is valid from exactly an hour back to 100 years on, whole seconds, and not a second outside', async () => {
+    const now = Date.UTC(2025, 0, 2, 3, 4, 5, 678)
+    const pem = (await createCertificate(identity, now)).cert
+    const cert = new X509Certificate(pem)
+    const from = Math.floor((now - HOUR) / 1000) * 1000
+    const to = Math.floor((now + CENTURY) / 1000) * 1000
+    assert.equal(cert.validFromDate.getTime(), from)
+    assert.equal(cert.validToDate.getTime(), to)
+    const peer = peerIdFromPrivateKey(identity).toString()
+    assert.equal((await verifyPeerCertificate(der(pem), undefined, from)).toString(), peer)
+    assert.equal((await verifyPeerCertificate(der(pem), undefined, to)).toString(), peer)
+    await refused(der(pem), 'ERR_CERT_NOT_YET_VALID', undefined, from - 1)
+    await refused(der(pem), 'ERR_CERT_EXPIRED', undefined, to + 1)
+  })
+
+  it('has a positive serial with no sign padding, and its one libp2p extension critical', async () => {
+    for (let i = 0; i < 16; i++) {
+      const cert = new x509.X509Certificate((await createCertificate(identity)).cert)
+      const first = parseInt(cert.serialNumber.slice(0, 2), 16)
+      assert.ok(cert.serialNumber.length >= 16 && first >= 0x01 && first < 0x80, `serial ${cert.serialNumber}`)
+      const extensions = cert.extensions.filter(e => e.type === LIBP2P_EXTENSION_OID)
+      assert.equal(extensions.length, 1)
+      assert.equal(extensions[0].critical, true)
+    }
+  })
+
+  it('carries a TLS 1.3 handshake in Node, each side proving its peer id to the other', async () => {
+    const other = await generateKeyPair('Ed25519')
+    const [ours, theirs] = [await createCertificate(identity), await createCertificate(other)]
+    for (const [server, client, serverKey, clientKey] of [[ours, theirs, identity, other], [theirs, ours, other, identity]] as const) {
+      const { atServer, atClient, protocol } = await handshake(server, client)
+      assert.equal(protocol, 'TLSv1.3')
+      assert.equal((await verifyPeerCertificate(atServer, peerIdFromPrivateKey(clientKey))).toString(), peerIdFromPrivateKey(clientKey).toString())
+      assert.equal((await verifyPeerCertificate(atClient, peerIdFromPrivateKey(serverKey))).toString(), peerIdFromPrivateKey(serverKey).toString())
+    }
+  })
+
+  it('the forged certificates below, left unchanged, prove their peer (each refusal is its one change)', async () => {
+    assert.equal((await verifyPeerCertificate(await forge({ identity }))).toString(), peerIdFromPrivateKey(identity).toString())
+  })
+
   describe('refuses', () => {
     it('bytes that are not a certificate', async () => {
       await refused(new Uint8Array([0x30, 0x03, 0x02, 0x01, 0x01]), 'ERR_CERT_MALFORMED')
+      await refused(new Uint8Array(0), 'ERR_CERT_MALFORMED')
+      await refused(new Uint8Array(randomBytes(600)), 'ERR_CERT_MALFORMED')
+      const whole = der((await createCertificate(identity)).cert)
+      await refused(whole.subarray(0, whole.byteLength - 1), 'ERR_CERT_MALFORMED')
     })
 
     it('input beyond the bound, before parsing it', async () => {
@@ -125,6 +203,10 @@ describe('libp2p TLS certificate', function () {
       await refused(await forge({ identity, issuerKeys: await keyPair() }), 'ERR_CERT_NOT_SELF_SIGNED')
     })
 
+    it('a certificate signed by its own key that names another issuer', async () => {
+      await refused(await forge({ identity, issuer: 'CN=someone else' }), 'ERR_CERT_NOT_SELF_SIGNED')
+    })
+
     it('a certificate without the libp2p extension', async () => {
       await refused(await forge({ identity, extensions: () => [] }), 'ERR_CERT_NO_LIBP2P_EXTENSION')
     })
@@ -136,6 +218,8 @@ describe('libp2p TLS certificate', function () {
     it('an extension that is not two OCTET STRINGs', async () => {
       await refused(await forge({ identity, extensions: () => [new asn1js.Sequence({ value: [new asn1js.OctetString({ valueHex: new Uint8Array(4) })] }).toBER()] }), 'ERR_CERT_MALFORMED_EXTENSION')
       await refused(await forge({ identity, extensions: () => [new asn1js.Integer({ value: 1 }).toBER()] }), 'ERR_CERT_MALFORMED_EXTENSION')
+      await refused(await forge({ identity, extensions: () => [new asn1js.Sequence({ value: [new asn1js.OctetString({ valueHex: new Uint8Array(4) }), new asn1js.Integer({ value: 1 })] }).toBER()] }), 'ERR_CERT_MALFORMED_EXTENSION')
+      await refused(await forge({ identity, extensions: ext => [new Uint8Array([...new Uint8Array(ext), 0x05, 0x00]).buffer] }), 'ERR_CERT_MALFORMED_EXTENSION')
     })
 
     it('an extension whose public key is oversized or not a libp2p key', async () => {
