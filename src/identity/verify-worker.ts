@@ -3,10 +3,10 @@
  * reply one byte per signature (1 accepted, 0 refused) under the strict rule, noble deciding
  * every native "no" here rather than on the node's main thread.
  */
-import { readlinkSync } from 'node:fs'
+import { readlinkSync, writeFileSync } from 'node:fs'
 import { getPriority, setPriority } from 'node:os'
 import { parentPort } from 'node:worker_threads'
-import { unpackBatch, type BatchReply, type BatchRequest } from './verify-batch.js'
+import { unpackBatch, VERIFIER_THREAD_NAME, type BatchReply, type BatchRequest } from './verify-batch.js'
 import { verifyBytesQuick } from './signature.js'
 
 /** how much nicer than the main thread the verifier runs: a shared core goes to the main thread first (CFS weight ~1/9) */
@@ -30,7 +30,17 @@ function lowerOwnPriority (): void {
   }
 }
 
+/** Names this thread (Linux: /proc/thread-self/comm); elsewhere, or when refused, it keeps its name. */
+function nameOwnThread (): void {
+  try {
+    writeFileSync('/proc/thread-self/comm', VERIFIER_THREAD_NAME)
+  } catch {
+    // not Linux, or not allowed
+  }
+}
+
 lowerOwnPriority()
+nameOwnThread()
 
 parentPort?.on('message', ({ id, packed }: BatchRequest) => {
   const items = unpackBatch(new Uint8Array(packed))

@@ -32,13 +32,19 @@ import { LedgerStore } from '../../src/ledger/store.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
 import { startChildPeer, type ChildPeer } from './child-peer.js'
-import { threadCpuMs, threadSplit, type ThreadSplit } from './process-usage.js'
+import { VERIFIER_THREAD_NAME } from '../../src/identity/verify-batch.js'
+import { threadCpuMs, threadNames, threadSplit, type ThreadSplit } from './process-usage.js'
 
-/** A thread split in µs per entry, the busiest other thread named as what it is here. */
+/** The split of this process's threads, the verifier's workers (named so on Linux) apart from the rest. */
+function splitSince (before: Map<number, number>): ThreadSplit | undefined {
+  return threadSplit(before, threadCpuMs(), process.pid, { name: VERIFIER_THREAD_NAME, names: threadNames() })
+}
+
+/** A thread split in µs per entry. */
 function perEntry (split: ThreadSplit | undefined): Record<string, number> | string {
   if (split == null) return 'n/a (no /proc)'
   const us = (ms: number): number => Number((ms * 1000 / ENTRIES).toFixed(1))
-  return { main: us(split.mainMs), verifierWorker: us(split.busiestOtherMs), otherThreads: us(split.restMs) }
+  return { main: us(split.mainMs), verifierThreads: us(split.namedMs), otherThreads: us(split.busiestOtherMs + split.restMs) }
 }
 
 function cpuMsSince (from: NodeJS.CpuUsage): number {
@@ -162,7 +168,7 @@ export default async (): Promise<Record<string, unknown>> => {
     await previous
     const ingestMs = performance.now() - start
     const ingestCpuMs = cpuMsSince(cpu)
-    const ingestThreads = threadSplit(threads, threadCpuMs())
+    const ingestThreads = splitSince(threads)
     const stats = await store.stats()
     await store.close()
     if (stats.entries !== ENTRIES) throw new Error(`stored ${stats.entries} entries, expected ${ENTRIES}`)
@@ -206,7 +212,7 @@ export default async (): Promise<Record<string, unknown>> => {
     const syncFromProcessMs = performance.now() - start
     loopDelay.disable()
     const freshCpuMs = cpuMsSince(cpu)
-    const syncThreads = threadSplit(threads, threadCpuMs())
+    const syncThreads = splitSince(threads)
     const holderCpuMs = await holder2.cpuMs() - holderCpu0
 
     return {
@@ -231,6 +237,11 @@ export default async (): Promise<Record<string, unknown>> => {
       freshNodeSyncMs: Math.round(syncMs),
       /** the peer synced from in a process of its own, as in a network */
       freshNodeSyncFromProcessMs: Math.round(syncFromProcessMs),
+      /**
+       * the sync's signatures through the node's verifier at the raw rate, nothing else running:
+       * on this machine no fresh-node sync of these entries can take less
+       */
+      syncVerifyFloorMs: Math.round(signatures.length / rawPerSecond * 1000),
       // CPU time of the whole process (every thread), which a loaded machine disturbs less
       // than wall time: per signature for raw verification, per entry for ingest and sync
       rawVerifyCpuUsPerSignature: Number((rawCpuMs * 1000 / signatures.length).toFixed(1)),
@@ -240,7 +251,7 @@ export default async (): Promise<Record<string, unknown>> => {
       syncCpuUsPerEntry: Number((syncCpuMs * 1000 / ENTRIES).toFixed(1)),
       /** with the peer in its own process: the fresh node's process, and the peer's */
       syncFromProcessCpuUsPerEntry: { fresh: Number((freshCpuMs * 1000 / ENTRIES).toFixed(1)), holder: Number((holderCpuMs * 1000 / ENTRIES).toFixed(1)) },
-      // per thread (Linux): the verifier's worker does the 2 signatures an entry needs, at
+      // per thread (Linux): the verifier's workers do the 2 signatures an entry needs, at
       // the library's own rate; the machine's cores bound the sync once the threads' sum fills them
       ingestThreadCpuUsPerEntry: perEntry(ingestThreads),
       syncFromProcessThreadCpuUsPerEntry: perEntry(syncThreads),

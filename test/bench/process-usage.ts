@@ -64,6 +64,25 @@ export function threadCpuMs (pid: number = process.pid): Map<number, number> {
 /** Linux's USER_HZ, the unit of /proc's CPU times, on every platform Node runs on Linux. */
 const CLOCK_TICKS_PER_SECOND = 100
 
+/** The name of each thread of process `pid` (/proc/PID/task/TID/comm), by thread id; empty where /proc is missing. */
+export function threadNames (pid: number = process.pid): Map<number, string> {
+  const out = new Map<number, string>()
+  let tids: string[]
+  try {
+    tids = readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return out
+  }
+  for (const tid of tids) {
+    try {
+      out.set(Number(tid), readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim())
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out
+}
+
 export interface ThreadSplit {
   /** the main thread (its id is the process's) */
   mainMs: number
@@ -71,19 +90,27 @@ export interface ThreadSplit {
   busiestOtherMs: number
   /** every other thread together: V8's GC helpers, libuv's pool */
   restMs: number
+  /** the threads named `named` (see threadSplit), together; 0 when none was asked or found */
+  namedMs: number
 }
 
-/** How the CPU a process spent between two threadCpuMs() readings splits over its threads; undefined where /proc gave none. */
-export function threadSplit (before: Map<number, number>, after: Map<number, number>, pid: number = process.pid): ThreadSplit | undefined {
+/**
+ * How the CPU a process spent between two threadCpuMs() readings splits over its threads;
+ * undefined where /proc gave none. With `named` (a thread name and the names read by
+ * threadNames()), the threads of that name are counted in namedMs and left out of the others.
+ */
+export function threadSplit (before: Map<number, number>, after: Map<number, number>, pid: number = process.pid, named?: { name: string, names: Map<number, string> }): ThreadSplit | undefined {
   if (after.size === 0) return undefined
   let mainMs = 0
+  let namedMs = 0
   const others: number[] = []
   for (const [tid, ms] of after) {
     const spent = ms - (before.get(tid) ?? 0)
     if (tid === pid) mainMs = spent
+    else if (named != null && named.names.get(tid) === named.name) namedMs += spent
     else others.push(spent)
   }
   others.sort((a, b) => b - a)
   const busiestOtherMs = others[0] ?? 0
-  return { mainMs, busiestOtherMs, restMs: others.slice(1).reduce((a, b) => a + b, 0) }
+  return { mainMs, busiestOtherMs, restMs: others.slice(1).reduce((a, b) => a + b, 0), namedMs }
 }

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { NATIVE_VERIFIER, opensslVerify, sodiumVerify } from '../../src/identity/native-verify.js'
 import { signBytes, signedMessage, verifyBytes, verifyBytesQuick, verifyPrefixedFast, type SignedBytes } from '../../src/identity/signature.js'
-import { packBatch, unpackBatch } from '../../src/identity/verify-batch.js'
+import { packBatch, unpackBatch, VERIFIER_THREAD_NAME } from '../../src/identity/verify-batch.js'
 import { VerifyPool } from '../../src/identity/verify-pool.js'
 
 async function signedItems (count: number, tamperEvery: number): Promise<SignedBytes[]> {
@@ -123,6 +123,29 @@ describe('identity: the verifier pool', function () {
     const main = niceOf(String(process.pid))
     const lowered = readdirSync('/proc/self/task').filter(t => niceOf(t) === Math.min(19, main + 10))
     assert.ok(lowered.length >= 2, `threads at nice ${Math.min(19, main + 10)}: ${lowered.length} (main thread at ${main})`)
+  })
+
+  it('on Linux each worker names its thread, so top -H and the benches can tell it apart', async function () {
+    if (process.platform !== 'linux') this.skip()
+    // in a process of its own: this one may hold other pools' workers
+    const script = `
+      const { readdirSync, readFileSync } = await import('node:fs')
+      const { generateKeyPair } = await import(${JSON.stringify(KEYS_URL)})
+      const { signBytes, verifyBytesQuick } = await import(${JSON.stringify(moduleUrl('../../src/identity/signature.js'))})
+      const { VerifyPool } = await import(${JSON.stringify(moduleUrl('../../src/identity/verify-pool.js'))})
+      const key = await generateKeyPair('Ed25519')
+      const items = Array.from({ length: 400 }, (_, i) => { const message = new Uint8Array([i, i >> 8]); return { publicKey: key.publicKey.raw, message, signature: signBytes(key.raw, message) } })
+      const pool = new VerifyPool({ threads: 2, chunk: 50, verifyInline: (item) => verifyBytesQuick(item.publicKey, item.message, item.signature) })
+      await Promise.all(items.map(item => pool.verify(item)))
+      const comm = (t) => readFileSync('/proc/self/task/' + t + '/comm', 'utf8').trim()
+      console.log(JSON.stringify({ running: pool.running, named: readdirSync('/proc/self/task').filter(t => comm(t) === ${JSON.stringify(VERIFIER_THREAD_NAME)}).length, main: comm(process.pid) }))
+      await pool.close()`
+    const { code, out } = await runScript(script)
+    assert.equal(code, 0)
+    const seen = JSON.parse(out) as { running: number, named: number, main: string }
+    assert.equal(seen.running, 2)
+    assert.equal(seen.named, 2)
+    assert.notEqual(seen.main, VERIFIER_THREAD_NAME)
   })
 
   it('a handful is verified inline: no worker is started for it', async () => {
