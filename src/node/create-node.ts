@@ -1,11 +1,10 @@
 import { gossipsub, type GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
 import { createTopicScoreParams } from '@chainsafe/libp2p-gossipsub/score'
-import { noise } from '@chainsafe/libp2p-noise'
 import { bootstrap } from '@libp2p/bootstrap'
 import { identify, type Identify } from '@libp2p/identify'
 import { kadDHT, passthroughMapper, removePrivateAddressesMapper, type KadDHT } from '@libp2p/kad-dht'
 import { ping, type PingService } from '@libp2p/ping'
-import { nativeTls, tlsTcp } from '../transport/index.js'
+import { connectionEncrypters, tlsTcp } from '../transport/index.js'
 import { webSockets } from '@libp2p/websockets'
 import { createLibp2p, type Libp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p'
 import { createHash } from 'node:crypto'
@@ -133,7 +132,7 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
     transports: isBootstrap ? [tlsTcp(), webSockets()] : [tlsTcp()],
     // TLS listed first: the dialer's first shared choice wins, so idlegrid peers use TLS 1.3
     // (natively over TCP, as @libp2p/tls over WebSockets); peers that only speak noise still connect
-    connectionEncrypters: [nativeTls(), noise()],
+    connectionEncrypters: connectionEncrypters(),
     streamMuxers: [largeFramesInPieces(lazyWindowYamux(YAMUX_BULK))],
     ...(extensions.metrics != null ? { metrics: extensions.metrics } : {}),
     connectionGater: guard.gater(),

@@ -6,14 +6,13 @@
  * bytes ahead of the answer, which libp2p then holds) it is @libp2p/tls itself. The wire is the
  * same either way.
  */
-import { peerIdFromString } from '@libp2p/peer-id'
 import { tls } from '@libp2p/tls'
 import { createSecureContext, type SecureContext } from 'node:tls'
 import { createCertificate } from './certificate.js'
+import { dialedPeer } from './dialed-peer.js'
 import { secureSocket, TLS_PROTOCOL } from './secure.js'
 import { NATIVE_SOCKET, socketDuplex, waitFor, type NativeSocket } from './socket-connection.js'
-import type { ComponentLogger, ConnectionEncrypter, Logger, MultiaddrConnection, PeerId, PrivateKey, SecureConnectionOptions, SecuredConnection, Upgrader } from '@libp2p/interface'
-import type { Multiaddr } from '@multiformats/multiaddr'
+import type { ComponentLogger, ConnectionEncrypter, Logger, MultiaddrConnection, PrivateKey, SecureConnectionOptions, SecuredConnection, Upgrader } from '@libp2p/interface'
 
 export interface NativeTlsComponents {
   privateKey: PrivateKey
@@ -59,9 +58,14 @@ class NativeTls implements ConnectionEncrypter {
 
   private async secure<Stream extends object> (conn: Stream, isServer: boolean, options: SecureConnectionOptions = {}): Promise<SecuredConnection<Stream>> {
     const native = untouchedSocket(conn)
+    // libp2p 2.x gives encrypters no expected peer: the dialer's comes from the address it dialed (dialed-peer.ts)
+    const expected = options.remotePeer ?? (isServer ? undefined : dialedPeer(conn))
     if (native == null) {
       nativeTlsStats.stream++
-      return isServer ? await this.stock.secureInbound(conn as any, options) : await this.stock.secureOutbound(conn as any, options)
+      // the stock encrypter checks the peer only when told it (a listener that sends its TLS
+      // bytes with its answer puts a dialer here, and must prove the peer the address names)
+      const checked = { ...options, remotePeer: expected }
+      return isServer ? await this.stock.secureInbound(conn as any, checked) : await this.stock.secureOutbound(conn as any, checked)
     }
     nativeTlsStats.native++
     const signal = options.signal ?? AbortSignal.timeout(HANDSHAKE_TIMEOUT_MS)
@@ -69,7 +73,7 @@ class NativeTls implements ConnectionEncrypter {
     await new Promise(resolve => setImmediate(resolve))
     if (native.socket.writableLength > 0) await waitFor(native.socket, 'drain', signal)
     const muxers = options.skipStreamMuxerNegotiation === true ? new Map() : this.components.upgrader.getStreamMuxers()
-    const secured = await secureSocket(native.socket, isServer, { secureContext: await this.secureContext(), muxers: [...muxers.keys()], expected: options.remotePeer ?? (isServer ? undefined : dialedPeer(conn)), signal })
+    const secured = await secureSocket(native.socket, isServer, { secureContext: await this.secureContext(), muxers: [...muxers.keys()], expected, signal })
     native.adopt(secured.socket)
     this.log('%s TLS on the socket with %p, muxer %s', isServer ? 'inbound' : 'outbound', secured.remotePeer, secured.muxer ?? 'to negotiate')
     const streams = socketDuplex(secured.socket, err => { this.log('TLS sink error - %e', err) })
@@ -79,15 +83,6 @@ class NativeTls implements ConnectionEncrypter {
       streamMuxer: secured.muxer != null ? muxers.get(secured.muxer) : undefined
     }
   }
-}
-
-/**
- * The peer the dialer's address names. libp2p 2.x does not hand it to encrypters, and the TLS
- * spec asks the dialer to check it: a certificate of anyone else ends the handshake.
- */
-function dialedPeer (conn: object): PeerId | undefined {
-  const id = (conn as { remoteAddr?: Multiaddr }).remoteAddr?.getPeerId()
-  return id == null ? undefined : peerIdFromString(id)
 }
 
 /** The connection's TCP socket, when nothing has read from it ahead of the encrypter. */

@@ -6,8 +6,9 @@
  * must close each such socket and still serve the next honest dialer.
  */
 import * as assert from 'node:assert/strict'
-import { connect as netConnect, type Socket } from 'node:net'
-import { connect as tlsConnect } from 'node:tls'
+import { once } from 'node:events'
+import { connect as netConnect, createServer, type Socket } from 'node:net'
+import { connect as tlsConnect, createSecureContext, TLSSocket } from 'node:tls'
 import { createPrivateKey, webcrypto } from 'node:crypto'
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
@@ -20,13 +21,14 @@ import { multiaddr } from '@multiformats/multiaddr'
 import * as x509 from '@peculiar/x509'
 import { createLibp2p, type Libp2p } from 'libp2p'
 import { createCertificate, verifyPeerCertificate } from '../../src/transport/certificate.js'
+import { connectionEncrypters } from '../../src/transport/index.js'
 import { nativeTls, nativeTlsStats } from '../../src/transport/native-tls.js'
 import { TLS_PROTOCOL } from '../../src/transport/secure.js'
 import * as varint from 'uint8-varint'
 import { Duplex } from 'node:stream'
 import { tlsTcp } from '../../src/transport/tls-tcp.js'
 import { waitFor } from '../utils/index.js'
-import type { ConnectionGater, PeerId } from '@libp2p/interface'
+import type { ConnectionGater, PeerId, PrivateKey } from '@libp2p/interface'
 
 const ECHO = '/test/echo/1.0.0'
 const MULTISTREAM = '/multistream/1.0.0'
@@ -47,7 +49,7 @@ async function node (kind: Kind, gater?: ConnectionGater): Promise<Libp2p> {
   const n = await createLibp2p({
     addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
     transports: [kind === 'native' ? tlsTcp() : tcp()],
-    connectionEncrypters: kind === 'stock-noise' ? [noise()] : kind === 'native' ? [nativeTls(), noise()] : [tls(), noise()],
+    connectionEncrypters: kind === 'stock-noise' ? [noise()] : kind === 'native' ? connectionEncrypters() : [tls(), noise()],
     streamMuxers: [yamux()],
     connectionManager: { inboundUpgradeTimeout: UPGRADE_TIMEOUT_MS },
     ...(gater != null ? { connectionGater: gater } : {})
@@ -194,6 +196,43 @@ describe('native-TLS TCP transport', function () {
       await echoes(a, b)
     })
 
+    it('a listener that speaks only noise and proves another peer than the address names', async () => {
+      const [a, b] = [await start('native'), await start('stock-noise')]
+      const other = peerIdFromPrivateKey(await generateKeyPair('Ed25519'))
+      const { host, port } = b.getMultiaddrs()[0].toOptions()
+      await assert.rejects(a.dial(multiaddr(`/ip4/${host}/tcp/${port}/p2p/${other.toString()}`)))
+      assert.equal(a.getConnections(b.peerId).length, 0)
+      // the same listener at an address naming it: noise connects
+      const conn = await a.dial(multiaddr(`/ip4/${host}/tcp/${port}/p2p/${b.peerId.toString()}`))
+      assert.equal(conn.encryption, '/noise')
+      await echoes(a, b)
+    })
+
+    it('a listener whose TLS bytes come with its answer (the dialer on the stream path) and prove another peer than the address names', async () => {
+      const dialer = await start('native')
+      const named = await generateKeyPair('Ed25519')
+      const impostor = await generateKeyPair('Ed25519')
+      // the control: the same listener proving the named peer is reached, over the stream path
+      for (const [proving, accepted] of [[named, true], [impostor, false]] as const) {
+        const listener = await aheadListener(proving)
+        try {
+          const before = { ...nativeTlsStats }
+          const addr = multiaddr(`/ip4/127.0.0.1/tcp/${listener.port}/p2p/${peerIdFromPrivateKey(named).toString()}`)
+          if (accepted) {
+            const conn = await dialer.dial(addr)
+            assert.equal(conn.remotePeer.toString(), peerIdFromPrivateKey(named).toString())
+            await conn.close().catch(() => {})
+          } else {
+            await assert.rejects(dialer.dial(addr))
+            assert.equal(dialer.getConnections(peerIdFromPrivateKey(impostor)).length, 0)
+          }
+          assert.equal(nativeTlsStats.stream, before.stream + 1, 'the dialer took the stream path')
+        } finally {
+          await listener.close()
+        }
+      }
+    })
+
     it('peers the connection gater denies once their identity is known, inbound and outbound', async () => {
       const banned = await start('native')
       const refusing: ConnectionGater = {
@@ -273,6 +312,59 @@ describe('native-TLS TCP transport', function () {
     })
   })
 })
+
+/**
+ * A hand-made listener that answers a dialer's proposal of TLS with the first bytes of its TLS
+ * record in the same write, so that libp2p's negotiation reads them ahead and the dialer's
+ * encrypter must take the stream path; then a TLS 1.3 server proving `identity`.
+ */
+async function aheadListener (identity: PrivateKey): Promise<{ port: number, close: () => Promise<void> }> {
+  const secureContext = createSecureContext({ ...await createCertificate(identity), minVersion: 'TLSv1.3' })
+  const proposal = Buffer.concat([encodeMessage(MULTISTREAM), encodeMessage(TLS_PROTOCOL)])
+  // a TLS 1.3 server's first record starts with these: handshake, legacy version 3.3
+  const ahead = Buffer.from([0x16, 0x03, 0x03])
+  const sockets = new Set<Socket>()
+  const server = createServer(socket => {
+    sockets.add(socket)
+    socket.on('error', () => {})
+    let received = Buffer.alloc(0)
+    let skip = ahead.length
+    const wire = new Duplex({
+      write (chunk: Buffer, _enc, done) {
+        const cut = Math.min(skip, chunk.length)
+        skip -= cut
+        if (chunk.length > cut) socket.write(chunk.subarray(cut))
+        done()
+      },
+      read () {}
+    })
+    let answered = false
+    socket.on('data', (chunk: Buffer) => {
+      if (answered) {
+        wire.push(chunk)
+        return
+      }
+      received = Buffer.concat([received, chunk])
+      if (received.length < proposal.length) return
+      answered = true
+      socket.write(Buffer.concat([proposal, ahead]))
+      const server = new TLSSocket(wire as unknown as Socket, { isServer: true, secureContext, requestCert: true, rejectUnauthorized: false, ALPNProtocols: ['/yamux/1.0.0', 'libp2p'] })
+      server.on('error', () => {})
+      if (received.length > proposal.length) wire.push(received.subarray(proposal.length))
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const address = server.address()
+  assert.ok(address != null && typeof address === 'object')
+  return {
+    port: address.port,
+    close: async () => {
+      for (const socket of sockets) socket.destroy()
+      await new Promise(resolve => server.close(resolve))
+    }
+  }
+}
 
 /** A self-signed certificate TLS accepts, with no libp2p extension: it proves no peer. */
 async function plainCertificate (): Promise<{ cert: string, key: string }> {
