@@ -202,6 +202,10 @@ describe('native-TLS TCP transport', function () {
       const { host, port } = b.getMultiaddrs()[0].toOptions()
       await assert.rejects(a.dial(multiaddr(`/ip4/${host}/tcp/${port}/p2p/${other.toString()}`)))
       assert.equal(a.getConnections(b.peerId).length, 0)
+      // as a DHT answer would lead there: the other peer's record holds this listener's address
+      await a.peerStore.merge(other, { multiaddrs: [multiaddr(`/ip4/${host}/tcp/${port}`)] })
+      await assert.rejects(a.dial(other))
+      assert.equal(a.getConnections(b.peerId).length, 0)
       // the same listener at an address naming it: noise connects
       const conn = await a.dial(multiaddr(`/ip4/${host}/tcp/${port}/p2p/${b.peerId.toString()}`))
       assert.equal(conn.encryption, '/noise')
