@@ -39,9 +39,9 @@ export function addUsage (a: UsageSnapshot, b: UsageSnapshot): UsageSnapshot {
   return { cpuMs: a.cpuMs + b.cpuMs, readBytes: a.readBytes + b.readBytes, writtenBytes: a.writtenBytes + b.writtenBytes }
 }
 
-/** CPU time of each thread of process `pid` so far (/proc/PID/task/TID/stat utime + stime), ms by thread id; empty where /proc is missing. */
-export function threadCpuMs (pid: number = process.pid): Map<number, number> {
-  const out = new Map<number, number>()
+/** `read(file's text)` of /proc/PID/task/TID/`file` for each thread of process `pid`, by thread id; empty where /proc is missing. */
+function perThread<T> (pid: number, file: string, read: (text: string) => T): Map<number, T> {
+  const out = new Map<number, T>()
   let tids: string[]
   try {
     tids = readdirSync(`/proc/${pid}/task`)
@@ -50,10 +50,7 @@ export function threadCpuMs (pid: number = process.pid): Map<number, number> {
   }
   for (const tid of tids) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-      // the fields after the command name, which may hold spaces: utime and stime are the 12th and 13th
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) * 1000 / CLOCK_TICKS_PER_SECOND)
+      out.set(Number(tid), read(readFileSync(`/proc/${pid}/task/${tid}/${file}`, 'utf8')))
     } catch {
       // the thread ended between the listing and the read
     }
@@ -61,26 +58,21 @@ export function threadCpuMs (pid: number = process.pid): Map<number, number> {
   return out
 }
 
+/** CPU time of each thread of process `pid` so far (/proc/PID/task/TID/stat utime + stime), ms by thread id; empty where /proc is missing. */
+export function threadCpuMs (pid: number = process.pid): Map<number, number> {
+  return perThread(pid, 'stat', stat => {
+    // the fields after the command name, which may hold spaces: utime and stime are the 12th and 13th
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 1000 / CLOCK_TICKS_PER_SECOND
+  })
+}
+
 /** Linux's USER_HZ, the unit of /proc's CPU times, on every platform Node runs on Linux. */
 const CLOCK_TICKS_PER_SECOND = 100
 
 /** The name of each thread of process `pid` (/proc/PID/task/TID/comm), by thread id; empty where /proc is missing. */
 export function threadNames (pid: number = process.pid): Map<number, string> {
-  const out = new Map<number, string>()
-  let tids: string[]
-  try {
-    tids = readdirSync(`/proc/${pid}/task`)
-  } catch {
-    return out
-  }
-  for (const tid of tids) {
-    try {
-      out.set(Number(tid), readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim())
-    } catch {
-      // the thread ended between the listing and the read
-    }
-  }
-  return out
+  return perThread(pid, 'comm', comm => comm.trim())
 }
 
 export interface ThreadSplit {
