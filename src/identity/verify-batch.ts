@@ -7,9 +7,10 @@
 import type { SignedBytes } from './signature.js'
 
 export interface BatchRequest { id: number, packed: ArrayBuffer }
+export interface BatchReply { id: number, results: Uint8Array }
+
 /** A verifier worker's thread name on Linux (15 bytes at most): top -H and the benches tell those threads apart. */
 export const VERIFIER_THREAD_NAME = 'idlegrid-verify'
-export interface BatchReply { id: number, results: Uint8Array }
 
 // signature.ts's sizes, repeated: it imports this module (through the pool), and a value
 // imported back from it would not be initialised yet

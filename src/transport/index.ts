@@ -5,14 +5,14 @@ import type { ConnectionEncrypter } from '@libp2p/interface'
 
 export { tlsTcp, type TlsTcpInit, type TlsTcpComponents } from './tls-tcp.js'
 export { nativeTls, nativeTlsStats, type NativeTlsComponents } from './native-tls.js'
-export { checkDialedPeer, dialedPeer } from './dialed-peer.js'
+export { checkDialedPeer } from './dialed-peer.js'
 export { TlsHandshakeError, TLS_PROTOCOL } from './secure.js'
 export { CertificateError } from './certificate.js'
 
 /**
  * A node's connection encrypters, in preference order: TLS 1.3 (natively over TCP, as
  * @libp2p/tls over WebSockets), then noise for peers that speak only that. Each checks, on a
- * dial, that the peer proven is the one the dialed address names.
+ * dial, that the peer proven is the one the dialed address names (nativeTls() has the check built in).
  */
 export function connectionEncrypters (): Array<(components: NativeTlsComponents & Parameters<ReturnType<typeof noise>>[0]) => ConnectionEncrypter> {
   return [nativeTls(), checkDialedPeer(noise())]

@@ -9,7 +9,7 @@
 import { tls } from '@libp2p/tls'
 import { createSecureContext, type SecureContext } from 'node:tls'
 import { createCertificate } from './certificate.js'
-import { dialedPeer } from './dialed-peer.js'
+import { checkDialedPeer } from './dialed-peer.js'
 import { secureSocket, TLS_PROTOCOL } from './secure.js'
 import { NATIVE_SOCKET, socketDuplex, waitFor, type NativeSocket } from './socket-connection.js'
 import type { ComponentLogger, ConnectionEncrypter, Logger, MultiaddrConnection, PrivateKey, SecureConnectionOptions, SecuredConnection, Upgrader } from '@libp2p/interface'
@@ -23,8 +23,9 @@ export interface NativeTlsComponents {
 /** a handshake given no signal (libp2p's upgrader always gives one) ends after this */
 const HANDSHAKE_TIMEOUT_MS = 30_000
 
+/** The encrypter, told on each dial the peer the dialed address names (dialed-peer.ts), on both of its paths. */
 export function nativeTls (): (components: NativeTlsComponents) => ConnectionEncrypter {
-  return (components) => new NativeTls(components)
+  return checkDialedPeer((components: NativeTlsComponents) => new NativeTls(components))
 }
 
 /** How many handshakes took each path in this process (the transport spec reads it). */
@@ -58,14 +59,11 @@ class NativeTls implements ConnectionEncrypter {
 
   private async secure<Stream extends object> (conn: Stream, isServer: boolean, options: SecureConnectionOptions = {}): Promise<SecuredConnection<Stream>> {
     const native = untouchedSocket(conn)
-    // libp2p 2.x gives encrypters no expected peer: the dialer's comes from the address it dialed (dialed-peer.ts)
-    const expected = options.remotePeer ?? (isServer ? undefined : dialedPeer(conn))
     if (native == null) {
       nativeTlsStats.stream++
-      // the stock encrypter checks the peer only when told it (a listener that sends its TLS
-      // bytes with its answer puts a dialer here, and must prove the peer the address names)
-      const checked = { ...options, remotePeer: expected }
-      return isServer ? await this.stock.secureInbound(conn as any, checked) : await this.stock.secureOutbound(conn as any, checked)
+      // options.remotePeer goes along: a listener that sends its TLS bytes with its answer puts
+      // a dialer here, and must prove the peer the address names all the same
+      return isServer ? await this.stock.secureInbound(conn as any, options) : await this.stock.secureOutbound(conn as any, options)
     }
     nativeTlsStats.native++
     const signal = options.signal ?? AbortSignal.timeout(HANDSHAKE_TIMEOUT_MS)
@@ -73,7 +71,7 @@ class NativeTls implements ConnectionEncrypter {
     await new Promise(resolve => setImmediate(resolve))
     if (native.socket.writableLength > 0) await waitFor(native.socket, 'drain', signal)
     const muxers = options.skipStreamMuxerNegotiation === true ? new Map() : this.components.upgrader.getStreamMuxers()
-    const secured = await secureSocket(native.socket, isServer, { secureContext: await this.secureContext(), muxers: [...muxers.keys()], expected, signal })
+    const secured = await secureSocket(native.socket, isServer, { secureContext: await this.secureContext(), muxers: [...muxers.keys()], expected: options.remotePeer, signal })
     native.adopt(secured.socket)
     this.log('%s TLS on the socket with %p, muxer %s', isServer ? 'inbound' : 'outbound', secured.remotePeer, secured.muxer ?? 'to negotiate')
     const streams = socketDuplex(secured.socket, err => { this.log('TLS sink error - %e', err) })
