@@ -22,7 +22,7 @@ import { Award, type JobRequest } from '../../protocols/market.js'
 import { toHex } from '../common/index.js'
 import { messageHash, type OpenedEnvelope, type Signed } from '../identity/index.js'
 import { MarketMessageError } from './errors.js'
-import { DIGEST_BYTES, ID_BYTES, PPM, bytesOf, decode, envelopeBytes, openMarketEnvelope, peerIdFromBytes, readJobRequest, sameSigner, tierOf, timeRules, type Bid } from './messages.js'
+import { DIGEST_BYTES, ID_BYTES, PPM, PricingRule, bytesOf, decode, envelopeBytes, openMarketEnvelope, peerIdFromBytes, readJobRequest, sameSigner, tierOf, timeRules, type Bid } from './messages.js'
 import { auditAward, latencyMatters, rankingParamsOf, type AwardAudit } from './ranking.js'
 import { fixedReputation } from './reputation.js'
 import type { Tier } from '../capability/index.js'
@@ -164,6 +164,26 @@ export function checkAwardForJob (award: Signed<Award>, job: Signed<JobRequest>)
   if (!equals(award.message.jobId, job.message.jobId)) throw new MarketMessageError('wrong-job', 'award is for another job')
   if (award.message.jobNonce.length === 0 || !equals(award.message.jobNonce, job.message.nonce)) throw new MarketMessageError('wrong-job', 'award closes another auction of the job')
   tierOf(job.message)
+}
+
+/**
+ * Why the winner refuses the clearing price of an award for its own bid `bid` (protocols/README.md
+ * §7 "Auction", accept rules), or undefined when the price is one it accepts. The rule is the one
+ * the job request announced (the award cannot pick another); `FIRST_PRICE` pays exactly the bid;
+ * `SECOND_PRICE` pays at least the bid; neither pays above the job's max price (when set). A
+ * second price between the two is accepted as it stands: the runner-up's bid went to the renter
+ * alone, so the winner cannot re-derive it.
+ */
+export function awardPriceProblem (award: Award, job: JobRequest, bid: Pick<Bid, 'priceMicroUsd'>): string | undefined {
+  const price = award.clearingPriceMicroUsd
+  const own = bid.priceMicroUsd
+  const max = job.constraints?.maxPriceMicroUsd ?? 0n
+  if (award.pricingRule !== job.pricingRule) return 'clearing price: the award\'s pricing rule is not the one its job request announced'
+  if (max > 0n && price > max) return `clearing price ${price} micro-USD is above the job's max price ${max}`
+  if (job.pricingRule === PricingRule.SECOND_PRICE) {
+    return price < own ? `clearing price ${price} micro-USD is below this provider's bid ${own} (second price pays at least the bid)` : undefined
+  }
+  return price !== own ? `clearing price ${price} micro-USD is not this provider's bid ${own} (first price pays the bid)` : undefined
 }
 
 /**

@@ -13,7 +13,7 @@ import { DOMAIN, JOB_SHARD_TOPICS, PROTOCOL, providerShards, type JobShardTopic 
 import { AcceptRequest, ExplainRequest } from '../../protocols/market.js'
 import { toHex } from '../common/index.js'
 import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, serveOnce, type GossipRouter } from '../node/index.js'
-import { checkAwardForJob, isAwardedTo, readAward } from './award-check.js'
+import { awardPriceProblem, checkAwardForJob, isAwardedTo, readAward } from './award-check.js'
 import { clearingSample } from './clearing-check.js'
 import { bidAckName, sendBid } from './bid-stream.js'
 import { CAPABILITY_CAPABILITY, CAPABILITY_SERVICE, CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapabilityAdvertiser, type CapacitySource } from '../capability/index.js'
@@ -135,7 +135,10 @@ class MarketProvider implements MarketProviderService, Startable {
   private readonly init: MarketProviderInit
   private readonly engine: BidEngine
   private readonly log: Logger
-  /** by renter, then job id hex, bounded per renter (job-memory.ts); the renter's re-auction (new nonce) replaces its entry */
+  /**
+   * by renter, then job id hex, bounded per renter (job-memory.ts); a job bid on is pinned until its
+   * request expires or its award is accepted; the renter's re-auction (new nonce) replaces its entry
+   */
   private readonly jobs = new JobMemory<SeenJob>()
   /** the job shards joined (from the profile at start) */
   private shards: JobShardTopic[] = []
@@ -241,13 +244,19 @@ class MarketProvider implements MarketProviderService, Startable {
     const renter = job.signer.toString()
     const now = Date.now()
     const seen: SeenJob = { job }
-    this.jobs.set(renter, jobId, seen)
-    const decision = this.decide(job.message, now)
+    const decided = this.decide(job.message, now)
     const windowEnd = Number(job.message.createdAt) + job.message.bidWindowMs
-    if (decision.bid && now >= windowEnd) {
+    const late = decided.bid && now >= windowEnd
+    // a job bid on stays remembered until its auction ends, whatever strangers publish (issue 36)
+    const pinned = this.jobs.set(renter, jobId, seen, { expiresAt: Number(job.message.expiresAt), pin: decided.bid && !late })
+    if (late) {
       this.engine.record({ bid: false, reason: DeclineReason.EXPIRED, detail: 'bid window already closed' })
       return
     }
+    // no bid this provider could not tie its award to
+    const decision: BidDecision = decided.bid && !pinned
+      ? { bid: false, reason: DeclineReason.NO_CAPACITY, detail: `${this.jobs.pinned} auctions bid on are in progress, the most this provider follows at once` }
+      : decided
     this.engine.record(decision)
     if (!decision.bid) {
       this.log('no bid on %s: %s', jobId, decision.detail)
@@ -342,6 +351,9 @@ class MarketProvider implements MarketProviderService, Startable {
       return respond(false, DeclineReason.OTHER, String(err?.message ?? err))
     }
     if (seen.bid == null || !equals(seen.bid.hash, a.winnerBidHash)) return respond(false, DeclineReason.OTHER, 'the award is not for this provider\'s bid')
+    // a price the rule does not give is refused, and never counted as a win (issue 36)
+    const priceProblem = awardPriceProblem(a, seen.job.message, seen.bid.message)
+    if (priceProblem != null) return respond(false, DeclineReason.OTHER, priceProblem)
     if (Number(a.acceptDeadline) <= Date.now()) return respond(false, DeclineReason.EXPIRED, 'accept deadline passed')
     const key = `${jobKey(award.signer, jobId)}/${toHex(a.jobNonce)}/${a.attempt}`
     if (this.answered.has(key)) return respond(false, DeclineReason.OTHER, 'this award attempt was already answered')
@@ -360,6 +372,7 @@ class MarketProvider implements MarketProviderService, Startable {
     const now = this.decide(seen.job.message)
     if (!now.bid && now.reason === DeclineReason.NO_CAPACITY) return respond(false, DeclineReason.NO_CAPACITY, now.detail)
     this.engine.recordWin(a.clearingPriceMicroUsd, seen.job.message)
+    this.jobs.unpin(award.signer.toString(), jobId)
     this.log('accepted %s at %d micro-USD', jobId, a.clearingPriceMicroUsd)
     const response = respond(true)
     this.emit<AcceptedJob>('accepted', accepted)

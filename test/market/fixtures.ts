@@ -1,6 +1,9 @@
 import { serviceCapabilities } from '@libp2p/interface'
 import { multiaddr } from '@multiformats/multiaddr'
-import { isJobShardTopic, JOB_SHARD_TOPICS, PROTOCOL } from '../../protocols/ids.js'
+import { equals } from 'uint8arrays/equals'
+import { defaultLogger } from '@libp2p/logger'
+import { isJobShardTopic, jobShardOf, JOB_SHARD_TOPICS, PROTOCOL } from '../../protocols/ids.js'
+import { AcceptRequest } from '../../protocols/market.js'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import { CAPACITY_SERVICE, type ProviderProfile } from '../../src/capability/index.js'
 import { slotCapacity } from '../../src/exec/capacity.js'
@@ -8,14 +11,15 @@ import { slotSchedulerFor } from '../../src/exec/services.js'
 import { LEDGER_CAPABILITY, ledgerServices } from '../../src/ledger/index.js'
 import { neutralReputation, type ReputationSource } from '../../src/market/reputation.js'
 import { marketServices } from '../../src/market/services.js'
-import { BidAck, signBid, usdToMicro, type Bid, type JobRequest } from '../../src/market/messages.js'
-import { GOSSIP_SERVICE, requestOnce, type GossipRouter } from '../../src/node/index.js'
+import { answerBid, MAX_BID_REQUEST_BYTES } from '../../src/market/bid-stream.js'
+import { BidAck, readAcceptResponse, signBid, usdToMicro, type AcceptResponse, type Bid, type JobRequest } from '../../src/market/messages.js'
+import { GOSSIP_SERVICE, requestOnce, serveOnce, type GossipRouter } from '../../src/node/index.js'
 import { waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { MarketProviderInit } from '../../src/market/provider-service.js'
 import type { NodeConfig, Role } from '../../src/config/index.js'
 import type { IdlegridNode, NodeExtensions } from '../../src/node/index.js'
 import type { OpenedEnvelope, Signed } from '../../src/identity/index.js'
-import type { ConnectionManager } from '@libp2p/interface-internal'
+import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 /**
@@ -141,4 +145,33 @@ export async function sendRawBid (from: IdlegridNode, to: PeerId, envelope: Uint
   if (multiaddrs.length > 0) await from.libp2p.peerStore.merge(to, { multiaddrs })
   const cm = (from.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
   return BidAck.decode(await requestOnce(cm, to, PROTOCOL.bid, envelope, MAX_BYTES.bidAck, AbortSignal.timeout(timeoutMs)))
+}
+
+/**
+ * Publishes `job` (signed by `renter`) on its shard and resolves with the provider's bid on it,
+ * heard on the renter's bid stream, which this takes over for the while (the renter runs no
+ * auction for it) and leaves unhandled.
+ */
+export async function publishAndTakeBid (renter: IdlegridNode, job: Signed<JobRequest>): Promise<Signed<Bid>> {
+  let bid: Signed<Bid> | undefined
+  const registrar = (renter.libp2p as unknown as { components: { registrar: Registrar } }).components.registrar
+  await renter.libp2p.unhandle(PROTOCOL.bid)
+  await serveOnce(registrar, PROTOCOL.bid, async (request, remote) => answerBid(request, remote, (heard) => {
+    if (equals(heard.message.jobId, job.message.jobId)) bid = heard
+    return 'kept'
+  }), { maxRequestBytes: MAX_BID_REQUEST_BYTES, timeoutMs: 5_000, log: defaultLogger().forComponent('test:renter') })
+  try {
+    await renter.libp2p.services.pubsub.publish(jobShardOf(job.message.constraints), job.envelope)
+    await waitFor(() => bid != null, { what: 'the provider\'s bid on the job' })
+  } finally {
+    await renter.libp2p.unhandle(PROTOCOL.bid)
+  }
+  return bid as Signed<Bid>
+}
+
+/** `from` asks `winner` to accept the award envelope over the accept protocol, as a renter does; the signed answer. */
+export async function askAccept (from: IdlegridNode, winner: PeerId, award: Uint8Array, timeoutMs = 5_000): Promise<AcceptResponse> {
+  const dialer = { openConnection: async (peer: Parameters<typeof from.libp2p.dial>[0], opts?: { signal?: AbortSignal }) => await from.libp2p.dial(peer, opts) } as unknown as ConnectionManager
+  const bytes = await requestOnce(dialer, winner, PROTOCOL.accept, AcceptRequest.encode({ award }), MAX_BYTES.acceptResponse + 256, AbortSignal.timeout(timeoutMs))
+  return readAcceptResponse(bytes, winner)
 }

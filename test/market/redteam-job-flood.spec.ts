@@ -136,18 +136,19 @@ describe('red team: market job-request flood (issue 13)', function () {
   })
 
   it('the job memory forgets within a signer first, and when full the signer holding the most', () => {
-    const m = new JobMemory<number>({ total: 6, perSigner: 3 })
-    m.set('honest', 'h1', 1)
-    for (let i = 0; i < 10; i++) m.set('flood', `f${i}`, i)
+    const m = new JobMemory<number>({ total: 6, perSigner: 3, pinned: 2 })
+    const live = { expiresAt: Date.now() + 60_000 }
+    m.set('honest', 'h1', 1, live)
+    for (let i = 0; i < 10; i++) m.set('flood', `f${i}`, i, live)
     assert.equal(m.size, 4)
     assert.equal(m.get('flood', 'f6'), undefined, 'a signer keeps only its newest 3')
     assert.equal(m.get('flood', 'f9'), 9)
     // many signers with one job each fill it: the signer with the most loses its oldest, never the single job
-    for (const s of ['a', 'b', 'c']) m.set(s, 'x', 0)
+    for (const s of ['a', 'b', 'c']) m.set(s, 'x', 0, live)
     assert.equal(m.size, 6)
     assert.equal(m.get('flood', 'f7'), undefined)
     assert.equal(m.get('honest', 'h1'), 1)
-    m.set('honest', 'h1', 2)
+    m.set('honest', 'h1', 2, live)
     assert.equal(m.size, 6, 'a refreshed job takes no second place')
     assert.equal(m.get('honest', 'h1'), 2)
   })
