@@ -23,6 +23,9 @@ function eveningZone (): string {
 
 /** Bids the flooder sends for one job. */
 const FLOOD = 500
+/** Job requests from throwaway keys the flusher publishes after the renter's: more than the provider's job memory holds (2,000). */
+const FLUSH = 2_500
+const FLUSH_WINDOW_MS = 40_000
 
 describe('red team: market attacks from a separate attacker process (issue 13)', function () {
   this.timeout(120_000)
@@ -33,6 +36,8 @@ describe('red team: market attacks from a separate attacker process (issue 13)',
   const honest = (): NodeProcess => net.providers[0] as NodeProcess
   let runs = 0
   const awardsSeen = new Map<string, { priced: boolean }>()
+  /** the honest provider's market log lines (bid, decline, award, won), in order */
+  const providerEvents: Array<{ event: string, jobId: string, reason?: string }> = []
 
   before(async () => {
     tmp = await tempDir('idlegrid-redteam-market-')
@@ -53,6 +58,7 @@ describe('red team: market attacks from a separate attacker process (issue 13)',
         try {
           const e = JSON.parse(line)
           if (e?.event === 'market:award') awardsSeen.set(String(e.jobId), { priced: e.priced === true })
+          if (typeof e?.event === 'string' && e.event.startsWith('market:')) providerEvents.push({ event: e.event, jobId: String(e.jobId), reason: e.reason })
         } catch {}
       }
     })
@@ -70,6 +76,11 @@ describe('red team: market attacks from a separate attacker process (issue 13)',
     await writeFile(join(tmp.path, 'flood.yaml'), [
       'name: flooded', 'tier: silver', 'workload: evaluation', 'runtime:', '  command: [/bin/true]', 'estimatedMinutes: 1',
       'auction:', '  bidWindowMs: 5000', '  acceptTimeoutMs: 10000'
+    ].join('\n') + '\n')
+    // the flush flood must reach the provider inside the window: its longest, the machine may be loaded
+    await writeFile(join(tmp.path, 'flushed.yaml'), [
+      'name: flushed', 'tier: silver', 'workload: evaluation', 'runtime:', '  command: [/bin/true]', 'estimatedMinutes: 1',
+      'auction:', `  bidWindowMs: ${FLUSH_WINDOW_MS}`, '  acceptTimeoutMs: 10000'
     ].join('\n') + '\n')
   })
 
@@ -163,5 +174,26 @@ describe('red team: market attacks from a separate attacker process (issue 13)',
     assert.equal(rows.length, 1, 'one bid per signer')
     assert.equal(report.award?.winner, honest().peerId)
     recordAttack({ issue: '13 market', attack: `bid flood (attacker process): ${String(result?.published)} bids from one key for one job`, got: `${received.kept + received.notBetter} reached the window, ${rows.length} kept of the flooder, ${String(report.bids.length)} in all; honest provider awarded`, limit: 'one bid per signer per auction' })
+  })
+  it('red team 36.3: 2,500 job requests from throwaway keys right after the renter\'s job do not flush it: its award is accepted at attempt 1', async function () {
+    this.timeout(FLUSH_WINDOW_MS + 90_000)
+    const a = await attacker('job-flush', { victim: renter().peerId, requests: FLUSH })
+    const run = await submitJob(renter().dataDir, tmp.path, 'flushed.yaml', ['--auction-only'], FLUSH_WINDOW_MS + 60_000)
+    const { result, error } = await a.stop()
+    assert.equal(error, undefined, error)
+    const report = run.summary
+    assert.ok(report?.jobId != null, `submit --auction-only gave no report: ${run.stderr.slice(-2000)}`)
+    // the flood ran, and the provider had judged it (each request a `vram` decline in its log) before the award came
+    const events = providerEvents.slice()
+    const bidAt = events.findIndex(e => e.event === 'market:bid' && e.jobId === report.jobId)
+    const wonAt = events.findIndex(e => e.event === 'market:won' && e.jobId === report.jobId)
+    const flushed = events.slice(bidAt + 1, wonAt < 0 ? undefined : wonAt).filter(e => e.event === 'market:decline' && e.reason === 'vram').length
+    console.log(`      [figures] job flush: ${String(result?.sent)} requests from throwaway keys sent; ${flushed} judged by the provider between its bid and the award; offers ${JSON.stringify(report.attempts)}`)
+    assert.ok(bidAt >= 0, 'the honest provider bid on the renter\'s job')
+    assert.ok(flushed > 2_000, `the flood reached the provider's job memory before the award: ${flushed} requests judged`)
+    assert.deepEqual(report.attempts.map((o: { outcome: string }) => o.outcome), ['accepted'], JSON.stringify(report.attempts))
+    assert.equal(report.award?.winner, honest().peerId)
+    assert.equal(run.code, 0)
+    recordAttack({ issue: '36.3', attack: `job-memory flush (attacker process): ${String(result?.sent)} job requests from as many throwaway keys right after a renter's job`, got: `${flushed} judged before the award; the award accepted at attempt 1`, limit: 'jobs bid on pinned until their request expires (≤ 1,000 pins); strangers evict strangers' })
   })
 })

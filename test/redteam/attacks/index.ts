@@ -7,6 +7,7 @@ import { backdatedReceipt } from './backdated-receipt.js'
 import { bidFlood } from './bid-flood.js'
 import { exhaustProvider } from './exhaust-provider.js'
 import { forgedSlash } from './forged-slash.js'
+import { jobFlush } from './job-flush.js'
 import { jobIdHijack } from './job-id-hijack.js'
 import { ledgerFlood } from './ledger-flood.js'
 import { pricePump } from './price-pump.js'
@@ -28,7 +29,8 @@ export const ATTACKS: Readonly<Record<string, Attack>> = {
   'ledger-flood': ledgerFlood,
   'exhaust-provider': exhaustProvider,
   spam,
-  'valid-flood': validFlood
+  'valid-flood': validFlood,
+  'job-flush': jobFlush
 }
 
 export type { Attack, AttackContext } from './attack.js'
