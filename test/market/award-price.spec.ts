@@ -6,7 +6,6 @@
  * over gossip and the bid stream, and answers awards on the accept stream.
  */
 import * as assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
 import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile } from '../../src/capability/profile.js'
@@ -17,6 +16,7 @@ import { DEFAULT_PRICING } from '../../src/market/pricing.js'
 import { MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../../src/market/provider-service.js'
 import { marketServices } from '../../src/market/services.js'
 import { LEDGER_SERVICE } from '../../src/ledger/index.js'
+import { awardFor } from '../redteam/attacks/forge.js'
 import { askAccept, providerMarketServices, publishAndTakeBid, reputationService, waitForMarketMesh } from './fixtures.js'
 import { startInProcessNetwork, type InProcessNetwork } from '../utils/index.js'
 import type { Signed } from '../../src/identity/index.js'
@@ -59,27 +59,9 @@ describe('award price: a provider accepts its bid or the rule\'s second price, n
 
   function award (job: Signed<JobRequest>, bid: Signed<Bid>, priceMicroUsd: bigint, over: Partial<Award> = {}): Uint8Array {
     const now = Date.now()
-    return signAward(renter().privateKey, renter().peerId, {
-      jobId: job.message.jobId,
-      renter: job.message.renter,
-      winner: provider().peerId.toMultihash().bytes,
-      clearingPriceMicroUsd: priceMicroUsd,
-      pricingRule: job.message.pricingRule,
-      bidsDigest: new Uint8Array(randomBytes(32)),
-      runnerUp: [],
-      ranking: [],
-      reliabilityWeightPpm: 0,
-      latencyWeightPpm: 0,
-      localityWeightPpm: 0,
-      acceptDeadline: BigInt(now + 30_000),
-      createdAt: BigInt(now),
-      expiresAt: BigInt(now + 60_000),
-      attempt: 1,
-      validBids: 2,
-      winnerBidHash: bid.hash,
-      jobNonce: job.message.nonce,
-      ...over
-    }).envelope
+    return signAward(renter().privateKey, renter().peerId, awardFor(job.message, provider().peerId, priceMicroUsd, {
+      acceptDeadline: BigInt(now + 30_000), expiresAt: BigInt(now + 60_000), validBids: 2, winnerBidHash: bid.hash, ...over
+    })).envelope
   }
 
   /** Offers each price in turn; every one must be declined `OTHER` naming the clearing price, with no win counted. */

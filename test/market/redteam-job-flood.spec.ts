@@ -5,26 +5,23 @@
  * declined `unknown-job`. Real in-process nodes, real gossip, real signatures.
  */
 import * as assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
 import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile } from '../../src/capability/profile.js'
 import { JobMemory } from '../../src/market/job-memory.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
-import { readAcceptResponse, signAward, signJobRequest, type Bid, type JobRequest } from '../../src/market/messages.js'
+import { readAcceptResponse, signAward, signJobRequest, type JobRequest } from '../../src/market/messages.js'
 import { MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../../src/market/provider-service.js'
 import { marketServices } from '../../src/market/services.js'
-import { RequestResponseError, requestOnce, serveOnce, type IdlegridNode } from '../../src/node/index.js'
-import { answerBid, MAX_BID_REQUEST_BYTES } from '../../src/market/bid-stream.js'
-import { defaultLogger } from '@libp2p/logger'
+import { RequestResponseError, requestOnce, type IdlegridNode } from '../../src/node/index.js'
 import { AcceptRequest } from '../../protocols/market.js'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import { jobShardOf, PROTOCOL } from '../../protocols/ids.js'
+import { awardFor } from '../redteam/attacks/forge.js'
 import { LEDGER_SERVICE } from '../../src/ledger/index.js'
-import { providerMarketServices, reputationService, waitForMarketMesh } from './fixtures.js'
+import { providerMarketServices, publishAndTakeBid, reputationService, waitForMarketMesh } from './fixtures.js'
 import { recordAttack, startInProcessNetwork, UNLIMITED_GOSSIP_RATES, waitFor, type InProcessNetwork } from '../utils/index.js'
-import type { Signed } from '../../src/identity/index.js'
-import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
+import type { ConnectionManager } from '@libp2p/interface-internal'
 
 const FLOOD = 5_000
 const FLOOD_KEYS = 3
@@ -67,20 +64,7 @@ describe('red team: market job-request flood (issue 13)', function () {
     const spec = parseJobSpec({ name: 'honest', runtime: { image: 'ghcr.io/acme/eval:1' }, auction: { bidWindowMs: 60_000 } })
     const job = signJobRequest(v.privateKey, v.peerId, toJobRequest(spec, { renter: v.peerId.toMultihash().bytes }))
     // the provider's bid on the honest job, sent straight to the victim (which runs no auction: it takes the bid itself)
-    let bid: Signed<Bid> | undefined
-    const registrar = (v.libp2p as unknown as { components: { registrar: Registrar } }).components.registrar
-    // the victim's renter service serves the bid stream: this test takes it over
-    await v.libp2p.unhandle(PROTOCOL.bid)
-    await serveOnce(registrar, PROTOCOL.bid, async (request, remote) => answerBid(request, remote, (heard) => {
-      if (Buffer.from(heard.message.jobId).equals(job.message.jobId)) bid = heard
-      return 'kept'
-    }), { maxRequestBytes: MAX_BID_REQUEST_BYTES, timeoutMs: 5_000, log: defaultLogger().forComponent('test:victim') })
-    try {
-      await v.libp2p.services.pubsub.publish(jobShardOf(job.message.constraints), job.envelope)
-      await waitFor(() => bid != null, { what: 'the provider\'s bid on the honest job' })
-    } finally {
-      await v.libp2p.unhandle(PROTOCOL.bid)
-    }
+    const b = await publishAndTakeBid(v, job)
     // the flood: job requests nobody can run, from the attacker's few nodes (one key each)
     const before = market().stats().declines.vram ?? 0
     const floodSpec = parseJobSpec({ name: 'flood', runtime: { image: 'ghcr.io/acme/eval:1' } })
@@ -95,29 +79,11 @@ describe('red team: market job-request flood (issue 13)', function () {
     await waitFor(() => (market().stats().declines.vram ?? 0) - before >= FLOOD, { timeoutMs: 60_000, what: `the provider to judge all ${FLOOD} flooded requests` })
     const judged = (market().stats().declines.vram ?? 0) - before
     // the honest renter awards its job to the provider's bid: the provider still knows the job
-    const b = bid as Signed<Bid>
     const now = Date.now()
-    const award = signAward(v.privateKey, v.peerId, {
-      jobId: job.message.jobId,
-      renter: job.message.renter,
-      winner: provider().peerId.toMultihash().bytes,
-      clearingPriceMicroUsd: b.message.priceMicroUsd,
-      pricingRule: job.message.pricingRule,
-      bidsDigest: new Uint8Array(randomBytes(32)),
-      runnerUp: [],
-      ranking: [],
-      reliabilityWeightPpm: 0,
-      latencyWeightPpm: 0,
-      localityWeightPpm: 0,
-      // room for a provider still digesting the flood on a loaded machine: the test is about memory, not speed
-      acceptDeadline: BigInt(now + 70_000),
-      createdAt: BigInt(now),
-      expiresAt: BigInt(now + 90_000),
-      attempt: 1,
-      validBids: 1,
-      winnerBidHash: b.hash,
-      jobNonce: job.message.nonce
-    })
+    // room for a provider still digesting the flood on a loaded machine: the test is about memory, not speed
+    const award = signAward(v.privateKey, v.peerId, awardFor(job.message, provider().peerId, b.message.priceMicroUsd, {
+      acceptDeadline: BigInt(now + 70_000), expiresAt: BigInt(now + 90_000), winnerBidHash: b.hash
+    }))
     const dialer = { openConnection: async (peer: Parameters<typeof v.libp2p.dial>[0], opts?: { signal?: AbortSignal }) => await v.libp2p.dial(peer, opts) } as unknown as ConnectionManager
     // the property is the provider's memory, not its transport under a flood on 2 cores: a reset or
     // timed-out request is asked again (bounded), a decline is the answer
