@@ -6,32 +6,17 @@
  * no `idlegrid ledger flush` or other help. RECEIPT_ROUNDS=N runs N rounds (default 2, for CI).
  */
 import * as assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { callControl } from '../../src/control/client.js'
 import { loadOrCreateKey } from '../../src/identity/index.js'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { BIN_PATH, DEFAULT_PROVIDER_ARGS, startLocalNetwork, tempDir, waitForMesh, type NodeProcess } from '../utils/index.js'
+import { submitJob } from '../exec/fixtures.js'
+import { DEFAULT_PROVIDER_ARGS, startLocalNetwork, tempDir, waitForMesh, type NodeProcess } from '../utils/index.js'
 
 const ROUNDS = Math.max(1, Number(process.env.RECEIPT_ROUNDS ?? 2))
 
 interface Shown { head?: { seq: number, hash: string }, entries: Array<{ seq: number, kind: string }> }
-interface Run { code: number | null, summary: Record<string, any>, stderr: string }
-
-/** `idlegrid submit` on a data dir no node runs on: a short-lived renter peer. */
-async function shortLivedSubmit (dataDir: string, cwd: string, bootstrap: string): Promise<Run> {
-  return await new Promise(resolve => {
-    const args = [BIN_PATH, 'submit', 'true.yaml', '--json', '--data-dir', dataDir, '--bootstrap', bootstrap, '--out-dir', join(cwd, 'out')]
-    execFile(process.execPath, args, { cwd, timeout: 90_000, env: { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '' } }, (err, stdout, stderr) => {
-      const lines = stdout.trim().split('\n').filter(l => l.startsWith('{'))
-      let summary: Record<string, any> = {}
-      try { summary = JSON.parse(lines[lines.length - 1] ?? '{}') } catch {}
-      resolve({ code: err == null ? 0 : (err as any).code ?? null, summary, stderr })
-    })
-  })
-}
-
 const show = async (n: NodeProcess, peer: string): Promise<Shown> => await callControl(n.dataDir, 'ledger.show', { peer, limit: 16 }, { timeoutMs: 10_000 }) as Shown
 
 describe('submit: a short-lived renter\'s receipt reaches a peer before submit exits (issue 36 item 2)', function () {
@@ -48,7 +33,8 @@ describe('submit: a short-lived renter\'s receipt reaches a peer before submit e
         assert.ok(view.complete, view.missing.join('\n'))
         await writeFile(join(tmp.path, 'true.yaml'), ['name: honest', 'tier: silver', 'workload: evaluation', 'runtime:', '  command: [/bin/true]', 'estimatedMinutes: 1', 'auction:', '  bidWindowMs: 1000', '  acceptTimeoutMs: 3000'].join('\n') + '\n')
         const renterDir = join(tmp.path, 'renter')
-        const run = await shortLivedSubmit(renterDir, tmp.path, net.bootstrap.addrs[0] as string)
+        // no node runs on renterDir: submit starts a short-lived renter peer, which stops when submit exits
+        const run = await submitJob(renterDir, tmp.path, 'true.yaml', ['--bootstrap', net.bootstrap.addrs[0] as string, '--out-dir', join(tmp.path, 'out')], 90_000)
         assert.equal(run.summary.status, 'ok', `round ${round}: ${JSON.stringify(run.summary)}\n${run.stderr.slice(-2000)}`)
         assert.equal(run.summary.receipt?.outcome, 'OK', `round ${round}: the renter signed an OK receipt`)
         // the renter's process is gone: whatever holds its feed now got it before submit exited
