@@ -31,7 +31,7 @@ export function roleExtensions (config: NodeConfig, opts: BuildOptions = {}): Re
       // ledger: every role keeps it in <dataDir>/ledger; providers append heartbeat summaries
       ...ledgerServices({ config, profile, ...opts.ledger }).services,
       // submit: renters run jobs end to end (auction rounds, attempts, receipts into the ledger)
-      ...submitServices({ role: config.role }),
+      ...submitServices({ role: config.role, bootstrap: config.bootstrap }),
       ...serve.services
     },
     dhtValidators: { ...capability.dhtValidators, ...market.dhtValidators },

@@ -11,5 +11,7 @@ export class UsageError extends Error {
 export const EXIT = {
   ok: 0,
   failure: 1,
-  usage: 2
+  usage: 2,
+  /** submit: the job completed, but no peer confirmed holding its receipt (or it was not written) */
+  receiptUnconfirmed: 3
 } as const

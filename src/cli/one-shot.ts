@@ -7,8 +7,6 @@ export interface OneShotResult {
   /** 'running' when a node on the data directory answered, 'short-lived' when we started one */
   via: 'running' | 'short-lived'
   result: unknown
-  /** a short-lived peer whose new ledger entries no other node confirmed holding says so here */
-  ledgerNote?: string
 }
 
 export interface OneShotOptions {
@@ -18,8 +16,8 @@ export interface OneShotOptions {
   onEvent?: (event: unknown) => void
   /** bound on the whole call (default 60 s) */
   timeoutMs?: number
-  /** a short-lived peer waits (bounded) for another node to hold the ledger entries it wrote */
-  flushLedger?: boolean
+  /** checks the config before a short-lived peer starts (nothing started, nothing written): throws to refuse */
+  checkShortLived?: (config: NodeConfig) => void
 }
 
 /**
@@ -33,6 +31,7 @@ export async function oneShot (method: string, params: Record<string, unknown>, 
   } catch (err) {
     if (!(err instanceof ControlUnavailableError)) throw err
   }
+  opts.checkShortLived?.(config)
   // the node's whole stack loads only here: a command answered by a running node stays light
   const { runShortLived } = await import('./short-lived.js')
   return await runShortLived(config, method, params, opts)

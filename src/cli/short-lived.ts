@@ -6,15 +6,11 @@
 import { multiaddr } from '@multiformats/multiaddr'
 import { sleep, TimeoutError, waitUntil } from '../common/index.js'
 import { ControlError } from '../control/index.js'
-import { LEDGER_SERVICE } from '../ledger/index.js'
 import { buildNode } from './build-node.js'
 import { nodeHandlers } from './node-control.js'
 import type { NodeConfig } from '../config/index.js'
 import type { IdlegridNode } from '../node/index.js'
 import type { OneShotOptions, OneShotResult } from './one-shot.js'
-
-/** How long a short-lived peer waits for another node to hold its new ledger entries. */
-const LEDGER_FLUSH_MS = 10_000
 
 export async function runShortLived (config: NodeConfig, method: string, params: Record<string, unknown>, opts: OneShotOptions): Promise<OneShotResult> {
   const node = await buildNode(config)
@@ -22,10 +18,9 @@ export async function runShortLived (config: NodeConfig, method: string, params:
     if ((opts.settleMs ?? 0) > 0) await settle(node, opts.settleMs ?? 0)
     const handler = nodeHandlers(node)[method]
     if (handler == null) throw new ControlError('ERR_UNKNOWN_METHOD', `a ${config.role} node does not offer "${method}"`)
+    // a method whose entries must leave this peer before it stops waits for that itself (submit.job: its receipts)
     const result = await handler(params, opts.onEvent ?? (() => {}), AbortSignal.timeout(opts.timeoutMs ?? 60_000))
-    // what this peer signed (receipts, …) must reach another node before it exits, or the user is told
-    const flushed = opts.flushLedger === true ? await node.libp2p.services[LEDGER_SERVICE].flush({ timeoutMs: LEDGER_FLUSH_MS }).catch(() => undefined) : undefined
-    return { via: 'short-lived', result, ledgerNote: flushed != null && !flushed.acknowledged ? flushed.note : undefined }
+    return { via: 'short-lived', result }
   } finally {
     await node.stop()
   }

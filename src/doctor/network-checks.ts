@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { multiaddr } from '@multiformats/multiaddr'
 import { waitUntil, TimeoutError } from '../common/index.js'
-import { resolveConfig, type NodeConfig } from '../config/index.js'
+import { missingBootstrap, resolveConfig, type NodeConfig } from '../config/index.js'
 import { buildNode } from '../cli/build-node.js'
 import { fail, ok, oneLine, warn, type CheckResult } from './check.js'
 import type { PeerPresence } from '../node/index.js'
@@ -26,10 +26,9 @@ export interface NetworkCheckOptions {
 
 /** Reachability of every bootstrap peer, then clock skew from the heartbeats heard. */
 export async function checkNetwork (config: NodeConfig, opts: NetworkCheckOptions = {}): Promise<CheckResult[]> {
-  if (config.bootstrap.length === 0) {
-    if (config.role === 'bootstrap') return [ok('bootstrap-peers', 'a seed node with no other seeds configured')]
-    return [warn('bootstrap-peers', 'no bootstrap peers configured: this node will only see peers that dial it', 'give --bootstrap /dns4/HOST/tcp/4001/p2p/PEER_ID, IDLEGRID_BOOTSTRAP or bootstrap: in the config')]
-  }
+  const missing = missingBootstrap(config)
+  if (missing != null) return [warn('bootstrap-peers', missing.problem, missing.fix)]
+  if (config.bootstrap.length === 0) return [ok('bootstrap-peers', 'a seed node with no other seeds configured')]
   const dir = await mkdtemp(join(tmpdir(), 'idlegrid-doctor-'))
   const probe = await buildNode(resolveConfig({
     role: 'renter',

@@ -6,5 +6,7 @@
 export { SUBMIT_SERVICE } from './service.js'
 export type { SubmitComponents, SubmitEvent, SubmitStart } from './service.js'
 export { submitServices } from './services.js'
+export { NoPeersError } from './errors.js'
+export type { ReceiptLedger } from './summary.js'
 export { checkSubmission, renterLimitsFromSpec } from './payload.js'
 export { auctionRounds } from './rounds.js'

@@ -12,7 +12,7 @@ import { toHex } from '../common/index.js'
 import { DiskBudget, renterLimits, runAttempt, type AttemptOptions, type AttemptOutcome, type AttemptResult, type AwardedJob, type JobPayload } from '../exec/index.js'
 import type { Signed } from '../identity/index.js'
 import { SUBMIT_DEFAULTS } from './payload.js'
-import { summaryJson, type JobSummary } from './summary.js'
+import { summaryJson, type JobSummary, type ReceiptLedger } from './summary.js'
 
 /** Outcomes that end the job: the job itself decided (it ran to the end, failed, or hit its limit). */
 const FINAL: ReadonlySet<AttemptOutcome> = new Set(['ok', 'failed', 'timeout'])
@@ -34,8 +34,16 @@ export interface RunJobOptions extends Omit<AttemptOptions, 'dir' | 'attempt' | 
   /** default ./idlegrid-out */
   baseDir?: string
   maxAttempts?: number
-  /** every receipt this renter signs (one per attempt that got as far), e.g. for the ledger */
-  onReceipt?: (receipt: Signed<Receipt>) => void
+  /** where the receipts this renter signs go (one per attempt that got as far), e.g. its ledger */
+  receipts?: ReceiptSink
+}
+
+/** Takes every receipt the job signs; the job's summary says what became of them. */
+export interface ReceiptSink {
+  /** resolves once the receipt is written (a failure is kept for settle(), not thrown) */
+  record(receipt: Signed<Receipt>): Promise<void>
+  /** after the last attempt: the receipts' state, once it is known (bounded) */
+  settle(): Promise<ReceiptLedger | undefined>
 }
 
 /**
@@ -70,7 +78,7 @@ export async function runJob (opts: RunJobOptions): Promise<JobSummary> {
     const dir = join(jobDir, 'attempts', String(attempt))
     await rm(dir, { recursive: true, force: true })
     last = await runAttempt(awarded, payload, { ...opts, dir, attempt, disk })
-    if (last.receipt != null) opts.onReceipt?.(last.receipt)
+    if (last.receipt != null) await opts.receipts?.record(last.receipt)
     history.push({ attempt, provider: last.provider, outcome: last.outcome, detail: last.detail, dir })
     if (FINAL.has(last.outcome) || opts.signal?.aborted === true) break
     exclude.push(last.provider)
@@ -86,6 +94,8 @@ export async function runJob (opts: RunJobOptions): Promise<JobSummary> {
     detail: last == null ? noAward : (FINAL.has(last.outcome) ? last.detail : `${last.detail ?? last.outcome}${noAward != null ? `; no further award: ${noAward}` : ''}`)
   }
   if (last != null) await keepLastAttempt(jobDir, last, summary, firstAwardAt)
+  const ledger = await opts.receipts?.settle()
+  if (ledger != null) summary.ledger = ledger
   await writeFile(join(jobDir, 'summary.json'), JSON.stringify(summaryJson(summary), null, 2) + '\n')
   return summary
 }

@@ -1,8 +1,8 @@
 /**
  * The renter's whole job path as one libp2p service: `submit.job` on the control socket
  * takes a job spec and runs it to the end (auction rounds per attempt, shipping, execution,
- * verification, receipts, failover with checkpoints) and records every receipt it signs in
- * this node's ledger. It needs the market's renter service and the ledger, and says so in
+ * verification, receipts, failover with checkpoints), records every receipt it signs in
+ * this node's ledger and waits (bounded) for a peer to confirm holding it (receipts.ts). It needs the market's renter service and the ledger, and says so in
  * `serviceDependencies`: a node without them does not start.
  */
 import { randomBytes } from 'node:crypto'
@@ -11,8 +11,9 @@ import { serviceDependencies, type ComponentLogger, type Libp2p, type Logger, ty
 import { toHex } from '../common/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE, type LedgerService } from '../ledger/index.js'
 import { MARKET_RENTER_CAPABILITY, MARKET_RENTER_SERVICE, parseJobSpec, type AuctionEvent, type MarketRenterService } from '../market/index.js'
-import { SubmitError } from './errors.js'
+import { NoPeersError, SubmitError } from './errors.js'
 import { checkSubmission, renterLimitsFromSpec } from './payload.js'
+import { LedgerReceipts, type ReceiptEvent } from './receipts.js'
 import { auctionRounds } from './rounds.js'
 import { runJob } from './run-job.js'
 import { summaryJson, type JobSummary } from './summary.js'
@@ -35,6 +36,10 @@ export interface SubmitComponents {
 export interface SubmitServiceInit {
   /** where outputs go when the caller names no directory (default ./idlegrid-out) */
   defaultBaseDir?: string
+  /** the node's bootstrap peers: a node connected to no peer says what to do about them */
+  bootstrap?: readonly string[]
+  /** how long a job waits for a peer to confirm holding its receipt (default 10 s) */
+  receiptAckTimeoutMs?: number
 }
 
 export interface SubmitRequest {
@@ -51,8 +56,8 @@ export interface SubmitRequest {
 /** A job the submit service starts, as observers see it. */
 export interface SubmitStart { jobId: string, name: string, tier: string, workload: string, startedAt: number }
 
-/** A progress event: an auction event of some attempt, or a job event (attempt, log, …). */
-export type SubmitEvent = { type: 'auction', attempt: number, event: AuctionEvent } | JobEvent
+/** A progress event: an auction event of some attempt, a job event (attempt, log, …), or the receipts' way to a peer. */
+export type SubmitEvent = { type: 'auction', attempt: number, event: AuctionEvent } | JobEvent | ReceiptEvent
 
 export interface SubmitService {
   /** runs the job to the end; resolves with its summary (also when it did not complete) */
@@ -83,6 +88,8 @@ class Submitter implements SubmitService, Startable {
     const { payload, maxAttempts } = checkSubmission(spec, request.maxAttempts)
     const privateKey = this.components.privateKey
     if (privateKey.type !== 'Ed25519') throw new SubmitError(`receipts are signed with the node's Ed25519 key; this node's key is ${privateKey.type}`)
+    // a job published to nobody is never heard of: say so before any auction or output directory
+    if (this.components.connectionManager.getConnections().length === 0) throw new NoPeersError(this.init.bootstrap ?? [])
     const jobId = new Uint8Array(randomBytes(16))
     const jobIdHex = toHex(jobId)
     this.observe('start', { jobId: jobIdHex, name: spec.name, tier: spec.tier, workload: spec.workload, startedAt: Date.now() })
@@ -106,7 +113,7 @@ class Submitter implements SubmitService, Startable {
       limits: renterLimitsFromSpec(spec.limits),
       signal: opts.signal,
       onEvent: send,
-      onReceipt: (receipt) => { this.recordReceipt(receipt.envelope) }
+      receipts: new LedgerReceipts({ ledger: this.components[LEDGER_SERVICE], ackTimeoutMs: this.init.receiptAckTimeoutMs, onEvent: send, log: this.log })
     })
     this.observe('summary', summary)
     return summary
@@ -129,11 +136,6 @@ class Submitter implements SubmitService, Startable {
         return summaryJson(await this.submit(request, { onEvent: emit, signal }))
       }
     }
-  }
-
-  /** Our receipts go into our ledger feed; a failed write is logged, never thrown into the job. */
-  private recordReceipt (envelope: Uint8Array): void {
-    this.components[LEDGER_SERVICE].recordReceipt(envelope).catch((err: unknown) => { this.log.error('receipt not recorded in the ledger: %e', err) })
   }
 }
 

@@ -15,6 +15,30 @@ export interface JobSummary {
   detail?: string
   /** ms from the first award to the first log line of the last attempt */
   firstLogMs?: number
+  /** what became of the job's receipts in the renter's ledger (absent when no receipt was signed) */
+  ledger?: ReceiptLedger
+}
+
+/**
+ * A receipt is the evidence its provider is paid and rated by: it counts once it is in the
+ * renter's ledger feed and a peer holding that feed confirmed it (ledger flush).
+ */
+export interface ReceiptLedger {
+  /** receipts signed for this job (one per attempt that got that far) */
+  signed: number
+  /** of them, written to the renter's feed */
+  recorded: number
+  /** the renter's feed seq of the last receipt written (0: none written) */
+  seq: number
+  /** why a receipt was not written */
+  error?: string
+  /** a peer holding the renter's feed confirmed it up to `seq` (false when nothing was written) */
+  acknowledged: boolean
+  /** the renter's feed up to this seq is held by the peers in `by` */
+  acknowledgedSeq: number
+  by: string[]
+  /** when not acknowledged: why */
+  note?: string
 }
 
 /** The summary as plain JSON (what `submit --json` prints). */
@@ -29,6 +53,7 @@ export function summaryJson (s: JobSummary): Record<string, unknown> {
     receipt: s.receipt == null ? null : { outcome: s.receipt.outcome },
     history: s.history,
     ...(s.detail != null ? { detail: s.detail } : {}),
-    ...(s.firstLogMs != null ? { firstLogMs: s.firstLogMs } : {})
+    ...(s.firstLogMs != null ? { firstLogMs: s.firstLogMs } : {}),
+    ...(s.ledger != null ? { ledger: s.ledger } : {})
   }
 }

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { BIN_PATH, spawnNode, tempDir } from '../utils/index.js'
 import { JOB_SHARD_TOPICS } from '../../protocols/ids.js'
+import { missingBootstrap } from '../../src/config/index.js'
 
 interface CliResult { code: number | null, stdout: string, stderr: string }
 
@@ -181,6 +182,61 @@ describe('idlegrid CLI', function () {
       child.kill('SIGTERM')
       const code = await new Promise(resolve => child.once('exit', resolve))
       assert.equal(code, 0)
+    }
+  })
+})
+
+describe('idlegrid submit: a newcomer with no peers (issue 36 item 7)', function () {
+  this.timeout(90_000)
+  let dir: Awaited<ReturnType<typeof tempDir>>
+  const advice = missingBootstrap({ role: 'renter', bootstrap: [] })
+  const exists = async (path: string): Promise<boolean> => await stat(path).then(() => true, () => false)
+
+  beforeEach(async () => {
+    dir = await tempDir()
+    await writeFile(join(dir.path, 'job.yaml'), 'name: first\ntier: silver\nworkload: evaluation\nruntime: { command: [echo, hi] }\nestimatedMinutes: 1\nauction: { bidWindowMs: 300 }\n')
+  })
+  afterEach(async () => { await dir.cleanup() })
+
+  /** The one line `idlegrid doctor` gives for a node without bootstrap peers, and no auction or output behind it. */
+  function assertRefusedForNoPeers (run: CliResult, what: string): void {
+    assertOneLineError(run, 2, /knows no peers/)
+    assert.ok(advice != null)
+    assert.ok(run.stderr.includes(advice.problem) && run.stderr.includes(advice.fix), `${what}: doctor's words and fix: ${run.stderr}`)
+    assert.doesNotMatch(run.stdout, /auction|published|no_award|outputs:/, `${what}: no auction ran`)
+  }
+
+  it('a short-lived renter on a fresh data dir with no bootstrap: exit 2 before any auction, nothing left behind', async () => {
+    const dataDir = join(dir.path, 'fresh')
+    const outDir = join(dir.path, 'out')
+    const run = await idlegrid(['submit', join(dir.path, 'job.yaml'), '--data-dir', dataDir, '--out-dir', outDir])
+    assertRefusedForNoPeers(run, 'short-lived')
+    assert.equal(await exists(outDir), false, 'no output directory')
+    assert.equal(await exists(dataDir), false, 'no data directory: no node was started')
+  })
+
+  it('a running renter node that knows no peers refuses the same way', async () => {
+    const dataDir = join(dir.path, 'renter')
+    const outDir = join(dir.path, 'out')
+    const node = await spawnNode('renter', { dataDir, args: ['--listen', '/ip4/127.0.0.1/tcp/0'] })
+    try {
+      const run = await idlegrid(['submit', join(dir.path, 'job.yaml'), '--data-dir', dataDir, '--out-dir', outDir])
+      assertRefusedForNoPeers(run, 'running node')
+      assert.equal(await exists(outDir), false, 'no output directory')
+    } finally {
+      await node.stop()
+    }
+  })
+
+  it('no award with peers: the summary line names no empty provider', async () => {
+    const seed = await spawnNode('bootstrap', { dataDir: join(dir.path, 'seed'), args: ['--listen', '/ip4/127.0.0.1/tcp/0'] })
+    try {
+      const run = await idlegrid(['submit', join(dir.path, 'job.yaml'), '--max-attempts', '1', '--data-dir', join(dir.path, 'renter'), '--out-dir', join(dir.path, 'out'), '--bootstrap', seed.addrs[0] as string])
+      assert.equal(run.code, 1, run.stderr)
+      assert.match(run.stdout, /^job [0-9a-f]{32}: no_award, no provider was awarded the job \(after 0 attempt\(s\)\)$/m)
+      assert.doesNotMatch(run.stdout, /on {2}after/)
+    } finally {
+      await seed.stop()
     }
   })
 })

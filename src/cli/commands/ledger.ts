@@ -74,9 +74,15 @@ export const ledgerCommand: CommandDefinition = {
         const { via, result } = await oneShot('ledger.flush', { timeoutMs: Math.max(1_000, settleMs) }, values, { settleMs: via0(settleMs), timeoutMs: settleMs + 30_000 })
         const flush = result as FlushResult
         out.data({ ...flush, via })
-        if (flush.seq === 0) out.info('this node has no ledger entries of its own: nothing to publish')
-        else if (flush.acknowledged) out.info(`ledger entries up to ${flush.seq} are held by ${flush.by.length > 0 ? flush.by.map(shortPeerId).join(', ') : 'a peer'}`)
-        else out.warn(flush.note ?? 'no peer confirmed holding this node\'s ledger entries')
+        if (flush.seq === 0) {
+          out.info('this node has no ledger entries of its own: nothing to publish')
+          return EXIT.ok
+        }
+        if (flush.acknowledged) out.info(`ledger entries 1..${flush.seq} are held by ${flush.by.map(shortPeerId).join(', ')}`)
+        else {
+          if (flush.acknowledgedSeq > 0) out.warn(`ledger entries 1..${flush.acknowledgedSeq} are held by ${flush.by.map(shortPeerId).join(', ')}; ${flush.acknowledgedSeq + 1}..${flush.seq} are not confirmed`)
+          out.warn(flush.note ?? 'no peer confirmed holding this node\'s ledger entries')
+        }
         return flush.acknowledged ? EXIT.ok : EXIT.failure
       }
       case 'sync': {

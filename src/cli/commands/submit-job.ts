@@ -7,7 +7,8 @@
 import { resolve } from 'node:path'
 import { shortPeerId } from '../../common/index.js'
 import { printable } from '../../exec/index.js'
-import { checkSubmission, type SubmitEvent } from '../../submit/index.js'
+import { checkSubmission, NoPeersError, type ReceiptLedger, type SubmitEvent } from '../../submit/index.js'
+import { missingBootstrap } from '../../config/index.js'
 import { EXIT, UsageError } from '../errors.js'
 import { oneShot } from '../one-shot.js'
 import { auctionEventLine } from './auction-events.js'
@@ -40,30 +41,61 @@ export async function runSubmittedJob (spec: JobSpec, values: ParsedValues, out:
   // on a terminal: the auction, transfer and run as a live bar, the lines printed above it
   const view = liveView({ json: out.json })
   try {
-    // a short-lived renter waits for another node to hold its receipts, or says they are only local
+    // the renter node records each receipt and waits (bounded) for a peer to confirm holding it
     answer = await oneShot('submit.job', { spec, baseDir, maxAttempts, explain: values.explain === true }, values, {
       settleMs,
-      flushLedger: true,
       timeoutMs,
+      // a short-lived renter with no bootstrap peer would publish to nobody: refused before it starts
+      checkShortLived: (config) => { if (missingBootstrap(config) != null) throw new NoPeersError(config.bootstrap) },
       onEvent: (e) => { progress(e as SubmitEvent, view ?? out); view?.event(e as SubmitEvent) }
     })
   } catch (err: any) {
     if (err?.code === 'ERR_UNKNOWN_METHOD') throw new UsageError('the node running on this data directory is not a renter; run submit with another --data-dir (a short-lived renter peer) or against a renter node')
+    if (err?.code === NoPeersError.code) throw new UsageError(String(err.message))
     throw err
   } finally {
     view?.stop()
   }
-  if (answer.ledgerNote != null) out.warn(`note: ${answer.ledgerNote}`)
   const summary = answer.result as Record<string, any>
-  out.data(summary)
+  out.data({ ...summary, via: answer.via })
   out.info('')
-  out.info(`job ${String(summary.jobId)}: ${String(summary.status)} on ${shortPeerId(String(summary.provider))} after ${String(summary.attempts)} attempt(s)`)
+  out.info(`job ${String(summary.jobId)}: ${outcomeLine(summary)}`)
   // details quote what providers sent (paths, reasons): escaped like log lines
   for (const h of summary.history ?? []) out.info(`  attempt ${String(h.attempt)} ${shortPeerId(String(h.provider))}: ${String(h.outcome)}${h.detail != null ? ` (${printable(String(h.detail))})` : ''}`)
   if (summary.attestation != null) out.info(`  attestation: ${String(summary.attestation.status)}, outputs ${String(summary.attestation.outputDigest).slice(0, 16)}… ${summary.attestation.verified === true ? 'verified' : 'NOT verified'}`)
   if (summary.detail != null && summary.status !== 'ok') out.info(`  ${printable(String(summary.detail))}`)
-  out.info(`  outputs: ${String(summary.outputDir)}/outputs`)
-  return summary.status === 'ok' ? EXIT.ok : EXIT.failure
+  if (summary.status !== 'no_award') out.info(`  outputs: ${String(summary.outputDir)}/outputs`)
+  const receiptSafe = reportReceipt(summary.ledger as ReceiptLedger | undefined, answer.via, out)
+  if (summary.status !== 'ok') return EXIT.failure
+  return receiptSafe ? EXIT.ok : EXIT.receiptUnconfirmed
+}
+
+/** "ok on <provider> after 1 attempt(s)"; a job no provider was awarded has no provider to name. */
+function outcomeLine (summary: Record<string, any>): string {
+  const attempts = `after ${String(summary.attempts)} attempt(s)`
+  if (summary.status === 'no_award' || summary.provider === '') return `${String(summary.status)}, no provider was awarded the job (${attempts})`
+  return `${String(summary.status)} on ${shortPeerId(String(summary.provider))} ${attempts}`
+}
+
+/**
+ * Where the job's receipt is: held by a peer (safe), or only on this machine, said plainly
+ * with how to publish it. Returns whether every receipt is written and confirmed.
+ */
+function reportReceipt (ledger: ReceiptLedger | undefined, via: string, out: Output): boolean {
+  if (ledger == null) return true
+  const safe = ledger.recorded === ledger.signed && ledger.acknowledged
+  if (safe) {
+    out.info(`  receipt: ledger entry ${ledger.seq}, held by ${ledger.by.map(shortPeerId).join(', ')}`)
+    return true
+  }
+  if (ledger.recorded < ledger.signed) out.warn(`warning: ${ledger.signed - ledger.recorded} of ${ledger.signed} receipt(s) were NOT written to this node's ledger: ${ledger.error ?? 'unknown error'}; the provider is not paid or rated for them`)
+  if (ledger.recorded > 0 && !ledger.acknowledged) {
+    const where = via === 'short-lived'
+      ? 'it is only on this machine: run `idlegrid ledger flush` with the same --data-dir and --bootstrap to publish it'
+      : 'the node running on this data directory keeps it and goes on offering it to its peers; `idlegrid ledger flush` says when one holds it'
+    out.warn(`warning: no peer confirmed holding the receipt (ledger entry ${ledger.seq}): ${ledger.note ?? 'no answer'}; ${where}`)
+  }
+  return false
 }
 
 /** One progress line per event worth printing; whatever a provider sent (log lines, details) has its control characters escaped. */
@@ -78,5 +110,6 @@ export function progress (e: SubmitEvent, out: Pick<Output, 'info'>): void {
     case 'accepted': out.info('  accepted; running'); break
     case 'log': out.info(`  | ${printable(String(e.line))}`); break
     case 'attempt-ended': if (e.outcome !== 'ok') out.info(`  attempt ${String(e.attempt)} ended ${String(e.outcome)}${e.detail != null ? `: ${printable(String(e.detail))}` : ''}`); break
+    case 'receipt': if (e.state === 'waiting') out.info(`  receipt written (ledger entry ${e.seq}); waiting up to ${Math.round(e.timeoutMs / 1000)} s for a peer to hold it…`); break
   }
 }

@@ -48,8 +48,11 @@ export const submitCommand: CommandDefinition = {
     'directory, or on a short-lived renter peer (which needs --bootstrap or IDLEGRID_BOOTSTRAP).',
     'Without --auction-only the job runs: outputs, attestation.bin and receipt.bin land in',
     '<out dir>/<job id>/, and a failed, vanished or preempted provider leads to a new auction.',
-    'Exit codes: 0 awarded and accepted (--auction-only) or the job completed and verified; 1 no award,',
-    'or the job did not complete; 2 bad job or flags.'
+    'The receipt goes into this node\'s ledger, and submit waits up to 10 s for a peer holding the ledger to',
+    'confirm it (--json: the summary\'s ledger field); when none does, `idlegrid ledger flush` publishes it.',
+    'Exit codes: 0 awarded and accepted (--auction-only) or the job completed and verified, its receipt held',
+    'by a peer; 1 no award, or the job did not complete; 2 bad job or flags, or a node that knows no peers',
+    '(nothing is auctioned); 3 the job completed but no peer confirmed its receipt, or it was not written.'
   ].join('\n'),
   run: async (values, positionals, out) => {
     const [first, ...rest] = positionals
