@@ -5,6 +5,7 @@
 import { awardSnipe } from './award-snipe.js'
 import { backdatedReceipt } from './backdated-receipt.js'
 import { bidFlood } from './bid-flood.js'
+import { equivocationFlood } from './equivocation-flood.js'
 import { exhaustProvider } from './exhaust-provider.js'
 import { forgedSlash } from './forged-slash.js'
 import { jobIdHijack } from './job-id-hijack.js'
@@ -28,7 +29,8 @@ export const ATTACKS: Readonly<Record<string, Attack>> = {
   'ledger-flood': ledgerFlood,
   'exhaust-provider': exhaustProvider,
   spam,
-  'valid-flood': validFlood
+  'valid-flood': validFlood,
+  'equivocation-flood': equivocationFlood
 }
 
 export type { Attack, AttackContext } from './attack.js'
