@@ -41,12 +41,11 @@ export const equivocationFlood: Attack = {
     for (const me of nodes) await serveEquivocations(me, pairs, counts)
     report({ serving: true })
     await go()
-    for (const me of nodes) {
-      for (const addr of victims) await hint(me, addr, signal).catch((err: unknown) => { log(`hint to ${addr}: ${String(err)}`) })
-    }
+    // all at once: a victim busy with one key's pairs answers the next hint late (its pull has started by then)
+    await Promise.all(nodes.flatMap(me => victims.map(async addr => { await hint(me, addr, signal).catch((err: unknown) => { log(`hint to ${addr}: ${String(err)}`) }) })))
     // every victim pulls each key once at least (a later periodic round may pull again)
     const wanted = nodes.length * victims.length
-    for (let waited = 0; counts.answers < wanted && waited < 30_000 && !signal.aborted; waited += 250) await sleep(250, signal).catch(() => {})
+    for (let waited = 0; counts.answers < wanted && waited < 60_000 && !signal.aborted; waited += 250) await sleep(250, signal).catch(() => {})
     log(`${counts.answers} range answers served (${counts.entries} entries, ${(counts.bytes / 1e6).toFixed(1)} MB)`)
     report({ answered: true, ...counts, wanted })
     await untilAborted(signal)
