@@ -19,6 +19,15 @@ export interface AdmissionOptions {
   trustedPeers?: Iterable<string>
   quotas?: Partial<Record<Exclude<Tier, 'self'>, Partial<QuotaLimits>>>
   quarantine?: Partial<QuarantineLimits>
+  /** this node's clock: the rate quotas refill by it (default Date.now) */
+  now?: () => number
+}
+
+/** What an entry held pending was charged, to give back when it leaves pending. */
+export interface PendingCharge {
+  record: LedgerRecord
+  tier: Tier
+  account: string
 }
 
 export class Admission {
@@ -28,7 +37,7 @@ export class Admission {
 
   constructor (opts: AdmissionOptions) {
     this.standing = new Standing(opts.selfId, opts.trustedPeers)
-    this.quotas = new Quotas(opts.quotas)
+    this.quotas = new Quotas(opts.quotas, opts.now)
     this.quarantine = new Quarantine(this.quotas, opts.quarantine)
   }
 
@@ -50,6 +59,24 @@ export class Admission {
   /** Why `record` (of an author with standing) may not be stored, or undefined. */
   check (record: LedgerRecord): QuotaExceededError | undefined {
     return this.quotas.check(record, this.standing.tier(record.authorId), this.standing.account(record.authorId))
+  }
+
+  /**
+   * Charges an entry held pending a gap to its author's account as if it were stored (junk
+   * ahead of the head costs its sender's quota, not this node's memory), or says why not.
+   */
+  chargePending (record: LedgerRecord): PendingCharge | QuotaExceededError {
+    const tier = this.standing.tier(record.authorId)
+    const account = this.standing.account(record.authorId)
+    const over = this.quotas.check(record, tier, account)
+    if (over != null) return over
+    this.quotas.charge(record, tier, account)
+    return { record, tier, account }
+  }
+
+  /** An entry left pending (stored now, which charges it anew, or dropped): its charge is given back. */
+  refundPending (charge: PendingCharge): void {
+    this.quotas.refund(charge.record, charge.tier, charge.account)
   }
 
   /** Counts a stored entry; returns the authors it gave standing to (whose quarantined feeds move in now). */

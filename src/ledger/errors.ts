@@ -109,7 +109,7 @@ export class SyncProtocolError extends Error {
 }
 
 /**
- * The entry's author is over its quota (entries per minute of feed time, or stored bytes) for
+ * The entry's author is over its quota (entries per minute by this node's clock, or stored bytes) for
  * its standing in this node's view. Not the relayer's fault: gossip ignores it, sync stops
  * pulling that feed for the session.
  */

@@ -1,12 +1,18 @@
 /**
  * Per-author quotas (protocols/README.md §7 "Standing and quarantine"), larger the more
  * standing an author has in this node's view (standing.ts):
- *   rate   entries per minute of the feed's own time, as a token bucket (a burst, refilled at
- *          the rate): measured on the entries' times, not on arrival, so that sync may pull
- *          an honest feed's backlog at once
+ *   rate   entries per minute by this node's clock, as a token bucket (a burst, refilled at
+ *          the rate). Never by the entries' own times: those need only be non-decreasing, so
+ *          a writer could back-date a burst and refill its own bucket. A backlog still comes
+ *          at once up to the burst (3000 entries for a trusted feed, 600 for a rooted one);
+ *          a feed further behind arrives over more time (sync stops pulling a feed that is
+ *          over its quota and the next session goes on from there)
  *   bytes  stored envelope bytes of the feed; a provisional tree (reached from one
- *          connection) shares one budget, charged to the connected peer
- * The node's own feed has none. A quarantined author's quota is checked by the quarantine.
+ *          connection) shares one budget, charged to the connected peer. Entries held
+ *          pending a gap are charged too (and given back when they leave pending)
+ * The node's own feed has none: what it writes by itself is never refused. What it writes
+ * because of other peers' input (fraud proofs) has its own bound, ProofBudget below.
+ * A quarantined author's quota is checked by the quarantine.
  */
 
 import { QuotaExceededError } from './errors.js'
@@ -37,8 +43,11 @@ export class Quotas {
   private readonly limits: Record<Exclude<Tier, 'self'>, QuotaLimits>
   private readonly buckets = new Map<string, Bucket>()
   private readonly bytes = new Map<string, number>()
+  /** this node's clock: buckets refill by it */
+  private readonly now: () => number
 
-  constructor (limits: Partial<Record<Exclude<Tier, 'self'>, Partial<QuotaLimits>>> = {}) {
+  constructor (limits: Partial<Record<Exclude<Tier, 'self'>, Partial<QuotaLimits>>> = {}, now: () => number = Date.now) {
+    this.now = now
     this.limits = {
       trusted: { ...QUOTAS.trusted, ...limits.trusted },
       standing: { ...QUOTAS.standing, ...limits.standing },
@@ -69,7 +78,7 @@ export class Quotas {
     if (this.held(account) + size > limits.bytes) {
       return new QuotaExceededError(`${record.authorId}'s feed is over its ${tier} byte quota (${this.held(account)} + ${size} > ${limits.bytes} bytes${account === record.authorId ? '' : ` for the tree of ${account}`})`)
     }
-    if (this.tokens(record, limits) < 1) {
+    if (this.tokens(record.authorId, limits) < 1) {
       return new QuotaExceededError(`${record.authorId} writes more than ${limits.entriesPerMinute} entries per minute (burst ${limits.burst}), over its ${tier} quota`)
     }
     return undefined
@@ -78,9 +87,16 @@ export class Quotas {
   /** Records a stored (or quarantined) entry against its author's rate and its account's bytes. */
   charge (record: LedgerRecord, tier: Tier, account: string): void {
     if (tier === 'self') return
-    const limits = this.limits[tier]
-    this.buckets.set(record.authorId, { tokens: this.tokens(record, limits) - 1, last: Math.max(this.buckets.get(record.authorId)?.last ?? 0, record.time) })
+    this.buckets.set(record.authorId, { tokens: this.tokens(record.authorId, this.limits[tier]) - 1, last: this.now() })
     this.bytes.set(account, this.held(account) + record.envelope.byteLength)
+  }
+
+  /** Gives back what charge() took for `record` (an entry held pending that left pending). */
+  refund (record: LedgerRecord, tier: Tier, account: string): void {
+    if (tier === 'self') return
+    this.release(account, record.envelope.byteLength)
+    const bucket = this.buckets.get(record.authorId)
+    if (bucket != null) this.buckets.set(record.authorId, { tokens: Math.min(this.limits[tier].burst, this.tokens(record.authorId, this.limits[tier]) + 1), last: this.now() })
   }
 
   /** Bytes that left an account (a quarantined feed evicted, or moved to another account on promotion). */
@@ -95,10 +111,70 @@ export class Quotas {
     this.buckets.delete(authorId)
   }
 
-  private tokens (record: LedgerRecord, limits: QuotaLimits): number {
-    const bucket = this.buckets.get(record.authorId)
+  private tokens (authorId: string, limits: QuotaLimits): number {
+    const bucket = this.buckets.get(authorId)
     if (bucket == null) return limits.burst
-    const refill = Math.max(0, record.time - bucket.last) * limits.entriesPerMinute / 60_000
+    // a clock set back refills nothing (and takes nothing away)
+    const refill = Math.max(0, this.now() - bucket.last) * limits.entriesPerMinute / 60_000
     return Math.min(limits.burst, bucket.tokens + refill)
+  }
+}
+
+export interface ProofBudgetLimits {
+  /** fraud proofs at once (the bucket's size), refilled to full over `windowMs` */
+  proofs: number
+  /** envelope bytes of those proofs at once, refilled to full over `windowMs` */
+  bytes: number
+  windowMs: number
+}
+
+/**
+ * What this node may write into its own feed because of other peers' input (fraud proofs):
+ * four proofs and 128 KiB at once, refilled over an hour by this node's clock. Without it, a
+ * peer sending equivocations (under fresh keys, each slashed once) made its victims fill
+ * their own feeds, which have no quota, and every peer that trusts them stores those feeds.
+ * A proof is at most ~31 KiB (its body is bounded at 30 KiB), so the bytes allow four of the
+ * largest. Equivocation is rare in an honest network: a refilled budget slashes the rest.
+ * The node's own receipts, attestations, usage and summaries are never counted here.
+ */
+export const PROOF_BUDGET: ProofBudgetLimits = { proofs: 4, bytes: 128 * KiB, windowMs: 60 * 60_000 }
+
+export class ProofBudget {
+  private readonly limits: ProofBudgetLimits
+  private readonly now: () => number
+  private proofs: number
+  private bytes: number
+  private last: number
+
+  constructor (now: () => number = Date.now, limits: Partial<ProofBudgetLimits> = {}) {
+    this.limits = { ...PROOF_BUDGET, ...limits }
+    this.now = now
+    this.proofs = this.limits.proofs
+    this.bytes = this.limits.bytes
+    this.last = now()
+  }
+
+  /** Whether a proof could be written now (checked before one is built: building signs). */
+  hasRoom (): boolean {
+    this.refill()
+    return this.proofs >= 1 && this.bytes > 0
+  }
+
+  /** Takes one proof of `size` bytes; false (taking nothing) when over the budget. */
+  take (size: number): boolean {
+    this.refill()
+    if (this.proofs < 1 || this.bytes < size) return false
+    this.proofs -= 1
+    this.bytes -= size
+    return true
+  }
+
+  private refill (): void {
+    const now = this.now()
+    const elapsed = Math.max(0, now - this.last)
+    this.last = Math.max(this.last, now)
+    const { proofs, bytes, windowMs } = this.limits
+    this.proofs = Math.min(proofs, this.proofs + elapsed * proofs / windowMs)
+    this.bytes = Math.min(bytes, this.bytes + elapsed * bytes / windowMs)
   }
 }

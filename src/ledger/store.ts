@@ -10,12 +10,13 @@ import { Level } from 'level'
 import { equals } from 'uint8arrays/equals'
 import { decodeStoredBody } from './body.js'
 import { decodeStoredEntry, FraudProof, LedgerEntry, sealEntry, timeOrderError, type LedgerRecord } from './entry.js'
-import { Admission, type AdmissionOptions } from './admission.js'
-import { BrokenChainError, LedgerClosedError, LedgerEntryError, MalformedEntryError } from './errors.js'
+import { Admission, type AdmissionOptions, type PendingCharge } from './admission.js'
+import { BrokenChainError, LedgerClosedError, LedgerEntryError, MalformedEntryError, QuotaExceededError } from './errors.js'
 import { buildEquivocationProof } from './fraud.js'
 import { ALL_ENTRIES, ALL_HEADS, ALL_SLASHED, ALL_STANDING, authorOfKey, entryKey, hashKey, headsAfter, readHashValue, readHead } from './keys.js'
 import { authorIdOf, batchOps, decodeProof, directorySize, type Head, type SlashRecord } from './store-batch.js'
 import type { QuarantineStats } from './quarantine.js'
+import { ProofBudget, type ProofBudgetLimits } from './quota.js'
 import { verifyEntries, verifyEntry, type VerifiedEntry, type VerifyEntryOptions } from './verify.js'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
@@ -30,7 +31,11 @@ export type IngestOutcome =
   | { status: 'pending', record: LedgerRecord }
   /** its author has no standing in this node's view: held in the quarantine, not stored (admission.ts) */
   | { status: 'quarantined', record: LedgerRecord }
-  /** a second entry at a held seq: the author equivocated; `proof` is our entry carrying the fraud proof */
+  /**
+   * a second entry at a held (or pending) seq: the author equivocated; `proof` is our entry
+   * carrying the fraud proof, absent when the author is slashed already (or one is staged), or
+   * when our proof budget is spent (then it is not slashed here until a proof of it is stored)
+   */
   | { status: 'equivocation', record: LedgerRecord, held: LedgerRecord, proof?: LedgerRecord }
   | { status: 'rejected', error: LedgerEntryError }
 
@@ -49,6 +54,8 @@ export interface LedgerStoreOptions {
   admission?: Omit<AdmissionOptions, 'selfId'>
   /** fsync every batch (default true; a benchmark may turn it off to see the verifier alone) */
   syncWrites?: boolean
+  /** the bound on fraud proofs we write into our own feed (quota.ts PROOF_BUDGET) */
+  proofBudget?: Partial<ProofBudgetLimits>
 }
 
 export interface StoreStats {
@@ -66,7 +73,15 @@ type AddedListener = (record: LedgerRecord) => void
 /** The heads as a batch being assembled will leave them, and how to add to that batch. */
 interface Stager {
   head(authorId: string): Head | undefined
+  /** slashed already, or by a proof in the batch (ours or another node's) */
+  slashed(authorId: string): boolean
   add(entry: VerifiedEntry): void
+}
+
+/** An entry held ahead of its author's head, and what it was charged (admission.ts). */
+interface Pending {
+  item: VerifiedEntry
+  charge?: PendingCharge
 }
 
 /** Entries read from LevelDB at once by range(). */
@@ -81,7 +96,8 @@ export class LedgerStore {
   private readonly now: () => number
   private readonly heads = new Map<string, Head>()
   private readonly slashed = new Map<string, SlashRecord>()
-  private readonly pending = new Map<string, Map<number, VerifiedEntry>>()
+  private readonly pending = new Map<string, Map<number, Pending>>()
+  private readonly proofBudget: ProofBudget
   private pendingCount = 0
   private readonly listeners = new Set<AddedListener>()
   /** present when the store admits by standing */
@@ -96,7 +112,8 @@ export class LedgerStore {
     this.opts = opts
     this.now = opts.now ?? Date.now
     this.selfId = opts.peerId.toString()
-    if (opts.admission != null) this.admission = new Admission({ ...opts.admission, selfId: this.selfId })
+    if (opts.admission != null) this.admission = new Admission({ ...opts.admission, selfId: this.selfId, now: this.now })
+    this.proofBudget = new ProofBudget(this.now, opts.proofBudget)
   }
 
   /** Opens (creating) the store in `path` and loads heads and the slashed set. */
@@ -246,7 +263,12 @@ export class LedgerStore {
     return { authors: this.heads.size, entries, slashed: this.slashed.size, pending: this.pendingCount, diskBytes: await directorySize(this.path), quarantine: this.admission?.stats() }
   }
 
-  /** Signs and durably appends an entry to our own feed; resolves once it is on disk. */
+  /**
+   * Signs and durably appends an entry to our own feed; resolves once it is on disk. Never
+   * refused for a quota or the proof budget: our receipts, attestations, usage and summaries
+   * are what this node itself did (a lost receipt loses a job's evidence), and their number is
+   * bounded by the jobs and heartbeats it runs, not by what others send.
+   */
   async append (kind: LedgerEntry.BodyKind, body: Uint8Array): Promise<LedgerRecord> {
     return await this.serial(async () => {
       const head = this.heads.get(this.selfId)
@@ -311,13 +333,16 @@ export class LedgerStore {
   private stager (): { stage: Stager, batch: VerifiedEntry[] } {
     const batch: VerifiedEntry[] = []
     const staged = new Map<string, Head>()
+    const stagedSlashes = new Set<string>()
     const head = (id: string): Head | undefined => staged.get(id) ?? this.heads.get(id)
+    const slashed = (id: string): boolean => stagedSlashes.has(id) || this.slashed.has(id)
     const add = (v: VerifiedEntry): void => {
       const { record } = v
       batch.push(v)
       staged.set(record.authorId, { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash, bytes: (head(record.authorId)?.bytes ?? 0) + record.envelope.byteLength, time: record.time })
+      if (v.slashes != null) stagedSlashes.add(v.slashes.accused)
     }
-    return { stage: { head, add }, batch }
+    return { stage: { head, slashed, add }, batch }
   }
 
   private async attach (items: Array<VerifiedEntry | LedgerEntryError>): Promise<IngestOutcome[]> {
@@ -368,9 +393,11 @@ export class LedgerStore {
     // entries that were waiting for this one
     const waiting = this.pending.get(record.authorId)
     for (let next = record.seq + 1; waiting?.has(next) === true; next++) {
-      const candidate = waiting.get(next) as VerifiedEntry
+      const { item: candidate, charge } = waiting.get(next) as Pending
       waiting.delete(next)
       this.pendingCount--
+      // stored now (and charged as stored) or dropped: either way it no longer counts as pending
+      if (charge != null) admission?.refundPending(charge)
       const held = stage.head(record.authorId) as Head
       if (!equals(candidate.record.prevHash, held.hash) || timeOrderError(candidate.record, held.time) != null || admission?.check(candidate.record) != null) break
       this.admit(candidate, stage)
@@ -408,22 +435,32 @@ export class LedgerStore {
   private holdPending (item: VerifiedEntry, stage: Stager): IngestOutcome {
     const { record } = item
     let waiting = this.pending.get(record.authorId)
-    const already = waiting?.get(record.seq)
+    const already = waiting?.get(record.seq)?.item
     if (already != null) {
       if (equals(already.record.hash, record.hash)) return { status: 'duplicate', record }
       // two signed entries for one seq prove equivocation even before the gap is filled
       return this.equivocation(already.record, record, stage)
     }
     if (this.pendingCount >= (this.opts.maxPending ?? 4096) || (waiting?.size ?? 0) >= MAX_PENDING_PER_AUTHOR) return { status: 'pending', record }
+    // held entries count against their author's quota like stored ones: refused, not held, when over
+    const charge = this.admission?.chargePending(record)
+    if (charge instanceof QuotaExceededError) return { status: 'rejected', error: charge }
     if (waiting == null) this.pending.set(record.authorId, waiting = new Map())
-    waiting.set(record.seq, item)
+    waiting.set(record.seq, { item, charge })
     this.pendingCount++
     return { status: 'pending', record }
   }
 
-  /** Builds the fraud proof into our own feed (in the same batch), unless the author is slashed already. */
+  /**
+   * Builds the fraud proof into our own feed (in the same batch): one per accused, ever (not
+   * when it is slashed already or a proof of it is staged in this batch), and only within our
+   * proof budget (quota.ts): what others send must not fill our own feed. Over the budget the
+   * equivocation is reported but not slashed here: a slash is always backed by a stored proof
+   * anyone can re-check; a later offer of the conflict, once the budget refilled, or another
+   * node's proof slashes it.
+   */
   private equivocation (held: LedgerRecord, record: LedgerRecord, stage: Stager): IngestOutcome {
-    if (this.slashed.has(record.authorId) || record.authorId === this.selfId) return { status: 'equivocation', record, held }
+    if (stage.slashed(record.authorId) || record.authorId === this.selfId || !this.proofBudget.hasRoom()) return { status: 'equivocation', record, held }
     const proofBytes = buildEquivocationProof(this.opts.privateKey, this.opts.peerId, held, record, this.now())
     if (proofBytes.byteLength > MAX_BYTES.ledgerFraudProofBody) return { status: 'equivocation', record, held }
     const selfHead = stage.head(this.selfId)
@@ -435,6 +472,7 @@ export class LedgerStore {
       kind: LedgerEntry.BodyKind.FRAUD_PROOF,
       body: proofBytes
     })
+    if (!this.proofBudget.take(proof.envelope.byteLength)) return { status: 'equivocation', record, held }
     const accused = record.authorId
     stage.add({ record: proof, slashes: { kind: 'equivocation', accused, proof: decodeProof(proof) } })
     return { status: 'equivocation', record, held, proof }

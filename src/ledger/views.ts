@@ -14,6 +14,8 @@ export interface HeadView {
   author: string
   seq: number
   hash: string
+  /** stored envelope bytes of the feed */
+  bytes: number
 }
 
 export interface LedgerStatus {
@@ -78,7 +80,7 @@ export async function feedView (store: LedgerStore, peerId: string, limit: numbe
 }
 
 function headView (head: Head): HeadView {
-  return { author: head.authorId, seq: head.seq, hash: toHex(head.hash) }
+  return { author: head.authorId, seq: head.seq, hash: toHex(head.hash), bytes: head.bytes }
 }
 
 function entryView (envelope: Uint8Array): EntryView {

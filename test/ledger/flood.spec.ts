@@ -6,14 +6,13 @@ import { QuotaExceededError } from '../../src/ledger/errors.js'
 import { MAX_STANDING_DEPTH } from '../../src/ledger/standing.js'
 import { LedgerStore, type LedgerStoreOptions } from '../../src/ledger/store.js'
 import { tempDir } from '../utils/index.js'
-import { sealEntry } from '../../src/ledger/entry.js'
-import { jobEntries, newSigner, summaryBody, TestFeed } from './flood-fixtures.js'
+import { jobEntries, newSigner, TestFeed } from './flood-fixtures.js'
 
 // Standing, quarantine and quotas at the store (issue 12 item 4), with real LevelDB and real
 // signatures. The network parts are in flood-network.spec.ts.
 
-async function openStore (path: string, self: Signer, admission: LedgerStoreOptions['admission'] = {}): Promise<LedgerStore> {
-  return await LedgerStore.open(path, { privateKey: self.key, peerId: self.peerId, admission })
+async function openStore (path: string, self: Signer, admission: LedgerStoreOptions['admission'] = {}, opts: Partial<LedgerStoreOptions> = {}): Promise<LedgerStore> {
+  return await LedgerStore.open(path, { privateKey: self.key, peerId: self.peerId, admission, ...opts })
 }
 
 describe('ledger flood resistance: standing, quarantine, quotas (store)', function () {
@@ -157,24 +156,29 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
     }
   })
 
-  it('an author writing faster than its rate (entries per minute of feed time) is refused with QuotaExceededError; a minute later it may write again', async () => {
+  it('an author writing faster than its rate (entries per minute by the receiver\'s clock) is refused with QuotaExceededError, however far apart its entries claim to be; once the clock moves it may write again', async () => {
     const self = await newSigner()
     const trusted = new TestFeed(await newSigner())
-    const store = await openStore(fresh(), self, { trustedPeers: [trusted.id], quotas: { trusted: { entriesPerMinute: 10, burst: 20 } } })
+    let clock = Date.now()
+    const store = await openStore(fresh(), self, { trustedPeers: [trusted.id], quotas: { trusted: { entriesPerMinute: 10, burst: 20 } } }, { now: () => clock })
     try {
-      const t0 = Date.now() - 120_000
-      const records = Array.from({ length: 21 }, (_, i) => trusted.summary(t0 + i))
+      // back-dated: one entry every 6 s of feed time (the rate exactly), all sent now
+      const t0 = clock - 10 * 60_000
+      const records = Array.from({ length: 30 }, (_, i) => trusted.summary(t0 + i * 6_000))
       const burst = records.map(r => r.envelope)
       const outcomes = await store.ingest(burst)
-      assert.equal(outcomes.filter(o => o.status === 'added').length, 20)
-      const last = outcomes[20]
-      assert.ok(last.status === 'rejected' && last.error instanceof QuotaExceededError && /entries per minute/.test(last.error.message))
+      assert.equal(outcomes.filter(o => o.status === 'added').length, 20, 'the burst, no more: feed times refill nothing')
+      const refused = outcomes[20]
+      assert.ok(refused.status === 'rejected' && refused.error instanceof QuotaExceededError && /entries per minute/.test(refused.error.message), JSON.stringify(refused))
       assert.equal(store.head(trusted.id)?.seq, 20)
-      // the refused entry again is refused; seq 21 signed a minute of feed time later is stored
+      // the refused entry again is refused while the clock stands still
       const [again] = await store.ingest([burst[20]])
       assert.equal(again.status, 'rejected')
-      const later = sealEntry(trusted.signer.key, trusted.signer.peerId, { seq: 21, prevHash: records[19].hash, time: t0 + 60_000, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summaryBody(t0 + 60_000) })
-      assert.equal((await store.ingestOne(later.envelope)).status, 'added')
+      // a minute later by the receiver's clock: ten more
+      clock += 60_000
+      const later = await store.ingest(burst.slice(20))
+      assert.deepEqual(later.map(o => o.status), [...Array(10).fill('added')])
+      assert.equal(store.head(trusted.id)?.seq, 30)
     } finally {
       await store.close()
     }

@@ -11,8 +11,9 @@ import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
 import { sealEnvelope, sha256 } from '../../src/identity/index.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
 import { openEntry, sealEntry, type LedgerRecord } from '../../src/ledger/entry.js'
-import { BrokenChainError, EntrySignatureError, FutureEntryError, InvalidBodyError, InvalidFraudProofError, MalformedEntryError, OversizedBodyError } from '../../src/ledger/errors.js'
+import { BrokenChainError, EntrySignatureError, FutureEntryError, InvalidBodyError, InvalidFraudProofError, MalformedEntryError, OversizedBodyError, QuotaExceededError } from '../../src/ledger/errors.js'
 import { buildEquivocationProof, verifyFraudProof } from '../../src/ledger/fraud.js'
+import { PROOF_BUDGET } from '../../src/ledger/quota.js'
 import { LedgerStore } from '../../src/ledger/store.js'
 import { tempDir } from '../utils/index.js'
 import { buildBadOutputProof } from './forgery.js'
@@ -279,6 +280,112 @@ describe('ledger store', function () {
       assert.deepEqual((await store.ingest([a.envelope, b.envelope])).map(o => o.status), ['pending', 'equivocation'])
       assert.ok(store.isSlashed(bob.peerId.toString()))
       await store.close()
+    })
+
+    /** Conflicting pairs of `signer`'s entries at seqs `from`..`from + n - 1` (ahead of any head: prev hashes made up). */
+    function conflictingPairs (signer: Signer, from: number, n: number): Uint8Array[] {
+      const out: Uint8Array[] = []
+      for (let seq = from; seq < from + n; seq++) {
+        for (const side of ['a', 'b']) out.push(entryOf(signer, { seq, prevHash: sha256(`${side}${seq}`) }).envelope)
+      }
+      return out
+    }
+
+    it('red team 36.1: one batch of 64 equivocating pairs (pending and at held seqs) builds exactly one proof; later batches and a restart build none', async () => {
+      const path = join(dir.path, 'equiv-one-proof')
+      const store = await openStore(path, alice)
+      const accused = await newSigner()
+      const one = entryOf(accused, { seq: 1 })
+      const two = entryOf(accused, { seq: 2, prevHash: one.hash })
+      const otherTwo = entryOf(accused, { seq: 2, prevHash: one.hash, body: summaryBody(Date.now() - 90_000) })
+      // a held seq's conflict, then 63 pairs ahead of the head, all in one batch
+      const outcomes = await store.ingest([one.envelope, two.envelope, otherTwo.envelope, ...conflictingPairs(accused, 4, 63)])
+      const proofs = outcomes.filter(o => o.status === 'equivocation' && o.proof != null)
+      assert.equal(outcomes.filter(o => o.status === 'equivocation').length, 64, 'every pair is reported')
+      assert.equal(proofs.length, 1, `${proofs.length} proofs built`)
+      assert.equal(store.head(alice.peerId.toString())?.seq, 1, 'our feed holds one proof')
+      assert.ok(store.isSlashed(accused.peerId.toString()))
+      // another batch: none
+      const more = await store.ingest(conflictingPairs(accused, 100, 8))
+      assert.equal(more.filter(o => o.status === 'equivocation' && o.proof != null).length, 0)
+      await store.close()
+      // after a restart (the slashed set is read back): none
+      const reopened = await openStore(path, alice)
+      assert.ok(reopened.isSlashed(accused.peerId.toString()))
+      const after = await reopened.ingest(conflictingPairs(accused, 200, 8))
+      assert.equal(after.filter(o => o.status === 'equivocation').length, 8)
+      assert.equal(after.filter(o => o.status === 'equivocation' && o.proof != null).length, 0)
+      assert.equal(reopened.head(alice.peerId.toString())?.seq, 1)
+      await reopened.close()
+    })
+
+    it('red team 36.1: the proofs we write into our own feed are bounded (PROOF_BUDGET); over it the equivocation is reported, not slashed, until the budget refills; our own entries are never refused', async () => {
+      let clock = Date.now()
+      const store = await LedgerStore.open(join(dir.path, 'equiv-budget'), { privateKey: alice.key, peerId: alice.peerId, now: () => clock })
+      try {
+        const accused = await Promise.all(Array.from({ length: 8 }, newSigner))
+        const outcomes = await store.ingest(accused.flatMap(a => conflictingPairs(a, 2, 1)))
+        const reported = outcomes.filter(o => o.status === 'equivocation')
+        assert.equal(reported.length, 8, 'every equivocation is reported')
+        assert.equal(reported.filter(o => o.proof != null).length, PROOF_BUDGET.proofs)
+        const own = store.head(alice.peerId.toString())
+        assert.equal(own?.seq, PROOF_BUDGET.proofs)
+        assert.ok((own?.bytes ?? 0) <= PROOF_BUDGET.bytes, `our feed holds ${own?.bytes} bytes of proofs`)
+        // a slash is always backed by a stored proof: the others are not slashed here (yet)
+        assert.deepEqual(accused.map(a => store.isSlashed(a.peerId.toString())), accused.map((_, i) => i < PROOF_BUDGET.proofs))
+        // our own entries are never refused for it
+        await store.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(clock - 60_000))
+        // once our clock has moved a window, the conflict offered again is proven
+        clock += PROOF_BUDGET.windowMs
+        const last = accused[PROOF_BUDGET.proofs] as Signer
+        const again = await store.ingest([entryOf(last, { seq: 2, prevHash: sha256('c2'), time: clock })].map(r => r.envelope))
+        assert.equal(again[0]?.status, 'equivocation')
+        assert.ok(again[0]?.status === 'equivocation' && again[0].proof != null, 'a proof once the budget refilled')
+        assert.ok(store.isSlashed(last.peerId.toString()))
+      } finally {
+        await store.close()
+      }
+    })
+
+    it('red team 36.1: entries held pending count against their author\'s quota: over it they are refused (QuotaExceededError), not held; once stored they are not counted twice', async () => {
+      let clock = Date.now()
+      const author = await newSigner()
+      const id = author.peerId.toString()
+      const store = await LedgerStore.open(join(dir.path, 'pending-quota'), { privateKey: alice.key, peerId: alice.peerId, now: () => clock, admission: { trustedPeers: [id], quotas: { trusted: { entriesPerMinute: 1, burst: 5 } } } })
+      try {
+        const feed: LedgerRecord[] = []
+        for (let seq = 1; seq <= 10; seq++) feed.push(entryOf(author, { seq, prevHash: feed[seq - 2]?.hash, time: clock + seq, body: summaryBody(clock - 60_000) }))
+        // seqs 3..8 ahead of the head: five held (the burst), the sixth refused
+        const ahead = await store.ingest(feed.slice(2, 8).map(r => r.envelope))
+        assert.deepEqual(ahead.map(o => o.status), ['pending', 'pending', 'pending', 'pending', 'pending', 'rejected'])
+        const refused = ahead[5]
+        assert.ok(refused?.status === 'rejected' && refused.error instanceof QuotaExceededError, JSON.stringify(refused))
+        assert.equal((await store.stats()).pending, 5)
+        // they spent the author's rate: seq 1 waits for the clock
+        assert.equal((await store.ingest([feed[0].envelope]))[0]?.status, 'rejected')
+        clock += 2 * 60_000
+        // seqs 1 and 2 spend the two refilled tokens; the five pending are given back as they are stored
+        assert.deepEqual((await store.ingest([feed[0].envelope, feed[1].envelope])).map(o => o.status), ['added', 'added'])
+        assert.equal(store.head(id)?.seq, 7, 'the pending entries were stored, each charged once')
+        assert.equal((await store.stats()).pending, 0)
+      } finally {
+        await store.close()
+      }
+    })
+
+    it('red team 36.1: entries held pending count against their author\'s byte quota', async () => {
+      const author = await newSigner()
+      const id = author.peerId.toString()
+      const size = entryOf(author, { seq: 3 }).envelope.byteLength
+      const store = await LedgerStore.open(join(dir.path, 'pending-bytes'), { privateKey: alice.key, peerId: alice.peerId, admission: { trustedPeers: [id], quotas: { trusted: { bytes: 3 * size + size / 2 } } } })
+      try {
+        const outcomes = await store.ingest([3, 4, 5, 6].map(seq => entryOf(author, { seq, prevHash: sha256(String(seq)) }).envelope))
+        assert.deepEqual(outcomes.map(o => o.status), ['pending', 'pending', 'pending', 'rejected'])
+        assert.ok(outcomes[3]?.status === 'rejected' && /byte quota/.test(outcomes[3].error.message))
+        assert.equal((await store.stats()).pending, 3)
+      } finally {
+        await store.close()
+      }
     })
 
     it('forged fraud proofs are rejected: same entry twice, different seqs, entries of someone else, a tampered entry', async () => {

@@ -15,17 +15,18 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { TOPIC } from '../../protocols/ids.js'
 import { callControl } from '../../src/control/client.js'
+import { PROOF_BUDGET } from '../../src/ledger/quota.js'
 import { maxDropPerCounterparty } from '../../src/ledger/reputation.js'
 import { submitJob } from '../exec/fixtures.js'
 import { DEFAULT_PROVIDER_ARGS, recordAttack, startLocalNetwork, tempDir, waitFor, waitForMesh, type LocalNetwork, type NodeProcess } from '../utils/index.js'
 import { startAttacker, type AttackerProcess } from './harness.js'
 
 interface Rep { peerId: string, score: number, evidenceScore: number, slashed: boolean, jobs: number, ok: number, broken: number }
-interface Status { slashed: string[], diskBytes: number, heads: Array<{ author: string, seq: number, hash: string }>, quarantine: { authors: number, entries: number, bytes: number, evicted: number } }
+interface Status { slashed: string[], diskBytes: number, pending: number, heads: Array<{ author: string, seq: number, hash: string, bytes: number }>, quarantine: { authors: number, entries: number, bytes: number, evicted: number } }
 
 const reputation = async (n: NodeProcess, peer: string, now: number): Promise<Rep> => ((await callControl(n.dataDir, 'reputation', { peer, now }, { timeoutMs: 10_000 })) as Rep[])[0] as Rep
 const ledgerStatus = async (n: NodeProcess): Promise<Status> => await callControl(n.dataDir, 'ledger.status', {}, { timeoutMs: 10_000 }) as Status
-const headOf = (s: Status, author: string): { seq: number, hash: string } | undefined => s.heads.find(h => h.author === author)
+const headOf = (s: Status, author: string): { seq: number, hash: string, bytes: number } | undefined => s.heads.find(h => h.author === author)
 /** The ledger topic's gossip verdicts on `n` (`status` control method). */
 const ledgerVerdicts = async (n: NodeProcess): Promise<Record<string, number>> => ((await callControl(n.dataDir, 'status', {}, { timeoutMs: 10_000 })) as { gossip: Record<string, Record<string, number>> }).gossip[TOPIC.ledger] ?? {}
 const judged = (v: Record<string, number>): number => Object.values(v).reduce((a, b) => a + b, 0)
@@ -243,6 +244,55 @@ describe('red team: ledger attacks from a separate attacker process (issue 12)',
       attack: `attacker process: 1000 junk equivocation-proof entries (${((result?.bytes ?? 0) / 1000 / 1024).toFixed(1)} KiB each, throwaway keys)`,
       got: `ledger on disk +${(Math.max(...grown) / 1e6).toFixed(3)} MB at most over ${net.all.length} processes; 0 junk authors slashed; entries judged per process ${counts.join('/')}, quarantine ${after.map(s => s.quarantine.entries).join('/')} entries; honest receipt replicated`,
       limit: '≤ 1 MB growth per honest node; honest entries keep replicating'
+    })
+  })
+  it('red team 36.1: 6 fresh keys, each answering a sync range with 128 pairs of conflicting signed entries (~14.5 KiB each), grow no honest ledger, nor its own feed, by more than 1 MB; at most one proof per accused key', async function () {
+    // the code before the fix wrote hundreds of proofs on each victim: give that time to show
+    this.timeout(300_000)
+    const before = await Promise.all(net.all.map(ledgerStatus))
+    const a = await attacker('equivocation-flood', { pairs: 128, peers: net.all.map(n => n.addrs[0] as string).join(',') })
+    await a.line(l => l?.serving === true)
+    a.go()
+    const answered = await a.line(l => l?.answered === true, 120_000)
+    assert.ok(answered.answers >= net.all.length, `the victims pulled the pairs: ${JSON.stringify(answered)}`)
+    const keys = new Set(a.peerIds)
+    // every process judged them, wrote what proofs it writes and pulled the others': until nothing moves for 3 s
+    let last = ''
+    let unchanged = 0
+    await waitFor(async () => {
+      const now = await Promise.all(net.all.map(ledgerStatus))
+      const key = now.map(s => `${s.slashed.length}:${s.heads.reduce((sum, h) => sum + h.seq, 0)}`).join(',')
+      unchanged = key === last ? unchanged + 1 : 0
+      last = key
+      return unchanged >= 3
+    }, { timeoutMs: 90_000, intervalMs: 1_000, what: 'every process to settle after the equivocations' })
+    const { error } = await a.stop()
+    assert.equal(error, undefined, error)
+    const after = await Promise.all(net.all.map(ledgerStatus))
+    const grown = after.map((s, i) => s.diskBytes - (before[i]?.diskBytes ?? 0))
+    const ownGrown = net.all.map((n, i) => (headOf(after[i] as Status, n.peerId)?.bytes ?? 0) - (headOf(before[i] as Status, n.peerId)?.bytes ?? 0))
+    // the proofs each process wrote into its own feed, per accused attacker key
+    const proofs = await Promise.all(net.all.map(async n => {
+      const shown = await callControl(n.dataDir, 'ledger.show', { peer: n.peerId, limit: 256 }, { timeoutMs: 10_000 }) as { entries: Array<{ summary: { accused?: string } }> }
+      const per = new Map<string, number>()
+      for (const e of shown.entries) if (e.summary.accused != null && keys.has(e.summary.accused)) per.set(e.summary.accused, (per.get(e.summary.accused) ?? 0) + 1)
+      return per
+    }))
+    const slashedKeys = after.map(s => s.slashed.filter(id => keys.has(id)).length)
+    console.log(`      [figures] ${String(answered.answers)} range answers of ${String(answered.entries / answered.answers)} entries (${String(answered.entryBytes)} B each); ledger growth on disk ${grown.join('/')} bytes; own feed ${ownGrown.join('/')} bytes; own proofs ${proofs.map(p => [...p.values()].reduce((x, y) => x + y, 0)).join('/')}; attacker keys slashed ${slashedKeys.join('/')} of ${keys.size}; pending ${after.map(s => s.pending).join('/')}, quarantined ${after.map(s => s.quarantine.entries).join('/')}; roles ${net.all.map(n => n.role).join('/')}`)
+    for (const [i, n] of net.all.entries()) {
+      assert.ok((grown[i] ?? 0) <= 1_000_000, `${n.role}'s ledger grew by ${grown[i]} bytes`)
+      assert.ok((ownGrown[i] ?? 0) <= 1_000_000, `${n.role}'s own feed grew by ${ownGrown[i]} bytes`)
+      const most = Math.max(0, ...(proofs[i] as Map<string, number>).values())
+      assert.ok(most <= 1, `${n.role} wrote ${most} proofs against one key`)
+      assert.ok((proofs[i] as Map<string, number>).size <= PROOF_BUDGET.proofs, `${n.role} wrote ${(proofs[i] as Map<string, number>).size} proofs, over its budget`)
+      assert.ok((slashedKeys[i] ?? 0) >= 1, `${n.role} slashed none of the equivocating keys`)
+    }
+    recordAttack({
+      issue: '36.1',
+      attack: `attacker process: ${keys.size} fresh keys, each answering every sync range of its feed with ${String(answered.entries / answered.answers / 2)} pairs of different validly signed entries at the same seqs (${(answered.entryBytes / 1024).toFixed(1)} KiB each), pulled at once through a heads hint`,
+      got: `ledger on disk +${(Math.max(...grown) / 1e6).toFixed(3)} MB at most over ${net.all.length} processes, own feed +${(Math.max(...ownGrown) / 1e6).toFixed(3)} MB at most; at most ${Math.max(...proofs.map(p => Math.max(0, ...p.values())))} proof per accused key; attacker keys slashed ${slashedKeys.join('/')} of ${keys.size}`,
+      limit: `≤ 1 MB growth per honest node and per own feed; one proof per accused, ever; own proofs ≤ ${PROOF_BUDGET.proofs} and ${PROOF_BUDGET.bytes / 1024} KiB per ${PROOF_BUDGET.windowMs / 60_000} min`
     })
   })
 })

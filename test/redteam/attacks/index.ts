@@ -5,6 +5,7 @@
 import { awardSnipe } from './award-snipe.js'
 import { backdatedReceipt } from './backdated-receipt.js'
 import { bidFlood } from './bid-flood.js'
+import { equivocationFlood } from './equivocation-flood.js'
 import { exhaustProvider } from './exhaust-provider.js'
 import { forgedSlash } from './forged-slash.js'
 import { jobFlush } from './job-flush.js'
@@ -30,7 +31,8 @@ export const ATTACKS: Readonly<Record<string, Attack>> = {
   'exhaust-provider': exhaustProvider,
   spam,
   'valid-flood': validFlood,
-  'job-flush': jobFlush
+  'job-flush': jobFlush,
+  'equivocation-flood': equivocationFlood
 }
 
 export type { Attack, AttackContext } from './attack.js'
