@@ -35,7 +35,7 @@ import type { Role } from '../config/index.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
 import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, type GossipRouter, type HeartbeatService, type PeerPresence } from '../node/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
-import type { ComponentLogger, Ed25519PrivateKey, IdentifyResult, Libp2pEvents, Logger, PeerId, PrivateKey, PubSub, Startable, TypedEventTarget } from '@libp2p/interface'
+import type { ComponentLogger, Ed25519PrivateKey, IdentifyResult, Libp2pEvents, Logger, PeerId, PeerStore, PrivateKey, PubSub, Startable, TypedEventTarget } from '@libp2p/interface'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 
 /** The ledger's name in the node's service map. */
@@ -88,6 +88,8 @@ export interface LedgerComponents {
   privateKey: PrivateKey
   registrar: Registrar
   connectionManager: ConnectionManager
+  /** what identify learnt of peers that connected before this service listened */
+  peerStore: PeerStore
   pubsub: PubSub<GossipsubEvents>
   [GOSSIP_SERVICE]: GossipRouter
   /** a provider's GPU slots (exec's capacity service), read only by a provider that writes summaries */
@@ -181,6 +183,20 @@ class LedgerNode implements LedgerService, Startable {
     if (!this.awaitingIdentify.has(peerId.toString())) return
     if (protocols.includes(PROTOCOL.ledgerSync)) this.syncConnected(peerId)
     else this.forgetConnected(peerId)
+  }
+
+  /**
+   * A connection that opened while the node started (its bootstrap list is dialed at once) came
+   * before the peer:connect listener: it gets the same standing and first sync, at once when
+   * identify has already said the peer speaks the sync protocol.
+   */
+  private connectedBeforeStart (peer: PeerId): void {
+    this.onConnect(new CustomEvent('peer:connect', { detail: peer }))
+    this.components.peerStore.get(peer).then(({ protocols }) => {
+      if (!this.awaitingIdentify.has(peer.toString()) || protocols.length === 0) return
+      if (protocols.includes(PROTOCOL.ledgerSync)) this.syncConnected(peer)
+      else this.forgetConnected(peer)
+    }, () => {})
   }
 
   /** The first sync with a peer that connected: its heads, then what we lack of them. */
@@ -283,7 +299,7 @@ class LedgerNode implements LedgerService, Startable {
     const heartbeats = this.heartbeats()
     heartbeats?.reportLedgerHead(() => this.ledger?.head(this.selfId)?.seq ?? 0)
     heartbeats?.events.addEventListener('heartbeat', this.onHeartbeat)
-    for (const peer of this.sync.connectedPeers()) this.ledger?.grantConnected(peer.toString()).catch(() => {})
+    for (const peer of this.sync.connectedPeers()) this.connectedBeforeStart(peer)
     const every = (ms: number, fn: () => void): void => {
       const timer = setInterval(fn, ms)
       timer.unref()

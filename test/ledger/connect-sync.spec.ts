@@ -35,18 +35,19 @@ describe('ledger: the sync a new connection starts', function () {
     await dir.cleanup()
   })
 
-  async function start (name: string, role: Role, bootstrap: IdlegridNode | undefined, ledger: Partial<LedgerServiceInit>): Promise<IdlegridNode> {
+  async function start (name: string, role: Role, bootstrap: IdlegridNode | undefined, ledger: Partial<LedgerServiceInit>, services: Record<string, (components: any) => unknown> = {}): Promise<IdlegridNode> {
     const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: bootstrap == null ? [] : [bootstrap.libp2p.getMultiaddrs()[0].toString()], heartbeatSeconds: 60 } })
-    const node = await createNode(config, { services: { ledger: ledgerService({ dataDir: config.dataDir, role, summaryIntervalMs: 0, ...ledger }) } })
+    const node = await createNode(config, { services: { ...services, ledger: ledgerService({ dataDir: config.dataDir, role, summaryIntervalMs: 0, ...ledger }) } })
     nodes.push(node)
     return node
   }
 
-  it('a node that connects pulls the feeds of offline authors as soon as identify answers (no periodic round, no fallback timer)', async () => {
+  /** A holder (bootstrap role) of five entries each of two authors who are offline. */
+  async function holderOfOfflineFeeds (name: string): Promise<{ holder: IdlegridNode, authors: string[] }> {
     const provider = await offlineSigner()
     const renter = await offlineSigner()
     const authors = [provider.peerId.toString(), renter.peerId.toString()]
-    const holder = await start('holder', 'bootstrap', undefined, { trustedPeers: authors })
+    const holder = await start(name, 'bootstrap', undefined, { trustedPeers: authors })
     let providerPrev: Uint8Array = new Uint8Array(0)
     let renterPrev: Uint8Array = new Uint8Array(0)
     for (let seq = 1; seq <= 5; seq++) {
@@ -58,9 +59,31 @@ describe('ledger: the sync a new connection starts', function () {
       const outcomes = await ledgerOf(holder).store.ingest([attestation.envelope, receipt.envelope])
       if (outcomes.some(o => o.status !== 'added')) throw new Error(`the holder refused an entry: ${JSON.stringify(outcomes.map(o => o.status))}`)
     }
+    return { holder, authors }
+  }
+
+  it('a node that connects pulls the feeds of offline authors as soon as identify answers (no periodic round, no fallback timer)', async () => {
+    const { holder, authors } = await holderOfOfflineFeeds('holder')
     // the periodic round and the fallback after a silent identify both an hour away: only identify can start this sync
     const fresh = await start('fresh', 'renter', holder, { trustedPeers: authors, syncIntervalMs: 3_600_000, identifyWaitMs: 3_600_000 })
     await waitFor(() => authors.every(id => ledgerOf(fresh).store.head(id)?.seq === 5), { timeoutMs: 20_000, what: 'the fresh node to pull both offline feeds on connect' })
+  })
+
+  it('a connection that opened while the node started (before the ledger listened for connections) gets the same first sync', async () => {
+    const { holder, authors } = await holderOfOfflineFeeds('early-holder')
+    // a service started beside the ledger that opens the connection and waits until identify
+    // has answered: both happen before the ledger's afterStart adds its peer:connect listener
+    const dialsEarly = (components: { connectionManager: { openConnection: (addr: unknown) => Promise<unknown> }, peerStore: { get: (peer: unknown) => Promise<{ protocols: string[] }> } }): unknown => ({
+      start: async () => {
+        // the connection manager starts beside this service: dial once it has
+        const dial = async (): Promise<boolean> => await components.connectionManager.openConnection(holder.libp2p.getMultiaddrs()[0]).then(() => true, (err: Error) => { if (err.name === 'NotStartedError') return false; throw err })
+        await waitFor(dial, { timeoutMs: 10_000, intervalMs: 10, what: 'the connection manager to start' })
+        await waitFor(async () => (await components.peerStore.get(holder.peerId).catch(() => undefined))?.protocols.includes(PROTOCOL.ledgerSync) === true, { timeoutMs: 10_000, what: 'identify to answer during start' })
+      },
+      stop: () => {}
+    })
+    const early = await start('early', 'renter', undefined, { trustedPeers: authors, syncIntervalMs: 3_600_000, identifyWaitMs: 3_600_000 }, { dialsEarly })
+    await waitFor(() => authors.every(id => ledgerOf(early).store.head(id)?.seq === 5), { timeoutMs: 20_000, what: 'the node to pull both offline feeds from the peer it connected to while starting' })
   })
 
   it('a peer whose identify does not list the sync protocol is not asked, not even after the fallback wait', async () => {
