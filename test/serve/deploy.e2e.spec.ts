@@ -24,6 +24,8 @@ const KILL_LOAD = FULL ? 600 : 100
 const CONCURRENCY = 8
 /** the deployment is back at size this long after the kill */
 const RECOVERY_BOUND_MS = 45_000
+/** how long services.deploy waits for every replica to be ready */
+const DEPLOY_WAIT_MS = 60_000
 
 const TEXTS = ['What a lovely day, I love it', 'This is terrible and I hate it', 'The service is fast and excellent']
 
@@ -61,14 +63,37 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
   let dir: { path: string, cleanup: () => Promise<void> }
   let renterDir: string
   let url: string
+  /** services.deploy's answer */
+  let deployed: any
 
-  before(async () => {
+  /**
+   * The deployment once every replica it should have is ready: each spec starts from there, not
+   * from what the one before it left (a replica still starting after a kill, or no deployment at
+   * all when a grep runs one spec alone, as `npm run redteam` does).
+   */
+  async function atSize (what: string): Promise<any> {
+    return await waitFor(async () => {
+      const s = await control(renterDir, 'services.status', { name: 'sentiment' })
+      return s.size > 0 && s.ready === s.size ? s : undefined
+    }, { timeoutMs: RECOVERY_BOUND_MS, intervalMs: 250, what })
+  }
+
+  before(async function () {
+    // the network's start, the providers on the shard and the deployment, each within its own bound
+    this.timeout(60_000 + 30_000 + DEPLOY_WAIT_MS + 30_000)
     dir = await tempDir('idlegrid-serve-')
     net = await startServeNetwork(dir.path, 3)
     renterDir = net.renters[0]!.dataDir
     // the renter must know the providers on the job shard of the service's leases (no residency,
     // under 16 GiB of VRAM) before the first auction
     await waitFor(async () => ((await control(renterDir, 'status')).topics[jobShardTopic('any', 0)] ?? []).length >= 3, { timeoutMs: 30_000, what: 'the providers on the renter\'s job shard' })
+    // bronze: the drain spec below preempts one replica with a gold job
+    deployed = await control(renterDir, 'services.deploy', { spec: sentimentSpec({ tier: 'bronze' }), baseDir: SERVICES_DIR, waitMs: DEPLOY_WAIT_MS }, DEPLOY_WAIT_MS + 30_000)
+    url = deployed.url
+    if (deployed.ready !== 2) {
+      const events = (await control(renterDir, 'services.status', { name: 'sentiment' })).events
+      assert.fail(`both replicas ready: ${JSON.stringify(deployed.replicas)}; events ${JSON.stringify(events)}; renter: ${net.renters[0]!.stderr().slice(-3000)}`)
+    }
   })
 
   after(async () => {
@@ -78,19 +103,13 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
   })
 
   it(`deploys two replicas and answers ${REQUESTS} requests through the gateway, every one right`, async () => {
-    // bronze: the drain spec below preempts one replica with a gold job
-    const status = await control(renterDir, 'services.deploy', { spec: sentimentSpec({ tier: 'bronze' }), baseDir: SERVICES_DIR, waitMs: 60_000 }, 90_000)
+    const status = deployed
     assert.equal(status.size, 2)
-    if (status.ready !== 2) {
-      const events = (await control(renterDir, 'services.status', { name: 'sentiment' })).events
-      assert.fail(`both replicas ready: ${JSON.stringify(status.replicas)}; events ${JSON.stringify(events)}; renter: ${net.renters[0]!.stderr().slice(-3000)}`)
-    }
     assert.equal(new Set(status.replicas.map((r: any) => r.provider)).size, 2, 'on two providers')
     // the slots auction one at a time, each away from the other's provider: no award is wasted on
     // a provider that already hosts a replica (it has one GPU and would refuse the second)
     const { events } = await control(renterDir, 'services.status', { name: 'sentiment' })
     assert.deepEqual(events.filter((e: any) => e.type === 'replica-ended'), [], 'no replica ended while deploying')
-    url = status.url
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/)
     const t0 = Date.now()
     const result = await load(url, REQUESTS)
@@ -102,7 +121,7 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
   })
 
   it('each replica\'s usage is co-signed: the same statement in its provider\'s ledger and in the renter\'s (one a second here, --usage-interval-seconds 1)', async () => {
-    const status = await control(renterDir, 'services.status', { name: 'sentiment' })
+    const status = await atSize('the deployment at size before reading its usage')
     const renterId = net.renters[0]!.peerId
     /** the usage statements in `dataDir`'s own feed: lease, interval and requests */
     const usageIn = async (dataDir: string, peer: string): Promise<string[]> => {
@@ -122,6 +141,7 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
   })
 
   it('streams server-sent events through the gateway', async () => {
+    await atSize('the deployment at size before streaming')
     const answer = await http(`${url}/stream?text=${encodeURIComponent('I love it. I hate rain.')}`)
     assert.equal(answer.status, 200)
     assert.match(String(answer.headers['content-type']), /text\/event-stream/)
@@ -130,7 +150,7 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
   })
 
   it('red team: SIGKILL of a replica\'s provider mid-load loses no idempotent request; the deployment is back at size within the bound', async () => {
-    const before = await control(renterDir, 'services.status', { name: 'sentiment' })
+    const before = await atSize('the deployment at size before the kill')
     const victimId = before.replicas[0].provider as string
     const victim = net.providers.find(p => p.peerId === victimId)
     assert.ok(victim != null, 'the replica runs on one of our providers')
@@ -159,7 +179,7 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
   })
 
   ;(DRAIN ? it : it.skip)('a bronze replica preempted by a gold job is drained first: out of rotation before its run ends, no request lost (POSTs included), then replaced', async () => {
-    const before = await control(renterDir, 'services.status', { name: 'sentiment' })
+    const before = await atSize('the deployment at size before the gold job')
     const hosting = new Set<string>(before.replicas.map((r: any) => r.provider))
     const live = net.providers.filter(p => p.child.exitCode == null && p.child.signalCode == null)
     assert.deepEqual(live.filter(p => !hosting.has(p.peerId)).map(p => p.peerId), [], 'every live provider runs a replica: the gold job must preempt one')
@@ -189,6 +209,8 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
   })
 
   it('services ls, scale and stop on the control socket', async () => {
+    // one replica is left only if both were there: a slot still auctioning has none to leave
+    await atSize('the deployment at size before scaling it down')
     const ls = await control(renterDir, 'services.ls')
     assert.deepEqual(ls.services.map((s: any) => s.name), ['sentiment'])
     const scaled = await control(renterDir, 'services.scale', { name: 'sentiment', replicas: 1 })
