@@ -19,6 +19,19 @@ import type { IdlegridNode } from '../../src/node/index.js'
 
 type Upstream = Server | TcpServer
 
+/**
+ * A bound no spec here is about: far above the stalls of a loaded machine (the suite's two jobs
+ * on 2 shared cores stall a process for seconds), so a request that should succeed never ends on
+ * it. At 2 s the gateway's bound turned echo answers into 504s under load.
+ */
+const ROOMY_MS = 15_000
+/**
+ * The hosts' bounds, which the keep-alive, silence and stuck-body specs wait out: short enough
+ * for them, yet above those stalls (at 1-2 s a stall ended a request on the renter's side bound
+ * before the service's, and a stream between two requests in turn)
+ */
+const HOST_BOUNDS = { responseMs: 5_000, idleMs: 5_000, keepAliveMs: 3_000 }
+
 async function listen (server: Upstream): Promise<number> {
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => { resolve() }))
   return (server.address() as { port: number }).port
@@ -40,7 +53,7 @@ function echoServer (delayMs = 0): Server {
 describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)', function () {
   this.timeout(60_000)
   let net: InProcessNetwork
-  const hosts = [new ServeHost({ responseMs: 1_500, idleMs: 2_000, keepAliveMs: 1_000 }), new ServeHost({ responseMs: 1_500, idleMs: 2_000, keepAliveMs: 1_000 })]
+  const hosts = [new ServeHost(HOST_BOUNDS), new ServeHost(HOST_BOUNDS)]
   const upstreams: Upstream[] = []
   let renter: IdlegridNode
   const gateways: Gateway[] = []
@@ -58,7 +71,7 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
   async function gatewayFor (replicas: Array<{ p: number, id: string, leaseId: Uint8Array }>, opts: Partial<ConstructorParameters<typeof Gateway>[2]> = {}, maxInflight = 32): Promise<{ gw: Gateway, pool: ReplicaPool, url: string }> {
     const pool = new ReplicaPool(maxInflight)
     for (const r of replicas) pool.add({ id: r.id, leaseId: r.leaseId, provider: net.providers[r.p]!.peerId, region: '', state: 'ready' })
-    const gw = new Gateway(renter.libp2p, pool, { port: 0, bind: '127.0.0.1', maxBodyBytes: 64 * 1024, timeoutMs: 2_000, ...opts })
+    const gw = new Gateway(renter.libp2p, pool, { port: 0, bind: '127.0.0.1', maxBodyBytes: 64 * 1024, timeoutMs: ROOMY_MS, ...opts })
     gateways.push(gw)
     return { gw, pool, url: await gw.start() }
   }
@@ -94,7 +107,7 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     pool.add({ id: a.id, leaseId: a.leaseId, provider: net.providers[0]!.peerId, region: '', state: 'ready' })
     let dials = 0
     const counting = { dialProtocol: (async (...args: Parameters<typeof renter.libp2p.dialProtocol>) => { dials++; return await renter.libp2p.dialProtocol(...args) }) as typeof renter.libp2p.dialProtocol }
-    const gw = new Gateway(counting, pool, { port: 0, bind: '127.0.0.1', maxBodyBytes: 64 * 1024, timeoutMs: 2_000 })
+    const gw = new Gateway(counting, pool, { port: 0, bind: '127.0.0.1', maxBodyBytes: 64 * 1024, timeoutMs: ROOMY_MS })
     gateways.push(gw)
     const url = await gw.start()
     for (let i = 0; i < 20; i++) {
@@ -104,9 +117,9 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     }
     assert.equal(dials, 1, 'twenty requests in turn on one stream')
     assert.equal(hosts[0]!.leases.get(a.id)!.requests, 20)
-    // the provider closes a stream idle past its keep-alive bound (1 s here); the gateway then opens another
+    // the provider closes a stream idle past its keep-alive bound (3 s here); the gateway then opens another
     const servesOpen = (): number => net.providers[0]!.libp2p.getConnections(renter.peerId).flatMap(c => c.streams).filter(st => st.protocol === PROTOCOL.serve).length
-    await waitFor(() => servesOpen() === 0, { timeoutMs: 10_000, what: 'the provider closed the idle serve stream' })
+    await waitFor(() => servesOpen() === 0, { timeoutMs: HOST_BOUNDS.keepAliveMs + 10_000, what: 'the provider closed the idle serve stream' })
     assert.equal((await http(`${url}/after`)).status, 200)
     assert.equal(dials, 2)
   })
@@ -114,7 +127,7 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
   it('a 1.0.0 gateway (one request per stream, then the end of its stream) is still served', async () => {
     const a = await lease(0, echoServer())
     const stream = await renter.libp2p.dialProtocol(net.providers[0]!.peerId, PROTOCOL.serveV1)
-    const ch = new ServeChannel(stream, 2_000)
+    const ch = new ServeChannel(stream, ROOMY_MS)
     ch.send({ request: { leaseId: a.leaseId, method: 'GET', path: '/old', headers: [] } })
     ch.send({ end: {} })
     const kinds: string[] = []
@@ -160,7 +173,8 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     assert.equal(g.status, 502)
     assert.match(g.body, /UPSTREAM/)
     const t0 = Date.now()
-    const hung = await gatewayFor([{ p: 1, ...mute }])
+    // the bound this spec is about, short; the others' answers come well within their roomy one
+    const hung = await gatewayFor([{ p: 1, ...mute }], { timeoutMs: 2_000 })
     const h = await http(`${hung.url}/x`, { method: 'POST', body: 'x' })
     const waited = Date.now() - t0
     assert.equal(h.status, 504, h.body)
@@ -193,7 +207,7 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
   it('red team: another renter cannot use a lease (NO_LEASE, the same as no lease at all)', async () => {
     const a = await lease(0, echoServer())
     const other = net.renters[1]!
-    const err = await forward(new ServeStreamPool(other.libp2p, 2_000), net.providers[0]!.peerId, a.leaseId, { method: 'GET', path: '/', headers: [], body: new Uint8Array() }, { timeoutMs: 2_000 }).then(() => undefined, (e: unknown) => e)
+    const err = await forward(new ServeStreamPool(other.libp2p, ROOMY_MS), net.providers[0]!.peerId, a.leaseId, { method: 'GET', path: '/', headers: [], body: new Uint8Array() }, { timeoutMs: ROOMY_MS }).then(() => undefined, (e: unknown) => e)
     assert.ok(err instanceof ForwardError)
     assert.equal(err.code, 'NO_LEASE')
     assert.equal(hosts[0]!.leases.get(a.id)!.requests, 0, 'nothing reached the service')
@@ -208,7 +222,8 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     const results: string[] = []
     for (const bad of ['wrong frame', 'silence'] as const) {
       const stream = await renter.libp2p.dialProtocol(net.providers[0]!.peerId, PROTOCOL.serve)
-      const ch = new ServeChannel(stream, 5_000)
+      // the renter's own bound outlasts the host's: the TIMEOUT is the host's
+      const ch = new ServeChannel(stream, ROOMY_MS)
       ch.send({ request: { leaseId: a.leaseId, method: 'POST', path: '/upload', headers: [{ name: 'content-type', value: 'application/octet-stream' }] } })
       ch.send({ body: { data: new Uint8Array(10) } })
       const before = opened
@@ -229,7 +244,7 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     const stuck = createTcpServer(socket => { open++; socket.on('close', () => { open-- }); socket.pause(); sockets.push(socket) })
     const a = await lease(0, stuck)
     const stream = await renter.libp2p.dialProtocol(net.providers[0]!.peerId, PROTOCOL.serve)
-    const ch = new ServeChannel(stream, 10_000)
+    const ch = new ServeChannel(stream, ROOMY_MS)
     ch.send({ request: { leaseId: a.leaseId, method: 'POST', path: '/upload', headers: [] } })
     // far more than the socket buffers of a connection whose reader never reads: 12 MiB (under
     // the 16 MiB body bound), since Linux grows a send buffer to 4 MiB (tcp_wmem) and 4 MiB
