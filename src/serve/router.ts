@@ -35,7 +35,7 @@ const ALPHA = 0.2
 /** A new replica's first answers carry the dial and the service's warm-up: they are not its measure. */
 const WARM_UP_ANSWERS = 2
 /** A measure older than this is stale: the replica gets the next request when it has none in flight, and that answer restarts its EWMA. */
-const STALE_MS = 500
+export const STALE_MS = 500
 /**
  * Every this many picks between two candidates, the one the scores passed over is taken. Under
  * steady load a replica measured slow while cold has requests in flight elsewhere all the time,

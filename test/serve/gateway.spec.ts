@@ -10,6 +10,7 @@ import { createServer as createTcpServer, type Server as TcpServer } from 'node:
 import { randomBytes } from 'node:crypto'
 import { toHex } from '../../src/common/index.js'
 import { forward, ForwardError, Gateway, ReplicaPool, ServeHost, ServeStreamPool, SERVE_HOST_SERVICE } from '../../src/serve/index.js'
+import { STALE_MS } from '../../src/serve/router.js'
 import { serveHostService } from '../../src/serve/service.js'
 import { ServeChannel, serveFrameKind } from '../../src/serve/wire.js'
 import { PROTOCOL } from '../../protocols/ids.js'
@@ -278,11 +279,15 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     const { url, pool } = await gatewayFor([{ p: 0, ...fast }, { p: 1, ...slow }])
     const n = 100
     let next = 0
+    const t0 = Date.now()
     await Promise.all(Array.from({ length: 4 }, async () => {
       while (next < n) { next++; assert.equal((await http(`${url}/x`)).status, 200) }
     }))
-    const share = pool.get(fast.id)!.served / n
-    assert.ok(share >= 0.9, `fast replica share ${share}`)
+    // the router measures a stale replica again (one request each STALE_MS): on a loaded machine
+    // the run lasts longer and the slow replica gets those re-measures on top of its 10 %
+    const remeasures = (Date.now() - t0) / STALE_MS
+    const slowServed = pool.get(slow.id)!.served
+    assert.ok(slowServed <= 0.1 * n + remeasures, `slow replica served ${slowServed} of ${n} in ${Date.now() - t0} ms`)
   })
 
   it('the provider\'s lease host: PORT for the service, health checks that end a dead or never-healthy service, a preempted lease drains', async () => {
