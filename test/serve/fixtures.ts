@@ -27,6 +27,14 @@ export function sentimentSpec (over: Record<string, unknown> = {}): Record<strin
   }
 }
 
+/**
+ * A bound a spec is not about: far above the stalls of a loaded machine (the suite's two jobs on
+ * 2 shared cores stall a process for seconds), so a request that should succeed never ends on it.
+ * At 2 s, the gateway's bound turned echo answers into 504s under load. A spec that tests a
+ * bound sets that one short itself.
+ */
+export const ROOMY_MS = 15_000
+
 export interface HttpAnswer { status: number, body: string, headers: Record<string, string | string[] | undefined> }
 
 /** One HTTP request; never rejects (a transport failure is status 0). */

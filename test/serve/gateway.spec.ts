@@ -15,17 +15,11 @@ import { serveHostService } from '../../src/serve/service.js'
 import { ServeChannel, serveFrameKind } from '../../src/serve/wire.js'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
-import { http } from './fixtures.js'
+import { http, ROOMY_MS } from './fixtures.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 
 type Upstream = Server | TcpServer
 
-/**
- * A bound no spec here is about: far above the stalls of a loaded machine (the suite's two jobs
- * on 2 shared cores stall a process for seconds), so a request that should succeed never ends on
- * it. At 2 s the gateway's bound turned echo answers into 504s under load.
- */
-const ROOMY_MS = 15_000
 /**
  * The hosts' bounds, which the keep-alive, silence and stuck-body specs wait out: short enough
  * for them, yet above those stalls (at 1-2 s a stall ended a request on the renter's side bound

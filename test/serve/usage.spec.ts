@@ -17,7 +17,7 @@ import { serveHostService } from '../../src/serve/service.js'
 import { exchange, UsageCounter, UsageDesk, usageHandler, UsageExchangeError, UsageReporter } from '../../src/serve/usage/index.js'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
-import { http } from './fixtures.js'
+import { http, ROOMY_MS } from './fixtures.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 
 const PRICE = 2_000_000 // µUSD per GPU-hour
@@ -29,7 +29,7 @@ function ledgerOf (node: IdlegridNode): LedgerService {
 describe('serve: co-signed usage statements between real nodes (issue 17.4)', function () {
   this.timeout(30_000)
   let net: InProcessNetwork
-  const host = new ServeHost({ responseMs: 2_000, idleMs: 2_000 })
+  const host = new ServeHost({ responseMs: ROOMY_MS, idleMs: ROOMY_MS })
   let upstream: Server
   let provider: IdlegridNode
   let renter: IdlegridNode
@@ -93,7 +93,7 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
     desk = new UsageDesk({ key: renter.privateKey, self: renter.peerId, ledger: ledgerOf(renter) })
     await renter.libp2p.handle(PROTOCOL.usage, usageHandler(desk, 5_000))
     const pool = new ReplicaPool(16)
-    gateway = new Gateway(renter.libp2p, pool, { port: 0, bind: '127.0.0.1', maxBodyBytes: 64 * 1024, timeoutMs: 3_000, meter: (id) => counters.get(id) })
+    gateway = new Gateway(renter.libp2p, pool, { port: 0, bind: '127.0.0.1', maxBodyBytes: 64 * 1024, timeoutMs: ROOMY_MS, meter: (id) => counters.get(id) })
     url = await gateway.start()
   })
 
