@@ -98,6 +98,14 @@ describe('ledger flood resistance over real nodes', function () {
     })
     after(async () => { await net.stop() })
 
+    /** How far the honest node got with a flood, for a wait that timed out: its verdicts, and whether the attacker is still its gossip peer and with what streams. */
+    function floodState (judged: number): string {
+      const [honest, attacker] = [net.bootstrap, net.renters[0]]
+      const gossipPeer = honest.libp2p.services.pubsub.getPeers().some(p => p.equals(attacker.peerId))
+      const streams = attacker.libp2p.getConnections(honest.peerId).flatMap(c => c.streams.map(st => `${st.protocol ?? '?'} ${st.direction} ${st.status}`))
+      return `judged ${judged}; verdicts ${JSON.stringify(honest.libp2p.services.gossip.stats()[TOPIC.ledger])}; the attacker is ${gossipPeer ? '' : 'no longer '}a gossip peer of it; the attacker's streams to it: ${streams.join(', ')}`
+    }
+
     /** The honest provider appends a job; resolves once the honest node holds it. */
     async function honestEntryReplicates (): Promise<void> {
       const [provider] = net.providers
@@ -118,6 +126,7 @@ describe('ledger flood resistance over real nodes', function () {
       const size = junk.reduce((sum, r) => sum + r.envelope.byteLength, 0)
       for (const record of junk) await attacker.libp2p.services.pubsub.publish(TOPIC.ledger, record.envelope)
       await waitFor(() => judged() - judgedBefore >= 1000 || undefined, { timeoutMs: 120_000, what: 'the honest node to judge the 1000 junk entries' })
+        .catch((err: Error) => { throw new Error(`${err.message}: ${floodState(judged() - judgedBefore)}`, { cause: err }) })
       await honestEntryReplicates()
       const after = { disk: (await ledgerOf(honest).store.stats()).diskBytes, stored: storedBytes(honest), slashed: ledgerOf(honest).store.slashedAuthors().length }
       const quarantine = (await ledgerOf(honest).store.stats()).quarantine
@@ -145,6 +154,7 @@ describe('ledger flood resistance over real nodes', function () {
         await attacker.libp2p.services.pubsub.publish(TOPIC.ledger, entry.envelope)
       }
       await waitFor(() => judged() - judgedBefore >= 1000 || undefined, { timeoutMs: 120_000, what: 'the honest node to judge the attacker\'s 1000 entries' })
+        .catch((err: Error) => { throw new Error(`${err.message}: ${floodState(judged() - judgedBefore)}`, { cause: err }) })
       await honestEntryReplicates()
       const after = { disk: (await ledgerOf(honest).store.stats()).diskBytes, stored: storedBytes(honest) }
       const held = ledgerOf(honest).store.head(attackerId)?.seq ?? 0
