@@ -70,13 +70,9 @@ describe('ledger flood resistance over real nodes', function () {
     await filled.close()
 
     const server = await startLedgerNode(serverDir, 'bootstrap', [])
-    // the client trusts the honest author only. It dials the server once started: a connection
-    // that opens while the ledger service starts (a bootstrap list, under load) is never synced
-    // on connect (src/ledger/service.ts listens for peer:connect only from afterStart), and the
-    // next periodic round here is 10 minutes away
-    const client = await startLedgerNode(join(dir.path, 'client'), 'renter', [], { trustedPeers: [honest.id] })
+    // the client trusts the honest author only
+    const client = await startLedgerNode(join(dir.path, 'client'), 'renter', [server.libp2p.getMultiaddrs()[0].toString()], { trustedPeers: [honest.id] })
     try {
-      await client.libp2p.dial(server.libp2p.getMultiaddrs()[0])
       await waitFor(() => ledgerOf(client).store.head(honest.id)?.seq === 2 || undefined, { timeoutMs: 120_000, what: 'the client to pull the honest feed past the Sybils' })
       const stats = await ledgerOf(client).store.stats()
       assert.ok((stats.quarantine?.entries ?? 0) <= 2048, 'the Sybils it pulled wait in the bounded quarantine')
