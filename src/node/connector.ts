@@ -43,6 +43,29 @@ const MAX_PENDING = 256
 const LOOKUP_TIMEOUT_MS = 10_000
 /** Peers whose dial failed, remembered so that a lookup returning only them counts as fruitless. */
 const MAX_FAILED = 256
+/**
+ * Dials to a peer that may fail in a row before a lookup finding it counts as finding nobody new.
+ * One failure is not enough: a node whose event loop stalls for a few seconds (a busy laptop, a
+ * CI runner) fails its first dial of a peer the DHT just named, and the backoff then pushed the
+ * next look 20-40 s away while that peer was there all along (the flood-network spec's 20 s mesh
+ * wait failed so). A peer that fails this often is not coming; looking for it at the base rate
+ * for ever is what the backoff is for.
+ */
+const RETRIES_BEFORE_GIVING_UP = 3
+
+/** What the connector is doing: for diagnostics (a mesh that did not form) and specs. */
+export interface ConnectorStatus {
+  connections: number
+  /** discovered peers waiting for a dial slot, and dials in flight */
+  pending: number
+  dialing: number
+  /** peers whose last dial failed; of them, those that failed too often to keep lookups at the base rate */
+  failing: number
+  givenUp: number
+  /** lookups finished since start, and the wait before the one after the next */
+  lookups: number
+  lookupWaitMs: number
+}
 
 /**
  * Joins the mesh: libp2p v2 no longer dials the peers it discovers (bootstrap list, DHT
@@ -53,14 +76,16 @@ const MAX_FAILED = 256
  * nobody else would tell it about providers that joined after it), less often while the
  * lookups find nobody new (lookup-backoff.ts).
  */
-class PeerConnector implements Startable {
+class PeerConnector implements PeerConnectorService {
   private readonly components: ConnectorComponents
   private readonly target: number
   private readonly dialTimeoutMs: number
   private readonly maxParallel: number
   private readonly lookupIntervalMs: number
   private readonly backoff: LookupBackoff
-  private readonly failed = new Set<string>()
+  /** consecutive failed dials per peer, oldest first */
+  private readonly failed = new Map<string, number>()
+  private lookups = 0
   private readonly log: Logger
   private readonly dialing = new Set<string>()
   private readonly pending = new Map<string, PeerInfo>()
@@ -69,6 +94,8 @@ class PeerConnector implements Startable {
   private lookup?: AbortController
   private running = false
   private readonly onDiscovery = (evt: CustomEvent<PeerInfo>): void => { this.enqueue(evt.detail) }
+  // a peer met by any route (a DHT walk, its own dial) is no longer failing
+  private readonly onConnect = (evt: CustomEvent<PeerId>): void => { this.failed.delete(evt.detail.toString()) }
   private readonly onDisconnect = (): void => {
     if (this.connections() < this.target) { this.failed.clear(); this.backoff.reset() }
   }
@@ -91,6 +118,7 @@ class PeerConnector implements Startable {
   start (): void {
     this.running = true
     this.components.events.addEventListener('peer:discovery', this.onDiscovery)
+    this.components.events.addEventListener('peer:connect', this.onConnect)
     this.components.events.addEventListener('peer:disconnect', this.onDisconnect)
   }
 
@@ -109,8 +137,14 @@ class PeerConnector implements Startable {
     clearInterval(this.lookupTimer)
     this.lookup?.abort()
     this.components.events.removeEventListener('peer:discovery', this.onDiscovery)
+    this.components.events.removeEventListener('peer:connect', this.onConnect)
     this.components.events.removeEventListener('peer:disconnect', this.onDisconnect)
     this.pending.clear()
+  }
+
+  status (): ConnectorStatus {
+    const givenUp = [...this.failed.values()].filter(n => n >= RETRIES_BEFORE_GIVING_UP).length
+    return { connections: this.connections(), pending: this.pending.size, dialing: this.dialing.size, failing: this.failed.size, givenUp, lookups: this.lookups, lookupWaitMs: this.backoff.currentWaitMs }
   }
 
   private connections (): number {
@@ -121,15 +155,20 @@ class PeerConnector implements Startable {
     return this.components.connectionManager.getConnections(peer).length > 0
   }
 
-  /** Queues a dial to `peer`; true if it is a peer we are not connected to whose dial has not failed. */
+  /**
+   * Queues a dial to `peer`; true if it is a peer worth looking on for: one we are not connected
+   * to, being dialed or not, whose dials have not failed too often in a row.
+   */
   private enqueue (peer: PeerInfo): boolean {
     const id = peer.id.toString()
-    if (!this.running || peer.id.equals(this.components.peerId) || this.dialing.has(id) || this.isConnected(peer.id)) return false
+    if (!this.running || peer.id.equals(this.components.peerId) || this.isConnected(peer.id)) return false
+    const promising = (this.failed.get(id) ?? 0) < RETRIES_BEFORE_GIVING_UP
+    if (this.dialing.has(id)) return promising
     this.pending.delete(id)
     this.pending.set(id, peer)
     if (this.pending.size > MAX_PENDING) this.pending.delete(this.pending.keys().next().value as string)
     this.pump()
-    return !this.failed.has(id)
+    return promising
   }
 
   private pump (): void {
@@ -141,8 +180,10 @@ class PeerConnector implements Startable {
       this.components.connectionManager.openConnection(peer.id, { signal: AbortSignal.timeout(this.dialTimeoutMs) })
         .then(() => { this.failed.delete(id) }, (err: Error) => {
           this.log('dial %p failed: %s', peer.id, err.message)
-          this.failed.add(id)
-          if (this.failed.size > MAX_FAILED) this.failed.delete(this.failed.values().next().value as string)
+          const failures = (this.failed.get(id) ?? 0) + 1
+          this.failed.delete(id)
+          this.failed.set(id, failures)
+          if (this.failed.size > MAX_FAILED) this.failed.delete(this.failed.keys().next().value as string)
         })
         .finally(() => {
           this.dialing.delete(id)
@@ -188,12 +229,17 @@ class PeerConnector implements Startable {
       this.log('lookup for more peers ended: %s', err?.message)
     } finally {
       this.lookup = undefined
+      this.lookups++
       this.backoff.done(found)
       if (!found) this.log('lookup found no new peer: next in %d s', this.backoff.currentWaitMs / 1000)
     }
   }
 }
 
-export function peerConnector (init: ConnectorInit): (components: ConnectorComponents) => Startable {
+export interface PeerConnectorService extends Startable {
+  status(): ConnectorStatus
+}
+
+export function peerConnector (init: ConnectorInit): (components: ConnectorComponents) => PeerConnectorService {
   return (components) => new PeerConnector(components, init)
 }

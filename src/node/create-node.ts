@@ -10,7 +10,7 @@ import { createLibp2p, type Libp2p, type Libp2pOptions, type ServiceFactoryMap }
 import { createHash } from 'node:crypto'
 import { ALL_TOPICS, PROTOCOL } from '../../protocols/ids.js'
 import { loadOrCreateKey } from '../identity/index.js'
-import { peerConnector } from './connector.js'
+import { peerConnector, type PeerConnectorService } from './connector.js'
 import { routingTableRepair, type RoutingTableRepair } from './routing-repair.js'
 import { largeFramesInPieces } from './yamux-frames.js'
 import { lazyWindowYamux } from './yamux-window.js'
@@ -23,7 +23,7 @@ import { peerGuardService, type PeerGuardHandle, type PeerGuardServiceInit } fro
 import type { RateLimit } from './token-bucket.js'
 import type { TopicClass } from './gossip-limits.js'
 import type { NodeConfig } from '../config/index.js'
-import type { Ed25519PrivateKey, PeerId, PubSub, ServiceMap, Startable } from '@libp2p/interface'
+import type { Ed25519PrivateKey, PeerId, PubSub, ServiceMap } from '@libp2p/interface'
 
 /**
  * yamux sized for job streams (hundreds of MiB on one stream): 1 MiB messages so a job frame
@@ -45,7 +45,7 @@ export interface CoreServices extends ServiceMap {
   pubsub: PubSub<GossipsubEvents>
   [GOSSIP_SERVICE]: GossipRouter
   heartbeats: HeartbeatService
-  connector: Startable
+  connector: PeerConnectorService
   routingRepair: RoutingTableRepair
   peerGuard: PeerGuardHandle
 }

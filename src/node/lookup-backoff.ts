@@ -4,7 +4,8 @@
  * network smaller than the connection target a node never reaches the target, and looking
  * every 10 s for ever was most of an idle node's CPU (test/bench/idle.bench.ts). So a lookup
  * that finds no peer to dial doubles the wait, up to `maxMs`; one that finds a peer, or a
- * lost connection (the network changed), brings it back to `baseMs`.
+ * lost connection (the network changed), brings it back to `baseMs`. A peer whose dials keep
+ * failing stops counting as found after a few tries (connector.ts, RETRIES_BEFORE_GIVING_UP).
  */
 export class LookupBackoff {
   private waitMs: number

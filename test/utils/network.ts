@@ -97,6 +97,7 @@ export async function waitForTopicMesh (nodes: IdlegridNode[], topic: string, ti
       const gossipPeer = nodes[i].libp2p.services.pubsub.getPeers().some(p => p.equals(peer))
       return `node ${link}: ${connections} connection(s), ${gossipPeer ? '' : 'not '}a gossip peer`
     })
-    throw new Error(`${(err as Error).message}; missing: ${state.join('; ')}`, { cause: err })
+    const connectors = nodes.map((n, i) => `node ${i}: ${JSON.stringify(n.libp2p.services.connector.status())}`)
+    throw new Error(`${(err as Error).message}; missing: ${state.join('; ')}; connectors: ${connectors.join('; ')}`, { cause: err })
   }
 }
