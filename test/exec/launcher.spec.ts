@@ -7,17 +7,13 @@ import { join } from 'node:path'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
 import { JobLauncher, type JobChild } from '../../src/exec/runners/launcher.js'
 import { MAX_RELAYED_BYTES } from '../../src/exec/runners/launcher-messages.js'
-import { tempDir, waitFor } from '../utils/index.js'
+import { processAlive, tempDir, waitFor } from '../utils/index.js'
 import { running } from './process-fixtures.js'
 
 /** This process's minor page faults so far (/proc/self/stat, field 10). */
 function minorFaults (): number {
   const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? []
   return Number(fields[7])
-}
-
-function pidAlive (pid: number): boolean {
-  try { process.kill(pid, 0); return true } catch { return false }
 }
 
 interface Ended { stdout: string, stderr: string, code: number | null, signal: string | null, error?: NodeJS.ErrnoException }
@@ -100,7 +96,7 @@ describe('exec: the job launcher', function () {
     launcher.stop()
     const result = await end
     assert.equal(result.signal, 'SIGKILL')
-    await waitFor(() => !pidAlive(sleeper), { timeoutMs: 10_000, what: 'the job\'s background process to be killed with it' })
+    await waitFor(() => !processAlive(sleeper), { timeoutMs: 10_000, what: 'the job\'s background process to be killed with it' })
     const again = await ended(launcher.spawn('/bin/sh', ['-c', 'echo again'], {}))
     assert.equal(again.stdout, 'again\n')
     assert.notEqual(launcher.pid, first)

@@ -10,7 +10,7 @@ import type { CallResult } from '../../src/exec/runners/launcher.js'
 import { TelemetryAccumulator, TelemetrySampler } from '../../src/exec/telemetry.js'
 import { sha256 } from '../../src/identity/index.js'
 import { dockerSettings, splitDockerFields } from '../../src/cli/commands/docker-options.js'
-import { tempDir, waitFor } from '../utils/index.js'
+import { processAlive, tempDir, waitFor } from '../utils/index.js'
 
 const FAKE_SMI = fileURLToPath(new URL('../../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))
 
@@ -23,10 +23,6 @@ async function workDir (root: string, name: string): Promise<string> {
 
 function spec (dir: string, command: string[], more: Partial<RunSpec> = {}): RunSpec {
   return { jobId: 'ab'.repeat(16), workDir: dir, command, env: {}, timeoutMs: 20_000, graceMs: 500, ...more }
-}
-
-function pidAlive (pid: number): boolean {
-  try { process.kill(pid, 0); return true } catch { return false }
 }
 
 describe('exec: process runner', function () {
@@ -116,7 +112,7 @@ describe('exec: process runner', function () {
     assert.equal(outcome.status, 'timeout')
     assert.ok(outcome.exitCode < 0, `killed by a signal, got ${outcome.exitCode}`)
     const child = Number((await readFile(join(dir, 'outputs', 'child.pid'), 'utf8')).trim())
-    await waitFor(() => !pidAlive(child), { timeoutMs: 5_000, intervalMs: 20, what: 'the background child to be gone' })
+    await waitFor(() => !processAlive(child), { timeoutMs: 5_000, intervalMs: 20, what: 'the background child to be gone' })
   })
 
   it('preemption sends SIGTERM, lets the job checkpoint within the grace, then stops it', async () => {

@@ -4,7 +4,7 @@
  * `idlegrid` processes, or real nodes in this process) with one shape, one set of options and
  * one mesh wait.
  */
-export { tempDir, waitFor } from './wait.js'
+export { processAlive, tempDir, waitFor } from './wait.js'
 export { otherUser, runAs } from './users.js'
 export type { OtherUser } from './users.js'
 export {
