@@ -22,7 +22,9 @@ describe('idlegrid demo (the whole market on loopback, as the README runs it)', 
     const lines = stdout.trim().split('\n')
     assert.equal(lines.length, 1, 'with --json the demo prints exactly one JSON object')
     const summary = JSON.parse(lines[0]) as DemoSummary
-    assert.equal(code, 0, `exit code (stderr: ${stderr.slice(-2000)}; facts ${JSON.stringify(summary.facts)})`)
+    // on a failure, where each job ran and how each attempt ended (the facts alone do not say why)
+    const attempts = summary.jobs.map(j => `${j.key}: ${j.status} on ${String(j.providerName)}; ${j.attempts.map(a => `${a.providerName} [${a.bids.map(b => `${b.providerName} ${b.priceUsd}`).join(', ')}] ${String(a.outcome)}`).join(' → ')}`).join('; ')
+    assert.equal(code, 0, `exit code (stderr: ${stderr.slice(-2000)}; facts ${JSON.stringify(summary.facts)}; jobs ${attempts})`)
 
     assert.equal(summary.network.providers.length, 5)
     assert.ok(new Set(summary.network.providers.map(p => p.region)).size >= 4, 'providers across regions')
