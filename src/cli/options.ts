@@ -13,6 +13,8 @@ export const NODE_OPTIONS: OptionTable = {
   trust: { type: 'string', multiple: true, valueName: 'PEER_ID', description: 'a peer whose view of reputation this node starts from, besides itself and its bootstrap peers (repeatable)' },
   config: { type: 'string', valueName: 'FILE', description: 'YAML config file' },
   'private-addresses': { type: 'string', valueName: 'auto|true|false', description: 'keep loopback/LAN addresses in the DHT (default auto: true when the bootstrap peers are local)' },
+  reachability: { type: 'string', valueName: 'auto|public|private', description: 'private: reserve slots on relays to be reached; public: peers dial this node directly (default auto: private when no listen or announce address is public and the bootstrap peers are)' },
+  'relay-serve': { type: 'string', valueName: 'true|false', description: 'serve circuit relay v2 for peers behind NAT, within the config file\'s relay limits (default: true for a bootstrap)' },
   'heartbeat-seconds': { type: 'string', valueName: 'S', description: 'seconds between signed heartbeats (default 10)' },
   'heartbeat-gossip': { type: 'boolean', description: 'also join the legacy heartbeat topic /idlegrid/2/heartbeats (off by default: heartbeats go to connected peers)' }
 }
@@ -78,6 +80,8 @@ export function nodeFlags (values: ParsedValues): Record<string, unknown> {
     bootstrap: values.bootstrap,
     trust: values.trust,
     privateAddresses: values['private-addresses'],
+    reachability: values.reachability,
+    relayServe: values['relay-serve'],
     heartbeatSeconds: values['heartbeat-seconds'],
     heartbeatGossip: values['heartbeat-gossip']
   }

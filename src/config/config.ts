@@ -5,6 +5,7 @@ import { peerIdFromString } from '@libp2p/peer-id'
 import { multiaddr } from '@multiformats/multiaddr'
 import { parse as parseYaml } from 'yaml'
 import { ConfigError, asBoolean, asNumber, asObject, asStringList, asEnum, onlyKnownKeys, type Fields } from './validate.js'
+import { resolveReachability, resolveRelay, type Reachability, type RelayConfig } from './reach.js'
 import type { Multiaddr } from '@multiformats/multiaddr'
 
 export const ROLES = ['bootstrap', 'provider', 'renter'] as const
@@ -30,12 +31,16 @@ export interface NodeConfig {
   heartbeatMs: number
   /** also publish and read the legacy global heartbeat topic (heartbeats go to connected peers by default) */
   heartbeatGossip: boolean
+  /** whether the node needs relays to be reached (reach.ts: needsRelays decides `auto`) */
+  reachability: Reachability
+  /** the circuit relay this node serves for others, if any */
+  relay: RelayConfig
   /** raw provider section, validated by the capability policy */
   provider: Fields
 }
 
 /** Fields a config file may hold (camelCase); each has a flag of the same name in kebab-case. */
-const FILE_FIELDS = ['role', 'dataDir', 'listen', 'announce', 'bootstrap', 'trust', 'privateAddresses', 'maxConnections', 'targetPeers', 'heartbeatSeconds', 'heartbeatGossip', 'provider'] as const
+const FILE_FIELDS = ['role', 'dataDir', 'listen', 'announce', 'bootstrap', 'trust', 'privateAddresses', 'maxConnections', 'targetPeers', 'heartbeatSeconds', 'heartbeatGossip', 'reachability', 'relay', 'provider'] as const
 
 export const DEFAULT_LISTEN: Record<Role, string[]> = {
   bootstrap: ['/ip4/127.0.0.1/tcp/4001', '/ip4/127.0.0.1/tcp/4002/ws'],
@@ -78,7 +83,7 @@ export interface ConfigSources {
   /** parsed config file, if any */
   file?: Fields
   /** command-line values keyed by camelCase field; undefined = not given */
-  flags?: Partial<Record<typeof FILE_FIELDS[number], unknown>>
+  flags?: Partial<Record<typeof FILE_FIELDS[number] | 'relayServe', unknown>>
   env?: NodeJS.ProcessEnv
   /** the default bootstrap list (bootstrap/peers.json) */
   defaultBootstrap?: string[]
@@ -123,8 +128,10 @@ export function resolveConfig (sources: ConfigSources): NodeConfig {
   const targetPeers = asNumber(pick('targetPeers') ?? Math.min(24, maxConnections), 'targetPeers', { integer: true, min: 0, max: maxConnections })
   const heartbeatMs = Math.round(1000 * asNumber(pick('heartbeatSeconds') ?? 10, 'heartbeatSeconds', { min: 0.1, max: 3600 }))
   const heartbeatGossip = asBoolean(pick('heartbeatGossip') ?? false, 'heartbeatGossip')
+  const reachability = resolveReachability(pick('reachability'))
+  const relay = resolveRelay(file.relay, flags.relayServe, role)
   const provider = file.provider == null ? {} : asObject(file.provider, 'provider')
-  return { role, dataDir, listen, announce, bootstrap, trust, privateAddresses, maxConnections, targetPeers, heartbeatMs, heartbeatGossip, provider }
+  return { role, dataDir, listen, announce, bootstrap, trust, privateAddresses, maxConnections, targetPeers, heartbeatMs, heartbeatGossip, reachability, relay, provider }
 }
 
 function asString (value: unknown, field: string): string {

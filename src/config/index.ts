@@ -2,6 +2,8 @@
 export { resolveConfig, readConfigFile, ConfigFileError, ROLES, defaultDataDir } from './config.js'
 export type { NodeConfig, Role } from './config.js'
 export { missingBootstrap } from './bootstrap.js'
+export { needsRelays, isPublicHost, RELAY_DEFAULTS, RELAY_RESERVATIONS, REACHABILITY } from './reach.js'
+export type { Reachability, RelayConfig } from './reach.js'
 export type { BootstrapAdvice } from './bootstrap.js'
 export { ConfigError, asBoolean, asEnum, asNumber, asObject, asString, asStringList, join, onlyKnownKeys } from './validate.js'
 export type { Fields } from './validate.js'

@@ -139,6 +139,7 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
   let ch: FrameChannel | undefined
   try {
     const stream = await opts.libp2p.dialProtocol(provider, PROTOCOL.job, { signal: AbortSignal.any([AbortSignal.timeout(opts.dialMs ?? RENTER_DEFAULTS.dialMs), ...(opts.signal != null ? [opts.signal] : [])]) })
+      .catch((err: Error) => { throw err.name === 'LimitedConnectionError' ? relayOnly(provider, err) : err })
     const idleMs = opts.idleMs ?? RENTER_DEFAULTS.idleMs
     ch = new FrameChannel(stream, { idleMs })
     opts.signal?.addEventListener('abort', () => { void ch?.fail(new JobStreamError('CANCELLED', 'renter cancelled')) }, { once: true })
@@ -187,6 +188,14 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
     result.endedAt = Date.now()
     emit({ type: 'attempt-ended', attempt, provider: result.provider, outcome: result.outcome, detail: result.detail })
   }
+}
+
+/**
+ * The job could not start because the provider is reachable only through a relay's limited
+ * circuit (src/node/relay.ts): bytes and time bounded by the relay, too little for a job.
+ */
+function relayOnly (provider: PeerId, cause: Error): JobStreamError {
+  return new JobStreamError('CANCELLED', `provider ${provider.toString()} is reachable only through a relay's limited circuit, which does not carry job streams: the job needs a direct connection or a relay whose operator carries jobs (relay.unlimited)`, { cause })
 }
 
 /** The minimum preemption notice the renter's own job request asked for (0 when it cannot be read). */

@@ -8,6 +8,7 @@
 
 import { jobShardOf, type JobShardTopic } from '../../protocols/ids.js'
 import { toHex } from '../common/index.js'
+import { messageAddresses } from '../node/index.js'
 import { offerAward } from './award-offers.js'
 import { awardRow, bidRow, noAwardReason, noBidsReason, type AuctionOptions, type AuctionReport, type DeclineCounts } from './auction-report.js'
 import { BidCollector, drainDeliveredBids, waitOrCancel, type BidCollectorComponents, type BidOutcome } from './bid-collector.js'
@@ -22,8 +23,6 @@ import type { Ed25519PrivateKey, Logger, PeerId, PrivateKey } from '@libp2p/inte
 import type { PingService } from '@libp2p/ping'
 import type { AddressManager } from '@libp2p/interface-internal'
 
-/** multicodec of /p2p */
-const P2P_CODE = 421
 /** Round-trip measurement bound per provider, and how many bidders are measured at most. */
 const PING_TIMEOUT_MS = 1_000
 const MAX_RTT_PEERS = 64
@@ -171,11 +170,7 @@ export class Auctioneer {
 
   /** Our own addresses for the job request (binary, without /p2p), so bidders can dial us directly. */
   private listenAddrs (): Uint8Array[] {
-    return this.components.addressManager.getAddresses()
-      .map(a => a.getPeerId() != null ? a.decapsulateCode(P2P_CODE) : a)
-      .map(a => a.bytes)
-      .filter(a => a.length <= 64)
-      .slice(0, 4)
+    return messageAddresses(this.components.addressManager.getAddresses())
   }
 
   /** Round trips to the bidders of `bids` (rttCandidates), measured in parallel with a bound. */

@@ -12,7 +12,7 @@ import { MAX_BYTES, decodeBounded } from '../../protocols/codec.js'
 import { DOMAIN, JOB_SHARD_TOPICS, PROTOCOL, providerShards, type JobShardTopic } from '../../protocols/ids.js'
 import { AcceptRequest, ExplainRequest } from '../../protocols/market.js'
 import { toHex } from '../common/index.js'
-import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, serveOnce, type GossipRouter } from '../node/index.js'
+import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, messageAddresses, serveOnce, type GossipRouter } from '../node/index.js'
 import { awardPriceProblem, checkAwardForJob, isAwardedTo, readAward } from './award-check.js'
 import { clearingSample } from './clearing-check.js'
 import { bidAckName, sendBid } from './bid-stream.js'
@@ -36,8 +36,6 @@ import { CONTROL_HANDLERS } from '../control/index.js'
 export const MARKET_PROVIDER_SERVICE = 'marketProvider'
 export const MARKET_PROVIDER_CAPABILITY = '@idlegrid/market-provider'
 
-/** multicodec of /p2p */
-const P2P_CODE = 421
 /** Award attempts answered that are remembered; the oldest are forgotten first. */
 const MAX_ANSWERED = 2_000
 /** Accept and explain requests must complete within this. */
@@ -288,9 +286,7 @@ class MarketProvider implements MarketProviderService, Startable {
 
   /** Our own addresses for bids (binary, without /p2p), so the renter can dial us directly. */
   private listenAddrs (): Uint8Array[] {
-    return this.components.addressManager.getAddresses()
-      .map(a => a.getPeerId() != null ? a.decapsulateCode(P2P_CODE) : a)
-      .map(a => a.bytes)
+    return messageAddresses(this.components.addressManager.getAddresses())
   }
 
   /**

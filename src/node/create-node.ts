@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto'
 import { ALL_TOPICS, PROTOCOL } from '../../protocols/ids.js'
 import { loadOrCreateKey } from '../identity/index.js'
 import { peerConnector, type PeerConnectorService } from './connector.js'
+import { relayListenAddresses, relayServer, relayTransport } from './relay.js'
 import { routingTableRepair, type RoutingTableRepair } from './routing-repair.js'
 import { largeFramesInPieces } from './yamux-frames.js'
 import { lazyWindowYamux } from './yamux-window.js'
@@ -118,18 +119,20 @@ export async function createNode<S extends CoreServices = CoreServices> (config:
 
 function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, extensions: NodeComposition): Parameters<typeof createLibp2p<CoreServices>>[0] {
   const isBootstrap = config.role === 'bootstrap'
+  const relay = relayServer(config)
   // one guard shared by the connection gater, the gossip router and its own service
   const bootstrapPeers = config.bootstrap.flatMap(addr => /\/p2p\/([^/]+)$/.exec(addr)?.[1] ?? [])
   const guard = new PeerGuard({ ...extensions.peerGuard, trusted: [...bootstrapPeers, ...config.trust, ...(extensions.peerGuard?.trusted ?? [])] })
   return {
     privateKey,
     addresses: {
-      listen: config.listen,
+      // behind NAT: one /p2p-circuit per relay slot to reserve (relay.ts)
+      listen: [...config.listen, ...relayListenAddresses(config)],
       announce: config.announce.length > 0 ? config.announce : undefined
     },
     // TCP whose connections keep their socket, so that libp2p's TLS runs on it natively
     // (src/transport/): job data is encrypted by Node, not through a JS stream
-    transports: isBootstrap ? [tlsTcp(), webSockets()] : [tlsTcp()],
+    transports: isBootstrap ? [tlsTcp(), webSockets(), relayTransport()] : [tlsTcp(), relayTransport()],
     // TLS listed first: the dialer's first shared choice wins, so idlegrid peers use TLS 1.3
     // (natively over TCP, as @libp2p/tls over WebSockets); peers that only speak noise still connect
     connectionEncrypters: connectionEncrypters(),
@@ -147,7 +150,7 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
     // of thirty peers that alone kept a core busy); a node busy verifying or running jobs can
     // answer late, so allow 15 s before a connection counts as dead (libp2p's floor is 5 s)
     connectionMonitor: { pingInterval: 30_000, pingTimeout: { minTimeout: 15_000, maxTimeout: 60_000 } },
-    // no NAT traversal, relays or public address discovery: idlegrid talks to configured peers only
+    // relays (relay.ts) come from the configured peers only: no public relay, no public address discovery
     services: {
       // identify tells gossipsub and the DHT which protocols a peer speaks; a busy peer may
       // answer after libp2p's 5 s default, and a failed identify leaves the link unused
@@ -205,6 +208,8 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
       // re-adds connected DHT servers that missed kad-dht's one routing-table ping
       routingRepair: routingTableRepair({ protocol: PROTOCOL.kad }),
       peerGuard: peerGuardService(guard, extensions.peerGuard),
+      // circuit relay v2 for peers behind NAT, within the operator's limits (relay.ts)
+      ...(relay != null ? { relay } : {}),
       // each factory's components are checked by libp2p at start (serviceDependencies), not here
       ...extensions.services as ServiceFactoryMap
     }

@@ -68,7 +68,7 @@ export class HeartbeatInbox {
         this.init.log('heartbeat stream from %p failed: %e', connection.remotePeer, err)
         stream.abort(err instanceof Error ? err : new Error(String(err)))
       })
-    }, { maxInboundStreams: MAX_HEARTBEAT_STREAMS, maxOutboundStreams: MAX_HEARTBEAT_STREAMS })
+    }, { maxInboundStreams: MAX_HEARTBEAT_STREAMS, maxOutboundStreams: MAX_HEARTBEAT_STREAMS, runOnLimitedConnection: true })
   }
 
   private async serve (stream: Stream, remote: PeerId, receive: HeartbeatReceiver): Promise<void> {
@@ -139,7 +139,8 @@ export async function sendHeartbeat (connections: Pick<ConnectionManager, 'getCo
   const connection = connections.getConnections(peer).find(c => c.status === 'open')
   if (connection == null) throw new Error(`not connected to ${peer.toString()}`)
   // lazy select: the frame rides with the protocol proposal (we send only to peers whose identify listed it)
-  const stream = await connection.newStream(PROTOCOL.heartbeat, { signal, negotiateFully: false })
+  // one small frame: it may cross a relay's limited circuit (relay.ts)
+  const stream = await connection.newStream(PROTOCOL.heartbeat, { signal, negotiateFully: false, runOnLimitedConnection: true })
   const onAbort = (): void => { stream.abort(new Error('heartbeat send timed out')) }
   signal.addEventListener('abort', onAbort, { once: true })
   try {

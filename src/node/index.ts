@@ -10,6 +10,7 @@ export { ACCEPT, ignore, reject, GOSSIP_SERVICE, GOSSIP_CAPABILITY } from './gos
 export type { GossipRouter, GossipVerdict } from './gossip.js'
 export type { HeartbeatService, HeartbeatSlots, PeerPresence } from './heartbeat.js'
 export { requestOnce, serveOnce, RequestResponseError } from './request-response.js'
+export { messageAddresses } from './addresses.js'
 export { PeerGuard, PEER_GUARD_DEFAULTS } from './peer-guard.js'
 export type { PeerGuardInit, PeerGuardCounters, PeerGuardSnapshot } from './peer-guard.js'
 export type { PeerGuardHandle } from './peer-guard-service.js'

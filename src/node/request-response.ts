@@ -8,7 +8,7 @@
 
 import * as lp from 'it-length-prefixed'
 import { pipe } from 'it-pipe'
-import type { Logger, PeerId, Stream } from '@libp2p/interface'
+import type { Connection, Logger, PeerId, Stream } from '@libp2p/interface'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 
@@ -51,16 +51,20 @@ export interface RequestOptions {
   dial?: Multiaddr[]
 }
 
+/** What a request dials with: libp2p's connection manager, or a dialer that only opens connections (a spec's attacker: libp2p.dial). */
+export type RequestDialer = Pick<ConnectionManager, 'openConnection'> & Partial<Pick<ConnectionManager, 'getConnections'>>
+
 /** Sends `request` to `peer` on `protocol` and returns the one response frame (at most `maxResponseBytes`). */
-export async function requestOnce (connectionManager: ConnectionManager, peer: PeerId, protocol: string, request: Uint8Array, maxResponseBytes: number, signal: AbortSignal, options: RequestOptions = {}): Promise<Uint8Array> {
+export async function requestOnce (connectionManager: RequestDialer, peer: PeerId, protocol: string, request: Uint8Array, maxResponseBytes: number, signal: AbortSignal, options: RequestOptions = {}): Promise<Uint8Array> {
   let stream: Stream | undefined
   const timedOut = (): RequestResponseError => new RequestResponseError('timeout', `${protocol} to ${peer.toString()} timed out`)
   const onAbort = (): void => { stream?.abort(timedOut()) }
   signal.addEventListener('abort', onAbort, { once: true })
   try {
     const dial = options.dial
-    const connection = await connectionManager.openConnection(dial != null && dial.length > 0 ? dial : peer, { signal })
-    stream = await connection.newStream(protocol, { signal, ...(options.lazy === true ? { negotiateFully: false } : {}) })
+    const connection = await connectionFor(connectionManager, peer, dial != null && dial.length > 0 ? dial : undefined, signal)
+    // small bounded frames: they may cross a relay's limited circuit (relay.ts) when no direct connection exists
+    stream = await connection.newStream(protocol, { signal, runOnLimitedConnection: true, ...(options.lazy === true ? { negotiateFully: false } : {}) })
     const response = await pipe([request], (source) => lp.encode(source), stream, (source) => lp.decode(source, { maxDataLength: maxResponseBytes }), firstFrame)
     if (response == null) throw new RequestResponseError('no-response', `${peer.toString()} closed ${protocol} without answering`)
     return response
@@ -71,6 +75,25 @@ export async function requestOnce (connectionManager: ConnectionManager, peer: P
     throw new RequestResponseError('failed', `${protocol} to ${peer.toString()} failed: ${String(err?.message ?? err)}`, { cause: err })
   } finally {
     signal.removeEventListener('abort', onAbort)
+  }
+}
+
+/**
+ * An open connection to `peer` for a small request: an unlimited one if there is or can be
+ * one (libp2p dials again when all it has is a relay's limited circuit: a direct path is what
+ * later job streams need), else the limited one (the peer is behind NAT, reachable only
+ * through a relay: libp2p's second circuit to the same address fails as a duplicate).
+ */
+async function connectionFor (connections: RequestDialer, peer: PeerId, dial: Multiaddr[] | undefined, signal: AbortSignal): Promise<Connection> {
+  const open = (connections.getConnections?.(peer) ?? []).filter(c => c.status === 'open')
+  const direct = open.find(c => c.limits == null)
+  if (direct != null) return direct
+  try {
+    return await connections.openConnection(dial ?? peer, { signal })
+  } catch (err) {
+    const limited = open.find(c => c.status === 'open')
+    if (limited == null || signal.aborted) throw err
+    return limited
   }
 }
 
@@ -106,5 +129,5 @@ export async function serveOnce (registrar: Registrar, protocol: string, handler
     }).finally(() => {
       signal.removeEventListener('abort', onAbort)
     })
-  }, { maxInboundStreams: MAX_STREAMS_PER_PROTOCOL, maxOutboundStreams: MAX_STREAMS_PER_PROTOCOL })
+  }, { maxInboundStreams: MAX_STREAMS_PER_PROTOCOL, maxOutboundStreams: MAX_STREAMS_PER_PROTOCOL, runOnLimitedConnection: true })
 }

@@ -63,7 +63,11 @@ class NativeTls implements ConnectionEncrypter {
       nativeTlsStats.stream++
       // options.remotePeer goes along: a listener that sends its TLS bytes with its answer puts
       // a dialer here, and must prove the peer the address names all the same
-      return isServer ? await this.stock.secureInbound(conn as any, options) : await this.stock.secureOutbound(conn as any, options)
+      // @libp2p/tls pushes each chunk into a Node stream, which takes only bytes: a relayed
+      // connection (circuit relay v2: a yamux stream) yields Uint8ArrayLists, which stalled
+      // every handshake over a relay until its time-out
+      const bytes = { ...conn, source: flatChunks((conn as unknown as { source: AsyncIterable<Uint8Array | { subarray: () => Uint8Array }> }).source) }
+      return isServer ? await this.stock.secureInbound(bytes as any, options) : await this.stock.secureOutbound(bytes as any, options)
     }
     nativeTlsStats.native++
     const signal = options.signal ?? AbortSignal.timeout(HANDSHAKE_TIMEOUT_MS)
@@ -88,4 +92,9 @@ function untouchedSocket (conn: object): NativeSocket | undefined {
   const native = (conn as { [NATIVE_SOCKET]?: NativeSocket })[NATIVE_SOCKET]
   if (native == null || (conn as { source?: unknown }).source !== native.source) return undefined
   return native
+}
+
+/** Each chunk of `source` as one Uint8Array (a Uint8ArrayList is copied into one). */
+async function * flatChunks (source: AsyncIterable<Uint8Array | { subarray: () => Uint8Array }>): AsyncGenerator<Uint8Array> {
+  for await (const chunk of source) yield chunk instanceof Uint8Array ? chunk : chunk.subarray()
 }

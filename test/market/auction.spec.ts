@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict'
+import type { ConnectionManager } from '@libp2p/interface-internal'
 import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy.js'
 import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
@@ -235,8 +236,8 @@ describe('market auction (in-process network)', function () {
   })
 })
 
-function connectionManagerOf (node: IdlegridNode): Parameters<typeof requestOnce>[0] {
-  return (node.libp2p as unknown as { components: { connectionManager: Parameters<typeof requestOnce>[0] } }).components.connectionManager
+function connectionManagerOf (node: IdlegridNode): ConnectionManager {
+  return (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
 }
 
 function totalVerdicts (nodes: IdlegridNode[]): Record<string, number> {

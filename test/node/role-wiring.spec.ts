@@ -8,11 +8,14 @@ import type { IdlegridNode } from '../../src/node/index.js'
 import { startInProcessNetwork, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
 
 /** What libp2p and every idlegrid node speak (protocols/README.md §1 and §2); gossipsub only, no floodsub. */
-const CORE_PROTOCOLS = ['/ipfs/id/1.0.0', '/ipfs/ping/1.0.0', PROTOCOL.kad, '/meshsub/1.2.0', '/meshsub/1.1.0', '/meshsub/1.0.0', PROTOCOL.ledgerSync, PROTOCOL.heartbeat]
+// circuit relay v2's stop: every node takes relayed connections (src/node/relay.ts)
+const CORE_PROTOCOLS = ['/ipfs/id/1.0.0', '/ipfs/ping/1.0.0', '/libp2p/circuit/relay/0.2.0/stop', PROTOCOL.kad, '/meshsub/1.2.0', '/meshsub/1.1.0', '/meshsub/1.0.0', PROTOCOL.ledgerSync, PROTOCOL.heartbeat]
 /** What a provider adds: accept, explain, the job stream, its own capability record and its leases' requests. */
 const PROVIDER_PROTOCOLS = [PROTOCOL.accept, PROTOCOL.explain, PROTOCOL.job, PROTOCOL.capability, PROTOCOL.serve, PROTOCOL.serveV1]
 /** What a renter adds: the bids sent to it and their audit. */
 const RENTER_PROTOCOLS = [PROTOCOL.bid, PROTOCOL.bidsAudit, PROTOCOL.usage]
+/** circuit relay v2's hop, served by bootstraps (src/node/relay.ts) */
+const RELAY_PROTOCOLS = ['/libp2p/circuit/relay/0.2.0/hop']
 
 describe('node wiring as the composition root builds it (issue 14 items 5 and 6)', function () {
   this.timeout(120_000)
@@ -38,7 +41,8 @@ describe('node wiring as the composition root builds it (issue 14 items 5 and 6)
     const expected = (n: IdlegridNode): string[] => [
       ...CORE_PROTOCOLS.filter(p => n !== renter() || p !== PROTOCOL.kad),
       ...(n === provider() ? PROVIDER_PROTOCOLS : []),
-      ...(n === renter() ? RENTER_PROTOCOLS : [])
+      ...(n === renter() ? RENTER_PROTOCOLS : []),
+      ...(n === net.bootstrap ? RELAY_PROTOCOLS : [])
     ].sort()
     for (const n of net.all) {
       assert.deepEqual([...n.libp2p.getProtocols()].sort(), expected(n), `${n.config.role} registers`)

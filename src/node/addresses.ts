@@ -1,0 +1,46 @@
+/**
+ * The addresses a node puts in its signed messages (a job request's renter_addrs, a bid's
+ * addrs), so that the other side can dial it without a lookup. Behind NAT a node's own
+ * interface addresses (192.168.x, 127.0.0.1) reach nobody outside, and naming them leaks the
+ * home network's layout: once a node has a public or relayed address, only those go out.
+ * On a loopback or LAN network every address is private, and they all go out as before.
+ */
+import { isPrivate } from '@libp2p/utils/multiaddr/is-private'
+import type { Multiaddr } from '@multiformats/multiaddr'
+
+const P2P_CODE = 421
+const CIRCUIT_CODE = 290
+/** A message carries at most this many addresses of at most this many bytes (binary multiaddr). */
+export const MAX_MESSAGE_ADDRS = 4
+export const MAX_MESSAGE_ADDR_BYTES = 64
+
+function isRelayed (addr: Multiaddr): boolean {
+  return addr.getComponents().some(c => c.code === CIRCUIT_CODE)
+}
+
+/** `addrs` (the address manager's) as binary multiaddrs without our /p2p suffix: direct public first, then relayed, private only when there is nothing else. */
+export function messageAddresses (addrs: Multiaddr[]): Uint8Array[] {
+  const own = addrs.map(withoutOwnId)
+  const relayed = own.filter(isRelayed)
+  const direct = own.filter(a => !isRelayed(a))
+  const publicDirect = direct.filter(a => !isPrivateSafe(a))
+  const reachable = [...publicDirect, ...relayed]
+  return (reachable.length > 0 ? reachable : direct)
+    .map(a => a.bytes)
+    .filter(b => b.length <= MAX_MESSAGE_ADDR_BYTES)
+    .slice(0, MAX_MESSAGE_ADDRS)
+}
+
+/** Drops the trailing /p2p/<our id> (a relayed address keeps its relay's /p2p). */
+function withoutOwnId (addr: Multiaddr): Multiaddr {
+  const last = addr.getComponents().at(-1)
+  return last?.code === P2P_CODE ? addr.decapsulateCode(P2P_CODE) : addr
+}
+
+function isPrivateSafe (addr: Multiaddr): boolean {
+  try {
+    return isPrivate(addr)
+  } catch {
+    return true
+  }
+}

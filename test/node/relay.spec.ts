@@ -1,0 +1,91 @@
+/**
+ * Circuit relay v2 between real nodes on 127.0.0.1 (src/node/relay.ts, issue 37): a node that
+ * says it cannot be dialed (`--reachability private`) reserves a slot on its bootstrap's relay
+ * and gets a relayed address; a peer reaches it through the relay with TLS end to end (the
+ * relay sees ciphertext); on the relay's limited circuit the market's request-response streams
+ * run and the job stream does not. And the relay's operator bounds the reservations.
+ */
+import * as assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { PROTOCOL } from '../../protocols/ids.js'
+import { loadProviderSetup } from '../../src/capability/index.js'
+import { buildNode } from '../../src/cli/build-node.js'
+import { resolveConfig, type Role } from '../../src/config/index.js'
+import { requestOnce, type IdlegridNode } from '../../src/node/index.js'
+import { tempDir, waitFor } from '../utils/index.js'
+import type { Multiaddr } from '@multiformats/multiaddr'
+import type { ConnectionManager } from '@libp2p/interface-internal'
+
+const relayedAddress = (node: IdlegridNode): Multiaddr | undefined => node.libp2p.getMultiaddrs().find(a => a.toString().includes('/p2p-circuit'))
+const connectionsOf = (node: IdlegridNode): ConnectionManager => (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
+
+describe('node: circuit relay v2 on loopback', function () {
+  this.timeout(60_000)
+  let dir: { path: string, cleanup: () => Promise<void> }
+  const nodes: IdlegridNode[] = []
+  before(async () => { dir = await tempDir('idlegrid-relay-') })
+  afterEach(async () => { await Promise.all(nodes.splice(0).map(async n => { await n.stop() })) })
+  after(async () => { await dir.cleanup() })
+
+  async function start (role: Role, flags: Record<string, unknown> = {}, file: Record<string, unknown> = {}): Promise<IdlegridNode> {
+    const config = resolveConfig({ role, file, flags: { dataDir: join(dir.path, `${role}-${nodes.length}`), listen: ['/ip4/127.0.0.1/tcp/0'], heartbeatSeconds: 1, ...flags } })
+    // as the CLI builds it: a provider serves its capability record and the job protocol
+    const provider = role === 'provider' ? { provider: { profile: (await loadProviderSetup({ raw: {}, flags: { region: 'eu-west', 'price-floor': '1.00' }, simulateGpu: ['H100:80'] })).profile, runner: 'process' as const } } : {}
+    const node = await buildNode(config, provider)
+    nodes.push(node)
+    return node
+  }
+
+  it('a private node reserves on the bootstrap\'s relay; a peer reaches it through the relay, TLS end to end; request-response runs on the limited circuit, the job stream does not', async () => {
+    const seed = await start('bootstrap')
+    const bootstrap = [seed.libp2p.getMultiaddrs()[0].toString()]
+    // as if behind NAT: no TCP listener at all (on loopback anyone could dial one), reachable through the relay only
+    const provider = await start('provider', { bootstrap, reachability: 'private', listen: ['/p2p-circuit'] })
+    // the renter too (else the provider could dial it back directly, and the job would take that connection)
+    const renter = await start('renter', { bootstrap, reachability: 'private', listen: ['/p2p-circuit'] })
+    const via = await waitFor(() => relayedAddress(provider), { timeoutMs: 20_000, what: 'the provider\'s relayed address' })
+    assert.ok(via.toString().startsWith(`${bootstrap[0]}/p2p-circuit/p2p/${provider.peerId.toString()}`), via.toString())
+
+    const connection = await renter.libp2p.dial(via, { signal: AbortSignal.timeout(15_000) })
+    assert.equal(connection.remotePeer.toString(), provider.peerId.toString(), 'the peer the address names, proven by its key')
+    assert.equal(connection.encryption, '/tls/1.0.0', 'TLS between the two peers, over the circuit')
+    assert.ok(connection.limits != null, 'the relay bounds the circuit')
+    // the provider's capability record over the circuit: a request-response of the market
+    const record = await requestOnce(connectionsOf(renter), provider.peerId, PROTOCOL.capability, new Uint8Array(0), 64 * 1024, AbortSignal.timeout(10_000))
+    assert.ok(record.byteLength > 0, 'the capability record came back over the relay')
+    await assert.rejects(renter.libp2p.dialProtocol(provider.peerId, PROTOCOL.job, { signal: AbortSignal.timeout(10_000) }), (err: Error) => err.name === 'LimitedConnectionError', 'no job stream on a limited circuit')
+  })
+
+  it('a relay whose operator carries jobs gives circuits with no limit: the job protocol opens on one', async () => {
+    const seed = await start('bootstrap', {}, { relay: { unlimited: true } })
+    const bootstrap = [seed.libp2p.getMultiaddrs()[0].toString()]
+    const provider = await start('provider', { bootstrap, reachability: 'private' })
+    const renter = await start('renter', { bootstrap, reachability: 'public' })
+    const via = await waitFor(() => relayedAddress(provider), { timeoutMs: 20_000, what: 'the provider\'s relayed address' })
+    const connection = await renter.libp2p.dial(via, { signal: AbortSignal.timeout(15_000) })
+    assert.equal(connection.limits, undefined)
+    const stream = await connection.newStream(PROTOCOL.job, { signal: AbortSignal.timeout(10_000) })
+    assert.equal(stream.protocol, PROTOCOL.job)
+    stream.abort(new Error('test over'))
+  })
+
+  it('red team: reservations past the operator\'s bound are refused (relay.maxReservations)', async () => {
+    const seed = await start('bootstrap', {}, { relay: { maxReservations: 1 } })
+    const bootstrap = [seed.libp2p.getMultiaddrs()[0].toString()]
+    const first = await start('renter', { bootstrap, reachability: 'private' })
+    await waitFor(() => relayedAddress(first), { timeoutMs: 20_000, what: 'the first reservation' })
+    const second = await start('renter', { bootstrap, reachability: 'private' })
+    await waitFor(() => second.libp2p.getConnections(seed.peerId).length > 0, { timeoutMs: 20_000, what: 'the second node connected to the relay' })
+    const relay = (seed.libp2p.services as unknown as { relay: { reservations: { size: number, has: (p: unknown) => boolean } } }).relay
+    // the second asks (its transport reserves on every relay it identifies) and is refused:
+    // watched for 3 s after identify, the relay holds the first node's reservation only
+    await waitFor(async () => (await seed.libp2p.peerStore.get(second.peerId)).protocols.length > 0, { timeoutMs: 20_000, what: 'identify with the second node' })
+    const until = Date.now() + 3_000
+    while (Date.now() < until) {
+      assert.equal(relay.reservations.size, 1)
+      assert.equal(relayedAddress(second), undefined, 'no relayed address for the refused node')
+      await new Promise(resolve => setTimeout(resolve, 100))
+    }
+    assert.ok(relay.reservations.has(first.peerId))
+  })
+})
