@@ -44,3 +44,28 @@ function isPrivateSafe (addr: Multiaddr): boolean {
     return true
   }
 }
+
+export type ReachabilityKind = 'local' | 'direct' | 'relayed' | 'unreachable'
+
+export interface Reachability {
+  how: ReachabilityKind
+  /** the public or relayed addresses peers outside can use */
+  addrs: string[]
+  /** what the operator can do about it, when anything */
+  advice?: string
+}
+
+/**
+ * How peers reach this node, from its own addresses: on a local network (loopback/LAN, every
+ * peer dials every other), directly at a public address, only through relays, or not at all.
+ */
+export function reachabilityOf (addrs: Multiaddr[], localNetwork: boolean): Reachability {
+  const relayed = addrs.filter(isRelayed)
+  const publicDirect = addrs.filter(a => !isRelayed(a) && !isPrivateSafe(a))
+  if (publicDirect.length > 0) return { how: 'direct', addrs: publicDirect.map(String) }
+  if (relayed.length > 0) {
+    return { how: 'relayed', addrs: relayed.map(String), advice: 'peers reach this node only through relays: auctions work, jobs only through a relay that carries them; to be reached directly, forward a TCP port on the router to this machine and give the public address with --announce' }
+  }
+  if (localNetwork) return { how: 'local', addrs: addrs.map(String) }
+  return { how: 'unreachable', addrs: [], advice: 'no public address and no relay slot: peers cannot open a connection to this node (it can still dial them); check that a bootstrap peer is reachable (idlegrid doctor) and serves relays (bootstraps do by default), or give a public address with --announce' }
+}

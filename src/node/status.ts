@@ -2,6 +2,7 @@ import { ALL_TOPICS } from '../../protocols/ids.js'
 import type { IdlegridNode } from './create-node.js'
 import type { PeerPresence } from './heartbeat.js'
 import type { PeerGuardSnapshot } from './peer-guard.js'
+import { reachabilityOf, type Reachability } from './addresses.js'
 
 export interface NodeIdentity {
   peerId: string
@@ -29,6 +30,8 @@ export interface NodeStatus extends NodeIdentity {
   gossipScores: Record<string, number>
   /** the peer guard: peers denied now (and why, until when), and its counters */
   peerGuard: PeerGuardSnapshot
+  /** how peers reach this node: local network, directly, only through relays, or not at all */
+  reachability: Reachability
 }
 
 export function nodeIdentity (node: IdlegridNode): NodeIdentity {
@@ -62,7 +65,8 @@ export function nodeStatus (node: IdlegridNode): NodeStatus {
     heartbeats: libp2p.services.heartbeats.stats(),
     gossip: libp2p.services.gossip.stats(),
     gossipScores: Object.fromEntries([...peers.keys()].map(id => [id, gossipScore(libp2p.services.pubsub, id)])),
-    peerGuard: libp2p.services.peerGuard.snapshot()
+    peerGuard: libp2p.services.peerGuard.snapshot(),
+    reachability: reachabilityOf(libp2p.getMultiaddrs(), node.config.privateAddresses)
   }
 }
 

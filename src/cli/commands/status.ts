@@ -21,10 +21,19 @@ export const statusCommand: CommandDefinition = {
   }
 }
 
+const REACHABILITY_TEXT: Record<NodeStatus['reachability']['how'], string> = {
+  local: 'on the local network (loopback or LAN peers dial it directly)',
+  direct: 'directly, at a public address',
+  relayed: 'only through relays',
+  unreachable: 'not at all from outside (no public address, no relay slot)'
+}
+
 function printStatus (s: NodeStatus, via: string, out: Output): void {
   out.info(`${s.role} ${s.peerId}${via === 'short-lived' ? ' (short-lived peer: no node runs on this data directory)' : ''}`)
   out.info(`  uptime ${formatDuration(s.uptimeMs)}, DHT ${s.dhtMode} mode, data dir ${s.dataDir}`)
   for (const addr of s.addrs) out.info(`  listening ${addr}`)
+  out.info(`  reachable: ${REACHABILITY_TEXT[s.reachability.how]}`)
+  if (s.reachability.advice != null) out.info(`    ${s.reachability.advice}`)
   out.info(`  ${s.peers.length} connected peers, ${s.routingTable.length} in the DHT routing table`)
   for (const p of s.peers) {
     const heard = s.heard.find(h => h.peerId === p.peerId)

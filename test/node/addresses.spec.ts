@@ -1,0 +1,46 @@
+/**
+ * The addresses a node puts in its messages and how it says it is reached (src/node/addresses.ts,
+ * issue 37): behind NAT only public or relayed addresses go out, never the LAN's; on a local
+ * network everything does, as before.
+ */
+import * as assert from 'node:assert/strict'
+import { multiaddr } from '@multiformats/multiaddr'
+import { messageAddresses, reachabilityOf } from '../../src/node/addresses.js'
+
+const SELF = '12D3KooWBmjaYnbJ1KeBicXLQjUD1ZzM1z7V5AgiA4Lf4ShXsMm8'
+const RELAY = '12D3KooWLHku2egFfAE73cBuVUdrZRZUCNyWF18DD2k1ZqmrwGog'
+const lan = multiaddr(`/ip4/192.168.1.10/tcp/4001/p2p/${SELF}`)
+const loop = multiaddr(`/ip4/127.0.0.1/tcp/4001/p2p/${SELF}`)
+const relayed = multiaddr(`/ip4/11.0.0.10/tcp/4001/p2p/${RELAY}/p2p-circuit/p2p/${SELF}`)
+const pub = multiaddr(`/ip4/11.0.0.20/tcp/4001/p2p/${SELF}`)
+const text = (bytes: Uint8Array[]): string[] => bytes.map(b => multiaddr(b).toString())
+
+describe('node: message addresses and reachability', () => {
+  it('behind NAT: only the relayed address goes out, without our id and with the relay\'s', () => {
+    assert.deepEqual(text(messageAddresses([loop, lan, relayed])), [`/ip4/11.0.0.10/tcp/4001/p2p/${RELAY}/p2p-circuit`])
+  })
+
+  it('public: the public address first, then relayed ones; never the LAN\'s', () => {
+    assert.deepEqual(text(messageAddresses([lan, relayed, pub])), ['/ip4/11.0.0.20/tcp/4001', `/ip4/11.0.0.10/tcp/4001/p2p/${RELAY}/p2p-circuit`])
+  })
+
+  it('on a local network every address goes out, at most 4, none over 64 bytes', () => {
+    assert.deepEqual(text(messageAddresses([loop, lan])), ['/ip4/127.0.0.1/tcp/4001', '/ip4/192.168.1.10/tcp/4001'])
+    const many = Array.from({ length: 6 }, (_, i) => multiaddr(`/ip4/10.0.0.${i + 1}/tcp/4001`))
+    assert.equal(messageAddresses(many).length, 4)
+    const long = multiaddr(`/dns4/${'a'.repeat(70)}.example/tcp/4001`)
+    assert.deepEqual(messageAddresses([long]), [])
+  })
+
+  it('says how the node is reached, with the fix where there is one', () => {
+    assert.equal(reachabilityOf([loop, lan], true).how, 'local')
+    assert.equal(reachabilityOf([lan, pub], false).how, 'direct')
+    const viaRelay = reachabilityOf([loop, lan, relayed], false)
+    assert.equal(viaRelay.how, 'relayed')
+    assert.deepEqual(viaRelay.addrs, [relayed.toString()])
+    assert.match(viaRelay.advice ?? '', /only through relays/)
+    const alone = reachabilityOf([loop, lan], false)
+    assert.equal(alone.how, 'unreachable')
+    assert.match(alone.advice ?? '', /relay/)
+  })
+})
