@@ -88,7 +88,10 @@ describe('chaos: partitions in network namespaces', function () {
     const view = await waitForMesh(nodes, 60_000, undefined, { needed: (a, b) => a.role !== 'renter' || b.role !== 'renter' })
     assert.ok(view.complete, view.missing.join('\n'))
     await writeFile(join(d, 'words.txt'), 'hello idlegrid\n')
-    await writeFile(join(d, 'slow.yaml'), jobFile('slow', 'sleep 12; tr a-z A-Z < inputs/words.txt > outputs/upper.txt'))
+    // long enough to be running when the split comes: the split waits for the second slow job
+    // to start, and under load (CI, two busy loops and a second test process) that took more
+    // than the 12 s this job used to last, so the fault missed both jobs
+    await writeFile(join(d, 'slow.yaml'), jobFile('slow', 'sleep 30; tr a-z A-Z < inputs/words.txt > outputs/upper.txt'))
     await writeFile(join(d, 'quick.yaml'), jobFile('quick', 'tr a-z A-Z < inputs/words.txt > outputs/upper.txt'))
   })
 
