@@ -91,8 +91,8 @@ async function connectionFor (connections: RequestDialer, peer: PeerId, dial: Mu
   try {
     return await connections.openConnection(dial ?? peer, { signal })
   } catch (err) {
-    const limited = open.find(c => c.status === 'open')
-    if (limited == null || signal.aborted) throw err
+    const limited = open[0]
+    if (limited == null || limited.status !== 'open' || signal.aborted) throw err
     return limited
   }
 }
