@@ -17,6 +17,7 @@ import type { CapabilityRecord } from './capability.js'
 import type { JobFrame } from './job.js'
 import type { FraudProof, SyncResponse } from './ledger.js'
 import type { JobRequest, Award, BidsAuditResponse } from './market.js'
+import type { Punch } from './punch.js'
 import type { DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -118,6 +119,8 @@ export const MAX_BYTES = {
   usageFrame: 1 * KiB,
   /** embeds up to four ledger-entry envelopes with ordinary bodies */
   fraudProof: 29 * KiB,
+  /** a direct-path message: two lists of at most four 64-byte addresses */
+  punch: 640,
   syncRequest: 256,
   syncResponse: 4 * MiB
 } as const
@@ -167,6 +170,10 @@ export const LIMITS = {
   fraudProof: {
     evidence: 2
   } satisfies WireLimits<FraudProof>,
+  punch: {
+    listenAddrs: 4,
+    punchAddrs: 4
+  } satisfies WireLimits<Punch>,
   syncResponse: {
     heads: { heads: 10_000 },
     entries: { entries: 256 }

@@ -30,7 +30,9 @@ export const PROTOCOL = {
   /** a lease's usage over an interval: the provider proposes, the renter countersigns its own figures */
   usage: '/idlegrid/usage/1.0.0',
   /** a node's signed heartbeat, pushed to each connected peer (replaces the heartbeats topic, now legacy and off) */
-  heartbeat: '/idlegrid/heartbeat/1.0.0'
+  heartbeat: '/idlegrid/heartbeat/1.0.0',
+  /** two peers joined only through a relay agree on a direct TCP connection: connection reversal or a hole punch */
+  punch: '/idlegrid/punch/1.0.0'
 } as const
 
 export const TOPIC = {

@@ -195,7 +195,7 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
  * circuit (src/node/relay.ts): bytes and time bounded by the relay, too little for a job.
  */
 function relayOnly (provider: PeerId, cause: Error): JobStreamError {
-  return new JobStreamError('CANCELLED', `provider ${provider.toString()} is reachable only through a relay's limited circuit, which does not carry job streams: the job needs a direct connection or a relay whose operator carries jobs (relay.unlimited)`, { cause })
+  return new JobStreamError('CANCELLED', `provider ${provider.toString()} is reachable only through a relay's limited circuit, which does not carry job streams: the job needs a direct connection or a relay whose operator carries jobs (relay.unlimited) (${cause.message})`, { cause })
 }
 
 /** The minimum preemption notice the renter's own job request asked for (0 when it cannot be read). */

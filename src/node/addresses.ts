@@ -14,7 +14,8 @@ const CIRCUIT_CODE = 290
 export const MAX_MESSAGE_ADDRS = 4
 export const MAX_MESSAGE_ADDR_BYTES = 64
 
-function isRelayed (addr: Multiaddr): boolean {
+/** Whether `addr` goes through a relay (has /p2p-circuit). */
+export function isRelayed (addr: Multiaddr): boolean {
   return addr.getComponents().some(c => c.code === CIRCUIT_CODE)
 }
 

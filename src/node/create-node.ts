@@ -4,14 +4,15 @@ import { bootstrap } from '@libp2p/bootstrap'
 import { identify, type Identify } from '@libp2p/identify'
 import { kadDHT, passthroughMapper, removePrivateAddressesMapper, type KadDHT } from '@libp2p/kad-dht'
 import { ping, type PingService } from '@libp2p/ping'
-import { connectionEncrypters, tlsTcp } from '../transport/index.js'
+import { connectionEncrypters, DialPort, freeTcpPort, tlsTcp } from '../transport/index.js'
 import { webSockets } from '@libp2p/websockets'
 import { createLibp2p, type Libp2p, type Libp2pOptions, type ServiceFactoryMap } from 'libp2p'
 import { createHash } from 'node:crypto'
 import { ALL_TOPICS, PROTOCOL } from '../../protocols/ids.js'
 import { loadOrCreateKey } from '../identity/index.js'
 import { peerConnector, type PeerConnectorService } from './connector.js'
-import { relayListenAddresses, relayServer, relayTransport } from './relay.js'
+import { directPath, type DirectPathService } from './direct-path.js'
+import { relayListenAddresses, relayServer, relayTransport, reservesRelays } from './relay.js'
 import { routingTableRepair, type RoutingTableRepair } from './routing-repair.js'
 import { largeFramesInPieces } from './yamux-frames.js'
 import { lazyWindowYamux } from './yamux-window.js'
@@ -49,6 +50,7 @@ export interface CoreServices extends ServiceMap {
   connector: PeerConnectorService
   routingRepair: RoutingTableRepair
   peerGuard: PeerGuardHandle
+  directPath: DirectPathService
 }
 
 /**
@@ -100,7 +102,9 @@ export async function createNode<S extends CoreServices = CoreServices> (config:
   const lock = await lockDataDir(config.dataDir, config.role)
   let libp2p: Libp2p<CoreServices> | undefined
   try {
-    libp2p = await createLibp2p({ ...libp2pOptions(config, privateKey, extensions), start: false })
+    // behind NAT, outbound connections leave from one port, so that a hole punch can use it (direct-path.ts)
+    const dialPort = reservesRelays(config) ? new DialPort(await freeTcpPort()) : undefined
+    libp2p = await createLibp2p({ ...libp2pOptions(config, privateKey, extensions, dialPort), start: false })
     // before the DHT serves its first request: a PUT is acknowledged only when stored
     guardDhtPuts(libp2p.services.dht, {
       validators: extensions.dhtValidators ?? {},
@@ -117,7 +121,7 @@ export async function createNode<S extends CoreServices = CoreServices> (config:
   return wrap(config, libp2p as Libp2p<S>, privateKey, lock)
 }
 
-function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, extensions: NodeComposition): Parameters<typeof createLibp2p<CoreServices>>[0] {
+function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, extensions: NodeComposition, dialPort?: DialPort): Parameters<typeof createLibp2p<CoreServices>>[0] {
   const isBootstrap = config.role === 'bootstrap'
   const relay = relayServer(config)
   // one guard shared by the connection gater, the gossip router and its own service
@@ -132,7 +136,7 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
     },
     // TCP whose connections keep their socket, so that libp2p's TLS runs on it natively
     // (src/transport/): job data is encrypted by Node, not through a JS stream
-    transports: isBootstrap ? [tlsTcp(), webSockets(), relayTransport()] : [tlsTcp(), relayTransport()],
+    transports: isBootstrap ? [tlsTcp({ dialPort }), webSockets(), relayTransport()] : [tlsTcp({ dialPort }), relayTransport()],
     // TLS listed first: the dialer's first shared choice wins, so idlegrid peers use TLS 1.3
     // (natively over TCP, as @libp2p/tls over WebSockets); peers that only speak noise still connect
     connectionEncrypters: connectionEncrypters(),
@@ -208,6 +212,8 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
       // re-adds connected DHT servers that missed kad-dht's one routing-table ping
       routingRepair: routingTableRepair({ protocol: PROTOCOL.kad }),
       peerGuard: peerGuardService(guard, extensions.peerGuard),
+      // a direct connection to a peer a relay joined: connection reversal or a hole punch
+      directPath: directPath({ dialPort, allowPrivate: config.privateAddresses }),
       // circuit relay v2 for peers behind NAT, within the operator's limits (relay.ts)
       ...(relay != null ? { relay } : {}),
       // each factory's components are checked by libp2p at start (serviceDependencies), not here

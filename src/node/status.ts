@@ -3,6 +3,7 @@ import type { IdlegridNode } from './create-node.js'
 import type { PeerPresence } from './heartbeat.js'
 import type { PeerGuardSnapshot } from './peer-guard.js'
 import { reachabilityOf, type Reachability } from './addresses.js'
+import type { DirectPathStatus } from './direct-path.js'
 
 export interface NodeIdentity {
   peerId: string
@@ -32,6 +33,8 @@ export interface NodeStatus extends NodeIdentity {
   peerGuard: PeerGuardSnapshot
   /** how peers reach this node: local network, directly, only through relays, or not at all */
   reachability: Reachability
+  /** direct paths to peers a relay joined (direct-path.ts): the dial port, where peers saw it, how paths ended */
+  directPath: DirectPathStatus
 }
 
 export function nodeIdentity (node: IdlegridNode): NodeIdentity {
@@ -66,7 +69,8 @@ export function nodeStatus (node: IdlegridNode): NodeStatus {
     gossip: libp2p.services.gossip.stats(),
     gossipScores: Object.fromEntries([...peers.keys()].map(id => [id, gossipScore(libp2p.services.pubsub, id)])),
     peerGuard: libp2p.services.peerGuard.snapshot(),
-    reachability: reachabilityOf(libp2p.getMultiaddrs(), node.config.privateAddresses)
+    reachability: reachabilityOf(libp2p.getMultiaddrs(), node.config.privateAddresses),
+    directPath: libp2p.services.directPath.status()
   }
 }
 

@@ -5,7 +5,7 @@
  * offers `services.deploy|ls|status|scale|stop` on the control socket.
  */
 import { resolve } from 'node:path'
-import { serviceDependencies, type ComponentLogger, type Libp2p, type Logger, type PeerId, type PrivateKey, type Startable, type Ed25519PrivateKey } from '@libp2p/interface'
+import { serviceDependencies, type ComponentLogger, type Logger, type PeerId, type PrivateKey, type Startable, type Ed25519PrivateKey } from '@libp2p/interface'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE } from '../ledger/index.js'
@@ -14,6 +14,7 @@ import { Deployment, type DeploymentEvent } from './deployment.js'
 import { parseServiceSpec, serviceInputs, type ServiceSpec } from './service-file.js'
 import { HOST_DEFAULTS, type ServeHost } from './host.js'
 import { UsageDesk, usageHandler, UsageReporter } from './usage/index.js'
+import { longStreamDialer } from '../node/index.js'
 import type { LedgerService } from '../ledger/index.js'
 import type { SubmitComponents } from '../submit/index.js'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
@@ -76,12 +77,11 @@ function usageReporterOf (components: ServeHostComponents): UsageReporter | unde
   let ledger: LedgerService | undefined
   try { ledger = components[LEDGER_SERVICE] } catch { return undefined }
   if (ledger == null || components.privateKey.type !== 'Ed25519') return undefined
-  const connections = components.connectionManager
   return new UsageReporter({
     key: components.privateKey,
     self: components.peerId,
     ledger,
-    dialer: { dialProtocol: async (peer, protocol, options) => await (await connections.openConnection(peer as PeerId, options)).newStream(protocol, options) }
+    dialer: longStreamDialer(components)
   })
 }
 
@@ -123,10 +123,7 @@ export class Deployments implements Startable {
     if (this.deployments.has(spec.name)) throw new ServeError(`service ${spec.name} is already deployed; scale or stop it`)
     const privateKey = this.components.privateKey
     if (privateKey.type !== 'Ed25519') throw new ServeError('receipts are signed with the node\'s Ed25519 key')
-    const connections = this.components.connectionManager
-    const dialer: Pick<Libp2p, 'dialProtocol'> = {
-      dialProtocol: async (peer, protocol, options) => await (await connections.openConnection(peer as PeerId, options)).newStream(protocol, options)
-    }
+    const dialer = longStreamDialer(this.components)
     const payload = Deployment.payload(spec, await serviceInputs(spec))
     const deployment = new Deployment(spec, payload, {
       dialer,

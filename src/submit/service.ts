@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { resolve } from 'node:path'
-import { serviceDependencies, type ComponentLogger, type Libp2p, type Logger, type PeerId, type PrivateKey, type Startable } from '@libp2p/interface'
+import { serviceDependencies, type ComponentLogger, type Logger, type PeerId, type PrivateKey, type Startable } from '@libp2p/interface'
 import { toHex } from '../common/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE, type LedgerService } from '../ledger/index.js'
 import { MARKET_RENTER_CAPABILITY, MARKET_RENTER_SERVICE, parseJobSpec, type AuctionEvent, type MarketRenterService } from '../market/index.js'
@@ -16,6 +16,7 @@ import { checkSubmission, renterLimitsFromSpec } from './payload.js'
 import { LedgerReceipts, type ReceiptEvent } from './receipts.js'
 import { auctionRounds } from './rounds.js'
 import { runJob } from './run-job.js'
+import { longStreamDialer } from '../node/index.js'
 import { summaryJson, type JobSummary } from './summary.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
 import type { JobEvent } from '../exec/index.js'
@@ -97,10 +98,7 @@ class Submitter implements SubmitService, Startable {
       try { opts.onEvent?.(event) } catch {}
       this.observe('event', { jobId: jobIdHex, event })
     }
-    const connections = this.components.connectionManager
-    const dialer: Pick<Libp2p, 'dialProtocol'> = {
-      dialProtocol: async (peer, protocol, options) => await (await connections.openConnection(peer as PeerId, options)).newStream(protocol, options)
-    }
+    const dialer = longStreamDialer(this.components)
     const summary = await runJob({
       libp2p: dialer,
       privateKey,

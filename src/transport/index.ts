@@ -6,6 +6,7 @@ import type { ConnectionEncrypter } from '@libp2p/interface'
 export { tlsTcp, type TlsTcpInit, type TlsTcpComponents } from './tls-tcp.js'
 export { nativeTls, nativeTlsStats, type NativeTlsComponents } from './native-tls.js'
 export { checkDialedPeer } from './dialed-peer.js'
+export { DialPort, DialPortError, freeTcpPort, type Puncher } from './dial-port.js'
 export { TlsHandshakeError, TLS_PROTOCOL } from './secure.js'
 export { CertificateError } from './certificate.js'
 

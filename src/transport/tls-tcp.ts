@@ -15,15 +15,23 @@ import { ipPortToMultiaddr } from '@libp2p/utils/ip-port-to-multiaddr'
 import { TCP as TCPMatcher } from '@multiformats/multiaddr-matcher'
 import { TypedEventEmitter } from 'main-event'
 import { socketConnection } from './socket-connection.js'
+import type { DialPort } from './dial-port.js'
 import type { Multiaddr } from '@multiformats/multiaddr'
 
 export interface TlsTcpInit {
   /** close a connection silent this long (default 2 min, as libp2p's TCP) */
   socketInactivityTimeoutMs?: number
+  /**
+   * dial from this local port when it can (falling back to any port when the system refuses
+   * it, e.g. a connection to the same address still closing), and punch from it (dial-port.ts)
+   */
+  dialPort?: DialPort
 }
 
 export interface TlsTcpComponents {
   logger: ComponentLogger
+  /** libp2p's (a punch upgrades a connection no dial asked for) */
+  upgrader: Upgrader
 }
 
 export function tlsTcp (init: TlsTcpInit = {}): (components: TlsTcpComponents) => Transport {
@@ -38,25 +46,55 @@ class TlsTcp implements Transport {
 
   constructor (private readonly components: TlsTcpComponents, private readonly init: TlsTcpInit) {
     this.log = components.logger.forComponent('idlegrid:transport')
+    init.dialPort?.attach(async (ma, initiator, signal) => await this.punch(ma, initiator, signal))
   }
 
   async dial (ma: Multiaddr, options: DialTransportOptions): Promise<Connection> {
-    const socket = await this.connect(ma, options.signal)
+    const dialPort = this.init.dialPort
+    let fromPort = dialPort != null
+    const socket = dialPort == null
+      ? await this.connect(ma, options.signal)
+      : await this.connect(ma, options.signal, dialPort.port).catch(async (err: any) => {
+        if (options.signal.aborted || !PORT_REFUSED.has(err?.cause?.code)) throw err
+        fromPort = false
+        return await this.connect(ma, options.signal)
+      })
+    const connection = await this.upgrade(socket, ma, options.upgrader, options)
+    if (fromPort) dialPort?.mark(connection)
+    return connection
+  }
+
+  /**
+   * One side of a TCP simultaneous open: `ma`'s peer dials us from its own dial port at the
+   * same time (src/node/direct-path.ts). The connection both connects make is one; the
+   * initiator runs TLS and the muxer negotiation as client, the other as server.
+   */
+  private async punch (ma: Multiaddr, initiator: boolean, signal: AbortSignal): Promise<Connection> {
+    const dialPort = this.init.dialPort
+    if (dialPort == null) throw new InvalidParametersError('this transport has no dial port')
+    const socket = await this.connect(ma, signal, dialPort.port)
+    const connection = await this.upgrade(socket, ma, this.components.upgrader, { signal, initiator })
+    dialPort.mark(connection)
+    return connection
+  }
+
+  private async upgrade (socket: Socket, ma: Multiaddr, upgrader: Upgrader, options: { signal: AbortSignal, initiator?: boolean }): Promise<Connection> {
     const maConn = socketConnection(socket, { remoteAddr: ma, direction: 'outbound', logger: this.components.logger, inactivityTimeoutMs: this.init.socketInactivityTimeoutMs })
     try {
-      return await options.upgrader.upgradeOutbound(maConn, options)
+      return await upgrader.upgradeOutbound(maConn, options)
     } catch (err: any) {
       maConn.abort(err)
       throw err
     }
   }
 
-  private async connect (ma: Multiaddr, signal: AbortSignal): Promise<Socket> {
+  private async connect (ma: Multiaddr, signal: AbortSignal, localPort?: number): Promise<Socket> {
     signal.throwIfAborted()
-    const { host, port, transport } = ma.toOptions()
+    const { host, port, transport, family } = ma.toOptions()
     if (transport !== 'tcp') throw new InvalidParametersError(`${ma.toString()} is not a TCP address`)
-    this.log('dialing %a', ma)
-    const socket = netConnect({ host, port, noDelay: true, keepAlive: true })
+    this.log('dialing %a%s', ma, localPort != null ? ` from port ${localPort}` : '')
+    const local = localPort != null ? { localPort, localAddress: family === 6 ? '::' : '0.0.0.0' } : {}
+    const socket = netConnect({ host, port, noDelay: true, keepAlive: true, ...local })
     await new Promise<void>((resolve, reject) => {
       const done = (err?: Error): void => {
         socket.off('connect', onConnect)
@@ -88,6 +126,9 @@ class TlsTcp implements Transport {
     return this.listenFilter(multiaddrs)
   }
 }
+
+/** Why a connect from the dial port can fail where one from any port would not (the port's fault, not the peer's). */
+const PORT_REFUSED = new Set(['EADDRINUSE', 'EADDRNOTAVAIL', 'EINVAL'])
 
 class TlsTcpListener extends TypedEventEmitter<ListenerEvents> implements Listener {
   private readonly server: Server

@@ -2,15 +2,17 @@
  * Issue 37: `idlegrid` processes in the NAT lab (test/lab/nat-lab.ts) trade as their users
  * would: a bootstrap on the public segment, providers and renters at home behind NAT routers
  * that drop unsolicited inbound connections, nobody forwarding a port. Each row submits a job.
- * A NAT'd pair meets through the bootstrap's circuit relay (src/node/relay.ts): the auction
- * runs over its limited circuit; the job runs there only when the relay's operator carries
- * jobs (relay.unlimited), and otherwise fails saying so (a direct path is the next step).
- * Needs root, iproute2 and nftables; elsewhere it skips and says why.
+ * A NAT'd pair meets through the bootstrap's circuit relay (src/node/relay.ts), and the auction
+ * runs over its limited circuit. The job then takes a direct path (src/node/direct-path.ts):
+ * through two endpoint-independent NATs a hole punch; through a symmetric NAT there is none,
+ * and the job runs over the relay only when its operator carries jobs (relay.unlimited), and
+ * otherwise fails saying so. Needs root, iproute2 and nftables; elsewhere it skips and says why.
  */
 import { strict as assert } from 'node:assert'
+import { execFile } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { spawnNode, tempDir, type NodeProcess } from '../utils/index.js'
+import { BIN_PATH, spawnNode, tempDir, type NodeProcess } from '../utils/index.js'
 import { submitJob, type Submitted } from '../exec/fixtures.js'
 import { createNatLab, natLabUnavailable, type LabHost, type NatLab } from './nat-lab.js'
 
@@ -25,7 +27,7 @@ function jobFile (name: string): string {
   ].join('\n') + '\n'
 }
 
-/** A lab with one bootstrap (a relay, with `relayConfig` as its config file) and four EIM homes. */
+/** A lab with one bootstrap (a relay, with `relayConfig` as its config file), four EIM homes and a symmetric one (homes[4]). */
 function useNatNetwork (relayConfig: string): { start: (role: 'provider' | 'renter', host: (l: NatLab) => LabHost) => Promise<NodeProcess>, lab: () => NatLab, dir: () => string } {
   let lab: NatLab | undefined
   let dir: { path: string, cleanup: () => Promise<void> } | undefined
@@ -37,7 +39,7 @@ function useNatNetwork (relayConfig: string): { start: (role: 'provider' | 'rent
       console.log(`    (skipped: ${why})`)
       this.skip()
     }
-    lab = await createNatLab({ publicHosts: 3, homes: [{ nat: 'eim', hosts: 1 }, { nat: 'eim', hosts: 1 }, { nat: 'eim', hosts: 1 }, { nat: 'eim', hosts: 1 }] })
+    lab = await createNatLab({ publicHosts: 3, homes: [{ nat: 'eim', hosts: 1 }, { nat: 'eim', hosts: 1 }, { nat: 'eim', hosts: 1 }, { nat: 'eim', hosts: 1 }, { nat: 'symmetric', hosts: 1 }] })
     dir = await tempDir('idlegrid-nat-market-')
     await writeFile(join(dir.path, 'words.txt'), 'hello idlegrid\n')
     await writeFile(join(dir.path, 'job.yaml'), jobFile('nat'))
@@ -71,11 +73,24 @@ function useNatNetwork (relayConfig: string): { start: (role: 'provider' | 'rent
   }
 }
 
-async function trade (net: ReturnType<typeof useNatNetwork>, provider: (l: NatLab) => LabHost, renter: (l: NatLab) => LabHost): Promise<{ got: Submitted, provider: NodeProcess }> {
+interface DirectPathCounts { asked: { direct: number, failed: number }, served: { direct: number, failed: number, refused: number } }
+
+/** A running node's direct-path counters (`idlegrid status --json`, over its control socket). */
+async function directPathOf (node: NodeProcess): Promise<DirectPathCounts> {
+  return await new Promise((resolve, reject) => {
+    execFile(process.execPath, [BIN_PATH, 'status', '--json', '--data-dir', node.dataDir], { timeout: 30_000 }, (err, out) => {
+      if (err != null) { reject(err); return }
+      resolve(JSON.parse(out).directPath)
+    })
+  })
+}
+
+async function trade (net: ReturnType<typeof useNatNetwork>, provider: (l: NatLab) => LabHost, renter: (l: NatLab) => LabHost): Promise<{ got: Submitted, provider: NodeProcess, paths: { renter: DirectPathCounts, provider: DirectPathCounts } }> {
   const p = await net.start('provider', provider)
   const r = await net.start('renter', renter)
   try {
-    return { got: await submitJob(r.dataDir, net.dir(), 'job.yaml', ['--max-attempts', '1']), provider: p }
+    const got = await submitJob(r.dataDir, net.dir(), 'job.yaml', ['--max-attempts', '1'])
+    return { got, provider: p, paths: { renter: await directPathOf(r), provider: await directPathOf(p) } }
   } finally {
     await Promise.all([p.stop('SIGTERM', 5_000), r.stop('SIGTERM', 5_000)])
   }
@@ -99,11 +114,22 @@ describe('NAT lab: jobs between homes behind NAT, through a relay with limits (i
     assert.equal(got.summary.provider, provider.peerId)
   })
 
-  it('provider behind NAT, renter behind NAT: the auction runs over the relay and awards the job; the job is not run over a limited circuit, and the renter is told why', async () => {
-    const { got, provider } = await trade(net, l => l.homes[1].hosts[0], l => l.homes[3].hosts[0])
+  it('provider behind NAT, renter behind NAT (both endpoint-independent): the auction runs over the relay, the job over a hole-punched direct connection', async () => {
+    const { got, provider, paths } = await trade(net, l => l.homes[1].hosts[0], l => l.homes[3].hosts[0])
+    assert.equal(got.summary.status, 'ok', `${said(got)} paths ${JSON.stringify(paths)}`)
+    assert.equal(got.summary.provider, provider.peerId)
+    assert.equal(paths.renter.asked.direct, 1, JSON.stringify(paths))
+    assert.equal(paths.provider.served.direct, 1, JSON.stringify(paths))
+  })
+
+  it('provider behind a symmetric NAT, renter behind NAT: awarded over the relay; no direct path, so the job is not run over the limited circuit, and the renter is told why', async () => {
+    const { got, provider, paths } = await trade(net, l => l.homes[4].hosts[0], l => l.homes[0].hosts[0])
     assert.equal(got.summary.provider, provider.peerId, `awarded over the relay: ${said(got)}`)
     assert.equal(got.summary.status, 'lost', said(got))
-    assert.match(String(got.summary.history?.[0]?.detail), /reachable only through a relay's limited circuit/)
+    const detail = String(got.summary.history?.[0]?.detail)
+    assert.match(detail, /reachable only through a relay's limited circuit/)
+    assert.match(detail, /no direct path/)
+    assert.equal(paths.renter.asked.failed, 1, JSON.stringify(paths))
   })
 })
 
@@ -111,9 +137,16 @@ describe('NAT lab: jobs between homes behind NAT, through a relay whose operator
   this.timeout(240_000)
   const net = useNatNetwork('relay:\n  unlimited: true\n')
 
-  it('provider behind NAT, renter behind NAT: the job completes over the relay', async () => {
-    const { got, provider } = await trade(net, l => l.homes[1].hosts[0], l => l.homes[3].hosts[0])
-    assert.equal(got.summary.status, 'ok', said(got))
+  it('provider behind a symmetric NAT, renter behind NAT: no direct path, the job completes over the relay', async () => {
+    const { got, provider, paths } = await trade(net, l => l.homes[4].hosts[0], l => l.homes[3].hosts[0])
+    assert.equal(got.summary.status, 'ok', `${said(got)} paths ${JSON.stringify(paths)}`)
     assert.equal(got.summary.provider, provider.peerId)
+    assert.equal(paths.renter.asked.failed, 1, 'the direct path was tried first')
+  })
+
+  it('provider behind NAT, renter behind NAT (both endpoint-independent): the job takes the direct path, not the relay', async () => {
+    const { got, paths } = await trade(net, l => l.homes[1].hosts[0], l => l.homes[2].hosts[0])
+    assert.equal(got.summary.status, 'ok', said(got))
+    assert.equal(paths.renter.asked.direct, 1, JSON.stringify(paths))
   })
 })

@@ -6,35 +6,17 @@
  * run and the job stream does not. And the relay's operator bounds the reservations.
  */
 import * as assert from 'node:assert/strict'
-import { join } from 'node:path'
 import { PROTOCOL } from '../../protocols/ids.js'
-import { loadProviderSetup } from '../../src/capability/index.js'
-import { buildNode } from '../../src/cli/build-node.js'
-import { resolveConfig, type Role } from '../../src/config/index.js'
 import { requestOnce, type IdlegridNode } from '../../src/node/index.js'
-import { tempDir, waitFor } from '../utils/index.js'
-import type { Multiaddr } from '@multiformats/multiaddr'
+import { waitFor } from '../utils/index.js'
+import { relayedAddress, useLoopbackNodes } from './relay-nodes.js'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
-const relayedAddress = (node: IdlegridNode): Multiaddr | undefined => node.libp2p.getMultiaddrs().find(a => a.toString().includes('/p2p-circuit'))
 const connectionsOf = (node: IdlegridNode): ConnectionManager => (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
 
 describe('node: circuit relay v2 on loopback', function () {
   this.timeout(60_000)
-  let dir: { path: string, cleanup: () => Promise<void> }
-  const nodes: IdlegridNode[] = []
-  before(async () => { dir = await tempDir('idlegrid-relay-') })
-  afterEach(async () => { await Promise.all(nodes.splice(0).map(async n => { await n.stop() })) })
-  after(async () => { await dir.cleanup() })
-
-  async function start (role: Role, flags: Record<string, unknown> = {}, file: Record<string, unknown> = {}): Promise<IdlegridNode> {
-    const config = resolveConfig({ role, file, flags: { dataDir: join(dir.path, `${role}-${nodes.length}`), listen: ['/ip4/127.0.0.1/tcp/0'], heartbeatSeconds: 1, ...flags } })
-    // as the CLI builds it: a provider serves its capability record and the job protocol
-    const provider = role === 'provider' ? { provider: { profile: (await loadProviderSetup({ raw: {}, flags: { region: 'eu-west', 'price-floor': '1.00' }, simulateGpu: ['H100:80'] })).profile, runner: 'process' as const } } : {}
-    const node = await buildNode(config, provider)
-    nodes.push(node)
-    return node
-  }
+  const { start } = useLoopbackNodes('idlegrid-relay-')
 
   it('a private node reserves on the bootstrap\'s relay; a peer reaches it through the relay, TLS end to end; request-response runs on the limited circuit, the job stream does not', async () => {
     const seed = await start('bootstrap')

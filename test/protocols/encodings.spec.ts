@@ -8,6 +8,7 @@ import * as job from '../../protocols/job.js'
 import * as kadProviders from '../../protocols/kad-providers.js'
 import * as ledger from '../../protocols/ledger.js'
 import * as market from '../../protocols/market.js'
+import * as punch from '../../protocols/punch.js'
 import * as serve from '../../protocols/serve.js'
 import * as usage from '../../protocols/usage.js'
 import { loadProtoFiles, packableElement } from './proto-schema.js'
@@ -22,6 +23,7 @@ const MODULES: Record<string, Record<string, unknown>> = {
   'kad-providers.proto': kadProviders,
   'ledger.proto': ledger,
   'market.proto': market,
+  'punch.proto': punch,
   'serve.proto': serve,
   'usage.proto': usage
 }

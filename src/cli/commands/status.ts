@@ -34,6 +34,11 @@ function printStatus (s: NodeStatus, via: string, out: Output): void {
   for (const addr of s.addrs) out.info(`  listening ${addr}`)
   out.info(`  reachable: ${REACHABILITY_TEXT[s.reachability.how]}`)
   if (s.reachability.advice != null) out.info(`    ${s.reachability.advice}`)
+  const path = s.directPath
+  if (path.dialPort != null) out.info(`  dials from port ${path.dialPort}, seen at ${path.seenAt.length > 0 ? path.seenAt.join(', ') : 'no address yet'} (NAT mapping: ${path.mapping})`)
+  if (path.asked.direct + path.asked.failed + path.served.direct + path.served.failed + path.served.refused > 0) {
+    out.info(`  direct paths to relayed peers: asked ${path.asked.direct} made, ${path.asked.failed} failed; for peers ${path.served.direct} made, ${path.served.failed} failed, ${path.served.refused} refused`)
+  }
   out.info(`  ${s.peers.length} connected peers, ${s.routingTable.length} in the DHT routing table`)
   for (const p of s.peers) {
     const heard = s.heard.find(h => h.peerId === p.peerId)
