@@ -4,6 +4,7 @@ import type { NodeConfig, Role } from '../config/index.js'
 import { warn, type CheckResult } from './check.js'
 import { checkDataDir, checkDisk, checkDocker, checkGpus, checkListenPorts, checkNodeVersion, DISK_LIMITS, type DiskLimits } from './local-checks.js'
 import { checkNetwork } from './network-checks.js'
+import { checkReachability } from './reach-check.js'
 
 export interface DoctorOptions {
   config: NodeConfig
@@ -38,7 +39,11 @@ export async function runDoctor (opts: DoctorOptions): Promise<CheckResult[]> {
   }
   results.push(await checkDataDir(config.dataDir))
   results.push(await checkDisk(config.dataDir, opts.disk ?? DISK_LIMITS[role === 'provider' ? 'provider' : 'other']))
-  results.push(await checkListenPorts(config.listen, await isNodeRunning(config.dataDir).catch(() => false)))
-  if (opts.offline !== true) results.push(...await checkNetwork(config, { waitMs: opts.waitMs }))
+  const running = await isNodeRunning(config.dataDir).catch(() => false)
+  results.push(await checkListenPorts(config.listen, running))
+  if (opts.offline !== true) {
+    results.push(...await checkNetwork(config, { waitMs: opts.waitMs }))
+    if (config.role !== 'bootstrap' || running) results.push(await checkReachability(config, running))
+  }
   return results
 }

@@ -96,7 +96,7 @@ export interface AuctionReport {
   /** answers to "why not?" when asked while some bids arrived */
   explain?: DeclineCounts
   /** readyMs: before publication, waiting for a shard peer and readying the shard (shard-readiness.ts) */
-  timings: { readyMs?: number, publishToCloseMs: number, publishToAwardMs?: number, publishToAcceptedMs?: number }
+  timings: { readyMs?: number, publishToCloseMs: number, publishToFirstBidMs?: number, publishToAwardMs?: number, publishToAcceptedMs?: number }
   /** peers the job request went to straight from the renter (gossipsub's recipients of the publish) */
   publishedTo?: number
   /** what happened to every bid that reached the auction (kept, not better than the bidder's kept bid, unfit, late …) */

@@ -93,9 +93,14 @@ export class Auctioneer {
     const readyMs = Date.now() - readyFrom
     const job = toJobRequest(spec, jobOpts)
     const jobId = toHex(job.jobId)
-    const window = this.collector.open(job, (bid) => { emit({ type: 'bid', provider: bid.signer.toString(), price: microToUsd(bid.message.priceMicroUsd) }) })
+    const timings: AuctionReport['timings'] = { readyMs, publishToCloseMs: 0 }
+    let publishedAt = 0
+    const window = this.collector.open(job, (bid) => {
+      timings.publishToFirstBidMs ??= Date.now() - publishedAt
+      emit({ type: 'bid', provider: bid.signer.toString(), price: microToUsd(bid.message.priceMicroUsd) })
+    })
     const signedJob = signJobRequest(this.components.privateKey as Ed25519PrivateKey, peerId, job)
-    const publishedAt = Date.now()
+    publishedAt = Date.now()
     const report: AuctionReport = {
       jobId,
       name: spec.name,
@@ -105,7 +110,7 @@ export class Auctioneer {
       bids: [],
       validBids: 0,
       attempts: [],
-      timings: { readyMs, publishToCloseMs: 0 },
+      timings,
       signed: { job: signedJob, bids: [] }
     }
     try {

@@ -94,12 +94,15 @@ class Submitter implements SubmitService, Startable {
     const jobId = new Uint8Array(randomBytes(16))
     const jobIdHex = toHex(jobId)
     this.observe('start', { jobId: jobIdHex, name: spec.name, tier: spec.tier, workload: spec.workload, startedAt: Date.now() })
+    const submittedAt = Date.now()
+    let firstBidMs: number | undefined
     const send = (event: SubmitEvent): void => {
+      if (firstBidMs == null && event.type === 'auction' && event.event.type === 'bid') firstBidMs = Date.now() - submittedAt
       try { opts.onEvent?.(event) } catch {}
       this.observe('event', { jobId: jobIdHex, event })
     }
     const dialer = longStreamDialer(this.components)
-    const summary = await runJob({
+    const ran = await runJob({
       libp2p: dialer,
       privateKey,
       peerId: this.components.peerId,
@@ -113,6 +116,7 @@ class Submitter implements SubmitService, Startable {
       onEvent: send,
       receipts: new LedgerReceipts({ ledger: this.components[LEDGER_SERVICE], ackTimeoutMs: this.init.receiptAckTimeoutMs, onEvent: send, log: this.log })
     })
+    const summary: JobSummary = { ...ran, ...(firstBidMs != null ? { firstBidMs } : {}) }
     this.observe('summary', summary)
     return summary
   }

@@ -15,6 +15,8 @@ export interface JobSummary {
   detail?: string
   /** ms from the first award to the first log line of the last attempt */
   firstLogMs?: number
+  /** ms from the submit to the first bid of its first auction (absent when no bid came) */
+  firstBidMs?: number
   /** what became of the job's receipts in the renter's ledger (absent when no receipt was signed) */
   ledger?: ReceiptLedger
 }
@@ -54,6 +56,7 @@ export function summaryJson (s: JobSummary): Record<string, unknown> {
     history: s.history,
     ...(s.detail != null ? { detail: s.detail } : {}),
     ...(s.firstLogMs != null ? { firstLogMs: s.firstLogMs } : {}),
+    ...(s.firstBidMs != null ? { firstBidMs: s.firstBidMs } : {}),
     ...(s.ledger != null ? { ledger: s.ledger } : {})
   }
 }
