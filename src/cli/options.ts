@@ -14,6 +14,7 @@ export const NODE_OPTIONS: OptionTable = {
   config: { type: 'string', valueName: 'FILE', description: 'YAML config file' },
   'private-addresses': { type: 'string', valueName: 'auto|true|false', description: 'keep loopback/LAN addresses in the DHT (default auto: true when the bootstrap peers are local)' },
   reachability: { type: 'string', valueName: 'auto|public|private', description: 'private: reserve slots on relays to be reached; public: peers dial this node directly (default auto: private when no listen or announce address is public and the bootstrap peers are)' },
+  upnp: { type: 'string', valueName: 'true|false', description: 'behind NAT, ask the router to forward the listen port (UPnP IGD) and announce the mapped address (default true; only routers on this machine\'s LAN are asked)' },
   'relay-serve': { type: 'string', valueName: 'true|false', description: 'serve circuit relay v2 for peers behind NAT, within the config file\'s relay limits (default: true for a bootstrap)' },
   'heartbeat-seconds': { type: 'string', valueName: 'S', description: 'seconds between signed heartbeats (default 10)' },
   'heartbeat-gossip': { type: 'boolean', description: 'also join the legacy heartbeat topic /idlegrid/2/heartbeats (off by default: heartbeats go to connected peers)' }
@@ -82,6 +83,7 @@ export function nodeFlags (values: ParsedValues): Record<string, unknown> {
     privateAddresses: values['private-addresses'],
     reachability: values.reachability,
     relayServe: values['relay-serve'],
+    upnp: values.upnp,
     heartbeatSeconds: values['heartbeat-seconds'],
     heartbeatGossip: values['heartbeat-gossip']
   }

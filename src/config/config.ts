@@ -33,6 +33,8 @@ export interface NodeConfig {
   heartbeatGossip: boolean
   /** whether the node needs relays to be reached (reach.ts: needsRelays decides `auto`) */
   reachability: Reachability
+  /** behind NAT: ask the router (UPnP IGD) to forward the listen port, and announce the mapped address (default true) */
+  upnp: boolean
   /** the circuit relay this node serves for others, if any */
   relay: RelayConfig
   /** raw provider section, validated by the capability policy */
@@ -40,7 +42,7 @@ export interface NodeConfig {
 }
 
 /** Fields a config file may hold (camelCase); each has a flag of the same name in kebab-case. */
-const FILE_FIELDS = ['role', 'dataDir', 'listen', 'announce', 'bootstrap', 'trust', 'privateAddresses', 'maxConnections', 'targetPeers', 'heartbeatSeconds', 'heartbeatGossip', 'reachability', 'relay', 'provider'] as const
+const FILE_FIELDS = ['role', 'dataDir', 'listen', 'announce', 'bootstrap', 'trust', 'privateAddresses', 'maxConnections', 'targetPeers', 'heartbeatSeconds', 'heartbeatGossip', 'reachability', 'upnp', 'relay', 'provider'] as const
 
 export const DEFAULT_LISTEN: Record<Role, string[]> = {
   bootstrap: ['/ip4/127.0.0.1/tcp/4001', '/ip4/127.0.0.1/tcp/4002/ws'],
@@ -129,9 +131,10 @@ export function resolveConfig (sources: ConfigSources): NodeConfig {
   const heartbeatMs = Math.round(1000 * asNumber(pick('heartbeatSeconds') ?? 10, 'heartbeatSeconds', { min: 0.1, max: 3600 }))
   const heartbeatGossip = asBoolean(pick('heartbeatGossip') ?? false, 'heartbeatGossip')
   const reachability = resolveReachability(pick('reachability'))
+  const upnp = asBoolean(pick('upnp') ?? true, 'upnp')
   const relay = resolveRelay(file.relay, flags.relayServe, role)
   const provider = file.provider == null ? {} : asObject(file.provider, 'provider')
-  return { role, dataDir, listen, announce, bootstrap, trust, privateAddresses, maxConnections, targetPeers, heartbeatMs, heartbeatGossip, reachability, relay, provider }
+  return { role, dataDir, listen, announce, bootstrap, trust, privateAddresses, maxConnections, targetPeers, heartbeatMs, heartbeatGossip, reachability, upnp, relay, provider }
 }
 
 function asString (value: unknown, field: string): string {

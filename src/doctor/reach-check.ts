@@ -31,7 +31,7 @@ export function judgeStatus (s: Pick<NodeStatus, 'reachability' | 'directPath'>)
     ? `; outbound connections leave from port ${s.directPath.dialPort}, ${s.directPath.seenAt.length > 0 ? `seen at ${s.directPath.seenAt[0]} (NAT mapping: ${s.directPath.mapping}${s.directPath.mapping === 'endpoint-dependent' ? ': no hole punch through this NAT, jobs need a relay that carries them' : ''})` : 'not yet seen by a public peer'}`
     : ''
   switch (r.how) {
-    case 'direct': return ok(ID, `reachable directly at ${r.addrs.join(', ')}`)
+    case 'direct': return ok(ID, `reachable directly at ${r.addrs.join(', ')}${r.via === 'upnp' ? ', through a port mapping the router made (UPnP)' : ''}`)
     case 'local': return ok(ID, 'on the local network: peers dial it directly')
     case 'relayed': return warn(ID, `reachable only through relays (${r.addrs.length} relayed address${r.addrs.length === 1 ? '' : 'es'})${seen}`, FORWARD_FIX)
     case 'unreachable': return fail(ID, `not reachable from outside: no public address and no relay slot${seen}`, r.advice ?? FORWARD_FIX)

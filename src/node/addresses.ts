@@ -50,6 +50,8 @@ export type ReachabilityKind = 'local' | 'direct' | 'relayed' | 'unreachable'
 
 export interface Reachability {
   how: ReachabilityKind
+  /** direct: through a port mapping the router made at this node's request (UPnP) */
+  via?: 'upnp'
   /** the public or relayed addresses peers outside can use */
   addrs: string[]
   /** what the operator can do about it, when anything */
@@ -58,12 +60,14 @@ export interface Reachability {
 
 /**
  * How peers reach this node, from its own addresses: on a local network (loopback/LAN, every
- * peer dials every other), directly at a public address, only through relays, or not at all.
+ * peer dials every other), directly at a public address (`routerMapped`: those the router
+ * forwards by UPnP), only through relays, or not at all.
  */
-export function reachabilityOf (addrs: Multiaddr[], localNetwork: boolean): Reachability {
+export function reachabilityOf (addrs: Multiaddr[], localNetwork: boolean, routerMapped: Multiaddr[] = []): Reachability {
   const relayed = addrs.filter(isRelayed)
   const publicDirect = addrs.filter(a => !isRelayed(a) && !isPrivateSafe(a))
-  if (publicDirect.length > 0) return { how: 'direct', addrs: publicDirect.map(String) }
+  const mapped = new Set(routerMapped.map(a => withoutOwnId(a).toString()))
+  if (publicDirect.length > 0) return { how: 'direct', addrs: publicDirect.map(String), ...(publicDirect.some(a => mapped.has(withoutOwnId(a).toString())) ? { via: 'upnp' as const } : {}) }
   if (relayed.length > 0) {
     return { how: 'relayed', addrs: relayed.map(String), advice: 'peers reach this node only through relays: auctions work, jobs only through a relay that carries them; to be reached directly, forward a TCP port on the router to this machine and give the public address with --announce' }
   }

@@ -14,6 +14,7 @@ import { peerConnector, type PeerConnectorService } from './connector.js'
 import { directPath, type DirectPathService } from './direct-path.js'
 import { relayListenAddresses, relayServer, relayTransport, reservesRelays } from './relay.js'
 import { routingTableRepair, type RoutingTableRepair } from './routing-repair.js'
+import { routerPortMapping } from './upnp.js'
 import { largeFramesInPieces } from './yamux-frames.js'
 import { lazyWindowYamux } from './yamux-window.js'
 import { guardDhtPuts } from './dht-put-guard.js'
@@ -124,6 +125,7 @@ export async function createNode<S extends CoreServices = CoreServices> (config:
 function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, extensions: NodeComposition, dialPort?: DialPort): Parameters<typeof createLibp2p<CoreServices>>[0] {
   const isBootstrap = config.role === 'bootstrap'
   const relay = relayServer(config)
+  const upnp = routerPortMapping(config)
   // one guard shared by the connection gater, the gossip router and its own service
   const bootstrapPeers = config.bootstrap.flatMap(addr => /\/p2p\/([^/]+)$/.exec(addr)?.[1] ?? [])
   const guard = new PeerGuard({ ...extensions.peerGuard, trusted: [...bootstrapPeers, ...config.trust, ...(extensions.peerGuard?.trusted ?? [])] })
@@ -216,6 +218,8 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
       directPath: directPath({ dialPort, allowPrivate: config.privateAddresses }),
       // circuit relay v2 for peers behind NAT, within the operator's limits (relay.ts)
       ...(relay != null ? { relay } : {}),
+      // behind NAT: the router forwards the listen port where it offers UPnP (upnp.ts)
+      ...(upnp != null ? { upnp } : {}),
       // each factory's components are checked by libp2p at start (serviceDependencies), not here
       ...extensions.services as ServiceFactoryMap
     }

@@ -4,6 +4,7 @@ import type { PeerPresence } from './heartbeat.js'
 import type { PeerGuardSnapshot } from './peer-guard.js'
 import { reachabilityOf, type Reachability } from './addresses.js'
 import type { DirectPathStatus } from './direct-path.js'
+import type { Multiaddr } from '@multiformats/multiaddr'
 
 export interface NodeIdentity {
   peerId: string
@@ -69,7 +70,7 @@ export function nodeStatus (node: IdlegridNode): NodeStatus {
     gossip: libp2p.services.gossip.stats(),
     gossipScores: Object.fromEntries([...peers.keys()].map(id => [id, gossipScore(libp2p.services.pubsub, id)])),
     peerGuard: libp2p.services.peerGuard.snapshot(),
-    reachability: reachabilityOf(libp2p.getMultiaddrs(), node.config.privateAddresses),
+    reachability: reachabilityOf(libp2p.getMultiaddrs(), node.config.privateAddresses, routerMapped(libp2p)),
     directPath: libp2p.services.directPath.status()
   }
 }
@@ -79,4 +80,10 @@ interface ScoredPubSub { getScore?: (peerId: string) => number }
 /** gossipsub's score of `peerId` (0 where the router keeps none) */
 function gossipScore (pubsub: unknown, peerId: string): number {
   return (pubsub as ScoredPubSub).getScore?.(peerId) ?? 0
+}
+
+/** The public addresses the router maps to this node (UPnP: the address manager's ip-mappings). */
+function routerMapped (libp2p: IdlegridNode['libp2p']): Multiaddr[] {
+  const manager = (libp2p as unknown as { components?: { addressManager?: { getAddressesWithMetadata?: () => Array<{ multiaddr: Multiaddr, type: string }> } } }).components?.addressManager
+  return (manager?.getAddressesWithMetadata?.() ?? []).filter(a => a.type === 'ip-mapping').map(a => a.multiaddr)
 }

@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert'
 import { chmod, mkdir, readFile, writeFile, symlink } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseTelemetry, readGpuTelemetry } from '../../src/capability/gpu.js'
@@ -112,7 +113,10 @@ describe('exec: process runner', function () {
     assert.equal(outcome.status, 'timeout')
     assert.ok(outcome.exitCode < 0, `killed by a signal, got ${outcome.exitCode}`)
     const child = Number((await readFile(join(dir, 'outputs', 'child.pid'), 'utf8')).trim())
-    await waitFor(() => !processAlive(child), { timeoutMs: 5_000, intervalMs: 20, what: 'the background child to be gone' })
+    await waitFor(() => !processAlive(child), { timeoutMs: 5_000, intervalMs: 20, what: 'the background child to be gone' }).catch(err => {
+      // once seen in a loaded CI run and not since: say what the process is, should it happen again
+      throw new Error(`${String(err.message)}; pid ${child}: ${procLines(child)}`)
+    })
   })
 
   it('preemption sends SIGTERM, lets the job checkpoint within the grace, then stops it', async () => {
@@ -343,3 +347,9 @@ describe('exec: telemetry', () => {
     assert.equal(s.samples, 0)
   })
 })
+
+/** What /proc says of `pid`: its stat line, command line and cgroup (for a failure message). */
+function procLines (pid: number): string {
+  const read = (file: string): string => { try { return readFileSync(`/proc/${pid}/${file}`, 'utf8').replaceAll('\0', ' ').trim() } catch (err: any) { return `(${String(err?.code ?? err)})` } }
+  return `stat: ${read('stat')}; cmdline: ${read('cmdline')}; cgroup: ${read('cgroup')}`
+}

@@ -12,7 +12,7 @@ import { strict as assert } from 'node:assert'
 import { execFile } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { BIN_PATH, spawnNode, tempDir, type NodeProcess } from '../utils/index.js'
+import { BIN_PATH, spawnNode, tempDir, waitFor, type NodeProcess } from '../utils/index.js'
 import { submitJob, type Submitted } from '../exec/fixtures.js'
 import { createNatLab, natLabUnavailable, type LabHost, type NatLab } from './nat-lab.js'
 
@@ -27,19 +27,19 @@ function jobFile (name: string): string {
   ].join('\n') + '\n'
 }
 
-/** A lab with one bootstrap (a relay, with `relayConfig` as its config file), four EIM homes and a symmetric one (homes[4]). */
+/** A lab with one bootstrap (a relay, with `relayConfig` as its config file), four EIM homes, a symmetric one (homes[4]) and one whose router offers UPnP (homes[5]). */
 function useNatNetwork (relayConfig: string): { start: (role: 'provider' | 'renter', host: (l: NatLab) => LabHost) => Promise<NodeProcess>, lab: () => NatLab, dir: () => string } {
   let lab: NatLab | undefined
   let dir: { path: string, cleanup: () => Promise<void> } | undefined
   let bootstrap: NodeProcess | undefined
   const nodes: NodeProcess[] = []
   before(async function () {
-    const why = natLabUnavailable()
+    const why = natLabUnavailable({ upnp: true })
     if (why != null) {
       console.log(`    (skipped: ${why})`)
       this.skip()
     }
-    lab = await createNatLab({ publicHosts: 3, homes: [{ nat: 'eim', hosts: 1 }, { nat: 'eim', hosts: 1 }, { nat: 'eim', hosts: 1 }, { nat: 'eim', hosts: 1 }, { nat: 'symmetric', hosts: 1 }] })
+    lab = await createNatLab({ publicHosts: 3, homes: [{ nat: 'eim', hosts: 1 }, { nat: 'eim', hosts: 1 }, { nat: 'eim', hosts: 1 }, { nat: 'eim', hosts: 1 }, { nat: 'symmetric', hosts: 1 }, { nat: 'upnp', hosts: 1 }] })
     dir = await tempDir('idlegrid-nat-market-')
     await writeFile(join(dir.path, 'words.txt'), 'hello idlegrid\n')
     await writeFile(join(dir.path, 'job.yaml'), jobFile('nat'))
@@ -75,22 +75,23 @@ function useNatNetwork (relayConfig: string): { start: (role: 'provider' | 'rent
 
 interface DirectPathCounts { asked: { direct: number, failed: number }, served: { direct: number, failed: number, refused: number } }
 
-/** A running node's direct-path counters (`idlegrid status --json`, over its control socket). */
-async function directPathOf (node: NodeProcess): Promise<DirectPathCounts> {
+/** A running node's status (`idlegrid status --json`, over its control socket). */
+async function statusOf (node: NodeProcess): Promise<{ directPath: DirectPathCounts, reachability: { how: string, via?: string, addrs: string[] } }> {
   return await new Promise((resolve, reject) => {
     execFile(process.execPath, [BIN_PATH, 'status', '--json', '--data-dir', node.dataDir], { timeout: 30_000 }, (err, out) => {
       if (err != null) { reject(err); return }
-      resolve(JSON.parse(out).directPath)
+      resolve(JSON.parse(out))
     })
   })
 }
 
-async function trade (net: ReturnType<typeof useNatNetwork>, provider: (l: NatLab) => LabHost, renter: (l: NatLab) => LabHost): Promise<{ got: Submitted, provider: NodeProcess, paths: { renter: DirectPathCounts, provider: DirectPathCounts } }> {
+async function trade (net: ReturnType<typeof useNatNetwork>, provider: (l: NatLab) => LabHost, renter: (l: NatLab) => LabHost, ready?: (provider: NodeProcess) => Promise<void>): Promise<{ got: Submitted, provider: NodeProcess, paths: { renter: DirectPathCounts, provider: DirectPathCounts } }> {
   const p = await net.start('provider', provider)
   const r = await net.start('renter', renter)
   try {
+    await ready?.(p)
     const got = await submitJob(r.dataDir, net.dir(), 'job.yaml', ['--max-attempts', '1'])
-    return { got, provider: p, paths: { renter: await directPathOf(r), provider: await directPathOf(p) } }
+    return { got, provider: p, paths: { renter: (await statusOf(r)).directPath, provider: (await statusOf(p)).directPath } }
   } finally {
     await Promise.all([p.stop('SIGTERM', 5_000), r.stop('SIGTERM', 5_000)])
   }
@@ -112,6 +113,16 @@ describe('NAT lab: jobs between homes behind NAT, through a relay with limits (i
     const { got, provider } = await trade(net, l => l.publicHosts[1], l => l.homes[2].hosts[0])
     assert.equal(got.summary.status, 'ok', said(got))
     assert.equal(got.summary.provider, provider.peerId)
+  })
+
+  it('provider behind a router that offers UPnP, renter behind NAT: the router forwards the provider\'s port, and the renter dials it directly', async () => {
+    const mapped = async (p: NodeProcess): Promise<void> => {
+      await waitFor(async () => { const s = await statusOf(p); return s.reachability.how === 'direct' && s.reachability.via === 'upnp' ? s : undefined }, { timeoutMs: 30_000, intervalMs: 1_000, what: 'the provider\'s UPnP mapping' })
+    }
+    const { got, provider, paths } = await trade(net, l => l.homes[5].hosts[0], l => l.homes[0].hosts[0], mapped)
+    assert.equal(got.summary.status, 'ok', `${said(got)} paths ${JSON.stringify(paths)}`)
+    assert.equal(got.summary.provider, provider.peerId)
+    assert.equal(paths.renter.asked.failed, 0, JSON.stringify(paths))
   })
 
   it('provider behind NAT, renter behind NAT (both endpoint-independent): the auction runs over the relay, the job over a hole-punched direct connection', async () => {

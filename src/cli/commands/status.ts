@@ -32,7 +32,7 @@ function printStatus (s: NodeStatus, via: string, out: Output): void {
   out.info(`${s.role} ${s.peerId}${via === 'short-lived' ? ' (short-lived peer: no node runs on this data directory)' : ''}`)
   out.info(`  uptime ${formatDuration(s.uptimeMs)}, DHT ${s.dhtMode} mode, data dir ${s.dataDir}`)
   for (const addr of s.addrs) out.info(`  listening ${addr}`)
-  out.info(`  reachable: ${REACHABILITY_TEXT[s.reachability.how]}`)
+  out.info(`  reachable: ${REACHABILITY_TEXT[s.reachability.how]}${s.reachability.via === 'upnp' ? ', through a port mapping the router made (UPnP)' : ''}`)
   if (s.reachability.advice != null) out.info(`    ${s.reachability.advice}`)
   const path = s.directPath
   if (path.dialPort != null) out.info(`  dials from port ${path.dialPort}, seen at ${path.seenAt.length > 0 ? path.seenAt.join(', ') : 'no address yet'} (NAT mapping: ${path.mapping})`)
