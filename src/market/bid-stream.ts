@@ -10,13 +10,13 @@
 import { multiaddr } from '@multiformats/multiaddr'
 import { decodeBounded, envelopeMaxBytes, MAX_BYTES } from '../../protocols/codec.js'
 import { DOMAIN, PROTOCOL } from '../../protocols/ids.js'
-import { requestOnce } from '../node/index.js'
+import { dialViaRelays, requestOnce } from '../node/index.js'
 import { MarketMessageError } from './errors.js'
 import { BidAck, openMarketEnvelope, readBid, type Bid, type JobRequest } from './messages.js'
 import type { BidOutcome } from './bid-collector.js'
 import type { Signed } from '../identity/index.js'
 import type { PeerId, PeerStore } from '@libp2p/interface'
-import type { ConnectionManager } from '@libp2p/interface-internal'
+import type { ConnectionManager, TransportManager } from '@libp2p/interface-internal'
 
 /** Largest bid request frame: one bid envelope. */
 export const MAX_BID_REQUEST_BYTES = envelopeMaxBytes(MAX_BYTES.bid)
@@ -34,6 +34,8 @@ const STATUS_OF: Record<BidOutcome, BidAck.Status> = {
 export interface BidSenderComponents {
   connectionManager: ConnectionManager
   peerStore: PeerStore
+  /** dials a renter's relayed addresses at once (dialViaRelays); without it they are tried in turn */
+  transportManager?: TransportManager
 }
 
 /**
@@ -44,12 +46,16 @@ export interface BidSenderComponents {
 export async function sendBid (components: BidSenderComponents, job: Signed<JobRequest>, bid: Signed<Bid>, now = Date.now()): Promise<BidAck> {
   // connected already (the usual case after a first auction): the addresses are not needed, and
   // recording them is a peer-store write (datastore, lock) on the path of every bid
+  const windowEnd = Number(job.message.createdAt) + job.message.bidWindowMs
+  const signal = AbortSignal.timeout(Math.max(100, windowEnd - now + BID_SEND_GRACE_MS))
   if (components.connectionManager.getConnections(job.signer).length === 0) {
     const multiaddrs = job.message.renterAddrs.flatMap(bytes => { try { return [multiaddr(bytes)] } catch { return [] } })
     if (multiaddrs.length > 0) await components.peerStore.merge(job.signer, { multiaddrs }).catch(() => {})
+    // a renter behind NAT names its relays: try them all at once, so that one stalled relay
+    // does not hold the bid past its window (the request below then takes that connection)
+    const relayed = multiaddrs.filter(a => a.toString().includes('/p2p-circuit')).map(a => a.encapsulate(`/p2p/${job.signer.toString()}`))
+    if (relayed.length > 1 && components.transportManager != null) await dialViaRelays(components.transportManager, relayed, signal).catch(() => {})
   }
-  const windowEnd = Number(job.message.createdAt) + job.message.bidWindowMs
-  const signal = AbortSignal.timeout(Math.max(100, windowEnd - now + BID_SEND_GRACE_MS))
   // lazy select: the bid rides with the protocol proposal, saving a round trip inside the window
   const answer = await requestOnce(components.connectionManager, job.signer, PROTOCOL.bid, bid.envelope, MAX_BYTES.bidAck, signal, { lazy: true })
   try {

@@ -28,7 +28,7 @@ import type { PricingParams } from './pricing.js'
 import type { ProviderProfile } from '../capability/index.js'
 import type { Signed } from '../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
-import type { AddressManager, ConnectionManager, Registrar } from '@libp2p/interface-internal'
+import type { AddressManager, ConnectionManager, Registrar, TransportManager } from '@libp2p/interface-internal'
 import type { ComponentLogger, Ed25519PrivateKey, Logger, PeerId, PeerStore, PrivateKey, PubSub, Startable } from '@libp2p/interface'
 import { CONTROL_HANDLERS } from '../control/index.js'
 
@@ -96,6 +96,8 @@ interface ProviderComponents {
   registrar: Registrar
   addressManager: AddressManager
   connectionManager: ConnectionManager
+  /** bids reach a renter behind NAT through all its relays at once (bid-stream.ts) */
+  transportManager: TransportManager
   peerStore: PeerStore
   peerId: PeerId
   /** the node key: signs bids, accept answers and declines */

@@ -12,7 +12,7 @@ import { ALL_TOPICS, PROTOCOL } from '../../protocols/ids.js'
 import { loadOrCreateKey } from '../identity/index.js'
 import { peerConnector, type PeerConnectorService } from './connector.js'
 import { directPath, type DirectPathService } from './direct-path.js'
-import { relayListenAddresses, relayServer, relayTransport, reservesRelays } from './relay.js'
+import { relayedConnectionLimit, relayListenAddresses, relayServer, relayTransport, reservesRelays } from './relay.js'
 import { routingTableRepair, type RoutingTableRepair } from './routing-repair.js'
 import { routerPortMapping } from './upnp.js'
 import { largeFramesInPieces } from './yamux-frames.js'
@@ -26,7 +26,7 @@ import { peerGuardService, type PeerGuardHandle, type PeerGuardServiceInit } fro
 import type { RateLimit } from './token-bucket.js'
 import type { TopicClass } from './gossip-limits.js'
 import type { NodeConfig } from '../config/index.js'
-import type { Ed25519PrivateKey, PeerId, PubSub, ServiceMap } from '@libp2p/interface'
+import type { Connection, Ed25519PrivateKey, PeerId, PubSub, ServiceMap } from '@libp2p/interface'
 
 /**
  * yamux sized for job streams (hundreds of MiB on one stream): 1 MiB messages so a job frame
@@ -105,7 +105,10 @@ export async function createNode<S extends CoreServices = CoreServices> (config:
   try {
     // behind NAT, outbound connections leave from one port, so that a hole punch can use it (direct-path.ts)
     const dialPort = reservesRelays(config) ? new DialPort(await freeTcpPort()) : undefined
-    libp2p = await createLibp2p({ ...libp2pOptions(config, privateKey, extensions, dialPort), start: false })
+    const late: { connections?: (peer: PeerId) => Connection[] } = {}
+    libp2p = await createLibp2p({ ...libp2pOptions(config, privateKey, extensions, dialPort, () => late.connections), start: false })
+    const node = libp2p
+    late.connections = (peer) => node.getConnections(peer)
     // before the DHT serves its first request: a PUT is acknowledged only when stored
     guardDhtPuts(libp2p.services.dht, {
       validators: extensions.dhtValidators ?? {},
@@ -122,7 +125,7 @@ export async function createNode<S extends CoreServices = CoreServices> (config:
   return wrap(config, libp2p as Libp2p<S>, privateKey, lock)
 }
 
-function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, extensions: NodeComposition, dialPort?: DialPort): Parameters<typeof createLibp2p<CoreServices>>[0] {
+function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, extensions: NodeComposition, dialPort: DialPort | undefined, connections: () => ((peer: PeerId) => Connection[]) | undefined): Parameters<typeof createLibp2p<CoreServices>>[0] {
   const isBootstrap = config.role === 'bootstrap'
   const relay = relayServer(config)
   const upnp = routerPortMapping(config)
@@ -144,7 +147,8 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
     connectionEncrypters: connectionEncrypters(),
     streamMuxers: [largeFramesInPieces(lazyWindowYamux(YAMUX_BULK))],
     ...(extensions.metrics != null ? { metrics: extensions.metrics } : {}),
-    connectionGater: guard.gater(),
+    // a denied peer is refused; one peer holds at most a few relayed connections to us (relay.ts)
+    connectionGater: { ...guard.gater(), ...relayedConnectionLimit(connections) },
     peerDiscovery: config.bootstrap.length > 0 ? [bootstrap({ list: config.bootstrap, timeout: 100 })] : [],
     connectionManager: {
       maxConnections: config.maxConnections,

@@ -13,10 +13,14 @@
 import { networkInterfaces } from 'node:os'
 import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2'
 import { needsRelays, RELAY_RESERVATIONS, type NodeConfig } from '../config/index.js'
+import type { Connection, ConnectionGater, PeerId } from '@libp2p/interface'
+import type { TransportManager } from '@libp2p/interface-internal'
+import type { Multiaddr } from '@multiformats/multiaddr'
 
 /** Bounds on the relay's protocol streams: a flood of hop or stop requests waits its turn. */
 const MAX_HOP_STREAMS = 64
 const MAX_STOP_STREAMS = 64
+const CIRCUIT_CODE = 290
 /** A reservation on a relay lasts this long before it is renewed (libp2p's default is 2 h). */
 const RESERVATION_TTL_MS = 30 * 60_000
 
@@ -61,4 +65,60 @@ export function relayServer (config: NodeConfig): ReturnType<typeof circuitRelay
       defaultDataLimit: BigInt(relay.circuitBytes)
     }
   })
+}
+
+/**
+ * Relayed connections one remote peer may open to this node: at most this many at once, and
+ * at most this many admitted within RELAYED_WINDOW_MS (a burst is admitted before any of it has
+ * finished its handshake). Without it one peer could take every stop stream a relay's
+ * connection offers (MAX_STOP_STREAMS) and so shut every other peer out of that relay.
+ */
+export const MAX_RELAYED_PER_PEER = 4
+const RELAYED_WINDOW_MS = 10_000
+/** remote peers whose admissions are remembered (the oldest are forgotten first) */
+const MAX_REMEMBERED_PEERS = 4_096
+
+/** The connection gater's check of relayed connections; `connections` is the node's, once it exists. */
+export function relayedConnectionLimit (connections: () => ((peer: PeerId) => Connection[]) | undefined): Pick<ConnectionGater, 'denyInboundRelayedConnection'> {
+  const admitted = new Map<string, number[]>()
+  return {
+    denyInboundRelayedConnection: (_relay, remote) => {
+      const key = remote.toString()
+      const now = Date.now()
+      const recent = (admitted.get(key) ?? []).filter(t => now - t < RELAYED_WINDOW_MS)
+      const open = (connections()?.(remote) ?? []).filter(c => c.status === 'open' && c.remoteAddr.getComponents().some(p => p.code === CIRCUIT_CODE)).length
+      if (open >= MAX_RELAYED_PER_PEER || recent.length >= MAX_RELAYED_PER_PEER) return true
+      admitted.delete(key)
+      admitted.set(key, [...recent, now])
+      if (admitted.size > MAX_REMEMBERED_PEERS) admitted.delete(admitted.keys().next().value as string)
+      return false
+    }
+  }
+}
+
+/** Relays a first contact tries at once (a peer names at most four addresses). */
+const MAX_RACED_RELAYS = 4
+
+/**
+ * The first connection to a peer through any of its relayed addresses, all dialed at once.
+ * libp2p's dial queue tries a peer's addresses one after another under one time limit, so a
+ * relay that stalls (connections open, nothing moving) would hold the whole dial; here it holds
+ * only its own. The losers are aborted, or closed if they connected too.
+ */
+export async function dialViaRelays (transports: Pick<TransportManager, 'dial'>, addrs: Multiaddr[], signal: AbortSignal): Promise<Connection> {
+  const relayed = addrs.filter(a => a.getComponents().some(c => c.code === CIRCUIT_CODE)).slice(0, MAX_RACED_RELAYS)
+  if (relayed.length === 0) throw new Error('no relayed address to dial')
+  const done = new AbortController()
+  const each = AbortSignal.any([signal, done.signal])
+  const attempts = relayed.map(async addr => await transports.dial(addr, { signal: each }))
+  try {
+    const winner = await Promise.any(attempts)
+    done.abort()
+    void Promise.allSettled(attempts).then(results => {
+      for (const r of results) if (r.status === 'fulfilled' && r.value !== winner) void r.value.close().catch(() => {})
+    })
+    return winner
+  } catch (err: any) {
+    throw err instanceof AggregateError ? (err.errors[0] ?? err) : err
+  }
 }

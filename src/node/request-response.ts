@@ -79,22 +79,17 @@ export async function requestOnce (connectionManager: RequestDialer, peer: PeerI
 }
 
 /**
- * An open connection to `peer` for a small request: an unlimited one if there is or can be
- * one (libp2p dials again when all it has is a relay's limited circuit: a direct path is what
- * later job streams need), else the limited one (the peer is behind NAT, reachable only
- * through a relay: libp2p's second circuit to the same address fails as a duplicate).
+ * An open connection to `peer` for a small request: an unlimited one if there is one, else a
+ * relay's limited circuit when that is what is open (small frames fit its bounds; long streams
+ * ask for a direct path themselves, direct-path.ts), else a new dial. Dialing again while a
+ * circuit is open would let libp2p try the peer's relayed addresses one by one under this
+ * request's whole time limit, and a stalled relay among them would spend all of it.
  */
 async function connectionFor (connections: RequestDialer, peer: PeerId, dial: Multiaddr[] | undefined, signal: AbortSignal): Promise<Connection> {
   const open = (connections.getConnections?.(peer) ?? []).filter(c => c.status === 'open')
-  const direct = open.find(c => c.limits == null)
-  if (direct != null) return direct
-  try {
-    return await connections.openConnection(dial ?? peer, { signal })
-  } catch (err) {
-    const limited = open[0]
-    if (limited == null || limited.status !== 'open' || signal.aborted) throw err
-    return limited
-  }
+  const existing = open.find(c => c.limits == null) ?? open[0]
+  if (existing != null) return existing
+  return await connections.openConnection(dial ?? peer, { signal })
 }
 
 export type RequestHandler = (request: Uint8Array, remote: PeerId, signal: AbortSignal) => Promise<Uint8Array>

@@ -8,7 +8,8 @@
 import * as assert from 'node:assert/strict'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { requestOnce, type IdlegridNode } from '../../src/node/index.js'
-import { waitFor } from '../utils/index.js'
+import { MAX_RELAYED_PER_PEER } from '../../src/node/relay.js'
+import { recordAttack, waitFor } from '../utils/index.js'
 import { relayedAddress, useLoopbackNodes } from './relay-nodes.js'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
@@ -69,5 +70,27 @@ describe('node: circuit relay v2 on loopback', function () {
       await new Promise(resolve => setTimeout(resolve, 100))
     }
     assert.ok(relay.reservations.has(first.peerId))
+  })
+  it('red team: one peer floods a NAT\'d node with circuits through its relay: the circuits it holds are bounded, and an honest peer still reaches the node', async () => {
+    const seed = await start('bootstrap')
+    const bootstrap = [seed.libp2p.getMultiaddrs()[0].toString()]
+    const victim = await start('provider', { bootstrap, reachability: 'private', listen: ['/p2p-circuit'] })
+    const attacker = await start('renter', { bootstrap, reachability: 'public' })
+    const honest = await start('renter', { bootstrap, reachability: 'public' })
+    const via = await waitFor(() => relayedAddress(victim), { timeoutMs: 20_000, what: 'the victim\'s relayed address' })
+    // one after another (libp2p joins concurrent dials to one address into one), each a new circuit
+    const FLOOD = 100
+    let opened = 0
+    for (let i = 0; i < FLOOD; i++) {
+      await attacker.libp2p.dial(via, { force: true, signal: AbortSignal.timeout(10_000) }).then(() => { opened++ }, () => {})
+    }
+    const held = victim.libp2p.getConnections(attacker.peerId).filter(c => c.status === 'open' && c.remoteAddr.toString().includes('/p2p-circuit')).length
+    const reached = await honest.libp2p.dial(via, { signal: AbortSignal.timeout(15_000) }).then(async c => {
+      const record = await requestOnce(connectionsOf(honest), victim.peerId, PROTOCOL.capability, new Uint8Array(0), 64 * 1024, AbortSignal.timeout(10_000))
+      return c.limits != null && record.byteLength > 0
+    }).catch((err: Error) => err.message)
+    recordAttack({ issue: '37.5', attack: `${FLOOD} circuits in a row from one peer to a NAT'd node through its relay`, got: `${opened} opened, ${held} held by the victim; an honest peer ${reached === true ? 'still reached it and read its record' : `failed: ${String(reached)}`}`, limit: `at most ${MAX_RELAYED_PER_PEER} relayed connections per remote peer` })
+    assert.ok(held <= MAX_RELAYED_PER_PEER, `the victim holds ${held} circuits from one peer`)
+    assert.equal(reached, true, 'an honest peer still reaches the victim through the relay')
   })
 })
