@@ -116,6 +116,7 @@ export async function runDemo (opts: DemoOptions, out: DemoOutput): Promise<Demo
     out.info(clean ? `all ${codes.length} processes exited cleanly in ${stopSeconds} s` : `exit codes: ${codes.join(', ')}`)
     const durationMs = Date.now() - started
     out.info(`the demo took ${(durationMs / 1000).toFixed(1)} s`)
+    out.info('a GPU at home or a laptop behind a router joins a real network the same way, with --bootstrap <seed address> and no port forwarding: UPnP, two relays and a hole punch reach it (README: "Behind a home router (NAT)"; idlegrid doctor says how it is reached)')
     return { ...summary, ok: summary.ok && clean, durationMs }
   } finally {
     if (network != null) await network.stop()

@@ -84,6 +84,8 @@ export interface DirectPathStatus {
   asked: { direct: number, failed: number }
   /** paths peers asked this node for, and how they ended */
   served: { direct: number, failed: number, refused: number }
+  /** why the last path this node asked for failed, if one did */
+  lastFailure?: string
 }
 
 export interface DirectPathService {
@@ -126,6 +128,7 @@ class DirectPath implements DirectPathService, Startable {
   private readonly lastAsked = new Map<string, number>()
   private serving = 0
   private readonly counts = { asked: { direct: 0, failed: 0 }, served: { direct: 0, failed: 0, refused: 0 } }
+  private lastFailure: string | undefined
   private readonly timeoutMs: number
 
   constructor (private readonly components: DirectPathComponents, private readonly init: DirectPathInit) {
@@ -155,7 +158,7 @@ class DirectPath implements DirectPathService, Startable {
   }
 
   status (): DirectPathStatus {
-    return { ...(this.init.dialPort != null ? { dialPort: this.init.dialPort.port } : {}), seenAt: this.seenAt().map(String), mapping: this.mapping(), asked: { ...this.counts.asked }, served: { ...this.counts.served } }
+    return { ...(this.init.dialPort != null ? { dialPort: this.init.dialPort.port } : {}), seenAt: this.seenAt().map(String), mapping: this.mapping(), asked: { ...this.counts.asked }, served: { ...this.counts.served }, ...(this.lastFailure != null ? { lastFailure: this.lastFailure } : {}) }
   }
 
   dialProtocol: Libp2p['dialProtocol'] = async (peer, protocols, options = {}) => {
@@ -226,9 +229,13 @@ class DirectPath implements DirectPathService, Startable {
     } catch (err: any) {
       this.counts.asked.failed++
       stream?.abort(err instanceof Error ? err : new Error(String(err)))
-      if (err instanceof DirectPathError) throw err
-      if (signal.aborted) throw new DirectPathError('timeout', `no direct path to ${peer.toString()} within ${this.timeoutMs} ms`, { cause: err })
-      throw new DirectPathError('failed', `no direct path to ${peer.toString()}: ${String(err?.message ?? err)}`, { cause: err })
+      const failure = err instanceof DirectPathError
+        ? err
+        : signal.aborted
+          ? new DirectPathError('timeout', `no direct path to ${peer.toString()} within ${this.timeoutMs} ms`, { cause: err })
+          : new DirectPathError('failed', `no direct path to ${peer.toString()}: ${String(err?.message ?? err)}`, { cause: err })
+      this.lastFailure = failure.message.slice(0, 300)
+      throw failure
     } finally {
       await stream?.close().catch(() => {})
     }

@@ -25,14 +25,14 @@ import { join } from 'node:path'
 import { submitJob, type Submitted } from '../exec/fixtures.js'
 import { createNatLab, natLabUnavailable, type LabHost, type NatKind } from '../lab/nat-lab.js'
 import { inNamespace } from '../lab/namespaces.js'
-import { BIN_PATH, spawnNode, tempDir, type NodeProcess } from '../utils/index.js'
+import { BIN_PATH, spawnNode, tempDir, waitFor, type NodeProcess } from '../utils/index.js'
 import { threadCpuMs } from './process-usage.js'
 import { percentile } from './stats.js'
 
 const PORT = 4001
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback)
 
-interface DirectPathCounts { asked: { direct: number, failed: number }, served: { direct: number, failed: number, refused: number } }
+interface DirectPathCounts { asked: { direct: number, failed: number }, served: { direct: number, failed: number, refused: number }, lastFailure?: string }
 
 function jobFile (): string {
   return [
@@ -60,13 +60,25 @@ async function rxBytes (ns: string, dev: string): Promise<number> {
 
 const cpuMs = (pid: number): number => [...threadCpuMs(pid).values()].reduce((a, b) => a + b, 0)
 
-async function directPathOf (node: NodeProcess): Promise<DirectPathCounts> {
+async function statusOf (node: NodeProcess): Promise<{ directPath: DirectPathCounts, peers: unknown[], topics: Record<string, string[]> }> {
   return await new Promise((resolve, reject) => {
     execFile(process.execPath, [BIN_PATH, 'status', '--json', '--data-dir', node.dataDir], { timeout: 30_000 }, (err, out) => {
       if (err != null) { reject(err); return }
-      resolve(JSON.parse(out).directPath)
+      resolve(JSON.parse(out))
     })
   })
+}
+
+const directPathOf = async (node: NodeProcess): Promise<DirectPathCounts> => (await statusOf(node)).directPath
+
+/** The job's shard (no residency, no VRAM floor): a renter is ready once it is connected and knows a peer on it. */
+const SHARD = '/idlegrid/3/jobs/any/vram-0'
+
+async function marketReady (node: NodeProcess): Promise<void> {
+  await waitFor(async () => {
+    const s = await statusOf(node)
+    return s.peers.length > 0 && (s.topics[SHARD]?.length ?? 0) > 0
+  }, { timeoutMs: 120_000, intervalMs: 1_000, what: `${node.role} connected and on the job shard` })
 }
 
 export default async function natBench (): Promise<Record<string, unknown>> {
@@ -120,6 +132,7 @@ export default async function natBench (): Promise<Record<string, unknown>> {
     for (const [name, providerHost, renterHost] of pairs) {
       const provider = await start('provider', providerHost)
       const renter = await start('renter', renterHost)
+      await marketReady(renter)
       const wire = trafficOf(renterHost)
       const firstBids: number[] = []
       let completed = 0
@@ -147,7 +160,7 @@ export default async function natBench (): Promise<Record<string, unknown>> {
         relayRxMiBPerJob: +(relayBytes / jobsPerPair / 2 ** 20).toFixed(2),
         directShareFloor: renterBytes > 0 ? +Math.max(0, 1 - relayBytes / renterBytes).toFixed(3) : null,
         relayCpuMsPerJob: Math.round(relayCpu / jobsPerPair),
-        directPaths: paths.asked,
+        directPaths: { ...paths.asked, ...(paths.lastFailure != null ? { lastFailure: paths.lastFailure } : {}) },
         ...(details.length > 0 ? { failures: details.slice(0, 3) } : {})
       })
       await stop([provider, renter])
@@ -160,6 +173,7 @@ export default async function natBench (): Promise<Record<string, unknown>> {
       scaleProviders.push(...await Promise.all(lab.homes.slice(4 + i, 4 + Math.min(i + 5, providers)).map(async h => await start('provider', h.hosts[0]))))
     }
     const scaleRenters = await Promise.all(lab.homes.slice(4 + providers, 4 + providers + renters).map(async h => await start('renter', h.hosts[0])))
+    await Promise.all(scaleRenters.map(marketReady))
     const startedMs = Date.now() - started
     const submitted = Date.now()
     const results = (await Promise.all(scaleRenters.map(async r => await Promise.all(Array.from({ length: scaleJobs }, async () => await submitJob(r.dataDir, dir.path, 'job.yaml', ['--max-attempts', '3'], 300_000)))))).flat()
@@ -172,6 +186,7 @@ export default async function natBench (): Promise<Record<string, unknown>> {
       attempts: results.reduce((a, r) => a + Number(r.summary.attempts ?? 0), 0),
       directPathsMade: counts.reduce((a, c) => a + c.asked.direct, 0),
       directPathsFailed: counts.reduce((a, c) => a + c.asked.failed, 0),
+      lastPathFailures: counts.flatMap(c => c.lastFailure != null ? [c.lastFailure] : []).slice(0, 3),
       startS: Math.round(startedMs / 1000),
       jobsWallS: Math.round(jobsMs / 1000),
       failures: results.filter(r => r.summary.status !== 'ok').map(r => String(r.summary.history?.at(-1)?.detail ?? r.summary.status ?? r.stderr.slice(-200))).slice(0, 3)
