@@ -2,7 +2,7 @@ import { CAPACITY_CAPABILITY, CAPACITY_SERVICE, capabilityServices, type Provide
 import { execServices, type DockerSettings, type RunnerKind } from '../exec/index.js'
 import { ledgerServices, type LEDGER_SERVICE, type LedgerBuildOptions, type LedgerService } from '../ledger/index.js'
 import { marketServices } from '../market/index.js'
-import { createNode, type CoreServices, type IdlegridNode, type NodeComposition, type NodeExtensions } from '../node/index.js'
+import { createNode, reservesRelays, type CoreServices, type IdlegridNode, type NodeComposition, type NodeExtensions } from '../node/index.js'
 import { submitServices } from '../submit/index.js'
 import { serveServices } from '../serve/index.js'
 import type { NodeConfig } from '../config/index.js'
@@ -21,8 +21,9 @@ export function roleExtensions (config: NodeConfig, opts: BuildOptions = {}): Re
   const serve = serveServices({ role: config.role, host: opts.provider?.usageIntervalMs != null ? { usageIntervalMs: opts.provider.usageIntervalMs } : undefined })
   // exec: providers run awarded jobs on their GPU slots, whose capacity the bid engine and the ledger's summaries read
   const exec = execServices({ role: config.role, dataDir: config.dataDir, provider: profile != null ? { profile, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi, workRoot: opts.provider?.workRoot, jobUser: opts.provider?.jobUser, docker: opts.provider?.docker, leases: serve.host } : undefined })
-  // market: topic validation on every role; providers bid (with their profile and the sequence of the record they advertise), renters auction
-  const market = marketServices({ role: config.role, provider: profile != null ? { profile: () => profile, advertised: true } : undefined })
+  // market: topic validation on every role; providers bid (with their profile and the sequence of the record they advertise),
+  // renters auction (one behind NAT once it holds a relay slot, so that its job names an address)
+  const market = marketServices({ role: config.role, provider: profile != null ? { profile: () => profile, advertised: true } : undefined, renter: { awaitReachable: reservesRelays(config) } })
   return {
     services: {
       ...capability.services,

@@ -47,6 +47,11 @@ export interface AuctioneerInit {
    * it connected and subscribed), bounded in time; without it the job is published as soon as the shard has a peer
    */
   readyShard?: (shard: JobShardTopic, job: JobRequest, signal: AbortSignal) => Promise<unknown>
+  /**
+   * waits (bounded) until this node has an address peers outside can dial, so that the job's
+   * renter_addrs name one; without it the addresses are taken as they are (a local network)
+   */
+  readyAddresses?: (signal: AbortSignal) => Promise<boolean>
   log: Logger
 }
 
@@ -88,10 +93,17 @@ export class Auctioneer {
     const draft = toJobRequest(spec, jobOpts)
     const shard = jobShardOf(draft.constraints)
     const readyFrom = Date.now()
-    await this.collector.topicPeers(shard, signal)
-    await this.init.readyShard?.(shard, draft, signal)
+    const [reachable] = await Promise.all([
+      this.init.readyAddresses?.(signal),
+      (async () => {
+        await this.collector.topicPeers(shard, signal)
+        await this.init.readyShard?.(shard, draft, signal)
+      })()
+    ])
+    if (reachable === false) this.init.log('no public or relayed address yet: the job names none, so providers behind NAT cannot bid')
     const readyMs = Date.now() - readyFrom
-    const job = toJobRequest(spec, jobOpts)
+    // the addresses again: a relay slot may have come during the wait
+    const job = toJobRequest(spec, { ...jobOpts, renterAddrs: this.listenAddrs() })
     const jobId = toHex(job.jobId)
     const timings: AuctionReport['timings'] = { readyMs, publishToCloseMs: 0 }
     let publishedAt = 0

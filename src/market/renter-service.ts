@@ -21,7 +21,7 @@ import type { ExplainCandidates } from './explain.js'
 import type { RankingParams } from './ranking.js'
 import type { ReputationSource } from './reputation.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
-import { GOSSIP_CAPABILITY, type GOSSIP_SERVICE, serveOnce, type GossipRouter, type HeartbeatService } from '../node/index.js'
+import { GOSSIP_CAPABILITY, type GOSSIP_SERVICE, serveOnce, untilReachable, type GossipRouter, type HeartbeatService } from '../node/index.js'
 import type { ComponentLogger, Logger, Startable } from '@libp2p/interface'
 import type { KadDHT } from '@libp2p/kad-dht'
 import type { Registrar } from '@libp2p/interface-internal'
@@ -39,6 +39,11 @@ export interface MarketRenterInit {
   candidates?: ExplainCandidates
   /** ready a job's shard before its first auction there (shard-readiness.ts; default true; false only to measure without it) */
   readyShards?: boolean
+  /**
+   * this node is reached only through relays (it reserves slots: node/relay.ts): an auction
+   * first waits (bounded) for a relayed or public address, so that its job names one (default false)
+   */
+  awaitReachable?: boolean
 }
 
 export interface MarketRenterService {
@@ -83,6 +88,7 @@ class MarketRenter implements MarketRenterService, Startable {
       ranking: init.ranking,
       candidates: init.candidates ?? (async (_job, signal) => await this.providers.find(signal)),
       readyShard: init.readyShards === false ? undefined : async (shard, job, signal) => await readiness.ready(shard, job, signal),
+      readyAddresses: init.awaitReachable !== true ? undefined : async (signal) => await untilReachable(() => this.components.addressManager.getAddresses(), signal),
       log: this.log
     })
   }

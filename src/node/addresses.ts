@@ -6,6 +6,7 @@
  * On a loopback or LAN network every address is private, and they all go out as before.
  */
 import { isPrivate } from '@libp2p/utils/multiaddr/is-private'
+import { sleep } from '../common/index.js'
 import type { Multiaddr } from '@multiformats/multiaddr'
 
 const P2P_CODE = 421
@@ -73,4 +74,22 @@ export function reachabilityOf (addrs: Multiaddr[], localNetwork: boolean, route
   }
   if (localNetwork) return { how: 'local', addrs: addrs.map(String) }
   return { how: 'unreachable', addrs: [], advice: 'no public address and no relay slot: peers cannot open a connection to this node (it can still dial them); check that a bootstrap peer is reachable (idlegrid doctor) and serves relays (bootstraps do by default), or give a public address with --announce' }
+}
+
+/** How long a renter behind NAT waits for a relay slot before publishing a job anyway. */
+export const REACHABLE_WAIT_MS = 10_000
+const REACHABLE_POLL_MS = 100
+
+/**
+ * Resolves once `addresses()` holds one that peers outside can dial (public or relayed), or after
+ * `timeoutMs`, or when `signal` aborts; says which. A node behind NAT that just started holds no
+ * relay slot yet, and what it signs then names no address a NAT'd peer could reach it by.
+ */
+export async function untilReachable (addresses: () => Multiaddr[], signal: AbortSignal, timeoutMs = REACHABLE_WAIT_MS): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    if (reachabilityOf(addresses(), false).how !== 'unreachable') return true
+    if (signal.aborted || Date.now() >= deadline) return false
+    await sleep(Math.min(REACHABLE_POLL_MS, deadline - Date.now()), signal)
+  }
 }

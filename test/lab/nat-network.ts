@@ -8,7 +8,8 @@ import { strict as assert } from 'node:assert'
 import { execFile } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { BIN_PATH, spawnNode, tempDir, type NodeProcess } from '../utils/index.js'
+import { BIN_PATH, spawnNode, tempDir, waitFor, type NodeProcess } from '../utils/index.js'
+import { isJobShardTopic } from '../../protocols/ids.js'
 import { submitJob, type Submitted } from '../exec/fixtures.js'
 import { createNatLab, natLabUnavailable, type LabHost, type NatLab } from './nat-lab.js'
 
@@ -88,8 +89,15 @@ export function useNatNetwork (relayConfig: string, opts: { relays?: number } = 
 
 export interface DirectPathCounts { asked: { direct: number, failed: number }, served: { direct: number, failed: number, refused: number } }
 
+export interface LabStatus {
+  directPath: DirectPathCounts
+  reachability: { how: string, via?: string, addrs: string[] }
+  peers: Array<{ peerId: string }>
+  topics: Record<string, string[]>
+}
+
 /** A running node's status (`idlegrid status --json`, over its control socket). */
-export async function statusOf (node: NodeProcess): Promise<{ directPath: DirectPathCounts, reachability: { how: string, via?: string, addrs: string[] } }> {
+export async function statusOf (node: NodeProcess): Promise<LabStatus> {
   return await new Promise((resolve, reject) => {
     execFile(process.execPath, [BIN_PATH, 'status', '--json', '--data-dir', node.dataDir], { timeout: 30_000 }, (err, out) => {
       if (err != null) { reject(err); return }
@@ -98,11 +106,30 @@ export async function statusOf (node: NodeProcess): Promise<{ directPath: Direct
   })
 }
 
+/**
+ * Waits until a job of `renter` can reach `provider` and its bid can come back: both can be
+ * reached from outside (a public, mapped or relayed address; a job published before the renter
+ * holds a relay slot names no address a NAT'd provider can dial), and each relay in `relays`
+ * has heard the provider join a job shard and is connected to the renter (the job travels
+ * renter → relay → provider). A node process that just printed its addresses is still joining:
+ * on a loaded machine, seconds more.
+ */
+export async function readyToTrade (provider: NodeProcess, renter: NodeProcess, relays: NodeProcess[], timeoutMs = 60_000): Promise<void> {
+  const reachable = (s: LabStatus): boolean => s.reachability.how === 'direct' || s.reachability.how === 'relayed'
+  await waitFor(async () => {
+    const [p, r, ...rs] = await Promise.all([provider, renter, ...relays].map(statusOf))
+    return reachable(p) && reachable(r) && rs.every(s =>
+      Object.entries(s.topics).some(([t, subs]) => isJobShardTopic(t) && subs.includes(provider.peerId)) &&
+      s.peers.some(x => x.peerId === renter.peerId))
+  }, { timeoutMs, intervalMs: 1_000, what: `the ${provider.role} and the ${renter.role} joined the market through ${relays.length} relay(s)` })
+}
+
 export async function trade (net: NatNetwork, provider: (l: NatLab) => LabHost, renter: (l: NatLab) => LabHost, ready?: (provider: NodeProcess) => Promise<void>): Promise<{ got: Submitted, provider: NodeProcess, paths: { renter: DirectPathCounts, provider: DirectPathCounts } }> {
   const p = await net.start('provider', provider)
   const r = await net.start('renter', renter)
   try {
     await ready?.(p)
+    await readyToTrade(p, r, net.relays())
     const got = await submitJob(r.dataDir, net.dir(), 'job.yaml', ['--max-attempts', '1'])
     return { got, provider: p, paths: { renter: (await statusOf(r)).directPath, provider: (await statusOf(p)).directPath } }
   } finally {

@@ -7,7 +7,7 @@
  */
 import { strict as assert } from 'node:assert'
 import { waitFor, recordAttack, type NodeProcess } from '../utils/index.js'
-import { said, statusOf, useNatNetwork } from './nat-network.js'
+import { readyToTrade, said, statusOf, useNatNetwork } from './nat-network.js'
 import { submitJob } from '../exec/fixtures.js'
 
 describe('NAT lab red team: a relay that stalls or dies costs a failover, never a job (issue 37)', function () {
@@ -30,6 +30,8 @@ describe('NAT lab red team: a relay that stalls or dies costs a failover, never 
       const relay = net.relays()[0]
       try {
         await Promise.all([reservedOnBoth(provider), reservedOnBoth(renter)])
+        // the job must travel through the relay that stays up
+        await readyToTrade(provider, renter, net.relays())
         relay.child.kill(fault === 'stalls' ? 'SIGSTOP' : 'SIGKILL')
         const started = Date.now()
         const got = await submitJob(renter.dataDir, net.dir(), 'job.yaml', ['--max-attempts', '1'])

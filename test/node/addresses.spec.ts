@@ -5,7 +5,7 @@
  */
 import * as assert from 'node:assert/strict'
 import { multiaddr } from '@multiformats/multiaddr'
-import { messageAddresses, reachabilityOf } from '../../src/node/addresses.js'
+import { messageAddresses, reachabilityOf, untilReachable } from '../../src/node/addresses.js'
 
 const SELF = '12D3KooWBmjaYnbJ1KeBicXLQjUD1ZzM1z7V5AgiA4Lf4ShXsMm8'
 const RELAY = '12D3KooWLHku2egFfAE73cBuVUdrZRZUCNyWF18DD2k1ZqmrwGog'
@@ -42,5 +42,15 @@ describe('node: message addresses and reachability', () => {
     const alone = reachabilityOf([loop, lan], false)
     assert.equal(alone.how, 'unreachable')
     assert.match(alone.advice ?? '', /relay/)
+  })
+
+  it('a renter behind NAT waits for its relay slot before it names addresses: yes once it comes, no when it does not in time or the auction ends', async () => {
+    let addrs = [loop, lan]
+    setTimeout(() => { addrs = [loop, lan, relayed] }, 150)
+    assert.equal(await untilReachable(() => addrs, AbortSignal.timeout(5_000), 5_000), true)
+    assert.equal(await untilReachable(() => [loop, lan], AbortSignal.timeout(5_000), 250), false)
+    // the abort ends the wait (or mocha's 2 s timeout fails the spec)
+    assert.equal(await untilReachable(() => [loop, lan], AbortSignal.timeout(200), 60_000), false)
+    assert.equal(await untilReachable(() => [pub], AbortSignal.abort(), 0), true)
   })
 })
