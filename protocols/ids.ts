@@ -32,7 +32,9 @@ export const PROTOCOL = {
   /** a node's signed heartbeat, pushed to each connected peer (replaces the heartbeats topic, now legacy and off) */
   heartbeat: '/idlegrid/heartbeat/1.0.0',
   /** two peers joined only through a relay agree on a direct TCP connection: connection reversal or a hole punch */
-  punch: '/idlegrid/punch/1.0.0'
+  punch: '/idlegrid/punch/1.0.0',
+  /** AutoNAT (libp2p's v1 messages): "dial this public address of mine back" (src/node/autonat.ts) */
+  autonat: '/idlegrid/autonat/1.0.0'
 } as const
 
 export const TOPIC = {

@@ -13,6 +13,12 @@ import type { NodeStatus } from '../node/index.js'
 const ID = 'reachability'
 const FORWARD_FIX = 'to be dialed directly: forward a TCP port on the router to this machine and give the public address with --announce /ip4/<public ip>/tcp/<port> (not needed for jobs: a relay joins peers, and a hole punch connects them directly through most home routers)'
 
+const VIA: Record<NonNullable<NodeStatus['reachability']['via']> | 'announce', string> = {
+  upnp: ', through a port mapping the router made (UPnP)',
+  autonat: ', confirmed by a peer that dialed it back (AutoNAT)',
+  announce: ''
+}
+
 /** Judges the running node's status, or (`running` false) the config. */
 export async function checkReachability (config: NodeConfig, running: boolean): Promise<CheckResult> {
   if (running) {
@@ -31,7 +37,7 @@ export function judgeStatus (s: Pick<NodeStatus, 'reachability' | 'directPath'>)
     ? `; outbound connections leave from port ${s.directPath.dialPort}, ${s.directPath.seenAt.length > 0 ? `seen at ${s.directPath.seenAt[0]} (NAT mapping: ${s.directPath.mapping}${s.directPath.mapping === 'endpoint-dependent' ? ': no hole punch through this NAT, jobs need a relay that carries them' : ''})` : 'not yet seen by a public peer'}`
     : ''
   switch (r.how) {
-    case 'direct': return ok(ID, `reachable directly at ${r.addrs.join(', ')}${r.via === 'upnp' ? ', through a port mapping the router made (UPnP)' : ''}`)
+    case 'direct': return ok(ID, `reachable directly at ${r.addrs.join(', ')}${VIA[r.via ?? 'announce']}`)
     case 'local': return ok(ID, 'on the local network: peers dial it directly')
     case 'relayed': return warn(ID, `reachable only through relays (${r.addrs.length} relayed address${r.addrs.length === 1 ? '' : 'es'})${seen}`, FORWARD_FIX)
     case 'unreachable': return fail(ID, `not reachable from outside: no public address and no relay slot${seen}`, r.advice ?? FORWARD_FIX)

@@ -51,8 +51,11 @@ export type ReachabilityKind = 'local' | 'direct' | 'relayed' | 'unreachable'
 
 export interface Reachability {
   how: ReachabilityKind
-  /** direct: through a port mapping the router made at this node's request (UPnP) */
-  via?: 'upnp'
+  /**
+   * direct: through a port mapping the router made at this node's request (UPnP), or at a
+   * listen address a peer dialed back (AutoNAT); neither when the operator announced it
+   */
+  via?: 'upnp' | 'autonat'
   /** the public or relayed addresses peers outside can use */
   addrs: string[]
   /** what the operator can do about it, when anything */
@@ -62,13 +65,19 @@ export interface Reachability {
 /**
  * How peers reach this node, from its own addresses: on a local network (loopback/LAN, every
  * peer dials every other), directly at a public address (`routerMapped`: those the router
- * forwards by UPnP), only through relays, or not at all.
+ * forwards by UPnP; `dialedBack`: listen addresses a peer confirmed), only through relays, or not at all.
  */
-export function reachabilityOf (addrs: Multiaddr[], localNetwork: boolean, routerMapped: Multiaddr[] = []): Reachability {
+export function reachabilityOf (addrs: Multiaddr[], localNetwork: boolean, routerMapped: Multiaddr[] = [], dialedBack: Multiaddr[] = []): Reachability {
   const relayed = addrs.filter(isRelayed)
   const publicDirect = addrs.filter(a => !isRelayed(a) && !isPrivateSafe(a))
-  const mapped = new Set(routerMapped.map(a => withoutOwnId(a).toString()))
-  if (publicDirect.length > 0) return { how: 'direct', addrs: publicDirect.map(String), ...(publicDirect.some(a => mapped.has(withoutOwnId(a).toString())) ? { via: 'upnp' as const } : {}) }
+  const among = (list: Multiaddr[]): boolean => {
+    const keys = new Set(list.map(a => withoutOwnId(a).toString()))
+    return publicDirect.some(a => keys.has(withoutOwnId(a).toString()))
+  }
+  if (publicDirect.length > 0) {
+    const via = among(routerMapped) ? 'upnp' as const : among(dialedBack) ? 'autonat' as const : undefined
+    return { how: 'direct', addrs: publicDirect.map(String), ...(via != null ? { via } : {}) }
+  }
   if (relayed.length > 0) {
     return { how: 'relayed', addrs: relayed.map(String), advice: 'peers reach this node only through relays: auctions work, jobs only through a relay that carries them; to be reached directly, forward a TCP port on the router to this machine and give the public address with --announce' }
   }

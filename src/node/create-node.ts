@@ -15,6 +15,7 @@ import { directPath, type DirectPathService } from './direct-path.js'
 import { relayedConnectionLimit, relayListenAddresses, relayServer, relayTransport, reservesRelays } from './relay.js'
 import { routingTableRepair, type RoutingTableRepair } from './routing-repair.js'
 import { routerPortMapping } from './upnp.js'
+import { addressCheck } from './autonat.js'
 import { largeFramesInPieces } from './yamux-frames.js'
 import { lazyWindowYamux } from './yamux-window.js'
 import { guardDhtPuts } from './dht-put-guard.js'
@@ -160,7 +161,7 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
     // of thirty peers that alone kept a core busy); a node busy verifying or running jobs can
     // answer late, so allow 15 s before a connection counts as dead (libp2p's floor is 5 s)
     connectionMonitor: { pingInterval: 30_000, pingTimeout: { minTimeout: 15_000, maxTimeout: 60_000 } },
-    // relays (relay.ts) come from the configured peers only: no public relay, no public address discovery
+    // relays (relay.ts) and dial-backs (autonat.ts) come from the network's own peers only: no public relay or probe
     services: {
       // identify tells gossipsub and the DHT which protocols a peer speaks; a busy peer may
       // answer after libp2p's 5 s default, and a failed identify leaves the link unused
@@ -220,6 +221,8 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
       peerGuard: peerGuardService(guard, extensions.peerGuard),
       // a direct connection to a peer a relay joined: connection reversal or a hole punch
       directPath: directPath({ dialPort, allowPrivate: config.privateAddresses }),
+      // a public listen address is announced once a peer dialed it back (autonat.ts)
+      autonat: addressCheck(),
       // circuit relay v2 for peers behind NAT, within the operator's limits (relay.ts)
       ...(relay != null ? { relay } : {}),
       // behind NAT: the router forwards the listen port where it offers UPnP (upnp.ts)

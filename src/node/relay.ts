@@ -13,6 +13,7 @@
 import { networkInterfaces } from 'node:os'
 import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2'
 import { needsRelays, RELAY_RESERVATIONS, type NodeConfig } from '../config/index.js'
+import { pacedWalk, withComponents } from './paced-walk.js'
 import type { Connection, ConnectionGater, PeerId } from '@libp2p/interface'
 import type { TransportManager } from '@libp2p/interface-internal'
 import type { Multiaddr } from '@multiformats/multiaddr'
@@ -41,13 +42,16 @@ export function relayListenAddresses (config: NodeConfig, interfaces?: string[])
 
 /** The transport every node has: dials relayed addresses, and listens on them when asked to. */
 export function relayTransport (): ReturnType<typeof circuitRelayTransport> {
-  return circuitRelayTransport({
+  const factory = circuitRelayTransport({
     maxInboundStopStreams: MAX_STOP_STREAMS,
     maxOutboundStopStreams: MAX_STOP_STREAMS,
     reservationCompletionTimeout: 10_000,
     // a relay that will not answer costs one slot of the queue, not the node's attention
     maxReservationQueueLength: 16
   })
+  // relay discovery walks the DHT until the node holds its slots: forever where the network
+  // has fewer relays than it wants, redialing what it cannot reach (paced-walk.ts)
+  return withComponents(factory, (components) => ({ randomWalk: pacedWalk(() => components.peerRouting) }))
 }
 
 /** The relay service a node serves for others, or none. */

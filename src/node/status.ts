@@ -70,7 +70,7 @@ export function nodeStatus (node: IdlegridNode): NodeStatus {
     gossip: libp2p.services.gossip.stats(),
     gossipScores: Object.fromEntries([...peers.keys()].map(id => [id, gossipScore(libp2p.services.pubsub, id)])),
     peerGuard: libp2p.services.peerGuard.snapshot(),
-    reachability: reachabilityOf(libp2p.getMultiaddrs(), node.config.privateAddresses, routerMapped(libp2p)),
+    reachability: reachabilityOf(libp2p.getMultiaddrs(), node.config.privateAddresses, addressesOfType(libp2p, 'ip-mapping'), addressesOfType(libp2p, 'transport')),
     directPath: libp2p.services.directPath.status()
   }
 }
@@ -82,8 +82,11 @@ function gossipScore (pubsub: unknown, peerId: string): number {
   return (pubsub as ScoredPubSub).getScore?.(peerId) ?? 0
 }
 
-/** The public addresses the router maps to this node (UPnP: the address manager's ip-mappings). */
-function routerMapped (libp2p: IdlegridNode['libp2p']): Multiaddr[] {
-  const manager = (libp2p as unknown as { components?: { addressManager?: { getAddressesWithMetadata?: () => Array<{ multiaddr: Multiaddr, type: string }> } } }).components?.addressManager
-  return (manager?.getAddressesWithMetadata?.() ?? []).filter(a => a.type === 'ip-mapping').map(a => a.multiaddr)
+/**
+ * The address manager's addresses of one kind: 'ip-mapping' those the router maps to this node
+ * (UPnP), 'transport' its listen addresses (a public one is listed only once a peer dialed it back).
+ */
+function addressesOfType (libp2p: IdlegridNode['libp2p'], type: 'ip-mapping' | 'transport'): Multiaddr[] {
+  const manager = (libp2p as unknown as { components?: { addressManager?: { getAddressesWithMetadata?: () => Array<{ multiaddr: Multiaddr, type: string, verified: boolean }> } } }).components?.addressManager
+  return (manager?.getAddressesWithMetadata?.() ?? []).filter(a => a.type === type && a.verified).map(a => a.multiaddr)
 }

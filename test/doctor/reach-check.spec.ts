@@ -34,6 +34,8 @@ describe('doctor: reachability', () => {
 
   it('from a running node: directly, only through relays (with where its dial port was seen), not at all', () => {
     assert.equal(judgeStatus({ reachability: { how: 'direct', addrs: ['/ip4/11.0.0.20/tcp/4001'] }, directPath: path() }).status, 'ok')
+    assert.match(judgeStatus({ reachability: { how: 'direct', via: 'upnp', addrs: ['/ip4/11.0.0.20/tcp/4001'] }, directPath: path() }).detail, /port mapping the router made \(UPnP\)/)
+    assert.match(judgeStatus({ reachability: { how: 'direct', via: 'autonat', addrs: ['/ip4/11.0.0.20/tcp/4001'] }, directPath: path() }).detail, /a peer that dialed it back \(AutoNAT\)/)
     const relayed = judgeStatus({ reachability: { how: 'relayed', addrs: ['/ip4/11.0.0.10/tcp/4001/p2p/x/p2p-circuit'] }, directPath: path({ dialPort: 40123, seenAt: ['/ip4/11.0.0.101/tcp/40123'], mapping: 'endpoint-independent' }) })
     assert.equal(relayed.status, 'warn')
     assert.match(relayed.detail, /only through relays .* port 40123, seen at \/ip4\/11\.0\.0\.101\/tcp\/40123 \(NAT mapping: endpoint-independent\)/)

@@ -28,6 +28,16 @@ describe('NAT lab: jobs between homes behind NAT, through a relay with limits (i
     assert.equal(got.summary.provider, provider.peerId)
   })
 
+  it('provider on a public address it does not announce, renter behind NAT: a peer dials the address back (AutoNAT), the provider announces it, and the renter dials it directly', async () => {
+    const confirmed = async (p: NodeProcess): Promise<void> => {
+      await waitFor(async () => { const s = await statusOf(p); return s.reachability.how === 'direct' && s.reachability.via === 'autonat' ? s : undefined }, { timeoutMs: 40_000, intervalMs: 1_000, what: 'the provider\'s public address dialed back' })
+    }
+    const { got, provider, paths } = await trade(net, l => l.publicHosts[1], l => l.homes[2].hosts[0], confirmed, { announce: false })
+    assert.equal(got.summary.status, 'ok', `${said(got)} paths ${JSON.stringify(paths)}`)
+    assert.equal(got.summary.provider, provider.peerId)
+    assert.equal(paths.renter.asked.failed, 0, JSON.stringify(paths))
+  })
+
   it('provider behind a router that offers UPnP, renter behind NAT: the router forwards the provider\'s port, and the renter dials it directly', async () => {
     const mapped = async (p: NodeProcess): Promise<void> => {
       await waitFor(async () => { const s = await statusOf(p); return s.reachability.how === 'direct' && s.reachability.via === 'upnp' ? s : undefined }, { timeoutMs: 30_000, intervalMs: 1_000, what: 'the provider\'s UPnP mapping' })

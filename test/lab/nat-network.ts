@@ -25,7 +25,8 @@ function jobFile (name: string): string {
 }
 
 export interface NatNetwork {
-  start: (role: 'provider' | 'renter', host: (l: NatLab) => LabHost) => Promise<NodeProcess>
+  /** `announce: false`: a public host gives no --announce (its address is confirmed by AutoNAT) */
+  start: (role: 'provider' | 'renter', host: (l: NatLab) => LabHost, opts?: { announce?: boolean }) => Promise<NodeProcess>
   lab: () => NatLab
   dir: () => string
   /** the bootstraps, each a relay, on publicHosts[0], [1] … */
@@ -72,13 +73,13 @@ export function useNatNetwork (relayConfig: string, opts: { relays?: number } = 
     lab: () => lab as NatLab,
     dir: () => (dir as { path: string }).path,
     relays: () => bootstraps,
-    start: async (role, pick) => {
+    start: async (role, pick, opts = {}) => {
       const l = lab as NatLab
       const host = pick(l)
       const publicHost = l.publicHosts.includes(host)
       const boot = bootstraps.map(b => b.addrs[0])
       assert.ok(boot.every(a => a?.includes('/tcp/')), `the bootstraps' addresses: ${bootstraps.map(b => b.addrs.join(', ')).join('; ')}`)
-      const args = ['--listen', `/ip4/0.0.0.0/tcp/${PORT}`, ...(publicHost ? ['--announce', `/ip4/${host.address}/tcp/${PORT}`] : []), '--heartbeat-seconds', '1', ...boot.flatMap(a => ['--bootstrap', a])]
+      const args = ['--listen', `/ip4/0.0.0.0/tcp/${PORT}`, ...(publicHost && opts.announce !== false ? ['--announce', `/ip4/${host.address}/tcp/${PORT}`] : []), '--heartbeat-seconds', '1', ...boot.flatMap(a => ['--bootstrap', a])]
       const extra = role === 'provider' ? ['--runner', 'process', '--simulate-gpu', 'H100:80', '--region', 'eu-west', '--price-floor', '1.00'] : []
       const node = await spawnNode(role, { dataDir: join((dir as { path: string }).path, `${role}-${k++}`), args: [...args, ...extra], prefix: host.prefix })
       nodes.push(node)
@@ -124,8 +125,8 @@ export async function readyToTrade (provider: NodeProcess, renter: NodeProcess, 
   }, { timeoutMs, intervalMs: 1_000, what: `the ${provider.role} and the ${renter.role} joined the market through ${relays.length} relay(s)` })
 }
 
-export async function trade (net: NatNetwork, provider: (l: NatLab) => LabHost, renter: (l: NatLab) => LabHost, ready?: (provider: NodeProcess) => Promise<void>): Promise<{ got: Submitted, provider: NodeProcess, paths: { renter: DirectPathCounts, provider: DirectPathCounts } }> {
-  const p = await net.start('provider', provider)
+export async function trade (net: NatNetwork, provider: (l: NatLab) => LabHost, renter: (l: NatLab) => LabHost, ready?: (provider: NodeProcess) => Promise<void>, providerOpts?: { announce?: boolean }): Promise<{ got: Submitted, provider: NodeProcess, paths: { renter: DirectPathCounts, provider: DirectPathCounts } }> {
+  const p = await net.start('provider', provider, providerOpts)
   const r = await net.start('renter', renter)
   try {
     await ready?.(p)

@@ -53,4 +53,11 @@ describe('node: message addresses and reachability', () => {
     assert.equal(await untilReachable(() => [loop, lan], AbortSignal.timeout(200), 60_000), false)
     assert.equal(await untilReachable(() => [pub], AbortSignal.abort(), 0), true)
   })
+
+  it('a public address says how it is known to work: mapped by the router (UPnP), dialed back by a peer (AutoNAT), or announced by the operator', () => {
+    assert.equal(reachabilityOf([lan, pub], false, [pub]).via, 'upnp')
+    assert.equal(reachabilityOf([lan, pub], false, [], [pub]).via, 'autonat')
+    assert.equal(reachabilityOf([lan, pub], false).via, undefined)
+    assert.equal(reachabilityOf([lan, pub], false).how, 'direct')
+  })
 })
