@@ -19,20 +19,18 @@
  * Needs root, nftables and miniupnpd (as the lab); elsewhere it reports why it skipped.
  */
 import { randomBytes } from 'node:crypto'
-import { execFile } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { submitJob, type Submitted } from '../exec/fixtures.js'
 import { createNatLab, natLabUnavailable, type LabHost, type NatKind } from '../lab/nat-lab.js'
 import { inNamespace } from '../lab/namespaces.js'
-import { BIN_PATH, spawnNode, tempDir, waitFor, type NodeProcess } from '../utils/index.js'
+import { statusOf, type LabStatus } from '../lab/nat-network.js'
+import { spawnNode, tempDir, waitFor, type NodeProcess } from '../utils/index.js'
 import { threadCpuMs } from './process-usage.js'
 import { percentile } from './stats.js'
 
 const PORT = 4001
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback)
-
-interface DirectPathCounts { asked: { direct: number, failed: number }, served: { direct: number, failed: number, refused: number }, lastFailure?: string }
 
 function jobFile (): string {
   return [
@@ -60,16 +58,7 @@ async function rxBytes (ns: string, dev: string): Promise<number> {
 
 const cpuMs = (pid: number): number => [...threadCpuMs(pid).values()].reduce((a, b) => a + b, 0)
 
-async function statusOf (node: NodeProcess): Promise<{ directPath: DirectPathCounts, peers: unknown[], topics: Record<string, string[]> }> {
-  return await new Promise((resolve, reject) => {
-    execFile(process.execPath, [BIN_PATH, 'status', '--json', '--data-dir', node.dataDir], { timeout: 30_000 }, (err, out) => {
-      if (err != null) { reject(err); return }
-      resolve(JSON.parse(out))
-    })
-  })
-}
-
-const directPathOf = async (node: NodeProcess): Promise<DirectPathCounts> => (await statusOf(node)).directPath
+const directPathOf = async (node: NodeProcess): Promise<LabStatus['directPath']> => (await statusOf(node)).directPath
 
 /** The job's shard (no residency, no VRAM floor): a renter is ready once it is connected and knows a peer on it. */
 const SHARD = '/idlegrid/3/jobs/any/vram-0'
@@ -173,6 +162,14 @@ export default async function natBench (): Promise<Record<string, unknown>> {
       scaleProviders.push(...await Promise.all(lab.homes.slice(4 + i, 4 + Math.min(i + 5, providers)).map(async h => await start('provider', h.hosts[0]))))
     }
     const scaleRenters = await Promise.all(lab.homes.slice(4 + providers, 4 + providers + renters).map(async h => await start('renter', h.hosts[0])))
+    // every provider joined: heard on the shard by the bootstrap (the job's way to it), and reachable
+    await waitFor(async () => {
+      const subscribers = (await statusOf(bootstrap)).topics[SHARD] ?? []
+      return scaleProviders.every(p => subscribers.includes(p.peerId))
+    }, { timeoutMs: 180_000, intervalMs: 2_000, what: 'every provider on the job shard' })
+    for (const p of scaleProviders) {
+      await waitFor(async () => ['direct', 'relayed'].includes((await statusOf(p)).reachability.how), { timeoutMs: 120_000, intervalMs: 2_000, what: `provider ${p.peerId} reachable` })
+    }
     await Promise.all(scaleRenters.map(marketReady))
     const startedMs = Date.now() - started
     const submitted = Date.now()

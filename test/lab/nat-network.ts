@@ -88,7 +88,7 @@ export function useNatNetwork (relayConfig: string, opts: { relays?: number } = 
   }
 }
 
-export interface DirectPathCounts { asked: { direct: number, failed: number }, served: { direct: number, failed: number, refused: number } }
+export interface DirectPathCounts { asked: { direct: number, failed: number }, served: { direct: number, failed: number, refused: number }, lastFailure?: string }
 
 export interface LabStatus {
   directPath: DirectPathCounts
