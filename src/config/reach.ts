@@ -24,9 +24,11 @@ export interface RelayConfig {
    * (for peers behind symmetric NATs, where no direct path can be made); the operator pays the bandwidth
    */
   unlimited: boolean
+  /** bytes this relay carries for others per hour, all circuits together (both ways); none: no cap */
+  maxBytesPerHour?: number
 }
 
-export const RELAY_FIELDS = ['serve', 'maxReservations', 'circuitSeconds', 'circuitBytes', 'unlimited'] as const
+export const RELAY_FIELDS = ['serve', 'maxReservations', 'circuitSeconds', 'circuitBytes', 'unlimited', 'maxBytesPerHour'] as const
 
 /** Defaults: libp2p's 2 min per circuit; 1 MiB (libp2p's is 128 KiB) fits an auction's streams and a ledger sync page. */
 export const RELAY_DEFAULTS: Omit<RelayConfig, 'serve'> = { maxReservations: 64, circuitSeconds: 120, circuitBytes: 1 << 20, unlimited: false }
@@ -43,7 +45,8 @@ export function resolveRelay (value: unknown, serveFlag: unknown, role: Role): R
     maxReservations: asNumber(section.maxReservations ?? RELAY_DEFAULTS.maxReservations, 'relay.maxReservations', { integer: true, min: 1, max: 10_000 }),
     circuitSeconds: asNumber(section.circuitSeconds ?? RELAY_DEFAULTS.circuitSeconds, 'relay.circuitSeconds', { integer: true, min: 1, max: 86_400 }),
     circuitBytes: asNumber(section.circuitBytes ?? RELAY_DEFAULTS.circuitBytes, 'relay.circuitBytes', { integer: true, min: 1024, max: 2 ** 40 }),
-    unlimited: asBoolean(section.unlimited ?? RELAY_DEFAULTS.unlimited, 'relay.unlimited')
+    unlimited: asBoolean(section.unlimited ?? RELAY_DEFAULTS.unlimited, 'relay.unlimited'),
+    ...(section.maxBytesPerHour != null ? { maxBytesPerHour: asNumber(section.maxBytesPerHour, 'relay.maxBytesPerHour', { integer: true, min: 1 << 20, max: 2 ** 50 }) } : {})
   }
 }
 

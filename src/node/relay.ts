@@ -14,6 +14,7 @@ import { networkInterfaces } from 'node:os'
 import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2'
 import { needsRelays, RELAY_RESERVATIONS, type NodeConfig } from '../config/index.js'
 import { pacedWalk, withComponents } from './paced-walk.js'
+import { budgetedRegistrar, RelayBudget } from './relay-budget.js'
 import type { Connection, ConnectionGater, PeerId } from '@libp2p/interface'
 import type { TransportManager } from '@libp2p/interface-internal'
 import type { Multiaddr } from '@multiformats/multiaddr'
@@ -58,7 +59,7 @@ export function relayTransport (): ReturnType<typeof circuitRelayTransport> {
 export function relayServer (config: NodeConfig): ReturnType<typeof circuitRelayServer> | undefined {
   const relay = config.relay
   if (!relay.serve) return undefined
-  return circuitRelayServer({
+  const factory = circuitRelayServer({
     maxInboundHopStreams: MAX_HOP_STREAMS,
     maxOutboundStopStreams: MAX_STOP_STREAMS,
     reservations: {
@@ -69,6 +70,10 @@ export function relayServer (config: NodeConfig): ReturnType<typeof circuitRelay
       defaultDataLimit: BigInt(relay.circuitBytes)
     }
   })
+  if (relay.maxBytesPerHour == null) return factory
+  // all circuits together, within the operator's hourly budget (relay-budget.ts)
+  const budget = new RelayBudget(relay.maxBytesPerHour)
+  return withComponents(factory, (components) => ({ registrar: budgetedRegistrar(components.registrar, budget, components.logger) }))
 }
 
 /**

@@ -42,12 +42,14 @@ describe('config: reachability and relays', () => {
     assert.equal(config('provider', {}).relay.serve, false)
     assert.equal(config('provider', { relayServe: 'true' }).relay.serve, true)
     assert.equal(config('bootstrap', { relayServe: 'false' }).relay.serve, false)
-    const custom = config('provider', {}, { relay: { serve: true, maxReservations: 8, circuitSeconds: 30, circuitBytes: 65536, unlimited: true } }).relay
-    assert.deepEqual(custom, { serve: true, maxReservations: 8, circuitSeconds: 30, circuitBytes: 65536, unlimited: true })
+    const custom = config('provider', {}, { relay: { serve: true, maxReservations: 8, circuitSeconds: 30, circuitBytes: 65536, unlimited: true, maxBytesPerHour: 50 * 2 ** 30 } }).relay
+    assert.deepEqual(custom, { serve: true, maxReservations: 8, circuitSeconds: 30, circuitBytes: 65536, unlimited: true, maxBytesPerHour: 50 * 2 ** 30 })
     const bad: Array<[Record<string, unknown>, string]> = [
       [{ relay: { maxReservations: 0 } }, 'relay.maxReservations'],
       [{ relay: { circuitBytes: 10 } }, 'relay.circuitBytes'],
       [{ relay: { circuitSeconds: 1.5 } }, 'relay.circuitSeconds'],
+      [{ relay: { maxBytesPerHour: 1000 } }, 'relay.maxBytesPerHour'],
+      [{ relay: { maxBytesPerHour: 'lots' } }, 'relay.maxBytesPerHour'],
       [{ relay: { unlimited: 'yes' } }, 'relay.unlimited'],
       [{ relay: { hops: 3 } }, 'relay.hops'],
       [{ relay: 'on' }, 'relay'],

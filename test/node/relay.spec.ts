@@ -93,4 +93,27 @@ describe('node: circuit relay v2 on loopback', function () {
     assert.ok(held <= MAX_RELAYED_PER_PEER, `the victim holds ${held} circuits from one peer`)
     assert.equal(reached, true, 'an honest peer still reaches the victim through the relay')
   })
+
+  it('red team: a relay\'s hourly budget (relay.maxBytesPerHour) bounds all its circuits together: a peer pulling past it is cut, and new circuits are refused until the hour turns', async () => {
+    const BUDGET = 2 * 1024 * 1024
+    const seed = await start('bootstrap', {}, { relay: { unlimited: true, maxBytesPerHour: BUDGET } })
+    const bootstrap = [seed.libp2p.getMultiaddrs()[0].toString()]
+    const provider = await start('provider', { bootstrap, reachability: 'private', listen: ['/p2p-circuit'] })
+    const renter = await start('renter', { bootstrap, reachability: 'public' })
+    const via = await waitFor(() => relayedAddress(provider), { timeoutMs: 20_000, what: 'the provider\'s relayed address' })
+    let received = 0
+    await provider.libp2p.handle('/idlegrid-test/sink/1.0.0', ({ stream }) => {
+      void (async () => { for await (const chunk of stream.source) received += chunk.byteLength })().catch(() => {})
+    })
+    const connection = await renter.libp2p.dial(via, { signal: AbortSignal.timeout(15_000) })
+    assert.equal(connection.limits, undefined, 'an unlimited circuit: only the hourly budget bounds it')
+    const stream = await connection.newStream('/idlegrid-test/sink/1.0.0', { signal: AbortSignal.timeout(10_000) })
+    const chunk = new Uint8Array(64 * 1024)
+    const sent = await stream.sink((async function * () { for (let i = 0; i < 128; i++) yield chunk })()).then(() => 'all 8 MiB sent', (err: Error) => `cut: ${err.message}`)
+    await waitFor(() => connection.status !== 'open' || stream.status !== 'open' ? true : undefined, { timeoutMs: 15_000, what: 'the circuit cut' }).catch(() => {})
+    const later = await renter.libp2p.dial(via, { force: true, signal: AbortSignal.timeout(10_000) }).then(() => 'a new circuit opened', (err: Error) => `refused: ${err.message}`)
+    recordAttack({ issue: '37.3', attack: 'one peer pulls 8 MiB through a relay whose operator allows 2 MiB an hour', got: `${sent}; the node behind the relay received ${received} bytes; then ${later.slice(0, 80)}`, limit: 'relay.maxBytesPerHour, all circuits together' })
+    assert.ok(received <= BUDGET, `${received} bytes relayed past a budget of ${BUDGET}`)
+    assert.match(later, /^refused/)
+  })
 })
