@@ -5,13 +5,21 @@
  * HEAD, OPTIONS, PUT, DELETE, or any with an Idempotency-Key) are retried on another replica
  * when one fails before answering; any request the replica never passed on is too. Bounded:
  * header bytes (431), body bytes (413), requests in flight (503), time (504); a broken or
- * garbage answer is a 502; no replica ready is a 503.
+ * garbage answer is a 502; no replica ready is a 503. Every request gives its slot back on
+ * every path: answered, timed out, its client gone mid-body or mid-answer, or not reading.
+ *
+ * Only its owner drives it (issue 38): without a token (loopback) it answers only requests
+ * whose Host is a loopback name and that no other site's page sent (Origin, Sec-Fetch-Site),
+ * so neither a cross-site form nor DNS rebinding reaches the renter's paid replicas. The
+ * renter's credentials never go to a provider (Cookie, Authorization), and a provider, which
+ * may lie, never sets framing, hop-by-hop or cookie headers on the client: the gateway frames
+ * every body itself.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { timingSafeEqual } from 'node:crypto'
 import { forward, ForwardError, type Dialer, type ForwardAnswer } from './forward.js'
 import { ServeStreamPool } from './stream-pool.js'
-import { settlesThisTurn, wireHeaders } from './wire.js'
+import { HOP_BY_HOP, settlesThisTurn, wireHeaders } from './wire.js'
 import { noteDraining, type ReplicaPool } from './router.js'
 
 export interface GatewayOptions {
@@ -32,6 +40,11 @@ export interface GatewayOptions {
 
 const EMPTY = new Uint8Array(0)
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])
+/** The renter's credentials: the gateway's own token, and the cookies of every port on this host (the dashboard's among them). */
+const NEVER_FORWARDED = new Set(['cookie', 'authorization', 'proxy-authorization'])
+/** What a provider may not set on the client: framing (the gateway frames each body), hop-by-hop headers, cookies. */
+const NEVER_RETURNED = new Set([...HOP_BY_HOP, 'set-cookie', 'set-cookie2', 'proxy-authenticate'])
+const LOOPBACK_HOST = /^(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i
 
 export interface GatewayStats { requests: number, answered: number, retried: number, errors: Record<string, number> }
 
@@ -45,6 +58,11 @@ export class Gateway {
 
   constructor (dialer: Dialer, private readonly pool: ReplicaPool, private readonly opts: GatewayOptions) {
     this.streams = new ServeStreamPool(dialer, opts.timeoutMs)
+  }
+
+  /** Requests being served now (each holds one of maxInflight). */
+  get inFlight (): number {
+    return this.inflight
   }
 
   /** Starts listening; resolves with the URL. */
@@ -91,20 +109,61 @@ export class Gateway {
     return given.length === want.length && timingSafeEqual(given, want)
   }
 
+  /**
+   * Why a request without a token is not its owner's, or undefined. A page of another site can
+   * send a form or a simple request to 127.0.0.1 (no preflight), and by DNS rebinding read the
+   * answer under its own name: the Host then is that name, and the browser says where the request
+   * came from (Origin; Sec-Fetch-Site, sent by current browsers on every request).
+   */
+  private foreign (req: IncomingMessage): string | undefined {
+    if (this.opts.token != null) return undefined
+    const host = req.headers.host ?? ''
+    if (!LOOPBACK_HOST.test(host)) return `Host "${host.slice(0, 64)}" is not a loopback name of this machine`
+    const origin = req.headers.origin
+    if (origin != null && !this.ownOrigin(origin)) return `a page of ${origin.slice(0, 64)} may not use this gateway`
+    const site = req.headers['sec-fetch-site']
+    if (site != null && site !== 'same-origin' && site !== 'none') return `a ${String(site).slice(0, 16)} page may not use this gateway`
+    return undefined
+  }
+
+  /** Pages the gateway itself serves (a service's own web pages) may call it. */
+  private ownOrigin (origin: string): boolean {
+    try {
+      const u = new URL(origin)
+      const port = (this.server?.address() as { port?: number } | null)?.port
+      return u.protocol === 'http:' && LOOPBACK_HOST.test(u.host) && Number(u.port) === port
+    } catch {
+      return false
+    }
+  }
+
   private async serve (req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.stats.requests++
+    const foreign = this.foreign(req)
+    if (foreign != null) { this.fail(res, 403, foreign); req.resume(); return }
     if (!this.authorised(req)) { this.fail(res, 401, 'a bearer token is needed'); req.resume(); return }
     const declared = Number(req.headers['content-length'] ?? 0)
     if (declared > this.opts.maxBodyBytes) { this.refuseBody(req, res); return }
     if (this.inflight >= (this.opts.maxInflight ?? 1024)) { this.fail(res, 503, 'gateway at its bound of requests in flight'); req.resume(); return }
     this.inflight++
-    const timer = setTimeout(() => { this.fail(res, 504, `no complete answer within ${this.opts.timeoutMs} ms`) }, this.opts.timeoutMs)
+    // ends the request's every wait: its time is up, or its client is gone (the response closed)
+    const over = new AbortController()
+    const timer = setTimeout(() => {
+      this.fail(res, 504, `no complete answer within ${this.opts.timeoutMs} ms`)
+      over.abort(new Error('timed out'))
+    }, this.opts.timeoutMs)
+    const gone = (): void => { over.abort(new Error('the client is gone')) }
+    res.once('close', gone)
     try {
-      const body = await this.readBody(req)
+      const body = await this.readBody(req, over.signal)
       if (body == null) { this.refuseBody(req, res); return }
-      await this.route(req, res, body)
+      await this.route(req, res, body, over.signal)
+    } catch (err) {
+      // timed out (the 504 is on its way: do not cut it off) or the client is gone: nothing more to say
+      if (!over.signal.aborted) throw err
     } finally {
       clearTimeout(timer)
+      res.off('close', gone)
       this.inflight--
     }
   }
@@ -117,10 +176,14 @@ export class Gateway {
   }
 
   /** The whole body (kept for a retry), or undefined past the bound (reading stops; the connection closes after the 413). */
-  private async readBody (req: IncomingMessage): Promise<Uint8Array | undefined> {
+  private async readBody (req: IncomingMessage, signal: AbortSignal): Promise<Uint8Array | undefined> {
     // neither a length nor chunks: no body (RFC 9112 6.3); Node discards the request once answered
     if (req.headers['content-length'] == null && req.headers['transfer-encoding'] == null) return EMPTY
     return await new Promise((resolve, reject) => {
+      // a client that sends less than it declared and leaves, or stops sending: neither 'end' nor 'error' may come
+      const stop = (): void => { reject(signal.reason ?? new Error('the client left before its body ended')) }
+      signal.addEventListener('abort', stop, { once: true })
+      req.once('close', () => { if (!req.complete) stop() })
       const chunks: Buffer[] = []
       let size = 0
       const onData = (chunk: Buffer): void => {
@@ -134,19 +197,20 @@ export class Gateway {
         chunks.push(chunk)
       }
       req.on('data', onData)
-      req.once('end', () => { resolve(Buffer.concat(chunks)) })
+      req.once('end', () => { signal.removeEventListener('abort', stop); resolve(Buffer.concat(chunks)) })
       req.once('error', reject)
     })
   }
 
-  private async route (req: IncomingMessage, res: ServerResponse, body: Uint8Array): Promise<void> {
+  private async route (req: IncomingMessage, res: ServerResponse, body: Uint8Array, signal: AbortSignal): Promise<void> {
     const method = (req.method ?? 'GET').toUpperCase()
     const idempotent = IDEMPOTENT.has(method) || req.headers['idempotency-key'] != null
-    const headers = wireHeaders(req.rawHeaders).filter(h => h.name !== 'authorization' || this.opts.token == null)
+    const named = connectionTokens(req.headers.connection)
+    const headers = wireHeaders(req.rawHeaders).filter(h => !NEVER_FORWARDED.has(h.name) && !named.has(h.name))
     const tried = new Set<string>()
     let last: ForwardError | undefined
     for (let attempt = 0; attempt < (this.opts.maxTries ?? 3); attempt++) {
-      if (res.writableEnded || res.destroyed) return
+      if (res.writableEnded || res.destroyed || signal.aborted) return
       const replica = this.pool.pick(tried)
       if (replica == null) break
       tried.add(replica.id)
@@ -157,7 +221,7 @@ export class Gateway {
         answer = await forward(this.streams, replica.provider, replica.leaseId, { method, path: req.url ?? '/', headers, body }, { timeoutMs: this.opts.timeoutMs })
         this.pool.observe(replica, answer.headMs)
         noteDraining(replica, answer.response)
-        const sent = await this.stream(answer, res)
+        const sent = await this.stream(answer, res, signal)
         this.opts.meter?.(replica.id)?.served(body.byteLength, sent)
         replica.served++
         this.stats.answered++
@@ -184,11 +248,15 @@ export class Gateway {
    * itself would send it, not three); once the answer waits, the head goes out at once (a
    * server-sent event stream shows its first event without waiting) and the rest as it comes.
    */
-  private async stream (answer: ForwardAnswer, res: ServerResponse): Promise<number> {
+  private async stream (answer: ForwardAnswer, res: ServerResponse, signal: AbortSignal): Promise<number> {
     try {
       res.statusCode = answer.response.status
       const headers: Record<string, string[]> = {}
-      for (const h of answer.response.headers) (headers[h.name] ??= []).push(h.value)
+      const named = connectionTokens(answer.response.headers.filter(h => h.name.toLowerCase() === 'connection').map(h => h.value).join(','))
+      for (const h of answer.response.headers) {
+        const name = h.name.toLowerCase()
+        if (!NEVER_RETURNED.has(name) && !named.has(name)) (headers[name] ??= []).push(h.value)
+      }
       for (const [name, values] of Object.entries(headers)) res.setHeader(name, values)
     } catch (err: any) {
       for (const name of res.getHeaderNames()) res.removeHeader(name)
@@ -224,7 +292,7 @@ export class Gateway {
         if (held != null) {
           held.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
           heldBytes += chunk.byteLength
-        } else if (!res.write(chunk)) await new Promise(resolve => res.once('drain', resolve))
+        } else if (!res.write(chunk) && !await drained(res, signal)) { answer.abort(); return bytes }
       }
     } catch (err) {
       // nothing went out yet: another replica may answer instead, on a clean slate
@@ -240,3 +308,27 @@ export class Gateway {
 
 /** Body bytes held back to go out with the head. */
 const HOLD_BYTES = 64 * 1024
+
+/** Resolves true once `res` takes more, false when it closed or `signal` ended the request (a client that stops reading). */
+async function drained (res: ServerResponse, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted || res.destroyed) return false
+  return await new Promise(resolve => {
+    const done = (ok: boolean) => (): void => {
+      res.off('drain', onDrain)
+      res.off('close', onClose)
+      signal.removeEventListener('abort', onClose)
+      resolve(ok)
+    }
+    const onDrain = done(true)
+    const onClose = done(false)
+    res.once('drain', onDrain)
+    res.once('close', onClose)
+    signal.addEventListener('abort', onClose, { once: true })
+  })
+}
+
+/** Header names a Connection header lists (they describe that connection only, RFC 9110 7.6.1). */
+function connectionTokens (value: string | string[] | undefined): Set<string> {
+  const text = Array.isArray(value) ? value.join(',') : value ?? ''
+  return new Set(text.split(',').map(t => t.trim().toLowerCase()).filter(t => t !== ''))
+}

@@ -6,7 +6,7 @@
  */
 import * as assert from 'node:assert/strict'
 import { createServer as createHttpServer, type Server } from 'node:http'
-import { createServer as createTcpServer, type Server as TcpServer } from 'node:net'
+import { connect, createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { toHex } from '../../src/common/index.js'
 import { forward, ForwardError, Gateway, ReplicaPool, ServeHost, ServeStreamPool, SERVE_HOST_SERVICE } from '../../src/serve/index.js'
@@ -324,5 +324,106 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     const answers = await Promise.all(Array.from({ length: 5 }, async () => await http(`${url}/x`)))
     const statuses = answers.map(a => a.status).sort()
     assert.deepEqual(statuses, [200, 200, 503, 503, 503])
+  })
+
+  /** Sends `raw` bytes to the gateway on a socket of their own and leaves it as `then` says. */
+  async function rawClient (url: string, raw: string, then: 'leave' | 'stay' | 'stop-reading'): Promise<Socket> {
+    const { port } = new URL(url)
+    const socket = connect(Number(port), '127.0.0.1')
+    await new Promise<void>((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject) })
+    socket.on('error', () => {})
+    socket.write(raw)
+    if (then === 'leave') socket.destroy()
+    if (then === 'stop-reading') socket.pause()
+    return socket
+  }
+
+  it('red team (issue 38.2): clients that leave mid-body, send less than they declared, stop reading a long answer or time out never keep a slot: the counts return to zero, and a normal request is answered', async () => {
+    const long = createHttpServer((req, res) => {
+      req.resume()
+      if (req.url !== '/long') { res.end('ok'); return }
+      res.writeHead(200, { 'content-type': 'application/octet-stream' })
+      let sent = 0
+      const more = (): void => {
+        while (sent < 64 * 1024 * 1024) {
+          sent += 64 * 1024
+          if (!res.write(Buffer.alloc(64 * 1024))) { res.once('drain', more); return }
+        }
+        res.end()
+      }
+      more()
+    })
+    const a = await lease(0, long)
+    const { url, gw, pool } = await gatewayFor([{ p: 0, ...a }], { timeoutMs: 3_000, maxInflight: 4 }, 4)
+    const sockets: Socket[] = []
+    const head = (path: string, extra: string): string => `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extra}\r\n`
+    for (let i = 0; i < 3; i++) sockets.push(await rawClient(url, head('/x', 'Content-Length: 1000\r\n') + 'abc', 'leave'))
+    for (let i = 0; i < 2; i++) sockets.push(await rawClient(url, head('/x', 'Content-Length: 1000\r\n') + 'abc', 'stay'))
+    sockets.push(await rawClient(url, head('/x', 'Transfer-Encoding: chunked\r\n') + '3\r\nabc\r\n', 'stay'))
+    for (let i = 0; i < 3; i++) sockets.push(await rawClient(url, 'GET /long HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 'stop-reading'))
+    const replica = pool.list()[0]!
+    const counts = async (): Promise<string> => `gateway ${gw.inFlight}, replica ${replica.inflight}`
+    const settled = await waitFor(async () => gw.inFlight === 0 && replica.inflight === 0 ? 'zero' : undefined, { timeoutMs: 20_000, intervalMs: 100, what: 'every slot given back' }).catch(async (err: Error) => `${err.message}: ${await counts()}`)
+    const normal = await http(`${url}/x`, { method: 'POST', body: 'hello' })
+    for (const socket of sockets) socket.destroy()
+    recordAttack({ issue: '38.2', attack: '3 clients leave mid-body, 3 stay silent mid-body (declared or chunked), 3 stop reading a 64 MiB answer, against a gateway of 4 slots', got: `slots after: ${settled}; a normal request then: ${normal.status}`, limit: 'every slot back within the time bound; 200 after' })
+    assert.equal(settled, 'zero')
+    assert.equal(normal.status, 200, normal.body)
+  })
+
+  it('red team (issue 38.3): only its owner drives a loopback gateway: a foreign Host (DNS rebinding), another site\'s Origin or a cross-site fetch get 403; the gateway\'s own origin and plain clients are served', async () => {
+    const a = await lease(0, echoServer())
+    const { url } = await gatewayFor([{ p: 0, ...a }])
+    const own = new URL(url)
+    const refused = await Promise.all([
+      http(`${url}/x`, { headers: { host: `evil.example:${own.port}` } }),
+      http(`${url}/x`, { method: 'POST', body: 'x', headers: { origin: 'https://evil.example', 'content-type': 'text/plain' } }),
+      http(`${url}/x`, { method: 'POST', body: 'x', headers: { origin: `http://127.0.0.1:${Number(own.port) + 1}` } }),
+      http(`${url}/x`, { headers: { 'sec-fetch-site': 'cross-site' } })
+    ])
+    assert.deepEqual(refused.map(r => r.status), [403, 403, 403, 403], refused.map(r => r.body).join(' '))
+    assert.match(refused[0]!.body, /not a loopback name/)
+    assert.equal((await http(`${url}/x`, { headers: { origin: `http://localhost:${own.port}`, 'sec-fetch-site': 'same-origin' } })).status, 200)
+    assert.equal((await http(`${url}/x`, { headers: { host: `localhost:${own.port}` } })).status, 200)
+    recordAttack({ issue: '38.3', attack: 'a web page drives the loopback gateway: DNS rebinding (foreign Host), a cross-site text/plain POST, a page of another local port, a cross-site fetch', got: refused.map(r => r.status).join(' / '), limit: '403 each' })
+  })
+
+  it('red team (issue 38.3): the renter\'s Cookie and Authorization never reach a provider; a lying provider\'s framing, hop-by-hop and Set-Cookie headers never reach the client, and its body is framed by the gateway', async () => {
+    let seen: Record<string, unknown> = {}
+    const recorder = createHttpServer((req, res) => { seen = req.headers; req.resume(); req.on('end', () => { res.end('ok') }) })
+    const a = await lease(0, recorder)
+    const { url } = await gatewayFor([{ p: 0, ...a }])
+    const sent = await http(`${url}/x`, { headers: { cookie: 'dashboard-session=secret', authorization: 'Basic c2VjcmV0', 'x-kept': '1', connection: 'x-hop', 'x-hop': 'only this hop' } })
+    assert.equal(sent.status, 200)
+    assert.equal(seen.cookie, undefined)
+    assert.equal(seen.authorization, undefined)
+    assert.equal(seen['x-hop'], undefined, 'a header the Connection header names is hop-by-hop')
+    assert.equal(seen['x-kept'], '1')
+    // a provider that lies: its own serve handler answers with headers no honest host passes on
+    const liar = net.renters[1]!
+    await renter.libp2p.dial(liar.libp2p.getMultiaddrs()[0] as any)
+    await liar.libp2p.handle(PROTOCOL.serve, ({ stream }) => {
+      void (async () => {
+        const ch = new ServeChannel(stream, ROOMY_MS)
+        for (let f = await ch.next(); f != null && f.end == null; f = await ch.next()) { /* the request, read whole */ }
+        ch.send({ response: { status: 200, headers: [{ name: 'content-length', value: '3' }, { name: 'set-cookie', value: 'owned=1' }, { name: 'connection', value: 'x-secret' }, { name: 'x-secret', value: '1' }, { name: 'transfer-encoding', value: 'chunked' }, { name: 'x-fine', value: 'ok' }], draining: false } })
+        ch.send({ body: { data: new TextEncoder().encode('hello world') } })
+        ch.send({ end: {} })
+        await ch.end()
+      })().catch(() => {})
+    })
+    const pool = new ReplicaPool(8)
+    pool.add({ id: 'liar', leaseId: new Uint8Array(16), provider: liar.peerId, region: '', state: 'ready' })
+    const gw = new Gateway(renter.libp2p, pool, { port: 0, bind: '127.0.0.1', maxBodyBytes: 64 * 1024, timeoutMs: ROOMY_MS })
+    gateways.push(gw)
+    const lied = await http(`${await gw.start()}/x`)
+    await liar.libp2p.unhandle(PROTOCOL.serve)
+    assert.equal(lied.status, 200, lied.body)
+    assert.equal(lied.body, 'hello world', 'the whole body, framed by the gateway')
+    assert.equal(lied.headers['set-cookie'], undefined)
+    assert.equal(lied.headers['x-secret'], undefined)
+    assert.equal(lied.headers['x-fine'], 'ok')
+    assert.equal(lied.headers['content-length'], '11')
+    recordAttack({ issue: '38.3', attack: 'the browser\'s Cookie and Authorization toward a provider; a provider\'s wrong Content-Length, Set-Cookie and hop-by-hop headers toward the client', got: `provider saw cookie ${String(seen.cookie)}, authorization ${String(seen.authorization)}; client got body "${lied.body}", content-length ${String(lied.headers['content-length'])}, set-cookie ${String(lied.headers['set-cookie'])}`, limit: 'none forwarded; the gateway frames the body' })
   })
 })
