@@ -1,9 +1,13 @@
 /**
  * A small HTTP server for local tools (the metrics endpoint, the dashboard), bounded against
  * whoever can reach its port: few connections, short timeouts, small headers, GET and HEAD
- * only, no request body, short URLs.
+ * only, no request body, short URLs. On loopback it answers only a loopback Host (a web page
+ * that rebinds its own name to 127.0.0.1 could otherwise read /metrics). At its connection
+ * bound a new connection takes the place of the oldest idle one (none with a request being
+ * answered): idle keep-alive connections, anyone's, cannot lock the owner out.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 
 export const HTTP_LIMITS = {
   connections: 16,
@@ -13,6 +17,9 @@ export const HTTP_LIMITS = {
   requestMs: 10_000,
   keepAliveMs: 5_000
 } as const
+
+const LOOPBACK_BIND = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i
+const LOOPBACK_HOST = /^(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i
 
 export type Handler = (req: IncomingMessage, url: URL, res: ServerResponse) => Promise<void>
 
@@ -33,8 +40,14 @@ export function sendText (res: ServerResponse, status: number, text: string, hea
 
 /** Serves `handler` on host:port with HTTP_LIMITS; resolves once listening. */
 export async function serveLocalHttp (at: HttpAddress, handler: Handler): Promise<LocalHttpServer> {
+  const loopback = LOOPBACK_BIND.test(at.host)
+  // requests being answered, per connection: a connection with none is idle
+  const busy = new Map<Socket, number>()
   const server: Server = createServer({ maxHeaderSize: HTTP_LIMITS.headerBytes, requestTimeout: HTTP_LIMITS.requestMs, headersTimeout: HTTP_LIMITS.requestMs, keepAliveTimeout: HTTP_LIMITS.keepAliveMs }, (req, res) => {
-    const refusal = refuse(req)
+    const socket = req.socket
+    busy.set(socket, (busy.get(socket) ?? 0) + 1)
+    res.once('close', () => { if (busy.has(socket)) busy.set(socket, Math.max(0, (busy.get(socket) ?? 1) - 1)) })
+    const refusal = refuse(req, loopback)
     if (refusal != null) {
       // a refused request's body (if any) is not read: close the connection after the answer
       sendText(res, refusal.status, refusal.text, { connection: 'close', ...refusal.headers })
@@ -43,7 +56,17 @@ export async function serveLocalHttp (at: HttpAddress, handler: Handler): Promis
     const url = new URL(req.url ?? '/', 'http://local')
     handler(req, url, res).catch((err: any) => { sendText(res, 500, `internal error: ${String(err?.message ?? err).slice(0, 200)}`) })
   })
-  server.maxConnections = HTTP_LIMITS.connections
+  server.on('connection', (socket: Socket) => {
+    if (busy.size >= HTTP_LIMITS.connections) {
+      // the oldest idle connection makes room (a Map keeps insertion order); with none idle, the new one goes
+      const idle = [...busy].find(([, n]) => n === 0)?.[0]
+      if (idle == null) { socket.destroy(); return }
+      busy.delete(idle)
+      idle.destroy()
+    }
+    busy.set(socket, 0)
+    socket.once('close', () => { busy.delete(socket) })
+  })
   server.on('clientError', (_err, socket) => { socket.destroy() })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -60,7 +83,8 @@ export async function serveLocalHttp (at: HttpAddress, handler: Handler): Promis
   }
 }
 
-function refuse (req: IncomingMessage): { status: number, text: string, headers?: Record<string, string> } | undefined {
+function refuse (req: IncomingMessage, loopback: boolean): { status: number, text: string, headers?: Record<string, string> } | undefined {
+  if (loopback && !LOOPBACK_HOST.test(req.headers.host ?? '')) return { status: 403, text: `Host "${(req.headers.host ?? '').slice(0, 64)}" is not a loopback name of this machine` }
   if (req.method !== 'GET' && req.method !== 'HEAD') return { status: 405, text: 'only GET and HEAD', headers: { allow: 'GET, HEAD' } }
   if ((req.url ?? '').length > HTTP_LIMITS.urlChars) return { status: 414, text: 'URL too long' }
   const length = req.headers['content-length']
