@@ -28,6 +28,20 @@ export function nativeTls (): (components: NativeTlsComponents) => ConnectionEnc
   return checkDialedPeer((components: NativeTlsComponents) => new NativeTls(components))
 }
 
+/**
+ * Signatures a handshake may carry, either way: ECDSA and Ed25519, not RSA. Every libp2p TLS
+ * implementation makes ECDSA P-256 certificates (ours too: certificate.ts); an RSA key is
+ * chosen only by a peer that wants its listener to verify with a huge public exponent (each
+ * handshake then cost ~6x the CPU). Offered no RSA scheme, such a peer cannot sign at all, and
+ * no RSA signature is ever checked.
+ */
+export const TLS_SIGNATURE_ALGORITHMS = 'ecdsa_secp256r1_sha256:ecdsa_secp384r1_sha384:ecdsa_secp521r1_sha512:ed25519'
+
+/** The TLS context of a node's native handshakes: TLS 1.3 only, with its certificate, no RSA. */
+export function tlsContext (cert: string, key: string): SecureContext {
+  return createSecureContext({ cert, key, minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3', sigalgs: TLS_SIGNATURE_ALGORITHMS })
+}
+
 /** How many handshakes took each path in this process (the transport spec reads it). */
 export const nativeTlsStats = { native: 0, stream: 0 }
 
@@ -44,8 +58,7 @@ class NativeTls implements ConnectionEncrypter {
 
   /** One certificate and TLS context per node, made on first use. */
   private async secureContext (): Promise<SecureContext> {
-    this.context ??= createCertificate(this.components.privateKey).then(({ cert, key }) =>
-      createSecureContext({ cert, key, minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' }))
+    this.context ??= createCertificate(this.components.privateKey).then(({ cert, key }) => tlsContext(cert, key))
     return await this.context
   }
 

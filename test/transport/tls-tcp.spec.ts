@@ -8,7 +8,7 @@
 import * as assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { connect as netConnect, createServer, type Socket } from 'node:net'
-import { connect as tlsConnect, createSecureContext, TLSSocket } from 'node:tls'
+import { connect as tlsConnect, createSecureContext, createServer as createTlsServer, TLSSocket } from 'node:tls'
 import { createPrivateKey, webcrypto } from 'node:crypto'
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
@@ -22,12 +22,12 @@ import * as x509 from '@peculiar/x509'
 import { createLibp2p, type Libp2p } from 'libp2p'
 import { createCertificate, verifyPeerCertificate } from '../../src/transport/certificate.js'
 import { connectionEncrypters } from '../../src/transport/index.js'
-import { nativeTls, nativeTlsStats } from '../../src/transport/native-tls.js'
+import { nativeTls, nativeTlsStats, tlsContext } from '../../src/transport/native-tls.js'
 import { TLS_PROTOCOL } from '../../src/transport/secure.js'
 import * as varint from 'uint8-varint'
 import { Duplex } from 'node:stream'
 import { tlsTcp } from '../../src/transport/tls-tcp.js'
-import { waitFor } from '../utils/index.js'
+import { recordAttack, waitFor } from '../utils/index.js'
 import type { ConnectionGater, PeerId, PrivateKey } from '@libp2p/interface'
 
 const ECHO = '/test/echo/1.0.0'
@@ -278,6 +278,38 @@ describe('native-TLS TCP transport', function () {
     })
   })
 
+  it('red team (issue 38.4): no RSA signature is checked either way: a client with an RSA certificate cannot sign to our listener, a listener with one cannot sign to our dialer', async () => {
+    const rsa = await plainCertificate('rsa')
+    const ours = await createCertificate(await generateKeyPair('Ed25519'))
+    // our listener asks for a client certificate signed with ECDSA or Ed25519 only
+    const listener = createTlsServer({ secureContext: tlsContext(ours.cert, ours.key), requestCert: true, rejectUnauthorized: false })
+    const seen = new Promise<string>(resolve => {
+      listener.on('secureConnection', (socket) => { resolve(JSON.stringify(socket.getPeerCertificate()?.subject ?? {})); socket.destroy() })
+      listener.on('tlsClientError', (err) => { resolve(`refused: ${err.message}`) })
+    })
+    await new Promise<void>(resolve => listener.listen(0, '127.0.0.1', resolve))
+    const port = (listener.address() as { port: number }).port
+    const client = tlsConnect({ host: '127.0.0.1', port, cert: rsa.cert, key: rsa.key, rejectUnauthorized: false, minVersion: 'TLSv1.3' })
+    client.on('error', () => {})
+    const atListener = await seen
+    client.destroy()
+    listener.close()
+    assert.ok(atListener === '{}' || atListener.startsWith('refused'), `the listener took the RSA certificate: ${atListener}`)
+    // a listener with an RSA certificate: our dialer offers it no scheme to sign with
+    const hostile = createTlsServer({ cert: rsa.cert, key: rsa.key, minVersion: 'TLSv1.3' }, (socket) => { socket.destroy() })
+    hostile.on('tlsClientError', () => {})
+    await new Promise<void>(resolve => hostile.listen(0, '127.0.0.1', resolve))
+    const dialer = tlsConnect({ host: '127.0.0.1', port: (hostile.address() as { port: number }).port, secureContext: tlsContext(ours.cert, ours.key), rejectUnauthorized: false })
+    const outcome = await new Promise<string>(resolve => {
+      dialer.once('secureConnect', () => { resolve('handshake completed') })
+      dialer.once('error', (err) => { resolve(`refused: ${err.message}`) })
+    })
+    dialer.destroy()
+    hostile.close()
+    recordAttack({ issue: '38.4', attack: 'an RSA certificate (public exponent 2^31-1) on a dialer and on a listener', got: `listener: ${atListener.slice(0, 80)}; dialer: ${outcome.slice(0, 80)}`, limit: 'ECDSA and Ed25519 signatures only (TLS_SIGNATURE_ALGORITHMS)' })
+    assert.match(outcome, /^refused/)
+  })
+
   describe('a hostile dialer before the handshake', () => {
     const honestAfter = async (n: Libp2p): Promise<void> => {
       const friend = await start('native')
@@ -371,8 +403,11 @@ async function aheadListener (identity: PrivateKey): Promise<{ port: number, clo
 }
 
 /** A self-signed certificate TLS accepts, with no libp2p extension: it proves no peer. */
-async function plainCertificate (): Promise<{ cert: string, key: string }> {
-  const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
+async function plainCertificate (kind: 'ecdsa' | 'rsa' = 'ecdsa'): Promise<{ cert: string, key: string }> {
+  // RSA with the largest exponent WebCrypto makes: each signature check costs its verifier more
+  const alg = kind === 'rsa'
+    ? { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([0x7f, 0xff, 0xff, 0xff]), hash: 'SHA-256' }
+    : { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
   const keys = await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: '01',
