@@ -4,6 +4,7 @@
  * connections). Config file: `reachability: auto|public|private` and a `relay:` section; flags
  * `--reachability` and `--relay-serve`.
  */
+import { isPrivateIp } from '@libp2p/utils/private-ip'
 import { multiaddr } from '@multiformats/multiaddr'
 import { asBoolean, asEnum, asNumber, asObject, onlyKnownKeys } from './validate.js'
 import type { Role } from './config.js'
@@ -76,13 +77,12 @@ export function needsRelays (opts: { reachability: Reachability, role: Role, lis
   return !hosts.some(isPublicHost)
 }
 
-/** A unicast address outside the private, loopback, link-local, shared (CGNAT) and documentation blocks. */
+/**
+ * A unicast address outside the private, loopback, link-local, shared (CGNAT) and documentation
+ * blocks: libp2p's own list (@libp2p/utils private-ip), which also judges the addresses a node
+ * announces; multicast and reserved IPv4 (224/3) are not a host's either.
+ */
 export function isPublicHost (host: string): boolean {
-  if (host.includes(':')) return !/^(::1?$|f[cd]|fe[89ab]|::ffff:|2001:db8:)/i.test(host)
-  const [a, b] = host.split('.').map(Number)
-  if ([a, b].some(n => !Number.isInteger(n))) return false
-  return !(a === 0 || a === 10 || a === 127 || a >= 224 ||
-    (a === 100 && b >= 64 && b < 128) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b < 32) ||
-    (a === 192 && b === 168) || host.startsWith('192.0.2.') || host.startsWith('198.51.100.') || host.startsWith('203.0.113.') ||
-    (a === 198 && (b === 18 || b === 19)))
+  if (isPrivateIp(host) !== false) return false
+  return host.includes(':') || Number(host.split('.')[0]) < 224
 }
