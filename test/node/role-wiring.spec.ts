@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict'
+import { readFile } from 'node:fs/promises'
 import { PROTOCOL, isJobShardTopic, jobShardTopic } from '../../protocols/ids.js'
 import { equals } from 'uint8arrays/equals'
 import { CAPABILITY_SERVICE, loadProviderSetup, type CapabilityAdvertiser } from '../../src/capability/index.js'
@@ -44,8 +45,10 @@ describe('node wiring as the composition root builds it (issue 14 items 5 and 6)
       ...(n === renter() ? RENTER_PROTOCOLS : []),
       ...(n === net.bootstrap ? RELAY_PROTOCOLS : [])
     ].sort()
+    const table = await specRoleTable()
     for (const n of net.all) {
       assert.deepEqual([...n.libp2p.getProtocols()].sort(), expected(n), `${n.config.role} registers`)
+      assert.deepEqual([...n.libp2p.getProtocols()].sort(), table[n.config.role], `${n.config.role}: protocols/README.md "Who serves what"`)
     }
     // and what identify tells a peer
     for (const n of [net.bootstrap, provider()]) {
@@ -86,3 +89,19 @@ describe('node wiring as the composition root builds it (issue 14 items 5 and 6)
     assert.equal(bid.capabilitySeq, sequence)
   })
 })
+
+/** protocols/README.md's "Who serves what": per role, the protocols marked "serves". */
+async function specRoleTable (): Promise<Record<string, string[]>> {
+  const text = await readFile(new URL('../../../protocols/README.md', import.meta.url), 'utf8')
+  const section = text.slice(text.indexOf('### Who serves what'), text.indexOf('### Gossip topics'))
+  const rows = section.split('\n').filter(l => l.startsWith('| `'))
+  const roles = ['bootstrap', 'provider', 'renter']
+  const out: Record<string, string[]> = { bootstrap: [], provider: [], renter: [] }
+  for (const row of rows) {
+    const cells = row.split('|').slice(1, -1).map(c => c.trim())
+    const ids = [...cells[0].matchAll(/`([^`]+)`/g)].map(m => m[1])
+    roles.forEach((role, i) => { if (cells[i + 1] === 'serves') out[role].push(...ids) })
+  }
+  for (const role of roles) out[role].sort()
+  return out
+}
