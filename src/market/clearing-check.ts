@@ -13,7 +13,9 @@
  *   names (`runner_up[0]`, whose bid this provider must have heard: its lowest in the window),
  *   with the terms a provider can check taken from the two bids (data locality) and those it
  *   cannot see (the renter's reliabilities and round trips) taken as equal; no runner-up named
- *   pays the bid. An award whose terms differ teaches nothing: a lost sample, never a wrong one.
+ *   pays the bid. Or, for a winner that fetched the renter's bids audit and checked it
+ *   (`priceAudited`), the price the audit re-derived with the award's own figures. An award
+ *   whose terms differ teaches nothing: a lost sample, never a wrong one.
  *
  * What passes is one sample; the bid engine keeps one per renter and pricing.ts bounds how far
  * the samples move a bid.
@@ -53,7 +55,7 @@ function fail (reason: ClearingSampleReason, message: string): never {
  * saw; ClearingSampleError when it teaches nothing. `award` must already match `job`
  * (checkAwardForJob).
  */
-export function clearingSample (award: Signed<Award>, job: Signed<JobRequest>, bidsSeen: Iterable<HeardBid>): bigint {
+export function clearingSample (award: Signed<Award>, job: Signed<JobRequest>, bidsSeen: Iterable<HeardBid>, opts: { priceAudited?: boolean } = {}): bigint {
   const a = award.message
   if (equals(a.winner, a.renter)) fail('self-award', 'the award names its own renter as winner')
   if (a.pricingRule !== job.message.pricingRule) fail('rule-mismatch', 'the award\'s pricing rule is not the one its job request announced')
@@ -73,6 +75,9 @@ export function clearingSample (award: Signed<Award>, job: Signed<JobRequest>, b
   if (price < bid) fail('price-below-bid', `second price pays at least the winning bid (${bid} micro-USD), the award says ${price}`)
   const max = job.message.constraints?.maxPriceMicroUsd ?? 0n
   if (max > 0n && price > max) fail('price-above-max', `the award pays ${price} micro-USD, above the job's max price ${max}`)
+  // the renter's bids audit re-derived this price from the committed bids with the award's own
+  // reliabilities and round trips (verifyBidsAudit): nothing left to guess
+  if (opts.priceAudited === true) return price
   const next = a.runnerUp[0]
   if (next == null) {
     if (price !== bid) fail('price-not-derived', `second price with no runner-up named pays the winning bid (${bid} micro-USD), the award says ${price}`)

@@ -15,11 +15,12 @@ import { toHex } from '../common/index.js'
 import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, messageAddresses, serveOnce, type GossipRouter } from '../node/index.js'
 import { awardPriceProblem, checkAwardForJob, isAwardedTo, readAward } from './award-check.js'
 import { clearingSample } from './clearing-check.js'
+import { fetchBidsAudit, verifyBidsAudit } from './bids-audit.js'
 import { bidAckName, sendBid } from './bid-stream.js'
 import { CAPABILITY_CAPABILITY, CAPABILITY_SERVICE, CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapabilityAdvertiser, type CapacitySource } from '../capability/index.js'
 import { JobMemory } from './job-memory.js'
 import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats } from './bid-engine.js'
-import { MarketMessageError } from './errors.js'
+import { ClearingSampleError, MarketMessageError } from './errors.js'
 import {
   DeclineReason, declineReasonName, microToUsd, openMarketEnvelope, peerIdFromBytes, readJobRequest, signAcceptResponse, signBid, signDecline,
   tierOf, type Award, type Bid, type JobRequest
@@ -40,6 +41,8 @@ export const MARKET_PROVIDER_CAPABILITY = '@idlegrid/market-provider'
 const MAX_ANSWERED = 2_000
 /** Accept and explain requests must complete within this. */
 const STREAM_TIMEOUT_MS = 5_000
+/** A second-price winner's bids-audit request to the renter gives up after this. */
+const AUDIT_TIMEOUT_MS = 10_000
 
 export interface BidEvent { jobId: string, renter: string, tier: string, workload: string, priceUsd: number, priceMicroUsd: bigint, gpuModel: string }
 export interface DeclineEvent { jobId: string, renter: string, reason: string, detail: string }
@@ -293,8 +296,10 @@ class MarketProvider implements MarketProviderService, Startable {
 
   /**
    * What an award this provider accepted teaches: its own bid is the only one it saw (bids
-   * go to the renter alone), so first-price awards teach their price and second-price ones,
-   * whose runner-up bid it never saw, teach nothing (clearing-check.ts: a lost sample).
+   * go to the renter alone), so a first-price award teaches its price at once; a second-price
+   * one names a runner-up whose bid only the renter holds, so the winner asks the renter for
+   * the committed bid set (bids-audit, as any award holder may: learnFromAudit) and learns
+   * from that once it checks (clearing-check.ts).
    */
   private onAward (award: Signed<Award>): void {
     const jobId = toHex(award.message.jobId)
@@ -315,12 +320,41 @@ class MarketProvider implements MarketProviderService, Startable {
         seen.priced = true
         this.engine.observeClearing(award.signer.toString(), price, tierOf(seen.job.message))
       } catch (err: any) {
+        if (err instanceof ClearingSampleError && err.reason === 'unseen-runner-up' && isAwardedTo(award.message, this.components.peerId)) {
+          this.learnFromAudit(award, seen, jobId)
+          return
+        }
         notPriced = String(err?.message ?? err)
         this.log('award of %s teaches no price: %s', jobId, notPriced)
       }
     }
     const mine = isAwardedTo(award.message, this.components.peerId)
     this.emit<AwardSeenEvent>('award', { jobId, winner: readableWinner(award.message), priceUsd: microToUsd(award.message.clearingPriceMicroUsd), mine, priced: notPriced == null && seen.priced === true, notPriced })
+  }
+
+  /**
+   * The committed bids of a second-price award this provider won, from its renter; the price is
+   * learnt only when the set is the one the award commits to and its ranking holds
+   * (verifyBidsAudit), and the price follows from its runner-up (clearingSample). One bounded
+   * request per award; the outcome is the award event, as for any award.
+   */
+  private learnFromAudit (award: Signed<Award>, seen: SeenJob, jobId: string): void {
+    const event = (priced: boolean, notPriced?: string): void => {
+      this.emit<AwardSeenEvent>('award', { jobId, winner: readableWinner(award.message), priceUsd: microToUsd(award.message.clearingPriceMicroUsd), mine: true, priced, notPriced })
+    }
+    void (async () => {
+      const audit = verifyBidsAudit(award, await fetchBidsAudit(this.components.connectionManager, award, AbortSignal.timeout(AUDIT_TIMEOUT_MS)))
+      if (!audit.ok) throw new ClearingSampleError('unseen-runner-up', `the renter's bids audit does not hold: ${audit.problems[0] ?? 'unknown'}`)
+      const price = clearingSample(award, seen.job, [...(seen.bid == null ? [] : [seen.bid]), ...audit.bids], { priceAudited: true })
+      if (seen.priced === true) return
+      seen.priced = true
+      this.engine.observeClearing(award.signer.toString(), price, tierOf(seen.job.message))
+      event(true)
+    })().catch((err: any) => {
+      const why = `second price, from the renter's bids audit: ${String(err?.message ?? err)}`
+      this.log('award of %s teaches no price: %s', jobId, why)
+      event(false, why)
+    })
   }
 
   private async answerAccept (request: Uint8Array, remote: PeerId, signal: AbortSignal): Promise<Uint8Array> {

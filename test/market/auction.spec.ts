@@ -8,7 +8,7 @@ import type { AuctionOptions, AuctionReport } from '../../src/market/auction-rep
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
 import { BidAck, DeclineReason, signBid, signJobRequest, usdToMicro, type Bid, type JobRequest } from '../../src/market/messages.js'
 import { DEFAULT_PRICING } from '../../src/market/pricing.js'
-import { MARKET_PROVIDER_SERVICE, type AcceptedJob, type AcceptVerdict, type MarketProviderService } from '../../src/market/provider-service.js'
+import { MARKET_PROVIDER_SERVICE, type AcceptedJob, type AcceptVerdict, type AwardSeenEvent, type MarketProviderService } from '../../src/market/provider-service.js'
 import { auditAward } from '../../src/market/ranking.js'
 import { marketRenter, MARKET_RENTER_SERVICE, type MarketRenterService } from '../../src/market/renter-service.js'
 import { fixedReputation } from '../../src/market/reputation.js'
@@ -108,10 +108,16 @@ describe('market auction (in-process network)', function () {
     assert.equal(remote.bids.length, PROVIDERS.length)
   })
 
-  it('never awards outside the EU when residency is eu (second-price)', async () => {
-    const report = await auction({ name: 'eu-only', constraints: { residency: 'eu' }, auction: { bidWindowMs: WINDOW_MS, pricing: 'second-price' } })
+  it('never awards outside the EU when residency is eu (second-price); the winner learns the price from the renter\'s bids audit (issue 41 point 3)', async () => {
     const eu = (i: number): boolean => PROVIDERS[i]?.region.startsWith('eu-') === true
     const [first, second] = predictedOrder(eu) as [number, number]
+    const seen: AwardSeenEvent[] = []
+    const onAward = (e: Event): void => { seen.push((e as CustomEvent<AwardSeenEvent>).detail) }
+    provider(first).events.addEventListener('award', onAward)
+    const report = await auction({ name: 'eu-only', constraints: { residency: 'eu' }, auction: { bidWindowMs: WINDOW_MS, pricing: 'second-price' } })
+    const learnt = await waitFor(() => seen.find(e => e.jobId === report.jobId), { timeoutMs: 15_000, what: 'the winner\'s award event' })
+    provider(first).events.removeEventListener('award', onAward)
+    assert.equal(learnt.priced, true, learnt.notPriced)
     assert.equal(report.award?.winner, pid(first))
     assert.ok(report.bids.filter(b => b.dropped == null).every(b => b.residency === 'eu'))
     assert.equal(report.validBids, PROVIDERS.filter((_, i) => eu(i)).length)

@@ -167,6 +167,15 @@ describe('market: price learning (issue 13)', () => {
       assert.equal(clearingSample(awardOf(capped.message, cappedBid, 2.5, named), capped, [cappedBid, cappedNext]), usdToMicro(2.5), 'capped at the max price')
     })
 
+    it('second price, audited (issue 41 point 3): the price the renter\'s bids audit re-derived is taken; every other check still holds', () => {
+      const job = jobOf({}, 'second-price')
+      const bid = bidOf(job.message, winner, 2)
+      const named = { runnerUp: [other.bytes] }
+      assert.equal(clearingSample(awardOf(job.message, bid, 3.1, named), job, [bid], { priceAudited: true }), usdToMicro(3.1))
+      refused(() => clearingSample(awardOf(job.message, bid, 1, named), job, [bid], { priceAudited: true }), 'price-below-bid', /at least the winning bid/)
+      refused(() => clearingSample(awardOf(job.message, bid, 3, named), job, [], { priceAudited: true }), 'unseen-bid', /never seen/)
+    })
+
     it('second price: the locality term of both bids enters the derived price', () => {
       const digests = [new Uint8Array(32).fill(1), new Uint8Array(32).fill(2)]
       const job = jobOf({ datasetDigests: digests }, 'second-price')
