@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { makeVectorFiles, VECTOR_FILES, VECTORS_DIR, vectorJson } from './vectors/make-vectors.js'
 import { judgeFile } from './vectors/run-ours.js'
 import type { VectorFile } from './vectors/format.js'
+import { BidAck, DeclineReason } from '../../protocols/market.js'
 
 /**
  * Vectors this branch does not pass yet, with what it gives instead. Each is asserted to
@@ -38,8 +39,21 @@ describe('conformance vectors', function () {
       assert.ok(names.includes(want), `a vector named *${want}*`)
     }
     const kinds = new Set(all.map(v => v.check.kind))
-    assert.deepEqual([...kinds].sort(), ['capability-record', 'envelope', 'fraud-proof', 'gossip', 'job-frame', 'ledger-feed', 'sync-request', 'sync-response'])
+    assert.deepEqual([...kinds].sort(), ['capability-record', 'envelope', 'fraud-proof', 'gossip', 'job-frame', 'ledger-feed', 'message', 'sync-request', 'sync-response'])
     assert.ok(all.some(v => v.verdict === 'accept') && all.some(v => v.verdict === 'reject'))
+  })
+
+  it('cover every market answer (issue 41): each BidAck status, each accept decline reason, each explain reason', async () => {
+    const names = new Set((JSON.parse(await committed('market-answers')) as VectorFile).vectors.map(v => v.name))
+    const slug = (name: string): string => name.toLowerCase().replace(/_/g, '-')
+    for (const status of Object.values(BidAck.Status).filter(v => typeof v === 'string')) {
+      assert.ok([...names].some(n => n.startsWith(`bid-ack-${slug(status)}`)), `a vector for BidAck ${status}`)
+    }
+    for (const reason of Object.values(DeclineReason).filter(v => typeof v === 'string' && v !== 'REASON_UNSPECIFIED')) {
+      if (reason !== 'WILL_BID') assert.ok(names.has(`accept-declined-${slug(reason)}`), `an accept declined with ${reason}`)
+      assert.ok(names.has(`explain-${slug(reason)}`), `an explain answer ${reason}`)
+    }
+    assert.ok(names.has('accept-accepted'))
   })
 
   for (const name of VECTOR_FILES) {

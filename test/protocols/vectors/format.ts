@@ -19,6 +19,8 @@ export type VectorCheck =
   | { kind: 'fraud-proof', builder: string, entryTime: number }
   | { kind: 'sync-request' }
   | { kind: 'sync-response' }
+  /** an unsigned message read whole from a stream frame (a BidAck), bound `maxBytes` */
+  | { kind: 'message', maxBytes: number }
 
 export interface RecordExpectation {
   provider: string

@@ -69,7 +69,7 @@ function judge (root: protobuf.Root, v: Vector): unknown {
   const bytes = unhex(v.hex)
   const c = v.check
   const domain = c.kind === 'envelope' ? c.domain : c.kind === 'gossip' ? TOPICS[c.topic].domain : c.kind === 'capability-record' ? 'capability' : c.kind === 'ledger-feed' ? 'ledger-entry' : c.kind === 'fraud-proof' ? 'fraud-proof' : undefined
-  const bound = c.kind === 'envelope' ? c.maxBytes : c.kind === 'gossip' ? TOPICS[c.topic].maxBytes : MAX_BYTES[domain ?? v.type]
+  const bound = c.kind === 'envelope' || c.kind === 'message' ? c.maxBytes : c.kind === 'gossip' ? TOPICS[c.topic].maxBytes : MAX_BYTES[domain ?? v.type]
   if (bound != null && bytes.length > bound) throw new Refused('size', `${bytes.length} > ${bound} bytes`)
   if (v.type !== 'SignedEnvelope') {
     const message = decode(root, v.type, bytes)

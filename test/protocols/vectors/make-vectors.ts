@@ -10,12 +10,13 @@ import { makeEnvelopes } from './make-envelopes.js'
 import { makeGossip } from './make-gossip.js'
 import { makeFraudProofs, makeLedger, makeSync } from './make-ledger.js'
 import { makeCapability, makeJobFrames } from './make-records.js'
+import { makeMarketAnswers } from './make-market-answers.js'
 import type { VectorFile } from './format.js'
 
 /** protocols/vectors, from dist/test/protocols/vectors or test/protocols/vectors alike. */
 export const VECTORS_DIR = join(dirname(fileURLToPath(import.meta.url)), ...(import.meta.url.includes('/dist/') ? ['..', '..', '..', '..'] : ['..', '..', '..']), 'protocols', 'vectors')
 
-export const VECTOR_FILES = ['envelopes', 'gossip', 'capability', 'job-frames', 'ledger', 'fraud-proofs', 'sync'] as const
+export const VECTOR_FILES = ['envelopes', 'gossip', 'capability', 'job-frames', 'ledger', 'fraud-proofs', 'sync', 'market-answers'] as const
 
 export async function makeVectorFiles (): Promise<Record<typeof VECTOR_FILES[number], VectorFile>> {
   return {
@@ -25,7 +26,8 @@ export async function makeVectorFiles (): Promise<Record<typeof VECTOR_FILES[num
     'job-frames': await makeJobFrames(),
     ledger: await makeLedger(),
     'fraud-proofs': await makeFraudProofs(),
-    sync: await makeSync()
+    sync: await makeSync(),
+    'market-answers': await makeMarketAnswers()
   }
 }
 

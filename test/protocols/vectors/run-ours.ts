@@ -25,6 +25,7 @@ import { LedgerGossip } from '../../../src/ledger/gossip.js'
 import { LedgerStore } from '../../../src/ledger/store.js'
 import { SyncServer } from '../../../src/ledger/sync-server.js'
 import { validateJobRequest } from '../../../src/market/validation.js'
+import { BidAck } from '../../../protocols/market.js'
 import { gossipRouter, type GossipRouter } from '../../../src/node/gossip.js'
 import { heartbeatService } from '../../../src/node/heartbeat.js'
 import { tempDir } from '../../utils/index.js'
@@ -38,6 +39,9 @@ const ok: Judgement = { verdict: 'accept', reason: 'ok' }
 const no = (reason: string): Judgement => ({ verdict: 'reject', reason })
 
 /** Runs one file's vectors in order against one fresh node's validators; returns each judgement. */
+/** Unsigned messages a vector of kind 'message' may hold. */
+const UNSIGNED_MESSAGES: Record<string, Parameters<typeof decodeBounded>[0]> = { BidAck }
+
 export async function judgeFile (file: VectorFile): Promise<Judgement[]> {
   const dir = await tempDir('idlegrid-vectors-')
   const node = await Node.start(file, dir.path)
@@ -118,6 +122,12 @@ class Node {
         })
       case 'sync-response':
         return catching(() => { decodeBounded(SyncResponse, bytes, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse); return ok })
+      case 'message': {
+        // how the bid stream reads its answer (bid-stream.ts): bounded, then decoded
+        const codec = UNSIGNED_MESSAGES[vector.type]
+        if (codec == null) throw new Error(`no codec for ${vector.type}`)
+        return catching(() => { decodeBounded(codec, bytes, vector.type, check.maxBytes); return ok })
+      }
     }
   }
 
