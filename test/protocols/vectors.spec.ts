@@ -39,7 +39,7 @@ describe('conformance vectors', function () {
       assert.ok(names.includes(want), `a vector named *${want}*`)
     }
     const kinds = new Set(all.map(v => v.check.kind))
-    assert.deepEqual([...kinds].sort(), ['capability-record', 'envelope', 'fraud-proof', 'gossip', 'job-frame', 'ledger-feed', 'message', 'sync-request', 'sync-response'])
+    assert.deepEqual([...kinds].sort(), ['bids-audit', 'capability-record', 'envelope', 'fraud-proof', 'gossip', 'job-frame', 'ledger-feed', 'message', 'sync-request', 'sync-response'])
     assert.ok(all.some(v => v.verdict === 'accept') && all.some(v => v.verdict === 'reject'))
   })
 

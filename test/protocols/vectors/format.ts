@@ -21,6 +21,8 @@ export type VectorCheck =
   | { kind: 'sync-response' }
   /** an unsigned message read whole from a stream frame (a BidAck), bound `maxBytes` */
   | { kind: 'message', maxBytes: number }
+  /** a BidsAuditResponse read by the winner of the award `award` (its envelope, hex) to learn its price */
+  | { kind: 'bids-audit', award: string }
 
 export interface RecordExpectation {
   provider: string

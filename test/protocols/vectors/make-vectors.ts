@@ -11,12 +11,13 @@ import { makeGossip } from './make-gossip.js'
 import { makeFraudProofs, makeLedger, makeSync } from './make-ledger.js'
 import { makeCapability, makeJobFrames } from './make-records.js'
 import { makeMarketAnswers } from './make-market-answers.js'
+import { makeBidsAudit } from './make-bids-audit.js'
 import type { VectorFile } from './format.js'
 
 /** protocols/vectors, from dist/test/protocols/vectors or test/protocols/vectors alike. */
 export const VECTORS_DIR = join(dirname(fileURLToPath(import.meta.url)), ...(import.meta.url.includes('/dist/') ? ['..', '..', '..', '..'] : ['..', '..', '..']), 'protocols', 'vectors')
 
-export const VECTOR_FILES = ['envelopes', 'gossip', 'capability', 'job-frames', 'ledger', 'fraud-proofs', 'sync', 'market-answers'] as const
+export const VECTOR_FILES = ['envelopes', 'gossip', 'capability', 'job-frames', 'ledger', 'fraud-proofs', 'sync', 'market-answers', 'bids-audit'] as const
 
 export async function makeVectorFiles (): Promise<Record<typeof VECTOR_FILES[number], VectorFile>> {
   return {
@@ -27,7 +28,8 @@ export async function makeVectorFiles (): Promise<Record<typeof VECTOR_FILES[num
     ledger: await makeLedger(),
     'fraud-proofs': await makeFraudProofs(),
     sync: await makeSync(),
-    'market-answers': await makeMarketAnswers()
+    'market-answers': await makeMarketAnswers(),
+    'bids-audit': await makeBidsAudit()
   }
 }
 

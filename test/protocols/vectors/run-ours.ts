@@ -26,6 +26,9 @@ import { LedgerStore } from '../../../src/ledger/store.js'
 import { SyncServer } from '../../../src/ledger/sync-server.js'
 import { validateJobRequest } from '../../../src/market/validation.js'
 import { BidAck } from '../../../protocols/market.js'
+import { openAward } from '../../../src/market/award-check.js'
+import { verifyBidsAudit } from '../../../src/market/bids-audit.js'
+import { clearingSample } from '../../../src/market/clearing-check.js'
 import { gossipRouter, type GossipRouter } from '../../../src/node/gossip.js'
 import { heartbeatService } from '../../../src/node/heartbeat.js'
 import { tempDir } from '../../utils/index.js'
@@ -122,6 +125,15 @@ class Node {
         })
       case 'sync-response':
         return catching(() => { decodeBounded(SyncResponse, bytes, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse); return ok })
+      case 'bids-audit':
+        // what the winner of a second-price award does with the renter's answer (provider-service.ts learnFromAudit)
+        return catching(() => {
+          const award = openAward(unhex(check.award))
+          const audit = verifyBidsAudit(award, bytes, this.now)
+          if (!audit.ok || audit.job == null) return no('audit-does-not-hold')
+          clearingSample(award, audit.job, audit.bids, { priceAudited: true })
+          return ok
+        })
       case 'message': {
         // how the bid stream reads its answer (bid-stream.ts): bounded, then decoded
         const codec = UNSIGNED_MESSAGES[vector.type]
