@@ -12,6 +12,9 @@ import { fileURLToPath } from 'node:url'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { ENVELOPE_OVERHEAD_BYTES, LIMITS, MAX_BYTES, MAX_CHUNK_BYTES, MAX_CLOCK_SKEW_MS, MAX_LIFETIME_MS } from '../../protocols/codec.js'
+import { MAX_SERVE_FRAME_BYTES } from '../../src/serve/wire.js'
+import { MAX_BID_REQUEST_BYTES } from '../../src/market/bid-stream.js'
+import { MAX_PROVIDERS_ANSWER_BYTES } from '../../src/capability/kad-providers.js'
 import { CAPABILITY_KEY_PREFIX, DOMAIN, INDEX_KEY_PREFIX, JOB_SHARD_TOPICS, JOB_TOPIC_PREFIX, PROTOCOL, SIGNING_PREFIX, TOPIC, TOPIC_DOMAIN, TOPIC_MAX_BYTES } from '../../protocols/ids.js'
 import { JobFrame } from '../../protocols/job.js'
 import { SyncRequest } from '../../protocols/ledger.js'
@@ -142,7 +145,7 @@ describe('protocols/README.md tables equal the code', () => {
     const t = ALL.filter(t => t.header[0] === 'bound' && t.header[2] === 'bytes')
     assert.equal(t.length, 1)
     const readme = Object.fromEntries(t[0].rows.map(r => [code(r[1]), Number(r[2])]))
-    assert.deepEqual(readme, { ENVELOPE_OVERHEAD_BYTES, MAX_CHUNK_BYTES })
+    assert.deepEqual(readme, { ENVELOPE_OVERHEAD_BYTES, MAX_CHUNK_BYTES, MAX_SERVE_FRAME_BYTES, MAX_BID_REQUEST_BYTES, MAX_PROVIDERS_ANSWER_BYTES })
   })
 
   it('time bounds', () => {
