@@ -1,9 +1,10 @@
+import { join } from 'node:path'
 import { buildNode, type BuildOptions } from './build-node.js'
 import type { IdlegridNode, PeerPresence } from '../node/index.js'
 import { followMarketLog } from '../market/index.js'
 import { loadNodeConfig } from './load-config.js'
 import { nodeHandlers, serveControl } from './node-control.js'
-import { observeSettings, prepareMetrics, startObservability, type Observability } from '../observe/index.js'
+import { observeSettings, prepareMetrics, startObservability, TOKEN_FILE, type Observability } from '../observe/index.js'
 import { UsageError } from './errors.js'
 import { type Output } from './output.js'
 import { shortPeerId } from '../common/index.js'
@@ -58,8 +59,10 @@ export async function runRole (role: Role, values: ParsedValues, out: Output, pr
     for (const addr of addrs) out.info(`  listening: ${addr}`)
   }
   if (observing?.metricsUrl != null) out.info(`  metrics: ${observing.metricsUrl}`)
-  if (observing?.dashboardUrl != null) out.info(`  dashboard: ${observing.dashboardUrl}`)
-  if (observing != null) out.data({ event: 'observe', metrics: observing.metricsUrl ?? null, dashboard: observing.dashboardUrl ?? null })
+  // the URL holds no token: the sign-in page asks for it, and the path says where it is
+  const tokenFile = join(node.config.dataDir, TOKEN_FILE)
+  if (observing?.dashboardUrl != null) out.info(`  dashboard: ${observing.dashboardUrl}   (sign in with the token in ${tokenFile})`)
+  if (observing != null) out.data({ event: 'observe', metrics: observing.metricsUrl ?? null, dashboard: observing.dashboardUrl ?? null, ...(observing.dashboardUrl != null ? { tokenFile } : {}) })
   if (config.bootstrap.length === 0 && role !== 'bootstrap') out.warn('warning: no bootstrap peers configured; this node will only see peers that dial it')
   const stopReporting = reportPeers(node, out)
   // a provider's bids, declines and wins, one line each

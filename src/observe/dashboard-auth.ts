@@ -1,7 +1,8 @@
 /**
  * The dashboard's token: 32 random bytes (hex) in <dataDir>/dashboard.token, owner-only,
- * made on first use. A browser brings it once in the URL printed at start (?token=…), which
- * sets an HttpOnly, SameSite=Strict cookie; scripts send `Authorization: Bearer …`. Compared
+ * made on first use. A browser's sign-in page sends it once in a header to /session, which
+ * sets an HttpOnly, SameSite=Strict cookie; scripts send `Authorization: Bearer …`. It never
+ * goes in a URL (address bar, history, logs). Compared
  * in constant time (digests of equal length), so timing tells nothing of the token.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'

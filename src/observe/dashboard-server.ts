@@ -2,7 +2,8 @@
  * `--dashboard HOST:PORT`: the operator's pages (web/dashboard: network, market, jobs, services,
  * earnings, reputation) and the JSON behind them under /api/, every asset served from this
  * package (Chart.js from node_modules), nothing from elsewhere (the CSP says so too).
- * Everything but the token exchange answers 401 without the token.
+ * Everything but the sign-in page, its script and the style sheet answers 401 without the token,
+ * which comes in a header once (GET /session sets an HttpOnly cookie) and never in a URL.
  */
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
@@ -20,6 +21,13 @@ function chartJsPath (): string {
   return join(dirname(createRequire(import.meta.url).resolve('chart.js')), 'chart.umd.min.js')
 }
 
+/** What anyone may load: the sign-in page's own script and the style sheet (no data, no token). */
+const PUBLIC_ASSETS: Record<string, { file: () => string, type: string }> = {
+  '/assets/sign-in.js': { file: () => join(WEB_DIR, 'sign-in.js'), type: 'text/javascript; charset=utf-8' },
+  '/assets/style.css': { file: () => join(WEB_DIR, 'style.css'), type: 'text/css; charset=utf-8' }
+}
+const SIGN_IN_PAGE = { file: () => join(WEB_DIR, 'sign-in.html'), type: 'text/html; charset=utf-8' }
+
 const ASSETS: Record<string, { file: () => string, type: string }> = {
   '/': { file: () => join(WEB_DIR, 'index.html'), type: 'text/html; charset=utf-8' },
   '/assets/app.js': { file: () => join(WEB_DIR, 'app.js'), type: 'text/javascript; charset=utf-8' },
@@ -35,22 +43,32 @@ const SECURITY_HEADERS = {
 }
 
 export interface DashboardServer extends LocalHttpServer {
-  /** the URL to open (with the token) */
+  /** the URL to open: it holds no token (the sign-in page asks for it) */
   readonly url: string
 }
 
 export async function serveDashboard (at: HttpAddress, token: string, api: DashboardApi): Promise<DashboardServer> {
   const cache = new Map<string, Buffer>()
+  const file = async (path: string, asset: { file: () => string }): Promise<Buffer> => {
+    let bytes = cache.get(path)
+    if (bytes == null) { bytes = await readFile(asset.file()); cache.set(path, bytes) }
+    return bytes
+  }
   const server = await serveLocalHttp(at, async (req, url, res) => {
-    // the printed URL carries the token once: it becomes a cookie and leaves the address bar
-    if (url.pathname === '/' && url.searchParams.has('token')) {
-      if (!tokenMatches(url.searchParams.get('token') ?? undefined, token)) { sendText(res, 401, 'wrong token: open the URL the node printed at start', SECURITY_HEADERS); return }
-      res.writeHead(303, { ...SECURITY_HEADERS, location: '/', 'set-cookie': tokenCookie(token) })
+    const signedIn = tokenMatches(requestToken(req), token)
+    // the token comes once in a header (the sign-in page's fetch, or a script's), never in a URL
+    if (url.pathname === '/session') {
+      if (!signedIn) { sendText(res, 401, 'wrong token: it is in <data dir>/dashboard.token', SECURITY_HEADERS); return }
+      res.writeHead(204, { ...SECURITY_HEADERS, 'set-cookie': tokenCookie(token) })
       res.end()
       return
     }
-    if (!tokenMatches(requestToken(req), token)) {
-      sendText(res, 401, 'this dashboard needs its token: open the URL the node printed at start (the token is in <data dir>/dashboard.token)', SECURITY_HEADERS)
+    const open = Object.hasOwn(PUBLIC_ASSETS, url.pathname) ? PUBLIC_ASSETS[url.pathname] : undefined
+    if (open != null) { send(res, 200, open.type, await file(url.pathname, open), req.method === 'HEAD'); return }
+    if (!signedIn) {
+      // a browser gets the sign-in page (status 401: nothing of the node's is in it); a script, the reason
+      if (url.pathname === '/') { send(res, 401, SIGN_IN_PAGE.type, await file('sign-in', SIGN_IN_PAGE), req.method === 'HEAD'); return }
+      sendText(res, 401, 'this dashboard needs its token: sign in at / (the token is in <data dir>/dashboard.token), or send Authorization: Bearer <token>', SECURITY_HEADERS)
       return
     }
     if (url.pathname.startsWith('/api/')) {
@@ -61,12 +79,10 @@ export async function serveDashboard (at: HttpAddress, token: string, api: Dashb
     }
     const asset = Object.hasOwn(ASSETS, url.pathname) ? ASSETS[url.pathname] : undefined
     if (asset == null) { sendText(res, 404, 'not found', SECURITY_HEADERS); return }
-    let bytes = cache.get(url.pathname)
-    if (bytes == null) { bytes = await readFile(asset.file()); cache.set(url.pathname, bytes) }
-    send(res, 200, asset.type, bytes, req.method === 'HEAD')
+    send(res, 200, asset.type, await file(url.pathname, asset), req.method === 'HEAD')
   })
   const host = server.address.host.includes(':') ? `[${server.address.host}]` : server.address.host
-  return { ...server, url: `http://${host}:${server.address.port}/?token=${token}` }
+  return { ...server, url: `http://${host}:${server.address.port}/` }
 }
 
 function send (res: ServerResponse, status: number, type: string, body: Buffer, head: boolean): void {

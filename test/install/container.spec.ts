@@ -116,18 +116,24 @@ describe('install: the Docker image', function () {
     const run = compose = async (...args: string[]) => await sh('docker-compose', ['--project-name', `igcompose${process.pid}`, '--file', 'deploy/compose.yaml', ...args], 120_000, env)
     const up = await run('up', '--detach')
     assert.equal(up.code, 0, up.stderr.slice(-2000))
-    // the provider's peer id from its "is running" line (it wrote its config with init first), the renter's dashboard token from its own
-    const { providerId, token } = await waitFor(async () => {
+    // the provider's peer id from its "is running" line (it wrote its config with init first); the renter's
+    // dashboard line names the file its token is in (the token itself is never printed): read it in the container
+    const { providerId, tokenFile } = await waitFor(async () => {
       const logs = await run('logs', '--no-color', 'provider', 'renter')
       const id = /idlegrid provider (\S+) is running/.exec(logs.stdout)?.[1]
-      const dashboard = /dashboard: http:\/\/\S+\/\?token=([0-9a-f]{64})/.exec(logs.stdout)?.[1]
-      if (id == null || dashboard == null) {
+      const file = /dashboard: http:\/\/\S+\/ +\(sign in with the token in (\S+)\)/.exec(logs.stdout)?.[1]
+      if (id == null || file == null) {
         const ps = await run('ps')
         if (/\bExit\b|Restarting/.test(ps.stdout)) throw new Error(`a node stopped:\n${ps.stdout}\n${logs.stdout.slice(-1500)}`)
         return undefined
       }
-      return { providerId: id, token: dashboard }
+      assert.ok(!/[0-9a-f]{64}/.test(logs.stdout.split('\n').filter(l => l.includes('dashboard')).join('\n')), 'no token in the logs')
+      return { providerId: id, tokenFile: file }
     }, { timeoutMs: 90_000, intervalMs: 500, what: 'the provider and the renter running in compose' })
+    const read = await run('exec', '-T', 'renter', 'cat', tokenFile)
+    assert.equal(read.code, 0, read.stderr)
+    const token = read.stdout.trim()
+    assert.match(token, /^[0-9a-f]{64}$/)
     // the renter's dashboard, published on the host's 127.0.0.1, lists the provider's capability record as the renter found it in the DHT
     const found = await waitFor(async () => {
       const res = await fetch(`http://127.0.0.1:${env.IDLEGRID_DASHBOARD_PORT}/api/market`, { headers: { authorization: `Bearer ${token}` } }).catch(() => undefined)

@@ -10,6 +10,8 @@ import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { recordAttack, waitFor } from '../utils/index.js'
 import { HOSTILE_LOG_LINE, parseMetrics, startCockpitNetwork, type CockpitNetwork } from './fixtures.js'
+import { loadDashboardToken } from '../../src/observe/index.js'
+import type { IdlegridNode } from '../../src/node/index.js'
 import type { JobSummary } from '../../src/submit/summary.js'
 import { jobShardOf } from '../../protocols/ids.js'
 
@@ -25,11 +27,11 @@ const TINY_SERVICE = {
   auction: { bidWindowMs: 400 }
 }
 
-/** GET /api/PAGE of a dashboard with its token as a bearer header (as a script would). */
-async function dashboardApi (dashboardUrl: string | undefined, page: string): Promise<any> {
+/** GET /api/PAGE of `node`'s dashboard with its token (from the data dir) as a bearer header, as a script would. */
+async function dashboardApi (dashboardUrl: string | undefined, node: IdlegridNode, page: string): Promise<any> {
   assert.ok(dashboardUrl != null, 'the dashboard is served')
   const url = new URL(dashboardUrl)
-  const res = await fetch(`${url.origin}/api/${page}`, { headers: { authorization: `Bearer ${url.searchParams.get('token') ?? ''}` } })
+  const res = await fetch(`${url.origin}/api/${page}`, { headers: { authorization: `Bearer ${await loadDashboardToken(node.config.dataDir)}` } })
   assert.equal(res.status, 200)
   return await res.json()
 }
@@ -106,7 +108,7 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
   it("the dashboard's services API gives a deployment as services.status has it, and the provider's hosted lease", async () => {
     await deployTiny()
     const now = await c.control(c.renter, 'services.status', { name: TINY_SERVICE.name })
-    const renterApi = await dashboardApi(c.renterView.dashboardUrl, 'services')
+    const renterApi = await dashboardApi(c.renterView.dashboardUrl, c.renter, 'services')
     assert.equal(renterApi.deployments.length, 1)
     const { events, ...deployment } = renterApi.deployments[0]
     const { events: allEvents, ...expected } = now
@@ -114,7 +116,7 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
     assert.deepEqual(events, allEvents.slice(-5), 'its last events')
     assert.equal(deployment.gateway.answered, 1)
     assert.equal(renterApi.hosted, null, 'a renter hosts no lease')
-    const providerApi = await dashboardApi(c.providerView.dashboardUrl, 'services')
+    const providerApi = await dashboardApi(c.providerView.dashboardUrl, c.provider, 'services')
     assert.equal(providerApi.deployments, null, 'a provider deploys nothing')
     assert.deepEqual(providerApi.hosted, (await c.control(c.provider, 'services.hosted')).leases)
     assert.equal(providerApi.hosted[0].leaseId, now.replicas[0].id)
@@ -140,10 +142,18 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
 
     after(async () => { await browser?.close() })
 
+    /** Opens page `name` of the dashboard at `url`, signing in on its page first (the token from the node's data dir, typed as a user would). */
     const open = async (url: string | undefined, name: string): Promise<void> => {
       assert.ok(url != null)
       const origin = new URL(url).origin
-      if (!page.url().startsWith(origin)) await page.goto(url)
+      if (!page.url().startsWith(origin)) {
+        await page.goto(url)
+        const node = url === c.renterView.dashboardUrl ? c.renter : c.provider
+        await page.getByTestId('token').fill(await loadDashboardToken(node.config.dataDir))
+        await page.getByTestId('sign-in-button').click()
+        await page.waitForSelector('body[data-loaded]', { timeout: 20_000 })
+        assert.ok(!page.url().includes('token'), 'the token never enters the address bar')
+      }
       await page.goto(`${origin}/#${name}`)
       await page.waitForSelector(`body[data-loaded="${name}"]`, { timeout: 20_000 })
     }
