@@ -366,9 +366,17 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     const settled = await waitFor(async () => gw.inFlight === 0 && replica.inflight === 0 ? 'zero' : undefined, { timeoutMs: 20_000, intervalMs: 100, what: 'every slot given back' }).catch(async (err: Error) => `${err.message}: ${await counts()}`)
     const normal = await http(`${url}/x`, { method: 'POST', body: 'hello' })
     for (const socket of sockets) socket.destroy()
-    recordAttack({ issue: '38.2', attack: '3 clients leave mid-body, 3 stay silent mid-body (declared or chunked), 3 stop reading a 64 MiB answer, against a gateway of 4 slots', got: `slots after: ${settled}; a normal request then: ${normal.status}`, limit: 'every slot back within the time bound; 200 after' })
+    // a replica that never answers (its provider gone silent): 504 at the bound, and its slots back too
+    const mute = await lease(1, createTcpServer(() => {}))
+    const hung = await gatewayFor([{ p: 1, ...mute }], { timeoutMs: 2_000 }, 4)
+    const timedOut = await Promise.all([http(`${hung.url}/x`), http(`${hung.url}/x`, { method: 'POST', body: 'x' })])
+    const hungReplica = hung.pool.list()[0]!
+    const hungSettled = await waitFor(() => hung.gw.inFlight === 0 && hungReplica.inflight === 0 ? 'zero' : undefined, { timeoutMs: 20_000, intervalMs: 100, what: 'the silent replica\'s slots given back' }).catch((err: Error) => `${err.message}: gateway ${hung.gw.inFlight}, replica ${hungReplica.inflight}`)
+    recordAttack({ issue: '38.2', attack: '3 clients leave mid-body, 3 stay silent mid-body (declared or chunked), 3 stop reading a 64 MiB answer, against a gateway of 4 slots; then a replica that never answers', got: `slots after: ${settled}; a normal request then: ${normal.status}; silent replica: ${timedOut.map(t => t.status).join('/')}, slots after: ${hungSettled}`, limit: 'every slot back within the time bound; 200 after; 504 for the silent replica' })
     assert.equal(settled, 'zero')
     assert.equal(normal.status, 200, normal.body)
+    assert.deepEqual(timedOut.map(t => t.status), [504, 504])
+    assert.equal(hungSettled, 'zero')
   })
 
   it('red team (issue 38.3): only its owner drives a loopback gateway: a foreign Host (DNS rebinding), another site\'s Origin or a cross-site fetch get 403; the gateway\'s own origin and plain clients are served', async () => {
