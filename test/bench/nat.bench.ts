@@ -102,6 +102,16 @@ export default async function natBench (): Promise<Record<string, unknown>> {
       nodes.push(node)
       return node
     }
+    /** every provider heard on the shard by the bootstrap (the job's way to it), and reachable from outside */
+    const providersJoined = async (list: NodeProcess[]): Promise<void> => {
+      await waitFor(async () => {
+        const subscribers = (await statusOf(bootstrap)).topics[SHARD] ?? []
+        return list.every(p => subscribers.includes(p.peerId))
+      }, { timeoutMs: 180_000, intervalMs: 2_000, what: 'every provider on the job shard' })
+      for (const p of list) {
+        await waitFor(async () => ['direct', 'relayed'].includes((await statusOf(p)).reachability.how), { timeoutMs: 120_000, intervalMs: 2_000, what: `provider ${p.peerId} reachable` })
+      }
+    }
     const stop = async (list: NodeProcess[]): Promise<void> => {
       await Promise.all(list.map(async n => { await n.stop('SIGTERM', 5_000); nodes.splice(nodes.indexOf(n), 1) }))
     }
@@ -121,6 +131,8 @@ export default async function natBench (): Promise<Record<string, unknown>> {
     for (const [name, providerHost, renterHost] of pairs) {
       const provider = await start('provider', providerHost)
       const renter = await start('renter', renterHost)
+      // both joined before the clock starts: the figure is submit to first bid, not a node's start
+      await providersJoined([provider])
       await marketReady(renter)
       const wire = trafficOf(renterHost)
       const firstBids: number[] = []
@@ -162,14 +174,7 @@ export default async function natBench (): Promise<Record<string, unknown>> {
       scaleProviders.push(...await Promise.all(lab.homes.slice(4 + i, 4 + Math.min(i + 5, providers)).map(async h => await start('provider', h.hosts[0]))))
     }
     const scaleRenters = await Promise.all(lab.homes.slice(4 + providers, 4 + providers + renters).map(async h => await start('renter', h.hosts[0])))
-    // every provider joined: heard on the shard by the bootstrap (the job's way to it), and reachable
-    await waitFor(async () => {
-      const subscribers = (await statusOf(bootstrap)).topics[SHARD] ?? []
-      return scaleProviders.every(p => subscribers.includes(p.peerId))
-    }, { timeoutMs: 180_000, intervalMs: 2_000, what: 'every provider on the job shard' })
-    for (const p of scaleProviders) {
-      await waitFor(async () => ['direct', 'relayed'].includes((await statusOf(p)).reachability.how), { timeoutMs: 120_000, intervalMs: 2_000, what: `provider ${p.peerId} reachable` })
-    }
+    await providersJoined(scaleProviders)
     await Promise.all(scaleRenters.map(marketReady))
     const startedMs = Date.now() - started
     const submitted = Date.now()
