@@ -15,7 +15,9 @@
 import { autoNAT } from '@libp2p/autonat'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { isMultiaddr } from '@multiformats/multiaddr'
-import { pacedWalk, withComponents } from './paced-walk.js'
+import { pacedWalk } from './paced-walk.js'
+import { withComponents, wrappedHandler } from './component-proxies.js'
+import { isRelayed } from './addresses.js'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
 /** Requests answered at once per connection, and dial-backs asked at once: a few suffice. */
@@ -30,6 +32,12 @@ export function addressCheck (): (components: any) => unknown {
   if (name !== 'autonat' || version !== '1.0.0') throw new Error(`the autonat library speaks /<prefix>/autonat/1.0.0, not ${PROTOCOL.autonat}`)
   const factory = autoNAT({ protocolPrefix: prefix, maxInboundStreams: MAX_INBOUND_STREAMS, maxOutboundStreams: MAX_OUTBOUND_STREAMS, timeout: TIMEOUT_MS })
   return withComponents(factory, (components) => ({
+    // a request over a relay would name the relay's IP as the asker's: the library would dial
+    // the relay's host at any port a peer names (an unlimited relay's circuit lets it through)
+    registrar: wrappedHandler(components.registrar, PROTOCOL.autonat, (handler) => (data) => {
+      if (isRelayed(data.connection.remoteAddr)) { data.stream.abort(new Error('AutoNAT requests are answered on direct connections only')); return }
+      return handler(data)
+    }),
     connectionManager: freshDialsToOneAddress(components.connectionManager),
     // it walks to find peers to ask while an address is unverified (behind NAT: always)
     randomWalk: pacedWalk(() => components.peerRouting)

@@ -57,13 +57,3 @@ export function pacedWalk (routing: () => Pick<PeerRouting, 'getClosestPeers'>, 
     }
   }
 }
-
-/** `factory` (a libp2p service or transport factory) given the node's components, with those `replace` returns in their place. */
-export function withComponents<T> (factory: (components: any) => T, replace: (components: any) => Record<string, unknown>): (components: any) => T {
-  return (components) => {
-    const own = replace(components)
-    return factory(new Proxy(components, {
-      get: (target, prop, receiver) => typeof prop === 'string' && prop in own ? own[prop] : Reflect.get(target, prop, receiver)
-    }))
-  }
-}

@@ -7,7 +7,8 @@
  * relayed are cut and new hop requests (reservations, connects) are refused until the hour
  * turns. Peers behind NAT hold a slot on another relay too (relay.ts), and fail over to it.
  */
-import type { ComponentLogger, Logger, Stream, StreamHandler, StreamHandlerOptions } from '@libp2p/interface'
+import { wrappedHandler } from './component-proxies.js'
+import type { ComponentLogger, Logger, Stream } from '@libp2p/interface'
 import type { Registrar } from '@libp2p/interface-internal'
 
 export const HOP_PROTOCOL = '/libp2p/circuit/relay/0.2.0/hop'
@@ -72,22 +73,13 @@ export function meterStream (stream: Stream, budget: RelayBudget): void {
 /** `registrar` whose hop handler meters its streams, and refuses them while the budget is spent. */
 export function budgetedRegistrar (registrar: Registrar, budget: RelayBudget, logger: ComponentLogger): Registrar {
   const log: Logger = logger.forComponent('idlegrid:relay:budget')
-  return new Proxy(registrar, {
-    get: (target, prop) => {
-      const value = Reflect.get(target, prop, target)
-      if (prop !== 'handle') return typeof value === 'function' ? value.bind(target) : value
-      return async (protocol: string, handler: StreamHandler, options?: StreamHandlerOptions) => {
-        if (protocol !== HOP_PROTOCOL) { await target.handle(protocol, handler, options); return }
-        await target.handle(protocol, (data) => {
-          if (budget.spent()) {
-            log('refused a hop request from %p: %s', data.connection.remotePeer, JSON.stringify(budget.status()))
-            data.stream.abort(new RelayBudgetError('the relay\'s bandwidth budget for this hour is spent'))
-            return
-          }
-          meterStream(data.stream, budget)
-          return handler(data)
-        }, options)
-      }
+  return wrappedHandler(registrar, HOP_PROTOCOL, (handler) => (data) => {
+    if (budget.spent()) {
+      log('refused a hop request from %p: %s', data.connection.remotePeer, JSON.stringify(budget.status()))
+      data.stream.abort(new RelayBudgetError('the relay\'s bandwidth budget for this hour is spent'))
+      return
     }
+    meterStream(data.stream, budget)
+    return handler(data)
   })
 }

@@ -12,6 +12,8 @@ import { MAX_RELAYED_PER_PEER } from '../../src/node/relay.js'
 import { recordAttack, waitFor } from '../utils/index.js'
 import { relayedAddress, useLoopbackNodes } from './relay-nodes.js'
 import type { ConnectionManager } from '@libp2p/interface-internal'
+import type { Connection } from '@libp2p/interface'
+import { lpStream } from 'it-length-prefixed-stream'
 
 const connectionsOf = (node: IdlegridNode): ConnectionManager => (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
 
@@ -115,5 +117,38 @@ describe('node: circuit relay v2 on loopback', function () {
     recordAttack({ issue: '37.3', attack: 'one peer pulls 8 MiB through a relay whose operator allows 2 MiB an hour', got: `${sent}; the node behind the relay received ${received} bytes; then ${later.slice(0, 80)}`, limit: 'relay.maxBytesPerHour, all circuits together' })
     assert.ok(received <= BUDGET, `${received} bytes relayed past a budget of ${BUDGET}`)
     assert.match(later, /^refused/)
+  })
+
+  it('red team: an AutoNAT request that comes over a relay is refused (the relay\'s IP would pass for the asker\'s, and the node would dial the relay\'s host); over a direct connection it is answered', async () => {
+    const seed = await start('bootstrap', {}, { relay: { unlimited: true } })
+    const bootstrap = [seed.libp2p.getMultiaddrs()[0].toString()]
+    const provider = await start('provider', { bootstrap, reachability: 'private', listen: ['/p2p-circuit'] })
+    const renter = await start('renter', { bootstrap, reachability: 'public' })
+    const via = await waitFor(() => relayedAddress(provider), { timeoutMs: 20_000, what: 'the provider\'s relayed address' })
+    // Message{type: DIAL, dial: {peer: {id, addrs: [/ip4/11.0.0.9/tcp/4001]}}}, as libp2p's AutoNAT v1 writes it
+    const dialRequest = (asker: IdlegridNode): Uint8Array => {
+      const ld = (field: number, bytes: Uint8Array): number[] => [(field << 3) | 2, bytes.length, ...bytes]
+      const addr = Uint8Array.from([0x04, 11, 0, 0, 9, 0x06, 0x0f, 0xa1])
+      const peerInfo = Uint8Array.from([...ld(1, asker.peerId.toMultihash().bytes), ...ld(2, addr)])
+      return Uint8Array.from([0x08, 0x00, ...ld(2, Uint8Array.from(ld(1, peerInfo)))])
+    }
+    const ask = async (connection: Connection): Promise<string> => {
+      try {
+        const frames = lpStream(await connection.newStream(PROTOCOL.autonat, { signal: AbortSignal.timeout(10_000) }))
+        await frames.write(dialRequest(renter), { signal: AbortSignal.timeout(10_000) })
+        const answer = (await frames.read({ signal: AbortSignal.timeout(10_000) })).subarray()
+        return answer[0] === 0x08 && answer[1] === 0x01 ? 'answered' : `answer ${Buffer.from(answer).toString('hex')}`
+      } catch (err: any) {
+        return `refused: ${String(err?.name ?? err)}`
+      }
+    }
+    const relayed = await renter.libp2p.dial(via, { signal: AbortSignal.timeout(15_000) })
+    assert.equal(relayed.limits, undefined, 'an unlimited circuit: the AutoNAT stream itself opens on it')
+    const overRelay = await ask(relayed)
+    const direct = await renter.libp2p.dial(seed.libp2p.getMultiaddrs()[0], { signal: AbortSignal.timeout(15_000) })
+    const overDirect = await ask(direct)
+    recordAttack({ issue: '37.5', attack: 'an AutoNAT dial-back request over an unlimited relay (it would name the relay\'s host as the asker\'s)', got: `over the relay: ${overRelay}; over a direct connection: ${overDirect}`, limit: 'answered on direct connections only' })
+    assert.match(overRelay, /^refused/)
+    assert.equal(overDirect, 'answered')
   })
 })
