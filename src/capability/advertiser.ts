@@ -7,7 +7,7 @@
 
 import { setMaxListeners } from 'node:events'
 import { serviceCapabilities } from '@libp2p/interface'
-import { multiaddr } from '@multiformats/multiaddr'
+import { recordAddresses } from '../node/index.js'
 import { sleep } from '../common/index.js'
 import { describeRecord } from './discovery.js'
 import { groupGpus, type DetectedGpu, type GpuGroup } from './gpu.js'
@@ -306,13 +306,9 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     this.record = sealCapabilityRecord(this.components.privateKey as Ed25519PrivateKey, this.components.peerId, record)
   }
 
-  /** TCP addresses we can be dialled on, binary, without /p2p (at most 16) */
+  /** Addresses we can be dialled on, binary, without /p2p: public or relayed ones once there are any (recordAddresses) */
   private listenAddrs (): Uint8Array[] {
-    return this.components.addressManager.getAddresses()
-      .map(a => a.decapsulateCode(421)) // drop /p2p/<self>
-      .filter(a => /^\/ip[46]\/[^/]+\/tcp\/\d+$/.test(a.toString()))
-      .slice(0, 16)
-      .map(a => multiaddr(a.toString()).bytes)
+    return recordAddresses(this.components.addressManager.getAddresses())
   }
 
   private async publishSoon (): Promise<PublishReport | undefined> {

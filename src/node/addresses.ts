@@ -21,7 +21,7 @@ export function isRelayed (addr: Multiaddr): boolean {
 }
 
 /** `addrs` (the address manager's) as binary multiaddrs without our /p2p suffix: direct public first, then relayed, private only when there is nothing else. */
-export function messageAddresses (addrs: Multiaddr[]): Uint8Array[] {
+export function messageAddresses (addrs: Multiaddr[], bounds: { max: number, maxBytes: number } = { max: MAX_MESSAGE_ADDRS, maxBytes: MAX_MESSAGE_ADDR_BYTES }): Uint8Array[] {
   const own = addrs.map(withoutOwnId)
   const relayed = own.filter(isRelayed)
   const direct = own.filter(a => !isRelayed(a))
@@ -29,8 +29,20 @@ export function messageAddresses (addrs: Multiaddr[]): Uint8Array[] {
   const reachable = [...publicDirect, ...relayed]
   return (reachable.length > 0 ? reachable : direct)
     .map(a => a.bytes)
-    .filter(b => b.length <= MAX_MESSAGE_ADDR_BYTES)
-    .slice(0, MAX_MESSAGE_ADDRS)
+    .filter(b => b.length <= bounds.maxBytes)
+    .slice(0, bounds.max)
+}
+
+const TCP_ADDRESS = /^\/ip[46]\/[^/]+\/tcp\/\d+$/
+
+/**
+ * The addresses a provider's capability record names (at most 16 of at most 128 bytes): its TCP
+ * ones chosen as for messages, so a provider behind NAT names its relayed addresses and never
+ * its home network's (the record is spread by the DHT to anyone who asks).
+ */
+export function recordAddresses (addrs: Multiaddr[]): Uint8Array[] {
+  const tcp = addrs.filter(a => isRelayed(a) || TCP_ADDRESS.test(withoutOwnId(a).toString()))
+  return messageAddresses(tcp, { max: 16, maxBytes: 128 })
 }
 
 /** Drops the trailing /p2p/<our id> (a relayed address keeps its relay's /p2p). */

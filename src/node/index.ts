@@ -10,7 +10,7 @@ export { ACCEPT, ignore, reject, GOSSIP_SERVICE, GOSSIP_CAPABILITY } from './gos
 export type { GossipRouter, GossipVerdict } from './gossip.js'
 export type { HeartbeatService, HeartbeatSlots, PeerPresence } from './heartbeat.js'
 export { requestOnce, serveOnce, RequestResponseError } from './request-response.js'
-export { messageAddresses, reachabilityOf, untilReachable } from './addresses.js'
+export { messageAddresses, reachabilityOf, recordAddresses, untilReachable } from './addresses.js'
 export { dialViaRelays, interfaceAddresses, reservesRelays } from './relay.js'
 export { longStreamDialer, DirectPathError } from './direct-path.js'
 export type { DirectPathService, DirectPathStatus } from './direct-path.js'

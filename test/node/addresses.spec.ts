@@ -5,7 +5,7 @@
  */
 import * as assert from 'node:assert/strict'
 import { multiaddr } from '@multiformats/multiaddr'
-import { messageAddresses, reachabilityOf, untilReachable } from '../../src/node/addresses.js'
+import { messageAddresses, reachabilityOf, recordAddresses, untilReachable } from '../../src/node/addresses.js'
 
 const SELF = '12D3KooWBmjaYnbJ1KeBicXLQjUD1ZzM1z7V5AgiA4Lf4ShXsMm8'
 const RELAY = '12D3KooWLHku2egFfAE73cBuVUdrZRZUCNyWF18DD2k1ZqmrwGog'
@@ -59,5 +59,12 @@ describe('node: message addresses and reachability', () => {
     assert.equal(reachabilityOf([lan, pub], false, [], [pub]).via, 'autonat')
     assert.equal(reachabilityOf([lan, pub], false).via, undefined)
     assert.equal(reachabilityOf([lan, pub], false).how, 'direct')
+  })
+
+  it('a capability record names a NAT\'d provider\'s relayed address, never its LAN\'s; on a local network its TCP addresses as before; never a WebSocket one', () => {
+    const ws = multiaddr(`/ip4/11.0.0.20/tcp/4002/ws/p2p/${SELF}`)
+    assert.deepEqual(text(recordAddresses([loop, lan, relayed])), [`/ip4/11.0.0.10/tcp/4001/p2p/${RELAY}/p2p-circuit`])
+    assert.deepEqual(text(recordAddresses([loop, lan])), ['/ip4/127.0.0.1/tcp/4001', '/ip4/192.168.1.10/tcp/4001'])
+    assert.deepEqual(text(recordAddresses([lan, pub, ws, relayed])), ['/ip4/11.0.0.20/tcp/4001', `/ip4/11.0.0.10/tcp/4001/p2p/${RELAY}/p2p-circuit`])
   })
 })
