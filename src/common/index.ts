@@ -6,3 +6,4 @@
 export { toHex } from './hex.js'
 export { shortPeerId } from './peer-text.js'
 export { sleep, waitUntil, TimeoutError } from './time.js'
+export { isLoopbackHost } from './loopback.js'

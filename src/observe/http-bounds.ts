@@ -6,6 +6,7 @@
  * bound a new connection takes the place of the oldest idle one (none with a request being
  * answered): idle keep-alive connections, anyone's, cannot lock the owner out.
  */
+import { isLoopbackHost } from '../common/index.js'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 
@@ -19,7 +20,6 @@ export const HTTP_LIMITS = {
 } as const
 
 const LOOPBACK_BIND = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/i
-const LOOPBACK_HOST = /^(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i
 
 export type Handler = (req: IncomingMessage, url: URL, res: ServerResponse) => Promise<void>
 
@@ -84,7 +84,7 @@ export async function serveLocalHttp (at: HttpAddress, handler: Handler): Promis
 }
 
 function refuse (req: IncomingMessage, loopback: boolean): { status: number, text: string, headers?: Record<string, string> } | undefined {
-  if (loopback && !LOOPBACK_HOST.test(req.headers.host ?? '')) return { status: 403, text: `Host "${(req.headers.host ?? '').slice(0, 64)}" is not a loopback name of this machine` }
+  if (loopback && !isLoopbackHost(req.headers.host ?? '')) return { status: 403, text: `Host "${(req.headers.host ?? '').slice(0, 64)}" is not a loopback name of this machine` }
   if (req.method !== 'GET' && req.method !== 'HEAD') return { status: 405, text: 'only GET and HEAD', headers: { allow: 'GET, HEAD' } }
   if ((req.url ?? '').length > HTTP_LIMITS.urlChars) return { status: 414, text: 'URL too long' }
   const length = req.headers['content-length']

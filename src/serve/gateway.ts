@@ -15,6 +15,7 @@
  * may lie, never sets framing, hop-by-hop or cookie headers on the client: the gateway frames
  * every body itself.
  */
+import { isLoopbackHost } from '../common/index.js'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { timingSafeEqual } from 'node:crypto'
 import { forward, ForwardError, type Dialer, type ForwardAnswer } from './forward.js'
@@ -44,7 +45,6 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])
 const NEVER_FORWARDED = new Set(['cookie', 'authorization', 'proxy-authorization'])
 /** What a provider may not set on the client: framing (the gateway frames each body), hop-by-hop headers, cookies. */
 const NEVER_RETURNED = new Set([...HOP_BY_HOP, 'set-cookie', 'set-cookie2', 'proxy-authenticate'])
-const LOOPBACK_HOST = /^(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/i
 
 export interface GatewayStats { requests: number, answered: number, retried: number, errors: Record<string, number> }
 
@@ -118,7 +118,7 @@ export class Gateway {
   private foreign (req: IncomingMessage): string | undefined {
     if (this.opts.token != null) return undefined
     const host = req.headers.host ?? ''
-    if (!LOOPBACK_HOST.test(host)) return `Host "${host.slice(0, 64)}" is not a loopback name of this machine`
+    if (!isLoopbackHost(host)) return `Host "${host.slice(0, 64)}" is not a loopback name of this machine`
     const origin = req.headers.origin
     if (origin != null && !this.ownOrigin(origin)) return `a page of ${origin.slice(0, 64)} may not use this gateway`
     const site = req.headers['sec-fetch-site']
@@ -131,7 +131,7 @@ export class Gateway {
     try {
       const u = new URL(origin)
       const port = (this.server?.address() as { port?: number } | null)?.port
-      return u.protocol === 'http:' && LOOPBACK_HOST.test(u.host) && Number(u.port) === port
+      return u.protocol === 'http:' && isLoopbackHost(u.host) && Number(u.port) === port
     } catch {
       return false
     }
