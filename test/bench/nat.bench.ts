@@ -191,7 +191,7 @@ export default async function natBench (): Promise<Record<string, unknown>> {
       lastPathFailures: counts.flatMap(c => c.lastFailure != null ? [c.lastFailure] : []).slice(0, 3),
       startS: Math.round(startedMs / 1000),
       jobsWallS: Math.round(jobsMs / 1000),
-      failures: results.filter(r => r.summary.status !== 'ok').map(r => String(r.summary.history?.at(-1)?.detail ?? r.summary.status ?? r.stderr.slice(-200))).slice(0, 3)
+      failures: results.filter(r => r.summary.status !== 'ok').map(r => `${String(r.summary.status)}: ${String(r.summary.history?.at(-1)?.detail ?? r.summary.detail ?? r.stderr.slice(-200))}`).slice(0, 3)
     }
     const natNat = rows.filter(r => String(r.pair).startsWith('eim-eim') || String(r.pair).startsWith('upnp-eim') || String(r.pair).startsWith('symmetric-eim'))
     return {
