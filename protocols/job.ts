@@ -207,6 +207,7 @@ export namespace JobFrame {
     command: string[]
     env: JobFrame.KeyValue[]
     timeoutMs: bigint
+    shmSizeMib: number
   }
 
   export namespace Runtime {
@@ -243,6 +244,11 @@ export namespace JobFrame {
             w.uint64(obj.timeoutMs)
           }
 
+          if ((obj.shmSizeMib != null && obj.shmSizeMib !== 0)) {
+            w.uint32(40)
+            w.uint32(obj.shmSizeMib)
+          }
+
           if (opts.lengthDelimited !== false) {
             w.ldelim()
           }
@@ -251,7 +257,8 @@ export namespace JobFrame {
             image: '',
             command: [],
             env: [],
-            timeoutMs: 0n
+            timeoutMs: 0n,
+            shmSizeMib: 0
           }
 
           const end = length == null ? reader.len : reader.pos + length
@@ -292,6 +299,10 @@ export namespace JobFrame {
               }
               case 4: {
                 obj.timeoutMs = reader.uint64()
+                break
+              }
+              case 5: {
+                obj.shmSizeMib = reader.uint32()
                 break
               }
               default: {

@@ -39,7 +39,8 @@ export function jobRunSpec (v: VerifiedAward, runtime: JobFrame.Runtime, workDir
     env,
     timeoutMs: Math.min(Number(runtime.timeoutMs), limits.maxJobMs),
     graceMs: Math.max(limits.graceMs, v.jobRequest.constraints?.minPreemptionNoticeMs ?? 0),
-    gpu: gpu == null ? undefined : { index: gpu.index, uuid: gpu.uuid, simulated: gpu.simulated }
+    gpu: gpu == null ? undefined : { index: gpu.index, uuid: gpu.uuid, simulated: gpu.simulated },
+    shmSizeMiB: runtime.shmSizeMib > 0 ? runtime.shmSizeMib : undefined
   }
 }
 

@@ -34,7 +34,7 @@ export async function sendJob (ch: FrameChannel, awarded: AwardedJob, payload: J
     start: {
       award: awarded.award,
       jobRequest: awarded.jobRequest,
-      runtime: { image: payload.runtime.image ?? '', command: payload.runtime.command, env, timeoutMs: BigInt(payload.runtime.timeoutMs) },
+      runtime: { image: payload.runtime.image ?? '', command: payload.runtime.command, env, timeoutMs: BigInt(payload.runtime.timeoutMs), shmSizeMib: payload.runtime.shmSizeMiB ?? 0 },
       inputs: manifest.map(({ path, size, sha256 }) => ({ path, size, sha256 }))
     }
   })

@@ -9,7 +9,9 @@ import type { RunHandle } from './runners/index.js'
 export interface LeaseRunHooks {
   /** variables the run gets besides the renter's (PORT: where the service must listen) */
   env: Record<string, string>
-  /** the run started: health-check it, and cancel it through `handle` when it fails */
+  /** the port the service listens on (PORT) */
+  port: number
+  /** the run started: health-check it (at `handle.endpoint`, else 127.0.0.1), and cancel it through `handle` when it fails */
   started(handle: RunHandle): void
   /** a preemption notice came (the run gets SIGTERM now): stop taking requests */
   preempting(notice: { graceMs: number, detail: string }): void

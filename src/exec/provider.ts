@@ -25,12 +25,14 @@ import { INPUT_TRANSFER_DEFAULTS, inputDeadlineMs, maxInputChunks, receiveInputs
 import { SlotScheduler, type CapacityView, type Lease } from './scheduler.js'
 import { noteFrame, runOnSlot, type LiveJob, type SlotRunEnd } from './slot-run.js'
 import type { LeaseRunHooks } from './lease-host.js'
-import type { RunSpec } from './runners/index.js'
+import type { RunSpec, ServiceNetwork } from './runners/index.js'
 import type { Ed25519PrivateKey, IncomingStreamData, Logger, PeerId, Startable } from '@libp2p/interface'
 import { CONTROL_HANDLERS } from '../control/index.js'
 
 /** How long a stopping provider waits for its cancelled jobs to end before it lets go of the runner's helpers. */
 const STOP_JOBS_WAIT_MS = 10_000
+/** Longest an accepted award holds a slot waiting for its Start (the renter sends it at once). */
+const PROMISE_MS = 60_000
 
 /** A job this provider runs: the libp2p service. */
 export class JobExecService implements Startable {
@@ -88,6 +90,8 @@ export class JobExecService implements Startable {
     try {
       const { message: award, hash } = openAward(awardEnvelope)
       this.book.accept(toHex(hash), Number(award.expiresAt))
+      // the slot is held for this award until its Start comes, within the award's life (and a minute)
+      this.scheduler.promise(toHex(hash), Math.min(Number(award.expiresAt), Date.now() + PROMISE_MS))
     } catch (err) {
       this.log('ignoring an accepted award that does not open: %e', err)
     }
@@ -197,8 +201,6 @@ export class JobExecService implements Startable {
     if (this.book.wasAnswered(verified.attemptKey)) throw new Rejection(JobFrame.Rejected.Code.OTHER, 'this award attempt was already started')
     if (!this.started) throw new Rejection(JobFrame.Rejected.Code.OTHER, 'provider is shutting down')
     if (verified.jobRequest.lease != null && this.init.leases == null) throw new Rejection(JobFrame.Rejected.Code.POLICY, 'this provider hosts no service leases')
-    // a container has no network here, so nothing could reach the service's port
-    if (verified.jobRequest.lease != null && this.init.runner.kind !== 'process') throw new Rejection(JobFrame.Rejected.Code.POLICY, `the ${this.init.runner.kind} runner does not host service leases yet`)
     checkJobFits(start, verified, { runner: this.init.runner, scheduler: this.scheduler, limits: this.runLimits(), maxInputBytes: this.maxInputBytes() })
     return verified
   }
@@ -228,6 +230,7 @@ export class JobExecService implements Startable {
     // marked started in the same synchronous step as the reservation: a second stream with the
     // same Start, read while this one awaits, must find the attempt taken
     this.book.answer(verified.attemptKey)
+    this.scheduler.fulfil(toHex(verified.awardHash))
     return { verified, lease: placed }
   }
 
@@ -270,11 +273,18 @@ export class JobExecService implements Startable {
     const leaseHooks = leaseRequest != null && this.init.leases != null
       ? await this.init.leases.begin({ leaseId: v.jobIdHex, renter: v.renter.toString(), healthPath: leaseRequest.healthPath, priceMicroUsdPerGpuHour: Number(v.award.clearingPriceMicroUsd) })
       : undefined
-    if (leaseHooks != null) spec.env = { ...spec.env, ...leaseHooks.env }
+    let network: ServiceNetwork | undefined
     try {
+      if (leaseHooks != null) {
+        spec.env = { ...spec.env, ...leaseHooks.env }
+        // docker: the lease's own network, with no route out, where we reach its port
+        network = await this.init.runner.openServiceNetwork?.(v.jobIdHex).catch((err: Error) => { throw new JobStreamError('INTERNAL', err.message) })
+        spec.service = { port: leaseHooks.port, network: network?.name }
+      }
       await this.acceptAndRun(ch, v, spec, inputs, workDir, lease, rec, gpu, leaseHooks)
     } finally {
       leaseHooks?.ended()
+      await network?.remove()
     }
   }
 

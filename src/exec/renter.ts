@@ -47,6 +47,8 @@ export interface JobRuntime {
   command: string[]
   env?: Record<string, string>
   timeoutMs: number
+  /** shared memory (/dev/shm) for the job's container, MiB; none: the engine's default */
+  shmSizeMiB?: number
 }
 
 export interface JobInput {

@@ -5,7 +5,7 @@
  */
 
 // job specs
-export { loadJobSpec, parseJobSpec, readJobFile } from './job-spec.js'
+export { loadJobSpec, parseJobSpec, readJobFile, MAX_SHM_MIB } from './job-spec.js'
 export type { JobSpec, JobFlags, JobLimits } from './job-spec.js'
 
 // the award check (exec's Start frame)

@@ -50,7 +50,8 @@ export interface JobSpec {
   name: string
   tier: Tier
   workload: WorkloadKind
-  runtime: { image?: string, command: string[] }
+  /** shmSizeMiB: the container's /dev/shm (docker; PyTorch data loaders want more than the engine's 64 MiB), within the provider's bound */
+  runtime: { image?: string, command: string[], shmSizeMiB?: number }
   /** absolute paths */
   inputs: string[]
   outputs: string[]
@@ -142,6 +143,9 @@ function list (value: unknown, field: string, limit = LIST_LIMIT): string[] {
   return items
 }
 
+/** The most /dev/shm a job file may ask for, MiB (a provider bounds it lower: its docker runner's maxShmMiB). */
+export const MAX_SHM_MIB = 1024 * 1024
+
 /**
  * Validates a raw job spec (parsed YAML with flags applied). Relative input and output paths
  * are resolved against `baseDir` (the job file's directory). Every bad value throws a
@@ -155,7 +159,7 @@ export function parseJobSpec (raw: unknown, baseDir = process.cwd()): JobSpec {
   const workload = asEnum(obj.workload ?? JOB_DEFAULTS.workload, 'workload', WORKLOAD_KINDS)
 
   const rt = asObject(obj.runtime ?? {}, 'runtime')
-  onlyKnownKeys(rt, ['image', 'command'], 'runtime')
+  onlyKnownKeys(rt, ['image', 'command', 'shmSizeMiB'], 'runtime')
   const image = rt.image === undefined ? undefined : asString(rt.image, 'runtime.image', { pattern: /^[a-z0-9][a-z0-9._\-/:@]{0,511}$/, patternText: 'a container image reference such as ghcr.io/acme/eval:1.2' })
   const command = rt.command === undefined
     ? []
@@ -227,6 +231,7 @@ export function parseJobSpec (raw: unknown, baseDir = process.cwd()): JobSpec {
   }
   const spec: JobSpec = { name, tier, workload, runtime: { command }, inputs, outputs, estimatedMinutes, datasets, constraints, auction }
   if (image !== undefined) spec.runtime.image = image
+  if (rt.shmSizeMiB !== undefined) spec.runtime.shmSizeMiB = asNumber(rt.shmSizeMiB, 'runtime.shmSizeMiB', { integer: true, min: 1, max: MAX_SHM_MIB })
   if (obj.limits !== undefined) {
     const l = asObject(obj.limits, 'limits')
     const keys = Object.keys(LIMIT_BOUNDS) as Array<keyof JobLimits>
@@ -274,6 +279,7 @@ export function applyJobFlags (raw: Fields, flags: JobFlags, command: readonly s
     if (v !== undefined) constraints[key] = (Array.isArray(v) ? v : [v]).flatMap(s => String(s).split(',')).map(s => s.trim()).filter(s => s !== '')
   }
   set(runtime, 'image', 'image')
+  set(runtime, 'shmSizeMiB', 'shm-size')
   if (command.length > 0) runtime.command = [...command]
   set(auction, 'bidWindowMs', 'window-ms')
   if (flags['second-price'] === true) auction.pricing = 'second-price'

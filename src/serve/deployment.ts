@@ -84,7 +84,7 @@ export class Deployment {
 
   /** The payload every replica gets: the service's runtime, its lease length as time limit, its files. */
   static payload (spec: ServiceSpec, inputs: JobPayload['inputs']): JobPayload {
-    return { runtime: { image: spec.runtime.image, command: spec.runtime.command, env: spec.runtime.env, timeoutMs: spec.leaseMs === 0 ? UNTIL_STOPPED_MS : spec.leaseMs }, inputs }
+    return { runtime: { image: spec.runtime.image, command: spec.runtime.command, env: spec.runtime.env, timeoutMs: spec.leaseMs === 0 ? UNTIL_STOPPED_MS : spec.leaseMs, shmSizeMiB: spec.runtime.shmSizeMiB }, inputs }
   }
 
   async start (): Promise<string> {

@@ -1,7 +1,8 @@
 /**
  * The provider side of services: the leases this provider runs (a port each, picked here and
  * given to the service as PORT), their health checks, and /idlegrid/serve/1.1.0, which passes
- * each request of the lease's renter to the service on 127.0.0.1 and streams the answer back,
+ * each request of the lease's renter to the service (on 127.0.0.1, or at its container's address
+ * on the lease's own network under docker) and streams the answer back,
  * then waits on the same stream for the renter's next request (1.0.0 gateways close after one).
  * A lease that never becomes healthy, or stops answering its health check, is cancelled: the
  * renter sees its job end and replaces the replica.
@@ -41,6 +42,8 @@ export type HostOptions = Partial<typeof HOST_DEFAULTS>
 export interface HostedLease {
   leaseId: string
   renter: string
+  /** where the service is reached: 127.0.0.1 (process runner), its container's address on the lease's network (docker) */
+  host: string
   port: number
   healthPath: string
   healthy: boolean
@@ -77,7 +80,7 @@ export class ServeHost implements LeaseHost {
 
   async begin (lease: { leaseId: string, renter: string, healthPath: string, priceMicroUsdPerGpuHour?: number }): Promise<LeaseRunHooks> {
     const port = await freePort()
-    const hosted: HostedLease = { leaseId: lease.leaseId, renter: lease.renter, healthPath: lease.healthPath, port, healthy: false, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 }
+    const hosted: HostedLease = { leaseId: lease.leaseId, renter: lease.renter, healthPath: lease.healthPath, host: '127.0.0.1', port, healthy: false, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 }
     this.leases.set(lease.leaseId, hosted)
     const usage = this.usage
     // a lease is one GPU slot; its usage bills at the award's price
@@ -85,7 +88,15 @@ export class ServeHost implements LeaseHost {
     let timer: NodeJS.Timeout | undefined
     return {
       env: { PORT: String(port) },
-      started: (handle) => { timer = this.watch(hosted, handle) },
+      port,
+      started: (handle) => {
+        // health checks fail (within the start-up bound) until the container has its address
+        if (handle.endpoint != null) {
+          hosted.host = ''
+          handle.endpoint().then(at => { hosted.host = at.host }, (err: Error) => { handle.cancel(err.message) })
+        }
+        timer = this.watch(hosted, handle)
+      },
       preempting: () => { hosted.draining = true },
       ended: () => {
         clearInterval(timer)
@@ -127,8 +138,9 @@ export class ServeHost implements LeaseHost {
   }
 
   private async check (hosted: HostedLease): Promise<boolean> {
+    if (hosted.host === '') return false
     return await new Promise(resolve => {
-      const req = httpRequest({ host: '127.0.0.1', port: hosted.port, path: hosted.healthPath, method: 'GET', agent: false, timeout: Math.max(500, this.opts.healthIntervalMs * 2) }, res => {
+      const req = httpRequest({ host: hosted.host, port: hosted.port, path: hosted.healthPath, method: 'GET', agent: false, timeout: Math.max(500, this.opts.healthIntervalMs * 2) }, res => {
         res.resume()
         resolve(res.statusCode != null && res.statusCode >= 200 && res.statusCode < 300)
       })
@@ -173,6 +185,7 @@ export class ServeHost implements LeaseHost {
       // someone else's lease answers like no lease: nothing to learn from probing ids
       if (hosted == null || hosted.renter !== remote.toString()) { hosted = undefined; throw new ServeStreamError('NO_LEASE', 'no such lease here') }
       if (hosted.draining) { hosted = undefined; throw new ServeStreamError('DRAINING', 'the replica is stopping') }
+      if (hosted.host === '') { hosted = undefined; throw new ServeStreamError('UPSTREAM', 'the service has no address yet') }
       if (hosted.inflight >= this.opts.maxInflight) { hosted = undefined; throw new ServeStreamError('OVERLOADED', `${this.opts.maxInflight} requests already in flight`) }
       hosted.inflight++
       hosted.requests++
@@ -195,7 +208,7 @@ export class ServeHost implements LeaseHost {
   private async pass (ch: ServeChannel, head: ServeFrame.Request, hosted: HostedLease): Promise<void> {
     const headers: Record<string, string[]> = {}
     for (const h of head.headers) (headers[h.name] ??= []).push(h.value)
-    const req = httpRequest({ host: '127.0.0.1', port: hosted.port, method: head.method, path: head.path, headers, agent: this.agent })
+    const req = httpRequest({ host: hosted.host, port: hosted.port, method: head.method, path: head.path, headers, agent: this.agent })
     // the time bound (from the request's end) rejects this promise itself: no race of promises, this runs per request
     let expire = (): void => {}
     const response = new Promise<IncomingMessage>((resolve, reject) => {

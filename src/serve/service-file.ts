@@ -23,12 +23,12 @@
 import { readdir, stat } from 'node:fs/promises'
 import { dirname, join as joinPath, resolve } from 'node:path'
 import { ConfigError, asBoolean, asNumber, asObject, asString, asStringList, onlyKnownKeys, type Fields } from '../config/index.js'
-import { parseJobSpec, readJobFile, type JobSpec } from '../market/index.js'
+import { MAX_SHM_MIB, parseJobSpec, readJobFile, type JobSpec } from '../market/index.js'
 
 export interface ServiceSpec {
   name: string
   tier: 'gold' | 'silver' | 'bronze'
-  runtime: { command: string[], image?: string, env: Record<string, string> }
+  runtime: { command: string[], image?: string, env: Record<string, string>, shmSizeMiB?: number }
   /** path inside inputs/ -> absolute local path (file or directory) */
   files: Record<string, string>
   healthPath: string
@@ -62,7 +62,7 @@ export function parseServiceSpec (raw: unknown, baseDir = process.cwd()): Servic
   if (!['gold', 'silver', 'bronze'].includes(tier)) throw new ConfigError('tier', 'gold, silver or bronze', obj.tier)
 
   const rt = asObject(obj.runtime ?? {}, 'runtime')
-  onlyKnownKeys(rt, ['command', 'image', 'env'], 'runtime')
+  onlyKnownKeys(rt, ['command', 'image', 'env', 'shmSizeMiB'], 'runtime')
   const command = rt.command === undefined ? [] : asStringList(rt.command, 'runtime.command')
   const image = rt.image === undefined ? undefined : asString(rt.image, 'runtime.image', { nonEmpty: true })
   if (command.length === 0 && image === undefined) throw new ConfigError('runtime', 'a command (runtime.command) or an image (runtime.image) that serves HTTP on $PORT')
@@ -141,6 +141,7 @@ export function parseServiceSpec (raw: unknown, baseDir = process.cwd()): Servic
     bidWindowMs: asNumber(a.bidWindowMs ?? 1000, 'auction.bidWindowMs', { integer: true, min: 50, max: 60_000 })
   }
   if (image !== undefined) spec.runtime.image = image
+  if (rt.shmSizeMiB !== undefined) spec.runtime.shmSizeMiB = asNumber(rt.shmSizeMiB, 'runtime.shmSizeMiB', { integer: true, min: 1, max: MAX_SHM_MIB })
   if (obj.residency !== undefined) spec.residency = asString(obj.residency, 'residency', { pattern: /^[a-z]{2,16}$/, patternText: 'a residency zone such as eu' })
   const otherZone = replicas.find(r => isZone(r.region) && spec.residency != null && r.region !== spec.residency)
   if (otherZone != null) throw new ConfigError(`replicas.${otherZone.region}`, `a zone or region inside residency ${String(spec.residency)}`, otherZone.region)

@@ -27,7 +27,7 @@ export function payloadFromSpec (spec: Pick<JobSpec, 'runtime' | 'inputs' | 'est
   })
   // the estimate plus half again, at least a minute; the provider cuts it to its max job length
   const timeoutMs = Math.max(60_000, Math.round(spec.estimatedMinutes * 60_000 * 1.5))
-  return { runtime: { image: spec.runtime.image, command: spec.runtime.command, timeoutMs }, inputs }
+  return { runtime: { image: spec.runtime.image, command: spec.runtime.command, timeoutMs, ...(spec.runtime.shmSizeMiB != null ? { shmSizeMiB: spec.runtime.shmSizeMiB } : {}) }, inputs }
 }
 
 /** A whole number of attempts within the limit, or a SubmitError naming what was given. */

@@ -104,7 +104,7 @@ async function service (renter: string, script: string): Promise<{ leaseId: stri
 
 function hosted (renter: string, port: number): { leaseId: string, port: number } {
   const leaseId = toHex(new Uint8Array(randomBytes(16)))
-  host.leases.set(leaseId, { leaseId, renter, port, healthPath: '/', healthy: true, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 })
+  host.leases.set(leaseId, { leaseId, renter, host: '127.0.0.1', port, healthPath: '/', healthy: true, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 })
   return { leaseId, port }
 }
 

@@ -68,7 +68,7 @@ async function sendStart (renter: IdlegridNode, provider: IdlegridNode, opts: { 
     start: {
       award: awarded.award,
       jobRequest: awarded.jobRequest,
-      runtime: { image: '', command: ['/bin/sh', '-c', opts.command ?? 'sleep 30'], env: [], timeoutMs: 60_000n },
+      runtime: { image: '', command: ['/bin/sh', '-c', opts.command ?? 'sleep 30'], env: [], timeoutMs: 60_000n, shmSizeMib: 0 },
       inputs: size === 0 ? [] : [{ path: 'in.bin', size: BigInt(size), sha256 }]
     }
   })

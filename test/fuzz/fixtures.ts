@@ -168,7 +168,7 @@ async function build (): Promise<Fixtures> {
   append(renterFeed, renter, LedgerEntry.BodyKind.FRAUD_PROOF, proof, now - 200)
 
   const frames: JobFrame[] = [
-    { start: { award: award.envelope, jobRequest: job.envelope, runtime: { image: '', command: ['python3', 'run.py'], env: [{ key: 'SEED', value: '1' }], timeoutMs: 60_000n }, inputs: [{ path: 'data/in.txt', size: 5n, sha256: sha256('hello') }] } },
+    { start: { award: award.envelope, jobRequest: job.envelope, runtime: { image: '', command: ['python3', 'run.py'], env: [{ key: 'SEED', value: '1' }], timeoutMs: 60_000n, shmSizeMib: 0 }, inputs: [{ path: 'data/in.txt', size: 5n, sha256: sha256('hello') }] } },
     { inputChunk: { path: 'data/in.txt', offset: 0n, data: new TextEncoder().encode('hello') } },
     { inputEnd: {} },
     { accepted: { at: BigInt(now) } },

@@ -191,7 +191,7 @@ const frames: JobFrame[] = [
     start: {
       award: bytes(300),
       jobRequest: bytes(300),
-      runtime: { image: 'pytorch/pytorch:2.3.0', command: ['python', 'run.py', '--epochs', '1'], env: [{ key: 'SEED', value: '42' }], timeoutMs: 3_600_000n },
+      runtime: { image: 'pytorch/pytorch:2.3.0', command: ['python', 'run.py', '--epochs', '1'], env: [{ key: 'SEED', value: '42' }], timeoutMs: 3_600_000n, shmSizeMib: 0 },
       inputs: files
     }
   },

@@ -59,7 +59,7 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     const port = await listen(server)
     const leaseId = new Uint8Array(randomBytes(16))
     const id = toHex(leaseId)
-    hosts[p]!.leases.set(id, { leaseId: id, renter: renterNode.peerId.toString(), port, healthPath: '/health', healthy: true, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 })
+    hosts[p]!.leases.set(id, { leaseId: id, renter: renterNode.peerId.toString(), host: '127.0.0.1', port, healthPath: '/health', healthy: true, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 })
     return { id, leaseId }
   }
 

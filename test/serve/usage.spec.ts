@@ -43,7 +43,7 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
     const leaseId = new Uint8Array(randomBytes(16))
     const id = toHex(leaseId)
     const port = (upstream.address() as { port: number }).port
-    host.leases.set(id, { leaseId: id, renter: renter.peerId.toString(), port, healthPath: '/health', healthy: true, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 })
+    host.leases.set(id, { leaseId: id, renter: renter.peerId.toString(), host: '127.0.0.1', port, healthPath: '/health', healthy: true, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 })
     const counter = new UsageCounter()
     counters.set(id, counter)
     const since = Date.now() - 10_000

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { resolveConfig } from '../../src/config/config.js'
 import type { AuctionOptions } from '../../src/market/auction-report.js'
 import { parseJobSpec, type AuctionReport, type JobSpec } from '../../src/market/index.js'
+import { applyJobFlags } from '../../src/market/job-spec.js'
 import { createNode } from '../../src/node/create-node.js'
 import { roleExtensions } from '../../src/cli/build-node.js'
 import { SubmitError } from '../../src/submit/errors.js'
@@ -34,6 +35,13 @@ describe('submit: checking a job before any auction', () => {
     assert.throws(() => checkSubmission({ runtime: { command: [] }, inputs: [], estimatedMinutes: 1 }), /neither an image nor a command/)
     assert.throws(() => payloadFromSpec(spec({ inputs: ['a/data.csv', 'b/data.csv'] })), (err: Error) => err instanceof SubmitError && /two inputs are named data\.csv/.test(err.message))
     assert.deepEqual(payloadFromSpec(spec({ inputs: ['a/x.csv'] })).inputs.map(i => i.path), ['x.csv'])
+  })
+
+  it('runtime.shmSizeMiB (--shm-size) goes into the job\'s runtime as whole MiB; nonsense is refused naming the field', () => {
+    assert.equal(payloadFromSpec(spec({ runtime: { image: 'a/b:1', shmSizeMiB: 2048 } })).runtime.shmSizeMiB, 2048)
+    assert.equal(payloadFromSpec(spec()).runtime.shmSizeMiB, undefined, 'the engine\'s default when not asked')
+    assert.equal(parseJobSpec(applyJobFlags({ name: 'unit', runtime: { command: ['true'] } }, { 'shm-size': '512' })).runtime.shmSizeMiB, 512)
+    for (const bad of [0, 1.5, -1, 'lots']) assert.throws(() => spec({ runtime: { command: ['true'], shmSizeMiB: bad } }), /runtime\.shmSizeMiB/, String(bad))
   })
 })
 

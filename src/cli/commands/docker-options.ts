@@ -1,19 +1,21 @@
 /**
- * The provider's docker runner settings: flags `--docker-host`, `--docker-user`, `--docker-pull`
- * over the config file's `provider:` fields `dockerHost`, `dockerUser`, `dockerPull`.
+ * The provider's docker runner settings: flags `--docker-host`, `--docker-user`, `--docker-pull`,
+ * `--docker-max-shm` over the config file's `provider:` fields `dockerHost`, `dockerUser`,
+ * `dockerPull`, `dockerMaxShmMiB`.
  */
-import { asEnum, asString, ConfigError, type Fields } from '../../config/index.js'
-import type { DockerSettings } from '../../exec/index.js'
+import { asEnum, asNumber, asString, ConfigError, type Fields } from '../../config/index.js'
+import { DEFAULT_MAX_SHM_MIB, type DockerSettings } from '../../exec/index.js'
 import type { OptionTable, ParsedValues } from '../options.js'
 
 export const DOCKER_OPTIONS: OptionTable = {
   'docker-host': { type: 'string', valueName: 'ADDR', description: 'Docker engine address, e.g. unix:///run/user/1000/docker.sock (default: $DOCKER_HOST, else the docker default)' },
   'docker-user': { type: 'string', valueName: 'UID:GID', description: 'numeric user jobs run as in their containers (default 65534:65534; never 0)' },
-  'docker-pull': { type: 'string', valueName: 'missing|never', description: 'fetch a missing allowed image when a job needs it (missing, default) or run only images the engine has (never)' }
+  'docker-pull': { type: 'string', valueName: 'missing|never', description: 'fetch a missing allowed image when a job needs it (missing, default) or run only images the engine has (never)' },
+  'docker-max-shm': { type: 'string', valueName: 'MIB', description: `the most shared memory (/dev/shm) a job or service may ask for, MiB (default ${DEFAULT_MAX_SHM_MIB}; never above its memory limit)` }
 }
 
 /** The config file's provider fields that configure the runner, not the policy. */
-const FILE_KEYS = { dockerHost: 'docker-host', dockerUser: 'docker-user', dockerPull: 'docker-pull' } as const
+const FILE_KEYS = { dockerHost: 'docker-host', dockerUser: 'docker-user', dockerPull: 'docker-pull', dockerMaxShmMiB: 'docker-max-shm' } as const
 const USER = /^\d{1,10}:\d{1,10}$/
 
 /** Splits the docker fields off the provider section: the rest is the policy. */
@@ -47,5 +49,7 @@ export function dockerSettings (values: ParsedValues, file: Fields): DockerSetti
   }
   const pull = pick('dockerPull')
   if (pull != null) settings.pull = asEnum(pull.value, pull.field, ['missing', 'never'] as const)
+  const shm = pick('dockerMaxShmMiB')
+  if (shm != null) settings.maxShmMiB = asNumber(shm.value, shm.field, { integer: true, min: 1, max: 1024 * 1024 })
   return settings
 }

@@ -27,6 +27,7 @@ export const JOB_OPTIONS: OptionTable = {
   'no-simulated': { type: 'boolean', description: 'refuse bids on simulated GPUs' },
   'est-minutes': { type: 'string', valueName: 'N', description: 'estimated run time in minutes (default 60)' },
   image: { type: 'string', valueName: 'IMAGE', description: 'container image to run (or give a command after --)' },
+  'shm-size': { type: 'string', valueName: 'MIB', description: 'shared memory (/dev/shm) of the job\'s container in MiB (default the engine\'s 64; a provider refuses more than its bound)' },
   'window-ms': { type: 'string', valueName: 'MS', description: 'bid window (default 1000)' },
   'second-price': { type: 'boolean', description: 'winner pays the runner-up\'s score at its own terms (default: its own bid)' }
 }

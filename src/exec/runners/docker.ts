@@ -8,13 +8,16 @@ import { watchDiskUse } from './disk-watch.js'
 import { ClientErrors, dockerCall, dockerClientEnv, engineFailure, inspectContainer, removeContainer } from './docker-client.js'
 import { checkJobEnv, jobVariables } from './environment.js'
 import { JobLauncher } from './launcher.js'
+import { createServiceNetwork, serviceEndpoint, type EngineAccess } from './service-network.js'
 import { signalGroup, supervise } from './supervise.js'
-import type { LogLine, RunHandle, RunOutcome, Runner, RunSpec } from './types.js'
+import type { LogLine, RunHandle, RunOutcome, Runner, RunSpec, ServiceNetwork } from './types.js'
 
 /** Where the work dir appears inside the container. */
 export const CONTAINER_WORK_DIR = '/job'
 /** Memory limit when neither the job nor the provider names one. */
 export const DEFAULT_MEMORY_MIB = 16 * 1024
+/** The most shared memory (/dev/shm) a job may ask for when the provider names no bound, MiB. */
+export const DEFAULT_MAX_SHM_MIB = 4096
 /** Processes and threads a container may have at once. */
 export const DEFAULT_PIDS_LIMIT = 1024
 /** Size of a file the job may write when the provider names no disk share (1 GiB). */
@@ -32,6 +35,8 @@ export interface DockerRunnerOptions {
   allowNetwork?: boolean
   /** memory limit, MiB, default DEFAULT_MEMORY_MIB */
   memoryMib?: number
+  /** the most /dev/shm a job may ask for, MiB, default DEFAULT_MAX_SHM_MIB (never above the memory limit: it counts against it) */
+  maxShmMiB?: number
   /** CPUs a container may use (`--cpus`), default all of this machine's */
   cpus?: number
   /** `--pids-limit`, default DEFAULT_PIDS_LIMIT */
@@ -55,7 +60,7 @@ export function containerName (jobId: string): string {
 
 /**
  * The `docker run` argv (without the binary) for a job: the slot's GPU only, no network unless
- * allowed, read-only root with the work dir bound writable at /job, an unprivileged user, no
+ * allowed (a service lease: its own internal network, service-network.ts), read-only root with the work dir bound writable at /job, an unprivileged user, no
  * capabilities and no privilege gain, memory, CPU, process and file-size limits, no log kept
  * by the engine (the provider reads the output as it comes), the job's environment only. The
  * container is not `--rm`: the runner inspects how it ended, then removes it.
@@ -63,7 +68,7 @@ export function containerName (jobId: string): string {
 export function dockerRunArgs (spec: RunSpec, name: string, opts: DockerRunnerOptions): string[] {
   if (spec.image == null || spec.image === '') throw new RunnerError('the docker runner needs an image')
   const memoryMib = Math.max(64, Math.floor(spec.memoryMib ?? opts.memoryMib ?? DEFAULT_MEMORY_MIB))
-  const network = spec.network === true && opts.allowNetwork === true
+  const network = spec.service?.network ?? (spec.network === true && opts.allowNetwork === true ? 'bridge' : 'none')
   const cpus = Math.max(0.01, opts.cpus ?? availableParallelism())
   const fileBytes = Math.max(1, Math.floor(spec.diskBytes ?? DEFAULT_FILE_BYTES))
   const user = opts.user ?? DEFAULT_CONTAINER_USER
@@ -77,7 +82,7 @@ export function dockerRunArgs (spec: RunSpec, name: string, opts: DockerRunnerOp
     '--read-only', '--tmpfs', `/tmp:rw,nosuid,nodev,size=${Math.min(memoryMib, 1024)}m`,
     '--mount', `type=bind,source=${spec.workDir},target=${CONTAINER_WORK_DIR}`,
     '--workdir', CONTAINER_WORK_DIR,
-    '--network', network ? 'bridge' : 'none',
+    '--network', network,
     '--memory', `${memoryMib}m`, '--memory-swap', `${memoryMib}m`,
     '--cpus', String(Number(cpus.toFixed(2))),
     '--pids-limit', String(opts.pidsLimit ?? DEFAULT_PIDS_LIMIT),
@@ -87,6 +92,8 @@ export function dockerRunArgs (spec: RunSpec, name: string, opts: DockerRunnerOp
     '--log-driver', 'none',
     '--stop-timeout', String(Math.max(1, Math.ceil(spec.graceMs / 1000)))
   ]
+  // /dev/shm lives in memory too (PyTorch's data loaders want more than Docker's 64 MiB)
+  if (spec.shmSizeMiB != null) args.push('--shm-size', `${Math.floor(spec.shmSizeMiB)}m`)
   if (spec.gpu != null && !spec.gpu.simulated) args.push('--gpus', `device=${spec.gpu.uuid}`)
   const env = { HOME: CONTAINER_WORK_DIR, ...spec.env, ...jobVariables(spec, CONTAINER_WORK_DIR) }
   for (const [key, value] of Object.entries(env)) args.push('--env', `${key}=${value}`)
@@ -122,7 +129,21 @@ export class DockerRunner implements Runner {
     if (!IMAGE_REF.test(image) || image.length > 256) throw new RunnerError(`"${image.slice(0, 80)}" is not an image reference`)
     if (!imageAllowed(this.opts.allowedImages, image)) throw new RunnerError(`image ${image} is not on this provider's allow-list`)
     if (spec.network === true && this.opts.allowNetwork !== true) throw new RunnerError('this provider gives jobs no network')
+    if (spec.shmSizeMiB != null) {
+      const max = Math.min(this.opts.maxShmMiB ?? DEFAULT_MAX_SHM_MIB, Math.floor(spec.memoryMib ?? this.opts.memoryMib ?? DEFAULT_MEMORY_MIB))
+      if (!Number.isInteger(spec.shmSizeMiB) || spec.shmSizeMiB < 1) throw new RunnerError(`shared memory of ${spec.shmSizeMiB} MiB is not a whole number of MiB`)
+      if (spec.shmSizeMiB > max) throw new RunnerError(`shared memory of ${spec.shmSizeMiB} MiB is over this provider's bound of ${max} MiB`)
+    }
     checkJobEnv(spec.env)
+  }
+
+  /** A service lease's own network (internal, no route out; service-network.ts). */
+  async openServiceNetwork (jobId: string): Promise<ServiceNetwork> {
+    return await createServiceNetwork(this.engine(), jobId)
+  }
+
+  private engine (): EngineAccess {
+    return { docker: this.opts.docker ?? 'docker', env: dockerClientEnv(this.opts.host), launcher: this.launcher }
   }
 
   start (spec: RunSpec, onLog: (line: LogLine) => void): RunHandle {
@@ -160,7 +181,15 @@ export class DockerRunner implements Runner {
       stopWatching()
       return await this.settle(outcome, { docker, name, env, image: spec.image ?? '', clientErrors })
     })
-    return { startedAt: handle.startedAt, preempt: handle.preempt, cancel: handle.cancel, done }
+    const run: RunHandle = { startedAt: handle.startedAt, preempt: handle.preempt, cancel: handle.cancel, done }
+    const service = spec.service
+    if (service?.network != null) {
+      let ended = false
+      done.then(() => { ended = true }, () => { ended = true })
+      const network = service.network
+      run.endpoint = async () => await serviceEndpoint({ docker, env, launcher }, name, network, service.port, { stopped: () => ended })
+    }
+    return run
   }
 
   /**

@@ -14,6 +14,8 @@ export interface DockerSettings {
   user?: string
   /** missing (default) or never: only images the engine already has */
   pull?: PullPolicy
+  /** the most /dev/shm a job may ask for, MiB (default DEFAULT_MAX_SHM_MIB) */
+  maxShmMiB?: number
 }
 
 export interface RunnerSetup {
@@ -40,6 +42,7 @@ export function makeRunner (kind: RunnerKind, profile: ProviderProfile, setup: R
       host: setup.docker?.host,
       user: setup.docker?.user,
       pull: setup.docker?.pull,
+      maxShmMiB: setup.docker?.maxShmMiB,
       launcher: setup.launcher,
       cpus: Math.max(1, Math.floor(availableParallelism() / Math.max(1, profile.gpus.length)))
     })

@@ -40,6 +40,22 @@ export interface RunSpec {
   memoryMib?: number
   /** give the container a network (docker; default none) */
   network?: boolean
+  /** shared memory (/dev/shm) of the container, MiB (docker; default the engine's 64 MiB; the process runner has the host's) */
+  shmSizeMiB?: number
+  /**
+   * a service lease: it listens on `port`; under docker in `network`, the lease's own network
+   * with no route out (Runner.openServiceNetwork), where the provider reaches it at its address
+   */
+  service?: { port: number, network?: string }
+}
+
+/** Where the provider reaches a service lease's port. */
+export interface ServiceEndpoint { host: string, port: number }
+
+/** A network of one service lease's own (docker); removed once the lease's run has ended. */
+export interface ServiceNetwork {
+  readonly name: string
+  remove(): Promise<void>
 }
 
 export interface LogLine {
@@ -66,6 +82,8 @@ export interface RunHandle {
   /** stops the job at once (renter gone, provider shutting down); it ends `failed` */
   cancel(detail?: string): void
   readonly done: Promise<RunOutcome>
+  /** a service lease: where its port is reached, once the run has its address (default 127.0.0.1) */
+  endpoint?: () => Promise<ServiceEndpoint>
 }
 
 export interface Runner {
@@ -74,6 +92,8 @@ export interface Runner {
   prepareWorkRoot?(root: string): Promise<void>
   /** throws RunnerError when the provider's policy does not allow this spec */
   check(spec: RunSpec): void
+  /** a service lease's own network, made before its run (docker: internal, no route out); none: the lease listens on 127.0.0.1 */
+  openServiceNetwork?(jobId: string): Promise<ServiceNetwork>
   /** starts the job; `onLog` gets each output line as it is read */
   start(spec: RunSpec, onLog: (line: LogLine) => void): RunHandle
   /** the provider starts, as small as it will be: the runner takes what it holds between jobs (its launcher) */

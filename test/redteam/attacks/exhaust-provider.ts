@@ -55,7 +55,7 @@ async function openStream (me: IdlegridNode, a: Awarded, data: Buffer): Promise<
     start: {
       award: a.award,
       jobRequest: a.job,
-      runtime: { image: '', command: ['/bin/sh', '-c', 'sleep 30'], env: [], timeoutMs: 60_000n },
+      runtime: { image: '', command: ['/bin/sh', '-c', 'sleep 30'], env: [], timeoutMs: 60_000n, shmSizeMib: 0 },
       inputs: [{ path: 'in.bin', size: BigInt(data.byteLength), sha256: createHash('sha256').update(data).digest() }]
     }
   })
