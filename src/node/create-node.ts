@@ -153,6 +153,10 @@ function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, exten
     peerDiscovery: config.bootstrap.length > 0 ? [bootstrap({ list: config.bootstrap, timeout: 100 })] : [],
     connectionManager: {
       maxConnections: config.maxConnections,
+      // a renter's auction brings every bidder's connection at once, through a relay when the
+      // renter is behind NAT (each upgrade there takes a few round trips): libp2p's default of
+      // 10 connections being upgraded at a time refused most bidders of 20 NAT'd providers
+      maxIncomingPendingConnections: Math.max(10, Math.min(config.maxConnections, 64)),
       // on a loopback or LAN network many peers can share one host address, and libp2p's
       // default (5 inbound connections per second per host) refuses most of them
       ...(config.privateAddresses ? { inboundConnectionThreshold: Math.max(5, config.maxConnections) } : {})

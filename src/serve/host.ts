@@ -217,8 +217,12 @@ export class ServeHost implements LeaseHost {
       expire = () => { req.destroy(); reject(new ServeStreamError('TIMEOUT', `no answer from the service within ${this.opts.responseMs} ms`)) }
     })
     response.catch(() => {})
-    // the body, bounded, as it comes (a request without one has its End here already: no wait)
+    // the body, bounded, as it comes (a request without one has its End here already: no wait).
+    // Up to HELD_BODY_BYTES it is held, then sent whole with its Content-Length: the wire carries
+    // no framing headers, and servers that read bodies by length (CGI, many small ones) take no
+    // chunked body. A longer one streams chunked.
     let body = 0
+    let held: Uint8Array[] | undefined = []
     try {
       while (true) {
         const frame = ch.tryNext() ?? await ch.next()
@@ -230,12 +234,21 @@ export class ServeHost implements LeaseHost {
         body += data.byteLength
         if (body > this.opts.maxBodyBytes) throw new ServeStreamError('TOO_LARGE', `request body over ${this.opts.maxBodyBytes} bytes`)
         hosted.bytesIn += data.byteLength
+        if (held != null && body <= HELD_BODY_BYTES) { held.push(data); continue }
+        if (held != null) {
+          for (const part of held) req.write(part)
+          held = undefined
+        }
         if (!req.write(data)) await drained(req, this.opts.idleMs)
       }
     } catch (err) {
       // a request that will never end must not hold the service's connection (an agent socket) open
       req.destroy()
       throw err
+    }
+    if (held != null && body > 0) {
+      req.setHeader('content-length', String(body))
+      for (const part of held) req.write(part)
     }
     req.end()
     const timer = setTimeout(expire, this.opts.responseMs)
@@ -278,6 +291,8 @@ async function drained (req: ClientRequest, idleMs: number): Promise<void> {
   })
 }
 
+/** A request body up to this size goes to the service whole, with its Content-Length. */
+const HELD_BODY_BYTES = 1024 * 1024
 /** Answer bytes held back to go out with the head. */
 const HOLD_BYTES = 64 * 1024
 /** Answer bytes queued on the stream past which reading the service pauses. */

@@ -52,8 +52,8 @@ export async function http (url: string, opts: { method?: string, body?: string 
   })
 }
 
-/** A bootstrap, `providers` provider processes running leases with the process runner, one renter process. */
-export async function startServeNetwork (baseDir: string, providers: number, regions: string[] = ['eu-west', 'us-east']): Promise<LocalNetwork> {
+/** A bootstrap, `providers` provider processes running leases with the process runner (or `runner`'s flags), one renter process. */
+export async function startServeNetwork (baseDir: string, providers: number, regions: string[] = ['eu-west', 'us-east'], runner: readonly string[] = ['--runner', 'process']): Promise<LocalNetwork> {
   // jobs run as another user when we are root: it must pass through to the work roots
   await chmod(baseDir, 0o711)
   return await startLocalNetwork({
@@ -61,7 +61,7 @@ export async function startServeNetwork (baseDir: string, providers: number, reg
     providers,
     renters: 1,
     // a usage statement per lease every second (default 60): the specs see one made while they run
-    providerArgs: (i) => [...DEFAULT_PROVIDER_ARGS.filter((a, k, all) => a !== '--region' && all[k - 1] !== '--region'), '--region', regions[i % regions.length] as string, '--runner', 'process', '--usage-interval-seconds', '1']
+    providerArgs: (i) => [...DEFAULT_PROVIDER_ARGS.filter((a, k, all) => a !== '--region' && all[k - 1] !== '--region'), '--region', regions[i % regions.length] as string, ...runner, '--usage-interval-seconds', '1']
   })
 }
 
