@@ -3,6 +3,8 @@
  * service and, over the same slot scheduler, the capacity service that the market's bid
  * engine and the ledger's uptime summaries read. Wiring only.
  */
+import { createHash } from 'node:crypto'
+import { resolve } from 'node:path'
 import { CAPACITY_SERVICE, isAvailable, readGpuTelemetry, type ProviderProfile } from '../capability/index.js'
 import { slotCapacity } from './capacity.js'
 import { DiskBudget } from './admission.js'
@@ -69,7 +71,7 @@ export function execServices (opts: ExecServicesOptions): Required<NodeExtension
     services: {
       [CAPACITY_SERVICE]: slotCapacity(scheduler, { budget: disk, outputBoundBytes: EXEC_DEFAULTS.maxOutputBytes }),
       [EXEC_SERVICE]: jobExecService({
-        runner: makeRunner(opts.provider.runner ?? 'docker', profile, { jobUser: opts.provider.jobUser, fileBytes: EXEC_DEFAULTS.maxOutputBytes, docker: opts.provider.docker, launcher }),
+        runner: makeRunner(opts.provider.runner ?? 'docker', profile, { jobUser: opts.provider.jobUser, fileBytes: EXEC_DEFAULTS.maxOutputBytes, docker: opts.provider.docker, launcher, owner: createHash('sha256').update(resolve(workRoot)).digest('hex').slice(0, 16) }),
         gpus,
         scheduler,
         disk,

@@ -141,6 +141,26 @@ describe('exec: service leases under the docker runner (real engine)', function 
     }
   })
 
+  it('a provider started again removes the containers and lease networks its killed predecessor left', async () => {
+    const owner = randomBytes(8).toString('hex')
+    const first = runner({ owner })
+    const jobId = randomBytes(16).toString('hex')
+    const network = await first.openServiceNetwork(jobId)
+    const dir = join(tmp.path, 'orphan')
+    await mkdir(join(dir, 'outputs'), { recursive: true })
+    // the first provider "dies": its run is never stopped, its network never removed
+    const orphan = first.start({ jobId, workDir: dir, image: TEST_IMAGE, env: {}, timeoutMs: 120_000, graceMs: 1_000, command: ['sleep', '600'], service: { port: 8080, network: network.name } }, () => {})
+    await waitFor(() => execFileSync('docker', ['ps', '-q', '--filter', `label=idlegrid.job=${jobId}`], { encoding: 'utf8' }).trim() !== '', { timeoutMs: 20_000, what: 'the orphan running' })
+    const again = runner({ owner })
+    again.open()
+    assert.deepEqual(await again.swept, { containers: 1, networks: 1 })
+    again.close()
+    assert.equal(execFileSync('docker', ['ps', '-aq', '--filter', `label=idlegrid.job=${jobId}`], { encoding: 'utf8' }).trim(), '', 'the orphan container is gone')
+    assert.deepEqual(networksOf(jobId), [], 'its network too')
+    const outcome = await orphan.done
+    assert.notEqual(outcome.status, 'completed')
+  })
+
   it('--shm-size: the container gets the shared memory the job asks for, within the provider\'s bound', async () => {
     const r = runner({ maxShmMiB: 128 })
     const dir = join(tmp.path, 'shm')

@@ -8,7 +8,7 @@ import { watchDiskUse } from './disk-watch.js'
 import { ClientErrors, dockerCall, dockerClientEnv, engineFailure, inspectContainer, removeContainer } from './docker-client.js'
 import { checkJobEnv, jobVariables } from './environment.js'
 import { JobLauncher } from './launcher.js'
-import { createServiceNetwork, serviceEndpoint, type EngineAccess } from './service-network.js'
+import { createServiceNetwork, serviceEndpoint, sweepOwner, type EngineAccess } from './service-network.js'
 import { signalGroup, supervise } from './supervise.js'
 import type { LogLine, RunHandle, RunOutcome, Runner, RunSpec, ServiceNetwork } from './types.js'
 
@@ -49,6 +49,12 @@ export interface DockerRunnerOptions {
   user?: string
   /** fetch a missing allowed image at run time (missing, docker's default) or only run what the engine has (never) */
   pull?: PullPolicy
+  /**
+   * who runs these containers (a provider's work root, hashed): each container and lease network
+   * is labelled with it, and open() removes what an earlier run of the same provider left (one
+   * SIGKILLed cannot remove its containers, and a lease's would serve on for nobody)
+   */
+  owner?: string
   /** run the docker client from a small helper process (launcher.ts; default one of its own): false forks the provider itself */
   launcher?: boolean | JobLauncher
 }
@@ -75,6 +81,7 @@ export function dockerRunArgs (spec: RunSpec, name: string, opts: DockerRunnerOp
   parseContainerUser(user)
   const args = [
     'run', '--name', name, '--label', `idlegrid.job=${spec.jobId}`,
+    ...(opts.owner != null ? ['--label', `idlegrid.owner=${opts.owner}`] : []),
     '--pull', opts.pull ?? 'missing',
     '--init',
     '--user', user,
@@ -116,7 +123,11 @@ export class DockerRunner implements Runner {
   /** The launcher's one fork of the provider now, while it is small. */
   open (): void {
     this.launcher?.start()
+    if (this.opts.owner != null) this.swept = sweepOwner(this.engine(), this.opts.owner)
   }
+
+  /** what open() found and removed of an earlier run (containers, lease networks) */
+  swept?: Promise<{ containers: number, networks: number }>
 
   /** Ends the launcher's process (the provider stops); a later job starts it again. */
   close (): void {
@@ -139,7 +150,7 @@ export class DockerRunner implements Runner {
 
   /** A service lease's own network (internal, no route out; service-network.ts). */
   async openServiceNetwork (jobId: string): Promise<ServiceNetwork> {
-    return await createServiceNetwork(this.engine(), jobId)
+    return await createServiceNetwork(this.engine(), jobId, this.opts.owner)
   }
 
   private engine (): EngineAccess {

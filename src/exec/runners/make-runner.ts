@@ -25,6 +25,8 @@ export interface RunnerSetup {
   fileBytes?: number
   /** docker runner: engine, job user, pull policy */
   docker?: DockerSettings
+  /** docker runner: who owns its containers (the provider's work root, hashed; see DockerRunnerOptions.owner) */
+  owner?: string
   /** the launcher its processes start from (default one of the runner's own) */
   launcher?: JobLauncher
 }
@@ -43,6 +45,7 @@ export function makeRunner (kind: RunnerKind, profile: ProviderProfile, setup: R
       user: setup.docker?.user,
       pull: setup.docker?.pull,
       maxShmMiB: setup.docker?.maxShmMiB,
+      owner: setup.owner,
       launcher: setup.launcher,
       cpus: Math.max(1, Math.floor(availableParallelism() / Math.max(1, profile.gpus.length)))
     })

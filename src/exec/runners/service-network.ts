@@ -20,13 +20,14 @@ export const SERVICE_NETWORK_PREFIX = 'idlegrid-svc-'
 export interface EngineAccess { docker: string, env: Record<string, string>, launcher?: JobLauncher }
 
 /** Makes a lease's network; throws RunnerError with the engine's words when it cannot. */
-export async function createServiceNetwork (engine: EngineAccess, jobId: string): Promise<ServiceNetwork> {
+export async function createServiceNetwork (engine: EngineAccess, jobId: string, owner?: string): Promise<ServiceNetwork> {
   const tag = randomBytes(6).toString('hex')
   const name = `${SERVICE_NETWORK_PREFIX}${jobId.slice(0, 16)}-${tag}`
   // Linux interface names are at most 15 characters
   const bridge = `igs${tag}`
   const made = await dockerCall(engine.docker, ['network', 'create', '--internal', '--driver', 'bridge',
-    '--opt', `com.docker.network.bridge.name=${bridge}`, '--label', `idlegrid.lease=${jobId}`, name], engine.env, engine.launcher)
+    '--opt', `com.docker.network.bridge.name=${bridge}`, '--label', `idlegrid.lease=${jobId}`,
+    ...(owner != null ? ['--label', `idlegrid.owner=${owner}`] : []), name], engine.env, engine.launcher)
   if (made.code !== 0) throw new RunnerError(`could not make the service's network: ${made.stderr.trim().slice(0, 300) || `docker exited ${made.code}`}`)
   await noForwarding(bridge)
   return {
@@ -67,4 +68,18 @@ export async function serviceEndpoint (engine: EngineAccess, name: string, netwo
     await new Promise(resolve => setTimeout(resolve, opts.intervalMs ?? 250))
   }
   throw new RunnerError(`the service's container had no address on ${network}`)
+}
+
+/**
+ * Removes the containers and lease networks labelled with `owner` (what an earlier run of this
+ * provider left when it died without cleaning up); bounded by the client calls' own time limit.
+ */
+export async function sweepOwner (engine: EngineAccess, owner: string): Promise<{ containers: number, networks: number }> {
+  const filter = ['--filter', `label=idlegrid.owner=${owner}`]
+  const ids = (r: { code: number, stdout: string }): string[] => r.code === 0 ? r.stdout.split('\n').map(l => l.trim()).filter(l => l !== '').slice(0, 1000) : []
+  const containers = ids(await dockerCall(engine.docker, ['ps', '-aq', ...filter], engine.env, engine.launcher))
+  if (containers.length > 0) await dockerCall(engine.docker, ['rm', '--force', '--volumes', ...containers], engine.env, engine.launcher)
+  const networks = ids(await dockerCall(engine.docker, ['network', 'ls', '-q', ...filter], engine.env, engine.launcher))
+  if (networks.length > 0) await dockerCall(engine.docker, ['network', 'rm', ...networks], engine.env, engine.launcher)
+  return { containers: containers.length, networks: networks.length }
 }
