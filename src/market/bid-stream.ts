@@ -22,6 +22,14 @@ import type { ConnectionManager, TransportManager } from '@libp2p/interface-inte
 export const MAX_BID_REQUEST_BYTES = envelopeMaxBytes(MAX_BYTES.bid)
 /** How long after the window closes a bid stream may still run (the renter's answer is then LATE). */
 const BID_SEND_GRACE_MS = 2_000
+/**
+ * How long a dial to a renter may go on after its bid's deadline: a connection through a relay
+ * can take longer than a bid window when many bidders dial one renter on a loaded relay, and if
+ * every such dial were cut at the deadline the renter's next round would find none made (NAT
+ * lab, 20 providers and 5 renters behind NAT: auctions with no bid at all). The late connection
+ * carries the next bid.
+ */
+const CONNECT_MS = 30_000
 const MAX_DETAIL_CHARS = 128
 
 const STATUS_OF: Record<BidOutcome, BidAck.Status> = {
@@ -54,7 +62,13 @@ export async function sendBid (components: BidSenderComponents, job: Signed<JobR
     // a renter behind NAT names its relays: try them all at once, so that one stalled relay
     // does not hold the bid past its window (the request below then takes that connection)
     const relayed = multiaddrs.filter(a => a.toString().includes('/p2p-circuit')).map(a => a.encapsulate(`/p2p/${job.signer.toString()}`))
-    if (relayed.length > 1 && components.transportManager != null) await dialViaRelays(components.transportManager, relayed, signal).catch(() => {})
+    const connecting = AbortSignal.timeout(CONNECT_MS)
+    const dialing = relayed.length > 1 && components.transportManager != null
+      ? dialViaRelays(components.transportManager, relayed, connecting)
+      : components.connectionManager.openConnection(job.signer, { signal: connecting })
+    dialing.catch(() => {})
+    // the bid waits for the connection until its own deadline; the dial goes on past it
+    await untilAborted(dialing, signal)
   }
   // lazy select: the bid rides with the protocol proposal, saving a round trip inside the window
   const answer = await requestOnce(components.connectionManager, job.signer, PROTOCOL.bid, bid.envelope, MAX_BYTES.bidAck, signal, { lazy: true })
@@ -62,6 +76,19 @@ export async function sendBid (components: BidSenderComponents, job: Signed<JobR
     return decodeBounded(BidAck, answer, 'bid ack', MAX_BYTES.bidAck)
   } catch (err: any) {
     throw new MarketMessageError('malformed', `bid ack: ${String(err?.message ?? err)}`)
+  }
+}
+
+/** `promise`, or a rejection once `signal` aborts (the promise itself goes on). */
+async function untilAborted<T> (promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) throw signal.reason
+  let onAbort = (): void => {}
+  const aborted = new Promise<never>((_resolve, reject) => { onAbort = () => { reject(signal.reason) } })
+  signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    return await Promise.race([promise, aborted])
+  } finally {
+    signal.removeEventListener('abort', onAbort)
   }
 }
 

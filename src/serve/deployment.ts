@@ -36,6 +36,13 @@ export interface DeploymentDeps {
   probeMs?: number
   /** first pause after an auction without award; doubles up to 10 s (default 1 s) */
   retryMs?: number
+  /**
+   * health probes in a row that get nothing at all back from a replica's provider (no stream,
+   * no frame in time) before the replica is given up and replaced (default 3): a provider that
+   * froze or lost its network keeps the job stream open, and waiting for that to time out took
+   * ~95 s; a provider that answers, even with an error, is not given up this way
+   */
+  silentProbes?: number
   /** meters each replica's usage for its provider's statements (src/serve/usage) */
   usage?: UsageDesk
 }
@@ -50,6 +57,8 @@ export type DeploymentEvent =
   | { type: 'replica-ready', slot: number, id: string, provider: string }
   /** drained: the gateway had taken it out of rotation (the provider said it was stopping) before its run ended */
   | { type: 'replica-ended', slot: number, id: string, provider: string, outcome: string, detail?: string, drained: boolean }
+  /** its provider stopped answering at all: the replica is given up now, and replaced */
+  | { type: 'replica-silent', slot: number, id: string, provider: string, probes: number }
 
 interface Slot { index: number, region: string, abort: AbortController, done: Promise<void> }
 
@@ -189,6 +198,8 @@ export class Deployment {
       spread = true
       const id = toHex(jobId)
       const probing = new AbortController()
+      // the probes end the attempt when its provider goes silent (probe: silentProbes)
+      const givenUp = new AbortController()
       const result = await runAttempt(awarded, this.payload, {
         libp2p: this.deps.dialer,
         privateKey: this.deps.privateKey,
@@ -196,13 +207,13 @@ export class Deployment {
         dir: join(this.deps.baseDir, id),
         // a service logs for its whole lease: more room than a batch job's default
         limits: { maxLogBytes: 256 * 1024 * 1024, maxJobDiskBytes: 1024 * 1024 * 1024 },
-        signal,
+        signal: AbortSignal.any([signal, givenUp.signal]),
         onEvent: (e) => {
           if (e.type !== 'accepted') return
           const replica = this.pool.add({ id, leaseId: jobId, provider, region: slot.region })
           this.meter(jobId, provider, Number(award.clearingPriceMicroUsd))
           this.emit({ type: 'replica-started', slot: slot.index, id, provider: e.provider })
-          void this.probe(replica, slot, probing.signal)
+          void this.probe(replica, slot, probing.signal, () => { givenUp.abort() })
         }
       })
       probing.abort()
@@ -234,12 +245,19 @@ export class Deployment {
     timer.unref()
   }
 
-  /** Health through the serve protocol: ready on the first 2xx; out of rotation after two failures in a row. */
-  private async probe (replica: Replica, slot: Slot, signal: AbortSignal): Promise<void> {
+  /**
+   * Health through the serve protocol: ready on the first 2xx; out of rotation after two
+   * failures in a row; given up (`giveUp`) after `silentProbes` in a row that its provider did
+   * not answer at all.
+   */
+  private async probe (replica: Replica, slot: Slot, signal: AbortSignal, giveUp: () => void): Promise<void> {
     const every = this.deps.probeMs ?? 1_000
+    const silentLimit = this.deps.silentProbes ?? 3
     let failures = 0
+    let silent = 0
     while (!signal.aborted) {
       let ok = false
+      let answered = true
       try {
         const answer = await forward(this.probeStreams, replica.provider, replica.leaseId, { method: 'GET', path: this.spec.healthPath, headers: [], body: new Uint8Array() }, { timeoutMs: Math.max(2_000, every * 2) })
         for await (const _ of answer.body) {} // eslint-disable-line no-empty
@@ -248,8 +266,22 @@ export class Deployment {
         noteDraining(replica, answer.response)
       } catch (err) {
         if (err instanceof ForwardError) noteDraining(replica, err)
+        answered = err instanceof ForwardError && err.fromProvider
       }
       if (signal.aborted) return
+      silent = answered ? 0 : silent + 1
+      // two probes in a row with nothing back: out of rotation, and the requests waiting on it go elsewhere
+      if (silent >= 2 && !replica.silenced.signal.aborted) {
+        replica.state = 'starting'
+        replica.silenced.abort()
+      }
+      if (answered && replica.silenced.signal.aborted) replica.silenced = new AbortController()
+      if (silent >= silentLimit) {
+        replica.state = 'starting'
+        this.emit({ type: 'replica-silent', slot: slot.index, id: replica.id, provider: replica.provider.toString(), probes: silent })
+        giveUp()
+        return
+      }
       if (ok) {
         failures = 0
         if (replica.state === 'starting') {

@@ -20,7 +20,11 @@ export interface ForwardRequest {
 }
 
 export class ForwardError extends Error {
-  constructor (readonly status: 502 | 503 | 504, message: string, readonly passedOn: boolean, readonly code?: string) {
+  /**
+   * `fromProvider`: the replica's provider answered (a Response, or an Error frame of its own);
+   * false when nothing came back from its node at all (no stream, no frame in time, a cut stream)
+   */
+  constructor (readonly status: 502 | 503 | 504, message: string, readonly passedOn: boolean, readonly code?: string, readonly fromProvider = false) {
     super(message)
     this.name = 'ForwardError'
   }
@@ -46,15 +50,15 @@ function asForwardError (err: any): ForwardError {
   if (err?.name === 'UnsupportedProtocolError') return new ForwardError(503, `the replica's provider does not speak this serve protocol version: ${String(err.message)}`, false, 'UNSUPPORTED')
   if (err instanceof ServeStreamError) {
     if (err.cause != null && (err.cause as Error).name === 'UnsupportedProtocolError') return asForwardError(err.cause)
-    if (err.code === 'TIMEOUT') return new ForwardError(504, `the replica did not answer in time: ${err.message}`, true, err.code)
+    if (err.code === 'TIMEOUT') return new ForwardError(504, `the replica did not answer in time: ${err.message}`, true, err.code, err.remote)
     const notPassed = err.remote && NOT_PASSED_ON.has(err.code)
-    return new ForwardError(notPassed ? 503 : 502, `replica: ${err.code} ${err.message}`, !notPassed, err.code)
+    return new ForwardError(notPassed ? 503 : 502, `replica: ${err.code} ${err.message}`, !notPassed, err.code, err.remote)
   }
   return new ForwardError(502, `replica stream failed: ${String(err?.message ?? err)}`, true)
 }
 
 /** Sends `req` to the replica `leaseId` on `provider`; resolves at the response head. */
-export async function forward (streams: ServeStreamPool, provider: PeerId, leaseId: Uint8Array, req: ForwardRequest, opts: { timeoutMs: number, dialMs?: number }): Promise<ForwardAnswer> {
+export async function forward (streams: ServeStreamPool, provider: PeerId, leaseId: Uint8Array, req: ForwardRequest, opts: { timeoutMs: number, dialMs?: number, silenced?: AbortSignal }): Promise<ForwardAnswer> {
   const t0 = performance.now()
   let ch: ServeChannel
   try {
@@ -64,6 +68,11 @@ export async function forward (streams: ServeStreamPool, provider: PeerId, lease
     throw new ForwardError(503, `replica unreachable: ${String(err?.message ?? err)}`, false)
   }
   let response: ServeFrame.Response
+  // the replica given up as silent while this waits for its head: stop waiting (never answered by it, so not fromProvider)
+  const silenced = opts.silenced
+  const onSilence = (): void => { ch.abort(new ServeStreamError('UPSTREAM', 'the replica\'s provider went silent')) }
+  if (silenced?.aborted === true) onSilence()
+  silenced?.addEventListener('abort', onSilence, { once: true })
   try {
     ch.send({ request: { leaseId, method: req.method, path: req.path, headers: req.headers } })
     for (let at = 0; at < req.body.byteLength; at += SERVE_CHUNK_BYTES) ch.send({ body: { data: req.body.subarray(at, at + SERVE_CHUNK_BYTES) } })
@@ -77,6 +86,8 @@ export async function forward (streams: ServeStreamPool, provider: PeerId, lease
   } catch (err) {
     ch.abort(err as Error)
     throw asForwardError(err)
+  } finally {
+    silenced?.removeEventListener('abort', onSilence)
   }
   const headMs = performance.now() - t0
   // once released the stream may already carry another request: abort must not touch it then

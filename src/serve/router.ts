@@ -28,6 +28,8 @@ export interface Replica {
   served: number
   failed: number
   since: number
+  /** aborted when the replica's provider went silent: requests waiting on it stop waiting (and idempotent ones go elsewhere) */
+  silenced: AbortController
 }
 
 /** Weight of a new sample in the EWMA. */
@@ -50,8 +52,8 @@ export class ReplicaPool {
 
   constructor (private readonly maxInflight: number, private readonly random: () => number = Math.random, private readonly now: () => number = Date.now) {}
 
-  add (r: Omit<Replica, 'inflight' | 'served' | 'failed' | 'since' | 'state' | 'timed'> & { state?: ReplicaState }): Replica {
-    const replica: Replica = { state: 'starting', ...r, inflight: 0, served: 0, failed: 0, timed: 0, since: this.now() }
+  add (r: Omit<Replica, 'inflight' | 'served' | 'failed' | 'since' | 'state' | 'timed' | 'silenced'> & { state?: ReplicaState }): Replica {
+    const replica: Replica = { state: 'starting', ...r, inflight: 0, served: 0, failed: 0, timed: 0, since: this.now(), silenced: new AbortController() }
     this.replicas.set(replica.id, replica)
     return replica
   }

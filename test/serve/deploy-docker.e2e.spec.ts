@@ -10,14 +10,13 @@ import * as assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { recordAttack, tempDir, waitFor } from '../utils/index.js'
 import { engineMissing, TEST_IMAGE } from '../exec/docker-engine.js'
-import { control, http, SERVICES_DIR, startServeNetwork } from './fixtures.js'
+import { control, sentimentLoad, SERVICES_DIR, startServeNetwork } from './fixtures.js'
 import type { LocalNetwork } from '../utils/index.js'
 
 const RECOVERY_BOUND_MS = 45_000
 const DEPLOY_WAIT_MS = 90_000
 const CONCURRENCY = 6
-const TEXTS = ['What a lovely day, I love it', 'This is terrible and I hate it', 'The service is fast and excellent']
-
+const PATH = '/cgi-bin/sentiment.sh'
 /** sentiment-sh.yaml's fields, sized for a test. */
 function serviceSpec (): Record<string, unknown> {
   return {
@@ -31,37 +30,6 @@ function serviceSpec (): Record<string, unknown> {
     limits: { timeoutSeconds: 10, maxBodyKiB: 64 },
     auction: { bidWindowMs: 400 }
   }
-}
-
-async function load (url: string, n: number, onAnswer?: (done: number) => void): Promise<{ ok: number, failed: Array<{ i: number, status: number, body: string, post: boolean }>, replicas: Set<string> }> {
-  let next = 0
-  let done = 0
-  let ok = 0
-  const failed: Array<{ i: number, status: number, body: string, post: boolean }> = []
-  const replicas = new Set<string>()
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < n) {
-      const i = next++
-      const text = TEXTS[i % TEXTS.length] as string
-      // every 5th a POST without an idempotency key: at most the in-flight ones may be lost
-      const post = i % 5 === 4
-      const answer = post
-        ? await http(`${url}/cgi-bin/sentiment.sh`, { method: 'POST', body: JSON.stringify({ text }), headers: { 'content-type': 'application/json' } })
-        : await http(`${url}/cgi-bin/sentiment.sh?text=${encodeURIComponent(text)}`)
-      let good = false
-      if (answer.status === 200) {
-        try {
-          const body = JSON.parse(answer.body)
-          good = typeof body.sentiment === 'number' && (i % TEXTS.length === 1 ? body.sentiment < 0 : body.sentiment > 0)
-          replicas.add(String(body.replica))
-        } catch {}
-      }
-      if (good) ok++
-      else failed.push({ i, status: answer.status, body: answer.body.slice(0, 200), post })
-      onAnswer?.(++done)
-    }
-  }))
-  return { ok, failed, replicas }
 }
 
 describe('serve: a service under the docker runner, kept at size through a provider\'s SIGKILL (issue 38, separate processes, real engine)', function () {
@@ -102,7 +70,8 @@ describe('serve: a service under the docker runner, kept at size through a provi
     // each replica is a container of the busybox image, each lease on a network of its own
     const leaseNetworks = execFileSync('docker', ['network', 'ls', '--format', '{{.Name}}', '--filter', 'label=idlegrid.lease'], { encoding: 'utf8' }).split('\n').filter(l => l !== '')
     assert.ok(leaseNetworks.length >= 2, `a network per lease (${leaseNetworks.join(', ')})`)
-    const first = await load(deployed.url, 30)
+    const load = async (n: number, onAnswer?: (done: number) => void): ReturnType<typeof sentimentLoad> => await sentimentLoad(deployed.url, n, { path: PATH, concurrency: CONCURRENCY, post: i => i % 5 === 4, onAnswer })
+    const first = await load(30)
     assert.deepEqual(first.failed, [], 'every request answered right')
 
     const before = await control(renterDir, 'services.status', { name: 'sentiment' })
@@ -110,7 +79,7 @@ describe('serve: a service under the docker runner, kept at size through a provi
     const victim = network.providers.find(p => p.peerId === victimId)
     assert.ok(victim != null, 'the replica runs on one of our providers')
     let killedAt = 0
-    const result = await load(deployed.url, 80, done => {
+    const result = await load(80, done => {
       if (done === 20 && killedAt === 0) { killedAt = Date.now(); victim.child.kill('SIGKILL') }
     })
     assert.ok(killedAt > 0)
@@ -125,7 +94,7 @@ describe('serve: a service under the docker runner, kept at size through a provi
     const recoveryMs = Date.now() - killedAt
     assert.ok(back.events.some((e: any) => e.type === 'replica-ended' && e.provider === victimId), 'the lost replica is in the events')
     recordAttack({ issue: '38.1', attack: 'SIGKILL a docker replica\'s provider mid-load (GETs lost / POSTs lost / ms back at size)', got: `${lostGets.length} / ${lostPosts.length} / ${recoveryMs}`, limit: `0 / ≤ ${CONCURRENCY} / ${RECOVERY_BOUND_MS}` })
-    const after = await load(deployed.url, 20)
+    const after = await load(20)
     assert.deepEqual(after.failed, [], 'the replacement serves')
   })
 })

@@ -13,7 +13,7 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { tempDir, waitFor, recordAttack } from '../utils/index.js'
 import { submitJob } from '../exec/fixtures.js'
-import { control, http, sentimentSpec, SERVICES_DIR, startServeNetwork } from './fixtures.js'
+import { control, http, sentimentLoad, sentimentSpec, SERVICES_DIR, startServeNetwork } from './fixtures.js'
 import type { LocalNetwork } from '../utils/index.js'
 
 const FULL = process.env.SERVE_FULL === '1'
@@ -26,36 +26,6 @@ const CONCURRENCY = 8
 const RECOVERY_BOUND_MS = 45_000
 /** how long services.deploy waits for every replica to be ready */
 const DEPLOY_WAIT_MS = 60_000
-
-const TEXTS = ['What a lovely day, I love it', 'This is terrible and I hate it', 'The service is fast and excellent']
-
-async function load (url: string, n: number, opts: { onAnswer?: (done: number) => void, post?: (i: number) => boolean, stop?: () => boolean } = {}): Promise<{ ok: number, failed: Array<{ i: number, status: number, body: string, post: boolean }>, replicas: Set<string> }> {
-  let next = 0
-  let done = 0
-  const failed: Array<{ i: number, status: number, body: string, post: boolean }> = []
-  const replicas = new Set<string>()
-  let ok = 0
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < n && opts.stop?.() !== true) {
-      const i = next++
-      const text = TEXTS[i % TEXTS.length] as string
-      const post = opts.post?.(i) === true
-      const answer = post
-        ? await http(`${url}/sentiment`, { method: 'POST', body: JSON.stringify({ text }), headers: { 'content-type': 'application/json' } })
-        : await http(`${url}/sentiment?text=${encodeURIComponent(text)}`)
-      let good = false
-      if (answer.status === 200) {
-        const body = JSON.parse(answer.body)
-        good = typeof body.sentiment === 'number' && (i % TEXTS.length === 1 ? body.sentiment < 0 : body.sentiment > 0)
-        replicas.add(String(body.replica))
-      }
-      if (good) ok++
-      else failed.push({ i, status: answer.status, body: answer.body.slice(0, 200), post })
-      opts.onAnswer?.(++done)
-    }
-  }))
-  return { ok, failed, replicas }
-}
 
 describe('serve: a service deployed on leases, answered through the gateway, kept at size (issue 17, separate processes)', function () {
   this.timeout(FULL ? 400_000 : 150_000)
@@ -112,7 +82,7 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
     assert.deepEqual(events.filter((e: any) => e.type === 'replica-ended'), [], 'no replica ended while deploying')
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/)
     const t0 = Date.now()
-    const result = await load(url, REQUESTS)
+    const result = await sentimentLoad(url, REQUESTS)
     const ms = Date.now() - t0
     assert.deepEqual(result.failed, [], 'every request answered right')
     assert.equal(result.ok, REQUESTS)
@@ -156,7 +126,7 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
     assert.ok(victim != null, 'the replica runs on one of our providers')
     let killedAt = 0
     // every 5th request is a POST without an idempotency key: at most the in-flight ones may be lost
-    const result = await load(url, KILL_LOAD, {
+    const result = await sentimentLoad(url, KILL_LOAD, {
       post: i => i % 5 === 4,
       onAnswer: (done) => {
         if (done === 30 && killedAt === 0) { killedAt = Date.now(); victim.child.kill('SIGKILL') }
@@ -174,7 +144,7 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
     const recoveryMs = Date.now() - killedAt
     assert.ok(back.events.some((e: any) => e.type === 'replica-ended' && e.provider === victimId), 'the lost replica is in the events')
     recordAttack({ issue: '17.6', attack: 'SIGKILL a replica\'s provider mid-load (GETs lost / POSTs lost / ms back at size)', got: `${lostGets.length} / ${lostPosts.length} / ${recoveryMs}`, limit: `0 / ≤ ${CONCURRENCY} / ${RECOVERY_BOUND_MS}` })
-    const after = await load(url, 30)
+    const after = await sentimentLoad(url, 30)
     assert.deepEqual(after.failed, [], 'the replacement serves')
   })
 
@@ -187,7 +157,7 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
     await writeFile(jobFile, 'name: gold-preempts\ntier: gold\nworkload: batch-inference\nruntime:\n  command: [node, -e, "setTimeout(() => {}, 2000)"]\nestimatedMinutes: 1\nconstraints:\n  maxPriceUsd: 10\nauction:\n  bidWindowMs: 400\n')
     let answered = 0
     let stop = false
-    const loading = load(url, 1_000_000, { post: i => i % 5 === 4, stop: () => stop, onAnswer: (done) => { answered = done } })
+    const loading = sentimentLoad(url, 1_000_000, { post: i => i % 5 === 4, stop: () => stop, onAnswer: (done) => { answered = done } })
     const gold = submitJob(renterDir, dir.path, jobFile, [], 120_000)
     const ended = await waitFor(async () => (await control(renterDir, 'services.status', { name: 'sentiment' })).events.find((e: any) => e.type === 'replica-ended' && e.outcome === 'preempted'), { timeoutMs: 90_000, intervalMs: 200, what: 'a replica preempted by the gold job' })
     // traffic goes on past the end: nothing is still sent to the preempted replica

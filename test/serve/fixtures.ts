@@ -68,3 +68,43 @@ export async function startServeNetwork (baseDir: string, providers: number, reg
 export async function control (dataDir: string, method: string, params: Record<string, unknown> = {}, timeoutMs = 60_000): Promise<any> {
   return await callControl(dataDir, method, params, { timeoutMs })
 }
+
+const TEXTS = ['What a lovely day, I love it', 'This is terrible and I hate it', 'The service is fast and excellent']
+
+export interface LoadResult { ok: number, failed: Array<{ i: number, status: number, body: string, post: boolean }>, replicas: Set<string> }
+
+/**
+ * `n` requests to the sentiment service (or its busybox twin, `path` /cgi-bin/sentiment.sh)
+ * through the gateway at `url`, `concurrency` at a time: each answer must be 200 with the
+ * text's sign (the second text is negative). `post(i)`: request i is a POST of JSON.
+ */
+export async function sentimentLoad (url: string, n: number, opts: { onAnswer?: (done: number) => void, post?: (i: number) => boolean, stop?: () => boolean, path?: string, concurrency?: number } = {}): Promise<LoadResult> {
+  const path = opts.path ?? '/sentiment'
+  let next = 0
+  let done = 0
+  const failed: LoadResult['failed'] = []
+  const replicas = new Set<string>()
+  let ok = 0
+  await Promise.all(Array.from({ length: opts.concurrency ?? 8 }, async () => {
+    while (next < n && opts.stop?.() !== true) {
+      const i = next++
+      const text = TEXTS[i % TEXTS.length] as string
+      const post = opts.post?.(i) === true
+      const answer = post
+        ? await http(`${url}${path}`, { method: 'POST', body: JSON.stringify({ text }), headers: { 'content-type': 'application/json' } })
+        : await http(`${url}${path}?text=${encodeURIComponent(text)}`)
+      let good = false
+      if (answer.status === 200) {
+        try {
+          const body = JSON.parse(answer.body)
+          good = typeof body.sentiment === 'number' && (i % TEXTS.length === 1 ? body.sentiment < 0 : body.sentiment > 0)
+          replicas.add(String(body.replica))
+        } catch {}
+      }
+      if (good) ok++
+      else failed.push({ i, status: answer.status, body: answer.body.slice(0, 200), post })
+      opts.onAnswer?.(++done)
+    }
+  }))
+  return { ok, failed, replicas }
+}
