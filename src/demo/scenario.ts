@@ -87,7 +87,7 @@ export async function runDemo (opts: DemoOptions, out: DemoOutput): Promise<Demo
     const label = (peerId: string): string => names.get(peerId)?.name ?? peerId.slice(-8)
     if (runner.kind === 'docker') out.info(`jobs run in containers of ${runner.image} on the Docker engine at ${process.env.DOCKER_HOST ?? 'the default socket'}\n`)
     const jobs = await playScenario(scenarioJobs(opts.jobs), renter, baseDir, names, label, out, runner)
-    const services: ServicesActReport | undefined = opts.services === true ? await playServicesAct(network, label, out) : undefined
+    const services: ServicesActReport | undefined = opts.services === true ? await playServicesAct(network, label, out, runner) : undefined
 
     const providers = await providerStats(network, fleet)
     const reputations = await renterReputations(renter, names)

@@ -31,8 +31,6 @@ import { CONTROL_HANDLERS } from '../control/index.js'
 
 /** How long a stopping provider waits for its cancelled jobs to end before it lets go of the runner's helpers. */
 const STOP_JOBS_WAIT_MS = 10_000
-/** Longest an accepted award holds a slot waiting for its Start (the renter sends it at once). */
-const PROMISE_MS = 60_000
 
 /** A job this provider runs: the libp2p service. */
 export class JobExecService implements Startable {
@@ -90,8 +88,6 @@ export class JobExecService implements Startable {
     try {
       const { message: award, hash } = openAward(awardEnvelope)
       this.book.accept(toHex(hash), Number(award.expiresAt))
-      // the slot is held for this award until its Start comes, within the award's life (and a minute)
-      this.scheduler.promise(toHex(hash), Math.min(Number(award.expiresAt), Date.now() + PROMISE_MS))
     } catch (err) {
       this.log('ignoring an accepted award that does not open: %e', err)
     }
@@ -230,7 +226,6 @@ export class JobExecService implements Startable {
     // marked started in the same synchronous step as the reservation: a second stream with the
     // same Start, read while this one awaits, must find the attempt taken
     this.book.answer(verified.attemptKey)
-    this.scheduler.fulfil(toHex(verified.awardHash))
     return { verified, lease: placed }
   }
 

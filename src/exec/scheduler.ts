@@ -160,12 +160,6 @@ export class SlotScheduler {
   private readonly slots: Slot[]
   private readonly paused = new Map<PauseReason, string>()
   private readonly now: () => number
-  /**
-   * Awards accepted whose Start has not come yet (award hash hex → until when): each holds a
-   * free slot from the bid engine's count, so two renters cannot both be told yes for one slot
-   * and the second be refused at Start (found at 25 NAT'd nodes: half the jobs lost that way).
-   */
-  private readonly promises = new Map<string, number>()
 
   constructor (opts: SchedulerOptions) {
     this.slots = opts.gpus.map(gpu => ({ gpu }))
@@ -254,7 +248,7 @@ export class SlotScheduler {
     }
     return {
       total: this.slots.length,
-      free: Math.max(0, this.slots.length - busy - this.promised()),
+      free: this.slots.length - busy,
       busy,
       preemptible,
       paused: this.paused.size === 0 ? [] : [...this.paused.keys()],
@@ -266,25 +260,7 @@ export class SlotScheduler {
   freeCount (): number {
     let free = 0
     for (const s of this.slots) if (s.lease == null) free++
-    return Math.max(0, free - this.promised())
-  }
-
-  /** An accepted award holds a free slot until its Start is admitted (fulfil) or `until` passes. */
-  promise (awardKey: string, until: number): void {
-    this.promises.set(awardKey, until)
-    this.changed()
-  }
-
-  /** The award's Start came (or will not): its slot is no longer held for it. */
-  fulfil (awardKey: string): void {
-    if (this.promises.delete(awardKey)) this.changed()
-  }
-
-  private promised (): number {
-    if (this.promises.size === 0) return 0
-    const now = this.now()
-    for (const [key, until] of this.promises) if (until <= now) this.promises.delete(key)
-    return this.promises.size
+    return free
   }
 
   /** capacity().preemptible without building the view */

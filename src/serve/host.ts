@@ -68,6 +68,13 @@ export async function freePort (): Promise<number> {
 
 export class ServeHost implements LeaseHost {
   readonly leases = new Map<string, HostedLease>()
+  /**
+   * Each lease's requests passed on to its service and not yet answered: cut when its run ends.
+   * A container that dies takes its address with it and sends no reset, so a request on a kept-alive
+   * connection to it would wait for its time bound (the gateway's 504) instead of failing at once
+   * and going to another replica.
+   */
+  private readonly passing = new Map<string, Set<ClientRequest>>()
   private readonly opts: typeof HOST_DEFAULTS
   private readonly agent: Agent
   /** proposes each lease's usage to its renter (set by the serve host service when the node has a ledger) */
@@ -82,6 +89,7 @@ export class ServeHost implements LeaseHost {
     const port = await freePort()
     const hosted: HostedLease = { leaseId: lease.leaseId, renter: lease.renter, healthPath: lease.healthPath, host: '127.0.0.1', port, healthy: false, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 }
     this.leases.set(lease.leaseId, hosted)
+    this.passing.set(lease.leaseId, new Set())
     const usage = this.usage
     // a lease is one GPU slot; its usage bills at the award's price
     usage?.openHosted(lease.leaseId, lease.renter, lease.priceMicroUsdPerGpuHour ?? 0, hosted)
@@ -102,6 +110,8 @@ export class ServeHost implements LeaseHost {
         clearInterval(timer)
         hosted.draining = true
         this.leases.delete(lease.leaseId)
+        for (const req of this.passing.get(lease.leaseId) ?? []) req.destroy(new Error('the service\'s run ended'))
+        this.passing.delete(lease.leaseId)
         // the last interval, then the account closes
         usage?.closeHosted(lease.leaseId)
       }
@@ -209,6 +219,9 @@ export class ServeHost implements LeaseHost {
     const headers: Record<string, string[]> = {}
     for (const h of head.headers) (headers[h.name] ??= []).push(h.value)
     const req = httpRequest({ host: hosted.host, port: hosted.port, method: head.method, path: head.path, headers, agent: this.agent })
+    const passing = this.passing.get(hosted.leaseId)
+    passing?.add(req)
+    req.once('close', () => { passing?.delete(req) })
     // the time bound (from the request's end) rejects this promise itself: no race of promises, this runs per request
     let expire = (): void => {}
     const response = new Promise<IncomingMessage>((resolve, reject) => {

@@ -12,7 +12,9 @@
  * read, TLS record or wake-up is shared: several times the batched cost), and serve requests the child answers
  * without a service behind (serveFrames*: the hop with serve framing, no HTTP); and the
  * reference for one HTTP hop: a plain Node reverse proxy in this process to the same upstream
- * (plainProxy*, keep-alive both ways, no libp2p).
+ * (plainProxy*, keep-alive both ways, no libp2p), and nginx as the reverse proxy (Debian's
+ * package; test/bench/nginx-proxy.ts). proxyPathPerCore: requests per CPU-second of each proxy
+ * path (issue 38 item 6), every process's CPU in a run less the direct run's.
  * The same hop in front of the repo's real inference service (exampleService: the example
  * sentiment service, a process of its own started by the provider child, asked for the
  * sentiment of a review): the ratio when the server does real work per request, beside the
@@ -37,6 +39,7 @@ import { Gateway, ReplicaPool } from '../../src/serve/index.js'
 import { ServeChannel, serveFrameKind } from '../../src/serve/wire.js'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { tempDir } from '../utils/index.js'
+import { nginxProxy } from './nginx-proxy.js'
 import { percentile } from './stats.js'
 import type { Stream } from '@libp2p/interface'
 import type { ServeProviderReply, ServeProviderRequest } from './serve-provider.js'
@@ -285,6 +288,19 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
     await concurrent(`${proxy.url}/x`, 200, CONCURRENCY)
     const p = (await sequential(`${proxy.url}/x`, N)).sort((a, b) => a - b)
     const proxyRun = await measured(`${proxy.url}/x`, N)
+    // nginx (Debian's package) as the reverse proxy: its own process, its CPU read from /proc
+    const nginx = await nginxProxy(dir.path, one.port)
+    let nginxRun: { rps: number, benchCpuUs: number, providerCpuUs: number, nginxCpuUs: number } | undefined
+    let nginxP50Ms: number | undefined
+    if ('url' in nginx) {
+      closers.push(nginx.close)
+      await concurrent(`${nginx.url}/x`, 200, CONCURRENCY)
+      const np = (await sequential(`${nginx.url}/x`, N)).sort((a, b) => a - b)
+      nginxP50Ms = percentile(np, 0.5)
+      const n0 = nginx.cpuMs()
+      const run = await measured(`${nginx.url}/x`, N)
+      nginxRun = { ...run, nginxCpuUs: (nginx.cpuMs() - n0) * 1000 / N }
+    }
 
     await floor(ECHO_PROTOCOL, 200)
     const echoRun = await floor(ECHO_PROTOCOL, N)
@@ -316,6 +332,15 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
     const share = routed.pool.get(fast.id)!.served / routedN
 
     const round = (x: number): number => Math.round(x * 1000) / 1000
+    // the proxy path's CPU per request: every process's CPU in the run (load client, proxy,
+    // provider node, upstream) less the same in the direct run (client and upstream alone)
+    const total = (r: { benchCpuUs: number, providerCpuUs: number }): number => r.benchCpuUs + r.providerCpuUs
+    const pathUs = {
+      gateway: total(gatewayRun) - total(directRun),
+      plainProxy: total(proxyRun) - total(directRun),
+      ...(nginxRun != null ? { nginx: total(nginxRun) + nginxRun.nginxCpuUs - total(directRun) } : {})
+    }
+    const perCpuSecond = (us: number): number => Math.round(1e6 / Math.max(1, us))
     return {
       requests: N,
       concurrency: CONCURRENCY,
@@ -338,6 +363,14 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
       cpuUsPerSequentialRequest: {
         direct: { bench: Math.round(directSeq.benchCpuUs), provider: Math.round(directSeq.providerCpuUs) },
         gateway: { bench: Math.round(gatewaySeq.benchCpuUs), provider: Math.round(gatewaySeq.providerCpuUs) }
+      },
+      /** issue 38 item 6: requests per CPU-second of the proxy path, in this run on these cores (goal: gateway ≥ 0.9 × plainProxy) */
+      proxyPathPerCore: {
+        cpuUsPerRequest: Object.fromEntries(Object.entries(pathUs).map(([k, v]) => [k, Math.round(v)])),
+        requestsPerCpuSecond: Object.fromEntries(Object.entries(pathUs).map(([k, v]) => [k, perCpuSecond(v)])),
+        gatewayVsPlainProxy: round(pathUs.plainProxy / pathUs.gateway),
+        ...(pathUs.nginx != null ? { gatewayVsNginx: round(pathUs.nginx / pathUs.gateway) } : { nginx: 'skipped' in nginx ? nginx.skipped : '' }),
+        ...(nginxP50Ms != null ? { nginxAddedP50Ms: round(nginxP50Ms - percentile(d, 0.5)), nginxRps: Math.round(nginxRun?.rps ?? 0) } : {})
       },
       plainProxyRps: Math.round(proxyRun.rps),
       plainProxyRatio: round(proxyRun.rps / directRun.rps),
@@ -362,7 +395,7 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
       },
       routingRequests: routedN,
       fastReplicaShare: round(share),
-      goals: 'addedP50Ms <= 1, throughputRatio >= 0.7, fastReplicaShare >= 0.9'
+      goals: 'addedP50Ms <= 1, throughputRatio >= 0.7, fastReplicaShare >= 0.9, proxyPathPerCore.gatewayVsPlainProxy >= 0.9'
     }
   } finally {
     for (const gw of gateways) await gw.stop()

@@ -23,23 +23,6 @@ describe('exec: slot scheduler', () => {
     assert.equal(s.capacity().free, 1)
   })
 
-  it('an accepted award holds a free slot from the bid count until its Start, or until its promise runs out', () => {
-    let now = 1_000
-    const s = new SlotScheduler({ gpus: gpus(2), now: () => now })
-    s.promise('award-a', now + 60_000)
-    assert.equal(s.capacity().free, 1, 'one of two slots is held for the accepted award')
-    s.promise('award-b', now + 30_000)
-    assert.equal(s.freeCount(), 0, 'a third renter hears no capacity: no second yes for one slot')
-    // the Starts still find their slots: a promise holds a count, not a GPU
-    lease(s.reserve({ key: 'a', tier: 'silver' }))
-    s.fulfil('award-a')
-    assert.equal(s.capacity().free, 0)
-    now += 30_000
-    assert.equal(s.capacity().free, 1, 'a promise whose Start never came lets go at its bound')
-    s.fulfil('never-promised')
-    assert.equal(s.freeCount(), 1)
-  })
-
   it('gold preempts a running bronze job with the grace period and gets its slot when it stops', async () => {
     const s = new SlotScheduler({ gpus: gpus(1), graceMs: 2_000 })
     const bronze = lease(s.reserve({ key: 'bronze', tier: 'bronze' }))

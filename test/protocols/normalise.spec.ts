@@ -87,7 +87,7 @@ describe('protocols: a message field sent twice is merged; lengths stay inside t
     const startB = jobFrameType.encode({ start: { runtime: { command: ['run.py'], timeout_ms: 5 }, inputs: [{ path: 'b' }] } }).finish()
     const frame = decodeFrame(cat(startA, startB))
     assert.deepEqual(frame.start?.award, Uint8Array.of(1))
-    assert.deepEqual(frame.start?.runtime, { image: 'img', command: ['python3', 'run.py'], env: [], timeoutMs: 5n })
+    assert.deepEqual(frame.start?.runtime, { image: 'img', command: ['python3', 'run.py'], env: [], timeoutMs: 5n, shmSizeMib: 0 })
     assert.deepEqual(frame.start?.inputs.map(i => i.path), ['a', 'b'])
     const independent = jobFrameType.toObject(parseMerged(jobFrameType, cat(startA, startB)), { longs: String })
     assert.deepEqual(independent.start.runtime, { image: 'img', command: ['python3', 'run.py'], timeout_ms: '5' })
