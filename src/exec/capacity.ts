@@ -28,9 +28,12 @@ class SlotCapacity implements CapacitySource {
     }
   }
 
-  freeSlots (): number {
-    const c = this.scheduler.capacity()
-    return c.paused.length > 0 ? 0 : c.free
+  freeSlots (renter?: string): number {
+    if (renter == null) {
+      const c = this.scheduler.capacity()
+      return c.paused.length > 0 ? 0 : c.free
+    }
+    return this.scheduler.capacity().paused.length > 0 ? 0 : this.scheduler.freeCountFor(renter)
   }
 
   preemptibleSlots (): number {

@@ -31,6 +31,8 @@ import { CONTROL_HANDLERS } from '../control/index.js'
 
 /** How long a stopping provider waits for its cancelled jobs to end before it lets go of the runner's helpers. */
 const STOP_JOBS_WAIT_MS = 10_000
+/** Longest an accepted award holds a slot waiting for its Start (the renter sends it right after the accept). */
+const PROMISE_MS = 15_000
 
 /** A job this provider runs: the libp2p service. */
 export class JobExecService implements Startable {
@@ -86,8 +88,10 @@ export class JobExecService implements Startable {
   /** The market calls this when it accepts an award over the accept protocol. */
   noteAccepted (awardEnvelope: Uint8Array): void {
     try {
-      const { message: award, hash } = openAward(awardEnvelope)
+      const { message: award, hash, signer } = openAward(awardEnvelope)
       this.book.accept(toHex(hash), Number(award.expiresAt))
+      // the slot is held for this award until its Start comes (the renter sends it at once)
+      this.scheduler.promise(toHex(hash), toHex(signer.toMultihash().bytes), Math.min(Number(award.expiresAt), Date.now() + PROMISE_MS))
     } catch (err) {
       this.log('ignoring an accepted award that does not open: %e', err)
     }
@@ -191,6 +195,8 @@ export class JobExecService implements Startable {
       throw err
     }
     if (!verified.renter.equals(remote)) throw new Rejection(JobFrame.Rejected.Code.NOT_AWARDED, 'the stream does not come from the job\'s renter')
+    // its Start came: the slot held for the award is given back, to be reserved just below (same turn) or refused
+    this.scheduler.fulfil(toHex(verified.awardHash))
     if (this.init.requireAccepted !== false && !this.book.isAccepted(toHex(verified.awardHash))) {
       throw new Rejection(JobFrame.Rejected.Code.NOT_AWARDED, 'this provider did not accept that award')
     }

@@ -6,14 +6,15 @@
  */
 
 import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
+import { toHex } from '../common/index.js'
 import { matchJob, type CapacitySnapshot } from './matching.js'
 import { DEFAULT_PRICING, clearingSample, quotePrice, timeClassAt, type PricingParams, type TimeClass } from './pricing.js'
 import { DeclineReason, MAX_BID_ADDRS, MAX_BID_ADDR_BYTES, declineReasonName, microToUsd, tierOf, type Bid, type JobRequest } from './messages.js'
 import type { CapacitySource, ProviderProfile, Tier } from '../capability/index.js'
 
-function capacitySnapshot (source: CapacitySource): CapacitySnapshot {
+function capacitySnapshot (source: CapacitySource, renter?: string): CapacitySnapshot {
   return {
-    freeSlots: source.freeSlots(),
+    freeSlots: source.freeSlots(renter),
     preemptibleSlots: source.preemptibleSlots(),
     totalSlots: source.totalSlots(),
     thermalOk: source.thermalOk(),
@@ -71,7 +72,7 @@ export class BidEngine {
   decide (job: JobRequest, now = Date.now()): BidDecision {
     const profile = this.opts.profile()
     if (profile == null) return { bid: false, reason: DeclineReason.OTHER, detail: 'provider profile not ready' }
-    const capacity = capacitySnapshot(this.capacity)
+    const capacity = capacitySnapshot(this.capacity, toHex(job.renter))
     const match = matchJob(profile, job, capacity, now)
     if (!match.ok) return { bid: false, reason: match.reason, detail: match.detail }
     const utilization = capacity.totalSlots > 0 ? 1 - Math.max(0, capacity.freeSlots) / capacity.totalSlots : 1

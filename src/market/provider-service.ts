@@ -159,7 +159,7 @@ class MarketProvider implements MarketProviderService, Startable {
     // the capacity service is read when a job arrives: services start together
     const slots = (): CapacitySource => components[CAPACITY_SERVICE]
     const capacity: CapacitySource = {
-      freeSlots: () => slots().freeSlots(),
+      freeSlots: (renter) => slots().freeSlots(renter),
       preemptibleSlots: () => slots().preemptibleSlots(),
       totalSlots: () => slots().totalSlots(),
       thermalOk: () => slots().thermalOk(),

@@ -51,6 +51,11 @@ export interface GatewayStats { requests: number, answered: number, retried: num
 export class Gateway {
   private server?: Server
   private inflight = 0
+
+  /** requests the gateway holds now (each gives its slot back on every path) */
+  get inflightNow (): number {
+    return this.inflight
+  }
   readonly stats: GatewayStats = { requests: 0, answered: 0, retried: 0, errors: {} }
 
   /** serve streams kept open between requests, per provider */

@@ -192,7 +192,7 @@ function statusOf (d: Deployment, withEvents = false): Record<string, unknown> {
     size: d.size,
     ready: d.ready().length,
     replicas: d.pool.list().map(r => ({ id: r.id, provider: r.provider.toString(), region: r.region, state: r.state, ...(r.ewmaMs != null ? { ewmaMs: r.ewmaMs } : {}), inflight: r.inflight, served: r.served, failed: r.failed, since: r.since })),
-    gateway: d.gateway.stats,
+    gateway: { ...d.gateway.stats, inflight: d.gateway.inflightNow },
     ...(withEvents ? { events: d.events.slice(-50) as Array<DeploymentEvent & { at: number }> } : {})
   }
 }

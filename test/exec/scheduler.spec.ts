@@ -23,6 +23,27 @@ describe('exec: slot scheduler', () => {
     assert.equal(s.capacity().free, 1)
   })
 
+  it('an accepted award holds a free slot from other renters until its Start; one per renter, never against its own next job; gone at its bound', () => {
+    let now = 1_000
+    const s = new SlotScheduler({ gpus: gpus(2), now: () => now })
+    s.promise('award-a1', 'renter-a', now + 15_000)
+    assert.equal(s.freeCount(), 1, 'one of two slots is held for the accepted award')
+    assert.equal(s.freeCountFor('renter-b'), 1)
+    assert.equal(s.freeCountFor('renter-a'), 2, 'its own accepted award does not hold a slot from its renter')
+    s.promise('award-b1', 'renter-b', now + 15_000)
+    assert.equal(s.freeCountFor('renter-c'), 0, 'a third renter hears no capacity: no second yes for one slot')
+    s.promise('award-a2', 'renter-a', now + 15_000)
+    assert.equal(s.freeCountFor('renter-c'), 0, 'a renter\'s next award replaces its earlier one: still one each')
+    // the Starts still find their slots: a promise holds a count, not a GPU
+    lease(s.reserve({ key: 'a', tier: 'silver' }))
+    s.fulfil('award-a2')
+    assert.equal(s.freeCountFor('renter-c'), 0)
+    now += 15_000
+    assert.equal(s.freeCountFor('renter-c'), 1, 'a promise whose Start never came lets go at its bound')
+    s.fulfil('never-promised')
+    assert.equal(s.capacity().free, 1)
+  })
+
   it('gold preempts a running bronze job with the grace period and gets its slot when it stops', async () => {
     const s = new SlotScheduler({ gpus: gpus(1), graceMs: 2_000 })
     const bronze = lease(s.reserve({ key: 'bronze', tier: 'bronze' }))

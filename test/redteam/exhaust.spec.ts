@@ -100,6 +100,8 @@ describe('red team: a renter process exhausts the provider (issue 13 attack 5)',
     assert.equal(error, undefined, error)
     // the attacker's streams are gone: its slot comes back, and an honest job runs on it
     await waitFor(async () => (await execJobs()).jobs.every(j => j.state === 'rejected' || j.state === 'done'), { timeoutMs: 20_000, what: 'the attacker\'s job to end on the provider' })
+    // an award it accepted and never started (its stream reset at the cap) holds the slot for 15 s at most
+    await waitFor(async () => (await execJobs()).capacity.free === 1, { timeoutMs: 30_000, what: 'the slot free again' })
     const run = await submitJob(renter().dataDir, tmp.path, 'upper.yaml', ['--out-dir', join(tmp.path, 'out')], 45_000)
     assert.equal(run.code, 0, `${JSON.stringify(run.summary)}\n${run.stderr.slice(-2000)}`)
     assert.equal(run.summary.status, 'ok', JSON.stringify(run.summary))

@@ -183,11 +183,12 @@ describe('red team: market attacks from a separate attacker process (issue 13)',
     assert.equal(error, undefined, error)
     const report = run.summary
     assert.ok(report?.jobId != null, `submit --auction-only gave no report: ${run.stderr.slice(-2000)}`)
-    // the flood ran, and the provider had judged it (each request a `vram` decline in its log) before the award came
+    // the flood ran, and the provider had judged it (each request a `vram` decline in its log, or
+    // `no-capacity` while its slot is held for an award the renter accepted earlier) before the award came
     const events = providerEvents.slice()
     const bidAt = events.findIndex(e => e.event === 'market:bid' && e.jobId === report.jobId)
     const wonAt = events.findIndex(e => e.event === 'market:won' && e.jobId === report.jobId)
-    const flushed = events.slice(bidAt + 1, wonAt < 0 ? undefined : wonAt).filter(e => e.event === 'market:decline' && e.reason === 'vram').length
+    const flushed = events.slice(bidAt + 1, wonAt < 0 ? undefined : wonAt).filter(e => e.event === 'market:decline' && (e.reason === 'vram' || e.reason === 'no-capacity')).length
     console.log(`      [figures] job flush: ${String(result?.sent)} requests from throwaway keys sent; ${flushed} judged by the provider between its bid and the award; offers ${JSON.stringify(report.attempts)}`)
     assert.ok(bidAt >= 0, 'the honest provider bid on the renter\'s job')
     assert.ok(flushed > 2_000, `the flood reached the provider's job memory before the award: ${flushed} requests judged`)

@@ -10,6 +10,7 @@
 import { jobShardTopic } from '../../protocols/ids.js'
 import * as assert from 'node:assert/strict'
 import { writeFile } from 'node:fs/promises'
+import { connect } from 'node:net'
 import { join } from 'node:path'
 import { tempDir, waitFor, recordAttack } from '../utils/index.js'
 import { submitJob } from '../exec/fixtures.js'
@@ -176,6 +177,45 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
     }, { timeoutMs: RECOVERY_BOUND_MS, intervalMs: 250, what: 'the deployment back at two ready replicas after the gold job' })
     assert.ok(back.replicas.every((r: any) => r.id !== ended.id), 'the preempted replica was replaced')
     console.log(`      drained: ${result.ok} requests answered across the preemption, none lost`)
+  })
+
+  it('red team (issue 38.7, against the renter process): cut bodies, readers that stop, foreign Hosts, Origins and cross-site fetches: every slot comes back, nothing foreign is served, a normal request still answers', async () => {
+    await atSize('the deployment at size before the abuse')
+    const { port } = new URL(url)
+    // raw requests: what a broken or hostile client sends, on a connection of its own
+    const raw = async (text: string, opts: { leaveAfterMs?: number, readBytes?: number } = {}): Promise<string> => await new Promise(resolve => {
+      const socket = connect(Number(port), '127.0.0.1', () => { socket.write(text) })
+      let got = ''
+      socket.setEncoding('utf8')
+      socket.on('data', (d: string) => {
+        got += d
+        // a reader that stops: no more reads once it has a little
+        if (opts.readBytes != null && got.length >= opts.readBytes) { socket.pause(); setTimeout(() => { socket.destroy(); resolve(got) }, 1_500) }
+      })
+      socket.on('error', () => { resolve(got) })
+      socket.on('close', () => { resolve(got) })
+      if (opts.leaveAfterMs != null) setTimeout(() => { socket.destroy(); resolve(got) }, opts.leaveAfterMs)
+    })
+    const host = `127.0.0.1:${port}`
+    const abuse = await Promise.all([
+      // a body shorter than its Content-Length, then gone
+      ...Array.from({ length: 20 }, async () => await raw(`POST /sentiment HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"text":"hal`, { leaveAfterMs: 300 })),
+      // a server-sent event stream whose reader stops reading
+      ...Array.from({ length: 10 }, async () => await raw(`GET /stream?text=${encodeURIComponent('I love it. '.repeat(200))} HTTP/1.1\r\nHost: ${host}\r\n\r\n`, { readBytes: 64 })),
+      // DNS rebinding, another site's page, a cross-site fetch
+      raw(`GET /sentiment?text=hi HTTP/1.1\r\nHost: evil.example:${port}\r\nConnection: close\r\n\r\n`),
+      raw(`POST /sentiment HTTP/1.1\r\nHost: ${host}\r\nOrigin: https://evil.example\r\nContent-Type: text/plain\r\nContent-Length: 15\r\nConnection: close\r\n\r\n{"text":"spend"}`),
+      raw(`GET /sentiment?text=hi HTTP/1.1\r\nHost: ${host}\r\nSec-Fetch-Site: cross-site\r\nConnection: close\r\n\r\n`)
+    ])
+    const foreign = abuse.slice(-3).map(a => a.split('\r\n')[0])
+    assert.deepEqual(foreign, ['HTTP/1.1 403 Forbidden', 'HTTP/1.1 403 Forbidden', 'HTTP/1.1 403 Forbidden'], 'a foreign Host, Origin or cross-site fetch is refused')
+    const settled = await waitFor(async () => {
+      const s = await control(renterDir, 'services.status', { name: 'sentiment' })
+      return s.gateway.inflight === 0 && s.replicas.every((r: any) => r.inflight === 0) ? s : undefined
+    }, { timeoutMs: 30_000, intervalMs: 250, what: 'every gateway and replica slot given back' })
+    const after = await sentimentLoad(url, 20)
+    recordAttack({ issue: '38.7', attack: 'against the renter process: 20 cut bodies, 10 stalled readers of an event stream, a foreign Host, Origin and cross-site fetch (slots held after / foreign served / normal requests failed)', got: `${settled.gateway.inflight} / ${foreign.filter(f => !f.includes('403')).length} / ${after.failed.length}`, limit: '0 / 0 / 0' })
+    assert.deepEqual(after.failed, [], 'a normal request answers after the abuse')
   })
 
   it('services ls, scale and stop on the control socket', async () => {

@@ -25,9 +25,10 @@ import { connectionEncrypters } from '../../src/transport/index.js'
 import { nativeTls, nativeTlsStats, tlsContext } from '../../src/transport/native-tls.js'
 import { TLS_PROTOCOL } from '../../src/transport/secure.js'
 import * as varint from 'uint8-varint'
+import { join } from 'node:path'
 import { Duplex } from 'node:stream'
 import { tlsTcp } from '../../src/transport/tls-tcp.js'
-import { recordAttack, waitFor } from '../utils/index.js'
+import { recordAttack, spawnNode, tempDir, waitFor } from '../utils/index.js'
 import type { ConnectionGater, PeerId, PrivateKey } from '@libp2p/interface'
 
 const ECHO = '/test/echo/1.0.0'
@@ -308,6 +309,39 @@ describe('native-TLS TCP transport', function () {
     hostile.close()
     recordAttack({ issue: '38.4', attack: 'an RSA certificate (public exponent 2^31-1) on a dialer and on a listener', got: `listener: ${atListener.slice(0, 80)}; dialer: ${outcome.slice(0, 80)}`, limit: 'ECDSA and Ed25519 signatures only (TLS_SIGNATURE_ALGORITHMS)' })
     assert.match(outcome, /^refused/)
+  })
+
+  it('red team (issue 38.7, against a node process): an RSA client certificate is refused by a running idlegrid node\'s listener', async function () {
+    this.timeout(60_000)
+    const dir = await tempDir('idlegrid-rsa-')
+    const node = await spawnNode('bootstrap', { dataDir: join(dir.path, 'node'), args: ['--listen', '/ip4/127.0.0.1/tcp/0'] })
+    try {
+      const addr = multiaddr(node.addrs.find(a => a.includes('/tcp/') && !a.includes('/ws')) as string).nodeAddress()
+      const rsa = await plainCertificate('rsa')
+      // multistream-select to the TLS protocol in the clear, as libp2p dials, then the TLS handshake on that socket
+      const socket = netConnect(addr.port, addr.address)
+      await once(socket, 'connect')
+      const line = (text: string): Uint8Array => { const bytes = new TextEncoder().encode(`${text}\n`); return new Uint8Array([...varint.encode(bytes.length), ...bytes]) }
+      socket.write(line('/multistream/1.0.0'))
+      socket.write(line(TLS_PROTOCOL))
+      let echoed = Buffer.alloc(0)
+      while (!echoed.includes(Buffer.from(TLS_PROTOCOL))) echoed = Buffer.concat([echoed, (await once(socket, 'data'))[0] as Buffer])
+      socket.pause()
+      const client = tlsConnect({ socket, cert: rsa.cert, key: rsa.key, rejectUnauthorized: false, minVersion: 'TLSv1.3', ALPNProtocols: ['libp2p'] })
+      const outcome = await new Promise<string>(resolve => {
+        // TLS 1.3: the client finishes first; the listener's verdict on its certificate comes as an alert or a close
+        client.once('secureConnect', () => { client.once('data', () => { resolve('answered') }); client.once('close', () => { resolve('closed by the node') }) })
+        client.once('error', (err) => { resolve(`refused: ${err.message}`) })
+        client.once('close', () => { resolve('closed by the node') })
+      })
+      client.destroy()
+      recordAttack({ issue: '38.4', attack: 'an RSA client certificate against a running node process\'s TCP listener', got: outcome.slice(0, 100), limit: 'refused or closed, never answered' })
+      assert.notEqual(outcome, 'answered')
+      assert.equal(node.child.exitCode, null, 'the node runs on')
+    } finally {
+      await node.stop('SIGTERM', 5_000)
+      await dir.cleanup()
+    }
   })
 
   describe('a hostile dialer before the handshake', () => {
