@@ -56,6 +56,7 @@ export class Gateway {
   get inflightNow (): number {
     return this.inflight
   }
+
   readonly stats: GatewayStats = { requests: 0, answered: 0, retried: 0, errors: {} }
 
   /** serve streams kept open between requests, per provider */
