@@ -23,7 +23,7 @@ export const MAX_BID_REQUEST_BYTES = envelopeMaxBytes(MAX_BYTES.bid)
 /** How long after the window closes a bid stream may still run (the renter's answer is then LATE). */
 const BID_SEND_GRACE_MS = 2_000
 /**
- * How long a dial to a renter may go on after its bid's deadline: a connection through a relay
+ * How long a dial to a renter through its relays may go on after its bid's deadline: a connection through a relay
  * can take longer than a bid window when many bidders dial one renter on a loaded relay, and if
  * every such dial were cut at the deadline the renter's next round would find none made (NAT
  * lab, 20 providers and 5 renters behind NAT: auctions with no bid at all). The late connection
@@ -62,7 +62,10 @@ export async function sendBid (components: BidSenderComponents, job: Signed<JobR
     // a renter behind NAT names its relays: try them all at once, so that one stalled relay
     // does not hold the bid past its window (the request below then takes that connection)
     const relayed = multiaddrs.filter(a => a.toString().includes('/p2p-circuit')).map(a => a.encapsulate(`/p2p/${job.signer.toString()}`))
-    const connecting = AbortSignal.timeout(CONNECT_MS)
+    // only a dial through relays outlives the bid: a direct one that is slow is to an address that
+    // does not answer (a partition, a dead peer), and a hung dial would hold back the next one
+    // to that peer, which joins it, for as long (the partition chaos spec: ledgers equal 2 s late)
+    const connecting = relayed.length > 0 ? AbortSignal.timeout(CONNECT_MS) : signal
     const dialing = relayed.length > 1 && components.transportManager != null
       ? dialViaRelays(components.transportManager, relayed, connecting)
       : components.connectionManager.openConnection(job.signer, { signal: connecting })
