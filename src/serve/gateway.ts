@@ -227,7 +227,7 @@ export class Gateway {
         answer = await forward(this.streams, replica.provider, replica.leaseId, { method, path: req.url ?? '/', headers, body }, { timeoutMs: this.opts.timeoutMs, silenced: replica.silenced.signal })
         this.pool.observe(replica, answer.headMs)
         noteDraining(replica, answer.response)
-        const sent = await this.stream(answer, res, signal)
+        const sent = await this.stream(answer, res, signal, idempotent)
         this.opts.meter?.(replica.id)?.served(body.byteLength, sent)
         replica.served++
         this.stats.answered++
@@ -253,8 +253,10 @@ export class Gateway {
    * the head in one write (a short answer is head, body and end in one write, as the service
    * itself would send it, not three); once the answer waits, the head goes out at once (a
    * server-sent event stream shows its first event without waiting) and the rest as it comes.
+   * For an idempotent request the head waits for the first body bytes, so that an answer broken
+   * before them can still go to another replica.
    */
-  private async stream (answer: ForwardAnswer, res: ServerResponse, signal: AbortSignal): Promise<number> {
+  private async stream (answer: ForwardAnswer, res: ServerResponse, signal: AbortSignal, idempotent = false): Promise<number> {
     try {
       res.statusCode = answer.response.status
       const headers: Record<string, string[]> = {}
@@ -284,7 +286,10 @@ export class Gateway {
     try {
       while (true) {
         const next = answer.body.next()
-        if (held != null && (heldBytes >= HOLD_BYTES || !await settlesThisTurn(next))) {
+        // an idempotent request's head waits for its first body bytes (or its end): an answer that
+        // breaks before them (its provider killed) has sent the client nothing, so it is retried
+        const holdHead = idempotent && held != null && held.length === 0
+        if (held != null && (heldBytes >= HOLD_BYTES || (!holdHead && !await settlesThisTurn(next)))) {
           // the answer waits (or is long): what is held goes out now, the rest as it comes
           if (held.length === 0) res.flushHeaders()
           for (const chunk of held) res.write(chunk)
