@@ -13,12 +13,17 @@ import { request } from 'node:http'
 import { join } from 'node:path'
 import { DockerRunner, type DockerRunnerOptions, type RunHandle, type RunSpec, type ServiceNetwork } from '../../src/exec/runners/index.js'
 import { RunnerError } from '../../src/exec/errors.js'
+import { dockerClientEnv } from '../../src/exec/runners/docker-client.js'
+import { sweepOwner } from '../../src/exec/runners/service-network.js'
 import { freePort } from '../../src/serve/host.js'
 import { recordAttack, tempDir, waitFor } from '../utils/index.js'
 import { engineMissing, TEST_IMAGE } from './docker-engine.js'
 
+/** every container and lease network this spec makes carries this owner label: after() removes them on every path */
+const OWNER = randomBytes(8).toString('hex')
+
 function runner (more: Partial<DockerRunnerOptions> = {}): DockerRunner {
-  return new DockerRunner({ allowedImages: [TEST_IMAGE], pull: 'never', memoryMib: 256, cpus: 1, pidsLimit: 64, ...more })
+  return new DockerRunner({ allowedImages: [TEST_IMAGE], pull: 'never', memoryMib: 256, cpus: 1, pidsLimit: 64, owner: OWNER, ...more })
 }
 
 async function get (host: string, port: number, path: string): Promise<{ status: number, body: string }> {
@@ -47,7 +52,11 @@ describe('exec: service leases under the docker runner (real engine)', function 
     }
     tmp = await tempDir('idlegrid-docker-svc-')
   })
-  after(async () => { await tmp?.cleanup() })
+  after(async () => {
+    // a failed assertion or a timeout must not leave containers or bridges behind
+    if (engineMissing() == null) await sweepOwner({ docker: 'docker', env: dockerClientEnv() }, OWNER)
+    await tmp?.cleanup()
+  })
 
   /** A lease serving inputs/www with busybox httpd on $PORT (what a service file would ship), and a script of its own. */
   async function lease (name: string, script: string): Promise<{ spec: RunSpec, network: ServiceNetwork, r: DockerRunner }> {
