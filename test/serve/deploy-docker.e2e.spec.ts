@@ -8,6 +8,11 @@
  */
 import * as assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { resolve } from 'node:path'
+import { dockerClientEnv } from '../../src/exec/runners/docker-client.js'
+import { sweepOwner } from '../../src/exec/runners/service-network.js'
+import { defaultWorkRoot } from '../../src/exec/runners/work-dirs.js'
 import { recordAttack, tempDir, waitFor } from '../utils/index.js'
 import { engineMissing, TEST_IMAGE } from '../exec/docker-engine.js'
 import { control, sentimentLoad, SERVICES_DIR, startServeNetwork } from './fixtures.js'
@@ -51,10 +56,11 @@ describe('serve: a service under the docker runner, kept at size through a provi
   after(async () => {
     if (net != null) await control(net.renters[0]!.dataDir, 'services.stop', { name: 'sentiment' }).catch(() => {})
     await net?.stop()
-    // the SIGKILLed provider could not remove its replica's container and network
-    for (const [kind, label] of [['container', 'idlegrid.job'], ['network', 'idlegrid.lease']] as const) {
-      const ids = execFileSync('docker', [kind, 'ls', ...(kind === 'container' ? ['-a'] : []), '-q', '--filter', `label=${label}`], { encoding: 'utf8' }).split('\n').filter(l => l !== '')
-      if (ids.length > 0) execFileSync('docker', [kind, 'rm', ...(kind === 'container' ? ['-f'] : []), ...ids], { stdio: 'ignore' })
+    // the SIGKILLed provider could not remove its replica's container and network: swept by its
+    // owner label only (another spec file may run containers on the same engine meanwhile)
+    for (const p of net?.providers ?? []) {
+      const owner = createHash('sha256').update(resolve(defaultWorkRoot(p.dataDir))).digest('hex').slice(0, 16)
+      await sweepOwner({ docker: 'docker', env: dockerClientEnv() }, owner)
     }
     await dir?.cleanup()
   })
