@@ -83,6 +83,9 @@ export function runAuction (input: AuctionInput): AuctionResult {
   for (const p of input.candidates) rtt.set(p.id, input.latency.rttMs(input.renterRegion, p.region.name))
   const ctx: BidContext = { reputation: input.reputation, exclude: input.exclude, rttMs: latencyMatters(request) ? rtt : undefined }
   const offers: Offer[] = []
+  // where the run models data, the renter names the job's dataset and each bid claims what its provider's cache holds of it
+  const data = input.candidates[0]?.data
+  data?.nameInputs(request)
   for (const p of input.candidates) {
     const decision = p.engine.decide(request, now)
     p.engine.record(decision)
@@ -92,6 +95,11 @@ export function runAuction (input: AuctionInput): AuctionResult {
       continue
     }
     const bid = p.engine.buildBid(request, decision, p.hash, now)
+    if (data != null) {
+      const held = data.held(p.index, request)
+      bid.cachedDatasets = held.datasets
+      bid.cachedBytes = held.bytes
+    }
     const problem = bidProblem(bid, request, p.id, ctx, closeAt)
     if (problem != null) {
       dropped[problem] = (dropped[problem] ?? 0) + 1

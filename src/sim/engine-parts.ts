@@ -7,6 +7,7 @@ import type { SimJob } from './population.js'
 import type { SimProvider } from './provider.js'
 import type { RunOutcome } from './reputation-book.js'
 import type { Rng } from './rng.js'
+import type { SimData } from './data-cache.js'
 
 export type Mode = 'market' | 'baseline'
 
@@ -54,6 +55,8 @@ export interface EngineOptions {
   onProgress?: (done: number) => void
   /** keep every run's [start, end) per GPU (tests check for double booking) */
   recordRuns?: boolean
+  /** the data model (data-cache.ts): market awards move the inputs their winner lacks before the run starts */
+  data?: SimData
 }
 
 export const renterBytes = new Uint8Array(38)
@@ -69,6 +72,11 @@ export function jobIdOf (index: number): Uint8Array {
   id[14] = (index >>> 8) & 255
   id[15] = index & 255
   return id
+}
+
+/** The job index jobIdOf wrote into a job id. */
+export function jobIndexOf (id: Uint8Array): number {
+  return (((id[12] ?? 0) << 24) | ((id[13] ?? 0) << 16) | ((id[14] ?? 0) << 8) | (id[15] ?? 0)) >>> 0
 }
 
 export function topReason (declines: Record<string, number>, dropped: Record<string, number>, asked: number): string {

@@ -219,6 +219,8 @@ export class SimEngine {
   private place (js: JobState, p: SimProvider, gpus: number, price: number, own: boolean, timeClass: TimeClass, start: number): void {
     js.attempt++
     if (!own) this.metrics.count(this.metrics.awardsByConduct, p.conduct)
+    // a market award first moves the inputs the winner lacks (the bid window closed at now + bidWindowMs)
+    if (!own && this.opts.data != null) start += this.opts.data.award(p.index, js.index, this.now + this.scenario.market.bidWindowMs, start)
     const run: Run = { js, provider: p, leases: [], start, price, own, timeClass, state: 'pending', outcome: 'ok', end: 0 }
     // own work is the owner's priority: it takes slots as gold does
     const tier = own ? 'gold' : js.job.tier

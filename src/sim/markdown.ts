@@ -24,6 +24,20 @@ export function mainTable (report: SimReport): string {
   return rows.join('\n')
 }
 
+/** The data table: the market's bytes moved and time to start with the providers' input caches on and off (same seed, same jobs). */
+export function dataTable (report: SimReport): string {
+  const d = report.data
+  if (d == null) return ''
+  const rows = ['| input cache | awards | cache hit ratio (awards / bytes) | GiB moved | GiB per award mean / p50 / p95 | time to start s mean / p50 / p95 |',
+    '|---|---:|---:|---:|---:|---:|']
+  for (const s of [d.cacheOn, d.cacheOff]) {
+    const m = s.movedPerAwardGiB
+    const t = s.timeToStartSeconds
+    rows.push(`| ${s.cache ? `on, ${d.params.cacheGiB} GiB per provider` : 'off'} | ${s.awards} | ${pct(s.hitRatio)} / ${pct(s.byteHitRatio)} | ${s.movedGiB.toFixed(1)} | ${m.mean.toFixed(2)} / ${m.p50.toFixed(2)} / ${m.p95.toFixed(2)} | ${t.mean.toFixed(1)} / ${t.p50.toFixed(1)} / ${t.p95.toFixed(1)} |`)
+  }
+  return rows.join('\n')
+}
+
 export function markdownReport (report: SimReport): string {
   const { input, market, baseline } = report
   const lines: string[] = []
@@ -37,6 +51,15 @@ export function markdownReport (report: SimReport): string {
   lines.push(`Utilisation over the horizon: market ${pct(market.utilisation)} (owners' own work ${pct(market.ownUtilisation)}), baseline ${pct(baseline.utilisation)}.`, '')
   lines.push('Baseline: owners run their own work on their own GPUs only, queueing when full; renters rent on demand from one cloud, ' +
     'served at once at the list price of the cheapest GPU the job accepts. "On-demand USD, same GPU-h" prices the market\'s useful GPU-hours at the list price of the GPU each ran on.', '')
+  if (report.data != null) {
+    const p = report.data.params
+    lines.push('## Data and the input cache', '', dataTable(report), '',
+      `The market's runs move each award's inputs from the renter before the run starts (at ${Math.min(p.renterGbps, p.providerGbps)} Gbit/s: renter ${p.renterGbps}, provider ${p.providerGbps}); ` +
+      `with the cache on, providers keep what they received (LRU, ${p.cacheGiB} GiB each) and bid what they hold, which the ranking counts. The market figures above are the cache-${p.cache ? 'on' : 'off'} run. ` +
+      `Datasets are an assumption (the trace has none): a task reads a public one with probability ${p.publicShare}, else one of its renter's ${p.datasetsPerRenter} of its kind with probability ${p.reuse}, else a new one; ` +
+      `sizes log-normal, training median ${p.training.medianGiB} GiB (σ ${p.training.sigma}), inference median ${p.inference.medianGiB} GiB (σ ${p.inference.sigma}); see examples/sim/README.md. ` +
+      `Evictions (cache on): ${report.data.cacheOn.evictions}; the most one provider held: ${report.data.cacheOn.peakCacheGiB} GiB.`, '')
+  }
   lines.push('## Figures', '')
   for (const f of ['utilisation', 'cost', 'waits', 'served', 'lost', 'yield', 'price']) lines.push(`![${f}](${f}.svg)`, '')
   lines.push('## Provider yield', '', '| time class | earned USD | offered GPU-h (not used by owners) | USD per offered GPU-h |', '|---|---:|---:|---:|')

@@ -12,6 +12,7 @@ import { SlotScheduler } from '../exec/scheduler.js'
 import type { DetectedGpu } from '../capability/gpu.js'
 import type { CapacitySource } from '../capability/capacity.js'
 import type { RegionSpec } from './scenario.js'
+import type { SimData } from './data-cache.js'
 
 /** How a provider behaves beyond its code: honest, failing (runs break off) or lying (bad outputs at a low price). */
 export type Conduct = 'honest' | 'failing' | 'lying'
@@ -49,6 +50,8 @@ export class SimProvider {
   readonly engine: BidEngine
   /** the capacity-index keys this provider is filed under */
   indexKeys: string[] = []
+  /** the run's data model, where it models data: this provider's input cache is `data.caches[index]` (data-cache.ts) */
+  data: SimData | undefined
 
   constructor (init: ProviderInit, now: () => number) {
     this.index = init.index

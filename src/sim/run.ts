@@ -1,12 +1,15 @@
 /**
  * Runs a scenario twice with one seed, the same population and the same jobs: once with the
- * market, once the old way (baseline), and returns both summaries in one report. Nothing
- * here reads the wall clock, so one seed gives one report, byte for byte.
+ * market, once the old way (baseline), and returns both summaries in one report. Where the
+ * scenario models data (data-cache.ts), the market runs a third time with the providers'
+ * input caches the other way, for the data table. Nothing here reads the wall clock, so one
+ * seed gives one report, byte for byte.
  */
 
 import { loadTrace, type Trace } from './trace.js'
 import { resampleTrace } from './synthetic.js'
-import { buildPopulation } from './population.js'
+import { buildPopulation, type Population } from './population.js'
+import { DATA_DEFAULTS, SimData, drawCatalogue, type DataParams, type DataSummary } from './data-cache.js'
 import { SimEngine, type Mode, type RunRecord } from './engine.js'
 import { latencyModel } from './latency.js'
 import { Rng } from './rng.js'
@@ -22,6 +25,8 @@ export interface SimReport {
   baseline: ModeSummary
   claims: Claim[]
   listPrices: typeof LIST_PRICES
+  /** where data is modelled: its parameters and the market's data figures with the input caches on and off (same seed, same jobs) */
+  data: { params: DataParams, cacheOn: DataSummary, cacheOff: DataSummary } | null
 }
 
 export interface RunOptions {
@@ -31,6 +36,8 @@ export interface RunOptions {
   /** called with the mode and jobs ended so far */
   onProgress?: (mode: Mode, done: number, total: number) => void
   recordRuns?: boolean
+  /** overrides the scenario's `data:` (and models data where the scenario does not): caches on or off, their budget */
+  data?: { cache?: boolean, cacheGiB?: number }
 }
 
 export interface ScenarioRun {
@@ -50,20 +57,36 @@ export async function runScenario (scenario: Scenario, opts: RunOptions = {}): P
   const runs = { market: [], baseline: [] } as Record<Mode, RunRecord[]>
   let input: SimReport['input'] | undefined
   let providers: ScenarioRun['providers'] = []
-  for (const mode of ['market', 'baseline'] as const) {
+  const dataBase = scenario.data ?? DATA_DEFAULTS
+  const dataParams: DataParams | undefined = opts.data == null && scenario.data == null
+    ? undefined
+    : { ...dataBase, cache: opts.data?.cache ?? dataBase.cache, cacheGiB: opts.data?.cacheGiB ?? dataBase.cacheGiB }
+  const dataSummaries: DataSummary[] = []
+  const simulate = (mode: Mode, cache: boolean | undefined): { engine: SimEngine, pop: Population } => {
     const rng = new Rng(seed)
     // the providers' schedulers read the engine's clock, which exists once they do
     const pop = buildPopulation(scenario, trace, rng.fork(), () => engine.now)
+    // the market's data: its own generator, so runs with the caches on and off read the same datasets
+    const data = mode === 'market' && dataParams != null && cache != null
+      ? new SimData(drawCatalogue(pop.jobs, dataParams, new Rng(seed ^ 0xda7a)), { ...dataParams, cache }, pop.providers.length)
+      : undefined
+    for (const p of pop.providers) p.data = data
     const engine: SimEngine = new SimEngine(scenario, pop, {
       mode,
       latency: latencyModel(rng.fork()),
       rng: rng.fork(),
       horizonMs: Math.max(1, trace.spanMs),
       recordRuns: opts.recordRuns,
+      data,
       onProgress: (done) => { opts.onProgress?.(mode, done, pop.jobs.length) }
     })
     engine.run()
     opts.onProgress?.(mode, pop.jobs.length, pop.jobs.length)
+    if (data != null) dataSummaries.push(data.summary())
+    return { engine, pop }
+  }
+  for (const mode of ['market', 'baseline'] as const) {
+    const { engine, pop } = simulate(mode, dataParams?.cache)
     summaries[mode] = summarise(engine.metrics, pop, scenario, engine.reputation)
     runs[mode] = engine.runs
     providers = pop.providers.map(p => ({ region: p.region.name, modelKey: p.modelKey, gpus: p.gpus, conduct: p.conduct }))
@@ -79,13 +102,17 @@ export async function runScenario (scenario: Scenario, opts: RunOptions = {}): P
       renters: scenario.population.renters
     }
   }
+  // the same market with the caches the other way, for the data table
+  if (dataParams != null) simulate('market', !dataParams.cache)
+  const byCache = (on: boolean): DataSummary => dataSummaries.find(d => d.cache === on) as DataSummary
   const report: SimReport = {
     scenario: { name: scenario.name, description: scenario.description, seed, synthetic: scenario.synthetic ?? null },
     input: input as SimReport['input'],
     market: summaries.market,
     baseline: summaries.baseline,
     claims: judgeClaims(summaries.market, summaries.baseline),
-    listPrices: LIST_PRICES
+    listPrices: LIST_PRICES,
+    data: dataParams == null ? null : { params: dataParams, cacheOn: byCache(true), cacheOff: byCache(false) }
   }
   return { report, runs, providers }
 }

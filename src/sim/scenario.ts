@@ -12,6 +12,7 @@ import { ConfigError, asEnum, asNumber, asObject, asString, join, onlyKnownKeys,
 import { TIERS, type Tier } from '../capability/tiers.js'
 import { isValidTimeZone } from '../capability/availability.js'
 import { SimError } from './errors.js'
+import { parseDataParams, type DataParams } from './data-cache.js'
 
 export interface RegionSpec { name: string, timeZone: string }
 
@@ -50,6 +51,8 @@ export interface Scenario {
   }
   adversarial: { failing: number, lying: number, sybilRenters: number }
   report: { bucketMinutes: number }
+  /** the data model and the providers' input caches (data-cache.ts); absent: data is not modelled */
+  data?: DataParams
 }
 
 const DEFAULT_REGIONS: RegionSpec[] = [
@@ -76,7 +79,7 @@ function section (obj: Fields, key: string, keys: readonly string[]): Fields {
 /** Validates a parsed scenario; `baseDir` resolves relative trace paths. */
 export function parseScenario (raw: unknown, baseDir: string): Scenario {
   const top = asObject(raw, 'scenario')
-  onlyKnownKeys(top, ['name', 'description', 'seed', 'trace', 'synthetic', 'population', 'market', 'adversarial', 'report'], '')
+  onlyKnownKeys(top, ['name', 'description', 'seed', 'trace', 'synthetic', 'population', 'market', 'adversarial', 'report', 'data'], '')
   const trace = section(top, 'trace', ['nodes', 'tasks'])
   if (trace.nodes === undefined || trace.tasks === undefined) throw new ConfigError('trace', 'nodes and tasks CSV paths (or --trace)', top.trace)
   const pop = section(top, 'population', ['owners', 'ownWorkload', 'renters', 'regions', 'idleWindowsShare', 'goldShareOfLs', 'residencyShare'])
@@ -115,6 +118,7 @@ export function parseScenario (raw: unknown, baseDir: string): Scenario {
     },
     report: { bucketMinutes: num(report, 'bucketMinutes', 'report', 60, { min: 1, max: 7 * 1440 }) }
   }
+  if (top.data !== undefined) scenario.data = parseDataParams(top.data)
   if (top.synthetic !== undefined) {
     const s = section(top, 'synthetic', ['providers', 'jobs', 'spanDays'])
     scenario.synthetic = {
