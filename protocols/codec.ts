@@ -165,7 +165,8 @@ export const LIMITS = {
   } satisfies WireLimits<Award>,
   jobFrame: {
     start: { inputs: 4096, runtime: { command: 256, env: 128 } },
-    result: { outputs: 4096 }
+    result: { outputs: 4096 },
+    held: { sha256: 4096 }
   } satisfies WireLimits<JobFrame>,
   fraudProof: {
     evidence: 2

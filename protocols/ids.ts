@@ -13,6 +13,8 @@ export const PROTOCOL = {
   explain: '/idlegrid/explain/1.0.0',
   /** job transfer and execution stream */
   job: '/idlegrid/job/1.0.0',
+  /** the same stream where the provider answers a Start with what its input cache holds (Held), and the renter sends only the rest */
+  jobCached: '/idlegrid/job/1.1.0',
   /** award acceptance */
   accept: '/idlegrid/accept/1.0.0',
   /** a provider's bid, straight to the renter named in the job request (replaces the bids topic) */

@@ -36,6 +36,7 @@ export interface FileEntry {
   path: string
   size: bigint
   sha256: Uint8Array
+  public?: boolean
 }
 
 export namespace FileEntry {
@@ -61,6 +62,11 @@ export namespace FileEntry {
         if ((obj.sha256 != null && obj.sha256.byteLength > 0)) {
           w.uint32(26)
           w.bytes(obj.sha256)
+        }
+
+        if (obj.public != null) {
+          w.uint32(32)
+          w.bool(obj.public)
         }
 
         if (opts.lengthDelimited !== false) {
@@ -89,6 +95,10 @@ export namespace FileEntry {
             }
             case 3: {
               obj.sha256 = reader.bytes()
+              break
+            }
+            case 4: {
+              obj.public = reader.bool()
               break
             }
             default: {
@@ -128,6 +138,7 @@ export interface JobFrame {
   error?: JobFrame.Error
   progress?: JobFrame.Progress
   receiptAck?: JobFrame.ReceiptAck
+  held?: JobFrame.Held
 }
 
 export namespace JobFrame {
@@ -560,6 +571,76 @@ export namespace JobFrame {
 
     export const decode = (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<InputEnd>): InputEnd => {
       return decodeMessage(buf, InputEnd.codec(), opts)
+    }
+  }
+
+  export interface Held {
+    sha256: Uint8Array[]
+  }
+
+  export namespace Held {
+    let _codec: Codec<Held>
+
+    export const codec = (): Codec<Held> => {
+      if (_codec == null) {
+        _codec = message<Held>((obj, w, opts = {}) => {
+          if (opts.lengthDelimited !== false) {
+            w.fork()
+          }
+
+          if (obj.sha256 != null) {
+            for (const value of obj.sha256) {
+              w.uint32(10)
+              w.bytes(value)
+            }
+          }
+
+          if (opts.lengthDelimited !== false) {
+            w.ldelim()
+          }
+        }, (reader, length, opts = {}) => {
+          const obj: any = {
+            sha256: []
+          }
+
+          const end = length == null ? reader.len : reader.pos + length
+
+          while (reader.pos < end) {
+            const tag = reader.uint32()
+
+            switch (tag >>> 3) {
+              case 1: {
+                if (opts.limits?.sha256 != null && obj.sha256.length === opts.limits.sha256) {
+                  throw new MaxLengthError('Decode error - map field "sha256" had too many elements')
+                }
+
+                if (obj.sha256.length === 4096) {
+                  throw new MaxLengthError('Decode error - repeated field "sha256" had too many elements')
+                }
+
+                obj.sha256.push(reader.bytes())
+                break
+              }
+              default: {
+                reader.skipType(tag & 7)
+                break
+              }
+            }
+          }
+
+          return obj
+        })
+      }
+
+      return _codec
+    }
+
+    export const encode = (obj: Partial<Held>): Uint8Array => {
+      return encodeMessage(obj, Held.codec())
+    }
+
+    export const decode = (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<Held>): Held => {
+      return decodeMessage(buf, Held.codec(), opts)
     }
   }
 
@@ -1243,7 +1324,24 @@ export namespace JobFrame {
 
         obj = { ...obj }
 
+        if (obj.held != null) {
+          obj.receiptAck = undefined
+          obj.progress = undefined
+          obj.error = undefined
+          obj.receipt = undefined
+          obj.attestation = undefined
+          obj.result = undefined
+          obj.outputChunk = undefined
+          obj.log = undefined
+          obj.rejected = undefined
+          obj.accepted = undefined
+          obj.inputEnd = undefined
+          obj.inputChunk = undefined
+          obj.start = undefined
+        }
+
         if (obj.receiptAck != null) {
+          obj.held = undefined
           obj.progress = undefined
           obj.error = undefined
           obj.receipt = undefined
@@ -1259,6 +1357,7 @@ export namespace JobFrame {
         }
 
         if (obj.progress != null) {
+          obj.held = undefined
           obj.receiptAck = undefined
           obj.error = undefined
           obj.receipt = undefined
@@ -1274,6 +1373,7 @@ export namespace JobFrame {
         }
 
         if (obj.error != null) {
+          obj.held = undefined
           obj.receiptAck = undefined
           obj.progress = undefined
           obj.receipt = undefined
@@ -1289,6 +1389,7 @@ export namespace JobFrame {
         }
 
         if (obj.receipt != null) {
+          obj.held = undefined
           obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
@@ -1304,6 +1405,7 @@ export namespace JobFrame {
         }
 
         if (obj.attestation != null) {
+          obj.held = undefined
           obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
@@ -1319,6 +1421,7 @@ export namespace JobFrame {
         }
 
         if (obj.result != null) {
+          obj.held = undefined
           obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
@@ -1334,6 +1437,7 @@ export namespace JobFrame {
         }
 
         if (obj.outputChunk != null) {
+          obj.held = undefined
           obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
@@ -1349,6 +1453,7 @@ export namespace JobFrame {
         }
 
         if (obj.log != null) {
+          obj.held = undefined
           obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
@@ -1364,6 +1469,7 @@ export namespace JobFrame {
         }
 
         if (obj.rejected != null) {
+          obj.held = undefined
           obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
@@ -1379,6 +1485,7 @@ export namespace JobFrame {
         }
 
         if (obj.accepted != null) {
+          obj.held = undefined
           obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
@@ -1394,6 +1501,7 @@ export namespace JobFrame {
         }
 
         if (obj.inputEnd != null) {
+          obj.held = undefined
           obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
@@ -1409,6 +1517,7 @@ export namespace JobFrame {
         }
 
         if (obj.inputChunk != null) {
+          obj.held = undefined
           obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
@@ -1424,6 +1533,7 @@ export namespace JobFrame {
         }
 
         if (obj.start != null) {
+          obj.held = undefined
           obj.receiptAck = undefined
           obj.progress = undefined
           obj.error = undefined
@@ -1501,6 +1611,11 @@ export namespace JobFrame {
         if (obj.receiptAck != null) {
           w.uint32(106)
           JobFrame.ReceiptAck.codec().encode(obj.receiptAck, w)
+        }
+
+        if (obj.held != null) {
+          w.uint32(114)
+          JobFrame.Held.codec().encode(obj.held, w)
         }
 
         if (opts.lengthDelimited !== false) {
@@ -1589,6 +1704,12 @@ export namespace JobFrame {
               })
               break
             }
+            case 14: {
+              obj.held = JobFrame.Held.codec().decode(reader, reader.uint32(), {
+                limits: opts.limits?.held
+              })
+              break
+            }
             default: {
               reader.skipType(tag & 7)
               break
@@ -1596,7 +1717,24 @@ export namespace JobFrame {
           }
         }
 
+        if (obj.held != null) {
+          delete obj.receiptAck
+          delete obj.progress
+          delete obj.error
+          delete obj.receipt
+          delete obj.attestation
+          delete obj.result
+          delete obj.outputChunk
+          delete obj.log
+          delete obj.rejected
+          delete obj.accepted
+          delete obj.inputEnd
+          delete obj.inputChunk
+          delete obj.start
+        }
+
         if (obj.receiptAck != null) {
+          delete obj.held
           delete obj.progress
           delete obj.error
           delete obj.receipt
@@ -1612,6 +1750,7 @@ export namespace JobFrame {
         }
 
         if (obj.progress != null) {
+          delete obj.held
           delete obj.receiptAck
           delete obj.error
           delete obj.receipt
@@ -1627,6 +1766,7 @@ export namespace JobFrame {
         }
 
         if (obj.error != null) {
+          delete obj.held
           delete obj.receiptAck
           delete obj.progress
           delete obj.receipt
@@ -1642,6 +1782,7 @@ export namespace JobFrame {
         }
 
         if (obj.receipt != null) {
+          delete obj.held
           delete obj.receiptAck
           delete obj.progress
           delete obj.error
@@ -1657,6 +1798,7 @@ export namespace JobFrame {
         }
 
         if (obj.attestation != null) {
+          delete obj.held
           delete obj.receiptAck
           delete obj.progress
           delete obj.error
@@ -1672,6 +1814,7 @@ export namespace JobFrame {
         }
 
         if (obj.result != null) {
+          delete obj.held
           delete obj.receiptAck
           delete obj.progress
           delete obj.error
@@ -1687,6 +1830,7 @@ export namespace JobFrame {
         }
 
         if (obj.outputChunk != null) {
+          delete obj.held
           delete obj.receiptAck
           delete obj.progress
           delete obj.error
@@ -1702,6 +1846,7 @@ export namespace JobFrame {
         }
 
         if (obj.log != null) {
+          delete obj.held
           delete obj.receiptAck
           delete obj.progress
           delete obj.error
@@ -1717,6 +1862,7 @@ export namespace JobFrame {
         }
 
         if (obj.rejected != null) {
+          delete obj.held
           delete obj.receiptAck
           delete obj.progress
           delete obj.error
@@ -1732,6 +1878,7 @@ export namespace JobFrame {
         }
 
         if (obj.accepted != null) {
+          delete obj.held
           delete obj.receiptAck
           delete obj.progress
           delete obj.error
@@ -1747,6 +1894,7 @@ export namespace JobFrame {
         }
 
         if (obj.inputEnd != null) {
+          delete obj.held
           delete obj.receiptAck
           delete obj.progress
           delete obj.error
@@ -1762,6 +1910,7 @@ export namespace JobFrame {
         }
 
         if (obj.inputChunk != null) {
+          delete obj.held
           delete obj.receiptAck
           delete obj.progress
           delete obj.error
@@ -1777,6 +1926,7 @@ export namespace JobFrame {
         }
 
         if (obj.start != null) {
+          delete obj.held
           delete obj.receiptAck
           delete obj.progress
           delete obj.error
@@ -1821,6 +1971,7 @@ export interface Attestation {
   telemetry?: Attestation.Telemetry
   awardHash: Uint8Array
   preemptible: boolean
+  gpus: Attestation.GpuFingerprint[]
 }
 
 export namespace Attestation {
@@ -2084,6 +2235,13 @@ export namespace Attestation {
           w.bool(obj.preemptible)
         }
 
+        if (obj.gpus != null) {
+          for (const value of obj.gpus) {
+            w.uint32(114)
+            Attestation.GpuFingerprint.codec().encode(value, w)
+          }
+        }
+
         if (opts.lengthDelimited !== false) {
           w.ldelim()
         }
@@ -2099,7 +2257,8 @@ export namespace Attestation {
           status: JobStatus.JOB_STATUS_UNSPECIFIED,
           exitCode: 0,
           awardHash: new Uint8Array(0),
-          preemptible: false
+          preemptible: false,
+          gpus: []
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -2162,6 +2321,20 @@ export namespace Attestation {
             }
             case 13: {
               obj.preemptible = reader.bool()
+              break
+            }
+            case 14: {
+              if (opts.limits?.gpus != null && obj.gpus.length === opts.limits.gpus) {
+                throw new MaxLengthError('Decode error - map field "gpus" had too many elements')
+              }
+
+              if (obj.gpus.length === 16) {
+                throw new MaxLengthError('Decode error - repeated field "gpus" had too many elements')
+              }
+
+              obj.gpus.push(Attestation.GpuFingerprint.codec().decode(reader, reader.uint32(), {
+                limits: opts.limits?.gpus$
+              }))
               break
             }
             default: {

@@ -45,7 +45,8 @@ export enum DeclineReason {
   OTHER = 'OTHER',
   WILL_BID = 'WILL_BID',
   UNKNOWN_JOB = 'UNKNOWN_JOB',
-  EXPIRED = 'EXPIRED'
+  EXPIRED = 'EXPIRED',
+  GPU_COUNT = 'GPU_COUNT'
 }
 
 enum __DeclineReasonValues {
@@ -67,7 +68,8 @@ enum __DeclineReasonValues {
   OTHER = 15,
   WILL_BID = 16,
   UNKNOWN_JOB = 17,
-  EXPIRED = 18
+  EXPIRED = 18,
+  GPU_COUNT = 19
 }
 
 export namespace DeclineReason {
@@ -92,6 +94,8 @@ export interface JobRequest {
   pricingRule: PricingRule
   renterAddrs: Uint8Array[]
   lease?: JobRequest.Lease
+  gpus: number
+  datasetBytes?: bigint
 }
 
 export namespace JobRequest {
@@ -453,6 +457,16 @@ export namespace JobRequest {
           JobRequest.Lease.codec().encode(obj.lease, w)
         }
 
+        if ((obj.gpus != null && obj.gpus !== 0)) {
+          w.uint32(128)
+          w.uint32(obj.gpus)
+        }
+
+        if (obj.datasetBytes != null) {
+          w.uint32(136)
+          w.uint64(obj.datasetBytes)
+        }
+
         if (opts.lengthDelimited !== false) {
           w.ldelim()
         }
@@ -470,7 +484,8 @@ export namespace JobRequest {
           expiresAt: 0n,
           nonce: new Uint8Array(0),
           pricingRule: PricingRule.FIRST_PRICE,
-          renterAddrs: []
+          renterAddrs: [],
+          gpus: 0
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -559,6 +574,14 @@ export namespace JobRequest {
               })
               break
             }
+            case 16: {
+              obj.gpus = reader.uint32()
+              break
+            }
+            case 17: {
+              obj.datasetBytes = reader.uint64()
+              break
+            }
             default: {
               reader.skipType(tag & 7)
               break
@@ -597,6 +620,7 @@ export interface Bid {
   simulated: boolean
   cachedDatasets: number
   addrs: Uint8Array[]
+  cachedBytes?: bigint
 }
 
 export namespace Bid {
@@ -679,6 +703,11 @@ export namespace Bid {
             w.uint32(114)
             w.bytes(value)
           }
+        }
+
+        if (obj.cachedBytes != null) {
+          w.uint32(120)
+          w.uint64(obj.cachedBytes)
         }
 
         if (opts.lengthDelimited !== false) {
@@ -770,6 +799,10 @@ export namespace Bid {
               }
 
               obj.addrs.push(reader.bytes())
+              break
+            }
+            case 15: {
+              obj.cachedBytes = reader.uint64()
               break
             }
             default: {

@@ -20,6 +20,11 @@ export interface CapacitySource {
   freeDiskBytes?(): number
   /** bytes a job with `inputBytes` of declared inputs reserves: those plus the provider's output bound */
   jobDiskBytes?(inputBytes: number): number
+  /**
+   * Of `digests`, those the provider's input cache holds that `renter` (peer id bytes, hex) may
+   * reuse, and their bytes: the bid's cached_datasets and cached_bytes (absent: no cache)
+   */
+  heldInputs?(renter: string, digests: readonly Uint8Array[]): { count: number, bytes: number }
 }
 
 /** The capacity service's name in a node's services, and what it provides to `serviceDependencies`. */

@@ -22,6 +22,7 @@
  *     preemptionGraceSeconds: 10     # default 10
  *     maxSlotsPerRenter: 2           # default one per GPU
  *     diskBudgetGiB: 64              # default (4 GiB inputs + 4 GiB outputs) x 2 per GPU
+ *     inputCacheGiB: 16              # inputs kept for the next jobs, inside the disk budget; default a quarter of it, 0: none
  */
 
 import { ConfigError, asNumber, asObject, asString, asStringList, asEnum, onlyKnownKeys, join } from '../config/validate.js'
@@ -63,6 +64,8 @@ export interface ProviderPolicy {
   maxSlotsPerRenter?: number
   /** disk all jobs in progress may hold together (declared inputs + output bound each), GiB; undefined: the job service's default */
   diskBudgetGiB?: number
+  /** the input cache's share of the disk budget, GiB; undefined: a quarter of it; 0: no cache */
+  inputCacheGiB?: number
 }
 
 export const POLICY_DEFAULTS = {
@@ -74,7 +77,7 @@ export const POLICY_DEFAULTS = {
 } as const
 
 const POLICY_KEYS = ['region', 'residency', 'priceFloor', 'tiers', 'workloads', 'images', 'availability',
-  'maxJobMinutes', 'thermal', 'power', 'datasets', 'preemptionGraceSeconds', 'maxSlotsPerRenter', 'diskBudgetGiB'] as const
+  'maxJobMinutes', 'thermal', 'power', 'datasets', 'preemptionGraceSeconds', 'maxSlotsPerRenter', 'diskBudgetGiB', 'inputCacheGiB'] as const
 
 /** list limits, matching the CapabilityRecord wire limits (protocols/capability.proto) */
 export const POLICY_LIMITS = { windows: 32, images: 64, datasets: 64 } as const
@@ -203,6 +206,10 @@ export function parsePolicy (raw: unknown, field = 'provider'): ProviderPolicy {
     diskBudgetGiB = asNumber(obj.diskBudgetGiB, f('diskBudgetGiB'), { max: 1_000_000 })
     if (!(diskBudgetGiB > 0)) throw new ConfigError(f('diskBudgetGiB'), 'a disk budget in GiB greater than 0, e.g. 64', obj.diskBudgetGiB)
   }
+  const inputCacheGiB = obj.inputCacheGiB === undefined ? undefined : asNumber(obj.inputCacheGiB, f('inputCacheGiB'), { min: 0, max: 1_000_000 })
+  if (inputCacheGiB !== undefined && diskBudgetGiB !== undefined && inputCacheGiB > diskBudgetGiB) {
+    throw new ConfigError(f('inputCacheGiB'), `at most the disk budget (${diskBudgetGiB} GiB): the cache lives inside it`, obj.inputCacheGiB)
+  }
 
   return {
     region,
@@ -219,7 +226,8 @@ export function parsePolicy (raw: unknown, field = 'provider'): ProviderPolicy {
     datasets: [...new Set(digests)],
     preemptionGraceSeconds,
     ...(maxSlotsPerRenter !== undefined ? { maxSlotsPerRenter } : {}),
-    ...(diskBudgetGiB !== undefined ? { diskBudgetGiB } : {})
+    ...(diskBudgetGiB !== undefined ? { diskBudgetGiB } : {}),
+    ...(inputCacheGiB !== undefined ? { inputCacheGiB } : {})
   }
 }
 
@@ -239,7 +247,8 @@ export const POLICY_FLAGS: Readonly<Record<string, readonly string[]>> = {
   datasets: ['datasets'],
   grace: ['preemptionGraceSeconds'],
   'max-slots-per-renter': ['maxSlotsPerRenter'],
-  'disk-budget': ['diskBudgetGiB']
+  'disk-budget': ['diskBudgetGiB'],
+  'input-cache': ['inputCacheGiB']
 }
 
 const LIST_FLAGS = new Set(['tiers', 'workloads', 'images', 'windows', 'datasets'])

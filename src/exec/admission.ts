@@ -5,11 +5,13 @@
  * a Rejection, answered with a Rejected frame.
  */
 import { JobFrame } from '../../protocols/job.js'
+import { jobGpuCount } from '../market/index.js'
 import { checkRelativePath } from './digest.js'
 import { RunnerError } from './errors.js'
 import type { VerifiedAward } from '../market/index.js'
 import type { RunGpu, Runner, RunSpec } from './runners/index.js'
 import type { SlotScheduler } from './scheduler.js'
+import type { InputCache } from '../cache/index.js'
 import type { FileEntry } from '../../protocols/job.js'
 
 /** The provider refuses the job: the Rejected code and reason it answers with. */
@@ -27,8 +29,9 @@ export interface RunLimits {
   graceMs: number
 }
 
-/** The run of an admitted job: its runtime, its time limit cut to the provider's, its notice at least what the job asked for. */
-export function jobRunSpec (v: VerifiedAward, runtime: JobFrame.Runtime, workDir: string, limits: RunLimits, gpu?: RunGpu): RunSpec {
+/** The run of an admitted job: its runtime, its time limit cut to the provider's, its notice at least what the job asked for, every GPU of its lease. */
+export function jobRunSpec (v: VerifiedAward, runtime: JobFrame.Runtime, workDir: string, limits: RunLimits, gpus: readonly RunGpu[] = []): RunSpec {
+  const own = gpus.map(g => ({ index: g.index, uuid: g.uuid, simulated: g.simulated }))
   const env: Record<string, string> = {}
   for (const { key, value } of runtime.env) env[key] = value
   return {
@@ -39,7 +42,8 @@ export function jobRunSpec (v: VerifiedAward, runtime: JobFrame.Runtime, workDir
     env,
     timeoutMs: Math.min(Number(runtime.timeoutMs), limits.maxJobMs),
     graceMs: Math.max(limits.graceMs, v.jobRequest.constraints?.minPreemptionNoticeMs ?? 0),
-    gpu: gpu == null ? undefined : { index: gpu.index, uuid: gpu.uuid, simulated: gpu.simulated },
+    gpu: own[0],
+    gpus: own.length > 1 ? own : undefined,
     shmSizeMiB: runtime.shmSizeMib > 0 ? runtime.shmSizeMib : undefined
   }
 }
@@ -63,7 +67,7 @@ export function checkJobFits (start: JobFrame.Start, verified: VerifiedAward, ct
     throw new Rejection(JobFrame.Rejected.Code.POLICY, err instanceof RunnerError ? err.message : 'runtime not allowed')
   }
   checkInputManifest(start.inputs, ctx.maxInputBytes)
-  const can = ctx.scheduler.canAccept({ tier: verified.tier, minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs })
+  const can = ctx.scheduler.canAccept({ tier: verified.tier, minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs, gpus: jobGpuCount(verified.jobRequest) })
   if ('refused' in can) throw new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, can.detail)
 }
 
@@ -106,8 +110,17 @@ export interface JobQuota {
  */
 export class DiskBudget {
   private readonly held = new Map<string, JobQuota>()
+  private cache?: Pick<InputCache, 'usedBytes' | 'reclaim'>
 
   constructor (readonly budgetBytes: number) {}
+
+  /**
+   * The input cache lives inside this budget: its bytes count, and a job that needs room the
+   * cache holds makes it evict (least recently used first) before it is refused.
+   */
+  includeCache (cache: Pick<InputCache, 'usedBytes' | 'reclaim'>): void {
+    this.cache = cache
+  }
 
   /** Bytes held by jobs in progress. */
   used (): number {
@@ -126,7 +139,9 @@ export class DiskBudget {
     if (bytes > this.budgetBytes) {
       throw new Rejection(JobFrame.Rejected.Code.INPUT_TOO_LARGE, `the job needs ${bytes} bytes of disk (inputs and outputs), more than this provider's disk budget of ${this.budgetBytes}`)
     }
-    const used = this.used()
+    const over = this.used() + (this.cache?.usedBytes() ?? 0) + bytes - this.budgetBytes
+    if (over > 0) this.cache?.reclaim(over)
+    const used = this.used() + (this.cache?.usedBytes() ?? 0)
     if (used + bytes > this.budgetBytes) {
       throw new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, `disk budget full: jobs in progress hold ${used} of ${this.budgetBytes} bytes, this job needs ${bytes}`)
     }
@@ -150,12 +165,15 @@ export class DiskBudget {
 
 /**
  * Throws a Rejection (NO_CAPACITY) when the renter would hold more than `maxSlots` slots:
- * `held` are the GPUs its jobs in progress hold or wait for, `next` the one this job would take
+ * `held` are the GPUs its jobs in progress hold or wait for, `next` the one(s) this job would take
  * (a job that displaces the renter's own bronze job takes no extra slot).
  */
-export function checkRenterSlots (renter: string, held: ReadonlySet<number>, next: number, maxSlots: number): void {
-  const after = new Set(held).add(next).size
-  if (after > maxSlots) {
-    throw new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, `renter ${renter} already holds ${held.size} of this provider's slots (at most ${maxSlots} per renter)`)
+export function checkRenterSlots (renter: string, held: ReadonlySet<number>, next: number | readonly number[], maxSlots: number): void {
+  const after = new Set(held)
+  for (const gpu of typeof next === 'number' ? [next] : next) after.add(gpu)
+  if (after.size <= maxSlots) return
+  if (held.size === 0) {
+    throw new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, `the job needs ${after.size} slots, more than this provider gives one renter (at most ${maxSlots})`)
   }
+  throw new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, `renter ${renter} already holds ${held.size} of this provider's slots (at most ${maxSlots} per renter)`)
 }

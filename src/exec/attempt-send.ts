@@ -22,26 +22,42 @@ export async function inputManifest (inputs: readonly JobInput[]): Promise<Array
     checkRelativePath(input.path)
     if (seen.has(input.path)) throw new JobStreamError('PROTOCOL', `input ${input.path} listed twice`)
     seen.add(input.path)
-    out.push({ path: input.path, file: input.file, ...(await hashFile(input.file)) })
+    out.push({ path: input.path, file: input.file, ...(await hashFile(input.file)), ...(input.public === true ? { public: true } : {}) })
   }
   return sortEntries(out)
 }
 
-/** Sends Start, every input file and InputEnd, with `sending` events as it goes. */
-export async function sendJob (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>, attempt: number, emit: (event: JobEvent) => void, onChunk: () => void = () => {}): Promise<void> {
+/** Sends the Start frame: the award, the job request, the runtime and the whole manifest. */
+async function sendStart (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>): Promise<void> {
   const env = Object.entries(payload.runtime.env ?? {}).map(([key, value]) => ({ key, value }))
   await ch.send({
     start: {
       award: awarded.award,
       jobRequest: awarded.jobRequest,
       runtime: { image: payload.runtime.image ?? '', command: payload.runtime.command, env, timeoutMs: BigInt(payload.runtime.timeoutMs), shmSizeMib: payload.runtime.shmSizeMiB ?? 0 },
-      inputs: manifest.map(({ path, size, sha256 }) => ({ path, size, sha256 }))
+      inputs: manifest.map(({ path, size, sha256, public: pub }) => ({ path, size, sha256, ...(pub === true ? { public: true } : {}) }))
     }
   })
-  const totalBytes = manifest.reduce((sum, f) => sum + Number(f.size), 0)
+}
+
+/** What the provider's input cache holds (job/1.1.0): those files are not sent. */
+export interface HeldInputs {
+  digests: ReadonlySet<string>
+  bytes: number
+}
+
+/**
+ * Sends Start (unless already sent), every input file the provider does not hold and
+ * InputEnd, with `sending` events as it goes.
+ */
+export async function sendJob (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>, attempt: number, emit: (event: JobEvent) => void, onChunk: () => void = () => {}, held?: HeldInputs): Promise<void> {
+  if (held == null) await sendStart(ch, awarded, payload, manifest)
+  const toSend = held == null ? manifest : manifest.filter(f => !held.digests.has(Buffer.from(f.sha256).toString('hex')))
+  const cachedBytes = held?.bytes ?? 0
+  const totalBytes = toSend.reduce((sum, f) => sum + Number(f.size), 0)
   let sentBytes = 0
   let lastReport = 0
-  for (const file of manifest) {
+  for (const file of toSend) {
     let offset = 0n
     for await (const piece of createReadStream(file.file, { highWaterMark: CHUNK_BYTES })) {
       const data = piece as Buffer
@@ -49,11 +65,35 @@ export async function sendJob (ch: FrameChannel, awarded: AwardedJob, payload: J
       onChunk()
       offset += BigInt(data.byteLength)
       sentBytes += data.byteLength
-      if (Date.now() - lastReport > SENDING_EVENT_MS) { lastReport = Date.now(); emit({ type: 'sending', attempt, sentBytes, totalBytes }) }
+      if (Date.now() - lastReport > SENDING_EVENT_MS) { lastReport = Date.now(); emit({ type: 'sending', attempt, sentBytes, totalBytes, cachedBytes }) }
     }
   }
   await ch.send({ inputEnd: {} })
-  emit({ type: 'sending', attempt, sentBytes, totalBytes })
+  emit({ type: 'sending', attempt, sentBytes, totalBytes, cachedBytes })
+}
+
+/**
+ * job/1.1.0: sends Start and reads the provider's answer to it: Held (the files it holds, each
+ * one of the manifest's), or a refusal (JobRejectedError, as for any first answer).
+ */
+export async function startAskingHeld (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>, answerMs: number): Promise<HeldInputs> {
+  await sendStart(ch, awarded, payload, manifest)
+  const frame = await ch.next(answerMs)
+  if (frame == null || frameKind(frame) !== 'held') {
+    accepted({ frame })
+    throw new JobStreamError('PROTOCOL', 'Accepted before the inputs were sent')
+  }
+  const sizes = new Map(manifest.map(f => [Buffer.from(f.sha256).toString('hex'), Number(f.size)]))
+  const digests = new Set<string>()
+  let bytes = 0
+  for (const d of (frame.held as JobFrame.Held).sha256) {
+    const hex = Buffer.from(d).toString('hex')
+    const size = sizes.get(hex)
+    if (size == null) throw new JobStreamError('PROTOCOL', `Held names ${hex.slice(0, 64)}, which is none of the job's inputs`)
+    if (!digests.has(hex)) bytes += size
+    digests.add(hex)
+  }
+  return { digests, bytes }
 }
 
 /** The longest wait for the provider's first frame while inputs still go (setTimeout's bound): the sending is what runs then. */
@@ -71,7 +111,9 @@ type Answer = { frame: ReceivedFrame | undefined } | { err: unknown }
  * once the last input is handed to the stream. A provider that takes no input chunk for
  * `stallMs` and says nothing (it stopped reading) ends the shipping with IDLE_TIMEOUT.
  */
-export async function shipJob (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>, attempt: number, emit: (event: JobEvent) => void, acceptMs: number, stallMs: number): Promise<void> {
+export async function shipJob (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>, attempt: number, emit: (event: JobEvent) => void, acceptMs: number, stallMs: number, askHeld = false): Promise<void> {
+  // job/1.1.0 with inputs: Start first, then only what the provider's cache does not hold
+  const held = askHeld && manifest.length > 0 ? await startAskingHeld(ch, awarded, payload, manifest, acceptMs) : undefined
   // one read for the whole wait: a FrameChannel reads one frame at a time
   const answer: Promise<Answer> = ch.next(WHILE_SENDING_MS).then(frame => ({ frame }), (err: unknown) => ({ err }))
   // re-armed by every input chunk handed to the stream
@@ -80,7 +122,7 @@ export async function shipJob (ch: FrameChannel, awarded: AwardedJob, payload: J
   const stalled = new Promise<{ stalled: true }>(resolve => { onStall = () => { resolve({ stalled: true }) } })
   const arm = (): void => { clearTimeout(stallTimer); stallTimer = setTimeout(onStall, stallMs) }
   arm()
-  const sending = sendJob(ch, awarded, payload, manifest, attempt, emit, arm).then(() => ({ sent: true as const }), (err: unknown) => ({ sendErr: err }))
+  const sending = sendJob(ch, awarded, payload, manifest, attempt, emit, arm, held).then(() => ({ sent: true as const }), (err: unknown) => ({ sendErr: err }))
   const first = await Promise.race([sending, answer.then(a => ({ answered: a })), stalled]).finally(() => { clearTimeout(stallTimer) })
   if ('stalled' in first) {
     ch.abort()

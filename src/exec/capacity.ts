@@ -7,6 +7,7 @@ import { serviceCapabilities } from '@libp2p/interface'
 import { CAPACITY_CAPABILITY, type CapacitySource } from '../capability/index.js'
 import type { DiskBudget } from './admission.js'
 import type { SlotScheduler } from './scheduler.js'
+import type { InputCache } from '../cache/index.js'
 
 /** The job service's disk budget and output bound, for the bid engine's disk check. */
 export interface DiskView {
@@ -20,12 +21,14 @@ class SlotCapacity implements CapacitySource {
   readonly [serviceCapabilities]: string[] = [CAPACITY_CAPABILITY]
   readonly freeDiskBytes?: () => number
   readonly jobDiskBytes?: (inputBytes: number) => number
+  readonly heldInputs?: (renter: string, digests: readonly Uint8Array[]) => { count: number, bytes: number }
 
-  constructor (private readonly scheduler: SlotScheduler, disk?: DiskView) {
+  constructor (private readonly scheduler: SlotScheduler, disk?: DiskView, cache?: Pick<InputCache, 'held'>) {
     if (disk != null) {
       this.freeDiskBytes = () => disk.budget.free()
       this.jobDiskBytes = (inputBytes) => inputBytes + disk.outputBoundBytes
     }
+    if (cache != null) this.heldInputs = (renter, digests) => cache.held(renter, digests)
   }
 
   freeSlots (renter?: string): number {
@@ -59,6 +62,6 @@ class SlotCapacity implements CapacitySource {
 }
 
 /** The capacity service over `scheduler` (and `disk`, shared with the job service too) (libp2p factory pattern); the job service runs on the same scheduler. */
-export function slotCapacity (scheduler: SlotScheduler, disk?: DiskView): () => CapacitySource {
-  return () => new SlotCapacity(scheduler, disk)
+export function slotCapacity (scheduler: SlotScheduler, disk?: DiskView, cache?: Pick<InputCache, 'held'>): () => CapacitySource {
+  return () => new SlotCapacity(scheduler, disk, cache)
 }

@@ -10,6 +10,7 @@ export { RUNNER_KINDS, planJobUser, defaultWorkRoot, checkWorkRootOutside } from
 export type { RunnerKind, DockerSettings } from './runners/index.js'
 export { DEFAULT_MAX_SHM_MIB } from './runners/index.js'
 export { runAttempt } from './renter.js'
+export { inputManifest } from './attempt-send.js'
 export type { AwardedJob, JobPayload, JobEvent, AttemptOutcome, AttemptResult, AttemptOptions, ReceiptAckState } from './renter.js'
 export { DiskBudget, RENTER_LIMITS, RenterLimitError, printable, renterLimits } from './attempt-limits.js'
 export type { RenterLimits, RenterLimitName } from './attempt-limits.js'

@@ -11,6 +11,7 @@ import type { InputTransferLimits } from './receive-inputs.js'
 import type { Runner } from './runners/index.js'
 import type { SchedulerGpu, SlotScheduler } from './scheduler.js'
 import type { TelemetryRead } from './telemetry.js'
+import type { InputCache } from '../cache/index.js'
 import type { ComponentLogger, PeerId, PrivateKey } from '@libp2p/interface'
 import type { Registrar } from '@libp2p/interface-internal'
 
@@ -100,6 +101,12 @@ export interface ExecServiceInit {
   leases?: LeaseHost
   /** a scheduler shared with the bid engine (default: one of its own over `gpus`) */
   scheduler?: SlotScheduler
+  /**
+   * The input cache (src/cache): inputs a job brings are kept for the renter's next jobs, and
+   * over /idlegrid/job/1.1.0 the renter sends only what it does not hold. Loaded at start.
+   * None: every input is sent every time.
+   */
+  inputCache?: InputCache
 }
 
 export interface ExecComponents {

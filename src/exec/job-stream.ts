@@ -22,9 +22,9 @@ export const CHUNK_BYTES = MAX_CHUNK_BYTES - 256
 /** Frames queued for sending before send() waits: bounds memory on a slow reader. */
 const SEND_QUEUE_FRAMES = 8
 
-export type FrameKind = 'start' | 'inputChunk' | 'inputEnd' | 'accepted' | 'rejected' | 'log' | 'outputChunk' | 'result' | 'attestation' | 'receipt' | 'error' | 'progress' | 'receiptAck'
+export type FrameKind = 'start' | 'inputChunk' | 'inputEnd' | 'accepted' | 'rejected' | 'log' | 'outputChunk' | 'result' | 'attestation' | 'receipt' | 'error' | 'progress' | 'receiptAck' | 'held'
 
-const KINDS: FrameKind[] = ['start', 'inputChunk', 'inputEnd', 'accepted', 'rejected', 'log', 'outputChunk', 'result', 'attestation', 'receipt', 'error', 'progress', 'receiptAck']
+const KINDS: FrameKind[] = ['start', 'inputChunk', 'inputEnd', 'accepted', 'rejected', 'log', 'outputChunk', 'result', 'attestation', 'receipt', 'error', 'progress', 'receiptAck', 'held']
 
 /** A frame as received: chunk data stays in the pieces it arrived in (chunk-frame.ts). */
 export type ReceivedFrame = Omit<JobFrame, 'inputChunk' | 'outputChunk'> & { inputChunk?: ReceivedChunk, outputChunk?: ReceivedChunk }

@@ -13,7 +13,7 @@ import { PROTOCOL } from '../../protocols/ids.js'
 import { JobFrame, Receipt, type FileEntry } from '../../protocols/job.js'
 import { toHex } from '../common/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE } from '../ledger/index.js'
-import { AwardCheckError, MARKET_PROVIDER_CAPABILITY, MARKET_PROVIDER_SERVICE, openAward, verifyAwardForWinner, type VerifiedAward } from '../market/index.js'
+import { AwardCheckError, MARKET_PROVIDER_CAPABILITY, MARKET_PROVIDER_SERVICE, jobGpuCount, openAward, verifyAwardForWinner, type VerifiedAward } from '../market/index.js'
 import { checkJobFits, checkRenterSlots, declaredInputBytes, DiskBudget, jobRunSpec, Rejection, type RunLimits } from './admission.js'
 import { ConditionMonitor } from './conditions.js'
 import { attestRun, awaitReceipt, sendOutputs, statusToWire } from './deliver.js'
@@ -25,6 +25,7 @@ import { INPUT_TRANSFER_DEFAULTS, inputDeadlineMs, maxInputChunks, receiveInputs
 import { SlotScheduler, type CapacityView, type Lease } from './scheduler.js'
 import { noteFrame, runOnSlot, type LiveJob, type SlotRunEnd } from './slot-run.js'
 import type { LeaseRunHooks } from './lease-host.js'
+import type { Holding } from '../cache/index.js'
 import type { RunSpec, ServiceNetwork } from './runners/index.js'
 import type { Ed25519PrivateKey, IncomingStreamData, Logger, PeerId, Startable } from '@libp2p/interface'
 import { CONTROL_HANDLERS } from '../control/index.js'
@@ -63,10 +64,10 @@ export class JobExecService implements Startable {
     if (this.init.runner.prepareWorkRoot != null) await this.init.runner.prepareWorkRoot(this.init.workRoot)
     else await mkdir(this.init.workRoot, { recursive: true, mode: 0o700 })
     this.init.runner.open?.()
-    await this.components.registrar.handle(PROTOCOL.job, (data) => { this.handle(data) }, {
-      maxInboundStreams: 2 * this.init.gpus.length + 4,
-      maxOutboundStreams: 1
-    })
+    await this.init.inputCache?.load()
+    const streams = { maxInboundStreams: 2 * this.init.gpus.length + 4, maxOutboundStreams: 1 }
+    await this.components.registrar.handle(PROTOCOL.job, (data) => { this.handle(data) }, streams)
+    await this.components.registrar.handle(PROTOCOL.jobCached, (data) => { this.handle(data) }, streams)
     // the market accepts awards over its own protocol; the job stream runs only those
     this.unhookMarket = this.components[MARKET_PROVIDER_SERVICE].onAccepted(job => { this.noteAccepted(job.award.envelope) })
     this.monitor?.start()
@@ -78,11 +79,13 @@ export class JobExecService implements Startable {
     this.monitor?.stop()
     this.unhookMarket?.()
     await this.components.registrar.unhandle(PROTOCOL.job)
+    await this.components.registrar.unhandle(PROTOCOL.jobCached)
     const ending = [...this.live].map(job => { job.cancel('provider shutting down'); return job.done })
     // the runner's helpers (its launcher: docker kill, inspect, rm) go once the cancelled jobs are
     // stopped and cleaned up, or after a bound: a shutdown must not hang on a stuck engine
     await withDeadline(Promise.allSettled(ending), STOP_JOBS_WAIT_MS, () => new Error('jobs still ending')).catch(() => {})
     this.init.runner.close?.()
+    await this.init.inputCache?.close()
   }
 
   /** The market calls this when it accepts an award over the accept protocol. */
@@ -109,18 +112,19 @@ export class JobExecService implements Startable {
 
   [CONTROL_HANDLERS] (): Record<string, () => Promise<unknown>> {
     return {
-      'exec.jobs': async () => ({ runner: this.init.runner.kind, capacity: this.capacity(), disk: { usedBytes: this.disk.used(), budgetBytes: this.disk.budgetBytes }, maxSlotsPerRenter: this.maxSlotsPerRenter(), slots: this.scheduler.slotsView(), jobs: this.jobList() })
+      'exec.jobs': async () => ({ runner: this.init.runner.kind, capacity: this.capacity(), disk: { usedBytes: this.disk.used(), budgetBytes: this.disk.budgetBytes }, inputCache: this.init.inputCache?.stats(), maxSlotsPerRenter: this.maxSlotsPerRenter(), slots: this.scheduler.slotsView(), jobs: this.jobList() })
     }
   }
 
   private handle ({ stream, connection }: IncomingStreamData): void {
     const ch = new FrameChannel(stream, { idleMs: this.init.idleMs ?? EXEC_DEFAULTS.idleMs })
-    this.session(ch, connection.remotePeer).catch(err => { this.log.error('job stream from %p failed: %e', connection.remotePeer, err) })
+    this.session(ch, connection.remotePeer, stream.protocol === PROTOCOL.jobCached).catch(err => { this.log.error('job stream from %p failed: %e', connection.remotePeer, err) })
   }
 
   /** One job stream: Start, inputs, a slot, the run, outputs, attestation, receipt. */
-  private async session (ch: FrameChannel, remote: PeerId): Promise<void> {
+  private async session (ch: FrameChannel, remote: PeerId, answersHeld: boolean): Promise<void> {
     let workDir: string | undefined
+    let holding: Holding | undefined
     let lease: Lease | undefined
     let rec: JobRecord | undefined
     let diskKey: string | undefined
@@ -150,10 +154,22 @@ export class JobExecService implements Startable {
         admitted.lease.release()
         stopReceiving(displaced)
       })
-      const limits = this.receiveLimits(start.inputs, startedAt)
-      const inputs = await this.rejecting(ch, rec, async () => await receiveInputs(ch, start.inputs, join(dir, 'inputs'), limits, stop))
-      if (inputs == null) return
+      // job/1.1.0: what the input cache holds for this renter is not sent again
+      const renterKey = toHex(verified.renter.toMultihash().bytes)
+      if (answersHeld && start.inputs.length > 0) {
+        holding = await this.holdInputs(renterKey, start.inputs)
+        await ch.send({ held: { sha256: [...holding.digests].map(hex => Uint8Array.from(Buffer.from(hex, 'hex'))) } })
+      }
+      const held = holding?.digests
+      const toReceive = held == null || held.size === 0 ? start.inputs : start.inputs.filter(f => !held.has(toHex(f.sha256)))
+      const limits = this.receiveLimits(toReceive, startedAt)
+      const received = await this.rejecting(ch, rec, async () => await receiveInputs(ch, toReceive, join(dir, 'inputs'), limits, stop))
+      if (received == null) return
       if (displaced != null) { await this.reject(ch, displaced, rec); return }
+      await this.placeHeldInputs(start.inputs, holding, join(dir, 'inputs'))
+      holding?.release()
+      await this.keepInputs(renterKey, received, join(dir, 'inputs'))
+      const inputs = start.inputs
       // from here a notice waits for the run (runOnSlot passes it on as SIGTERM)
       lease.offPreempt()
       // only now, its inputs all here, may a gold/silver job make a bronze one stop
@@ -168,10 +184,35 @@ export class JobExecService implements Startable {
       else this.log('job stream from %p ended: %s %s', remote, streamErr.code, streamErr.message)
       await ch.fail(streamErr)
     } finally {
+      holding?.release()
       lease?.release()
       if (workDir != null && this.init.keepWorkDirs !== true) await rm(workDir, { recursive: true, force: true }).catch(() => {})
       // the job's disk is free once its work dir is gone (or kept on purpose)
       if (diskKey != null) this.disk.release(diskKey)
+    }
+  }
+
+  /** The manifest's files the input cache holds for `renter`, pinned; none without a cache. */
+  private async holdInputs (renter: string, manifest: FileEntry[]): Promise<Holding> {
+    const none: Holding = { digests: new Set(), bytes: 0, release: () => {} }
+    return await this.init.inputCache?.hold(renter, manifest).catch((err: Error) => { this.log('input cache not read: %e', err); return none }) ?? none
+  }
+
+  /** Links every held file of the manifest into the job's inputs/ at its path (read-only: the cache's bytes). */
+  private async placeHeldInputs (manifest: FileEntry[], holding: Holding | undefined, inputsDir: string): Promise<void> {
+    if (holding == null || holding.digests.size === 0 || this.init.inputCache == null) return
+    for (const f of manifest) {
+      const hex = toHex(f.sha256)
+      if (holding.digests.has(hex)) await this.init.inputCache.materialize(hex, join(inputsDir, f.path))
+    }
+  }
+
+  /** Keeps the inputs that arrived (checked against their digests) in the input cache for this renter's next jobs. */
+  private async keepInputs (renter: string, received: FileEntry[], inputsDir: string): Promise<void> {
+    const cache = this.init.inputCache
+    if (cache == null) return
+    for (const f of received) {
+      if (f.size > 0n) await cache.put(renter, join(inputsDir, f.path), f)
     }
   }
 
@@ -215,14 +256,14 @@ export class JobExecService implements Startable {
    */
   private admit (start: JobFrame.Start, remote: PeerId): { verified: VerifiedAward, lease: Lease } {
     const verified = this.checkStart(start, remote)
-    const job = { key: verified.attemptKey, tier: verified.tier, minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs }
-    const gpu = this.scheduler.placement(job)
-    if (gpu == null) {
+    const job = { key: verified.attemptKey, tier: verified.tier, minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs, gpus: jobGpuCount(verified.jobRequest) }
+    const gpus = this.scheduler.placement(job)
+    if (gpus == null) {
       const can = this.scheduler.canAccept(job)
       throw new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, 'refused' in can ? can.detail : 'no slot')
     }
     const renter = verified.renter.toString()
-    checkRenterSlots(renter, this.scheduler.gpusHeldBy(`${renter}/`), gpu.index, this.maxSlotsPerRenter())
+    checkRenterSlots(renter, this.scheduler.gpusHeldBy(`${renter}/`), gpus.map(g => g.index), this.maxSlotsPerRenter())
     const diskBytes = declaredInputBytes(start.inputs) + this.maxOutputBytes()
     this.disk.check(diskBytes)
     // a bronze job this one displaces runs on until this one's inputs are in (session: lease.claim)
@@ -266,9 +307,10 @@ export class JobExecService implements Startable {
 
   /** Accepts the job, runs it on its slot, then returns what it made, attested. */
   private async runAndDeliver (ch: FrameChannel, v: VerifiedAward, runtime: JobFrame.Runtime, inputs: FileEntry[], workDir: string, lease: Lease, rec: JobRecord): Promise<void> {
-    const gpu = this.init.gpus.find(g => g.index === lease.gpu.index) as ExecGpu
+    const gpus = this.execGpus(lease)
+    const gpu = gpus[0] as ExecGpu
     // what it may write is the disk share admit() reserved: its inputs plus the output bound
-    const spec = { ...jobRunSpec(v, runtime, workDir, this.runLimits(), gpu), diskBytes: declaredInputBytes(inputs) + this.maxOutputBytes() }
+    const spec = { ...jobRunSpec(v, runtime, workDir, this.runLimits(), gpus), diskBytes: declaredInputBytes(inputs) + this.maxOutputBytes() }
     // a service lease listens on a port we pick, is health-checked and drained (src/serve)
     const leaseRequest = v.jobRequest.lease
     const leaseHooks = leaseRequest != null && this.init.leases != null
@@ -310,7 +352,7 @@ export class JobExecService implements Startable {
     this.log('job %s ended %s (exit %d)%s', v.attemptKey, outcome.status, outcome.exitCode, outcome.detail != null ? `: ${outcome.detail}` : '')
     if (outcome.detail != null && outcome.status !== 'completed') run.sender.enqueue(noteFrame(outcome.detail))
     await run.sender.drain()
-    await this.deliver(ch, v, inputs, join(workDir, 'outputs'), gpu, lease, run, rec)
+    await this.deliver(ch, v, inputs, join(workDir, 'outputs'), lease, run, rec)
   }
 
   /**
@@ -330,7 +372,7 @@ export class JobExecService implements Startable {
   }
 
   /** Outputs (unless the renter is gone), the attestation (recorded in our ledger), then the receipt. */
-  private async deliver (ch: FrameChannel, v: VerifiedAward, inputs: FileEntry[], outputDir: string, gpu: ExecGpu, lease: Lease, run: SlotRunEnd, rec: JobRecord): Promise<void> {
+  private async deliver (ch: FrameChannel, v: VerifiedAward, inputs: FileEntry[], outputDir: string, lease: Lease, run: SlotRunEnd, rec: JobRecord): Promise<void> {
     const connected = !run.renterGone && !run.sender.broken
     let outputs: FileEntry[] = []
     let status = run.outcome.status
@@ -345,7 +387,7 @@ export class JobExecService implements Startable {
       }
     }
     const me = this.components.peerId
-    const attestation = attestRun(this.components.privateKey as Ed25519PrivateKey, me, v, { inputs, outputs, outcome: run.outcome, status, gpu, telemetry: run.telemetry, preemptible: lease.preemptible })
+    const attestation = attestRun(this.components.privateKey as Ed25519PrivateKey, me, v, { inputs, outputs, outcome: run.outcome, status, gpus: this.execGpus(lease), telemetry: run.telemetry, preemptible: lease.preemptible })
     this.recordAttestation(attestation.envelope, v.attemptKey)
     rec.state = 'done'
     rec.status = status
@@ -373,6 +415,11 @@ export class JobExecService implements Startable {
     } catch (err) {
       fail(err)
     }
+  }
+
+  /** The GPUs of a lease as the job service knows them (model, driver), the lease's first first. */
+  private execGpus (lease: Lease): ExecGpu[] {
+    return lease.gpus.map(held => this.init.gpus.find(g => g.index === held.index) as ExecGpu)
   }
 
   private runLimits (): RunLimits {

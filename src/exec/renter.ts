@@ -56,18 +56,23 @@ export interface JobInput {
   path: string
   /** local file to send */
   file: string
+  /** a provider's input cache may reuse it for any renter (open data, model weights); default: only for this renter */
+  public?: boolean
 }
 
 export interface JobPayload {
   runtime: JobRuntime
   inputs: JobInput[]
+  /** the inputs' manifest when already made (inputManifest): not hashed again per attempt */
+  manifest?: ReadonlyArray<FileEntry & { file: string }>
 }
 
 export type AttemptOutcome = 'ok' | 'failed' | 'timeout' | 'preempted' | 'bad_output' | 'bad_attestation' | 'rejected' | 'lost'
 
 export type JobEvent =
   | { type: 'attempt', attempt: number, provider: string, priceMicroUsd: number }
-  | { type: 'sending', attempt: number, sentBytes: number, totalBytes: number }
+  /** totalBytes: what goes over the stream; cachedBytes: what the provider's input cache already held (not sent) */
+  | { type: 'sending', attempt: number, sentBytes: number, totalBytes: number, cachedBytes?: number }
   | { type: 'accepted', attempt: number, provider: string }
   | { type: 'log', attempt: number, stream: 'stdout' | 'stderr', line: string }
   | { type: 'progress', attempt: number, elapsedMs: number }
@@ -131,7 +136,7 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
   await mkdir(outDir, { recursive: true })
   const result: AttemptResult = { attempt, provider: provider.toString(), outcome: 'lost', dir: opts.dir, outputs: [], receivedDigest: fileSetDigest([]), verified: false, priceMicroUsd: award.clearingPriceMicroUsd, startedAt, endedAt: startedAt }
   emit({ type: 'attempt', attempt, provider: result.provider, priceMicroUsd: Number(award.clearingPriceMicroUsd) })
-  const manifest = await inputManifest(payload.inputs)
+  const manifest = payload.manifest ?? await inputManifest(payload.inputs)
   const limits = renterLimits(opts.limits)
   const outputs = new OutputFiles(outDir, limits, opts.disk)
   const received = (): void => {
@@ -140,12 +145,13 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
   }
   let ch: FrameChannel | undefined
   try {
-    const stream = await opts.libp2p.dialProtocol(provider, PROTOCOL.job, { signal: AbortSignal.any([AbortSignal.timeout(opts.dialMs ?? RENTER_DEFAULTS.dialMs), ...(opts.signal != null ? [opts.signal] : [])]) })
+    // job/1.1.0 first: the provider then says what its input cache holds, and that is not sent
+    const stream = await opts.libp2p.dialProtocol(provider, [PROTOCOL.jobCached, PROTOCOL.job], { signal: AbortSignal.any([AbortSignal.timeout(opts.dialMs ?? RENTER_DEFAULTS.dialMs), ...(opts.signal != null ? [opts.signal] : [])]) })
       .catch((err: Error) => { throw err.name === 'LimitedConnectionError' ? relayOnly(provider, err) : err })
     const idleMs = opts.idleMs ?? RENTER_DEFAULTS.idleMs
     ch = new FrameChannel(stream, { idleMs })
     opts.signal?.addEventListener('abort', () => { void ch?.fail(new JobStreamError('CANCELLED', 'renter cancelled')) }, { once: true })
-    await shipJob(ch, awarded, payload, manifest, attempt, emit, opts.acceptMs ?? RENTER_DEFAULTS.acceptMs, idleMs)
+    await shipJob(ch, awarded, payload, manifest, attempt, emit, opts.acceptMs ?? RENTER_DEFAULTS.acceptMs, idleMs, stream.protocol === PROTOCOL.jobCached)
     result.acceptedAt = Date.now()
     emit({ type: 'accepted', attempt, provider: result.provider })
     // the hard deadline: progress frames keep the stream alive, never past the job's time limit + grace + margin

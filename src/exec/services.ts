@@ -4,7 +4,8 @@
  * engine and the ledger's uptime summaries read. Wiring only.
  */
 import { createHash } from 'node:crypto'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
+import { InputCache } from '../cache/index.js'
 import { CAPACITY_SERVICE, isAvailable, readGpuTelemetry, type ProviderProfile } from '../capability/index.js'
 import { slotCapacity } from './capacity.js'
 import { DiskBudget } from './admission.js'
@@ -52,6 +53,19 @@ export function slotSchedulerFor (profile: ProviderProfile): SlotScheduler {
   return new SlotScheduler({ gpus: execGpus(profile), graceMs: profile.policy.preemptionGraceSeconds * 1000 })
 }
 
+/**
+ * The input cache, in `<work root>/input-cache` (the same file system as the jobs' dirs, so an
+ * input reaches a job by a hard link), its budget inside the disk budget: `cacheGiB`, or a
+ * quarter of the disk budget; none at 0.
+ */
+function inputCacheFor (cacheGiB: number | undefined, disk: DiskBudget, workRoot: string): InputCache | undefined {
+  const budgetBytes = cacheGiB != null ? Math.round(cacheGiB * GiB) : Math.floor(disk.budgetBytes / 4)
+  if (budgetBytes <= 0) return undefined
+  const cache = new InputCache({ dir: join(workRoot, 'input-cache'), budgetBytes: Math.min(budgetBytes, disk.budgetBytes) })
+  disk.includeCache(cache)
+  return cache
+}
+
 export function execServices (opts: ExecServicesOptions): Required<NodeExtensions> {
   const none: Required<NodeExtensions> = { services: {}, dhtValidators: {}, dhtSelectors: {} }
   if (opts.role !== 'provider' || opts.provider == null) return none
@@ -66,15 +80,17 @@ export function execServices (opts: ExecServicesOptions): Required<NodeExtension
   checkWorkRootOutside(workRoot, opts.dataDir)
   // one disk budget, which the job service holds shares of and the bid engine reads
   const disk = new DiskBudget(policy.diskBudgetGiB != null ? Math.round(policy.diskBudgetGiB * GiB) : defaultDiskBudgetBytes({ gpus }))
+  const inputCache = inputCacheFor(policy.inputCacheGiB, disk, workRoot)
   return {
     ...none,
     services: {
-      [CAPACITY_SERVICE]: slotCapacity(scheduler, { budget: disk, outputBoundBytes: EXEC_DEFAULTS.maxOutputBytes }),
+      [CAPACITY_SERVICE]: slotCapacity(scheduler, { budget: disk, outputBoundBytes: EXEC_DEFAULTS.maxOutputBytes }, inputCache),
       [EXEC_SERVICE]: jobExecService({
         runner: makeRunner(opts.provider.runner ?? 'docker', profile, { jobUser: opts.provider.jobUser, fileBytes: EXEC_DEFAULTS.maxOutputBytes, docker: opts.provider.docker, launcher, owner: createHash('sha256').update(resolve(workRoot)).digest('hex').slice(0, 16) }),
         gpus,
         scheduler,
         disk,
+        inputCache,
         leases: opts.provider.leases,
         maxSlotsPerRenter: policy.maxSlotsPerRenter,
         workRoot,

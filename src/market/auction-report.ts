@@ -5,7 +5,7 @@
  */
 
 import { toHex, shortPeerId } from '../common/index.js'
-import { microToUsd, peerIdFromBytes, pricingRuleName, type Award, type Bid, type JobRequest } from './messages.js'
+import { DeclineReason, declineReasonName, microToUsd, peerIdFromBytes, pricingRuleName, type Award, type Bid, type JobRequest } from './messages.js'
 import type { RankedBid } from './ranking.js'
 import type { WindowCounts } from './bid-collector.js'
 import type { Signed } from '../identity/index.js'
@@ -82,6 +82,8 @@ export interface AuctionReport {
   jobId: string
   name: string
   tier: string
+  /** GPUs the job takes on one box; prices are per GPU-hour, so it pays this many times them */
+  gpus: number
   pricing: string
   windowMs: number
   bids: BidRow[]
@@ -127,7 +129,12 @@ export function awardRow (award: Award, ranked: RankedBid[], index: number): Awa
   const next = ranked[index + 1]
   const terms = [`price ${usd(w.priceMicroUsd)}`, `reliability ${w.reliability.toFixed(2)}`]
   if (w.rttMs != null) terms.push(`rtt ${w.rttMs} ms`)
-  if (w.locality > 0) terms.push(`${Math.round(w.locality * 100)} % of datasets cached`)
+  const cachedBytes = Number(w.bid.message.cachedBytes ?? 0n)
+  if (w.locality > 0) {
+    terms.push(cachedBytes > 0
+      ? `${Math.round(w.locality * 100)} % of the job's named input bytes held in its input cache (${(cachedBytes / 2 ** 20).toFixed(1)} MiB not sent)`
+      : `${Math.round(w.locality * 100)} % of datasets cached`)
+  }
   let reason = `lowest score price/reliability^w (${terms.join(', ')}; score ${(w.score / 1e6).toFixed(3)})`
   reason += next == null ? ', the only valid bid' : ` beats ${shortPeerId(next.provider)} (score ${(next.score / 1e6).toFixed(3)})`
   if (index > 0) reason += `; failover after ${index} earlier winner${index > 1 ? 's' : ''} did not accept`
@@ -146,14 +153,19 @@ export function awardRow (award: Award, ranked: RankedBid[], index: number): Awa
   }
 }
 
-/** Why an auction ended without a valid bid. */
-export function noBidsReason (received: number, dropped: string[], counts: DeclineCounts): string {
+/** Why an auction ended without a valid bid (`gpus`: the job's GPU count, named when every answer says no box has that many). */
+export function noBidsReason (received: number, dropped: string[], counts: DeclineCounts, gpus = 1): string {
   if (received > 0) {
     const why: Record<string, number> = {}
     for (const d of dropped) why[d] = (why[d] ?? 0) + 1
     return `${received} bid${received > 1 ? 's' : ''} arrived, none valid (${Object.entries(why).map(([r, n]) => `${n} ${r}`).join(', ')})`
   }
   if (counts.asked === 0) return 'no provider bid and none could be asked why (no candidates known)'
+  const tooFew = counts.declines[declineReasonName(DeclineReason.GPU_COUNT)] ?? 0
+  if (gpus > 1 && tooFew > 0 && tooFew === counts.answered) {
+    const example = counts.details.find(d => d.reason === declineReasonName(DeclineReason.GPU_COUNT))?.detail
+    return `no provider has ${gpus} GPUs on one box that fit the job: all ${counts.answered} of ${counts.asked} asked have fewer${example != null ? ` (e.g. "${example}")` : ''}`
+  }
   return `no provider bid; ${counts.answered} of ${counts.asked} asked said why`
 }
 

@@ -9,7 +9,7 @@ import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
 import { toHex } from '../common/index.js'
 import { matchJob, type CapacitySnapshot } from './matching.js'
 import { DEFAULT_PRICING, clearingSample, quotePrice, timeClassAt, type PricingParams, type TimeClass } from './pricing.js'
-import { DeclineReason, MAX_BID_ADDRS, MAX_BID_ADDR_BYTES, declineReasonName, microToUsd, tierOf, type Bid, type JobRequest } from './messages.js'
+import { DeclineReason, MAX_BID_ADDRS, MAX_BID_ADDR_BYTES, declineReasonName, jobGpuCount, microToUsd, tierOf, type Bid, type JobRequest } from './messages.js'
 import type { CapacitySource, ProviderProfile, Tier } from '../capability/index.js'
 
 function capacitySnapshot (source: CapacitySource, renter?: string): CapacitySnapshot {
@@ -23,7 +23,7 @@ function capacitySnapshot (source: CapacitySource, renter?: string): CapacitySna
 }
 
 export type BidDecision =
-  | { bid: true, priceMicroUsd: bigint, gpuModel: string, vramMib: number, simulated: boolean, cachedDatasets: number, timeClass: TimeClass, utilization: number }
+  | { bid: true, priceMicroUsd: bigint, gpuModel: string, vramMib: number, simulated: boolean, cachedDatasets: number, cachedBytes: number, timeClass: TimeClass, utilization: number }
   | { bid: false, reason: DeclineReason, detail: string }
 
 export interface BidEngineOptions {
@@ -87,7 +87,10 @@ export class BidEngine {
     // a dynamic price above the renter's limit still wins nothing: offer the limit (the floor fits, matchJob checked)
     const max = job.constraints?.maxPriceMicroUsd ?? 0n
     if (max > 0n && price > max) price = max
-    return { bid: true, priceMicroUsd: price, gpuModel: match.gpu.modelKey, vramMib: match.gpu.vramMib, simulated: match.gpu.simulated, cachedDatasets: match.cachedDatasets, timeClass, utilization }
+    // what the input cache holds of the job's datasets for this renter counts beside the policy's list
+    const held = job.datasetDigests.length > 0 ? this.capacity.heldInputs?.(toHex(job.renter), job.datasetDigests) : undefined
+    const cachedDatasets = Math.min(job.datasetDigests.length, Math.max(match.cachedDatasets, held?.count ?? 0))
+    return { bid: true, priceMicroUsd: price, gpuModel: match.gpu.modelKey, vramMib: match.gpu.vramMib, simulated: match.gpu.simulated, cachedDatasets, cachedBytes: held?.bytes ?? 0, timeClass, utilization }
   }
 
   /** The Bid for a positive decision, expiring with the job request (bounded lifetime). */
@@ -108,6 +111,7 @@ export class BidEngine {
       jobNonce: job.nonce,
       simulated: decision.simulated,
       cachedDatasets: decision.cachedDatasets,
+      ...(decision.cachedBytes > 0 ? { cachedBytes: BigInt(decision.cachedBytes) } : {}),
       addrs: addrs.filter(a => a.length <= MAX_BID_ADDR_BYTES).slice(0, MAX_BID_ADDRS)
     }
   }
@@ -154,10 +158,10 @@ export class BidEngine {
     sorted.pop()
   }
 
-  /** Counts a won (accepted) award and its expected earnings. */
+  /** Counts a won (accepted) award and its expected earnings: the price per GPU-hour × the job's GPUs × its hours. */
   recordWin (priceMicroUsd: bigint, job: JobRequest): void {
     this.counts.wins++
-    this.counts.earningsMicroUsdHours += Number(priceMicroUsd) * Number(job.estDurationMs) / 3_600_000
+    this.counts.earningsMicroUsdHours += Number(priceMicroUsd) * jobGpuCount(job) * Number(job.estDurationMs) / 3_600_000
   }
 
   stats (): BidEngineStats {

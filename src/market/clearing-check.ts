@@ -24,7 +24,7 @@
 import { equals } from 'uint8arrays/equals'
 import { compare } from 'uint8arrays/compare'
 import { PricingRule } from './messages.js'
-import { scoreFactor } from './ranking.js'
+import { localityOf, scoreFactor } from './ranking.js'
 import { NEUTRAL_RELIABILITY } from './reputation.js'
 import { ClearingSampleError } from './errors.js'
 import type { Award, Bid, JobRequest } from './messages.js'
@@ -37,13 +37,13 @@ export type ClearingSampleReason =
 /** What a provider keeps of a bid it heard: enough to tie an award to it (a Signed<Bid> is one). */
 export interface HeardBid {
   hash: Uint8Array
-  message: Pick<Bid, 'provider' | 'jobId' | 'jobNonce' | 'createdAt' | 'priceMicroUsd' | 'cachedDatasets'>
+  message: Pick<Bid, 'provider' | 'jobId' | 'jobNonce' | 'createdAt' | 'priceMicroUsd' | 'cachedDatasets' | 'cachedBytes'>
 }
 
 /** The part of a heard bid kept for the price check (no envelope, addresses or labels). */
 export function heardBid (bid: Signed<Bid>): HeardBid {
-  const { provider, jobId, jobNonce, createdAt, priceMicroUsd, cachedDatasets } = bid.message
-  return { hash: bid.hash, message: { provider, jobId, jobNonce, createdAt, priceMicroUsd, cachedDatasets } }
+  const { provider, jobId, jobNonce, createdAt, priceMicroUsd, cachedDatasets, cachedBytes } = bid.message
+  return { hash: bid.hash, message: { provider, jobId, jobNonce, createdAt, priceMicroUsd, cachedDatasets, ...(cachedBytes != null ? { cachedBytes } : {}) } }
 }
 
 function fail (reason: ClearingSampleReason, message: string): never {
@@ -109,8 +109,7 @@ function keptBid (bids: HeardBid[]): HeardBid | undefined {
  * from their bids and equal (neutral) reliability and latency terms.
  */
 function secondPrice (winner: HeardBid, runnerUp: HeardBid, job: JobRequest): bigint {
-  const datasets = job.datasetDigests.length
-  const locality = (b: HeardBid): number => datasets === 0 ? 0 : Math.min(datasets, b.message.cachedDatasets) / datasets
+  const locality = (b: HeardBid): number => localityOf(job, b.message)
   const factorW = scoreFactor(NEUTRAL_RELIABILITY, undefined, locality(winner))
   const factorN = scoreFactor(NEUTRAL_RELIABILITY, undefined, locality(runnerUp))
   let price = BigInt(Math.round(Number(runnerUp.message.priceMicroUsd) / factorN * factorW))

@@ -6,10 +6,12 @@
  *   name: llama-eval
  *   tier: silver                      # gold | silver | bronze (default silver)
  *   workload: evaluation              # inference | training | batch-inference | evaluation | sweep
+ *   gpus: 4                           # GPUs on one box, all for this job (default 1, at most 16)
  *   runtime:
  *     image: ghcr.io/acme/eval:1.2    # and/or
  *     command: [python, eval.py]
  *   inputs: [data/prompts.jsonl]      # files, relative to the job file
+ *   publicInputs: [weights.bin]       # inputs too; a provider's cache may reuse them for any renter
  *   outputs: [results.json]
  *   estimatedMinutes: 30
  *   datasets: [<sha256 hex>]          # for data locality
@@ -44,20 +46,26 @@ import { parse as parseYaml } from 'yaml'
 import { ConfigError, ConfigFileError, asBoolean, asEnum, asNumber, asObject, asString, asStringList, join, onlyKnownKeys, type Fields } from '../config/index.js'
 import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
 import { TIERS, WORKLOAD_KINDS, jobTierToWire, type Tier, type WorkloadKind } from '../capability/index.js'
-import { type JobRequest, MAX_BID_WINDOW_MS, PPM, pricingRuleToWire, usdToMicro, type PricingRuleName } from './messages.js'
+import { type JobRequest, MAX_BID_WINDOW_MS, MAX_JOB_GPUS, PPM, pricingRuleToWire, usdToMicro, type PricingRuleName } from './messages.js'
 
 export interface JobSpec {
   name: string
   tier: Tier
   workload: WorkloadKind
+  /** GPUs the job needs on one box (1 … MAX_JOB_GPUS); the price is per GPU-hour, so it pays this many times it */
+  gpus: number
   /** shmSizeMiB: the container's /dev/shm (docker; PyTorch data loaders want more than the engine's 64 MiB), within the provider's bound */
   runtime: { image?: string, command: string[], shmSizeMiB?: number }
   /** absolute paths */
   inputs: string[]
+  /** of `inputs`, those a provider's input cache may reuse for any renter that names their digest (absolute paths) */
+  publicInputs?: string[]
   outputs: string[]
   estimatedMinutes: number
   /** lower-case sha256 hex */
   datasets: string[]
+  /** bytes of the files behind `datasets`, where known (the renter's own inputs): the ranking's locality term */
+  datasetBytes?: number
   constraints: {
     minVramGb: number
     gpuModels: string[]
@@ -110,7 +118,7 @@ export const JOB_DEFAULTS = {
   acceptTimeoutMs: 3000
 } as const
 
-const TOP_KEYS = ['name', 'tier', 'workload', 'runtime', 'inputs', 'outputs', 'estimatedMinutes', 'datasets', 'constraints', 'auction', 'limits'] as const
+const TOP_KEYS = ['name', 'tier', 'workload', 'gpus', 'runtime', 'inputs', 'publicInputs', 'outputs', 'estimatedMinutes', 'datasets', 'constraints', 'auction', 'limits'] as const
 const CONSTRAINT_KEYS = ['minVramGb', 'gpuModels', 'regions', 'residency', 'maxPriceUsd', 'maxLatencyMs', 'minReliability', 'preemptible', 'minPreemptionNoticeSeconds', 'excludeSimulated'] as const
 const AUCTION_KEYS = ['bidWindowMs', 'pricing', 'acceptTimeoutMs'] as const
 const LIST_LIMIT = 16
@@ -143,6 +151,15 @@ function list (value: unknown, field: string, limit = LIST_LIMIT): string[] {
   return items
 }
 
+/** `gpus:` (or --gpus): a whole number from 1 to MAX_JOB_GPUS; anything else is a ConfigError saying so. */
+function jobGpus (value: unknown): number {
+  const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_JOB_GPUS) {
+    throw new ConfigError('gpus', `a whole number of GPUs from 1 to ${MAX_JOB_GPUS} (all on one box)`, value)
+  }
+  return n
+}
+
 /** The most /dev/shm a job file may ask for, MiB (a provider bounds it lower: its docker runner's maxShmMiB). */
 export const MAX_SHM_MIB = 1024 * 1024
 
@@ -157,6 +174,7 @@ export function parseJobSpec (raw: unknown, baseDir = process.cwd()): JobSpec {
   const name = obj.name === undefined ? JOB_DEFAULTS.name : asString(obj.name, 'name', { pattern: NAME, patternText: 'a name of letters, digits, ".", "_" or "-" (at most 64)' })
   const tier = asEnum(obj.tier ?? JOB_DEFAULTS.tier, 'tier', TIERS)
   const workload = asEnum(obj.workload ?? JOB_DEFAULTS.workload, 'workload', WORKLOAD_KINDS)
+  const gpus = obj.gpus === undefined ? 1 : jobGpus(obj.gpus)
 
   const rt = asObject(obj.runtime ?? {}, 'runtime')
   onlyKnownKeys(rt, ['image', 'command', 'shmSizeMiB'], 'runtime')
@@ -167,16 +185,19 @@ export function parseJobSpec (raw: unknown, baseDir = process.cwd()): JobSpec {
   if (command.length > 256) throw new ConfigError('runtime.command', 'at most 256 arguments', rt.command)
   if (image === undefined && command.length === 0) throw new ConfigError('runtime', 'an image (runtime.image, --image) or a command (runtime.command, -- command args…)')
 
-  const files = (key: 'inputs' | 'outputs'): string[] => {
+  const files = (key: 'inputs' | 'outputs' | 'publicInputs'): string[] => {
     if (obj[key] === undefined) return []
     const items = list(obj[key], key, MAX_FILES)
     return items.map((p, i) => {
       if (p === '' || p.includes('\0')) throw new ConfigError(`${key}[${i}]`, 'a file path', p)
       if (key === 'outputs' && (isAbsolute(p) || p.split('/').includes('..'))) throw new ConfigError(`${key}[${i}]`, 'a relative path inside the job\'s output directory', p)
-      return key === 'inputs' ? resolve(baseDir, p) : p
+      return key === 'outputs' ? p : resolve(baseDir, p)
     })
   }
-  const inputs = files('inputs')
+  const publicInputs = files('publicInputs')
+  // a public input is an input too
+  const inputs = [...new Set([...files('inputs'), ...publicInputs])]
+  if (inputs.length > MAX_FILES) throw new ConfigError('inputs', `at most ${MAX_FILES} files with publicInputs`, obj.inputs)
   const outputs = files('outputs')
 
   const estimatedMinutes = asNumber(obj.estimatedMinutes ?? JOB_DEFAULTS.estimatedMinutes, 'estimatedMinutes', { min: 0.01, max: 30 * 24 * 60 })
@@ -229,8 +250,9 @@ export function parseJobSpec (raw: unknown, baseDir = process.cwd()): JobSpec {
     pricing: asEnum(a.pricing ?? 'first-price', join(af, 'pricing'), ['first-price', 'second-price'] as const),
     acceptTimeoutMs: asNumber(a.acceptTimeoutMs ?? JOB_DEFAULTS.acceptTimeoutMs, join(af, 'acceptTimeoutMs'), { integer: true, min: 100, max: 60_000 })
   }
-  const spec: JobSpec = { name, tier, workload, runtime: { command }, inputs, outputs, estimatedMinutes, datasets, constraints, auction }
+  const spec: JobSpec = { name, tier, workload, gpus, runtime: { command }, inputs, outputs, estimatedMinutes, datasets, constraints, auction }
   if (image !== undefined) spec.runtime.image = image
+  if (publicInputs.length > 0) spec.publicInputs = publicInputs
   if (rt.shmSizeMiB !== undefined) spec.runtime.shmSizeMiB = asNumber(rt.shmSizeMiB, 'runtime.shmSizeMiB', { integer: true, min: 1, max: MAX_SHM_MIB })
   if (obj.limits !== undefined) {
     const l = asObject(obj.limits, 'limits')
@@ -250,7 +272,7 @@ export type JobFlags = Record<string, string | boolean | string[] | boolean[] | 
 
 /**
  * Overlays job flags on a raw spec (the input is not modified): --name --tier --workload
- * --min-vram GB --gpu MODEL… --region R… --residency ZONE --max-price USD --max-latency MS
+ * --gpus N --min-vram GB --gpu MODEL… --region R… --residency ZONE --max-price USD --max-latency MS
  * --min-reliability X --preemptible --no-simulated --est-minutes N --image IMAGE
  * --window-ms MS --second-price, and `command` (the arguments after `--`).
  */
@@ -266,6 +288,7 @@ export function applyJobFlags (raw: Fields, flags: JobFlags, command: readonly s
   set(out, 'name', 'name')
   set(out, 'tier', 'tier')
   set(out, 'workload', 'workload')
+  set(out, 'gpus', 'gpus')
   set(out, 'estimatedMinutes', 'est-minutes')
   set(constraints, 'minVramGb', 'min-vram')
   set(constraints, 'residency', 'residency')
@@ -318,6 +341,8 @@ export function toJobRequest (spec: JobSpec, opts: JobRequestOptions): JobReques
     renter: opts.renter,
     tier: jobTierToWire(spec.tier),
     workload: spec.workload,
+    // 1 is sent as absent: a 1-GPU request is byte for byte what it was before the field
+    gpus: spec.gpus > 1 ? spec.gpus : 0,
     image: spec.runtime.image ?? '',
     estDurationMs: BigInt(Math.round(spec.estimatedMinutes * 60_000)),
     constraints: {
@@ -335,6 +360,7 @@ export function toJobRequest (spec: JobSpec, opts: JobRequestOptions): JobReques
       excludeSimulated: c.excludeSimulated
     },
     datasetDigests: spec.datasets.map(d => new Uint8Array(Buffer.from(d, 'hex'))),
+    ...(spec.datasetBytes != null && spec.datasetBytes > 0 ? { datasetBytes: BigInt(spec.datasetBytes) } : {}),
     bidWindowMs: spec.auction.bidWindowMs,
     createdAt: BigInt(now),
     expiresAt: BigInt(now + Math.min(MAX_LIFETIME_MS.jobRequest, spec.auction.bidWindowMs + REQUEST_TTL_AFTER_WINDOW_MS)),

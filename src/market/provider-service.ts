@@ -163,7 +163,8 @@ class MarketProvider implements MarketProviderService, Startable {
       preemptibleSlots: () => slots().preemptibleSlots(),
       totalSlots: () => slots().totalSlots(),
       thermalOk: () => slots().thermalOk(),
-      powerOk: () => slots().powerOk?.() ?? true
+      powerOk: () => slots().powerOk?.() ?? true,
+      heldInputs: (renter, digests) => slots().heldInputs?.(renter, digests) ?? { count: 0, bytes: 0 }
     }
     // the advertiser is read when a bid is made: services start together
     const capabilitySeq = init.advertised === true ? () => components[CAPABILITY_SERVICE].current().message.sequence : init.capabilitySeq

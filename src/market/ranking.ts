@@ -173,7 +173,7 @@ export function scoreFactor (reliability: number, rttMs: number | undefined, loc
  * every node that re-runs it gets the same order.
  */
 export function rankBids (valid: ReadonlyArray<Signed<Bid>>, job: JobRequest, ctx: BidContext, params: RankingParams = DEFAULT_RANKING): RankedBid[] {
-  const ranked = valid.map((bid): RankedBid => ({ bid, ...scoreOffer(bid.signer.toString(), bid.message.priceMicroUsd, bid.message.cachedDatasets, job, ctx, params) }))
+  const ranked = valid.map((bid): RankedBid => ({ bid, ...scoreOffer(bid.signer.toString(), bid.message.priceMicroUsd, bid.message, job, ctx, params) }))
   return ranked.sort((a, b) => compareScored(a, b, a.bid.hash, b.bid.hash))
 }
 
@@ -181,14 +181,28 @@ export function rankBids (valid: ReadonlyArray<Signed<Bid>>, job: JobRequest, ct
 export type ScoredOffer = Omit<RankedBid, 'bid'>
 
 /** The reliability, latency and locality terms and the score of one provider's price for `job`. */
-export function scoreOffer (provider: string, priceMicroUsd: bigint, cachedDatasets: number, job: JobRequest, ctx: BidContext, params: RankingParams = DEFAULT_RANKING): ScoredOffer {
+export function scoreOffer (provider: string, priceMicroUsd: bigint, held: number | BidHolding, job: JobRequest, ctx: BidContext, params: RankingParams = DEFAULT_RANKING): ScoredOffer {
   const reliability = reliabilityPpm(ctx.reputation.reliability(provider)) / PPM
   const measured = latencyMatters(job) ? ctx.rttMs?.get(provider) : undefined
   const rttMs = measured == null ? undefined : Math.max(0, Math.round(measured))
-  const datasets = job.datasetDigests.length
-  const locality = datasets === 0 ? 0 : Math.min(datasets, cachedDatasets) / datasets
+  const locality = localityOf(job, typeof held === 'number' ? { cachedDatasets: held } : held)
   const factor = scoreFactor(reliability, rttMs, locality, params)
   return { provider, priceMicroUsd, reliability, rttMs, locality, factor, score: Number(priceMicroUsd) / factor }
+}
+
+/** What a bid says it holds of the job's datasets. */
+export type BidHolding = Pick<Bid, 'cachedDatasets' | 'cachedBytes'>
+
+/**
+ * The locality term, 0 … 1: the share of the job's named bytes the bidder holds
+ * (cached_bytes / dataset_bytes, capped at 1) when the job states its bytes, which is the share
+ * of the input transfer a win there saves; else the share of its named digests held.
+ */
+export function localityOf (job: Pick<JobRequest, 'datasetDigests' | 'datasetBytes'>, held: BidHolding): number {
+  const total = job.datasetBytes ?? 0n
+  if (total > 0n) return Math.min(1, Number(held.cachedBytes ?? 0n) / Number(total))
+  const datasets = job.datasetDigests.length
+  return datasets === 0 ? 0 : Math.min(datasets, held.cachedDatasets) / datasets
 }
 
 /** The ranking order: lowest score, then lowest price, then the smaller bid hash. */

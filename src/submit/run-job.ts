@@ -105,7 +105,7 @@ async function keepLastAttempt (jobDir: string, last: AttemptResult, summary: Jo
   await rm(join(jobDir, 'outputs'), { recursive: true, force: true })
   await rename(join(last.dir, 'outputs'), join(jobDir, 'outputs')).catch(async () => { await mkdir(join(jobDir, 'outputs'), { recursive: true }) })
   if (last.attestation != null) {
-    summary.attestation = { status: JobStatus[last.attestation.message.status] ?? String(last.attestation.message.status), outputDigest: toHex(last.attestation.message.outputDigest), verified: last.verified, envelope: last.attestation.envelope }
+    summary.attestation = { status: JobStatus[last.attestation.message.status] ?? String(last.attestation.message.status), outputDigest: toHex(last.attestation.message.outputDigest), verified: last.verified, gpus: Math.max(1, last.attestation.message.gpus.length), envelope: last.attestation.envelope }
     await writeFile(join(jobDir, 'attestation.bin'), last.attestation.envelope)
   }
   if (last.receipt != null) {
@@ -120,5 +120,7 @@ function withCheckpoint (payload: JobPayload, preempted: AttemptResult): JobPayl
   const original = payload.inputs.filter(i => !i.path.startsWith('checkpoint/'))
   const checkpoint = preempted.outputs.map(o => ({ path: `checkpoint/${o.path}`, file: join(preempted.dir, 'outputs', o.path) }))
   if (original.length + checkpoint.length > MAX_CHECKPOINT_INPUTS) return payload
-  return { ...payload, inputs: [...original, ...checkpoint] }
+  // the manifest made for the first inputs no longer describes them
+  const { manifest: _old, ...rest } = payload
+  return { ...rest, inputs: [...original, ...checkpoint] }
 }

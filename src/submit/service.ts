@@ -12,7 +12,7 @@ import { toHex } from '../common/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE, type LedgerService } from '../ledger/index.js'
 import { MARKET_RENTER_CAPABILITY, MARKET_RENTER_SERVICE, parseJobSpec, type AuctionEvent, type MarketRenterService } from '../market/index.js'
 import { NoPeersError, SubmitError } from './errors.js'
-import { checkSubmission, renterLimitsFromSpec } from './payload.js'
+import { checkSubmission, renterLimitsFromSpec, withInputDatasets } from './payload.js'
 import { LedgerReceipts, type ReceiptEvent } from './receipts.js'
 import { auctionRounds } from './rounds.js'
 import { runJob } from './run-job.js'
@@ -85,8 +85,11 @@ class Submitter implements SubmitService, Startable {
   stop (): void {}
 
   async submit (request: SubmitRequest, opts: { onEvent?: (event: SubmitEvent) => void, signal?: AbortSignal } = {}): Promise<JobSummary> {
-    const spec = parseJobSpec(request.spec)
-    const { payload, maxAttempts } = checkSubmission(spec, request.maxAttempts)
+    const parsed = parseJobSpec(request.spec)
+    const checked = checkSubmission(parsed, request.maxAttempts)
+    const maxAttempts = checked.maxAttempts
+    // inputs hashed once; the large ones named for providers' input caches
+    const { spec, payload } = await withInputDatasets(parsed, checked.payload)
     const privateKey = this.components.privateKey
     if (privateKey.type !== 'Ed25519') throw new SubmitError(`receipts are signed with the node's Ed25519 key; this node's key is ${privateKey.type}`)
     // a job published to nobody is never heard of: say so before any auction or output directory

@@ -49,6 +49,8 @@ export interface AwardOptions {
   signer?: { privateKey: Ed25519PrivateKey, peerId: PeerId }
   expiresInMs?: number
   minPreemptionNoticeMs?: number
+  /** JobRequest.gpus (default 0: one GPU) */
+  gpus?: number
 }
 
 /** A job request and an award for `winner`, signed by `renter` as the market would. */
@@ -62,6 +64,7 @@ export function makeAward (renter: { privateKey: Ed25519PrivateKey, peerId: Peer
     renter: signer.peerId.toMultihash().bytes,
     tier: TIERS[opts.tier ?? 'silver'],
     workload: 'evaluation',
+    gpus: opts.gpus ?? 0,
     image: '',
     estDurationMs: 60_000n,
     constraints: { minVramMib: 0, gpuModels: [], regions: [], residency: '', maxPriceMicroUsd: 0n, maxLatencyMs: 0, minReliabilityPpm: 0, preemptible: opts.tier === 'bronze', minPreemptionNoticeMs: opts.minPreemptionNoticeMs ?? 0, excludeSimulated: false },
@@ -108,10 +111,11 @@ export function execProviderServices (init: ExecServiceInit, dataDir: string): R
   const scheduler = init.scheduler ?? new SlotScheduler({ gpus: init.gpus, graceMs: init.graceMs })
   // the job service and the bid engine share one disk budget, as the composition root builds them
   const disk = init.disk ?? new DiskBudget(init.diskBudgetBytes ?? defaultDiskBudgetBytes(init))
+  if (init.inputCache != null) disk.includeCache(init.inputCache)
   return {
     [LEDGER_SERVICE]: ledgerService({ dataDir, role: 'provider', flushOnStopMs: 0 }),
     [MARKET_PROVIDER_SERVICE]: marketProvider({ profile: () => undefined }),
-    [CAPACITY_SERVICE]: slotCapacity(scheduler, { budget: disk, outputBoundBytes: init.maxOutputBytes ?? EXEC_DEFAULTS.maxOutputBytes }),
+    [CAPACITY_SERVICE]: slotCapacity(scheduler, { budget: disk, outputBoundBytes: init.maxOutputBytes ?? EXEC_DEFAULTS.maxOutputBytes }, init.inputCache),
     [EXEC_SERVICE]: jobExecService({ ...init, scheduler, disk })
   }
 }
@@ -257,7 +261,7 @@ export async function misbehavingProvider (node: IdlegridNode, mode: Misbehaviou
           endedAt: Date.now(),
           status: JobStatus.COMPLETED,
           exitCode: 0,
-          gpu: { uuid: 'GPU-fake', model: 'h100-80gb' },
+          gpus: [{ uuid: 'GPU-fake', model: 'h100-80gb' }],
           telemetry: { avgUtilPpm: 0, maxTempC: 0, energyMj: 0n, samples: 0, simulated: true },
           awardHash: hash,
           preemptible: false

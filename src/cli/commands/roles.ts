@@ -40,6 +40,7 @@ export const PROVIDER_OPTIONS: OptionTable = {
   grace: { type: 'string', valueName: 'S', description: 'seconds a preempted job gets between SIGTERM and SIGKILL (default 10)' },
   'max-slots-per-renter': { type: 'string', valueName: 'N', description: 'GPU slots one renter\'s jobs may hold or wait for at once (default one per GPU)' },
   'disk-budget': { type: 'string', valueName: 'GIB', description: 'disk all jobs in progress may hold, GiB: each reserves its declared inputs + the 4 GiB output bound (default 16 per GPU)' },
+  'input-cache': { type: 'string', valueName: 'GIB', description: 'job inputs kept for the renters\' next jobs (by sha256; private to each renter unless marked public), inside the disk budget, GiB (default a quarter of it; 0: none)' },
   'simulate-gpu': { type: 'string', multiple: true, valueName: 'MODEL:VRAM_GB[:COUNT]', description: 'advertise simulated GPUs instead of running nvidia-smi (repeatable; development)' },
   'nvidia-smi': { type: 'string', valueName: 'PATH', description: 'nvidia-smi binary (default: nvidia-smi on PATH)' },
   'record-ttl-seconds': { type: 'string', valueName: 'S', description: 'capability record lifetime, refreshed at half of it (default 1800, 5..7200)' },

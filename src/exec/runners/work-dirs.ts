@@ -45,13 +45,17 @@ export async function prepareWorkRoot (root: string, jobsAsOtherUser: boolean): 
 
 /**
  * Gives the job's dir and everything in it (the inputs the provider wrote) to the job's user,
- * the dir itself 0700. Symlinks are changed, never followed (the provider wrote none; a planted
+ * the dir itself 0700, except inputs shared with the input cache (read-only for everyone). Symlinks are changed, never followed (the provider wrote none; a planted
  * one must not redirect the chown).
  */
 export function handOverWorkDir (dir: string, uid: number, gid: number): void {
   const visit = (path: string): void => {
+    const st = lstatSync(path)
+    // a file with other links is an input the provider's cache shares (0444, world-readable):
+    // it stays the provider's, so the job cannot make it writable and change the cache's bytes
+    if (st.isFile() && st.nlink > 1) return
     lchownSync(path, uid, gid)
-    if (!lstatSync(path).isDirectory()) return
+    if (!st.isDirectory()) return
     for (const name of readdirSync(path)) visit(join(path, name))
   }
   visit(dir)
