@@ -17,6 +17,7 @@ import { buildCapabilityRecord, openCapabilityRecord, sealCapabilityRecord } fro
 import { capabilityKey, capabilityKeyText } from './record-key.js'
 import { serveCapabilityRecord } from './record-fetch.js'
 import { PROTOCOL } from '../../protocols/ids.js'
+import { CAPACITY_SERVICE, type CapacitySource } from './capacity.js'
 import type { CapabilityRecord } from '../../protocols/capability.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
 import type { Signed } from '../identity/index.js'
@@ -59,6 +60,8 @@ interface AdvertiserComponents {
   addressManager: AddressManager
   registrar: Registrar
   events: TypedEventTarget<Libp2pEvents>
+  /** the provider's slots and input cache, when the node has them (its public inputs go in the record) */
+  [CAPACITY_SERVICE]?: CapacitySource
 }
 
 export interface PublishReport {
@@ -114,6 +117,8 @@ const ADDRESS_WAIT_MS = 5_000
  * again once its routing table has grown by half, until a round sees k peers.
  */
 const EARLY_REPUBLISH_MS = 30_000
+/** Pause between a change in the input cache's public entries and the record that names it. */
+const HELD_DATASETS_DELAY_MS = 5_000
 const K_PEERS = 20
 
 class Advertiser implements CapabilityAdvertiser, Startable {
@@ -132,6 +137,8 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   /** kad-dht routing table size at the last publish round */
   private tableAtRound = K_PEERS
   private timer?: NodeJS.Timeout
+  private heldTimer?: NodeJS.Timeout
+  private unwatchHeld?: () => void
   private running = false
   private abort = new AbortController()
   /** publish rounds run one at a time; a request during a round runs once after it */
@@ -209,6 +216,7 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     // first connection if nobody could be reached yet
     this.components.events.addEventListener('peer:connect', this.onConnect)
     this.components.events.addEventListener('self:peer:update', this.onSelfUpdate)
+    this.unwatchHeld = this.capacity()?.onAdvertisedInputsChange?.(this.onHeldDatasets)
     this.seal(true)
     this.addressWaitUntil = Date.now() + ADDRESS_WAIT_MS
     if (!this.waitingForAddresses()) void this.publishSoon()
@@ -230,6 +238,8 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     clearTimeout(this.timer)
     clearInterval(this.gpuTimer)
     clearInterval(this.growthTimer)
+    clearTimeout(this.heldTimer)
+    this.unwatchHeld?.()
     this.components.events.removeEventListener('peer:connect', this.onConnect)
     this.components.events.removeEventListener('self:peer:update', this.onSelfUpdate)
   }
@@ -301,9 +311,25 @@ class Advertiser implements CapabilityAdvertiser, Startable {
       issuedAt: now,
       ttlMs: this.init.recordTtlMs,
       listenAddrs,
-      runner: this.init.runner
+      runner: this.init.runner,
+      heldDatasets: this.capacity()?.advertisedInputs?.() ?? []
     })
     this.record = sealCapabilityRecord(this.components.privateKey as Ed25519PrivateKey, this.components.peerId, record)
+  }
+
+  /** The capacity service, where the node has one (libp2p's components throw for a service that is not there). */
+  private capacity (): CapacitySource | undefined {
+    try { return this.components[CAPACITY_SERVICE] } catch { return undefined }
+  }
+
+  /** A public input entered or left the cache: the record names it after a short pause (many may come together). */
+  private readonly onHeldDatasets = (): void => {
+    if (this.heldTimer != null || !this.running) return
+    this.heldTimer = setTimeout(() => {
+      this.heldTimer = undefined
+      if (this.running) void this.update(this.currentProfile).catch(err => { this.log('republishing after a cache change failed: %e', err) })
+    }, HELD_DATASETS_DELAY_MS)
+    this.heldTimer.unref()
   }
 
   /** Addresses we can be dialled on, binary, without /p2p: public or relayed ones once there are any (recordAddresses) */

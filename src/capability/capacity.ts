@@ -25,6 +25,10 @@ export interface CapacitySource {
    * reuse, and their bytes: the bid's cached_datasets and cached_bytes (absent: no cache)
    */
   heldInputs?(renter: string, digests: readonly Uint8Array[]): { count: number, bytes: number }
+  /** digests of the input cache's public entries, largest first: the record names them (cached_datasets) */
+  advertisedInputs?(): Uint8Array[]
+  /** calls `listener` when that set changes; returns the unsubscribe */
+  onAdvertisedInputsChange?(listener: () => void): () => void
 }
 
 /** The capacity service's name in a node's services, and what it provides to `serviceDependencies`. */

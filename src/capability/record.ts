@@ -7,6 +7,7 @@
  */
 
 import { fromString as uint8ArrayFromString } from 'uint8arrays/from-string'
+import { toString as uint8ArrayToString } from 'uint8arrays/to-string'
 import { compare as uint8ArrayCompare } from 'uint8arrays/compare'
 import { CapabilityRecord } from '../../protocols/capability.js'
 import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES, MAX_CLOCK_SKEW_MS, MAX_LIFETIME_MS, WireDecodeError } from '../../protocols/codec.js'
@@ -35,6 +36,8 @@ export interface BuildRecordOptions {
   listenAddrs?: Uint8Array[]
   /** job runner in use: "docker" or "process" */
   runner?: string
+  /** digests the input cache holds for anyone (public entries), named after the policy's `datasets` */
+  heldDatasets?: Uint8Array[]
 }
 
 /** The record a profile describes. GPU UUIDs are published only as sha256 hashes. */
@@ -69,7 +72,7 @@ export function buildCapabilityRecord (profile: ProviderProfile, opts: BuildReco
     allowedImages: [...policy.images],
     availability: alwaysOn ? [] : policy.availability.windows.map(w => ({ ...w })),
     timeZone: policy.availability.timeZone === 'UTC' ? '' : policy.availability.timeZone,
-    cachedDatasets: policy.datasets.map(hex => uint8ArrayFromString(hex, 'base16')),
+    cachedDatasets: cachedDatasets(policy.datasets, opts.heldDatasets ?? []),
     maxJobMinutes: policy.maxJobMinutes,
     maxTemperatureC: policy.thermal.maxTemperatureC,
     maxPowerWatts: policy.power.maxPowerWatts ?? 0,
@@ -77,6 +80,19 @@ export function buildCapabilityRecord (profile: ProviderProfile, opts: BuildReco
     listenAddrs: (opts.listenAddrs ?? []).slice(0, LIMITS.capabilityRecord.listenAddrs),
     runner: opts.runner ?? ''
   }
+}
+
+/** The policy's datasets, then the cache's public entries, each once, within the record's limit. */
+function cachedDatasets (policyHex: readonly string[], held: readonly Uint8Array[]): Uint8Array[] {
+  const seen = new Set<string>()
+  const out: Uint8Array[] = []
+  for (const d of [...policyHex.map(hex => uint8ArrayFromString(hex, 'base16')), ...held]) {
+    const key = uint8ArrayToString(d, 'base16')
+    if (d.byteLength !== 32 || seen.has(key)) continue
+    seen.add(key)
+    out.push(d)
+  }
+  return out.slice(0, LIMITS.capabilityRecord.cachedDatasets)
 }
 
 /** Encodes and signs a record (domain `capability`); its `envelope` is the DHT value. */

@@ -16,19 +16,28 @@ export interface DiskView {
   outputBoundBytes: number
 }
 
+/** Public cache entries a record names at most (CapabilityRecord.cached_datasets holds 64, the policy's list first). */
+const ADVERTISED_INPUTS = 64
+
 class SlotCapacity implements CapacitySource {
   readonly [Symbol.toStringTag] = CAPACITY_CAPABILITY
   readonly [serviceCapabilities]: string[] = [CAPACITY_CAPABILITY]
   readonly freeDiskBytes?: () => number
   readonly jobDiskBytes?: (inputBytes: number) => number
   readonly heldInputs?: (renter: string, digests: readonly Uint8Array[]) => { count: number, bytes: number }
+  readonly advertisedInputs?: () => Uint8Array[]
+  readonly onAdvertisedInputsChange?: (listener: () => void) => () => void
 
-  constructor (private readonly scheduler: SlotScheduler, disk?: DiskView, cache?: Pick<InputCache, 'held'>) {
+  constructor (private readonly scheduler: SlotScheduler, disk?: DiskView, cache?: Pick<InputCache, 'held' | 'publicDigests' | 'onPublicChange'>) {
     if (disk != null) {
       this.freeDiskBytes = () => disk.budget.free()
       this.jobDiskBytes = (inputBytes) => inputBytes + disk.outputBoundBytes
     }
-    if (cache != null) this.heldInputs = (renter, digests) => cache.held(renter, digests)
+    if (cache != null) {
+      this.heldInputs = (renter, digests) => cache.held(renter, digests)
+      this.advertisedInputs = () => cache.publicDigests(ADVERTISED_INPUTS)
+      this.onAdvertisedInputsChange = (listener) => cache.onPublicChange(listener)
+    }
   }
 
   freeSlots (renter?: string): number {
@@ -62,6 +71,6 @@ class SlotCapacity implements CapacitySource {
 }
 
 /** The capacity service over `scheduler` (and `disk`, shared with the job service too) (libp2p factory pattern); the job service runs on the same scheduler. */
-export function slotCapacity (scheduler: SlotScheduler, disk?: DiskView, cache?: Pick<InputCache, 'held'>): () => CapacitySource {
+export function slotCapacity (scheduler: SlotScheduler, disk?: DiskView, cache?: Pick<InputCache, 'held' | 'publicDigests' | 'onPublicChange'>): () => CapacitySource {
   return () => new SlotCapacity(scheduler, disk, cache)
 }
