@@ -57,7 +57,8 @@ export interface RunFacts {
   outcome: RunOutcome
   /** the run's status as attested (failed when its outputs could not be returned) */
   status: RunStatus
-  gpu: { uuid: string, driverVersion?: string, modelKey: string }
+  /** every GPU of the run's lease, the first first */
+  gpus: ReadonlyArray<{ uuid: string, driverVersion?: string, modelKey: string }>
   telemetry: TelemetrySummary
   preemptible: boolean
 }
@@ -73,7 +74,7 @@ export function attestRun (key: Ed25519PrivateKey, me: PeerId, v: VerifiedAward,
     endedAt: run.outcome.endedAt,
     status: statusToWire(run.status),
     exitCode: run.outcome.exitCode,
-    gpu: { uuid: run.gpu.uuid, driverVersion: run.gpu.driverVersion, model: run.gpu.modelKey },
+    gpus: run.gpus.map(g => ({ uuid: g.uuid, driverVersion: g.driverVersion, model: g.modelKey })),
     telemetry: run.telemetry,
     awardHash: v.awardHash,
     preemptible: run.preemptible

@@ -34,13 +34,16 @@ export interface AttestationFields {
   endedAt: number
   status: JobStatus
   exitCode: number
-  gpu: { uuid: string, driverVersion?: string, model: string }
+  /** every GPU the job ran on, the first of them first (at least one) */
+  gpus: ReadonlyArray<{ uuid: string, driverVersion?: string, model: string }>
   telemetry: TelemetrySummary
   awardHash: Uint8Array
   preemptible: boolean
 }
 
 export function signAttestation (key: Ed25519PrivateKey, provider: PeerId, f: AttestationFields): Signed<Attestation> {
+  const fingerprints = f.gpus.map(g => ({ uuidHash: sha256(g.uuid), driverVersion: g.driverVersion ?? '', model: g.model }))
+  if (fingerprints.length === 0) throw new RecordError('malformed', 'an attestation names at least one GPU')
   const message: Attestation = {
     jobId: f.jobId,
     renter: f.renter.toMultihash().bytes,
@@ -51,10 +54,12 @@ export function signAttestation (key: Ed25519PrivateKey, provider: PeerId, f: At
     endedAt: BigInt(f.endedAt),
     status: f.status,
     exitCode: f.exitCode,
-    gpu: { uuidHash: sha256(f.gpu.uuid), driverVersion: f.gpu.driverVersion ?? '', model: f.gpu.model },
+    // `gpu` is the first, for readers from before `gpus`; `gpus` lists them all when there are several
+    gpu: fingerprints[0],
     telemetry: { ...f.telemetry },
     awardHash: f.awardHash,
-    preemptible: f.preemptible
+    preemptible: f.preemptible,
+    gpus: fingerprints.length > 1 ? fingerprints : []
   }
   return sealSigned(key, provider, DOMAIN.attestation, Attestation.encode, message)
 }
@@ -80,6 +85,12 @@ export function openAttestation (bytes: Uint8Array, expect: AttestationExpectati
   check(value.outputDigest.length === 32, 'malformed', 'has no output digest')
   check(value.status !== JobStatus.JOB_STATUS_UNSPECIFIED, 'malformed', 'has no status')
   return signed
+}
+
+/** Every GPU an attestation names: its `gpus`, or its one `gpu` (a 1-GPU job, or a provider from before `gpus`). */
+export function attestedGpus (a: Pick<Attestation, 'gpu' | 'gpus'>): Attestation.GpuFingerprint[] {
+  if (a.gpus.length > 0) return a.gpus
+  return a.gpu == null ? [] : [a.gpu]
 }
 
 export interface ReceiptFields {

@@ -1,8 +1,9 @@
 /**
- * Slots, tiers and preemption. One slot per GPU. Gold and silver jobs take a free slot or,
- * when none is free, displace a running bronze job: the bronze job is told to stop (its
- * runner sends SIGTERM, waits the grace period, then SIGKILL) and the new job gets the slot
- * once the bronze job has released it. The end of an availability window and a thermal or
+ * Slots, tiers and preemption. One slot per GPU; a job takes as many slots as it asks GPUs
+ * (`SlotJob.gpus`), all or none. Gold and silver jobs take free slots or, when too few are
+ * free, displace running bronze jobs: each bronze job is told to stop (its runner sends
+ * SIGTERM, waits the grace period, then SIGKILL) and the new job gets its slots once every
+ * bronze job it displaces has released them (a multi-GPU bronze job releases all of its at once). The end of an availability window and a thermal or
  * power limit preempt every bronze job and pause new work until they clear. Gold and silver
  * jobs are never preempted.
  *
@@ -27,7 +28,11 @@ export interface SlotJob {
   tier: Tier
   /** shortest SIGTERM-to-SIGKILL notice the job needs when preempted, ms */
   minNoticeMs?: number
+  /** GPUs the job needs, all on this box (default 1) */
+  gpus?: number
 }
+
+type JobShape = Pick<SlotJob, 'tier' | 'minNoticeMs' | 'gpus'>
 
 export interface PreemptNotice {
   reason: PreemptReason
@@ -36,12 +41,16 @@ export interface PreemptNotice {
   detail: string
 }
 
-export type Refusal = { refused: 'no-capacity' | 'paused' | 'notice', detail: string }
+/** gpu-count: the box has fewer GPUs than the job needs, now and later */
+export type Refusal = { refused: 'no-capacity' | 'paused' | 'notice' | 'gpu-count', detail: string }
 
 export interface Lease {
   readonly job: SlotJob
+  /** the first of `gpus` */
   readonly gpu: SchedulerGpu
-  /** resolves when the slot is this job's: at once, or when the bronze job it displaces has stopped */
+  /** every GPU the job holds, `job.gpus` of them, in slot order */
+  readonly gpus: readonly SchedulerGpu[]
+  /** resolves when every slot is this job's: at once, or when the bronze jobs it displaces have stopped */
   readonly ready: Promise<void>
   /** whether the job may be preempted (bronze) */
   readonly preemptible: boolean
@@ -54,7 +63,7 @@ export interface Lease {
    * now (until then that job runs on, and `ready` waits). Otherwise, or a second time, nothing.
    */
   claim(): void
-  /** gives the slot back (run finished, failed or never started); safe to call twice */
+  /** gives every slot back (run finished, failed or never started); safe to call twice */
   release(): void
 }
 
@@ -111,14 +120,22 @@ class LeaseImpl implements Lease {
   private pendingNotice?: PreemptNotice
   /** the displacement this lease waits to claim (deferDisplacement) */
   deferred?: () => void
+  readonly gpu: SchedulerGpu
+  /** slots still held by the bronze jobs this one displaces */
+  waitingFor = 0
 
-  constructor (readonly job: SlotJob, readonly gpu: SchedulerGpu, private readonly scheduler: SlotScheduler, now: number) {
+  constructor (readonly job: SlotJob, readonly gpus: readonly SchedulerGpu[], private readonly scheduler: SlotScheduler, now: number) {
+    this.gpu = gpus[0] as SchedulerGpu
     this.preemptible = job.tier === 'bronze'
     this.since = now
     this.ready = new Promise(resolve => { this.resolveReady = resolve })
   }
 
-  grant (): void { this.resolveReady() }
+  /** one more of its slots is free for it; ready once none is left to wait for */
+  granted (): void {
+    if (this.waitingFor > 0) this.waitingFor--
+    if (this.waitingFor === 0) this.resolveReady()
+  }
 
   notify (notice: PreemptNotice): void {
     if (this.preempting || this.released) return
@@ -176,39 +193,55 @@ export class SlotScheduler {
     this.now = opts.now ?? Date.now
   }
 
-  /** Whether a job of this tier and notice could be placed now (the bid engine's question). */
-  canAccept (job: Pick<SlotJob, 'tier' | 'minNoticeMs'>): { ok: true } | Refusal {
+  /** Whether a job of this tier, notice and GPU count could be placed now (the bid engine's question). */
+  canAccept (job: JobShape): { ok: true } | Refusal {
+    const need = job.gpus ?? 1
+    if (need > this.slots.length) return { refused: 'gpu-count', detail: `needs ${need} GPUs on one box, this provider has ${this.slots.length}` }
     if (this.paused.size > 0) return { refused: 'paused', detail: `paused: ${[...this.paused.values()].join('; ')}` }
     if (job.tier === 'bronze' && (job.minNoticeMs ?? 0) > this.graceMs) {
       return { refused: 'notice', detail: `job needs ${job.minNoticeMs ?? 0} ms notice, this provider gives ${this.graceMs} ms` }
     }
-    if (this.slots.some(s => s.lease == null)) return { ok: true }
-    if (job.tier !== 'bronze' && this.slots.some(s => this.displaceable(s))) return { ok: true }
+    let free = 0
+    let displaceable = 0
+    for (const s of this.slots) {
+      if (s.lease == null) free++
+      else if (this.displaceable(s)) displaceable++
+    }
+    if (free >= need) return { ok: true }
+    if (job.tier !== 'bronze' && free + displaceable >= need) return { ok: true }
+    if (need > 1) return { refused: 'no-capacity', detail: `needs ${need} GPUs, ${free} of ${this.slots.length} free${job.tier === 'bronze' ? '' : ` and ${displaceable} running bronze work`}` }
     return { refused: 'no-capacity', detail: `all ${this.slots.length} slots busy${job.tier === 'bronze' ? '' : ' with work that cannot be preempted'}` }
   }
 
   /**
-   * Places a job: a free slot, else (gold/silver) the slot of a bronze job, which is told to
-   * stop (at once, or at `lease.claim()` with `deferDisplacement`); `lease.ready` resolves once
-   * the slot is free. Refuses when paused or full.
+   * Places a job on `job.gpus` slots at once: free slots first, then (gold/silver) the slots of
+   * bronze jobs, oldest first, each of which is told to stop (at once, or at `lease.claim()`
+   * with `deferDisplacement`); `lease.ready` resolves once every slot is free. Refuses when
+   * paused or full: then nothing is held and nobody is told to stop.
    */
   reserve (job: SlotJob, opts: ReserveOptions = {}): Lease | Refusal {
     const can = this.canAccept(job)
     if ('refused' in can) return can
-    const free = this.slots.find(s => s.lease == null)
-    if (free != null) {
-      const lease = new LeaseImpl(job, free.gpu, this, this.now())
-      free.lease = lease
-      lease.grant()
+    const slots = this.pick(job) as Slot[]
+    const lease = new LeaseImpl(job, slots.map(s => s.gpu), this, this.now())
+    // the bronze jobs being displaced, captured: once they are gone their slots are this lease's
+    const victims = new Set<LeaseImpl>()
+    for (const slot of slots) {
+      if (slot.lease == null) {
+        slot.lease = lease
+      } else {
+        victims.add(slot.lease)
+        slot.next = lease
+        lease.waitingFor++
+      }
+    }
+    if (victims.size === 0) {
+      lease.granted()
       this.changed()
       return lease
     }
-    const slot = this.victim() as Slot
-    const lease = new LeaseImpl(job, slot.gpu, this, this.now())
-    slot.next = lease
-    // the bronze job being displaced, captured: once it is gone the slot's lease is this one
-    const victim = slot.lease as LeaseImpl
-    const displace = (): void => { victim.notify({ reason: 'tier', graceMs: this.graceMs, detail: `preempted by a ${job.tier} job` }) }
+    // one notice per bronze job, however many of its slots this job takes
+    const displace = (): void => { for (const v of victims) v.notify({ reason: 'tier', graceMs: this.graceMs, detail: `preempted by a ${job.tier} job` }) }
     if (opts.deferDisplacement === true) lease.deferred = displace
     else displace()
     this.changed()
@@ -216,12 +249,29 @@ export class SlotScheduler {
   }
 
   /**
-   * The GPU `reserve` would place this job on now (a free slot, else the bronze job it would
-   * displace), or undefined when it would refuse. Lets the caller check its own limits first.
+   * The GPUs `reserve` would place this job on now (free slots, else those of the bronze jobs
+   * it would displace), or undefined when it would refuse. Lets the caller check its own limits first.
    */
-  placement (job: Pick<SlotJob, 'tier' | 'minNoticeMs'>): SchedulerGpu | undefined {
+  placement (job: JobShape): SchedulerGpu[] | undefined {
     if ('refused' in this.canAccept(job)) return undefined
-    return (this.slots.find(s => s.lease == null) ?? this.victim())?.gpu
+    return this.pick(job)?.map(s => s.gpu)
+  }
+
+  /** The slots for a job canAccept allows: free ones, then displaceable ones, oldest bronze first; in slot order. */
+  private pick (job: JobShape): Slot[] | undefined {
+    const need = job.gpus ?? 1
+    const chosen: Slot[] = []
+    for (const s of this.slots) {
+      if (s.lease == null) chosen.push(s)
+      if (chosen.length === need) return chosen
+    }
+    if (job.tier === 'bronze') return undefined
+    for (const s of this.victims()) {
+      chosen.push(s)
+      // in slot order: the job sees its GPUs as the box numbers them
+      if (chosen.length === need) return chosen.sort((a, b) => this.slots.indexOf(a) - this.slots.indexOf(b))
+    }
+    return undefined
   }
 
   /** The GPUs whose slot holds, or waits for, a job whose key starts with `prefix`. */
@@ -325,7 +375,7 @@ export class SlotScheduler {
       if (slot.lease === lease) {
         slot.lease = slot.next
         slot.next = undefined
-        slot.lease?.grant()
+        slot.lease?.granted()
       } else if (slot.next === lease) {
         // the waiting job gave up; the bronze job is stopping anyway
         slot.next = undefined
@@ -334,9 +384,9 @@ export class SlotScheduler {
     this.changed()
   }
 
-  /** The slot a gold/silver job would take when none is free: the oldest bronze job first (it has had the most time to produce something). */
-  private victim (): Slot | undefined {
-    return this.slots.filter(s => this.displaceable(s)).sort((a, b) => (a.lease?.since ?? 0) - (b.lease?.since ?? 0))[0]
+  /** The slots a gold/silver job takes when too few are free: the oldest bronze job's first (it has had the most time to produce something). */
+  private victims (): Slot[] {
+    return this.slots.filter(s => this.displaceable(s)).sort((a, b) => (a.lease?.since ?? 0) - (b.lease?.since ?? 0))
   }
 
   private displaceable (slot: Slot): boolean {

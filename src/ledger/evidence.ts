@@ -25,6 +25,8 @@ export interface AttestationFact {
   outputDigest: Uint8Array
   startedAt: number
   endedAt: number
+  /** GPUs the job ran on: the attestation's `gpus`, or 1 (its one `gpu`) */
+  gpus: number
   /** time of the earliest entry carrying this attestation */
   entryTime: number
 }
@@ -95,6 +97,7 @@ export class ReputationEvidence {
           outputDigest: a.outputDigest,
           startedAt: Number(a.startedAt),
           endedAt: Number(a.endedAt),
+          gpus: Math.max(1, a.gpus.length),
           entryTime: record.time
         })
         this.touch(record.authorId)

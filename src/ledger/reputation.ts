@@ -204,7 +204,7 @@ export interface Earnings {
   peerId: string
   /** paired jobs receipted OK */
   paidJobs: number
-  /** Σ price paid × run time of receipted jobs, plus `service.earnedMicroUsd`, micro-USD */
+  /** Σ price paid (per GPU-hour) × GPUs × run time of receipted jobs, plus `service.earnedMicroUsd`, micro-USD */
   earnedMicroUsd: number
   /** GPU-hours of receipted OK jobs */
   jobHours: number
@@ -225,7 +225,8 @@ export function computeEarnings (evidence: ReputationEvidence, peerId: string): 
   let paidJobs = 0
   for (const { attestation, receipt } of evidence.jobsOf(peerId)) {
     if (receipt.outcome !== Receipt.Outcome.OK) continue
-    const ms = Math.max(0, attestation.endedAt - attestation.startedAt)
+    // GPU-time: a multi-GPU job ran on all of its GPUs for its whole run
+    const ms = Math.max(0, attestation.endedAt - attestation.startedAt) * attestation.gpus
     paidJobs++
     jobMs += ms
     earned += Number(receipt.pricePaidMicroUsd) * ms / 3600_000

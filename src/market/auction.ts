@@ -117,6 +117,7 @@ export class Auctioneer {
       jobId,
       name: spec.name,
       tier: spec.tier,
+      gpus: spec.gpus,
       pricing: spec.auction.pricing,
       windowMs: job.bidWindowMs,
       bids: [],
@@ -156,7 +157,7 @@ export class Auctioneer {
         await askWhyNot(this.components, this.init.candidates, signedJob, new Set(exclude), signal, emit, this.init.log)
       if (ranked.length === 0) {
         const counts = await whyNot(bids.map(b => b.signer.toString()))
-        report.noBids = { ...counts, reason: noBidsReason(bids.length, dropped.map(d => d.reason), counts) }
+        report.noBids = { ...counts, reason: noBidsReason(bids.length, dropped.map(d => d.reason), counts, spec.gpus) }
         return report
       }
       if (ranked.length < (opts.explainBelow ?? 0)) report.explain = await whyNot(ranked.map(r => r.provider))

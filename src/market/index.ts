@@ -10,7 +10,7 @@ export type { JobSpec, JobFlags, JobLimits } from './job-spec.js'
 
 // the award check (exec's Start frame)
 export { verifyAwardForWinner, openAward, AwardCheckError } from './award-check.js'
-export { peerIdFromBytes } from './messages.js'
+export { peerIdFromBytes, jobGpuCount, MAX_JOB_GPUS } from './messages.js'
 export type { VerifiedAward } from './award-check.js'
 
 // the auction's report

@@ -5,7 +5,7 @@
  */
 
 import { availableFor, gpuModelMatches, imageAllowed, type ProviderProfile } from '../capability/index.js'
-import { DeclineReason, type JobRequest, isPreemptible, tierOf } from './messages.js'
+import { DeclineReason, type JobRequest, isPreemptible, jobGpuCount, tierOf } from './messages.js'
 
 type GpuGroup = ProviderProfile['groups'][number]
 
@@ -43,8 +43,12 @@ export function matchJob (profile: ProviderProfile, job: JobRequest, capacity: C
   const { policy } = profile
   const c = job.constraints
   if (Number(job.expiresAt) <= now) return decline(DeclineReason.EXPIRED, 'the job request has expired')
-  const canDisplace = !isPreemptible(job) && capacity.preemptibleSlots > 0
-  if (capacity.freeSlots <= 0 && !canDisplace) {
+  // a multi-GPU job takes `need` slots on this box at once: free ones, or (gold/silver) bronze ones to displace
+  const need = jobGpuCount(job)
+  if (need > capacity.totalSlots) return decline(DeclineReason.GPU_COUNT, `needs ${need} GPUs on one box, this provider has ${capacity.totalSlots}`)
+  const canDisplace = !isPreemptible(job) && capacity.preemptibleSlots > 0 && capacity.freeSlots + capacity.preemptibleSlots >= need
+  if (capacity.freeSlots < need && !canDisplace) {
+    if (need > 1) return decline(DeclineReason.NO_CAPACITY, `needs ${need} GPUs, ${Math.max(0, capacity.freeSlots)} of ${capacity.totalSlots} free${isPreemptible(job) ? '' : ` and ${capacity.preemptibleSlots} preemptible`}`)
     return decline(DeclineReason.NO_CAPACITY, `all ${capacity.totalSlots} GPU slots busy${isPreemptible(job) ? '' : ' and none preemptible'}`)
   }
   const minVram = c?.minVramMib ?? 0
@@ -97,6 +101,12 @@ export function matchJob (profile: ProviderProfile, job: JobRequest, capacity: C
   }
   const offered = c?.excludeSimulated === true ? fitting.filter(g => !g.simulated) : fitting
   if (offered.length === 0) return decline(DeclineReason.OTHER, 'the job excludes simulated GPUs')
+  if (need > 1) {
+    // every one of its GPUs must meet the constraints, all on this box
+    let fit = 0
+    for (const g of offered) fit += g.count
+    if (fit < need) return decline(DeclineReason.GPU_COUNT, `needs ${need} GPUs${minVram > 0 ? ` of ${gib(minVram)}` : ''}${models.length > 0 ? ` (${models.join(' or ')})` : ''} on one box, this provider has ${fit} such`)
+  }
   // (a provider answers every job it sees: no copies or sets when there is one group or no dataset)
   const gpu = (offered.length === 1 ? offered[0] : [...offered].sort((a, b) => a.vramMib - b.vramMib)[0]) as GpuGroup
   let cachedDatasets = 0

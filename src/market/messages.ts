@@ -58,6 +58,14 @@ export function pricingRuleName (rule: PricingRule): PricingRuleName {
   return rule === PricingRule.SECOND_PRICE ? 'second-price' : 'first-price'
 }
 
+/** The most GPUs one job may ask for (JobRequest.gpus): the most GPU entries a capability record lists. */
+export const MAX_JOB_GPUS = 16
+
+/** How many GPUs a job needs on one box: JobRequest.gpus, 0 (absent) meaning 1. */
+export function jobGpuCount (job: Pick<JobRequest, 'gpus'>): number {
+  return job.gpus > 1 ? job.gpus : 1
+}
+
 /** Whether a job may be preempted: bronze always, others when they say so. */
 export function isPreemptible (job: JobRequest): boolean {
   return job.tier === JobRequest.Tier.BRONZE || job.constraints?.preemptible === true
@@ -151,6 +159,8 @@ export function readJobRequest (opened: OpenedEnvelope, now = Date.now(), opts: 
   tierOf(job)
   if (!(WORKLOAD_KINDS as readonly string[]).includes(job.workload)) throw new MarketMessageError('malformed', `workload "${job.workload.slice(0, 32)}" is not a known kind`)
   shortString(job.image, MAX_IMAGE_CHARS, 'image')
+  // 'too-many-gpus', not 'malformed': nodes from before the field relay such a request unknowingly (gossip ignores it, README §9)
+  if (job.gpus > MAX_JOB_GPUS) throw new MarketMessageError('too-many-gpus', `the job asks ${job.gpus} GPUs, at most ${MAX_JOB_GPUS} may be asked`)
   for (const d of job.datasetDigests) bytesOf(d, DIGEST_BYTES, 'dataset_digests[]')
   if (job.renterAddrs.some(a => a.length === 0 || a.length > MAX_BID_ADDR_BYTES)) throw new MarketMessageError('malformed', `a renter address is empty or longer than ${MAX_BID_ADDR_BYTES} bytes`)
   const c = job.constraints

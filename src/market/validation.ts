@@ -29,7 +29,8 @@ function verdictOf (err: unknown): GossipVerdict {
   if (err instanceof MarketMessageError) {
     // a message that went stale on the way, or whose sender's clock is wrong, is not
     // misbehaviour to score down (protocols/README.md §9: time rules are Ignore)
-    return err.reason === 'expired' || err.reason === 'from-the-future' ? ignore(err.reason) : reject(err.reason)
+    // nor is a field nodes before it could not check (JobRequest.gpus): they relay it in good faith
+    return err.reason === 'expired' || err.reason === 'from-the-future' || err.reason === 'too-many-gpus' ? ignore(err.reason) : reject(err.reason)
   }
   return reject(`validator error: ${String((err as Error)?.message ?? err)}`)
 }

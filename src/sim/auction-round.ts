@@ -43,6 +43,7 @@ export function jobRequestFor (job: SimJob, jobId: Uint8Array, renter: Uint8Arra
     name: `task-${job.task.id}`,
     tier: job.tier,
     workload: 'training',
+    gpus: job.task.gpus,
     runtime: { command: ['run'] },
     inputs: [],
     outputs: [],
@@ -79,14 +80,16 @@ export function runAuction (input: AuctionInput): AuctionResult {
   const closeAt = now + request.bidWindowMs
   const declines: Record<string, number> = {}
   const dropped: Record<string, number> = {}
-  const rtt = new Map<string, number>()
-  for (const p of input.candidates) rtt.set(p.id, input.latency.rttMs(input.renterRegion, p.region.name))
-  const ctx: BidContext = { reputation: input.reputation, exclude: input.exclude, rttMs: latencyMatters(request) ? rtt : undefined }
-  const offers: Offer[] = []
-  // where the run models data, the renter names the job's dataset and each bid claims what its provider's cache holds of it
+  // where the run models data, the renter names the job's dataset, also asks providers that hold
+  // it (its `market ls --dataset` lookup), and each bid claims what its provider's cache holds of it
   const data = input.candidates[0]?.data
   data?.nameInputs(request)
-  for (const p of input.candidates) {
+  const candidates = data == null ? input.candidates : input.candidates.concat(data.holdersToAsk(request, input.candidates, input.exclude))
+  const rtt = new Map<string, number>()
+  for (const p of candidates) rtt.set(p.id, input.latency.rttMs(input.renterRegion, p.region.name))
+  const ctx: BidContext = { reputation: input.reputation, exclude: input.exclude, rttMs: latencyMatters(request) ? rtt : undefined }
+  const offers: Offer[] = []
+  for (const p of candidates) {
     const decision = p.engine.decide(request, now)
     p.engine.record(decision)
     if (!decision.bid) {
@@ -105,7 +108,7 @@ export function runAuction (input: AuctionInput): AuctionResult {
       dropped[problem] = (dropped[problem] ?? 0) + 1
       continue
     }
-    offers.push({ provider: p, scored: scoreOffer(p.id, bid.priceMicroUsd, bid.cachedDatasets, request, ctx), timeClass: decision.timeClass, rttMs: rtt.get(p.id) ?? 0 })
+    offers.push({ provider: p, scored: scoreOffer(p.id, bid.priceMicroUsd, bid, request, ctx), timeClass: decision.timeClass, rttMs: rtt.get(p.id) ?? 0 })
   }
   offers.sort((a, b) => compareScored(a.scored, b.scored, a.provider.hash, b.provider.hash))
   const scored = offers.map(o => o.scored)

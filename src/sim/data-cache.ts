@@ -12,6 +12,9 @@
  *   a public one by anyone who names it: the cache's privacy rule;
  * - each provider keeps an LRU cache of whole datasets bounded by `cacheGiB`; a dataset
  *   bigger than the budget streams through and is not kept;
+ * - the renter names the dataset in its job request and, besides the sampled candidates, asks
+ *   up to `askHolders` providers whose caches hold it (its `market ls --dataset` lookup); each
+ *   bid claims what its provider holds, and the ranking's locality term counts it;
  * - an award moves the bytes its winner does not hold from the renter, at the lesser of the
  *   renter's and the provider's bandwidth, after the award's round trip and grace: the run
  *   starts that much later. With the cache off nothing is held and every award moves all.
@@ -26,6 +29,7 @@ import { percentile } from './metrics.js'
 import { jobIndexOf } from './engine-parts.js'
 import type { JobRequest } from '../market/messages.js'
 import type { SimJob } from './population.js'
+import type { SimProvider } from './provider.js'
 import type { Rng } from './rng.js'
 
 const GIB = 2 ** 30
@@ -50,6 +54,8 @@ export interface DataParams {
   publicShare: number
   /** public datasets of each kind (popularity Zipf, s = 1) */
   publicDatasets: number
+  /** providers holding the job's dataset the renter asks besides the sampled candidates (its `market ls --dataset` lookup); 0: none */
+  askHolders: number
   training: SizeDistribution
   inference: SizeDistribution
 }
@@ -64,11 +70,12 @@ export const DATA_DEFAULTS: DataParams = {
   reuse: 0.8,
   publicShare: 0.2,
   publicDatasets: 20,
+  askHolders: 4,
   training: { medianGiB: 8, sigma: 1 },
   inference: { medianGiB: 2, sigma: 1 }
 }
 
-const DATA_KEYS = ['cache', 'cacheGiB', 'renterGbps', 'providerGbps', 'datasetsPerRenter', 'reuse', 'publicShare', 'publicDatasets', 'training', 'inference'] as const
+const DATA_KEYS = ['cache', 'cacheGiB', 'renterGbps', 'providerGbps', 'datasetsPerRenter', 'reuse', 'publicShare', 'publicDatasets', 'askHolders', 'training', 'inference'] as const
 
 /** The scenario's `data:` section (every key optional); bad values throw ConfigErrors naming the field. */
 export function parseDataParams (raw: unknown): DataParams {
@@ -94,6 +101,7 @@ export function parseDataParams (raw: unknown): DataParams {
     reuse: o.reuse === undefined ? d.reuse : num('reuse', { min: 0, max: 1 }),
     publicShare: o.publicShare === undefined ? d.publicShare : num('publicShare', { min: 0, max: 1 }),
     publicDatasets: o.publicDatasets === undefined ? d.publicDatasets : num('publicDatasets', { min: 1, max: 100_000, integer: true }),
+    askHolders: o.askHolders === undefined ? d.askHolders : num('askHolders', { min: 0, max: 256, integer: true }),
     training: size('training'),
     inference: size('inference')
   }
@@ -106,7 +114,7 @@ export class LruStore {
   peakBytes = 0
   evictions = 0
 
-  constructor (readonly budgetBytes: number) {}
+  constructor (readonly budgetBytes: number, private readonly onEvict?: (id: number) => void) {}
 
   has (id: number): boolean {
     return this.held.has(id)
@@ -125,6 +133,7 @@ export class LruStore {
       this.held.delete(old)
       this.usedBytes -= size
       this.evictions++
+      this.onEvict?.(old)
     }
     this.held.set(id, bytes)
     this.usedBytes += bytes
@@ -192,6 +201,10 @@ export function drawCatalogue (jobs: readonly SimJob[], params: DataParams, rng:
   return { datasetOfJob, bytes, isPublic }
 }
 
+function idOfDigest (d: Uint8Array): number {
+  return ((d[28] as number) << 24 | (d[29] as number) << 16 | (d[30] as number) << 8 | (d[31] as number)) >>> 0
+}
+
 export interface Spread { mean: number, p50: number, p95: number }
 
 export interface DataSummary {
@@ -220,9 +233,11 @@ export class SimData {
   private neededBytes = 0
   private hits = 0
   private readonly bytesPerMs: number
+  /** per dataset id, the providers whose caches hold it, oldest holder first */
+  private readonly holders = new Map<number, Set<number>>()
 
-  constructor (readonly catalogue: Catalogue, readonly params: DataParams, providers: number) {
-    this.caches = Array.from({ length: providers }, () => new LruStore(params.cache ? params.cacheGiB * GIB : 0))
+  constructor (readonly catalogue: Catalogue, readonly params: DataParams, private readonly providers: readonly SimProvider[]) {
+    this.caches = providers.map((_, i) => new LruStore(params.cache ? params.cacheGiB * GIB : 0, id => { this.holders.get(id)?.delete(i) }))
     this.bytesPerMs = Math.min(params.renterGbps, params.providerGbps) * 1e9 / 8 / 1000
   }
 
@@ -244,13 +259,32 @@ export class SimData {
     request.datasetBytes = BigInt(this.catalogue.bytes[id] as number)
   }
 
+  /**
+   * Providers holding the request's dataset that the renter asks too: at most `askHolders`, not
+   * already asked nor excluded, with a free slot and not paused (the others would decline).
+   */
+  holdersToAsk (request: JobRequest, asked: readonly SimProvider[], exclude: ReadonlySet<string>): SimProvider[] {
+    const out: SimProvider[] = []
+    const digest = request.datasetDigests[0]
+    if (this.params.askHolders === 0 || digest == null) return out
+    const holders = this.holders.get(idOfDigest(digest))
+    if (holders == null) return out
+    for (const i of holders) {
+      if (out.length >= this.params.askHolders) break
+      const p = this.providers[i] as SimProvider
+      if (asked.includes(p) || exclude.has(p.id) || 'refused' in p.scheduler.canAccept({ tier: 'bronze' })) continue
+      out.push(p)
+    }
+    return out
+  }
+
   /** What provider `provider` holds of the request's datasets: its bid's claim. */
   held (provider: number, request: JobRequest): { datasets: number, bytes: bigint } {
     const cache = this.caches[provider] as LruStore
     let datasets = 0
     let bytes = 0
     for (const d of request.datasetDigests) {
-      const id = ((d[28] as number) << 24 | (d[29] as number) << 16 | (d[30] as number) << 8 | (d[31] as number)) >>> 0
+      const id = idOfDigest(d)
       if (!cache.has(id)) continue
       datasets++
       bytes += this.catalogue.bytes[id] as number
@@ -265,7 +299,13 @@ export class SimData {
   award (provider: number, jobIndex: number, awardAt: number, start: number): number {
     const id = this.catalogue.datasetOfJob[jobIndex] as number
     const bytes = this.catalogue.bytes[id] as number
-    const hit = (this.caches[provider] as LruStore).use(id, bytes)
+    const cache = this.caches[provider] as LruStore
+    const hit = cache.use(id, bytes)
+    if (!hit && cache.has(id)) {
+      let set = this.holders.get(id)
+      if (set == null) this.holders.set(id, set = new Set())
+      set.add(provider)
+    }
     const moved = hit ? 0 : bytes
     // whole ms: the simulation's clock ticks in them
     const transferMs = Math.ceil(moved / this.bytesPerMs)

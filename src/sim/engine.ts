@@ -8,7 +8,7 @@
  */
 
 import { ROUND_RETRY_MS, ROUNDS_PER_ATTEMPT } from '../submit/rounds.js'
-import { microToUsd } from '../market/messages.js'
+import { MAX_JOB_GPUS, microToUsd } from '../market/messages.js'
 import { EventQueue } from './event-queue.js'
 import { jobIdOf, MULTI_GPU_DRAW, NO_EXCLUSIONS, renterBytes, topReason, type EngineOptions, type Event, type JobState, type Run, type RunRecord } from './engine-parts.js'
 import { CapacityIndex, indexKeys, jobKeys } from './capacity-index.js'
@@ -135,6 +135,7 @@ export class SimEngine {
     if (job.task.durationMs > SIM_MAX_JOB_MINUTES * 60_000) return 'longer than any provider\'s max job length'
     const keys = this.keysOf(job)
     if (!keys.some(k => this.servable.has(k))) return 'no provider has the GPU model in the residency zone'
+    if (job.task.gpus > MAX_JOB_GPUS) return `multi-gpu: more than ${MAX_JOB_GPUS} GPUs, the most one job request may ask`
     if (!keys.some(k => (this.servable.get(k) ?? 0) >= job.task.gpus)) return 'multi-gpu: no provider has that many GPUs of the model in the residency zone'
     return undefined
   }
@@ -150,7 +151,9 @@ export class SimEngine {
     // providers this job failed on, and those already picked, by index (made only when needed)
     let skip: Set<number> | undefined
     if (js.exclude != null) { skip = new Set(); for (const id of js.exclude) skip.add(Number(id.slice(5))) }
-    // a task of several GPUs is asked of providers with room for all of them (drawn from more)
+    // a task of several GPUs is asked of providers with room for all of them (drawn from more): the
+    // renter's discovery; the request carries the GPU count (JobRequest.gpus) and each provider's
+    // bid engine decides whether N slots fit, as on the network
     const gpus = job.task.gpus
     const draw = gpus > 1 ? k * MULTI_GPU_DRAW : k
     const room = (list: number[]): number[] => gpus > 1 ? list.filter(i => this.hasRoom(i, gpus, job.tier)).slice(0, k) : list
@@ -176,7 +179,8 @@ export class SimEngine {
     const closeAt = this.now + request.bidWindowMs
     for (const [i, offer] of result.ranked.entries()) {
       const p = offer.provider
-      if ('refused' in p.scheduler.canAccept({ tier: job.tier }) || !this.hasRoom(p.index, gpus, job.tier)) continue
+      // the winner's Start check: all N slots at once, free or (gold/silver) bronze to displace
+      if ('refused' in p.scheduler.canAccept({ tier: job.tier, gpus })) continue
       const price = result.prices[i] as bigint
       for (const other of result.ranked) other.provider.engine.observeClearing(job.renter, price, job.tier)
       p.engine.recordWin(price, request)
@@ -193,11 +197,9 @@ export class SimEngine {
     this.queue.push(Math.min(this.now + delay, js.deadline), { k: 'auction', js })
   }
 
-  /** Whether provider `i` could take `gpus` slots now: free ones, or for gold/silver also bronze ones to displace. */
+  /** Whether provider `i` could take `gpus` slots now: free ones, or for gold/silver also bronze ones to displace (the scheduler's own rule). */
   private hasRoom (i: number, gpus: number, tier: Tier): boolean {
-    const s = (this.pop.providers[i] as SimProvider).scheduler
-    const free = s.freeCount()
-    return free >= gpus || (tier !== 'bronze' && free + s.preemptibleCount() >= gpus)
+    return !('refused' in (this.pop.providers[i] as SimProvider).scheduler.canAccept({ tier, gpus }))
   }
 
   /** Places own work on a free node of the owner, else one whose bronze work it displaces. */

@@ -74,7 +74,7 @@ export class ReputationBook implements ReputationSource {
     const reused = list.length >= MAX_FACTS ? list.shift() : undefined
     if (reused == null) {
       const hash = String(this.seq)
-      const attestation: AttestationFact = { hash, provider, renter: NONE, jobId: NONE, preemptible, status, exitCode: 0, outputDigest: NONE, startedAt: time, endedAt: time, entryTime: time }
+      const attestation: AttestationFact = { hash, provider, renter: NONE, jobId: NONE, preemptible, status, exitCode: 0, outputDigest: NONE, startedAt: time, endedAt: time, gpus: 1, entryTime: time }
       const receipt: ReceiptFact = { entryHash: hash, renter, renterBytes: NONE, provider, attestationHash: hash, jobId: NONE, outcome: receiptOutcome, receivedOutputDigest: NONE, pricePaidMicroUsd: 0n, seq: this.seq, time }
       list.push({ attestation, receipt })
     } else {

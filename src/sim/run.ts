@@ -68,7 +68,7 @@ export async function runScenario (scenario: Scenario, opts: RunOptions = {}): P
     const pop = buildPopulation(scenario, trace, rng.fork(), () => engine.now)
     // the market's data: its own generator, so runs with the caches on and off read the same datasets
     const data = mode === 'market' && dataParams != null && cache != null
-      ? new SimData(drawCatalogue(pop.jobs, dataParams, new Rng(seed ^ 0xda7a)), { ...dataParams, cache }, pop.providers.length)
+      ? new SimData(drawCatalogue(pop.jobs, dataParams, new Rng(seed ^ 0xda7a)), { ...dataParams, cache }, pop.providers)
       : undefined
     for (const p of pop.providers) p.data = data
     const engine: SimEngine = new SimEngine(scenario, pop, {

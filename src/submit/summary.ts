@@ -9,7 +9,8 @@ export interface JobSummary {
   status: AttemptOutcome | 'no_award'
   outputDir: string
   attempts: number
-  attestation?: { status: string, outputDigest: string, verified: boolean, envelope: Uint8Array }
+  /** gpus: how many GPUs the attestation names (a multi-GPU job run by a provider from before `gpus` shows 1) */
+  attestation?: { status: string, outputDigest: string, verified: boolean, gpus: number, envelope: Uint8Array }
   receipt?: { outcome: string, envelope: Uint8Array }
   history: Array<{ attempt: number, provider: string, outcome: AttemptOutcome, detail?: string, dir: string }>
   detail?: string
@@ -51,7 +52,7 @@ export function summaryJson (s: JobSummary): Record<string, unknown> {
     status: s.status,
     outputDir: s.outputDir,
     attempts: s.attempts,
-    attestation: s.attestation == null ? null : { status: s.attestation.status, outputDigest: s.attestation.outputDigest, verified: s.attestation.verified },
+    attestation: s.attestation == null ? null : { status: s.attestation.status, outputDigest: s.attestation.outputDigest, verified: s.attestation.verified, gpus: s.attestation.gpus },
     receipt: s.receipt == null ? null : { outcome: s.receipt.outcome },
     history: s.history,
     ...(s.detail != null ? { detail: s.detail } : {}),

@@ -340,12 +340,12 @@ describe('exec: provider limits', function () {
 
   it('the scheduler tells where a job would go and which GPUs a renter holds or waits for', () => {
     const s = new SlotScheduler({ gpus })
-    assert.equal(s.placement({ tier: 'bronze' })?.index, 0)
+    assert.equal(s.placement({ tier: 'bronze' })?.[0]?.index, 0)
     lease(s.reserve({ key: 'A/1', tier: 'bronze' }))
-    assert.equal(s.placement({ tier: 'silver' })?.index, 1)
+    assert.equal(s.placement({ tier: 'silver' })?.[0]?.index, 1)
     lease(s.reserve({ key: 'B/1', tier: 'silver' }))
     assert.equal(s.placement({ tier: 'bronze' }), undefined, 'full for bronze')
-    assert.equal(s.placement({ tier: 'gold' })?.index, 0, 'gold would displace the bronze job')
+    assert.equal(s.placement({ tier: 'gold' })?.[0]?.index, 0, 'gold would displace the bronze job')
     lease(s.reserve({ key: 'B/2', tier: 'gold' }))
     assert.deepEqual([...s.gpusHeldBy('A/')], [0])
     assert.deepEqual([...s.gpusHeldBy('B/')].sort(), [0, 1])

@@ -34,7 +34,7 @@ describe('exec: the provider\'s receipt check names what is wrong', () => {
       endedAt: 2,
       status: JobStatus.COMPLETED,
       exitCode: 0,
-      gpu: { uuid: 'GPU-x', model: 'h100-80gb' },
+      gpus: [{ uuid: 'GPU-x', model: 'h100-80gb' }],
       telemetry: { avgUtilPpm: 0, maxTempC: 0, energyMj: 0n, samples: 0, simulated: true },
       awardHash: bytes(32),
       preemptible: false

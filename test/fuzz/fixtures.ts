@@ -89,6 +89,7 @@ async function build (): Promise<Fixtures> {
   const jobRequest: JobRequest = {
     jobId,
     renter: renterId,
+    gpus: 0,
     tier: JobRequest.Tier.SILVER,
     workload: 'inference',
     image: '',

@@ -89,6 +89,7 @@ const provider = peer()
 const jobRequest: JobRequest = {
   jobId,
   renter,
+  gpus: 4,
   tier: JobRequest.Tier.GOLD,
   workload: 'inference',
   image: 'pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime',
@@ -165,7 +166,8 @@ const attestation: Attestation = {
   gpu: { uuidHash: sha256('GPU-aaaa'), driverVersion: '550.54.15', model: 'h100-80gb-hbm3' },
   telemetry: { avgUtilPpm: 870_000, maxTempC: 78, energyMj: 210_000_000n, samples: 600, simulated: false },
   awardHash: sha256('award'),
-  preemptible: true
+  preemptible: true,
+  gpus: [{ uuidHash: sha256('GPU-aaaa'), driverVersion: '550.54.15', model: 'h100-80gb-hbm3' }, { uuidHash: sha256('GPU-bbbb'), driverVersion: '550.54.15', model: 'h100-80gb-hbm3' }]
 }
 
 const receipt: Receipt = {

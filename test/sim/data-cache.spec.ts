@@ -20,7 +20,8 @@ describe('sim: data and the providers\' input caches', function () {
 
   // one renter, every task reads the renter's one training dataset of exactly 2 GiB (σ 0), no public data
   const oneDataset = { datasetsPerRenter: 1, reuse: 1, publicShare: 0, training: { medianGiB: 2, sigma: 0 } }
-  const oneRenter = { owners: 1, ownWorkload: 0, renters: 1, regions: [{ name: 'eu-west', timeZone: 'UTC' }] }
+  // one owner offering always (no idle windows: a closed one would make a task wait)
+  const oneRenter = { owners: 1, ownWorkload: 0, renters: 1, regions: [{ name: 'eu-west', timeZone: 'UTC' }], idleWindowsShare: 0 }
   // four bronze tasks one after another on one 1-GPU provider: each ends before the next arrives
   const fourInARow = [pod(0, 'BE', 0, 600), pod(1, 'BE', 1200, 600), pod(2, 'BE', 2400, 600), pod(3, 'BE', 3600, 600)]
 
@@ -44,6 +45,28 @@ describe('sim: data and the providers\' input caches', function () {
     assert.ok(off.p50 >= transfer && off.p50 - on.p50 >= transfer - 0.01, `off ${JSON.stringify(off)} on ${JSON.stringify(on)}`)
     assert.ok(on.p95 >= transfer)
     assert.ok(markdownReport(report).includes('## Data and the input cache'))
+  })
+
+  it('hand-checked: the ranking counts what a provider holds, so a dearer holder wins over a cheaper provider that would have to receive the data', async () => {
+    // a P100 (floor 0.17) and a T4 (floor 0.15); the first task must run on the P100, the next three take either:
+    // held data discounts the P100's score by 20 % (0.17 × 0.8 < 0.15), so with the cache they stay there
+    const pods = [pod(0, 'BE', 0, 600, { spec: 'P100' }), pod(1, 'BE', 1200, 600), pod(2, 'BE', 2400, 600), pod(3, 'BE', 3600, 600)]
+    const scenario = await tinyScenario(dir.path, [node(0, 1, 'P100'), node(1, 1, 'T4')], pods, {
+      population: { ...oneRenter, owners: 2 },
+      market: { floorUsd: { 'p100-16gb': 0.17, 't4-16gb': 0.15 }, reputationRefreshMinutes: 10_080 },
+      data: { ...oneDataset, cacheGiB: 10 }
+    })
+    const { report, runs, providers } = await runScenario(scenario, { recordRuns: true })
+    const data = report.data
+    assert.ok(data != null)
+    const models = runs.market.sort((a, b) => a.start - b.start).map(r => providers[r.provider]?.modelKey)
+    assert.deepEqual(models, ['p100-16gb', 'p100-16gb', 'p100-16gb', 'p100-16gb'])
+    // on: 2 GiB once (without the locality term the T4 would win tasks 2–4 and receive it too: 4 GiB)
+    assert.deepEqual({ moved: data.cacheOn.movedGiB, hits: data.cacheOn.hitRatio }, { moved: 2, hits: 0.75 })
+    // off: nothing is held, the T4 is cheaper and wins tasks 2–4, every award moves 2 GiB
+    assert.deepEqual({ moved: data.cacheOff.movedGiB, hits: data.cacheOff.hitRatio }, { moved: 8, hits: 0 })
+    const off = await runScenario(scenario, { recordRuns: true, data: { cache: false } })
+    assert.deepEqual(off.runs.market.sort((a, b) => a.start - b.start).map(r => off.providers[r.provider]?.modelKey), ['p100-16gb', 't4-16gb', 't4-16gb', 't4-16gb'])
   })
 
   it('the cache budget holds: a dataset bigger than the budget is never kept, and an LRU store never exceeds its budget', async () => {

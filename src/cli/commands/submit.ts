@@ -16,6 +16,7 @@ export const JOB_OPTIONS: OptionTable = {
   name: { type: 'string', valueName: 'NAME', description: 'job name (file: name)' },
   tier: { type: 'string', valueName: 'TIER', description: 'gold (reserved, low latency), silver (on demand) or bronze (interruptible); default silver' },
   workload: { type: 'string', valueName: 'KIND', description: 'inference, training, batch-inference, evaluation or sweep; default inference' },
+  gpus: { type: 'string', valueName: 'N', description: 'GPUs on one box, all for this job (default 1, at most 16); the price is per GPU-hour, paid N times' },
   'min-vram': { type: 'string', valueName: 'GB', description: 'memory per GPU, GB as sold (constraints.minVramGb)' },
   gpu: { type: 'string', multiple: true, valueName: 'MODEL', description: 'acceptable GPU model, e.g. h100 or a100-40gb (repeatable)' },
   region: { type: 'string', multiple: true, valueName: 'R', description: 'acceptable provider region, e.g. eu-west (repeatable)' },
@@ -100,7 +101,9 @@ function printReport (r: AuctionReport, out: Output): void {
     table(['rank', 'provider', 'USD/h', 'gpu', 'GB', 'region', 'rel', 'rtt', 'score', 'note'], rows, out)
   }
   if (r.award != null) {
-    out.info(`awarded to ${r.award.winner} at ${r.award.price.toFixed(2)} USD/GPU-hour (attempt ${r.award.attempt}, ${r.award.pricing})`)
+    // the price is per GPU-hour: a multi-GPU job pays it on each of its GPUs
+    const perHour = r.gpus > 1 ? ` × ${r.gpus} GPUs = ${(r.award.price * r.gpus).toFixed(2)} USD/hour` : ''
+    out.info(`awarded to ${r.award.winner} at ${r.award.price.toFixed(2)} USD/GPU-hour${perHour} (attempt ${r.award.attempt}, ${r.award.pricing})`)
     out.info(`  why: ${r.award.reason}`)
     if (r.timings.publishToAcceptedMs != null) out.info(`  accepted ${r.timings.publishToAcceptedMs} ms after publishing`)
   } else if (r.noBids != null) {

@@ -10,7 +10,7 @@ import { checkJobEnv, jobVariables } from './environment.js'
 import { JobLauncher } from './launcher.js'
 import { createServiceNetwork, serviceEndpoint, sweepOwner, type EngineAccess } from './service-network.js'
 import { signalGroup, supervise } from './supervise.js'
-import type { LogLine, RunHandle, RunOutcome, Runner, RunSpec, ServiceNetwork } from './types.js'
+import { runGpus, type LogLine, type RunGpu, type RunHandle, type RunOutcome, type Runner, type RunSpec, type ServiceNetwork } from './types.js'
 
 /** Where the work dir appears inside the container. */
 export const CONTAINER_WORK_DIR = '/job'
@@ -101,7 +101,10 @@ export function dockerRunArgs (spec: RunSpec, name: string, opts: DockerRunnerOp
   ]
   // /dev/shm lives in memory too (PyTorch's data loaders want more than Docker's 64 MiB)
   if (spec.shmSizeMiB != null) args.push('--shm-size', `${Math.floor(spec.shmSizeMiB)}m`)
-  if (spec.gpu != null && !spec.gpu.simulated) args.push('--gpus', `device=${spec.gpu.uuid}`)
+  // every GPU of the job by UUID; docker reads --gpus as CSV, so a list of several is quoted whole
+  const real = runGpus(spec).filter(g => !g.simulated)
+  if (real.length === 1) args.push('--gpus', `device=${(real[0] as RunGpu).uuid}`)
+  else if (real.length > 1) args.push('--gpus', `"device=${real.map(g => g.uuid).join(',')}"`)
   const env = { HOME: CONTAINER_WORK_DIR, ...spec.env, ...jobVariables(spec, CONTAINER_WORK_DIR) }
   for (const [key, value] of Object.entries(env)) args.push('--env', `${key}=${value}`)
   args.push('--', spec.image, ...spec.command)

@@ -1,5 +1,5 @@
 import { RunnerError } from '../errors.js'
-import type { RunSpec } from './types.js'
+import { runGpus, type RunSpec } from './types.js'
 
 /** The only PATH a process job gets: no provider directories. */
 export const JOB_PATH = '/usr/bin:/bin'
@@ -27,9 +27,14 @@ export function jobVariables (spec: RunSpec, workDir: string): Record<string, st
     IDLEGRID_TIMEOUT_MS: String(spec.timeoutMs),
     IDLEGRID_GRACE_MS: String(spec.graceMs)
   }
-  if (spec.gpu != null) {
-    vars.IDLEGRID_GPU_INDEX = String(spec.gpu.index)
-    vars.IDLEGRID_GPU_SIMULATED = spec.gpu.simulated ? '1' : '0'
+  const gpus = runGpus(spec)
+  const first = gpus[0]
+  if (first != null) {
+    vars.IDLEGRID_GPU_INDEX = String(first.index)
+    // every GPU of the job, in order (one for a 1-GPU job)
+    vars.IDLEGRID_GPU_INDICES = gpus.map(g => g.index).join(',')
+    vars.IDLEGRID_GPU_COUNT = String(gpus.length)
+    vars.IDLEGRID_GPU_SIMULATED = first.simulated ? '1' : '0'
   }
   return vars
 }
@@ -41,6 +46,8 @@ export function jobVariables (spec: RunSpec, workDir: string): Record<string, st
 export function processJobEnv (spec: RunSpec): Record<string, string> {
   checkJobEnv(spec.env)
   const env: Record<string, string> = { ...spec.env, PATH: JOB_PATH, HOME: spec.workDir, ...jobVariables(spec, spec.workDir) }
-  if (spec.gpu != null && !spec.gpu.simulated) env.CUDA_VISIBLE_DEVICES = spec.gpu.uuid
+  // every GPU of the job by UUID (stable, unlike indexes), none of the box's others; simulated GPUs have none to name
+  const real = runGpus(spec).filter(g => !g.simulated)
+  if (real.length > 0) env.CUDA_VISIBLE_DEVICES = real.map(g => g.uuid).join(',')
   return env
 }

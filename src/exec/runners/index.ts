@@ -1,5 +1,5 @@
 export type { Runner, RunnerKind, RunSpec, RunOutcome, RunStatus, RunGpu, LogLine, RunHandle, ServiceEndpoint, ServiceNetwork } from './types.js'
-export { RUNNER_KINDS } from './types.js'
+export { RUNNER_KINDS, runGpus } from './types.js'
 export { ProcessRunner, type ProcessRunnerOptions, type ProcessJobLimits } from './process.js'
 export { planJobUser, type JobUserPlan } from './job-user.js'
 export { checkWorkRootOutside, defaultWorkRoot, handOverWorkDir } from './work-dirs.js'

@@ -11,7 +11,7 @@ import { JobLauncher } from './launcher.js'
 import { inProcessGroup, reapRun, RUN_MARKER, runProcesses, signalRun } from './proc-scan.js'
 import { signalGroup, supervise, type ChildControl } from './supervise.js'
 import { handOverWorkDir, prepareWorkRoot } from './work-dirs.js'
-import type { LogLine, RunHandle, Runner, RunSpec } from './types.js'
+import { runGpus, type LogLine, type RunHandle, type Runner, type RunSpec } from './types.js'
 
 const GiB = 1024 * 1024 * 1024
 const SETPRIV = findTool(['/usr/bin/setpriv', '/bin/setpriv'])
@@ -142,7 +142,7 @@ export class ProcessRunner implements Runner {
       // RLIMIT_NPROC counts every process of the uid: only meaningful for a uid jobs do not share with the provider
       const nproc = plan.dedicated ? limits.processes * (plan.uids.length === 1 ? this.concurrentJobs : 1) : undefined
       // CUDA reserves address space far beyond memory: RLIMIT_AS only for jobs without a real GPU
-      const realGpu = spec.gpu != null && !spec.gpu.simulated
+      const realGpu = runGpus(spec).some(g => !g.simulated)
       const addressSpace = cgroup?.memoryBounded === true || realGpu ? undefined : limits.memoryBytes
       const wrap = limitWrapping({ cpuSeconds: limits.cpuSeconds, fileBytes: limits.fileBytes, processes: nproc, addressSpaceBytes: addressSpace })
       // the gate: the shell waits for "go" on stdin, sent once it is in the job's cgroup, so nothing the job starts can be outside it

@@ -14,6 +14,12 @@ export interface RunGpu {
   simulated: boolean
 }
 
+/** Every GPU a run gets: `spec.gpus`, else its one `spec.gpu`, else none. */
+export function runGpus (spec: Pick<RunSpec, 'gpu' | 'gpus'>): readonly RunGpu[] {
+  if (spec.gpus != null && spec.gpus.length > 0) return spec.gpus
+  return spec.gpu == null ? [] : [spec.gpu]
+}
+
 export interface RunSpec {
   /** hex job id, for names and the IDLEGRID_JOB_ID variable */
   jobId: string
@@ -29,8 +35,10 @@ export interface RunSpec {
   timeoutMs: number
   /** SIGTERM-to-SIGKILL notice on timeout and preemption, ms */
   graceMs: number
-  /** the slot's GPU */
+  /** the slot's GPU: the first of `gpus` */
   gpu?: RunGpu
+  /** every GPU of a multi-GPU job, `gpu` first (absent: `gpu` alone); read through runGpus() */
+  gpus?: readonly RunGpu[]
   /**
    * bytes the job may hold in its work dir, inputs included: the disk share the provider
    * reserved for it (docker: no file larger, and the run is stopped past it)

@@ -58,6 +58,8 @@ export async function makeGossip (): Promise<VectorFile> {
     job('job-request/constraints-sent-twice', seal(alice, DOMAIN.jobRequest, constraintsTwice(JobRequest.encode(jobRequest(alice, { jobId: new Uint8Array(16).fill(3) })))), 'accept', 'constraints (field 7) sent again with max_latency_ms = 250: protobuf merges the two, so the request keeps its first constraints and gains max_latency_ms (a decoder keeping only the last would lose them)'),
     job('job-request/names-another-renter', seal(alice, DOMAIN.jobRequest, JobRequest.encode(jobRequest(bob))), ['wrong-signer', 'rule', 'reject']),
     job('job-request/job-id-15-bytes', seal(alice, DOMAIN.jobRequest, JobRequest.encode(jobRequest(alice, { jobId: new Uint8Array(15) }))), ['malformed', 'rule', 'reject']),
+    job('job-request/eight-gpus', seal(alice, DOMAIN.jobRequest, JobRequest.encode(jobRequest(alice, { jobId: new Uint8Array(16).fill(5), gpus: 8 }))), 'accept', 'gpus = 8 (field 16): eight GPUs on one box; a 1-GPU request leaves the field out'),
+    job('job-request/seventeen-gpus', seal(alice, DOMAIN.jobRequest, JobRequest.encode(jobRequest(alice, { jobId: new Uint8Array(16).fill(6), gpus: 17 }))), ['too-many-gpus', 'rule', 'ignore'], 'gpus above 16 is ignored, not rejected: nodes from before the field relay it without being able to check it'),
     jobOnWrongShard('job-request/wrong-shard', seal(alice, DOMAIN.jobRequest, JobRequest.encode(jobRequest(alice, { jobId: new Uint8Array(16).fill(4) }))), ['wrong-shard', 'rule', 'reject'], 'a valid request (eu, 24 GB) on the us / 80 GB shard: each job belongs to exactly one shard'),
     ledger('ledger-entry/valid', first.envelope, 'accept'),
     ledger('ledger-entry/replayed', first.envelope, ['replayed', 'rule', 'ignore']),

@@ -96,6 +96,7 @@ export async function makeJobFrames (): Promise<VectorFile> {
     v('result', { result: { status: JobStatus.COMPLETED, exitCode: -1, outputs: [] } }, 'accept', 'exit_code is sint32 (zigzag)'),
     v('attestation', { attestation: att.envelope }, 'accept'),
     v('receipt', { receipt: receipt(alice, bob, att.hash) }, 'accept'),
+    v('attestation-four-gpus', { attestation: attestation(bob, alice, awardHash, { gpus: [0, 1, 2, 3].map(i => ({ uuidHash: sha256(`GPU-0000000${i}-0000-0000-0000-000000000000`), driverVersion: '550.54', model: 'rtx-4090' })) }).envelope }, 'accept', 'a 4-GPU job: gpus (field 14) names every GPU, the first also in gpu (field 10) for readers from before gpus'),
     v('attestation-signed-by-renter', { attestation: attestation(alice, alice, awardHash).envelope }, ['signature', 'signer'], 'the attestation must be the winner\'s'),
     v('receipt-bad-signature', { receipt: receipt(alice, bob, att.hash, { latencyMs: 1n }).map((b, i, a) => i === a.length - 1 ? b ^ 1 : b) }, ['signature', 'signature']),
     v('no-member', new Uint8Array(0), ['PROTOCOL', 'decode'], 'an empty frame sets no member of the oneof'),

@@ -21,6 +21,7 @@ export function jobRequest (renter: Party, change: Partial<JobRequest> = {}): Jo
     renter: renter.id,
     tier: JobRequest.Tier.SILVER,
     workload: 'inference',
+    gpus: 0,
     image: '',
     estDurationMs: 60_000n,
     constraints: { minVramMib: 24_000, gpuModels: ['rtx-4090'], regions: [], residency: 'eu', maxPriceMicroUsd: 2_000_000n, maxLatencyMs: 0, minReliabilityPpm: 0, preemptible: false, minPreemptionNoticeMs: 0, excludeSimulated: false },
@@ -92,7 +93,7 @@ export function entry (author: Party, e: EntryInit): { envelope: Uint8Array, pay
   return { envelope: seal(author, DOMAIN.ledgerEntry, payload), payload, hash: messageHash(DOMAIN.ledgerEntry, payload) }
 }
 
-export function attestation (provider: Party, renter: Party, awardHash: Uint8Array): { envelope: Uint8Array, hash: Uint8Array } {
+export function attestation (provider: Party, renter: Party, awardHash: Uint8Array, change: Partial<Attestation> = {}): { envelope: Uint8Array, hash: Uint8Array } {
   const payload = Attestation.encode({
     jobId: JOB_ID,
     renter: renter.id,
@@ -106,7 +107,9 @@ export function attestation (provider: Party, renter: Party, awardHash: Uint8Arr
     gpu: { uuidHash: sha256('GPU-00000000-0000-0000-0000-000000000000'), driverVersion: '550.54', model: 'rtx-4090' },
     telemetry: { avgUtilPpm: 800_000, maxTempC: 71, energyMj: 9_000_000n, samples: 59, simulated: false },
     awardHash,
-    preemptible: false
+    preemptible: false,
+    gpus: [],
+    ...change
   })
   return { envelope: seal(provider, DOMAIN.attestation, payload), hash: messageHash(DOMAIN.attestation, payload) }
 }
