@@ -21,7 +21,7 @@ export interface CacheEntry {
   public: boolean
   /** last use (put or hold), unix ms: the LRU order */
   lastUsed: number
-  /** the file's identity when its bytes were last hashed: inode, size, mtime and ctime in ns */
+  /** the file's identity when its bytes were last hashed: inode, size and mtime in ns */
   fingerprint: string
 }
 

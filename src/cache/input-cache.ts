@@ -7,10 +7,13 @@
  * - Private by default: an entry serves the renters who sent its bytes (their keys), and any
  *   renter once one of them marked the file public.
  * - Checked: an entry's bytes are hashed when they arrive; before each use its file's identity
- *   (inode, size, mtime, ctime) is compared with the one recorded then, and a file that changed
- *   in any way is hashed again: bytes that no longer match their digest are dropped, and the
- *   renter sends them again.
- * - Shared with the job by a hard link, read-only (0444): no copy on the way to a job.
+ *   (inode, size, mtime) is compared with the one recorded then, and a file that changed is
+ *   hashed again: bytes that no longer match their digest are dropped, and the renter sends
+ *   them again.
+ * - Shared with the job by a hard link, read-only (0444) and the provider's: a job running as
+ *   another user (the process runner's job user, a container's) cannot make it writable. A job
+ *   running as the provider's own user (the process runner without a job user, which isolates
+ *   nothing) could rewrite it and set its mtime back: that mode is for development.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { createReadStream } from 'node:fs'
@@ -257,7 +260,8 @@ export class InputCache {
 
   private async fingerprintOf (hex: string): Promise<string> {
     const st = await stat(this.pathOf(hex), { bigint: true })
-    return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`
+    // not ctime: linking the file into a job and unlinking it again change it on every use
+    return `${st.ino}:${st.size}:${st.mtimeNs}`
   }
 
   /** Whether the entry's file still holds its bytes: unchanged since hashed, or hashed again now and equal. */
