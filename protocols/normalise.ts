@@ -47,8 +47,9 @@ const RUNTIME: MessageShape = { repeated: { 3: LEAF } }
 const START: MessageShape = { merged: { 3: RUNTIME }, repeated: { 4: LEAF } }
 const RESULT: MessageShape = { repeated: { 3: LEAF } }
 const JOB_FRAME: MessageShape = {
-  merged: { 1: START, 2: LEAF, 3: LEAF, 4: LEAF, 5: LEAF, 6: LEAF, 7: LEAF, 8: RESULT, 11: LEAF, 12: LEAF, 13: LEAF },
-  oneofs: { frame: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] }
+  // 14: Held, whose digests are bytes (nothing to pack)
+  merged: { 1: START, 2: LEAF, 3: LEAF, 4: LEAF, 5: LEAF, 6: LEAF, 7: LEAF, 8: RESULT, 11: LEAF, 12: LEAF, 13: LEAF, 14: LEAF },
+  oneofs: { frame: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] }
 }
 const RESPONSE_HEADS: MessageShape = { repeated: { 1: LEAF } }
 const SERVE_REQUEST: MessageShape = { repeated: { 4: LEAF } }

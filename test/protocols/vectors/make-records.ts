@@ -88,6 +88,9 @@ export async function makeJobFrames (): Promise<VectorFile> {
   const chunk = { path: 'inputs/a.txt', offset: 0n, data: new TextEncoder().encode('hello') }
   const vectors = [
     v('start', { start: { award: seal(alice, DOMAIN.award, new Uint8Array(0)), jobRequest: seal(alice, DOMAIN.jobRequest, new Uint8Array(0)), runtime: { image: '', command: ['python3', 'run.py'], env: [{ key: 'SEED', value: '1' }], timeoutMs: 60_000n, shmSizeMib: 0 }, inputs: [{ path: 'a.txt', size: 5n, sha256: sha256('hello') }] } }, 'accept', 'the frame decodes; the award and job request inside are judged by the Start checks'),
+    v('start-public-input', { start: { award: seal(alice, DOMAIN.award, new Uint8Array(0)), jobRequest: seal(alice, DOMAIN.jobRequest, new Uint8Array(0)), runtime: { image: '', command: ['python3', 'train.py'], env: [], timeoutMs: 60_000n, shmSizeMib: 0 }, inputs: [{ path: 'weights.bin', size: 5n, sha256: sha256('hello'), public: true }] } }, 'accept', 'FileEntry.public (4): a provider\'s input cache may reuse this input for any renter naming its digest; not part of the set digest'),
+    v('held', { held: { sha256: [sha256('hello')] } }, 'accept', 'job/1.1.0: the provider holds the manifest file of this digest in its input cache; the renter does not send it'),
+    v('held-none', { held: { sha256: [] } }, 'accept', 'job/1.1.0: an empty Held (frame bytes 72 00): the provider holds nothing, the renter sends every input'),
     v('input-chunk', { inputChunk: chunk }, 'accept'),
     v('input-end-present-but-empty', { inputEnd: {} }, 'accept', 'an empty sub-message is sent present: the frame bytes are 1a 00'),
     v('accepted', { accepted: { at: BigInt(NOW) } }, 'accept'),
@@ -106,7 +109,7 @@ export async function makeJobFrames (): Promise<VectorFile> {
     v('input-chunk-length-2^32-plus-n', Uint8Array.from([...new Writer().varint(BigInt((2 << 3) | 2)).varint(2n ** 32n + 9n).bytes(), ...new Writer().bytesField(1, Buffer.from('a.txt')).varintField(2, 0n).bytes()]), ['malformed', 'decode'], 'input_chunk\'s length prefix is 2^32 + its real length: read as uint32 it would be the real length; a length past the end of its message is malformed'),
     v('unknown-error-code', new Writer().bytesField(11, new Writer().varintField(1, 99n).bytes()).bytes(), ['malformed', 'decode'], 'Error.code 99: enums are closed')
   ]
-  return file('job stream frames (/idlegrid/job/1.0.0), each judged on its own', { alice: keyEntry(alice), bob: keyEntry(bob) }, vectors)
+  return file('job stream frames (/idlegrid/job/1.0.0 and 1.1.0), each judged on its own', { alice: keyEntry(alice), bob: keyEntry(bob) }, vectors)
 }
 
 function file (description: string, keys: VectorFile['keys'], vectors: Vector[]): VectorFile {
