@@ -6,11 +6,12 @@
  * runner; each bronze job traps SIGTERM and writes a checkpoint, and in the last case ignores
  * it, so the provider's grace period (2 s here) bounds the wait.
  */
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { runAttempt, type AttemptResult, type JobPayload } from '../../src/exec/renter.js'
 import { attestedGpus } from '../../src/exec/records.js'
 import { makeAward, type AwardOptions } from '../exec/fixtures.js'
-import { BRONZE_HOLD, GPU_REPORT, capacityOf, runningJobs, startMultiGpuNetwork } from '../exec/multi-gpu-fixtures.js'
+import { BRONZE_HOLD, GPU_REPORT, bronzeStarted, capacityOf, runningJobs, startMultiGpuNetwork } from '../exec/multi-gpu-fixtures.js'
 import { tempDir, waitFor } from '../utils/index.js'
 import { percentile } from './stats.js'
 import type { IdlegridNode } from '../../src/node/index.js'
@@ -41,10 +42,12 @@ export default async function multiGpu (): Promise<Record<string, unknown>> {
   }
   const displacing = async (p: IdlegridNode, bronze: JobPayload): Promise<{ ms: number, preempted: number }> => {
     const held = [0, 1, 2, 3].map(async () => await attempt(0, p, bronze, { tier: 'bronze' }))
-    await waitFor(() => runningJobs(p) === 4, { timeoutMs: 30_000, what: 'four bronze jobs running' })
+    await waitFor(async () => runningJobs(p) === 4 && (bronze !== BRONZE_HOLD || await bronzeStarted(tmp.path, 0) === 4), { timeoutMs: 30_000, what: 'four bronze jobs running' })
     const ms = startMs(await attempt(1, p, GPU_REPORT, { tier: 'gold', gpus: 8 }))
     const preempted = (await Promise.all(held)).filter(b => b.outcome === 'preempted').length
     await waitFor(() => capacityOf(p).freeSlots() === 8, { what: 'the box free again' })
+    // and the bronze jobs' work dirs gone, so the next round counts only its own
+    await waitFor(async () => (await readdir(join(tmp.path, 'work-0'))).length === 0, { what: 'the bronze work dirs removed' })
     return { ms, preempted }
   }
   try {

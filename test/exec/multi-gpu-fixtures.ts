@@ -3,7 +3,7 @@
  * multi-GPU machines (`--simulate-gpu H100:80:8`), the process runner, and the jobs the
  * multi-GPU spec and benchmark run on them.
  */
-import { chmod } from 'node:fs/promises'
+import { chmod, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CAPACITY_SERVICE, parseSimulatedGpus, type CapacitySource } from '../../src/capability/index.js'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
@@ -46,6 +46,20 @@ export function capacityOf (node: IdlegridNode): CapacitySource {
 /** How many of the provider's jobs are running now (its job book). */
 export function runningJobs (node: IdlegridNode): number {
   return execOf(node).jobList().filter(j => j.state === 'running').length
+}
+
+/**
+ * How many BRONZE_HOLD jobs on provider `i` of a startMultiGpuNetwork(dir, …) have begun (their
+ * SIGTERM trap set: they wrote outputs/started.txt in their work dir).
+ */
+export async function bronzeStarted (dir: string, i: number): Promise<number> {
+  const root = join(dir, `work-${i}`)
+  let n = 0
+  const list = async (path: string): Promise<string[]> => await readdir(path).catch(() => [] as string[])
+  for (const job of await list(root)) {
+    if ((await list(join(root, job, 'outputs'))).includes('started.txt')) n++
+  }
+  return n
 }
 
 /** A job that writes the GPUs it was given (IDLEGRID_GPU_INDICES, IDLEGRID_GPU_COUNT, CUDA_VISIBLE_DEVICES) to outputs/gpus.txt. */

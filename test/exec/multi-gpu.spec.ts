@@ -13,7 +13,7 @@ import { parseSimulatedGpus } from '../../src/capability/index.js'
 import { sha256 } from '../../src/identity/index.js'
 import { tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
 import { makeAward, type AwardOptions } from './fixtures.js'
-import { BRONZE_HOLD, GPU_REPORT, capacityOf, runningJobs, startMultiGpuNetwork } from './multi-gpu-fixtures.js'
+import { BRONZE_HOLD, GPU_REPORT, bronzeStarted, capacityOf, runningJobs, startMultiGpuNetwork } from './multi-gpu-fixtures.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 
 describe('exec: multi-GPU jobs on simulated 8- and 4-GPU boxes (issue 39)', function () {
@@ -74,7 +74,8 @@ describe('exec: multi-GPU jobs on simulated 8- and 4-GPU boxes (issue 39)', func
 
   it('an 8-GPU gold job displaces four 1-GPU bronze jobs at once: all four preempted, it gets all eight', async () => {
     const bronze = [0, 1, 2, 3].map(async i => await attempt(0, box8(), BRONZE_HOLD, `bronze-${i}`, { tier: 'bronze' }))
-    await waitFor(() => runningJobs(box8()) === 4, { what: 'four bronze jobs running on the 8-GPU box' })
+    // running, and their SIGTERM trap set (a notice before it would kill the shell with no checkpoint)
+    await waitFor(async () => runningJobs(box8()) === 4 && await bronzeStarted(tmp.path, 0) === 4, { what: 'four bronze jobs running on the 8-GPU box' })
     assert.equal(capacityOf(box8()).freeSlots(), 4)
     assert.equal(capacityOf(box8()).preemptibleSlots(), 4)
     const gold = await attempt(1, box8(), GPU_REPORT, 'gold-8', { tier: 'gold', gpus: 8 })
