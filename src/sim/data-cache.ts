@@ -261,7 +261,7 @@ export class SimData {
 
   /**
    * Providers holding the request's dataset that the renter asks too: at most `askHolders`, not
-   * already asked nor excluded, with a free slot and not paused (the others would decline).
+   * already asked nor excluded, with free slots for all the job's GPUs and not paused (the others would decline).
    */
   holdersToAsk (request: JobRequest, asked: readonly SimProvider[], exclude: ReadonlySet<string>): SimProvider[] {
     const out: SimProvider[] = []
@@ -272,7 +272,7 @@ export class SimData {
     for (const i of holders) {
       if (out.length >= this.params.askHolders) break
       const p = this.providers[i] as SimProvider
-      if (asked.includes(p) || exclude.has(p.id) || 'refused' in p.scheduler.canAccept({ tier: 'bronze' })) continue
+      if (asked.includes(p) || exclude.has(p.id) || 'refused' in p.scheduler.canAccept({ tier: 'bronze', gpus: Math.max(1, request.gpus) })) continue
       out.push(p)
     }
     return out
