@@ -87,6 +87,8 @@ export interface AttemptResult {
   /** where this attempt's outputs, log and records are */
   dir: string
   outputs: FileEntry[]
+  /** input bytes sent to the provider, and those its input cache already held (not sent) */
+  inputs: { sentBytes: number, cachedBytes: number }
   receivedDigest: Uint8Array
   attestation?: Signed<Attestation>
   receipt?: Signed<Receipt>
@@ -128,13 +130,17 @@ export interface AttemptOptions {
 /** One attempt: ship the job to the award's winner, collect its outputs, verify, sign the receipt. */
 export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts: AttemptOptions): Promise<AttemptResult> {
   const attempt = opts.attempt ?? 1
-  const emit = (event: JobEvent): void => { try { opts.onEvent?.(event) } catch {} }
+  const inputs = { sentBytes: 0, cachedBytes: 0 }
+  const emit = (event: JobEvent): void => {
+    if (event.type === 'sending') { inputs.sentBytes = event.sentBytes; inputs.cachedBytes = event.cachedBytes ?? 0 }
+    try { opts.onEvent?.(event) } catch {}
+  }
   const startedAt = Date.now()
   const { message: award, hash: awardHash } = openAward(awarded.award)
   const provider = peerIdFromBytes(award.winner)
   const outDir = join(opts.dir, 'outputs')
   await mkdir(outDir, { recursive: true })
-  const result: AttemptResult = { attempt, provider: provider.toString(), outcome: 'lost', dir: opts.dir, outputs: [], receivedDigest: fileSetDigest([]), verified: false, priceMicroUsd: award.clearingPriceMicroUsd, startedAt, endedAt: startedAt }
+  const result: AttemptResult = { attempt, provider: provider.toString(), outcome: 'lost', dir: opts.dir, outputs: [], inputs, receivedDigest: fileSetDigest([]), verified: false, priceMicroUsd: award.clearingPriceMicroUsd, startedAt, endedAt: startedAt }
   emit({ type: 'attempt', attempt, provider: result.provider, priceMicroUsd: Number(award.clearingPriceMicroUsd) })
   const manifest = payload.manifest ?? await inputManifest(payload.inputs)
   const limits = renterLimits(opts.limits)

@@ -104,6 +104,7 @@ export async function runJob (opts: RunJobOptions): Promise<JobSummary> {
 async function keepLastAttempt (jobDir: string, last: AttemptResult, summary: JobSummary, firstAwardAt: number): Promise<void> {
   await rm(join(jobDir, 'outputs'), { recursive: true, force: true })
   await rename(join(last.dir, 'outputs'), join(jobDir, 'outputs')).catch(async () => { await mkdir(join(jobDir, 'outputs'), { recursive: true }) })
+  summary.inputs = { ...last.inputs }
   if (last.attestation != null) {
     summary.attestation = { status: JobStatus[last.attestation.message.status] ?? String(last.attestation.message.status), outputDigest: toHex(last.attestation.message.outputDigest), verified: last.verified, gpus: Math.max(1, last.attestation.message.gpus.length), envelope: last.attestation.envelope }
     await writeFile(join(jobDir, 'attestation.bin'), last.attestation.envelope)

@@ -9,6 +9,8 @@ export interface JobSummary {
   status: AttemptOutcome | 'no_award'
   outputDir: string
   attempts: number
+  /** the last attempt's inputs: bytes sent, and bytes the provider's input cache already held (not sent) */
+  inputs?: { sentBytes: number, cachedBytes: number }
   /** gpus: how many GPUs the attestation names (a multi-GPU job run by a provider from before `gpus` shows 1) */
   attestation?: { status: string, outputDigest: string, verified: boolean, gpus: number, envelope: Uint8Array }
   receipt?: { outcome: string, envelope: Uint8Array }
@@ -52,6 +54,7 @@ export function summaryJson (s: JobSummary): Record<string, unknown> {
     status: s.status,
     outputDir: s.outputDir,
     attempts: s.attempts,
+    ...(s.inputs != null ? { inputs: s.inputs } : {}),
     attestation: s.attestation == null ? null : { status: s.attestation.status, outputDigest: s.attestation.outputDigest, verified: s.attestation.verified, gpus: s.attestation.gpus },
     receipt: s.receipt == null ? null : { outcome: s.receipt.outcome },
     history: s.history,

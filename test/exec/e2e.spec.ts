@@ -71,6 +71,18 @@ describe('exec: multi-process end to end', function () {
     assert.equal(summary.outputDir, join(tmp.path, 'idlegrid-out', summary.jobId))
     assert.equal(await readFile(join(summary.outputDir, 'outputs', 'upper.txt'), 'utf8'), 'HELLO IDLEGRID\n')
     assert.ok((await readFile(join(summary.outputDir, 'attestation.bin'))).length > 100)
+    assert.deepEqual(summary.inputs, { sentBytes: 15, cachedBytes: 0 })
+  })
+
+  it('the same job again on the same provider: its input cache holds the input, nothing is sent (issue 39)', async () => {
+    const { code, summary, stderr } = await submit(net.renters[0] as NodeProcess, tmp.path, 'upper.yaml')
+    assert.equal(code, 0, `${JSON.stringify(summary)}\n${stderr}`)
+    assert.equal(summary.provider, net.providers[0]?.peerId)
+    assert.deepEqual(summary.inputs, { sentBytes: 0, cachedBytes: 15 })
+    assert.equal(await readFile(join(summary.outputDir, 'outputs', 'upper.txt'), 'utf8'), 'HELLO IDLEGRID\n')
+    const jobs = await callControl((net.providers[0] as NodeProcess).dataDir, 'exec.jobs', {}, { timeoutMs: 5_000 }) as { inputCache?: { entries: number, hits: number } }
+    assert.equal(jobs.inputCache?.entries, 1)
+    assert.ok((jobs.inputCache?.hits ?? 0) >= 1)
   })
 
   it('a gold job on a full provider preempts a bronze job, which completes elsewhere', async () => {
