@@ -7,6 +7,8 @@ import { InputCache, type InputCacheStats } from '../../src/cache/index.js'
 import { toHex } from '../../src/common/index.js'
 import { CONTROL_HANDLERS } from '../../src/control/index.js'
 import { FrameChannel, frameKind } from '../../src/exec/job-stream.js'
+import { JobFrame } from '../../protocols/job.js'
+import { recordAttack } from '../utils/redteam.js'
 import { runAttempt, type AttemptResult, type JobEvent, type JobPayload } from '../../src/exec/renter.js'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
 import { startInProcessNetwork, tempDir, type InProcessNetwork } from '../utils/index.js'
@@ -96,6 +98,36 @@ describe('exec: inputs a provider already holds are not sent again (job/1.1.0, i
     assert.ok(cache.stats().hits >= 2)
   })
 
+  it('red team: a renter that names another renter\'s private input by its digest, without its bytes, gets nothing', async () => {
+    // renter 0's big.bin is in the cache (the test above); renter 1 claims it in a Start and sends no bytes
+    const r = renter(1)
+    const awarded = makeAward(r, provider().peerId)
+    const stream = await r.libp2p.dialProtocol(provider().peerId, PROTOCOL.jobCached)
+    const ch = new FrameChannel(stream, { idleMs: 10_000 })
+    await ch.send({
+      start: {
+        award: awarded.award,
+        jobRequest: awarded.jobRequest,
+        runtime: { image: '', command: ['/bin/sh', '-c', 'cat inputs/stolen.bin > outputs/stolen.bin'], env: [], timeoutMs: 20_000n, shmSizeMib: 0 },
+        inputs: [{ path: 'stolen.bin', size: BigInt(big.length), sha256: createHash('sha256').update(big).digest() }]
+      }
+    })
+    const held = await ch.next()
+    assert.equal(held != null && frameKind(held), 'held')
+    assert.deepEqual(held?.held?.sha256, [], 'nothing held for renter 1')
+    await ch.send({ inputEnd: {} })
+    const answer = await ch.next()
+    assert.equal(answer != null && frameKind(answer), 'rejected')
+    assert.equal(answer?.rejected?.code, JobFrame.Rejected.Code.INPUT_MISMATCH)
+    ch.abort()
+    recordAttack({
+      issue: '39.6',
+      attack: 'a renter names another renter\'s private cached input by digest (Start manifest, job/1.1.0) and sends no bytes',
+      got: `Held: ${held?.held?.sha256.length ?? -1} files; then Rejected ${JobFrame.Rejected.Code[answer?.rejected?.code ?? 0] ?? ''}: no byte of the other renter's file`,
+      limit: 'a cache entry serves only the keys that sent its bytes (or any, once marked public); a missing file fails its digest'
+    })
+  })
+
   it('another renter naming the same private files gets nothing from the cache: it sends them all (red team)', async () => {
     const other = await run(1, payload([{ name: 'big.bin' }, { name: 'small.txt' }]))
     assert.equal(other.sent.cachedBytes, 0)
@@ -103,6 +135,12 @@ describe('exec: inputs a provider already holds are not sent again (job/1.1.0, i
     // and the bid side: renter 1 is told 0 bytes held
     const held = cache.held(toHex(renter(1).peerId.toMultihash().bytes), [createHash('sha256').update(big).digest()])
     assert.deepEqual(held, { count: 1, bytes: big.length }, 'renter 1 sent the bytes itself: now they are its too')
+    recordAttack({
+      issue: '39.6',
+      attack: 'a second renter runs a job with the same private inputs as another renter, hoping the provider skips the transfer (proof it holds them, or a free ride)',
+      got: `Held 0 bytes of ${big.length + small.length}: all sent (${other.sent.sentBytes} bytes)`,
+      limit: 'input cache entries are reused only for the renters who sent their bytes'
+    })
   })
 
   it('a file one renter marks public serves another renter that names it', async () => {
