@@ -135,6 +135,17 @@ describe('market auction (in-process network)', function () {
     assert.equal(report.noBids.answered, PROVIDERS.length)
   })
 
+  it('an 8-GPU job where every box has one GPU: no bids, every provider says GPU_COUNT, and the renter says no provider has 8 GPUs (issue 39)', async () => {
+    const report = await auction({ name: 'eight-gpus', tier: 'gold', gpus: 8 })
+    assert.equal(report.award, undefined)
+    assert.equal(report.bids.length, 0)
+    assert.ok(report.noBids != null)
+    assert.equal(report.noBids.declines['gpu-count'], PROVIDERS.length, JSON.stringify(report.noBids))
+    assert.ok(report.noBids.details.every(d => d.detail === 'needs 8 GPUs on one box, this provider has 1'), JSON.stringify(report.noBids.details))
+    assert.equal(report.noBids.reason, `no provider has 8 GPUs on one box that fit the job: all ${PROVIDERS.length} of ${PROVIDERS.length} asked have fewer (e.g. "needs 8 GPUs on one box, this provider has 1")`)
+    assert.equal(report.gpus, 8)
+  })
+
   it('a re-auction drops the bids of providers that already failed the job', async () => {
     const [first, second] = predictedOrder(() => true) as [number, number]
     const report = await auction({ name: 're-auction' }, { exclude: [pid(first)] })
