@@ -84,7 +84,7 @@ export interface SlotRunEnd {
 /** Runs the job to its end on the slot. */
 export async function runOnSlot (ch: FrameChannel, opts: SlotRunOptions): Promise<SlotRunEnd> {
   const { spec, gpu, lease } = opts
-  const sampler = new TelemetrySampler({ gpuIndex: gpu.index, simulated: gpu.simulated, read: gpu.simulated ? undefined : opts.telemetry?.read, intervalMs: opts.telemetry?.intervalMs })
+  const sampler = new TelemetrySampler({ gpuIndex: gpu.index, gpuIndices: lease.gpus.map(g => g.index), simulated: gpu.simulated, read: gpu.simulated ? undefined : opts.telemetry?.read, intervalMs: opts.telemetry?.intervalMs })
   sampler.start()
   const sender = new OrderedSender(ch)
   const handle = opts.runner.start(spec, line => {

@@ -1,7 +1,8 @@
 /**
  * GPU telemetry during a job: samples `nvidia-smi` (temperature, utilisation, power draw) for
- * the slot's GPU and summarises the run for the attestation: mean utilisation, highest
- * temperature, energy (power integrated over time). A simulated GPU's summary says so.
+ * the job's GPUs and summarises the run for the attestation: mean utilisation, highest
+ * temperature, energy (power integrated over time), over every GPU of a multi-GPU job. A
+ * simulated GPU's summary says so.
  */
 import type { GpuTelemetry } from '../capability/index.js'
 
@@ -19,6 +20,8 @@ export type TelemetryRead = () => Promise<GpuTelemetry[]>
 
 export interface SamplerOptions {
   gpuIndex: number
+  /** every GPU of a multi-GPU job (default [gpuIndex]): one sample is their mean utilisation, highest temperature and summed power */
+  gpuIndices?: readonly number[]
   simulated: boolean
   /** reads every GPU's telemetry (readGpuTelemetry, or a fake for tests); none: no samples */
   read?: TelemetryRead
@@ -61,7 +64,25 @@ export class TelemetryAccumulator {
   }
 }
 
-/** Samples one GPU at an interval while a job runs; `stop()` returns the summary. */
+/**
+ * One sample of a job's GPUs: their mean utilisation, highest temperature and total power
+ * (total only when every one reported it); undefined when none of them was read.
+ */
+function combine (all: readonly GpuTelemetry[], indices: readonly number[]): GpuTelemetry | undefined {
+  const mine = all.filter(t => indices.includes(t.index))
+  if (mine.length <= 1) return mine[0]
+  const utils = mine.flatMap(t => t.utilizationPct ?? [])
+  const temps = mine.flatMap(t => t.temperatureC ?? [])
+  const powers = mine.flatMap(t => t.powerDrawW ?? [])
+  return {
+    index: indices[0] as number,
+    utilizationPct: utils.length === 0 ? undefined : utils.reduce((a, b) => a + b, 0) / utils.length,
+    temperatureC: temps.length === 0 ? undefined : Math.max(...temps),
+    powerDrawW: powers.length === mine.length ? powers.reduce((a, b) => a + b, 0) : undefined
+  }
+}
+
+/** Samples the job's GPUs at an interval while it runs; `stop()` returns the summary. */
 export class TelemetrySampler {
   private readonly opts: SamplerOptions
   private readonly acc = new TelemetryAccumulator()
@@ -95,7 +116,7 @@ export class TelemetrySampler {
     const p = (async () => {
       try {
         const all = await read()
-        const mine = all.find(t => t.index === this.opts.gpuIndex)
+        const mine = combine(all, this.opts.gpuIndices ?? [this.opts.gpuIndex])
         if (mine != null && !this.stopped) this.acc.add(mine, (this.opts.now ?? Date.now)())
       } catch {
         this.errors++

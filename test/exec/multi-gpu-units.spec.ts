@@ -15,6 +15,7 @@ import { ConfigError } from '../../src/config/index.js'
 import { dockerRunArgs } from '../../src/exec/runners/docker.js'
 import { processJobEnv } from '../../src/exec/runners/environment.js'
 import { SlotScheduler, type Lease } from '../../src/exec/scheduler.js'
+import { TelemetrySampler } from '../../src/exec/telemetry.js'
 import { openEnvelope, sealEnvelope } from '../../src/identity/index.js'
 import { noBidsReason } from '../../src/market/auction-report.js'
 import { BidEngine } from '../../src/market/bid-engine.js'
@@ -22,6 +23,8 @@ import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
 import { matchJob, type CapacitySnapshot } from '../../src/market/matching.js'
 import { readJobRequest } from '../../src/market/messages.js'
 import { validateJobRequest } from '../../src/market/validation.js'
+import { waitFor } from '../utils/index.js'
+import type { GpuTelemetry } from '../../src/capability/index.js'
 import type { RunSpec } from '../../src/exec/runners/index.js'
 
 const gpus = (n: number): Array<{ index: number, uuid: string, simulated: boolean }> => Array.from({ length: n }, (_, index) => ({ index, uuid: `GPU-${index}`, simulated: true }))
@@ -116,6 +119,27 @@ describe('exec: runners give a job every one of its GPUs (issue 39)', () => {
     const sim = processJobEnv({ ...base, image: undefined, gpu: { ...real[0] as any, simulated: true } })
     assert.equal(sim.CUDA_VISIBLE_DEVICES, undefined)
     assert.equal(sim.IDLEGRID_GPU_COUNT, '1')
+  })
+})
+
+describe('exec: telemetry of a multi-GPU job covers every GPU (issue 39)', () => {
+  it('one sample: mean utilisation, highest temperature, summed power of the job\'s GPUs, none of the others', async () => {
+    const read = async (): Promise<GpuTelemetry[]> => [
+      { index: 0, utilizationPct: 100, temperatureC: 60, powerDrawW: 300 },
+      { index: 1, utilizationPct: 50, temperatureC: 80, powerDrawW: 200 },
+      { index: 2, utilizationPct: 0, temperatureC: 95, powerDrawW: 700 }
+    ]
+    let t = 0
+    const sampler = new TelemetrySampler({ gpuIndex: 0, gpuIndices: [0, 1], simulated: false, read, intervalMs: 3_600_000, now: () => t })
+    sampler.start()
+    await waitFor(() => sampler.errors === 0 && (sampler as any).inFlight == null, { what: 'the first sample' })
+    t = 1000
+    await (sampler as any).sample()
+    const s = await sampler.stop()
+    assert.equal(s.samples, 2)
+    assert.equal(s.avgUtilPpm, 750_000)
+    assert.equal(s.maxTempC, 80, 'GPU 2 is not the job\'s')
+    assert.equal(s.energyMj, 500_000n, '(300 + 200) W × 1 s')
   })
 })
 
