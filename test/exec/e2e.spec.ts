@@ -4,12 +4,23 @@
  * `idlegrid submit JOB.yaml --json` against the renter node.
  */
 import { strict as assert } from 'node:assert'
+import { execFile } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { callControl } from '../../src/control/index.js'
 import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from '../utils/index.js'
 import { submitJob, type Submitted } from './fixtures.js'
-import { tempDir, waitFor } from '../utils/index.js'
+import { BIN_PATH, tempDir, waitFor } from '../utils/index.js'
+
+/** `idlegrid ARGS` as a real process, bounded in time. */
+async function cli (args: string[]): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  return await new Promise(resolve => {
+    execFile(process.execPath, [BIN_PATH, ...args], { timeout: 45_000, killSignal: 'SIGKILL', env: { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '' } }, (err, stdout, stderr) => {
+      resolve({ code: err == null ? 0 : typeof err.code === 'number' ? err.code : null, stdout, stderr })
+    })
+  })
+}
 
 async function submit (renter: NodeProcess, cwd: string, jobFile: string, extra: string[] = []): Promise<Submitted> {
   return await submitJob(renter.dataDir, cwd, jobFile, extra)
@@ -83,6 +94,27 @@ describe('exec: multi-process end to end', function () {
     const jobs = await callControl((net.providers[0] as NodeProcess).dataDir, 'exec.jobs', {}, { timeoutMs: 5_000 }) as { inputCache?: { entries: number, hits: number } }
     assert.equal(jobs.inputCache?.entries, 1)
     assert.ok((jobs.inputCache?.hits ?? 0) >= 1)
+  })
+
+  it('a public input lands in the provider\'s cache and its record: market ls --dataset lists the holder', async () => {
+    const weights = Buffer.alloc(64 * 1024, 7)
+    await writeFile(join(tmp.path, 'weights.bin'), weights)
+    await writeFile(join(tmp.path, 'open.yaml'), [
+      'name: open', 'tier: silver', 'workload: evaluation',
+      'runtime:', '  command: [/bin/sh, -c, "wc -c < inputs/weights.bin > outputs/size.txt"]',
+      'publicInputs: [weights.bin]', 'estimatedMinutes: 1',
+      'auction:', '  bidWindowMs: 700', '  acceptTimeoutMs: 3000'
+    ].join('\n') + '\n')
+    const { code, summary, stderr } = await submit(net.renters[0] as NodeProcess, tmp.path, 'open.yaml')
+    assert.equal(code, 0, `${JSON.stringify(summary)}\n${stderr}`)
+    const digest = createHash('sha256').update(weights).digest('hex')
+    const holders = await waitFor(async () => {
+      const run = await cli(['market', 'ls', '--json', '--dataset', digest, '--data-dir', (net.renters[0] as NodeProcess).dataDir])
+      assert.equal(run.code, 0, run.stderr)
+      const listed = JSON.parse(run.stdout.trim()) as Array<{ peerId: string }>
+      return listed.length > 0 ? listed : undefined
+    }, { timeoutMs: 60_000, intervalMs: 2_000, what: 'the provider listed as a holder of the public input' })
+    assert.deepEqual(holders.map(h => h.peerId), [summary.provider])
   })
 
   it('a gold job on a full provider preempts a bronze job, which completes elsewhere', async () => {
