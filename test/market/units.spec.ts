@@ -68,10 +68,11 @@ function bidFor (p: Party, j: JobRequest, price: number, extra: Partial<Bid> = {
 describe('market units', () => {
   describe('job specs', () => {
     it('parses every documented example job file', async () => {
-      for (const name of ['llama-eval.yaml', 'finetune-gold.yaml', 'sweep-bronze.yaml']) {
+      for (const name of ['llama-eval.yaml', 'finetune-gold.yaml', 'sweep-bronze.yaml', 'finetune-8gpu.yaml']) {
         const s = parseJobSpec(await readJobFile(`examples/jobs/${name}`), 'examples/jobs')
         assert.ok(s.name.length > 0, name)
       }
+      assert.equal(parseJobSpec(await readJobFile('examples/jobs/finetune-8gpu.yaml'), 'examples/jobs').gpus, 8)
     })
 
     it('fills defaults and converts to a wire request', async () => {
