@@ -18,6 +18,7 @@ import type { JobFrame } from './job.js'
 import type { FraudProof, SyncResponse } from './ledger.js'
 import type { JobRequest, Award, BidsAuditResponse } from './market.js'
 import type { Punch } from './punch.js'
+import type { TrustList } from './trust.js'
 import type { DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -122,7 +123,9 @@ export const MAX_BYTES = {
   /** a direct-path message: two lists of at most four 64-byte addresses */
   punch: 640,
   syncRequest: 256,
-  syncResponse: 4 * MiB
+  syncResponse: 4 * MiB,
+  /** an operator's trust list: up to 256 peer ids */
+  trustList: 16 * KiB
 } as const
 
 /**
@@ -178,7 +181,10 @@ export const LIMITS = {
   syncResponse: {
     heads: { heads: 10_000 },
     entries: { entries: 256 }
-  } satisfies WireLimits<SyncResponse>
+  } satisfies WireLimits<SyncResponse>,
+  trustList: {
+    peers: 256
+  } satisfies WireLimits<TrustList>
 } as const
 
 /**
@@ -194,5 +200,6 @@ export const MAX_LIFETIME_MS = {
   capabilityRecord: 2 * 60 * 60_000,
   jobRequest: 10 * 60_000,
   bid: 10 * 60_000,
-  award: 10 * 60_000
+  award: 10 * 60_000,
+  trustList: 90 * 24 * 60 * 60_000
 } as const

@@ -129,7 +129,9 @@ export const DOMAIN = {
   ledgerEntry: 'ledger-entry',
   fraudProof: 'fraud-proof',
   /** a UsageStatement, signed by both its provider and its renter (CoSignedUsage) */
-  usage: 'usage'
+  usage: 'usage',
+  /** a TrustList, signed by a network operator's key (protocols/trust.proto) */
+  trustList: 'trust-list'
 } as const
 
 export type Domain = typeof DOMAIN[keyof typeof DOMAIN]

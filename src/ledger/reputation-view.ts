@@ -19,6 +19,7 @@ import { computeEarnings, computeReputation, DEFAULT_REPUTATION, type Earnings, 
 import { explainReputation, type ReputationExplain } from './trust-explain.js'
 import { DEFAULT_TRUST, TrustGraph, type JobFact, type TrustParams, type TrustScores } from './trust.js'
 import type { LedgerRecord } from './entry.js'
+import type { TrustAnchors } from './anchors/adopt.js'
 
 /** Cached scores: reliability is read for every bid of every auction. */
 const SCORE_CACHE_LIMIT = 10_000
@@ -32,6 +33,8 @@ export interface ReputationViewOptions {
   selfId?: string
   /** peers the operator trusts (bootstrap peers, --trust) */
   trustedPeers?: string[]
+  /** the trust lists the node adopted: their peers are seeds too while their list is valid */
+  anchors?: TrustAnchors
   trust?: Partial<TrustParams>
   /** how old a trust vector the auction may use before a background refresh (default 30 s) */
   trustRefreshMs?: number
@@ -51,7 +54,9 @@ export class ReputationView {
   private readonly params: ReputationParams
   private readonly trustParams: TrustParams
   private readonly selfId?: string
-  private readonly seeds: ReadonlySet<string>
+  /** the node itself and its operator's trusted peers (bootstrap, --trust) */
+  private readonly operatorSeeds: readonly string[]
+  private readonly anchors?: TrustAnchors
   private readonly evidence = new ReputationEvidence()
   private readonly scoreCache = new Map<string, { version: number, trust: number, at: number, score: number }>()
   /** bumped on every entry taken in, so trust knows when the graph may have changed */
@@ -69,7 +74,8 @@ export class ReputationView {
     this.params = { ...DEFAULT_REPUTATION, ...params }
     this.trustParams = { ...DEFAULT_TRUST, ...opts.trust }
     this.selfId = opts.selfId
-    this.seeds = new Set(opts.selfId == null ? [] : [opts.selfId, ...(opts.trustedPeers ?? [])])
+    this.operatorSeeds = opts.selfId == null ? [] : [...new Set([opts.selfId, ...(opts.trustedPeers ?? [])])]
+    this.anchors = opts.anchors
     this.trustRefreshMs = opts.trustRefreshMs ?? TRUST_REFRESH_MS
   }
 
@@ -131,7 +137,22 @@ export class ReputationView {
   /** The score of `peerId` with its evidence split into direct, transitive and discounted parts. */
   explain (peerId: string, now = Date.now()): ReputationExplain & { reputation: Reputation } {
     const reputation = this.reputation(peerId, now)
-    return { ...explainReputation(reputation, { id: this.selfId ?? '', seeds: this.seeds, params: this.trustParams }), reputation }
+    const selfId = this.selfId ?? ''
+    const anchorsOf = (peer: string): string[] => [
+      ...(peer === selfId ? ['self'] : this.operatorSeeds.includes(peer) ? ['operator'] : []),
+      ...(this.anchors?.listsNaming(peer, now) ?? []).map(l => `list ${l.operator}#${l.sequence}`)
+    ]
+    const viewer = { id: selfId, seeds: this.seedsAt(now), params: this.trustParams, anchorsOf, operatorPeers: this.operatorSeeds.length - (this.selfId == null ? 0 : 1), lists: this.anchors?.describe(now) ?? [], refused: this.anchors?.refused ?? [] }
+    return { ...explainReputation(reputation, viewer), reputation }
+  }
+
+  /**
+   * The seeds of this node's trust at `now`: itself, its operator's trusted peers and the peers
+   * of every adopted trust list not expired (none without a selfId: no trust view).
+   */
+  seedsAt (now: number): ReadonlySet<string> {
+    if (this.selfId == null) return new Set()
+    return new Set([...this.operatorSeeds, ...(this.anchors?.peersAt(now) ?? [])])
   }
 
   earnings (peerId: string): Earnings {
@@ -166,7 +187,7 @@ export class ReputationView {
   private computeTrust (now: number): { stamp: number, scores: TrustScores } {
     const graph = new TrustGraph()
     for (const fact of jobFacts(this.evidence, now, this.params)) graph.add(fact)
-    const scores = graph.compute(this.seeds, this.trustParams)
+    const scores = graph.compute(this.seedsAt(now), this.trustParams)
     this.trustComputations++
     this.readSinceCompute = false
     this.trustCache = { entries: this.entries, now, at: now, stamp: ++this.trustStamp, scores }

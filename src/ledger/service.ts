@@ -20,6 +20,7 @@ import { FeedFlusher, type FlushResult } from './flush.js'
 import { HeadHints } from './head-hints.js'
 import { LedgerGossip } from './gossip.js'
 import { ReputationView } from './reputation-view.js'
+import type { TrustAnchors } from './anchors/adopt.js'
 import { LedgerStore } from './store.js'
 import { REQUEST_TIMEOUT_MS, SyncClient, type SyncReport } from './sync-client.js'
 import { SyncServer } from './sync-server.js'
@@ -69,6 +70,11 @@ export interface LedgerServiceInit {
    * peers' ids and those of --trust (default none)
    */
   trustedPeers?: string[]
+  /**
+   * the trust lists the node adopted (anchors/adopt.ts; build-node loads them from the config's
+   * trust.lists): their peers are roots of standing and, while their list is valid, seeds of trust
+   */
+  trustLists?: TrustAnchors
   /**
    * also join the legacy global topic /idlegrid/4/ledger: publish our entries there and take
    * others' from it (default false in every role, bootstraps included: entries reach the
@@ -224,7 +230,7 @@ class LedgerNode implements LedgerService, Startable {
     this.selfId = components.peerId.toString()
     const store = (): LedgerStore | undefined => this.ledger
     const signal = this.aborter.signal
-    this.scores = new ReputationView(init.reputation, { selfId: this.selfId, trustedPeers: init.trustedPeers ?? [] })
+    this.scores = new ReputationView(init.reputation, { selfId: this.selfId, trustedPeers: init.trustedPeers ?? [], anchors: init.trustLists })
     // a provider's heartbeat summaries say how busy its GPU slots were: it reads exec's capacity service
     const summarizesSlots = init.role === 'provider' && init.summaryIntervalMs !== 0
     this[serviceDependencies] = summarizesSlots ? [PUBSUB_CAPABILITY, GOSSIP_CAPABILITY, CAPACITY_CAPABILITY] : [PUBSUB_CAPABILITY, GOSSIP_CAPABILITY]
@@ -263,7 +269,7 @@ class LedgerNode implements LedgerService, Startable {
     const store = await LedgerStore.open(join(this.init.dataDir, 'ledger'), {
       privateKey: this.key,
       peerId: this.components.peerId,
-      admission: { ...this.init.admission, trustedPeers: this.init.trustedPeers ?? [] }
+      admission: { ...this.init.admission, trustedPeers: [...this.init.trustedPeers ?? [], ...this.init.trustLists?.allPeers() ?? []] }
     })
     this.ledger = store
     for await (const record of store.entries()) {
