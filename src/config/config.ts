@@ -22,6 +22,10 @@ export interface NodeConfig {
   bootstrap: string[]
   /** peer ids the operator trusts: with the bootstrap peers, where this node's view of reputation starts */
   trust: string[]
+  /** trust list files (a signed TrustList each) this node may adopt: config `trust.lists`, --trust-list */
+  trustLists: string[]
+  /** operator keys (peer ids) whose trust lists this node adopts: config `trust.operators`, --trust-operator */
+  trustOperators: string[]
   /** keep loopback/private addresses in the DHT: needed on a LAN or loopback network */
   privateAddresses: boolean
   /** most connections the node keeps */
@@ -85,7 +89,7 @@ export interface ConfigSources {
   /** parsed config file, if any */
   file?: Fields
   /** command-line values keyed by camelCase field; undefined = not given */
-  flags?: Partial<Record<typeof FILE_FIELDS[number] | 'relayServe', unknown>>
+  flags?: Partial<Record<typeof FILE_FIELDS[number] | 'relayServe' | 'trustLists' | 'trustOperators', unknown>>
   env?: NodeJS.ProcessEnv
   /** the default bootstrap list (bootstrap/peers.json) */
   defaultBootstrap?: string[]
@@ -115,13 +119,12 @@ export function resolveConfig (sources: ConfigSources): NodeConfig {
   bootstrap.forEach((addr, i) => {
     if (multiaddr(addr).getPeerId() == null) throw new ConfigError(`bootstrap[${i}]`, 'a multiaddr ending in /p2p/<peer id>', addr)
   })
-  const trust = asStringList(pick('trust') ?? [], 'trust').map((text, i, all) => {
-    try {
-      return peerIdFromString(text).toString()
-    } catch {
-      throw new ConfigError(all.length === 1 ? 'trust' : `trust[${i}]`, 'a peer id such as 12D3KooW…', text)
-    }
-  })
+  // `trust` is a list of peer ids, or { peers, lists, operators } (trust lists: protocols/README.md §7)
+  const trustFile = file.trust != null && typeof file.trust === 'object' && !Array.isArray(file.trust) ? asObject(file.trust, 'trust') : undefined
+  if (trustFile != null) onlyKnownKeys(trustFile, ['peers', 'lists', 'operators'], 'trust')
+  const trust = peerIdList(flags.trust ?? (trustFile != null ? trustFile.peers : file.trust) ?? [], trustFile != null && flags.trust == null ? 'trust.peers' : 'trust')
+  const trustLists = asStringList(flags.trustLists ?? trustFile?.lists ?? [], 'trust.lists').map(path => resolve(expandHome(path)))
+  const trustOperators = peerIdList(flags.trustOperators ?? trustFile?.operators ?? [], 'trust.operators')
   const privateRaw = pick('privateAddresses')
   const privateAddresses = privateRaw == null || privateRaw === 'auto'
     ? autoPrivateAddresses(listen, bootstrap)
@@ -134,7 +137,17 @@ export function resolveConfig (sources: ConfigSources): NodeConfig {
   const upnp = asBoolean(pick('upnp') ?? true, 'upnp')
   const relay = resolveRelay(file.relay, flags.relayServe, role)
   const provider = file.provider == null ? {} : asObject(file.provider, 'provider')
-  return { role, dataDir, listen, announce, bootstrap, trust, privateAddresses, maxConnections, targetPeers, heartbeatMs, heartbeatGossip, reachability, upnp, relay, provider }
+  return { role, dataDir, listen, announce, bootstrap, trust, trustLists, trustOperators, privateAddresses, maxConnections, targetPeers, heartbeatMs, heartbeatGossip, reachability, upnp, relay, provider }
+}
+
+function peerIdList (value: unknown, field: string): string[] {
+  return asStringList(value, field).map((text, i, all) => {
+    try {
+      return peerIdFromString(text).toString()
+    } catch {
+      throw new ConfigError(all.length === 1 ? field : `${field}[${i}]`, 'a peer id such as 12D3KooW…', text)
+    }
+  })
 }
 
 function asString (value: unknown, field: string): string {

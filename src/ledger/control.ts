@@ -36,7 +36,13 @@ export function ledgerControlHandlers (ledger: LedgerService, dev?: DevMethods):
         const { reputation, ...explain } = ledger.explainReputation(peerParam(params.peer), now)
         return [{ ...reputation, explain }]
       }
-      return ledger.reputations(now).map(({ counterparties, ...rest }) => ({ ...rest, counterparties: counterparties.length }))
+      const rows = ledger.reputations(now).map(({ counterparties, ...rest }) => ({ ...rest, counterparties: counterparties.length }))
+      if (params.explain !== true) return rows
+      // every provider with why (its renters left out: `reputation PEER` lists them)
+      return rows.map(row => {
+        const { reputation: _, renters: __, ...explain } = ledger.explainReputation(row.peerId, now)
+        return { ...row, explain }
+      })
     }
   }
   if (dev != null) {

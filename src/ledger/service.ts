@@ -231,6 +231,8 @@ class LedgerNode implements LedgerService, Startable {
     const store = (): LedgerStore | undefined => this.ledger
     const signal = this.aborter.signal
     this.scores = new ReputationView(init.reputation, { selfId: this.selfId, trustedPeers: init.trustedPeers ?? [], anchors: init.trustLists })
+    for (const list of init.trustLists?.lists ?? []) this.log('adopted trust list "%s" of %s, sequence %s, %d peers, expires %s', list.name, list.operator, list.sequence, list.peers.length, new Date(list.expiresAt).toISOString())
+    for (const refused of init.trustLists?.refused ?? []) this.log.error('trust list %s not adopted (%s): %s', refused.source, refused.reason, refused.message)
     // a provider's heartbeat summaries say how busy its GPU slots were: it reads exec's capacity service
     const summarizesSlots = init.role === 'provider' && init.summaryIntervalMs !== 0
     this[serviceDependencies] = summarizesSlots ? [PUBSUB_CAPABILITY, GOSSIP_CAPABILITY, CAPACITY_CAPABILITY] : [PUBSUB_CAPABILITY, GOSSIP_CAPABILITY]

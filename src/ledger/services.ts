@@ -8,6 +8,7 @@
 import { multiaddr } from '@multiformats/multiaddr'
 import { isAvailable, type ProviderProfile } from '../capability/index.js'
 import { LEDGER_SERVICE, ledgerService } from './service.js'
+import { loadTrustLists } from './anchors/adopt.js'
 import type { NodeConfig } from '../config/index.js'
 import type { NodeExtensions } from '../node/index.js'
 
@@ -39,6 +40,7 @@ export function ledgerServices (opts: LedgerServicesOptions): NodeExtensions {
         devMethods: opts.devMethods,
         gossip: opts.gossip,
         trustedPeers: trustSeeds(opts.config),
+        trustLists: opts.config.trustLists.length === 0 ? undefined : loadTrustLists(opts.config.trustLists, opts.config.trustOperators),
         isAvailable: availability == null ? undefined : (at) => isAvailable(availability.windows, availability.timeZone, at),
       })
     }

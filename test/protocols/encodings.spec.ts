@@ -10,6 +10,7 @@ import * as ledger from '../../protocols/ledger.js'
 import * as market from '../../protocols/market.js'
 import * as punch from '../../protocols/punch.js'
 import * as serve from '../../protocols/serve.js'
+import * as trust from '../../protocols/trust.js'
 import * as usage from '../../protocols/usage.js'
 import { loadProtoFiles, packableElement } from './proto-schema.js'
 import { cat, lengthDelimited, splitFields, tag, varint } from './wire.js'
@@ -25,6 +26,7 @@ const MODULES: Record<string, Record<string, unknown>> = {
   'market.proto': market,
   'punch.proto': punch,
   'serve.proto': serve,
+  'trust.proto': trust,
   'usage.proto': usage
 }
 
