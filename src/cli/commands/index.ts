@@ -67,6 +67,11 @@ export const COMMANDS: CommandEntry[] = [
     load: async () => (await import('./reputation.js')).reputationCommand
   },
   {
+    name: 'trust-list',
+    summary: 'Sign a trust list as a network operator (sign), or verify and print one (show).',
+    load: async () => (await import('./trust-list.js')).trustListCommand
+  },
+  {
     name: 'sim',
     summary: 'Simulate the market on a GPU-cluster trace (the node\'s own market code, virtual time) against the old way.',
     load: async () => (await import('./sim.js')).simCommand
