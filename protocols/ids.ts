@@ -21,8 +21,8 @@ export const PROTOCOL = {
   bid: '/idlegrid/bid/1.0.0',
   /** the bids an award was chosen from, served by its renter to anyone holding the award */
   bidsAudit: '/idlegrid/bids-audit/1.0.0',
-  /** ledger head exchange and range pulls (2: only equivocation proofs, receipt and feed-time rules; 3: USAGE bodies) */
-  ledgerSync: '/idlegrid/ledger/sync/3.0.0',
+  /** ledger head exchange and range pulls (2: only equivocation proofs, receipt and feed-time rules; 3: USAGE bodies; 4: chain-2 entries, ranges under one signature) */
+  ledgerSync: '/idlegrid/ledger/sync/4.0.0',
   /** a provider's own signed capability record, fetched from it directly after an index lookup */
   capability: '/idlegrid/cap/1.0.0',
   /** HTTP requests to a service replica (a lease), one after another on a stream, and their streamed answers */
@@ -41,7 +41,7 @@ export const PROTOCOL = {
 
 export const TOPIC = {
   /** legacy, off by default; 4: gossip without its own signature (StrictNoSign), entries as PROTOCOL.ledgerSync 3.0.0 carries them */
-  ledger: '/idlegrid/4/ledger',
+  ledger: '/idlegrid/5/ledger',
   /** legacy: off by default (heartbeats go to connected peers on PROTOCOL.heartbeat); --heartbeat-gossip joins it. 2: StrictNoSign */
   heartbeats: '/idlegrid/2/heartbeats'
 } as const

@@ -17,6 +17,7 @@ export interface LedgerEntry {
   time: bigint
   kind: LedgerEntry.BodyKind
   body: Uint8Array
+  chain: number
 }
 
 export namespace LedgerEntry {
@@ -83,6 +84,11 @@ export namespace LedgerEntry {
           w.bytes(obj.body)
         }
 
+        if ((obj.chain != null && obj.chain !== 0)) {
+          w.uint32(56)
+          w.uint32(obj.chain)
+        }
+
         if (opts.lengthDelimited !== false) {
           w.ldelim()
         }
@@ -93,7 +99,8 @@ export namespace LedgerEntry {
           prevHash: new Uint8Array(0),
           time: 0n,
           kind: BodyKind.BODY_KIND_UNSPECIFIED,
-          body: new Uint8Array(0)
+          body: new Uint8Array(0),
+          chain: 0
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -124,6 +131,10 @@ export namespace LedgerEntry {
             }
             case 6: {
               obj.body = reader.bytes()
+              break
+            }
+            case 7: {
+              obj.chain = reader.uint32()
               break
             }
             default: {

@@ -95,6 +95,24 @@ export async function verifyJobBody (record: LedgerRecord): Promise<DecodedBody>
   return remember(record, body)
 }
 
+/**
+ * A chain-2 entry's attestation or receipt body (README §7 "Signed heads"): every rule of
+ * verifyJobBody but its envelope's signature, which is the author's and is covered by the
+ * entry's own (or a later entry's) signature over these bytes.
+ */
+export function checkChainedJobBody (record: LedgerRecord): DecodedBody {
+  const isAttestation = record.kind === LedgerEntry.BodyKind.ATTESTATION
+  const domain = isAttestation ? DOMAIN.attestation : DOMAIN.receipt
+  let opened: OpenedEnvelope
+  try {
+    opened = openEnvelopeUnverified(record.body, { domain, maxBytes: envelopeMaxBytes(isAttestation ? MAX_BYTES.attestation : MAX_BYTES.receipt) })
+  } catch (err) {
+    if (err instanceof EnvelopeError) throw new InvalidBodyError(`${domain} body: ${err.message}`)
+    throw err
+  }
+  return remember(record, checkJobBody(record, opened, isAttestation, domain))
+}
+
 /** An attestation's or receipt's message, checked against its entry; its envelope's signature aside. */
 function checkJobBody (record: LedgerRecord, opened: OpenedEnvelope, isAttestation: boolean, domain: string): DecodedBody {
   if (!equals(opened.signer.toMultihash().bytes, record.author)) throw new InvalidBodyError(`${domain} body signed by ${opened.signer.toString()}, not by the entry's author`)

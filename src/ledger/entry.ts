@@ -1,7 +1,10 @@
 /**
  * Ledger entries: sealing our own, opening and verifying others' (protocols/README.md §7
- * "Ledger"). An entry is a SignedEnvelope("ledger-entry", LedgerEntry); its hash is the
- * message hash of that envelope, and the next entry of the same author points at it.
+ * "Ledger"). An entry is a SignedEnvelope("ledger-entry", LedgerEntry), and the next entry of
+ * the same author points at its hash: for a chain-2 entry (every entry this node writes) the
+ * sha256 of the whole envelope, signature included, so one entry's signature authenticates
+ * its whole feed before it ("Signed heads"); for a chain-1 entry (written before ledger sync
+ * 4) the message hash of the envelope, its signature left out.
  *
  * Verification is async: identity's fast verifier (verifyOpenedAsync: worker threads, exactly
  * the strict RFC 8032 rule of verifyBytes) checks signatures, so many entries verify at once
@@ -15,7 +18,7 @@ import { decodeBounded, decodeVerified, envelopeMaxBytes, MAX_BYTES, MAX_CLOCK_S
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
-import { EnvelopeError, messageHash, openEnvelopeUnverified, sealEnvelope, verifyOpenedAsync, type EnvelopeRejection, type OpenedEnvelope } from '../identity/index.js'
+import { EnvelopeError, messageHash, openEnvelopeUnverified, sealEnvelope, sha256, verifyOpenedAsync, type EnvelopeRejection, type OpenedEnvelope } from '../identity/index.js'
 import { EntrySignatureError, EntryTimeOrderError, FutureEntryError, MalformedEntryError, OversizedBodyError, BrokenChainError } from './errors.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -32,8 +35,10 @@ export interface LedgerRecord {
   envelope: Uint8Array
   /** the encoded LedgerEntry the signature covers */
   payload: Uint8Array
-  /** message hash of the envelope: what the next entry's prev_hash names */
+  /** what the next entry's prev_hash names: chain 2, sha256 of the envelope; chain 1, its message hash */
   hash: Uint8Array
+  /** 2: hashed whole, signature included; 1: written before ledger sync 4 */
+  chain: 1 | 2
   /** the author's peer id bytes */
   author: Uint8Array
   /** the author's peer id, base58 */
@@ -146,6 +151,7 @@ function decodeEntryPayload (payload: Uint8Array): LedgerEntry {
   if (entry.seq === 1n ? entry.prevHash.length !== 0 : entry.prevHash.length !== HASH_BYTES) {
     throw new BrokenChainError(`entry ${entry.seq} has a prev_hash of ${entry.prevHash.length} bytes`)
   }
+  if (entry.chain !== 0 && entry.chain !== 2) throw new MalformedEntryError(`entry ${entry.seq} names chain ${entry.chain} (0 or 2)`)
   kindName(entry.kind)
   if (entry.body.length > maxBodyBytes(entry.kind)) {
     throw new OversizedBodyError(`${kindName(entry.kind)} body of ${entry.body.length} bytes exceeds the ${maxBodyBytes(entry.kind)}-byte bound`)
@@ -157,7 +163,8 @@ function recordOf (envelope: Uint8Array, payload: Uint8Array, entry: LedgerEntry
   return {
     envelope,
     payload,
-    hash: messageHash(DOMAIN.ledgerEntry, payload),
+    hash: entry.chain === 2 ? sha256(envelope) : messageHash(DOMAIN.ledgerEntry, payload),
+    chain: entry.chain === 2 ? 2 : 1,
     author: entry.author,
     authorId,
     seq: Number(entry.seq),
@@ -166,6 +173,13 @@ function recordOf (envelope: Uint8Array, payload: Uint8Array, entry: LedgerEntry
     kind: entry.kind,
     body: entry.body
   }
+}
+
+/** The hash an entry envelope goes by (its chain's rule), its signature not checked; throws on bytes that do not decode. */
+export function entryHashOf (envelope: Uint8Array): Uint8Array {
+  const env = decodeBounded(SignedEnvelope, envelope, 'ledger entry envelope', MAX_ENTRY_ENVELOPE_BYTES)
+  const entry = decodeBounded(LedgerEntry, env.payload, 'ledger entry', MAX_BYTES.ledgerEntry)
+  return entry.chain === 2 ? sha256(envelope) : messageHash(DOMAIN.ledgerEntry, env.payload)
 }
 
 /** Decodes an entry this node stored after verifying it: no signature or body checks. */
@@ -183,12 +197,14 @@ export interface EntryFields {
   time: number
   kind: LedgerEntry.BodyKind
   body: Uint8Array
+  /** 2 (default): hashed whole; 1 only to write what a node before ledger sync 4 wrote (tests, vectors) */
+  chain?: 1 | 2
 }
 
 /** Signs an entry of our own feed. */
 export function sealEntry (key: Ed25519PrivateKey, peerId: PeerId, fields: EntryFields): LedgerRecord {
   const author = peerId.toMultihash().bytes
-  const payload = LedgerEntry.encode({ author, seq: BigInt(fields.seq), prevHash: fields.prevHash, time: BigInt(fields.time), kind: fields.kind, body: fields.body })
+  const payload = LedgerEntry.encode({ author, seq: BigInt(fields.seq), prevHash: fields.prevHash, time: BigInt(fields.time), kind: fields.kind, body: fields.body, chain: fields.chain === 1 ? 0 : 2 })
   const envelope = sealEnvelope(key, peerId, DOMAIN.ledgerEntry, payload)
   return recordOf(envelope, payload, LedgerEntry.decode(payload), peerId.toString())
 }
@@ -198,6 +214,12 @@ export function checkEntryTime (record: LedgerRecord, now: number, maxSkewMs = M
   if (record.time > now + maxSkewMs) {
     throw new FutureEntryError(`entry ${record.seq} of ${record.authorId} is ${record.time - now} ms ahead of the local clock (bound ${maxSkewMs} ms)`)
   }
+}
+
+/** A chain-1 entry after a chain-2 one: a feed's chain never goes back either (its signatures would fall outside it). */
+export function chainOrderError (record: LedgerRecord, previous: { chain: 1 | 2 } | undefined): BrokenChainError | undefined {
+  if (previous?.chain !== 2 || record.chain === 2) return undefined
+  return new BrokenChainError(`entry ${record.seq} of ${record.authorId} is chain 1 after a chain-2 entry`)
 }
 
 /** A feed's times never go back (protocols/README.md §7): the error when `record` is dated before its predecessor. */

@@ -1,5 +1,5 @@
 /**
- * The legacy ledger topic /idlegrid/4/ledger, for nodes that turn it on (off by default:
+ * The legacy ledger topic /idlegrid/5/ledger, for nodes that turn it on (off by default:
  * announce.ts and sync carry entries): our new entries are published there, and the topic's
  * validator ingests what others publish. A message that does not extend the feed we hold is
  * not the relayer's fault (it cannot know our view): we pull and compare instead of punishing.

@@ -76,7 +76,7 @@ export interface LedgerServiceInit {
    */
   trustLists?: TrustAnchors
   /**
-   * also join the legacy global topic /idlegrid/4/ledger: publish our entries there and take
+   * also join the legacy global topic /idlegrid/5/ledger: publish our entries there and take
    * others' from it (default false in every role, bootstraps included: entries reach the
    * counterparty and the trust seeds by announcement and everyone else by pull, so no node
    * validates every entry of the network; protocols/README.md §7 "Propagation"). A node

@@ -23,6 +23,8 @@ export interface Head {
   bytes: number
   /** the head entry's time: the next entry's may not be lower */
   time: number
+  /** the head entry's chain: after a chain-2 entry only chain 2 follows */
+  chain: 1 | 2
 }
 
 export interface SlashRecord {
@@ -42,7 +44,7 @@ export function batchOps (batch: VerifiedEntry[], heldHead: (authorId: string) =
     ops.push({ type: 'put', key: entryKey(record.author, record.seq), value: record.envelope })
     ops.push({ type: 'put', key: hashKey(record.hash), value: hashValue(record.author, record.seq) })
     const bytes = ((heads.get(record.authorId) ?? heldHead(record.authorId))?.bytes ?? 0) + record.envelope.byteLength
-    heads.set(record.authorId, { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash, bytes, time: record.time })
+    heads.set(record.authorId, { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash, bytes, time: record.time, chain: record.chain })
     if (proof != null) {
       const body = decodeStoredBody(record)
       if (body.kind === 'fraud-proof') ops.push({ type: 'put', key: proofKey(body.proof.hash), value: record.hash })

@@ -9,17 +9,18 @@
 import { Level } from 'level'
 import { equals } from 'uint8arrays/equals'
 import { decodeStoredBody } from './body.js'
-import { decodeStoredEntry, FraudProof, LedgerEntry, sealEntry, timeOrderError, type LedgerRecord } from './entry.js'
+import { chainOrderError, decodeEntryEnvelope, decodeStoredEntry, FraudProof, LedgerEntry, sealEntry, timeOrderError, type LedgerRecord } from './entry.js'
 import { Admission, type AdmissionOptions, type PendingCharge } from './admission.js'
-import { BrokenChainError, LedgerClosedError, LedgerEntryError, MalformedEntryError, QuotaExceededError } from './errors.js'
+import { BrokenChainError, EntrySignatureError, LedgerClosedError, LedgerEntryError, MalformedEntryError, QuotaExceededError } from './errors.js'
 import { buildEquivocationProof } from './fraud.js'
 import { ALL_ENTRIES, ALL_HEADS, ALL_SLASHED, ALL_STANDING, authorOfKey, entryKey, hashKey, headsAfter, readHashValue, readHead } from './keys.js'
 import { authorIdOf, batchOps, decodeProof, directorySize, type Head, type SlashRecord } from './store-batch.js'
 import type { QuarantineStats } from './quarantine.js'
 import { ProofBudget, type ProofBudgetLimits } from './quota.js'
-import { verifyEntries, verifyEntry, type VerifiedEntry, type VerifyEntryOptions } from './verify.js'
+import { verifyEntries, verifyEntry, verifyRange, type RangeExpectation, type VerifiedEntry, type VerifyEntryOptions } from './verify.js'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
+import { verifyOpenedAsync } from '../identity/index.js'
 
 export type { Head, SlashRecord }
 
@@ -136,8 +137,8 @@ export class LedgerStore {
       const { seq, hash, bytes } = readHead(value)
       const record = await this.db.get(entryKey(author, seq))
       if (record == null) throw new MalformedEntryError('ledger store: a head points at a missing entry')
-      const { authorId, time } = decodeStoredEntry(record)
-      this.heads.set(authorId, { author: Uint8Array.from(author), authorId, seq, hash, bytes, time })
+      const { authorId, time, chain } = decodeStoredEntry(record)
+      this.heads.set(authorId, { author: Uint8Array.from(author), authorId, seq, hash, bytes, time, chain })
     }
     if (this.admission != null) {
       for await (const [key, value] of this.db.iterator(ALL_STANDING)) this.admission.standing.load(authorIdOf(authorOfKey(key)), value[0])
@@ -314,10 +315,11 @@ export class LedgerStore {
    * Entries that do not attach yet are held pending; entries of authors without standing go
    * to the quarantine.
    */
-  async ingest (envelopes: readonly Uint8Array[], opts: Omit<VerifyEntryOptions, 'now'> = {}): Promise<IngestOutcome[]> {
+  async ingest (envelopes: readonly Uint8Array[], opts: Omit<VerifyEntryOptions, 'now'> & { range?: RangeExpectation } = {}): Promise<IngestOutcome[]> {
     this.assertOpen()
-    // verification runs now, beside earlier batches' writes; attaching keeps the call order
-    const verifying = verifyEntries(envelopes, { ...opts, now: this.now() })
+    // verification runs now, beside earlier batches' writes; attaching keeps the call order.
+    // A range of one feed (sync) is verified as a whole: one signature for its chain-2 entries
+    const verifying = opts.range != null ? verifyRange(envelopes, opts.range, { ...opts, now: this.now() }) : verifyEntries(envelopes, { ...opts, now: this.now() })
     verifying.catch(() => {})
     return await this.serial(async () => await this.attach(await verifying))
   }
@@ -339,7 +341,7 @@ export class LedgerStore {
     const add = (v: VerifiedEntry): void => {
       const { record } = v
       batch.push(v)
-      staged.set(record.authorId, { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash, bytes: (head(record.authorId)?.bytes ?? 0) + record.envelope.byteLength, time: record.time })
+      staged.set(record.authorId, { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash, bytes: (head(record.authorId)?.bytes ?? 0) + record.envelope.byteLength, time: record.time, chain: record.chain })
       if (v.slashes != null) stagedSlashes.add(v.slashes.accused)
     }
     return { stage: { head, slashed, add }, batch }
@@ -380,12 +382,12 @@ export class LedgerStore {
     }
     const head = stage.head(record.authorId)
     const heldSeq = head?.seq ?? 0
-    if (record.seq <= heldSeq) return this.placeHeldSeq(record, stage, batch)
+    if (record.seq <= heldSeq) return this.placeHeldSeq(item, stage, batch)
     if (record.seq > heldSeq + 1) return this.holdPending(item, stage)
     if (!equals(record.prevHash, head?.hash ?? new Uint8Array(0))) {
       return { status: 'rejected', error: new BrokenChainError(`entry ${record.seq} of ${record.authorId} does not follow the held entry ${heldSeq}`) }
     }
-    const backwards = timeOrderError(record, head?.time)
+    const backwards = timeOrderError(record, head?.time) ?? chainOrderError(record, head)
     if (backwards != null) return { status: 'rejected', error: backwards }
     const over = admission?.check(record)
     if (over != null) return { status: 'rejected', error: over }
@@ -399,7 +401,7 @@ export class LedgerStore {
       // stored now (and charged as stored) or dropped: either way it no longer counts as pending
       if (charge != null) admission?.refundPending(charge)
       const held = stage.head(record.authorId) as Head
-      if (!equals(candidate.record.prevHash, held.hash) || timeOrderError(candidate.record, held.time) != null || admission?.check(candidate.record) != null) break
+      if (!equals(candidate.record.prevHash, held.hash) || timeOrderError(candidate.record, held.time) != null || chainOrderError(candidate.record, held) != null || admission?.check(candidate.record) != null) break
       this.admit(candidate, stage)
     }
     if (waiting?.size === 0) this.pending.delete(record.authorId)
@@ -407,11 +409,15 @@ export class LedgerStore {
   }
 
   /** An entry at a seq we hold: a duplicate, or an equivocation. */
-  private async placeHeldSeq (record: LedgerRecord, stage: Stager, batch: VerifiedEntry[]): Promise<IngestOutcome> {
+  private async placeHeldSeq (item: VerifiedEntry, stage: Stager, batch: VerifiedEntry[]): Promise<IngestOutcome> {
+    const { record } = item
     const held = batch.find(v => v.record.authorId === record.authorId && v.record.seq === record.seq)?.record ?? await this.get(record.author, record.seq)
     if (held == null) throw new MalformedEntryError('ledger store: a held seq has no entry')
     if (equals(held.hash, record.hash)) return { status: 'duplicate', record }
-    return this.equivocation(held, record, stage)
+    // a proof carries both entries, and its readers check both signatures: entries a range's
+    // signed head covered have not had their own checked yet (rare: this is an equivocation)
+    if (item.signed === false && !await ownSignatureVerifies(record)) return { status: 'rejected', error: new EntrySignatureError(`entry ${record.seq} of ${record.authorId} conflicts with the held one and its own signature does not verify`) }
+    return this.equivocation(held, record, stage, await ownSignatureVerifies(held))
   }
 
   /** Stages an entry of an author with standing; the authors it gives standing to follow with their quarantined feeds. */
@@ -426,7 +432,7 @@ export class LedgerStore {
     if (admission == null) return
     for (const entry of admission.release(authorId)) {
       const head = stage.head(authorId)
-      if (entry.record.seq !== (head?.seq ?? 0) + 1 || !equals(entry.record.prevHash, head?.hash ?? new Uint8Array(0)) || timeOrderError(entry.record, head?.time) != null) break
+      if (entry.record.seq !== (head?.seq ?? 0) + 1 || !equals(entry.record.prevHash, head?.hash ?? new Uint8Array(0)) || timeOrderError(entry.record, head?.time) != null || chainOrderError(entry.record, head) != null) break
       if (admission.check(entry.record) != null) break
       this.admit(entry, stage)
     }
@@ -439,7 +445,7 @@ export class LedgerStore {
     if (already != null) {
       if (equals(already.record.hash, record.hash)) return { status: 'duplicate', record }
       // two signed entries for one seq prove equivocation even before the gap is filled
-      return this.equivocation(already.record, record, stage)
+      return this.equivocation(already.record, record, stage, already.signed !== false && item.signed !== false)
     }
     if (this.pendingCount >= (this.opts.maxPending ?? 4096) || (waiting?.size ?? 0) >= MAX_PENDING_PER_AUTHOR) return { status: 'pending', record }
     // held entries count against their author's quota like stored ones: refused, not held, when over
@@ -459,8 +465,8 @@ export class LedgerStore {
    * anyone can re-check; a later offer of the conflict, once the budget refilled, or another
    * node's proof slashes it.
    */
-  private equivocation (held: LedgerRecord, record: LedgerRecord, stage: Stager): IngestOutcome {
-    if (stage.slashed(record.authorId) || record.authorId === this.selfId || !this.proofBudget.hasRoom()) return { status: 'equivocation', record, held }
+  private equivocation (held: LedgerRecord, record: LedgerRecord, stage: Stager, provable = true): IngestOutcome {
+    if (!provable || stage.slashed(record.authorId) || record.authorId === this.selfId || !this.proofBudget.hasRoom()) return { status: 'equivocation', record, held }
     const proofBytes = buildEquivocationProof(this.opts.privateKey, this.opts.peerId, held, record, this.now())
     if (proofBytes.byteLength > MAX_BYTES.ledgerFraudProofBody) return { status: 'equivocation', record, held }
     const selfHead = stage.head(this.selfId)
@@ -501,5 +507,14 @@ export class LedgerStore {
 
   private assertOpen (): void {
     if (this.closed) throw new LedgerClosedError()
+  }
+}
+
+/** Whether an entry's own envelope signature verifies (a stored entry may have come in under a later one's). */
+async function ownSignatureVerifies (record: LedgerRecord): Promise<boolean> {
+  try {
+    return await verifyOpenedAsync(decodeEntryEnvelope(record.envelope))
+  } catch {
+    return false
   }
 }

@@ -7,11 +7,7 @@
  */
 
 import { equals } from 'uint8arrays/equals'
-import { parseAuthor } from './entry.js'
-import { decodeBounded, envelopeMaxBytes, MAX_BYTES } from '../../protocols/codec.js'
-import { SignedEnvelope } from '../../protocols/envelope.js'
-import { DOMAIN } from '../../protocols/ids.js'
-import { messageHash } from '../identity/index.js'
+import { entryHashOf, parseAuthor } from './entry.js'
 import { BrokenChainError, LedgerClosedError, QuotaExceededError, SyncProtocolError } from './errors.js'
 import { compareAuthorKeys } from './keys.js'
 import { MAX_RANGE_ENTRIES, syncRequest, type SyncRequest, type SyncResponse } from './sync.js'
@@ -184,7 +180,7 @@ export class SyncClient {
     const { entries } = await this.rangeRequest(peer, head.author, head.seq, 1, signal)
     if (entries.length === 0) return false
     try {
-      return equals(messageHash(DOMAIN.ledgerEntry, decodeBounded(SignedEnvelope, entries[0], 'ledger entry envelope', envelopeMaxBytes(MAX_BYTES.ledgerEntry)).payload), head.hash)
+      return equals(entryHashOf(entries[0] as Uint8Array), head.hash)
     } catch {
       return false
     }
@@ -319,7 +315,8 @@ export class SyncClient {
         if (batch.entries.length === 0) break
         const after = next + batch.entries.length
         if (batch.more) inflight = this.rangeRequest(peer, author, after, MAX_RANGE_ENTRIES, signal)
-        const current = { from: next, outcomes: store.ingest(batch.entries) }
+        // a range is one feed's: its chain-2 entries verify under the last one's signature
+        const current = { from: next, outcomes: store.ingest(batch.entries, { range: { author, fromSeq: next } }) }
         current.outcomes.catch(() => {})
         if (writing != null) await settle(writing)
         writing = current

@@ -1,5 +1,5 @@
 /**
- * The sync protocol /idlegrid/ledger/sync/3.0.0: one length-prefixed SyncRequest, one
+ * The sync protocol /idlegrid/ledger/sync/4.0.0: one length-prefixed SyncRequest, one
  * SyncResponse per stream (protocols/README.md §7), over node's request-response helper,
  * which bounds frame sizes and time and never throws into libp2p. This file adds the
  * messages' bounded decoding and the protocol's limits.

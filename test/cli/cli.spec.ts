@@ -153,7 +153,7 @@ describe('idlegrid CLI', function () {
       assert.equal(s.dhtMode, 'client')
       assert.ok(s.uptimeMs >= 0)
       // market version 2: the global topics and every job shard (no bids or awards topic)
-      assert.deepEqual(Object.keys(s.topics).sort(), ['/idlegrid/2/heartbeats', '/idlegrid/4/ledger', ...JOB_SHARD_TOPICS].sort())
+      assert.deepEqual(Object.keys(s.topics).sort(), ['/idlegrid/2/heartbeats', '/idlegrid/5/ledger', ...JOB_SHARD_TOPICS].sort())
       assert.equal((await stat(join(dir.path, 'control.sock'))).mode & 0o777, 0o600)
 
       assertOneLineError(await idlegrid(['provider', '--data-dir', dir.path, '--listen', '/ip4/127.0.0.1/tcp/0']), 1, /data directory .* is in use by a running idlegrid renter node \(pid \d+\)/)

@@ -28,8 +28,9 @@ async function openStore (path: string, signer: Signer, now?: () => number): Pro
 }
 
 /** an entry of `signer`'s feed with any fields, signed properly */
-function entryOf (signer: Signer, fields: { seq: number, prevHash?: Uint8Array, time?: number, kind?: LedgerEntry.BodyKind, body?: Uint8Array }): LedgerRecord {
+function entryOf (signer: Signer, fields: { seq: number, prevHash?: Uint8Array, time?: number, kind?: LedgerEntry.BodyKind, body?: Uint8Array, chain?: 1 | 2 }): LedgerRecord {
   return sealEntry(signer.key, signer.peerId, {
+    chain: fields.chain,
     seq: fields.seq,
     prevHash: fields.prevHash ?? new Uint8Array(0),
     time: fields.time ?? Date.now(),
@@ -213,10 +214,11 @@ describe('ledger store', function () {
       const env = SignedEnvelope.decode(job.receipt)
       const sig = Uint8Array.from(env.signature); sig[0] ^= 1
       const tampered = SignedEnvelope.encode({ ...env, signature: sig })
-      await expectRejected(store, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
+      // in a chain-1 entry (written before ledger sync 4) the body's own signature is checked
+      await expectRejected(store, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered, chain: 1 }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
       // the body's signature is checked beside its message: a bad one is the reason given even
       // when the message is wrong too (here it also names another renter than its author)
-      const [both] = await store.ingest([entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered }).envelope])
+      const [both] = await store.ingest([entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered, chain: 1 }).envelope])
       assert.ok(both.status === 'rejected' && /receipt body: signature by .* does not verify/.test(both.error.message), `got ${both.status === 'rejected' ? both.error.message : both.status}`)
       const [named] = await store.ingest([entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt }).envelope])
       assert.ok(named.status === 'rejected' && /receipt body signed by .*, not by the entry's author/.test(named.error.message), `got ${named.status === 'rejected' ? named.error.message : named.status}`)

@@ -11,6 +11,7 @@ import * as ledger from '../../protocols/ledger.js'
 import * as market from '../../protocols/market.js'
 import * as punch from '../../protocols/punch.js'
 import * as serve from '../../protocols/serve.js'
+import * as trust from '../../protocols/trust.js'
 import * as usage from '../../protocols/usage.js'
 import { normalise, WIRE_SHAPES, type MessageShape } from '../../protocols/normalise.js'
 import { generateKeyPair } from '@libp2p/crypto/keys'
@@ -22,7 +23,7 @@ import { allTypes, loadProtoFiles, packableElement } from './proto-schema.js'
 import { parseMerged } from './vectors/independent-parse.js'
 import { cat, lengthDelimited, tag, varint } from './wire.js'
 
-const MODULES: Record<string, any> = { 'capability.proto': capability, 'envelope.proto': envelope, 'heartbeat.proto': heartbeat, 'job.proto': job, 'kad-providers.proto': kadProviders, 'ledger.proto': ledger, 'market.proto': market, 'punch.proto': punch, 'serve.proto': serve, 'usage.proto': usage }
+const MODULES: Record<string, any> = { 'capability.proto': capability, 'envelope.proto': envelope, 'heartbeat.proto': heartbeat, 'job.proto': job, 'kad-providers.proto': kadProviders, 'ledger.proto': ledger, 'market.proto': market, 'punch.proto': punch, 'serve.proto': serve, 'trust.proto': trust, 'usage.proto': usage }
 
 /** the shape normalise.ts needs of `type`, read off the schema */
 function derive (type: protobuf.Type): MessageShape {

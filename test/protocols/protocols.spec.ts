@@ -215,7 +215,8 @@ const entry: LedgerEntry = {
   prevHash: sha256('entry 1'),
   time: 1_700_000_605_000n,
   kind: LedgerEntry.BodyKind.ATTESTATION,
-  body: bytes(600)
+  body: bytes(600),
+  chain: 2
 }
 
 describe('protocols: wire codecs', () => {

@@ -11,7 +11,7 @@ import type { CommandDefinition } from '../command.js'
 export const LEDGER_ROLE_OPTIONS: OptionTable = {
   'ledger-summary-seconds': { type: 'string', valueName: 'S', description: 'providers: seconds between heartbeat-summary ledger entries (default 3600)' },
   'dev-ledger-methods': { type: 'boolean', description: 'development: offer ledger.appendTestJob (signed test jobs from real keys) on the control socket' },
-  'ledger-gossip': { type: 'boolean', description: 'also join the legacy ledger topic /idlegrid/4/ledger (off by default: entries travel by announcement and sync)' }
+  'ledger-gossip': { type: 'boolean', description: 'also join the legacy ledger topic /idlegrid/5/ledger (off by default: entries travel by announcement and sync)' }
 }
 
 /** The role command's ledger flags as build options. */

@@ -17,7 +17,7 @@ const PREFIX = 'idlegrid/v1/'
 const TOPICS: Record<string, { domain: string, maxBytes: number }> = {
   '/idlegrid/3/jobs/eu/vram-24': { domain: 'job-request', maxBytes: 16 * 1024 },
   '/idlegrid/3/jobs/us/vram-80': { domain: 'job-request', maxBytes: 16 * 1024 },
-  '/idlegrid/4/ledger': { domain: 'ledger-entry', maxBytes: 64 * 1024 },
+  '/idlegrid/5/ledger': { domain: 'ledger-entry', maxBytes: 64 * 1024 },
   '/idlegrid/2/heartbeats': { domain: 'heartbeat', maxBytes: 2 * 1024 }
 }
 const MAX_BYTES: Record<string, number> = { SyncRequest: 256, SyncResponse: 4 * 1024 * 1024, JobFrame: 1024 * 1024 + 4 * 1024, capability: 8 * 1024 + 256, 'ledger-entry': 32 * 1024 + 256, 'fraud-proof': 29 * 1024 + 256 }

@@ -39,6 +39,9 @@ export async function makeLedger (): Promise<VectorFile> {
   const usage = encodeStatement({ leaseId: new Uint8Array(16).fill(0x17), provider: bob.id, renter: alice.id, intervalStart: NOW - 90_000, intervalEnd: NOW - 30_000, requests: 120, gpuMs: 60_000, bytesIn: 4096, bytesOut: 65536, priceMicroUsdPerGpuHour: 1_800_000 })
   const a2 = entry(alice, { seq: 2, prev: a1.hash, time: NOW - 20_000, kind: LedgerEntry.BodyKind.USAGE, body: encodeCoSigned(usage, signStatement(bob.key, usage), signStatement(alice.key, usage)) })
   const forgedUsage = encodeCoSigned(usage, signStatement(bob.key, usage), signStatement(carol.key, usage))
+  // ledger sync 4: alice's feed goes on in chain 2 (hashed whole, signature included)
+  const a3 = entry(alice, { seq: 3, prev: a2.hash, time: NOW - 15_000, chain: 2 })
+  const a4 = entry(alice, { seq: 4, prev: a3.hash, time: NOW - 14_000, chain: 2, kind: LedgerEntry.BodyKind.RECEIPT, body: tamper(receipt(alice, bob, att.hash), { signature: new Uint8Array(64).fill(7) }) })
   const vectors = [
     v('bob-1', b1.envelope, 'accept', 'seq 1: empty prev_hash; body a heartbeat summary'),
     v('bob-2-attestation', b2.envelope, 'accept', 'prev_hash = message hash of bob-1; body bob\'s attestation envelope'),
@@ -51,11 +54,16 @@ export async function makeLedger (): Promise<VectorFile> {
     v('alice-1-receipt', a1.envelope, 'accept'),
     v('alice-2-usage', a2.envelope, 'accept', 'body a CoSignedUsage of bob\'s lease for alice: amount = 60 000 GPU-ms × 1.8 USD/GPU-h = 30 000 µUSD; both signatures over the statement bytes, domain "usage"'),
     v('bob-3-usage-forged-renter-signature', entry(bob, { seq: 3, prev: b2.hash, time: NOW - 10_000, kind: LedgerEntry.BodyKind.USAGE, body: forgedUsage }).envelope, ['ERR_LEDGER_USAGE', 'rule'], 'the renter signature is carol\'s, not alice\'s: bob cannot sign for his renter'),
+    v('chain2-alice-3', a3.envelope, 'accept', 'chain = 2 after chain-1 entries: prev_hash is the message hash of alice-2 (chain 1); this entry\'s own hash is sha256 of its whole envelope'),
+    v('chain2-alice-4-message-hash-as-prev', entry(alice, { seq: 4, prev: entry(alice, { seq: 3, prev: a2.hash, time: NOW - 15_000 }).hash, time: NOW - 14_000, chain: 2 }).envelope, ['ERR_LEDGER_CHAIN', 'rule'], 'prev_hash names alice-3 by its message hash: a chain-2 entry goes by sha256 of its envelope'),
+    v('chain2-alice-4-receipt', a4.envelope, 'accept', 'prev_hash = sha256(alice-3 envelope bytes); the receipt body\'s own signature is 64 bytes of 0x07: in a chain-2 entry it is not checked (the entry\'s signature covers it)'),
+    v('chain2-alice-5-chain1-after-chain2', entry(alice, { seq: 5, prev: a4.hash, time: NOW - 13_000 }).envelope, ['ERR_LEDGER_CHAIN', 'rule'], 'chain 1 after a chain-2 entry: a feed\'s chain never goes back'),
+    v('chain2-alice-5-unknown-chain', entry(alice, { seq: 5, prev: a4.hash, time: NOW - 13_000, chain: 3 }).envelope, ['ERR_LEDGER_MALFORMED', 'rule'], 'chain 3 is not defined (a rule of the ledger, not of the wire: the message decodes)'),
     v('bob-2-conflicting', b2x.envelope, ['equivocation', 'rule'], 'a second valid entry at bob\'s seq 2: an equivocation; the receiver proves it and slashes bob'),
     v('carol-1-equivocation-proof', entry(carol, { seq: 1, time: NOW - 1_000, kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: equivocation }).envelope, 'accept'),
     v('carol-2-bad-output-proof', entry(carol, { seq: 2, prev: entry(carol, { seq: 1, time: NOW - 1_000, kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: equivocation }).hash, time: NOW, kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: badOutput }).envelope, ['ERR_LEDGER_FRAUD_PROOF', 'rule'], 'BAD_OUTPUT proofs never slash since ledger protocol 2')
   ]
-  return file('ledger entries ingested in this order by one node\'s store (ledger protocol 3)', { alice: keyEntry(alice), bob: keyEntry(bob), carol: keyEntry(carol) }, vectors)
+  return file('ledger entries ingested in this order by one node\'s store (ledger protocol 4)', { alice: keyEntry(alice), bob: keyEntry(bob), carol: keyEntry(carol) }, vectors)
 }
 
 export async function makeFraudProofs (): Promise<VectorFile> {
@@ -92,7 +100,7 @@ export async function makeSync (): Promise<VectorFile> {
     res('entries', SyncResponse.encode({ entries: { entries: [b1.envelope], more: false } }), 'accept'),
     res('entries-over-limit', new Writer().bytesField(2, entriesOver(257)).bytes(), ['malformed', 'decode'], '257 entries in one response (limit 256)')
   ]
-  return file('ledger sync messages (/idlegrid/ledger/sync/3.0.0), length prefix removed', { bob: keyEntry(bob) }, vectors)
+  return file('ledger sync messages (/idlegrid/ledger/sync/4.0.0), length prefix removed', { bob: keyEntry(bob) }, vectors)
 }
 
 function entriesOver (n: number): Uint8Array {

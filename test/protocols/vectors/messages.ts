@@ -85,12 +85,14 @@ export function summary (time: number): Uint8Array {
   return HeartbeatSummary.encode({ periodStart: BigInt(time - 3_600_000), periodEnd: BigInt(time), heartbeatsSent: 120, intervalMs: 30_000, availableMs: 3_600_000n, upMs: 3_500_000n, slotsTotal: 1, busyPpm: 250_000 })
 }
 
-export interface EntryInit { seq: number, prev?: Uint8Array, time: number, kind?: LedgerEntry.BodyKind, body?: Uint8Array }
+/** chain 2 (ledger sync 4): hashed whole, signature included; absent: chain 1 (the message hash) */
+export interface EntryInit { seq: number, prev?: Uint8Array, time: number, kind?: LedgerEntry.BodyKind, body?: Uint8Array, chain?: 2 | 3 }
 
 /** A ledger entry of `author` (body: a heartbeat summary unless given). */
 export function entry (author: Party, e: EntryInit): { envelope: Uint8Array, payload: Uint8Array, hash: Uint8Array } {
-  const payload = LedgerEntry.encode({ author: author.id, seq: BigInt(e.seq), prevHash: e.prev ?? new Uint8Array(0), time: BigInt(e.time), kind: e.kind ?? LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: e.body ?? summary(e.time) })
-  return { envelope: seal(author, DOMAIN.ledgerEntry, payload), payload, hash: messageHash(DOMAIN.ledgerEntry, payload) }
+  const payload = LedgerEntry.encode({ author: author.id, seq: BigInt(e.seq), prevHash: e.prev ?? new Uint8Array(0), time: BigInt(e.time), kind: e.kind ?? LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: e.body ?? summary(e.time), chain: e.chain ?? 0 })
+  const envelope = seal(author, DOMAIN.ledgerEntry, payload)
+  return { envelope, payload, hash: e.chain === 2 ? sha256(envelope) : messageHash(DOMAIN.ledgerEntry, payload) }
 }
 
 export function attestation (provider: Party, renter: Party, awardHash: Uint8Array, change: Partial<Attestation> = {}): { envelope: Uint8Array, hash: Uint8Array } {
