@@ -43,10 +43,12 @@ export interface NodeConfig {
   relay: RelayConfig
   /** raw provider section, validated by the capability policy */
   provider: Fields
+  /** config `ledger.replicate`: which feeds the ledger syncs (all, or bounded to what the node needs); undefined: the role's default */
+  ledgerReplicate?: 'all' | 'bounded'
 }
 
 /** Fields a config file may hold (camelCase); each has a flag of the same name in kebab-case. */
-const FILE_FIELDS = ['role', 'dataDir', 'listen', 'announce', 'bootstrap', 'trust', 'privateAddresses', 'maxConnections', 'targetPeers', 'heartbeatSeconds', 'heartbeatGossip', 'reachability', 'upnp', 'relay', 'provider'] as const
+const FILE_FIELDS = ['role', 'dataDir', 'listen', 'announce', 'bootstrap', 'trust', 'privateAddresses', 'maxConnections', 'targetPeers', 'heartbeatSeconds', 'heartbeatGossip', 'reachability', 'upnp', 'relay', 'provider', 'ledger'] as const
 
 export const DEFAULT_LISTEN: Record<Role, string[]> = {
   bootstrap: ['/ip4/127.0.0.1/tcp/4001', '/ip4/127.0.0.1/tcp/4002/ws'],
@@ -137,7 +139,10 @@ export function resolveConfig (sources: ConfigSources): NodeConfig {
   const upnp = asBoolean(pick('upnp') ?? true, 'upnp')
   const relay = resolveRelay(file.relay, flags.relayServe, role)
   const provider = file.provider == null ? {} : asObject(file.provider, 'provider')
-  return { role, dataDir, listen, announce, bootstrap, trust, trustLists, trustOperators, privateAddresses, maxConnections, targetPeers, heartbeatMs, heartbeatGossip, reachability, upnp, relay, provider }
+  const ledgerFile = file.ledger == null ? undefined : asObject(file.ledger, 'ledger')
+  if (ledgerFile != null) onlyKnownKeys(ledgerFile, ['replicate'], 'ledger')
+  const ledgerReplicate = ledgerFile?.replicate == null ? undefined : asEnum(ledgerFile.replicate, 'ledger.replicate', ['all', 'bounded'] as const)
+  return { ledgerReplicate, role, dataDir, listen, announce, bootstrap, trust, trustLists, trustOperators, privateAddresses, maxConnections, targetPeers, heartbeatMs, heartbeatGossip, reachability, upnp, relay, provider }
 }
 
 function peerIdList (value: unknown, field: string): string[] {

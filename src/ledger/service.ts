@@ -21,6 +21,7 @@ import { HeadHints } from './head-hints.js'
 import { LedgerGossip } from './gossip.js'
 import { ReputationView } from './reputation-view.js'
 import type { TrustAnchors } from './anchors/adopt.js'
+import { ReplicationScope, type ReplicateMode } from './scope.js'
 import { LedgerStore } from './store.js'
 import { REQUEST_TIMEOUT_MS, SyncClient, type SyncReport } from './sync-client.js'
 import { SyncServer } from './sync-server.js'
@@ -83,6 +84,14 @@ export interface LedgerServiceInit {
    * that leaves it off ignores the topic's messages unread.
    */
   gossip?: boolean
+  /**
+   * which feeds sync pulls (scope.ts): 'all', or 'bounded' to this node's own, its
+   * counterparties', the providers it may award and theirs within `replicationHorizon` hops
+   * (default: 'all' for a bootstrap, 'bounded' for renters and providers)
+   */
+  replicate?: ReplicateMode
+  /** hops of the bounded scope (default 2) */
+  replicationHorizon?: number
   /** bounds of the quarantine and quotas (tests) */
   admission?: Omit<AdmissionOptions, 'selfId' | 'trustedPeers'>
 }
@@ -108,8 +117,10 @@ export interface LedgerComponents {
 
 /** What the ledger offers other services and the CLI. */
 export interface LedgerService {
-  /** the reputation the auction uses: reliability in [0, 1] */
+  /** the reputation the auction uses: reliability in [0, 1]; a provider asked about bid to us, so its feed is in our replication scope */
   reliability(peerId: string): number
+  /** a provider this node may award (its capability record was seen): its feed and its counterparties' are in the replication scope */
+  mayAward(peerId: string): void
   /** slashed providers are excluded from auctions */
   isExcluded(peerId: string): boolean
   reputation(peerId: string, now?: number): Reputation
@@ -167,6 +178,7 @@ class LedgerNode implements LedgerService, Startable {
   private readonly uptime: UptimeReporter
   private readonly usage: UsageRecorder
   private readonly sync: SyncClient
+  private readonly scope: ReplicationScope
   private readonly flusher: FeedFlusher
   private readonly server: SyncServer
   private readonly gossip: LedgerGossip
@@ -245,7 +257,13 @@ class LedgerNode implements LedgerService, Startable {
       : undefined
     this.uptime = new UptimeReporter({ ...init, slots }, this.selfId, async (kind, body) => await this.store.append(kind, body))
     this.usage = new UsageRecorder({ id: this.selfId, bytes: components.peerId.toMultihash().bytes }, async (kind, body) => await this.store.append(kind, body))
-    this.sync = new SyncClient({ connectionManager: components.connectionManager, store, selfId: this.selfId, signal, log: this.log })
+    this.scope = new ReplicationScope({
+      selfId: this.selfId,
+      mode: init.replicate ?? (init.role === 'bootstrap' ? 'all' : 'bounded'),
+      horizon: init.replicationHorizon,
+      seeds: [...init.trustedPeers ?? [], ...init.trustLists?.allPeers() ?? []]
+    })
+    this.sync = new SyncClient({ connectionManager: components.connectionManager, store, selfId: this.selfId, scope: this.scope, signal, log: this.log })
     this.flusher = new FeedFlusher(this.sync, store, this.selfId, signal)
     this.server = new SyncServer(store, this.sync)
     // the router and gossipsub are read when used: services start together
@@ -276,6 +294,7 @@ class LedgerNode implements LedgerService, Startable {
     this.ledger = store
     for await (const record of store.entries()) {
       this.scores.add(record)
+      this.scope.noteStored(record)
       this.uptime.noteStored(record)
       this.usage.noteStored(record)
     }
@@ -350,7 +369,12 @@ class LedgerNode implements LedgerService, Startable {
   }
 
   reliability (peerId: string): number {
+    this.scope.mayAward(peerId)
     return this.scores.reliability(peerId)
+  }
+
+  mayAward (peerId: string): void {
+    this.scope.mayAward(peerId)
   }
 
   isExcluded (peerId: string): boolean {
@@ -398,7 +422,7 @@ class LedgerNode implements LedgerService, Startable {
   }
 
   async status (): Promise<LedgerStatus> {
-    return await statusView(this.store, this.confirmedSeq(), this.earnings(), this.hints.pulls)
+    return await statusView(this.store, this.confirmedSeq(), this.earnings(), this.hints.pulls, this.scope)
   }
 
   async show (peerId: string, limit = 20): Promise<FeedView> {
@@ -419,6 +443,7 @@ class LedgerNode implements LedgerService, Startable {
 
   private added (record: LedgerRecord): void {
     this.scores.add(record)
+    this.scope.noteStored(record)
     if (record.authorId !== this.selfId) return
     this.announcer.noteOwn(record)
     if (this.gossips) this.gossip.publish(record.envelope)

@@ -20,6 +20,8 @@ export interface LedgerBuildOptions {
   summaryIntervalMs?: number
   /** also join the legacy ledger topic (--ledger-gossip; default off) */
   gossip?: boolean
+  /** which feeds sync pulls (--ledger-replicate, else config ledger.replicate; default by role: scope.ts) */
+  replicate?: 'all' | 'bounded'
 }
 
 export interface LedgerServicesOptions extends LedgerBuildOptions {
@@ -39,6 +41,7 @@ export function ledgerServices (opts: LedgerServicesOptions): NodeExtensions {
         summaryIntervalMs: opts.summaryIntervalMs,
         devMethods: opts.devMethods,
         gossip: opts.gossip,
+        replicate: opts.replicate ?? opts.config.ledgerReplicate,
         trustedPeers: trustSeeds(opts.config),
         trustLists: opts.config.trustLists.length === 0 ? undefined : loadTrustLists(opts.config.trustLists, opts.config.trustOperators),
         isAvailable: availability == null ? undefined : (at) => isAvailable(availability.windows, availability.timeZone, at),

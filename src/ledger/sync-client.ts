@@ -2,8 +2,9 @@
  * The sync protocol's client side: heads exchanges with connected peers (on connect, every
  * round, and on demand), page after page through all of the peer's heads, then pulls of every
  * feed a peer holds more of, batch after batch, the next request in flight while the last
- * batch is verified and written. Feeds of authors with standing in our view are pulled first;
- * of the others only a few per session, into the quarantine, while it has room.
+ * batch is verified and written. Only feeds in our replication scope are pulled (scope.ts);
+ * feeds of authors with standing in our view first; of the others only a few per session, into
+ * the quarantine, while it has room.
  */
 
 import { equals } from 'uint8arrays/equals'
@@ -11,6 +12,7 @@ import { entryHashOf, parseAuthor } from './entry.js'
 import { BrokenChainError, LedgerClosedError, QuotaExceededError, SyncProtocolError } from './errors.js'
 import { compareAuthorKeys } from './keys.js'
 import { MAX_RANGE_ENTRIES, syncRequest, type SyncRequest, type SyncResponse } from './sync.js'
+import type { ReplicationScope } from './scope.js'
 import type { Head } from './store.js'
 import type { LedgerStore, IngestOutcome } from './store.js'
 import type { Logger, PeerId } from '@libp2p/interface'
@@ -34,6 +36,10 @@ const MAX_HEAD_PAGES = 100
 const FEEDS_AT_ONCE = 4
 /** Feeds of authors without standing pulled (into the quarantine) per session. */
 const MAX_QUARANTINE_PULLS = 32
+/** Out-of-scope heads kept per session to re-read once its pulls named more authors. */
+const MAX_DEFERRED_HEADS = 20_000
+
+interface ParsedHead { remote: SyncResponse.Head, id: string }
 
 export interface SyncReport {
   peers: number
@@ -47,6 +53,8 @@ export interface SyncClientOptions {
   store: () => LedgerStore | undefined
   /** our own peer id: our head is the hint each heads request carries */
   selfId: string
+  /** which feeds we pull (scope.ts); none: every feed */
+  scope?: ReplicationScope
   /** aborts every session and pull when the service stops */
   signal: AbortSignal
   log: Logger
@@ -187,43 +195,69 @@ export class SyncClient {
   }
 
   private async session (peer: PeerId, signal: AbortSignal): Promise<number> {
-    const store = this.store()
+    const scope = this.opts.scope
     const counts = { pulled: 0, forkChecks: 0, quarantined: 0 }
+    // heads out of our replication scope (scope.ts), kept to re-read once this session's pulls
+    // named more authors; past the bound only counted
+    let deferred: ParsedHead[] = []
     let after: Uint8Array | undefined
     for (let page = 0; page < MAX_HEAD_PAGES && !signal.aborted && counts.pulled < MAX_PULL_PER_SESSION; page++) {
       const { heads, more } = await this.heads(peer, signal, after)
-      // feeds of authors with standing first: no number of others delays them
       const parsed = heads.map(remote => {
         const author = parseAuthor(remote.author)
         if (author == null || remote.seq < 1n || remote.seq > BigInt(Number.MAX_SAFE_INTEGER)) throw new SyncProtocolError(`${peer.toString()} sent a malformed head`)
-        return { remote, id: author.id, standing: store.admission?.hasStanding(author.id) ?? true }
+        return { remote, id: author.id }
       })
-      // feeds with standing a few at once (one feed's last batch is written while the next
-      // one's verify); the others, into the quarantine, one at a time after them
-      const standing = parsed.filter(h => h.standing)
-      let next = 0
-      // a peer that sent something we refuse ends the session: the other pulls stop too
-      let failed = false
-      const worker = async (): Promise<void> => {
-        while (next < standing.length && !failed && !signal.aborted && counts.pulled < MAX_PULL_PER_SESSION) {
-          const { remote, id } = standing[next++]
-          try {
-            await this.compare(peer, remote, id, counts, signal)
-          } catch (err) {
-            failed = true
-            throw err
-          }
-        }
+      const wanted: ParsedHead[] = []
+      for (const head of parsed) {
+        if (scope == null || scope.includes(head.id)) wanted.push(head)
+        else if (deferred.length < MAX_DEFERRED_HEADS) deferred.push(head)
+        else scope.noteSkipped(head.id)
       }
-      await Promise.all(Array.from({ length: Math.min(FEEDS_AT_ONCE, standing.length) }, worker))
-      for (const { remote, id } of parsed.filter(h => !h.standing)) {
-        if (signal.aborted || counts.pulled >= MAX_PULL_PER_SESSION) break
-        await this.compare(peer, remote, id, counts, signal)
-      }
+      await this.compareAll(peer, wanted, counts, signal)
       if (!more || heads.length === 0) break
       after = heads[heads.length - 1].author
     }
+    // the feeds pulled may have named skipped authors (a provider's renters): those are pulled
+    // now, one hop further each round
+    for (let round = 0; round <= (scope?.horizon ?? -1) && deferred.length > 0 && !signal.aborted; round++) {
+      const now = deferred.filter(h => scope?.includes(h.id) === true)
+      if (now.length === 0) break
+      deferred = deferred.filter(h => scope?.includes(h.id) !== true)
+      await this.compareAll(peer, now, counts, signal)
+    }
+    for (const head of deferred) scope?.noteSkipped(head.id)
     return counts.pulled
+  }
+
+  /**
+   * Heads of one page: feeds of authors with standing first, a few at once (one feed's last
+   * batch is written while the next one's verify), so no number of others delays them; the
+   * others, into the quarantine, one at a time after them.
+   */
+  private async compareAll (peer: PeerId, heads: ParsedHead[], counts: { pulled: number, forkChecks: number, quarantined: number }, signal: AbortSignal): Promise<void> {
+    const admission = this.store().admission
+    const standing = heads.filter(h => admission?.hasStanding(h.id) ?? true)
+    const others = heads.filter(h => !(admission?.hasStanding(h.id) ?? true))
+    let next = 0
+    // a peer that sent something we refuse ends the session: the other pulls stop too
+    let failed = false
+    const worker = async (): Promise<void> => {
+      while (next < standing.length && !failed && !signal.aborted && counts.pulled < MAX_PULL_PER_SESSION) {
+        const { remote, id } = standing[next++]
+        try {
+          await this.compare(peer, remote, id, counts, signal)
+        } catch (err) {
+          failed = true
+          throw err
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(FEEDS_AT_ONCE, standing.length) }, worker))
+    for (const { remote, id } of others) {
+      if (signal.aborted || counts.pulled >= MAX_PULL_PER_SESSION) break
+      await this.compare(peer, remote, id, counts, signal)
+    }
   }
 
   /** One of the peer's heads against ours: pull what we lack, fetch a conflicting entry. */

@@ -8,6 +8,7 @@ import { decodeStoredBody } from './body.js'
 import { decodeStoredEntry, kindName, parseAuthor } from './entry.js'
 import { MAX_RANGE_ENTRIES } from './sync.js'
 import type { Earnings } from './reputation.js'
+import type { ReplicationScope, ScopeStats } from './scope.js'
 import type { Head, LedgerStore } from './store.js'
 
 export interface HeadView {
@@ -34,6 +35,8 @@ export interface LedgerStatus {
   earnings: Earnings
   /** pulls started because a peer's heartbeat said it holds more of its own feed (head-hints.ts) */
   hintPulls: number
+  /** which feeds sync pulls (scope.ts), and the heads it skipped as out of scope */
+  scope?: ScopeStats
 }
 
 export interface EntryView {
@@ -51,7 +54,7 @@ export interface FeedView {
 }
 
 /** The store at a glance; `confirmedSeq` is the own seq known to be held by a peer (or from an earlier run). */
-export async function statusView (store: LedgerStore, confirmedSeq: number, earnings: Earnings, hintPulls: number): Promise<LedgerStatus> {
+export async function statusView (store: LedgerStore, confirmedSeq: number, earnings: Earnings, hintPulls: number, scope?: ReplicationScope): Promise<LedgerStatus> {
   const stats = await store.stats()
   const own = store.head(store.selfId)?.seq ?? 0
   return {
@@ -66,7 +69,8 @@ export async function statusView (store: LedgerStore, confirmedSeq: number, earn
     heads: store.allHeads().map(headView).sort((a, b) => a.author < b.author ? -1 : 1),
     own: { seq: own, unacknowledged: Math.max(0, own - confirmedSeq) },
     earnings,
-    hintPulls
+    hintPulls,
+    scope: scope?.stats(stats.authors)
   }
 }
 

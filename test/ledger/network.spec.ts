@@ -11,7 +11,8 @@ import { tempDir, waitFor } from '../utils/index.js'
 // the provider signs an attestation into its feed, a dev renter (a real key) signs the receipt.
 
 const run = promisify(execFile)
-const PROVIDER_ARGS = (i: number): string[] => ['--simulate-gpu', 'RTX 4090:24', '--region', 'eu-west', '--price-floor', `${0.5 + i / 10}`, '--dev-ledger-methods']
+// every node replicates every feed: this spec is of full replication (the bounded scope: scope.spec.ts)
+const PROVIDER_ARGS = (i: number): string[] => ['--simulate-gpu', 'RTX 4090:24', '--region', 'eu-west', '--price-floor', `${0.5 + i / 10}`, '--dev-ledger-methods', '--ledger-replicate', 'all']
 
 async function status (node: NodeProcess): Promise<LedgerStatus> {
   return await callControl(node.dataDir, 'ledger.status', {}, { timeoutMs: 10_000 }) as LedgerStatus
@@ -33,7 +34,7 @@ describe('ledger across five node processes', function () {
 
   before(async () => {
     dir = await tempDir('idlegrid-ledger-net-')
-    net = await startLocalNetwork({ baseDir: dir.path, providers: 3, renters: 1, heartbeatSeconds: 1, providerArgs: PROVIDER_ARGS, renterArgs: () => ['--dev-ledger-methods'] })
+    net = await startLocalNetwork({ baseDir: dir.path, providers: 3, renters: 1, heartbeatSeconds: 1, providerArgs: PROVIDER_ARGS, renterArgs: () => ['--dev-ledger-methods', '--ledger-replicate', 'all'] })
   })
   after(async () => {
     await restarted?.stop()

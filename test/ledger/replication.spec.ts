@@ -14,7 +14,8 @@ import { startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '
 import { CONTROL_HANDLERS } from '../../src/control/index.js'
 
 function ledgerExtensions (dataDir: string, role: Role): NodeExtensions {
-  return { services: { ledger: ledgerService({ dataDir, role, syncIntervalMs: 2_000, summaryIntervalMs: 0, devMethods: true }) } }
+  // every node replicates every feed here: these specs are of full replication (the bounded scope: scope.spec.ts)
+  return { services: { ledger: ledgerService({ dataDir, role, syncIntervalMs: 2_000, summaryIntervalMs: 0, devMethods: true, replicate: 'all' }) } }
 }
 
 const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger

@@ -1,4 +1,4 @@
-import { asNumber } from '../../config/index.js'
+import { asEnum, asNumber } from '../../config/index.js'
 import { EXIT, UsageError } from '../errors.js'
 import { oneShot } from '../one-shot.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable, type ParsedValues } from '../options.js'
@@ -11,7 +11,8 @@ import type { CommandDefinition } from '../command.js'
 export const LEDGER_ROLE_OPTIONS: OptionTable = {
   'ledger-summary-seconds': { type: 'string', valueName: 'S', description: 'providers: seconds between heartbeat-summary ledger entries (default 3600)' },
   'dev-ledger-methods': { type: 'boolean', description: 'development: offer ledger.appendTestJob (signed test jobs from real keys) on the control socket' },
-  'ledger-gossip': { type: 'boolean', description: 'also join the legacy ledger topic /idlegrid/5/ledger (off by default: entries travel by announcement and sync)' }
+  'ledger-gossip': { type: 'boolean', description: 'also join the legacy ledger topic /idlegrid/5/ledger (off by default: entries travel by announcement and sync)' },
+  'ledger-replicate': { type: 'string', valueName: 'all|bounded', description: 'which feeds the ledger syncs: every feed (bootstrap default), or only its own, its counterparties\', the providers it may award and theirs within 2 hops (renter and provider default; config ledger.replicate)' }
 }
 
 /** The role command's ledger flags as build options. */
@@ -20,6 +21,7 @@ export function ledgerBuildOptions (values: ParsedValues): LedgerBuildOptions {
   return {
     devMethods: values['dev-ledger-methods'] === true,
     gossip: values['ledger-gossip'] === true,
+    replicate: values['ledger-replicate'] === undefined ? undefined : asEnum(values['ledger-replicate'], 'ledger-replicate', ['all', 'bounded'] as const),
     summaryIntervalMs: seconds === undefined ? undefined : Math.round(1000 * asNumber(seconds, 'ledger-summary-seconds', { min: 1, max: 7 * 24 * 3600 }))
   }
 }
@@ -116,6 +118,8 @@ function printStatus (s: LedgerStatus, via: string, out: Output): void {
   if (s.pending > 0) out.info(`  ${s.pending} entries wait for earlier ones`)
   const q = s.quarantine
   if (q.entries > 0 || q.evicted > 0) out.info(`  quarantine (authors nobody this node trusts vouches for; in memory, not stored): ${q.entries} entries of ${q.authors} authors, ${formatBytes(q.bytes)}; ${q.evicted} evicted`)
+  const sc = s.scope
+  if (sc != null) out.info(`  replication: ${sc.mode === 'all' ? 'every feed' : `bounded (${sc.inScope} authors within ${sc.horizon} hops of itself, its trust seeds and ${sc.awardable} providers it may award)`}; ${sc.skippedHeads} heads of ${sc.skippedAuthors} authors offered out of scope, not pulled`)
   out.info(`  slashed: ${s.slashed.length === 0 ? 'none' : s.slashed.map(shortPeerId).join(', ')}`)
   const e = s.earnings
   if (e.paidJobs > 0 || e.availableHours > 0) {
