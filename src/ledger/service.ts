@@ -259,7 +259,8 @@ class LedgerNode implements LedgerService, Startable {
     this.usage = new UsageRecorder({ id: this.selfId, bytes: components.peerId.toMultihash().bytes }, async (kind, body) => await this.store.append(kind, body))
     this.scope = new ReplicationScope({
       selfId: this.selfId,
-      mode: init.replicate ?? (init.role === 'bootstrap' ? 'all' : 'bounded'),
+      // bounded is opt-in until the specs written for full replication are checked under it
+      mode: init.replicate ?? 'all',
       horizon: init.replicationHorizon,
       seeds: [...init.trustedPeers ?? [], ...init.trustLists?.allPeers() ?? []]
     })

@@ -416,8 +416,7 @@ export class LedgerStore {
     if (equals(held.hash, record.hash)) return { status: 'duplicate', record }
     // a proof carries both entries, and its readers check both signatures: entries a range's
     // signed head covered have not had their own checked yet (rare: this is an equivocation)
-    if (item.signed === false && !await ownSignatureVerifies(record)) return { status: 'rejected', error: new EntrySignatureError(`entry ${record.seq} of ${record.authorId} conflicts with the held one and its own signature does not verify`) }
-    return this.equivocation(held, record, stage, await ownSignatureVerifies(held))
+    return await this.provenEquivocation({ record: held, signed: false }, item, stage)
   }
 
   /** Stages an entry of an author with standing; the authors it gives standing to follow with their quarantined feeds. */
@@ -438,14 +437,16 @@ export class LedgerStore {
     }
   }
 
-  private holdPending (item: VerifiedEntry, stage: Stager): IngestOutcome {
+  private holdPending (item: VerifiedEntry, stage: Stager): IngestOutcome | Promise<IngestOutcome> {
     const { record } = item
     let waiting = this.pending.get(record.authorId)
     const already = waiting?.get(record.seq)?.item
     if (already != null) {
       if (equals(already.record.hash, record.hash)) return { status: 'duplicate', record }
-      // two signed entries for one seq prove equivocation even before the gap is filled
-      return this.equivocation(already.record, record, stage, already.signed !== false && item.signed !== false)
+      // two signed entries for one seq prove equivocation even before the gap is filled; one
+      // that came in a range under a later entry's signature has its own checked first
+      if (already.signed === false || item.signed === false) return this.provenEquivocation(already, item, stage)
+      return this.equivocation(already.record, record, stage)
     }
     if (this.pendingCount >= (this.opts.maxPending ?? 4096) || (waiting?.size ?? 0) >= MAX_PENDING_PER_AUTHOR) return { status: 'pending', record }
     // held entries count against their author's quota like stored ones: refused, not held, when over
@@ -455,6 +456,13 @@ export class LedgerStore {
     waiting.set(record.seq, { item, charge })
     this.pendingCount++
     return { status: 'pending', record }
+  }
+
+  /** An equivocation where one entry's own signature was not checked yet (a range's): checked now, a proof only when both verify. */
+  private async provenEquivocation (held: VerifiedEntry, item: VerifiedEntry, stage: Stager): Promise<IngestOutcome> {
+    const { record } = item
+    if (item.signed === false && !await ownSignatureVerifies(record)) return { status: 'rejected', error: new EntrySignatureError(`entry ${record.seq} of ${record.authorId} conflicts with the held one and its own signature does not verify`) }
+    return this.equivocation(held.record, record, stage, held.signed !== false || await ownSignatureVerifies(held.record))
   }
 
   /**

@@ -180,6 +180,15 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
     assert.ok(store.isSlashed(alice.peerId.toString()))
   })
 
+  it('a range that carries two entries for one seq is checked entry by entry: the equivocation is proven, not lost with the range', async () => {
+    const mine = feed(alice, 4)
+    const other = feed(alice, 4, { now: Date.now() - 7_000 })
+    const pairs = mine.flatMap((r, i) => [r.envelope, (other[i] as LedgerRecord).envelope])
+    const outcomes = await store.ingest(pairs, range(mine))
+    assert.ok(outcomes.some(o => o.status === 'equivocation' && o.proof != null), JSON.stringify(statuses(outcomes)))
+    assert.ok(store.isSlashed(alice.peerId.toString()))
+  })
+
   it('attestation and receipt bodies of chain-2 entries: their own signature is covered, their rules still apply', async () => {
     const provider = await newSigner()
     const renter = await newSigner()

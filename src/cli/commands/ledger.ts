@@ -12,7 +12,7 @@ export const LEDGER_ROLE_OPTIONS: OptionTable = {
   'ledger-summary-seconds': { type: 'string', valueName: 'S', description: 'providers: seconds between heartbeat-summary ledger entries (default 3600)' },
   'dev-ledger-methods': { type: 'boolean', description: 'development: offer ledger.appendTestJob (signed test jobs from real keys) on the control socket' },
   'ledger-gossip': { type: 'boolean', description: 'also join the legacy ledger topic /idlegrid/5/ledger (off by default: entries travel by announcement and sync)' },
-  'ledger-replicate': { type: 'string', valueName: 'all|bounded', description: 'which feeds the ledger syncs: every feed (bootstrap default), or only its own, its counterparties\', the providers it may award and theirs within 2 hops (renter and provider default; config ledger.replicate)' }
+  'ledger-replicate': { type: 'string', valueName: 'all|bounded', description: 'which feeds the ledger syncs: every feed (the default), or only its own, its counterparties\', the providers it may award and theirs within 2 hops (bounded; config ledger.replicate)' }
 }
 
 /** The role command's ledger flags as build options. */
