@@ -56,7 +56,13 @@ function cpuMsSince (from: NodeJS.CpuUsage): number {
 }
 
 const ENTRIES = Number(process.env.IDLEGRID_BENCH_LEDGER_ENTRIES ?? 20_000)
-const PAIRS = 20
+/**
+ * Providers and renters (authors = 2 × PAIRS): 20, or more for a larger run so that no feed
+ * holds more than 2,500 entries: the ledger's quota lets a trusted feed grow by a burst of
+ * 3,000 entries and then 600 a minute (quota.ts), and a sync of one author's 5,000 would
+ * measure that bound, not the sync.
+ */
+const PAIRS = Math.max(20, Math.ceil(ENTRIES / 5_000))
 const BATCH = 256
 /** signatures asked at once in the raw run: enough that the verifier's workers never wait for the next batch */
 const RAW_CONCURRENCY = 1024
