@@ -202,6 +202,8 @@ export const renterAnswers = new Map<Misbehaviour, string>()
  * misbehaves in one way.
  */
 export async function misbehavingProvider (node: IdlegridNode, mode: Misbehaviour, forger?: { privateKey: Ed25519PrivateKey, peerId: PeerId }): Promise<void> {
+  // it speaks only job/1.0.0 (as a provider from before the input cache): renters fall back to it
+  await node.libp2p.unhandle(PROTOCOL.jobCached)
   await node.libp2p.handle(PROTOCOL.job, ({ stream, connection }) => {
     void (async () => {
       const ch = new FrameChannel(stream, { idleMs: 10_000 })

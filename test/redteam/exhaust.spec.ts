@@ -27,15 +27,21 @@ interface ExecJobs {
 /** Bytes of every file under `dir`, and how many entries it holds at the top. */
 async function diskUse (dir: string): Promise<{ bytes: number, entries: number }> {
   let bytes = 0
+  // a file the input cache shares with a job dir is one inode under two names: counted once
+  const seen = new Set<number>()
   const walk = async (d: string): Promise<void> => {
     for (const e of await readdir(d, { withFileTypes: true }).catch(() => [])) {
       const p = join(d, e.name)
-      if (e.isDirectory()) await walk(p)
-      else bytes += (await stat(p).catch(() => ({ size: 0 }))).size
+      if (e.isDirectory()) { await walk(p); continue }
+      const st = await stat(p).catch(() => undefined)
+      if (st == null || seen.has(st.ino)) continue
+      seen.add(st.ino)
+      bytes += st.size
     }
   }
   await walk(dir)
-  return { bytes, entries: (await readdir(dir).catch(() => [])).length }
+  // job work dirs; the provider's input cache lives in the work root too (its bytes count above)
+  return { bytes, entries: (await readdir(dir).catch(() => [])).filter(name => name !== 'input-cache').length }
 }
 
 describe('red team: a renter process exhausts the provider (issue 13 attack 5)', function () {
