@@ -24,6 +24,8 @@ const SESSION_TIMEOUT_MS = 60_000
 export const REQUEST_TIMEOUT_MS = 10_000
 /** Most entries pulled from one peer in one session; the next session continues. */
 const MAX_PULL_PER_SESSION = 100_000
+/** Sessions in a row with one peer while each stops at its pull cap (2 million entries), before the periodic round. */
+const MAX_CONTINUED_SESSIONS = 20
 /** Retries of a failed background session before waiting for the periodic round. */
 const SESSION_RETRIES = 3
 /** Peers a periodic round syncs with. */
@@ -96,9 +98,16 @@ export class SyncClient {
     if (peers.length > 0) this.syncInBackground(peers[Math.floor(Math.random() * peers.length)])
   }
 
-  /** A session in the background; a failed one is retried a few times, sooner than the periodic round. */
-  syncInBackground (peer: PeerId, attempt = 0): void {
-    this.syncWith(peer).catch((err: unknown) => {
+  /**
+   * A session in the background; a failed one is retried a few times, sooner than the periodic
+   * round. One that stopped at its pull cap (the peer holds more) goes on at once, up to
+   * MAX_CONTINUED_SESSIONS in a row: a fresh node catching up does not wait for the next round.
+   */
+  syncInBackground (peer: PeerId, attempt = 0, continued = 0): void {
+    this.syncWith(peer).then((pulled) => {
+      if (pulled < MAX_PULL_PER_SESSION || continued >= MAX_CONTINUED_SESSIONS || this.opts.signal.aborted) return
+      setImmediate(() => { if (this.connectedPeers().some(p => p.equals(peer))) this.syncInBackground(peer, 0, continued + 1) })
+    }, (err: unknown) => {
       this.opts.log('sync with %p failed (attempt %d): %e', peer, attempt + 1, err)
       if (attempt >= SESSION_RETRIES || this.opts.signal.aborted) return
       const timer = setTimeout(() => {
