@@ -3,7 +3,7 @@
  * temporary name and renamed (a crash leaves the old index or the new one, never half of
  * one). Read back with bounds: it is our own file, but a damaged one must not stop a provider.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises'
+import { readFile, rename, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 export const INDEX_FILE = 'index.json'
@@ -31,11 +31,12 @@ const HEX64 = /^[0-9a-f]{64}$/
 export async function readIndex (dir: string, maxEntries: number, maxOwners: number): Promise<CacheEntry[]> {
   let text: string
   try {
+    // sized before it is read: a damaged (huge) index is not read into memory
+    if ((await stat(join(dir, INDEX_FILE))).size > MAX_INDEX_BYTES) return []
     text = await readFile(join(dir, INDEX_FILE), 'utf8')
   } catch {
     return []
   }
-  if (text.length > MAX_INDEX_BYTES) return []
   let parsed: unknown
   try { parsed = JSON.parse(text) } catch { return [] }
   const entries = (parsed as { version?: unknown, entries?: unknown })?.entries

@@ -117,8 +117,13 @@ const ADDRESS_WAIT_MS = 5_000
  * again once its routing table has grown by half, until a round sees k peers.
  */
 const EARLY_REPUBLISH_MS = 30_000
-/** Pause between a change in the input cache's public entries and the record that names it. */
+/**
+ * Pause between a change in the input cache's public entries and the record that names it, and
+ * the least time between two records republished for such changes: renters decide what goes
+ * public, and each republish is a DHT put and its index keys.
+ */
 const HELD_DATASETS_DELAY_MS = 5_000
+const HELD_DATASETS_MIN_GAP_MS = 60_000
 const K_PEERS = 20
 
 class Advertiser implements CapabilityAdvertiser, Startable {
@@ -138,6 +143,7 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   private tableAtRound = K_PEERS
   private timer?: NodeJS.Timeout
   private heldTimer?: NodeJS.Timeout
+  private heldRepublishedAt = 0
   private unwatchHeld?: () => void
   private running = false
   private abort = new AbortController()
@@ -325,10 +331,12 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   /** A public input entered or left the cache: the record names it after a short pause (many may come together). */
   private readonly onHeldDatasets = (): void => {
     if (this.heldTimer != null || !this.running) return
+    const delay = Math.max(HELD_DATASETS_DELAY_MS, this.heldRepublishedAt + HELD_DATASETS_MIN_GAP_MS - Date.now())
     this.heldTimer = setTimeout(() => {
       this.heldTimer = undefined
+      this.heldRepublishedAt = Date.now()
       if (this.running) void this.update(this.currentProfile).catch(err => { this.log('republishing after a cache change failed: %e', err) })
-    }, HELD_DATASETS_DELAY_MS)
+    }, delay)
     this.heldTimer.unref()
   }
 

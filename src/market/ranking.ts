@@ -181,11 +181,11 @@ export function rankBids (valid: ReadonlyArray<Signed<Bid>>, job: JobRequest, ct
 export type ScoredOffer = Omit<RankedBid, 'bid'>
 
 /** The reliability, latency and locality terms and the score of one provider's price for `job`. */
-export function scoreOffer (provider: string, priceMicroUsd: bigint, held: number | BidHolding, job: JobRequest, ctx: BidContext, params: RankingParams = DEFAULT_RANKING): ScoredOffer {
+export function scoreOffer (provider: string, priceMicroUsd: bigint, held: BidHolding, job: JobRequest, ctx: BidContext, params: RankingParams = DEFAULT_RANKING): ScoredOffer {
   const reliability = reliabilityPpm(ctx.reputation.reliability(provider)) / PPM
   const measured = latencyMatters(job) ? ctx.rttMs?.get(provider) : undefined
   const rttMs = measured == null ? undefined : Math.max(0, Math.round(measured))
-  const locality = localityOf(job, typeof held === 'number' ? { cachedDatasets: held } : held)
+  const locality = localityOf(job, held)
   const factor = scoreFactor(reliability, rttMs, locality, params)
   return { provider, priceMicroUsd, reliability, rttMs, locality, factor, score: Number(priceMicroUsd) / factor }
 }
