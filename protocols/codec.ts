@@ -16,6 +16,7 @@ import { normalise, shapeOf } from './normalise.js'
 import type { CapabilityRecord } from './capability.js'
 import type { JobFrame } from './job.js'
 import type { FraudProof, SyncResponse } from './ledger.js'
+import type { Heartbeat } from './heartbeat.js'
 import type { JobRequest, Award, BidsAuditResponse } from './market.js'
 import type { Punch } from './punch.js'
 import type { TrustList } from './trust.js'
@@ -184,7 +185,10 @@ export const LIMITS = {
   } satisfies WireLimits<SyncResponse>,
   trustList: {
     peers: 256
-  } satisfies WireLimits<TrustList>
+  } satisfies WireLimits<TrustList>,
+  heartbeat: {
+    relayedHeads: 4
+  } satisfies WireLimits<Heartbeat>
 } as const
 
 /**

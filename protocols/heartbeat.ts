@@ -6,7 +6,7 @@
 /* eslint-disable import/consistent-type-specifier-style */
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
-import { decodeMessage, encodeMessage, enumeration, message } from 'protons-runtime'
+import { decodeMessage, encodeMessage, enumeration, MaxLengthError, message } from 'protons-runtime'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -18,6 +18,7 @@ export interface Heartbeat {
   slotsTotal: number
   slotsBusy: number
   ledgerSeq: bigint
+  relayedHeads: FeedHead[]
 }
 
 export namespace Heartbeat {
@@ -85,6 +86,13 @@ export namespace Heartbeat {
           w.uint64(obj.ledgerSeq)
         }
 
+        if (obj.relayedHeads != null) {
+          for (const value of obj.relayedHeads) {
+            w.uint32(66)
+            FeedHead.codec().encode(value, w)
+          }
+        }
+
         if (opts.lengthDelimited !== false) {
           w.ldelim()
         }
@@ -96,7 +104,8 @@ export namespace Heartbeat {
           expiresAt: 0n,
           slotsTotal: 0,
           slotsBusy: 0,
-          ledgerSeq: 0n
+          ledgerSeq: 0n,
+          relayedHeads: []
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -133,6 +142,20 @@ export namespace Heartbeat {
               obj.ledgerSeq = reader.uint64()
               break
             }
+            case 8: {
+              if (opts.limits?.relayedHeads != null && obj.relayedHeads.length === opts.limits.relayedHeads) {
+                throw new MaxLengthError('Decode error - map field "relayedHeads" had too many elements')
+              }
+
+              if (obj.relayedHeads.length === 4) {
+                throw new MaxLengthError('Decode error - repeated field "relayedHeads" had too many elements')
+              }
+
+              obj.relayedHeads.push(FeedHead.codec().decode(reader, reader.uint32(), {
+                limits: opts.limits?.relayedHeads$
+              }))
+              break
+            }
             default: {
               reader.skipType(tag & 7)
               break
@@ -153,5 +176,76 @@ export namespace Heartbeat {
 
   export const decode = (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<Heartbeat>): Heartbeat => {
     return decodeMessage(buf, Heartbeat.codec(), opts)
+  }
+}
+
+export interface FeedHead {
+  author: Uint8Array
+  seq: bigint
+}
+
+export namespace FeedHead {
+  let _codec: Codec<FeedHead>
+
+  export const codec = (): Codec<FeedHead> => {
+    if (_codec == null) {
+      _codec = message<FeedHead>((obj, w, opts = {}) => {
+        if (opts.lengthDelimited !== false) {
+          w.fork()
+        }
+
+        if ((obj.author != null && obj.author.byteLength > 0)) {
+          w.uint32(10)
+          w.bytes(obj.author)
+        }
+
+        if ((obj.seq != null && obj.seq !== 0n)) {
+          w.uint32(16)
+          w.uint64(obj.seq)
+        }
+
+        if (opts.lengthDelimited !== false) {
+          w.ldelim()
+        }
+      }, (reader, length, opts = {}) => {
+        const obj: any = {
+          author: new Uint8Array(0),
+          seq: 0n
+        }
+
+        const end = length == null ? reader.len : reader.pos + length
+
+        while (reader.pos < end) {
+          const tag = reader.uint32()
+
+          switch (tag >>> 3) {
+            case 1: {
+              obj.author = reader.bytes()
+              break
+            }
+            case 2: {
+              obj.seq = reader.uint64()
+              break
+            }
+            default: {
+              reader.skipType(tag & 7)
+              break
+            }
+          }
+        }
+
+        return obj
+      })
+    }
+
+    return _codec
+  }
+
+  export const encode = (obj: Partial<FeedHead>): Uint8Array => {
+    return encodeMessage(obj, FeedHead.codec())
+  }
+
+  export const decode = (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<FeedHead>): FeedHead => {
+    return decodeMessage(buf, FeedHead.codec(), opts)
   }
 }

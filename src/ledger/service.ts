@@ -35,7 +35,7 @@ import type { ReputationExplain } from './trust-explain.js'
 import { CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapacitySource } from '../capability/index.js'
 import type { Role } from '../config/index.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
-import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, type GossipRouter, type HeartbeatService, type PeerPresence } from '../node/index.js'
+import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, type GossipRouter, type HeartbeatService, type HeardHeartbeat } from '../node/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
 import type { ComponentLogger, Ed25519PrivateKey, IdentifyResult, Libp2pEvents, Logger, PeerId, PeerStore, PrivateKey, PubSub, Startable, TypedEventTarget } from '@libp2p/interface'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
@@ -230,7 +230,7 @@ class LedgerNode implements LedgerService, Startable {
   }
 
   private readonly onHeartbeat = (evt: Event): void => {
-    this.hints.heard((evt as CustomEvent<PeerPresence>).detail)
+    this.hints.heard((evt as CustomEvent<HeardHeartbeat>).detail)
   }
 
   constructor (components: LedgerComponents, init: LedgerServiceInit) {
@@ -325,7 +325,7 @@ class LedgerNode implements LedgerService, Startable {
     this.components.events.addEventListener('peer:connect', this.onConnect)
     this.components.events.addEventListener('peer:identify', this.onIdentify)
     const heartbeats = this.heartbeats()
-    heartbeats?.reportLedgerHead(() => this.ledger?.head(this.selfId)?.seq ?? 0)
+    heartbeats?.reportLedgerHead(() => this.ledger?.head(this.selfId)?.seq ?? 0, () => this.hints.relayed())
     heartbeats?.events.addEventListener('heartbeat', this.onHeartbeat)
     for (const peer of this.sync.connectedPeers()) this.connectedBeforeStart(peer)
     const every = (ms: number, fn: () => void): void => {
@@ -445,6 +445,7 @@ class LedgerNode implements LedgerService, Startable {
   private added (record: LedgerRecord): void {
     this.scores.add(record)
     this.scope.noteStored(record)
+    this.hints.noteStored(record, this.selfId)
     if (record.authorId !== this.selfId) return
     this.announcer.noteOwn(record)
     if (this.gossips) this.gossip.publish(record.envelope)

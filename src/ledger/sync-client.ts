@@ -18,6 +18,8 @@ import type { LedgerStore, IngestOutcome } from './store.js'
 import type { Logger, PeerId } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
+/** Pulls started by relayed heads (another author's feed, from a peer that says it holds more) at once. */
+const MAX_RELAYED_PULLS = 16
 /** Heads exchange and pulls with one peer end after this. */
 const SESSION_TIMEOUT_MS = 60_000
 /** One request's answer must come within this. */
@@ -66,8 +68,12 @@ export class SyncClient {
   private readonly opts: SyncClientOptions
   private readonly sessions = new Map<string, Promise<number>>()
   private readonly pulls = new Map<string, Promise<void>>()
-  /** the highest own seq a peer announced while its feed was being pulled */
+  /** per pull key: the highest seq hinted while that pull ran */
   private readonly laterHints = new Map<string, number>()
+  /** relayed-hint pulls running (considerHint) */
+  private relayedPulls = 0
+  /** per author: hint pulls of its feed running (considerHint) */
+  private readonly feedsPulled = new Map<string, number>()
 
   constructor (opts: SyncClientOptions) {
     this.opts = opts
@@ -145,35 +151,50 @@ export class SyncClient {
   }
 
   /**
-   * A requester told us its own head (`seq` of `authorBytes`); when that is its own feed and we
-   * hold less of it, pull it now: it may be about to leave.
+   * A peer told us a head (`seq`) of `authorBytes`' feed: its own (a heads request's or a
+   * heartbeat's hint) or, with `relayed`, another author's feed it holds (a heartbeat's relayed
+   * heads). When the feed is in our scope and we hold less of it, pull it from that peer now: it
+   * may be about to leave, or be the only one we reach that has it. One pull per peer and feed
+   * at a time, and at most MAX_RELAYED_PULLS relayed ones in all.
    */
-  considerHint (remote: PeerId, authorBytes: Uint8Array, seq: number): void {
+  considerHint (remote: PeerId, authorBytes: Uint8Array, seq: number, opts: { relayed?: boolean } = {}): boolean {
     const author = parseAuthor(authorBytes)
-    if (author == null || author.id !== remote.toString()) return
+    if (author == null || author.id === this.opts.selfId) return false
+    const own = author.id === remote.toString()
+    if (!own && opts.relayed !== true) return false
+    if (!own && this.opts.scope != null && !this.opts.scope.includes(author.id)) return false
     const held = this.opts.store()?.head(author.id)?.seq ?? 0
-    if (seq <= held) return
-    const key = remote.toString()
+    if (seq <= held) return false
+    const key = own ? remote.toString() : `${remote.toString()}/${author.id}`
     // a pull of this feed is running: it goes on once it ends if the hint is beyond what it got
     // (announcements of entries appended during a pull are not lost)
     if (this.pulls.has(key)) {
       this.laterHints.set(key, Math.max(seq, this.laterHints.get(key) ?? 0))
-      return
+      return true
     }
+    // a relayed head is one more way to the entries: not while the feed is pulled from anyone
+    if (!own && (this.relayedPulls >= MAX_RELAYED_PULLS || this.feedsPulled.has(author.id))) return false
+    if (!own) this.relayedPulls++
+    this.feedsPulled.set(author.id, (this.feedsPulled.get(author.id) ?? 0) + 1)
     const pull = (async () => {
       try {
         const signal = AbortSignal.any([this.opts.signal, AbortSignal.timeout(SESSION_TIMEOUT_MS)])
         await this.pull(remote, author.peerId.toMultihash().bytes, held + 1, signal)
       } catch (err) {
-        this.opts.log('pulling the feed of %p failed: %e', remote, err)
+        this.opts.log('pulling the feed of %s from %p failed: %e', author.id, remote, err)
       } finally {
         this.pulls.delete(key)
+        if (!own) this.relayedPulls--
+        const pulling = (this.feedsPulled.get(author.id) ?? 1) - 1
+        if (pulling > 0) this.feedsPulled.set(author.id, pulling)
+        else this.feedsPulled.delete(author.id)
         const later = this.laterHints.get(key)
         this.laterHints.delete(key)
-        if (later != null && !this.opts.signal.aborted) this.considerHint(remote, authorBytes, later)
+        if (later != null && !this.opts.signal.aborted) this.considerHint(remote, authorBytes, later, opts)
       }
     })()
     this.pulls.set(key, pull)
+    return true
   }
 
   /**

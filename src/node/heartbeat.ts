@@ -5,7 +5,7 @@
  * legacy and off unless asked for (`gossip`): a node then also publishes on it and reads it.
  * Both paths judge a heartbeat by the same rules (time rules ignore, increasing seq, bounded decode).
  */
-import { decodeBounded, MAX_BYTES } from '../../protocols/codec.js'
+import { decodeBounded, LIMITS, MAX_BYTES } from '../../protocols/codec.js'
 import { Heartbeat } from '../../protocols/heartbeat.js'
 import { DOMAIN, PROTOCOL, TOPIC } from '../../protocols/ids.js'
 import { sealEnvelope, type OpenedEnvelope } from '../identity/index.js'
@@ -41,6 +41,20 @@ export interface PeerPresence {
   ledgerSeq: number
 }
 
+/** A feed head a heartbeat names: the author's peer id bytes and a seq (a hint, never evidence). */
+export interface FeedHint {
+  author: Uint8Array
+  seq: number
+}
+
+/** What a 'heartbeat' event carries: the sender's presence and the other feeds it says grew lately. */
+export interface HeardHeartbeat extends PeerPresence {
+  relayedHeads: FeedHint[]
+}
+
+/** Feed heads one heartbeat names besides the sender's own (the wire limit, protocols/heartbeat.proto). */
+export const MAX_RELAYED_HEADS = 4
+
 export interface HeartbeatService {
   /** peers heard from, most recent first */
   presence(): PeerPresence[]
@@ -50,13 +64,15 @@ export interface HeartbeatService {
   stats(): Record<string, number>
   /** our heartbeat sends: done, failed (closed, timed out), skipped (the last send to that peer still running) */
   sends(): { sent: number, failed: number, skipped: number }
-  /** dispatches 'heartbeat' events (CustomEvent<PeerPresence>) for each accepted heartbeat */
+  /** dispatches 'heartbeat' events (CustomEvent<HeardHeartbeat>) for each accepted heartbeat */
   readonly events: EventTarget
   /**
    * Where our heartbeats read our own ledger head seq (the ledger registers it when it starts):
    * peers that hold less of our feed pull it, the hint gossip gave before the ledger topic went off.
+   * `relayed` names other feeds that grew here lately (at most MAX_RELAYED_HEADS are sent): a
+   * peer not connected to their authors learns of them from us, after a partition heals for one.
    */
-  reportLedgerHead(read: () => number): void
+  reportLedgerHead(read: () => number, relayed?: () => FeedHint[]): void
 }
 
 /**
@@ -136,6 +152,7 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
   private phase?: NodeJS.Timeout
   private lastSeq = 0n
   private ledgerHead: () => number = () => 0
+  private relayedHeads: () => FeedHint[] = () => []
 
   private readonly onIdentify = (evt: CustomEvent<IdentifyResult>): void => {
     const { peerId, protocols } = evt.detail
@@ -207,8 +224,9 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
     return { ...this.sendCounts }
   }
 
-  reportLedgerHead (read: () => number): void {
+  reportLedgerHead (read: () => number, relayed?: () => FeedHint[]): void {
     this.ledgerHead = read
+    if (relayed != null) this.relayedHeads = relayed
   }
 
   async beat (): Promise<void> {
@@ -250,15 +268,22 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
     // time-based so a restarted node continues above its earlier sequence numbers
     this.lastSeq = BigInt(now) > this.lastSeq ? BigInt(now) : this.lastSeq + 1n
     const slots = this.slots()
-    const payload = Heartbeat.encode({
+    const heartbeat: Heartbeat = {
       role: ROLE_TO_WIRE[this.init.role],
       seq: this.lastSeq,
       sentAt: BigInt(now),
       expiresAt: BigInt(now + Math.min(3 * this.init.intervalMs, MAX_HEARTBEAT_TTL_MS)),
       slotsTotal: slots.total,
       slotsBusy: slots.busy,
-      ledgerSeq: BigInt(this.ledgerHead())
-    })
+      ledgerSeq: BigInt(this.ledgerHead()),
+      relayedHeads: this.relayedHeads().slice(0, MAX_RELAYED_HEADS).map(h => ({ author: h.author, seq: BigInt(h.seq) }))
+    }
+    let payload = Heartbeat.encode(heartbeat)
+    // the bound every receiver applies: the last relayed heads give way (a hint, not news)
+    while (payload.byteLength > MAX_BYTES.heartbeat && heartbeat.relayedHeads.length > 0) {
+      heartbeat.relayedHeads.pop()
+      payload = Heartbeat.encode(heartbeat)
+    }
     return sealEnvelope(this.init.privateKey, this.components.peerId, DOMAIN.heartbeat, payload)
   }
 
@@ -279,7 +304,7 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
   private check (envelope: OpenedEnvelope): { verdict: GossipVerdict, heartbeat?: Heartbeat } {
     let hb: Heartbeat
     try {
-      hb = decodeBounded(Heartbeat, envelope.payload, 'heartbeat', MAX_BYTES.heartbeat)
+      hb = decodeBounded(Heartbeat, envelope.payload, 'heartbeat', MAX_BYTES.heartbeat, LIMITS.heartbeat)
     } catch {
       return { verdict: reject('malformed heartbeat') }
     }
@@ -299,7 +324,7 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
     return ACCEPT
   }
 
-  private record (envelope: OpenedEnvelope, hb = decodeBounded(Heartbeat, envelope.payload, 'heartbeat', MAX_BYTES.heartbeat)): void {
+  private record (envelope: OpenedEnvelope, hb = decodeBounded(Heartbeat, envelope.payload, 'heartbeat', MAX_BYTES.heartbeat, LIMITS.heartbeat)): void {
     const id = envelope.signer.toString()
     const known = this.peers.get(id)
     if (known != null && hb.seq <= known.seq) return
@@ -318,7 +343,8 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
     this.peers.set(id, entry)
     if (this.peers.size > MAX_TRACKED_PEERS) this.peers.delete(this.peers.keys().next().value as string)
     const { seq, ...presence } = entry
-    this.events.dispatchEvent(new CustomEvent('heartbeat', { detail: presence }))
+    const detail: HeardHeartbeat = { ...presence, relayedHeads: hb.relayedHeads.map(h => ({ author: h.author, seq: Number(h.seq) })) }
+    this.events.dispatchEvent(new CustomEvent('heartbeat', { detail }))
   }
 }
 

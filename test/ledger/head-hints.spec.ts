@@ -10,6 +10,8 @@ import { recordAttack, tempDir, waitFor } from '../utils/index.js'
 // a node that is neither an entry's counterparty nor a trust seed, and so is never announced
 // to, still pulls a connected peer's new entries at once, without a periodic round (off here).
 // A heartbeat that claims more than its sender holds costs a bounded number of pulls.
+// Heartbeats also relay the heads of other feeds that grew at their sender lately: a node
+// connected to none of a feed's authors (after a partition heals, say) pulls it from a relayer.
 
 const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
 const signerOf = (node: IdlegridNode): Signer => ({ key: node.privateKey, peerId: node.peerId })
@@ -65,6 +67,56 @@ describe('ledger head hints in heartbeats: peers behind on a feed pull it at onc
     await waitFor(() => held(bystander, provider) >= 5, { timeoutMs: 20_000, what: 'the bystander to pull the second batch on a heartbeat hint' })
     assert.ok(!ledgerOf(provider).announcedTo().has(bystander.peerId.toString()), 'the provider announced to the bystander')
     assert.ok((await ledgerOf(bystander).status()).hintPulls > before, 'no pull was started by a heartbeat hint')
+  })
+
+  it('a node that cannot reach a provider pulls its new entries from a peer whose heartbeat relays the feed\'s head', async () => {
+    const boot = await start('boot-relay', 'bootstrap', undefined)
+    const provider = await start('provider-relay', 'provider', boot)
+    const renter = await start('renter-relay', 'renter', boot)
+    const cutOff = await start('cut-off', 'renter', boot)
+    // no connection between the provider and the cut-off node, either way, for the whole spec
+    cutOff.libp2p.services.peerGuard.guard.deny(provider.peerId, 'spec: unreachable')
+    provider.libp2p.services.peerGuard.guard.deny(cutOff.peerId, 'spec: unreachable')
+    await renter.libp2p.dial(provider.libp2p.getMultiaddrs()[0])
+    await cutOff.libp2p.dial(renter.libp2p.getMultiaddrs()[0])
+    const before = (await ledgerOf(cutOff).status()).hintPulls
+    // the renter (a counterparty) and the seed are announced to; the cut-off node is not, and
+    // no periodic round runs: only a relayed head brings it the provider's feed
+    await trade(provider, renter, 3)
+    await waitFor(() => held(cutOff, provider) >= 3, { timeoutMs: 20_000, what: 'the cut-off node to pull the provider\'s feed from a relayer' })
+    assert.equal(cutOff.libp2p.getConnections(provider.peerId).length, 0, 'the cut-off node reached the provider')
+    assert.ok((await ledgerOf(cutOff).status()).hintPulls > before, 'no pull was started by a hint')
+  })
+
+  it('red team: relayed heads far beyond what the relayer holds, of our own feed, and of no peer id cost at most one pull per relayer and feed per 10 s', async () => {
+    const boot = await start('boot-relay-red', 'bootstrap', undefined)
+    const victim = await start('victim-relay', 'renter', boot)
+    const author = await start('author-relay', 'provider', boot)
+    const liar = await start('liar-relay', 'provider', boot)
+    victim.libp2p.services.peerGuard.guard.deny(author.peerId, 'spec: unreachable')
+    author.libp2p.services.peerGuard.guard.deny(victim.peerId, 'spec: unreachable')
+    await liar.libp2p.dial(author.libp2p.getMultiaddrs()[0])
+    await victim.libp2p.dial(liar.libp2p.getMultiaddrs()[0])
+    await trade(author, liar, 1)
+    await waitFor(() => held(victim, author) >= 1, { timeoutMs: 20_000, what: 'the victim to hold the author\'s real entry (relayed by the liar or the seed)' })
+    const bytes = (n: IdlegridNode): Uint8Array => n.peerId.toMultihash().bytes
+    liar.libp2p.services.heartbeats.reportLedgerHead(() => held(liar, liar), () => [
+      { author: bytes(author), seq: 1_000_000_000 },
+      { author: bytes(victim), seq: 1_000_000_000 },
+      { author: Uint8Array.from([1, 2, 3]), seq: 5 }
+    ])
+    const before = (await ledgerOf(victim).status()).hintPulls
+    const ownBefore = held(victim, victim)
+    const started = Date.now()
+    for (let i = 0; i < 40; i++) await liar.libp2p.services.heartbeats.beat()
+    await waitFor(async () => victim.libp2p.services.heartbeats.presence().some(p => p.peerId === liar.peerId.toString() && p.count >= 10), { timeoutMs: 10_000, what: 'the victim to hear the lying heartbeats' })
+    const pulls = (await ledgerOf(victim).status()).hintPulls - before
+    const allowed = 1 + Math.floor((Date.now() - started) / 10_000)
+    recordAttack({ issue: '40.3', attack: '40 heartbeats relaying a third party\'s feed at seq 10^9 (the relayer holds 1), the receiver\'s own feed, and a head of no peer id', got: `${pulls} pulls started in ${Date.now() - started} ms; third-party feed held at seq ${held(victim, author)}`, limit: 'one pull per relayer and feed per 10 s while its last hint is unmet; own feed and bad ids never pulled' })
+    assert.ok(pulls <= allowed, `${pulls} pulls on lying relayed heads in ${Date.now() - started} ms`)
+    assert.equal(held(victim, author), 1)
+    assert.equal(held(victim, victim), ownBefore)
+    assert.equal((await ledgerOf(victim).syncNow({ timeoutMs: 5_000 })).errors.length, 0)
   })
 
   it('red team: heartbeats claiming a feed far beyond what the sender holds cost at most one pull per 10 s, and the node goes on', async () => {

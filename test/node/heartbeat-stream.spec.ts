@@ -97,6 +97,16 @@ describe('heartbeats on the heartbeat stream, no global topic (issue 15 item 3)'
     await waitFor(() => (verdicts()['reject:no heartbeat frame'] ?? 0) === before.empty + 1 && (verdicts()['reject:malformed frame'] ?? 0) === before.truncated + 1, { what: 'both rejections counted' })
   })
 
+  it('rejects a heartbeat relaying five feed heads (the bound is 4; short ones, well within the byte bound) as malformed (from the other renter: the sender spent its burst)', async () => {
+    const reason = 'reject:malformed heartbeat'
+    const before = verdicts()[reason] ?? 0
+    const count = heard(honest())
+    const relayedHeads = Array.from({ length: 5 }, (_, i) => ({ author: Uint8Array.of(i), seq: BigInt(i + 1) }))
+    assert.equal(await push(framed(own(heartbeat({ seq: BigInt(Date.now()) * 1000n, relayedHeads }), DOMAIN.heartbeat, honest())), honest()), 'reset')
+    await waitFor(() => (verdicts()[reason] ?? 0) === before + 1, { what: `the victim to count ${reason}` })
+    assert.equal(heard(honest()), count, 'a rejected heartbeat was recorded')
+  })
+
   it('ignores a heartbeat from the future and an expired one (clock rules), without striking the sender', async () => {
     // from the honest renter: the sender spent its burst on the rejections above
     const now = BigInt(Date.now())
