@@ -20,6 +20,7 @@
  */
 
 import { CapabilityRecord } from './capability.js'
+import { Heartbeat } from './heartbeat.js'
 import { Attestation, JobFrame } from './job.js'
 import { SyncRequest, SyncResponse } from './ledger.js'
 import { Award, JobRequest } from './market.js'
@@ -76,7 +77,9 @@ export const WIRE_SHAPES: ReadonlyMap<unknown, MessageShape> = new Map<unknown, 
   [ServeFrame.Response, SERVE_RESPONSE],
   [UsageFrame, { merged: { 1: LEAF, 2: LEAF, 3: LEAF, 4: LEAF, 5: LEAF }, oneofs: { frame: [1, 2, 3, 4, 5] } }],
   // closer_peers, provider_peers: repeated Peer (whose addrs are bytes: nothing to pack)
-  [KadMessage, { repeated: { 8: LEAF, 9: LEAF } }]
+  [KadMessage, { repeated: { 8: LEAF, 9: LEAF } }],
+  // relayed_heads: repeated FeedHead (author bytes, seq: nothing to pack)
+  [Heartbeat, { repeated: { 8: LEAF } }]
 ])
 
 export function shapeOf (decoder: unknown): MessageShape {
