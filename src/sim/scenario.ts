@@ -9,10 +9,10 @@ import { readFile } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { ConfigError, asEnum, asNumber, asObject, asString, join, onlyKnownKeys, type Fields } from '../config/index.js'
-import { TIERS, type Tier } from '../capability/tiers.js'
-import { isValidTimeZone } from '../capability/availability.js'
+import { TIERS, type Tier } from '../capability/policy/tiers.js'
+import { isValidTimeZone } from '../capability/policy/availability.js'
 import { SimError } from './errors.js'
-import { parseDataParams, type DataParams } from './data-cache.js'
+import { parseDataParams, type DataParams } from './model/data-cache.js'
 
 export interface RegionSpec { name: string, timeZone: string }
 

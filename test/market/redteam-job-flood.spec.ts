@@ -5,9 +5,9 @@
  * declined `unknown-job`. Real in-process nodes, real gossip, real signatures.
  */
 import * as assert from 'node:assert/strict'
-import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
-import { parsePolicy } from '../../src/capability/policy.js'
-import { providerProfile } from '../../src/capability/profile.js'
+import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy/policy.js'
+import { providerProfile } from '../../src/capability/policy/profile.js'
 import { JobMemory } from '../../src/market/job-memory.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
 import { readAcceptResponse, signAward, signJobRequest, type JobRequest } from '../../src/market/messages.js'

@@ -1,5 +1,5 @@
 /**
- * Circuit relay v2 between real nodes on 127.0.0.1 (src/node/relay.ts, issue 37): a node that
+ * Circuit relay v2 between real nodes on 127.0.0.1 (src/node/connectivity/relay.ts, issue 37): a node that
  * says it cannot be dialed (`--reachability private`) reserves a slot on its bootstrap's relay
  * and gets a relayed address; a peer reaches it through the relay with TLS end to end (the
  * relay sees ciphertext); on the relay's limited circuit the market's request-response streams
@@ -8,7 +8,7 @@
 import * as assert from 'node:assert/strict'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { requestOnce, type IdlegridNode } from '../../src/node/index.js'
-import { MAX_RELAYED_PER_PEER } from '../../src/node/relay.js'
+import { MAX_RELAYED_PER_PEER } from '../../src/node/connectivity/relay.js'
 import { recordAttack, waitFor } from '../utils/index.js'
 import { relayedAddress, useLoopbackNodes } from './relay-nodes.js'
 import type { ConnectionManager } from '@libp2p/interface-internal'
