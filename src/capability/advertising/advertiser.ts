@@ -2,7 +2,8 @@
  * The provider's advertiser: keeps its signed capability record in the DHT and its index
  * keys provided. It publishes once the node is up, refreshes well before expiry (half the
  * record lifetime), and on a profile change bumps the sequence and republishes at once.
- * Every DHT operation runs under its own AbortSignal timeout, with bounded retries.
+ * Every DHT operation runs under its own AbortSignal timeout, with bounded retries
+ * (dht-publish.ts); its options, events and interface are in advertiser-api.ts.
  */
 
 import { setMaxListeners } from 'node:events'
@@ -11,13 +12,15 @@ import { recordAddresses } from '../../node/index.js'
 import { sleep } from '../../common/index.js'
 import { describeRecord } from '../discovery/discovery.js'
 import { groupGpus, type DetectedGpu, type GpuGroup } from '../gpu/gpu.js'
-import { indexCid, indexKeyText, recordIndexKeys, type IndexKey } from '../discovery/index-keys.js'
+import { indexKeyText, recordIndexKeys } from '../discovery/index-keys.js'
 import { providerProfile, type ProviderProfile } from '../policy/profile.js'
 import { buildCapabilityRecord, openCapabilityRecord, sealCapabilityRecord } from '../record/record.js'
-import { capabilityKey, capabilityKeyText } from '../record/record-key.js'
+import { capabilityKeyText } from '../record/record-key.js'
 import { serveCapabilityRecord } from '../record/record-fetch.js'
 import { PROTOCOL } from '../../../protocols/ids.js'
 import { CAPACITY_SERVICE, type CapacitySource } from '../gpu/capacity.js'
+import { CAPABILITY_CAPABILITY, DEFAULT_RECORD_TTL_MS, type AdvertiserInit, type CapabilityAdvertiser, type CapabilityAdvertiserEvents, type PublishReport } from './advertiser-api.js'
+import { DhtPublisher } from './dht-publish.js'
 import type { CapabilityRecord } from '../../../protocols/capability.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../../control/index.js'
 import type { Signed } from '../../identity/index.js'
@@ -25,32 +28,8 @@ import type { ComponentLogger, Ed25519PrivateKey, Libp2pEvents, Logger, PeerId, 
 import type { AddressManager, Registrar } from '@libp2p/interface-internal'
 import type { KadDHT, SingleKadDHT } from '@libp2p/kad-dht'
 
-/** The advertiser's name in a node's services, and what it provides to `serviceDependencies`. */
-export const CAPABILITY_SERVICE = 'capability'
-export const CAPABILITY_CAPABILITY = '@idlegrid/capability'
-
-export interface AdvertiserInit {
-  profile: ProviderProfile
-  /** record lifetime (default 30 min) */
-  recordTtlMs?: number
-  /** refresh after this fraction of the lifetime (default 0.5) */
-  refreshFraction?: number
-  /** attempts per publish round (default 5) */
-  attempts?: number
-  /** bound on one put or provide (default 45 s: a node's first DHT query waits for its initial self-query) */
-  operationTimeoutMs?: number
-  /** first retry delay, doubled each time (default 500 ms) */
-  retryDelayMs?: number
-  /** job runner the record names ("docker" / "process"; default none) */
-  runner?: string
-  /** after a round that saw under k DHT peers, how often to check whether to publish again (default 30 s) */
-  earlyRepublishMs?: number
-  /**
-   * re-detects the GPUs every `intervalMs` (real GPUs only); a change in the GPU set
-   * republishes at once with a new sequence
-   */
-  gpuCheck?: { detect: () => Promise<DetectedGpu[]>, intervalMs: number }
-}
+export { CAPABILITY_SERVICE, CAPABILITY_CAPABILITY, DEFAULT_RECORD_TTL_MS } from './advertiser-api.js'
+export type { AdvertiserInit, CapabilityAdvertiser, CapabilityAdvertiserEvents, PublishReport } from './advertiser-api.js'
 
 interface AdvertiserComponents {
   peerId: PeerId
@@ -63,42 +42,6 @@ interface AdvertiserComponents {
   /** the provider's slots and input cache, when the node has them (its public inputs go in the record) */
   [CAPACITY_SERVICE]?: CapacitySource
 }
-
-export interface PublishReport {
-  /** record sequence published */
-  sequence: bigint
-  /** peers that acknowledged the put: idlegrid nodes acknowledge only a record they stored (src/node/dht-put-guard.ts) */
-  stored: number
-  /** index keys provided to at least one peer, of those wanted */
-  provided: number
-  wanted: number
-  at: number
-}
-
-export interface CapabilityAdvertiserEvents {
-  /** a record was built for a new profile (before it is published) */
-  change: CustomEvent<ProviderProfile>
-  /** a publish round reached at least one peer */
-  published: CustomEvent<PublishReport>
-}
-
-export interface CapabilityAdvertiser {
-  /** the profile advertised now */
-  profile(): ProviderProfile
-  /** the current signed record (its envelope is the DHT value) */
-  current(): Signed<CapabilityRecord>
-  /** the last publish round that reached the network, if any */
-  lastPublished(): PublishReport | undefined
-  /** a publish round (put and index keys, DHT walks) is running now */
-  publishing(): boolean
-  /** replaces the profile: bumps the sequence and republishes at once */
-  update(profile: ProviderProfile): Promise<PublishReport | undefined>
-  /** publishes the current record now (a refresh with a new expiry) */
-  republish(): Promise<PublishReport | undefined>
-  readonly events: TypedEventTarget<CapabilityAdvertiserEvents>
-}
-
-export const DEFAULT_RECORD_TTL_MS = 30 * 60_000
 /** after a publish round reached nobody, the next one starts at most this much later */
 const RETRY_ROUND_AFTER_MS = 30_000
 /**
@@ -134,10 +77,10 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   private growthTimer?: NodeJS.Timeout
   private gpuTimer?: NodeJS.Timeout
   private readonly log: Logger
+  private readonly dhtPublish: DhtPublisher
   private currentProfile: ProviderProfile
   private sequence = 0n
   private record?: Signed<CapabilityRecord>
-  private provided = new Map<string, IndexKey>()
   private published?: PublishReport
   /** kad-dht routing table size at the last publish round */
   private tableAtRound = K_PEERS
@@ -200,6 +143,16 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     }
     this.currentProfile = init.profile
     this.log = components.logger.forComponent('idlegrid:capability')
+    this.dhtPublish = new DhtPublisher({
+      dht: () => this.components.dht,
+      peerId: components.peerId,
+      log: this.log,
+      operationTimeoutMs: this.init.operationTimeoutMs,
+      retryDelayMs: this.init.retryDelayMs,
+      attempts: this.init.attempts,
+      abortSignal: () => this.abort.signal,
+      running: () => this.running
+    })
   }
 
   async start (): Promise<void> {
@@ -385,11 +338,11 @@ class Advertiser implements CapabilityAdvertiser, Startable {
       const { message: record, envelope: value } = this.record as Signed<CapabilityRecord>
       try {
         const t0 = Date.now()
-        const stored = await this.put(value)
+        const stored = await this.dhtPublish.put(value)
         this.log('put seq %s: %d peers acknowledged in %d ms', record.sequence, stored, Date.now() - t0)
         if (stored > 0) {
           const t1 = Date.now()
-          const { provided, wanted } = await this.provideIndexKeys(record)
+          const { provided, wanted } = await this.dhtPublish.provideIndexKeys(record)
           this.log('provided %d/%d index keys in %d ms', provided, wanted, Date.now() - t1)
           this.watchGrowth(this.routingTableSize())
           const report: PublishReport = { sequence: record.sequence, stored, provided, wanted, at: Date.now() }
@@ -428,79 +381,6 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   /** peers in kad-dht's routing table (a field of kad-dht's service object, not of its interface) */
   private routingTableSize (): number {
     return (this.components.dht as Partial<SingleKadDHT>).routingTable?.size ?? K_PEERS
-  }
-
-  private signal (): AbortSignal {
-    return AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.init.operationTimeoutMs)])
-  }
-
-  /** Puts the record; resolves with how many peers confirmed storing it. */
-  private async put (value: Uint8Array): Promise<number> {
-    let stored = 0
-    const signal = this.signal()
-    try {
-      for await (const event of this.components.dht.put(capabilityKey(this.components.peerId), value, { signal })) {
-        if (event.name === 'PEER_RESPONSE' && event.messageName === 'PUT_VALUE') stored++
-        // a peer that answered but did not store our value: kad-dht follows its response with this error
-        if (event.name === 'QUERY_ERROR' && /not put correctly/i.test(event.error.message)) stored--
-      }
-    } catch (err) {
-      // out of time: the peers reached so far hold the record, which is enough for this round
-      if (!signal.aborted || stored <= 0 || this.abort.signal.aborted) throw err
-    }
-    return Math.max(0, stored)
-  }
-
-  /** Provides every index key of the record; stops reproviding keys it no longer matches. */
-  private async provideIndexKeys (record: CapabilityRecord): Promise<{ provided: number, wanted: number }> {
-    const keys = recordIndexKeys(record)
-    const wanted = new Map(keys.map(k => [indexKeyText(k), k]))
-    for (const [text, key] of this.provided) {
-      if (wanted.has(text)) continue
-      this.provided.delete(text)
-      await this.components.dht.cancelReprovide(indexCid(key), { signal: this.signal() }).catch(() => {})
-    }
-    // a few at a time: each provide is a DHT walk plus one message per close peer. A key that
-    // reached nobody is tried again (backoff, 3 tries in all): otherwise it stayed unprovided
-    // until the next round, half a record lifetime later (bench under load: a provider with 1 of
-    // 5 keys provided was missing from every query on the others)
-    let queue = [...wanted.entries()]
-    let provided = 0
-    let delay = this.init.retryDelayMs
-    for (let attempt = 1; queue.length > 0 && this.running; attempt++) {
-      const failed: Array<[string, IndexKey]> = []
-      const pending = [...queue]
-      await Promise.all(Array.from({ length: Math.min(4, pending.length) }, async () => {
-        for (let next = pending.shift(); next != null && this.running; next = pending.shift()) {
-          if (await this.provideOne(next[0], next[1])) {
-            provided++
-            this.provided.set(next[0], next[1])
-          } else failed.push(next)
-        }
-      }))
-      queue = failed
-      if (queue.length === 0 || attempt >= Math.min(3, this.init.attempts)) break
-      await sleep(delay, this.abort.signal).catch(() => {})
-      delay *= 2
-    }
-    return { provided, wanted: wanted.size }
-  }
-
-  /** Provides one index key; true when at least one peer took it. */
-  private async provideOne (text: string, key: IndexKey): Promise<boolean> {
-    let reached = 0
-    const signal = this.signal()
-    try {
-      for await (const event of this.components.dht.provide(indexCid(key), { signal })) {
-        if (event.name === 'PEER_RESPONSE' && event.messageName === 'ADD_PROVIDER') reached++
-      }
-    } catch (err) {
-      if (!signal.aborted || reached === 0) {
-        this.log('provide %s failed: %e', text, err)
-        return false
-      }
-    }
-    return reached > 0
   }
 }
 

@@ -19,16 +19,18 @@
  * makes must prove the peer the relay named.
  */
 import { LimitedConnectionError, serviceCapabilities, type AbortOptions, type ComponentLogger, type Connection, type Libp2p, type Libp2pEvents, type Logger, type PeerId, type Startable, type Stream, type TypedEventTarget } from '@libp2p/interface'
-import { isPrivate } from '@libp2p/utils/multiaddr/is-private'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
-import { TCP } from '@multiformats/multiaddr-matcher'
 import { lpStream, type LengthPrefixedStream } from 'it-length-prefixed-stream'
-import { decodeBounded, LIMITS, MAX_BYTES } from '../../../protocols/codec.js'
+import { MAX_BYTES } from '../../../protocols/codec.js'
 import { PROTOCOL } from '../../../protocols/ids.js'
 import { Punch } from '../../../protocols/punch.js'
 import { isRelayed, MAX_MESSAGE_ADDR_BYTES, MAX_MESSAGE_ADDRS } from './addresses.js'
+import { DirectPathError, encodeOffer, noPathWhy, planDirectPath, readOffer, usableAddress, type DirectOffer, type NatMapping } from './direct-path-offer.js'
 import type { DialPort } from '../../transport/dial-port.js'
 import type { AddressManager, ConnectionManager, Registrar } from '@libp2p/interface-internal'
+
+export { DirectPathError, planDirectPath } from './direct-path-offer.js'
+export type { DirectOffer, DirectPathFailure, DirectPlan, NatMapping } from './direct-path-offer.js'
 
 /** The whole exchange, from the first CONNECT to a direct connection, ends within this. */
 export const DIRECT_PATH_TIMEOUT_MS = 12_000
@@ -43,35 +45,6 @@ const MAX_REMEMBERED = 1_024
 const MAX_OBSERVERS = 16
 /** Seen addresses offered for a punch (the most often seen first). */
 const MAX_PUNCH_ADDRS = 2
-
-export type DirectPlan = 'dial-responder' | 'responder-dials' | 'punch' | 'none'
-export type NatMapping = 'endpoint-independent' | 'endpoint-dependent' | 'unknown'
-
-/** What each side offers: its public listen addresses, and where its dial port was seen. */
-export interface DirectOffer {
-  listen: Multiaddr[]
-  punch: Multiaddr[]
-}
-
-/** Both sides' rule: who dials whom, from the two offers. */
-export function planDirectPath (initiator: DirectOffer, responder: DirectOffer): DirectPlan {
-  if (responder.listen.length > 0) return 'dial-responder'
-  if (initiator.listen.length > 0) return 'responder-dials'
-  if (initiator.punch.length > 0 && responder.punch.length > 0) return 'punch'
-  return 'none'
-}
-
-export type DirectPathFailure = 'no-path' | 'bad-offer' | 'refused' | 'timeout' | 'failed'
-
-/** No direct connection came of it (`reason`), or the peer's offer broke the rules. */
-export class DirectPathError extends Error {
-  static readonly code = 'ERR_DIRECT_PATH'
-  readonly code = DirectPathError.code
-  constructor (readonly reason: DirectPathFailure, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'DirectPathError'
-  }
-}
 
 export interface DirectPathStatus {
   /** the local port outbound connections leave from (behind NAT), if any */
@@ -285,29 +258,13 @@ class DirectPath implements DirectPathService, Startable {
     }
   }
 
-  /** Reads one frame of `type` and checks its addresses: public TCP ones only, within bounds. */
+  /** Reads one frame of `type` and checks its addresses (direct-path-offer.ts). */
   private async readOffer (frames: LengthPrefixedStream<Stream>, type: Punch.Type, signal: AbortSignal): Promise<DirectOffer> {
-    const message = decodeBounded(Punch, await frames.read({ signal }), 'punch', MAX_BYTES.punch, LIMITS.punch)
-    if (message.type !== type) throw new DirectPathError('bad-offer', `expected ${type}, got ${message.type}`)
-    const addrs = (list: Uint8Array[], what: string): Multiaddr[] => list.map(bytes => {
-      if (bytes.byteLength > MAX_MESSAGE_ADDR_BYTES) throw new DirectPathError('bad-offer', `a ${what} address of ${bytes.byteLength} bytes (at most ${MAX_MESSAGE_ADDR_BYTES})`)
-      let addr: Multiaddr
-      try { addr = multiaddr(bytes) } catch (err) { throw new DirectPathError('bad-offer', `a ${what} address does not decode`, { cause: err }) }
-      if (!this.usable(addr)) throw new DirectPathError('bad-offer', `${what} address ${addr.toString()} is not a public TCP address`)
-      return addr
-    })
-    return { listen: addrs(message.listenAddrs, 'listen'), punch: addrs(message.punchAddrs, 'punch') }
+    return await readOffer(frames, type, addr => this.usable(addr), signal)
   }
 
-  /** A TCP address over IP, public (or private in a one-machine test), no /p2p, port not 0. */
   private usable (addr: Multiaddr): boolean {
-    const bare = addr.getComponents().at(-1)?.code === 421 ? addr.decapsulateCode(421) : addr
-    if (!TCP.exactMatch(bare) || bare.toOptions().port === 0) return false
-    try {
-      return this.init.allowPrivate === true || isPrivate(bare) === false
-    } catch {
-      return false
-    }
+    return usableAddress(addr, this.init.allowPrivate === true)
   }
 
   private offer (): DirectOffer {
@@ -382,16 +339,6 @@ class DirectPath implements DirectPathService, Startable {
       signal.addEventListener('abort', onAbort, { once: true })
     })
   }
-}
-
-function encodeOffer (offer: DirectOffer, type: Punch.Type): Uint8Array {
-  return Punch.encode({ type, listenAddrs: offer.listen.map(a => a.bytes), punchAddrs: offer.punch.map(a => a.bytes) })
-}
-
-function noPathWhy (mine: DirectOffer, theirs: DirectOffer): string {
-  const side = (o: DirectOffer, who: string): string => o.punch.length === 0 ? `${who} no public address and no seen dial port` : ''
-  const missing = [side(mine, 'this node has'), side(theirs, 'the peer has')].filter(s => s !== '')
-  return `neither side listens publicly, and ${missing.join('; ')} (a NAT that maps each connection anew, or no public peer has seen it yet)`
 }
 
 function isPeerId (value: unknown): value is PeerId {
