@@ -61,8 +61,6 @@ export interface EngineOptions {
 
 export const renterBytes = new Uint8Array(38)
 export const NO_EXCLUSIONS: ReadonlySet<string> = new Set()
-/** a task of several GPUs draws this many times the candidates, then keeps those with room */
-export const MULTI_GPU_DRAW = 4
 
 export function jobIdOf (index: number): Uint8Array {
   // big-endian index in the last four bytes (no DataView: this runs once per auction)

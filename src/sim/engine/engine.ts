@@ -10,12 +10,12 @@
 import { ROUND_RETRY_MS, ROUNDS_PER_ATTEMPT } from '../../submit/rounds.js'
 import { MAX_JOB_GPUS, microToUsd } from '../../market/messages.js'
 import { EventQueue } from './event-queue.js'
-import { jobIdOf, MULTI_GPU_DRAW, NO_EXCLUSIONS, renterBytes, topReason, type EngineOptions, type Event, type JobState, type Run, type RunRecord } from './engine-parts.js'
-import { CapacityIndex, indexKeys, jobKeys } from './capacity-index.js'
+import { jobIdOf, NO_EXCLUSIONS, renterBytes, topReason, type EngineOptions, type Event, type JobState, type Run, type RunRecord } from './engine-parts.js'
+import { Candidates } from './candidates.js'
 import { Metrics } from '../report/metrics.js'
 import { ReputationBook } from '../model/reputation-book.js'
 import { jobRequestFor, runAuction } from './auction-round.js'
-import { residencyOfRegion, type Population, type SimJob } from '../model/population.js'
+import type { Population, SimJob } from '../model/population.js'
 import { SIM_MAX_JOB_MINUTES, type SimProvider } from '../model/provider.js'
 import { listPriceUsd } from '../model/list-prices.js'
 import { SIM_EPOCH_MS } from '../report/summary.js'
@@ -24,7 +24,6 @@ export type { EngineOptions, Mode, RunRecord } from './engine-parts.js'
 import { applyWindow, nextFlip, whileOpen, windowOpen } from './idle-windows.js'
 import type { PreemptNotice } from '../../exec/scheduler.js'
 import type { TimeClass } from '../../market/pricing.js'
-import type { Tier } from '../../capability/policy/tiers.js'
 import type { Scenario } from '../scenario.js'
 
 const DAY = 24 * 3600_000
@@ -35,14 +34,10 @@ export class SimEngine {
   readonly reputation: ReputationBook
   readonly runs: RunRecord[] = []
   private readonly queue = new EventQueue<Event>()
-  private readonly free = new CapacityIndex()
-  private readonly displaceable = new CapacityIndex()
+  private readonly candidates: Candidates
   private readonly ownQueues: JobState[][]
   private readonly active = new Map<number, Run>()
   private readonly regionIndex = new Map<string, number>()
-  /** per capacity-index key, the most GPUs one provider filed under it has */
-  private readonly servable = new Map<string, number>()
-  private readonly keys = new Map<readonly string[], Map<string, string[]>>()
   /** GPUs of each owner's biggest node: own work needing more can never start */
   private readonly biggestNode: number[]
   private done = 0
@@ -61,14 +56,14 @@ export class SimEngine {
     this.ownQueues = pop.owners.map(() => [])
     this.biggestNode = pop.owners.map(list => Math.max(0, ...list.map(i => pop.providers[i]?.gpus ?? 0)))
     this.closed = new Uint8Array(pop.providers.length)
+    this.candidates = new Candidates(pop.providers)
     for (const p of pop.providers) {
       if (opts.mode === 'market' && p.idleWindows) {
         if (!windowOpen(p, 0)) { this.closed[p.index] = 1; applyWindow(p, false) }
         const at = nextFlip(p, 0)
         if (at != null && pop.jobs.length > 0) this.queue.push(at, { k: 'window', provider: p })
       }
-      p.indexKeys = indexKeys(p.modelKey, residencyOfRegion(p.region.name))
-      for (const k of p.indexKeys) this.servable.set(k, Math.max(this.servable.get(k) ?? 0, p.gpus))
+      this.candidates.file(p)
       this.updateIndex(p)
     }
     // a million arrivals are not queued up front: they are read in order and come before any
@@ -133,10 +128,10 @@ export class SimEngine {
   /** Reasons no provider in the scenario could ever serve the job (checked once, on arrival). */
   private refusal (job: SimJob): string | undefined {
     if (job.task.durationMs > SIM_MAX_JOB_MINUTES * 60_000) return 'longer than any provider\'s max job length'
-    const keys = this.keysOf(job)
-    if (!keys.some(k => this.servable.has(k))) return 'no provider has the GPU model in the residency zone'
+    const most = this.candidates.mostGpus(job)
+    if (most == null) return 'no provider has the GPU model in the residency zone'
     if (job.task.gpus > MAX_JOB_GPUS) return `multi-gpu: more than ${MAX_JOB_GPUS} GPUs, the most one job request may ask`
-    if (!keys.some(k => (this.servable.get(k) ?? 0) >= job.task.gpus)) return 'multi-gpu: no provider has that many GPUs of the model in the residency zone'
+    if (most < job.task.gpus) return 'multi-gpu: no provider has that many GPUs of the model in the residency zone'
     return undefined
   }
 
@@ -145,24 +140,11 @@ export class SimEngine {
     if (this.now >= js.deadline) { this.endJob(js, 'expired', js.lastReason === '' ? 'no award' : js.lastReason); return }
     const m = this.metrics
     m.auctions++
-    const keys = this.keysOf(job)
-    const k = this.scenario.market.candidates
-    const rng = this.opts.rng
-    // providers this job failed on, and those already picked, by index (made only when needed)
+    // providers this job failed on, by index (made only when needed)
     let skip: Set<number> | undefined
     if (js.exclude != null) { skip = new Set(); for (const id of js.exclude) skip.add(Number(id.slice(5))) }
-    // a task of several GPUs is asked of providers with room for all of them (drawn from more): the
-    // renter's discovery; the request carries the GPU count (JobRequest.gpus) and each provider's
-    // bid engine decides whether N slots fit, as on the network
+    const picked = this.candidates.pick(job, { count: this.scenario.market.candidates, rng: this.opts.rng, skip })
     const gpus = job.task.gpus
-    const draw = gpus > 1 ? k * MULTI_GPU_DRAW : k
-    const room = (list: number[]): number[] => gpus > 1 ? list.filter(i => this.hasRoom(i, gpus, job.tier)).slice(0, k) : list
-    let picked = room(this.free.sample(keys, draw, rng, skip))
-    if (job.tier !== 'bronze' && picked.length < k) {
-      skip ??= new Set()
-      for (const p of picked) skip.add(p)
-      picked = picked.concat(room(this.displaceable.sample(keys, gpus > 1 ? draw : k - picked.length, rng, skip)).slice(0, k - picked.length))
-    }
     const wall = this.now + SIM_EPOCH_MS
     const request = jobRequestFor(job, jobIdOf(js.index), renterBytes, this.scenario, wall)
     const result = runAuction({
@@ -195,11 +177,6 @@ export class SimEngine {
     js.rounds++
     const delay = js.rounds % ROUNDS_PER_ATTEMPT !== 0 ? ROUND_RETRY_MS : this.scenario.market.retryMinutes * 60_000
     this.queue.push(Math.min(this.now + delay, js.deadline), { k: 'auction', js })
-  }
-
-  /** Whether provider `i` could take `gpus` slots now: free ones, or for gold/silver also bronze ones to displace (the scheduler's own rule). */
-  private hasRoom (i: number, gpus: number, tier: Tier): boolean {
-    return !('refused' in (this.pop.providers[i] as SimProvider).scheduler.canAccept({ tier, gpus }))
   }
 
   /** Places own work on a free node of the owner, else one whose bronze work it displaces. */
@@ -357,15 +334,6 @@ export class SimEngine {
     }
   }
 
-  /** A job's capacity-index keys, made once per model list and residency (jobs share their model lists). */
-  private keysOf (job: SimJob): string[] {
-    let byResidency = this.keys.get(job.models)
-    if (byResidency == null) this.keys.set(job.models, byResidency = new Map())
-    let keys = byResidency.get(job.residency)
-    if (keys == null) byResidency.set(job.residency, keys = jobKeys(job.models, job.residency))
-    return keys
-  }
-
   /**
    * A provider's window opened or closed: its scheduler's pause follows (closing preempts its
    * bronze work, idle-windows.ts); market work it keeps past the end is counted.
@@ -387,9 +355,7 @@ export class SimEngine {
   }
 
   private updateIndex (p: SimProvider): void {
-    const open = this.closed[p.index] === 0
-    this.free.update(p.index, p.indexKeys, open && p.scheduler.freeCount() > 0)
-    this.displaceable.update(p.index, p.indexKeys, open && p.scheduler.preemptibleCount() > 0)
+    this.candidates.update(p, this.closed[p.index] === 0)
   }
 
   private endJob (js: JobState, outcome: 'served' | 'expired' | 'refused', reason?: string): void {
