@@ -107,7 +107,7 @@ export async function createNode<S extends CoreServices = CoreServices> (config:
     // behind NAT, outbound connections leave from one port, so that a hole punch can use it (direct-path.ts)
     const dialPort = reservesRelays(config) ? new DialPort(await freeTcpPort()) : undefined
     const late: { connections?: (peer: PeerId) => Connection[] } = {}
-    libp2p = await createLibp2p({ ...libp2pOptions(config, privateKey, extensions, dialPort, () => late.connections), start: false })
+    libp2p = await createLibp2p({ ...libp2pOptions({ config, privateKey, extensions, dialPort, connections: () => late.connections }), start: false })
     const node = libp2p
     late.connections = (peer) => node.getConnections(peer)
     // before the DHT serves its first request: a PUT is acknowledged only when stored
@@ -126,7 +126,17 @@ export async function createNode<S extends CoreServices = CoreServices> (config:
   return wrap(config, libp2p as Libp2p<S>, privateKey, lock)
 }
 
-function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, extensions: NodeComposition, dialPort: DialPort | undefined, connections: () => ((peer: PeerId) => Connection[]) | undefined): Parameters<typeof createLibp2p<CoreServices>>[0] {
+interface Libp2pOptionsInit {
+  config: NodeConfig
+  privateKey: Ed25519PrivateKey
+  extensions: NodeComposition
+  /** the transport's dial port (behind NAT), for the direct path's punches */
+  dialPort: DialPort | undefined
+  /** the node's connections to a peer, once libp2p exists (the gater's relayed-connection limit reads them) */
+  connections: () => ((peer: PeerId) => Connection[]) | undefined
+}
+
+function libp2pOptions ({ config, privateKey, extensions, dialPort, connections }: Libp2pOptionsInit): Parameters<typeof createLibp2p<CoreServices>>[0] {
   const isBootstrap = config.role === 'bootstrap'
   const relay = relayServer(config)
   const upnp = routerPortMapping(config)

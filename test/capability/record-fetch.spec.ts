@@ -160,7 +160,7 @@ describe('capability records fetched from the providers themselves (/idlegrid/ca
   it('a node that does not serve records is "unsupported"; an oversized request is refused and the provider keeps serving', async () => {
     await assert.rejects(fetchFrom(net.bootstrap), (err: RecordFetchError) => err.reason === 'unsupported')
     const cm = connections()
-    await assert.rejects(requestOnce(cm, honest.peerId, PROTOCOL.capability, new Uint8Array(MAX_FETCH_REQUEST_BYTES + 1), 16 * 1024, AbortSignal.timeout(5_000)))
+    await assert.rejects(requestOnce(cm, honest.peerId, { protocol: PROTOCOL.capability, request: new Uint8Array(MAX_FETCH_REQUEST_BYTES + 1), maxResponseBytes: 16 * 1024, signal: AbortSignal.timeout(5_000) }))
     const record = await fetchRecordDirect(cm, honest.peerId, { signal: AbortSignal.timeout(5_000) })
     assert.ok(record.signer.equals(honest.peerId))
   })

@@ -90,7 +90,7 @@ describe('red team: market job-request flood (issue 13)', function () {
     let bytes: Uint8Array | undefined
     for (let tries = 1; bytes == null; tries++) {
       try {
-        bytes = await requestOnce(dialer, provider().peerId, PROTOCOL.accept, AcceptRequest.encode({ award: award.envelope }), MAX_BYTES.acceptResponse + 256, AbortSignal.timeout(20_000))
+        bytes = await requestOnce(dialer, provider().peerId, { protocol: PROTOCOL.accept, request: AcceptRequest.encode({ award: award.envelope }), maxResponseBytes: MAX_BYTES.acceptResponse + 256, signal: AbortSignal.timeout(20_000) })
       } catch (err) {
         if (!(err instanceof RequestResponseError) || tries >= 3) throw err
       }

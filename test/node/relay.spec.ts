@@ -36,7 +36,7 @@ describe('node: circuit relay v2 on loopback', function () {
     assert.equal(connection.encryption, '/tls/1.0.0', 'TLS between the two peers, over the circuit')
     assert.ok(connection.limits != null, 'the relay bounds the circuit')
     // the provider's capability record over the circuit: a request-response of the market
-    const record = await requestOnce(connectionsOf(renter), provider.peerId, PROTOCOL.capability, new Uint8Array(0), 64 * 1024, AbortSignal.timeout(10_000))
+    const record = await requestOnce(connectionsOf(renter), provider.peerId, { protocol: PROTOCOL.capability, request: new Uint8Array(0), maxResponseBytes: 64 * 1024, signal: AbortSignal.timeout(10_000) })
     assert.ok(record.byteLength > 0, 'the capability record came back over the relay')
     await assert.rejects(renter.libp2p.dialProtocol(provider.peerId, PROTOCOL.job, { signal: AbortSignal.timeout(10_000) }), (err: Error) => err.name === 'LimitedConnectionError', 'no job stream on a limited circuit')
   })
@@ -88,7 +88,7 @@ describe('node: circuit relay v2 on loopback', function () {
     }
     const held = victim.libp2p.getConnections(attacker.peerId).filter(c => c.status === 'open' && c.remoteAddr.toString().includes('/p2p-circuit')).length
     const reached = await honest.libp2p.dial(via, { signal: AbortSignal.timeout(15_000) }).then(async c => {
-      const record = await requestOnce(connectionsOf(honest), victim.peerId, PROTOCOL.capability, new Uint8Array(0), 64 * 1024, AbortSignal.timeout(10_000))
+      const record = await requestOnce(connectionsOf(honest), victim.peerId, { protocol: PROTOCOL.capability, request: new Uint8Array(0), maxResponseBytes: 64 * 1024, signal: AbortSignal.timeout(10_000) })
       return c.limits != null && record.byteLength > 0
     }).catch((err: Error) => err.message)
     recordAttack({ issue: '37.5', attack: `${FLOOD} circuits in a row from one peer to a NAT'd node through its relay`, got: `${opened} opened, ${held} held by the victim; an honest peer ${reached === true ? 'still reached it and read its record' : `failed: ${String(reached)}`}`, limit: `at most ${MAX_RELAYED_PER_PEER} relayed connections per remote peer` })

@@ -58,8 +58,14 @@ interface Known extends PeerHint {
   state: 'new' | 'asked' | 'answered' | 'failed'
 }
 
+/** The servers a closest lookup knows (`book`) and how it asks one of them (`ask`). */
+export interface ClosestServers {
+  ask: AskProviders
+  book: DhtPeerBook
+}
+
 /** Asks the servers closest to `key`; what was found so far on abort. `book` learns who answered and who failed. */
-export async function findClosestProviders (ask: AskProviders, book: DhtPeerBook, key: IndexKey, limits: ClosestLookupLimits, counter: MessageCounter): Promise<ClosestLookupResult> {
+export async function findClosestProviders ({ ask, book }: ClosestServers, key: IndexKey, limits: ClosestLookupLimits, counter: MessageCounter): Promise<ClosestLookupResult> {
   const width = Math.max(1, limits.width ?? DEFAULT_LOOKUP_WIDTH)
   const cid = indexCid(key)
   const target = kadIdOfCid(cid)

@@ -104,7 +104,10 @@ class DiscoveryService implements CapabilityDiscovery, Startable {
   }
 
   async discover (filters: DiscoveryFilters, opts: DiscoveryOptions = {}): Promise<DiscoveryResult> {
-    return await discoverWith(this.components.dht, filters, opts, this.rejections, { connectionManager: this.components.connectionManager, cache: this.cache, book: this.book, ask: this.ask })
+    return await discoverWith(this.components.dht, filters, opts, {
+      rejections: this.rejections,
+      direct: { connectionManager: this.components.connectionManager, cache: this.cache, book: this.book, ask: this.ask }
+    })
   }
 
   [CONTROL_HANDLERS] (): Record<string, ControlHandler> {

@@ -27,7 +27,6 @@ import { recordTierFromWire, type Tier } from '../policy/tiers.js'
 import { formatWindow } from '../policy/windows.js'
 import type { CapabilityRecord } from '../../../protocols/capability.js'
 import type { Signed } from '../../identity/index.js'
-import type { AbortOptions } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 import type { KadDHT, QueryEvent } from '@libp2p/kad-dht'
 
@@ -191,16 +190,23 @@ export interface DirectRecords {
   ask?: AskProviders
 }
 
+/** What a node's discovery service adds to a bare DHT lookup (discovery-service.ts); a bare lookup has neither. */
+export interface DiscoveryAids {
+  /** the service's memory of the DHT validator's refusals: dropped records say why they were refused */
+  rejections?: RejectionLookup
+  /** records asked of the providers themselves, and cached; without it every record comes from the DHT */
+  direct?: DirectRecords
+}
+
 /** Answers in a row that added no provider before a lookup stops (once it found some). */
 const QUIET_RESPONSES = 3
 
 /**
  * Finds providers matching `filters` through `dht`. Works on any node with the DHT (renters
- * in client mode included). With `direct`, records are asked of the providers themselves and
- * cached; without it every record comes from the DHT. With `rejections` (the discovery
- * service's memory of the DHT validator's refusals), dropped records say why they were refused.
+ * in client mode included), with what the discovery service adds where it runs (`aids`).
  */
-export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts: DiscoveryOptions = {}, rejections?: RejectionLookup, direct?: DirectRecords): Promise<DiscoveryResult> {
+export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts: DiscoveryOptions = {}, aids: DiscoveryAids = {}): Promise<DiscoveryResult> {
+  const { rejections, direct } = aids
   const started = Date.now()
   const timeoutMs = opts.timeoutMs ?? 20_000
   const signal = opts.signal != null ? AbortSignal.any([opts.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs)
@@ -219,7 +225,7 @@ export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts
       if (indexKeys.length >= MAX_INDEX_LOOKUPS || candidates.size >= maxCandidates || signal.aborted) break
       if (counter.sent >= maxLookupMessages) { truncated = true; break }
       indexKeys.push(`${key.dim}/${key.value}`)
-      const found = await lookUp(dht, key, { signal, maxMessages: maxLookupMessages - counter.sent, width: opts.lookupWidth }, counter, lookup, direct)
+      const found = await lookUp(dht, key, { signal, maxMessages: maxLookupMessages - counter.sent, width: opts.lookupWidth, counter, stats: lookup, direct })
       if (found.length >= PROVIDERS_PER_KEY) saturated = true
       for (const c of found) {
         if (candidates.size >= maxCandidates) { truncated = true; break }
@@ -233,7 +239,7 @@ export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts
   const lookupMs = Date.now() - started
 
   // 2. each record: cache, the provider itself, the DHT; bounded in parallelism and time
-  const fetcher = new RecordFetcher(dht, opts, signal, counter, rejections, direct)
+  const fetcher = new RecordFetcher({ dht, opts, signal, counter, rejections, direct })
   const dropped: DroppedRecord[] = []
   const verified: Array<Signed<CapabilityRecord>> = []
   const queue = [...candidates.values()]
@@ -273,11 +279,22 @@ export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts
   }
 }
 
+/** One index key's lookup: its bounds, the query's message count and stats it adds to, and the direct servers if any. */
+interface KeyLookup {
+  signal: AbortSignal
+  maxMessages: number
+  width?: number
+  counter: MessageCounter
+  stats: LookupStats
+  direct?: DirectRecords
+}
+
 /** One index key's providers: asked of the closest known servers when there are any, else by a kad-dht walk. */
-async function lookUp (dht: KadDHT, key: IndexKey, limits: { signal: AbortSignal, maxMessages: number, width?: number }, counter: MessageCounter, stats: LookupStats, direct?: DirectRecords): Promise<Candidate[]> {
+async function lookUp (dht: KadDHT, key: IndexKey, limits: KeyLookup): Promise<Candidate[]> {
+  const { counter, stats, direct } = limits
   const before = counter.sent
   if (direct?.book != null && direct.ask != null && direct.book.size > 0) {
-    const r = await findClosestProviders(direct.ask, direct.book, key, limits, counter)
+    const r = await findClosestProviders({ ask: direct.ask, book: direct.book }, key, limits, counter)
     stats.direct++
     stats.waves += r.waves
     stats.failed += r.failed
@@ -295,14 +312,21 @@ class RecordFetcher {
   readonly from = { cache: 0, direct: 0, dht: 0 }
   readonly directFailures: DirectFailure[] = []
 
-  constructor (
-    private readonly dht: KadDHT,
-    private readonly opts: DiscoveryOptions,
-    private readonly signal: AbortSignal,
-    private readonly counter: MessageCounter,
-    private readonly rejections?: RejectionLookup,
-    private readonly direct?: DirectRecords
-  ) {}
+  private readonly dht: KadDHT
+  private readonly opts: DiscoveryOptions
+  private readonly signal: AbortSignal
+  private readonly counter: MessageCounter
+  private readonly rejections?: RejectionLookup
+  private readonly direct?: DirectRecords
+
+  constructor (init: { dht: KadDHT, opts: DiscoveryOptions, signal: AbortSignal, counter: MessageCounter } & DiscoveryAids) {
+    this.dht = init.dht
+    this.opts = init.opts
+    this.signal = init.signal
+    this.counter = init.counter
+    this.rejections = init.rejections
+    this.direct = init.direct
+  }
 
   async record (c: Candidate): Promise<Signed<CapabilityRecord> | DroppedRecord> {
     const id = c.id.toString()
@@ -330,7 +354,12 @@ class RecordFetcher {
         if (this.signal.aborted) return { peerId: id, reason: 'not-found', detail: `discovery timed out (${err.message})` }
       }
     }
-    const outcome = await fetchFromDht(this.dht, c, { signal: AbortSignal.any([this.signal, AbortSignal.timeout(this.opts.fetchTimeoutMs ?? 8_000)]) }, this.counter, this.opts.now, this.rejections)
+    const outcome = await fetchFromDht(this.dht, c, {
+      signal: AbortSignal.any([this.signal, AbortSignal.timeout(this.opts.fetchTimeoutMs ?? 8_000)]),
+      counter: this.counter,
+      now: this.opts.now,
+      rejections: this.rejections
+    })
     if ('message' in outcome) {
       direct?.cache.put(outcome, this.now())
       this.from.dht++
@@ -347,20 +376,30 @@ function countSent (event: QueryEvent, counter: MessageCounter): void {
   if (event.name === 'SEND_QUERY') counter.sent++
 }
 
-async function fetchFromDht (dht: KadDHT, c: Candidate, options: AbortOptions, counter: MessageCounter, now: number | undefined, rejections?: RejectionLookup): Promise<Signed<CapabilityRecord> | DroppedRecord> {
+interface DhtFetch {
+  signal: AbortSignal
+  /** the query's DHT messages, counted */
+  counter: MessageCounter
+  /** the clock records are judged at (default now) */
+  now?: number
+  rejections?: RejectionLookup
+}
+
+async function fetchFromDht (dht: KadDHT, c: Candidate, options: DhtFetch): Promise<Signed<CapabilityRecord> | DroppedRecord> {
+  const { counter, now, rejections } = options
   const key = capabilityKey(c.id)
   const peerId = c.id.toString()
   let value: Uint8Array | undefined
   let invalidSeen = 0
   try {
-    for await (const event of dht.get(key, options)) {
+    for await (const event of dht.get(key, { signal: options.signal })) {
       countSent(event, counter)
       if (event.name === 'VALUE') value = event.value
       if (event.name === 'QUERY_ERROR' && /invalid record/i.test(event.error.message)) invalidSeen++
     }
   } catch (err: any) {
     if (value == null && err?.name !== 'NotFoundError') {
-      return { peerId, reason: 'not-found', detail: options.signal?.aborted === true ? 'record fetch timed out' : `record fetch failed: ${String(err?.message ?? err)}` }
+      return { peerId, reason: 'not-found', detail: options.signal.aborted ? 'record fetch timed out' : `record fetch failed: ${String(err?.message ?? err)}` }
     }
   }
   if (value == null) {

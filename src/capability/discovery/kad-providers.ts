@@ -41,7 +41,7 @@ export type AskProviders = (peer: PeerHint, cid: CID, signal: AbortSignal) => Pr
 export function askProvidersWith (connectionManager: ConnectionManager): AskProviders {
   return async (peer, cid, signal) => {
     const request = KadMessage.encode({ type: KadMessage.MessageType.GET_PROVIDERS, key: cid.bytes, closerPeers: [], providerPeers: [] })
-    const bytes = await requestOnce(connectionManager, peer.id, PROTOCOL.kad, request, MAX_PROVIDERS_ANSWER_BYTES, signal, { dial: peer.addrs })
+    const bytes = await requestOnce(connectionManager, peer.id, { protocol: PROTOCOL.kad, request, maxResponseBytes: MAX_PROVIDERS_ANSWER_BYTES, signal, dial: peer.addrs })
     return parseProvidersAnswer(bytes)
   }
 }

@@ -59,7 +59,7 @@ export interface DirectFetchOptions {
 export async function fetchRecordDirect (connectionManager: ConnectionManager, peer: PeerId, opts: DirectFetchOptions): Promise<Signed<CapabilityRecord>> {
   let value: Uint8Array
   try {
-    value = await requestOnce(connectionManager, peer, PROTOCOL.capability, new Uint8Array(0), MAX_RECORD_VALUE_BYTES, opts.signal, { dial: opts.addrs })
+    value = await requestOnce(connectionManager, peer, { protocol: PROTOCOL.capability, request: new Uint8Array(0), maxResponseBytes: MAX_RECORD_VALUE_BYTES, signal: opts.signal, dial: opts.addrs })
   } catch (err) {
     throw asFetchError(err, peer)
   }

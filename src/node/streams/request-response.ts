@@ -38,6 +38,14 @@ async function firstFrame (source: AsyncIterable<{ subarray: () => Uint8Array }>
 }
 
 export interface RequestOptions {
+  /** the protocol to ask on */
+  protocol: string
+  /** the request frame */
+  request: Uint8Array
+  /** largest response frame accepted */
+  maxResponseBytes: number
+  /** bounds the whole request: dial, stream, both frames */
+  signal: AbortSignal
   /**
    * send the request with the protocol proposal instead of after its acceptance (multistream
    * "lazy" select): one round trip less, for a protocol the remote is expected to speak (a
@@ -55,7 +63,8 @@ export interface RequestOptions {
 export type RequestDialer = Pick<ConnectionManager, 'openConnection'> & Partial<Pick<ConnectionManager, 'getConnections'>>
 
 /** Sends `request` to `peer` on `protocol` and returns the one response frame (at most `maxResponseBytes`). */
-export async function requestOnce (connectionManager: RequestDialer, peer: PeerId, protocol: string, request: Uint8Array, maxResponseBytes: number, signal: AbortSignal, options: RequestOptions = {}): Promise<Uint8Array> {
+export async function requestOnce (connectionManager: RequestDialer, peer: PeerId, options: RequestOptions): Promise<Uint8Array> {
+  const { protocol, request, maxResponseBytes, signal } = options
   let stream: Stream | undefined
   const timedOut = (): RequestResponseError => new RequestResponseError('timeout', `${protocol} to ${peer.toString()} timed out`)
   const onAbort = (): void => { stream?.abort(timedOut()) }

@@ -37,8 +37,16 @@ export interface AuctionResult {
   dropped: Record<string, number>
 }
 
+/** A job request's identity and time: its id, its renter's key, the scenario's market and the wall-clock instant. */
+export interface JobRequestContext {
+  jobId: Uint8Array
+  renter: Uint8Array
+  scenario: Scenario
+  now: number
+}
+
 /** The job file a renter would write for this task (market/job-spec.ts), turned into its JobRequest. */
-export function jobRequestFor (job: SimJob, jobId: Uint8Array, renter: Uint8Array, scenario: Scenario, now: number): JobRequest {
+export function jobRequestFor (job: SimJob, { jobId, renter, scenario, now }: JobRequestContext): JobRequest {
   const spec: JobSpec = {
     name: `task-${job.task.id}`,
     tier: job.tier,

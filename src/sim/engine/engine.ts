@@ -28,6 +28,17 @@ import type { Scenario } from '../scenario.js'
 
 const DAY = 24 * 3600_000
 
+/** Where and how a job's run goes: its provider and slots, its price (micro-USD per GPU-hour, 0 for own work) and start. */
+interface Placement {
+  provider: SimProvider
+  gpus: number
+  price: number
+  /** the owner's own work (takes slots as gold does, is not paid) */
+  own: boolean
+  timeClass: TimeClass
+  start: number
+}
+
 export class SimEngine {
   now = 0
   readonly metrics: Metrics
@@ -146,7 +157,7 @@ export class SimEngine {
     const picked = this.candidates.pick(job, { count: this.scenario.market.candidates, rng: this.opts.rng, skip })
     const gpus = job.task.gpus
     const wall = this.now + SIM_EPOCH_MS
-    const request = jobRequestFor(job, jobIdOf(js.index), renterBytes, this.scenario, wall)
+    const request = jobRequestFor(job, { jobId: jobIdOf(js.index), renter: renterBytes, scenario: this.scenario, now: wall })
     const result = runAuction({
       request,
       candidates: picked.map(i => this.pop.providers[i] as SimProvider),
@@ -169,7 +180,7 @@ export class SimEngine {
       m.price(job.tier, this.now, microToUsd(price))
       const displacing = p.scheduler.freeCount() < gpus
       const start = closeAt + offer.rttMs + (displacing ? p.scheduler.graceMs : 0)
-      this.place(js, p, gpus, Number(price), false, offer.timeClass, start)
+      this.place(js, { provider: p, gpus, price: Number(price), own: false, timeClass: offer.timeClass, start })
       return
     }
     m.noBidAuctions++
@@ -191,11 +202,14 @@ export class SimEngine {
       if (target == null && free + s.preemptibleCount() >= need) { target = this.pop.providers[i]; displacing = true }
     }
     if (target == null) return false
-    this.place(js, target, need, 0, true, 'normal', this.now + (displacing ? target.scheduler.graceMs : 0))
+    this.place(js, { provider: target, gpus: need, price: 0, own: true, timeClass: 'normal', start: this.now + (displacing ? target.scheduler.graceMs : 0) })
     return true
   }
 
-  private place (js: JobState, p: SimProvider, gpus: number, price: number, own: boolean, timeClass: TimeClass, start: number): void {
+  /** Reserves the run's slots on its provider and schedules its start (a market award first moves the inputs its winner lacks). */
+  private place (js: JobState, placement: Placement): void {
+    const { provider: p, gpus, price, own, timeClass } = placement
+    let start = placement.start
     js.attempt++
     if (!own) this.metrics.count(this.metrics.awardsByConduct, p.conduct)
     // a market award first moves the inputs the winner lacks (the bid window closed at now + bidWindowMs)
@@ -249,7 +263,7 @@ export class SimEngine {
     const hours = Metrics.hours(this.now - run.start, gpus)
     this.stopRun(run, this.now)
     for (const l of run.leases) l.release()
-    if (!run.own) this.reputation.record(p.id, js.job.renter, run.outcome, tier === 'bronze', this.now)
+    if (!run.own) this.reputation.record({ provider: p.id, renter: js.job.renter, outcome: run.outcome, preemptible: tier === 'bronze', time: this.now })
     if (run.outcome === 'ok') {
       c.usefulGpuHours += hours
       if (!run.own) {
@@ -283,7 +297,7 @@ export class SimEngine {
       c.lostGpuHours += hours
       c.paidUsd += microToUsd(run.price) * hours
       this.stopRun(run, releaseAt)
-      this.reputation.record(run.provider.id, js.job.renter, 'preempted', true, this.now)
+      this.reputation.record({ provider: run.provider.id, renter: js.job.renter, outcome: 'preempted', preemptible: true, time: this.now })
     }
     run.state = 'over'
     c.preemptions++
@@ -302,7 +316,7 @@ export class SimEngine {
   /** Books a run's GPU time, ending at `end`, and frees its GPUs in the double-booking check. */
   private stopRun (run: Run, end: number): void {
     const region = this.regionIndex.get(run.provider.region.name) ?? 0
-    this.metrics.busy(region, run.own, run.start, end, run.leases.length)
+    this.metrics.busy(region, { own: run.own, start: run.start, end, gpus: run.leases.length })
     if (this.opts.recordRuns === true) for (const l of run.leases) this.runs.push({ provider: run.provider.index, gpu: l.gpu.index, start: run.start, end })
     for (const l of run.leases) {
       const key = run.provider.index * 64 + l.gpu.index
@@ -369,7 +383,7 @@ export class SimEngine {
   private sybilReceipts (): void {
     for (const p of this.pop.providers) {
       if (p.conduct !== 'lying') continue
-      for (const s of this.pop.sybils) this.reputation.record(p.id, s, 'ok', false, this.now)
+      for (const s of this.pop.sybils) this.reputation.record({ provider: p.id, renter: s, outcome: 'ok', preemptible: false, time: this.now })
     }
     if (this.now + DAY < this.opts.horizonMs) this.queue.push(this.now + DAY, { k: 'sybil' })
   }

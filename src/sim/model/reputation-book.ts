@@ -64,7 +64,7 @@ export class ReputationBook implements ReputationSource {
   setNow (now: number): void { this.now = now }
 
   /** Records a finished run: the provider's attestation and the renter's receipt. */
-  record (provider: string, renter: string, outcome: RunOutcome, preemptible: boolean, time: number): void {
+  record ({ provider, renter, outcome, preemptible, time }: { provider: string, renter: string, outcome: RunOutcome, preemptible: boolean, time: number }): void {
     const status = outcome === 'preempted' ? JobStatus.PREEMPTED : outcome === 'failed' ? JobStatus.FAILED : JobStatus.COMPLETED
     const receiptOutcome = outcome === 'ok' ? Receipt.Outcome.OK : outcome === 'bad-output' ? Receipt.Outcome.BAD_OUTPUT : outcome === 'failed' ? Receipt.Outcome.FAILED : Receipt.Outcome.PREEMPTED
     this.seq++

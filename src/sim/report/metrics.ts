@@ -67,8 +67,8 @@ export class Metrics {
     this.tiers = { gold: tier(), silver: tier(), bronze: tier() }
   }
 
-  /** Adds `gpus` busy GPUs over [start, end) in `region` to the buckets (clipped to the horizon). */
-  busy (region: number, own: boolean, start: number, end: number, gpus: number): void {
+  /** Adds `gpus` busy GPUs over [start, end) in `region` to the buckets (clipped to the horizon); `own` is owners' own work. */
+  busy (region: number, { own, start, end, gpus }: { own: boolean, start: number, end: number, gpus: number }): void {
     const arr = own ? this.busyOwn : this.busyMarket
     let t = Math.max(0, start)
     const stop = Math.min(end, this.horizonMs)

@@ -21,7 +21,8 @@ async function render (spec: TopLevelSpec): Promise<string> {
 const WIDTH = 560
 const HEIGHT = 220
 
-function line (title: string, values: Row[], y: string, yTitle: string, color: string): TopLevelSpec {
+/** A line per run (market, baseline) over days. */
+function line (title: string, values: Row[], y: string, yTitle: string): TopLevelSpec {
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
     title,
@@ -32,7 +33,7 @@ function line (title: string, values: Row[], y: string, yTitle: string, color: s
     encoding: {
       x: { field: 'day', type: 'quantitative', title: 'day' },
       y: { field: y, type: 'quantitative', title: yTitle },
-      color: { field: color, type: 'nominal' }
+      color: { field: 'run', type: 'nominal' }
     }
   }
 }
@@ -95,12 +96,12 @@ export async function renderPlots (report: SimReport): Promise<Record<string, st
   ])
   const served = perTier(s => s.servedShare, 'share')
   return {
-    utilisation: await render(line('GPU utilisation over time', util, 'share', 'busy share of all GPUs', 'run')),
+    utilisation: await render(line('GPU utilisation over time', util, 'share', 'busy share of all GPUs')),
     cost: await render(bars('Renter cost per useful GPU-hour by tier', cost, 'usd', 'USD per GPU-hour')),
     waits: await render(bars('Wait from arrival to first start, by tier', waits, 'minutes', 'minutes')),
     lost: await render(bars('Preemptions and lost work (market)', lost, 'value', 'count / GPU-hours')),
     yield: await render({ ...bars('Provider yield: USD per offered GPU-hour by time class', yieldRows, 'usd', 'USD per offered GPU-hour'), encoding: { x: { field: 'tier', type: 'nominal', title: 'time class', sort: ['off-peak', 'normal', 'peak'] }, y: { field: 'usd', type: 'quantitative', title: 'USD per offered GPU-hour' } } } as TopLevelSpec),
     served: await render(bars('Share of jobs served', served, 'share', 'served share')),
-    price: await render(line('Market clearing price over time', price, 'usd', 'mean USD per GPU-hour', 'run'))
+    price: await render(line('Market clearing price over time', price, 'usd', 'mean USD per GPU-hour'))
   }
 }
