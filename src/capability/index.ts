@@ -7,7 +7,7 @@
 // SLA tiers and workload kinds, and the tier wire mappings
 export { TIERS, jobTierFromWire, jobTierToWire } from './policy/tiers.js'
 export type { Tier } from './policy/tiers.js'
-export { WORKLOAD_KINDS, POLICY_FLAGS, imageAllowed } from './policy/policy.js'
+export { WORKLOAD_KINDS, POLICY_FLAGS, imageAllowed, parsePolicy } from './policy/policy.js'
 export type { WorkloadKind } from './policy/policy.js'
 
 // GPUs, availability, the provider profile
@@ -15,8 +15,8 @@ export { readGpuTelemetry, detectGpus, groupGpus } from './gpu/gpu.js'
 export { parseSimulatedGpus } from './gpu/simulated-gpus.js'
 export { gpuModelMatches } from './gpu/gpu-model.js'
 export type { GpuTelemetry, DetectedGpu } from './gpu/gpu.js'
-export { isAvailable, availableFor, localWeekMinute } from './policy/availability.js'
-export { loadProviderSetup } from './policy/profile.js'
+export { isAvailable, availableFor, localWeekMinute, nextChange, isValidTimeZone } from './policy/availability.js'
+export { loadProviderSetup, providerProfile } from './policy/profile.js'
 export type { ProviderProfile } from './policy/profile.js'
 
 // discovery

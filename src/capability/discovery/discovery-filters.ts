@@ -4,7 +4,7 @@
  */
 
 import { toString as uint8ArrayToString } from 'uint8arrays/to-string'
-import { ConfigError, asNumber, asString, asStringList, asEnum } from '../../config/validate.js'
+import { ConfigError, asNumber, asString, asStringList, asEnum } from '../../config/index.js'
 import { gpuModelMatches } from '../gpu/gpu-model.js'
 import { gpuIndexValue, vramAtLeast, vramBucketFor, type IndexKey } from './index-keys.js'
 import { residencyOf, WORKLOAD_KINDS, type WorkloadKind } from '../policy/policy.js'

@@ -7,7 +7,7 @@
 
 import { serviceCapabilities } from '@libp2p/interface'
 import { toString as uint8ArrayToString } from 'uint8arrays/to-string'
-import { asNumber } from '../../config/validate.js'
+import { asNumber } from '../../config/index.js'
 import { parseDiscoveryFilters, type DiscoveryFilters } from './discovery-filters.js'
 import { discoverWith, type DiscoveryOptions, type DiscoveryResult, type RejectionLookup } from './discovery.js'
 import { RecordCache } from '../record/record-cache.js'

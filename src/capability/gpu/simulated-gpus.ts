@@ -1,6 +1,6 @@
 /** Simulated GPUs for development and tests (`--simulate-gpu MODEL:VRAM_GB[:COUNT]`). */
 
-import { ConfigError } from '../../config/validate.js'
+import { ConfigError } from '../../config/index.js'
 import { normaliseGpuModel } from './gpu-model.js'
 import type { DetectedGpu } from './gpu.js'
 

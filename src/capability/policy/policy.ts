@@ -25,8 +25,8 @@
  *     inputCacheGiB: 16              # inputs kept for the next jobs, inside the disk budget; default a quarter of it, 0: none
  */
 
-import { ConfigError, asNumber, asObject, asString, asStringList, asEnum, onlyKnownKeys, join } from '../../config/validate.js'
-import type { Fields } from '../../config/validate.js'
+import { ConfigError, asNumber, asObject, asString, asStringList, asEnum, onlyKnownKeys, join } from '../../config/index.js'
+import type { Fields } from '../../config/index.js'
 import { isValidTimeZone } from './availability.js'
 import { parseWindow, formatWindow } from './windows.js'
 import { TIERS, type Tier } from './tiers.js'

@@ -4,7 +4,7 @@
  * from and what the market's bid engine checks jobs against.
  */
 
-import { ConfigError, asNumber, asString, asStringList, type Fields } from '../../config/validate.js'
+import { ConfigError, asNumber, asString, asStringList, type Fields } from '../../config/index.js'
 import { detectGpus, groupGpus, GpuDetectionError, type DetectedGpu, type GpuGroup } from '../gpu/gpu.js'
 import { parseSimulatedGpus } from '../gpu/simulated-gpus.js'
 import { applyPolicyFlags, parsePolicy, type ProviderPolicy } from './policy.js'

@@ -15,7 +15,7 @@
  * A window is in local wall-clock time (availability.ts evaluates windows at an instant).
  */
 
-import { ConfigError } from '../../config/validate.js'
+import { ConfigError } from '../../config/index.js'
 
 export interface AvailabilityWindow {
   /** bit0 = Monday … bit6 = Sunday */

@@ -26,7 +26,7 @@ import { PROTOCOL } from '../../../protocols/ids.js'
 import { Punch } from '../../../protocols/punch.js'
 import { isRelayed, MAX_MESSAGE_ADDR_BYTES, MAX_MESSAGE_ADDRS } from './addresses.js'
 import { DirectPathError, encodeOffer, noPathWhy, planDirectPath, readOffer, usableAddress, type DirectOffer, type NatMapping } from './direct-path-offer.js'
-import type { DialPort } from '../../transport/dial-port.js'
+import type { DialPort } from '../../transport/index.js'
 import type { AddressManager, ConnectionManager, Registrar } from '@libp2p/interface-internal'
 
 export { DirectPathError, planDirectPath } from './direct-path-offer.js'

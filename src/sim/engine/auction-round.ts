@@ -7,15 +7,12 @@
  * who hears the job (the sampled candidates) and the round trips.
  */
 
-import { toJobRequest, type JobSpec } from '../../market/job-spec.js'
-import { declineReasonName, type JobRequest } from '../../market/messages.js'
-import { bidProblem, clearingPrice, compareScored, latencyMatters, scoreOffer, type BidContext, type ScoredOffer } from '../../market/ranking.js'
-import type { TimeClass } from '../../market/pricing.js'
+import type { JobRequest } from '../../../protocols/market.js'
+import { bidProblem, clearingPrice, compareScored, declineReasonName, latencyMatters, scoreOffer, toJobRequest, type BidContext, type JobSpec, type ReputationSource, type ScoredOffer, type TimeClass } from '../../market/index.js'
 import type { SimProvider } from '../model/provider.js'
 import type { SimJob } from '../model/population.js'
 import type { LatencyModel } from '../model/latency.js'
 import type { Scenario } from '../scenario.js'
-import type { ReputationSource } from '../../market/reputation.js'
 
 /** Reliability a gold job asks for: a newcomer (0.5) qualifies, a provider that broke jobs does not. */
 export const GOLD_MIN_RELIABILITY = 0.45

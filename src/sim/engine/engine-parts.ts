@@ -1,7 +1,7 @@
 /** The simulation engine's records and small helpers (engine.ts): job and run state, events, options. */
 
-import type { Lease } from '../../exec/scheduler.js'
-import type { TimeClass } from '../../market/pricing.js'
+import type { Lease } from '../../exec/index.js'
+import type { TimeClass } from '../../market/index.js'
 import type { LatencyModel } from '../model/latency.js'
 import type { SimJob } from '../model/population.js'
 import type { SimProvider } from '../model/provider.js'

@@ -7,8 +7,8 @@
  * their own GPUs only and renters rent on demand from one cloud.
  */
 
-import { ROUND_RETRY_MS, ROUNDS_PER_ATTEMPT } from '../../submit/rounds.js'
-import { MAX_JOB_GPUS, microToUsd } from '../../market/messages.js'
+import { ROUND_RETRY_MS, ROUNDS_PER_ATTEMPT } from '../../submit/index.js'
+import { MAX_JOB_GPUS, microToUsd, type TimeClass } from '../../market/index.js'
 import { EventQueue } from './event-queue.js'
 import { jobIdOf, NO_EXCLUSIONS, renterBytes, topReason, type EngineOptions, type Event, type JobState, type Run, type RunRecord } from './engine-parts.js'
 import { Candidates } from './candidates.js'
@@ -22,8 +22,7 @@ import { SIM_EPOCH_MS } from '../report/summary.js'
 
 export type { EngineOptions, Mode, RunRecord } from './engine-parts.js'
 import { applyWindow, nextFlip, whileOpen, windowOpen } from './idle-windows.js'
-import type { PreemptNotice } from '../../exec/scheduler.js'
-import type { TimeClass } from '../../market/pricing.js'
+import type { PreemptNotice } from '../../exec/index.js'
 import type { Scenario } from '../scenario.js'
 
 const DAY = 24 * 3600_000

@@ -7,7 +7,7 @@
  * The owner's own work still runs on its GPUs while the window is closed.
  */
 
-import { isAvailable, nextChange } from '../../capability/policy/availability.js'
+import { isAvailable, nextChange } from '../../capability/index.js'
 import { SIM_EPOCH_MS } from '../report/summary.js'
 import type { SimProvider } from '../model/provider.js'
 

@@ -27,7 +27,7 @@
 import { asBoolean, asNumber, asObject, onlyKnownKeys, type Fields } from '../../config/index.js'
 import { percentile } from '../report/metrics.js'
 import { jobIndexOf } from '../engine/engine-parts.js'
-import type { JobRequest } from '../../market/messages.js'
+import type { JobRequest } from '../../../protocols/market.js'
 import type { SimJob } from './population.js'
 import type { SimProvider } from './provider.js'
 import type { Rng } from './rng.js'

@@ -11,7 +11,7 @@ import { TRACE_GPU, type Trace, type TraceNode, type TraceTask } from './trace.j
 import { SimProvider, type Conduct } from './provider.js'
 import type { Rng } from './rng.js'
 import type { RegionSpec, Scenario } from '../scenario.js'
-import type { Tier } from '../../capability/policy/tiers.js'
+import type { Tier } from '../../capability/index.js'
 
 export interface SimJob {
   task: TraceTask

@@ -5,12 +5,9 @@
  * short id string instead of a peer id, and a 4-byte id instead of a bid hash for tie breaks.
  */
 
-import { parsePolicy } from '../../capability/policy/policy.js'
-import { providerProfile, type ProviderProfile } from '../../capability/policy/profile.js'
-import { BidEngine } from '../../market/bid-engine.js'
-import { SlotScheduler } from '../../exec/scheduler.js'
-import type { DetectedGpu } from '../../capability/gpu/gpu.js'
-import type { CapacitySource } from '../../capability/gpu/capacity.js'
+import { parsePolicy, providerProfile, type CapacitySource, type DetectedGpu, type ProviderProfile } from '../../capability/index.js'
+import { BidEngine } from '../../market/index.js'
+import { SlotScheduler } from '../../exec/index.js'
 import type { RegionSpec } from '../scenario.js'
 import type { SimData } from './data-cache.js'
 

@@ -13,11 +13,8 @@
  */
 
 import { JobStatus, Receipt } from '../../../protocols/job.js'
-import { computeReputation, DEFAULT_REPUTATION } from '../../ledger/reputation.js'
-import { jobFacts } from '../../ledger/reputation-view.js'
-import { TrustGraph, type TrustScores } from '../../ledger/trust.js'
-import type { AttestationFact, ReceiptFact, SummaryFact } from '../../ledger/evidence.js'
-import type { ReputationSource } from '../../market/reputation.js'
+import { computeReputation, DEFAULT_REPUTATION, jobFacts, TrustGraph, type AttestationFact, type ReceiptFact, type SummaryFact, type TrustScores } from '../../ledger/index.js'
+import type { ReputationSource } from '../../market/index.js'
 
 const MAX_FACTS = 64
 const NONE = new Uint8Array(0)

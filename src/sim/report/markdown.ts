@@ -6,7 +6,7 @@
 
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { TIERS } from '../../capability/policy/tiers.js'
+import { TIERS } from '../../capability/index.js'
 import { renderPlots } from './plots.js'
 import type { SimReport } from '../run.js'
 

@@ -5,8 +5,8 @@
  * time class. summarise() turns them into the report's figures.
  */
 
-import { TIERS, type Tier } from '../../capability/policy/tiers.js'
-import type { TimeClass } from '../../market/pricing.js'
+import { TIERS, type Tier } from '../../capability/index.js'
+import type { TimeClass } from '../../market/index.js'
 
 export type Outcome = 'served' | 'expired' | 'refused'
 

@@ -4,7 +4,7 @@
  */
 
 import type { TopLevelSpec } from 'vega-lite'
-import { TIERS } from '../../capability/policy/tiers.js'
+import { TIERS } from '../../capability/index.js'
 import type { SimReport } from '../run.js'
 
 type Row = Record<string, string | number | null>

@@ -4,8 +4,8 @@
  * Numbers are rounded so that reports compare byte for byte across machines.
  */
 
-import { TIERS, type Tier } from '../../capability/policy/tiers.js'
-import { timeClassAt, type TimeClass } from '../../market/pricing.js'
+import { TIERS, type Tier } from '../../capability/index.js'
+import { timeClassAt, type TimeClass } from '../../market/index.js'
 import { percentile, type Metrics } from './metrics.js'
 import type { Population } from '../model/population.js'
 import type { Conduct } from '../model/provider.js'
