@@ -1,7 +1,10 @@
 /**
  * Capability: what a provider's GPUs and policy offer, signed into a DHT record, and how
  * renters find providers by constraint. The face other src/ folders use; tests import
- * module files directly.
+ * module files directly. Inside: gpu/ (detection, models, the capacity contract), policy/
+ * (policy, tiers, windows, the profile), record/ (the signed record, its key, fetch, cache
+ * and DHT rules), advertising/ (the provider keeping it published) and discovery/ (finding
+ * providers by constraint).
  */
 
 // SLA tiers and workload kinds, and the tier wire mappings

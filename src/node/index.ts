@@ -1,6 +1,9 @@
 /**
  * The core node: libp2p assembled for idlegrid (transports, DHT, gossipsub with one validator
  * per topic, heartbeats, the peer connector), its status, and the one request-response helper.
+ * Inside: connectivity/ (reaching peers: connector, relays, AutoNAT, UPnP, the direct path,
+ * routing repair), guard/ (refusing peers: the peer guard, rate limits, replay), streams/
+ * (yamux tuning, request-response) and presence/ (heartbeats).
  */
 export { createNode } from './create-node.js'
 export type { IdlegridNode, CoreServices, NodeExtensions, NodeComposition, ServiceFactory } from './create-node.js'
