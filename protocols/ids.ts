@@ -35,7 +35,7 @@ export const PROTOCOL = {
   heartbeat: '/idlegrid/heartbeat/1.0.0',
   /** two peers joined only through a relay agree on a direct TCP connection: connection reversal or a hole punch */
   punch: '/idlegrid/punch/1.0.0',
-  /** AutoNAT (libp2p's v1 messages): "dial this public address of mine back" (src/node/autonat.ts) */
+  /** AutoNAT (libp2p's v1 messages): "dial this public address of mine back" (src/node/connectivity/autonat.ts) */
   autonat: '/idlegrid/autonat/1.0.0'
 } as const
 

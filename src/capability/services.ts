@@ -4,11 +4,11 @@
  * every role, and the advertiser on providers that have a profile. Wiring only.
  */
 
-import { CAPABILITY_SERVICE, capabilityAdvertiser } from './advertiser.js'
-import { capabilityRecordValidator, DHT_NAMESPACE, selectCapabilityRecord } from './dht-rules.js'
-import { DISCOVERY_SERVICE, capabilityDiscoveryService, RecordRejections } from './discovery-service.js'
-import { detectGpus } from './gpu.js'
-import type { ProviderProfile } from './profile.js'
+import { CAPABILITY_SERVICE, capabilityAdvertiser } from './advertising/advertiser.js'
+import { capabilityRecordValidator, DHT_NAMESPACE, selectCapabilityRecord } from './record/dht-rules.js'
+import { DISCOVERY_SERVICE, capabilityDiscoveryService, RecordRejections } from './discovery/discovery-service.js'
+import { detectGpus } from './gpu/gpu.js'
+import type { ProviderProfile } from './policy/profile.js'
 import type { NodeExtensions } from '../node/index.js'
 
 export interface CapabilityServicesOptions {

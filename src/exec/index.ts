@@ -16,3 +16,7 @@ export { DiskBudget, RENTER_LIMITS, RenterLimitError, printable, renterLimits } 
 export type { RenterLimits, RenterLimitName } from './attempt-limits.js'
 export type { LeaseHost, LeaseRunHooks } from './lease-host.js'
 export type { RunHandle } from './runners/index.js'
+
+// the provider's slot scheduler, run by the market simulator (src/sim) in virtual time
+export { SlotScheduler } from './scheduler.js'
+export type { Lease, PreemptNotice } from './scheduler.js'

@@ -206,7 +206,7 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
 
 /**
  * The job could not start because the provider is reachable only through a relay's limited
- * circuit (src/node/relay.ts): bytes and time bounded by the relay, too little for a job.
+ * circuit (src/node/connectivity/relay.ts): bytes and time bounded by the relay, too little for a job.
  */
 function relayOnly (provider: PeerId, cause: Error): JobStreamError {
   return new JobStreamError('CANCELLED', `provider ${provider.toString()} is reachable only through a relay's limited circuit, which does not carry job streams: the job needs a direct connection or a relay whose operator carries jobs (relay.unlimited) (${cause.message})`, { cause })

@@ -17,3 +17,9 @@ export type { Usage, VerifiedUsage } from './usage.js'
 export { countUsage, UsageBook } from './usage-book.js'
 export { computeServiceEarnings, type ServiceEarnings } from './usage-earnings.js'
 export { InvalidUsageError, UsageOverlapError, type UsageRejection } from './errors.js'
+
+// the reputation rule, run by the market simulator (src/sim) on facts it keeps in memory
+export { computeReputation, DEFAULT_REPUTATION } from './reputation.js'
+export { jobFacts } from './reputation-view.js'
+export { TrustGraph, TrustScores } from './trust.js'
+export type { AttestationFact, ReceiptFact, SummaryFact } from './evidence.js'

@@ -30,7 +30,7 @@ export const MAX_HEADS = 10_000
 export async function syncRequest (connectionManager: ConnectionManager, peer: PeerId, request: SyncRequest, signal: AbortSignal): Promise<SyncResponse> {
   let response: Uint8Array
   try {
-    response = await requestOnce(connectionManager, peer, PROTOCOL.ledgerSync, SyncRequest.encode(request), MAX_BYTES.syncResponse, signal)
+    response = await requestOnce(connectionManager, peer, { protocol: PROTOCOL.ledgerSync, request: SyncRequest.encode(request), maxResponseBytes: MAX_BYTES.syncResponse, signal })
   } catch (err) {
     if (err instanceof RequestResponseError && err.reason === 'timeout') throw new SyncProtocolError(`sync with ${peer.toString()} timed out`, { cause: err })
     if (err instanceof RequestResponseError && err.reason === 'no-response') throw new SyncProtocolError(`${peer.toString()} closed the sync stream without answering`, { cause: err })

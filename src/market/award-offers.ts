@@ -103,7 +103,7 @@ async function askAccept (components: AwardOfferComponents, winner: PeerId, awar
   try {
     // lazy select: the award rides with the protocol proposal (a bidder speaks the accept
     // protocol), one round trip less between the window's close and the winner's answer
-    const bytes = await requestOnce(components.connectionManager, winner, PROTOCOL.accept, AcceptRequest.encode({ award: award.envelope }), MAX_BYTES.acceptResponse + 256, deadline, { lazy: true })
+    const bytes = await requestOnce(components.connectionManager, winner, { protocol: PROTOCOL.accept, request: AcceptRequest.encode({ award: award.envelope }), maxResponseBytes: MAX_BYTES.acceptResponse + 256, signal: deadline, lazy: true })
     const response = readAcceptResponse(bytes, winner)
     if (!equalBytes(response.jobId, award.message.jobId) || response.attempt !== award.message.attempt) return { outcome: 'error', reason: 'answer is for another award' }
     if (Date.now() > Number(award.message.acceptDeadline)) return { outcome: 'timeout', reason: 'answered after the deadline' }

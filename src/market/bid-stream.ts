@@ -74,7 +74,7 @@ export async function sendBid (components: BidSenderComponents, job: Signed<JobR
     await untilAborted(dialing, signal)
   }
   // lazy select: the bid rides with the protocol proposal, saving a round trip inside the window
-  const answer = await requestOnce(components.connectionManager, job.signer, PROTOCOL.bid, bid.envelope, MAX_BYTES.bidAck, signal, { lazy: true })
+  const answer = await requestOnce(components.connectionManager, job.signer, { protocol: PROTOCOL.bid, request: bid.envelope, maxResponseBytes: MAX_BYTES.bidAck, signal, lazy: true })
   try {
     return decodeBounded(BidAck, answer, 'bid ack', MAX_BYTES.bidAck)
   } catch (err: any) {

@@ -69,7 +69,7 @@ export class BidsAuditStore {
 
 /** Asks the renter of `award` for the bids it was chosen from (the raw response, for verifyBidsAudit). */
 export async function fetchBidsAudit (connectionManager: ConnectionManager, award: Signed<Award>, signal: AbortSignal): Promise<Uint8Array> {
-  return await requestOnce(connectionManager, award.signer, PROTOCOL.bidsAudit, BidsAuditRequest.encode({ award: award.envelope }), MAX_BYTES.bidsAuditResponse, signal)
+  return await requestOnce(connectionManager, award.signer, { protocol: PROTOCOL.bidsAudit, request: BidsAuditRequest.encode({ award: award.envelope }), maxResponseBytes: MAX_BYTES.bidsAuditResponse, signal })
 }
 
 export interface BidsAuditResult extends AwardAudit {

@@ -50,7 +50,7 @@ export async function askWhyNot (
       let detail = ''
       try {
         const peer = peerIdFromString(id)
-        const bytes = await requestOnce(components.connectionManager, peer, PROTOCOL.explain, request, MAX_BYTES.decline + 256, AbortSignal.any([signal, AbortSignal.timeout(EXPLAIN_TIMEOUT_MS)]))
+        const bytes = await requestOnce(components.connectionManager, peer, { protocol: PROTOCOL.explain, request, maxResponseBytes: MAX_BYTES.decline + 256, signal: AbortSignal.any([signal, AbortSignal.timeout(EXPLAIN_TIMEOUT_MS)]) })
         const decline = readDecline(bytes, peer)
         counts.answered++
         reason = declineReasonName(decline.reason)

@@ -24,3 +24,13 @@ export { MARKET_PROVIDER_SERVICE, MARKET_PROVIDER_CAPABILITY } from './provider-
 export type { MarketProviderService } from './provider-service.js'
 export { MARKET_RENTER_SERVICE, MARKET_RENTER_CAPABILITY } from './renter-service.js'
 export type { MarketRenterService } from './renter-service.js'
+
+// the auction's own decisions, run by the market simulator (src/sim) in virtual time
+export { toJobRequest } from './job-spec.js'
+export { declineReasonName, microToUsd } from './messages.js'
+export { bidProblem, clearingPrice, compareScored, latencyMatters, scoreOffer } from './ranking.js'
+export type { BidContext, ScoredOffer } from './ranking.js'
+export { BidEngine } from './bid-engine.js'
+export { timeClassAt } from './pricing.js'
+export type { TimeClass } from './pricing.js'
+export type { ReputationSource } from './reputation.js'

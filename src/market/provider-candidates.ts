@@ -65,7 +65,7 @@ export class ProviderCandidates {
         directTimeoutMs: DIRECT_TIMEOUT_MS,
         maxRecordAgeMs: this.init.maxRecordAgeMs,
         signal
-      }, undefined, { connectionManager, cache: this.cache })
+      }, { direct: { connectionManager, cache: this.cache } })
       this.lastRecordsFrom = result.recordsFrom
       // the records carry listen addresses: dial those rather than look the peers up again
       await Promise.all(result.providers.map(async (p) => {

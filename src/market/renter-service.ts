@@ -40,7 +40,7 @@ export interface MarketRenterInit {
   /** ready a job's shard before its first auction there (shard-readiness.ts; default true; false only to measure without it) */
   readyShards?: boolean
   /**
-   * this node is reached only through relays (it reserves slots: node/relay.ts): an auction
+   * this node is reached only through relays (it reserves slots: node/connectivity/relay.ts): an auction
    * first waits (bounded) for a relayed or public address, so that its job names one (default false)
    */
   awaitReachable?: boolean

@@ -10,22 +10,22 @@ import { createLibp2p, type Libp2p, type Libp2pOptions, type ServiceFactoryMap }
 import { createHash } from 'node:crypto'
 import { ALL_TOPICS, PROTOCOL } from '../../protocols/ids.js'
 import { loadOrCreateKey } from '../identity/index.js'
-import { peerConnector, type PeerConnectorService } from './connector.js'
-import { directPath, type DirectPathService } from './direct-path.js'
-import { relayedConnectionLimit, relayListenAddresses, relayServer, relayTransport, reservesRelays } from './relay.js'
-import { routingTableRepair, type RoutingTableRepair } from './routing-repair.js'
-import { routerPortMapping } from './upnp.js'
-import { addressCheck } from './autonat.js'
-import { largeFramesInPieces } from './yamux-frames.js'
-import { lazyWindowYamux } from './yamux-window.js'
+import { peerConnector, type PeerConnectorService } from './connectivity/connector.js'
+import { directPath, type DirectPathService } from './connectivity/direct-path.js'
+import { relayedConnectionLimit, relayListenAddresses, relayServer, relayTransport, reservesRelays } from './connectivity/relay.js'
+import { routingTableRepair, type RoutingTableRepair } from './connectivity/routing-repair.js'
+import { routerPortMapping } from './connectivity/upnp.js'
+import { addressCheck } from './connectivity/autonat.js'
+import { largeFramesInPieces } from './streams/yamux-frames.js'
+import { lazyWindowYamux } from './streams/yamux-window.js'
 import { guardDhtPuts } from './dht-put-guard.js'
 import { GOSSIP_SERVICE, gossipRouter, type GossipRouter } from './gossip.js'
-import { heartbeatService, type HeartbeatService, type HeartbeatSlots } from './heartbeat.js'
+import { heartbeatService, type HeartbeatService, type HeartbeatSlots } from './presence/heartbeat.js'
 import { lockDataDir, type DataDirLock } from './lock.js'
-import { PeerGuard, type PeerGuardInit } from './peer-guard.js'
-import { peerGuardService, type PeerGuardHandle, type PeerGuardServiceInit } from './peer-guard-service.js'
-import type { RateLimit } from './token-bucket.js'
-import type { TopicClass } from './gossip-limits.js'
+import { PeerGuard, type PeerGuardInit } from './guard/peer-guard.js'
+import { peerGuardService, type PeerGuardHandle, type PeerGuardServiceInit } from './guard/peer-guard-service.js'
+import type { RateLimit } from './guard/token-bucket.js'
+import type { TopicClass } from './guard/gossip-limits.js'
 import type { NodeConfig } from '../config/index.js'
 import type { Connection, Ed25519PrivateKey, PeerId, PubSub, ServiceMap } from '@libp2p/interface'
 
@@ -107,7 +107,7 @@ export async function createNode<S extends CoreServices = CoreServices> (config:
     // behind NAT, outbound connections leave from one port, so that a hole punch can use it (direct-path.ts)
     const dialPort = reservesRelays(config) ? new DialPort(await freeTcpPort()) : undefined
     const late: { connections?: (peer: PeerId) => Connection[] } = {}
-    libp2p = await createLibp2p({ ...libp2pOptions(config, privateKey, extensions, dialPort, () => late.connections), start: false })
+    libp2p = await createLibp2p({ ...libp2pOptions({ config, privateKey, extensions, dialPort, connections: () => late.connections }), start: false })
     const node = libp2p
     late.connections = (peer) => node.getConnections(peer)
     // before the DHT serves its first request: a PUT is acknowledged only when stored
@@ -126,7 +126,17 @@ export async function createNode<S extends CoreServices = CoreServices> (config:
   return wrap(config, libp2p as Libp2p<S>, privateKey, lock)
 }
 
-function libp2pOptions (config: NodeConfig, privateKey: Ed25519PrivateKey, extensions: NodeComposition, dialPort: DialPort | undefined, connections: () => ((peer: PeerId) => Connection[]) | undefined): Parameters<typeof createLibp2p<CoreServices>>[0] {
+interface Libp2pOptionsInit {
+  config: NodeConfig
+  privateKey: Ed25519PrivateKey
+  extensions: NodeComposition
+  /** the transport's dial port (behind NAT), for the direct path's punches */
+  dialPort: DialPort | undefined
+  /** the node's connections to a peer, once libp2p exists (the gater's relayed-connection limit reads them) */
+  connections: () => ((peer: PeerId) => Connection[]) | undefined
+}
+
+function libp2pOptions ({ config, privateKey, extensions, dialPort, connections }: Libp2pOptionsInit): Parameters<typeof createLibp2p<CoreServices>>[0] {
   const isBootstrap = config.role === 'bootstrap'
   const relay = relayServer(config)
   const upnp = routerPortMapping(config)

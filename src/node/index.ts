@@ -1,6 +1,9 @@
 /**
  * The core node: libp2p assembled for idlegrid (transports, DHT, gossipsub with one validator
  * per topic, heartbeats, the peer connector), its status, and the one request-response helper.
+ * Inside: connectivity/ (reaching peers: connector, relays, AutoNAT, UPnP, the direct path,
+ * routing repair), guard/ (refusing peers: the peer guard, rate limits, replay), streams/
+ * (yamux tuning, request-response) and presence/ (heartbeats).
  */
 export { createNode } from './create-node.js'
 export type { IdlegridNode, CoreServices, NodeExtensions, NodeComposition, ServiceFactory } from './create-node.js'
@@ -8,18 +11,18 @@ export { nodeStatus, nodeIdentity } from './status.js'
 export type { NodeStatus, NodeIdentity } from './status.js'
 export { ACCEPT, ignore, reject, GOSSIP_SERVICE, GOSSIP_CAPABILITY } from './gossip.js'
 export type { GossipRouter, GossipVerdict } from './gossip.js'
-export type { FeedHint, HeardHeartbeat, HeartbeatService, HeartbeatSlots, PeerPresence } from './heartbeat.js'
-export { MAX_RELAYED_HEADS } from './heartbeat.js'
-export { requestOnce, serveOnce, RequestResponseError } from './request-response.js'
-export { messageAddresses, reachabilityOf, recordAddresses, untilReachable } from './addresses.js'
-export { dialViaRelays, interfaceAddresses, reservesRelays } from './relay.js'
-export { longStreamDialer, DirectPathError } from './direct-path.js'
-export type { DirectPathService, DirectPathStatus } from './direct-path.js'
-export type { Reachability, ReachabilityKind } from './addresses.js'
-export { PeerGuard, PEER_GUARD_DEFAULTS } from './peer-guard.js'
-export type { PeerGuardInit, PeerGuardCounters, PeerGuardSnapshot } from './peer-guard.js'
-export type { PeerGuardHandle } from './peer-guard-service.js'
-export type { Denial } from './deny-list.js'
-export { GOSSIP_RATE_LIMITS, topicClass } from './gossip-limits.js'
-export type { TopicClass } from './gossip-limits.js'
-export type { RateLimit } from './token-bucket.js'
+export type { FeedHint, HeardHeartbeat, HeartbeatService, HeartbeatSlots, PeerPresence } from './presence/heartbeat.js'
+export { MAX_RELAYED_HEADS } from './presence/heartbeat.js'
+export { requestOnce, serveOnce, RequestResponseError } from './streams/request-response.js'
+export { messageAddresses, reachabilityOf, recordAddresses, untilReachable } from './connectivity/addresses.js'
+export { dialViaRelays, interfaceAddresses, reservesRelays } from './connectivity/relay.js'
+export { longStreamDialer, DirectPathError } from './connectivity/direct-path.js'
+export type { DirectPathService, DirectPathStatus } from './connectivity/direct-path.js'
+export type { Reachability, ReachabilityKind } from './connectivity/addresses.js'
+export { PeerGuard, PEER_GUARD_DEFAULTS } from './guard/peer-guard.js'
+export type { PeerGuardInit, PeerGuardCounters, PeerGuardSnapshot } from './guard/peer-guard.js'
+export type { PeerGuardHandle } from './guard/peer-guard-service.js'
+export type { Denial } from './guard/deny-list.js'
+export { GOSSIP_RATE_LIMITS, topicClass } from './guard/gossip-limits.js'
+export type { TopicClass } from './guard/gossip-limits.js'
+export type { RateLimit } from './guard/token-bucket.js'

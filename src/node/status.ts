@@ -1,9 +1,9 @@
 import { ALL_TOPICS } from '../../protocols/ids.js'
 import type { IdlegridNode } from './create-node.js'
-import type { PeerPresence } from './heartbeat.js'
-import type { PeerGuardSnapshot } from './peer-guard.js'
-import { reachabilityOf, type Reachability } from './addresses.js'
-import type { DirectPathStatus } from './direct-path.js'
+import type { PeerPresence } from './presence/heartbeat.js'
+import type { PeerGuardSnapshot } from './guard/peer-guard.js'
+import { reachabilityOf, type Reachability } from './connectivity/addresses.js'
+import type { DirectPathStatus } from './connectivity/direct-path.js'
 import type { Multiaddr } from '@multiformats/multiaddr'
 
 export interface NodeIdentity {

@@ -4,7 +4,7 @@
  */
 
 import cliProgress from 'cli-progress'
-import type { Mode } from './engine.js'
+import type { Mode } from './engine/engine.js'
 
 export interface Progress {
   update(mode: Mode, done: number, total: number): void

@@ -6,16 +6,16 @@
  * seed gives one report, byte for byte.
  */
 
-import { loadTrace, type Trace } from './trace.js'
-import { resampleTrace } from './synthetic.js'
-import { buildPopulation, type Population } from './population.js'
-import { DATA_DEFAULTS, SimData, drawCatalogue, type DataParams, type DataSummary } from './data-cache.js'
-import { SimEngine, type Mode, type RunRecord } from './engine.js'
-import { latencyModel } from './latency.js'
-import { Rng } from './rng.js'
-import { summarise, type ModeSummary } from './summary.js'
-import { judgeClaims, type Claim } from './claims.js'
-import { LIST_PRICES } from './list-prices.js'
+import { loadTrace, type Trace } from './model/trace.js'
+import { resampleTrace } from './model/synthetic.js'
+import { buildPopulation, type Population } from './model/population.js'
+import { DATA_DEFAULTS, SimData, drawCatalogue, type DataParams, type DataSummary } from './model/data-cache.js'
+import { SimEngine, type Mode, type RunRecord } from './engine/engine.js'
+import { latencyModel } from './model/latency.js'
+import { Rng } from './model/rng.js'
+import { summarise, type ModeSummary } from './report/summary.js'
+import { judgeClaims, type Claim } from './report/claims.js'
+import { LIST_PRICES } from './model/list-prices.js'
 import type { Scenario } from './scenario.js'
 
 export interface SimReport {

@@ -9,10 +9,9 @@ import { readFile } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { ConfigError, asEnum, asNumber, asObject, asString, join, onlyKnownKeys, type Fields } from '../config/index.js'
-import { TIERS, type Tier } from '../capability/tiers.js'
-import { isValidTimeZone } from '../capability/availability.js'
+import { isValidTimeZone, TIERS, type Tier } from '../capability/index.js'
 import { SimError } from './errors.js'
-import { parseDataParams, type DataParams } from './data-cache.js'
+import { parseDataParams, type DataParams } from './model/data-cache.js'
 
 export interface RegionSpec { name: string, timeZone: string }
 
@@ -66,8 +65,11 @@ export const DEFAULT_FLOORS_USD: Record<string, number> = {
   'p100-16gb': 0.30, 't4-16gb': 0.15, 'v100-16gb': 0.60, 'v100-32gb': 0.75, 'a10-24gb': 0.35, g2: 0.40, g3: 0.60, default: 0.50
 }
 
-function num (obj: Fields, key: string, field: string, def: number, opts: { min?: number, max?: number, integer?: boolean }): number {
-  return obj[key] === undefined ? def : asNumber(obj[key], join(field, key), opts)
+type NumberReader = (key: string, fallback: number, bounds: { min?: number, max?: number, integer?: boolean }) => number
+
+/** The numbers of one section (`field`): a missing key is `fallback`, a present one is checked against `bounds`. */
+function numbersIn (obj: Fields, field: string): NumberReader {
+  return (key, fallback, bounds) => obj[key] === undefined ? fallback : asNumber(obj[key], join(field, key), bounds)
 }
 
 function section (obj: Fields, key: string, keys: readonly string[]): Fields {
@@ -87,44 +89,50 @@ export function parseScenario (raw: unknown, baseDir: string): Scenario {
   const adv = section(top, 'adversarial', ['failing', 'lying', 'sybilRenters'])
   const report = section(top, 'report', ['bucketMinutes'])
   const share = { min: 0, max: 1 }
+  const topNumber = numbersIn(top, '')
+  const populationNumber = numbersIn(pop, 'population')
+  const marketNumber = numbersIn(market, 'market')
+  const adversarialNumber = numbersIn(adv, 'adversarial')
+  const reportNumber = numbersIn(report, 'report')
   const scenario: Scenario = {
     name: top.name === undefined ? 'scenario' : asString(top.name, 'name', { nonEmpty: true }),
     description: top.description === undefined ? '' : asString(top.description, 'description'),
-    seed: num(top, 'seed', '', 1, { min: 0, max: 2 ** 32 - 1, integer: true }),
+    seed: topNumber('seed', 1, { min: 0, max: 2 ** 32 - 1, integer: true }),
     trace: { nodes: resolve(baseDir, asString(trace.nodes, 'trace.nodes')), tasks: resolve(baseDir, asString(trace.tasks, 'trace.tasks')) },
     population: {
-      owners: num(pop, 'owners', 'population', 40, { min: 1, max: 100_000, integer: true }),
-      ownWorkload: num(pop, 'ownWorkload', 'population', 0.6, share),
-      renters: num(pop, 'renters', 'population', 100, { min: 1, max: 1_000_000, integer: true }),
+      owners: populationNumber('owners', 40, { min: 1, max: 100_000, integer: true }),
+      ownWorkload: populationNumber('ownWorkload', 0.6, share),
+      renters: populationNumber('renters', 100, { min: 1, max: 1_000_000, integer: true }),
       regions: pop.regions === undefined ? DEFAULT_REGIONS : parseRegions(pop.regions),
-      idleWindowsShare: num(pop, 'idleWindowsShare', 'population', 0.3, share),
-      goldShareOfLs: num(pop, 'goldShareOfLs', 'population', 0.3, share),
-      residencyShare: num(pop, 'residencyShare', 'population', 0.2, share)
+      idleWindowsShare: populationNumber('idleWindowsShare', 0.3, share),
+      goldShareOfLs: populationNumber('goldShareOfLs', 0.3, share),
+      residencyShare: populationNumber('residencyShare', 0.2, share)
     },
     market: {
-      candidates: num(market, 'candidates', 'market', 8, { min: 1, max: 256, integer: true }),
+      candidates: marketNumber('candidates', 8, { min: 1, max: 256, integer: true }),
       pricing: market.pricing === undefined ? 'first-price' : asEnum(market.pricing, 'market.pricing', ['first-price', 'second-price'] as const),
-      bidWindowMs: num(market, 'bidWindowMs', 'market', 1000, { min: 1, max: 60_000 }),
-      acceptTimeoutMs: num(market, 'acceptTimeoutMs', 'market', 3000, { min: 1, max: 60_000 }),
+      bidWindowMs: marketNumber('bidWindowMs', 1000, { min: 1, max: 60_000 }),
+      acceptTimeoutMs: marketNumber('acceptTimeoutMs', 3000, { min: 1, max: 60_000 }),
       patienceMinutes: parsePatience(market.patienceMinutes),
-      retryMinutes: num(market, 'retryMinutes', 'market', 5, { min: 0.1, max: 1440 }),
+      retryMinutes: marketNumber('retryMinutes', 5, { min: 0.1, max: 1440 }),
       floorUsd: parseFloors(market.floorUsd),
-      reputationRefreshMinutes: num(market, 'reputationRefreshMinutes', 'market', 60, { min: 0, max: 10_080 })
+      reputationRefreshMinutes: marketNumber('reputationRefreshMinutes', 60, { min: 0, max: 10_080 })
     },
     adversarial: {
-      failing: num(adv, 'failing', 'adversarial', 0, share),
-      lying: num(adv, 'lying', 'adversarial', 0, share),
-      sybilRenters: num(adv, 'sybilRenters', 'adversarial', 0, { min: 0, max: 10_000, integer: true })
+      failing: adversarialNumber('failing', 0, share),
+      lying: adversarialNumber('lying', 0, share),
+      sybilRenters: adversarialNumber('sybilRenters', 0, { min: 0, max: 10_000, integer: true })
     },
-    report: { bucketMinutes: num(report, 'bucketMinutes', 'report', 60, { min: 1, max: 7 * 1440 }) }
+    report: { bucketMinutes: reportNumber('bucketMinutes', 60, { min: 1, max: 7 * 1440 }) }
   }
   if (top.data !== undefined) scenario.data = parseDataParams(top.data)
   if (top.synthetic !== undefined) {
     const s = section(top, 'synthetic', ['providers', 'jobs', 'spanDays'])
+    const syntheticNumber = numbersIn(s, 'synthetic')
     scenario.synthetic = {
-      providers: num(s, 'providers', 'synthetic', 0, { min: 0, max: 100_000, integer: true }),
-      jobs: num(s, 'jobs', 'synthetic', 10_000, { min: 1, max: 5_000_000, integer: true }),
-      spanDays: num(s, 'spanDays', 'synthetic', 7, { min: 0.01, max: 365 })
+      providers: syntheticNumber('providers', 0, { min: 0, max: 100_000, integer: true }),
+      jobs: syntheticNumber('jobs', 10_000, { min: 1, max: 5_000_000, integer: true }),
+      spanDays: syntheticNumber('spanDays', 7, { min: 0.01, max: 365 })
     }
   }
   return scenario

@@ -3,7 +3,7 @@
  * endpoint-independent mapping, every connection from one local port leaves from one public
  * port: the peers the node dials see it (identify's observed address), and a peer behind
  * another such NAT can then reach it by dialing that public port while the node dials the
- * peer's from the same local port (a TCP simultaneous open: src/node/direct-path.ts).
+ * peer's from the same local port (a TCP simultaneous open: src/node/connectivity/direct-path.ts).
  *
  * Sockets share the port with SO_REUSEADDR (libuv sets it on every bind), which Linux allows
  * among connecting sockets, never with a listening one: so the port is not the listen port.

@@ -66,7 +66,7 @@ class TlsTcp implements Transport {
 
   /**
    * One side of a TCP simultaneous open: `ma`'s peer dials us from its own dial port at the
-   * same time (src/node/direct-path.ts). The connection both connects make is one; the
+   * same time (src/node/connectivity/direct-path.ts). The connection both connects make is one; the
    * initiator runs TLS and the muxer negotiation as client, the other as server.
    */
   private async punch (ma: Multiaddr, initiator: boolean, signal: AbortSignal): Promise<Connection> {

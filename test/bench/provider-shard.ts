@@ -12,9 +12,9 @@
  */
 import { join } from 'node:path'
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
-import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
-import { parsePolicy } from '../../src/capability/policy.js'
-import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
+import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy/policy.js'
+import { providerProfile, type ProviderProfile } from '../../src/capability/policy/profile.js'
 import { CAPABILITY_SERVICE, capabilityServices, type CapabilityAdvertiser } from '../../src/capability/index.js'
 import { resolveConfig } from '../../src/config/index.js'
 import { toHex } from '../../src/common/index.js'

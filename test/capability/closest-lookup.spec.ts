@@ -2,15 +2,15 @@ import * as assert from 'node:assert/strict'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { multiaddr } from '@multiformats/multiaddr'
-import { findClosestProviders } from '../../src/capability/closest-lookup.js'
-import { DhtPeerBook } from '../../src/capability/dht-peers.js'
-import { indexCid, type IndexKey } from '../../src/capability/index-keys.js'
-import { askProvidersWith, compareDistance, kadIdOfCid, kadIdOfPeer, parseProvidersAnswer, type AskProviders, type PeerHint } from '../../src/capability/kad-providers.js'
-import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
-import { parsePolicy } from '../../src/capability/policy.js'
-import { providerProfile } from '../../src/capability/profile.js'
+import { findClosestProviders } from '../../src/capability/discovery/closest-lookup.js'
+import { DhtPeerBook } from '../../src/capability/discovery/dht-peers.js'
+import { indexCid, type IndexKey } from '../../src/capability/discovery/index-keys.js'
+import { askProvidersWith, compareDistance, kadIdOfCid, kadIdOfPeer, parseProvidersAnswer, type AskProviders, type PeerHint } from '../../src/capability/discovery/kad-providers.js'
+import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy/policy.js'
+import { providerProfile } from '../../src/capability/policy/profile.js'
 import { capabilityServices } from '../../src/capability/services.js'
-import { CAPABILITY_SERVICE, capabilityAdvertiser, type CapabilityAdvertiser } from '../../src/capability/advertiser.js'
+import { CAPABILITY_SERVICE, capabilityAdvertiser, type CapabilityAdvertiser } from '../../src/capability/advertising/advertiser.js'
 import { join } from 'node:path'
 import { resolveConfig } from '../../src/config/index.js'
 import { createNode, RequestResponseError } from '../../src/node/index.js'
@@ -20,7 +20,7 @@ import { recordAttack, startInProcessNetwork, tempDir, waitFor, type InProcessNe
 import type { PeerId } from '@libp2p/interface'
 import type { KadDHT, SingleKadDHT } from '@libp2p/kad-dht'
 import type { CID } from 'multiformats/cid'
-import type { PublishReport } from '../../src/capability/advertiser.js'
+import type { PublishReport } from '../../src/capability/advertising/advertiser.js'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 import type { IdlegridNode } from '../../src/node/index.js'
 
@@ -121,7 +121,7 @@ describe('capability discovery: index keys asked of their closest DHT servers di
 
   it('one wave: the `width` closest servers agree, nobody else is asked', async () => {
     const counter = { sent: 0 }
-    const r = await findClosestProviders(ask, bookOf(servers), KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 }, counter)
+    const r = await findClosestProviders({ ask, book: bookOf(servers) }, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 }, counter)
     assert.deepEqual(ids(r.candidates), providerIds())
     assert.equal(r.waves, 1)
     assert.equal(counter.sent, 2)
@@ -139,13 +139,13 @@ describe('capability discovery: index keys asked of their closest DHT servers di
       return { ...answer, providers: answer.providers.filter(p => !drop.includes(p.id.toString())) }
     }
     const counter = { sent: 0 }
-    const r = await findClosestProviders(partial, bookOf(servers), KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 }, counter)
+    const r = await findClosestProviders({ ask: partial, book: bookOf(servers) }, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 }, counter)
     assert.deepEqual(ids(r.candidates), providerIds(), `C (rank ${rank(c)} provider) found by the second wave`)
     assert.equal(r.waves, 2)
     assert.equal(r.foundAfterFirstWave, 1)
     assert.equal(counter.sent, 4)
     // the same answers with no budget for a second wave miss C: widening is what found it
-    const narrow = await findClosestProviders(partial, bookOf(servers), KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 2, width: 2 }, { sent: 0 })
+    const narrow = await findClosestProviders({ ask: partial, book: bookOf(servers) }, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 2, width: 2 }, { sent: 0 })
     assert.ok(!ids(narrow.candidates).includes(c.peerId.toString()))
     assert.equal(narrow.budgetSpent, true)
   })
@@ -157,7 +157,7 @@ describe('capability discovery: index keys asked of their closest DHT servers di
       return peer.id.equals(servers[0]?.peerId as PeerId) ? { ...answer, providers: answer.providers.filter(p => !p.id.equals(a.peerId)) } : answer
     }
     const counter = { sent: 0 }
-    const r = await findClosestProviders(lossy, bookOf(servers), KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 3 }, counter)
+    const r = await findClosestProviders({ ask: lossy, book: bookOf(servers) }, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 3 }, counter)
     assert.deepEqual(ids(r.candidates), providerIds())
     assert.equal(r.agreed, false)
     assert.equal(r.waves, 1)
@@ -167,7 +167,7 @@ describe('capability discovery: index keys asked of their closest DHT servers di
   it('a book that knows only the farthest server converges on the closest ones through their answers', async () => {
     const book = bookOf([servers[3] as IdlegridNode])
     const counter = { sent: 0 }
-    const r = await findClosestProviders(ask, book, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 }, counter)
+    const r = await findClosestProviders({ ask, book }, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 }, counter)
     assert.deepEqual(ids(r.candidates), providerIds())
     assert.ok(r.waves >= 2, `asked the closer servers it learned of (${r.waves} waves)`)
     assert.ok(book.has(servers[0]?.peerId as PeerId), 'the closest server joined the book once it answered')
@@ -179,7 +179,7 @@ describe('capability discovery: index keys asked of their closest DHT servers di
     while (compareDistance(target, kadIdOfPeer(ghost), kadIdOfPeer(servers[0]?.peerId as PeerId)) >= 0) ghost = await randomPeerId()
     const book = bookOf(servers)
     book.confirm(ghost, [multiaddr(`/ip4/127.0.0.1/tcp/1/p2p/${ghost.toString()}`)])
-    const r = await findClosestProviders(ask, book, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 }, { sent: 0 })
+    const r = await findClosestProviders({ ask, book }, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 }, { sent: 0 })
     assert.deepEqual(ids(r.candidates), providerIds())
     assert.equal(r.failed, 1)
     assert.equal(book.has(ghost), false)
@@ -193,7 +193,7 @@ describe('capability discovery: index keys asked of their closest DHT servers di
     }
     const book = bookOf(servers)
     const deadline = AbortSignal.timeout(10_000)
-    const r = await findClosestProviders(hanging, book, KEY, { signal: deadline, maxMessages: 24, width: 2, requestTimeoutMs: 300 }, { sent: 0 })
+    const r = await findClosestProviders({ ask: hanging, book }, KEY, { signal: deadline, maxMessages: 24, width: 2, requestTimeoutMs: 300 }, { sent: 0 })
     assert.equal(deadline.aborted, false, 'the lookup ended before the query\'s deadline')
     assert.deepEqual(ids(r.candidates), providerIds())
     assert.equal(r.failed, 1)
@@ -214,7 +214,7 @@ describe('capability discovery: index keys asked of their closest DHT servers di
     const book = bookOf(servers)
     const counter = { sent: 0 }
     const budget = 12
-    const r = await findClosestProviders(lying, book, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: budget, width: 2 }, counter)
+    const r = await findClosestProviders({ ask: lying, book }, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: budget, width: 2 }, counter)
     recordAttack({ issue: '15.4', attack: 'DHT server answers GET_PROVIDERS with 64 made-up servers closer to the key (and no providers)', got: `${counter.sent} requests sent (${r.failed} to made-up servers), ${r.candidates.length} of 3 providers found, ${book.size} servers in the book`, limit: `at most width (2) new servers taken from one answer; budget ${budget}; failed servers never enter the book` })
     assert.ok(r.failed <= 2, `${r.failed} requests to made-up servers`)
     assert.ok(counter.sent <= budget)

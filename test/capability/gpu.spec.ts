@@ -1,9 +1,9 @@
 import * as assert from 'node:assert/strict'
 import { readFileSync, chmodSync, statSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { parseNvidiaSmi, parseTelemetry, detectGpus, readGpuTelemetry, groupGpus, GpuDetectionError, NVIDIA_SMI_NOT_FOUND } from '../../src/capability/gpu.js'
-import { normaliseGpuModel, gpuModelMatches } from '../../src/capability/gpu-model.js'
-import { parseSimulatedGpu, parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
+import { parseNvidiaSmi, parseTelemetry, detectGpus, readGpuTelemetry, groupGpus, GpuDetectionError, NVIDIA_SMI_NOT_FOUND } from '../../src/capability/gpu/gpu.js'
+import { normaliseGpuModel, gpuModelMatches } from '../../src/capability/gpu/gpu-model.js'
+import { parseSimulatedGpu, parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
 import { ConfigError } from '../../src/config/validate.js'
 
 const fixtureUrl = (name: string): URL => new URL(`../../../test/fixtures/nvidia-smi/${name}`, import.meta.url)

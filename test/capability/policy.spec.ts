@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict'
-import { parsePolicy, applyPolicyFlags, imageAllowed, residencyOf } from '../../src/capability/policy.js'
-import type { ProviderPolicy } from '../../src/capability/policy.js'
-import { isAvailable, availableFor, nextChange, localWeekMinute } from '../../src/capability/availability.js'
-import { parseWindow, parseWindows, formatWindow } from '../../src/capability/windows.js'
+import { parsePolicy, applyPolicyFlags, imageAllowed, residencyOf } from '../../src/capability/policy/policy.js'
+import type { ProviderPolicy } from '../../src/capability/policy/policy.js'
+import { isAvailable, availableFor, nextChange, localWeekMinute } from '../../src/capability/policy/availability.js'
+import { parseWindow, parseWindows, formatWindow } from '../../src/capability/policy/windows.js'
 import { ConfigError } from '../../src/config/validate.js'
 
 const DIGEST = 'a'.repeat(64)

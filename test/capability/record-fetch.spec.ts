@@ -2,16 +2,16 @@ import * as assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import * as lp from 'it-length-prefixed'
 import { pipe } from 'it-pipe'
-import { CAPABILITY_SERVICE, type CapabilityAdvertiser } from '../../src/capability/advertiser.js'
-import { DISCOVERY_SERVICE, type CapabilityDiscovery } from '../../src/capability/discovery-service.js'
-import type { DiscoveryResult } from '../../src/capability/discovery.js'
+import { CAPABILITY_SERVICE, type CapabilityAdvertiser } from '../../src/capability/advertising/advertiser.js'
+import { DISCOVERY_SERVICE, type CapabilityDiscovery } from '../../src/capability/discovery/discovery-service.js'
+import type { DiscoveryResult } from '../../src/capability/discovery/discovery.js'
 import { RecordFetchError } from '../../src/capability/errors.js'
-import { parsePolicy } from '../../src/capability/policy.js'
-import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
-import { buildCapabilityRecord, sealCapabilityRecord } from '../../src/capability/record.js'
-import { fetchRecordDirect, MAX_FETCH_REQUEST_BYTES } from '../../src/capability/record-fetch.js'
+import { parsePolicy } from '../../src/capability/policy/policy.js'
+import { providerProfile, type ProviderProfile } from '../../src/capability/policy/profile.js'
+import { buildCapabilityRecord, sealCapabilityRecord } from '../../src/capability/record/record.js'
+import { fetchRecordDirect, MAX_FETCH_REQUEST_BYTES } from '../../src/capability/record/record-fetch.js'
 import { capabilityServices } from '../../src/capability/services.js'
-import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
+import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { ProviderCandidates, type CandidateComponents } from '../../src/market/provider-candidates.js'
 import { requestOnce, type IdlegridNode } from '../../src/node/index.js'
@@ -160,7 +160,7 @@ describe('capability records fetched from the providers themselves (/idlegrid/ca
   it('a node that does not serve records is "unsupported"; an oversized request is refused and the provider keeps serving', async () => {
     await assert.rejects(fetchFrom(net.bootstrap), (err: RecordFetchError) => err.reason === 'unsupported')
     const cm = connections()
-    await assert.rejects(requestOnce(cm, honest.peerId, PROTOCOL.capability, new Uint8Array(MAX_FETCH_REQUEST_BYTES + 1), 16 * 1024, AbortSignal.timeout(5_000)))
+    await assert.rejects(requestOnce(cm, honest.peerId, { protocol: PROTOCOL.capability, request: new Uint8Array(MAX_FETCH_REQUEST_BYTES + 1), maxResponseBytes: 16 * 1024, signal: AbortSignal.timeout(5_000) }))
     const record = await fetchRecordDirect(cm, honest.peerId, { signal: AbortSignal.timeout(5_000) })
     assert.ok(record.signer.equals(honest.peerId))
   })

@@ -1,6 +1,6 @@
 /**
  * Issue 19 item 3, kills: the network's only bootstrap SIGKILLed and started again from the
- * same data directory on the same port. The others redial it (src/node/connector.ts redials
+ * same data directory on the same port. The others redial it (src/node/connectivity/connector.ts redials
  * the bootstrap list while connected to none of it), everyone hears everyone again and a job
  * completes, within a bound; the time to recover is the figure.
  */

@@ -7,7 +7,7 @@
  * the market's gossip). Honest auctions (`idlegrid submit
  * --auction-only`) run quiet, under the spam and under the valid flood: all must complete with a
  * p95 within 2× the quiet one; every honest node the attackers reached must drop them (the peer
- * guard, src/node/peer-guard.ts: denied, disconnected, their redials refused), and the honest
+ * guard, src/node/guard/peer-guard.ts: denied, disconnected, their redials refused), and the honest
  * processes' memory must stay bounded.
  */
 import * as assert from 'node:assert/strict'

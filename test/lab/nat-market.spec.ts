@@ -2,8 +2,8 @@
  * Issue 37: `idlegrid` processes in the NAT lab (test/lab/nat-lab.ts) trade as their users
  * would: a bootstrap on the public segment, providers and renters at home behind NAT routers
  * that drop unsolicited inbound connections, nobody forwarding a port. Each row submits a job.
- * A NAT'd pair meets through the bootstrap's circuit relay (src/node/relay.ts), and the auction
- * runs over its limited circuit. The job then takes a direct path (src/node/direct-path.ts):
+ * A NAT'd pair meets through the bootstrap's circuit relay (src/node/connectivity/relay.ts), and the auction
+ * runs over its limited circuit. The job then takes a direct path (src/node/connectivity/direct-path.ts):
  * through two endpoint-independent NATs a hole punch; through a symmetric NAT there is none,
  * and the job runs over the relay only when its operator carries jobs (relay.unlimited), and
  * otherwise fails saying so. Needs root, iproute2 and nftables; elsewhere it skips and says why.

@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict'
 import type { ConnectionManager } from '@libp2p/interface-internal'
-import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
-import { parsePolicy } from '../../src/capability/policy.js'
-import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
+import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy/policy.js'
+import { providerProfile, type ProviderProfile } from '../../src/capability/policy/profile.js'
 import { sealEnvelope } from '../../src/identity/index.js'
 import type { AuctionOptions, AuctionReport } from '../../src/market/auction-report.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
@@ -225,13 +225,13 @@ describe('market auction (in-process network)', function () {
     const acks: string[] = []
     const cm = connectionManagerOf(attacker)
     for (const [expected, data] of invalidBids) {
-      const answer = BidAck.decode(await requestOnce(cm, renterNode.peerId, PROTOCOL.bid, data, 256, AbortSignal.timeout(10_000)))
+      const answer = BidAck.decode(await requestOnce(cm, renterNode.peerId, { protocol: PROTOCOL.bid, request: data, maxResponseBytes: 256, signal: AbortSignal.timeout(10_000) }))
       assert.equal(answer.status, BidAck.Status.INVALID, expected)
       assert.ok(answer.detail.startsWith(expected), `${expected}: ${answer.detail}`)
       acks.push(answer.detail)
     }
     // an oversized bid frame is not answered at all: the stream is cut
-    await assert.rejects(requestOnce(cm, renterNode.peerId, PROTOCOL.bid, new Uint8Array(2 * 1024), 256, AbortSignal.timeout(10_000)))
+    await assert.rejects(requestOnce(cm, renterNode.peerId, { protocol: PROTOCOL.bid, request: new Uint8Array(2 * 1024), maxResponseBytes: 256, signal: AbortSignal.timeout(10_000) }))
     const report = await running
     const { signed, ...plain } = report
     const [expected] = predictedOrder(() => true)

@@ -6,9 +6,9 @@
  * over gossip and the bid stream, and answers awards on the accept stream.
  */
 import * as assert from 'node:assert/strict'
-import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
-import { parsePolicy } from '../../src/capability/policy.js'
-import { providerProfile } from '../../src/capability/profile.js'
+import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy/policy.js'
+import { providerProfile } from '../../src/capability/policy/profile.js'
 import { awardPriceProblem } from '../../src/market/award-check.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
 import { DeclineReason, PricingRule, signAward, signJobRequest, usdToMicro, type Award, type Bid, type JobRequest } from '../../src/market/messages.js'

@@ -144,7 +144,7 @@ export async function sendRawBid (from: IdlegridNode, to: PeerId, envelope: Uint
   const multiaddrs = (job?.renterAddrs ?? []).map(a => multiaddr(a))
   if (multiaddrs.length > 0) await from.libp2p.peerStore.merge(to, { multiaddrs })
   const cm = (from.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
-  return BidAck.decode(await requestOnce(cm, to, PROTOCOL.bid, envelope, MAX_BYTES.bidAck, AbortSignal.timeout(timeoutMs)))
+  return BidAck.decode(await requestOnce(cm, to, { protocol: PROTOCOL.bid, request: envelope, maxResponseBytes: MAX_BYTES.bidAck, signal: AbortSignal.timeout(timeoutMs) }))
 }
 
 /**
@@ -172,6 +172,6 @@ export async function publishAndTakeBid (renter: IdlegridNode, job: Signed<JobRe
 /** `from` asks `winner` to accept the award envelope over the accept protocol, as a renter does; the signed answer. */
 export async function askAccept (from: IdlegridNode, winner: PeerId, award: Uint8Array, timeoutMs = 5_000): Promise<AcceptResponse> {
   const dialer = { openConnection: async (peer: Parameters<typeof from.libp2p.dial>[0], opts?: { signal?: AbortSignal }) => await from.libp2p.dial(peer, opts) } as unknown as ConnectionManager
-  const bytes = await requestOnce(dialer, winner, PROTOCOL.accept, AcceptRequest.encode({ award }), MAX_BYTES.acceptResponse + 256, AbortSignal.timeout(timeoutMs))
+  const bytes = await requestOnce(dialer, winner, { protocol: PROTOCOL.accept, request: AcceptRequest.encode({ award }), maxResponseBytes: MAX_BYTES.acceptResponse + 256, signal: AbortSignal.timeout(timeoutMs) })
   return readAcceptResponse(bytes, winner)
 }

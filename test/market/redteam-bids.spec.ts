@@ -12,9 +12,9 @@
  */
 import * as assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
-import { parsePolicy } from '../../src/capability/policy.js'
-import { providerProfile } from '../../src/capability/profile.js'
+import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy/policy.js'
+import { providerProfile } from '../../src/capability/policy/profile.js'
 import { parseJobSpec } from '../../src/market/job-spec.js'
 import { readJobRequest, signBid, usdToMicro, type Bid, type JobRequest } from '../../src/market/messages.js'
 import { DEFAULT_PRICING } from '../../src/market/pricing.js'

@@ -5,9 +5,9 @@
  * declined `unknown-job`. Real in-process nodes, real gossip, real signatures.
  */
 import * as assert from 'node:assert/strict'
-import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
-import { parsePolicy } from '../../src/capability/policy.js'
-import { providerProfile } from '../../src/capability/profile.js'
+import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy/policy.js'
+import { providerProfile } from '../../src/capability/policy/profile.js'
 import { JobMemory } from '../../src/market/job-memory.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
 import { readAcceptResponse, signAward, signJobRequest, type JobRequest } from '../../src/market/messages.js'
@@ -90,7 +90,7 @@ describe('red team: market job-request flood (issue 13)', function () {
     let bytes: Uint8Array | undefined
     for (let tries = 1; bytes == null; tries++) {
       try {
-        bytes = await requestOnce(dialer, provider().peerId, PROTOCOL.accept, AcceptRequest.encode({ award: award.envelope }), MAX_BYTES.acceptResponse + 256, AbortSignal.timeout(20_000))
+        bytes = await requestOnce(dialer, provider().peerId, { protocol: PROTOCOL.accept, request: AcceptRequest.encode({ award: award.envelope }), maxResponseBytes: MAX_BYTES.acceptResponse + 256, signal: AbortSignal.timeout(20_000) })
       } catch (err) {
         if (!(err instanceof RequestResponseError) || tries >= 3) throw err
       }

@@ -12,9 +12,9 @@
 import * as assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { equals } from 'uint8arrays/equals'
-import { parseSimulatedGpus } from '../../src/capability/simulated-gpus.js'
-import { parsePolicy } from '../../src/capability/policy.js'
-import { providerProfile, type ProviderProfile } from '../../src/capability/profile.js'
+import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
+import { parsePolicy } from '../../src/capability/policy/policy.js'
+import { providerProfile, type ProviderProfile } from '../../src/capability/policy/profile.js'
 import { parseJobSpec } from '../../src/market/job-spec.js'
 import { DeclineReason, readAcceptResponse, readJobRequest, signAward, signJobRequest, type AcceptResponse, type Award, type JobRequest } from '../../src/market/messages.js'
 import { DEFAULT_PRICING } from '../../src/market/pricing.js'
@@ -201,6 +201,6 @@ function connectionManagerOf (node: IdlegridNode): ConnectionManager {
 /** `from` asks `winner` to accept the award envelope, over the accept protocol as a renter does. */
 async function askAccept (from: IdlegridNode, winner: IdlegridNode, award: Uint8Array): Promise<AcceptResponse> {
   const dialer = { openConnection: async (peer: Parameters<typeof from.libp2p.dial>[0], opts?: { signal?: AbortSignal }) => await from.libp2p.dial(peer, opts) } as unknown as ConnectionManager
-  const bytes = await requestOnce(dialer, winner.peerId, PROTOCOL.accept, AcceptRequest.encode({ award }), MAX_BYTES.acceptResponse + 256, AbortSignal.timeout(5_000))
+  const bytes = await requestOnce(dialer, winner.peerId, { protocol: PROTOCOL.accept, request: AcceptRequest.encode({ award }), maxResponseBytes: MAX_BYTES.acceptResponse + 256, signal: AbortSignal.timeout(5_000) })
   return readAcceptResponse(bytes, winner.peerId)
 }

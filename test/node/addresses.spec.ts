@@ -1,11 +1,11 @@
 /**
- * The addresses a node puts in its messages and how it says it is reached (src/node/addresses.ts,
+ * The addresses a node puts in its messages and how it says it is reached (src/node/connectivity/addresses.ts,
  * issue 37): behind NAT only public or relayed addresses go out, never the LAN's; on a local
  * network everything does, as before.
  */
 import * as assert from 'node:assert/strict'
 import { multiaddr } from '@multiformats/multiaddr'
-import { messageAddresses, reachabilityOf, recordAddresses, untilReachable } from '../../src/node/addresses.js'
+import { messageAddresses, reachabilityOf, recordAddresses, untilReachable } from '../../src/node/connectivity/addresses.js'
 
 const SELF = '12D3KooWBmjaYnbJ1KeBicXLQjUD1ZzM1z7V5AgiA4Lf4ShXsMm8'
 const RELAY = '12D3KooWLHku2egFfAE73cBuVUdrZRZUCNyWF18DD2k1ZqmrwGog'

@@ -1,5 +1,5 @@
 /**
- * The connector (src/node/connector.ts) between real libp2p nodes on 127.0.0.1: it dials its
+ * The connector (src/node/connectivity/connector.ts) between real libp2p nodes on 127.0.0.1: it dials its
  * bootstrap list as soon as the node has started, not at its first lookup tick nor after
  * @libp2p/bootstrap's delay, and a seed that is down at start costs nothing but a logged dial.
  * The nodes here have no peer discovery at all, so only the connector can make the link.
@@ -14,7 +14,7 @@ import { ping } from '@libp2p/ping'
 import { tcp } from '@libp2p/tcp'
 import { tls } from '@libp2p/tls'
 import { createLibp2p, type Libp2p } from 'libp2p'
-import { peerConnector, type PeerConnectorService } from '../../src/node/connector.js'
+import { peerConnector, type PeerConnectorService } from '../../src/node/connectivity/connector.js'
 import { waitFor } from '../utils/index.js'
 
 /** Far beyond the waits below: a link made within them was not made by a lookup tick. */

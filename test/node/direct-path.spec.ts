@@ -1,5 +1,5 @@
 /**
- * The direct path between peers a relay joined (src/node/direct-path.ts, issue 37 item 4), with
+ * The direct path between peers a relay joined (src/node/connectivity/direct-path.ts, issue 37 item 4), with
  * real nodes on 127.0.0.1 and the bootstrap's circuit relay: the rule both sides apply, a
  * connection reversal (the peer behind the relay dials the one that listens), no path where
  * neither side has a usable address (the job stream then refuses the limited circuit and says
@@ -11,7 +11,7 @@ import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { lpStream } from 'it-length-prefixed-stream'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { Punch } from '../../protocols/punch.js'
-import { planDirectPath, type DirectOffer } from '../../src/node/direct-path.js'
+import { planDirectPath, type DirectOffer } from '../../src/node/connectivity/direct-path.js'
 import { waitFor } from '../utils/index.js'
 import { relayedAddress, useLoopbackNodes } from './relay-nodes.js'
 import type { IdlegridNode } from '../../src/node/index.js'

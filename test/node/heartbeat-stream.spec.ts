@@ -10,7 +10,7 @@ import { Heartbeat } from '../../protocols/heartbeat.js'
 import { DOMAIN, PROTOCOL, TOPIC } from '../../protocols/ids.js'
 import { sealEnvelope } from '../../src/identity/index.js'
 import { GOSSIP_RATE_LIMITS, type IdlegridNode } from '../../src/node/index.js'
-import { MAX_HEARTBEAT_FRAME_BYTES } from '../../src/node/heartbeat-stream.js'
+import { MAX_HEARTBEAT_FRAME_BYTES } from '../../src/node/presence/heartbeat-stream.js'
 import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 
 function heartbeat (fields: Partial<Heartbeat> = {}): Uint8Array {

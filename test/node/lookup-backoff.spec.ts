@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict'
-import { LookupBackoff } from '../../src/node/lookup-backoff.js'
+import { LookupBackoff } from '../../src/node/connectivity/lookup-backoff.js'
 
-// The peer connector's DHT lookups for more peers (src/node/connector.ts): in a network
+// The peer connector's DHT lookups for more peers (src/node/connectivity/connector.ts): in a network
 // smaller than the connection target the node never reaches it, and a walk every 10 s for ever
 // was most of an idle provider's CPU (test/bench/idle.bench.ts). Clock injected: no waiting.
 

@@ -1,5 +1,5 @@
 /**
- * The random walk the relay discovery and AutoNAT use (src/node/paced-walk.ts): one DHT query
+ * The random walk the relay discovery and AutoNAT use (src/node/connectivity/paced-walk.ts): one DHT query
  * per interval and each peer once per `forgetMs`, whatever the routing answers. libp2p's own
  * walk queried back to back, and a NAT'd node in a one-relay network redialed one stale peer
  * every 5–10 ms for as long as it ran.
@@ -7,7 +7,7 @@
 import * as assert from 'node:assert/strict'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { pacedWalk } from '../../src/node/paced-walk.js'
+import { pacedWalk } from '../../src/node/connectivity/paced-walk.js'
 import type { PeerInfo } from '@libp2p/interface'
 
 async function somePeers (n: number): Promise<PeerInfo[]> {

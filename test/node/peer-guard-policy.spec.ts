@@ -1,5 +1,5 @@
 /**
- * The peer guard's policy on a fake clock (src/node/peer-guard.ts, deny-list.ts,
+ * The peer guard's policy on a fake clock (src/node/guard/peer-guard.ts, deny-list.ts,
  * token-bucket.ts, gossip-limits.ts): buckets, the deny list's expiry and bound, strikes,
  * trusted peers' short denial, the gater.
  */
@@ -7,10 +7,10 @@ import * as assert from 'node:assert/strict'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { JOB_SHARD_TOPICS, TOPIC } from '../../protocols/ids.js'
-import { DenyList } from '../../src/node/deny-list.js'
-import { topicClass } from '../../src/node/gossip-limits.js'
-import { PeerGuard } from '../../src/node/peer-guard.js'
-import { TokenBuckets } from '../../src/node/token-bucket.js'
+import { DenyList } from '../../src/node/guard/deny-list.js'
+import { topicClass } from '../../src/node/guard/gossip-limits.js'
+import { PeerGuard } from '../../src/node/guard/peer-guard.js'
+import { TokenBuckets } from '../../src/node/guard/token-bucket.js'
 import type { PeerId } from '@libp2p/interface'
 
 async function newPeer (): Promise<PeerId> {

@@ -12,7 +12,7 @@ import { resolveConfig, type Role } from '../../src/config/config.js'
 import { sealEnvelope } from '../../src/identity/index.js'
 import { createNode, type IdlegridNode, type NodeComposition } from '../../src/node/create-node.js'
 import { GOSSIP_RATE_LIMITS, PEER_GUARD_DEFAULTS, type PeerGuardSnapshot } from '../../src/node/index.js'
-import { sendHeartbeat } from '../../src/node/heartbeat-stream.js'
+import { sendHeartbeat } from '../../src/node/presence/heartbeat-stream.js'
 import * as lp from 'it-length-prefixed'
 import { recordAttack, tempDir, waitFor } from '../utils/index.js'
 

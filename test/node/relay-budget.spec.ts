@@ -1,10 +1,10 @@
 /**
- * A relay's hourly bandwidth budget (src/node/relay-budget.ts, issue 37 item 3): bytes are
+ * A relay's hourly bandwidth budget (src/node/connectivity/relay-budget.ts, issue 37 item 3): bytes are
  * counted across circuits until the hour's budget is passed, then refused until the hour turns.
  * Between real nodes: test/node/relay.spec.ts.
  */
 import * as assert from 'node:assert/strict'
-import { RelayBudget, RelayBudgetError } from '../../src/node/relay-budget.js'
+import { RelayBudget, RelayBudgetError } from '../../src/node/connectivity/relay-budget.js'
 
 describe('node: a relay\'s hourly budget', () => {
   it('counts every circuit\'s bytes together, throws past the budget, and starts over an hour after the window began', () => {

@@ -1,5 +1,5 @@
 /**
- * Circuit relay v2 between real nodes on 127.0.0.1 (src/node/relay.ts, issue 37): a node that
+ * Circuit relay v2 between real nodes on 127.0.0.1 (src/node/connectivity/relay.ts, issue 37): a node that
  * says it cannot be dialed (`--reachability private`) reserves a slot on its bootstrap's relay
  * and gets a relayed address; a peer reaches it through the relay with TLS end to end (the
  * relay sees ciphertext); on the relay's limited circuit the market's request-response streams
@@ -8,7 +8,7 @@
 import * as assert from 'node:assert/strict'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { requestOnce, type IdlegridNode } from '../../src/node/index.js'
-import { MAX_RELAYED_PER_PEER } from '../../src/node/relay.js'
+import { MAX_RELAYED_PER_PEER } from '../../src/node/connectivity/relay.js'
 import { recordAttack, waitFor } from '../utils/index.js'
 import { relayedAddress, useLoopbackNodes } from './relay-nodes.js'
 import type { ConnectionManager } from '@libp2p/interface-internal'
@@ -36,7 +36,7 @@ describe('node: circuit relay v2 on loopback', function () {
     assert.equal(connection.encryption, '/tls/1.0.0', 'TLS between the two peers, over the circuit')
     assert.ok(connection.limits != null, 'the relay bounds the circuit')
     // the provider's capability record over the circuit: a request-response of the market
-    const record = await requestOnce(connectionsOf(renter), provider.peerId, PROTOCOL.capability, new Uint8Array(0), 64 * 1024, AbortSignal.timeout(10_000))
+    const record = await requestOnce(connectionsOf(renter), provider.peerId, { protocol: PROTOCOL.capability, request: new Uint8Array(0), maxResponseBytes: 64 * 1024, signal: AbortSignal.timeout(10_000) })
     assert.ok(record.byteLength > 0, 'the capability record came back over the relay')
     await assert.rejects(renter.libp2p.dialProtocol(provider.peerId, PROTOCOL.job, { signal: AbortSignal.timeout(10_000) }), (err: Error) => err.name === 'LimitedConnectionError', 'no job stream on a limited circuit')
   })
@@ -88,7 +88,7 @@ describe('node: circuit relay v2 on loopback', function () {
     }
     const held = victim.libp2p.getConnections(attacker.peerId).filter(c => c.status === 'open' && c.remoteAddr.toString().includes('/p2p-circuit')).length
     const reached = await honest.libp2p.dial(via, { signal: AbortSignal.timeout(15_000) }).then(async c => {
-      const record = await requestOnce(connectionsOf(honest), victim.peerId, PROTOCOL.capability, new Uint8Array(0), 64 * 1024, AbortSignal.timeout(10_000))
+      const record = await requestOnce(connectionsOf(honest), victim.peerId, { protocol: PROTOCOL.capability, request: new Uint8Array(0), maxResponseBytes: 64 * 1024, signal: AbortSignal.timeout(10_000) })
       return c.limits != null && record.byteLength > 0
     }).catch((err: Error) => err.message)
     recordAttack({ issue: '37.5', attack: `${FLOOD} circuits in a row from one peer to a NAT'd node through its relay`, got: `${opened} opened, ${held} held by the victim; an honest peer ${reached === true ? 'still reached it and read its record' : `failed: ${String(reached)}`}`, limit: `at most ${MAX_RELAYED_PER_PEER} relayed connections per remote peer` })

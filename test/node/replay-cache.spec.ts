@@ -6,7 +6,7 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { DOMAIN, TOPIC } from '../../protocols/ids.js'
 import { sealEnvelope } from '../../src/identity/index.js'
 import { gossipRouter, TOPIC_RETENTION_MS } from '../../src/node/gossip.js'
-import { ReplayCache } from '../../src/node/replay-cache.js'
+import { ReplayCache } from '../../src/node/guard/replay-cache.js'
 import { recordAttack } from '../utils/index.js'
 import type { Ed25519PrivateKey, Message, PeerId } from '@libp2p/interface'
 

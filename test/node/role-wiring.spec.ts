@@ -9,13 +9,13 @@ import type { IdlegridNode } from '../../src/node/index.js'
 import { startInProcessNetwork, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
 
 /** What libp2p and every idlegrid node speak (protocols/README.md §1 and §2); gossipsub only, no floodsub. */
-// circuit relay v2's stop: every node takes relayed connections (src/node/relay.ts); punch: every node answers a direct-path request (src/node/direct-path.ts)
+// circuit relay v2's stop: every node takes relayed connections (src/node/connectivity/relay.ts); punch: every node answers a direct-path request (src/node/connectivity/direct-path.ts)
 const CORE_PROTOCOLS = ['/ipfs/id/1.0.0', '/ipfs/ping/1.0.0', '/libp2p/circuit/relay/0.2.0/stop', PROTOCOL.kad, '/meshsub/1.2.0', '/meshsub/1.1.0', '/meshsub/1.0.0', PROTOCOL.ledgerSync, PROTOCOL.heartbeat, PROTOCOL.punch, PROTOCOL.autonat]
 /** What a provider adds: accept, explain, the job stream, its own capability record and its leases' requests. */
 const PROVIDER_PROTOCOLS = [PROTOCOL.accept, PROTOCOL.explain, PROTOCOL.job, PROTOCOL.jobCached, PROTOCOL.capability, PROTOCOL.serve, PROTOCOL.serveV1]
 /** What a renter adds: the bids sent to it and their audit. */
 const RENTER_PROTOCOLS = [PROTOCOL.bid, PROTOCOL.bidsAudit, PROTOCOL.usage]
-/** circuit relay v2's hop, served by bootstraps (src/node/relay.ts) */
+/** circuit relay v2's hop, served by bootstraps (src/node/connectivity/relay.ts) */
 const RELAY_PROTOCOLS = ['/libp2p/circuit/relay/0.2.0/hop']
 
 describe('node wiring as the composition root builds it (issue 14 items 5 and 6)', function () {

@@ -1,5 +1,5 @@
 /**
- * Large yamux data frames in pieces (src/node/yamux-frames.ts) between two real libp2p nodes on
+ * Large yamux data frames in pieces (src/node/streams/yamux-frames.ts) between two real libp2p nodes on
  * 127.0.0.1 (TCP, TLS): bulk data and small messages arrive whole and in order, and the bulk
  * data reaches the encrypter without the copy @libp2p/tls makes of a frame given as one list of
  * header and data (counted where it happens: Uint8ArrayList.subarray() of a list of pieces).
@@ -11,7 +11,7 @@ import { tcp } from '@libp2p/tcp'
 import { tls } from '@libp2p/tls'
 import { createLibp2p, type Libp2p } from 'libp2p'
 import { Uint8ArrayList } from 'uint8arraylist'
-import { LARGE_FRAME_BYTES, largeFramesInPieces } from '../../src/node/yamux-frames.js'
+import { LARGE_FRAME_BYTES, largeFramesInPieces } from '../../src/node/streams/yamux-frames.js'
 
 const PROTOCOL = '/idlegrid-test/yamux-frames/1.0.0'
 const MiB = 1024 * 1024

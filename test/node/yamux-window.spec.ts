@@ -1,5 +1,5 @@
 /**
- * Lazy yamux window updates (src/node/yamux-window.ts) between two real libp2p nodes on
+ * Lazy yamux window updates (src/node/streams/yamux-window.ts) between two real libp2p nodes on
  * 127.0.0.1 (TCP, TLS): small messages back and forth send no window updates until half the
  * initial window is owed, and bulk data both ways at once, read slowly, still arrives whole
  * (the sender's window always refills: no deadlock).
@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { tcp } from '@libp2p/tcp'
 import { tls } from '@libp2p/tls'
 import { createLibp2p, type Libp2p } from 'libp2p'
-import { lazyWindowStats, lazyWindowYamux, WINDOW_UPDATE_THRESHOLD } from '../../src/node/yamux-window.js'
+import { lazyWindowStats, lazyWindowYamux, WINDOW_UPDATE_THRESHOLD } from '../../src/node/streams/yamux-window.js'
 import type { Stream } from '@libp2p/interface'
 import type { Uint8ArrayList } from 'uint8arraylist'
 

@@ -222,7 +222,7 @@ describe('red team: ledger attacks from a separate attacker process (issue 12)',
       // all 1000 judged by the process the flooder sends to, or nothing new anywhere for 2 s
       return counts.some(c => c >= 1000) || (unchanged >= 2 && counts.some(c => c > 0))
     }, { timeoutMs: 60_000, intervalMs: 1_000, what: 'every process to finish judging the junk' })
-    // or the peer guard cut it short: past its ledger gossip allowance the flooder is denied and disconnected (src/node/peer-guard.ts)
+    // or the peer guard cut it short: past its ledger gossip allowance the flooder is denied and disconnected (src/node/guard/peer-guard.ts)
     const deniedBy = (await Promise.all(net.all.map(async n => await n.status()))).filter(s => s.peerGuard.denied.some(d => d.peerId === a.peerIds[0])).map(s => s.role)
     assert.ok(Math.max(...counts) >= 500 || deniedBy.length > 0, `the flood reached the network: ${counts.join('/')} entries judged`)
     const { result, error } = await a.stop()

@@ -25,5 +25,5 @@ export async function sendBidTo (node: IdlegridNode, renter: PeerId, job: JobReq
   const multiaddrs = job.renterAddrs.map(a => multiaddr(a))
   if (multiaddrs.length > 0) await node.libp2p.peerStore.merge(renter, { multiaddrs })
   const cm = (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
-  return BidAck.decode(await requestOnce(cm, renter, PROTOCOL.bid, envelope, MAX_BYTES.bidAck, signal, { lazy: true }))
+  return BidAck.decode(await requestOnce(cm, renter, { protocol: PROTOCOL.bid, request: envelope, maxResponseBytes: MAX_BYTES.bidAck, signal, lazy: true }))
 }

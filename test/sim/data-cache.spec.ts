@@ -3,12 +3,12 @@ import { execFile } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { markdownReport, parseScenario, runScenario } from '../../src/sim/index.js'
-import { LruStore, drawCatalogue, parseDataParams, DATA_DEFAULTS } from '../../src/sim/data-cache.js'
-import { Rng } from '../../src/sim/rng.js'
+import { LruStore, drawCatalogue, parseDataParams, DATA_DEFAULTS } from '../../src/sim/model/data-cache.js'
+import { Rng } from '../../src/sim/model/rng.js'
 import { ConfigError } from '../../src/config/index.js'
 import { BIN_PATH, tempDir } from '../utils/index.js'
 import { NODE_HEADER, POD_HEADER, mixedNodes, mixedPods, node, pod, tinyScenario } from './fixtures.js'
-import type { SimJob } from '../../src/sim/population.js'
+import type { SimJob } from '../../src/sim/model/population.js'
 
 const GIB = 2 ** 30
 

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict'
 import { markdownReport, runScenario } from '../../src/sim/index.js'
-import { TIERS } from '../../src/capability/tiers.js'
+import { TIERS } from '../../src/capability/policy/tiers.js'
 import { tempDir } from '../utils/index.js'
 import { mixedNodes, mixedPods, tinyScenario } from './fixtures.js'
 

@@ -1,5 +1,5 @@
 /**
- * The kad-dht rules every node runs on /idlegrid/... keys (src/capability/dht-rules.ts): the
+ * The kad-dht rules every node runs on /idlegrid/... keys (src/capability/record/dht-rules.ts): the
  * record validator on mutated values (raw, and re-signed so the field checks are reached), on
  * mutated keys, and the selector on sets of mutated records, which must never throw and must
  * return an index into the set.
@@ -7,10 +7,10 @@
 import * as lp from 'it-length-prefixed'
 import { Uint8ArrayList } from 'uint8arraylist'
 import { DOMAIN } from '../../../protocols/ids.js'
-import { capabilityRecordValidator, selectCapabilityRecord } from '../../../src/capability/dht-rules.js'
+import { capabilityRecordValidator, selectCapabilityRecord } from '../../../src/capability/record/dht-rules.js'
 import { CapabilityRecordError } from '../../../src/capability/errors.js'
-import { MAX_RECORD_VALUE_BYTES } from '../../../src/capability/record.js'
-import { capabilityKey } from '../../../src/capability/record-key.js'
+import { MAX_RECORD_VALUE_BYTES } from '../../../src/capability/record/record.js'
+import { capabilityKey } from '../../../src/capability/record/record-key.js'
 import { sealEnvelope } from '../../../src/identity/index.js'
 import { fixtures } from '../fixtures.js'
 import { bytesInput } from '../mutate.js'

@@ -7,7 +7,7 @@
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { parsePolicy } from '../../../src/capability/policy.js'
+import { parsePolicy } from '../../../src/capability/policy/policy.js'
 import { ConfigError, ConfigFileError, readConfigFile, resolveConfig, ROLES } from '../../../src/config/index.js'
 import { loadJobSpec } from '../../../src/market/job-spec.js'
 import { tempDir } from '../../utils/wait.js'

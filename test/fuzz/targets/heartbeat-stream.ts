@@ -1,11 +1,11 @@
 /**
- * The heartbeat stream's receiving side (src/node/heartbeat-stream.ts) with the real heartbeat
+ * The heartbeat stream's receiving side (src/node/presence/heartbeat-stream.ts) with the real heartbeat
  * rules (heartbeat.ts): a mutated frame as it comes off /idlegrid/heartbeat/1.0.0, from the
  * provider's connection. The judgement answers with a verdict and must never throw.
  */
 import { defaultLogger } from '@libp2p/logger'
-import { MAX_HEARTBEAT_FRAME_BYTES, HeartbeatInbox } from '../../../src/node/heartbeat-stream.js'
-import { heartbeatService } from '../../../src/node/heartbeat.js'
+import { MAX_HEARTBEAT_FRAME_BYTES, HeartbeatInbox } from '../../../src/node/presence/heartbeat-stream.js'
+import { heartbeatService } from '../../../src/node/presence/heartbeat.js'
 import { DOMAIN } from '../../../protocols/ids.js'
 import { fixtures } from '../fixtures.js'
 import { bytesInput } from '../mutate.js'

@@ -1,5 +1,5 @@
 /**
- * The answers discovery reads from DHT servers it asks directly (src/capability/kad-providers.ts):
+ * The answers discovery reads from DHT servers it asks directly (src/capability/discovery/kad-providers.ts):
  * GET_PROVIDERS answers, decoded with the proto's bounds, peer ids parsed (bad ones skipped),
  * addresses cut to MAX_DIAL_ADDRS per peer. Seeds: answers made by the code, with providers,
  * closer peers and their addresses.
@@ -7,8 +7,8 @@
 import { multiaddr } from '@multiformats/multiaddr'
 import { WireDecodeError } from '../../../protocols/codec.js'
 import { KadMessage } from '../../../protocols/kad-providers.js'
-import { MAX_PROVIDERS_ANSWER_BYTES, parseProvidersAnswer } from '../../../src/capability/kad-providers.js'
-import { MAX_DIAL_ADDRS } from '../../../src/capability/record-fetch.js'
+import { MAX_PROVIDERS_ANSWER_BYTES, parseProvidersAnswer } from '../../../src/capability/discovery/kad-providers.js'
+import { MAX_DIAL_ADDRS } from '../../../src/capability/record/record-fetch.js'
 import { fixtures } from '../fixtures.js'
 import { bytesInput } from '../mutate.js'
 import { BoundError, type FuzzTarget, type TargetFactory } from '../target.js'

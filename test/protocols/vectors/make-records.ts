@@ -6,7 +6,7 @@
 import { CapabilityRecord } from '../../../protocols/capability.js'
 import { DOMAIN, SIGNING_PREFIX } from '../../../protocols/ids.js'
 import { JobFrame, JobStatus } from '../../../protocols/job.js'
-import { capabilityKeyText } from '../../../src/capability/record-key.js'
+import { capabilityKeyText } from '../../../src/capability/record/record-key.js'
 import { accept, envelopeMeaning, keyEntry, NOW, party, reject, seal, type Party } from './build.js'
 import { hex, meaning, VECTOR_FORMAT, type Vector, type VectorCheck, type VectorFile, type VectorStage } from './format.js'
 import { attestation, JOB_ID, receipt, sha256 } from './messages.js'

@@ -36,7 +36,7 @@ export const awardSnipe: Attack = {
       if (award.signer.equals(me.peerId)) return
       const winner = peerIdFromBytes(award.message.winner)
       relayed++
-      pending.push(requestOnce(dialer, winner, PROTOCOL.accept, AcceptRequest.encode({ award: award.envelope }), MAX_BYTES.acceptResponse + 256, AbortSignal.timeout(5_000))
+      pending.push(requestOnce(dialer, winner, { protocol: PROTOCOL.accept, request: AcceptRequest.encode({ award: award.envelope }), maxResponseBytes: MAX_BYTES.acceptResponse + 256, signal: AbortSignal.timeout(5_000) })
         .then((bytes) => {
           const r = readAcceptResponse(bytes, winner)
           answers.push({ accepted: r.accepted, detail: r.detail })

@@ -67,7 +67,7 @@ export const pricePump: Attack = {
           }))
           offered++
           try {
-            const bytes = await requestOnce(cm, theirs.signer, PROTOCOL.accept, AcceptRequest.encode({ award: award.envelope }), MAX_BYTES.acceptResponse + 256, AbortSignal.timeout(5_000))
+            const bytes = await requestOnce(cm, theirs.signer, { protocol: PROTOCOL.accept, request: AcceptRequest.encode({ award: award.envelope }), maxResponseBytes: MAX_BYTES.acceptResponse + 256, signal: AbortSignal.timeout(5_000) })
             const answer = readAcceptResponse(bytes, theirs.signer)
             if (answer.accepted) accepted++
             else declines.push(answer.detail)
