@@ -11,8 +11,8 @@ import { DOMAIN } from '../../protocols/ids.js'
 import { Attestation, JobStatus, Receipt } from '../../protocols/job.js'
 import { toHex } from '../common/index.js'
 import { messageHash, sealEnvelope, sha256 } from '../identity/index.js'
-import { LedgerEntry, sealEntry } from './entry.js'
-import type { LedgerStore } from './store.js'
+import { LedgerEntry, sealEntry } from './entries/entry.js'
+import type { LedgerStore } from './store/store.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 export interface Signer {

@@ -1,22 +1,22 @@
 /**
  * Reputation in the simulation: the ledger's facts kept in memory (one attestation and one
- * receipt per finished run) and scored by the node's own computeReputation (ledger/reputation.ts:
+ * receipt per finished run) and scored by the node's own computeReputation (ledger/reputation/reputation.ts:
  * decay, per-renter cap, break penalty). Scores are recomputed at most once per refresh
  * interval per provider (the delay of ledger sync), and only the latest MAX_FACTS runs are kept
  * (an honest provider's score then plateaus near (5 + 64) / (10 + 64) = 0.93).
  *
  * With `trustSeeds`, renters' receipts are weighted by the node's own trust computation
- * (ledger/trust.ts TrustGraph over jobFacts, as ReputationView does), recomputed once per
+ * (ledger/reputation/trust.ts TrustGraph over jobFacts, as ReputationView does), recomputed once per
  * refresh interval. The seeds are every real renter and owner: one shared view standing for
  * theirs (a renter's own view starts from itself; the keys it reaches differ, not which keys
  * get none). Seeds count fully, so trust only changes the weight of keys outside them (Sybils).
  */
 
 import { JobStatus, Receipt } from '../../protocols/job.js'
-import { computeReputation, DEFAULT_REPUTATION } from '../ledger/reputation.js'
-import { jobFacts } from '../ledger/reputation-view.js'
-import { TrustGraph, type TrustScores } from '../ledger/trust.js'
-import type { AttestationFact, ReceiptFact, SummaryFact } from '../ledger/evidence.js'
+import { computeReputation, DEFAULT_REPUTATION } from '../ledger/reputation/reputation.js'
+import { jobFacts } from '../ledger/reputation/view.js'
+import { TrustGraph, type TrustScores } from '../ledger/reputation/trust.js'
+import type { AttestationFact, ReceiptFact, SummaryFact } from '../ledger/reputation/evidence.js'
 import type { ReputationSource } from '../market/reputation.js'
 
 const MAX_FACTS = 64

@@ -6,7 +6,7 @@
  * memory, and ingest time per junk entry.
  */
 import { join } from 'node:path'
-import { LedgerStore, type LedgerStoreOptions } from '../../src/ledger/store.js'
+import { LedgerStore, type LedgerStoreOptions } from '../../src/ledger/store/store.js'
 import { junkProofEntry, newSigner } from '../ledger/flood-fixtures.js'
 import { tempDir } from '../utils/index.js'
 

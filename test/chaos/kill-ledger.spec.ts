@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { equals } from 'uint8arrays/equals'
-import { openEntry } from '../../src/ledger/entry.js'
-import { LedgerStore } from '../../src/ledger/store.js'
+import { openEntry } from '../../src/ledger/entries/entry.js'
+import { LedgerStore } from '../../src/ledger/store/store.js'
 import { chaosFull, recordFault, tempDir } from '../utils/index.js'
 
 const WRITER = fileURLToPath(new URL('./ledger-writer.js', import.meta.url))

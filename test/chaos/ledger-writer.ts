@@ -7,7 +7,7 @@ import { privateKeyFromRaw } from '@libp2p/crypto/keys'
 import type { Ed25519PrivateKey } from '@libp2p/interface'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
-import { LedgerStore } from '../../src/ledger/store.js'
+import { LedgerStore } from '../../src/ledger/store/store.js'
 
 const [path, seedHex] = process.argv.slice(2)
 const key = privateKeyFromRaw(Buffer.from(seedHex, 'hex')) as Ed25519PrivateKey

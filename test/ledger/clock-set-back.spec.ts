@@ -10,7 +10,7 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
 import { MAX_CLOCK_SKEW_MS } from '../../protocols/codec.js'
 import { FutureEntryError } from '../../src/ledger/errors.js'
-import { LedgerStore } from '../../src/ledger/store.js'
+import { LedgerStore } from '../../src/ledger/store/store.js'
 import { tempDir } from '../utils/index.js'
 
 const FAST_MS = 5 * 60_000

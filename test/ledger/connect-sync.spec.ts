@@ -1,5 +1,5 @@
 /**
- * The sync a new connection starts (src/ledger/service.ts): once identify says the peer speaks
+ * The sync a new connection starts (src/ledger/service/ledger-node.ts): once identify says the peer speaks
  * the sync protocol, the node asks for its heads and pulls what it lacks. The feeds here are of
  * authors who are not on the network (signed offline), so neither their announcements nor
  * heartbeat hints can bring them: only that heads exchange can.
@@ -12,8 +12,8 @@ import { PROTOCOL } from '../../protocols/ids.js'
 import { LedgerEntry } from '../../protocols/ledger.js'
 import { resolveConfig, type Role } from '../../src/config/index.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
-import { sealEntry } from '../../src/ledger/entry.js'
-import { ledgerService, type LedgerService, type LedgerServiceInit } from '../../src/ledger/service.js'
+import { sealEntry } from '../../src/ledger/entries/entry.js'
+import { ledgerService, type LedgerService, type LedgerServiceInit } from '../../src/ledger/service/ledger-node.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
 

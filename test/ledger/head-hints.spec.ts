@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { resolveConfig, type Role } from '../../src/config/index.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
-import { ledgerService, type LedgerService } from '../../src/ledger/service.js'
+import { ledgerService, type LedgerService } from '../../src/ledger/service/ledger-node.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { recordAttack, tempDir, waitFor } from '../utils/index.js'
 

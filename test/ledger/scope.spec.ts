@@ -10,11 +10,11 @@
 import * as assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { resolveConfig, type Role } from '../../src/config/index.js'
-import { ledgerService, type LedgerService, type LedgerServiceInit } from '../../src/ledger/service.js'
+import { ledgerService, type LedgerService, type LedgerServiceInit } from '../../src/ledger/service/ledger-node.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
 import { jobEntries, newSigner, TestFeed } from './flood-fixtures.js'
-import type { LedgerRecord } from '../../src/ledger/entry.js'
+import type { LedgerRecord } from '../../src/ledger/entries/entry.js'
 
 const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
 /** Unrelated provider–renter pairs the seed also holds. */

@@ -10,11 +10,11 @@ import { DOMAIN } from '../../protocols/ids.js'
 import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
 import { sealEnvelope, sha256 } from '../../src/identity/index.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
-import { openEntry, sealEntry, type LedgerRecord } from '../../src/ledger/entry.js'
+import { openEntry, sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
 import { BrokenChainError, EntrySignatureError, FutureEntryError, InvalidBodyError, InvalidFraudProofError, MalformedEntryError, OversizedBodyError, QuotaExceededError } from '../../src/ledger/errors.js'
-import { buildEquivocationProof, verifyFraudProof } from '../../src/ledger/fraud.js'
-import { PROOF_BUDGET } from '../../src/ledger/quota.js'
-import { LedgerStore } from '../../src/ledger/store.js'
+import { buildEquivocationProof, verifyFraudProof } from '../../src/ledger/entries/fraud.js'
+import { PROOF_BUDGET } from '../../src/ledger/ingest/quota.js'
+import { LedgerStore } from '../../src/ledger/store/store.js'
 import { tempDir } from '../utils/index.js'
 import { buildBadOutputProof } from './forgery.js'
 
@@ -447,7 +447,7 @@ describe('ledger store', function () {
 
     it('a process SIGKILLed while appending leaves an intact chain holding every acknowledged entry', async () => {
       const path = join(dir.path, 'crash')
-      const ledgerModule = fileURLToPath(new URL('../../src/ledger/store.js', import.meta.url))
+      const ledgerModule = fileURLToPath(new URL('../../src/ledger/store/store.js', import.meta.url))
       const cryptoModule = fileURLToPath(new URL('../../../node_modules/@libp2p/crypto/dist/src/keys/index.js', import.meta.url))
       const peerIdModule = fileURLToPath(new URL('../../../node_modules/@libp2p/peer-id/dist/src/index.js', import.meta.url))
       const seed = Buffer.from(alice.key.raw).toString('hex')

@@ -6,11 +6,11 @@
  */
 import { TOPIC } from '../../../protocols/ids.js'
 import { LedgerEntry } from '../../../protocols/ledger.js'
-import { sealEntry, decodeStoredEntry, type LedgerRecord } from '../../../src/ledger/entry.js'
+import { sealEntry, decodeStoredEntry, type LedgerRecord } from '../../../src/ledger/entries/entry.js'
 import { SUBMIT_SERVICE, type SubmitService } from '../../../src/submit/service.js'
 import { waitFor } from '../../utils/wait.js'
 import { equals } from 'uint8arrays/equals'
-import type { LedgerService } from '../../../src/ledger/service.js'
+import type { LedgerService } from '../../../src/ledger/service/ledger-node.js'
 import type { IdlegridNode } from '../../../src/node/index.js'
 import type { JobSummary } from '../../../src/submit/summary.js'
 
