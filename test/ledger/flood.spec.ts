@@ -4,15 +4,15 @@ import { LedgerEntry } from '../../protocols/ledger.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
 import { QuotaExceededError } from '../../src/ledger/errors.js'
 import { MAX_STANDING_DEPTH } from '../../src/ledger/ingest/standing.js'
-import { LedgerStore, type LedgerStoreOptions } from '../../src/ledger/store/store.js'
+import { LedgerIngest, type LedgerIngestOptions } from '../../src/ledger/ingest/ingest.js'
 import { tempDir } from '../utils/index.js'
 import { jobEntries, newSigner, TestFeed } from './flood-fixtures.js'
 
 // Standing, quarantine and quotas at the store (issue 12 item 4), with real LevelDB and real
 // signatures. The network parts are in flood-network.spec.ts.
 
-async function openStore (path: string, self: Signer, admission: LedgerStoreOptions['admission'] = {}, opts: Partial<LedgerStoreOptions> = {}): Promise<LedgerStore> {
-  return await LedgerStore.open(path, { privateKey: self.key, peerId: self.peerId, admission, ...opts })
+async function openStore (path: string, self: Signer, admission: LedgerIngestOptions['admission'] = {}, opts: Partial<LedgerIngestOptions> = {}): Promise<LedgerIngest> {
+  return await LedgerIngest.open(path, { privateKey: self.key, peerId: self.peerId, admission, ...opts })
 }
 
 describe('ledger flood resistance: standing, quarantine, quotas (store)', function () {
@@ -28,21 +28,21 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
     const store = await openStore(fresh(), self)
     try {
       const added: string[] = []
-      store.onAdded(r => added.push(`${r.authorId}:${r.seq}`))
+      store.store.onAdded(r => added.push(`${r.authorId}:${r.seq}`))
       const renter = new TestFeed(await newSigner())
       const job = signTestJob({ provider: self, renter: renter.signer })
       const receipt = renter.entry(LedgerEntry.BodyKind.RECEIPT, job.receipt)
       const later = renter.summary()
       const outcomes = await store.ingest([receipt.envelope, later.envelope])
       assert.deepEqual(outcomes.map(o => o.status), ['quarantined', 'quarantined'])
-      assert.equal(store.head(renter.id), undefined)
+      assert.equal(store.store.head(renter.id), undefined)
       assert.deepEqual(added, [])
       assert.equal((await store.stats()).quarantine?.entries, 2)
-      assert.equal((await store.headsPage(undefined, 100)).heads.length, 0, 'heads answers never list it')
+      assert.equal((await store.store.headsPage(undefined, 100)).heads.length, 0, 'heads answers never list it')
 
       // our attestation names the renter: its two quarantined entries are stored with it
       await store.append(LedgerEntry.BodyKind.ATTESTATION, job.attestation)
-      assert.equal(store.head(renter.id)?.seq, 2)
+      assert.equal(store.store.head(renter.id)?.seq, 2)
       assert.deepEqual(added, [`${self.peerId.toString()}:1`, `${renter.id}:1`, `${renter.id}:2`])
       assert.equal((await store.stats()).quarantine?.entries, 0)
       // its next entry goes straight in
@@ -63,7 +63,7 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
       assert.ok(outcomes.every(o => o.status === 'quarantined'))
       assert.equal(store.admission?.quarantine.seq(peer.id), 60)
       await store.grantConnected(peer.id)
-      assert.equal(store.head(peer.id)?.seq, 60)
+      assert.equal(store.store.head(peer.id)?.seq, 60)
     } finally {
       await store.close()
     }
@@ -122,8 +122,8 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
       // a trusted renter's receipt for the newcomer provider promotes it (and, through its attestation, its renter)
       const vouch = jobEntries(provider, trusted)
       await store.ingest([vouch.receipt.envelope])
-      assert.equal(store.head(provider.id)?.seq, 1)
-      assert.equal(store.head(renter.id)?.seq, 1)
+      assert.equal(store.store.head(provider.id)?.seq, 1)
+      assert.equal(store.store.head(renter.id)?.seq, 1)
     } finally {
       await store.close()
     }
@@ -137,7 +137,7 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
       const first = peer.summary()
       assert.equal((await store.ingestOne(first.envelope)).status, 'quarantined')
       await store.grantConnected(peer.id)
-      assert.equal(store.head(peer.id)?.seq, 1)
+      assert.equal(store.store.head(peer.id)?.seq, 1)
       // it vouches for throwaway renters; their entries count against its budget
       let rejected: unknown
       for (let i = 0; i < 40 && rejected == null; i++) {
@@ -149,7 +149,7 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
       }
       assert.ok(rejected instanceof QuotaExceededError, String(rejected))
       assert.match((rejected as Error).message, /byte quota/)
-      const held = store.allHeads().filter(h => h.authorId !== self.peerId.toString()).reduce((sum, h) => sum + h.bytes, 0)
+      const held = store.store.allHeads().filter(h => h.authorId !== self.peerId.toString()).reduce((sum, h) => sum + h.bytes, 0)
       assert.ok(held <= 8 * 1024, `the tree holds ${held} bytes`)
     } finally {
       await store.close()
@@ -170,7 +170,7 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
       assert.equal(outcomes.filter(o => o.status === 'added').length, 20, 'the burst, no more: feed times refill nothing')
       const refused = outcomes[20]
       assert.ok(refused.status === 'rejected' && refused.error instanceof QuotaExceededError && /entries per minute/.test(refused.error.message), JSON.stringify(refused))
-      assert.equal(store.head(trusted.id)?.seq, 20)
+      assert.equal(store.store.head(trusted.id)?.seq, 20)
       // the refused entry again is refused while the clock stands still
       const [again] = await store.ingest([burst[20]])
       assert.equal(again.status, 'rejected')
@@ -178,7 +178,7 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
       clock += 60_000
       const later = await store.ingest(burst.slice(20))
       assert.deepEqual(later.map(o => o.status), [...Array(10).fill('added')])
-      assert.equal(store.head(trusted.id)?.seq, 30)
+      assert.equal(store.store.head(trusted.id)?.seq, 30)
     } finally {
       await store.close()
     }

@@ -168,7 +168,7 @@ describe('ledger reputation', () => {
     for (let i = 0; i < 5; i++) feeds.job(provider, renters[i], NOW)
     const a = sealEntry(provider.key, provider.peerId, { seq: 99, prevHash: sha256('a'), time: NOW, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: new Uint8Array(0) })
     const b = sealEntry(provider.key, provider.peerId, { seq: 99, prevHash: sha256('b'), time: NOW, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: new Uint8Array(0) })
-    feeds.append(renters[0], LedgerEntry.BodyKind.FRAUD_PROOF, buildEquivocationProof(renters[0].key, renters[0].peerId, a, b, NOW), NOW)
+    feeds.append(renters[0], LedgerEntry.BodyKind.FRAUD_PROOF, buildEquivocationProof({ privateKey: renters[0].key, peerId: renters[0].peerId }, a, b, NOW), NOW)
     const rep = computeReputation(collectEvidence(feeds.records), provider.peerId.toString(), NOW)
     assert.equal(rep.slashed, true)
     assert.equal(rep.score, 0)

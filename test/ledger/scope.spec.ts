@@ -10,7 +10,8 @@
 import * as assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { resolveConfig, type Role } from '../../src/config/index.js'
-import { ledgerService, type LedgerService, type LedgerServiceInit } from '../../src/ledger/service/ledger-node.js'
+import { ledgerService } from '../../src/ledger/service/ledger-node.js'
+import type { LedgerService, LedgerServiceInit } from '../../src/ledger/service/ledger-service.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
 import { jobEntries, newSigner, TestFeed } from './flood-fixtures.js'
@@ -74,7 +75,7 @@ describe('replication scope: a renter stores what it needs, a seed everything (i
     }
     const authors = [...new Set(records.map(r => r.authorId))]
     seed = await start('seed', 'bootstrap', { trustedPeers: authors })
-    const outcomes = await ledgerOf(seed).store.ingest(records.map(r => r.envelope))
+    const outcomes = await ledgerOf(seed).ingest.ingest(records.map(r => r.envelope))
     assert.ok(outcomes.every(o => o.status === 'added'))
   })
 

@@ -12,7 +12,7 @@ import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
 import { sealEnvelope, sha256 } from '../../src/identity/index.js'
 import { sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
 import { BrokenChainError, LedgerEntryError } from '../../src/ledger/errors.js'
-import { LedgerStore, type IngestOutcome } from '../../src/ledger/store/store.js'
+import { LedgerIngest, type IngestOutcome } from '../../src/ledger/ingest/ingest.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
 import { tempDir } from '../utils/index.js'
 import { recordAttack } from '../utils/redteam.js'
@@ -54,7 +54,7 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
   let dir: { path: string, cleanup: () => Promise<void> }
   let me: Signer
   let alice: Signer
-  let store: LedgerStore
+  let store: LedgerIngest
   let n = 0
 
   before(async () => {
@@ -62,7 +62,7 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
     me = await newSigner()
     alice = await newSigner()
   })
-  beforeEach(async () => { store = await LedgerStore.open(`${dir.path}/store-${n++}`, { privateKey: me.key, peerId: me.peerId }) })
+  beforeEach(async () => { store = await LedgerIngest.open(`${dir.path}/store-${n++}`, { privateKey: me.key, peerId: me.peerId }) })
   afterEach(async () => { await store.close() })
   after(async () => { await dir.cleanup() })
 
@@ -90,11 +90,11 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
     const alone = await store.ingest(rebuilt.slice(0, 10).map(r => r.envelope))
     assert.equal(alone[9]?.status, 'rejected')
     // as a range, the last signature is the one checked: all 256 are taken
-    const other = await LedgerStore.open(`${dir.path}/store-range-${n++}`, { privateKey: me.key, peerId: me.peerId })
+    const other = await LedgerIngest.open(`${dir.path}/store-range-${n++}`, { privateKey: me.key, peerId: me.peerId })
     try {
       const outcomes = await other.ingest(rebuilt.map(r => r.envelope), range(rebuilt))
       assert.deepEqual(statuses(outcomes), ['added'])
-      assert.equal(other.head(alice.peerId.toString())?.seq, 256)
+      assert.equal(other.store.head(alice.peerId.toString())?.seq, 256)
     } finally {
       await other.close()
     }
@@ -125,14 +125,14 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
     rows.push({ attack: 'alice\'s range closed by a head mallory signed over alice\'s last payload', outcomes: await store.ingest(envelopes.map((e, i) => i === 39 ? swapped : e), range(records)), expect: 'ERR_LEDGER_SIGNATURE' })
     for (const row of rows) {
       assert.deepEqual(statuses(row.outcomes), [`rejected:${row.expect}`], row.attack)
-      assert.equal(store.head(alice.peerId.toString()), undefined, `${row.attack}: nothing of the range is stored`)
+      assert.equal(store.store.head(alice.peerId.toString()), undefined, `${row.attack}: nothing of the range is stored`)
     }
     // the honest range after all of that: taken whole
     assert.deepEqual(statuses(await store.ingest(envelopes, range(records))), ['added'])
     // a replayed old head: an earlier prefix of the feed changes nothing
     const replay = await store.ingest(envelopes.slice(0, 10), range(records))
     assert.deepEqual(statuses(replay), ['duplicate'])
-    assert.equal(store.head(alice.peerId.toString())?.seq, 40)
+    assert.equal(store.store.head(alice.peerId.toString())?.seq, 40)
     rows.push({ attack: 'a replayed old head (an earlier prefix of the feed, validly signed)', outcomes: replay, expect: 'duplicate' })
     for (const row of rows) {
       recordAttack({
@@ -147,7 +147,7 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
   it('a cut-short range (a valid prefix) is taken: it is what the author signed up to there, no more', async () => {
     const records = feed(alice, 30)
     assert.deepEqual(statuses(await store.ingest(records.slice(0, 12).map(r => r.envelope), range(records))), ['added'])
-    assert.equal(store.head(alice.peerId.toString())?.seq, 12)
+    assert.equal(store.store.head(alice.peerId.toString())?.seq, 12)
     assert.deepEqual(statuses(await store.ingest(records.slice(12).map(r => r.envelope), range(records.slice(12)))), ['added'])
   })
 
@@ -162,7 +162,7 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
     // in a range too
     const fresh = feed(alice, 3)
     const mixed = [fresh[0] as LedgerRecord, sealEntry(alice.key, alice.peerId, { seq: 2, prevHash: (fresh[0] as LedgerRecord).hash, time: (fresh[0] as LedgerRecord).time + 1, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summaryBody((fresh[0] as LedgerRecord).time - 1000), chain: 1 })]
-    const other = await LedgerStore.open(`${dir.path}/store-mixed-${n++}`, { privateKey: me.key, peerId: me.peerId })
+    const other = await LedgerIngest.open(`${dir.path}/store-mixed-${n++}`, { privateKey: me.key, peerId: me.peerId })
     try {
       assert.deepEqual(statuses(await other.ingest(mixed.map(r => r.envelope), range(mixed))), ['rejected:ERR_LEDGER_CHAIN'])
     } finally {
@@ -177,7 +177,7 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
     const outcomes = await store.ingest(second.map(r => r.envelope), range(second))
     assert.equal(outcomes[0]?.status, 'equivocation')
     assert.ok(outcomes[0]?.status === 'equivocation' && outcomes[0].proof != null, 'a proof was built')
-    assert.ok(store.isSlashed(alice.peerId.toString()))
+    assert.ok(store.store.isSlashed(alice.peerId.toString()))
   })
 
   it('a range that carries two entries for one seq is checked entry by entry: the equivocation is proven, not lost with the range', async () => {
@@ -186,7 +186,7 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
     const pairs = mine.flatMap((r, i) => [r.envelope, (other[i] as LedgerRecord).envelope])
     const outcomes = await store.ingest(pairs, range(mine))
     assert.ok(outcomes.some(o => o.status === 'equivocation' && o.proof != null), JSON.stringify(statuses(outcomes)))
-    assert.ok(store.isSlashed(alice.peerId.toString()))
+    assert.ok(store.store.isSlashed(alice.peerId.toString()))
   })
 
   it('attestation and receipt bodies of chain-2 entries: their own signature is covered, their rules still apply', async () => {

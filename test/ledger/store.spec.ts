@@ -14,7 +14,7 @@ import { openEntry, sealEntry, type LedgerRecord } from '../../src/ledger/entrie
 import { BrokenChainError, EntrySignatureError, FutureEntryError, InvalidBodyError, InvalidFraudProofError, MalformedEntryError, OversizedBodyError, QuotaExceededError } from '../../src/ledger/errors.js'
 import { buildEquivocationProof, verifyFraudProof } from '../../src/ledger/entries/fraud.js'
 import { PROOF_BUDGET } from '../../src/ledger/ingest/quota.js'
-import { LedgerStore } from '../../src/ledger/store/store.js'
+import { LedgerIngest } from '../../src/ledger/ingest/ingest.js'
 import { tempDir } from '../utils/index.js'
 import { buildBadOutputProof } from './forgery.js'
 
@@ -23,8 +23,8 @@ async function newSigner (): Promise<Signer> {
   return { key, peerId: peerIdFromPrivateKey(key) }
 }
 
-async function openStore (path: string, signer: Signer, now?: () => number): Promise<LedgerStore> {
-  return await LedgerStore.open(path, { privateKey: signer.key, peerId: signer.peerId, now })
+async function openStore (path: string, signer: Signer, now?: () => number): Promise<LedgerIngest> {
+  return await LedgerIngest.open(path, { privateKey: signer.key, peerId: signer.peerId, now })
 }
 
 /** an entry of `signer`'s feed with any fields, signed properly */
@@ -43,7 +43,7 @@ function summaryBody (start = Date.now() - 60_000): Uint8Array {
   return HeartbeatSummary.encode({ periodStart: BigInt(start), periodEnd: BigInt(start + 60_000), heartbeatsSent: 6, intervalMs: 10_000, availableMs: 60_000n, upMs: 60_000n, slotsTotal: 1, busyPpm: 0 })
 }
 
-async function expectRejected (store: LedgerStore, envelope: Uint8Array, errorClass: new (...args: any[]) => Error, code: string): Promise<void> {
+async function expectRejected (store: LedgerIngest, envelope: Uint8Array, errorClass: new (...args: any[]) => Error, code: string): Promise<void> {
   const [outcome] = await store.ingest([envelope])
   assert.equal(outcome.status, 'rejected')
   if (outcome.status !== 'rejected') return
@@ -53,7 +53,7 @@ async function expectRejected (store: LedgerStore, envelope: Uint8Array, errorCl
 }
 
 /** appends `n` summary entries to `store` and returns the records */
-async function appendSummaries (store: LedgerStore, n: number): Promise<LedgerRecord[]> {
+async function appendSummaries (store: LedgerIngest, n: number): Promise<LedgerRecord[]> {
   const out: LedgerRecord[] = []
   for (let i = 0; i < n; i++) out.push(await store.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(Date.now() - 120_000 + i)))
   return out
@@ -86,13 +86,13 @@ describe('ledger store', function () {
       await store.close()
 
       store = await openStore(path, alice)
-      const head = store.head(alice.peerId.toString())
+      const head = store.store.head(alice.peerId.toString())
       assert.equal(head?.seq, 6)
       assert.ok(equals(head.hash, appended[5].hash))
-      const { entries, more } = await store.range(alice.peerId.toMultihash().bytes, 1, 256)
+      const { entries, more } = await store.store.range(alice.peerId.toMultihash().bytes, 1, 256)
       assert.equal(more, false)
       assert.deepEqual(entries.map(e => Buffer.from(e).toString('hex')), appended.map(r => Buffer.from(r.envelope).toString('hex')))
-      const byHash = await store.getByHash(appended[2].hash)
+      const byHash = await store.store.getByHash(appended[2].hash)
       assert.equal(byHash?.seq, 3)
       const stats = await store.stats()
       assert.equal(stats.entries, 6)
@@ -105,7 +105,7 @@ describe('ledger store', function () {
       const store = await openStore(join(dir.path, 'own-bad'), alice)
       const job = signTestJob({ provider: bob, renter: carol })
       await assert.rejects(store.append(LedgerEntry.BodyKind.ATTESTATION, job.attestation), InvalidBodyError)
-      assert.equal(store.head(alice.peerId.toString()), undefined, 'nothing was written')
+      assert.equal(store.store.head(alice.peerId.toString()), undefined, 'nothing was written')
       await store.close()
     })
 
@@ -113,15 +113,15 @@ describe('ledger store', function () {
       const store = await openStore(join(dir.path, 'range'), alice)
       await appendSummaries(store, 10)
       const author = alice.peerId.toMultihash().bytes
-      const a = await store.range(author, 3, 4)
+      const a = await store.store.range(author, 3, 4)
       assert.equal(a.entries.length, 4)
       assert.equal(a.more, true)
-      const b = await store.range(author, 1, 256, 1)
+      const b = await store.store.range(author, 1, 256, 1)
       assert.equal(b.entries.length, 1, 'at least one entry even over the byte bound')
-      const c = await store.range(author, 9, 256)
+      const c = await store.store.range(author, 9, 256)
       assert.equal(c.entries.length, 2)
       assert.equal(c.more, false)
-      assert.deepEqual((await store.range(author, 11, 5)).entries, [])
+      assert.deepEqual((await store.store.range(author, 11, 5)).entries, [])
       await store.close()
     })
   })
@@ -133,15 +133,15 @@ describe('ledger store', function () {
       await source.close()
       const store = await openStore(join(dir.path, 'dst-1'), alice)
       const added: number[] = []
-      store.onAdded(r => { if (r.authorId === bob.peerId.toString()) added.push(r.seq) })
+      store.store.onAdded(r => { if (r.authorId === bob.peerId.toString()) added.push(r.seq) })
       const first = await store.ingest([feed[0].envelope, feed[1].envelope])
       assert.deepEqual(first.map(o => o.status), ['added', 'added'])
       const ahead = await store.ingest([feed[4].envelope, feed[3].envelope])
       assert.deepEqual(ahead.map(o => o.status), ['pending', 'pending'])
-      assert.equal(store.head(bob.peerId.toString())?.seq, 2)
+      assert.equal(store.store.head(bob.peerId.toString())?.seq, 2)
       const fill = await store.ingest([feed[2].envelope])
       assert.deepEqual(fill.map(o => o.status), ['added'])
-      assert.equal(store.head(bob.peerId.toString())?.seq, 5, 'the pending entries attached behind the gap')
+      assert.equal(store.store.head(bob.peerId.toString())?.seq, 5, 'the pending entries attached behind the gap')
       const again = await store.ingest([feed[0].envelope, feed[4].envelope, feed[5].envelope])
       assert.deepEqual(again.map(o => o.status), ['duplicate', 'duplicate', 'added'])
       assert.deepEqual(added, [1, 2, 3, 4, 5, 6])
@@ -160,7 +160,7 @@ describe('ledger store', function () {
   })
 
   describe('rejections (typed errors)', () => {
-    let store: LedgerStore
+    let store: LedgerIngest
     let bobFirst: LedgerRecord
     // taken when these tests start, not when the file loads: the suite may run for minutes
     // before them, and entries made below carry times from the real clock
@@ -235,10 +235,10 @@ describe('ledger store', function () {
     })
 
     it('a replayed entry is a duplicate and changes nothing', async () => {
-      const head = store.head(bob.peerId.toString())
+      const head = store.store.head(bob.peerId.toString())
       const again = await store.ingest([bobFirst.envelope, bobFirst.envelope])
       assert.deepEqual(again.map(o => o.status), ['duplicate', 'duplicate'])
-      assert.deepEqual(store.head(bob.peerId.toString()), head)
+      assert.deepEqual(store.store.head(bob.peerId.toString()), head)
     })
   })
 
@@ -255,8 +255,8 @@ describe('ledger store', function () {
       assert.ok(outcome.proof != null, 'a proof was built')
       assert.equal(outcome.proof.authorId, alice.peerId.toString())
       assert.equal(outcome.proof.kind, LedgerEntry.BodyKind.FRAUD_PROOF)
-      assert.ok(store.isSlashed(bob.peerId.toString()))
-      assert.equal(store.head(alice.peerId.toString())?.seq, 1, 'the proof is our feed\'s entry 1')
+      assert.ok(store.store.isSlashed(bob.peerId.toString()))
+      assert.equal(store.store.head(alice.peerId.toString())?.seq, 1, 'the proof is our feed\'s entry 1')
       // once slashed, a further conflict builds no second proof
       const twoC = entryOf(bob, { seq: 2, prevHash: one.hash, body: summaryBody(Date.now() - 63_000) })
       const [again] = await store.ingest([twoC.envelope])
@@ -266,12 +266,12 @@ describe('ledger store', function () {
       const other = await openStore(join(dir.path, 'equiv-b'), carol)
       const [viaProof] = await other.ingest([outcome.proof.envelope])
       assert.equal(viaProof.status, 'added')
-      assert.ok(other.isSlashed(bob.peerId.toString()), 'the proof alone slashes bob')
-      assert.deepEqual(other.slashedAuthors().map(s => s.accused), [bob.peerId.toString()])
+      assert.ok(other.store.isSlashed(bob.peerId.toString()), 'the proof alone slashes bob')
+      assert.deepEqual(other.store.slashedAuthors().map(s => s.accused), [bob.peerId.toString()])
       await store.close()
       await other.close()
       const reopened = await openStore(join(dir.path, 'equiv-b'), carol)
-      assert.ok(reopened.isSlashed(bob.peerId.toString()), 'slashing survives a restart')
+      assert.ok(reopened.store.isSlashed(bob.peerId.toString()), 'slashing survives a restart')
       await reopened.close()
     })
 
@@ -280,7 +280,7 @@ describe('ledger store', function () {
       const a = entryOf(bob, { seq: 5, prevHash: sha256('a') })
       const b = entryOf(bob, { seq: 5, prevHash: sha256('b') })
       assert.deepEqual((await store.ingest([a.envelope, b.envelope])).map(o => o.status), ['pending', 'equivocation'])
-      assert.ok(store.isSlashed(bob.peerId.toString()))
+      assert.ok(store.store.isSlashed(bob.peerId.toString()))
       await store.close()
     })
 
@@ -305,36 +305,36 @@ describe('ledger store', function () {
       const proofs = outcomes.filter(o => o.status === 'equivocation' && o.proof != null)
       assert.equal(outcomes.filter(o => o.status === 'equivocation').length, 64, 'every pair is reported')
       assert.equal(proofs.length, 1, `${proofs.length} proofs built`)
-      assert.equal(store.head(alice.peerId.toString())?.seq, 1, 'our feed holds one proof')
-      assert.ok(store.isSlashed(accused.peerId.toString()))
+      assert.equal(store.store.head(alice.peerId.toString())?.seq, 1, 'our feed holds one proof')
+      assert.ok(store.store.isSlashed(accused.peerId.toString()))
       // another batch: none
       const more = await store.ingest(conflictingPairs(accused, 100, 8))
       assert.equal(more.filter(o => o.status === 'equivocation' && o.proof != null).length, 0)
       await store.close()
       // after a restart (the slashed set is read back): none
       const reopened = await openStore(path, alice)
-      assert.ok(reopened.isSlashed(accused.peerId.toString()))
+      assert.ok(reopened.store.isSlashed(accused.peerId.toString()))
       const after = await reopened.ingest(conflictingPairs(accused, 200, 8))
       assert.equal(after.filter(o => o.status === 'equivocation').length, 8)
       assert.equal(after.filter(o => o.status === 'equivocation' && o.proof != null).length, 0)
-      assert.equal(reopened.head(alice.peerId.toString())?.seq, 1)
+      assert.equal(reopened.store.head(alice.peerId.toString())?.seq, 1)
       await reopened.close()
     })
 
     it('red team 36.1: the proofs we write into our own feed are bounded (PROOF_BUDGET); over it the equivocation is reported, not slashed, until the budget refills; our own entries are never refused', async () => {
       let clock = Date.now()
-      const store = await LedgerStore.open(join(dir.path, 'equiv-budget'), { privateKey: alice.key, peerId: alice.peerId, now: () => clock })
+      const store = await LedgerIngest.open(join(dir.path, 'equiv-budget'), { privateKey: alice.key, peerId: alice.peerId, now: () => clock })
       try {
         const accused = await Promise.all(Array.from({ length: 8 }, newSigner))
         const outcomes = await store.ingest(accused.flatMap(a => conflictingPairs(a, 2, 1)))
         const reported = outcomes.filter(o => o.status === 'equivocation')
         assert.equal(reported.length, 8, 'every equivocation is reported')
         assert.equal(reported.filter(o => o.proof != null).length, PROOF_BUDGET.proofs)
-        const own = store.head(alice.peerId.toString())
+        const own = store.store.head(alice.peerId.toString())
         assert.equal(own?.seq, PROOF_BUDGET.proofs)
         assert.ok((own?.bytes ?? 0) <= PROOF_BUDGET.bytes, `our feed holds ${own?.bytes} bytes of proofs`)
         // a slash is always backed by a stored proof: the others are not slashed here (yet)
-        assert.deepEqual(accused.map(a => store.isSlashed(a.peerId.toString())), accused.map((_, i) => i < PROOF_BUDGET.proofs))
+        assert.deepEqual(accused.map(a => store.store.isSlashed(a.peerId.toString())), accused.map((_, i) => i < PROOF_BUDGET.proofs))
         // our own entries are never refused for it
         await store.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(clock - 60_000))
         // once our clock has moved a window, the conflict offered again is proven
@@ -343,7 +343,7 @@ describe('ledger store', function () {
         const again = await store.ingest([entryOf(last, { seq: 2, prevHash: sha256('c2'), time: clock })].map(r => r.envelope))
         assert.equal(again[0]?.status, 'equivocation')
         assert.ok(again[0]?.status === 'equivocation' && again[0].proof != null, 'a proof once the budget refilled')
-        assert.ok(store.isSlashed(last.peerId.toString()))
+        assert.ok(store.store.isSlashed(last.peerId.toString()))
       } finally {
         await store.close()
       }
@@ -353,7 +353,7 @@ describe('ledger store', function () {
       let clock = Date.now()
       const author = await newSigner()
       const id = author.peerId.toString()
-      const store = await LedgerStore.open(join(dir.path, 'pending-quota'), { privateKey: alice.key, peerId: alice.peerId, now: () => clock, admission: { trustedPeers: [id], quotas: { trusted: { entriesPerMinute: 1, burst: 5 } } } })
+      const store = await LedgerIngest.open(join(dir.path, 'pending-quota'), { privateKey: alice.key, peerId: alice.peerId, now: () => clock, admission: { trustedPeers: [id], quotas: { trusted: { entriesPerMinute: 1, burst: 5 } } } })
       try {
         const feed: LedgerRecord[] = []
         for (let seq = 1; seq <= 10; seq++) feed.push(entryOf(author, { seq, prevHash: feed[seq - 2]?.hash, time: clock + seq, body: summaryBody(clock - 60_000) }))
@@ -368,7 +368,7 @@ describe('ledger store', function () {
         clock += 2 * 60_000
         // seqs 1 and 2 spend the two refilled tokens; the five pending are given back as they are stored
         assert.deepEqual((await store.ingest([feed[0].envelope, feed[1].envelope])).map(o => o.status), ['added', 'added'])
-        assert.equal(store.head(id)?.seq, 7, 'the pending entries were stored, each charged once')
+        assert.equal(store.store.head(id)?.seq, 7, 'the pending entries were stored, each charged once')
         assert.equal((await store.stats()).pending, 0)
       } finally {
         await store.close()
@@ -379,7 +379,7 @@ describe('ledger store', function () {
       const author = await newSigner()
       const id = author.peerId.toString()
       const size = entryOf(author, { seq: 3 }).envelope.byteLength
-      const store = await LedgerStore.open(join(dir.path, 'pending-bytes'), { privateKey: alice.key, peerId: alice.peerId, admission: { trustedPeers: [id], quotas: { trusted: { bytes: 3 * size + size / 2 } } } })
+      const store = await LedgerIngest.open(join(dir.path, 'pending-bytes'), { privateKey: alice.key, peerId: alice.peerId, admission: { trustedPeers: [id], quotas: { trusted: { bytes: 3 * size + size / 2 } } } })
       try {
         const outcomes = await store.ingest([3, 4, 5, 6].map(seq => entryOf(author, { seq, prevHash: sha256(String(seq)) }).envelope))
         assert.deepEqual(outcomes.map(o => o.status), ['pending', 'pending', 'pending', 'rejected'])
@@ -407,14 +407,14 @@ describe('ledger store', function () {
       let seq = 0
       let prev = new Uint8Array(0)
       for (const [what, first, second] of cases) {
-        const proof = buildEquivocationProof(carol.key, carol.peerId, first, second)
+        const proof = buildEquivocationProof({ privateKey: carol.key, peerId: carol.peerId }, first, second)
         await assert.rejects(verifyFraudProof(proof), InvalidFraudProofError, what)
         const entry = entryOf(carol, { seq: ++seq, prevHash: prev, kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: proof })
         await expectRejected(store, entry.envelope, InvalidFraudProofError, 'ERR_LEDGER_FRAUD_PROOF')
         seq = 0
         prev = new Uint8Array(0)
       }
-      assert.equal(store.isSlashed(bob.peerId.toString()), false)
+      assert.equal(store.store.isSlashed(bob.peerId.toString()), false)
       await store.close()
     })
 
@@ -436,8 +436,8 @@ describe('ledger store', function () {
       const entry = entryOf(renter, { seq: 3, prevHash: reRec.hash, kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: proof })
       assert.deepEqual((await store.ingest([badAtt.envelope, badRec.envelope, reAtt.envelope, reRec.envelope])).map(o => o.status), ['added', 'added', 'added', 'added'])
       await expectRejected(store, entry.envelope, InvalidFraudProofError, 'ERR_LEDGER_FRAUD_PROOF')
-      assert.equal(store.isSlashed(accused.peerId.toString()), false)
-      assert.equal(store.head(renter.peerId.toString())?.seq, 2, 'the proof entry was not stored')
+      assert.equal(store.store.isSlashed(accused.peerId.toString()), false)
+      assert.equal(store.store.head(renter.peerId.toString())?.seq, 2, 'the proof entry was not stored')
       await store.close()
     })
   })
@@ -447,17 +447,17 @@ describe('ledger store', function () {
 
     it('a process SIGKILLed while appending leaves an intact chain holding every acknowledged entry', async () => {
       const path = join(dir.path, 'crash')
-      const ledgerModule = fileURLToPath(new URL('../../src/ledger/store/store.js', import.meta.url))
+      const ledgerModule = fileURLToPath(new URL('../../src/ledger/ingest/ingest.js', import.meta.url))
       const cryptoModule = fileURLToPath(new URL('../../../node_modules/@libp2p/crypto/dist/src/keys/index.js', import.meta.url))
       const peerIdModule = fileURLToPath(new URL('../../../node_modules/@libp2p/peer-id/dist/src/index.js', import.meta.url))
       const seed = Buffer.from(alice.key.raw).toString('hex')
       // the child appends in a loop and prints each seq once append() resolved
       const script = `
-        import { LedgerStore } from ${JSON.stringify(ledgerModule)}
+        import { LedgerIngest } from ${JSON.stringify(ledgerModule)}
         import { privateKeyFromRaw } from ${JSON.stringify(cryptoModule)}
         import { peerIdFromPrivateKey } from ${JSON.stringify(peerIdModule)}
         const key = privateKeyFromRaw(Buffer.from(${JSON.stringify(seed)}, 'hex'))
-        const store = await LedgerStore.open(${JSON.stringify(path)}, { privateKey: key, peerId: peerIdFromPrivateKey(key) })
+        const store = await LedgerIngest.open(${JSON.stringify(path)}, { privateKey: key, peerId: peerIdFromPrivateKey(key) })
         for (let i = 0; i < 100_000; i++) {
           const now = Date.now()
           const body = (await import(${JSON.stringify(fileURLToPath(new URL('../../protocols/ledger.js', import.meta.url)))})).HeartbeatSummary.encode({ periodStart: BigInt(now - 1000), periodEnd: BigInt(now), heartbeatsSent: 1, intervalMs: 1000, availableMs: 1000n, upMs: 1000n, slotsTotal: 1, busyPpm: 0 })
@@ -483,9 +483,9 @@ describe('ledger store', function () {
         totalAcked = acked
         // reopen and walk the chain: every acknowledged entry is there, each verifies and links to the last
         const store = await openStore(path, alice)
-        const head = store.head(alice.peerId.toString())
+        const head = store.store.head(alice.peerId.toString())
         assert.ok(head != null && head.seq >= acked, `head ${String(head?.seq)} holds every acknowledged entry (${acked})`)
-        const { entries } = await store.range(alice.peerId.toMultihash().bytes, 1, 10_000)
+        const { entries } = await store.store.range(alice.peerId.toMultihash().bytes, 1, 10_000)
         assert.equal(entries.length, head.seq)
         let prev: Uint8Array = new Uint8Array(0)
         for (const [i, envelope] of entries.entries()) {

@@ -166,7 +166,7 @@ export function verifySummaryBody (record: LedgerRecord): HeartbeatSummary {
 }
 
 /**
- * A usage body: a co-signed statement that passes every rule (usage.ts), both signatures
+ * A usage body: a co-signed statement that passes every rule (usage/statement.ts), both signatures
  * verified, authored by its provider or its renter, its interval ended by the entry's time.
  */
 export async function verifyUsageBody (record: LedgerRecord, maxSkewMs = MAX_CLOCK_SKEW_MS): Promise<VerifiedUsage> {

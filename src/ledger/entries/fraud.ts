@@ -8,7 +8,7 @@
  * BAD_OUTPUT proofs (a renter's BAD_OUTPUT receipt backed by a "re-run" elsewhere) are
  * refused since protocol v2: a renter and a throwaway key it controls could sign every part of
  * one, so it proved nothing. A bad output is one renter's word, counted through its receipt
- * and the per-counterparty cap (reputation.ts), never a slash.
+ * and the per-counterparty cap (reputation/reputation.ts), never a slash.
  *
  * A proof carries only what it needs: no evidence, `accused` equal to the signer of both
  * entries, both entries ledger-entry envelopes of one author and seq with different hashes, and
@@ -42,12 +42,12 @@ export interface VerifyFraudProofOptions {
   maxSkewMs?: number
 }
 
-/** Builds and signs an equivocation proof from two conflicting entries of one author. */
-export function buildEquivocationProof (key: Ed25519PrivateKey, peerId: PeerId, first: LedgerRecord, second: LedgerRecord, now = Date.now()): Uint8Array {
+/** Builds and signs (as `signer`) an equivocation proof from two conflicting entries of one author. */
+export function buildEquivocationProof (signer: { privateKey: Ed25519PrivateKey, peerId: PeerId }, first: LedgerRecord, second: LedgerRecord, now = Date.now()): Uint8Array {
   // never earlier than the entries it embeds (their times may be ahead of our clock by the skew)
   const createdAt = Math.max(now, first.time, second.time)
   const proof = FraudProof.encode({ kind: FraudProof.Kind.EQUIVOCATION, accused: first.author, first: first.envelope, second: second.envelope, evidence: [], createdAt: BigInt(createdAt) })
-  return sealEnvelope(key, peerId, DOMAIN.fraudProof, proof)
+  return sealEnvelope(signer.privateKey, signer.peerId, DOMAIN.fraudProof, proof)
 }
 
 /**

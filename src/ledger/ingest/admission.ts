@@ -1,8 +1,9 @@
 /**
- * What the store asks before it stores an entry of another author: whether the author has
- * standing in this node's view (standing.ts) or goes to the quarantine (quarantine.ts), and
- * whether it is within its quota (quota.ts). After an entry is stored, which authors it gave
- * standing to, so the store promotes their quarantined feeds in the same batch.
+ * What the ingest step (ingest.ts) asks before it stores an entry of another author: whether
+ * the author has standing in this node's view (standing.ts) or goes to the quarantine
+ * (quarantine.ts), and whether it is within its quota (quota.ts). After an entry is stored,
+ * which authors it gave standing to, so the ingest step promotes their quarantined feeds in
+ * the same batch.
  */
 
 import { Quarantine, type QuarantineLimits, type QuarantineResult, type QuarantineStats } from './quarantine.js'

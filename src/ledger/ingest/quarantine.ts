@@ -1,7 +1,7 @@
 /**
  * The quarantine: entries of authors without standing in this node's view (standing.ts),
  * held in memory, bounded in bytes and count, until something with standing names their
- * author (then the store promotes the feed) or they are evicted to make room. Nothing in here
+ * author (then the ingest step promotes the feed) or they are evicted to make room. Nothing in here
  * is served by sync, gossiped onward or counted for reputation, and nothing is written to
  * disk: junk from throwaway keys costs this node bounded memory and no storage.
  *

@@ -28,8 +28,8 @@ export interface VerifiedEntry {
 
 /**
  * Every check an entry from the network must pass before it may join a feed, except the
- * chain check (which needs the store): envelope, signature, author, time, body size, and the
- * body itself (inner envelopes signed by the author, fraud-proof evidence re-checked).
+ * chain check (which needs the held feed: ingest.ts): envelope, signature, author, time, body
+ * size, and the body itself (inner envelopes signed by the author, fraud-proof evidence re-checked).
  * Throws a LedgerEntryError subclass.
  */
 export async function verifyEntry (bytes: Uint8Array, opts: VerifyEntryOptions = {}): Promise<VerifiedEntry> {
@@ -126,7 +126,7 @@ export interface RangeExpectation {
  * before it), chain order, time and body; then signatures: a chain-1 entry's own (and its
  * body's), and of the chain-2 entries only the last one's, which covers every byte of those
  * before it through the links. Anything wrong refuses the whole range: every item is that
- * error. The first entry's link to the feed we hold is the store's to check.
+ * error. The first entry's link to the feed we hold is the ingest step's to check (ingest.ts).
  */
 export async function verifyRange (envelopes: readonly Uint8Array[], expect: RangeExpectation, opts: VerifyEntryOptions = {}): Promise<Array<VerifiedEntry | LedgerEntryError>> {
   try {

@@ -1,6 +1,6 @@
 /**
  * The facts reputation needs (reputation.ts), collected from ledger entries: attestations,
- * receipts paired with them under the receipt rules (receipt-rules.ts), uptime summaries,
+ * receipts paired with them under the receipt rules (entries/receipt-rules.ts), uptime summaries,
  * co-signed usage statements (by statement hash: the copies in both parties' feeds are one) and
  * equivocation slashes. Adding the same entries in any order gives the same facts; adding one
  * twice changes nothing.
@@ -196,7 +196,7 @@ export class ReputationEvidence {
       .sort((x, y) => x.receipt.time - y.receipt.time || (x.receipt.entryHash < y.receipt.entryHash ? -1 : 1))
   }
 
-  /** The distinct co-signed usage statements naming `provider` (which of them count: usage-book.ts). */
+  /** The distinct co-signed usage statements naming `provider` (which of them count: usage/book.ts). */
   usageOf (provider: string): VerifiedUsage[] {
     return [...(this.usage.get(provider)?.values() ?? [])]
   }

@@ -6,7 +6,7 @@
  *
  *   jobs        each receipt R (in its renter's feed) paired with the attestation A it names
  *               (in P's feed): A.provider = P, A.renter = R's author, same job id; R counts
- *               only when it agrees with A (receipt-rules.ts): BAD_OUTPUT only with a received
+ *               only when it agrees with A (entries/receipt-rules.ts): BAD_OUTPUT only with a received
  *               output digest other than A's, any other outcome only the one A itself implies
  *               (PREEMPTED only for an attested PREEMPTED, OK only for COMPLETED), and R's
  *               entry not dated before A's entry less the clock-skew bound. Of the receipts
@@ -137,9 +137,11 @@ export function jobScoreOf (successes: number, failures: number, params: Reputat
 
 /**
  * The reputation of `peerId` at `now`, from `evidence`, with each renter's receipts counted
- * as much as `weights` says (default: fully, as every node would).
+ * as much as `opts.weights` says (default: fully, as every node would), with `opts.params`
+ * (default DEFAULT_REPUTATION).
  */
-export function computeReputation (evidence: Pick<ReputationEvidence, 'jobsOf' | 'summariesOf' | 'isSlashed'>, peerId: string, now: number, params: ReputationParams = DEFAULT_REPUTATION, weights?: RenterWeights): Reputation {
+export function computeReputation (evidence: Pick<ReputationEvidence, 'jobsOf' | 'summariesOf' | 'isSlashed'>, peerId: string, now: number, opts: { params?: ReputationParams, weights?: RenterWeights } = {}): Reputation {
+  const { params = DEFAULT_REPUTATION, weights } = opts
   const decay = (time: number): number => Math.pow(0.5, Math.max(0, now - time) / params.halfLifeMs)
   const perRenter = new Map<string, CounterpartyEvidence>()
   let ok = 0
@@ -214,7 +216,7 @@ export interface Earnings {
   fillRate: number
   /** time-weighted busy share of slots, from the summaries */
   busyShare: number
-  /** service leases: from co-signed usage statements only (usage-earnings.ts) */
+  /** service leases: from co-signed usage statements only (usage/earnings.ts) */
   service: ServiceEarnings
 }
 

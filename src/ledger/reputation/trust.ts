@@ -140,7 +140,7 @@ export class TrustGraph {
       for (let e = start[i]; e < start[i + 1]; e++) if (targets[e] === rank[r]) return d * t[i] * shares[e]
       return 0
     }
-    return new TrustScores(values, new Set(seedIds), params.fullTrust, iterations, passed)
+    return new TrustScores({ values, seeds: new Set(seedIds), fullTrust: params.fullTrust, iterations, passed })
   }
 
   private node (id: string): number {
@@ -165,6 +165,16 @@ export class TrustGraph {
 /** Trust left after subtracting a neighbour's share below this is rounding error (power iteration stops at 1e-10). */
 const RESIDUAL = 1e-9
 
+export interface TrustScoresInit {
+  values: ReadonlyMap<string, number>
+  seeds: ReadonlySet<string>
+  fullTrust: number
+  /** power iterations the computation took */
+  iterations?: number
+  /** the trust `from` passed to `to` */
+  passed?: (from: string, to: string) => number
+}
+
 /** The viewer's trust in each key, and the weight its receipts get. */
 export class TrustScores {
   readonly iterations: number
@@ -173,12 +183,12 @@ export class TrustScores {
   private readonly fullTrust: number
   private readonly passed: (from: string, to: string) => number
 
-  constructor (values: ReadonlyMap<string, number>, seeds: ReadonlySet<string>, fullTrust: number, iterations = 0, passed: (from: string, to: string) => number = () => 0) {
-    this.values = values
-    this.seeds = seeds
-    this.fullTrust = fullTrust
-    this.iterations = iterations
-    this.passed = passed
+  constructor (init: TrustScoresInit) {
+    this.values = init.values
+    this.seeds = init.seeds
+    this.fullTrust = init.fullTrust
+    this.iterations = init.iterations ?? 0
+    this.passed = init.passed ?? (() => 0)
   }
 
   /** The key's share of the viewer's trust (0 with no path from a seed). */

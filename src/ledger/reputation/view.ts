@@ -114,7 +114,7 @@ export class ReputationView {
     const cached = this.scoreCache.get(peerId)
     const version = this.evidence.version(peerId)
     if (cached != null && cached.version === version && cached.trust === (trust?.stamp ?? 0) && now - cached.at < SCORE_TTL_MS) return cached.score
-    const score = computeReputation(this.evidence, peerId, now, this.params, trust?.scores).score
+    const score = computeReputation(this.evidence, peerId, now, { params: this.params, weights: trust?.scores }).score
     this.scoreCache.set(peerId, { version, trust: trust?.stamp ?? 0, at: now, score })
     if (this.scoreCache.size > SCORE_CACHE_LIMIT) this.scoreCache.delete(this.scoreCache.keys().next().value as string)
     return score
@@ -126,12 +126,12 @@ export class ReputationView {
   }
 
   reputation (peerId: string, now = Date.now()): Reputation {
-    return computeReputation(this.evidence, peerId, now, this.params, this.trustFor(now, true)?.scores)
+    return computeReputation(this.evidence, peerId, now, { params: this.params, weights: this.trustFor(now, true)?.scores })
   }
 
   reputations (now = Date.now()): Reputation[] {
     const trust = this.trustFor(now, true)?.scores
-    return this.evidence.providers().map(id => computeReputation(this.evidence, id, now, this.params, trust))
+    return this.evidence.providers().map(id => computeReputation(this.evidence, id, now, { params: this.params, weights: trust }))
   }
 
   /** The score of `peerId` with its evidence split into direct, transitive and discounted parts. */

@@ -7,7 +7,8 @@
 
 import { multiaddr } from '@multiformats/multiaddr'
 import { isAvailable, type ProviderProfile } from '../../capability/index.js'
-import { LEDGER_SERVICE, ledgerService } from './ledger-node.js'
+import { ledgerService } from './ledger-node.js'
+import { LEDGER_SERVICE } from './ledger-service.js'
 import { loadTrustLists } from '../reputation/anchors/adopt.js'
 import type { NodeConfig } from '../../config/index.js'
 import type { NodeExtensions } from '../../node/index.js'
@@ -20,7 +21,7 @@ export interface LedgerBuildOptions {
   summaryIntervalMs?: number
   /** also join the legacy ledger topic (--ledger-gossip; default off) */
   gossip?: boolean
-  /** which feeds sync pulls (--ledger-replicate, else config ledger.replicate; default by role: scope.ts) */
+  /** which feeds sync pulls (--ledger-replicate, else config ledger.replicate; default by role: sync/scope.ts) */
   replicate?: 'all' | 'bounded'
 }
 

@@ -1,162 +1,51 @@
 /**
  * The ledger as a libp2p service, run by every role: the store in `<dataDir>/ledger`, and
  * around it the parts that each do one job: push of new entries to who needs them
- * (announce.ts), the legacy ledger topic when asked for (gossip.ts), the sync
- * protocol's two sides (sync-server.ts, sync-client.ts), confirming that peers hold our feed
- * (flush.ts), a provider's uptime summaries (uptime.ts), reputation for the auction
- * (reputation-view.ts), views and control methods (views.ts, control.ts).
+ * (sync/announce.ts), the legacy ledger topic when asked for (sync/gossip.ts), the sync
+ * protocol's two sides (sync/server.ts, sync/client.ts), confirming that peers hold our feed
+ * (sync/flush.ts), a provider's uptime summaries (reputation/uptime.ts), reputation for the auction
+ * (reputation/view.ts), views and control methods (views.ts, control.ts).
  */
 
 import { join } from 'node:path'
 import { serviceCapabilities, serviceDependencies } from '@libp2p/interface'
 import { PROTOCOL, TOPIC } from '../../../protocols/ids.js'
+import { DevJobs } from '../dev.js'
 import { LedgerEntry, type LedgerRecord } from '../entries/entry.js'
 import { LedgerClosedError } from '../errors.js'
-import type { AdmissionOptions } from '../ingest/admission.js'
-import { ledgerControlHandlers } from './control.js'
-import { FeedAnnouncer } from '../sync/announce.js'
-import { DevJobs } from '../dev.js'
-import { FeedFlusher, type FlushResult } from '../sync/flush.js'
-import { HeadHints } from '../sync/head-hints.js'
-import { LedgerGossip } from '../sync/gossip.js'
-import { ReputationView } from '../reputation/view.js'
-import type { TrustAnchors } from '../reputation/anchors/adopt.js'
-import { ReplicationScope, type ReplicateMode } from '../sync/scope.js'
-import { LedgerStore } from '../store/store.js'
-import { REQUEST_TIMEOUT_MS, SyncClient, type SyncReport } from '../sync/client.js'
-import { SyncServer } from '../sync/server.js'
-import { serveSync } from '../sync/protocol.js'
+import { LedgerIngest } from '../ingest/ingest.js'
 import { UptimeReporter } from '../reputation/uptime.js'
+import { ReputationView } from '../reputation/view.js'
+import type { Earnings, Reputation } from '../reputation/reputation.js'
+import type { ReputationExplain } from '../reputation/trust-explain.js'
+import type { LedgerStore } from '../store/store.js'
+import { FeedAnnouncer } from '../sync/announce.js'
+import { REQUEST_TIMEOUT_MS, SyncClient, type SyncReport } from '../sync/client.js'
+import { FeedFlusher, type FlushResult } from '../sync/flush.js'
+import { LedgerGossip } from '../sync/gossip.js'
+import { HeadHints } from '../sync/head-hints.js'
+import { serveSync } from '../sync/protocol.js'
+import { ReplicationScope } from '../sync/scope.js'
+import { SyncServer } from '../sync/server.js'
 import { UsageRecorder } from '../usage/recorder.js'
 import type { VerifiedUsage } from '../usage/statement.js'
+import { ledgerControlHandlers } from './control.js'
+import { LEDGER_CAPABILITY, type LedgerComponents, type LedgerService, type LedgerServiceInit } from './ledger-service.js'
 import { feedView, statusView, type FeedView, type LedgerStatus } from './views.js'
-import type { Earnings, Reputation, ReputationParams } from '../reputation/reputation.js'
-import type { ReputationExplain } from '../reputation/trust-explain.js'
-import { CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapacitySource } from '../../capability/index.js'
-import type { Role } from '../../config/index.js'
+import { CAPACITY_CAPABILITY, CAPACITY_SERVICE } from '../../capability/index.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../../control/index.js'
-import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, type GossipRouter, type HeartbeatService, type HeardHeartbeat } from '../../node/index.js'
-import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
-import type { ComponentLogger, Ed25519PrivateKey, IdentifyResult, Libp2pEvents, Logger, PeerId, PeerStore, PrivateKey, PubSub, Startable, TypedEventTarget } from '@libp2p/interface'
-import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
+import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, type HeartbeatService, type HeardHeartbeat } from '../../node/index.js'
+import type { Ed25519PrivateKey, IdentifyResult, Logger, PeerId, Startable } from '@libp2p/interface'
 
-/** The ledger's name in the node's service map. */
-export const LEDGER_SERVICE = 'ledger'
-/** What the ledger service provides, for other services' `serviceDependencies`. */
-export const LEDGER_CAPABILITY = '@idlegrid/ledger'
-/** gossipsub's capability: the ledger publishes on it. */
-const PUBSUB_CAPABILITY = '@libp2p/pubsub'
-
-export interface LedgerServiceInit {
-  dataDir: string
-  role: Role
-  /** the node's heartbeat interval (heartbeat summaries count heartbeats in it) */
-  heartbeatMs?: number
-  /** providers: append a HeartbeatSummary this often (default 1 h; 0 = never) */
-  summaryIntervalMs?: number
-  /** whether the provider's advertised windows are open at a time (default: always) */
-  isAvailable?: (at: number) => boolean
-  /** heads exchange with a few connected peers this often (default 30 s) */
-  syncIntervalMs?: number
-  /** a new connection is synced once identified; when identify has not answered by then, anyway (default 2 s) */
-  identifyWaitMs?: number
-  /** offer ledger.appendTestJob (development: --dev-ledger-methods) */
-  devMethods?: boolean
-  reputation?: Partial<ReputationParams>
-  /** before stopping, wait up to this for a peer to hold entries appended in this run (default 5 s) */
-  flushOnStopMs?: number
-  /**
-   * the operator's trust seeds (peer ids): with the node itself, where its view of reputation
-   * starts (trust.ts) and the roots of standing (standing.ts); build-node passes the bootstrap
-   * peers' ids and those of --trust (default none)
-   */
-  trustedPeers?: string[]
-  /**
-   * the trust lists the node adopted (anchors/adopt.ts; build-node loads them from the config's
-   * trust.lists): their peers are roots of standing and, while their list is valid, seeds of trust
-   */
-  trustLists?: TrustAnchors
-  /**
-   * also join the legacy global topic /idlegrid/5/ledger: publish our entries there and take
-   * others' from it (default false in every role, bootstraps included: entries reach the
-   * counterparty and the trust seeds by announcement and everyone else by pull, so no node
-   * validates every entry of the network; protocols/README.md §7 "Propagation"). A node
-   * that leaves it off ignores the topic's messages unread.
-   */
-  gossip?: boolean
-  /**
-   * which feeds sync pulls (scope.ts): 'all', or 'bounded' to this node's own, its
-   * counterparties', the providers it may award and theirs within `replicationHorizon` hops
-   * (default: 'all' for a bootstrap, 'bounded' for renters and providers)
-   */
-  replicate?: ReplicateMode
-  /** hops of the bounded scope (default 2) */
-  replicationHorizon?: number
-  /** bounds of the quarantine and quotas (tests) */
-  admission?: Omit<AdmissionOptions, 'selfId' | 'trustedPeers'>
-}
-
-/** What the ledger uses of the node: libp2p components, and the node's gossip router (service `gossip`). */
-export interface LedgerComponents {
-  peerId: PeerId
-  /** the node key: signs our feed */
-  privateKey: PrivateKey
-  registrar: Registrar
-  connectionManager: ConnectionManager
-  /** what identify learnt of peers that connected before this service listened */
-  peerStore: PeerStore
-  pubsub: PubSub<GossipsubEvents>
-  [GOSSIP_SERVICE]: GossipRouter
-  /** a provider's GPU slots (exec's capacity service), read only by a provider that writes summaries */
-  [CAPACITY_SERVICE]: CapacitySource
-  events: TypedEventTarget<Libp2pEvents>
-  logger: ComponentLogger
-  /** the node's heartbeats, when it has them: they carry our head seq, and peers' heads to us (head-hints.ts) */
-  heartbeats?: HeartbeatService
-}
-
-/** What the ledger offers other services and the CLI. */
-export interface LedgerService {
-  /** the reputation the auction uses: reliability in [0, 1]; a provider asked about bid to us, so its feed is in our replication scope */
-  reliability(peerId: string): number
-  /** a provider this node may award (its capability record was seen): its feed and its counterparties' are in the replication scope */
-  mayAward(peerId: string): void
-  /** slashed providers are excluded from auctions */
-  isExcluded(peerId: string): boolean
-  reputation(peerId: string, now?: number): Reputation
-  reputations(now?: number): Reputation[]
-  /** the reputation with its evidence split into direct, transitive and discounted parts */
-  explainReputation(peerId: string, now?: number): ReputationExplain & { reputation: Reputation }
-  earnings(peerId?: string): Earnings
-  /** appends our provider attestation envelope to our feed */
-  recordAttestation(envelope: Uint8Array): Promise<LedgerRecord>
-  /** appends our renter receipt envelope to our feed */
-  recordReceipt(envelope: Uint8Array): Promise<LedgerRecord>
-  /**
-   * appends a co-signed usage statement (an encoded CoSignedUsage naming us as its provider or
-   * renter) to our feed; refuses one that breaks a rule (InvalidUsageError), or that our feed
-   * already holds or overlaps in time one of the same lease (UsageOverlapError)
-   */
-  recordUsage(body: Uint8Array): Promise<{ record: LedgerRecord, usage: VerifiedUsage }>
-  /** resolves when a connected peer holds our feed's head, or after timeoutMs */
-  flush(opts?: { timeoutMs?: number }): Promise<FlushResult>
-  /** the peers our new entries were announced to, with how often (bounded) */
-  announcedTo(): ReadonlyMap<string, number>
-  /** a heads exchange with the connected peers now (bounded) */
-  syncNow(opts?: { timeoutMs?: number }): Promise<SyncReport>
-  status(): Promise<LedgerStatus>
-  show(peerId: string, limit?: number): Promise<FeedView>
-  readonly store: LedgerStore
-  [CONTROL_HANDLERS](): Record<string, ControlHandler>
-}
-
-/** How often the trust vector is recomputed in the background when the ledger changed or it aged (trust.ts). */
+/** How often the trust vector is recomputed in the background when the ledger changed or it aged (reputation/trust.ts). */
 const TRUST_TIMER_MS = 30_000
 /**
  * A new connection is synced once identify has told us the peer's protocols (a peer without
  * the sync protocol is not asked); when identify has not answered by then, it is synced anyway.
  */
 const IDENTIFY_WAIT_MS = 2_000
+/** gossipsub's capability: the ledger publishes on it. */
+const PUBSUB_CAPABILITY = '@libp2p/pubsub'
 
 class LedgerNode implements LedgerService, Startable {
   readonly [Symbol.toStringTag] = LEDGER_CAPABILITY
@@ -167,7 +56,7 @@ class LedgerNode implements LedgerService, Startable {
   private readonly log: Logger
   private readonly key: Ed25519PrivateKey
   private readonly selfId: string
-  private ledger?: LedgerStore
+  private ledger?: LedgerIngest
   private readonly aborter = new AbortController()
   private readonly timers: NodeJS.Timeout[] = []
   /** peers connected and not synced yet, with the timer that syncs them if identify never answers */
@@ -186,7 +75,7 @@ class LedgerNode implements LedgerService, Startable {
   private readonly hints: HeadHints
   private readonly dev?: DevJobs
   private readonly onConnect = (evt: CustomEvent<PeerId>): void => {
-    // a live connection proves the peer's key: provisional standing (standing.ts)
+    // a live connection proves the peer's key: provisional standing (ingest/standing.ts)
     this.ledger?.grantConnected(evt.detail.toString()).catch((err: unknown) => { this.log('standing of %p not granted: %e', evt.detail, err) })
     const peer = evt.detail
     const key = peer.toString()
@@ -240,7 +129,8 @@ class LedgerNode implements LedgerService, Startable {
     if (components.privateKey.type !== 'Ed25519') throw new Error('the ledger needs an Ed25519 node key')
     this.key = components.privateKey
     this.selfId = components.peerId.toString()
-    const store = (): LedgerStore | undefined => this.ledger
+    const ledger = (): LedgerIngest | undefined => this.ledger
+    const store = (): LedgerStore | undefined => this.ledger?.store
     const signal = this.aborter.signal
     this.scores = new ReputationView(init.reputation, { selfId: this.selfId, trustedPeers: init.trustedPeers ?? [], anchors: init.trustLists })
     for (const list of init.trustLists?.lists ?? []) this.log('adopted trust list "%s" of %s, sequence %s, %d peers, expires %s', list.name, list.operator, list.sequence, list.peers.length, new Date(list.expiresAt).toISOString())
@@ -255,8 +145,8 @@ class LedgerNode implements LedgerService, Startable {
           return { total, busy: Math.max(0, total - capacity.freeSlots()) }
         }
       : undefined
-    this.uptime = new UptimeReporter({ ...init, slots }, this.selfId, async (kind, body) => await this.store.append(kind, body))
-    this.usage = new UsageRecorder({ id: this.selfId, bytes: components.peerId.toMultihash().bytes }, async (kind, body) => await this.store.append(kind, body))
+    this.uptime = new UptimeReporter({ ...init, slots }, this.selfId, async (kind, body) => await this.ingest.append(kind, body))
+    this.usage = new UsageRecorder({ id: this.selfId, bytes: components.peerId.toMultihash().bytes }, async (kind, body) => await this.ingest.append(kind, body))
     this.scope = new ReplicationScope({
       selfId: this.selfId,
       // bounded is opt-in until the specs written for full replication are checked under it
@@ -264,35 +154,40 @@ class LedgerNode implements LedgerService, Startable {
       horizon: init.replicationHorizon,
       seeds: [...init.trustedPeers ?? [], ...init.trustLists?.allPeers() ?? []]
     })
-    this.sync = new SyncClient({ connectionManager: components.connectionManager, store, selfId: this.selfId, scope: this.scope, signal, log: this.log })
+    this.sync = new SyncClient({ connectionManager: components.connectionManager, ledger, selfId: this.selfId, scope: this.scope, signal, log: this.log })
     this.flusher = new FeedFlusher(this.sync, store, this.selfId, signal)
     this.server = new SyncServer(store, this.sync)
     // the router and gossipsub are read when used: services start together
     this.gossip = new LedgerGossip({
       pubsub: () => this.components.pubsub,
       gossip: () => this.components[GOSSIP_SERVICE],
-      store,
+      ledger,
       signal,
       onBehind: () => { this.sync.syncWithAnyone() },
       log: this.log
     })
-    this.hints = new HeadHints({ client: this.sync, store })
+    this.hints = new HeadHints({ client: this.sync, store, selfId: this.selfId })
     this.announcer = new FeedAnnouncer({ client: this.sync, seeds: init.trustedPeers ?? [], signal, log: this.log })
-    if (init.devMethods === true) this.dev = new DevJobs({ key: this.key, peerId: components.peerId }, () => this.store, (envelope) => { if (this.gossips) this.gossip.publish(envelope) })
+    if (init.devMethods === true) this.dev = new DevJobs({ key: this.key, peerId: components.peerId }, () => this.ingest, (envelope) => { if (this.gossips) this.gossip.publish(envelope) })
   }
 
-  get store (): LedgerStore {
+  get ingest (): LedgerIngest {
     if (this.ledger == null) throw new LedgerClosedError()
     return this.ledger
   }
 
+  get store (): LedgerStore {
+    return this.ingest.store
+  }
+
   async start (): Promise<void> {
-    const store = await LedgerStore.open(join(this.init.dataDir, 'ledger'), {
+    const ledger = await LedgerIngest.open(join(this.init.dataDir, 'ledger'), {
       privateKey: this.key,
       peerId: this.components.peerId,
       admission: { ...this.init.admission, trustedPeers: [...this.init.trustedPeers ?? [], ...this.init.trustLists?.allPeers() ?? []] }
     })
-    this.ledger = store
+    this.ledger = ledger
+    const { store } = ledger
     for await (const record of store.entries()) {
       this.scores.add(record)
       this.scope.noteStored(record)
@@ -325,7 +220,7 @@ class LedgerNode implements LedgerService, Startable {
     this.components.events.addEventListener('peer:connect', this.onConnect)
     this.components.events.addEventListener('peer:identify', this.onIdentify)
     const heartbeats = this.heartbeats()
-    heartbeats?.reportLedgerHead(() => this.ledger?.head(this.selfId)?.seq ?? 0, () => this.hints.relayed())
+    heartbeats?.reportLedgerHead(() => this.ledger?.store.head(this.selfId)?.seq ?? 0, () => this.hints.relayed())
     heartbeats?.events.addEventListener('heartbeat', this.onHeartbeat)
     for (const peer of this.sync.connectedPeers()) this.connectedBeforeStart(peer)
     const every = (ms: number, fn: () => void): void => {
@@ -353,7 +248,7 @@ class LedgerNode implements LedgerService, Startable {
     this.awaitingIdentify.clear()
     this.heartbeats()?.events.removeEventListener('heartbeat', this.onHeartbeat)
     for (const timer of this.timers) clearInterval(timer)
-    const head = this.ledger?.head(this.selfId)
+    const head = this.ledger?.store.head(this.selfId)
     if (head != null && head.seq > this.confirmedSeq()) {
       const result = await this.flush({ timeoutMs: this.init.flushOnStopMs ?? 5_000 }).catch(() => undefined)
       if (result?.acknowledged !== true) this.log('stopping with entries up to %d only local: peers will pull them on the next run', head.seq)
@@ -379,7 +274,7 @@ class LedgerNode implements LedgerService, Startable {
   }
 
   isExcluded (peerId: string): boolean {
-    return this.scores.isSlashed(peerId) || (this.ledger?.isSlashed(peerId) ?? false)
+    return this.scores.isSlashed(peerId) || (this.ledger?.store.isSlashed(peerId) ?? false)
   }
 
   reputation (peerId: string, now = Date.now()): Reputation {
@@ -399,11 +294,11 @@ class LedgerNode implements LedgerService, Startable {
   }
 
   async recordAttestation (envelope: Uint8Array): Promise<LedgerRecord> {
-    return await this.store.append(LedgerEntry.BodyKind.ATTESTATION, envelope)
+    return await this.ingest.append(LedgerEntry.BodyKind.ATTESTATION, envelope)
   }
 
   async recordReceipt (envelope: Uint8Array): Promise<LedgerRecord> {
-    return await this.store.append(LedgerEntry.BodyKind.RECEIPT, envelope)
+    return await this.ingest.append(LedgerEntry.BodyKind.RECEIPT, envelope)
   }
 
   async recordUsage (body: Uint8Array): Promise<{ record: LedgerRecord, usage: VerifiedUsage }> {
@@ -423,7 +318,7 @@ class LedgerNode implements LedgerService, Startable {
   }
 
   async status (): Promise<LedgerStatus> {
-    return await statusView(this.store, this.confirmedSeq(), this.earnings(), this.hints.pulls, this.scope)
+    return await statusView(this.ingest, { confirmedSeq: this.confirmedSeq(), earnings: this.earnings(), hintPulls: this.hints.pulls, scope: this.scope })
   }
 
   async show (peerId: string, limit = 20): Promise<FeedView> {

@@ -10,6 +10,7 @@ import { MAX_RANGE_ENTRIES } from '../sync/protocol.js'
 import type { Earnings } from '../reputation/reputation.js'
 import type { ReplicationScope, ScopeStats } from '../sync/scope.js'
 import type { Head, LedgerStore } from '../store/store.js'
+import type { LedgerIngest } from '../ingest/ingest.js'
 
 export interface HeadView {
   author: string
@@ -33,9 +34,9 @@ export interface LedgerStatus {
   /** our own feed */
   own: { seq: number, unacknowledged: number }
   earnings: Earnings
-  /** pulls started because a peer's heartbeat said it holds more of its own feed (head-hints.ts) */
+  /** pulls started because a peer's heartbeat said it holds more of its own feed (sync/head-hints.ts) */
   hintPulls: number
-  /** which feeds sync pulls (scope.ts), and the heads it skipped as out of scope */
+  /** which feeds sync pulls (sync/scope.ts), and the heads it skipped as out of scope */
   scope?: ScopeStats
 }
 
@@ -53,12 +54,22 @@ export interface FeedView {
   entries: EntryView[]
 }
 
-/** The store at a glance; `confirmedSeq` is the own seq known to be held by a peer (or from an earlier run). */
-export async function statusView (store: LedgerStore, confirmedSeq: number, earnings: Earnings, hintPulls: number, scope?: ReplicationScope): Promise<LedgerStatus> {
-  const stats = await store.stats()
-  const own = store.head(store.selfId)?.seq ?? 0
+export interface StatusViewOptions {
+  /** the own seq known to be held by a peer (or from an earlier run) */
+  confirmedSeq: number
+  earnings: Earnings
+  hintPulls: number
+  scope?: ReplicationScope
+}
+
+/** The ledger at a glance: what is stored, and what waits in memory. */
+export async function statusView (ledger: LedgerIngest, opts: StatusViewOptions): Promise<LedgerStatus> {
+  const { confirmedSeq, earnings, hintPulls, scope } = opts
+  const { store } = ledger
+  const stats = await ledger.stats()
+  const own = store.head(ledger.selfId)?.seq ?? 0
   return {
-    peerId: store.selfId,
+    peerId: ledger.selfId,
     path: store.path,
     authors: stats.authors,
     entries: stats.entries,

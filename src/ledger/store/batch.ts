@@ -1,18 +1,14 @@
 /**
- * The LevelDB operations of one store batch (keys.ts): entries, hash index, heads with the
- * feed's byte count, fraud proofs and the slashed set, rooted standing grants. And the small
- * helpers the store shares with it.
+ * The LevelDB operations of one store batch, each from the repository of its key prefix
+ * (repositories.ts): entries, hash index, heads with the feed's byte count, fraud proofs and
+ * the slashed set, rooted standing grants.
  */
 
 import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { peerIdFromString } from '@libp2p/peer-id'
 import { decodeStoredBody } from '../entries/body.js'
-import { parseAuthor, type FraudProof, type LedgerRecord } from '../entries/entry.js'
-import { MalformedEntryError } from '../errors.js'
-import { entryKey, hashKey, hashValue, headKey, headValue, proofKey, slashedKey, standingKey } from './keys.js'
-import type { RootedGrant } from '../ingest/standing.js'
-import type { VerifiedEntry } from '../ingest/verify.js'
+import type { FraudProof, LedgerRecord } from '../entries/entry.js'
+import type { EntryRepository, HashIndex, HeadRepository, ProofRepository, PutOp, SlashedRepository, StandingRepository } from './repositories.js'
 
 export interface Head {
   author: Uint8Array
@@ -33,46 +29,52 @@ export interface SlashRecord {
   proofEntry: Uint8Array
 }
 
-export interface BatchOp { type: 'put', key: Uint8Array, value: Uint8Array }
+/** An entry to store: checked already (ingest/), with the author it slashes when it carries a verified fraud proof. */
+export interface EntryToStore {
+  record: LedgerRecord
+  slashes?: { accused: string, proof: FraudProof }
+}
 
-/** The puts of `batch`, and the heads and slashes it leaves once written. */
-export function batchOps (batch: VerifiedEntry[], heldHead: (authorId: string) => Head | undefined, isSlashed: (authorId: string) => boolean, grants: RootedGrant[]): { ops: BatchOp[], heads: Map<string, Head>, slashes: Map<string, SlashRecord> } {
-  const ops: BatchOp[] = []
+export interface Repositories {
+  entries: EntryRepository
+  heads: HeadRepository
+  hashes: HashIndex
+  slashed: SlashedRepository
+  proofs: ProofRepository
+  standing: StandingRepository
+}
+
+export interface BatchContext {
+  repos: Repositories
+  /** the head held before this batch */
+  heldHead: (authorId: string) => Head | undefined
+  /** slashed before this batch */
+  isSlashed: (authorId: string) => boolean
+}
+
+/** The puts of `batch` and `grants`, and the heads and slashes they leave once written. */
+export function batchOps (batch: readonly EntryToStore[], grants: ReadonlyArray<{ authorId: string, depth: number }>, ctx: BatchContext): { ops: PutOp[], heads: Map<string, Head>, slashes: Map<string, SlashRecord> } {
+  const { repos } = ctx
+  const ops: PutOp[] = []
   const heads = new Map<string, Head>()
   const slashes = new Map<string, SlashRecord>()
   for (const { record, slashes: proof } of batch) {
-    ops.push({ type: 'put', key: entryKey(record.author, record.seq), value: record.envelope })
-    ops.push({ type: 'put', key: hashKey(record.hash), value: hashValue(record.author, record.seq) })
-    const bytes = ((heads.get(record.authorId) ?? heldHead(record.authorId))?.bytes ?? 0) + record.envelope.byteLength
+    ops.push(repos.entries.put(record))
+    ops.push(repos.hashes.put(record))
+    const bytes = ((heads.get(record.authorId) ?? ctx.heldHead(record.authorId))?.bytes ?? 0) + record.envelope.byteLength
     heads.set(record.authorId, { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash, bytes, time: record.time, chain: record.chain })
     if (proof != null) {
       const body = decodeStoredBody(record)
-      if (body.kind === 'fraud-proof') ops.push({ type: 'put', key: proofKey(body.proof.hash), value: record.hash })
-      if (!isSlashed(proof.accused) && !slashes.has(proof.accused)) {
-        ops.push({ type: 'put', key: slashedKey(proof.proof.accused), value: record.hash })
+      if (body.kind === 'fraud-proof') ops.push(repos.proofs.put(body.proof.hash, record.hash))
+      if (!ctx.isSlashed(proof.accused) && !slashes.has(proof.accused)) {
+        ops.push(repos.slashed.put(proof.proof.accused, record.hash))
         slashes.set(proof.accused, { accused: proof.accused, proofEntry: record.hash })
       }
     }
   }
-  for (const head of heads.values()) {
-    ops.push({ type: 'put', key: headKey(head.author), value: headValue(head.seq, head.hash, head.bytes) })
-  }
-  for (const grant of grants) {
-    ops.push({ type: 'put', key: standingKey(peerIdFromString(grant.authorId).toMultihash().bytes), value: Uint8Array.of(grant.depth) })
-  }
+  for (const head of heads.values()) ops.push(repos.heads.put(head))
+  for (const grant of grants) ops.push(repos.standing.put(grant))
   return { ops, heads, slashes }
-}
-
-export function decodeProof (record: LedgerRecord): FraudProof {
-  const body = decodeStoredBody(record)
-  if (body.kind !== 'fraud-proof') throw new MalformedEntryError('not a fraud proof entry')
-  return body.proof.message
-}
-
-export function authorIdOf (author: Uint8Array): string {
-  const parsed = parseAuthor(author)
-  if (parsed == null) throw new MalformedEntryError('not an Ed25519 peer id')
-  return parsed.id
 }
 
 export async function directorySize (dir: string): Promise<number> {

@@ -6,7 +6,7 @@
  *   0x03 | hash                             → len | author | seq      (hash index)
  *   0x04 | len | accused                    → hash of the entry carrying the first proof (slashed set)
  *   0x05 | proof hash                       → hash of the entry carrying that proof (fraud proofs)
- *   0x06 | len | author                     → standing depth (1 byte) reached from a root (standing.ts)
+ *   0x06 | len | author                     → standing depth (1 byte) reached from a root (ingest/standing.ts)
  */
 
 import { HASH_BYTES } from '../entries/entry.js'

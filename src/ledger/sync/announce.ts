@@ -4,7 +4,7 @@
  * counterparty an entry names (an attestation's renter, a receipt's provider) and the trust
  * seeds (bootstrap replicas, --trust peers), while connected. The announcement is a heads
  * request of one head carrying our own head as its hint, which makes a peer that holds less
- * of our feed pull it (sync-server.ts); everyone else gets entries by pulling (sync on
+ * of our feed pull it (server.ts); everyone else gets entries by pulling (sync on
  * connect, periodic rounds). Announcements are coalesced: a burst of entries costs each peer
  * one request.
  */

@@ -14,7 +14,7 @@ import { compareAuthorKeys } from '../store/keys.js'
 import { MAX_RANGE_ENTRIES, syncRequest, type SyncRequest, type SyncResponse } from './protocol.js'
 import type { ReplicationScope } from './scope.js'
 import type { Head } from '../store/store.js'
-import type { LedgerStore, IngestOutcome } from '../store/store.js'
+import type { IngestOutcome, LedgerIngest } from '../ingest/ingest.js'
 import type { Logger, PeerId } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
@@ -44,6 +44,8 @@ const MAX_QUARANTINE_PULLS = 32
 const MAX_DEFERRED_HEADS = 20_000
 
 interface ParsedHead { remote: SyncResponse.Head, id: string }
+/** A run of one feed's entries: `limit` of them from `fromSeq` on. */
+interface FeedSpan { author: Uint8Array, fromSeq: number, limit: number }
 
 export interface SyncReport {
   peers: number
@@ -53,8 +55,8 @@ export interface SyncReport {
 
 export interface SyncClientOptions {
   connectionManager: ConnectionManager
-  /** the store, while it is open */
-  store: () => LedgerStore | undefined
+  /** the ingest step in front of the store, while it is open: what we pull is checked and stored there */
+  ledger: () => LedgerIngest | undefined
   /** our own peer id: our head is the hint each heads request carries */
   selfId: string
   /** which feeds we pull (scope.ts); none: every feed */
@@ -143,7 +145,7 @@ export class SyncClient {
     const key = peer.toString()
     const running = this.sessions.get(key)
     if (running != null) return await running
-    if (this.opts.signal.aborted || this.opts.store() == null) return 0
+    if (this.opts.signal.aborted || this.opts.ledger() == null) return 0
     const session = this.session(peer, AbortSignal.any([this.opts.signal, AbortSignal.timeout(timeoutMs)]))
       .finally(() => { this.sessions.delete(key) })
     this.sessions.set(key, session)
@@ -163,7 +165,7 @@ export class SyncClient {
     const own = author.id === remote.toString()
     if (!own && opts.relayed !== true) return false
     if (!own && this.opts.scope != null && !this.opts.scope.includes(author.id)) return false
-    const held = this.opts.store()?.head(author.id)?.seq ?? 0
+    const held = this.opts.ledger()?.store.head(author.id)?.seq ?? 0
     if (seq <= held) return false
     const key = own ? remote.toString() : `${remote.toString()}/${author.id}`
     // a pull of this feed is running: it goes on once it ends if the hint is beyond what it got
@@ -215,7 +217,7 @@ export class SyncClient {
 
   /** Whether `peer` holds our entry `head` (a range read of it: its answer, not its word, counts). */
   async holds (peer: PeerId, head: Head, signal: AbortSignal): Promise<boolean> {
-    const { entries } = await this.rangeRequest(peer, head.author, head.seq, 1, signal)
+    const { entries } = await this.rangeRequest(peer, { author: head.author, fromSeq: head.seq, limit: 1 }, signal)
     if (entries.length === 0) return false
     try {
       return equals(entryHashOf(entries[0] as Uint8Array), head.hash)
@@ -266,7 +268,7 @@ export class SyncClient {
    * others, into the quarantine, one at a time after them.
    */
   private async compareAll (peer: PeerId, heads: ParsedHead[], counts: { pulled: number, forkChecks: number, quarantined: number }, signal: AbortSignal): Promise<void> {
-    const admission = this.store().admission
+    const admission = this.ledger().admission
     const standing = heads.filter(h => admission?.hasStanding(h.id) ?? true)
     const others = heads.filter(h => !(admission?.hasStanding(h.id) ?? true))
     let next = 0
@@ -276,7 +278,7 @@ export class SyncClient {
       while (next < standing.length && !failed && !signal.aborted && counts.pulled < MAX_PULL_PER_SESSION) {
         const { remote, id } = standing[next++]
         try {
-          await this.compare(peer, remote, id, counts, signal)
+          await this.compare(peer, { remote, id }, counts, signal)
         } catch (err) {
           failed = true
           throw err
@@ -286,15 +288,15 @@ export class SyncClient {
     await Promise.all(Array.from({ length: Math.min(FEEDS_AT_ONCE, standing.length) }, worker))
     for (const { remote, id } of others) {
       if (signal.aborted || counts.pulled >= MAX_PULL_PER_SESSION) break
-      await this.compare(peer, remote, id, counts, signal)
+      await this.compare(peer, { remote, id }, counts, signal)
     }
   }
 
   /** One of the peer's heads against ours: pull what we lack, fetch a conflicting entry. */
-  private async compare (peer: PeerId, remote: SyncResponse.Head, id: string, counts: { pulled: number, forkChecks: number, quarantined: number }, signal: AbortSignal): Promise<void> {
-    const store = this.store()
+  private async compare (peer: PeerId, { remote, id }: ParsedHead, counts: { pulled: number, forkChecks: number, quarantined: number }, signal: AbortSignal): Promise<void> {
+    const ledger = this.ledger()
     const seq = Number(remote.seq)
-    const admission = store.admission
+    const admission = ledger.admission
     if (admission != null && !admission.hasStanding(id)) {
       // a feed nobody we trust vouches for: a few per session, while the quarantine has room
       const held = admission.quarantine.seq(id)
@@ -303,24 +305,24 @@ export class SyncClient {
       await this.pull(peer, remote.author, held + 1, signal)
       return
     }
-    const local = store.head(id)
+    const local = ledger.store.head(id)
     if (local == null || seq > local.seq) {
       counts.pulled += await this.pull(peer, remote.author, (local?.seq ?? 0) + 1, signal)
     } else if (counts.forkChecks < MAX_FORK_CHECKS) {
-      // the same seq with another hash: fetch theirs, and the store proves the equivocation
-      const heldHash = seq === local.seq ? local.hash : (counts.forkChecks++, (await store.get(remote.author, seq))?.hash)
-      if (heldHash != null && !equals(heldHash, remote.hash)) await this.fetchAndIngest(peer, remote.author, seq, 1, signal)
+      // the same seq with another hash: fetch theirs, and the ingest step proves the equivocation
+      const heldHash = seq === local.seq ? local.hash : (counts.forkChecks++, (await ledger.store.get(remote.author, seq))?.hash)
+      if (heldHash != null && !equals(heldHash, remote.hash)) await this.fetchAndIngest(peer, { author: remote.author, fromSeq: seq, limit: 1 }, signal)
     }
   }
 
-  private store (): LedgerStore {
-    const store = this.opts.store()
-    if (store == null) throw new LedgerClosedError()
-    return store
+  private ledger (): LedgerIngest {
+    const ledger = this.opts.ledger()
+    if (ledger == null) throw new LedgerClosedError()
+    return ledger
   }
 
   private ownHint (): Omit<SyncRequest.Heads, 'afterAuthor' | 'limit'> {
-    const own = this.opts.store()?.head(this.opts.selfId)
+    const own = this.opts.ledger()?.store.head(this.opts.selfId)
     return own == null
       ? { ownAuthor: new Uint8Array(0), ownSeq: 0n, ownHash: new Uint8Array(0) }
       : { ownAuthor: own.author, ownSeq: BigInt(own.seq), ownHash: own.hash }
@@ -330,15 +332,15 @@ export class SyncClient {
     return await syncRequest(this.opts.connectionManager, peer, request, AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]))
   }
 
-  private async rangeRequest (peer: PeerId, author: Uint8Array, fromSeq: number, limit: number, signal: AbortSignal): Promise<SyncResponse.Entries> {
+  private async rangeRequest (peer: PeerId, { author, fromSeq, limit }: FeedSpan, signal: AbortSignal): Promise<SyncResponse.Entries> {
     const response = await this.request(peer, { range: { author, fromSeq: BigInt(fromSeq), limit } }, signal)
     if (response.entries == null) throw new SyncProtocolError(`${peer.toString()} answered a range request with something else`)
     return response.entries
   }
 
-  private async fetchAndIngest (peer: PeerId, author: Uint8Array, fromSeq: number, limit: number, signal: AbortSignal): Promise<void> {
-    const entries = await this.rangeRequest(peer, author, fromSeq, limit, signal)
-    await this.store().ingest(entries.entries)
+  private async fetchAndIngest (peer: PeerId, span: FeedSpan, signal: AbortSignal): Promise<void> {
+    const entries = await this.rangeRequest(peer, span, signal)
+    await this.ledger().ingest(entries.entries)
   }
 
   /**
@@ -346,10 +348,10 @@ export class SyncClient {
    * flight while the last batch is verified. Returns the entries added.
    */
   private async pull (peer: PeerId, author: Uint8Array, fromSeq: number, signal: AbortSignal): Promise<number> {
-    const store = this.store()
+    const ledger = this.ledger()
     let next = fromSeq
     let added = 0
-    let inflight: Promise<SyncResponse.Entries> | undefined = this.rangeRequest(peer, author, next, MAX_RANGE_ENTRIES, signal)
+    let inflight: Promise<SyncResponse.Entries> | undefined = this.rangeRequest(peer, { author, fromSeq: next, limit: MAX_RANGE_ENTRIES }, signal)
     // the previous batch's ingest, still writing while this one verifies
     let writing: { from: number, outcomes: Promise<IngestOutcome[]> } | undefined
     // the feed is over its quota in our view: stop pulling it (not the peer's fault)
@@ -362,7 +364,7 @@ export class SyncClient {
         }
         if (outcome.status === 'rejected') {
           // a chain break right after our head: the peer holds another history; compare our head's seq
-          if (outcome.error instanceof BrokenChainError && i === 0 && batch.from > 1) await this.fetchAndIngest(peer, author, batch.from - 1, 1, signal)
+          if (outcome.error instanceof BrokenChainError && i === 0 && batch.from > 1) await this.fetchAndIngest(peer, { author, fromSeq: batch.from - 1, limit: 1 }, signal)
           throw new SyncProtocolError(`${peer.toString()} sent an entry we refuse: ${outcome.error.message}`)
         }
         // a range answers for the author we asked about: another author's entries end the session
@@ -378,9 +380,9 @@ export class SyncClient {
         inflight = undefined
         if (batch.entries.length === 0) break
         const after = next + batch.entries.length
-        if (batch.more) inflight = this.rangeRequest(peer, author, after, MAX_RANGE_ENTRIES, signal)
+        if (batch.more) inflight = this.rangeRequest(peer, { author, fromSeq: after, limit: MAX_RANGE_ENTRIES }, signal)
         // a range is one feed's: its chain-2 entries verify under the last one's signature
-        const current = { from: next, outcomes: store.ingest(batch.entries, { range: { author, fromSeq: next } }) }
+        const current = { from: next, outcomes: ledger.ingest(batch.entries, { range: { author, fromSeq: next } }) }
         current.outcomes.catch(() => {})
         if (writing != null) await settle(writing)
         writing = current

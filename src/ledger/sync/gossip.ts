@@ -9,7 +9,7 @@ import { SignedEnvelope } from '../../../protocols/envelope.js'
 import { TOPIC } from '../../../protocols/ids.js'
 import { ACCEPT, ignore, reject, type GossipRouter, type GossipVerdict } from '../../node/index.js'
 import { BrokenChainError, FutureEntryError, LedgerClosedError, QuotaExceededError } from '../errors.js'
-import type { LedgerStore } from '../store/store.js'
+import type { LedgerIngest } from '../ingest/ingest.js'
 import type { OpenedEnvelope } from '../../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
 import type { Logger, PubSub } from '@libp2p/interface'
@@ -18,8 +18,8 @@ export interface LedgerGossipOptions {
   /** read when used: services start together */
   pubsub: () => PubSub<GossipsubEvents>
   gossip: () => GossipRouter
-  /** the store, while it is open */
-  store: () => LedgerStore | undefined
+  /** the ingest step, while the ledger is open */
+  ledger: () => LedgerIngest | undefined
   /** aborted when the service stops */
   signal: AbortSignal
   /** a message built on entries we lack: pull from a peer */
@@ -55,13 +55,13 @@ export class LedgerGossip {
   }
 
   private async validate (envelope: OpenedEnvelope): Promise<GossipVerdict> {
-    const store = this.opts.store()
-    if (store == null || this.opts.signal.aborted) return ignore('ledger stopping')
+    const ledger = this.opts.ledger()
+    if (ledger == null || this.opts.signal.aborted) return ignore('ledger stopping')
     const bytes = SignedEnvelope.encode({ domain: envelope.domain, signer: envelope.signer.toMultihash().bytes, payload: envelope.payload, signature: envelope.signature })
     let outcome
     try {
       // the router verified the envelope's signature already
-      [outcome] = await store.ingest([bytes], { checkSignature: false })
+      [outcome] = await ledger.ingest([bytes], { checkSignature: false })
     } catch (err) {
       if (err instanceof LedgerClosedError) return ignore('ledger stopping')
       throw err

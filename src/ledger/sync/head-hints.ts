@@ -40,6 +40,8 @@ export interface HeadHint {
 export interface HeadHintsOptions {
   client: SyncClient
   store: () => LedgerStore | undefined
+  /** our own peer id: our feed is never pulled */
+  selfId: string
   now?: () => number
 }
 
@@ -62,7 +64,7 @@ export class HeadHints {
     if (this.due(hint.peerId, hint.peerId, hint.ledgerSeq) && this.opts.client.considerHint(peer, peer.toMultihash().bytes, hint.ledgerSeq)) this.acting(hint.peerId, hint.ledgerSeq)
     for (const relayed of (hint.relayedHeads ?? []).slice(0, MAX_RELAYED_HEADS)) {
       const author = parseAuthor(relayed.author)?.id
-      if (author == null || author === hint.peerId || author === this.opts.store()?.selfId) continue
+      if (author == null || author === hint.peerId || author === this.opts.selfId) continue
       const key = `${hint.peerId}/${author}`
       if (this.due(key, author, relayed.seq) && this.opts.client.considerHint(peer, relayed.author, relayed.seq, { relayed: true })) this.acting(key, relayed.seq)
     }

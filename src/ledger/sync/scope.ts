@@ -16,7 +16,7 @@
  * of the providers it may award, their renters (whose receipts pair with their attestations)
  * and those renters' other providers (the trust graph's paths from its seeds). The graph is
  * learnt from stored entries only: a feed that enters scope because an entry pulled in this
- * session names it is pulled in the same session (sync-client.ts re-reads the heads it
+ * session names it is pulled in the same session (client.ts re-reads the heads it
  * skipped). A head out of scope is not pulled: it is counted (`ledger status`), nothing else.
  * A peer's own feed that it announces to us (a heads request's hint: one feed per peer that
  * talks to us, which is how a counterparty's entries about us arrive) is pulled whatever the

@@ -1,6 +1,6 @@
 /**
  * A provider's service earnings and uptime from co-signed usage statements only (the ones
- * usage-book.ts counts): whatever a provider claimed and its renter did not sign is worth
+ * book.ts counts): whatever a provider claimed and its renter did not sign is worth
  * nothing here. Uptime is the share of each lease's span (its first counted statement's start
  * to its last one's end) that counted statements cover: an interval the renter would not sign
  * is a gap.

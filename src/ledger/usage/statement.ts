@@ -3,7 +3,7 @@
  * lease served over one interval, signed by its provider and its renter over the same bytes.
  * Pure rules, so every node decides the same: bounds, the amount's arithmetic, both
  * signatures, and that a ledger entry carrying one is authored by one of its two parties.
- * Which statements count (no duplicates, no overlapping intervals): usage-book.ts.
+ * Which statements count (no duplicates, no overlapping intervals): book.ts.
  */
 
 import { equals } from 'uint8arrays/equals'

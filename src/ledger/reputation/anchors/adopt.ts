@@ -6,8 +6,8 @@
  * a refused one simply adds no anchors.
  *
  * The peers of the adopted lists are anchors of this node's view: roots of standing (their
- * feeds and what they name are stored, not quarantined: standing.ts) for as long as the node
- * runs, and seeds of its trust (trust.ts) while their list has not expired.
+ * feeds and what they name are stored, not quarantined: ingest/standing.ts) for as long as the node
+ * runs, and seeds of its trust (reputation/trust.ts) while their list has not expired.
  */
 
 import { openSync, closeSync, fstatSync, readSync } from 'node:fs'
