@@ -32,8 +32,8 @@ function entryOf (signer: Signer, seq: number, prevHash: Uint8Array, time: numbe
   return sealEntry(signer.key, signer.peerId, { seq, prevHash, time, kind, body })
 }
 
-async function rejection (store: LedgerIngest, envelope: Uint8Array): Promise<Error> {
-  const [outcome] = await store.ingest([envelope])
+async function rejection (ledger: LedgerIngest, envelope: Uint8Array): Promise<Error> {
+  const [outcome] = await ledger.ingest([envelope])
   assert.equal(outcome.status, 'rejected')
   return outcome.status === 'rejected' ? outcome.error : new Error('not rejected')
 }
@@ -54,15 +54,15 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
     let one: LedgerRecord
     let twoA: LedgerRecord
     let twoB: LedgerRecord
-    let store: LedgerIngest
+    let ledger: LedgerIngest
     before(async () => {
       const t = Date.now() - 10_000
       one = entryOf(bob, 1, new Uint8Array(0), t)
       twoA = entryOf(bob, 2, one.hash, t + 1, LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(t - 200_000))
       twoB = entryOf(bob, 2, one.hash, t + 2, LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(t - 300_000))
-      store = await LedgerIngest.open(join(dir.path, 'proofs'), { privateKey: alice.key, peerId: alice.peerId })
+      ledger = await LedgerIngest.open(join(dir.path, 'proofs'), { privateKey: alice.key, peerId: alice.peerId })
     })
-    after(async () => { await store.close() })
+    after(async () => { await ledger.close() })
 
     it('a proof of two entries signed by the accused at one seq verifies, and in a carol entry slashes bob', async () => {
       const proof = buildEquivocationProof({ privateKey: carol.key, peerId: carol.peerId }, twoA, twoB)
@@ -95,25 +95,25 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
       ]
       for (const [what, proof, message] of cases) {
         await assert.rejects(verifyFraudProof(proof), (err: Error) => err instanceof InvalidFraudProofError && message.test(err.message), what)
-        const error = await rejection(store, entryOf(carol, 1, new Uint8Array(0), Date.now(), LedgerEntry.BodyKind.FRAUD_PROOF, proof).envelope)
+        const error = await rejection(ledger, entryOf(carol, 1, new Uint8Array(0), Date.now(), LedgerEntry.BodyKind.FRAUD_PROOF, proof).envelope)
         assert.ok(error instanceof InvalidFraudProofError, `${what}: ${error.name}`)
         assert.equal((error as InvalidFraudProofError).code, 'ERR_LEDGER_FRAUD_PROOF')
       }
-      assert.equal(store.store.isSlashed(bob.peerId.toString()), false)
-      assert.equal(store.store.head(carol.peerId.toString()), undefined, 'no proof entry was stored')
+      assert.equal(ledger.store.isSlashed(bob.peerId.toString()), false)
+      assert.equal(ledger.store.head(carol.peerId.toString()), undefined, 'no proof entry was stored')
     })
 
     it('created_at past the carrying entry\'s time by more than the skew, or a proof signed by another key than the entry\'s, is rejected', async () => {
       const now = Date.now()
       const late = buildEquivocationProof({ privateKey: carol.key, peerId: carol.peerId }, twoA, twoB, now)
       const early = entryOf(carol, 1, new Uint8Array(0), now - MAX_CLOCK_SKEW_MS - 1000, LedgerEntry.BodyKind.FRAUD_PROOF, late)
-      assert.match((await rejection(store, early.envelope)).message, /after the entry that carries it/)
+      assert.match((await rejection(ledger, early.envelope)).message, /after the entry that carries it/)
       const byAlice = buildEquivocationProof({ privateKey: alice.key, peerId: alice.peerId }, twoA, twoB, now)
-      assert.ok(await rejection(store, entryOf(carol, 1, new Uint8Array(0), now, LedgerEntry.BodyKind.FRAUD_PROOF, byAlice).envelope) instanceof InvalidFraudProofError)
+      assert.ok(await rejection(ledger, entryOf(carol, 1, new Uint8Array(0), now, LedgerEntry.BodyKind.FRAUD_PROOF, byAlice).envelope) instanceof InvalidFraudProofError)
       // within the bound it is fine
       const ok = entryOf(carol, 1, new Uint8Array(0), now - MAX_CLOCK_SKEW_MS + 1000, LedgerEntry.BodyKind.FRAUD_PROOF, late)
-      assert.equal((await store.ingest([ok.envelope]))[0].status, 'added')
-      assert.ok(store.store.isSlashed(bob.peerId.toString()))
+      assert.equal((await ledger.ingest([ok.envelope]))[0].status, 'added')
+      assert.ok(ledger.store.isSlashed(bob.peerId.toString()))
     })
   })
 
@@ -136,60 +136,60 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
         { type: 'put', key: slashedKey(alice.peerId.toMultihash().bytes), value: equivocation.hash }
       ])
       await db.close()
-      const store = await LedgerIngest.open(path, { privateKey: alice.key, peerId: alice.peerId })
-      assert.equal(store.store.isSlashed(bob.peerId.toString()), false)
-      assert.equal(store.store.isSlashed(alice.peerId.toString()), true)
-      await store.close()
+      const ledger = await LedgerIngest.open(path, { privateKey: alice.key, peerId: alice.peerId })
+      assert.equal(ledger.store.isSlashed(bob.peerId.toString()), false)
+      assert.equal(ledger.store.isSlashed(alice.peerId.toString()), true)
+      await ledger.close()
     })
   })
 
   describe('feed time order', () => {
     it('an entry dated before its predecessor is rejected (EntryTimeOrderError); the same time is fine', async () => {
-      const store = await LedgerIngest.open(join(dir.path, 'order'), { privateKey: alice.key, peerId: alice.peerId })
+      const ledger = await LedgerIngest.open(join(dir.path, 'order'), { privateKey: alice.key, peerId: alice.peerId })
       const t = Date.now() - 5000
       const one = entryOf(bob, 1, new Uint8Array(0), t)
-      assert.equal((await store.ingest([one.envelope]))[0].status, 'added')
-      const back = await rejection(store, entryOf(bob, 2, one.hash, t - 1).envelope)
+      assert.equal((await ledger.ingest([one.envelope]))[0].status, 'added')
+      const back = await rejection(ledger, entryOf(bob, 2, one.hash, t - 1).envelope)
       assert.ok(back instanceof EntryTimeOrderError, back.name)
       assert.equal(back.code, 'ERR_LEDGER_TIME_ORDER')
-      assert.equal((await store.ingest([entryOf(bob, 2, one.hash, t).envelope]))[0].status, 'added')
-      await store.close()
+      assert.equal((await ledger.ingest([entryOf(bob, 2, one.hash, t).envelope]))[0].status, 'added')
+      await ledger.close()
     })
 
     it('a pending entry dated before its predecessor is dropped when the gap fills, and rejected when sent again', async () => {
-      const store = await LedgerIngest.open(join(dir.path, 'order-pending'), { privateKey: alice.key, peerId: alice.peerId })
+      const ledger = await LedgerIngest.open(join(dir.path, 'order-pending'), { privateKey: alice.key, peerId: alice.peerId })
       const t = Date.now() - 5000
       const one = entryOf(carol, 1, new Uint8Array(0), t)
       const two = entryOf(carol, 2, one.hash, t + 10)
       const three = entryOf(carol, 3, two.hash, t)
-      assert.equal((await store.ingest([three.envelope]))[0].status, 'pending')
-      assert.deepEqual((await store.ingest([one.envelope, two.envelope])).map(o => o.status), ['added', 'added'])
-      assert.equal(store.store.head(carol.peerId.toString())?.seq, 2)
-      assert.equal((await store.stats()).pending, 0)
-      assert.ok(await rejection(store, three.envelope) instanceof EntryTimeOrderError)
-      await store.close()
+      assert.equal((await ledger.ingest([three.envelope]))[0].status, 'pending')
+      assert.deepEqual((await ledger.ingest([one.envelope, two.envelope])).map(o => o.status), ['added', 'added'])
+      assert.equal(ledger.store.head(carol.peerId.toString())?.seq, 2)
+      assert.equal((await ledger.stats()).pending, 0)
+      assert.ok(await rejection(ledger, three.envelope) instanceof EntryTimeOrderError)
+      await ledger.close()
     })
 
     it('our own feed does not go back when the clock does (within the skew bound)', async () => {
       let clock = Date.now()
-      const store = await LedgerIngest.open(join(dir.path, 'order-own'), { privateKey: alice.key, peerId: alice.peerId, now: () => clock })
-      const first = await store.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(clock - 120_000))
+      const ledger = await LedgerIngest.open(join(dir.path, 'order-own'), { privateKey: alice.key, peerId: alice.peerId, now: () => clock })
+      const first = await ledger.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(clock - 120_000))
       clock -= 10_000
-      const second = await store.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(clock - 120_000))
+      const second = await ledger.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(clock - 120_000))
       assert.equal(second.time, first.time)
-      await store.close()
+      await ledger.close()
     })
   })
 
   describe('receipt bodies', () => {
     it('a BAD_OUTPUT receipt without the received digest, or any receipt with a digest not of 32 bytes, is rejected at append (InvalidBodyError)', async () => {
-      const store = await LedgerIngest.open(join(dir.path, 'receipt-body'), { privateKey: alice.key, peerId: alice.peerId })
+      const ledger = await LedgerIngest.open(join(dir.path, 'receipt-body'), { privateKey: alice.key, peerId: alice.peerId })
       const job = signTestJob({ provider: bob, renter: alice })
-      await assert.rejects(store.append(LedgerEntry.BodyKind.RECEIPT, signReceipt(alice, bob, job, Receipt.Outcome.BAD_OUTPUT, new Uint8Array(0))), InvalidBodyError)
-      await assert.rejects(store.append(LedgerEntry.BodyKind.RECEIPT, signReceipt(alice, bob, job, Receipt.Outcome.OK, new Uint8Array(5))), InvalidBodyError)
-      assert.equal(store.store.head(alice.peerId.toString()), undefined)
-      await store.append(LedgerEntry.BodyKind.RECEIPT, signReceipt(alice, bob, job, Receipt.Outcome.BAD_OUTPUT, sha256('what I got')))
-      await store.close()
+      await assert.rejects(ledger.append(LedgerEntry.BodyKind.RECEIPT, signReceipt(alice, bob, job, Receipt.Outcome.BAD_OUTPUT, new Uint8Array(0))), InvalidBodyError)
+      await assert.rejects(ledger.append(LedgerEntry.BodyKind.RECEIPT, signReceipt(alice, bob, job, Receipt.Outcome.OK, new Uint8Array(5))), InvalidBodyError)
+      assert.equal(ledger.store.head(alice.peerId.toString()), undefined)
+      await ledger.append(LedgerEntry.BodyKind.RECEIPT, signReceipt(alice, bob, job, Receipt.Outcome.BAD_OUTPUT, sha256('what I got')))
+      await ledger.close()
     })
   })
 
