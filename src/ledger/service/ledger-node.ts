@@ -1,9 +1,10 @@
 /**
- * The ledger as a libp2p service, run by every role: the store in `<dataDir>/ledger`, and
- * around it the parts that each do one job: push of new entries to who needs them
- * (sync/announce.ts), the legacy ledger topic when asked for (sync/gossip.ts), the sync
- * protocol's two sides (sync/server.ts, sync/client.ts), confirming that peers hold our feed
- * (sync/flush.ts), a provider's uptime summaries (reputation/uptime.ts), reputation for the auction
+ * The ledger as a libp2p service (its contract: ledger-service.ts), run by every role: the
+ * store in `<dataDir>/ledger` behind the ingest step (ingest/ingest.ts), and around them the
+ * parts that each do one job: push of new entries to who needs them (sync/announce.ts), the
+ * legacy ledger topic when asked for (sync/gossip.ts), the sync protocol's two sides
+ * (sync/server.ts, sync/client.ts), confirming that peers hold our feed (sync/flush.ts), a
+ * provider's uptime summaries (reputation/uptime.ts), reputation for the auction
  * (reputation/view.ts), views and control methods (views.ts, control.ts).
  */
 
