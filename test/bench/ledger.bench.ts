@@ -29,9 +29,10 @@ import { NATIVE_VERIFIER } from '../../src/identity/native-verify.js'
 import { verifyBytes, verifyBytesQuick, verifyManyFast, verifierThreads, type SignedBytes } from '../../src/identity/signature.js'
 import { VerifyPool } from '../../src/identity/verify-pool.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
-import { sealEntry } from '../../src/ledger/entry.js'
-import { ledgerService, type LedgerService } from '../../src/ledger/service.js'
-import { LedgerStore } from '../../src/ledger/store.js'
+import { sealEntry } from '../../src/ledger/entries/entry.js'
+import { ledgerService } from '../../src/ledger/service/ledger-node.js'
+import type { LedgerService } from '../../src/ledger/service/ledger-service.js'
+import { LedgerIngest } from '../../src/ledger/ingest/ingest.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
 import { startChildPeer, type ChildPeer } from './child-peer.js'
@@ -156,7 +157,7 @@ export default async (): Promise<Record<string, unknown>> => {
     // ingest: verify + chain + store, in batches of 256 of one feed (as sync delivers them)
     const key = await generateKeyPair('Ed25519')
     const storePath = join(dir.path, 'source', 'ledger')
-    const store = await LedgerStore.open(storePath, { privateKey: key, peerId: peerIdFromPrivateKey(key) })
+    const store = await LedgerIngest.open(storePath, { privateKey: key, peerId: peerIdFromPrivateKey(key) })
     start = performance.now()
     cpu = process.cpuUsage()
     let threads = threadCpuMs()
