@@ -7,7 +7,7 @@
  * 4) the message hash of the envelope, its signature left out.
  *
  * Verification is async: identity's fast verifier (verifyOpenedAsync: worker threads, exactly
- * the strict RFC 8032 rule of verifyBytes) checks signatures, so many entries verify at once
+ * the strict RFC 8032 rule of verifyNobleSync) checks signatures, so many entries verify at once
  * during sync. What an entry's body holds: body.ts.
  */
 
