@@ -3,12 +3,8 @@ import { checkDialedPeer } from './dialed-peer.js'
 import { nativeTls, type NativeTlsComponents } from './native-tls.js'
 import type { ConnectionEncrypter } from '@libp2p/interface'
 
-export { tlsTcp, type TlsTcpInit, type TlsTcpComponents } from './tls-tcp.js'
-export { nativeTls, nativeTlsStats, type NativeTlsComponents } from './native-tls.js'
-export { checkDialedPeer } from './dialed-peer.js'
-export { DialPort, DialPortError, freeTcpPort, type Puncher } from './dial-port.js'
-export { TlsHandshakeError, TLS_PROTOCOL } from './secure.js'
-export { CertificateError } from './certificate.js'
+export { tlsTcp } from './tls-tcp.js'
+export { DialPort, freeTcpPort } from './dial-port.js'
 
 /**
  * A node's connection encrypters, in preference order: TLS 1.3 (natively over TCP, as
