@@ -7,15 +7,15 @@
  * who hears the job (the sampled candidates) and the round trips.
  */
 
-import { toJobRequest, type JobSpec } from '../market/job-spec.js'
-import { declineReasonName, type JobRequest } from '../market/messages.js'
-import { bidProblem, clearingPrice, compareScored, latencyMatters, scoreOffer, type BidContext, type ScoredOffer } from '../market/ranking.js'
-import type { TimeClass } from '../market/pricing.js'
+import { toJobRequest, type JobSpec } from '../market/renter/job-spec.js'
+import { declineReasonName, type JobRequest } from '../market/shared/messages.js'
+import { bidProblem, clearingPrice, compareScored, latencyMatters, scoreOffer, type BidContext, type ScoredOffer } from '../market/shared/ranking.js'
+import type { TimeClass } from '../market/provider/pricing.js'
 import type { SimProvider } from './provider.js'
 import type { SimJob } from './population.js'
 import type { LatencyModel } from './latency.js'
 import type { Scenario } from './scenario.js'
-import type { ReputationSource } from '../market/reputation.js'
+import type { ReputationSource } from '../market/shared/reputation.js'
 
 /** Reliability a gold job asks for: a newcomer (0.5) qualifies, a provider that broke jobs does not. */
 export const GOLD_MIN_RELIABILITY = 0.45

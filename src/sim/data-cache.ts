@@ -27,7 +27,7 @@
 import { asBoolean, asNumber, asObject, onlyKnownKeys, type Fields } from '../config/index.js'
 import { percentile } from './metrics.js'
 import { jobIndexOf } from './engine-parts.js'
-import type { JobRequest } from '../market/messages.js'
+import type { JobRequest } from '../market/shared/messages.js'
 import type { SimJob } from './population.js'
 import type { SimProvider } from './provider.js'
 import type { Rng } from './rng.js'

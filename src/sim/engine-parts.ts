@@ -1,7 +1,7 @@
 /** The simulation engine's records and small helpers (engine.ts): job and run state, events, options. */
 
 import type { Lease } from '../exec/scheduler.js'
-import type { TimeClass } from '../market/pricing.js'
+import type { TimeClass } from '../market/provider/pricing.js'
 import type { LatencyModel } from './latency.js'
 import type { SimJob } from './population.js'
 import type { SimProvider } from './provider.js'

@@ -8,7 +8,7 @@
  */
 
 import { ROUND_RETRY_MS, ROUNDS_PER_ATTEMPT } from '../submit/rounds.js'
-import { MAX_JOB_GPUS, microToUsd } from '../market/messages.js'
+import { MAX_JOB_GPUS, microToUsd } from '../market/shared/messages.js'
 import { EventQueue } from './event-queue.js'
 import { jobIdOf, MULTI_GPU_DRAW, NO_EXCLUSIONS, renterBytes, topReason, type EngineOptions, type Event, type JobState, type Run, type RunRecord } from './engine-parts.js'
 import { CapacityIndex, indexKeys, jobKeys } from './capacity-index.js'
@@ -23,7 +23,7 @@ import { SIM_EPOCH_MS } from './summary.js'
 export type { EngineOptions, Mode, RunRecord } from './engine-parts.js'
 import { applyWindow, nextFlip, whileOpen, windowOpen } from './idle-windows.js'
 import type { PreemptNotice } from '../exec/scheduler.js'
-import type { TimeClass } from '../market/pricing.js'
+import type { TimeClass } from '../market/provider/pricing.js'
 import type { Tier } from '../capability/tiers.js'
 import type { Scenario } from './scenario.js'
 

@@ -6,7 +6,7 @@
  */
 
 import { TIERS, type Tier } from '../capability/tiers.js'
-import type { TimeClass } from '../market/pricing.js'
+import type { TimeClass } from '../market/provider/pricing.js'
 
 export type Outcome = 'served' | 'expired' | 'refused'
 

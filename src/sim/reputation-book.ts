@@ -17,7 +17,7 @@ import { computeReputation, DEFAULT_REPUTATION } from '../ledger/reputation.js'
 import { jobFacts } from '../ledger/reputation-view.js'
 import { TrustGraph, type TrustScores } from '../ledger/trust.js'
 import type { AttestationFact, ReceiptFact, SummaryFact } from '../ledger/evidence.js'
-import type { ReputationSource } from '../market/reputation.js'
+import type { ReputationSource } from '../market/shared/reputation.js'
 
 const MAX_FACTS = 64
 const NONE = new Uint8Array(0)

@@ -5,7 +5,7 @@
  */
 
 import { TIERS, type Tier } from '../capability/tiers.js'
-import { timeClassAt, type TimeClass } from '../market/pricing.js'
+import { timeClassAt, type TimeClass } from '../market/provider/pricing.js'
 import { percentile, type Metrics } from './metrics.js'
 import type { Population } from './population.js'
 import type { Conduct } from './provider.js'

@@ -15,7 +15,7 @@ import { RENTER_LIMITS, RenterLimitError, printable } from '../../src/exec/attem
 import { JobStreamError } from '../../src/exec/errors.js'
 import { runAttempt, type JobPayload } from '../../src/exec/renter.js'
 import { ConfigError } from '../../src/config/index.js'
-import { parseJobSpec } from '../../src/market/job-spec.js'
+import { parseJobSpec } from '../../src/market/renter/job-spec.js'
 import { renterLimitsFromSpec } from '../../src/submit/payload.js'
 import { runJob } from '../../src/submit/run-job.js'
 import { recordAttack, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'

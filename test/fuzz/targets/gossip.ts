@@ -15,7 +15,7 @@ import { jobShardOf, TOPIC, TOPIC_DOMAIN, TOPIC_MAX_BYTES, type TopicName } from
 import { sealEnvelope } from '../../../src/identity/index.js'
 import { LedgerGossip } from '../../../src/ledger/gossip.js'
 import { LedgerStore } from '../../../src/ledger/store.js'
-import { marketValidation } from '../../../src/market/validation.js'
+import { marketValidation } from '../../../src/market/shared/validation.js'
 import { gossipRouter, type GossipRouter, type GossipVerdict } from '../../../src/node/gossip.js'
 import { GOSSIP_RATE_LIMITS } from '../../../src/node/gossip-limits.js'
 import { heartbeatService } from '../../../src/node/heartbeat.js'

@@ -17,7 +17,7 @@ import { AcceptRequest, AcceptResponse, Award, Bid, Decline, ExplainRequest, Job
 import { RecordError, openAttestation, openReceipt } from '../../../src/exec/records.js'
 import { EnvelopeError, openEnvelope } from '../../../src/identity/index.js'
 import { MarketMessageError } from '../../../src/market/errors.js'
-import { readAcceptResponse, readDecline } from '../../../src/market/messages.js'
+import { readAcceptResponse, readDecline } from '../../../src/market/shared/messages.js'
 import { fixtures } from '../fixtures.js'
 import { bytesInput } from '../mutate.js'
 import { BoundError, checkDecoded, type FuzzTarget, type TargetFactory } from '../target.js'

@@ -1,11 +1,15 @@
 /**
- * The provider side of matching: whether this provider can and will serve a job, checked
- * against the job's hard constraints and the provider's own policy and state. Pure: the
- * caller passes the profile, a capacity snapshot and the clock.
+ * Declines at bid time (the provider side of matching): whether this provider can and will
+ * serve a job, checked against the job's hard constraints and the provider's own policy and
+ * state. Pure: the caller passes the profile, a capacity snapshot and the clock.
+ *
+ * Vocabulary: a provider *declines* a job, with a DeclineReason (protocols/market.proto), at
+ * three moments: at bid time (here), at award time (award-declines.ts) and at start time
+ * (exec/provider/admission.ts, whose wire frame is JobFrame.Rejected).
  */
 
-import { availableFor, gpuModelMatches, imageAllowed, type ProviderProfile } from '../capability/index.js'
-import { DeclineReason, type JobRequest, isPreemptible, jobGpuCount, tierOf } from './messages.js'
+import { availableFor, gpuModelMatches, imageAllowed, type ProviderProfile } from '../../capability/index.js'
+import { DeclineReason, type JobRequest, isPreemptible, jobGpuCount, tierOf } from '../shared/messages.js'
 
 type GpuGroup = ProviderProfile['groups'][number]
 

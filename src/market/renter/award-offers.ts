@@ -9,15 +9,15 @@
  */
 
 import { equals as equalBytes } from 'uint8arrays/equals'
-import { MAX_BYTES } from '../../protocols/codec.js'
-import { PROTOCOL } from '../../protocols/ids.js'
-import { AcceptRequest } from '../../protocols/market.js'
-import { RequestResponseError, requestOnce } from '../node/index.js'
-import { AuctionError } from './errors.js'
-import { declineReasonName, readAcceptResponse, signAward, type Award, type JobRequest } from './messages.js'
-import { DEFAULT_RANKING, clearingPrice, rankingWeightsPpm, reliabilityPpm, type RankedBid, type RankingParams } from './ranking.js'
+import { MAX_BYTES } from '../../../protocols/codec.js'
+import { PROTOCOL } from '../../../protocols/ids.js'
+import { AcceptRequest } from '../../../protocols/market.js'
+import { RequestResponseError, requestOnce } from '../../node/index.js'
+import { AuctionError } from '../errors.js'
+import { declineReasonName, readAcceptResponse, signAward, type Award, type JobRequest } from '../shared/messages.js'
+import { DEFAULT_RANKING, clearingPrice, rankingWeightsPpm, reliabilityPpm, type RankedBid, type RankingParams } from '../shared/ranking.js'
 import type { AcceptOutcome } from './auction-report.js'
-import type { Signed } from '../identity/index.js'
+import type { Signed } from '../../identity/index.js'
 import type { Ed25519PrivateKey, Logger, PeerId, PrivateKey } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 

@@ -7,16 +7,16 @@
  */
 
 import { equals } from 'uint8arrays/equals'
-import { decodeBounded, LIMITS, MAX_BYTES } from '../../protocols/codec.js'
-import { DOMAIN, PROTOCOL } from '../../protocols/ids.js'
-import { BidsAuditRequest, BidsAuditResponse } from '../../protocols/market.js'
-import { toHex } from '../common/index.js'
-import { requestOnce } from '../node/index.js'
+import { decodeBounded, LIMITS, MAX_BYTES } from '../../../protocols/codec.js'
+import { DOMAIN, PROTOCOL } from '../../../protocols/ids.js'
+import { BidsAuditRequest, BidsAuditResponse } from '../../../protocols/market.js'
+import { toHex } from '../../common/index.js'
+import { requestOnce } from '../../node/index.js'
 import { checkAwardForJob, checkAwardRanking, openAward } from './award-check.js'
-import { MarketMessageError } from './errors.js'
+import { MarketMessageError } from '../errors.js'
 import { openMarketEnvelope, readBid, readJobRequest, type Award, type Bid, type JobRequest } from './messages.js'
 import { bidsDigest, type AwardAudit } from './ranking.js'
-import type { Signed } from '../identity/index.js'
+import type { Signed } from '../../identity/index.js'
 import type { PeerId } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 

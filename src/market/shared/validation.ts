@@ -9,13 +9,13 @@
  * in version 2 (bid-stream.ts, award-offers.ts).
  */
 
-import { jobShardOf, JOB_SHARD_TOPICS, type JobShardTopic } from '../../protocols/ids.js'
-import { toHex } from '../common/index.js'
-import { ACCEPT, GOSSIP_CAPABILITY, GOSSIP_SERVICE, ignore, reject, type GossipRouter, type GossipVerdict } from '../node/index.js'
+import { jobShardOf, JOB_SHARD_TOPICS, type JobShardTopic } from '../../../protocols/ids.js'
+import { toHex } from '../../common/index.js'
+import { ACCEPT, GOSSIP_CAPABILITY, GOSSIP_SERVICE, ignore, reject, type GossipRouter, type GossipVerdict } from '../../node/index.js'
 import { readAward } from './award-check.js'
-import { MarketMessageError } from './errors.js'
+import { MarketMessageError } from '../errors.js'
 import { readJobRequest } from './messages.js'
-import type { OpenedEnvelope } from '../identity/index.js'
+import type { OpenedEnvelope } from '../../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
 import { serviceDependencies, type PubSub, type Startable } from '@libp2p/interface'
 

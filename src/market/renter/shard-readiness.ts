@@ -15,12 +15,12 @@
  */
 
 import { peerIdFromString } from '@libp2p/peer-id'
-import type { JobShardTopic } from '../../protocols/ids.js'
-import type { DiscoveryFilters } from '../capability/index.js'
-import { sleep } from '../common/index.js'
+import type { JobShardTopic } from '../../../protocols/ids.js'
+import type { DiscoveryFilters } from '../../capability/index.js'
+import { sleep } from '../../common/index.js'
 import { shardPeersReachable } from './bid-collector.js'
-import { AuctionError } from './errors.js'
-import type { JobRequest } from './messages.js'
+import { AuctionError } from '../errors.js'
+import type { JobRequest } from '../shared/messages.js'
 import type { GossipSub } from '@chainsafe/libp2p-gossipsub'
 import type { Logger } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
@@ -59,7 +59,7 @@ export interface ReadyReport {
   elapsedMs: number
 }
 
-/** The discovery filters a job's constraints imply: a superset of the providers matching.ts lets bid. */
+/** The discovery filters a job's constraints imply: a superset of the providers bid-declines.ts lets bid. */
 export function readinessFilters (job: Pick<JobRequest, 'constraints'>): DiscoveryFilters {
   const c = job.constraints
   const filters: DiscoveryFilters = {}

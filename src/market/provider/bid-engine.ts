@@ -5,12 +5,12 @@
  * here: the provider service feeds it and publishes what it returns.
  */
 
-import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
-import { toHex } from '../common/index.js'
-import { matchJob, type CapacitySnapshot } from './matching.js'
+import { MAX_LIFETIME_MS } from '../../../protocols/codec.js'
+import { toHex } from '../../common/index.js'
+import { matchJob, type CapacitySnapshot } from './bid-declines.js'
 import { DEFAULT_PRICING, clearingSample, quotePrice, timeClassAt, type PricingParams, type TimeClass } from './pricing.js'
-import { DeclineReason, MAX_BID_ADDRS, MAX_BID_ADDR_BYTES, declineReasonName, jobGpuCount, microToUsd, tierOf, type Bid, type JobRequest } from './messages.js'
-import type { CapacitySource, ProviderProfile, Tier } from '../capability/index.js'
+import { DeclineReason, MAX_BID_ADDRS, MAX_BID_ADDR_BYTES, declineReasonName, jobGpuCount, microToUsd, tierOf, type Bid, type JobRequest } from '../shared/messages.js'
+import type { CapacitySource, ProviderProfile, Tier } from '../../capability/index.js'
 
 function capacitySnapshot (source: CapacitySource, renter?: string): CapacitySnapshot {
   return {

@@ -4,11 +4,11 @@
  * there was no award when there was none). Building the rows and the reasons lives here too.
  */
 
-import { toHex, shortPeerId } from '../common/index.js'
-import { DeclineReason, declineReasonName, microToUsd, peerIdFromBytes, pricingRuleName, type Award, type Bid, type JobRequest } from './messages.js'
-import type { RankedBid } from './ranking.js'
+import { toHex, shortPeerId } from '../../common/index.js'
+import { DeclineReason, declineReasonName, microToUsd, peerIdFromBytes, pricingRuleName, type Award, type Bid, type JobRequest } from '../shared/messages.js'
+import type { RankedBid } from '../shared/ranking.js'
 import type { WindowCounts } from './bid-collector.js'
-import type { Signed } from '../identity/index.js'
+import type { Signed } from '../../identity/index.js'
 
 export interface AuctionOptions {
   signal?: AbortSignal

@@ -8,9 +8,9 @@
 import { compare } from 'uint8arrays/compare'
 import { concat } from 'uint8arrays/concat'
 import { equals } from 'uint8arrays/equals'
-import { gpuModelMatches } from '../capability/index.js'
-import { toHex } from '../common/index.js'
-import { sha256, type Signed } from '../identity/index.js'
+import { gpuModelMatches } from '../../capability/index.js'
+import { toHex } from '../../common/index.js'
+import { sha256, type Signed } from '../../identity/index.js'
 import { JobRequest, PPM, PricingRule, peerIdFromBytes, type Award, type Bid } from './messages.js'
 import { clampReliability, type ReputationSource } from './reputation.js'
 

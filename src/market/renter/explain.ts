@@ -5,13 +5,13 @@
  */
 
 import { peerIdFromString } from '@libp2p/peer-id'
-import { MAX_BYTES } from '../../protocols/codec.js'
-import { PROTOCOL } from '../../protocols/ids.js'
-import { ExplainRequest } from '../../protocols/market.js'
-import { requestOnce } from '../node/index.js'
-import { declineReasonName, readDecline, type JobRequest } from './messages.js'
+import { MAX_BYTES } from '../../../protocols/codec.js'
+import { PROTOCOL } from '../../../protocols/ids.js'
+import { ExplainRequest } from '../../../protocols/market.js'
+import { requestOnce } from '../../node/index.js'
+import { declineReasonName, readDecline, type JobRequest } from '../shared/messages.js'
 import type { AuctionEvent, DeclineCounts } from './auction-report.js'
-import type { Signed } from '../identity/index.js'
+import type { Signed } from '../../identity/index.js'
 import type { Logger, PeerId } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 

@@ -43,10 +43,10 @@ import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
-import { ConfigError, ConfigFileError, asBoolean, asEnum, asNumber, asObject, asString, asStringList, join, onlyKnownKeys, type Fields } from '../config/index.js'
-import { MAX_LIFETIME_MS } from '../../protocols/codec.js'
-import { TIERS, WORKLOAD_KINDS, jobTierToWire, type Tier, type WorkloadKind } from '../capability/index.js'
-import { type JobRequest, MAX_BID_WINDOW_MS, MAX_JOB_GPUS, PPM, pricingRuleToWire, usdToMicro, type PricingRuleName } from './messages.js'
+import { ConfigError, ConfigFileError, asBoolean, asEnum, asNumber, asObject, asString, asStringList, join, onlyKnownKeys, type Fields } from '../../config/index.js'
+import { MAX_LIFETIME_MS } from '../../../protocols/codec.js'
+import { TIERS, WORKLOAD_KINDS, jobTierToWire, type Tier, type WorkloadKind } from '../../capability/index.js'
+import { type JobRequest, MAX_BID_WINDOW_MS, MAX_JOB_GPUS, PPM, pricingRuleToWire, usdToMicro, type PricingRuleName } from '../shared/messages.js'
 
 export interface JobSpec {
   name: string

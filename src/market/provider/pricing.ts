@@ -11,7 +11,7 @@
  * clearingWeight × band (7.5 % with the defaults) up, or clearingWeight × band / (1 + band) down.
  */
 
-import { localWeekMinute, type Tier } from '../capability/index.js'
+import { localWeekMinute, type Tier } from '../../capability/index.js'
 
 export type TimeClass = 'peak' | 'normal' | 'off-peak'
 

@@ -16,16 +16,16 @@
  */
 
 import { equals } from 'uint8arrays/equals'
-import { LIMITS, MAX_BYTES, MAX_LIFETIME_MS } from '../../protocols/codec.js'
-import { DOMAIN } from '../../protocols/ids.js'
-import { Award, type JobRequest } from '../../protocols/market.js'
-import { toHex } from '../common/index.js'
-import { messageHash, type OpenedEnvelope, type Signed } from '../identity/index.js'
-import { MarketMessageError } from './errors.js'
+import { LIMITS, MAX_BYTES, MAX_LIFETIME_MS } from '../../../protocols/codec.js'
+import { DOMAIN } from '../../../protocols/ids.js'
+import { Award, type JobRequest } from '../../../protocols/market.js'
+import { toHex } from '../../common/index.js'
+import { messageHash, type OpenedEnvelope, type Signed } from '../../identity/index.js'
+import { MarketMessageError } from '../errors.js'
 import { DIGEST_BYTES, ID_BYTES, PPM, PricingRule, bytesOf, decode, envelopeBytes, openMarketEnvelope, peerIdFromBytes, readJobRequest, sameSigner, tierOf, timeRules, type Bid } from './messages.js'
 import { auditAward, latencyMatters, rankingParamsOf, type AwardAudit } from './ranking.js'
 import { fixedReputation } from './reputation.js'
-import type { Tier } from '../capability/index.js'
+import type { Tier } from '../../capability/index.js'
 import type { PeerId } from '@libp2p/interface'
 
 /** The job stream's rejection codes an award check can end in (JobFrame.Rejected.Code names). */

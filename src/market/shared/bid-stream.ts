@@ -8,13 +8,13 @@
  */
 
 import { multiaddr } from '@multiformats/multiaddr'
-import { decodeBounded, envelopeMaxBytes, MAX_BYTES } from '../../protocols/codec.js'
-import { DOMAIN, PROTOCOL } from '../../protocols/ids.js'
-import { dialViaRelays, requestOnce } from '../node/index.js'
-import { MarketMessageError } from './errors.js'
+import { decodeBounded, envelopeMaxBytes, MAX_BYTES } from '../../../protocols/codec.js'
+import { DOMAIN, PROTOCOL } from '../../../protocols/ids.js'
+import { dialViaRelays, requestOnce } from '../../node/index.js'
+import { MarketMessageError } from '../errors.js'
 import { BidAck, openMarketEnvelope, readBid, type Bid, type JobRequest } from './messages.js'
-import type { BidOutcome } from './bid-collector.js'
-import type { Signed } from '../identity/index.js'
+import type { BidOutcome } from '../renter/bid-collector.js'
+import type { Signed } from '../../identity/index.js'
 import type { PeerId, PeerStore } from '@libp2p/interface'
 import type { ConnectionManager, TransportManager } from '@libp2p/interface-internal'
 

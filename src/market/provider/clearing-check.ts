@@ -23,12 +23,12 @@
 
 import { equals } from 'uint8arrays/equals'
 import { compare } from 'uint8arrays/compare'
-import { PricingRule } from './messages.js'
-import { localityOf, scoreFactor } from './ranking.js'
-import { NEUTRAL_RELIABILITY } from './reputation.js'
-import { ClearingSampleError } from './errors.js'
-import type { Award, Bid, JobRequest } from './messages.js'
-import type { Signed } from '../identity/index.js'
+import { PricingRule } from '../shared/messages.js'
+import { localityOf, scoreFactor } from '../shared/ranking.js'
+import { NEUTRAL_RELIABILITY } from '../shared/reputation.js'
+import { ClearingSampleError } from '../errors.js'
+import type { Award, Bid, JobRequest } from '../shared/messages.js'
+import type { Signed } from '../../identity/index.js'
 
 export type ClearingSampleReason =
   | 'self-award' | 'rule-mismatch' | 'unseen-bid' | 'wrong-bidder' | 'other-auction' | 'late-bid'

@@ -9,8 +9,8 @@
 
 import { peerIdFromString } from '@libp2p/peer-id'
 import { multiaddr } from '@multiformats/multiaddr'
-import { discoverWith, RecordCache, type DiscoveryFilters, type DiscoveryResult } from '../capability/index.js'
-import type { HeartbeatService } from '../node/index.js'
+import { discoverWith, RecordCache, type DiscoveryFilters, type DiscoveryResult } from '../../capability/index.js'
+import type { HeartbeatService } from '../../node/index.js'
 import type { Logger, PeerStore } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 import type { KadDHT } from '@libp2p/kad-dht'
