@@ -8,7 +8,7 @@
 import { parsePolicy } from '../capability/policy.js'
 import { providerProfile, type ProviderProfile } from '../capability/profile.js'
 import { BidEngine } from '../market/provider/bid-engine.js'
-import { SlotScheduler } from '../exec/scheduler.js'
+import { SlotScheduler } from '../exec/provider/scheduler.js'
 import type { DetectedGpu } from '../capability/gpu.js'
 import type { CapacitySource } from '../capability/capacity.js'
 import type { RegionSpec } from './scenario.js'

@@ -6,7 +6,7 @@ import { isJobShardTopic, jobShardOf, JOB_SHARD_TOPICS, PROTOCOL } from '../../p
 import { AcceptRequest } from '../../protocols/market.js'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import { CAPACITY_SERVICE, type ProviderProfile } from '../../src/capability/index.js'
-import { slotCapacity } from '../../src/exec/capacity.js'
+import { slotCapacity } from '../../src/exec/provider/capacity.js'
 import { slotSchedulerFor } from '../../src/exec/services.js'
 import { LEDGER_CAPABILITY, ledgerServices } from '../../src/ledger/index.js'
 import { neutralReputation, type ReputationSource } from '../../src/market/shared/reputation.js'

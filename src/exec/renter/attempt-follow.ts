@@ -7,14 +7,14 @@
 import { createHash, type Hash } from 'node:crypto'
 import { appendFile, mkdir, open } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { JobFrame, type FileEntry } from '../../protocols/job.js'
+import { JobFrame, type FileEntry } from '../../../protocols/job.js'
 import { RenterLimitError, type DiskBudget, type RenterLimits } from './attempt-limits.js'
-import { pieces, type ReceivedChunk } from './chunk-frame.js'
-import { checkRelativePath, sortEntries } from './digest.js'
-import { JobStreamError } from './errors.js'
-import { FileSink } from './file-sink.js'
-import { frameKind, type FrameChannel } from './job-stream.js'
-import type { JobEvent } from './renter.js'
+import { pieces, type ReceivedChunk } from '../shared/chunk-frame.js'
+import { checkRelativePath, sortEntries } from '../shared/digest.js'
+import { JobStreamError } from '../errors.js'
+import { FileSink } from '../shared/file-sink.js'
+import { frameKind, type FrameChannel } from '../shared/job-stream.js'
+import type { JobEvent } from './attempt.js'
 
 /** Log lines held before they are appended to log.txt: at most this many, */
 const LOG_BATCH_LINES = 256

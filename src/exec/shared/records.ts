@@ -4,12 +4,12 @@
  * message with the exact envelope bytes that were signed, which is what the ledger stores
  * and re-verifies.
  */
-import { decodeBounded, MAX_BYTES, envelopeMaxBytes } from '../../protocols/codec.js'
-import { DOMAIN } from '../../protocols/ids.js'
-import { Attestation, JobStatus, Receipt } from '../../protocols/job.js'
+import { decodeBounded, MAX_BYTES, envelopeMaxBytes } from '../../../protocols/codec.js'
+import { DOMAIN } from '../../../protocols/ids.js'
+import { Attestation, JobStatus, Receipt } from '../../../protocols/job.js'
 import { equals } from 'uint8arrays/equals'
-import { openSigned, sealSigned, sha256, type Signed } from '../identity/index.js'
-import type { TelemetrySummary } from './telemetry.js'
+import { openSigned, sealSigned, sha256, type Signed } from '../../identity/index.js'
+import type { TelemetrySummary } from '../provider/telemetry.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 export class RecordError extends Error {

@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { lstat, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { OutputLimitError, UnsafePathError } from './errors.js'
-import type { FileEntry } from '../../protocols/job.js'
+import { OutputLimitError, UnsafePathError } from '../errors.js'
+import type { FileEntry } from '../../../protocols/job.js'
 
 /** Longest relative path accepted from the network. */
 export const MAX_PATH_CHARS = 1024

@@ -6,7 +6,7 @@
  * (`bad_output`, or `lost` for the deadline) and the job is re-auctioned. Also: control characters escaped before anything from a provider
  * is printed.
  */
-import { JobStreamError } from './errors.js'
+import { JobStreamError } from '../errors.js'
 
 const MiB = 1024 * 1024
 

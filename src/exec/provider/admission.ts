@@ -4,15 +4,15 @@
  * and a slot the job's tier can have; and the RunSpec the runtime becomes. A failed check is
  * a Rejection, answered with a Rejected frame.
  */
-import { JobFrame } from '../../protocols/job.js'
-import { jobGpuCount } from '../market/index.js'
-import { checkRelativePath } from './digest.js'
-import { RunnerError } from './errors.js'
-import type { VerifiedAward } from '../market/index.js'
-import type { RunGpu, Runner, RunSpec } from './runners/index.js'
+import { JobFrame } from '../../../protocols/job.js'
+import { jobGpuCount } from '../../market/index.js'
+import { checkRelativePath } from '../shared/digest.js'
+import { RunnerError } from '../errors.js'
+import type { VerifiedAward } from '../../market/index.js'
+import type { RunGpu, Runner, RunSpec } from '../runners/index.js'
 import type { SlotScheduler } from './scheduler.js'
-import type { InputCache } from '../cache/index.js'
-import type { FileEntry } from '../../protocols/job.js'
+import type { InputCache } from '../../cache/index.js'
+import type { FileEntry } from '../../../protocols/job.js'
 
 /** The provider refuses the job: the Rejected code and reason it answers with. */
 export class Rejection extends Error {

@@ -1,17 +1,17 @@
 /**
  * The job service's name, capability, defaults, init and the components it uses: what the
- * composition root and tests need to build it, apart from the service itself (provider.ts).
+ * composition root and tests need to build it, apart from the service itself (job-service.ts).
  */
 import type { LeaseHost } from './lease-host.js'
-import { type LEDGER_SERVICE, type LedgerService } from '../ledger/index.js'
-import { type MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../market/index.js'
+import { type LEDGER_SERVICE, type LedgerService } from '../../ledger/index.js'
+import { type MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../../market/index.js'
 import type { DiskBudget } from './admission.js'
 import type { ConditionOptions } from './conditions.js'
 import type { InputTransferLimits } from './receive-inputs.js'
-import type { Runner } from './runners/index.js'
+import type { Runner } from '../runners/index.js'
 import type { SchedulerGpu, SlotScheduler } from './scheduler.js'
 import type { TelemetryRead } from './telemetry.js'
-import type { InputCache } from '../cache/index.js'
+import type { InputCache } from '../../cache/index.js'
 import type { ComponentLogger, PeerId, PrivateKey } from '@libp2p/interface'
 import type { Registrar } from '@libp2p/interface-internal'
 

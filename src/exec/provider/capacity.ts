@@ -4,10 +4,10 @@
  * means no capacity at all.
  */
 import { serviceCapabilities } from '@libp2p/interface'
-import { CAPACITY_CAPABILITY, type CapacitySource } from '../capability/index.js'
+import { CAPACITY_CAPABILITY, type CapacitySource } from '../../capability/index.js'
 import type { DiskBudget } from './admission.js'
 import type { SlotScheduler } from './scheduler.js'
-import type { InputCache } from '../cache/index.js'
+import type { InputCache } from '../../cache/index.js'
 
 /** The job service's disk budget and output bound, for the bid engine's disk check. */
 export interface DiskView {

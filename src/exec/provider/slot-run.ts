@@ -4,10 +4,10 @@
  * on as SIGTERM-then-SIGKILL, the job cancelled when the renter goes away, and the GPU's
  * telemetry sampled for the attestation.
  */
-import { JobFrame } from '../../protocols/job.js'
+import { JobFrame } from '../../../protocols/job.js'
 import { TelemetrySampler, type TelemetryRead, type TelemetrySummary } from './telemetry.js'
-import type { FrameChannel, ReceivedFrame } from './job-stream.js'
-import type { RunOutcome, Runner, RunSpec } from './runners/index.js'
+import type { FrameChannel, ReceivedFrame } from '../shared/job-stream.js'
+import type { RunOutcome, Runner, RunSpec } from '../runners/index.js'
 import type { Lease, SchedulerGpu } from './scheduler.js'
 import type { LeaseRunHooks } from './lease-host.js'
 import type { Logger } from '@libp2p/interface'
@@ -66,7 +66,7 @@ export interface SlotRunOptions {
   log: Logger
   /** the provider's running jobs: this one is in it while it runs (a shutdown cancels them all) */
   live: Set<LiveJob>
-  /** a service lease: told when the run starts and when it is preempted (src/exec/lease-host.ts) */
+  /** a service lease: told when the run starts and when it is preempted (lease-host.ts) */
   service?: Pick<LeaseRunHooks, 'started' | 'preempting'>
 }
 

@@ -4,7 +4,7 @@
  * temperature, energy (power integrated over time), over every GPU of a multi-GPU job. A
  * simulated GPU's summary says so.
  */
-import type { GpuTelemetry } from '../capability/index.js'
+import type { GpuTelemetry } from '../../capability/index.js'
 
 export interface TelemetrySummary {
   /** mean utilisation, ppm */

@@ -5,11 +5,11 @@
  * inputs still go.
  */
 import { createReadStream } from 'node:fs'
-import { checkRelativePath, hashFile, sortEntries } from './digest.js'
-import { JobRejectedError, JobStreamError } from './errors.js'
-import { CHUNK_BYTES, frameKind, withDeadline, type FrameChannel, type ReceivedFrame } from './job-stream.js'
-import type { AwardedJob, JobEvent, JobInput, JobPayload } from './renter.js'
-import type { FileEntry, JobFrame } from '../../protocols/job.js'
+import { checkRelativePath, hashFile, sortEntries } from '../shared/digest.js'
+import { JobRejectedError, JobStreamError } from '../errors.js'
+import { CHUNK_BYTES, frameKind, withDeadline, type FrameChannel, type ReceivedFrame } from '../shared/job-stream.js'
+import type { AwardedJob, JobEvent, JobInput, JobPayload } from './attempt.js'
+import type { FileEntry, JobFrame } from '../../../protocols/job.js'
 
 /** Least time between two `sending` events. */
 const SENDING_EVENT_MS = 500

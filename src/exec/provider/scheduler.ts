@@ -9,7 +9,7 @@
  *
  * Pure bookkeeping: no timers and no processes; the owner of a lease acts on its notice.
  */
-import type { Tier } from '../capability/index.js'
+import type { Tier } from '../../capability/index.js'
 
 export type PauseReason = 'window' | 'thermal' | 'power'
 export type PreemptReason = 'tier' | PauseReason

@@ -3,8 +3,8 @@
  * accepted (only those run), the attempts already started (none runs twice), and a record of
  * each recent attempt for `exec.jobs`. Every map is bounded.
  */
-import type { Tier } from '../capability/index.js'
-import type { RunStatus } from './runners/index.js'
+import type { Tier } from '../../capability/index.js'
+import type { RunStatus } from '../runners/index.js'
 
 /** Accepted awards and started attempts remembered at most (the oldest are forgotten first). */
 const MAX_KEYS = 10_000

@@ -8,8 +8,8 @@
  * generic decoder.
  */
 import { Uint8ArrayList } from 'uint8arraylist'
-import { decodeBounded } from '../../protocols/codec.js'
-import { JobFrame } from '../../protocols/job.js'
+import { decodeBounded } from '../../../protocols/codec.js'
+import { JobFrame } from '../../../protocols/job.js'
 
 /** File data of a received chunk frame: the stream's pieces, not copied into one buffer. */
 export type ChunkData = Uint8Array | Uint8ArrayList

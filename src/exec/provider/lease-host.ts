@@ -4,7 +4,7 @@
  * a port to listen on, health checks while it runs and a drain when it is preempted. Exec
  * defines the hooks; the serve room implements them (exec never imports serve).
  */
-import type { RunHandle } from './runners/index.js'
+import type { RunHandle } from '../runners/index.js'
 
 export interface LeaseRunHooks {
   /** variables the run gets besides the renter's (PORT: where the service must listen) */

@@ -6,10 +6,10 @@
  */
 import * as lp from 'it-length-prefixed'
 import { Uint8ArrayList } from 'uint8arraylist'
-import { LIMITS, MAX_BYTES, MAX_CHUNK_BYTES, decodeBounded } from '../../protocols/codec.js'
-import { JobFrame } from '../../protocols/job.js'
+import { LIMITS, MAX_BYTES, MAX_CHUNK_BYTES, decodeBounded } from '../../../protocols/codec.js'
+import { JobFrame } from '../../../protocols/job.js'
 import { decodeChunkFrame, encodeChunkFrame, type ChunkKind, type ReceivedChunk } from './chunk-frame.js'
-import { JobStreamError, type JobStreamErrorCode } from './errors.js'
+import { JobStreamError, type JobStreamErrorCode } from '../errors.js'
 import type { Stream } from '@libp2p/interface'
 
 /** Largest encoded JobFrame (1 MiB of chunk data + 4 KiB). */
