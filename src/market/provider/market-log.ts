@@ -4,7 +4,8 @@
  * provider command's output.
  */
 
-import { MARKET_PROVIDER_SERVICE, type AcceptedJob, type AwardSeenEvent, type BidEvent, type DeclineEvent, type MarketProviderService } from './provider-service.js'
+import { MARKET_PROVIDER_SERVICE, type MarketProviderService } from './provider-service.js'
+import type { AcceptedJob, AwardSeenEvent, BidEvent, DeclineEvent } from './provider-events.js'
 
 /** Job ids in log lines: the first 12 hex characters. */
 function shortJobId (id: string): string {

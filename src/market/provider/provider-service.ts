@@ -1,7 +1,7 @@
 /**
  * The provider's market service: joins the job shards its profile can serve, hears job
  * requests there, lets the bid engine decide, sends signed bids straight to the renter inside
- * the window (bid-stream.ts), answers awards on /idlegrid/accept/1.0.0 and
+ * the window (bid-stream.ts), answers awards on /idlegrid/accept/1.0.0 (award-declines.ts) and
  * "why not?" on /idlegrid/explain/1.0.0, and tells listeners (the CLI's log lines, the exec
  * engine's job start) what happened through `events` and `onAccepted`.
  */
@@ -13,16 +13,17 @@ import { DOMAIN, JOB_SHARD_TOPICS, PROTOCOL, providerShards, type JobShardTopic 
 import { AcceptRequest, ExplainRequest } from '../../../protocols/market.js'
 import { toHex } from '../../common/index.js'
 import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, messageAddresses, serveOnce, type GossipRouter } from '../../node/index.js'
-import { awardPriceProblem, checkAwardForJob, isAwardedTo, readAward } from '../shared/award-check.js'
-import { clearingSample } from './clearing-check.js'
-import { fetchBidsAudit, verifyBidsAudit } from '../shared/bids-audit.js'
+import { readAward } from '../shared/award-check.js'
+import { declineAward } from './award-declines.js'
+import { learnFromAward } from './award-prices.js'
+import { jobKey, type AcceptedJob, type AcceptVerdict, type AwardSeenEvent, type BidEvent, type DeclineEvent, type SeenJob } from './provider-events.js'
 import { bidAckName, sendBid } from '../shared/bid-stream.js'
 import { CAPABILITY_CAPABILITY, CAPABILITY_SERVICE, CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapabilityAdvertiser, type CapacitySource } from '../../capability/index.js'
 import { JobMemory } from './job-memory.js'
 import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats } from './bid-engine.js'
-import { ClearingSampleError, MarketMessageError } from '../errors.js'
+import { MarketMessageError } from '../errors.js'
 import {
-  DeclineReason, declineReasonName, microToUsd, openMarketEnvelope, peerIdFromBytes, readJobRequest, signAcceptResponse, signBid, signDecline,
+  DeclineReason, declineReasonName, microToUsd, openMarketEnvelope, readJobRequest, signAcceptResponse, signBid, signDecline,
   tierOf, type Award, type Bid, type JobRequest
 } from '../shared/messages.js'
 import type { PricingParams } from './pricing.js'
@@ -41,32 +42,6 @@ export const MARKET_PROVIDER_CAPABILITY = '@idlegrid/market-provider'
 const MAX_ANSWERED = 2_000
 /** Accept and explain requests must complete within this. */
 const STREAM_TIMEOUT_MS = 5_000
-/** A second-price winner's bids-audit request to the renter gives up after this. */
-const AUDIT_TIMEOUT_MS = 10_000
-
-export interface BidEvent { jobId: string, renter: string, tier: string, workload: string, priceUsd: number, priceMicroUsd: bigint, gpuModel: string }
-export interface DeclineEvent { jobId: string, renter: string, reason: string, detail: string }
-export interface AcceptedJob {
-  jobId: string
-  /** the job request and award as verified, with their envelopes for the job stream */
-  job: Signed<JobRequest>
-  award: Signed<Award>
-  bid: Signed<Bid>
-  priceMicroUsd: bigint
-  priceUsd: number
-}
-export interface AwardSeenEvent {
-  jobId: string
-  winner: string
-  priceUsd: number
-  mine: boolean
-  /** whether this auction's clearing price is in the pricing memory; why not when it is not (ClearingSampleError's message) */
-  priced: boolean
-  notPriced?: string
-}
-
-/** What a test or operator hook may answer to an award before the provider accepts it. */
-export type AcceptVerdict = { accept: true } | { accept: false, reason: DeclineReason, detail: string } | { silent: true }
 
 export interface MarketProviderInit {
   profile: () => ProviderProfile | undefined
@@ -112,22 +87,6 @@ interface ProviderComponents {
   /** present when `advertised` */
   [CAPABILITY_SERVICE]: CapabilityAdvertiser
   logger: ComponentLogger
-}
-
-interface SeenJob {
-  job: Signed<JobRequest>
-  bid?: Signed<Bid>
-  /** an award of this auction already fed the pricing memory */
-  priced?: boolean
-}
-
-/**
- * Jobs are known by (renter, job id): a job id is the renter's choice, so another signer
- * publishing a request with the same id names a different job and can neither replace
- * nor shadow the first (issue 13).
- */
-function jobKey (renter: PeerId | string, jobIdHex: string): string {
-  return `${renter.toString()}/${jobIdHex}`
 }
 
 class MarketProvider implements MarketProviderService, Startable {
@@ -295,66 +254,17 @@ class MarketProvider implements MarketProviderService, Startable {
     return messageAddresses(this.components.addressManager.getAddresses())
   }
 
-  /**
-   * What an award this provider accepted teaches: its own bid is the only one it saw (bids
-   * go to the renter alone), so a first-price award teaches its price at once; a second-price
-   * one names a runner-up whose bid only the renter holds, so the winner asks the renter for
-   * the committed bid set (bids-audit, as any award holder may: learnFromAudit) and learns
-   * from that once it checks (clearing-check.ts).
-   */
+  /** What an award this provider accepted teaches about prices (award-prices.ts), told as an 'award' event. */
   private onAward (award: Signed<Award>): void {
-    const jobId = toHex(award.message.jobId)
     // only an award of an auction we saw, signed by its renter, says anything about the market
-    const seen = this.jobs.get(award.signer.toString(), jobId)
+    const seen = this.jobs.get(award.signer.toString(), toHex(award.message.jobId))
     if (seen == null) return
-    try {
-      checkAwardForJob(award, seen.job)
-    } catch {
-      return
-    }
-    // a price is learnt only from an award whose winning bid we saw and whose price follows from it
-    // (clearing-check.ts), once per auction however many awards it publishes
-    let notPriced: string | undefined
-    if (seen.priced !== true) {
-      try {
-        const price = clearingSample(award, seen.job, seen.bid == null ? [] : [seen.bid])
-        seen.priced = true
-        this.engine.observeClearing(award.signer.toString(), price, tierOf(seen.job.message))
-      } catch (err: any) {
-        if (err instanceof ClearingSampleError && err.reason === 'unseen-runner-up' && isAwardedTo(award.message, this.components.peerId)) {
-          this.learnFromAudit(award, seen, jobId)
-          return
-        }
-        notPriced = String(err?.message ?? err)
-        this.log('award of %s teaches no price: %s', jobId, notPriced)
-      }
-    }
-    const mine = isAwardedTo(award.message, this.components.peerId)
-    this.emit<AwardSeenEvent>('award', { jobId, winner: readableWinner(award.message), priceUsd: microToUsd(award.message.clearingPriceMicroUsd), mine, priced: notPriced == null && seen.priced === true, notPriced })
-  }
-
-  /**
-   * The committed bids of a second-price award this provider won, from its renter; the price is
-   * learnt only when the set is the one the award commits to and its ranking holds
-   * (verifyBidsAudit), and the price follows from its runner-up (clearingSample). One bounded
-   * request per award; the outcome is the award event, as for any award.
-   */
-  private learnFromAudit (award: Signed<Award>, seen: SeenJob, jobId: string): void {
-    const event = (priced: boolean, notPriced?: string): void => {
-      this.emit<AwardSeenEvent>('award', { jobId, winner: readableWinner(award.message), priceUsd: microToUsd(award.message.clearingPriceMicroUsd), mine: true, priced, notPriced })
-    }
-    void (async () => {
-      const audit = verifyBidsAudit(award, await fetchBidsAudit(this.components.connectionManager, award, AbortSignal.timeout(AUDIT_TIMEOUT_MS)))
-      if (!audit.ok) throw new ClearingSampleError('unseen-runner-up', `the renter's bids audit does not hold: ${audit.problems[0] ?? 'unknown'}`)
-      const price = clearingSample(award, seen.job, [...(seen.bid == null ? [] : [seen.bid]), ...audit.bids], { priceAudited: true })
-      if (seen.priced === true) return
-      seen.priced = true
-      this.engine.observeClearing(award.signer.toString(), price, tierOf(seen.job.message))
-      event(true)
-    })().catch((err: any) => {
-      const why = `second price, from the renter's bids audit: ${String(err?.message ?? err)}`
-      this.log('award of %s teaches no price: %s', jobId, why)
-      event(false, why)
+    learnFromAward(award, seen, {
+      me: this.components.peerId,
+      connectionManager: this.components.connectionManager,
+      engine: this.engine,
+      log: this.log,
+      emit: (event) => { this.emit<AwardSeenEvent>('award', event) }
     })
   }
 
@@ -373,44 +283,38 @@ class MarketProvider implements MarketProviderService, Startable {
       signAcceptResponse(this.key, this.components.peerId, {
         jobId: a.jobId, provider: this.components.peerId.toMultihash().bytes, attempt: a.attempt, accepted, reason, detail, createdAt: BigInt(Date.now())
       }).envelope
-    // only the renter answers for its award: a third party relaying it (seen on gossip, say) is refused
-    if (!remote.equals(award.signer)) return respond(false, DeclineReason.OTHER, 'the award was not sent by its renter')
-    if (!isAwardedTo(a, this.components.peerId)) return respond(false, DeclineReason.OTHER, 'the award names another winner')
-    const seen = this.jobs.get(award.signer.toString(), jobId)
-    if (seen == null || !equals(seen.job.message.nonce, a.jobNonce)) return respond(false, DeclineReason.UNKNOWN_JOB, 'no job request seen for this award')
-    try {
-      checkAwardForJob(award, seen.job)
-    } catch (err: any) {
-      return respond(false, DeclineReason.OTHER, String(err?.message ?? err))
-    }
-    if (seen.bid == null || !equals(seen.bid.hash, a.winnerBidHash)) return respond(false, DeclineReason.OTHER, 'the award is not for this provider\'s bid')
-    // a price the rule does not give is refused, and never counted as a win (issue 36)
-    const priceProblem = awardPriceProblem(a, seen.job.message, seen.bid.message)
-    if (priceProblem != null) return respond(false, DeclineReason.OTHER, priceProblem)
-    if (Number(a.acceptDeadline) <= Date.now()) return respond(false, DeclineReason.EXPIRED, 'accept deadline passed')
-    const key = `${jobKey(award.signer, jobId)}/${toHex(a.jobNonce)}/${a.attempt}`
-    if (this.answered.has(key)) return respond(false, DeclineReason.OTHER, 'this award attempt was already answered')
-    this.answered.add(key)
-    if (this.answered.size > MAX_ANSWERED) this.answered.delete(this.answered.values().next().value as string)
-    const accepted: AcceptedJob = {
-      jobId, job: seen.job, award, bid: seen.bid, priceMicroUsd: a.clearingPriceMicroUsd, priceUsd: microToUsd(a.clearingPriceMicroUsd)
-    }
-    const verdict = await this.init.acceptHook?.(accepted) ?? { accept: true }
-    if ('silent' in verdict) {
+    const answeredKey = `${jobKey(award.signer, jobId)}/${toHex(a.jobNonce)}/${a.attempt}`
+    const answer = await declineAward(award, {
+      sender: remote,
+      me: this.components.peerId,
+      seen: this.jobs.get(award.signer.toString(), jobId),
+      now: Date.now(),
+      firstAnswer: () => this.firstAnswer(answeredKey),
+      verdict: async (job) => await this.init.acceptHook?.(job) ?? { accept: true },
+      decideNow: (job) => this.decide(job)
+    })
+    if ('silent' in answer) {
       // hold the stream open until the renter gives up: a winner that never answers
       await new Promise<void>(resolve => signal.addEventListener('abort', () => { resolve() }, { once: true }))
       throw new MarketMessageError('silent', 'award left unanswered')
     }
-    if (!verdict.accept) return respond(false, verdict.reason, verdict.detail)
-    const now = this.decide(seen.job.message)
-    if (!now.bid && now.reason === DeclineReason.NO_CAPACITY) return respond(false, DeclineReason.NO_CAPACITY, now.detail)
-    this.engine.recordWin(a.clearingPriceMicroUsd, seen.job.message)
+    if ('declined' in answer) return respond(false, answer.declined.reason, answer.declined.detail)
+    const { accepted } = answer
+    this.engine.recordWin(a.clearingPriceMicroUsd, accepted.job.message)
     this.jobs.unpin(award.signer.toString(), jobId)
     this.log('accepted %s at %d micro-USD', jobId, a.clearingPriceMicroUsd)
     const response = respond(true)
     this.emit<AcceptedJob>('accepted', accepted)
     this.onAward(award)
     return response
+  }
+
+  /** Records an award attempt as answered (the oldest are forgotten past MAX_ANSWERED); false when it already was. */
+  private firstAnswer (key: string): boolean {
+    if (this.answered.has(key)) return false
+    this.answered.add(key)
+    if (this.answered.size > MAX_ANSWERED) this.answered.delete(this.answered.values().next().value as string)
+    return true
   }
 
   private answerExplain (request: Uint8Array, remote: PeerId): Uint8Array {
@@ -438,14 +342,6 @@ class MarketProvider implements MarketProviderService, Startable {
 
   private emit<T> (type: string, detail: T): void {
     this.events.dispatchEvent(new CustomEvent(type, { detail }))
-  }
-}
-
-function readableWinner (award: Award): string {
-  try {
-    return peerIdFromBytes(award.winner).toString()
-  } catch {
-    return '?'
   }
 }
 
