@@ -1,6 +1,6 @@
 /** The simulation engine's records and small helpers (engine.ts): job and run state, events, options. */
 
-import type { Lease } from '../exec/provider/scheduler.js'
+import type { Lease } from '../exec/provider/slot-lease.js'
 import type { TimeClass } from '../market/provider/pricing.js'
 import type { LatencyModel } from './latency.js'
 import type { SimJob } from './population.js'

@@ -22,7 +22,7 @@ import { SIM_EPOCH_MS } from './summary.js'
 
 export type { EngineOptions, Mode, RunRecord } from './engine-parts.js'
 import { applyWindow, nextFlip, whileOpen, windowOpen } from './idle-windows.js'
-import type { PreemptNotice } from '../exec/provider/scheduler.js'
+import type { PreemptNotice } from '../exec/provider/slot-lease.js'
 import type { TimeClass } from '../market/provider/pricing.js'
 import type { Tier } from '../capability/tiers.js'
 import type { Scenario } from './scenario.js'

@@ -9,6 +9,7 @@
  *
  * Pure bookkeeping: no timers and no processes; the owner of a lease acts on its notice.
  */
+import { SlotLease, type Lease } from './slot-lease.js'
 import type { Tier } from '../../capability/index.js'
 
 export type PauseReason = 'window' | 'thermal' | 'power'
@@ -34,38 +35,8 @@ export interface SlotJob {
 
 type JobShape = Pick<SlotJob, 'tier' | 'minNoticeMs' | 'gpus'>
 
-export interface PreemptNotice {
-  reason: PreemptReason
-  /** how long the job has between SIGTERM and SIGKILL */
-  graceMs: number
-  detail: string
-}
-
 /** gpu-count: the box has fewer GPUs than the job needs, now and later */
 export type Refusal = { refused: 'no-capacity' | 'paused' | 'notice' | 'gpu-count', detail: string }
-
-export interface Lease {
-  readonly job: SlotJob
-  /** the first of `gpus` */
-  readonly gpu: SchedulerGpu
-  /** every GPU the job holds, `job.gpus` of them, in slot order */
-  readonly gpus: readonly SchedulerGpu[]
-  /** resolves when every slot is this job's: at once, or when the bronze jobs it displaces have stopped */
-  readonly ready: Promise<void>
-  /** whether the job may be preempted (bronze) */
-  readonly preemptible: boolean
-  /** registers what to do when this job must stop; a notice that came earlier is delivered at once */
-  onPreempt(handler: (notice: PreemptNotice) => void): void
-  /** drops the handler: a later notice waits for the next onPreempt */
-  offPreempt(): void
-  /**
-   * For a lease reserved with `deferDisplacement`: tells the bronze job it displaces to stop
-   * now (until then that job runs on, and `ready` waits). Otherwise, or a second time, nothing.
-   */
-  claim(): void
-  /** gives every slot back (run finished, failed or never started); safe to call twice */
-  release(): void
-}
 
 export interface ReserveOptions {
   /**
@@ -104,70 +75,9 @@ export interface SchedulerOptions {
 
 interface Slot {
   gpu: SchedulerGpu
-  lease?: LeaseImpl
+  lease?: SlotLease
   /** the lease waiting for `lease` (bronze, being preempted) to release */
-  next?: LeaseImpl
-}
-
-class LeaseImpl implements Lease {
-  readonly ready: Promise<void>
-  readonly preemptible: boolean
-  released = false
-  preempting = false
-  readonly since: number
-  private resolveReady!: () => void
-  private handler?: (notice: PreemptNotice) => void
-  private pendingNotice?: PreemptNotice
-  /** the displacement this lease waits to claim (deferDisplacement) */
-  deferred?: () => void
-  readonly gpu: SchedulerGpu
-  /** slots still held by the bronze jobs this one displaces */
-  waitingFor = 0
-
-  constructor (readonly job: SlotJob, readonly gpus: readonly SchedulerGpu[], private readonly scheduler: SlotScheduler, now: number) {
-    this.gpu = gpus[0] as SchedulerGpu
-    this.preemptible = job.tier === 'bronze'
-    this.since = now
-    this.ready = new Promise(resolve => { this.resolveReady = resolve })
-  }
-
-  /** one more of its slots is free for it; ready once none is left to wait for */
-  granted (): void {
-    if (this.waitingFor > 0) this.waitingFor--
-    if (this.waitingFor === 0) this.resolveReady()
-  }
-
-  notify (notice: PreemptNotice): void {
-    if (this.preempting || this.released) return
-    this.preempting = true
-    if (this.handler != null) this.handler(notice)
-    else this.pendingNotice = notice
-  }
-
-  onPreempt (handler: (notice: PreemptNotice) => void): void {
-    this.handler = handler
-    if (this.pendingNotice != null) {
-      const notice = this.pendingNotice
-      this.pendingNotice = undefined
-      handler(notice)
-    }
-  }
-
-  offPreempt (): void {
-    this.handler = undefined
-  }
-
-  claim (): void {
-    const displace = this.deferred
-    this.deferred = undefined
-    if (!this.released) displace?.()
-  }
-
-  release (): void {
-    if (this.released) return
-    this.released = true
-    this.scheduler.releaseLease(this)
-  }
+  next?: SlotLease
 }
 
 export class SlotScheduler {
@@ -223,9 +133,9 @@ export class SlotScheduler {
     const can = this.canAccept(job)
     if ('refused' in can) return can
     const slots = this.pick(job) as Slot[]
-    const lease = new LeaseImpl(job, slots.map(s => s.gpu), this, this.now())
+    const lease = new SlotLease(job, slots.map(s => s.gpu), released => { this.releaseLease(released) }, this.now())
     // the bronze jobs being displaced, captured: once they are gone their slots are this lease's
-    const victims = new Set<LeaseImpl>()
+    const victims = new Set<SlotLease>()
     for (const slot of slots) {
       if (slot.lease == null) {
         slot.lease = lease
@@ -369,8 +279,8 @@ export class SlotScheduler {
     }))
   }
 
-  /** @internal called by Lease.release */
-  releaseLease (lease: LeaseImpl): void {
+  /** Gives a released lease's slots to the leases waiting for them (SlotLease.release). */
+  private releaseLease (lease: SlotLease): void {
     for (const slot of this.slots) {
       if (slot.lease === lease) {
         slot.lease = slot.next
