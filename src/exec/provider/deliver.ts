@@ -1,18 +1,21 @@
 /**
- * The provider's end of a run: stream the job's outputs back (hashing as it reads), sign the
- * attestation of what ran, and take the renter's receipt for it.
+ * The provider's end of a run (deliverRun): stream the job's outputs back (hashing as it
+ * reads), sign the attestation of what ran, and take the renter's receipt for it.
  */
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { join } from 'node:path'
-import { JobStatus, type Attestation, type FileEntry, type Receipt } from '../../../protocols/job.js'
+import { JobStatus, Receipt, type Attestation, type FileEntry } from '../../../protocols/job.js'
 import { fileSetDigest, listRegularFiles } from '../shared/digest.js'
-import { JobStreamError } from '../errors.js'
+import { JobStreamError, OutputLimitError } from '../errors.js'
 import { CHUNK_BYTES, frameKind, withDeadline, type FrameChannel } from '../shared/job-stream.js'
+import { noteFrame } from './slot-run.js'
 import { RecordError, openReceipt, signAttestation } from '../shared/records.js'
 import type { VerifiedAward } from '../../market/index.js'
 import type { RunOutcome, RunStatus } from '../runners/index.js'
-import type { RenterAnswer } from './slot-run.js'
+import type { RenterAnswer, SlotRunEnd } from './slot-run.js'
+import type { JobRecord } from './job-book.js'
+import type { Lease } from './slot-lease.js'
 import type { TelemetrySummary } from './telemetry.js'
 import type { Signed } from '../../identity/index.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
@@ -98,4 +101,68 @@ export async function awaitReceipt (renterNext: Promise<RenterAnswer>, idleMs: n
     const code = err instanceof RecordError && err.reason !== 'signature' ? 'BAD_RECEIPT' : 'BAD_SIGNATURE'
     throw new JobStreamError(code, err.message, { cause: err })
   }
+}
+
+/** An admitted attempt once its inputs are in: what running and delivering it need. */
+export interface AdmittedAttempt {
+  ch: FrameChannel
+  verified: VerifiedAward
+  /** the Start's manifest, every file now in the work dir's inputs/ */
+  inputs: FileEntry[]
+  workDir: string
+  lease: Lease
+  rec: JobRecord
+}
+
+export interface DeliveryContext {
+  /** the node key: signs the attestation */
+  key: Ed25519PrivateKey
+  me: PeerId
+  /** the lease's GPUs as the job service knows them (model, driver), the first first */
+  gpus: ReadonlyArray<{ uuid: string, driverVersion?: string, modelKey: string }>
+  outputLimits: { maxFiles: number, maxBytes: number }
+  /** how long the renter's receipt may take */
+  idleMs: number
+  /** records the attestation in the provider's ledger; never fails the job */
+  recordAttestation: (envelope: Uint8Array) => void
+  /** keeps the job book's record of the attempt current */
+  update: (rec: JobRecord) => void
+}
+
+/** Outputs (unless the renter is gone), the attestation (recorded in our ledger), then the receipt. */
+export async function deliverRun (attempt: AdmittedAttempt, run: SlotRunEnd, ctx: DeliveryContext): Promise<void> {
+  const { ch, verified: v, inputs, lease, rec } = attempt
+  const outputDir = join(attempt.workDir, 'outputs')
+  const connected = !run.renterGone && !run.sender.broken
+  let outputs: FileEntry[] = []
+  let status = run.outcome.status
+  if (connected) {
+    try {
+      outputs = await sendOutputs(ch, outputDir, ctx.outputLimits)
+    } catch (err) {
+      if (!(err instanceof OutputLimitError)) throw err
+      status = 'failed'
+      outputs = []
+      await ch.send(noteFrame(`${err.message}; no outputs returned`))
+    }
+  }
+  const me = ctx.me
+  const attestation = attestRun(ctx.key, me, v, { inputs, outputs, outcome: run.outcome, status, gpus: ctx.gpus, telemetry: run.telemetry, preemptible: lease.preemptible })
+  ctx.recordAttestation(attestation.envelope)
+  rec.state = 'done'
+  rec.status = status
+  ctx.update(rec)
+  if (!connected) {
+    ch.abort()
+    return
+  }
+  await ch.send({ result: { status: statusToWire(status), exitCode: run.outcome.exitCode, outputs } })
+  await ch.send({ attestation: attestation.envelope })
+  const receipt = await awaitReceipt(run.renterNext, ctx.idleMs, { renter: v.renter, provider: me, jobId: v.award.jobId, attestation })
+  if (receipt == null) { ch.abort(); return }
+  rec.receipt = Receipt.Outcome[receipt.message.outcome] ?? String(receipt.message.outcome)
+  ctx.update(rec)
+  // the positive answer: we hold this receipt (renters before the ack have closed already)
+  await ch.send({ receiptAck: { receiptHash: receipt.hash } }).catch(() => {})
+  await ch.close()
 }

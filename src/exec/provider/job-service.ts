@@ -10,21 +10,21 @@ import { mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { serviceCapabilities, serviceDependencies } from '@libp2p/interface'
 import { PROTOCOL } from '../../../protocols/ids.js'
-import { JobFrame, Receipt, type FileEntry } from '../../../protocols/job.js'
+import { JobFrame, type FileEntry } from '../../../protocols/job.js'
 import { toHex } from '../../common/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE } from '../../ledger/index.js'
-import { AwardCheckError, MARKET_PROVIDER_CAPABILITY, MARKET_PROVIDER_SERVICE, jobGpuCount, openAward, verifyAwardForWinner, type VerifiedAward } from '../../market/index.js'
-import { checkJobFits, checkRenterSlots, declaredInputBytes, DiskBudget, jobRunSpec, Rejection, type RunLimits } from './admission.js'
+import { MARKET_PROVIDER_CAPABILITY, MARKET_PROVIDER_SERVICE, openAward, type VerifiedAward } from '../../market/index.js'
+import { admitStart, declaredInputBytes, DiskBudget, jobRunSpec, StartDecline, type Admitted, type RunLimits } from './admission.js'
 import { ConditionMonitor } from './conditions.js'
-import { attestRun, awaitReceipt, sendOutputs, statusToWire } from './deliver.js'
-import { JobStreamError, OutputLimitError } from '../errors.js'
+import { deliverRun, type AdmittedAttempt } from './deliver.js'
+import { JobStreamError } from '../errors.js'
 import { JobBook, type JobRecord } from './job-book.js'
 import { defaultDiskBudgetBytes, EXEC_CAPABILITY, EXEC_DEFAULTS, type ExecComponents, type ExecGpu, type ExecServiceInit } from './job-service-init.js'
 import { FrameChannel, frameKind, withDeadline } from '../shared/job-stream.js'
-import { INPUT_TRANSFER_DEFAULTS, inputDeadlineMs, maxInputChunks, receiveInputs, type ReceiveLimits } from './receive-inputs.js'
+import { holdCachedInputs, INPUT_TRANSFER_DEFAULTS, inputDeadlineMs, keepReceivedInputs, maxInputChunks, placeHeldInputs, receiveInputs, type ReceiveLimits } from './receive-inputs.js'
 import { SlotScheduler, type CapacityView } from './scheduler.js'
 import type { Lease } from './slot-lease.js'
-import { noteFrame, runOnSlot, type LiveJob, type SlotRunEnd } from './slot-run.js'
+import { noteFrame, runOnSlot, type LiveJob } from './slot-run.js'
 import type { LeaseRunHooks } from './lease-host.js'
 import type { Holding } from '../../cache/index.js'
 import type { RunSpec, ServiceNetwork } from '../runners/index.js'
@@ -136,7 +136,7 @@ export class JobExecService implements Startable {
       if (frameKind(first) !== 'start') throw new JobStreamError('PROTOCOL', 'the first frame must be Start')
       const start = first.start as JobFrame.Start
       // the award, the runtime, the manifest, then a slot and disk, all before any input byte is read
-      const admitted = await this.rejecting(ch, undefined, () => this.admit(start, remote))
+      const admitted = await this.declining(ch, undefined, () => this.admit(start, remote))
       if (admitted == null) return
       const verified = admitted.verified
       lease = admitted.lease
@@ -146,30 +146,30 @@ export class JobExecService implements Startable {
       const dir = await this.makeWorkDir(verified)
       workDir = dir
       // a gold/silver job displacing this (bronze) one before it runs takes the slot at once
-      let displaced: Rejection | undefined
-      let stopReceiving: (why: Rejection) => void = () => {}
+      let displaced: StartDecline | undefined
+      let stopReceiving: (why: StartDecline) => void = () => {}
       const stop = new Promise<never>((_resolve, reject) => { stopReceiving = reject })
       stop.catch(() => {})
       lease.onPreempt(notice => {
-        displaced = new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, `${notice.detail} before it started`)
+        displaced = new StartDecline(JobFrame.Rejected.Code.NO_CAPACITY, `${notice.detail} before it started`)
         admitted.lease.release()
         stopReceiving(displaced)
       })
       // job/1.1.0: what the input cache holds for this renter is not sent again
       const renterKey = toHex(verified.renter.toMultihash().bytes)
       if (answersHeld && start.inputs.length > 0) {
-        holding = await this.holdInputs(renterKey, start.inputs)
+        holding = await holdCachedInputs(this.init.inputCache, renterKey, start.inputs, this.log)
         await ch.send({ held: { sha256: [...holding.digests].map(hex => Uint8Array.from(Buffer.from(hex, 'hex'))) } })
       }
       const held = holding?.digests
       const toReceive = held == null || held.size === 0 ? start.inputs : start.inputs.filter(f => !held.has(toHex(f.sha256)))
       const limits = this.receiveLimits(toReceive, startedAt)
-      const received = await this.rejecting(ch, rec, async () => await receiveInputs(ch, toReceive, join(dir, 'inputs'), limits, stop))
+      const received = await this.declining(ch, rec, async () => await receiveInputs(ch, toReceive, join(dir, 'inputs'), limits, stop))
       if (received == null) return
-      if (displaced != null) { await this.reject(ch, displaced, rec); return }
-      await this.placeHeldInputs(start.inputs, holding, join(dir, 'inputs'))
+      if (displaced != null) { await this.decline(ch, displaced, rec); return }
+      await placeHeldInputs(this.init.inputCache, start.inputs, holding, join(dir, 'inputs'))
       holding?.release()
-      await this.keepInputs(renterKey, received, join(dir, 'inputs'))
+      await keepReceivedInputs(this.init.inputCache, renterKey, received, join(dir, 'inputs'))
       const inputs = start.inputs
       // from here a notice waits for the run (runOnSlot passes it on as SIGTERM)
       lease.offPreempt()
@@ -178,7 +178,7 @@ export class JobExecService implements Startable {
       rec.state = 'waiting-slot'
       this.book.update(rec)
       await this.waitForSlot(lease)
-      await this.runAndDeliver(ch, verified, start.runtime as JobFrame.Runtime, inputs, dir, lease, rec)
+      await this.runAndDeliver({ ch, verified, inputs, workDir: dir, lease, rec }, start.runtime as JobFrame.Runtime)
     } catch (err: any) {
       const streamErr = err instanceof JobStreamError ? err : new JobStreamError('INTERNAL', 'provider error', { cause: err })
       if (!(err instanceof JobStreamError)) this.log.error('job session error: %e', err)
@@ -193,99 +193,44 @@ export class JobExecService implements Startable {
     }
   }
 
-  /** The manifest's files the input cache holds for `renter`, pinned; none without a cache. */
-  private async holdInputs (renter: string, manifest: FileEntry[]): Promise<Holding> {
-    const none: Holding = { digests: new Set(), bytes: 0, release: () => {} }
-    return await this.init.inputCache?.hold(renter, manifest).catch((err: Error) => { this.log('input cache not read: %e', err); return none }) ?? none
-  }
-
-  /** Links every held file of the manifest into the job's inputs/ at its path (read-only: the cache's bytes). */
-  private async placeHeldInputs (manifest: FileEntry[], holding: Holding | undefined, inputsDir: string): Promise<void> {
-    if (holding == null || holding.digests.size === 0 || this.init.inputCache == null) return
-    for (const f of manifest) {
-      const hex = toHex(f.sha256)
-      if (holding.digests.has(hex)) await this.init.inputCache.materialize(hex, join(inputsDir, f.path))
-    }
-  }
-
-  /** Keeps the inputs that arrived (checked against their digests) in the input cache for this renter's next jobs. */
-  private async keepInputs (renter: string, received: FileEntry[], inputsDir: string): Promise<void> {
-    const cache = this.init.inputCache
-    if (cache == null) return
-    for (const f of received) {
-      if (f.size > 0n) await cache.put(renter, join(inputsDir, f.path), f)
-    }
-  }
-
-  /** Runs a step; a Rejection it throws is answered with a Rejected frame and gives undefined. */
-  private async rejecting<T> (ch: FrameChannel, rec: JobRecord | undefined, step: () => T | Promise<T>): Promise<T | undefined> {
+  /** Runs a step; a StartDecline it throws is answered with a Rejected frame and gives undefined. */
+  private async declining<T> (ch: FrameChannel, rec: JobRecord | undefined, step: () => T | Promise<T>): Promise<T | undefined> {
     try {
       return await step()
     } catch (err) {
-      if (!(err instanceof Rejection)) throw err
-      await this.reject(ch, err, rec)
+      if (!(err instanceof StartDecline)) throw err
+      await this.decline(ch, err, rec)
       return undefined
     }
   }
 
-  private checkStart (start: JobFrame.Start, remote: PeerId): VerifiedAward {
-    let verified: VerifiedAward
-    try {
-      verified = verifyAwardForWinner(start.award, start.jobRequest, this.components.peerId)
-    } catch (err) {
-      if (err instanceof AwardCheckError) throw new Rejection(JobFrame.Rejected.Code[err.rejection], err.message)
-      throw err
-    }
-    if (!verified.renter.equals(remote)) throw new Rejection(JobFrame.Rejected.Code.NOT_AWARDED, 'the stream does not come from the job\'s renter')
-    // its Start came: the slot held for the award is given back, to be reserved just below (same turn) or refused
-    this.scheduler.fulfil(toHex(verified.awardHash))
-    if (this.init.requireAccepted !== false && !this.book.isAccepted(toHex(verified.awardHash))) {
-      throw new Rejection(JobFrame.Rejected.Code.NOT_AWARDED, 'this provider did not accept that award')
-    }
-    if (this.book.wasAnswered(verified.attemptKey)) throw new Rejection(JobFrame.Rejected.Code.OTHER, 'this award attempt was already started')
-    if (!this.started) throw new Rejection(JobFrame.Rejected.Code.OTHER, 'provider is shutting down')
-    if (verified.jobRequest.lease != null && this.init.leases == null) throw new Rejection(JobFrame.Rejected.Code.POLICY, 'this provider hosts no service leases')
-    checkJobFits(start, verified, { runner: this.init.runner, scheduler: this.scheduler, limits: this.runLimits(), maxInputBytes: this.maxInputBytes() })
-    return verified
+  /** The start-time declines (admission.ts: admitStart) against this provider's state now. */
+  private admit (start: JobFrame.Start, remote: PeerId): Admitted {
+    return admitStart(start, remote, {
+      me: this.components.peerId,
+      scheduler: this.scheduler,
+      book: this.book,
+      disk: this.disk,
+      shuttingDown: !this.started,
+      requireAccepted: this.init.requireAccepted !== false,
+      hostsLeases: this.init.leases != null,
+      runner: this.init.runner,
+      limits: this.runLimits(),
+      maxInputBytes: this.maxInputBytes(),
+      maxOutputBytes: this.maxOutputBytes(),
+      maxSlotsPerRenter: this.maxSlotsPerRenter()
+    })
   }
 
-  /**
-   * Admits a Start: the award and runtime checks, then (synchronously, so no other Start slips
-   * in between) the renter's slot limit and the disk budget on the slot the job would take,
-   * then the slot itself and the job's disk. Refusals are Rejections (NO_CAPACITY when it is
-   * full for now); nothing is held when one is thrown.
-   */
-  private admit (start: JobFrame.Start, remote: PeerId): { verified: VerifiedAward, lease: Lease } {
-    const verified = this.checkStart(start, remote)
-    const job = { key: verified.attemptKey, tier: verified.tier, minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs, gpus: jobGpuCount(verified.jobRequest) }
-    const gpus = this.scheduler.placement(job)
-    if (gpus == null) {
-      const can = this.scheduler.canAccept(job)
-      throw new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, 'refused' in can ? can.detail : 'no slot')
-    }
-    const renter = verified.renter.toString()
-    checkRenterSlots(renter, this.scheduler.gpusHeldBy(`${renter}/`), gpus.map(g => g.index), this.maxSlotsPerRenter())
-    const diskBytes = declaredInputBytes(start.inputs) + this.maxOutputBytes()
-    this.disk.check(diskBytes)
-    // a bronze job this one displaces runs on until this one's inputs are in (session: lease.claim)
-    const placed = this.scheduler.reserve(job, { deferDisplacement: true })
-    if ('refused' in placed) throw new Rejection(JobFrame.Rejected.Code.NO_CAPACITY, placed.detail)
-    this.disk.hold({ key: verified.attemptKey, renter, diskBytes })
-    // marked started in the same synchronous step as the reservation: a second stream with the
-    // same Start, read while this one awaits, must find the attempt taken
-    this.book.answer(verified.attemptKey)
-    return { verified, lease: placed }
-  }
-
-  private async reject (ch: FrameChannel, rejection: Rejection, rec: JobRecord | undefined): Promise<void> {
-    this.log('rejecting job: %s %s', JobFrame.Rejected.Code[rejection.code] ?? rejection.code, rejection.message)
+  private async decline (ch: FrameChannel, declined: StartDecline, rec: JobRecord | undefined): Promise<void> {
+    this.log('declining job: %s %s', JobFrame.Rejected.Code[declined.code] ?? declined.code, declined.message)
     if (rec != null) {
       rec.state = 'rejected'
-      rec.rejected = rejection.message
+      rec.rejected = declined.message
       this.book.update(rec)
     }
     try {
-      await ch.send({ rejected: { code: rejection.code, reason: rejection.message.slice(0, 512) } })
+      await ch.send({ rejected: { code: declined.code, reason: declined.message.slice(0, 512) } })
       await ch.close()
     } catch {
       ch.abort()
@@ -307,7 +252,8 @@ export class JobExecService implements Startable {
   }
 
   /** Accepts the job, runs it on its slot, then returns what it made, attested. */
-  private async runAndDeliver (ch: FrameChannel, v: VerifiedAward, runtime: JobFrame.Runtime, inputs: FileEntry[], workDir: string, lease: Lease, rec: JobRecord): Promise<void> {
+  private async runAndDeliver (attempt: AdmittedAttempt, runtime: JobFrame.Runtime): Promise<void> {
+    const { verified: v, inputs, workDir, lease } = attempt
     const gpus = this.execGpus(lease)
     const gpu = gpus[0] as ExecGpu
     // what it may write is the disk share admit() reserved: its inputs plus the output bound
@@ -325,24 +271,26 @@ export class JobExecService implements Startable {
         network = await this.init.runner.openServiceNetwork?.(v.jobIdHex).catch((err: Error) => { throw new JobStreamError('INTERNAL', err.message) })
         spec.service = { port: leaseHooks.port, network: network?.name }
       }
-      await this.acceptAndRun(ch, v, spec, inputs, workDir, lease, rec, gpu, leaseHooks)
+      await this.acceptAndRun(attempt, { spec, gpu, leaseHooks })
     } finally {
       leaseHooks?.ended()
       await network?.remove()
     }
   }
 
-  private async acceptAndRun (ch: FrameChannel, v: VerifiedAward, spec: RunSpec, inputs: FileEntry[], workDir: string, lease: Lease, rec: JobRecord, gpu: ExecGpu, leaseHooks?: LeaseRunHooks): Promise<void> {
+  private async acceptAndRun (attempt: AdmittedAttempt, run: { spec: RunSpec, gpu: ExecGpu, leaseHooks?: LeaseRunHooks }): Promise<void> {
+    const { ch, verified: v, workDir, lease, rec } = attempt
+    const { spec, gpu, leaseHooks } = run
     await ch.send({ accepted: { at: BigInt(Date.now()) } })
     const acceptedAt = Date.now()
     rec.state = 'running'
     rec.gpuIndex = gpu.index
     rec.startedAt = acceptedAt
     this.book.update(rec)
-    const run = await runOnSlot(ch, {
+    const ended = await runOnSlot(ch, {
       spec, gpu, lease, runner: this.init.runner, telemetry: this.init.telemetry, keepaliveMs: this.init.keepaliveMs ?? EXEC_DEFAULTS.keepaliveMs, acceptedAt, attemptKey: v.attemptKey, log: this.log, live: this.live, service: leaseHooks
     })
-    const { outcome } = run
+    const { outcome } = ended
     rec.state = 'sending'
     rec.status = outcome.status
     rec.exitCode = outcome.exitCode
@@ -351,9 +299,17 @@ export class JobExecService implements Startable {
     lease.release()
     await this.dropInputs(workDir, v.attemptKey)
     this.log('job %s ended %s (exit %d)%s', v.attemptKey, outcome.status, outcome.exitCode, outcome.detail != null ? `: ${outcome.detail}` : '')
-    if (outcome.detail != null && outcome.status !== 'completed') run.sender.enqueue(noteFrame(outcome.detail))
-    await run.sender.drain()
-    await this.deliver(ch, v, inputs, join(workDir, 'outputs'), lease, run, rec)
+    if (outcome.detail != null && outcome.status !== 'completed') ended.sender.enqueue(noteFrame(outcome.detail))
+    await ended.sender.drain()
+    await deliverRun(attempt, ended, {
+      key: this.components.privateKey as Ed25519PrivateKey,
+      me: this.components.peerId,
+      gpus: this.execGpus(lease),
+      outputLimits: { maxFiles: EXEC_DEFAULTS.maxFiles, maxBytes: this.maxOutputBytes() },
+      idleMs: this.init.idleMs ?? EXEC_DEFAULTS.idleMs,
+      recordAttestation: (envelope) => { this.recordAttestation(envelope, v.attemptKey) },
+      update: (record) => { this.book.update(record) }
+    })
   }
 
   /**
@@ -370,42 +326,6 @@ export class JobExecService implements Startable {
     } catch (err) {
       this.log('inputs of %s not removed before its outputs: %e', key, err)
     }
-  }
-
-  /** Outputs (unless the renter is gone), the attestation (recorded in our ledger), then the receipt. */
-  private async deliver (ch: FrameChannel, v: VerifiedAward, inputs: FileEntry[], outputDir: string, lease: Lease, run: SlotRunEnd, rec: JobRecord): Promise<void> {
-    const connected = !run.renterGone && !run.sender.broken
-    let outputs: FileEntry[] = []
-    let status = run.outcome.status
-    if (connected) {
-      try {
-        outputs = await sendOutputs(ch, outputDir, { maxFiles: EXEC_DEFAULTS.maxFiles, maxBytes: this.maxOutputBytes() })
-      } catch (err) {
-        if (!(err instanceof OutputLimitError)) throw err
-        status = 'failed'
-        outputs = []
-        await ch.send(noteFrame(`${err.message}; no outputs returned`))
-      }
-    }
-    const me = this.components.peerId
-    const attestation = attestRun(this.components.privateKey as Ed25519PrivateKey, me, v, { inputs, outputs, outcome: run.outcome, status, gpus: this.execGpus(lease), telemetry: run.telemetry, preemptible: lease.preemptible })
-    this.recordAttestation(attestation.envelope, v.attemptKey)
-    rec.state = 'done'
-    rec.status = status
-    this.book.update(rec)
-    if (!connected) {
-      ch.abort()
-      return
-    }
-    await ch.send({ result: { status: statusToWire(status), exitCode: run.outcome.exitCode, outputs } })
-    await ch.send({ attestation: attestation.envelope })
-    const receipt = await awaitReceipt(run.renterNext, this.init.idleMs ?? EXEC_DEFAULTS.idleMs, { renter: v.renter, provider: me, jobId: v.award.jobId, attestation })
-    if (receipt == null) { ch.abort(); return }
-    rec.receipt = Receipt.Outcome[receipt.message.outcome] ?? String(receipt.message.outcome)
-    this.book.update(rec)
-    // the positive answer: we hold this receipt (renters before the ack have closed already)
-    await ch.send({ receiptAck: { receiptHash: receipt.hash } }).catch(() => {})
-    await ch.close()
   }
 
   /** Our attestation goes into our ledger feed; a failure there is logged and never reaches the job. */

@@ -7,12 +7,15 @@ import { mkdir, open } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { equals } from 'uint8arrays/equals'
 import { JobFrame, type FileEntry } from '../../../protocols/job.js'
-import { Rejection } from './admission.js'
+import { StartDecline } from './admission.js'
 import { pieces, type ReceivedChunk } from '../shared/chunk-frame.js'
 import { MAX_PATH_CHARS } from '../shared/digest.js'
 import { JobStreamError } from '../errors.js'
 import { FileSink } from '../shared/file-sink.js'
 import { frameKind, type FrameChannel } from '../shared/job-stream.js'
+import { toHex } from '../../common/index.js'
+import type { Holding, InputCache } from '../../cache/index.js'
+import type { Logger } from '@libp2p/interface'
 
 const KiB = 1024
 
@@ -65,7 +68,7 @@ export interface ReceiveLimits {
 
 /**
  * Reads the inputs into `dir`; resolves with the manifest once every file arrived whole.
- * Past the deadline or the chunk bound it throws a Rejection (the session answers Rejected
+ * Past the deadline or the chunk bound it throws a StartDecline (the session answers Rejected
  * and gives the slot and disk share back). `stop`, when it rejects, ends the receipt at once
  * with its error (the job lost its slot).
  */
@@ -75,7 +78,7 @@ export async function receiveInputs (ch: FrameChannel, manifest: FileEntry[], di
   let chunks = 0
   let timer: ReturnType<typeof setTimeout> | undefined
   const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => { reject(new Rejection(JobFrame.Rejected.Code.OTHER, `inputs not received within ${limits.deadlineMs} ms of Start (${total} of ${limits.maxInputBytes} bytes arrived)`)) }, Math.max(0, limits.startedAt + limits.deadlineMs - Date.now()))
+    timer = setTimeout(() => { reject(new StartDecline(JobFrame.Rejected.Code.OTHER, `inputs not received within ${limits.deadlineMs} ms of Start (${total} of ${limits.maxInputBytes} bytes arrived)`)) }, Math.max(0, limits.startedAt + limits.deadlineMs - Date.now()))
   })
   late.catch(() => {})
   const ends = stop == null ? [late] : [late, stop]
@@ -88,7 +91,7 @@ export async function receiveInputs (ch: FrameChannel, manifest: FileEntry[], di
       if (kind !== 'inputChunk') throw new JobStreamError('PROTOCOL', `unexpected ${kind} frame while receiving inputs`)
       const chunk = frame.inputChunk as ReceivedChunk
       if (chunk.data.byteLength === 0) throw new JobStreamError('PROTOCOL', 'empty input chunk (an empty file has no chunk)')
-      if (++chunks > limits.maxChunks) throw new Rejection(JobFrame.Rejected.Code.OTHER, `more than ${limits.maxChunks} input chunks for ${manifest.length} files of ${limits.maxInputBytes} bytes`)
+      if (++chunks > limits.maxChunks) throw new StartDecline(JobFrame.Rejected.Code.OTHER, `more than ${limits.maxChunks} input chunks for ${manifest.length} files of ${limits.maxInputBytes} bytes`)
       total += chunk.data.byteLength
       if (total > limits.maxInputBytes) throw new JobStreamError('INPUT_TOO_LARGE', `inputs exceed ${limits.maxInputBytes} bytes`)
       await files.write(chunk)
@@ -116,7 +119,7 @@ class InputFiles {
     const entry = this.manifest[this.index]
     if (entry == null || entry.path !== chunk.path) throw new JobStreamError('PROTOCOL', `input chunk for ${chunk.path.slice(0, MAX_PATH_CHARS)} out of manifest order`)
     if (chunk.offset !== this.offset) throw new JobStreamError('PROTOCOL', `input chunk for ${entry.path} at offset ${chunk.offset}, expected ${this.offset}`)
-    if (this.offset + BigInt(chunk.data.byteLength) > entry.size) throw new Rejection(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} is longer than its manifest size`)
+    if (this.offset + BigInt(chunk.data.byteLength) > entry.size) throw new StartDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} is longer than its manifest size`)
     this.handle ??= await this.openFile(entry)
     await this.handle.write(chunk.data)
     for (const piece of pieces(chunk.data)) this.hash.update(piece)
@@ -144,7 +147,7 @@ class InputFiles {
     await this.handle.close()
     this.handle = undefined
     if (this.offset !== entry.size || !equals(new Uint8Array(this.hash.digest()), entry.sha256)) {
-      throw new Rejection(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} does not match its size or sha256`)
+      throw new StartDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} does not match its size or sha256`)
     }
     this.index++
     this.offset = 0n
@@ -155,5 +158,28 @@ class InputFiles {
     const path = join(this.dir, entry.path)
     await mkdir(dirname(path), { recursive: true })
     return new FileSink(await open(path, 'wx', 0o644))
+  }
+}
+
+/** The manifest's files the input cache holds for `renter`, pinned; none without a cache (job/1.1.0: they are not sent again). */
+export async function holdCachedInputs (cache: InputCache | undefined, renter: string, manifest: FileEntry[], log: Logger): Promise<Holding> {
+  const none: Holding = { digests: new Set(), bytes: 0, release: () => {} }
+  return await cache?.hold(renter, manifest).catch((err: Error) => { log('input cache not read: %e', err); return none }) ?? none
+}
+
+/** Links every held file of the manifest into the job's inputs/ at its path (read-only: the cache's bytes). */
+export async function placeHeldInputs (cache: InputCache | undefined, manifest: FileEntry[], holding: Holding | undefined, inputsDir: string): Promise<void> {
+  if (holding == null || holding.digests.size === 0 || cache == null) return
+  for (const f of manifest) {
+    const hex = toHex(f.sha256)
+    if (holding.digests.has(hex)) await cache.materialize(hex, join(inputsDir, f.path))
+  }
+}
+
+/** Keeps the inputs that arrived (checked against their digests) in the input cache for this renter's next jobs. */
+export async function keepReceivedInputs (cache: InputCache | undefined, renter: string, received: FileEntry[], inputsDir: string): Promise<void> {
+  if (cache == null) return
+  for (const f of received) {
+    if (f.size > 0n) await cache.put(renter, join(inputsDir, f.path), f)
   }
 }
