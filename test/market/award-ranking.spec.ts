@@ -45,7 +45,7 @@ describe('awards carry their ranking inputs (issue 12.3)', () => {
     const ctx = { reputation: view(providers.map(p => p.peerId.toString())) }
     const { valid } = selectValidBids(bids, job, ctx, Date.now())
     const ranked = rankBids(valid, job, ctx)
-    return { award: buildAward(job, ranked, attempt - 1, bidsDigest(valid), 3_000, DEFAULT_RANKING), ranked }
+    return { award: buildAward({ job, ranked, digest: bidsDigest(valid), acceptTimeoutMs: 3_000, params: DEFAULT_RANKING }, attempt - 1), ranked }
   }
 
   it('the award names every ranked bid with the reliability the renter used and the weights; anyone with the bids re-derives winner, order and price', () => {

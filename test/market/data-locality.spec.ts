@@ -79,7 +79,7 @@ describe('market: data-aware placement (issue 39)', () => {
     const decision = engine.decide(j)
     assert.equal(decision.bid, true)
     if (!decision.bid) return
-    const built = engine.buildBid(j, decision, new Uint8Array(34))
+    const built = engine.buildBid(j, decision, { provider: new Uint8Array(34) })
     assert.equal(built.cachedBytes, BigInt(700 * MiB))
     assert.equal(built.cachedDatasets, 1)
     assert.deepEqual(asked, [{ renter: toHex(renter.bytes), digests: 2 }])

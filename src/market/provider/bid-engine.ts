@@ -94,7 +94,10 @@ export class BidEngine {
   }
 
   /** The Bid for a positive decision, expiring with the job request (bounded lifetime). */
-  buildBid (job: JobRequest, decision: Extract<BidDecision, { bid: true }>, provider: Uint8Array, now = Date.now(), addrs: Uint8Array[] = []): Bid {
+  buildBid (
+    job: JobRequest, decision: Extract<BidDecision, { bid: true }>,
+    { provider, now = Date.now(), addrs = [] }: { provider: Uint8Array, now?: number, addrs?: Uint8Array[] }
+  ): Bid {
     const profile = this.opts.profile()
     const expiresAt = Math.min(Number(job.expiresAt), now + MAX_LIFETIME_MS.bid)
     return {

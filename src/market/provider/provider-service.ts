@@ -226,7 +226,7 @@ class MarketProvider implements MarketProviderService, Startable {
       this.emit<DeclineEvent>('decline', { jobId, renter, reason: declineReasonName(decision.reason), detail: decision.detail })
       return
     }
-    const bid = signBid(this.key, this.components.peerId, this.engine.buildBid(job.message, decision, this.components.peerId.toMultihash().bytes, now, this.listenAddrs()))
+    const bid = signBid(this.key, this.components.peerId, this.engine.buildBid(job.message, decision, { provider: this.components.peerId.toMultihash().bytes, now, addrs: this.listenAddrs() }))
     seen.bid = bid
     this.log('bid %d micro-USD on %s', decision.priceMicroUsd, jobId)
     // the event is the bid made; whether the renter kept it is its answer, logged below

@@ -154,24 +154,33 @@ export class Auctioneer {
       ]
       emit({ type: 'closed', bids: bids.length, valid: valid.length })
       const whyNot = async (exclude: Iterable<string>): Promise<DeclineCounts> =>
-        await askWhyNot(this.components, this.init.candidates, signedJob, new Set(exclude), signal, emit, this.init.log)
+        await askWhyNot(this.components, { candidates: this.init.candidates, job: signedJob, exclude: new Set(exclude), signal, emit, log: this.init.log })
       if (ranked.length === 0) {
         const counts = await whyNot(bids.map(b => b.signer.toString()))
         report.noBids = { ...counts, reason: noBidsReason(bids.length, dropped.map(d => d.reason), counts, spec.gpus) }
         return report
       }
       if (ranked.length < (opts.explainBelow ?? 0)) report.explain = await whyNot(ranked.map(r => r.provider))
-      const accepted = await offerAward(this.components, job, ranked, bidsDigest(valid), spec.auction.acceptTimeoutMs, signal, this.init.log, {
-        onAward: (award, candidate) => {
-          report.timings.publishToAwardMs ??= Date.now() - publishedAt
-          emit({ type: 'award', attempt: award.message.attempt, winner: candidate.provider, price: microToUsd(award.message.clearingPriceMicroUsd) })
-        },
-        onAnswer: ({ award, outcome, reason }, candidate) => {
-          const row = { attempt: award.message.attempt, winner: candidate.provider, outcome, ...(reason != null ? { reason } : {}) }
-          report.attempts.push(row)
-          emit({ type: 'accept', ...row })
+      const accepted = await offerAward(this.components, {
+        job,
+        ranked,
+        digest: bidsDigest(valid),
+        acceptTimeoutMs: spec.auction.acceptTimeoutMs,
+        params: this.init.ranking ?? DEFAULT_RANKING,
+        signal,
+        log: this.init.log,
+        hooks: {
+          onAward: (award, candidate) => {
+            report.timings.publishToAwardMs ??= Date.now() - publishedAt
+            emit({ type: 'award', attempt: award.message.attempt, winner: candidate.provider, price: microToUsd(award.message.clearingPriceMicroUsd) })
+          },
+          onAnswer: ({ award, outcome, reason }, candidate) => {
+            const row = { attempt: award.message.attempt, winner: candidate.provider, outcome, ...(reason != null ? { reason } : {}) }
+            report.attempts.push(row)
+            emit({ type: 'accept', ...row })
+          }
         }
-      }, this.init.ranking ?? DEFAULT_RANKING)
+      })
       if (accepted == null) {
         report.noAward = { reason: noAwardReason(report.attempts, ranked.length) }
         return report

@@ -51,20 +51,36 @@ export interface OfferHooks {
   onAnswer?: (offer: OfferResult, candidate: RankedBid) => void
 }
 
+/** What an award is built from: the job, its ranked bids, their digest, the ranking weights used. */
+export interface AwardBasis {
+  job: JobRequest
+  ranked: RankedBid[]
+  /** bidsDigest of the valid bids */
+  digest: Uint8Array
+  acceptTimeoutMs: number
+  /** default DEFAULT_RANKING */
+  params?: RankingParams
+}
+
+export interface OfferAwardOptions extends AwardBasis {
+  /** aborts the whole auction */
+  signal: AbortSignal
+  log: Logger
+  hooks?: OfferHooks
+}
+
 /**
  * Offers the award down `ranked` until one winner accepts; resolves with that offer, or
  * undefined when none of the first MAX_AWARD_OFFERS did. AuctionError when `signal` aborts.
  */
-export async function offerAward (
-  components: AwardOfferComponents, job: JobRequest, ranked: RankedBid[], digest: Uint8Array, acceptTimeoutMs: number,
-  signal: AbortSignal, log: Logger, hooks: OfferHooks = {}, params: RankingParams = DEFAULT_RANKING
-): Promise<OfferResult | undefined> {
+export async function offerAward (components: AwardOfferComponents, opts: OfferAwardOptions): Promise<OfferResult | undefined> {
+  const { ranked, signal, log, hooks = {} } = opts
   const offers = Math.min(ranked.length, MAX_AWARD_OFFERS)
   for (let i = 0; i < offers; i++) {
     const candidate = ranked[i] as RankedBid
-    const award = signAward(components.privateKey as Ed25519PrivateKey, components.peerId, buildAward(job, ranked, i, digest, acceptTimeoutMs, params))
+    const award = signAward(components.privateKey as Ed25519PrivateKey, components.peerId, buildAward(opts, i))
     hooks.onAward?.(award, candidate)
-    const answer = await askAccept(components, candidate.bid.signer, award, signal, log)
+    const answer = await askAccept(components, { winner: candidate.bid.signer, award, signal, log })
     const offer: OfferResult = { index: i, award, ...answer }
     hooks.onAnswer?.(offer, candidate)
     if (offer.outcome === 'accepted') return offer
@@ -73,7 +89,8 @@ export async function offerAward (
 }
 
 /** The Award of the offer to `ranked[index]`, with what the ranking used so anyone can re-derive it. */
-export function buildAward (job: JobRequest, ranked: RankedBid[], index: number, digest: Uint8Array, acceptTimeoutMs: number, params: RankingParams): Award {
+export function buildAward (basis: AwardBasis, index: number): Award {
+  const { job, ranked, digest, acceptTimeoutMs, params = DEFAULT_RANKING } = basis
   const now = Date.now()
   const candidate = ranked[index] as RankedBid
   const deadline = now + acceptTimeoutMs
@@ -98,7 +115,9 @@ export function buildAward (job: JobRequest, ranked: RankedBid[], index: number,
 }
 
 /** Asks `winner` to accept `award` before its deadline. */
-async function askAccept (components: AwardOfferComponents, winner: PeerId, award: Signed<Award>, signal: AbortSignal, log: Logger): Promise<{ outcome: AcceptOutcome, reason?: string }> {
+async function askAccept (
+  components: AwardOfferComponents, { winner, award, signal, log }: { winner: PeerId, award: Signed<Award>, signal: AbortSignal, log: Logger }
+): Promise<{ outcome: AcceptOutcome, reason?: string }> {
   const deadline = AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, Number(award.message.acceptDeadline) - Date.now()))])
   try {
     // lazy select: the award rides with the protocol proposal (a bidder speaks the accept

@@ -29,10 +29,19 @@ export interface ExplainComponents {
 }
 
 /** Asks candidates that did not bid validly (not in `exclude`) why, bounded in count, parallelism and time. */
-export async function askWhyNot (
-  components: ExplainComponents, candidates: ExplainCandidates | undefined, signedJob: Signed<JobRequest>, exclude: Set<string>,
-  signal: AbortSignal, emit: (e: AuctionEvent) => void, log: Logger
-): Promise<DeclineCounts> {
+export interface WhyNotOptions {
+  candidates: ExplainCandidates | undefined
+  /** the job asked about, as signed (a provider that missed it can check it) */
+  job: Signed<JobRequest>
+  /** peers not to ask: those that bid validly */
+  exclude: Set<string>
+  signal: AbortSignal
+  emit: (e: AuctionEvent) => void
+  log: Logger
+}
+
+export async function askWhyNot (components: ExplainComponents, opts: WhyNotOptions): Promise<DeclineCounts> {
+  const { candidates, job: signedJob, exclude, signal, emit, log } = opts
   const job = signedJob.message
   const counts: DeclineCounts = { asked: 0, answered: 0, declines: {}, details: [] }
   const found = await (candidates?.(job, AbortSignal.any([signal, AbortSignal.timeout(EXPLAIN_TIMEOUT_MS)])) ?? Promise.resolve([]))

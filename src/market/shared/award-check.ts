@@ -129,13 +129,13 @@ export function checkAwardRanking (award: Award, bidsSeen: ReadonlyArray<Signed<
 
 /** The award's time rules at `now`. */
 function awardTimes (award: Award, now: number): void {
-  timeRules(award.createdAt, award.expiresAt, MAX_LIFETIME_MS.award, now, 'award')
+  timeRules(award, { maxLifetimeMs: MAX_LIFETIME_MS.award, now, what: 'award' })
   if (award.acceptDeadline > award.expiresAt) throw new MarketMessageError('lifetime', 'award accept deadline after its expiry')
 }
 
 /** Decodes and checks an Award payload (fields and time rules); MarketMessageError otherwise. */
 export function readAward (opened: OpenedEnvelope, now = Date.now()): Signed<Award> {
-  const award = decode(Award, opened.payload, 'award', MAX_BYTES.award, LIMITS.award)
+  const award = decode(Award, opened.payload, { what: 'award', maxBytes: MAX_BYTES.award, limits: LIMITS.award })
   awardFields(award, opened.signer)
   awardTimes(award, now)
   return { message: award, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: envelopeBytes(opened) }
@@ -147,7 +147,7 @@ export function readAward (opened: OpenedEnvelope, now = Date.now()): Signed<Awa
  */
 export function openAward (bytes: Uint8Array): Signed<Award> {
   const opened = openMarketEnvelope(bytes, DOMAIN.award, MAX_BYTES.award)
-  const award = decode(Award, opened.payload, 'award', MAX_BYTES.award, LIMITS.award)
+  const award = decode(Award, opened.payload, { what: 'award', maxBytes: MAX_BYTES.award, limits: LIMITS.award })
   awardFields(award, opened.signer)
   return { message: award, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: bytes }
 }

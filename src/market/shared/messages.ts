@@ -114,9 +114,10 @@ export function openMarketEnvelope (bytes: Uint8Array, domain: string, payloadMa
   }
 }
 
-export function decode<T> (codec: WireDecoder<T>, payload: Uint8Array, what: string, maxBytes: number, limits?: WireLimits<T>): T {
+/** Decodes a market message's payload within its bound (`what` names it in errors); malformed ones are MarketMessageErrors. */
+export function decode<T> (codec: WireDecoder<T>, payload: Uint8Array, bound: { what: string, maxBytes: number, limits?: WireLimits<T> }): T {
   try {
-    return decodeBounded(codec, payload, what, maxBytes, limits)
+    return decodeBounded(codec, payload, bound.what, bound.maxBytes, bound.limits)
   } catch (err) {
     if (err instanceof WireDecodeError) throw new MarketMessageError(err.reason, err.message)
     throw err
@@ -131,9 +132,11 @@ export function sameSigner (field: Uint8Array, signer: PeerId, what: string): vo
  * §9 time rules: created at most MAX_CLOCK_SKEW_MS ahead, not expired (unless `expiry` is
  * false: the caller bounds the use by another message's expiry), lifetime within bounds.
  */
-export function timeRules (createdAt: bigint, expiresAt: bigint, maxLifetimeMs: number, now: number, what: string, expiry = true): void {
-  const created = Number(createdAt)
-  const expires = Number(expiresAt)
+export function timeRules (
+  message: { createdAt: bigint, expiresAt: bigint }, { maxLifetimeMs, now, what, expiry = true }: { maxLifetimeMs: number, now: number, what: string, expiry?: boolean }
+): void {
+  const created = Number(message.createdAt)
+  const expires = Number(message.expiresAt)
   if (created > now + MAX_CLOCK_SKEW_MS) throw new MarketMessageError('from-the-future', `${what} created ${created - now} ms in the future`)
   if (expiry && expires <= now) throw new MarketMessageError('expired', `${what} expired ${now - expires} ms ago`)
   if (expires - created > maxLifetimeMs) throw new MarketMessageError('lifetime', `${what} lifetime ${expires - created} ms exceeds ${maxLifetimeMs} ms`)
@@ -152,7 +155,7 @@ function shortString (value: string, max: number, field: string): void {
  * expired request is still read (the job stream, whose award bounds the start).
  */
 export function readJobRequest (opened: OpenedEnvelope, now = Date.now(), opts: { expiry?: boolean } = {}): Signed<JobRequest> {
-  const job = decode(JobRequest, opened.payload, 'job request', MAX_BYTES.jobRequest, LIMITS.jobRequest)
+  const job = decode(JobRequest, opened.payload, { what: 'job request', maxBytes: MAX_BYTES.jobRequest, limits: LIMITS.jobRequest })
   sameSigner(job.renter, opened.signer, 'job request')
   bytesOf(job.jobId, ID_BYTES, 'job_id')
   bytesOf(job.nonce, ID_BYTES, 'nonce')
@@ -172,7 +175,7 @@ export function readJobRequest (opened: OpenedEnvelope, now = Date.now(), opts: 
   }
   if (job.lease != null) checkLease(job.lease, job.workload)
   if (job.bidWindowMs <= 0 || job.bidWindowMs > MAX_BID_WINDOW_MS) throw new MarketMessageError('malformed', `bid_window_ms ${job.bidWindowMs} outside 1..${MAX_BID_WINDOW_MS}`)
-  timeRules(job.createdAt, job.expiresAt, MAX_LIFETIME_MS.jobRequest, now, 'job request', opts.expiry ?? true)
+  timeRules(job, { maxLifetimeMs: MAX_LIFETIME_MS.jobRequest, now, what: 'job request', expiry: opts.expiry ?? true })
   if (job.createdAt + BigInt(job.bidWindowMs) > job.expiresAt) throw new MarketMessageError('lifetime', 'job request expires before its bid window closes')
   return { message: job, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: envelopeBytes(opened) }
 }
@@ -191,7 +194,7 @@ function checkLease (lease: JobRequest.Lease, workload: string): void {
  * `expiry: false` a lapsed bid is still read (an auditor checking an award after the fact).
  */
 export function readBid (opened: OpenedEnvelope, now = Date.now(), opts: { expiry?: boolean } = {}): Signed<Bid> {
-  const bid = decode(Bid, opened.payload, 'bid', MAX_BYTES.bid, { addrs: MAX_BID_ADDRS })
+  const bid = decode(Bid, opened.payload, { what: 'bid', maxBytes: MAX_BYTES.bid, limits: { addrs: MAX_BID_ADDRS } })
   if (bid.addrs.some(a => a.length === 0 || a.length > MAX_BID_ADDR_BYTES)) throw new MarketMessageError('malformed', `a bid address is empty or longer than ${MAX_BID_ADDR_BYTES} bytes`)
   sameSigner(bid.provider, opened.signer, 'bid')
   bytesOf(bid.jobId, ID_BYTES, 'job_id')
@@ -200,7 +203,7 @@ export function readBid (opened: OpenedEnvelope, now = Date.now(), opts: { expir
   shortString(bid.gpuModel, MAX_NAME_CHARS, 'gpu_model')
   shortString(bid.region, MAX_NAME_CHARS, 'region')
   shortString(bid.residency, MAX_NAME_CHARS, 'residency')
-  timeRules(bid.createdAt, bid.expiresAt, MAX_LIFETIME_MS.bid, now, 'bid', opts.expiry ?? true)
+  timeRules(bid, { maxLifetimeMs: MAX_LIFETIME_MS.bid, now, what: 'bid', expiry: opts.expiry ?? true })
   return { message: bid, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: envelopeBytes(opened) }
 }
 
@@ -208,7 +211,7 @@ export function readBid (opened: OpenedEnvelope, now = Date.now(), opts: { expir
 export function readAcceptResponse (bytes: Uint8Array, expected: PeerId, now = Date.now()): AcceptResponse {
   const opened = openMarketEnvelope(bytes, DOMAIN.accept, MAX_BYTES.acceptResponse)
   if (!opened.signer.equals(expected)) throw new MarketMessageError('wrong-signer', 'accept response signed by another peer than the winner')
-  const response = decode(AcceptResponse, opened.payload, 'accept response', MAX_BYTES.acceptResponse)
+  const response = decode(AcceptResponse, opened.payload, { what: 'accept response', maxBytes: MAX_BYTES.acceptResponse })
   sameSigner(response.provider, opened.signer, 'accept response')
   if (Number(response.createdAt) > now + MAX_CLOCK_SKEW_MS) throw new MarketMessageError('from-the-future', 'accept response from the future')
   return response
@@ -218,7 +221,7 @@ export function readAcceptResponse (bytes: Uint8Array, expected: PeerId, now = D
 export function readDecline (bytes: Uint8Array, expected: PeerId, now = Date.now()): Decline {
   const opened = openMarketEnvelope(bytes, DOMAIN.decline, MAX_BYTES.decline)
   if (!opened.signer.equals(expected)) throw new MarketMessageError('wrong-signer', 'decline signed by another peer than the one asked')
-  const decline = decode(Decline, opened.payload, 'decline', MAX_BYTES.decline)
+  const decline = decode(Decline, opened.payload, { what: 'decline', maxBytes: MAX_BYTES.decline })
   sameSigner(decline.provider, opened.signer, 'decline')
   if (Number(decline.createdAt) > now + MAX_CLOCK_SKEW_MS) throw new MarketMessageError('from-the-future', 'decline from the future')
   return decline

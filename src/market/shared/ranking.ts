@@ -87,7 +87,7 @@ export function bidFitsJob (bid: Bid, job: JobRequest, now: number): string | nu
  * checked when the bid was read; this checks it against the auction (bidFitsJob), then
  * against what the renter knows of the bidder.
  */
-export function bidProblem (bid: Bid, job: JobRequest, provider: string, ctx: BidContext, now: number): string | null {
+export function bidProblem ({ bid, job, provider, ctx, now }: { bid: Bid, job: JobRequest, provider: string, ctx: BidContext, now: number }): string | null {
   const fit = bidFitsJob(bid, job, now)
   if (fit != null) return fit
   if (ctx.exclude?.has(provider) === true) return 'failed-this-job'
@@ -119,7 +119,7 @@ export function selectValidBids (bids: ReadonlyArray<Signed<Bid>>, job: JobReque
   const best = new Map<string, Signed<Bid>>()
   for (const bid of bids) {
     const provider = bid.signer.toString()
-    const reason = bidProblem(bid.message, job, provider, ctx, now)
+    const reason = bidProblem({ bid: bid.message, job, provider, ctx, now })
     if (reason != null) { dropped.push({ bid, provider, reason }); continue }
     const held = best.get(provider)
     if (held == null) { best.set(provider, bid); continue }
@@ -173,15 +173,26 @@ export function scoreFactor (reliability: number, rttMs: number | undefined, loc
  * every node that re-runs it gets the same order.
  */
 export function rankBids (valid: ReadonlyArray<Signed<Bid>>, job: JobRequest, ctx: BidContext, params: RankingParams = DEFAULT_RANKING): RankedBid[] {
-  const ranked = valid.map((bid): RankedBid => ({ bid, ...scoreOffer(bid.signer.toString(), bid.message.priceMicroUsd, bid.message, job, ctx, params) }))
+  const ranked = valid.map((bid): RankedBid => ({ bid, ...scoreOffer({ provider: bid.signer.toString(), priceMicroUsd: bid.message.priceMicroUsd, held: bid.message, job, ctx, params }) }))
   return ranked.sort((a, b) => compareScored(a, b, a.bid.hash, b.bid.hash))
 }
 
 /** A bid's ranking terms from plain values (rankBids, and the simulator, which ranks without envelopes). */
 export type ScoredOffer = Omit<RankedBid, 'bid'>
 
+/** One provider's offer for `job`: its price and what it holds of the job's datasets. */
+export interface OfferToScore {
+  provider: string
+  priceMicroUsd: bigint
+  held: BidHolding
+  job: JobRequest
+  ctx: BidContext
+  /** default DEFAULT_RANKING */
+  params?: RankingParams
+}
+
 /** The reliability, latency and locality terms and the score of one provider's price for `job`. */
-export function scoreOffer (provider: string, priceMicroUsd: bigint, held: BidHolding, job: JobRequest, ctx: BidContext, params: RankingParams = DEFAULT_RANKING): ScoredOffer {
+export function scoreOffer ({ provider, priceMicroUsd, held, job, ctx, params = DEFAULT_RANKING }: OfferToScore): ScoredOffer {
   const reliability = reliabilityPpm(ctx.reputation.reliability(provider)) / PPM
   const measured = latencyMatters(job) ? ctx.rttMs?.get(provider) : undefined
   const rttMs = measured == null ? undefined : Math.max(0, Math.round(measured))
