@@ -40,7 +40,9 @@ export interface RunLimits {
 }
 
 /** The run of an admitted job: its runtime, its time limit cut to the provider's, its notice at least what the job asked for, every GPU of its lease. */
-export function jobRunSpec (v: VerifiedAward, runtime: JobFrame.Runtime, workDir: string, limits: RunLimits, gpus: readonly RunGpu[] = []): RunSpec {
+export function jobRunSpec (
+  v: VerifiedAward, { runtime, workDir, limits, gpus = [] }: { runtime: JobFrame.Runtime, workDir: string, limits: RunLimits, gpus?: readonly RunGpu[] }
+): RunSpec {
   const own = gpus.map(g => ({ index: g.index, uuid: g.uuid, simulated: g.simulated }))
   const env: Record<string, string> = {}
   for (const { key, value } of runtime.env) env[key] = value
@@ -72,7 +74,7 @@ export function checkJobFits (start: JobFrame.Start, verified: VerifiedAward, ct
   // a longer limit than the provider's max job length is cut to it (the bid already checked the estimate)
   if (Number(runtime.timeoutMs) <= 0) throw new StartDecline(JobFrame.Rejected.Code.POLICY, 'the job has no time limit')
   try {
-    ctx.runner.check(jobRunSpec(verified, runtime, '/nonexistent', ctx.limits))
+    ctx.runner.check(jobRunSpec(verified, { runtime, workDir: '/nonexistent', limits: ctx.limits }))
   } catch (err: any) {
     throw new StartDecline(JobFrame.Rejected.Code.POLICY, err instanceof RunnerError ? err.message : 'runtime not allowed')
   }

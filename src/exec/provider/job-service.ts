@@ -164,7 +164,7 @@ export class JobExecService implements Startable {
       const held = holding?.digests
       const toReceive = held == null || held.size === 0 ? start.inputs : start.inputs.filter(f => !held.has(toHex(f.sha256)))
       const limits = this.receiveLimits(toReceive, startedAt)
-      const received = await this.declining(ch, rec, async () => await receiveInputs(ch, toReceive, join(dir, 'inputs'), limits, stop))
+      const received = await this.declining(ch, rec, async () => await receiveInputs(ch, { manifest: toReceive, dir: join(dir, 'inputs'), limits, stop }))
       if (received == null) return
       if (displaced != null) { await this.decline(ch, displaced, rec); return }
       await placeHeldInputs(this.init.inputCache, start.inputs, holding, join(dir, 'inputs'))
@@ -257,7 +257,7 @@ export class JobExecService implements Startable {
     const gpus = this.execGpus(lease)
     const gpu = gpus[0] as ExecGpu
     // what it may write is the disk share admit() reserved: its inputs plus the output bound
-    const spec = { ...jobRunSpec(v, runtime, workDir, this.runLimits(), gpus), diskBytes: declaredInputBytes(inputs) + this.maxOutputBytes() }
+    const spec = { ...jobRunSpec(v, { runtime, workDir, limits: this.runLimits(), gpus }), diskBytes: declaredInputBytes(inputs) + this.maxOutputBytes() }
     // a service lease listens on a port we pick, is health-checked and drained (src/serve)
     const leaseRequest = v.jobRequest.lease
     const leaseHooks = leaseRequest != null && this.init.leases != null

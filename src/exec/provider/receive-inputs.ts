@@ -72,7 +72,9 @@ export interface ReceiveLimits {
  * and gives the slot and disk share back). `stop`, when it rejects, ends the receipt at once
  * with its error (the job lost its slot).
  */
-export async function receiveInputs (ch: FrameChannel, manifest: FileEntry[], dir: string, limits: ReceiveLimits, stop?: Promise<never>): Promise<FileEntry[]> {
+export async function receiveInputs (
+  ch: FrameChannel, { manifest, dir, limits, stop }: { manifest: FileEntry[], dir: string, limits: ReceiveLimits, stop?: Promise<never> }
+): Promise<FileEntry[]> {
   const files = new InputFiles(manifest, dir)
   let total = 0
   let chunks = 0

@@ -46,11 +46,22 @@ export interface HeldInputs {
   bytes: number
 }
 
+/** One attempt's job as it is shipped: the stream, the award, the payload and its manifest (with local files), and where events go. */
+export interface Shipment {
+  ch: FrameChannel
+  awarded: AwardedJob
+  payload: JobPayload
+  manifest: ReadonlyArray<FileEntry & { file: string }>
+  attempt: number
+  emit: (event: JobEvent) => void
+}
+
 /**
  * Sends Start (unless already sent), every input file the provider does not hold and
  * InputEnd, with `sending` events as it goes.
  */
-export async function sendJob (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>, attempt: number, emit: (event: JobEvent) => void, onChunk: () => void = () => {}, held?: HeldInputs): Promise<void> {
+export async function sendJob (shipment: Shipment, { onChunk = () => {}, held }: { onChunk?: () => void, held?: HeldInputs } = {}): Promise<void> {
+  const { ch, awarded, payload, manifest, attempt, emit } = shipment
   if (held == null) await sendStart(ch, awarded, payload, manifest)
   const toSend = held == null ? manifest : manifest.filter(f => !held.digests.has(Buffer.from(f.sha256).toString('hex')))
   const cachedBytes = held?.bytes ?? 0
@@ -76,7 +87,7 @@ export async function sendJob (ch: FrameChannel, awarded: AwardedJob, payload: J
  * job/1.1.0: sends Start and reads the provider's answer to it: Held (the files it holds, each
  * one of the manifest's), or a refusal (JobRejectedError, as for any first answer).
  */
-export async function startAskingHeld (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>, answerMs: number): Promise<HeldInputs> {
+export async function startAskingHeld ({ ch, awarded, payload, manifest }: Shipment, answerMs: number): Promise<HeldInputs> {
   await sendStart(ch, awarded, payload, manifest)
   const frame = await ch.next(answerMs)
   if (frame == null || frameKind(frame) !== 'held') {
@@ -111,9 +122,12 @@ type Answer = { frame: ReceivedFrame | undefined } | { err: unknown }
  * once the last input is handed to the stream. A provider that takes no input chunk for
  * `stallMs` and says nothing (it stopped reading) ends the shipping with IDLE_TIMEOUT.
  */
-export async function shipJob (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>, attempt: number, emit: (event: JobEvent) => void, acceptMs: number, stallMs: number, askHeld = false): Promise<void> {
+export async function shipJob (
+  shipment: Shipment, { acceptMs, stallMs, askHeld = false }: { acceptMs: number, stallMs: number, askHeld?: boolean }
+): Promise<void> {
+  const { ch, manifest } = shipment
   // job/1.1.0 with inputs: Start first, then only what the provider's cache does not hold
-  const held = askHeld && manifest.length > 0 ? await startAskingHeld(ch, awarded, payload, manifest, acceptMs) : undefined
+  const held = askHeld && manifest.length > 0 ? await startAskingHeld(shipment, acceptMs) : undefined
   // one read for the whole wait: a FrameChannel reads one frame at a time
   const answer: Promise<Answer> = ch.next(WHILE_SENDING_MS).then(frame => ({ frame }), (err: unknown) => ({ err }))
   // re-armed by every input chunk handed to the stream
@@ -122,7 +136,7 @@ export async function shipJob (ch: FrameChannel, awarded: AwardedJob, payload: J
   const stalled = new Promise<{ stalled: true }>(resolve => { onStall = () => { resolve({ stalled: true }) } })
   const arm = (): void => { clearTimeout(stallTimer); stallTimer = setTimeout(onStall, stallMs) }
   arm()
-  const sending = sendJob(ch, awarded, payload, manifest, attempt, emit, arm, held).then(() => ({ sent: true as const }), (err: unknown) => ({ sendErr: err }))
+  const sending = sendJob(shipment, { onChunk: arm, held }).then(() => ({ sent: true as const }), (err: unknown) => ({ sendErr: err }))
   const first = await Promise.race([sending, answer.then(a => ({ answered: a })), stalled]).finally(() => { clearTimeout(stallTimer) })
   if ('stalled' in first) {
     ch.abort()

@@ -157,7 +157,7 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
     const idleMs = opts.idleMs ?? RENTER_DEFAULTS.idleMs
     ch = new FrameChannel(stream, { idleMs })
     opts.signal?.addEventListener('abort', () => { void ch?.fail(new JobStreamError('CANCELLED', 'renter cancelled')) }, { once: true })
-    await shipJob(ch, awarded, payload, manifest, attempt, emit, opts.acceptMs ?? RENTER_DEFAULTS.acceptMs, idleMs, stream.protocol === PROTOCOL.jobCached)
+    await shipJob({ ch, awarded, payload, manifest, attempt, emit }, { acceptMs: opts.acceptMs ?? RENTER_DEFAULTS.acceptMs, stallMs: idleMs, askHeld: stream.protocol === PROTOCOL.jobCached })
     result.acceptedAt = Date.now()
     emit({ type: 'accepted', attempt, provider: result.provider })
     // the hard deadline: progress frames keep the stream alive, never past the job's time limit + grace + margin
