@@ -7,12 +7,12 @@
 import { strict as assert } from 'node:assert'
 import { chmod, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { RunnerError } from '../../src/exec/errors.js'
-import { cgroupHierarchies } from '../../src/exec/runners/job-cgroup.js'
-import { DEFAULT_JOB_UIDS, planJobUser } from '../../src/exec/runners/job-user.js'
-import { ProcessRunner, type ProcessRunnerOptions, type RunSpec } from '../../src/exec/runners/index.js'
-import { checkWorkRootOutside } from '../../src/exec/runners/work-dirs.js'
-import { otherUser, tempDir, waitFor, type OtherUser } from '../utils/index.js'
+import { RunnerError } from '../../../src/exec/errors.js'
+import { cgroupHierarchies } from '../../../src/exec/runners/job-cgroup.js'
+import { DEFAULT_JOB_UIDS, planJobUser } from '../../../src/exec/runners/job-user.js'
+import { ProcessRunner, type ProcessRunnerOptions, type RunSpec } from '../../../src/exec/runners/index.js'
+import { checkWorkRootOutside } from '../../../src/exec/runners/work-dirs.js'
+import { otherUser, tempDir, waitFor, type OtherUser } from '../../utils/index.js'
 import { ESCAPES, running } from './process-fixtures.js'
 
 function spec (dir: string, script: string, more: Partial<RunSpec> = {}): RunSpec {

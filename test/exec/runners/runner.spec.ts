@@ -3,17 +3,17 @@ import { chmod, mkdir, readFile, writeFile, symlink } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { parseTelemetry, readGpuTelemetry } from '../../src/capability/gpu.js'
-import { checkRelativePath, fileSetDigest, hashFile, listRegularFiles, sortEntries } from '../../src/exec/shared/digest.js'
-import { OutputLimitError, RunnerError } from '../../src/exec/errors.js'
-import { DockerRunner, dockerRunArgs, JOB_PATH, JobLauncher, ProcessRunner, type LogLine, type RunSpec } from '../../src/exec/runners/index.js'
-import type { CallResult } from '../../src/exec/runners/launcher.js'
-import { TelemetryAccumulator, TelemetrySampler } from '../../src/exec/provider/telemetry.js'
-import { sha256 } from '../../src/identity/index.js'
-import { dockerSettings, splitDockerFields } from '../../src/cli/commands/docker-options.js'
-import { processAlive, tempDir, waitFor } from '../utils/index.js'
+import { parseTelemetry, readGpuTelemetry } from '../../../src/capability/gpu.js'
+import { checkRelativePath, fileSetDigest, hashFile, listRegularFiles, sortEntries } from '../../../src/exec/shared/digest.js'
+import { OutputLimitError, RunnerError } from '../../../src/exec/errors.js'
+import { DockerRunner, dockerRunArgs, JOB_PATH, JobLauncher, ProcessRunner, type LogLine, type RunSpec } from '../../../src/exec/runners/index.js'
+import type { CallResult } from '../../../src/exec/runners/launcher.js'
+import { TelemetryAccumulator, TelemetrySampler } from '../../../src/exec/provider/telemetry.js'
+import { sha256 } from '../../../src/identity/index.js'
+import { dockerSettings, splitDockerFields } from '../../../src/cli/commands/docker-options.js'
+import { processAlive, tempDir, waitFor } from '../../utils/index.js'
 
-const FAKE_SMI = fileURLToPath(new URL('../../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))
+const FAKE_SMI = fileURLToPath(new URL('../../../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))
 
 async function workDir (root: string, name: string): Promise<string> {
   const dir = join(root, name)

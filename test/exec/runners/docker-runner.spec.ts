@@ -9,9 +9,9 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, stat } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import { join } from 'node:path'
-import { measureDir } from '../../src/exec/runners/disk-watch.js'
-import { DockerRunner, type DockerRunnerOptions, type RunSpec } from '../../src/exec/runners/index.js'
-import { recordAttack, tempDir, waitFor } from '../utils/index.js'
+import { measureDir } from '../../../src/exec/runners/disk-watch.js'
+import { DockerRunner, type DockerRunnerOptions, type RunSpec } from '../../../src/exec/runners/index.js'
+import { recordAttack, tempDir, waitFor } from '../../utils/index.js'
 import { containersOf, engineMissing, TEST_IMAGE } from './docker-engine.js'
 
 const MiB = 1024 * 1024

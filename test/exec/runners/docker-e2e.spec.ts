@@ -6,10 +6,10 @@
 import { strict as assert } from 'node:assert'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from '../utils/index.js'
-import { recordAttack, tempDir } from '../utils/index.js'
+import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from '../../utils/index.js'
+import { recordAttack, tempDir } from '../../utils/index.js'
 import { engineMissing, TEST_IMAGE } from './docker-engine.js'
-import { submitJob } from './fixtures.js'
+import { submitJob } from '../fixtures.js'
 
 describe('exec: docker runner end to end (provider processes on a real engine)', function () {
   this.timeout(300_000)

@@ -8,10 +8,10 @@ import { spawn } from 'node:child_process'
 import { chmod, readFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { tempDir, waitFor } from '../utils/index.js'
+import { tempDir, waitFor } from '../../utils/index.js'
 import { running } from './process-fixtures.js'
 
-const RUNNERS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'exec', 'runners', 'index.js')
+const RUNNERS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'src', 'exec', 'runners', 'index.js')
 
 describe('exec: a job dies with its provider', function () {
   this.timeout(30_000)
