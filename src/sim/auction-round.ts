@@ -37,7 +37,7 @@ export interface AuctionResult {
   dropped: Record<string, number>
 }
 
-/** The job file a renter would write for this task (market/job-spec.ts), turned into its JobRequest. */
+/** The job file a renter would write for this task (market/renter/job-spec.ts), turned into its JobRequest. */
 export function jobRequestFor (job: SimJob, jobId: Uint8Array, renter: Uint8Array, scenario: Scenario, now: number): JobRequest {
   const spec: JobSpec = {
     name: `task-${job.task.id}`,

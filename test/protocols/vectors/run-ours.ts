@@ -126,7 +126,7 @@ class Node {
       case 'sync-response':
         return catching(() => { decodeBounded(SyncResponse, bytes, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse); return ok })
       case 'bids-audit':
-        // what the winner of a second-price award does with the renter's answer (provider-service.ts learnFromAudit)
+        // what the winner of a second-price award does with the renter's answer (market/provider/award-prices.ts learnFromAudit)
         return catching(() => {
           const award = openAward(unhex(check.award))
           const audit = verifyBidsAudit(award, bytes, this.now)
