@@ -9,6 +9,7 @@
 
 import { multiaddr } from '@multiformats/multiaddr'
 import { equals } from 'uint8arrays/equals'
+import type { BidOutcome } from '../shared/bid-stream.js'
 import type { JobShardTopic } from '../../../protocols/ids.js'
 import { sleep, toHex } from '../../common/index.js'
 import { AuctionError } from '../errors.js'
@@ -38,9 +39,6 @@ export interface BidCollectorComponents {
 
 /** A bid read this long after the window's end is late even while the auction has not closed it yet. */
 export const LATE_READ_GRACE_MS = 250
-
-/** What became of one bid (the bid stream answers it as BidAck.status). */
-export type BidOutcome = 'kept' | 'not-kept' | 'late' | 'unknown-auction'
 
 /** What happened to the bids that reached one auction (every one counted once). */
 export interface WindowCounts {

@@ -13,7 +13,6 @@ import { DOMAIN, PROTOCOL } from '../../../protocols/ids.js'
 import { dialViaRelays, requestOnce } from '../../node/index.js'
 import { MarketMessageError } from '../errors.js'
 import { BidAck, openMarketEnvelope, readBid, type Bid, type JobRequest } from './messages.js'
-import type { BidOutcome } from '../renter/bid-collector.js'
 import type { Signed } from '../../identity/index.js'
 import type { PeerId, PeerStore } from '@libp2p/interface'
 import type { ConnectionManager, TransportManager } from '@libp2p/interface-internal'
@@ -31,6 +30,9 @@ const BID_SEND_GRACE_MS = 2_000
  */
 const CONNECT_MS = 30_000
 const MAX_DETAIL_CHARS = 128
+
+/** What became of one bid in the renter's auction window (bid-collector.ts); answered as BidAck.status. */
+export type BidOutcome = 'kept' | 'not-kept' | 'late' | 'unknown-auction'
 
 const STATUS_OF: Record<BidOutcome, BidAck.Status> = {
   kept: BidAck.Status.KEPT,
