@@ -18,7 +18,7 @@ import { sealEnvelope, sha256 } from '../../src/identity/index.js'
 import { signTestJob, type Signer, type TestJob } from '../../src/ledger/dev.js'
 import { sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
 import { buildEquivocationProof } from '../../src/ledger/entries/fraud.js'
-import { DeclineReason, JobRequest, PricingRule, signAcceptResponse, signAward, signBid, signDecline, signJobRequest } from '../../src/market/messages.js'
+import { DeclineReason, JobRequest, PricingRule, signAcceptResponse, signAward, signBid, signDecline, signJobRequest } from '../../src/market/shared/messages.js'
 import { loadVectorSeeds } from './vectors.js'
 
 const bytes = (n: number): Uint8Array => new Uint8Array(randomBytes(n))

@@ -9,8 +9,8 @@ import { sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
 import { buildEquivocationProof } from '../../src/ledger/entries/fraud.js'
 import { collectEvidence } from '../../src/ledger/reputation/evidence.js'
 import { computeEarnings, computeReputation, DEFAULT_REPUTATION, maxLiftPerCounterparty } from '../../src/ledger/reputation/reputation.js'
-import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
-import { rankBids } from '../../src/market/ranking.js'
+import { parseJobSpec, toJobRequest } from '../../src/market/renter/job-spec.js'
+import { rankBids } from '../../src/market/shared/ranking.js'
 import type { Bid, JobRequest } from '../../protocols/market.js'
 
 // Reputation is a pure function of ledger entries and `now`: these tests build entries with

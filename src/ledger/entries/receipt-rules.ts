@@ -5,7 +5,7 @@
  *
  *   BAD_OUTPUT  only with a received output digest that differs from the attested one
  *   otherwise   the outputs matched, so the outcome is the attestation's own (exactly what
- *               an honest renter signs, src/exec/records.ts receiptOutcome): OK only for
+ *               an honest renter signs, src/exec/shared/records.ts receiptOutcome): OK only for
  *               COMPLETED with exit code 0, FAILED for another exit code or FAILED, TIMEOUT
  *               for TIMEOUT, PREEMPTED only for PREEMPTED
  *   time        the receipt entry is not dated before the attestation entry it answers, less

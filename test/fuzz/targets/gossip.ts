@@ -15,7 +15,7 @@ import { jobShardOf, TOPIC, TOPIC_DOMAIN, TOPIC_MAX_BYTES, type TopicName } from
 import { sealEnvelope } from '../../../src/identity/index.js'
 import { LedgerGossip } from '../../../src/ledger/sync/gossip.js'
 import { LedgerIngest } from '../../../src/ledger/ingest/ingest.js'
-import { marketValidation } from '../../../src/market/validation.js'
+import { marketValidation } from '../../../src/market/shared/validation.js'
 import { gossipRouter, type GossipRouter, type GossipVerdict } from '../../../src/node/gossip.js'
 import { GOSSIP_RATE_LIMITS } from '../../../src/node/guard/gossip-limits.js'
 import { heartbeatService } from '../../../src/node/presence/heartbeat.js'

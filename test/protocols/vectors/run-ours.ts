@@ -15,20 +15,20 @@ import { JobFrame } from '../../../protocols/job.js'
 import { SyncRequest, SyncResponse } from '../../../protocols/ledger.js'
 import { openCapabilityRecord } from '../../../src/capability/record/record.js'
 import { CapabilityRecordError } from '../../../src/capability/errors.js'
-import { frameKind } from '../../../src/exec/job-stream.js'
+import { frameKind } from '../../../src/exec/shared/job-stream.js'
 import { JobStreamError } from '../../../src/exec/errors.js'
-import { openAttestation, openReceipt, RecordError } from '../../../src/exec/records.js'
+import { openAttestation, openReceipt, RecordError } from '../../../src/exec/shared/records.js'
 import { EnvelopeError, openEnvelope } from '../../../src/identity/index.js'
 import { LedgerEntryError, SyncProtocolError } from '../../../src/ledger/errors.js'
 import { verifyFraudProof } from '../../../src/ledger/entries/fraud.js'
 import { LedgerGossip } from '../../../src/ledger/sync/gossip.js'
 import { LedgerIngest } from '../../../src/ledger/ingest/ingest.js'
 import { SyncServer } from '../../../src/ledger/sync/server.js'
-import { validateJobRequest } from '../../../src/market/validation.js'
+import { validateJobRequest } from '../../../src/market/shared/validation.js'
 import { BidAck } from '../../../protocols/market.js'
-import { openAward } from '../../../src/market/award-check.js'
-import { verifyBidsAudit } from '../../../src/market/bids-audit.js'
-import { clearingSample } from '../../../src/market/clearing-check.js'
+import { openAward } from '../../../src/market/shared/award-check.js'
+import { verifyBidsAudit } from '../../../src/market/shared/bids-audit.js'
+import { clearingSample } from '../../../src/market/provider/clearing-check.js'
 import { gossipRouter, type GossipRouter } from '../../../src/node/gossip.js'
 import { heartbeatService } from '../../../src/node/presence/heartbeat.js'
 import { tempDir } from '../../utils/index.js'
@@ -126,7 +126,7 @@ class Node {
       case 'sync-response':
         return catching(() => { decodeBounded(SyncResponse, bytes, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse); return ok })
       case 'bids-audit':
-        // what the winner of a second-price award does with the renter's answer (provider-service.ts learnFromAudit)
+        // what the winner of a second-price award does with the renter's answer (market/provider/award-prices.ts learnFromAudit)
         return catching(() => {
           const award = openAward(unhex(check.award))
           const audit = verifyBidsAudit(award, bytes, this.now)
