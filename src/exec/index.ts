@@ -13,15 +13,14 @@
  *  - shared/   the job stream's framing, file digests and the signed attestation / receipt
  */
 export { execServices } from './services.js'
-export { EXEC_SERVICE, EXEC_CAPABILITY } from './provider/job-service-init.js'
 export { RUNNER_KINDS, planJobUser, defaultWorkRoot, checkWorkRootOutside } from './runners/index.js'
 export type { RunnerKind, DockerSettings } from './runners/index.js'
 export { DEFAULT_MAX_SHM_MIB } from './runners/index.js'
 export { runAttempt } from './renter/attempt.js'
 export { inputManifest } from './renter/attempt-send.js'
-export type { AwardedJob, JobPayload, JobEvent, AttemptOutcome, AttemptResult, AttemptOptions, ReceiptAckState } from './renter/attempt.js'
-export { DiskBudget, RENTER_LIMITS, RenterLimitError, printable, renterLimits } from './renter/attempt-limits.js'
-export type { RenterLimits, RenterLimitName } from './renter/attempt-limits.js'
+export type { AwardedJob, JobPayload, JobEvent, AttemptOutcome, AttemptResult, AttemptOptions } from './renter/attempt.js'
+export { DiskBudget, RENTER_LIMITS, printable, renterLimits } from './renter/attempt-limits.js'
+export type { RenterLimits } from './renter/attempt-limits.js'
 export type { LeaseHost, LeaseRunHooks } from './provider/lease-host.js'
 export type { RunHandle } from './runners/index.js'
 

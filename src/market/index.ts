@@ -28,7 +28,6 @@ export type { AuctionEvent, AuctionReport, BidRow } from './renter/auction-repor
 // services
 export { marketServices } from './services.js'
 export { followMarketLog } from './provider/market-log.js'
-export { MARKET_VALIDATION_SERVICE } from './shared/validation.js'
 export { MARKET_PROVIDER_SERVICE, MARKET_PROVIDER_CAPABILITY } from './provider/provider-service.js'
 export type { MarketProviderService } from './provider/provider-service.js'
 export { MARKET_RENTER_SERVICE, MARKET_RENTER_CAPABILITY } from './renter/renter-service.js'
