@@ -27,7 +27,7 @@ export function sealSigned<T> (key: Ed25519PrivateKey, signer: PeerId, domain: s
 }
 
 /**
- * Opens untrusted envelope bytes (EnvelopeError on any problem) and decodes the verified
+ * Opens untrusted envelope bytes (IdentityError ERR_ENVELOPE on any problem) and decodes the verified
  * payload with `decode`, which must bound its input; its errors pass through unchanged.
  */
 export function openSigned<T> (bytes: Uint8Array, opts: OpenOptions & { decode: (payload: Uint8Array) => T }): Signed<T> {

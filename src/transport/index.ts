@@ -6,9 +6,10 @@ import type { ConnectionEncrypter } from '@libp2p/interface'
 export { tlsTcp, type TlsTcpInit, type TlsTcpComponents } from './tls-tcp.js'
 export { nativeTls, nativeTlsStats, type NativeTlsComponents } from './native-tls.js'
 export { checkDialedPeer } from './dialed-peer.js'
-export { DialPort, DialPortError, freeTcpPort, type Puncher } from './dial-port.js'
-export { TlsHandshakeError, TLS_PROTOCOL } from './secure.js'
-export { CertificateError } from './certificate.js'
+export { DialPort, freeTcpPort, type Puncher } from './dial-port.js'
+export { TLS_PROTOCOL } from './secure.js'
+export { TransportError } from './errors.js'
+export type { TransportErrorCode, CertificateRejection } from './errors.js'
 
 /**
  * A node's connection encrypters, in preference order: TLS 1.3 (natively over TCP, as

@@ -8,7 +8,8 @@ import { peerIdFromPrivateKey, peerIdFromPublicKey } from '@libp2p/peer-id'
 import * as ed from '@noble/ed25519'
 import { Uint8ArrayList } from 'uint8arraylist'
 import { SignedEnvelope } from '../../protocols/envelope.js'
-import { EnvelopeError, MAX_ENVELOPE_BYTES, openEnvelope, openEnvelopeAsync, openEnvelopeUnverified, sealEnvelope, signingInput, verifyOpenedAsync, type EnvelopeRejection, type OpenOptions } from '../../src/identity/envelope.js'
+import { MAX_ENVELOPE_BYTES, openEnvelope, openEnvelopeAsync, openEnvelopeUnverified, sealEnvelope, signingInput, verifyOpenedAsync, type OpenOptions } from '../../src/identity/envelope.js'
+import { isEnvelopeError, type EnvelopeError, type EnvelopeRejection } from '../../src/identity/errors.js'
 import { loadOrCreateKey } from '../../src/identity/keystore.js'
 import { signBytes, verifyBytes } from '../../src/identity/signature.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
@@ -69,8 +70,8 @@ function expectEnvelopeError (fn: () => unknown, reason: EnvelopeRejection): Env
   } catch (err) {
     caught = err
   }
-  if (!(caught instanceof EnvelopeError)) assert.fail(`expected an EnvelopeError (${reason}), got ${String(caught)}`)
-  assert.equal(caught.name, 'EnvelopeError')
+  if (!isEnvelopeError(caught)) assert.fail(`expected an IdentityError ERR_ENVELOPE (${reason}), got ${String(caught)}`)
+  assert.equal(caught.name, 'IdentityError')
   assert.equal(caught.code, 'ERR_ENVELOPE')
   assert.equal(caught.reason, reason, `rejection reason (message: ${caught.message})`)
   return caught
@@ -245,7 +246,7 @@ describe('identity: signed envelopes', () => {
       for (const [what, bytes] of cases) {
         let caught: unknown
         try { openEnvelope(bytes, { domain: DOMAIN }) } catch (err) { caught = err }
-        assert.ok(caught instanceof EnvelopeError, `${what}: EnvelopeError`)
+        assert.ok(isEnvelopeError(caught), `${what}: ERR_ENVELOPE`)
         assert.equal(caught.reason, 'malformed', `${what}: ${caught.message}`)
       }
     })
@@ -293,7 +294,7 @@ describe('identity: openEnvelopeAsync (the fast verifier) opens exactly what ope
   /** What each opener says about `bytes`: its rejection reason, or 'opens'. */
   async function outcomes (bytes: Uint8Array, opts: OpenOptions): Promise<{ sync: string, async: string }> {
     const reasonOf = (err: unknown): string => {
-      assert.ok(err instanceof EnvelopeError, `an EnvelopeError, not ${String(err)}`)
+      assert.ok(isEnvelopeError(err), `an ERR_ENVELOPE, not ${String(err)}`)
       return err.reason
     }
     let sync = 'opens'

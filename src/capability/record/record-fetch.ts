@@ -8,7 +8,7 @@
 
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { PROTOCOL } from '../../../protocols/ids.js'
-import { requestOnce, RequestResponseError, serveOnce } from '../../node/index.js'
+import { isRequestFailure, requestOnce, serveOnce } from '../../node/index.js'
 import { CapabilityRecordError, RecordFetchError } from '../errors.js'
 import { MAX_RECORD_VALUE_BYTES, openCapabilityRecord } from './record.js'
 import type { CapabilityRecord } from '../../../protocols/capability.js'
@@ -72,7 +72,7 @@ export async function fetchRecordDirect (connectionManager: ConnectionManager, p
 }
 
 function asFetchError (err: unknown, peer: PeerId): RecordFetchError {
-  if (!(err instanceof RequestResponseError)) return new RecordFetchError('failed', `record fetch from ${peer.toString()} failed: ${String(err)}`, { cause: err })
+  if (!isRequestFailure(err)) return new RecordFetchError('failed', `record fetch from ${peer.toString()} failed: ${String(err)}`, { cause: err })
   const cause = err.cause as { name?: string } | undefined
   // it-length-prefixed refuses a frame whose announced length exceeds the bound, unread
   if (cause?.name === 'InvalidDataLengthError') return new RecordFetchError('oversized', `${peer.toString()} announced a reply over the ${MAX_RECORD_VALUE_BYTES}-byte bound`, { cause: err })

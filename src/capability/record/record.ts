@@ -12,7 +12,7 @@ import { compare as uint8ArrayCompare } from 'uint8arrays/compare'
 import { CapabilityRecord } from '../../../protocols/capability.js'
 import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES, MAX_CLOCK_SKEW_MS, MAX_LIFETIME_MS, WireDecodeError } from '../../../protocols/codec.js'
 import { DOMAIN } from '../../../protocols/ids.js'
-import { EnvelopeError, messageHash, openEnvelope, sealSigned, sha256, type Signed } from '../../identity/index.js'
+import { isEnvelopeError, messageHash, openEnvelope, sealSigned, sha256, type Signed } from '../../identity/index.js'
 import { CapabilityRecordError, type CapabilityRejection } from '../errors.js'
 import { residencyOf, WORKLOAD_KINDS } from '../policy/policy.js'
 import { peerIdFromCapabilityKey } from './record-key.js'
@@ -129,7 +129,7 @@ export function openCapabilityRecord (value: Uint8Array, opts: OpenRecordOptions
   try {
     opened = openEnvelope(value, { domain: DOMAIN.capability, maxBytes: MAX_RECORD_VALUE_BYTES, signer: expected })
   } catch (err) {
-    if (err instanceof EnvelopeError) {
+    if (isEnvelopeError(err)) {
       const reason: CapabilityRejection = err.reason === 'bad-signer' ? 'bad-signature' : err.reason
       throw new CapabilityRecordError(reason, `capability record rejected: ${err.message}`)
     }

@@ -15,7 +15,7 @@ import { ServeFrame } from '../../../protocols/serve.js'
 import { UsageFrame } from '../../../protocols/usage.js'
 import { InvalidUsageError } from '../../../src/ledger/errors.js'
 import { encodeCoSigned, encodeStatement, openCoSignedUsage, signStatement } from '../../../src/ledger/usage.js'
-import { ConfigError, ConfigFileError } from '../../../src/config/index.js'
+import { ConfigError } from '../../../src/config/index.js'
 import { MAX_SERVE_FRAME_BYTES, SERVE_LIMITS, ServeStreamError, serveFrameKind } from '../../../src/serve/wire.js'
 import { decodeFrame, UsageExchangeError } from '../../../src/serve/usage/frames.js'
 import { loadServiceFile } from '../../../src/serve/service-file.js'
@@ -124,7 +124,7 @@ const serviceFile: TargetFactory = {
     return {
       name: 'file/service',
       what: 'loadServiceFile on edited YAML service files',
-      typed: [ConfigError, ConfigFileError],
+      typed: [ConfigError],
       arbitrary: textInput(seeds, 16 * 1024),
       async: true,
       weight: 1,

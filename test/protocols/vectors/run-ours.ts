@@ -18,7 +18,7 @@ import { CapabilityRecordError } from '../../../src/capability/errors.js'
 import { frameKind } from '../../../src/exec/job-stream.js'
 import { JobStreamError } from '../../../src/exec/errors.js'
 import { openAttestation, openReceipt, RecordError } from '../../../src/exec/records.js'
-import { EnvelopeError, openEnvelope } from '../../../src/identity/index.js'
+import { isEnvelopeError, openEnvelope } from '../../../src/identity/index.js'
 import { LedgerEntryError, SyncProtocolError } from '../../../src/ledger/errors.js'
 import { verifyFraudProof } from '../../../src/ledger/fraud.js'
 import { LedgerGossip } from '../../../src/ledger/gossip.js'
@@ -173,7 +173,8 @@ class FakePubSub extends EventTarget {
 }
 
 function reasonOf (err: unknown): string | undefined {
-  if (err instanceof EnvelopeError || err instanceof CapabilityRecordError || err instanceof WireDecodeError || err instanceof RecordError) return err.reason
+  if (isEnvelopeError(err)) return err.reason
+  if (err instanceof CapabilityRecordError || err instanceof WireDecodeError || err instanceof RecordError) return err.reason
   if (err instanceof JobStreamError) return err.code
   if (err instanceof LedgerEntryError || err instanceof SyncProtocolError) return err.code
   return undefined
