@@ -14,7 +14,7 @@ import { JOB_SHARD_TOPICS, type TopicName } from '../../../protocols/ids.js'
 import { JobFrame } from '../../../protocols/job.js'
 import { SyncRequest, SyncResponse } from '../../../protocols/ledger.js'
 import { openCapabilityRecord } from '../../../src/capability/record/record.js'
-import { CapabilityRecordError } from '../../../src/capability/errors.js'
+import { isRecordRejection } from '../../../src/capability/errors.js'
 import { frameKind } from '../../../src/exec/job-stream.js'
 import { JobStreamError } from '../../../src/exec/errors.js'
 import { openAttestation, openReceipt, RecordError } from '../../../src/exec/records.js'
@@ -174,7 +174,8 @@ class FakePubSub extends EventTarget {
 
 function reasonOf (err: unknown): string | undefined {
   if (isEnvelopeError(err)) return err.reason
-  if (err instanceof CapabilityRecordError || err instanceof WireDecodeError || err instanceof RecordError) return err.reason
+  if (isRecordRejection(err)) return err.reason
+  if (err instanceof WireDecodeError || err instanceof RecordError) return err.reason
   if (err instanceof JobStreamError) return err.code
   if (err instanceof LedgerEntryError || err instanceof SyncProtocolError) return err.code
   return undefined
