@@ -16,8 +16,9 @@ import { UsageFrame } from '../../../protocols/usage.js'
 import { InvalidUsageError } from '../../../src/ledger/errors.js'
 import { encodeCoSigned, encodeStatement, openCoSignedUsage, signStatement } from '../../../src/ledger/usage.js'
 import { ConfigError } from '../../../src/config/index.js'
-import { MAX_SERVE_FRAME_BYTES, SERVE_LIMITS, ServeStreamError, serveFrameKind } from '../../../src/serve/wire.js'
-import { decodeFrame, UsageExchangeError } from '../../../src/serve/usage/frames.js'
+import { ServeError } from '../../../src/serve/errors.js'
+import { MAX_SERVE_FRAME_BYTES, SERVE_LIMITS, serveFrameKind } from '../../../src/serve/wire.js'
+import { decodeFrame } from '../../../src/serve/usage/frames.js'
 import { loadServiceFile } from '../../../src/serve/service-file.js'
 import { tempDir } from '../../utils/wait.js'
 import { bytesInput, textInput } from '../mutate.js'
@@ -70,7 +71,7 @@ const serveFrame: TargetFactory = {
   build: async () => ({
     name: 'serve/frame',
     what: `decodeBounded(ServeFrame, ≤ ${MAX_SERVE_FRAME_BYTES} B, serve limits) + serveFrameKind (one member)`,
-    typed: [WireDecodeError, ServeStreamError],
+    typed: [WireDecodeError, ServeError],
     arbitrary: bytesInput(serveSeeds(), { maxBytes: MAX_SERVE_FRAME_BYTES + 64 }),
     async: false,
     weight: 1,
@@ -87,7 +88,7 @@ const usageFrame: TargetFactory = {
   build: async () => ({
     name: 'serve/usage-frame',
     what: 'decodeFrame of the usage exchange (bounded decode, one member)',
-    typed: [UsageExchangeError],
+    typed: [ServeError],
     arbitrary: bytesInput((await usageSeeds()).frames, { maxBytes: 2048 }),
     async: false,
     weight: 1,
