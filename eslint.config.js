@@ -31,5 +31,12 @@ export default [
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }]
     }
+  },
+  {
+    // more than four things to pass: one options object (or `(components, init)`), named at the call
+    files: ['src/**/*.ts'],
+    // ledger/, market/ and exec/ still have positional lists (issue 42 item 3): they come off this list as they are converted
+    ignores: ['src/ledger/**', 'src/market/**', 'src/exec/**'],
+    rules: { 'max-params': ['error', 4] }
   }
 ]

@@ -5,7 +5,7 @@ import { fromString } from 'uint8arrays/from-string'
 import { decodeBounded } from '../../protocols/codec.js'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { SIGNING_PREFIX } from '../../protocols/ids.js'
-import { envelopeError, type EnvelopeError } from './errors.js'
+import { envelopeError, type EnvelopeRefusal } from './errors.js'
 import { signBytes, verifyBytesQuick, verifyPrefixedFast, SIGNATURE_BYTES } from './signature.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 import type { Uint8ArrayList } from 'uint8arraylist'
@@ -14,7 +14,6 @@ import type { Uint8ArrayList } from 'uint8arraylist'
 export const MAX_ENVELOPE_BYTES = 64 * 1024
 const MAX_DOMAIN_CHARS = 64
 const MAX_SIGNER_BYTES = 64
-
 
 export interface OpenedEnvelope {
   domain: string
@@ -128,7 +127,7 @@ function decodeEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions):
 }
 
 /** The rejection of an envelope whose signature does not verify, for callers that check it themselves. */
-export function badSignature (opened: OpenedEnvelope): EnvelopeError {
+export function badSignature (opened: OpenedEnvelope): EnvelopeRefusal {
   return envelopeError('bad-signature', `signature by ${opened.signer.toString()} does not verify`)
 }
 

@@ -29,14 +29,15 @@ export class IdentityError extends CodedError<IdentityErrorCode> {
   }
 }
 
-export type EnvelopeError = IdentityError & { code: 'ERR_ENVELOPE', reason: EnvelopeRejection }
+/** An IdentityError coded ERR_ENVELOPE, with its reason. */
+export type EnvelopeRefusal = IdentityError & { code: 'ERR_ENVELOPE', reason: EnvelopeRejection }
 
 /** A refused envelope: ERR_ENVELOPE with its reason. */
-export function envelopeError (reason: EnvelopeRejection, message: string): EnvelopeError {
-  return new IdentityError('ERR_ENVELOPE', message, { reason }) as EnvelopeError
+export function envelopeError (reason: EnvelopeRejection, message: string): EnvelopeRefusal {
+  return new IdentityError('ERR_ENVELOPE', message, { reason }) as EnvelopeRefusal
 }
 
-export function isEnvelopeError (err: unknown): err is EnvelopeError {
+export function isEnvelopeError (err: unknown): err is EnvelopeRefusal {
   return isCoded(err, IdentityError, 'ERR_ENVELOPE')
 }
 

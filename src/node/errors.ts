@@ -32,22 +32,24 @@ export class NodeError<C extends NodeErrorCode = NodeErrorCode> extends CodedErr
   }
 }
 
-export type RequestResponseError = NodeError<'ERR_REQUEST_RESPONSE'> & { reason: RequestFailure }
-export type DirectPathError = NodeError<'ERR_DIRECT_PATH'> & { reason: DirectPathFailure }
+/** A NodeError coded ERR_REQUEST_RESPONSE, with its reason. */
+export type RequestFailedError = NodeError<'ERR_REQUEST_RESPONSE'> & { reason: RequestFailure }
+/** A NodeError coded ERR_DIRECT_PATH, with its reason. */
+export type DirectPathFailedError = NodeError<'ERR_DIRECT_PATH'> & { reason: DirectPathFailure }
 
-export function requestFailed (reason: RequestFailure, message: string, options?: ErrorOptions): RequestResponseError {
-  return new NodeError('ERR_REQUEST_RESPONSE', message, { ...options, reason }) as RequestResponseError
+export function requestFailed (reason: RequestFailure, message: string, options?: ErrorOptions): RequestFailedError {
+  return new NodeError('ERR_REQUEST_RESPONSE', message, { ...options, reason }) as RequestFailedError
 }
 
-export function directPathFailed (reason: DirectPathFailure, message: string, options?: ErrorOptions): DirectPathError {
-  return new NodeError('ERR_DIRECT_PATH', message, { ...options, reason }) as DirectPathError
+export function directPathFailed (reason: DirectPathFailure, message: string, options?: ErrorOptions): DirectPathFailedError {
+  return new NodeError('ERR_DIRECT_PATH', message, { ...options, reason }) as DirectPathFailedError
 }
 
-export function isRequestFailure (err: unknown): err is RequestResponseError {
+export function isRequestFailure (err: unknown): err is RequestFailedError {
   return isCoded(err, NodeError, 'ERR_REQUEST_RESPONSE')
 }
 
-export function isDirectPathFailure (err: unknown): err is DirectPathError {
+export function isDirectPathFailure (err: unknown): err is DirectPathFailedError {
   return isCoded(err, NodeError, 'ERR_DIRECT_PATH')
 }
 

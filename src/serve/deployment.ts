@@ -260,7 +260,7 @@ export class Deployment {
       let ok = false
       let answered = true
       try {
-        const answer = await forward(this.probeStreams, replica.provider, replica.leaseId, { method: 'GET', path: this.spec.healthPath, headers: [], body: new Uint8Array() }, { timeoutMs: Math.max(2_000, every * 2) })
+        const answer = await forward(this.probeStreams, replica, { method: 'GET', path: this.spec.healthPath, headers: [], body: new Uint8Array() }, { timeoutMs: Math.max(2_000, every * 2) })
         for await (const _ of answer.body) {} // eslint-disable-line no-empty
         ok = answer.response.status >= 200 && answer.response.status < 300
         // a replica its provider is stopping says so: out of rotation now, even one no request reached

@@ -47,8 +47,15 @@ function asForwardError (err: any): ForwardError {
   return forwardError(502, `replica stream failed: ${String(err?.message ?? err)}`, { passedOn: true })
 }
 
+/** A replica as a request reaches it: the lease `leaseId` on `provider`. */
+export interface ReplicaAddress {
+  provider: PeerId
+  leaseId: Uint8Array
+}
+
 /** Sends `req` to the replica `leaseId` on `provider`; resolves at the response head. */
-export async function forward (streams: ServeStreamPool, provider: PeerId, leaseId: Uint8Array, req: ForwardRequest, opts: { timeoutMs: number, dialMs?: number, silenced?: AbortSignal }): Promise<ForwardAnswer> {
+export async function forward (streams: ServeStreamPool, replica: ReplicaAddress, req: ForwardRequest, opts: { timeoutMs: number, dialMs?: number, silenced?: AbortSignal }): Promise<ForwardAnswer> {
+  const { provider, leaseId } = replica
   const t0 = performance.now()
   let ch: ServeChannel
   try {

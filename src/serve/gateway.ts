@@ -225,7 +225,7 @@ export class Gateway {
       replica.inflight++
       let answer: ForwardAnswer | undefined
       try {
-        answer = await forward(this.streams, replica.provider, replica.leaseId, { method, path: req.url ?? '/', headers, body }, { timeoutMs: this.opts.timeoutMs, silenced: replica.silenced.signal })
+        answer = await forward(this.streams, replica, { method, path: req.url ?? '/', headers, body }, { timeoutMs: this.opts.timeoutMs, silenced: replica.silenced.signal })
         this.pool.observe(replica, answer.headMs)
         noteDraining(replica, answer.response)
         const sent = await this.stream(answer, res, signal, idempotent)

@@ -16,7 +16,6 @@ import type { Multiaddr } from '@multiformats/multiaddr'
 /** Opens a TCP connection from the dial port to `addr` and upgrades it as the initiator (TLS client) or not. */
 export type Puncher = (addr: Multiaddr, initiator: boolean, signal: AbortSignal) => Promise<Connection>
 
-
 export class DialPort {
   /** connections whose socket left from the port: their observed address is the port's public mapping */
   private readonly fromPort = new WeakSet<object>()

@@ -15,7 +15,6 @@ export const TLS_PROTOCOL = '/tls/1.0.0'
 /** the ALPN value of a peer that negotiates its muxer after the handshake */
 const ALPN_LIBP2P = 'libp2p'
 
-
 export interface SecureInit {
   secureContext: SecureContext
   /** the muxers this node speaks, in its order of preference */

@@ -9,7 +9,7 @@ import * as ed from '@noble/ed25519'
 import { Uint8ArrayList } from 'uint8arraylist'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { MAX_ENVELOPE_BYTES, openEnvelope, openEnvelopeAsync, openEnvelopeUnverified, sealEnvelope, signingInput, verifyOpenedAsync, type OpenOptions } from '../../src/identity/envelope.js'
-import { isEnvelopeError, type EnvelopeError, type EnvelopeRejection } from '../../src/identity/errors.js'
+import { isEnvelopeError, type EnvelopeRefusal, type EnvelopeRejection } from '../../src/identity/errors.js'
 import { loadOrCreateKey } from '../../src/identity/keystore.js'
 import { signBytes, verifyBytes } from '../../src/identity/signature.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
@@ -63,7 +63,7 @@ function zip215Verify (publicKey: Uint8Array, message: Uint8Array, signature: Ui
   return ed.verify(signature, message, publicKey, { zip215: true })
 }
 
-function expectEnvelopeError (fn: () => unknown, reason: EnvelopeRejection): EnvelopeError {
+function expectEnvelopeError (fn: () => unknown, reason: EnvelopeRejection): EnvelopeRefusal {
   let caught: unknown
   try {
     fn()
@@ -337,13 +337,13 @@ describe('identity: openEnvelopeAsync (the fast verifier) opens exactly what ope
     const bad = Uint8Array.from(SignedEnvelope.decode(sealed).signature)
     bad[0] ^= 0x01
     const tampered = reencode(sealed, { signature: bad })
-    await assert.rejects(openEnvelopeAsync(tampered, { domain: DOMAIN }), (err: EnvelopeError) => err.reason === 'bad-signature')
+    await assert.rejects(openEnvelopeAsync(tampered, { domain: DOMAIN }), (err: EnvelopeRefusal) => err.reason === 'bad-signature')
     const opened = openEnvelopeUnverified(tampered, { domain: DOMAIN })
     assert.ok(opened.signer.equals(alice.peerId))
     assert.equal(await verifyOpenedAsync(opened), false, 'the skipped check is still the caller\'s to make')
     assert.equal(await verifyOpenedAsync(openEnvelopeUnverified(sealed, { domain: DOMAIN })), true)
-    assert.throws(() => openEnvelopeUnverified(tampered, { domain: 'bid' }), (err: EnvelopeError) => err.reason === 'wrong-domain')
-    assert.throws(() => openEnvelopeUnverified(reencode(sealed, { signature: bad.subarray(0, 10) }), { domain: DOMAIN }), (err: EnvelopeError) => err.reason === 'bad-signature')
+    assert.throws(() => openEnvelopeUnverified(tampered, { domain: 'bid' }), (err: EnvelopeRefusal) => err.reason === 'wrong-domain')
+    assert.throws(() => openEnvelopeUnverified(reencode(sealed, { signature: bad.subarray(0, 10) }), { domain: DOMAIN }), (err: EnvelopeRefusal) => err.reason === 'bad-signature')
   })
 })
 

@@ -202,7 +202,7 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
   it('red team: another renter cannot use a lease (NO_LEASE, the same as no lease at all)', async () => {
     const a = await lease(0, echoServer())
     const other = net.renters[1]!
-    const err = await forward(new ServeStreamPool(other.libp2p, ROOMY_MS), net.providers[0]!.peerId, a.leaseId, { method: 'GET', path: '/', headers: [], body: new Uint8Array() }, { timeoutMs: ROOMY_MS }).then(() => undefined, (e: unknown) => e)
+    const err = await forward(new ServeStreamPool(other.libp2p, ROOMY_MS), { provider: net.providers[0]!.peerId, leaseId: a.leaseId }, { method: 'GET', path: '/', headers: [], body: new Uint8Array() }, { timeoutMs: ROOMY_MS }).then(() => undefined, (e: unknown) => e)
     assert.ok(isForwardError(err))
     assert.equal(err.wireCode, 'NO_LEASE')
     assert.equal(hosts[0]!.leases.get(a.id)!.requests, 0, 'nothing reached the service')

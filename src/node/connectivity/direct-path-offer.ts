@@ -30,7 +30,6 @@ export function planDirectPath (initiator: DirectOffer, responder: DirectOffer):
   return 'none'
 }
 
-
 export function encodeOffer (offer: DirectOffer, type: Punch.Type): Uint8Array {
   return Punch.encode({ type, listenAddrs: offer.listen.map(a => a.bytes), punchAddrs: offer.punch.map(a => a.bytes) })
 }

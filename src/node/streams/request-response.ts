@@ -8,7 +8,7 @@
 
 import * as lp from 'it-length-prefixed'
 import { pipe } from 'it-pipe'
-import { isRequestFailure, requestFailed, type RequestResponseError } from '../errors.js'
+import { isRequestFailure, requestFailed, type RequestFailedError } from '../errors.js'
 import type { Connection, Logger, PeerId, Stream } from '@libp2p/interface'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
@@ -20,7 +20,6 @@ export interface RequestResponseComponents {
 
 /** Streams a node serves or opens at once per protocol. */
 export const MAX_STREAMS_PER_PROTOCOL = 64
-
 
 async function firstFrame (source: AsyncIterable<{ subarray: () => Uint8Array }>): Promise<Uint8Array | undefined> {
   const first = await source[Symbol.asyncIterator]().next()
@@ -56,7 +55,7 @@ export type RequestDialer = Pick<ConnectionManager, 'openConnection'> & Partial<
 export async function requestOnce (connectionManager: RequestDialer, peer: PeerId, options: RequestOptions): Promise<Uint8Array> {
   const { protocol, request, maxResponseBytes, signal } = options
   let stream: Stream | undefined
-  const timedOut = (): RequestResponseError => requestFailed('timeout', `${protocol} to ${peer.toString()} timed out`)
+  const timedOut = (): RequestFailedError => requestFailed('timeout', `${protocol} to ${peer.toString()} timed out`)
   const onAbort = (): void => { stream?.abort(timedOut()) }
   signal.addEventListener('abort', onAbort, { once: true })
   try {
