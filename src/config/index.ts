@@ -6,4 +6,4 @@ export { needsRelays, isPublicHost, RELAY_DEFAULTS, RELAY_RESERVATIONS, REACHABI
 export type { Reachability, RelayConfig } from './reach.js'
 export type { BootstrapAdvice } from './bootstrap.js'
 export { ConfigError, ConfigFileError, asBoolean, asEnum, asNumber, asObject, asString, asStringList, join, onlyKnownKeys } from './validate.js'
-export type { Fields, ConfigErrorCode } from './validate.js'
+export type { Fields } from './validate.js'

@@ -5,7 +5,7 @@
  */
 export { loadOrCreateKey } from './keystore.js'
 export { IdentityError, isEnvelopeError, EnvelopeError } from './errors.js'
-export type { IdentityErrorCode, EnvelopeRejection } from './errors.js'
+export type { EnvelopeRejection } from './errors.js'
 export { sealEnvelope, openEnvelope, openEnvelopeAsync, openEnvelopeUnverified, verifyOpenedAsync, badSignature } from './envelope.js'
 export type { OpenedEnvelope } from './envelope.js'
 export { messageHash, sha256 } from './hash.js'

@@ -8,8 +8,6 @@ export { nativeTls, nativeTlsStats, type NativeTlsComponents } from './native-tl
 export { checkDialedPeer } from './dialed-peer.js'
 export { DialPort, freeTcpPort, type Puncher } from './dial-port.js'
 export { TLS_PROTOCOL } from './secure.js'
-export { TransportError } from './errors.js'
-export type { TransportErrorCode, CertificateRejection } from './errors.js'
 
 /**
  * A node's connection encrypters, in preference order: TLS 1.3 (natively over TCP, as
