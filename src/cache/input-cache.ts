@@ -191,7 +191,7 @@ export class InputCache {
       if (madePublic) this.publicChanged()
       return true
     }
-    const adding = this.add(renter, file, hex, Number(entry.size), pub)
+    const adding = this.add({ renter, file, hex, size: Number(entry.size), pub })
     this.putting.set(hex, adding)
     try {
       return await adding
@@ -200,7 +200,8 @@ export class InputCache {
     }
   }
 
-  private async add (renter: string, file: string, hex: string, size: number, pub: boolean): Promise<boolean> {
+  /** Links (or copies) `file` in as the entry `hex` of `size` bytes, owned by `renter`, public when `pub`. */
+  private async add ({ renter, file, hex, size, pub }: { renter: string, file: string, hex: string, size: number, pub: boolean }): Promise<boolean> {
     if (size <= 0 || size > this.init.budgetBytes) return false
     this.reclaim(this.used + size - this.init.budgetBytes)
     if (this.used + size > this.init.budgetBytes) return false

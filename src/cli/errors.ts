@@ -1,9 +1,9 @@
-/** A mistake in how the command was called: printed as one line, exit code 2. */
-export class UsageError extends Error {
-  static readonly code = 'ERR_USAGE'
-  readonly code = UsageError.code
+import { CodedError } from '../common/index.js'
+
+/** A mistake in how the command was called: printed as one line, exit code 2. The cli room's one error. */
+export class UsageError extends CodedError<'ERR_USAGE'> {
   constructor (message: string) {
-    super(message)
+    super('ERR_USAGE', message)
     this.name = 'UsageError'
   }
 }

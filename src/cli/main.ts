@@ -1,5 +1,6 @@
-import { ConfigError, ConfigFileError } from '../config/index.js'
-import { DataDirError } from '../identity/index.js'
+import { isCoded } from '../common/index.js'
+import { ConfigError } from '../config/index.js'
+import { IdentityError } from '../identity/index.js'
 import { COMMANDS } from './commands/index.js'
 import { EXIT, UsageError } from './errors.js'
 import { helpText, parseCommand } from './options.js'
@@ -60,6 +61,6 @@ function describeError (err: any): string {
 
 /** 2 for a mistake in the call, the config or the data directory's permissions, 1 for everything that went wrong while running. */
 function exitCodeOf (err: unknown): number {
-  if (err instanceof UsageError || err instanceof ConfigError || err instanceof ConfigFileError || err instanceof DataDirError) return EXIT.usage
+  if (err instanceof UsageError || err instanceof ConfigError || isCoded(err, IdentityError, 'ERR_DATA_DIR_PERMISSIONS')) return EXIT.usage
   return EXIT.failure
 }

@@ -1,4 +1,5 @@
-import { callControl, ControlUnavailableError } from '../control/index.js'
+import { isCoded } from '../common/index.js'
+import { callControl, ControlError } from '../control/index.js'
 import { readConfigFile, resolveConfig, asEnum, ROLES, type NodeConfig } from '../config/index.js'
 import { defaultBootstrapPeers } from './load-config.js'
 import { nodeFlags, type ParsedValues } from './options.js'
@@ -29,7 +30,7 @@ export async function oneShot (method: string, params: Record<string, unknown>, 
   try {
     return { via: 'running', result: await callControl(config.dataDir, method, params, { onEvent: opts.onEvent, timeoutMs: opts.timeoutMs ?? 60_000 }) }
   } catch (err) {
-    if (!(err instanceof ControlUnavailableError)) throw err
+    if (!isCoded(err, ControlError, 'ERR_CONTROL_UNAVAILABLE')) throw err
   }
   opts.checkShortLived?.(config)
   // the node's whole stack loads only here: a command answered by a running node stays light

@@ -1,9 +1,13 @@
-/** A bounded wait ran out; `what` names what was awaited. */
-export class TimeoutError extends Error {
-  static readonly code = 'ERR_TIMEOUT'
-  readonly code = TimeoutError.code
+import { CodedError } from './errors.js'
+
+/**
+ * A bounded wait ran out; `what` names what was awaited. The common room's one error: its
+ * name is the one `AbortSignal.timeout` and libp2p give theirs, so `err.name === 'TimeoutError'`
+ * catches all three.
+ */
+export class TimeoutError extends CodedError<'ERR_TIMEOUT'> {
   constructor (readonly what: string, readonly timeoutMs: number, cause?: unknown) {
-    super(`timed out after ${timeoutMs} ms waiting for ${what}${cause != null ? ` (last error: ${cause instanceof Error ? cause.message : String(cause)})` : ''}`)
+    super('ERR_TIMEOUT', `timed out after ${timeoutMs} ms waiting for ${what}${cause != null ? ` (last error: ${cause instanceof Error ? cause.message : String(cause)})` : ''}`)
     this.name = 'TimeoutError'
   }
 }

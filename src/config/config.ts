@@ -56,23 +56,14 @@ export const DEFAULT_LISTEN: Record<Role, string[]> = {
   renter: ['/ip4/127.0.0.1/tcp/0']
 }
 
-export class ConfigFileError extends Error {
-  static readonly code = 'ERR_CONFIG_FILE'
-  readonly code = ConfigFileError.code
-  constructor (message: string) {
-    super(message)
-    this.name = 'ConfigFileError'
-  }
-}
-
 /** Reads and parses a YAML config file; an empty file is an empty config. */
 export async function readConfigFile (path: string): Promise<Fields> {
   let text: string
   try {
     text = await readFile(path, 'utf8')
   } catch (err: any) {
-    if (err?.code === 'ENOENT') throw new ConfigFileError(`config file ${path} does not exist`)
-    throw new ConfigFileError(`config file ${path} cannot be read (${String(err?.code ?? err)})`)
+    if (err?.code === 'ENOENT') throw new ConfigError('ERR_CONFIG_FILE', `config file ${path} does not exist`)
+    throw new ConfigError('ERR_CONFIG_FILE', `config file ${path} cannot be read (${String(err?.code ?? err)})`)
   }
   let doc: unknown
   try {
@@ -80,7 +71,7 @@ export async function readConfigFile (path: string): Promise<Fields> {
     doc = parseYaml(text, { maxAliasCount: 100, logLevel: 'error' })
   } catch (err: any) {
     const line = err?.linePos?.[0]?.line
-    throw new ConfigFileError(`config file ${path} is not valid YAML${line != null ? ` (line ${String(line)})` : ''}: ${String(err?.message ?? err).split('\n')[0]}`)
+    throw new ConfigError('ERR_CONFIG_FILE', `config file ${path} is not valid YAML${line != null ? ` (line ${String(line)})` : ''}: ${String(err?.message ?? err).split('\n')[0]}`)
   }
   if (doc == null) return {}
   return asObject(doc, '(top level)')

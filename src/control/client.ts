@@ -1,6 +1,7 @@
 import { connect } from 'node:net'
 import { join } from 'node:path'
-import { CONTROL_SOCKET, ControlError, ControlUnavailableError, LineSplitter, type ControlReply } from './protocol.js'
+import { isCoded } from '../common/index.js'
+import { CONTROL_SOCKET, ControlError, controlUnavailable, LineSplitter, type ControlReply } from './protocol.js'
 
 export interface CallOptions {
   /** whole-call bound (default 30 s) */
@@ -10,9 +11,9 @@ export interface CallOptions {
 }
 
 /**
- * Calls `method` on the node running on `dataDir`. Throws ControlUnavailableError when no
- * node answers there (no socket, or a stale one), ControlError when the node answers with
- * an error.
+ * Calls `method` on the node running on `dataDir`. Throws ControlError: ERR_CONTROL_UNAVAILABLE
+ * when no node answers there (no socket, or a stale one), the answer's code when the node
+ * answers with an error.
  */
 export async function callControl (dataDir: string, method: string, params: Record<string, unknown> = {}, opts: CallOptions = {}): Promise<unknown> {
   const path = join(dataDir, CONTROL_SOCKET)
@@ -35,7 +36,7 @@ export async function callControl (dataDir: string, method: string, params: Reco
       socket.write(JSON.stringify({ id: 1, method, params }) + '\n')
     })
     socket.on('error', (err: NodeJS.ErrnoException) => {
-      finish(() => { reject(connected ? new ControlError('ERR_CONTROL_IO', `control socket: ${err.message}`) : new ControlUnavailableError(path, err.code ?? err.message)) })
+      finish(() => { reject(connected ? new ControlError('ERR_CONTROL_IO', `control socket: ${err.message}`) : controlUnavailable(path, err.code ?? err.message)) })
     })
     socket.once('close', () => {
       finish(() => { reject(new ControlError('ERR_CONTROL_CLOSED', `node on ${dataDir} closed the control connection`)) })
@@ -72,7 +73,7 @@ export async function isNodeRunning (dataDir: string): Promise<boolean> {
     await callControl(dataDir, 'ping', {}, { timeoutMs: 2_000 })
     return true
   } catch (err) {
-    if (err instanceof ControlUnavailableError) return false
+    if (isCoded(err, ControlError, 'ERR_CONTROL_UNAVAILABLE')) return false
     throw err
   }
 }

@@ -2,5 +2,5 @@
 export { startControlServer } from './server.js'
 export type { ControlServer, ControlHandler } from './server.js'
 export { callControl, isNodeRunning } from './client.js'
-export { ControlError, ControlUnavailableError } from './protocol.js'
+export { ControlError } from './protocol.js'
 export { CONTROL_HANDLERS, isControlProvider } from './provider.js'

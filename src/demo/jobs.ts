@@ -8,8 +8,26 @@ import type { DemoProvider } from './fleet.js'
 import type { NodeProcess } from './local-network.js'
 import type { JobSpec } from '../market/index.js'
 
+/** Where the scenario's jobs are played: the renter node, its output directory, and how providers are named. */
+export interface JobStage {
+  renter: NodeProcess
+  /** the renter's output directory for the jobs */
+  outDir: string
+  names: Map<string, DemoProvider>
+  /** a provider's name for the story, from its peer id */
+  label: (id: string) => string
+  out: DemoOutput
+}
+
+/** One job of the scenario: its key (bronze, gold, …) and spec. */
+export interface StageJob {
+  key: string
+  spec: JobSpec
+}
+
 /** Submits a job to the renter node and follows its events until the summary arrives. */
-export async function playJob (key: string, spec: JobSpec, renter: NodeProcess, outDir: string, names: Map<string, DemoProvider>, label: (id: string) => string, out: DemoOutput, onRunning?: () => void): Promise<JobReport> {
+export async function playJob (stage: JobStage, { key, spec }: StageJob, onRunning?: () => void): Promise<JobReport> {
+  const { renter, outDir, names, label, out } = stage
   const tag = `[${spec.name}]`
   const report: JobReport = { key, name: spec.name, tier: spec.tier, maxPriceUsd: spec.constraints.maxPriceUsd, status: 'unknown', attempts: [], preempted: false }
   const attempt = (n: number): AttemptReport => {
@@ -86,7 +104,8 @@ export async function playJob (key: string, spec: JobSpec, renter: NodeProcess, 
 }
 
 /** A job nobody can serve: the auction alone, asking the providers why they did not bid. */
-export async function playAuctionOnly (key: string, spec: JobSpec, renter: NodeProcess, label: (id: string) => string, out: DemoOutput): Promise<JobReport> {
+export async function playAuctionOnly (stage: JobStage, { key, spec }: StageJob): Promise<JobReport> {
+  const { renter, label, out } = stage
   const tag = `[${spec.name}]`
   out.info(`${tag} ${spec.tier} job nobody can serve: ${spec.constraints.gpuModels.join('/')} with >=${spec.constraints.minVramGb} GB for at most ${usd(spec.constraints.maxPriceUsd)}/GPU-h`)
   const report: JobReport = { key, name: spec.name, tier: spec.tier, maxPriceUsd: spec.constraints.maxPriceUsd, status: 'unknown', attempts: [], preempted: false }

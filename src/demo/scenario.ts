@@ -12,7 +12,7 @@ import { loadJobSpec, type JobSpec } from '../market/index.js'
 import { startLocalNetwork, waitForMesh, type LocalNetwork, type NodeProcess } from './local-network.js'
 import { checkDemoEngine, dockerVariant } from './docker-jobs.js'
 import { demoFleet, providerArgs, type DemoProvider, type DemoRunner } from './fleet.js'
-import { playAuctionOnly, playJob } from './jobs.js'
+import { playAuctionOnly, playJob, type JobStage } from './jobs.js'
 import { playServicesAct, type ServicesActReport } from './services-act.js'
 import { printSummary, providerStats, renterReputations, summarize, type DemoOutput, type DemoSummary, type JobReport } from './summary.js'
 
@@ -86,7 +86,7 @@ export async function runDemo (opts: DemoOptions, out: DemoOutput): Promise<Demo
 
     const label = (peerId: string): string => names.get(peerId)?.name ?? peerId.slice(-8)
     if (runner.kind === 'docker') out.info(`jobs run in containers of ${runner.image} on the Docker engine at ${process.env.DOCKER_HOST ?? 'the default socket'}\n`)
-    const jobs = await playScenario(scenarioJobs(opts.jobs), renter, baseDir, names, label, out, runner)
+    const jobs = await playScenario(scenarioJobs(opts.jobs), { renter, outDir: join(baseDir, 'renter-out'), names, label, out }, runner)
     const services: ServicesActReport | undefined = opts.services === true ? await playServicesAct(network, label, out, runner) : undefined
 
     const providers = await providerStats(network, fleet)
@@ -135,20 +135,19 @@ async function waitForDiscovery (renter: NodeProcess, providers: number, timeout
   })
 }
 
-async function playScenario (jobs: ScenarioJob[], renter: NodeProcess, baseDir: string, names: Map<string, DemoProvider>, label: (id: string) => string, out: DemoOutput, runner: DemoRunner): Promise<JobReport[]> {
+async function playScenario (jobs: ScenarioJob[], stage: JobStage, runner: DemoRunner): Promise<JobReport[]> {
   const load = async (file: string): Promise<JobSpec> => {
     const spec = await loadJobSpec(join(DEMO_JOB_DIR, file), {})
     return runner.kind === 'docker' ? dockerVariant(spec, runner.image) : spec
   }
   const specs = await Promise.all(jobs.map(async j => ({ ...j, spec: await load(j.file) })))
-  const outDir = join(baseDir, 'renter-out')
   const [first, ...rest] = specs
   if (first == null) return []
   const reports: Array<Promise<JobReport>> = []
   if (first.key === 'bronze') {
     let running: () => void = () => {}
     const isRunning = new Promise<void>(resolve => { running = resolve })
-    reports.push(playJob(first.key, first.spec, renter, outDir, names, label, out, running))
+    reports.push(playJob(stage, first, running))
     // the gold job must find the bronze job on the GPU it needs (bounded: go on without it)
     const waited = new AbortController()
     await Promise.race([isRunning, sleep(60_000, waited.signal)])
@@ -157,8 +156,8 @@ async function playScenario (jobs: ScenarioJob[], renter: NodeProcess, baseDir: 
     rest.unshift(first)
   }
   for (const job of rest) {
-    if (job.key === 'impossible') reports.push(playAuctionOnly(job.key, job.spec, renter, label, out))
-    else reports.push(playJob(job.key, job.spec, renter, outDir, names, label, out))
+    if (job.key === 'impossible') reports.push(playAuctionOnly(stage, job))
+    else reports.push(playJob(stage, job))
   }
   return await Promise.all(reports)
 }

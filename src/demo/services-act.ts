@@ -57,8 +57,15 @@ async function getJson (url: string, timeoutMs = 10_000): Promise<{ status: numb
   })
 }
 
+/** Where load goes: the gateway's `url` and the service's `path`; `label` names a replica's provider from its lease id prefix. */
+interface LoadTarget {
+  url: string
+  path: string
+  label: (replicaPrefix: string) => string
+}
+
 /** Requests through the gateway, CONCURRENCY at a time, until `n` are done or `stop()`; counted per provider that answered. */
-async function load (url: string, path: string, n: number, label: (replicaPrefix: string) => string, stop: () => boolean = () => false): Promise<LoadReport> {
+async function load ({ url, path, label }: LoadTarget, n: number, stop: () => boolean = () => false): Promise<LoadReport> {
   const report: LoadReport = { requests: 0, failed: 0, byProvider: {} }
   let next = 0
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
@@ -115,13 +122,14 @@ export async function playServicesAct (network: LocalNetwork, label: (peerId: st
   const remember = (replicas: Replica[]): void => { for (const r of replicas) byPrefix.set(r.id.slice(0, 8), label(r.provider)) }
   remember(deployed.replicas)
   const who = (prefix: string): string => byPrefix.get(prefix) ?? prefix
+  const target: LoadTarget = { url: deployed.url, path, label: who }
   const report: ServicesActReport = { ok: false, deployed: deployed.replicas.map(r => ({ region: r.region, provider: label(r.provider) })), burst: { requests: 0, failed: 0, byProvider: {} } }
   try {
     for (const r of deployed.replicas) out.info(`  replica ${r.id.slice(0, 8)} in ${r.region.toUpperCase()} on ${label(r.provider)}: ${r.state}`)
     if (deployed.ready < 2) { report.detail = `only ${deployed.ready} of 2 replicas ready`; out.info(`  ${report.detail}`); return report }
     out.info(`  gateway ${deployed.url} (HTTP on 127.0.0.1; each request goes over libp2p to the replica the router picks)`)
 
-    report.burst = await load(deployed.url, path, 200, who)
+    report.burst = await load(target, 200)
     out.info(`burst: ${report.burst.requests} requests, ${report.burst.failed} failed; answered by ${shares(report.burst)}`)
 
     // kill the EU replica's service process (or container): its run ends, the lease with it, a new auction runs
@@ -135,7 +143,7 @@ export async function playServicesAct (network: LocalNetwork, label: (peerId: st
       if (!Number.isInteger(pid) || pid <= 1) { report.detail = 'could not find the EU replica\'s process'; out.info(`  ${report.detail}`); return report }
     }
     let stop = false
-    const meanwhile = load(deployed.url, path, Number.MAX_SAFE_INTEGER, who, () => stop)
+    const meanwhile = load(target, Number.MAX_SAFE_INTEGER, () => stop)
     const killedAt = Date.now()
     if (docker) {
       const container = await killContainer(victim.id)
@@ -164,7 +172,7 @@ export async function playServicesAct (network: LocalNetwork, label: (peerId: st
     out.info(`meanwhile: ${report.meanwhile.requests} requests, ${report.meanwhile.failed} failed; answered by ${shares(report.meanwhile)}`)
     out.info(`replacement ${arrived.id.slice(0, 8)} on ${report.replacement.provider} ready ${(report.replacement.readyAfterMs / 1000).toFixed(1)} s after the kill (a new auction in the EU${arrived.provider === victim.provider ? '' : ', another provider'})`)
 
-    report.after = await load(deployed.url, path, 200, who)
+    report.after = await load(target, 200)
     out.info(`after: ${report.after.requests} requests, ${report.after.failed} failed; answered by ${shares(report.after)}`)
     report.ok = report.burst.failed === 0 && report.meanwhile.failed === 0 && report.after.failed === 0 && report.after.byProvider[report.replacement.provider] != null
     return report

@@ -5,6 +5,7 @@ import { fromString } from 'uint8arrays/from-string'
 import { decodeBounded } from '../../protocols/codec.js'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { SIGNING_PREFIX } from '../../protocols/ids.js'
+import { envelopeError, type EnvelopeRefusal } from './errors.js'
 import { signBytes, verifyNativeSync, verifyPrefixedInPool, SIGNATURE_BYTES } from './signature.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 import type { Uint8ArrayList } from 'uint8arraylist'
@@ -13,20 +14,6 @@ import type { Uint8ArrayList } from 'uint8arraylist'
 export const MAX_ENVELOPE_BYTES = 64 * 1024
 const MAX_DOMAIN_CHARS = 64
 const MAX_SIGNER_BYTES = 64
-
-export type EnvelopeRejection = 'oversized' | 'malformed' | 'wrong-domain' | 'bad-signer' | 'wrong-signer' | 'bad-signature'
-
-export class EnvelopeError extends Error {
-  static readonly code = 'ERR_ENVELOPE'
-  readonly code = EnvelopeError.code
-  readonly reason: EnvelopeRejection
-
-  constructor (reason: EnvelopeRejection, message: string) {
-    super(message)
-    this.name = 'EnvelopeError'
-    this.reason = reason
-  }
-}
 
 export interface OpenedEnvelope {
   domain: string
@@ -78,7 +65,7 @@ export function sealEnvelope (key: Ed25519PrivateKey, signer: PeerId, domain: st
 /**
  * Decodes and verifies an envelope from untrusted bytes: size first, then structure, domain,
  * signer (an Ed25519 peer id, whose public key is inside it) and signature. Throws
- * EnvelopeError with the reason; returns the verified payload.
+ * IdentityError ERR_ENVELOPE with the reason; returns the verified payload.
  */
 export function openEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions): OpenedEnvelope {
   const opened = decodeEnvelope(bytes, opts)
@@ -100,7 +87,7 @@ export async function openEnvelopeAsync (bytes: Uint8Array | Uint8ArrayList, opt
 /**
  * openEnvelope's checks but the signature's (size, structure, domain, signer, signature
  * length), synchronously: for a caller that verifies the signature itself with
- * verifyOpenedAsync, beside other work. Throws EnvelopeError.
+ * verifyOpenedAsync, beside other work. Throws IdentityError ERR_ENVELOPE.
  */
 export function openEnvelopeUnverified (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions): OpenedEnvelope {
   return decodeEnvelope(bytes, opts)
@@ -117,31 +104,31 @@ export function verifyOpenedAsync (opened: OpenedEnvelope): Promise<boolean> {
 function decodeEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions): OpenedEnvelope & { signer: Ed25519PeerId } {
   const maxBytes = opts.maxBytes ?? MAX_ENVELOPE_BYTES
   if (bytes.byteLength > maxBytes) {
-    throw new EnvelopeError('oversized', `envelope of ${bytes.byteLength} bytes exceeds the ${maxBytes}-byte bound`)
+    throw envelopeError('oversized', `envelope of ${bytes.byteLength} bytes exceeds the ${maxBytes}-byte bound`)
   }
   let envelope: SignedEnvelope
   try {
     // decodeBounded, not SignedEnvelope.decode: protons alone reads a length of 2^32 + n as n
     envelope = decodeBounded(SignedEnvelope, bytes, 'envelope', maxBytes)
   } catch (err: any) {
-    throw new EnvelopeError('malformed', String(err?.message ?? err))
+    throw envelopeError('malformed', String(err?.message ?? err))
   }
   if (envelope.domain !== opts.domain) {
-    throw new EnvelopeError('wrong-domain', `envelope signed for domain "${envelope.domain.slice(0, MAX_DOMAIN_CHARS)}", expected "${opts.domain}"`)
+    throw envelopeError('wrong-domain', `envelope signed for domain "${envelope.domain.slice(0, MAX_DOMAIN_CHARS)}", expected "${opts.domain}"`)
   }
   const signer = decodeSigner(envelope.signer)
   if (opts.signer != null && !opts.signer.equals(signer)) {
-    throw new EnvelopeError('wrong-signer', `envelope signed by ${signer.toString()}, expected ${opts.signer.toString()}`)
+    throw envelopeError('wrong-signer', `envelope signed by ${signer.toString()}, expected ${opts.signer.toString()}`)
   }
   if (envelope.signature.length !== SIGNATURE_BYTES) {
-    throw new EnvelopeError('bad-signature', `signature is ${envelope.signature.length} bytes, expected ${SIGNATURE_BYTES}`)
+    throw envelopeError('bad-signature', `signature is ${envelope.signature.length} bytes, expected ${SIGNATURE_BYTES}`)
   }
   return { domain: envelope.domain, signer, payload: envelope.payload, signature: envelope.signature }
 }
 
 /** The rejection of an envelope whose signature does not verify, for callers that check it themselves. */
-export function badSignature (opened: OpenedEnvelope): EnvelopeError {
-  return new EnvelopeError('bad-signature', `signature by ${opened.signer.toString()} does not verify`)
+export function badSignature (opened: OpenedEnvelope): EnvelopeRefusal {
+  return envelopeError('bad-signature', `signature by ${opened.signer.toString()} does not verify`)
 }
 
 type Ed25519PeerId = PeerId & { type: 'Ed25519', publicKey: { raw: Uint8Array } }
@@ -152,7 +139,7 @@ const signers = new Map<string, Ed25519PeerId>()
 
 function decodeSigner (bytes: Uint8Array): Ed25519PeerId {
   if (bytes.length === 0 || bytes.length > MAX_SIGNER_BYTES) {
-    throw new EnvelopeError('bad-signer', `signer field of ${bytes.length} bytes is not an Ed25519 peer id`)
+    throw envelopeError('bad-signer', `signer field of ${bytes.length} bytes is not an Ed25519 peer id`)
   }
   const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
   const cached = signers.get(key)
@@ -161,10 +148,10 @@ function decodeSigner (bytes: Uint8Array): Ed25519PeerId {
   try {
     peerId = peerIdFromMultihash(Digest.decode(bytes))
   } catch {
-    throw new EnvelopeError('bad-signer', 'signer field is not a peer id')
+    throw envelopeError('bad-signer', 'signer field is not a peer id')
   }
   if (peerId.type !== 'Ed25519') {
-    throw new EnvelopeError('bad-signer', `signer is a ${peerId.type} peer id; only Ed25519 peer ids can sign`)
+    throw envelopeError('bad-signer', `signer is a ${peerId.type} peer id; only Ed25519 peer ids can sign`)
   }
   signers.set(key, peerId as Ed25519PeerId)
   if (signers.size > SIGNER_CACHE_LIMIT) signers.delete(signers.keys().next().value as string)
@@ -173,6 +160,6 @@ function decodeSigner (bytes: Uint8Array): Ed25519PeerId {
 
 function checkDomain (domain: string): void {
   if (domain === '' || domain.length > MAX_DOMAIN_CHARS || domain.includes('\0')) {
-    throw new EnvelopeError('wrong-domain', `invalid signing domain "${domain}"`)
+    throw envelopeError('wrong-domain', `invalid signing domain "${domain}"`)
   }
 }

@@ -3,9 +3,11 @@
  * Signed<T> shape every room opens them into. Tests reach the signature primitives through
  * the module files (signature.ts, envelope.ts, keystore.ts).
  */
-export { loadOrCreateKey, DataDirError } from './keystore.js'
-export { sealEnvelope, openEnvelope, openEnvelopeAsync, openEnvelopeUnverified, verifyOpenedAsync, badSignature, EnvelopeError } from './envelope.js'
-export type { OpenedEnvelope, EnvelopeRejection } from './envelope.js'
+export { loadOrCreateKey } from './keystore.js'
+export { IdentityError, isEnvelopeError, EnvelopeError } from './errors.js'
+export type { EnvelopeRejection } from './errors.js'
+export { sealEnvelope, openEnvelope, openEnvelopeAsync, openEnvelopeUnverified, verifyOpenedAsync, badSignature } from './envelope.js'
+export type { OpenedEnvelope } from './envelope.js'
 export { messageHash, sha256 } from './hash.js'
 export { sealSigned, openSigned } from './signed.js'
 export type { Signed } from './signed.js'

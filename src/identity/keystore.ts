@@ -1,37 +1,24 @@
 import { mkdir, open, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'
+import { IdentityError } from './errors.js'
 import type { Ed25519PrivateKey, PrivateKey } from '@libp2p/interface'
 
 export const KEY_FILE = 'node.key'
 
-export class KeyFileError extends Error {
-  static readonly code = 'ERR_KEY_FILE'
-  readonly code = KeyFileError.code
-  readonly path: string
-
-  constructor (path: string, problem: string) {
-    super(`node key ${path}: ${problem}; it was left untouched (move it away to create a new identity)`)
-    this.name = 'KeyFileError'
-    this.path = path
-  }
+/** A key file left untouched: ERR_KEY_FILE. */
+function keyFileError (path: string, problem: string): IdentityError {
+  return new IdentityError('ERR_KEY_FILE', `node key ${path}: ${problem}; it was left untouched (move it away to create a new identity)`, { path })
 }
 
 /**
  * A data directory others could write (group- or world-writable, or owned by another user):
  * whoever can write it can swap the node's key, ledger or control socket, so no node starts
- * on it. A mistake in the setup, reported with the fix (exit code 2 from the CLI).
+ * on it. A mistake in the setup, reported with the fix: ERR_DATA_DIR_PERMISSIONS (exit code 2
+ * from the CLI).
  */
-export class DataDirError extends Error {
-  static readonly code = 'ERR_DATA_DIR_PERMISSIONS'
-  readonly code = DataDirError.code
-  readonly path: string
-
-  constructor (path: string, problem: string, fix: string) {
-    super(`data directory ${path} ${problem}; ${fix}`)
-    this.name = 'DataDirError'
-    this.path = path
-  }
+function dataDirError (path: string, problem: string, fix: string): IdentityError {
+  return new IdentityError('ERR_DATA_DIR_PERMISSIONS', `data directory ${path} ${problem}; ${fix}`, { path })
 }
 
 /**
@@ -45,14 +32,14 @@ export async function ensureDataDir (dataDir: string): Promise<void> {
   const info = await stat(dataDir)
   const quoted = shellQuote(dataDir)
   const risk = 'so other users could replace its key, ledger or control socket'
-  if (!info.isDirectory()) throw new DataDirError(dataDir, 'is not a directory', 'pick another --data-dir')
+  if (!info.isDirectory()) throw dataDirError(dataDir, 'is not a directory', 'pick another --data-dir')
   const uid = process.getuid?.()
   if (uid != null && info.uid !== uid) {
-    throw new DataDirError(dataDir, `is owned by uid ${info.uid}, not by this user (uid ${uid}), ${risk}`, `use a directory you own (another --data-dir), or take it over: chown ${uid} ${quoted} && chmod 700 ${quoted}`)
+    throw dataDirError(dataDir, `is owned by uid ${info.uid}, not by this user (uid ${uid}), ${risk}`, `use a directory you own (another --data-dir), or take it over: chown ${uid} ${quoted} && chmod 700 ${quoted}`)
   }
   const mode = info.mode & 0o777
   const writable = [(mode & 0o020) !== 0 ? 'group' : '', (mode & 0o002) !== 0 ? 'world' : ''].filter(Boolean).join('- and ')
-  if (writable !== '') throw new DataDirError(dataDir, `is ${writable}-writable (mode ${mode.toString(8).padStart(3, '0')}), ${risk}`, `run chmod 700 ${quoted}`)
+  if (writable !== '') throw dataDirError(dataDir, `is ${writable}-writable (mode ${mode.toString(8).padStart(3, '0')}), ${risk}`, `run chmod 700 ${quoted}`)
 }
 
 /** `path` as one word for a POSIX shell: quoted only when it needs to be. */
@@ -72,18 +59,18 @@ export async function loadOrCreateKey (dataDir: string): Promise<Ed25519PrivateK
   try {
     bytes = await readFile(path)
   } catch (err: any) {
-    if (err?.code !== 'ENOENT') throw new KeyFileError(path, `cannot be read (${String(err?.code ?? err)})`)
+    if (err?.code !== 'ENOENT') throw keyFileError(path, `cannot be read (${String(err?.code ?? err)})`)
     return await createKey(path)
   }
   let key: PrivateKey
   try {
     key = privateKeyFromProtobuf(bytes)
   } catch {
-    throw new KeyFileError(path, 'is corrupt (not a libp2p private key)')
+    throw keyFileError(path, 'is corrupt (not a libp2p private key)')
   }
-  if (key.type !== 'Ed25519') throw new KeyFileError(path, `holds a ${key.type} key; idlegrid needs Ed25519`)
+  if (key.type !== 'Ed25519') throw keyFileError(path, `holds a ${key.type} key; idlegrid needs Ed25519`)
   const mode = (await stat(path)).mode & 0o777
-  if ((mode & 0o077) !== 0) throw new KeyFileError(path, `is readable by others (mode ${mode.toString(8)}); run chmod 600 on it`)
+  if ((mode & 0o077) !== 0) throw keyFileError(path, `is readable by others (mode ${mode.toString(8)}); run chmod 600 on it`)
   return key
 }
 
@@ -94,8 +81,8 @@ async function createKey (path: string): Promise<Ed25519PrivateKey> {
   try {
     handle = await open(path, 'wx', 0o600)
   } catch (err: any) {
-    if (err?.code === 'EEXIST') throw new KeyFileError(path, 'was created by another process at the same time')
-    throw new KeyFileError(path, `cannot be created (${String(err?.code ?? err)})`)
+    if (err?.code === 'EEXIST') throw keyFileError(path, 'was created by another process at the same time')
+    throw keyFileError(path, `cannot be created (${String(err?.code ?? err)})`)
   }
   try {
     await handle.writeFile(privateKeyToProtobuf(key))

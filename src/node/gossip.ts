@@ -1,5 +1,5 @@
 import { serviceCapabilities, TopicValidatorResult } from '@libp2p/interface'
-import { openEnvelope, EnvelopeError, type OpenedEnvelope } from '../identity/index.js'
+import { isEnvelopeError, openEnvelope, type OpenedEnvelope } from '../identity/index.js'
 import { ALL_TOPICS, DOMAIN, TOPIC, TOPIC_DOMAIN, TOPIC_MAX_BYTES, type TopicName } from '../../protocols/ids.js'
 import { MAX_CLOCK_SKEW_MS, MAX_LIFETIME_MS } from '../../protocols/codec.js'
 import { GOSSIP_RATE_LIMITS, topicClass, type TopicClass } from './guard/gossip-limits.js'
@@ -146,7 +146,7 @@ class GossipRouterService implements GossipRouter, Startable {
     try {
       envelope = openEnvelope(msg.data, { domain: TOPIC_DOMAIN[topic], maxBytes: TOPIC_MAX_BYTES[topic] })
     } catch (err) {
-      if (err instanceof EnvelopeError) return reject(err.reason)
+      if (isEnvelopeError(err)) return reject(err.reason)
       throw err
     }
     const author = envelope.signer

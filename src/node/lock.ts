@@ -1,15 +1,11 @@
 import { open, readFile, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
+import { NodeError } from './errors.js'
 
 export const LOCK_FILE = 'node.lock'
 
-export class DataDirInUseError extends Error {
-  static readonly code = 'ERR_DATA_DIR_IN_USE'
-  readonly code = DataDirInUseError.code
-  constructor (dataDir: string, holder: LockHolder) {
-    super(`data directory ${dataDir} is in use by a running idlegrid ${holder.role} node (pid ${holder.pid}); stop it, talk to it with one-shot commands, or pick another --data-dir`)
-    this.name = 'DataDirInUseError'
-  }
+function dataDirInUse (dataDir: string, holder: LockHolder): NodeError {
+  return new NodeError('ERR_DATA_DIR_IN_USE', `data directory ${dataDir} is in use by a running idlegrid ${holder.role} node (pid ${holder.pid}); stop it, talk to it with one-shot commands, or pick another --data-dir`)
 }
 
 export interface LockHolder {
@@ -44,8 +40,8 @@ export async function lockDataDir (dataDir: string, role: string): Promise<DataD
       if (err?.code !== 'EEXIST') throw err
     }
     const holder = await readHolder(path)
-    if (holder != null && holder.pid !== process.pid && isAlive(holder.pid)) throw new DataDirInUseError(dataDir, holder)
-    if (holder?.pid === process.pid) throw new DataDirInUseError(dataDir, holder)
+    if (holder != null && holder.pid !== process.pid && isAlive(holder.pid)) throw dataDirInUse(dataDir, holder)
+    if (holder?.pid === process.pid) throw dataDirInUse(dataDir, holder)
     await unlink(path).catch(() => {})
   }
   throw new Error(`could not take the lock ${path}`)

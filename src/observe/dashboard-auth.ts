@@ -8,19 +8,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { ObserveError } from './errors.js'
 import type { IncomingMessage } from 'node:http'
 
 export const TOKEN_FILE = 'dashboard.token'
 export const TOKEN_COOKIE = 'idlegrid_dashboard'
 const TOKEN_TEXT = /^[0-9a-f]{64}$/
-
-export class DashboardTokenError extends Error {
-  readonly code = 'ERR_DASHBOARD_TOKEN'
-  constructor (message: string) {
-    super(message)
-    this.name = 'DashboardTokenError'
-  }
-}
 
 /** The data dir's token, made (0600) when there is none. */
 export async function loadDashboardToken (dataDir: string): Promise<string> {
@@ -31,7 +24,7 @@ export async function loadDashboardToken (dataDir: string): Promise<string> {
     if (err?.code !== 'EEXIST') throw err
   }
   const token = (await readFile(path, 'utf8')).trim()
-  if (!TOKEN_TEXT.test(token)) throw new DashboardTokenError(`${path} does not hold a dashboard token (64 hex characters); delete it and a new one is made`)
+  if (!TOKEN_TEXT.test(token)) throw new ObserveError('ERR_DASHBOARD_TOKEN', `${path} does not hold a dashboard token (64 hex characters); delete it and a new one is made`)
   return token
 }
 

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { requestToken, tokenCookie, tokenMatches } from './dashboard-auth.js'
 import { sendText, serveLocalHttp, type HttpAddress, type LocalHttpServer } from './http-bounds.js'
 import type { DashboardApi } from './dashboard-api.js'
-import type { ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 
 const WEB_DIR = fileURLToPath(new URL('../../../web/dashboard/', import.meta.url))
 
@@ -64,30 +64,31 @@ export async function serveDashboard (at: HttpAddress, token: string, api: Dashb
       return
     }
     const open = Object.hasOwn(PUBLIC_ASSETS, url.pathname) ? PUBLIC_ASSETS[url.pathname] : undefined
-    if (open != null) { send(res, 200, open.type, await file(url.pathname, open), req.method === 'HEAD'); return }
+    if (open != null) { send(req, res, 200, { type: open.type, body: await file(url.pathname, open) }); return }
     if (!signedIn) {
       // a browser gets the sign-in page (status 401: nothing of the node's is in it); a script, the reason
-      if (url.pathname === '/') { send(res, 401, SIGN_IN_PAGE.type, await file('sign-in', SIGN_IN_PAGE), req.method === 'HEAD'); return }
+      if (url.pathname === '/') { send(req, res, 401, { type: SIGN_IN_PAGE.type, body: await file('sign-in', SIGN_IN_PAGE) }); return }
       sendText(res, 401, 'this dashboard needs its token: sign in at / (the token is in <data dir>/dashboard.token), or send Authorization: Bearer <token>', SECURITY_HEADERS)
       return
     }
     if (url.pathname.startsWith('/api/')) {
       const body = await api.page(url.pathname.slice(5), url.searchParams)
       if (body === undefined) { sendText(res, 404, 'no such page', SECURITY_HEADERS); return }
-      send(res, 200, 'application/json; charset=utf-8', Buffer.from(JSON.stringify(body, jsonSafe)), req.method === 'HEAD')
+      send(req, res, 200, { type: 'application/json; charset=utf-8', body: Buffer.from(JSON.stringify(body, jsonSafe)) })
       return
     }
     const asset = Object.hasOwn(ASSETS, url.pathname) ? ASSETS[url.pathname] : undefined
     if (asset == null) { sendText(res, 404, 'not found', SECURITY_HEADERS); return }
-    send(res, 200, asset.type, await file(url.pathname, asset), req.method === 'HEAD')
+    send(req, res, 200, { type: asset.type, body: await file(url.pathname, asset) })
   })
   const host = server.address.host.includes(':') ? `[${server.address.host}]` : server.address.host
   return { ...server, url: `http://${host}:${server.address.port}/` }
 }
 
-function send (res: ServerResponse, status: number, type: string, body: Buffer, head: boolean): void {
-  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'content-length': String(body.length) })
-  res.end(head ? undefined : body)
+/** Answers `req` with `status` and `content` (its head only, for HEAD). */
+function send (req: IncomingMessage, res: ServerResponse, status: number, content: { type: string, body: Buffer }): void {
+  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': content.type, 'content-length': String(content.body.length) })
+  res.end(req.method === 'HEAD' ? undefined : content.body)
 }
 
 /** bigints (sequence numbers, micro-USD) as strings */

@@ -14,7 +14,8 @@ import { sleep, toHex } from '../common/index.js'
 import { runAttempt, type JobPayload } from '../exec/index.js'
 import { peerIdFromBytes, openAward, type MarketRenterService } from '../market/index.js'
 import { auctionRounds } from '../submit/index.js'
-import { forward, ForwardError, type Dialer } from './forward.js'
+import { isForwardError } from './errors.js'
+import { forward, type Dialer } from './forward.js'
 import { Gateway } from './gateway.js'
 import { ServeStreamPool } from './stream-pool.js'
 import { noteDraining, ReplicaPool, type Replica } from './router.js'
@@ -259,14 +260,14 @@ export class Deployment {
       let ok = false
       let answered = true
       try {
-        const answer = await forward(this.probeStreams, replica.provider, replica.leaseId, { method: 'GET', path: this.spec.healthPath, headers: [], body: new Uint8Array() }, { timeoutMs: Math.max(2_000, every * 2) })
+        const answer = await forward(this.probeStreams, replica, { method: 'GET', path: this.spec.healthPath, headers: [], body: new Uint8Array() }, { timeoutMs: Math.max(2_000, every * 2) })
         for await (const _ of answer.body) {} // eslint-disable-line no-empty
         ok = answer.response.status >= 200 && answer.response.status < 300
         // a replica its provider is stopping says so: out of rotation now, even one no request reached
         noteDraining(replica, answer.response)
       } catch (err) {
-        if (err instanceof ForwardError) noteDraining(replica, err)
-        answered = err instanceof ForwardError && err.fromProvider
+        if (isForwardError(err)) noteDraining(replica, err)
+        answered = isForwardError(err) && err.fromProvider
       }
       if (signal.aborted) return
       silent = answered ? 0 : silent + 1

@@ -5,7 +5,8 @@
  * replica could have acted on the request (`passedOn`): one it never passed on may go to
  * another replica whatever its method.
  */
-import { SERVE_CHUNK_BYTES, ServeStreamError, serveFrameKind, type ServeChannel } from './wire.js'
+import { forwardError, isForwardError, isStreamError, streamError, type ForwardError } from './errors.js'
+import { SERVE_CHUNK_BYTES, serveFrameKind, type ServeChannel } from './wire.js'
 import type { ServeStreamPool } from './stream-pool.js'
 import type { ServeFrame } from '../../protocols/serve.js'
 import type { PeerId } from '@libp2p/interface'
@@ -19,20 +20,9 @@ export interface ForwardRequest {
   body: Uint8Array
 }
 
-export class ForwardError extends Error {
-  /**
-   * `fromProvider`: the replica's provider answered (a Response, or an Error frame of its own);
-   * false when nothing came back from its node at all (no stream, no frame in time, a cut stream)
-   */
-  constructor (readonly status: 502 | 503 | 504, message: string, readonly passedOn: boolean, readonly code?: string, readonly fromProvider = false) {
-    super(message)
-    this.name = 'ForwardError'
-  }
-}
-
 export interface ForwardAnswer {
   response: ServeFrame.Response
-  /** the body, chunk by chunk; throws ForwardError when the answer breaks off */
+  /** the body, chunk by chunk; throws ServeError ERR_SERVE_FORWARD when the answer breaks off */
   body: AsyncGenerator<Uint8Array>
   /** the whole body when its End came with the head (the stream is back in the pool then): no need to read `body` */
   whole?: Uint8Array[]
@@ -45,32 +35,39 @@ export interface ForwardAnswer {
 const NOT_PASSED_ON = new Set(['NO_LEASE', 'DRAINING', 'OVERLOADED'])
 
 function asForwardError (err: any): ForwardError {
-  if (err instanceof ForwardError) return err
+  if (isForwardError(err)) return err
   // a provider without this protocol version refused it at selection: nothing was passed on
-  if (err?.name === 'UnsupportedProtocolError') return new ForwardError(503, `the replica's provider does not speak this serve protocol version: ${String(err.message)}`, false, 'UNSUPPORTED')
-  if (err instanceof ServeStreamError) {
+  if (err?.name === 'UnsupportedProtocolError') return forwardError(503, `the replica's provider does not speak this serve protocol version: ${String(err.message)}`, { passedOn: false, wireCode: 'UNSUPPORTED' })
+  if (isStreamError(err)) {
     if (err.cause != null && (err.cause as Error).name === 'UnsupportedProtocolError') return asForwardError(err.cause)
-    if (err.code === 'TIMEOUT') return new ForwardError(504, `the replica did not answer in time: ${err.message}`, true, err.code, err.remote)
-    const notPassed = err.remote && NOT_PASSED_ON.has(err.code)
-    return new ForwardError(notPassed ? 503 : 502, `replica: ${err.code} ${err.message}`, !notPassed, err.code, err.remote)
+    if (err.wireCode === 'TIMEOUT') return forwardError(504, `the replica did not answer in time: ${err.message}`, { passedOn: true, wireCode: err.wireCode, fromProvider: err.remote })
+    const notPassed = err.remote && NOT_PASSED_ON.has(err.wireCode)
+    return forwardError(notPassed ? 503 : 502, `replica: ${err.wireCode} ${err.message}`, { passedOn: !notPassed, wireCode: err.wireCode, fromProvider: err.remote })
   }
-  return new ForwardError(502, `replica stream failed: ${String(err?.message ?? err)}`, true)
+  return forwardError(502, `replica stream failed: ${String(err?.message ?? err)}`, { passedOn: true })
+}
+
+/** A replica as a request reaches it: the lease `leaseId` on `provider`. */
+export interface ReplicaAddress {
+  provider: PeerId
+  leaseId: Uint8Array
 }
 
 /** Sends `req` to the replica `leaseId` on `provider`; resolves at the response head. */
-export async function forward (streams: ServeStreamPool, provider: PeerId, leaseId: Uint8Array, req: ForwardRequest, opts: { timeoutMs: number, dialMs?: number, silenced?: AbortSignal }): Promise<ForwardAnswer> {
+export async function forward (streams: ServeStreamPool, replica: ReplicaAddress, req: ForwardRequest, opts: { timeoutMs: number, dialMs?: number, silenced?: AbortSignal }): Promise<ForwardAnswer> {
+  const { provider, leaseId } = replica
   const t0 = performance.now()
   let ch: ServeChannel
   try {
     ch = (await streams.acquire(provider, opts.dialMs ?? Math.min(opts.timeoutMs, 5_000))).ch
   } catch (err: any) {
     // nothing reached the replica
-    throw new ForwardError(503, `replica unreachable: ${String(err?.message ?? err)}`, false)
+    throw forwardError(503, `replica unreachable: ${String(err?.message ?? err)}`, { passedOn: false })
   }
   let response: ServeFrame.Response
   // the replica given up as silent while this waits for its head: stop waiting (never answered by it, so not fromProvider)
   const silenced = opts.silenced
-  const onSilence = (): void => { ch.abort(new ServeStreamError('UPSTREAM', 'the replica\'s provider went silent')) }
+  const onSilence = (): void => { ch.abort(streamError('UPSTREAM', 'the replica\'s provider went silent')) }
   if (silenced?.aborted === true) onSilence()
   silenced?.addEventListener('abort', onSilence, { once: true })
   try {
@@ -78,11 +75,11 @@ export async function forward (streams: ServeStreamPool, provider: PeerId, lease
     for (let at = 0; at < req.body.byteLength; at += SERVE_CHUNK_BYTES) ch.send({ body: { data: req.body.subarray(at, at + SERVE_CHUNK_BYTES) } })
     ch.send({ end: {} })
     const first = await ch.next()
-    if (first == null) throw new ServeStreamError('UPSTREAM', 'the replica closed without an answer')
+    if (first == null) throw streamError('UPSTREAM', 'the replica closed without an answer')
     const kind = serveFrameKind(first)
-    if (kind !== 'response') throw new ServeStreamError('PROTOCOL', `the replica answered with ${kind}, not Response`)
+    if (kind !== 'response') throw streamError('PROTOCOL', `the replica answered with ${kind}, not Response`)
     response = first.response as ServeFrame.Response
-    if (response.status < 100 || response.status > 599) throw new ServeStreamError('PROTOCOL', `status ${response.status} is not an HTTP status`)
+    if (response.status < 100 || response.status > 599) throw streamError('PROTOCOL', `status ${response.status} is not an HTTP status`)
   } catch (err) {
     ch.abort(err as Error)
     throw asForwardError(err)
@@ -101,7 +98,7 @@ export async function forward (streams: ServeStreamPool, provider: PeerId, lease
     for (let frame = ch.tryNext(); frame != null; frame = ch.tryNext()) {
       const kind = serveFrameKind(frame)
       if (kind === 'end') { complete = true; break }
-      if (kind !== 'body') throw new ServeStreamError('PROTOCOL', `unexpected ${kind} frame in the answer`)
+      if (kind !== 'body') throw streamError('PROTOCOL', `unexpected ${kind} frame in the answer`)
       early.push((frame.body as ServeFrame.Body).data)
     }
   } catch (err) {
@@ -118,10 +115,10 @@ export async function forward (streams: ServeStreamPool, provider: PeerId, lease
       if (complete) return
       while (true) {
         const frame = await ch.next()
-        if (frame == null) throw new ServeStreamError('UPSTREAM', 'the answer ended without End')
+        if (frame == null) throw streamError('UPSTREAM', 'the answer ended without End')
         const kind = serveFrameKind(frame)
         if (kind === 'end') break
-        if (kind !== 'body') throw new ServeStreamError('PROTOCOL', `unexpected ${kind} frame in the answer`)
+        if (kind !== 'body') throw streamError('PROTOCOL', `unexpected ${kind} frame in the answer`)
         yield (frame.body as ServeFrame.Body).data
       }
     } catch (err) {

@@ -18,7 +18,8 @@
 import { isLoopbackHost } from '../common/index.js'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { timingSafeEqual } from 'node:crypto'
-import { forward, ForwardError, type Dialer, type ForwardAnswer } from './forward.js'
+import { forwardError, isForwardError, type ForwardError } from './errors.js'
+import { forward, type Dialer, type ForwardAnswer } from './forward.js'
 import { ServeStreamPool } from './stream-pool.js'
 import { HOP_BY_HOP, settlesThisTurn, wireHeaders } from './wire.js'
 import { noteDraining, type ReplicaPool } from './router.js'
@@ -224,7 +225,7 @@ export class Gateway {
       replica.inflight++
       let answer: ForwardAnswer | undefined
       try {
-        answer = await forward(this.streams, replica.provider, replica.leaseId, { method, path: req.url ?? '/', headers, body }, { timeoutMs: this.opts.timeoutMs, silenced: replica.silenced.signal })
+        answer = await forward(this.streams, replica, { method, path: req.url ?? '/', headers, body }, { timeoutMs: this.opts.timeoutMs, silenced: replica.silenced.signal })
         this.pool.observe(replica, answer.headMs)
         noteDraining(replica, answer.response)
         const sent = await this.stream(answer, res, signal, idempotent)
@@ -233,7 +234,7 @@ export class Gateway {
         this.stats.answered++
         return
       } catch (err) {
-        const e = err instanceof ForwardError ? err : new ForwardError(502, String((err as Error)?.message ?? err), true)
+        const e = isForwardError(err) ? err : forwardError(502, String((err as Error)?.message ?? err), { passedOn: true })
         replica.failed++
         noteDraining(replica, e)
         last = e
@@ -269,7 +270,7 @@ export class Gateway {
     } catch (err: any) {
       for (const name of res.getHeaderNames()) res.removeHeader(name)
       answer.abort()
-      throw new ForwardError(502, `the replica sent headers that are not valid HTTP: ${String(err?.message ?? err)}`, true)
+      throw forwardError(502, `the replica sent headers that are not valid HTTP: ${String(err?.message ?? err)}`, { passedOn: true })
     }
     if (answer.whole != null) {
       // the whole answer came with its head: head and body in one write, with no turn of the event loop

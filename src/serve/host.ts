@@ -11,7 +11,8 @@ import { request as httpRequest, Agent, type ClientRequest, type IncomingMessage
 import { createServer } from 'node:net'
 import { toHex } from '../common/index.js'
 import { type ServeFrame } from '../../protocols/serve.js'
-import { SERVE_CHUNK_BYTES, ServeChannel, ServeStreamError, serveFrameKind, wireHeaders } from './wire.js'
+import { isStreamError, streamError, type ServeStreamError } from './errors.js'
+import { SERVE_CHUNK_BYTES, ServeChannel, serveFrameKind, wireHeaders } from './wire.js'
 import type { LeaseHost, LeaseRunHooks, RunHandle } from '../exec/index.js'
 import type { UsageReporter } from './usage/index.js'
 import type { Logger, PeerId, Stream } from '@libp2p/interface'
@@ -172,7 +173,7 @@ export class ServeHost implements LeaseHost {
         first = await ch.next(waitMs)
       } catch (err: any) {
         // between requests a silent renter is no fault: the stream just closes
-        if (between && err instanceof ServeStreamError && err.code === 'TIMEOUT') { await ch.close(); return }
+        if (between && isStreamError(err) && err.wireCode === 'TIMEOUT') { await ch.close(); return }
         await this.refuse(ch, remote, err)
         return
       }
@@ -187,16 +188,16 @@ export class ServeHost implements LeaseHost {
   private async request (ch: ServeChannel, first: ServeFrame, remote: PeerId): Promise<boolean> {
     let hosted: HostedLease | undefined
     try {
-      if (serveFrameKind(first) !== 'request') throw new ServeStreamError('PROTOCOL', 'the first frame must be Request')
+      if (serveFrameKind(first) !== 'request') throw streamError('PROTOCOL', 'the first frame must be Request')
       const head = first.request as ServeFrame.Request
       // checked before the lease is counted, so a refusal never touches its in-flight count
-      if (!/^[A-Z]{1,16}$/.test(head.method) || !/^\/[\x21-\x7e]{0,8191}$/.test(head.path)) throw new ServeStreamError('PROTOCOL', 'bad method or path')
+      if (!/^[A-Z]{1,16}$/.test(head.method) || !/^\/[\x21-\x7e]{0,8191}$/.test(head.path)) throw streamError('PROTOCOL', 'bad method or path')
       hosted = this.leases.get(toHex(head.leaseId))
       // someone else's lease answers like no lease: nothing to learn from probing ids
-      if (hosted == null || hosted.renter !== remote.toString()) { hosted = undefined; throw new ServeStreamError('NO_LEASE', 'no such lease here') }
-      if (hosted.draining) { hosted = undefined; throw new ServeStreamError('DRAINING', 'the replica is stopping') }
-      if (hosted.host === '') { hosted = undefined; throw new ServeStreamError('UPSTREAM', 'the service has no address yet') }
-      if (hosted.inflight >= this.opts.maxInflight) { hosted = undefined; throw new ServeStreamError('OVERLOADED', `${this.opts.maxInflight} requests already in flight`) }
+      if (hosted == null || hosted.renter !== remote.toString()) { hosted = undefined; throw streamError('NO_LEASE', 'no such lease here') }
+      if (hosted.draining) { hosted = undefined; throw streamError('DRAINING', 'the replica is stopping') }
+      if (hosted.host === '') { hosted = undefined; throw streamError('UPSTREAM', 'the service has no address yet') }
+      if (hosted.inflight >= this.opts.maxInflight) { hosted = undefined; throw streamError('OVERLOADED', `${this.opts.maxInflight} requests already in flight`) }
       hosted.inflight++
       hosted.requests++
       await this.pass(ch, head, hosted)
@@ -210,8 +211,8 @@ export class ServeHost implements LeaseHost {
   }
 
   private async refuse (ch: ServeChannel, remote: PeerId, err: any): Promise<void> {
-    const e = err instanceof ServeStreamError ? err : new ServeStreamError('UPSTREAM', String(err?.message ?? err))
-    this.log('serve request from %p failed: %s %s', remote, e.code, e.message)
+    const e = isStreamError(err) ? err : streamError('UPSTREAM', String(err?.message ?? err))
+    this.log('serve request from %p failed: %s %s', remote, e.wireCode, e.message)
     await ch.fail(e)
   }
 
@@ -226,8 +227,8 @@ export class ServeHost implements LeaseHost {
     let expire = (): void => {}
     const response = new Promise<IncomingMessage>((resolve, reject) => {
       req.once('response', resolve)
-      req.once('error', err => { reject(new ServeStreamError('UPSTREAM', `service unreachable: ${err.message}`)) })
-      expire = () => { req.destroy(); reject(new ServeStreamError('TIMEOUT', `no answer from the service within ${this.opts.responseMs} ms`)) }
+      req.once('error', err => { reject(streamError('UPSTREAM', `service unreachable: ${err.message}`)) })
+      expire = () => { req.destroy(); reject(streamError('TIMEOUT', `no answer from the service within ${this.opts.responseMs} ms`)) }
     })
     response.catch(() => {})
     // the body, bounded, as it comes (a request without one has its End here already: no wait).
@@ -239,13 +240,13 @@ export class ServeHost implements LeaseHost {
     try {
       while (true) {
         const frame = ch.tryNext() ?? await ch.next()
-        if (frame == null) throw new ServeStreamError('PROTOCOL', 'the request ended without End')
+        if (frame == null) throw streamError('PROTOCOL', 'the request ended without End')
         const kind = serveFrameKind(frame)
         if (kind === 'end') break
-        if (kind !== 'body') throw new ServeStreamError('PROTOCOL', `unexpected ${kind} frame in the request body`)
+        if (kind !== 'body') throw streamError('PROTOCOL', `unexpected ${kind} frame in the request body`)
         const data = (frame.body as ServeFrame.Body).data
         body += data.byteLength
-        if (body > this.opts.maxBodyBytes) throw new ServeStreamError('TOO_LARGE', `request body over ${this.opts.maxBodyBytes} bytes`)
+        if (body > this.opts.maxBodyBytes) throw streamError('TOO_LARGE', `request body over ${this.opts.maxBodyBytes} bytes`)
         hosted.bytesIn += data.byteLength
         if (held != null && body <= HELD_BODY_BYTES) { held.push(data); continue }
         if (held != null) {
@@ -297,8 +298,8 @@ async function drained (req: ClientRequest, idleMs: number): Promise<void> {
       else reject(err)
     }
     const onDrain = (): void => { done() }
-    const onClose = (): void => { done(new ServeStreamError('UPSTREAM', 'the service closed while taking the request body')) }
-    const timer = setTimeout(() => { done(new ServeStreamError('TIMEOUT', `the service took no request body for ${idleMs} ms`)) }, idleMs)
+    const onClose = (): void => { done(streamError('UPSTREAM', 'the service closed while taking the request body')) }
+    const timer = setTimeout(() => { done(streamError('TIMEOUT', `the service took no request body for ${idleMs} ms`)) }, idleMs)
     req.on('drain', onDrain)
     req.on('close', onClose)
   })
@@ -356,7 +357,7 @@ async function relayBody (res: IncomingMessage, ch: ServeChannel, hosted: Hosted
       try {
         sendBody(chunk, ch, hosted)
       } catch (err: any) {
-        finish(err instanceof ServeStreamError ? err : new ServeStreamError('UPSTREAM', String(err?.message ?? err)))
+        finish(isStreamError(err) ? err : streamError('UPSTREAM', String(err?.message ?? err)))
         return
       }
       if (ch.held && ch.queued >= HOLD_BYTES) ch.flush()
@@ -367,8 +368,8 @@ async function relayBody (res: IncomingMessage, ch: ServeChannel, hosted: Hosted
     }
     res.on('data', onData)
     res.once('end', () => { finish() })
-    res.once('error', (err) => { finish(new ServeStreamError('UPSTREAM', `the service broke off its answer: ${err.message}`)) })
+    res.once('error', (err) => { finish(streamError('UPSTREAM', `the service broke off its answer: ${err.message}`)) })
     // a connection cut before the end (no error on every Node version)
-    res.once('close', () => { if (!res.complete) finish(new ServeStreamError('UPSTREAM', 'the service broke off its answer: the connection closed before the end')) })
+    res.once('close', () => { if (!res.complete) finish(streamError('UPSTREAM', 'the service broke off its answer: the connection closed before the end')) })
   })
 }

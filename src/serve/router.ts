@@ -103,8 +103,8 @@ export class ReplicaPool {
  * provider is stopping (preempted, cancelled, its lease over) gets no new request from then on,
  * whoever heard it, the gateway from a request or the deployment from a health probe.
  */
-export function noteDraining (r: Replica, said: { draining?: boolean, code?: string }): void {
-  if (said.draining === true || said.code === 'DRAINING' || said.code === 'NO_LEASE') r.state = 'draining'
+export function noteDraining (r: Replica, said: { draining?: boolean, wireCode?: string }): void {
+  if (said.draining === true || said.wireCode === 'DRAINING' || said.wireCode === 'NO_LEASE') r.state = 'draining'
 }
 
 function isStale (r: Replica, now: number): boolean {

@@ -10,6 +10,7 @@ import { PROTOCOL } from '../../protocols/ids.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../control/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE } from '../ledger/index.js'
 import { MARKET_RENTER_CAPABILITY, MARKET_RENTER_SERVICE } from '../market/index.js'
+import { ServeError } from './errors.js'
 import { Deployment, type DeploymentEvent } from './deployment.js'
 import { parseServiceSpec, serviceInputs, type ServiceSpec } from './service-file.js'
 import { HOST_DEFAULTS, type ServeHost } from './host.js'
@@ -21,14 +22,6 @@ import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 
 export const SERVE_HOST_SERVICE = 'serveHost'
 export const DEPLOYMENTS_SERVICE = 'deployments'
-
-export class ServeError extends Error {
-  readonly code = 'ERR_SERVE'
-  constructor (message: string) {
-    super(message)
-    this.name = 'ServeError'
-  }
-}
 
 /** What the serve host uses of the node; the ledger only when the node has one (usage statements). */
 export interface ServeHostComponents {
@@ -120,9 +113,9 @@ export class Deployments implements Startable {
 
   /** Starts a deployment: its gateway at once, one auction per replica. */
   async deploy (spec: ServiceSpec): Promise<Deployment> {
-    if (this.deployments.has(spec.name)) throw new ServeError(`service ${spec.name} is already deployed; scale or stop it`)
+    if (this.deployments.has(spec.name)) throw new ServeError('ERR_SERVE', `service ${spec.name} is already deployed; scale or stop it`)
     const privateKey = this.components.privateKey
-    if (privateKey.type !== 'Ed25519') throw new ServeError('receipts are signed with the node\'s Ed25519 key')
+    if (privateKey.type !== 'Ed25519') throw new ServeError('ERR_SERVE', 'receipts are signed with the node\'s Ed25519 key')
     const dialer = longStreamDialer(this.components)
     const payload = Deployment.payload(spec, await serviceInputs(spec))
     const deployment = new Deployment(spec, payload, {
@@ -142,7 +135,7 @@ export class Deployments implements Startable {
 
   get (name: unknown): Deployment {
     const d = typeof name === 'string' ? this.deployments.get(name) : undefined
-    if (d == null) throw new ServeError(`no service named ${String(name).slice(0, 64)} is deployed here`)
+    if (d == null) throw new ServeError('ERR_SERVE', `no service named ${String(name).slice(0, 64)} is deployed here`)
     return d
   }
 
@@ -173,7 +166,7 @@ export class Deployments implements Startable {
       'services.scale': async (params) => {
         const d = this.get(params.name)
         const n = Number(params.replicas)
-        if (!Number.isInteger(n) || n < 0 || n > 32) throw new ServeError(`replicas must be a whole number from 0 to 32, got ${String(params.replicas)}`)
+        if (!Number.isInteger(n) || n < 0 || n > 32) throw new ServeError('ERR_SERVE', `replicas must be a whole number from 0 to 32, got ${String(params.replicas)}`)
         d.scale(n)
         return statusOf(d)
       },

@@ -2,12 +2,13 @@
  * Framing of /idlegrid/serve/1.1.0: length-prefixed ServeFrames both ways over a libp2p
  * stream that carries HTTP requests one after another, each frame bounded (checked on the
  * length prefix, before the body is read), with an idle bound between frames. Violations
- * become ServeStreamErrors. Frames sent together go out as one write: a request's head and
+ * become ServeErrors (ERR_SERVE_STREAM). Frames sent together go out as one write: a request's head and
  * End, or an answer's head, body and End (held until the answer would wait), cost one muxer
  * frame and one TLS record, not three.
  */
 import { decodeBounded } from '../../protocols/codec.js'
 import { ServeFrame } from '../../protocols/serve.js'
+import { isStreamError, streamError, type ServeFrameCode, type ServeStreamError } from './errors.js'
 import type { Stream } from '@libp2p/interface'
 import { Uint8ArrayList } from 'uint8arraylist'
 
@@ -49,20 +50,6 @@ function concat (items: Uint8Array[], size: number): Uint8Array {
   return out
 }
 
-export type ServeErrorCode = keyof typeof ServeFrame.Error.Code
-
-export class ServeStreamError extends Error {
-  readonly code: ServeErrorCode
-  /** the other side sent this as an Error frame */
-  readonly remote: boolean
-  constructor (code: ServeErrorCode, message: string, opts: { remote?: boolean, cause?: unknown } = {}) {
-    super(message, { cause: opts.cause })
-    this.name = 'ServeStreamError'
-    this.code = code
-    this.remote = opts.remote ?? false
-  }
-}
-
 /**
  * Length-prefixed frames (unsigned varint, then that many bytes) from a stream's chunks: each
  * length is checked against the bound as soon as its prefix is read, before its bytes are
@@ -82,7 +69,7 @@ class FrameReader {
       const byte = this.buffer.get(at)
       length += (byte & 0x7f) * 2 ** (7 * at)
       at++
-      if (length > this.maxBytes || (at >= 4 && byte >= 0x80)) throw new ServeStreamError('TOO_LARGE', `incoming frame exceeds the ${this.maxBytes}-byte frame bound`)
+      if (length > this.maxBytes || (at >= 4 && byte >= 0x80)) throw streamError('TOO_LARGE', `incoming frame exceeds the ${this.maxBytes}-byte frame bound`)
       if (byte < 0x80) break
     }
     if (this.buffer.byteLength < at + length) return undefined
@@ -102,16 +89,16 @@ class FrameReader {
         let chunk: IteratorResult<Uint8ArrayList | Uint8Array>
         try {
           chunk = await new Promise((resolve, reject) => {
-            expire = () => { reject(new ServeStreamError('TIMEOUT', `no frame within ${idleMs} ms`)) }
+            expire = () => { reject(streamError('TIMEOUT', `no frame within ${idleMs} ms`)) }
             if (expired) expire()
             else this.source.next().then(resolve, reject)
           })
         } catch (err: any) {
-          if (err instanceof ServeStreamError) throw err
-          throw new ServeStreamError('UPSTREAM', `stream failed: ${String(err?.message ?? err)}`, { cause: err })
+          if (isStreamError(err)) throw err
+          throw streamError('UPSTREAM', `stream failed: ${String(err?.message ?? err)}`, { cause: err })
         }
         if (chunk.done === true) {
-          if (this.buffer.byteLength > 0) throw new ServeStreamError('UPSTREAM', 'the stream ended inside a frame')
+          if (this.buffer.byteLength > 0) throw streamError('UPSTREAM', 'the stream ended inside a frame')
           return undefined
         }
         this.buffer.append(chunk.value)
@@ -131,10 +118,10 @@ export function serveFrameKind (frame: ServeFrame): ServeFrameKind {
   let kind: ServeFrameKind | undefined
   for (const k of KINDS) {
     if (frame[k] == null) continue
-    if (kind != null) throw new ServeStreamError('PROTOCOL', `frame sets ${KINDS.filter(m => frame[m] != null).join(' and ')}`)
+    if (kind != null) throw streamError('PROTOCOL', `frame sets ${KINDS.filter(m => frame[m] != null).join(' and ')}`)
     kind = k
   }
-  if (kind == null) throw new ServeStreamError('PROTOCOL', 'frame has no known member')
+  if (kind == null) throw streamError('PROTOCOL', 'frame has no known member')
   return kind
 }
 
@@ -161,7 +148,7 @@ export class ServeChannel {
 
   /** Queues `frame`; it goes out at once unless the channel holds (`hold`). */
   send (frame: ServeFrame): void {
-    if (this.ended) throw new ServeStreamError('PROTOCOL', 'stream already ended')
+    if (this.ended) throw streamError('PROTOCOL', 'stream already ended')
     // End is the same bytes every time (once per request each way)
     const bytes = frame.end != null && frame.request == null && frame.response == null && frame.body == null && frame.error == null ? END_BYTES : lengthPrefixed(ServeFrame.encode(frame))
     this.queue.push(bytes)
@@ -238,12 +225,12 @@ export class ServeChannel {
     try {
       frame = decodeBounded(ServeFrame, bytes, 'serve frame', MAX_SERVE_FRAME_BYTES, SERVE_LIMITS)
     } catch (err) {
-      throw new ServeStreamError('PROTOCOL', (err as Error).message, { cause: err })
+      throw streamError('PROTOCOL', (err as Error).message, { cause: err })
     }
     if (serveFrameKind(frame) === 'error') {
       const e = frame.error as ServeFrame.Error
-      const code = (ServeFrame.Error.Code[e.code] ?? 'PROTOCOL') as ServeErrorCode
-      throw new ServeStreamError(code === 'CODE_UNSPECIFIED' ? 'PROTOCOL' : code, e.message.slice(0, 512), { remote: true })
+      const code = (ServeFrame.Error.Code[e.code] ?? 'PROTOCOL') as ServeFrameCode
+      throw streamError(code === 'CODE_UNSPECIFIED' ? 'PROTOCOL' : code, e.message.slice(0, 512), { remote: true })
     }
     return frame
   }
@@ -258,7 +245,7 @@ export class ServeChannel {
   /** Sends an Error frame (unless the failure came from the other side) and closes. */
   async fail (err: ServeStreamError): Promise<void> {
     if (!err.remote && !this.ended) {
-      try { this.send({ error: { code: ServeFrame.Error.Code[err.code] as ServeFrame.Error.Code, message: err.message.slice(0, 512) } }) } catch {}
+      try { this.send({ error: { code: ServeFrame.Error.Code[err.wireCode] as ServeFrame.Error.Code, message: err.message.slice(0, 512) } }) } catch {}
     }
     await Promise.race([this.end(), new Promise(resolve => setTimeout(resolve, 1_000).unref())])
     this.stream.close().catch(() => { this.stream.abort(err) })

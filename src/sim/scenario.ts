@@ -174,13 +174,13 @@ export async function loadScenario (path: string): Promise<Scenario> {
   try {
     text = await readFile(path, 'utf8')
   } catch (err: any) {
-    throw new SimError(`cannot read scenario ${path}: ${String(err?.message ?? err)}`)
+    throw new SimError('ERR_SIM_SCENARIO', `cannot read scenario ${path}: ${String(err?.message ?? err)}`)
   }
   let raw: unknown
   try {
     raw = parseYaml(text)
   } catch (err: any) {
-    throw new SimError(`scenario ${path} is not valid YAML: ${String(err?.message ?? err)}`)
+    throw new SimError('ERR_SIM_SCENARIO', `scenario ${path} is not valid YAML: ${String(err?.message ?? err)}`)
   }
   return parseScenario(raw, dirname(path))
 }

@@ -1,26 +1,29 @@
+import { CodedError } from '../common/index.js'
 import { missingBootstrap } from '../config/index.js'
 
-/** The renter's job path could not run a job as asked (a bad job, no award, a node that is no renter). */
-export class SubmitError extends Error {
-  static readonly code = 'ERR_SUBMIT'
-  readonly code = SubmitError.code
-  constructor (message: string, options?: { cause?: unknown }) {
-    super(message, options)
+/**
+ * - `ERR_SUBMIT`: the renter's job path could not run a job as asked (a bad job, no award, a
+ *   node that is no renter)
+ * - `ERR_NO_PEERS`: the renter node is connected to no peer, so no provider would hear of the job
+ *
+ * Both travel in control answers; the CLI exits 2 on either.
+ */
+export type SubmitErrorCode = 'ERR_SUBMIT' | 'ERR_NO_PEERS'
+
+/** The submit room's error. */
+export class SubmitError extends CodedError<SubmitErrorCode> {
+  constructor (code: SubmitErrorCode, message: string, options?: ErrorOptions) {
+    super(code, message, options)
     this.name = 'SubmitError'
   }
 }
 
 /**
- * The renter node is connected to no peer, so no provider would hear of the job: refused before
- * any auction, with what to do (the bootstrap rule `idlegrid doctor` applies).
+ * ERR_NO_PEERS: refused before any auction, with what to do (the bootstrap rule `idlegrid
+ * doctor` applies).
  */
-export class NoPeersError extends Error {
-  static readonly code = 'ERR_NO_PEERS'
-  readonly code = NoPeersError.code
-  constructor (bootstrap: readonly string[]) {
-    super(noPeersMessage(bootstrap))
-    this.name = 'NoPeersError'
-  }
+export function noPeers (bootstrap: readonly string[]): SubmitError {
+  return new SubmitError('ERR_NO_PEERS', noPeersMessage(bootstrap))
 }
 
 function noPeersMessage (bootstrap: readonly string[]): string {

@@ -6,7 +6,7 @@
 export { SUBMIT_SERVICE } from './service.js'
 export type { SubmitComponents, SubmitEvent, SubmitStart } from './service.js'
 export { submitServices } from './services.js'
-export { NoPeersError } from './errors.js'
+export { noPeers, SubmitError } from './errors.js'
 export type { ReceiptLedger } from './summary.js'
 export { checkSubmission } from './payload.js'
 export { auctionRounds } from './rounds.js'

@@ -22,7 +22,7 @@ export function payloadFromSpec (spec: Pick<JobSpec, 'runtime' | 'inputs' | 'pub
   const open = new Set((spec.publicInputs ?? []).map(f => resolve(f)))
   const inputs = spec.inputs.map(file => {
     const path = basename(file)
-    if (seen.has(path)) throw new SubmitError(`two inputs are named ${path}; inputs land in the job's inputs/ by file name`)
+    if (seen.has(path)) throw new SubmitError('ERR_SUBMIT', `two inputs are named ${path}; inputs land in the job's inputs/ by file name`)
     seen.add(path)
     return { path, file: resolve(file), ...(open.has(resolve(file)) ? { public: true } : {}) }
   })
@@ -34,7 +34,7 @@ export function payloadFromSpec (spec: Pick<JobSpec, 'runtime' | 'inputs' | 'pub
 /** A whole number of attempts within the limit, or a SubmitError naming what was given. */
 export function checkMaxAttempts (value: unknown): number {
   const n = value == null ? SUBMIT_DEFAULTS.maxAttempts : Number(value)
-  if (!Number.isInteger(n) || n < 1 || n > SUBMIT_DEFAULTS.maxAttemptsLimit) throw new SubmitError(`--max-attempts must be a whole number from 1 to ${SUBMIT_DEFAULTS.maxAttemptsLimit}, got ${String(value)}`)
+  if (!Number.isInteger(n) || n < 1 || n > SUBMIT_DEFAULTS.maxAttemptsLimit) throw new SubmitError('ERR_SUBMIT', `--max-attempts must be a whole number from 1 to ${SUBMIT_DEFAULTS.maxAttemptsLimit}, got ${String(value)}`)
   return n
 }
 
@@ -49,7 +49,7 @@ export interface CheckedSubmission {
 export function checkSubmission (spec: Pick<JobSpec, 'runtime' | 'inputs' | 'publicInputs' | 'estimatedMinutes' | 'limits'>, maxAttempts?: unknown): CheckedSubmission {
   const attempts = checkMaxAttempts(maxAttempts)
   const payload = payloadFromSpec(spec)
-  if (payload.runtime.command.length === 0 && (payload.runtime.image ?? '') === '') throw new SubmitError('the job has neither an image nor a command')
+  if (payload.runtime.command.length === 0 && (payload.runtime.image ?? '') === '') throw new SubmitError('ERR_SUBMIT', 'the job has neither an image nor a command')
   // a longer deadline margin than the default (limits.deadlineMarginSeconds) adds to each attempt
   const extraMarginMs = Math.max(0, (renterLimitsFromSpec(spec.limits).deadlineMarginMs ?? 0) - RENTER_LIMITS.deadlineMarginMs)
   return { payload, maxAttempts: attempts, timeoutMs: attempts * (payload.runtime.timeoutMs + SUBMIT_DEFAULTS.attemptOverheadMs + extraMarginMs) }

@@ -42,7 +42,7 @@ export function auctionRounds (market: Pick<MarketRenterService, 'auction'>, spe
         }
         return { award: signed.award.envelope, jobRequest: signed.job.envelope }
       }
-      throw new SubmitError(why)
+      throw new SubmitError('ERR_SUBMIT', why)
     }
   }
 }

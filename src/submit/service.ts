@@ -11,7 +11,7 @@ import { serviceDependencies, type ComponentLogger, type Logger, type PeerId, ty
 import { toHex } from '../common/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE, type LedgerService } from '../ledger/index.js'
 import { MARKET_RENTER_CAPABILITY, MARKET_RENTER_SERVICE, parseJobSpec, type AuctionEvent, type MarketRenterService } from '../market/index.js'
-import { NoPeersError, SubmitError } from './errors.js'
+import { noPeers, SubmitError } from './errors.js'
 import { checkSubmission, renterLimitsFromSpec, withInputDatasets } from './payload.js'
 import { LedgerReceipts, type ReceiptEvent } from './receipts.js'
 import { auctionRounds } from './rounds.js'
@@ -91,9 +91,9 @@ class Submitter implements SubmitService, Startable {
     // inputs hashed once; the large ones named for providers' input caches
     const { spec, payload } = await withInputDatasets(parsed, checked.payload)
     const privateKey = this.components.privateKey
-    if (privateKey.type !== 'Ed25519') throw new SubmitError(`receipts are signed with the node's Ed25519 key; this node's key is ${privateKey.type}`)
+    if (privateKey.type !== 'Ed25519') throw new SubmitError('ERR_SUBMIT', `receipts are signed with the node's Ed25519 key; this node's key is ${privateKey.type}`)
     // a job published to nobody is never heard of: say so before any auction or output directory
-    if (this.components.connectionManager.getConnections().length === 0) throw new NoPeersError(this.init.bootstrap ?? [])
+    if (this.components.connectionManager.getConnections().length === 0) throw noPeers(this.init.bootstrap ?? [])
     const jobId = new Uint8Array(randomBytes(16))
     const jobIdHex = toHex(jobId)
     this.observe('start', { jobId: jobIdHex, name: spec.name, tier: spec.tier, workload: spec.workload, startedAt: Date.now() })

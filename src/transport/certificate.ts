@@ -8,6 +8,7 @@ import { publicKeyFromProtobuf, publicKeyToProtobuf } from '@libp2p/crypto/keys'
 import { peerIdFromPublicKey } from '@libp2p/peer-id'
 import * as x509 from '@peculiar/x509'
 import * as asn1js from 'asn1js'
+import { TransportError } from './errors.js'
 import type { PeerId, PrivateKey, PublicKey } from '@libp2p/interface'
 
 /** the libp2p public key extension */
@@ -27,19 +28,6 @@ export interface TlsCredentials {
   cert: string
   /** PEM PKCS#8 private key of the certificate */
   key: string
-}
-
-export type CertificateRejection =
-  'ERR_CERT_MALFORMED' | 'ERR_CERT_TOO_LARGE' | 'ERR_CERT_NOT_YET_VALID' | 'ERR_CERT_EXPIRED' | 'ERR_CERT_NOT_SELF_SIGNED' |
-  'ERR_CERT_NO_LIBP2P_EXTENSION' | 'ERR_CERT_DUPLICATE_EXTENSION' | 'ERR_CERT_MALFORMED_EXTENSION' | 'ERR_CERT_BAD_KEY' |
-  'ERR_CERT_BAD_KEY_SIGNATURE' | 'ERR_CERT_UNEXPECTED_PEER'
-
-/** A peer's certificate proves no peer id, or not the one expected. */
-export class CertificateError extends Error {
-  constructor (readonly code: CertificateRejection, message: string) {
-    super(message)
-    this.name = 'CertificateError'
-  }
 }
 
 /** One per node run: a fresh P-256 key, its extension signed by the node's identity key. */
@@ -76,30 +64,30 @@ function signedKey (publicKey: Uint8Array, signature: Uint8Array): ArrayBuffer {
 /**
  * The peer id a peer's certificate (DER) proves, checked as the spec says: valid now,
  * self-signed, one libp2p extension whose key signed the certificate's key. Throws
- * CertificateError; with `expected`, also when it proves another peer.
+ * TransportError (ERR_CERT_*); with `expected`, also when it proves another peer.
  */
 export async function verifyPeerCertificate (der: Uint8Array, expected?: PeerId, now = Date.now()): Promise<PeerId> {
-  if (der.byteLength > MAX_CERTIFICATE_BYTES) throw new CertificateError('ERR_CERT_TOO_LARGE', `a certificate of ${der.byteLength} bytes (at most ${MAX_CERTIFICATE_BYTES})`)
+  if (der.byteLength > MAX_CERTIFICATE_BYTES) throw new TransportError('ERR_CERT_TOO_LARGE', `a certificate of ${der.byteLength} bytes (at most ${MAX_CERTIFICATE_BYTES})`)
   let cert: NodeX509
   let parsed: x509.X509Certificate
   try {
     cert = new NodeX509(der)
     parsed = new x509.X509Certificate(der)
   } catch (err: any) {
-    throw new CertificateError('ERR_CERT_MALFORMED', `not an X.509 certificate: ${String(err?.message ?? err)}`)
+    throw new TransportError('ERR_CERT_MALFORMED', `not an X.509 certificate: ${String(err?.message ?? err)}`)
   }
-  if (cert.validFromDate.getTime() > now) throw new CertificateError('ERR_CERT_NOT_YET_VALID', `the certificate is valid only from ${cert.validFromDate.toISOString()}`)
-  if (cert.validToDate.getTime() < now) throw new CertificateError('ERR_CERT_EXPIRED', `the certificate expired at ${cert.validToDate.toISOString()}`)
-  if (!cert.checkIssued(cert) || !cert.verify(cert.publicKey)) throw new CertificateError('ERR_CERT_NOT_SELF_SIGNED', 'the certificate is not signed by its own key')
+  if (cert.validFromDate.getTime() > now) throw new TransportError('ERR_CERT_NOT_YET_VALID', `the certificate is valid only from ${cert.validFromDate.toISOString()}`)
+  if (cert.validToDate.getTime() < now) throw new TransportError('ERR_CERT_EXPIRED', `the certificate expired at ${cert.validToDate.toISOString()}`)
+  if (!cert.checkIssued(cert) || !cert.verify(cert.publicKey)) throw new TransportError('ERR_CERT_NOT_SELF_SIGNED', 'the certificate is not signed by its own key')
   const extensions = parsed.extensions.filter(e => e.type === LIBP2P_EXTENSION_OID)
-  if (extensions.length === 0) throw new CertificateError('ERR_CERT_NO_LIBP2P_EXTENSION', 'the certificate has no libp2p public key extension')
-  if (extensions.length > 1) throw new CertificateError('ERR_CERT_DUPLICATE_EXTENSION', `the certificate has ${extensions.length} libp2p public key extensions`)
+  if (extensions.length === 0) throw new TransportError('ERR_CERT_NO_LIBP2P_EXTENSION', 'the certificate has no libp2p public key extension')
+  if (extensions.length > 1) throw new TransportError('ERR_CERT_DUPLICATE_EXTENSION', `the certificate has ${extensions.length} libp2p public key extensions`)
   const { publicKeyBytes, signature } = readSignedKey(extensions[0].value)
   let identity: PublicKey
   try {
     identity = publicKeyFromProtobuf(publicKeyBytes)
   } catch (err: any) {
-    throw new CertificateError('ERR_CERT_BAD_KEY', `the extension's public key is not a libp2p key: ${String(err?.message ?? err)}`)
+    throw new TransportError('ERR_CERT_BAD_KEY', `the extension's public key is not a libp2p key: ${String(err?.message ?? err)}`)
   }
   const spki = cert.publicKey.export({ type: 'spki', format: 'der' })
   let signed: boolean
@@ -108,14 +96,14 @@ export async function verifyPeerCertificate (der: Uint8Array, expected?: PeerId,
   } catch {
     signed = false
   }
-  if (!signed) throw new CertificateError('ERR_CERT_BAD_KEY_SIGNATURE', "the extension's signature over the certificate's key does not verify")
+  if (!signed) throw new TransportError('ERR_CERT_BAD_KEY_SIGNATURE', "the extension's signature over the certificate's key does not verify")
   const peer = peerIdFromPublicKey(identity)
-  if (expected != null && !expected.equals(peer)) throw new CertificateError('ERR_CERT_UNEXPECTED_PEER', `the certificate proves ${peer.toString()}, not ${expected.toString()}`)
+  if (expected != null && !expected.equals(peer)) throw new TransportError('ERR_CERT_UNEXPECTED_PEER', `the certificate proves ${peer.toString()}, not ${expected.toString()}`)
   return peer
 }
 
 function readSignedKey (value: ArrayBuffer): { publicKeyBytes: Uint8Array, signature: Uint8Array } {
-  const malformed = (why: string): CertificateError => new CertificateError('ERR_CERT_MALFORMED_EXTENSION', `the libp2p extension is malformed: ${why}`)
+  const malformed = (why: string): TransportError => new TransportError('ERR_CERT_MALFORMED_EXTENSION', `the libp2p extension is malformed: ${why}`)
   const { offset, result } = asn1js.fromBER(value)
   if (offset === -1 || offset !== value.byteLength) throw malformed('not one DER value')
   if (!(result instanceof asn1js.Sequence)) throw malformed('not a SEQUENCE')

@@ -9,19 +9,12 @@
  * among connecting sockets, never with a listening one: so the port is not the listen port.
  */
 import { createServer } from 'node:net'
+import { TransportError } from './errors.js'
 import type { Connection } from '@libp2p/interface'
 import type { Multiaddr } from '@multiformats/multiaddr'
 
 /** Opens a TCP connection from the dial port to `addr` and upgrades it as the initiator (TLS client) or not. */
 export type Puncher = (addr: Multiaddr, initiator: boolean, signal: AbortSignal) => Promise<Connection>
-
-/** A punch asked of a dial port no transport uses. */
-export class DialPortError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'DialPortError'
-  }
-}
 
 export class DialPort {
   /** connections whose socket left from the port: their observed address is the port's public mapping */
@@ -49,7 +42,7 @@ export class DialPort {
 
   /** Dials `addr` (ending in /p2p/<peer>) from the port, as part of a simultaneous open. */
   async punch (addr: Multiaddr, initiator: boolean, signal: AbortSignal): Promise<Connection> {
-    if (this.puncher == null) throw new DialPortError('no TCP transport dials from this port')
+    if (this.puncher == null) throw new TransportError('ERR_DIAL_PORT', 'no TCP transport dials from this port')
     return await this.puncher(addr, initiator, signal)
   }
 }

@@ -7,20 +7,13 @@
  */
 import { connect as tlsConnect, TLSSocket, type SecureContext } from 'node:tls'
 import { verifyPeerCertificate } from './certificate.js'
+import { TransportError } from './errors.js'
 import type { PeerId } from '@libp2p/interface'
 import type { Socket } from 'node:net'
 
 export const TLS_PROTOCOL = '/tls/1.0.0'
 /** the ALPN value of a peer that negotiates its muxer after the handshake */
 const ALPN_LIBP2P = 'libp2p'
-
-/** The TLS handshake failed, or the peer's certificate chain was not a single certificate. */
-export class TlsHandshakeError extends Error {
-  constructor (message: string, options?: ErrorOptions) {
-    super(message, options)
-    this.name = 'TlsHandshakeError'
-  }
-}
 
 export interface SecureInit {
   secureContext: SecureContext
@@ -59,7 +52,7 @@ export async function secureSocket (socket: Socket, isServer: boolean, init: Sec
     const remotePeer = await verifyPeerCertificate(peerCertificate(tlsSocket), init.expected)
     const alpn = tlsSocket.alpnProtocol
     const muxer = typeof alpn === 'string' && init.muxers.includes(alpn) ? alpn : undefined
-    if (typeof alpn === 'string' && alpn !== ALPN_LIBP2P && muxer == null) throw new TlsHandshakeError(`the peer chose ALPN "${alpn.slice(0, 64)}", which is neither a muxer of ours nor "${ALPN_LIBP2P}"`)
+    if (typeof alpn === 'string' && alpn !== ALPN_LIBP2P && muxer == null) throw new TransportError('ERR_TLS_HANDSHAKE', `the peer chose ALPN "${alpn.slice(0, 64)}", which is neither a muxer of ours nor "${ALPN_LIBP2P}"`)
     return { socket: tlsSocket, remotePeer, muxer }
   } catch (err) {
     tlsSocket.destroy()
@@ -79,9 +72,9 @@ async function handshake (socket: TLSSocket, isServer: boolean, signal: AbortSig
       else resolve()
     }
     const onSecure = (): void => { done() }
-    const onError = (err: Error): void => { done(new TlsHandshakeError(`TLS handshake failed: ${err.message}`, { cause: err })) }
-    const onClose = (): void => { done(new TlsHandshakeError('the connection closed during the TLS handshake')) }
-    const onAbort = (): void => { done(signal.reason instanceof Error ? signal.reason : new TlsHandshakeError('the TLS handshake was aborted')) }
+    const onError = (err: Error): void => { done(new TransportError('ERR_TLS_HANDSHAKE', `TLS handshake failed: ${err.message}`, { cause: err })) }
+    const onClose = (): void => { done(new TransportError('ERR_TLS_HANDSHAKE', 'the connection closed during the TLS handshake')) }
+    const onAbort = (): void => { done(signal.reason instanceof Error ? signal.reason : new TransportError('ERR_TLS_HANDSHAKE', 'the TLS handshake was aborted')) }
     socket.once(isServer ? 'secure' : 'secureConnect', onSecure)
     socket.once('error', onError)
     socket.once('close', onClose)
@@ -92,8 +85,8 @@ async function handshake (socket: TLSSocket, isServer: boolean, signal: AbortSig
 /** The peer's one certificate, DER; the spec asks to abort when a peer sends a chain. */
 function peerCertificate (socket: TLSSocket): Uint8Array {
   const cert = socket.getPeerCertificate(true)
-  if (cert == null || cert.raw == null) throw new TlsHandshakeError('the peer sent no certificate')
+  if (cert == null || cert.raw == null) throw new TransportError('ERR_TLS_HANDSHAKE', 'the peer sent no certificate')
   const issuer = cert.issuerCertificate
-  if (issuer != null && issuer !== cert && !issuer.raw.equals(cert.raw)) throw new TlsHandshakeError('the peer sent more than one certificate')
+  if (issuer != null && issuer !== cert && !issuer.raw.equals(cert.raw)) throw new TransportError('ERR_TLS_HANDSHAKE', 'the peer sent more than one certificate')
   return cert.raw
 }

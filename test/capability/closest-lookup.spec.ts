@@ -13,7 +13,7 @@ import { capabilityServices } from '../../src/capability/services.js'
 import { CAPABILITY_SERVICE, capabilityAdvertiser, type CapabilityAdvertiser } from '../../src/capability/advertising/advertiser.js'
 import { join } from 'node:path'
 import { resolveConfig } from '../../src/config/index.js'
-import { createNode, RequestResponseError } from '../../src/node/index.js'
+import { createNode, requestFailed } from '../../src/node/index.js'
 import { KadMessage } from '../../protocols/kad-providers.js'
 import { WireDecodeError } from '../../protocols/codec.js'
 import { recordAttack, startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
@@ -189,7 +189,7 @@ describe('capability discovery: index keys asked of their closest DHT servers di
     const silent = servers[0] as IdlegridNode
     const hanging: AskProviders = async (peer, cid, signal) => {
       if (!peer.id.equals(silent.peerId)) return await ask(peer, cid, signal)
-      return await new Promise((_resolve, reject) => { signal.addEventListener('abort', () => { reject(new RequestResponseError('timeout', 'no answer')) }, { once: true }) })
+      return await new Promise((_resolve, reject) => { signal.addEventListener('abort', () => { reject(requestFailed('timeout', 'no answer')) }, { once: true }) })
     }
     const book = bookOf(servers)
     const deadline = AbortSignal.timeout(10_000)

@@ -1,7 +1,9 @@
 import * as assert from 'node:assert/strict'
 import { readFileSync, chmodSync, statSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { parseNvidiaSmi, parseTelemetry, detectGpus, readGpuTelemetry, groupGpus, GpuDetectionError, NVIDIA_SMI_NOT_FOUND } from '../../src/capability/gpu/gpu.js'
+import { parseNvidiaSmi, parseTelemetry, detectGpus, readGpuTelemetry, groupGpus, NVIDIA_SMI_NOT_FOUND } from '../../src/capability/gpu/gpu.js'
+import { CapabilityError } from '../../src/capability/errors.js'
+import { isCoded } from '../../src/common/index.js'
 import { normaliseGpuModel, gpuModelMatches } from '../../src/capability/gpu/gpu-model.js'
 import { parseSimulatedGpu, parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
 import { ConfigError } from '../../src/config/validate.js'
@@ -12,8 +14,8 @@ const fakeSmi = fileURLToPath(fixtureUrl('fake-nvidia-smi.sh'))
 
 function isDetectionError (match: RegExp): (err: unknown) => boolean {
   return (err: unknown) => {
-    assert.ok(err instanceof GpuDetectionError, `expected GpuDetectionError, got ${String(err)}`)
-    assert.equal(err.name, 'GpuDetectionError')
+    assert.ok(isCoded(err, CapabilityError, 'ERR_GPU_DETECTION'), `expected CapabilityError ERR_GPU_DETECTION, got ${String(err)}`)
+    assert.equal(err.name, 'CapabilityError')
     assert.equal(err.code, 'ERR_GPU_DETECTION')
     assert.match(err.message, match)
     return true
@@ -152,7 +154,7 @@ describe('capability/gpu', () => {
       assert.equal(t4?.driverVersion, '535.104.05')
     })
 
-    it('driver failure text throws GpuDetectionError with the driver message', () => {
+    it('driver failure text throws ERR_GPU_DETECTION with the driver message', () => {
       assert.throws(() => parseNvidiaSmi(fixture('driver-failure.txt')),
         isDetectionError(/driver problem: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver/))
     })
@@ -248,7 +250,7 @@ describe('capability/gpu', () => {
 
     it('missing binary explains how to simulate', async () => {
       await assert.rejects(detectGpus({ nvidiaSmi: '/nonexistent/idlegrid-test/nvidia-smi' }), (err: unknown) => {
-        assert.ok(err instanceof GpuDetectionError)
+        assert.ok(isCoded(err, CapabilityError, 'ERR_GPU_DETECTION'))
         assert.equal(err.message, NVIDIA_SMI_NOT_FOUND)
         assert.match(err.message, /--simulate-gpu MODEL:VRAM_GB\[:COUNT\]/)
         return true

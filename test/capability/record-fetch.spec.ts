@@ -5,7 +5,7 @@ import { pipe } from 'it-pipe'
 import { CAPABILITY_SERVICE, type CapabilityAdvertiser } from '../../src/capability/advertising/advertiser.js'
 import { DISCOVERY_SERVICE, type CapabilityDiscovery } from '../../src/capability/discovery/discovery-service.js'
 import type { DiscoveryResult } from '../../src/capability/discovery/discovery.js'
-import { RecordFetchError } from '../../src/capability/errors.js'
+import { isFetchFailure, type RecordFetchError } from '../../src/capability/errors.js'
 import { parsePolicy } from '../../src/capability/policy/policy.js'
 import { providerProfile, type ProviderProfile } from '../../src/capability/policy/profile.js'
 import { buildCapabilityRecord, sealCapabilityRecord } from '../../src/capability/record/record.js'
@@ -98,7 +98,7 @@ describe('capability records fetched from the providers themselves (/idlegrid/ca
   it('red team: a provider serving another peer\'s record is refused (wrong-signer) and its own DHT record used', async () => {
     const victim = service<CapabilityAdvertiser>(net.providers[2], CAPABILITY_SERVICE).current().envelope
     await malloryServes(victim)
-    await assert.rejects(fetchFrom(mallory), (err: RecordFetchError) => err instanceof RecordFetchError && err.reason === 'wrong-signer')
+    await assert.rejects(fetchFrom(mallory), (err: RecordFetchError) => isFetchFailure(err) && err.reason === 'wrong-signer')
     const r = await discover()
     assert.deepEqual(malloryFailures(r), ['wrong-signer'])
     assertHonestServiceContinues(r)

@@ -7,8 +7,7 @@ import { CapabilityRecord } from '../../protocols/capability.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { capabilityRecordValidator, selectCapabilityRecord } from '../../src/capability/record/dht-rules.js'
 import { failedFilter, parseDiscoveryFilters, indexKeysFor } from '../../src/capability/discovery/discovery-filters.js'
-import { CapabilityRecordError, type CapabilityRejection } from '../../src/capability/errors.js'
-import { GpuDetectionError } from '../../src/capability/gpu/gpu.js'
+import { CapabilityError, isRecordRejection, type CapabilityRejection } from '../../src/capability/errors.js'
 import { gpuModelMatches } from '../../src/capability/gpu/gpu-model.js'
 import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
 import { recordIndexKeys, indexKeyText, indexCid, gpuIndexValue, gpuIndexValues, vramBucketsFor, vramBucketFor, vramAtLeast } from '../../src/capability/discovery/index-keys.js'
@@ -16,6 +15,7 @@ import { parsePolicy } from '../../src/capability/policy/policy.js'
 import { providerProfile, loadProviderSetup, type ProviderProfile } from '../../src/capability/policy/profile.js'
 import { buildCapabilityRecord, sealCapabilityRecord, openCapabilityRecord, MAX_RECORD_VALUE_BYTES } from '../../src/capability/record/record.js'
 import { capabilityKey, peerIdFromCapabilityKey } from '../../src/capability/record/record-key.js'
+import { isCoded } from '../../src/common/index.js'
 import { ConfigError } from '../../src/config/index.js'
 import { sealEnvelope } from '../../src/identity/index.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
@@ -35,7 +35,7 @@ function profile (policy: Record<string, unknown> = {}, gpus = ['H100 80GB:80:2'
 
 function rejects (reason: CapabilityRejection): (err: unknown) => boolean {
   return (err) => {
-    assert.ok(err instanceof CapabilityRecordError, `expected CapabilityRecordError, got ${String(err)}`)
+    assert.ok(isRecordRejection(err), `expected CapabilityError ERR_CAPABILITY_RECORD, got ${String(err)}`)
     assert.equal(err.reason, reason, err.message)
     assert.equal(err.code, 'ERR_CAPABILITY_RECORD')
     return true
@@ -306,12 +306,12 @@ describe('capability/record', () => {
       assert.equal(detected.profile.simulated, false)
       assert.equal(detected.profile.groups[0].modelKey, 'h100-80gb')
       await assert.rejects(loadProviderSetup({ raw: { region: 'eu-west', priceFloor: 1 }, nvidiaSmi: '/nonexistent/nvidia-smi' }),
-        (e: any) => e instanceof GpuDetectionError && /nvidia-smi not found.*--simulate-gpu/.test(e.message))
+        (e: any) => isCoded(e, CapabilityError, 'ERR_GPU_DETECTION') && /nvidia-smi not found.*--simulate-gpu/.test(e.message))
       const old = process.env.FAKE_NVIDIA_SMI_FIXTURE
       process.env.FAKE_NVIDIA_SMI_FIXTURE = 'driver-failure'
       try {
         await assert.rejects(loadProviderSetup({ raw: { region: 'eu-west', priceFloor: 1 }, nvidiaSmi: FAKE_SMI }),
-          (e: any) => e instanceof GpuDetectionError && /couldn't communicate with the NVIDIA driver/.test(e.message))
+          (e: any) => isCoded(e, CapabilityError, 'ERR_GPU_DETECTION') && /couldn't communicate with the NVIDIA driver/.test(e.message))
       } finally {
         if (old === undefined) delete process.env.FAKE_NVIDIA_SMI_FIXTURE
         else process.env.FAKE_NVIDIA_SMI_FIXTURE = old

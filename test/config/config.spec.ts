@@ -4,7 +4,8 @@ import { homedir, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { ConfigFileError, DEFAULT_LISTEN, defaultDataDir, readConfigFile, resolveConfig, ROLES, type ConfigSources } from '../../src/config/config.js'
+import { isCoded } from '../../src/common/index.js'
+import { DEFAULT_LISTEN, defaultDataDir, readConfigFile, resolveConfig, ROLES, type ConfigSources } from '../../src/config/config.js'
 import { ConfigError, asBoolean, asEnum, asEnumList, asNumber, asObject, asString, asStringList, onlyKnownKeys } from '../../src/config/validate.js'
 
 function expectConfigError (fn: () => unknown, field: string, expected?: RegExp): ConfigError {
@@ -24,15 +25,16 @@ function expectConfigError (fn: () => unknown, field: string, expected?: RegExp)
   return caught
 }
 
-async function expectConfigFileError (fn: () => Promise<unknown>, pattern: RegExp): Promise<ConfigFileError> {
+async function expectConfigFileError (fn: () => Promise<unknown>, pattern: RegExp): Promise<ConfigError> {
   let caught: unknown
   try {
     await fn()
   } catch (err) {
     caught = err
   }
-  if (!(caught instanceof ConfigFileError)) assert.fail(`expected a ConfigFileError, got ${String(caught)}`)
-  assert.equal(caught.name, 'ConfigFileError')
+  if (!isCoded(caught, ConfigError, 'ERR_CONFIG_FILE')) assert.fail(`expected a ConfigError ERR_CONFIG_FILE, got ${String(caught)}`)
+  assert.equal(caught.name, 'ConfigError')
+  assert.equal(caught.field, undefined)
   assert.equal(caught.code, 'ERR_CONFIG_FILE')
   assert.match(caught.message, pattern)
   return caught
@@ -174,19 +176,19 @@ describe('config', () => {
       assert.deepEqual(config.provider, { gpus: 'all' })
     })
 
-    it('a missing file is a ConfigFileError', async () => {
+    it('a missing file is an ERR_CONFIG_FILE', async () => {
       const path = join(dir, 'nope.yaml')
       const err = await expectConfigFileError(async () => await readConfigFile(path), /does not exist/)
       assert.ok(err.message.includes(path))
     })
 
-    it('an unreadable path (a directory) is a ConfigFileError', async () => {
+    it('an unreadable path (a directory) is an ERR_CONFIG_FILE', async () => {
       const path = join(dir, 'a-dir.yaml')
       await mkdir(path)
       await expectConfigFileError(async () => await readConfigFile(path), /cannot be read/)
     })
 
-    it('invalid YAML is a ConfigFileError that names the line', async () => {
+    it('invalid YAML is an ERR_CONFIG_FILE that names the line', async () => {
       const path = join(dir, 'bad.yaml')
       const cases: Array<[string, number]> = [
         ['role: provider\nlisten:\n  - /ip4/127.0.0.1/tcp/1\n bad: 1\n', 4],

@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict'
 import { stat } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { join } from 'node:path'
-import { callControl, type ControlError, ControlUnavailableError, startControlServer, type ControlServer } from '../../src/control/index.js'
+import { isCoded } from '../../src/common/index.js'
+import { callControl, ControlError, startControlServer, type ControlServer } from '../../src/control/index.js'
 import { tempDir } from '../utils/index.js'
 
 /** Sends raw text on the socket and collects reply lines until `count` arrive or the socket closes. */
@@ -75,7 +76,7 @@ describe('control endpoint', function () {
   it('says plainly when no node runs on a data directory', async () => {
     const empty = await tempDir()
     try {
-      await assert.rejects(callControl(empty.path, 'status'), ControlUnavailableError)
+      await assert.rejects(callControl(empty.path, 'status'), (err: unknown) => isCoded(err, ControlError, 'ERR_CONTROL_UNAVAILABLE'))
     } finally {
       await empty.cleanup()
     }

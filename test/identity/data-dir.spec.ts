@@ -3,18 +3,20 @@ import { execFile } from 'node:child_process'
 import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { DataDirError, KEY_FILE, loadOrCreateKey } from '../../src/identity/keystore.js'
+import { isCoded } from '../../src/common/index.js'
+import { IdentityError } from '../../src/identity/errors.js'
+import { KEY_FILE, loadOrCreateKey } from '../../src/identity/keystore.js'
 import { otherUser } from '../utils/index.js'
 
-async function expectDataDirError (dataDir: string, pattern: RegExp): Promise<DataDirError> {
+async function expectDataDirError (dataDir: string, pattern: RegExp): Promise<IdentityError> {
   let caught: unknown
   try {
     await loadOrCreateKey(dataDir)
   } catch (err) {
     caught = err
   }
-  if (!(caught instanceof DataDirError)) assert.fail(`expected a DataDirError, got ${String(caught)}`)
-  assert.equal(caught.name, 'DataDirError')
+  if (!isCoded(caught, IdentityError, 'ERR_DATA_DIR_PERMISSIONS')) assert.fail(`expected an IdentityError ERR_DATA_DIR_PERMISSIONS, got ${String(caught)}`)
+  assert.equal(caught.name, 'IdentityError')
   assert.equal(caught.code, 'ERR_DATA_DIR_PERMISSIONS')
   assert.equal(caught.path, dataDir)
   assert.ok(caught.message.includes(dataDir), `message names the directory: ${caught.message}`)
@@ -22,8 +24,8 @@ async function expectDataDirError (dataDir: string, pattern: RegExp): Promise<Da
   return caught
 }
 
-/** Runs the fix a DataDirError gives ("…; run chmod 700 DIR") in a shell. */
-async function runFix (err: DataDirError): Promise<void> {
+/** Runs the fix an ERR_DATA_DIR_PERMISSIONS gives ("…; run chmod 700 DIR") in a shell. */
+async function runFix (err: IdentityError): Promise<void> {
   const command = err.message.split('; run ')[1]
   assert.ok(command != null, `the message ends with a command: ${err.message}`)
   await new Promise<void>((resolve, reject) => {
@@ -43,7 +45,7 @@ describe('identity: data directory permissions', () => {
   })
 
   it('a group-writable data dir is refused before the key is read, naming the fix (chmod 700 DIR)', async () => {
-    // a corrupt key inside: had it been read, this would be a KeyFileError
+    // a corrupt key inside: had it been read, this would be an ERR_KEY_FILE
     await writeFile(join(root, KEY_FILE), 'not a key', { mode: 0o600 })
     for (const mode of [0o770, 0o775, 0o730]) {
       await chmod(root, mode)
@@ -54,7 +56,7 @@ describe('identity: data directory permissions', () => {
     }
     // the fix in the message works: now the key is read (and found corrupt)
     assert.equal((await stat(root)).mode & 0o777, 0o700)
-    await assert.rejects(loadOrCreateKey(root), (err: any) => err?.name === 'KeyFileError')
+    await assert.rejects(loadOrCreateKey(root), (err: unknown) => isCoded(err, IdentityError, 'ERR_KEY_FILE'))
   })
 
   it('a world-writable data dir is refused, the sticky bit too, and no key is created in it', async () => {

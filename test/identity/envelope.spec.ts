@@ -8,7 +8,8 @@ import { peerIdFromPrivateKey, peerIdFromPublicKey } from '@libp2p/peer-id'
 import * as ed from '@noble/ed25519'
 import { Uint8ArrayList } from 'uint8arraylist'
 import { SignedEnvelope } from '../../protocols/envelope.js'
-import { EnvelopeError, MAX_ENVELOPE_BYTES, openEnvelope, openEnvelopeAsync, openEnvelopeUnverified, sealEnvelope, signingInput, verifyOpenedAsync, type EnvelopeRejection, type OpenOptions } from '../../src/identity/envelope.js'
+import { MAX_ENVELOPE_BYTES, openEnvelope, openEnvelopeAsync, openEnvelopeUnverified, sealEnvelope, signingInput, verifyOpenedAsync, type OpenOptions } from '../../src/identity/envelope.js'
+import { isEnvelopeError, type EnvelopeRefusal, type EnvelopeRejection } from '../../src/identity/errors.js'
 import { loadOrCreateKey } from '../../src/identity/keystore.js'
 import { signBytes, verifyNobleSync } from '../../src/identity/signature.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
@@ -62,15 +63,15 @@ function zip215Verify (publicKey: Uint8Array, message: Uint8Array, signature: Ui
   return ed.verify(signature, message, publicKey, { zip215: true })
 }
 
-function expectEnvelopeError (fn: () => unknown, reason: EnvelopeRejection): EnvelopeError {
+function expectEnvelopeError (fn: () => unknown, reason: EnvelopeRejection): EnvelopeRefusal {
   let caught: unknown
   try {
     fn()
   } catch (err) {
     caught = err
   }
-  if (!(caught instanceof EnvelopeError)) assert.fail(`expected an EnvelopeError (${reason}), got ${String(caught)}`)
-  assert.equal(caught.name, 'EnvelopeError')
+  if (!isEnvelopeError(caught)) assert.fail(`expected an IdentityError ERR_ENVELOPE (${reason}), got ${String(caught)}`)
+  assert.equal(caught.name, 'IdentityError')
   assert.equal(caught.code, 'ERR_ENVELOPE')
   assert.equal(caught.reason, reason, `rejection reason (message: ${caught.message})`)
   return caught
@@ -245,7 +246,7 @@ describe('identity: signed envelopes', () => {
       for (const [what, bytes] of cases) {
         let caught: unknown
         try { openEnvelope(bytes, { domain: DOMAIN }) } catch (err) { caught = err }
-        assert.ok(caught instanceof EnvelopeError, `${what}: EnvelopeError`)
+        assert.ok(isEnvelopeError(caught), `${what}: ERR_ENVELOPE`)
         assert.equal(caught.reason, 'malformed', `${what}: ${caught.message}`)
       }
     })
@@ -293,7 +294,7 @@ describe('identity: openEnvelopeAsync (the fast verifier) opens exactly what ope
   /** What each opener says about `bytes`: its rejection reason, or 'opens'. */
   async function outcomes (bytes: Uint8Array, opts: OpenOptions): Promise<{ sync: string, async: string }> {
     const reasonOf = (err: unknown): string => {
-      assert.ok(err instanceof EnvelopeError, `an EnvelopeError, not ${String(err)}`)
+      assert.ok(isEnvelopeError(err), `an ERR_ENVELOPE, not ${String(err)}`)
       return err.reason
     }
     let sync = 'opens'
@@ -336,13 +337,13 @@ describe('identity: openEnvelopeAsync (the fast verifier) opens exactly what ope
     const bad = Uint8Array.from(SignedEnvelope.decode(sealed).signature)
     bad[0] ^= 0x01
     const tampered = reencode(sealed, { signature: bad })
-    await assert.rejects(openEnvelopeAsync(tampered, { domain: DOMAIN }), (err: EnvelopeError) => err.reason === 'bad-signature')
+    await assert.rejects(openEnvelopeAsync(tampered, { domain: DOMAIN }), (err: EnvelopeRefusal) => err.reason === 'bad-signature')
     const opened = openEnvelopeUnverified(tampered, { domain: DOMAIN })
     assert.ok(opened.signer.equals(alice.peerId))
     assert.equal(await verifyOpenedAsync(opened), false, 'the skipped check is still the caller\'s to make')
     assert.equal(await verifyOpenedAsync(openEnvelopeUnverified(sealed, { domain: DOMAIN })), true)
-    assert.throws(() => openEnvelopeUnverified(tampered, { domain: 'bid' }), (err: EnvelopeError) => err.reason === 'wrong-domain')
-    assert.throws(() => openEnvelopeUnverified(reencode(sealed, { signature: bad.subarray(0, 10) }), { domain: DOMAIN }), (err: EnvelopeError) => err.reason === 'bad-signature')
+    assert.throws(() => openEnvelopeUnverified(tampered, { domain: 'bid' }), (err: EnvelopeRefusal) => err.reason === 'wrong-domain')
+    assert.throws(() => openEnvelopeUnverified(reencode(sealed, { signature: bad.subarray(0, 10) }), { domain: DOMAIN }), (err: EnvelopeRefusal) => err.reason === 'bad-signature')
   })
 })
 

@@ -5,17 +5,19 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { KEY_FILE, KeyFileError, loadOrCreateKey } from '../../src/identity/keystore.js'
+import { isCoded } from '../../src/common/index.js'
+import { IdentityError } from '../../src/identity/errors.js'
+import { KEY_FILE, loadOrCreateKey } from '../../src/identity/keystore.js'
 
-async function expectKeyFileError (fn: () => Promise<unknown>, path: string, pattern?: RegExp): Promise<KeyFileError> {
+async function expectKeyFileError (fn: () => Promise<unknown>, path: string, pattern?: RegExp): Promise<IdentityError> {
   let caught: unknown
   try {
     await fn()
   } catch (err) {
     caught = err
   }
-  if (!(caught instanceof KeyFileError)) assert.fail(`expected a KeyFileError, got ${String(caught)}`)
-  assert.equal(caught.name, 'KeyFileError')
+  if (!isCoded(caught, IdentityError, 'ERR_KEY_FILE')) assert.fail(`expected an IdentityError ERR_KEY_FILE, got ${String(caught)}`)
+  assert.equal(caught.name, 'IdentityError')
   assert.equal(caught.code, 'ERR_KEY_FILE')
   assert.equal(caught.path, path)
   assert.ok(caught.message.includes(path), `message names the file: ${caught.message}`)
@@ -73,7 +75,7 @@ describe('identity: key store', () => {
     assert.equal(peerIdFromPrivateKey(loaded).toString(), peerIdFromPrivateKey(key).toString())
   })
 
-  it('a corrupt key file is a KeyFileError and is left byte-identical', async () => {
+  it('a corrupt key file is an ERR_KEY_FILE and is left byte-identical', async () => {
     const path = join(root, KEY_FILE)
     for (const corrupt of [new Uint8Array(randomBytes(68)), new Uint8Array(0), new TextEncoder().encode('not a key\n')]) {
       await writeFile(path, corrupt, { mode: 0o600 })
@@ -84,7 +86,7 @@ describe('identity: key store', () => {
     }
   })
 
-  it('a truncated real key file is a KeyFileError, not a new identity', async () => {
+  it('a truncated real key file is an ERR_KEY_FILE, not a new identity', async () => {
     const path = join(root, KEY_FILE)
     const whole = privateKeyToProtobuf(await generateKeyPair('Ed25519'))
     const truncated = whole.subarray(0, whole.length - 5)
@@ -93,7 +95,7 @@ describe('identity: key store', () => {
     assert.deepEqual(new Uint8Array(await readFile(path)), truncated)
   })
 
-  it('a group/world-readable key file is a KeyFileError that says to chmod it', async () => {
+  it('a group/world-readable key file is an ERR_KEY_FILE that says to chmod it', async () => {
     const key = await loadOrCreateKey(root)
     const path = join(root, KEY_FILE)
     const bytes = await readFile(path)
@@ -112,7 +114,7 @@ describe('identity: key store', () => {
     assert.ok((await loadOrCreateKey(root)).equals(key))
   })
 
-  it('a secp256k1 or RSA key file is a KeyFileError', async () => {
+  it('a secp256k1 or RSA key file is an ERR_KEY_FILE', async () => {
     const path = join(root, KEY_FILE)
     for (const type of ['secp256k1', 'RSA'] as const) {
       const bytes = privateKeyToProtobuf(type === 'RSA' ? await generateKeyPair('RSA', 1024) : await generateKeyPair('secp256k1'))
@@ -122,7 +124,7 @@ describe('identity: key store', () => {
     }
   })
 
-  it('an unreadable key path (a directory) is a KeyFileError', async () => {
+  it('an unreadable key path (a directory) is an ERR_KEY_FILE', async () => {
     const path = join(root, KEY_FILE)
     await mkdir(path)
     await expectKeyFileError(async () => await loadOrCreateKey(root), path, /cannot be read/)

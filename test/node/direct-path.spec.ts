@@ -66,7 +66,7 @@ describe('node: direct paths through a relay on loopback', function () {
     // loopback addresses count as private here, as they do on a real network
     const { provider, renter } = await relayedPair({ reachability: 'private', listen: ['/p2p-circuit'] }, { privateAddresses: false })
     await assert.rejects(renter.libp2p.services.directPath.connect(provider.peerId, { signal: AbortSignal.timeout(15_000) }),
-      (err: Error & { reason?: string }) => err.name === 'DirectPathError' && err.reason === 'no-path' && /neither side listens publicly/.test(err.message))
+      (err: Error & { reason?: string, code?: string }) => err.name === 'NodeError' && err.code === 'ERR_DIRECT_PATH' && err.reason === 'no-path' && /neither side listens publicly/.test(err.message))
     await assert.rejects(renter.libp2p.services.directPath.dialProtocol(provider.peerId, PROTOCOL.job, { signal: AbortSignal.timeout(15_000) }),
       (err: Error) => err.name === 'LimitedConnectionError' && /no direct path/.test(err.message) && /limited/.test(err.message))
   })

@@ -4,7 +4,9 @@
  * Between real nodes: test/node/relay.spec.ts.
  */
 import * as assert from 'node:assert/strict'
-import { RelayBudget, RelayBudgetError } from '../../src/node/connectivity/relay-budget.js'
+import { isCoded } from '../../src/common/index.js'
+import { RelayBudget } from '../../src/node/connectivity/relay-budget.js'
+import { NodeError } from '../../src/node/errors.js'
 
 describe('node: a relay\'s hourly budget', () => {
   it('counts every circuit\'s bytes together, throws past the budget, and starts over an hour after the window began', () => {
@@ -13,7 +15,7 @@ describe('node: a relay\'s hourly budget', () => {
     budget.take(1_000)
     budget.take(2_000)
     assert.equal(budget.spent(), true)
-    assert.throws(() => budget.take(1), (err: unknown) => err instanceof RelayBudgetError && /3000 bytes per hour is spent/.test(err.message))
+    assert.throws(() => budget.take(1), (err: unknown) => isCoded(err, NodeError, 'ERR_RELAY_BUDGET') && /3000 bytes per hour is spent/.test(err.message))
     assert.deepEqual(budget.status(), { bytesPerHour: 3_000, usedBytes: 3_000, resetsInMs: 60 * 60_000 })
     now += 60 * 60_000 - 1
     assert.equal(budget.spent(), true, 'still the same hour')

@@ -6,7 +6,9 @@ import * as assert from 'node:assert/strict'
 import { stat, writeFile } from 'node:fs/promises'
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
-import { DashboardTokenError, loadDashboardToken, tokenMatches, TOKEN_FILE } from '../../src/observe/dashboard-auth.js'
+import { isCoded } from '../../src/common/index.js'
+import { ObserveError } from '../../src/observe/errors.js'
+import { loadDashboardToken, tokenMatches, TOKEN_FILE } from '../../src/observe/dashboard-auth.js'
 import { serveDashboard, type DashboardServer } from '../../src/observe/dashboard-server.js'
 import { HTTP_LIMITS, parseHostPort, sendText, serveLocalHttp } from '../../src/observe/http-bounds.js'
 import { recordAttack, tempDir, waitFor } from '../utils/index.js'
@@ -42,7 +44,7 @@ describe('observe: the dashboard token and its HTTP bounds (issue 18 item 2)', f
     const other = await tempDir()
     try {
       await writeFile(join(other.path, TOKEN_FILE), 'short\n')
-      await assert.rejects(loadDashboardToken(other.path), (err: Error) => err instanceof DashboardTokenError && /delete it/.test(err.message))
+      await assert.rejects(loadDashboardToken(other.path), (err: Error) => isCoded(err, ObserveError, 'ERR_DASHBOARD_TOKEN') && /delete it/.test(err.message))
     } finally {
       await other.cleanup()
     }

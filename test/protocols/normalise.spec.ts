@@ -16,7 +16,7 @@ import * as usage from '../../protocols/usage.js'
 import { normalise, WIRE_SHAPES, type MessageShape } from '../../protocols/normalise.js'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { EnvelopeError, openEnvelope, sealEnvelope } from '../../src/identity/index.js'
+import { isEnvelopeError, openEnvelope, sealEnvelope } from '../../src/identity/index.js'
 import { repoRoot } from '../fuzz/vectors.js'
 import { recordAttack } from '../utils/index.js'
 import { allTypes, loadProtoFiles, packableElement } from './proto-schema.js'
@@ -156,7 +156,7 @@ describe('protocols: a message field sent twice is merged; lengths stay inside t
         openEnvelope(bytes, { domain: 'heartbeat' })
         accepted++
       } catch (err) {
-        assert.ok(err instanceof EnvelopeError && err.reason === 'malformed', String(err))
+        assert.ok(isEnvelopeError(err) && err.reason === 'malformed', String(err))
       }
     }
     recordAttack({ issue: '14.1', attack: 'signed envelope with its payload length written as 2^k + n (k = 32, 33, 40, 63): protons alone reads n', got: `${accepted} of ${lies.length} accepted`, limit: 'a length past its message is malformed' })

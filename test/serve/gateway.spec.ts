@@ -9,7 +9,7 @@ import { createServer as createHttpServer, type Server } from 'node:http'
 import { connect, createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { toHex } from '../../src/common/index.js'
-import { forward, ForwardError, Gateway, ReplicaPool, ServeHost, ServeStreamPool, SERVE_HOST_SERVICE } from '../../src/serve/index.js'
+import { forward, Gateway, isForwardError, ReplicaPool, ServeHost, ServeStreamPool, SERVE_HOST_SERVICE } from '../../src/serve/index.js'
 import { STALE_MS } from '../../src/serve/router.js'
 import { serveHostService } from '../../src/serve/service.js'
 import { ServeChannel, serveFrameKind } from '../../src/serve/wire.js'
@@ -202,11 +202,11 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
   it('red team: another renter cannot use a lease (NO_LEASE, the same as no lease at all)', async () => {
     const a = await lease(0, echoServer())
     const other = net.renters[1]!
-    const err = await forward(new ServeStreamPool(other.libp2p, ROOMY_MS), net.providers[0]!.peerId, a.leaseId, { method: 'GET', path: '/', headers: [], body: new Uint8Array() }, { timeoutMs: ROOMY_MS }).then(() => undefined, (e: unknown) => e)
-    assert.ok(err instanceof ForwardError)
-    assert.equal(err.code, 'NO_LEASE')
+    const err = await forward(new ServeStreamPool(other.libp2p, ROOMY_MS), { provider: net.providers[0]!.peerId, leaseId: a.leaseId }, { method: 'GET', path: '/', headers: [], body: new Uint8Array() }, { timeoutMs: ROOMY_MS }).then(() => undefined, (e: unknown) => e)
+    assert.ok(isForwardError(err))
+    assert.equal(err.wireCode, 'NO_LEASE')
     assert.equal(hosts[0]!.leases.get(a.id)!.requests, 0, 'nothing reached the service')
-    recordAttack({ issue: '17.3', attack: 'another peer sends requests to a renter\'s lease', got: `${err.code}, ${hosts[0]!.leases.get(a.id)!.requests} requests passed on`, limit: 'NO_LEASE, 0' })
+    recordAttack({ issue: '17.3', attack: 'another peer sends requests to a renter\'s lease', got: `${err.wireCode}, ${hosts[0]!.leases.get(a.id)!.requests} requests passed on`, limit: 'NO_LEASE, 0' })
   })
 
   it('red team: a renter that breaks off a request mid-body (a wrong frame, or silence): the provider closes its connection to the service', async () => {
@@ -224,8 +224,8 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
       const before = opened
       await waitFor(() => opened > before, { what: 'the provider connects to the service' })
       if (bad === 'wrong frame') ch.send({ response: { status: 200, headers: [], draining: false } })
-      const err = await ch.next().then(() => undefined, (e: unknown) => e as { code?: string })
-      results.push(`${bad}: ${String(err?.code)}`)
+      const err = await ch.next().then(() => undefined, (e: unknown) => e as { wireCode?: string })
+      results.push(`${bad}: ${String(err?.wireCode)}`)
       await waitFor(() => closed === opened, { timeoutMs: 5_000, what: `the service connection closed after ${bad}` })
       ch.abort(new Error('done'))
     }
@@ -246,8 +246,9 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     // could all be taken, leaving the request to fail on the answer's bound instead (seen under load)
     for (let i = 0; i < 192; i++) ch.send({ body: { data: new Uint8Array(64 * 1024) } })
     ch.send({ end: {} })
-    const err = await ch.next().then(() => undefined, (e: unknown) => e as Error & { code?: string })
-    assert.equal(err?.code, 'TIMEOUT')
+    const err = await ch.next().then(() => undefined, (e: unknown) => e as Error & { code?: string, wireCode?: string })
+    assert.equal(err?.code, 'ERR_SERVE_STREAM')
+    assert.equal(err?.wireCode, 'TIMEOUT')
     assert.match(String(err?.message), /took no request body/)
     assert.equal(hosts[0]!.leases.get(a.id)!.inflight, 0, 'the slot is free again')
     // reading again, the service sees that the provider closed the connection

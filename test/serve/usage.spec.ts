@@ -14,7 +14,8 @@ import { LedgerEntry, sealEntry } from '../../src/ledger/entries/entry.js'
 import { verifyEntry } from '../../src/ledger/ingest/verify.js'
 import { Gateway, ReplicaPool, ServeHost, SERVE_HOST_SERVICE } from '../../src/serve/index.js'
 import { serveHostService } from '../../src/serve/service.js'
-import { exchange, UsageCounter, UsageDesk, usageHandler, UsageExchangeError, UsageReporter } from '../../src/serve/usage/index.js'
+import { isUsageError } from '../../src/serve/index.js'
+import { exchange, UsageCounter, UsageDesk, usageHandler, UsageReporter } from '../../src/serve/usage/index.js'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import { http, ROOMY_MS } from './fixtures.js'
@@ -200,7 +201,7 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
     await assert.rejects(ledger.recordUsage(forged), (err: any) => err instanceof InvalidUsageError && err.reason === 'bad-renter-signature')
     // the renter's desk refuses it too (it never countersigned it)
     await assert.rejects(exchange(provider.libp2p, renter.peerId, { signed: { statement, providerSignature: signStatement(provider.privateKey, statement), renterSignature: signStatement(provider.privateKey, statement) } }, 5_000),
-      (err: any) => err instanceof UsageExchangeError && err.remote && err.code === 'BAD_SIGNATURE')
+      (err: any) => isUsageError(err) && err.remote && err.wireCode === 'BAD_SIGNATURE')
     const before = ledger.earnings(provider.peerId.toString()).service.earnedMicroUsd
 
     // overlapping: a real co-signed interval, then a proposal starting inside it
@@ -211,7 +212,7 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
     assert.equal(ok.outcome, 'recorded')
     if (ok.outcome !== 'recorded') return
     const overlapping = encodeStatement({ ...base, requests: 1, intervalStart: ok.signed.intervalStart + 1, intervalEnd: ok.signed.intervalEnd + 1 })
-    await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: overlapping } }, 5_000), (err: any) => err instanceof UsageExchangeError && err.code === 'OVERLAP')
+    await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: overlapping } }, 5_000), (err: any) => isUsageError(err) && err.wireCode === 'OVERLAP')
     // the same start again (a lost answer, or a try at a second statement): the same statement comes back, nothing new to sign
     const resent = await exchange(provider.libp2p, renter.peerId, { proposal: { statement: encodeStatement({ ...base, intervalStart: ok.signed.intervalStart, intervalEnd: Date.now() }) } }, 5_000)
     assert.equal(toHex(resent.countersigned!.statement), toHex(encodeStatement(ok.signed)))
@@ -224,15 +225,15 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
     const entry = sealEntry(provider.privateKey, provider.peerId, { seq: 1, prevHash: new Uint8Array(0), time: Date.now(), kind: LedgerEntry.BodyKind.USAGE, body: forged })
     await assert.rejects(verifyEntry(entry.envelope), (err: any) => err instanceof InvalidUsageError && err.code === 'ERR_LEDGER_USAGE')
     // garbage and oversized statements
-    await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: new Uint8Array([0xff, 0xff, 0xff]) } }, 5_000), (err: any) => err instanceof UsageExchangeError && err.code === 'BAD_STATEMENT')
-    await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: new Uint8Array(600) } }, 5_000), (err: any) => err instanceof UsageExchangeError && err.code === 'BAD_STATEMENT' && /oversized/.test(err.message))
+    await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: new Uint8Array([0xff, 0xff, 0xff]) } }, 5_000), (err: any) => isUsageError(err) && err.wireCode === 'BAD_STATEMENT')
+    await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: new Uint8Array(600) } }, 5_000), (err: any) => isUsageError(err) && err.wireCode === 'BAD_STATEMENT' && /oversized/.test(err.message))
     await assert.rejects(ledger.recordUsage(new Uint8Array(2_000)), (err: any) => err instanceof InvalidUsageError && err.reason === 'oversized')
     await assert.rejects(ledger.recordUsage(Uint8Array.of(0x0a, 0x03, 1, 2, 3)), (err: any) => err instanceof InvalidUsageError)
     // a frame over the 1 KiB bound: the stream ends, nothing is signed
-    await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: new Uint8Array(4096) } }, 5_000), (err: any) => err instanceof UsageExchangeError && err.code === 'PROTOCOL')
+    await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: new Uint8Array(4096) } }, 5_000), (err: any) => isUsageError(err) && err.wireCode === 'PROTOCOL')
     // a statement for someone else's lease answers like no lease
     const stranger = encodeStatement({ ...base, leaseId: new Uint8Array(16), intervalStart: now - 1000, intervalEnd: now })
-    await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: stranger } }, 5_000), (err: any) => err instanceof UsageExchangeError && err.code === 'NO_LEASE')
+    await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: stranger } }, 5_000), (err: any) => isUsageError(err) && err.wireCode === 'NO_LEASE')
     const after = ledger.earnings(provider.peerId.toString()).service.earnedMicroUsd
     assert.equal(after - before, ok.signed.amountMicroUsd, 'only the co-signed interval was paid')
     recordAttack({

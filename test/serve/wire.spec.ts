@@ -7,7 +7,8 @@
  */
 import * as assert from 'node:assert/strict'
 import { ServeFrame } from '../../protocols/serve.js'
-import { MAX_SERVE_FRAME_BYTES, ServeChannel, ServeStreamError } from '../../src/serve/wire.js'
+import { isStreamError, type ServeStreamError } from '../../src/serve/errors.js'
+import { MAX_SERVE_FRAME_BYTES, ServeChannel } from '../../src/serve/wire.js'
 import { recordAttack } from '../utils/index.js'
 import type { Stream } from '@libp2p/interface'
 
@@ -39,7 +40,7 @@ function memoryStream (chunks: Uint8Array[], opts: { hang?: boolean } = {}): Str
 
 async function refusal (p: Promise<unknown>): Promise<ServeStreamError> {
   const err = await p.then(() => undefined, (e: unknown) => e)
-  assert.ok(err instanceof ServeStreamError, `a ServeStreamError, got ${String(err)}`)
+  assert.ok(isStreamError(err), `a ServeError ERR_SERVE_STREAM, got ${String(err)}`)
   return err
 }
 
@@ -78,7 +79,7 @@ describe('serve: stream framing (wire.ts)', () => {
     assert.ok((await ch.next())?.end != null)
     const garbage = new ServeChannel(memoryStream([Uint8Array.from([...prefixed(head), ...prefixed(Uint8Array.of(0xff, 0xff))])]), 1_000)
     assert.equal((await garbage.next())?.response?.status, 200)
-    assert.throws(() => garbage.tryNext(), (e: unknown) => e instanceof ServeStreamError && e.code === 'PROTOCOL', 'a bad frame taken at once is the same typed error')
+    assert.throws(() => garbage.tryNext(), (e: unknown) => isStreamError(e) && e.wireCode === 'PROTOCOL', 'a bad frame taken at once is the same typed error')
   })
 
   it('red team: a length past the frame bound is refused on its prefix, before its bytes come; an endless prefix too', async () => {
@@ -87,27 +88,27 @@ describe('serve: stream framing (wire.ts)', () => {
     // the stream then stays silent: waiting for the bytes would end in TIMEOUT, not TOO_LARGE
     const err = await refusal(new ServeChannel(memoryStream([over], { hang: true }), 2_000).next())
     const ms = Date.now() - t0
-    assert.equal(err.code, 'TOO_LARGE', err.message)
+    assert.equal(err.wireCode, 'TOO_LARGE', err.message)
     const endless = await refusal(new ServeChannel(memoryStream([new Uint8Array(64).fill(0x80)], { hang: true }), 2_000).next())
-    assert.equal(endless.code, 'TOO_LARGE', endless.message)
+    assert.equal(endless.wireCode, 'TOO_LARGE', endless.message)
     const atBound = new ServeChannel(memoryStream([prefixed(ServeFrame.encode({ body: { data: new Uint8Array(64 * 1024) } }))]), 1_000)
     assert.equal((await atBound.next())?.body?.data.byteLength, 64 * 1024, 'a full body chunk is within the bound')
-    recordAttack({ issue: '17.3', attack: 'serve frame length past the bound / endless length prefix', got: `${err.code} after ${ms} ms (no bytes awaited) / ${endless.code}`, limit: `${MAX_SERVE_FRAME_BYTES}-byte frames, refused on the prefix` })
+    recordAttack({ issue: '17.3', attack: 'serve frame length past the bound / endless length prefix', got: `${err.wireCode} after ${ms} ms (no bytes awaited) / ${endless.wireCode}`, limit: `${MAX_SERVE_FRAME_BYTES}-byte frames, refused on the prefix` })
   })
 
   it('red team: bytes that are no ServeFrame, a frame with no member, a stream ending inside a frame, silence: typed errors', async () => {
     const garbage = await refusal(new ServeChannel(memoryStream([prefixed(Uint8Array.of(0xff, 0xff, 0xff))]), 1_000).next())
-    assert.equal(garbage.code, 'PROTOCOL', garbage.message)
+    assert.equal(garbage.wireCode, 'PROTOCOL', garbage.message)
     const empty = await refusal(new ServeChannel(memoryStream([Uint8Array.of(0)]), 1_000).next())
-    assert.equal(empty.code, 'PROTOCOL', empty.message)
+    assert.equal(empty.wireCode, 'PROTOCOL', empty.message)
     assert.match(empty.message, /no known member/)
     const cut = await refusal(new ServeChannel(memoryStream([prefixed(body).subarray(0, 100)]), 1_000).next())
-    assert.equal(cut.code, 'UPSTREAM')
+    assert.equal(cut.wireCode, 'UPSTREAM')
     assert.match(cut.message, /ended inside a frame/)
     const silent = await refusal(new ServeChannel(memoryStream([], { hang: true }), 50).next())
-    assert.equal(silent.code, 'TIMEOUT')
+    assert.equal(silent.wireCode, 'TIMEOUT')
     const remote = await refusal(new ServeChannel(memoryStream([prefixed(ServeFrame.encode({ error: { code: ServeFrame.Error.Code.OVERLOADED, message: 'busy' } }))]), 1_000).next())
-    assert.deepEqual([remote.code, remote.remote, remote.message], ['OVERLOADED', true, 'busy'])
-    recordAttack({ issue: '17.3', attack: 'serve stream: garbage frame / empty frame / cut frame / silence', got: `${garbage.code} / ${empty.code} / ${cut.code} / ${silent.code}`, limit: 'typed ServeStreamError, never a crash or a hang' })
+    assert.deepEqual([remote.wireCode, remote.remote, remote.message], ['OVERLOADED', true, 'busy'])
+    recordAttack({ issue: '17.3', attack: 'serve stream: garbage frame / empty frame / cut frame / silence', got: `${garbage.wireCode} / ${empty.wireCode} / ${cut.wireCode} / ${silent.wireCode}`, limit: 'typed ServeError ERR_SERVE_STREAM, never a crash or a hang' })
   })
 })

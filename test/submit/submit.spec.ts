@@ -6,6 +6,7 @@ import { parseJobSpec, type AuctionReport, type JobSpec } from '../../src/market
 import { applyJobFlags } from '../../src/market/renter/job-spec.js'
 import { createNode } from '../../src/node/create-node.js'
 import { roleExtensions } from '../../src/compose/index.js'
+import { isCoded } from '../../src/common/index.js'
 import { SubmitError } from '../../src/submit/errors.js'
 import { checkSubmission, payloadFromSpec, SUBMIT_DEFAULTS } from '../../src/submit/payload.js'
 import { auctionRounds, ROUNDS_PER_ATTEMPT } from '../../src/submit/rounds.js'
@@ -21,7 +22,7 @@ describe('submit: checking a job before any auction', () => {
   it('defaults to 3 attempts and bounds them to whole numbers from 1 to 10', () => {
     assert.equal(checkSubmission(spec()).maxAttempts, SUBMIT_DEFAULTS.maxAttempts)
     assert.equal(checkSubmission(spec(), '10').maxAttempts, 10)
-    for (const bad of [0, 11, 2.5, 'x', -1]) assert.throws(() => checkSubmission(spec(), bad), SubmitError, String(bad))
+    for (const bad of [0, 11, 2.5, 'x', -1]) assert.throws(() => checkSubmission(spec(), bad), (err: unknown) => isCoded(err, SubmitError, 'ERR_SUBMIT'), String(bad))
   })
 
   it('allows each attempt its time limit plus the auction and transfers', () => {
@@ -33,7 +34,7 @@ describe('submit: checking a job before any auction', () => {
 
   it('refuses a job without image or command, and two inputs with one file name', () => {
     assert.throws(() => checkSubmission({ runtime: { command: [] }, inputs: [], estimatedMinutes: 1 }), /neither an image nor a command/)
-    assert.throws(() => payloadFromSpec(spec({ inputs: ['a/data.csv', 'b/data.csv'] })), (err: Error) => err instanceof SubmitError && /two inputs are named data\.csv/.test(err.message))
+    assert.throws(() => payloadFromSpec(spec({ inputs: ['a/data.csv', 'b/data.csv'] })), (err: Error) => isCoded(err, SubmitError, 'ERR_SUBMIT') && /two inputs are named data\.csv/.test(err.message))
     assert.deepEqual(payloadFromSpec(spec({ inputs: ['a/x.csv'] })).inputs.map(i => i.path), ['x.csv'])
   })
 
@@ -68,7 +69,7 @@ describe('submit: auction rounds for one attempt', function () {
     const rounds = auctionRounds({
       auction: async (_, opts = {}) => { calls++; opts.onEvent?.({ type: 'closed', bids: 0, valid: 0 }); return noBids }
     }, spec(), { jobId: new Uint8Array(16), onEvent: (e) => events.push(e) })
-    await assert.rejects(rounds.next({ exclude: [], attempt: 1 }), (err: Error) => err instanceof SubmitError && err.message === 'no valid bids (2 no matching GPU)')
+    await assert.rejects(rounds.next({ exclude: [], attempt: 1 }), (err: Error) => isCoded(err, SubmitError, 'ERR_SUBMIT') && err.message === 'no valid bids (2 no matching GPU)')
     assert.equal(calls, ROUNDS_PER_ATTEMPT)
     assert.deepEqual(events[0], { type: 'auction', attempt: 1, event: { type: 'closed', bids: 0, valid: 0 } })
 

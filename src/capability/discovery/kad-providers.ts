@@ -34,7 +34,7 @@ export interface ProvidersAnswer {
   closer: PeerHint[]
 }
 
-/** Sends one GET_PROVIDERS for `cid` to `peer`; throws RequestResponseError or WireDecodeError. */
+/** Sends one GET_PROVIDERS for `cid` to `peer`; throws NodeError (ERR_REQUEST_RESPONSE) or WireDecodeError. */
 export type AskProviders = (peer: PeerHint, cid: CID, signal: AbortSignal) => Promise<ProvidersAnswer>
 
 /** `AskProviders` over this node's connections (dialled at the hint's addresses when not connected). */

@@ -5,7 +5,7 @@
  * candidate, expiry); a record that fails says why it was dropped.
  */
 
-import { CapabilityRecordError, RecordFetchError } from '../errors.js'
+import { isFetchFailure, isRecordRejection } from '../errors.js'
 import { openCapabilityRecord } from '../record/record.js'
 import { fetchRecordDirect } from '../record/record-fetch.js'
 import { capabilityKey } from '../record/record-key.js'
@@ -57,7 +57,7 @@ export class RecordFetcher {
         this.from.direct++
         return record
       } catch (err) {
-        if (!(err instanceof RecordFetchError)) throw err
+        if (!isFetchFailure(err)) throw err
         this.directFailures.push({ peerId: id, reason: err.reason, detail: err.message })
         if (this.signal.aborted) return { peerId: id, reason: 'not-found', detail: `discovery timed out (${err.message})` }
       }
@@ -119,7 +119,7 @@ async function fetchFromDht (dht: KadDHT, c: Candidate, options: DhtFetch): Prom
   try {
     return openCapabilityRecord(value, { key, now })
   } catch (err) {
-    if (err instanceof CapabilityRecordError) return { peerId, reason: err.reason, detail: err.message }
+    if (isRecordRejection(err)) return { peerId, reason: err.reason, detail: err.message }
     throw err
   }
 }

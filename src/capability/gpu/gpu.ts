@@ -5,6 +5,7 @@
  */
 
 import { execFile } from 'node:child_process'
+import { CapabilityError } from '../errors.js'
 import { normaliseGpuModel } from './gpu-model.js'
 
 /** The query used for detection (keep in sync with `parseNvidiaSmi`). */
@@ -50,14 +51,9 @@ export interface GpuGroup {
   simulated: boolean
 }
 
-export class GpuDetectionError extends Error {
-  static readonly code = 'ERR_GPU_DETECTION'
-  readonly code = GpuDetectionError.code
-
-  constructor (message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'GpuDetectionError'
-  }
+/** nvidia-smi is missing, failed, or printed what cannot be read: ERR_GPU_DETECTION. */
+export function gpuDetectionError (message: string, options?: ErrorOptions): CapabilityError<'ERR_GPU_DETECTION'> {
+  return new CapabilityError('ERR_GPU_DETECTION', message, options)
 }
 
 export const NVIDIA_SMI_NOT_FOUND =
@@ -78,7 +74,7 @@ function firstLine (text: string): string {
 function checkDriverFailure (text: string): void {
   // bracketed values ("[GPU is lost]", "[Unknown Error]") are per-field, not driver failures
   const line = text.split(/\r?\n/).map(l => l.trim()).find(l => DRIVER_FAILURE.test(l.replace(/\[[^\]]*\]/g, '')))
-  if (line !== undefined) throw new GpuDetectionError(`nvidia-smi reports a driver problem: ${line}`)
+  if (line !== undefined) throw gpuDetectionError(`nvidia-smi reports a driver problem: ${line}`)
 }
 
 /** Splits CSV text into trimmed field lists, skipping blank lines and a header if present. */
@@ -102,9 +98,9 @@ function num (v: string): number | undefined {
   return Number.isFinite(n) ? n : undefined
 }
 
-function lineError (lineNo: number, raw: string, what: string): GpuDetectionError {
+function lineError (lineNo: number, raw: string, what: string): CapabilityError<'ERR_GPU_DETECTION'> {
   const shown = raw.length > 100 ? raw.slice(0, 97) + '...' : raw
-  return new GpuDetectionError(`cannot read nvidia-smi output line ${lineNo} (${what}): ${JSON.stringify(shown)}`)
+  return gpuDetectionError(`cannot read nvidia-smi output line ${lineNo} (${what}): ${JSON.stringify(shown)}`)
 }
 
 /**
@@ -113,7 +109,7 @@ function lineError (lineNo: number, raw: string, what: string): GpuDetectionErro
  * Optional fields (driver, compute capability, power limit) reported as `[N/A]`,
  * `[Not Supported]` … become undefined; a line without index, uuid, name or memory, or
  * with the wrong number of fields, is an error, and driver failure text throws
- * GpuDetectionError with the driver's message.
+ * CapabilityError ERR_GPU_DETECTION with the driver's message.
  */
 export function parseNvidiaSmi (csv: string): DetectedGpu[] {
   checkDriverFailure(csv)
@@ -143,7 +139,7 @@ export function parseNvidiaSmi (csv: string): DetectedGpu[] {
   }
   const seen = new Set<number>()
   for (const g of gpus) {
-    if (seen.has(g.index)) throw new GpuDetectionError(`nvidia-smi output lists GPU index ${g.index} twice`)
+    if (seen.has(g.index)) throw gpuDetectionError(`nvidia-smi output lists GPU index ${g.index} twice`)
     seen.add(g.index)
   }
   return gpus
@@ -211,14 +207,14 @@ async function runNvidiaSmi (args: readonly string[], opts: DetectOptions): Prom
   const timeoutMs = opts.timeoutMs ?? 10_000
   const env = Object.fromEntries(Object.entries(opts.env ?? process.env).filter((e): e is [string, string] => e[1] != null))
   const r = await (opts.run ?? runDirect)(bin, [...args], { env, timeoutMs, maxBytes: MAX_OUTPUT })
-  if (r.errorCode === 'ENOENT') throw new GpuDetectionError(NVIDIA_SMI_NOT_FOUND)
-  if (r.errorCode === 'EACCES') throw new GpuDetectionError(`cannot run ${bin}: permission denied`)
-  if (r.truncated === true) throw new GpuDetectionError(`${bin} printed more than ${MAX_OUTPUT} bytes; refusing to parse it`)
-  if (r.timedOut === true) throw new GpuDetectionError(`${bin} did not answer within ${timeoutMs} ms (driver hung?)`)
-  if (r.signal != null) throw new GpuDetectionError(`${bin} was killed by ${r.signal}`)
+  if (r.errorCode === 'ENOENT') throw gpuDetectionError(NVIDIA_SMI_NOT_FOUND)
+  if (r.errorCode === 'EACCES') throw gpuDetectionError(`cannot run ${bin}: permission denied`)
+  if (r.truncated === true) throw gpuDetectionError(`${bin} printed more than ${MAX_OUTPUT} bytes; refusing to parse it`)
+  if (r.timedOut === true) throw gpuDetectionError(`${bin} did not answer within ${timeoutMs} ms (driver hung?)`)
+  if (r.signal != null) throw gpuDetectionError(`${bin} was killed by ${r.signal}`)
   if (r.code === 0) return r.stdout
   const line = firstLine(r.stdout) || firstLine(r.stderr) || 'no output'
-  throw new GpuDetectionError(`${bin} failed (exit ${String(r.code)}): ${line}`)
+  throw gpuDetectionError(`${bin} failed (exit ${String(r.code)}): ${line}`)
 }
 
 /** A CommandRunner by a fork of this process (execFile): for start-up, and callers without a launcher. */
@@ -238,7 +234,7 @@ const runDirect: CommandRunner = async (file, args, options) => await new Promis
   })
 })
 
-/** Runs nvidia-smi and returns the machine's GPUs; throws GpuDetectionError with a readable reason. */
+/** Runs nvidia-smi and returns the machine's GPUs; throws CapabilityError ERR_GPU_DETECTION with a readable reason. */
 export async function detectGpus (opts: DetectOptions = {}): Promise<DetectedGpu[]> {
   return parseNvidiaSmi(await runNvidiaSmi(NVIDIA_SMI_ARGS, opts))
 }

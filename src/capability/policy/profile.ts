@@ -5,7 +5,7 @@
  */
 
 import { ConfigError, asNumber, asString, asStringList, type Fields } from '../../config/index.js'
-import { detectGpus, groupGpus, GpuDetectionError, type DetectedGpu, type GpuGroup } from '../gpu/gpu.js'
+import { detectGpus, gpuDetectionError, groupGpus, type DetectedGpu, type GpuGroup } from '../gpu/gpu.js'
 import { parseSimulatedGpus } from '../gpu/simulated-gpus.js'
 import { applyPolicyFlags, parsePolicy, type ProviderPolicy } from './policy.js'
 
@@ -26,7 +26,7 @@ export const RECORD_TTL_BOUNDS = { min: 5, max: 2 * 60 * 60 } as const
 
 /** Builds a profile from a policy and a GPU list (no detection). */
 export function providerProfile (policy: ProviderPolicy, gpus: readonly DetectedGpu[]): ProviderProfile {
-  if (gpus.length === 0) throw new GpuDetectionError('no GPUs to advertise: nvidia-smi listed none; use --simulate-gpu MODEL:VRAM_GB[:COUNT] for development')
+  if (gpus.length === 0) throw gpuDetectionError('no GPUs to advertise: nvidia-smi listed none; use --simulate-gpu MODEL:VRAM_GB[:COUNT] for development')
   return { policy, gpus: [...gpus], groups: groupGpus(gpus), simulated: gpus.some(g => g.simulated) }
 }
 
@@ -59,8 +59,8 @@ const SETUP_KEYS = ['simulateGpu', 'nvidiaSmi', 'recordTtlSeconds'] as const
 
 /**
  * Merges flags over the file's provider section, validates the policy (ConfigError naming
- * the field), then detects or simulates the GPUs. Without GPUs it throws GpuDetectionError
- * with nvidia-smi's reason: a provider with nothing to offer must not advertise.
+ * the field), then detects or simulates the GPUs. Without GPUs it throws CapabilityError
+ * ERR_GPU_DETECTION with nvidia-smi's reason: a provider with nothing to offer must not advertise.
  */
 export async function loadProviderSetup (opts: LoadProfileOptions = {}): Promise<ProviderSetup> {
   const raw: Fields = { ...(opts.raw ?? {}) }

@@ -4,7 +4,7 @@
  */
 
 import { compare as uint8ArrayCompare } from 'uint8arrays/compare'
-import { CapabilityRecordError } from '../errors.js'
+import { isRecordRejection, type CapabilityRecordError } from '../errors.js'
 import { openCapabilityRecord } from './record.js'
 import type { CapabilityRecord } from '../../../protocols/capability.js'
 import type { Signed } from '../../identity/index.js'
@@ -23,7 +23,7 @@ export function capabilityRecordValidator (onReject?: RecordRejectionSink): (key
     try {
       openCapabilityRecord(value, { key })
     } catch (err) {
-      if (err instanceof CapabilityRecordError) onReject?.(key, err)
+      if (isRecordRejection(err)) onReject?.(key, err)
       throw err
     }
   }

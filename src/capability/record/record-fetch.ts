@@ -3,13 +3,13 @@
  * record to whoever asks, so a renter that found it under an index key gets the record in one
  * round trip instead of a DHT walk per provider. The answer is untrusted like any DHT value:
  * bounded before it is read, then opened by the same rules (signature, signer = the peer we
- * asked = record.peer_id, expiry, fields). Failures are RecordFetchErrors with a reason.
+ * asked = record.peer_id, expiry, fields). Failures are CapabilityErrors (ERR_CAPABILITY_FETCH) with a reason.
  */
 
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { PROTOCOL } from '../../../protocols/ids.js'
-import { requestOnce, RequestResponseError, serveOnce } from '../../node/index.js'
-import { CapabilityRecordError, RecordFetchError } from '../errors.js'
+import { isRequestFailure, requestOnce, serveOnce } from '../../node/index.js'
+import { fetchFailed, isRecordRejection, type RecordFetchError } from '../errors.js'
 import { MAX_RECORD_VALUE_BYTES, openCapabilityRecord } from './record.js'
 import type { CapabilityRecord } from '../../../protocols/capability.js'
 import type { Signed } from '../../identity/index.js'
@@ -55,7 +55,7 @@ export interface DirectFetchOptions {
   now?: number
 }
 
-/** Asks `peer` for its record and opens it; throws RecordFetchError. */
+/** Asks `peer` for its record and opens it; throws CapabilityError ERR_CAPABILITY_FETCH. */
 export async function fetchRecordDirect (connectionManager: ConnectionManager, peer: PeerId, opts: DirectFetchOptions): Promise<Signed<CapabilityRecord>> {
   let value: Uint8Array
   try {
@@ -66,18 +66,18 @@ export async function fetchRecordDirect (connectionManager: ConnectionManager, p
   try {
     return openCapabilityRecord(value, { peerId: peer, now: opts.now })
   } catch (err) {
-    if (err instanceof CapabilityRecordError) throw new RecordFetchError(err.reason, `${peer.toString()} answered with an unusable record: ${err.message}`, { cause: err })
+    if (isRecordRejection(err)) throw fetchFailed(err.reason, `${peer.toString()} answered with an unusable record: ${err.message}`, { cause: err })
     throw err
   }
 }
 
 function asFetchError (err: unknown, peer: PeerId): RecordFetchError {
-  if (!(err instanceof RequestResponseError)) return new RecordFetchError('failed', `record fetch from ${peer.toString()} failed: ${String(err)}`, { cause: err })
+  if (!isRequestFailure(err)) return fetchFailed('failed', `record fetch from ${peer.toString()} failed: ${String(err)}`, { cause: err })
   const cause = err.cause as { name?: string } | undefined
   // it-length-prefixed refuses a frame whose announced length exceeds the bound, unread
-  if (cause?.name === 'InvalidDataLengthError') return new RecordFetchError('oversized', `${peer.toString()} announced a reply over the ${MAX_RECORD_VALUE_BYTES}-byte bound`, { cause: err })
-  if (cause?.name === 'UnsupportedProtocolError') return new RecordFetchError('unsupported', `${peer.toString()} does not serve ${PROTOCOL.capability}`, { cause: err })
-  if (err.reason === 'timeout') return new RecordFetchError('timeout', `${peer.toString()} did not answer ${PROTOCOL.capability} in time`, { cause: err })
-  if (err.reason === 'no-response') return new RecordFetchError('no-response', err.message, { cause: err })
-  return new RecordFetchError('failed', err.message, { cause: err })
+  if (cause?.name === 'InvalidDataLengthError') return fetchFailed('oversized', `${peer.toString()} announced a reply over the ${MAX_RECORD_VALUE_BYTES}-byte bound`, { cause: err })
+  if (cause?.name === 'UnsupportedProtocolError') return fetchFailed('unsupported', `${peer.toString()} does not serve ${PROTOCOL.capability}`, { cause: err })
+  if (err.reason === 'timeout') return fetchFailed('timeout', `${peer.toString()} did not answer ${PROTOCOL.capability} in time`, { cause: err })
+  if (err.reason === 'no-response') return fetchFailed('no-response', err.message, { cause: err })
+  return fetchFailed('failed', err.message, { cause: err })
 }

@@ -12,8 +12,8 @@ import { compare as uint8ArrayCompare } from 'uint8arrays/compare'
 import { CapabilityRecord } from '../../../protocols/capability.js'
 import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES, MAX_CLOCK_SKEW_MS, MAX_LIFETIME_MS, WireDecodeError } from '../../../protocols/codec.js'
 import { DOMAIN } from '../../../protocols/ids.js'
-import { EnvelopeError, messageHash, openEnvelope, sealSigned, sha256, type Signed } from '../../identity/index.js'
-import { CapabilityRecordError, type CapabilityRejection } from '../errors.js'
+import { isEnvelopeError, messageHash, openEnvelope, sealSigned, sha256, type Signed } from '../../identity/index.js'
+import { recordRejected, type CapabilityRecordError, type CapabilityRejection } from '../errors.js'
 import { residencyOf, WORKLOAD_KINDS } from '../policy/policy.js'
 import { peerIdFromCapabilityKey } from './record-key.js'
 import { recordTierFromWire, recordTierToWire } from '../policy/tiers.js'
@@ -100,7 +100,7 @@ export function sealCapabilityRecord (privateKey: Ed25519PrivateKey, peerId: Pee
   const encode = (r: CapabilityRecord): Uint8Array => {
     const payload = CapabilityRecord.encode(r)
     if (payload.byteLength > MAX_RECORD_BYTES) {
-      throw new CapabilityRecordError('oversized', `capability record of ${payload.byteLength} bytes exceeds the ${MAX_RECORD_BYTES}-byte bound`)
+      throw recordRejected('oversized', `capability record of ${payload.byteLength} bytes exceeds the ${MAX_RECORD_BYTES}-byte bound`)
     }
     return payload
   }
@@ -118,20 +118,20 @@ export interface OpenRecordOptions {
 
 /**
  * Opens a DHT value: bound, envelope (domain `capability`, strict Ed25519), signer = the
- * key's peer id = record.peer_id, time rules, then field checks. Throws CapabilityRecordError.
+ * key's peer id = record.peer_id, time rules, then field checks. Throws CapabilityError ERR_CAPABILITY_RECORD.
  */
 export function openCapabilityRecord (value: Uint8Array, opts: OpenRecordOptions = {}): Signed<CapabilityRecord> {
   const expected = opts.key != null ? peerIdFromCapabilityKey(opts.key) : opts.peerId
   if (value.byteLength > MAX_RECORD_VALUE_BYTES) {
-    throw new CapabilityRecordError('oversized', `capability record value of ${value.byteLength} bytes exceeds the ${MAX_RECORD_VALUE_BYTES}-byte bound`)
+    throw recordRejected('oversized', `capability record value of ${value.byteLength} bytes exceeds the ${MAX_RECORD_VALUE_BYTES}-byte bound`)
   }
   let opened
   try {
     opened = openEnvelope(value, { domain: DOMAIN.capability, maxBytes: MAX_RECORD_VALUE_BYTES, signer: expected })
   } catch (err) {
-    if (err instanceof EnvelopeError) {
+    if (isEnvelopeError(err)) {
       const reason: CapabilityRejection = err.reason === 'bad-signer' ? 'bad-signature' : err.reason
-      throw new CapabilityRecordError(reason, `capability record rejected: ${err.message}`)
+      throw recordRejected(reason, `capability record rejected: ${err.message}`)
     }
     throw err
   }
@@ -139,12 +139,12 @@ export function openCapabilityRecord (value: Uint8Array, opts: OpenRecordOptions
   try {
     record = decodeBounded(CapabilityRecord, opened.payload, 'capability record', MAX_RECORD_BYTES, LIMITS.capabilityRecord)
   } catch (err) {
-    if (err instanceof WireDecodeError) throw new CapabilityRecordError(err.reason, err.message)
+    if (err instanceof WireDecodeError) throw recordRejected(err.reason, err.message)
     throw err
   }
   const signerBytes = opened.signer.toMultihash().bytes
   if (uint8ArrayCompare(record.peerId, signerBytes) !== 0) {
-    throw new CapabilityRecordError('peer-mismatch', `capability record names another peer than its signer ${opened.signer.toString()}`)
+    throw recordRejected('peer-mismatch', `capability record names another peer than its signer ${opened.signer.toString()}`)
   }
   checkTimes(record, opts.now ?? Date.now())
   checkFields(record)
@@ -154,10 +154,10 @@ export function openCapabilityRecord (value: Uint8Array, opts: OpenRecordOptions
 function checkTimes (record: CapabilityRecord, now: number): void {
   const issuedAt = Number(record.issuedAt)
   const expiresAt = Number(record.expiresAt)
-  if (issuedAt > now + MAX_CLOCK_SKEW_MS) throw new CapabilityRecordError('from-future', `capability record issued ${Math.round((issuedAt - now) / 1000)} s in the future`)
-  if (expiresAt <= now) throw new CapabilityRecordError('expired', `capability record expired ${Math.round((now - expiresAt) / 1000)} s ago`)
+  if (issuedAt > now + MAX_CLOCK_SKEW_MS) throw recordRejected('from-future', `capability record issued ${Math.round((issuedAt - now) / 1000)} s in the future`)
+  if (expiresAt <= now) throw recordRejected('expired', `capability record expired ${Math.round((now - expiresAt) / 1000)} s ago`)
   if (expiresAt - issuedAt > MAX_LIFETIME_MS.capabilityRecord) {
-    throw new CapabilityRecordError('lifetime-too-long', `capability record lifetime ${Math.round((expiresAt - issuedAt) / 60_000)} min exceeds ${MAX_LIFETIME_MS.capabilityRecord / 60_000} min`)
+    throw recordRejected('lifetime-too-long', `capability record lifetime ${Math.round((expiresAt - issuedAt) / 60_000)} min exceeds ${MAX_LIFETIME_MS.capabilityRecord / 60_000} min`)
   }
 }
 
@@ -166,7 +166,7 @@ const REGION = /^[a-z]{2,}-[a-z0-9-]+$/
 const TEXT_MAX = 512
 
 function bad (what: string): CapabilityRecordError {
-  return new CapabilityRecordError('bad-field', `capability record field ${what}`)
+  return recordRejected('bad-field', `capability record field ${what}`)
 }
 
 /** Well-formedness of every field a renter or bid engine relies on. */

@@ -5,7 +5,8 @@
  */
 import { resolve } from 'node:path'
 import { resolveConfig } from '../../config/index.js'
-import { callControl, ControlUnavailableError } from '../../control/index.js'
+import { isCoded } from '../../common/index.js'
+import { callControl, ControlError } from '../../control/index.js'
 import { loadServiceFile } from '../../serve/index.js'
 import { readJobFile } from '../../market/index.js'
 import { shortPeerId } from '../../common/index.js'
@@ -19,7 +20,7 @@ async function call (values: ParsedValues, method: string, params: Record<string
   try {
     return await callControl(dataDir, method, params, { timeoutMs: opts.timeoutMs ?? 30_000, onEvent: opts.onEvent })
   } catch (err) {
-    if (err instanceof ControlUnavailableError) throw new UsageError(`no renter node runs on ${dataDir}: start one (idlegrid renter) and deploy to it`)
+    if (isCoded(err, ControlError, 'ERR_CONTROL_UNAVAILABLE')) throw new UsageError(`no renter node runs on ${dataDir}: start one (idlegrid renter) and deploy to it`)
     throw err
   }
 }

@@ -5,9 +5,9 @@
  * end (--json: one object).
  */
 import { resolve } from 'node:path'
-import { shortPeerId } from '../../common/index.js'
+import { isCoded, shortPeerId } from '../../common/index.js'
 import { printable } from '../../exec/index.js'
-import { checkSubmission, NoPeersError, type ReceiptLedger, type SubmitEvent } from '../../submit/index.js'
+import { checkSubmission, noPeers, SubmitError, type ReceiptLedger, type SubmitEvent } from '../../submit/index.js'
 import { missingBootstrap } from '../../config/index.js'
 import { EXIT, UsageError } from '../errors.js'
 import { oneShot } from '../one-shot.js'
@@ -31,7 +31,7 @@ export async function runSubmittedJob (spec: JobSpec, values: ParsedValues, out:
     checked = checkSubmission(spec, values['max-attempts'])
   } catch (err: any) {
     // a bad --max-attempts or job file is the command's mistake: exit 2, as the help says
-    if (err?.code === 'ERR_SUBMIT') throw new UsageError(err.message)
+    if (isCoded(err, SubmitError, 'ERR_SUBMIT')) throw new UsageError(err.message)
     throw err
   }
   const { payload, maxAttempts, timeoutMs } = checked
@@ -46,12 +46,13 @@ export async function runSubmittedJob (spec: JobSpec, values: ParsedValues, out:
       settleMs,
       timeoutMs,
       // a short-lived renter with no bootstrap peer would publish to nobody: refused before it starts
-      checkShortLived: (config) => { if (missingBootstrap(config) != null) throw new NoPeersError(config.bootstrap) },
+      checkShortLived: (config) => { if (missingBootstrap(config) != null) throw noPeers(config.bootstrap) },
       onEvent: (e) => { progress(e as SubmitEvent, view ?? out); view?.event(e as SubmitEvent) }
     })
   } catch (err: any) {
     if (err?.code === 'ERR_UNKNOWN_METHOD') throw new UsageError('the node running on this data directory is not a renter; run submit with another --data-dir (a short-lived renter peer) or against a renter node')
-    if (err?.code === NoPeersError.code) throw new UsageError(String(err.message))
+    // ERR_NO_PEERS: from the short-lived check here, or in the node's control answer
+    if (err?.code === 'ERR_NO_PEERS') throw new UsageError(String(err.message))
     throw err
   } finally {
     view?.stop()

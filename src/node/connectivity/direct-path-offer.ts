@@ -8,6 +8,7 @@ import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { TCP } from '@multiformats/multiaddr-matcher'
 import { decodeBounded, LIMITS, MAX_BYTES } from '../../../protocols/codec.js'
 import { Punch } from '../../../protocols/punch.js'
+import { directPathFailed } from '../errors.js'
 import { MAX_MESSAGE_ADDR_BYTES } from './addresses.js'
 import type { Stream } from '@libp2p/interface'
 import type { LengthPrefixedStream } from 'it-length-prefixed-stream'
@@ -29,18 +30,6 @@ export function planDirectPath (initiator: DirectOffer, responder: DirectOffer):
   return 'none'
 }
 
-export type DirectPathFailure = 'no-path' | 'bad-offer' | 'refused' | 'timeout' | 'failed'
-
-/** No direct connection came of it (`reason`), or the peer's offer broke the rules. */
-export class DirectPathError extends Error {
-  static readonly code = 'ERR_DIRECT_PATH'
-  readonly code = DirectPathError.code
-  constructor (readonly reason: DirectPathFailure, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'DirectPathError'
-  }
-}
-
 export function encodeOffer (offer: DirectOffer, type: Punch.Type): Uint8Array {
   return Punch.encode({ type, listenAddrs: offer.listen.map(a => a.bytes), punchAddrs: offer.punch.map(a => a.bytes) })
 }
@@ -48,12 +37,12 @@ export function encodeOffer (offer: DirectOffer, type: Punch.Type): Uint8Array {
 /** Reads one frame of `type` and checks its addresses: public TCP ones only (`usable`), within bounds. */
 export async function readOffer (frames: LengthPrefixedStream<Stream>, type: Punch.Type, usable: (addr: Multiaddr) => boolean, signal: AbortSignal): Promise<DirectOffer> {
   const message = decodeBounded(Punch, await frames.read({ signal }), 'punch', MAX_BYTES.punch, LIMITS.punch)
-  if (message.type !== type) throw new DirectPathError('bad-offer', `expected ${type}, got ${message.type}`)
+  if (message.type !== type) throw directPathFailed('bad-offer', `expected ${type}, got ${message.type}`)
   const addrs = (list: Uint8Array[], what: string): Multiaddr[] => list.map(bytes => {
-    if (bytes.byteLength > MAX_MESSAGE_ADDR_BYTES) throw new DirectPathError('bad-offer', `a ${what} address of ${bytes.byteLength} bytes (at most ${MAX_MESSAGE_ADDR_BYTES})`)
+    if (bytes.byteLength > MAX_MESSAGE_ADDR_BYTES) throw directPathFailed('bad-offer', `a ${what} address of ${bytes.byteLength} bytes (at most ${MAX_MESSAGE_ADDR_BYTES})`)
     let addr: Multiaddr
-    try { addr = multiaddr(bytes) } catch (err) { throw new DirectPathError('bad-offer', `a ${what} address does not decode`, { cause: err }) }
-    if (!usable(addr)) throw new DirectPathError('bad-offer', `${what} address ${addr.toString()} is not a public TCP address`)
+    try { addr = multiaddr(bytes) } catch (err) { throw directPathFailed('bad-offer', `a ${what} address does not decode`, { cause: err }) }
+    if (!usable(addr)) throw directPathFailed('bad-offer', `${what} address ${addr.toString()} is not a public TCP address`)
     return addr
   })
   return { listen: addrs(message.listenAddrs, 'listen'), punch: addrs(message.punchAddrs, 'punch') }

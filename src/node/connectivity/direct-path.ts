@@ -25,12 +25,13 @@ import { MAX_BYTES } from '../../../protocols/codec.js'
 import { PROTOCOL } from '../../../protocols/ids.js'
 import { Punch } from '../../../protocols/punch.js'
 import { isRelayed, MAX_MESSAGE_ADDR_BYTES, MAX_MESSAGE_ADDRS } from './addresses.js'
-import { DirectPathError, encodeOffer, noPathWhy, planDirectPath, readOffer, usableAddress, type DirectOffer, type NatMapping } from './direct-path-offer.js'
+import { directPathFailed, isDirectPathFailure } from '../errors.js'
+import { encodeOffer, noPathWhy, planDirectPath, readOffer, usableAddress, type DirectOffer, type NatMapping } from './direct-path-offer.js'
 import type { DialPort } from '../../transport/index.js'
 import type { AddressManager, ConnectionManager, Registrar } from '@libp2p/interface-internal'
 
-export { DirectPathError, planDirectPath } from './direct-path-offer.js'
-export type { DirectOffer, DirectPathFailure, DirectPlan, NatMapping } from './direct-path-offer.js'
+export { planDirectPath } from './direct-path-offer.js'
+export type { DirectOffer, DirectPlan, NatMapping } from './direct-path-offer.js'
 
 /** The whole exchange, from the first CONNECT to a direct connection, ends within this. */
 export const DIRECT_PATH_TIMEOUT_MS = 12_000
@@ -194,19 +195,19 @@ class DirectPath implements DirectPathService, Startable {
         await sleep(rtt / 2, signal)
         connection = await this.punch(theirs.punch, peer, true, signal)
       } else {
-        throw new DirectPathError('no-path', noPathWhy(mine, theirs))
+        throw directPathFailed('no-path', noPathWhy(mine, theirs))
       }
-      if (connection.limits != null || isRelayed(connection.remoteAddr)) throw new DirectPathError('failed', `the connection to ${peer.toString()} is not direct`)
+      if (connection.limits != null || isRelayed(connection.remoteAddr)) throw directPathFailed('failed', `the connection to ${peer.toString()} is not direct`)
       this.counts.asked.direct++
       return connection
     } catch (err: any) {
       this.counts.asked.failed++
       stream?.abort(err instanceof Error ? err : new Error(String(err)))
-      const failure = err instanceof DirectPathError
+      const failure = isDirectPathFailure(err)
         ? err
         : signal.aborted
-          ? new DirectPathError('timeout', `no direct path to ${peer.toString()} within ${this.timeoutMs} ms`, { cause: err })
-          : new DirectPathError('failed', `no direct path to ${peer.toString()}: ${String(err?.message ?? err)}`, { cause: err })
+          ? directPathFailed('timeout', `no direct path to ${peer.toString()} within ${this.timeoutMs} ms`, { cause: err })
+          : directPathFailed('failed', `no direct path to ${peer.toString()}: ${String(err?.message ?? err)}`, { cause: err })
       this.lastFailure = failure.message.slice(0, 300)
       throw failure
     } finally {
@@ -221,7 +222,7 @@ class DirectPath implements DirectPathService, Startable {
     const refuse = (why: string): void => {
       this.counts.served.refused++
       this.log('refused a path to %p: %s', peer, why)
-      stream.abort(new DirectPathError('refused', why))
+      stream.abort(directPathFailed('refused', why))
     }
     // a direct connection needs no path; a relay's circuit is where a request makes sense
     if (!isRelayed(connection.remoteAddr)) { refuse('asked on a direct connection'); return }
@@ -297,7 +298,7 @@ class DirectPath implements DirectPathService, Startable {
   /** Dials each of `addrs` from the dial port at once; the first connection proving `peer` wins, the rest close. */
   private async punch (addrs: Multiaddr[], peer: PeerId, initiator: boolean, signal: AbortSignal): Promise<Connection> {
     const dialPort = this.init.dialPort
-    if (dialPort == null) throw new DirectPathError('no-path', 'this node has no dial port to punch from')
+    if (dialPort == null) throw directPathFailed('no-path', 'this node has no dial port to punch from')
     const done = new AbortController()
     const each = AbortSignal.any([signal, done.signal, AbortSignal.timeout(PUNCH_DIAL_MS)])
     const attempts = addrs.slice(0, MAX_PUNCH_ADDRS).map(async addr => {
@@ -305,7 +306,7 @@ class DirectPath implements DirectPathService, Startable {
       // the initiator's TLS checked the peer its address names; the responder's checks here
       if (!connection.remotePeer.equals(peer)) {
         await connection.close().catch(() => {})
-        throw new DirectPathError('failed', `the punched connection proved ${connection.remotePeer.toString()}, not ${peer.toString()}`)
+        throw directPathFailed('failed', `the punched connection proved ${connection.remotePeer.toString()}, not ${peer.toString()}`)
       }
       return connection
     })
@@ -317,7 +318,7 @@ class DirectPath implements DirectPathService, Startable {
       })
       return winner
     } catch (err: any) {
-      throw new DirectPathError('failed', `the hole punch to ${peer.toString()} failed: ${String(err?.errors?.[0]?.message ?? err?.message ?? err)}`, { cause: err })
+      throw directPathFailed('failed', `the hole punch to ${peer.toString()} failed: ${String(err?.errors?.[0]?.message ?? err?.message ?? err)}`, { cause: err })
     }
   }
 
@@ -330,7 +331,7 @@ class DirectPath implements DirectPathService, Startable {
         const c = evt.detail
         if (c.remotePeer.equals(peer) && c.limits == null && !isRelayed(c.remoteAddr)) { finish(); resolve(c) }
       }
-      const onAbort = (): void => { finish(); reject(new DirectPathError('timeout', `${peer.toString()} did not dial back`)) }
+      const onAbort = (): void => { finish(); reject(directPathFailed('timeout', `${peer.toString()} did not dial back`)) }
       const finish = (): void => {
         this.components.events.removeEventListener('connection:open', onOpen)
         signal.removeEventListener('abort', onAbort)

@@ -7,19 +7,13 @@
  * relayed are cut and new hop requests (reservations, connects) are refused until the hour
  * turns. Peers behind NAT hold a slot on another relay too (relay.ts), and fail over to it.
  */
+import { NodeError } from '../errors.js'
 import { wrappedHandler } from './component-proxies.js'
 import type { ComponentLogger, Logger, Stream } from '@libp2p/interface'
 import type { Registrar } from '@libp2p/interface-internal'
 
 export const HOP_PROTOCOL = '/libp2p/circuit/relay/0.2.0/hop'
 const HOUR_MS = 60 * 60_000
-
-export class RelayBudgetError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'RelayBudgetError'
-  }
-}
 
 export interface RelayBudgetStatus { bytesPerHour: number, usedBytes: number, resetsInMs: number }
 
@@ -35,11 +29,11 @@ export class RelayBudget {
     return this.used >= this.bytesPerHour
   }
 
-  /** Counts `bytes` carried; throws RelayBudgetError once the hour's budget is passed. */
+  /** Counts `bytes` carried; throws NodeError ERR_RELAY_BUDGET once the hour's budget is passed. */
   take (bytes: number): void {
     this.roll()
     this.used += bytes
-    if (this.used > this.bytesPerHour) throw new RelayBudgetError(`the relay's budget of ${this.bytesPerHour} bytes per hour is spent`)
+    if (this.used > this.bytesPerHour) throw new NodeError('ERR_RELAY_BUDGET', `the relay's budget of ${this.bytesPerHour} bytes per hour is spent`)
   }
 
   status (): RelayBudgetStatus {
@@ -76,7 +70,7 @@ export function budgetedRegistrar (registrar: Registrar, budget: RelayBudget, lo
   return wrappedHandler(registrar, HOP_PROTOCOL, (handler) => (data) => {
     if (budget.spent()) {
       log('refused a hop request from %p: %s', data.connection.remotePeer, JSON.stringify(budget.status()))
-      data.stream.abort(new RelayBudgetError('the relay\'s bandwidth budget for this hour is spent'))
+      data.stream.abort(new NodeError('ERR_RELAY_BUDGET', 'the relay\'s bandwidth budget for this hour is spent'))
       return
     }
     meterStream(data.stream, budget)

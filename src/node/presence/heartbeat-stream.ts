@@ -14,7 +14,7 @@
 import * as lp from 'it-length-prefixed'
 import { envelopeMaxBytes, MAX_BYTES } from '../../../protocols/codec.js'
 import { DOMAIN, PROTOCOL } from '../../../protocols/ids.js'
-import { EnvelopeError, openEnvelope, type OpenedEnvelope } from '../../identity/index.js'
+import { isEnvelopeError, openEnvelope, type OpenedEnvelope } from '../../identity/index.js'
 import { ignore, reject, type GossipVerdict } from '../gossip.js'
 import { TokenBuckets, type RateLimit } from '../guard/token-bucket.js'
 import type { PeerGuard } from '../guard/peer-guard.js'
@@ -97,7 +97,7 @@ export class HeartbeatInbox {
     try {
       envelope = openEnvelope(frame, { domain: DOMAIN.heartbeat, maxBytes: MAX_HEARTBEAT_FRAME_BYTES })
     } catch (err) {
-      if (err instanceof EnvelopeError) return reject(err.reason)
+      if (isEnvelopeError(err)) return reject(err.reason)
       return reject('malformed envelope')
     }
     // only a peer speaks for its presence: a relayed heartbeat could only replay someone's

@@ -8,6 +8,7 @@
 
 import * as lp from 'it-length-prefixed'
 import { pipe } from 'it-pipe'
+import { isRequestFailure, requestFailed, type RequestFailedError } from '../errors.js'
 import type { Connection, Logger, PeerId, Stream } from '@libp2p/interface'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
@@ -19,18 +20,6 @@ export interface RequestResponseComponents {
 
 /** Streams a node serves or opens at once per protocol. */
 export const MAX_STREAMS_PER_PROTOCOL = 64
-
-export type RequestFailure = 'timeout' | 'no-response' | 'failed'
-
-/** A request stream failed: timed out, closed unanswered, or broke (`reason`). */
-export class RequestResponseError extends Error {
-  static readonly code = 'ERR_REQUEST_RESPONSE'
-  readonly code = RequestResponseError.code
-  constructor (readonly reason: RequestFailure, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'RequestResponseError'
-  }
-}
 
 async function firstFrame (source: AsyncIterable<{ subarray: () => Uint8Array }>): Promise<Uint8Array | undefined> {
   const first = await source[Symbol.asyncIterator]().next()
@@ -66,7 +55,7 @@ export type RequestDialer = Pick<ConnectionManager, 'openConnection'> & Partial<
 export async function requestOnce (connectionManager: RequestDialer, peer: PeerId, options: RequestOptions): Promise<Uint8Array> {
   const { protocol, request, maxResponseBytes, signal } = options
   let stream: Stream | undefined
-  const timedOut = (): RequestResponseError => new RequestResponseError('timeout', `${protocol} to ${peer.toString()} timed out`)
+  const timedOut = (): RequestFailedError => requestFailed('timeout', `${protocol} to ${peer.toString()} timed out`)
   const onAbort = (): void => { stream?.abort(timedOut()) }
   signal.addEventListener('abort', onAbort, { once: true })
   try {
@@ -75,13 +64,13 @@ export async function requestOnce (connectionManager: RequestDialer, peer: PeerI
     // small bounded frames: they may cross a relay's limited circuit (relay.ts) when no direct connection exists
     stream = await connection.newStream(protocol, { signal, runOnLimitedConnection: true, ...(options.lazy === true ? { negotiateFully: false } : {}) })
     const response = await pipe([request], (source) => lp.encode(source), stream, (source) => lp.decode(source, { maxDataLength: maxResponseBytes }), firstFrame)
-    if (response == null) throw new RequestResponseError('no-response', `${peer.toString()} closed ${protocol} without answering`)
+    if (response == null) throw requestFailed('no-response', `${peer.toString()} closed ${protocol} without answering`)
     return response
   } catch (err: any) {
     stream?.abort(err instanceof Error ? err : new Error(String(err)))
-    if (err instanceof RequestResponseError) throw err
-    if (signal.aborted) throw new RequestResponseError('timeout', timedOut().message, { cause: err })
-    throw new RequestResponseError('failed', `${protocol} to ${peer.toString()} failed: ${String(err?.message ?? err)}`, { cause: err })
+    if (isRequestFailure(err)) throw err
+    if (signal.aborted) throw requestFailed('timeout', timedOut().message, { cause: err })
+    throw requestFailed('failed', `${protocol} to ${peer.toString()} failed: ${String(err?.message ?? err)}`, { cause: err })
   } finally {
     signal.removeEventListener('abort', onAbort)
   }
@@ -115,7 +104,7 @@ export interface ServeOptions {
 export async function serveOnce (registrar: Registrar, protocol: string, handler: RequestHandler, opts: ServeOptions): Promise<void> {
   await registrar.handle(protocol, ({ stream, connection }) => {
     const signal = AbortSignal.timeout(opts.timeoutMs)
-    const onAbort = (): void => { stream.abort(new RequestResponseError('timeout', `${protocol} request timed out`)) }
+    const onAbort = (): void => { stream.abort(requestFailed('timeout', `${protocol} request timed out`)) }
     signal.addEventListener('abort', onAbort, { once: true })
     pipe(
       stream,

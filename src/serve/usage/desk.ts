@@ -10,7 +10,8 @@ import { equals } from 'uint8arrays/equals'
 import { toHex } from '../../common/index.js'
 import { decodeStatement, encodeCoSigned, encodeStatement, InvalidUsageError, openCoSignedUsage, signStatement, UsageOverlapError, type LedgerService } from '../../ledger/index.js'
 import { countersignedFigures, UsageAccount, type LeaseTerms, type UsageCounts } from './account.js'
-import { answerOne, UsageExchangeError, type RefusedCode } from './frames.js'
+import { isUsageError, usageError, type UsageExchangeError, type UsageRefusedCode } from '../errors.js'
+import { answerOne } from './frames.js'
 import type { UsageFrame } from '../../../protocols/usage.js'
 import type { Ed25519PrivateKey, PeerId, Stream } from '@libp2p/interface'
 
@@ -24,7 +25,7 @@ export interface UsageDeskDeps {
 export interface UsageDeskStats {
   countersigned: number
   recorded: number
-  refused: Partial<Record<RefusedCode, number>>
+  refused: Partial<Record<UsageRefusedCode, number>>
 }
 
 /** Leases one renter meters at most (a deployment has at most 32 replicas). */
@@ -59,15 +60,15 @@ export class UsageDesk {
     return this.accounts.get(toHex(leaseId))
   }
 
-  /** The answer to one frame from `remote` (a Refused frame is thrown as UsageExchangeError). */
+  /** The answer to one frame from `remote` (a Refused frame is thrown as ServeError ERR_USAGE_EXCHANGE). */
   async answer (frame: UsageFrame, remote: PeerId): Promise<UsageFrame> {
     try {
       if (frame.proposal != null) return this.countersign(frame.proposal.statement, remote)
       if (frame.signed != null) return await this.record(encodeCoSigned(frame.signed.statement, frame.signed.providerSignature, frame.signed.renterSignature), remote)
-      throw new UsageExchangeError('PROTOCOL', 'a renter answers Proposal and the co-signed statement only')
+      throw usageError('PROTOCOL', 'a renter answers Proposal and the co-signed statement only')
     } catch (err) {
-      const e = err instanceof UsageExchangeError ? err : new UsageExchangeError('PROTOCOL', String((err as Error)?.message ?? err))
-      this.stats.refused[e.code] = (this.stats.refused[e.code] ?? 0) + 1
+      const e = isUsageError(err) ? err : usageError('PROTOCOL', String((err as Error)?.message ?? err))
+      this.stats.refused[e.wireCode] = (this.stats.refused[e.wireCode] ?? 0) + 1
       throw e
     }
   }
@@ -76,7 +77,7 @@ export class UsageDesk {
     const account = this.accounts.get(toHex(leaseId))
     // a lease of another provider, or of another renter, answers like no lease
     if (account == null || !account.terms.provider.equals(remote) || !equals(provider, remote.toMultihash().bytes) || !equals(renter, this.deps.self.toMultihash().bytes)) {
-      throw new UsageExchangeError('NO_LEASE', 'no lease of this id from this provider here')
+      throw usageError('NO_LEASE', 'no lease of this id from this provider here')
     }
     return account
   }
@@ -89,10 +90,10 @@ export class UsageDesk {
       return { countersigned: { statement: account.lastStatement, renterSignature: signStatement(this.deps.key, account.lastStatement) } }
     }
     if (account.lastEnd != null && claim.intervalStart < account.lastEnd) {
-      throw new UsageExchangeError('OVERLAP', `interval starts at ${claim.intervalStart}, before the last countersigned one ends (${account.lastEnd})`)
+      throw usageError('OVERLAP', `interval starts at ${claim.intervalStart}, before the last countersigned one ends (${account.lastEnd})`)
     }
     const end = Math.min(claim.intervalEnd, this.now())
-    if (end <= claim.intervalStart) throw new UsageExchangeError('BAD_STATEMENT', 'the interval has not begun by the renter\'s clock')
+    if (end <= claim.intervalStart) throw usageError('BAD_STATEMENT', 'the interval has not begun by the renter\'s clock')
     const figures = countersignedFigures(claim, account.figures(claim.intervalStart, end))
     const statement = encodeStatement({
       leaseId: claim.leaseId,
@@ -119,7 +120,7 @@ export class UsageDesk {
     }
     const account = this.leaseOf(verified.usage.leaseId, verified.usage.provider, verified.usage.renter, remote)
     if (account.lastStatement == null || !equals(account.lastStatement, verified.statement)) {
-      throw new UsageExchangeError('NOT_COUNTERSIGNED', 'not the statement this renter countersigned last for the lease')
+      throw usageError('NOT_COUNTERSIGNED', 'not the statement this renter countersigned last for the lease')
     }
     try {
       await this.deps.ledger.recordUsage(body)
@@ -142,9 +143,9 @@ function statementOf (bytes: Uint8Array): ReturnType<typeof decodeStatement> {
 
 /** A ledger refusal as the frame's code. */
 export function usageRefusal (err: unknown): UsageExchangeError {
-  if (err instanceof InvalidUsageError) return new UsageExchangeError(err.reason.endsWith('signature') ? 'BAD_SIGNATURE' : 'BAD_STATEMENT', `${err.reason}: ${err.message}`)
-  if (err instanceof UsageOverlapError) return new UsageExchangeError('OVERLAP', err.message)
-  return new UsageExchangeError('PROTOCOL', String((err as Error)?.message ?? err))
+  if (err instanceof InvalidUsageError) return usageError(err.reason.endsWith('signature') ? 'BAD_SIGNATURE' : 'BAD_STATEMENT', `${err.reason}: ${err.message}`)
+  if (err instanceof UsageOverlapError) return usageError('OVERLAP', err.message)
+  return usageError('PROTOCOL', String((err as Error)?.message ?? err))
 }
 
 /** The stream handler of /idlegrid/usage/1.0.0 for a desk (give it to registrar.handle or libp2p.handle). */

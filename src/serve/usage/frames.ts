@@ -8,20 +8,12 @@ import { pipe } from 'it-pipe'
 import { decodeBounded, MAX_BYTES } from '../../../protocols/codec.js'
 import { PROTOCOL } from '../../../protocols/ids.js'
 import { UsageFrame } from '../../../protocols/usage.js'
+import { isUsageError, usageError, type UsageRefusedCode } from '../errors.js'
 import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
 
 export type UsageDialer = Pick<Libp2p, 'dialProtocol'>
-export type RefusedCode = keyof typeof UsageFrame.Refused.Code
 
-/** The exchange failed or the other side refused (`code`; `remote` when it said so itself). */
-export class UsageExchangeError extends Error {
-  constructor (readonly code: RefusedCode, message: string, readonly remote = false) {
-    super(message)
-    this.name = 'UsageExchangeError'
-  }
-}
-
-export function refused (code: RefusedCode, message: string): UsageFrame {
+export function refused (code: UsageRefusedCode, message: string): UsageFrame {
   return { refused: { code: UsageFrame.Refused.Code[code] as UsageFrame.Refused.Code, message: message.slice(0, 256) } }
 }
 
@@ -32,7 +24,7 @@ export function decodeFrame (bytes: Uint8Array): UsageFrame {
     if (set.length !== 1) throw new Error(`frame sets ${set.length} members`)
     return frame
   } catch (err) {
-    throw new UsageExchangeError('PROTOCOL', (err as Error).message)
+    throw usageError('PROTOCOL', (err as Error).message)
   }
 }
 
@@ -41,7 +33,7 @@ async function first (source: AsyncIterable<{ subarray: () => Uint8Array }>): Pr
   return next.done === true ? undefined : next.value.subarray()
 }
 
-/** Sends `frame` to `peer` and returns its one answer; a Refused answer throws UsageExchangeError. */
+/** Sends `frame` to `peer` and returns its one answer; a Refused answer throws ServeError ERR_USAGE_EXCHANGE. */
 export async function exchange (dialer: UsageDialer, peer: PeerId, frame: UsageFrame, timeoutMs: number): Promise<UsageFrame> {
   const signal = AbortSignal.timeout(timeoutMs)
   let stream: Stream | undefined
@@ -53,15 +45,15 @@ export async function exchange (dialer: UsageDialer, peer: PeerId, frame: UsageF
     bytes = await pipe([UsageFrame.encode(frame)], (s) => lp.encode(s), stream, (s) => lp.decode(s, { maxDataLength: MAX_BYTES.usageFrame }), first)
   } catch (err: any) {
     stream?.abort(err instanceof Error ? err : new Error(String(err)))
-    throw new UsageExchangeError('PROTOCOL', signal.aborted ? `no answer within ${timeoutMs} ms` : `usage stream failed: ${String(err?.message ?? err)}`)
+    throw usageError('PROTOCOL', signal.aborted ? `no answer within ${timeoutMs} ms` : `usage stream failed: ${String(err?.message ?? err)}`)
   } finally {
     signal.removeEventListener('abort', onAbort)
   }
-  if (bytes == null) throw new UsageExchangeError('PROTOCOL', 'the peer closed without answering')
+  if (bytes == null) throw usageError('PROTOCOL', 'the peer closed without answering')
   const answer = decodeFrame(bytes)
   if (answer.refused != null) {
-    const code = (UsageFrame.Refused.Code[answer.refused.code] ?? 'PROTOCOL') as RefusedCode
-    throw new UsageExchangeError(code === 'CODE_UNSPECIFIED' ? 'PROTOCOL' : code, answer.refused.message.slice(0, 256), true)
+    const code = (UsageFrame.Refused.Code[answer.refused.code] ?? 'PROTOCOL') as UsageRefusedCode
+    throw usageError(code === 'CODE_UNSPECIFIED' ? 'PROTOCOL' : code, answer.refused.message.slice(0, 256), true)
   }
   return answer
 }
@@ -82,7 +74,7 @@ export async function answerOne (stream: Stream, remote: PeerId, answer: (frame:
         try {
           reply = await answer(decodeFrame(bytes), remote)
         } catch (err) {
-          reply = err instanceof UsageExchangeError ? refused(err.code, err.message) : refused('PROTOCOL', String((err as Error)?.message ?? err))
+          reply = isUsageError(err) ? refused(err.wireCode, err.message) : refused('PROTOCOL', String((err as Error)?.message ?? err))
         }
         yield UsageFrame.encode(reply)
       },

@@ -6,4 +6,4 @@
 export { UsageAccount, UsageCounter, countersignedFigures, type LeaseTerms, type UsageCounts, type UsageFigures } from './account.js'
 export { UsageDesk, usageHandler, type UsageDeskStats } from './desk.js'
 export { UsageReporter, USAGE_REPORT_DEFAULTS, type UsageReport } from './reporter.js'
-export { answerOne, exchange, UsageExchangeError, type UsageDialer } from './frames.js'
+export { answerOne, exchange, type UsageDialer } from './frames.js'

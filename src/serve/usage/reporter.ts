@@ -9,7 +9,8 @@ import { fromString } from 'uint8arrays/from-string'
 import { toHex } from '../../common/index.js'
 import { decodeStatement, encodeCoSigned, encodeStatement, MAX_USAGE_INTERVAL_MS, signStatement, verifyStatementSignature, type LedgerService, type Usage } from '../../ledger/index.js'
 import { UsageAccount, type LeaseTerms, type UsageCounts, type UsageFigures } from './account.js'
-import { exchange, UsageExchangeError, type UsageDialer } from './frames.js'
+import { isUsageError, usageError } from '../errors.js'
+import { exchange, type UsageDialer } from './frames.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 export const USAGE_REPORT_DEFAULTS = {
@@ -103,20 +104,20 @@ export class UsageReporter {
     try {
       const answer = await exchange(this.deps.dialer, terms.renter, { proposal: { statement: proposal } }, timeoutMs)
       const cs = answer.countersigned
-      if (cs == null) throw new UsageExchangeError('PROTOCOL', 'the renter did not answer a proposal with Countersigned')
+      if (cs == null) throw usageError('PROTOCOL', 'the renter did not answer a proposal with Countersigned')
       const usage = decodeStatement(cs.statement)
       // what the renter signed must be this lease's next interval, within what we proposed
       if (toHex(usage.leaseId) !== toHex(leaseId) || toHex(usage.provider) !== toHex(this.deps.self.toMultihash().bytes) || usage.intervalStart < start || usage.intervalEnd > end) {
-        throw new UsageExchangeError('BAD_STATEMENT', 'the countersigned statement is not of the proposed interval')
+        throw usageError('BAD_STATEMENT', 'the countersigned statement is not of the proposed interval')
       }
-      if (!await verifyStatementSignature(usage, 'renter', cs.statement, cs.renterSignature)) throw new UsageExchangeError('BAD_SIGNATURE', 'the renter\'s signature does not verify')
+      if (!await verifyStatementSignature(usage, 'renter', cs.statement, cs.renterSignature)) throw usageError('BAD_SIGNATURE', 'the renter\'s signature does not verify')
       const providerSignature = signStatement(this.deps.key, cs.statement)
       await this.deps.ledger.recordUsage(encodeCoSigned(cs.statement, providerSignature, cs.renterSignature))
       account.settle(usage, cs.statement)
       await exchange(this.deps.dialer, terms.renter, { signed: { statement: cs.statement, providerSignature, renterSignature: cs.renterSignature } }, timeoutMs)
       report = { outcome: 'recorded', claimed, signed: usage }
     } catch (err: any) {
-      report = { outcome: 'refused', claimed, code: err instanceof UsageExchangeError ? err.code : String(err?.code ?? 'ERROR'), message: String(err?.message ?? err) }
+      report = { outcome: 'refused', claimed, code: isUsageError(err) ? err.wireCode : String(err?.code ?? 'ERROR'), message: String(err?.message ?? err) }
     }
     this.last.set(toHex(leaseId), report)
     return report

@@ -13,7 +13,7 @@ import type { Trace, TraceTask } from './trace.js'
 
 export function resampleTrace (trace: Trace, spec: { providers: number, jobs: number, spanDays: number }, rng: Rng): Trace {
   const finished = trace.tasks.filter(t => !t.cut)
-  if (trace.nodes.length === 0 || finished.length === 0) throw new SimError('the trace has no nodes or no finished tasks to resample')
+  if (trace.nodes.length === 0 || finished.length === 0) throw new SimError('ERR_SIM_TRACE', 'the trace has no nodes or no finished tasks to resample')
   // providers 0: the trace's own nodes, as they are
   const nodes = spec.providers === 0 ? trace.nodes : Array.from({ length: spec.providers }, (_, i) => ({ ...rng.pick(trace.nodes), name: `syn-node-${i}` }))
   const spanMs = spec.spanDays * 24 * 3600_000

@@ -64,7 +64,7 @@ export function parseCsv (text: string, file: string, need: readonly string[]): 
   const lines = text.split(/\r?\n/).filter(l => l.trim() !== '')
   const header = (lines[0] ?? '').split(',').map(h => h.trim())
   const missing = need.filter(n => !header.includes(n))
-  if (missing.length > 0) throw new SimError(`${file}: missing column(s) ${missing.join(', ')} (has ${header.join(', ')})`)
+  if (missing.length > 0) throw new SimError('ERR_SIM_TRACE', `${file}: missing column(s) ${missing.join(', ')} (has ${header.join(', ')})`)
   return lines.slice(1).map(line => {
     const cells = line.split(',')
     const row: Record<string, string> = {}
@@ -75,14 +75,14 @@ export function parseCsv (text: string, file: string, need: readonly string[]): 
 
 function int (row: Record<string, string>, key: string, file: string, line: number): number {
   const v = Number(row[key])
-  if (!Number.isInteger(v) || v < 0) throw new SimError(`${file} row ${line}: ${key} must be a whole number ≥ 0, got "${row[key] ?? ''}"`)
+  if (!Number.isInteger(v) || v < 0) throw new SimError('ERR_SIM_TRACE', `${file} row ${line}: ${key} must be a whole number ≥ 0, got "${row[key] ?? ''}"`)
   return v
 }
 
 export function parseNodes (text: string, file: string): TraceNode[] {
   return parseCsv(text, file, ['sn', 'gpu', 'model']).map((row, i) => {
     const model = row.model ?? ''
-    if (TRACE_GPU[model] == null) throw new SimError(`${file} row ${i + 2}: unknown GPU model "${model}" (known: ${Object.keys(TRACE_GPU).join(', ')})`)
+    if (TRACE_GPU[model] == null) throw new SimError('ERR_SIM_TRACE', `${file} row ${i + 2}: unknown GPU model "${model}" (known: ${Object.keys(TRACE_GPU).join(', ')})`)
     return { name: row.sn ?? `node-${i}`, gpus: int(row, 'gpu', file, i + 2), model }
   }).filter(n => n.gpus > 0)
 }
@@ -102,9 +102,9 @@ export function parseTasks (text: string, file: string): Omit<Trace, 'nodes'> {
     if (gpus === 0) { cpuOnlyLeftOut++; continue }
     if ((row.scheduled_time ?? '') === '') { pendingLeftOut++; continue }
     const qos = row.qos ?? ''
-    if (!QOS.has(qos)) throw new SimError(`${file} row ${i + 2}: unknown qos "${qos}"`)
+    if (!QOS.has(qos)) throw new SimError('ERR_SIM_TRACE', `${file} row ${i + 2}: unknown qos "${qos}"`)
     const models = (row.gpu_spec ?? '').split('|').filter(m => m !== '')
-    for (const m of models) if (TRACE_GPU[m] == null) throw new SimError(`${file} row ${i + 2}: unknown GPU model "${m}" in gpu_spec`)
+    for (const m of models) if (TRACE_GPU[m] == null) throw new SimError('ERR_SIM_TRACE', `${file} row ${i + 2}: unknown GPU model "${m}" in gpu_spec`)
     const scheduled = int(row, 'scheduled_time', file, i + 2)
     const arrival = int(row, 'creation_time', file, i + 2)
     const deletion = int(row, 'deletion_time', file, i + 2)
@@ -134,7 +134,7 @@ export async function loadTrace (nodesFile: string, tasksFile: string): Promise<
     try {
       return await readFile(f, 'utf8')
     } catch (err: any) {
-      throw new SimError(`cannot read trace file ${f}: ${String(err?.message ?? err)}`)
+      throw new SimError('ERR_SIM_TRACE', `cannot read trace file ${f}: ${String(err?.message ?? err)}`)
     }
   }
   const nodes = parseNodes(await read(nodesFile), nodesFile)

@@ -8,7 +8,7 @@ import * as lp from 'it-length-prefixed'
 import { Uint8ArrayList } from 'uint8arraylist'
 import { DOMAIN } from '../../../protocols/ids.js'
 import { capabilityRecordValidator, selectCapabilityRecord } from '../../../src/capability/record/dht-rules.js'
-import { CapabilityRecordError } from '../../../src/capability/errors.js'
+import { CapabilityError } from '../../../src/capability/errors.js'
 import { MAX_RECORD_VALUE_BYTES } from '../../../src/capability/record/record.js'
 import { capabilityKey } from '../../../src/capability/record/record-key.js'
 import { sealEnvelope } from '../../../src/identity/index.js'
@@ -26,7 +26,7 @@ const valueSigned: TargetFactory = {
     return {
       name: 'dht/validator-signed',
       what: 'capability record validator on re-signed mutated CapabilityRecord payloads',
-      typed: [CapabilityRecordError],
+      typed: [CapabilityError],
       arbitrary: bytesInput(fx.payloads.CapabilityRecord, { maxBytes: MAX_RECORD_VALUE_BYTES }),
       async: true,
       weight: 3,
@@ -43,7 +43,7 @@ const valueRaw: TargetFactory = {
     return {
       name: 'dht/validator-raw',
       what: 'capability record validator on mutated DHT values',
-      typed: [CapabilityRecordError],
+      typed: [CapabilityError],
       arbitrary: bytesInput([fx.capabilityValue, ...fx.envelopes[DOMAIN.bid]], { maxBytes: MAX_RECORD_VALUE_BYTES + 64 }),
       async: true,
       weight: 1,
@@ -60,7 +60,7 @@ const keyTarget: TargetFactory = {
     return {
       name: 'dht/validator-key',
       what: 'capability record validator on mutated DHT keys (valid value)',
-      typed: [CapabilityRecordError],
+      typed: [CapabilityError],
       arbitrary: bytesInput(keys, { maxBytes: 256 }),
       async: true,
       weight: 2,

@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parsePolicy } from '../../../src/capability/policy/policy.js'
-import { ConfigError, ConfigFileError, readConfigFile, resolveConfig, ROLES } from '../../../src/config/index.js'
+import { ConfigError, readConfigFile, resolveConfig, ROLES } from '../../../src/config/index.js'
 import { loadJobSpec } from '../../../src/market/renter/job-spec.js'
 import { tempDir } from '../../utils/wait.js'
 import { textInput } from '../mutate.js'
@@ -33,7 +33,7 @@ const jobFile: TargetFactory = {
     return {
       name: 'file/job',
       what: 'loadJobSpec on edited YAML job files',
-      typed: [ConfigError, ConfigFileError],
+      typed: [ConfigError],
       arbitrary: textInput(examples('examples/jobs', 'examples/demo'), 16 * 1024),
       async: true,
       weight: 1,
@@ -55,7 +55,7 @@ const configFile: TargetFactory = {
     return {
       name: 'file/config',
       what: 'readConfigFile + resolveConfig (each role) + parsePolicy on edited YAML config files',
-      typed: [ConfigError, ConfigFileError],
+      typed: [ConfigError],
       arbitrary: textInput([...examples('examples'), ...CONFIG_SEEDS], 16 * 1024),
       async: true,
       weight: 1,

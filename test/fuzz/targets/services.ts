@@ -15,9 +15,10 @@ import { ServeFrame } from '../../../protocols/serve.js'
 import { UsageFrame } from '../../../protocols/usage.js'
 import { InvalidUsageError } from '../../../src/ledger/errors.js'
 import { encodeCoSigned, encodeStatement, openCoSignedUsage, signStatement } from '../../../src/ledger/usage/statement.js'
-import { ConfigError, ConfigFileError } from '../../../src/config/index.js'
-import { MAX_SERVE_FRAME_BYTES, SERVE_LIMITS, ServeStreamError, serveFrameKind } from '../../../src/serve/wire.js'
-import { decodeFrame, UsageExchangeError } from '../../../src/serve/usage/frames.js'
+import { ConfigError } from '../../../src/config/index.js'
+import { ServeError } from '../../../src/serve/errors.js'
+import { MAX_SERVE_FRAME_BYTES, SERVE_LIMITS, serveFrameKind } from '../../../src/serve/wire.js'
+import { decodeFrame } from '../../../src/serve/usage/frames.js'
 import { loadServiceFile } from '../../../src/serve/service-file.js'
 import { tempDir } from '../../utils/wait.js'
 import { bytesInput, textInput } from '../mutate.js'
@@ -70,7 +71,7 @@ const serveFrame: TargetFactory = {
   build: async () => ({
     name: 'serve/frame',
     what: `decodeBounded(ServeFrame, ≤ ${MAX_SERVE_FRAME_BYTES} B, serve limits) + serveFrameKind (one member)`,
-    typed: [WireDecodeError, ServeStreamError],
+    typed: [WireDecodeError, ServeError],
     arbitrary: bytesInput(serveSeeds(), { maxBytes: MAX_SERVE_FRAME_BYTES + 64 }),
     async: false,
     weight: 1,
@@ -87,7 +88,7 @@ const usageFrame: TargetFactory = {
   build: async () => ({
     name: 'serve/usage-frame',
     what: 'decodeFrame of the usage exchange (bounded decode, one member)',
-    typed: [UsageExchangeError],
+    typed: [ServeError],
     arbitrary: bytesInput((await usageSeeds()).frames, { maxBytes: 2048 }),
     async: false,
     weight: 1,
@@ -124,7 +125,7 @@ const serviceFile: TargetFactory = {
     return {
       name: 'file/service',
       what: 'loadServiceFile on edited YAML service files',
-      typed: [ConfigError, ConfigFileError],
+      typed: [ConfigError],
       arbitrary: textInput(seeds, 16 * 1024),
       async: true,
       weight: 1,

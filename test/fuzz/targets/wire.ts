@@ -15,7 +15,7 @@ import { Attestation, JobFrame, Receipt } from '../../../protocols/job.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry, SyncRequest, SyncResponse } from '../../../protocols/ledger.js'
 import { AcceptRequest, AcceptResponse, Award, Bid, Decline, ExplainRequest, JobRequest } from '../../../protocols/market.js'
 import { RecordError, openAttestation, openReceipt } from '../../../src/exec/shared/records.js'
-import { EnvelopeError, openEnvelope } from '../../../src/identity/index.js'
+import { IdentityError, openEnvelope } from '../../../src/identity/index.js'
 import { MarketMessageError } from '../../../src/market/errors.js'
 import { readAcceptResponse, readDecline } from '../../../src/market/shared/messages.js'
 import { fixtures } from '../fixtures.js'
@@ -85,7 +85,7 @@ const envelopeTarget: TargetFactory = {
     return {
       name: 'envelope/open',
       what: 'openEnvelope (size, structure, domain, signer, strict Ed25519)',
-      typed: [EnvelopeError],
+      typed: [IdentityError],
       arbitrary: bytesInput(Object.values(fx.envelopes).flat(), { maxBytes: 70 * 1024 }),
       async: false,
       weight: 1,

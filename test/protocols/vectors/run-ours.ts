@@ -14,11 +14,11 @@ import { JOB_SHARD_TOPICS, type TopicName } from '../../../protocols/ids.js'
 import { JobFrame } from '../../../protocols/job.js'
 import { SyncRequest, SyncResponse } from '../../../protocols/ledger.js'
 import { openCapabilityRecord } from '../../../src/capability/record/record.js'
-import { CapabilityRecordError } from '../../../src/capability/errors.js'
+import { isRecordRejection } from '../../../src/capability/errors.js'
 import { frameKind } from '../../../src/exec/shared/job-stream.js'
 import { JobStreamError } from '../../../src/exec/errors.js'
 import { openAttestation, openReceipt, RecordError } from '../../../src/exec/shared/records.js'
-import { EnvelopeError, openEnvelope } from '../../../src/identity/index.js'
+import { isEnvelopeError, openEnvelope } from '../../../src/identity/index.js'
 import { LedgerEntryError, SyncProtocolError } from '../../../src/ledger/errors.js'
 import { verifyFraudProof } from '../../../src/ledger/entries/fraud.js'
 import { LedgerGossip } from '../../../src/ledger/sync/gossip.js'
@@ -173,7 +173,9 @@ class FakePubSub extends EventTarget {
 }
 
 function reasonOf (err: unknown): string | undefined {
-  if (err instanceof EnvelopeError || err instanceof CapabilityRecordError || err instanceof WireDecodeError || err instanceof RecordError) return err.reason
+  if (isEnvelopeError(err)) return err.reason
+  if (isRecordRejection(err)) return err.reason
+  if (err instanceof WireDecodeError || err instanceof RecordError) return err.reason
   if (err instanceof JobStreamError) return err.code
   if (err instanceof LedgerEntryError || err instanceof SyncProtocolError) return err.code
   return undefined
