@@ -3,6 +3,7 @@
 import { readdirSync } from 'node:fs'
 import neostandard from 'neostandard'
 import tseslint from 'typescript-eslint'
+import rooms from './scripts/eslint-rooms.mjs'
 
 // protons generates protocols/<name>.ts from protocols/<name>.proto (`npm run generate`); those
 // are not ours to restyle. The hand-written ones beside them (codec, normalise, packed, uint64,
@@ -31,6 +32,12 @@ export default [
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }]
     }
+  },
+  {
+    // one way into each room: another folder of src/ is imported through its index.ts
+    files: ['src/**/*.ts'],
+    plugins: { rooms },
+    rules: { 'rooms/through-the-door': 'error' }
   },
   {
     // more than four things to pass: one options object (or `(components, init)`), named at the call

@@ -97,7 +97,7 @@ export function jobShardOf (constraints: { residency: string, minVramMib: number
 /**
  * The shards a provider subscribes to: "any" and its own residency's zone, each with every
  * VRAM class its largest GPU reaches. Every job it can serve is on one of them (at most
- * MAX_PROVIDER_SHARDS); matching (src/market/matching.ts) stays the judge of each job.
+ * MAX_PROVIDER_SHARDS); matching (src/market/provider/bid-declines.ts) stays the judge of each job.
  */
 export function providerShards (residency: string, maxVramMib: number): JobShardTopic[] {
   const zones = [...new Set<ShardZone>(['any', shardZoneOf(residency)])]

@@ -3,12 +3,16 @@
 // index.ts. This check fails when a face exports a name that no file outside the room imports
 // through it (src/ of other rooms, test/, scripts/, examples/, bootstrap/, web/): a face that
 // exports what nobody uses is no longer a map of the room. Run: npm run lint:faces
+// `--skip room,room` still lists those rooms' idle names but does not fail on them (for rooms
+// that are being reworked on another branch).
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import ts from 'typescript'
 
 const ROOT = resolve(import.meta.dirname, '..')
 const SRC = join(ROOT, 'src')
+const skipAt = process.argv.indexOf('--skip')
+const SKIPPED = new Set(skipAt < 0 ? [] : (process.argv[skipAt + 1] ?? '').split(',').filter(Boolean))
 const CONSUMERS = ['src', 'test', 'scripts', 'examples', 'bootstrap', 'web'].map(d => join(ROOT, d)).filter(existsSync)
 
 function * walk (dir) {
@@ -70,9 +74,10 @@ for (const [room, { exported, used, whole }] of faces) {
   if (whole) continue
   const idle = [...exported].filter(name => !used.has(name)).sort()
   if (idle.length === 0) continue
-  unused += idle.length
-  console.log(`src/${room}/index.ts exports ${idle.length} name(s) nothing outside the room imports: ${idle.join(', ')}`)
+  if (!SKIPPED.has(room)) unused += idle.length
+  console.log(`src/${room}/index.ts exports ${idle.length} name(s) nothing outside the room imports${SKIPPED.has(room) ? ' (skipped)' : ''}: ${idle.join(', ')}`)
 }
 const total = [...faces.values()].reduce((n, f) => n + f.exported.size, 0)
-console.log(`${faces.size} faces, ${total} names exported, ${unused} used by nothing outside their room`)
+const skipped = SKIPPED.size > 0 ? ` (not counting ${[...SKIPPED].join(', ')})` : ''
+console.log(`${faces.size} faces, ${total} names exported, ${unused} used by nothing outside their room${skipped}`)
 process.exitCode = unused === 0 ? 0 : 1

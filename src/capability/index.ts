@@ -33,7 +33,7 @@ export type { DiscoveredProvider, DiscoveryResult } from './discovery/discovery.
 export { capabilityServices } from './services.js'
 export { CAPABILITY_SERVICE, CAPABILITY_CAPABILITY } from './advertising/advertiser.js'
 export type { CapabilityAdvertiser } from './advertising/advertiser.js'
-export { DISCOVERY_SERVICE, DISCOVERY_CAPABILITY } from './discovery/discovery-service.js'
+export { DISCOVERY_SERVICE } from './discovery/discovery-service.js'
 
 // a provider's GPU slots as other rooms read them (exec provides the service)
 export { CAPACITY_SERVICE, CAPACITY_CAPABILITY } from './gpu/capacity.js'

@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { buildNode, type BuildOptions } from './build-node.js'
+import { buildNode, type BuildOptions } from '../compose/index.js'
 import type { IdlegridNode, PeerPresence } from '../node/index.js'
 import { followMarketLog } from '../market/index.js'
 import { loadNodeConfig } from './load-config.js'

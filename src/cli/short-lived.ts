@@ -6,7 +6,7 @@
 import { multiaddr } from '@multiformats/multiaddr'
 import { sleep, TimeoutError, waitUntil } from '../common/index.js'
 import { ControlError } from '../control/index.js'
-import { buildNode } from './build-node.js'
+import { buildNode } from '../compose/index.js'
 import { nodeHandlers } from './node-control.js'
 import type { NodeConfig } from '../config/index.js'
 import type { IdlegridNode } from '../node/index.js'

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { multiaddr } from '@multiformats/multiaddr'
 import { waitUntil, TimeoutError } from '../common/index.js'
 import { missingBootstrap, resolveConfig, type NodeConfig } from '../config/index.js'
-import { buildNode } from '../cli/build-node.js'
+import { buildNode } from '../compose/index.js'
 import { fail, ok, oneLine, warn, type CheckResult } from './check.js'
 import type { PeerPresence } from '../node/index.js'
 

@@ -21,7 +21,7 @@ export class JobStreamError extends Error {
   }
 }
 
-/** The provider refused the job (a Rejected frame). */
+/** The provider declined the job at start time (a Rejected frame: admission.ts's StartDecline). */
 export class JobRejectedError extends Error {
   static readonly code = 'ERR_JOB_REJECTED'
   readonly code = JobRejectedError.code

@@ -4,7 +4,7 @@
  * payload, so one rule covers every idlegrid signature (protocols/README.md §3).
  */
 import { signingInput } from './envelope.js'
-import { signBytes, verifyBytesFast } from './signature.js'
+import { signBytes, verifyInPool } from './signature.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 export function signDetached (key: Ed25519PrivateKey, domain: string, payload: Uint8Array): Uint8Array {
@@ -15,5 +15,5 @@ export function signDetached (key: Ed25519PrivateKey, domain: string, payload: U
 export async function verifyDetached (signer: PeerId, domain: string, payload: Uint8Array, signature: Uint8Array): Promise<boolean> {
   const publicKey = signer.publicKey?.raw
   if (publicKey == null) return false
-  return await verifyBytesFast(publicKey, signingInput(domain, payload), signature)
+  return await verifyInPool(publicKey, signingInput(domain, payload), signature)
 }

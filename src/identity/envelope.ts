@@ -6,7 +6,7 @@ import { decodeBounded } from '../../protocols/codec.js'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { SIGNING_PREFIX } from '../../protocols/ids.js'
 import { envelopeError, type EnvelopeRefusal } from './errors.js'
-import { signBytes, verifyBytesQuick, verifyPrefixedFast, SIGNATURE_BYTES } from './signature.js'
+import { signBytes, verifyNativeSync, verifyPrefixedInPool, SIGNATURE_BYTES } from './signature.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
@@ -69,7 +69,7 @@ export function sealEnvelope (key: Ed25519PrivateKey, signer: PeerId, domain: st
  */
 export function openEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions): OpenedEnvelope {
   const opened = decodeEnvelope(bytes, opts)
-  if (!verifyBytesQuick(opened.signer.publicKey.raw, signingInput(opened.domain, opened.payload), opened.signature)) throw badSignature(opened)
+  if (!verifyNativeSync(opened.signer.publicKey.raw, signingInput(opened.domain, opened.payload), opened.signature)) throw badSignature(opened)
   return opened
 }
 
@@ -80,7 +80,7 @@ export function openEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOpti
  */
 export async function openEnvelopeAsync (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions): Promise<OpenedEnvelope> {
   const opened = decodeEnvelope(bytes, opts)
-  if (!await verifyPrefixedFast(opened.signer.publicKey.raw, signingPrefix(opened.domain), opened.payload, opened.signature)) throw badSignature(opened)
+  if (!await verifyPrefixedInPool(opened.signer.publicKey.raw, signingPrefix(opened.domain), opened.payload, opened.signature)) throw badSignature(opened)
   return opened
 }
 
@@ -93,11 +93,11 @@ export function openEnvelopeUnverified (bytes: Uint8Array | Uint8ArrayList, opts
   return decodeEnvelope(bytes, opts)
 }
 
-/** The signature check of an envelope opened unverified, by the fast verifier (verifyPrefixedFast). */
+/** The signature check of an envelope opened unverified, by the fast verifier (verifyPrefixedInPool). */
 export function verifyOpenedAsync (opened: OpenedEnvelope): Promise<boolean> {
   const publicKey = opened.signer.publicKey?.raw
   if (publicKey == null) return Promise.resolve(false)
-  return verifyPrefixedFast(publicKey, signingPrefix(opened.domain), opened.payload, opened.signature)
+  return verifyPrefixedInPool(publicKey, signingPrefix(opened.domain), opened.payload, opened.signature)
 }
 
 /** Every check but the signature's: size, structure, domain, signer, signature length. */

@@ -43,7 +43,7 @@ export function signBytes (seed: Uint8Array, message: Uint8Array): Uint8Array {
  * with S < L, canonical encodings of R and A, and no small-order public key (noble's strict
  * branch, `zip215: false`). ZIP-215's leniency is off so that nodes agree on every signature.
  */
-export function verifyBytes (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+export function verifyNobleSync (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   if (publicKey.length !== PUBLIC_KEY_BYTES || signature.length !== SIGNATURE_BYTES) return false
   try {
     return ed.verify(signature, message, publicKey, { zip215: false })
@@ -52,12 +52,18 @@ export function verifyBytes (publicKey: Uint8Array, message: Uint8Array, signatu
   }
 }
 
-// The fast verifiers: a native library (libsodium, or OpenSSL where libsodium's binding does
-// not load: native-verify.ts) with the strict rule's prechecks done here, and noble as the
+// The verifiers, each named for how it checks (all accept exactly the same set):
+//   verifyNobleSync       noble (@noble/ed25519) strict, on the calling thread: the rule itself
+//   verifyNativeSync      prechecks, then a native library, noble deciding its "no", on the calling thread
+//   verifyInPool          verifyNativeSync's check in the worker pool (verify-pool.ts), async
+//   verifyPrefixedInPool  the same over `prefix` ‖ `message`, never joined on this thread
+//   verifyManyInPool      verifyInPool over a list, with a bound on how many are in flight
+// The native library is libsodium, or OpenSSL (node:crypto) where libsodium's binding does
+// not load (native-verify.ts); the strict rule's prechecks are done here, and noble is the
 // arbiter whenever the native library says no. Measured here: noble strict ≈ 800/s, OpenSSL
 // ≈ 13,000/s, libsodium ≈ 22,000/s on one core.
 //
-// Why the accepted set is exactly verifyBytes':
+// Why the accepted set is exactly verifyNobleSync's:
 // - a precheck refuses only what noble strict refuses too (S ≥ L, A or R with y ≥ p or the
 //   sign bit on x = 0, A of small order);
 // - the native cofactorless check [S]B = R + [k]A (and R's bytes equal to the canonical
@@ -115,7 +121,7 @@ export function canonicalPointEncoding (encoding: Uint8Array): boolean {
   return true
 }
 
-/** The checks of the strict rule that need no curve arithmetic; false means verifyBytes is false too. */
+/** The checks of the strict rule that need no curve arithmetic; false means verifyNobleSync is false too. */
 export function strictPrechecks (publicKey: Uint8Array, signature: Uint8Array): boolean {
   if (publicKey.length !== PUBLIC_KEY_BYTES || signature.length !== SIGNATURE_BYTES) return false
   if (compareLittleEndian(signature.subarray(32), GROUP_ORDER_LE, false) >= 0) return false
@@ -124,37 +130,38 @@ export function strictPrechecks (publicKey: Uint8Array, signature: Uint8Array): 
 }
 
 /**
- * Accepts exactly what verifyBytes accepts (strict RFC 8032), without blocking the main thread
+ * Accepts exactly what verifyNobleSync accepts (strict RFC 8032), without blocking the main thread
  * when many are asked at once: they are verified in batches by worker threads (verify-pool.ts).
  */
-export async function verifyBytesFast (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
+export async function verifyInPool (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
   if (!strictPrechecks(publicKey, signature)) return false
   return await verifyPool.verify({ publicKey, message, signature })
 }
 
 /**
- * verifyBytesFast of the message `prefix` ‖ `message`, not joined on this thread: a batch packs
+ * verifyInPool of the message `prefix` ‖ `message`, not joined on this thread: a batch packs
  * the two side by side for its worker (an envelope's signed bytes are its domain's prefix and
  * its payload, and joining them was a copy and an allocation per signature). The pool's
  * promise itself, not one wrapped around it.
  */
-export function verifyPrefixedFast (publicKey: Uint8Array, prefix: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
+export function verifyPrefixedInPool (publicKey: Uint8Array, prefix: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
   if (!strictPrechecks(publicKey, signature)) return Promise.resolve(false)
   return verifyPool.verify({ publicKey, prefix, message, signature })
 }
 
 /**
- * verifyBytesFast on the calling thread, for synchronous callers (envelopes) and the pool's
- * workers: the same accepted set, thirty times faster than verifyBytes on valid signatures.
+ * The native library's check (libsodium or OpenSSL) after the prechecks, noble deciding its
+ * "no", on the calling thread: for synchronous callers (envelopes) and the pool's workers. The
+ * same accepted set as verifyNobleSync, thirty times faster on valid signatures.
  */
-export function verifyBytesQuick (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+export function verifyNativeSync (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   if (!strictPrechecks(publicKey, signature)) return false
-  return nativeVerify(publicKey, message, signature) || verifyBytes(publicKey, message, signature)
+  return nativeVerify(publicKey, message, signature) || verifyNobleSync(publicKey, message, signature)
 }
 
-const verifyPool = new VerifyPool({ verifyInline: (item) => verifyBytesQuick(item.publicKey, signedMessage(item), item.signature) })
+const verifyPool = new VerifyPool({ verifyInline: (item) => verifyNativeSync(item.publicKey, signedMessage(item), item.signature) })
 
-/** Worker threads verifyBytesFast uses at most. */
+/** Worker threads verifyInPool uses at most. */
 export function verifierThreads (): number {
   return verifyPool.threads
 }
@@ -176,14 +183,14 @@ export function signedMessage (item: SignedBytes): Uint8Array {
   return out
 }
 
-/** verifyBytesFast over many signatures with at most `concurrency` in flight; results in order. */
-export async function verifyManyFast (items: readonly SignedBytes[], concurrency = 64): Promise<boolean[]> {
+/** verifyInPool over many signatures with at most `concurrency` in flight; results in order. */
+export async function verifyManyInPool (items: readonly SignedBytes[], concurrency = 64): Promise<boolean[]> {
   const results = new Array<boolean>(items.length)
   let next = 0
   const worker = async (): Promise<void> => {
     while (next < items.length) {
       const i = next++
-      results[i] = await verifyBytesFast(items[i].publicKey, items[i].message, items[i].signature)
+      results[i] = await verifyInPool(items[i].publicKey, items[i].message, items[i].signature)
     }
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker))

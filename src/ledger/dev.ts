@@ -11,8 +11,8 @@ import { DOMAIN } from '../../protocols/ids.js'
 import { Attestation, JobStatus, Receipt } from '../../protocols/job.js'
 import { toHex } from '../common/index.js'
 import { messageHash, sealEnvelope, sha256 } from '../identity/index.js'
-import { LedgerEntry, sealEntry } from './entry.js'
-import type { LedgerStore } from './store.js'
+import { LedgerEntry, sealEntry } from './entries/entry.js'
+import type { LedgerIngest } from './ingest/ingest.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 export interface Signer {
@@ -113,14 +113,14 @@ export interface TestJobsRequest {
  */
 export class DevJobs {
   private readonly self: Signer
-  private readonly store: () => LedgerStore
+  private readonly ledger: () => LedgerIngest
   private readonly publish: (envelope: Uint8Array) => void
   private readonly renters: Signer[] = []
   private queue: Promise<unknown> = Promise.resolve()
 
-  constructor (self: Signer, store: () => LedgerStore, publish: (envelope: Uint8Array) => void) {
+  constructor (self: Signer, ledger: () => LedgerIngest, publish: (envelope: Uint8Array) => void) {
     this.self = self
-    this.store = store
+    this.ledger = ledger
     this.publish = publish
   }
 
@@ -131,18 +131,18 @@ export class DevJobs {
         this.renters.push({ key, peerId: peerIdFromPrivateKey(key) })
       }
       const renter = this.renters[request.renterIndex]
-      const store = this.store()
+      const ledger = this.ledger()
       const attestations: string[] = []
       for (let i = 0; i < request.count; i++) {
         const job = signTestJob({ provider: this.self, renter, outcome: request.outcome, preemptible: request.preemptible })
-        const attestation = await store.append(LedgerEntry.BodyKind.ATTESTATION, job.attestation)
-        const head = store.head(renter.peerId.toString())
+        const attestation = await ledger.append(LedgerEntry.BodyKind.ATTESTATION, job.attestation)
+        const head = ledger.store.head(renter.peerId.toString())
         const receipt = sealEntry(renter.key, renter.peerId, { seq: (head?.seq ?? 0) + 1, prevHash: head?.hash ?? new Uint8Array(0), time: Date.now(), kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt })
-        await store.ingestOne(receipt.envelope)
+        await ledger.ingestOne(receipt.envelope)
         this.publish(receipt.envelope)
         attestations.push(toHex(attestation.hash))
       }
-      return { provider: this.self.peerId.toString(), renter: renter.peerId.toString(), jobs: request.count, attestations, seq: store.head(this.self.peerId.toString())?.seq }
+      return { provider: this.self.peerId.toString(), renter: renter.peerId.toString(), jobs: request.count, attestations, seq: ledger.store.head(this.self.peerId.toString())?.seq }
     })
     this.queue = run.catch(() => {})
     return await run

@@ -122,7 +122,7 @@ export class QuotaExceededError extends LedgerEntryError {
   }
 }
 
-/** Why a usage statement is refused (src/ledger/usage.ts): one name per broken rule. */
+/** Why a usage statement is refused (src/ledger/usage/statement.ts): one name per broken rule. */
 export type UsageRejection =
   | 'oversized' | 'malformed' | 'bad-lease-id' | 'bad-party' | 'not-a-party' | 'bad-interval'
   | 'over-bounds' | 'amount-mismatch' | 'bad-provider-signature' | 'bad-renter-signature'

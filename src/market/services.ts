@@ -4,9 +4,9 @@
  * on renters. Wiring only.
  */
 
-import { MARKET_PROVIDER_SERVICE, marketProvider, type MarketProviderInit } from './provider-service.js'
-import { MARKET_RENTER_SERVICE, marketRenter, type MarketRenterInit } from './renter-service.js'
-import { MARKET_VALIDATION_SERVICE, marketValidation } from './validation.js'
+import { MARKET_PROVIDER_SERVICE, marketProvider, type MarketProviderInit } from './provider/provider-service.js'
+import { MARKET_RENTER_SERVICE, marketRenter, type MarketRenterInit } from './renter/renter-service.js'
+import { MARKET_VALIDATION_SERVICE, marketValidation } from './shared/validation.js'
 import type { Role } from '../config/index.js'
 import type { NodeExtensions } from '../node/index.js'
 

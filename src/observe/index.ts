@@ -4,10 +4,6 @@
  * web/dashboard and their JSON, behind a token) and the observer that feeds both.
  */
 export { OBSERVE_OPTIONS, observeSettings, prepareMetrics, startObservability } from './start.js'
-export type { ObserveSettings, PreparedMetrics, Observability } from './start.js'
-export { IdlegridMetrics } from './metrics.js'
-export { NodeObserver } from './recorder.js'
+export type { PreparedMetrics, Observability } from './start.js'
 export { loadDashboardToken, TOKEN_FILE } from './dashboard-auth.js'
-export { parseHostPort, HTTP_LIMITS } from './http-bounds.js'
 export { liveView, formatBytes } from './progress.js'
-export type { LiveView } from './progress.js'

@@ -4,12 +4,11 @@
  * routes each HTTP request to one of them over /idlegrid/serve/1.1.0.
  */
 export { serveServices } from './services.js'
-export { ServeHost, HOST_DEFAULTS, type HostOptions, type HostedLease } from './host.js'
-export { Deployments, DEPLOYMENTS_SERVICE, SERVE_HOST_SERVICE } from './service.js'
-export { ServeError, isForwardError, isUsageError } from './errors.js'
-export { Deployment, type DeploymentEvent } from './deployment.js'
+export { ServeHost } from './host.js'
+export { SERVE_HOST_SERVICE } from './service.js'
+export { isForwardError, isUsageError } from './errors.js'
 export { Gateway } from './gateway.js'
-export { ReplicaPool, type Replica } from './router.js'
+export { ReplicaPool } from './router.js'
 export { forward } from './forward.js'
-export { ServeStreamPool, STREAM_POOL_DEFAULTS } from './stream-pool.js'
-export { loadServiceFile, parseServiceSpec, leaseJobSpec, serviceInputs, type ServiceSpec } from './service-file.js'
+export { ServeStreamPool } from './stream-pool.js'
+export { loadServiceFile, parseServiceSpec, leaseJobSpec } from './service-file.js'

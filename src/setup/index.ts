@@ -1,5 +1,3 @@
 /** `idlegrid init`: a provider's proposed policy from its GPUs, and the commented config file it is written to. */
 export { proposeProvider, priceFloorFor, regionFor } from './proposal.js'
-export type { ProviderProposal } from './proposal.js'
 export { configText } from './config-text.js'
-export type { ConfigTextOptions } from './config-text.js'

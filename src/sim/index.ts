@@ -7,7 +7,6 @@
 export { loadScenario, parseScenario } from './scenario.js'
 export type { Scenario } from './scenario.js'
 export { runScenario } from './run.js'
-export type { SimReport, RunOptions, ScenarioRun } from './run.js'
 export { writeReport, markdownReport, mainTable, dataTable } from './report/markdown.js'
 export { progressBar } from './progress.js'
 export { SimError } from './errors.js'

@@ -3,11 +3,8 @@ import { checkDialedPeer } from './dialed-peer.js'
 import { nativeTls, type NativeTlsComponents } from './native-tls.js'
 import type { ConnectionEncrypter } from '@libp2p/interface'
 
-export { tlsTcp, type TlsTcpInit, type TlsTcpComponents } from './tls-tcp.js'
-export { nativeTls, nativeTlsStats, type NativeTlsComponents } from './native-tls.js'
-export { checkDialedPeer } from './dialed-peer.js'
-export { DialPort, freeTcpPort, type Puncher } from './dial-port.js'
-export { TLS_PROTOCOL } from './secure.js'
+export { tlsTcp } from './tls-tcp.js'
+export { DialPort, freeTcpPort } from './dial-port.js'
 
 /**
  * A node's connection encrypters, in preference order: TLS 1.3 (natively over TCP, as

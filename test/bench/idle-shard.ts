@@ -1,6 +1,6 @@
 /**
  * The idle benchmark's providers, in a process of their own (test/bench/idle.bench.ts forks
- * it). Mode "full" builds each provider as the CLI does (src/cli/build-node.ts: capability
+ * it). Mode "full" builds each provider as the CLI does (src/compose/build-node.ts: capability
  * advertiser, market, exec, ledger, serve); mode "market" as the auction benchmark's
  * provider-shard.ts does (market services over a slot scheduler). IPC: 'status' (each node's
  * connection count and when its capability record was last published), 'usage' (this process's CPU so far and its event-loop delay since the
@@ -17,7 +17,7 @@ import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy/policy.js'
 import { providerProfile } from '../../src/capability/policy/profile.js'
 import { resolveConfig } from '../../src/config/index.js'
-import { buildNode } from '../../src/cli/build-node.js'
+import { buildNode } from '../../src/compose/index.js'
 import { CAPABILITY_SERVICE, type CapabilityAdvertiser } from '../../src/capability/index.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { providerMarketServices } from '../market/fixtures.js'

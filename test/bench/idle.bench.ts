@@ -17,7 +17,7 @@
 import { fork } from 'node:child_process'
 import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
-import { roleExtensions } from '../../src/cli/build-node.js'
+import { roleExtensions } from '../../src/compose/index.js'
 import { sleep } from '../../src/common/index.js'
 import { startInProcessNetwork, tempDir, waitFor } from '../utils/index.js'
 import { usageNow, usageSince } from './process-usage.js'

@@ -6,25 +6,25 @@
  * memory, and ingest time per junk entry.
  */
 import { join } from 'node:path'
-import { LedgerStore, type LedgerStoreOptions } from '../../src/ledger/store.js'
+import { LedgerIngest, type LedgerIngestOptions } from '../../src/ledger/ingest/ingest.js'
 import { junkProofEntry, newSigner } from '../ledger/flood-fixtures.js'
 import { tempDir } from '../utils/index.js'
 
 const JUNK = 1000
 
-async function growth (path: string, junk: Uint8Array[], admission: LedgerStoreOptions['admission']): Promise<{ storedPerEntry: number, diskPerEntry: number, quarantineBytes: number, msPerEntry: number }> {
+async function growth (path: string, junk: Uint8Array[], admission: LedgerIngestOptions['admission']): Promise<{ storedPerEntry: number, diskPerEntry: number, quarantineBytes: number, msPerEntry: number }> {
   const self = await newSigner()
-  const store = await LedgerStore.open(path, { privateKey: self.key, peerId: self.peerId, admission })
+  const ledger = await LedgerIngest.open(path, { privateKey: self.key, peerId: self.peerId, admission })
   try {
-    const before = await store.stats()
+    const before = await ledger.stats()
     const started = performance.now()
-    for (let i = 0; i < junk.length; i += 50) await store.ingest(junk.slice(i, i + 50))
+    for (let i = 0; i < junk.length; i += 50) await ledger.ingest(junk.slice(i, i + 50))
     const ms = performance.now() - started
-    const after = await store.stats()
-    const stored = store.allHeads().reduce((sum, h) => sum + h.bytes, 0)
+    const after = await ledger.stats()
+    const stored = ledger.store.allHeads().reduce((sum, h) => sum + h.bytes, 0)
     return { storedPerEntry: stored / junk.length, diskPerEntry: (after.diskBytes - before.diskBytes) / junk.length, quarantineBytes: after.quarantine?.bytes ?? 0, msPerEntry: ms / junk.length }
   } finally {
-    await store.close()
+    await ledger.close()
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import { createInterface } from 'node:readline'
 import { resolveConfig } from '../../src/config/index.js'
-import { ledgerService } from '../../src/ledger/service.js'
+import { ledgerService } from '../../src/ledger/service/ledger-node.js'
 import { createNode } from '../../src/node/index.js'
 
 const [dataDir] = process.argv.slice(2)

@@ -8,7 +8,7 @@
  * summaries (`summariesPerDay`). Each renter awards its jobs among a pool of `poolSize`
  * providers (the providers that bid to it: its `mayAward` roots), drawn at random, so each
  * provider serves renters × poolSize / providers renters. A node's replication scope
- * (src/ledger/scope.ts) is computed on that graph by breadth-first search from its roots
+ * (src/ledger/sync/scope.ts) is computed on that graph by breadth-first search from its roots
  * within `horizon` hops: a renter's roots are itself and its pool, a provider's itself (its
  * counterparties are its renters), a seed holds everything. The trust seeds' own feeds are
  * the seeds', which write nothing, so they add nothing. Entries per feed per day follow from

@@ -19,8 +19,8 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { LedgerEntry, SyncResponse } from '../../protocols/ledger.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
-import { sealEntry, type LedgerRecord } from '../../src/ledger/entry.js'
-import { LedgerStore } from '../../src/ledger/store.js'
+import { sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
+import { LedgerIngest } from '../../src/ledger/ingest/ingest.js'
 import { tempDir } from '../utils/index.js'
 import { summaryBody } from '../ledger/flood-fixtures.js'
 import { DEFAULT_SCALE_MODEL, projectLedger, projectionTable, type EntryCosts } from './ledger-scale-model.js'
@@ -69,10 +69,10 @@ function cpuMsSince (from: NodeJS.CpuUsage): number {
   return (used.user + used.system) / 1000
 }
 
-async function openStore (path: string, authors: string[]): Promise<LedgerStore> {
+async function openStore (path: string, authors: string[]): Promise<LedgerIngest> {
   const key = await generateKeyPair('Ed25519')
   // the authors are this store's trust seeds: every entry is stored, as at a seed
-  return await LedgerStore.open(path, { privateKey: key, peerId: peerIdFromPrivateKey(key), admission: { trustedPeers: authors } })
+  return await LedgerIngest.open(path, { privateKey: key, peerId: peerIdFromPrivateKey(key), admission: { trustedPeers: authors } })
 }
 
 function expectAdded (outcomes: Array<{ status: string }>): void {
@@ -81,7 +81,7 @@ function expectAdded (outcomes: Array<{ status: string }>): void {
 }
 
 /** CPU per entry (µs) and the store's bytes per entry, for one way of ingesting. */
-async function measure (path: string, authors: string[], entries: number, ingest: (store: LedgerStore) => Promise<void>): Promise<{ cpuUs: number, diskBytesPerEntry: number }> {
+async function measure (path: string, authors: string[], entries: number, ingest: (store: LedgerIngest) => Promise<void>): Promise<{ cpuUs: number, diskBytesPerEntry: number }> {
   const store = await openStore(path, authors)
   const cpu = process.cpuUsage()
   await ingest(store)

@@ -26,12 +26,13 @@ import { LedgerEntry } from '../../protocols/ledger.js'
 import { resolveConfig } from '../../src/config/index.js'
 import { signingInput } from '../../src/identity/envelope.js'
 import { NATIVE_VERIFIER } from '../../src/identity/native-verify.js'
-import { verifyBytes, verifyBytesQuick, verifyManyFast, verifierThreads, type SignedBytes } from '../../src/identity/signature.js'
+import { verifyNobleSync, verifyNativeSync, verifyManyInPool, verifierThreads, type SignedBytes } from '../../src/identity/signature.js'
 import { VerifyPool } from '../../src/identity/verify-pool.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
-import { sealEntry } from '../../src/ledger/entry.js'
-import { ledgerService, type LedgerService } from '../../src/ledger/service.js'
-import { LedgerStore } from '../../src/ledger/store.js'
+import { sealEntry } from '../../src/ledger/entries/entry.js'
+import { ledgerService } from '../../src/ledger/service/ledger-node.js'
+import type { LedgerService } from '../../src/ledger/service/ledger-service.js'
+import { LedgerIngest } from '../../src/ledger/ingest/ingest.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
 import { startChildPeer, type ChildPeer } from './child-peer.js'
@@ -134,14 +135,14 @@ export default async (): Promise<Record<string, unknown>> => {
     const signatures = signaturesOf(all)
     let start = performance.now()
     let cpu = process.cpuUsage()
-    const ok = await verifyManyFast(signatures, RAW_CONCURRENCY)
+    const ok = await verifyManyInPool(signatures, RAW_CONCURRENCY)
     const rawMs = performance.now() - start
     const rawCpuMs = cpuMsSince(cpu)
     if (ok.some(v => !v)) throw new Error('a generated signature does not verify')
     const rawPerSecond = signatures.length / rawMs * 1000
     // the same library on every core (a worker per core, none left to the main thread): what
     // the machine could verify, beside what the node's verifier (a worker per core, up to 4, below the main thread's priority) does
-    const everyCore = new VerifyPool({ threads: availableParallelism(), verifyInline: (item) => verifyBytesQuick(item.publicKey, item.message, item.signature) })
+    const everyCore = new VerifyPool({ threads: availableParallelism(), verifyInline: (item) => verifyNativeSync(item.publicKey, item.message, item.signature) })
     start = performance.now()
     const allOk = await Promise.all(signatures.map(async s => await everyCore.verify(s)))
     const everyCorePerSecond = signatures.length / (performance.now() - start) * 1000
@@ -150,13 +151,13 @@ export default async (): Promise<Record<string, unknown>> => {
     // noble strict alone, on a sample, for comparison
     const sample = signatures.slice(0, 500)
     start = performance.now()
-    for (const s of sample) verifyBytes(s.publicKey, s.message, s.signature)
+    for (const s of sample) verifyNobleSync(s.publicKey, s.message, s.signature)
     const noblePerSecond = sample.length / (performance.now() - start) * 1000
 
     // ingest: verify + chain + store, in batches of 256 of one feed (as sync delivers them)
     const key = await generateKeyPair('Ed25519')
     const storePath = join(dir.path, 'source', 'ledger')
-    const store = await LedgerStore.open(storePath, { privateKey: key, peerId: peerIdFromPrivateKey(key) })
+    const store = await LedgerIngest.open(storePath, { privateKey: key, peerId: peerIdFromPrivateKey(key) })
     start = performance.now()
     cpu = process.cpuUsage()
     let threads = threadCpuMs()

@@ -8,8 +8,8 @@
  */
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { runAttempt, type AttemptResult, type JobPayload } from '../../src/exec/renter.js'
-import { attestedGpus } from '../../src/exec/records.js'
+import { runAttempt, type AttemptResult, type JobPayload } from '../../src/exec/renter/attempt.js'
+import { attestedGpus } from '../../src/exec/shared/records.js'
 import { makeAward, type AwardOptions } from '../exec/fixtures.js'
 import { BRONZE_HOLD, GPU_REPORT, bronzeStarted, capacityOf, runningJobs, startMultiGpuNetwork } from '../exec/multi-gpu-fixtures.js'
 import { tempDir, waitFor } from '../utils/index.js'

@@ -18,11 +18,11 @@ import { providerProfile, type ProviderProfile } from '../../src/capability/poli
 import { CAPABILITY_SERVICE, capabilityServices, type CapabilityAdvertiser } from '../../src/capability/index.js'
 import { resolveConfig } from '../../src/config/index.js'
 import { toHex } from '../../src/common/index.js'
-import { readJobRequest } from '../../src/market/messages.js'
+import { readJobRequest } from '../../src/market/shared/messages.js'
 import { createNode, type IdlegridNode, type NodeExtensions } from '../../src/node/index.js'
 import { providerMarketServices } from '../market/fixtures.js'
 import { JOB_SHARD_TOPICS, jobShardOf } from '../../protocols/ids.js'
-import { MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../../src/market/provider-service.js'
+import { MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../../src/market/provider/provider-service.js'
 import { usageNow, type UsageSnapshot } from './process-usage.js'
 
 const REGIONS = ['eu-west', 'eu-central', 'us-east', 'us-west', 'ap-south']

@@ -11,8 +11,8 @@
  * Facts are built directly (signing 400,000 envelopes would measure signing, not reputation).
  * Goals: full ≤ 2 s, update ≤ 1 ms on the project's 2 cores.
  */
-import { DEFAULT_REPUTATION, jobScoreOf } from '../../src/ledger/reputation.js'
-import { TrustGraph, type TrustScores } from '../../src/ledger/trust.js'
+import { DEFAULT_REPUTATION, jobScoreOf } from '../../src/ledger/reputation/reputation.js'
+import { TrustGraph, type TrustScores } from '../../src/ledger/reputation/trust.js'
 
 const PROVIDERS = 10_000
 const RENTERS = 5_000

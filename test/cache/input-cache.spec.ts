@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { InputCache } from '../../src/cache/index.js'
-import { DiskBudget } from '../../src/exec/admission.js'
+import { DiskBudget } from '../../src/exec/provider/admission.js'
 import { tempDir } from '../utils/index.js'
 
 const A = 'renter-a'

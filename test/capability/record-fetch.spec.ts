@@ -13,7 +13,7 @@ import { fetchRecordDirect, MAX_FETCH_REQUEST_BYTES } from '../../src/capability
 import { capabilityServices } from '../../src/capability/services.js'
 import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
 import { PROTOCOL } from '../../protocols/ids.js'
-import { ProviderCandidates, type CandidateComponents } from '../../src/market/provider-candidates.js'
+import { ProviderCandidates, type CandidateComponents } from '../../src/market/renter/provider-candidates.js'
 import { requestOnce, type IdlegridNode } from '../../src/node/index.js'
 import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import { defaultLogger } from '@libp2p/logger'

@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { equals } from 'uint8arrays/equals'
-import { openEntry } from '../../src/ledger/entry.js'
-import { LedgerStore } from '../../src/ledger/store.js'
+import { openEntry } from '../../src/ledger/entries/entry.js'
+import { LedgerIngest } from '../../src/ledger/ingest/ingest.js'
 import { chaosFull, recordFault, tempDir } from '../utils/index.js'
 
 const WRITER = fileURLToPath(new URL('./ledger-writer.js', import.meta.url))
@@ -61,14 +61,14 @@ describe('chaos: SIGKILL mid-ledger-write', function () {
       const before = acked
       acked = await writeAndKill(path, seedHex, acked, 3 + Math.floor(Math.random() * 12))
       if (acked <= before) problems.push(`round ${round}: no progress`)
-      const store = await LedgerStore.open(path, { privateKey: key, peerId })
+      const ledger = await LedgerIngest.open(path, { privateKey: key, peerId })
       try {
-        const head = store.head(peerId.toString())
+        const head = ledger.store.head(peerId.toString())
         const headSeq = head?.seq ?? 0
         if (headSeq < acked) { lost += acked - headSeq; problems.push(`round ${round}: head ${headSeq} < acknowledged ${acked}`) }
         // written but not yet acknowledged when the kill came: allowed, counted
         unacked += Math.max(0, headSeq - acked)
-        const { entries } = await store.range(peerId.toMultihash().bytes, 1, 100_000)
+        const { entries } = await ledger.store.range(peerId.toMultihash().bytes, 1, 100_000)
         let prev: Uint8Array = new Uint8Array(0)
         for (const [i, envelope] of entries.entries()) {
           try {
@@ -86,7 +86,7 @@ describe('chaos: SIGKILL mid-ledger-write', function () {
         // the next writer continues from what is stored
         acked = Math.max(acked, headSeq)
       } finally {
-        await store.close()
+        await ledger.close()
       }
     }
     recordFault({

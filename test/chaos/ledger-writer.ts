@@ -7,11 +7,11 @@ import { privateKeyFromRaw } from '@libp2p/crypto/keys'
 import type { Ed25519PrivateKey } from '@libp2p/interface'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
-import { LedgerStore } from '../../src/ledger/store.js'
+import { LedgerIngest } from '../../src/ledger/ingest/ingest.js'
 
 const [path, seedHex] = process.argv.slice(2)
 const key = privateKeyFromRaw(Buffer.from(seedHex, 'hex')) as Ed25519PrivateKey
-const store = await LedgerStore.open(path, { privateKey: key, peerId: peerIdFromPrivateKey(key) })
+const store = await LedgerIngest.open(path, { privateKey: key, peerId: peerIdFromPrivateKey(key) })
 process.stdout.write('open\n')
 for (let i = 0; i < 1_000_000; i++) {
   const now = Date.now()

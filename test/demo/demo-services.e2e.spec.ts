@@ -9,7 +9,7 @@
 import * as assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { BIN_PATH } from '../utils/index.js'
-import { engineMissing, TEST_IMAGE } from '../exec/docker-engine.js'
+import { engineMissing, TEST_IMAGE } from '../exec/runners/docker-engine.js'
 import type { DemoSummary } from '../../src/demo/summary.js'
 
 const FULL = process.env.SERVE_FULL === '1'

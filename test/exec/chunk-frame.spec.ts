@@ -4,9 +4,9 @@ import * as lp from 'it-length-prefixed'
 import { Uint8ArrayList } from 'uint8arraylist'
 import { decodeBounded } from '../../protocols/codec.js'
 import { JobFrame } from '../../protocols/job.js'
-import { decodeChunkFrame, encodeChunkFrame, type ChunkKind } from '../../src/exec/chunk-frame.js'
+import { decodeChunkFrame, encodeChunkFrame, type ChunkKind } from '../../src/exec/shared/chunk-frame.js'
 import { JobStreamError } from '../../src/exec/errors.js'
-import { FrameChannel, MAX_FRAME_BYTES, type ReceivedFrame } from '../../src/exec/job-stream.js'
+import { FrameChannel, MAX_FRAME_BYTES, type ReceivedFrame } from '../../src/exec/shared/job-stream.js'
 import { recordAttack } from '../utils/index.js'
 
 const kindArb = fc.constantFrom<ChunkKind>('inputChunk', 'outputChunk')

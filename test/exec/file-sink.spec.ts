@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert'
 import { open, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Uint8ArrayList } from 'uint8arraylist'
-import { FileSink } from '../../src/exec/file-sink.js'
+import { FileSink } from '../../src/exec/shared/file-sink.js'
 import { tempDir } from '../utils/index.js'
 
 describe('exec: FileSink', () => {

@@ -9,8 +9,8 @@ import { CAPACITY_SERVICE, parseSimulatedGpus, type CapacitySource } from '../..
 import { ProcessRunner } from '../../src/exec/runners/index.js'
 import { startInProcessNetwork, type InProcessNetwork } from '../utils/index.js'
 import { execOf, execProviderServices } from './fixtures.js'
-import type { ExecServiceInit } from '../../src/exec/job-service-init.js'
-import type { JobPayload } from '../../src/exec/renter.js'
+import type { ExecServiceInit } from '../../src/exec/provider/job-service-init.js'
+import type { JobPayload } from '../../src/exec/renter/attempt.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 
 /**

@@ -11,13 +11,14 @@ import { join } from 'node:path'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { JobFrame } from '../../protocols/job.js'
 import { CAPACITY_SERVICE, type CapacitySource, type Tier } from '../../src/capability/index.js'
-import { checkRenterSlots, DiskBudget, Rejection } from '../../src/exec/admission.js'
-import { CHUNK_BYTES, FrameChannel, frameKind, type ReceivedFrame } from '../../src/exec/job-stream.js'
-import { SlotScheduler, type Lease } from '../../src/exec/scheduler.js'
-import { type ExecServiceInit } from '../../src/exec/job-service-init.js'
-import { runAttempt } from '../../src/exec/renter.js'
+import { checkRenterSlots, DiskBudget, StartDecline } from '../../src/exec/provider/admission.js'
+import { CHUNK_BYTES, FrameChannel, frameKind, type ReceivedFrame } from '../../src/exec/shared/job-stream.js'
+import { SlotScheduler } from '../../src/exec/provider/scheduler.js'
+import type { Lease } from '../../src/exec/provider/slot-lease.js'
+import { type ExecServiceInit } from '../../src/exec/provider/job-service-init.js'
+import { runAttempt } from '../../src/exec/renter/attempt.js'
 import { MARKET_PROVIDER_SERVICE, parseJobSpec, type MarketProviderService } from '../../src/market/index.js'
-import { toJobRequest } from '../../src/market/job-spec.js'
+import { toJobRequest } from '../../src/market/renter/job-spec.js'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
 import { recordAttack, startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
 import { copyJob, execOf, execProviderServices, makeAward } from './fixtures.js'
@@ -335,7 +336,7 @@ describe('exec: provider limits', function () {
   const gpus = [0, 1].map(index => ({ index, uuid: `GPU-${index}`, simulated: true }))
   const lease = (x: ReturnType<SlotScheduler['reserve']>): Lease => { if ('refused' in x) assert.fail(x.detail); return x }
   const rejects = (fn: () => void, code: JobFrame.Rejected.Code, re: RegExp): void => {
-    assert.throws(fn, (err: unknown) => err instanceof Rejection && err.code === code && re.test(err.message))
+    assert.throws(fn, (err: unknown) => err instanceof StartDecline && err.code === code && re.test(err.message))
   }
 
   it('the scheduler tells where a job would go and which GPUs a renter holds or waits for', () => {

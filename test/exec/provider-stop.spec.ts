@@ -13,9 +13,9 @@ import { DockerRunner, ProcessRunner, type Runner } from '../../src/exec/runners
 import { openAward } from '../../src/market/index.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
-import { containersOf, engineMissing, TEST_IMAGE } from './docker-engine.js'
+import { containersOf, engineMissing, TEST_IMAGE } from './runners/docker-engine.js'
 import { execProviderServices, makeAward } from './fixtures.js'
-import { running } from './process-fixtures.js'
+import { running } from './runners/process-fixtures.js'
 import { toHex } from '../../src/common/index.js'
 
 interface Stopped { result: AttemptResult, jobIdHex: string, stopMs: number, upLine: string }

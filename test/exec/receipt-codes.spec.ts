@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { JobStatus, Receipt } from '../../protocols/job.js'
-import { awaitReceipt } from '../../src/exec/deliver.js'
+import { awaitReceipt } from '../../src/exec/provider/deliver.js'
 import { JobStreamError } from '../../src/exec/errors.js'
-import { signAttestation, signReceipt } from '../../src/exec/records.js'
+import { signAttestation, signReceipt } from '../../src/exec/shared/records.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 const bytes = (n: number): Uint8Array => new Uint8Array(randomBytes(n))

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert'
-import { ConditionMonitor } from '../../src/exec/conditions.js'
-import { SlotScheduler, type Lease, type PreemptNotice, type Refusal } from '../../src/exec/scheduler.js'
+import { ConditionMonitor } from '../../src/exec/provider/conditions.js'
+import { SlotScheduler, type Refusal } from '../../src/exec/provider/scheduler.js'
+import type { Lease, PreemptNotice } from '../../src/exec/provider/slot-lease.js'
 
 const gpus = (n: number): Array<{ index: number, uuid: string, simulated: boolean }> => Array.from({ length: n }, (_, i) => ({ index: i, uuid: `GPU-sim-${i}`, simulated: true }))
 

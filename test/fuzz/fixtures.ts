@@ -16,9 +16,9 @@ import { AcceptRequest, ExplainRequest } from '../../protocols/market.js'
 import { sealCapabilityRecord } from '../../src/capability/record/record.js'
 import { sealEnvelope, sha256 } from '../../src/identity/index.js'
 import { signTestJob, type Signer, type TestJob } from '../../src/ledger/dev.js'
-import { sealEntry, type LedgerRecord } from '../../src/ledger/entry.js'
-import { buildEquivocationProof } from '../../src/ledger/fraud.js'
-import { DeclineReason, JobRequest, PricingRule, signAcceptResponse, signAward, signBid, signDecline, signJobRequest } from '../../src/market/messages.js'
+import { sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
+import { buildEquivocationProof } from '../../src/ledger/entries/fraud.js'
+import { DeclineReason, JobRequest, PricingRule, signAcceptResponse, signAward, signBid, signDecline, signJobRequest } from '../../src/market/shared/messages.js'
 import { loadVectorSeeds } from './vectors.js'
 
 const bytes = (n: number): Uint8Array => new Uint8Array(randomBytes(n))
@@ -165,7 +165,7 @@ async function build (): Promise<Fixtures> {
   append(renterFeed, renter, LedgerEntry.BodyKind.RECEIPT, failedJob.receipt, now - 300)
   const fork1 = sealEntry(other.key, other.peerId, { seq: 1, prevHash: new Uint8Array(0), time: now - 700, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summary })
   const fork2 = sealEntry(other.key, other.peerId, { seq: 1, prevHash: new Uint8Array(0), time: now - 650, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: HeartbeatSummary.encode({ ...HeartbeatSummary.decode(summary), upMs: 1n }) })
-  const proof = buildEquivocationProof(renter.key, renter.peerId, fork1, fork2, now - 200)
+  const proof = buildEquivocationProof({ privateKey: renter.key, peerId: renter.peerId }, fork1, fork2, now - 200)
   append(renterFeed, renter, LedgerEntry.BodyKind.FRAUD_PROOF, proof, now - 200)
 
   const frames: JobFrame[] = [

@@ -11,7 +11,7 @@ import { SignedEnvelope } from '../../protocols/envelope.js'
 import { MAX_ENVELOPE_BYTES, openEnvelope, openEnvelopeAsync, openEnvelopeUnverified, sealEnvelope, signingInput, verifyOpenedAsync, type OpenOptions } from '../../src/identity/envelope.js'
 import { isEnvelopeError, type EnvelopeRefusal, type EnvelopeRejection } from '../../src/identity/errors.js'
 import { loadOrCreateKey } from '../../src/identity/keystore.js'
-import { signBytes, verifyBytes } from '../../src/identity/signature.js'
+import { signBytes, verifyNobleSync } from '../../src/identity/signature.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 // ---------------------------------------------------------------------------------------------
@@ -143,9 +143,9 @@ describe('identity: signed envelopes', () => {
       assert.deepEqual(input, new Uint8Array([...text('idlegrid/v1/heartbeat'), 0, ...payload]))
       const env = SignedEnvelope.decode(sealEnvelope(alice.key, alice.peerId, DOMAIN, payload))
       const publicKey = alice.key.publicKey.raw
-      assert.ok(verifyBytes(publicKey, input, env.signature), 'signature covers the signing input')
+      assert.ok(verifyNobleSync(publicKey, input, env.signature), 'signature covers the signing input')
       assert.ok(opensslVerify(publicKey, input, env.signature), 'and OpenSSL agrees')
-      assert.equal(verifyBytes(publicKey, payload, env.signature), false, 'the bare payload is not what is signed')
+      assert.equal(verifyNobleSync(publicKey, payload, env.signature), false, 'the bare payload is not what is signed')
       // the libp2p key's own signature over the same input is the very same bytes
       assert.deepEqual(new Uint8Array(await alice.key.sign(input)), env.signature)
     })
@@ -347,7 +347,7 @@ describe('identity: openEnvelopeAsync (the fast verifier) opens exactly what ope
   })
 })
 
-describe('identity: signBytes / verifyBytes (strict RFC 8032)', () => {
+describe('identity: signBytes / verifyNobleSync (strict RFC 8032)', () => {
   it('signBytes gives byte-identical signatures to the libp2p key\'s sign()', async () => {
     for (let i = 0; i < 5; i++) {
       const key = await generateKeyPair('Ed25519')
@@ -356,7 +356,7 @@ describe('identity: signBytes / verifyBytes (strict RFC 8032)', () => {
       assert.deepEqual(ours, new Uint8Array(await key.sign(message)))
       // the seed alone (the first 32 bytes of raw) gives the same signature
       assert.deepEqual(signBytes(key.raw.subarray(0, 32), message), ours)
-      assert.ok(verifyBytes(key.publicKey.raw, message, ours))
+      assert.ok(verifyNobleSync(key.publicKey.raw, message, ours))
       assert.ok(await key.publicKey.verify(message, ours), 'libp2p verifies our signature')
     }
   })
@@ -365,19 +365,19 @@ describe('identity: signBytes / verifyBytes (strict RFC 8032)', () => {
     const key = await generateKeyPair('Ed25519')
     const message = text('m')
     const sig = signBytes(key.raw, message)
-    assert.ok(verifyBytes(key.publicKey.raw, message, sig))
-    assert.equal(verifyBytes(key.publicKey.raw.subarray(0, 31), message, sig), false)
-    assert.equal(verifyBytes(new Uint8Array([...key.publicKey.raw, 0]), message, sig), false)
-    assert.equal(verifyBytes(key.publicKey.raw, message, sig.subarray(0, 63)), false)
-    assert.equal(verifyBytes(key.publicKey.raw, message, new Uint8Array([...sig, 0])), false)
-    assert.equal(verifyBytes(key.publicKey.raw, message, new Uint8Array(0)), false)
+    assert.ok(verifyNobleSync(key.publicKey.raw, message, sig))
+    assert.equal(verifyNobleSync(key.publicKey.raw.subarray(0, 31), message, sig), false)
+    assert.equal(verifyNobleSync(new Uint8Array([...key.publicKey.raw, 0]), message, sig), false)
+    assert.equal(verifyNobleSync(key.publicKey.raw, message, sig.subarray(0, 63)), false)
+    assert.equal(verifyNobleSync(key.publicKey.raw, message, new Uint8Array([...sig, 0])), false)
+    assert.equal(verifyNobleSync(key.publicKey.raw, message, new Uint8Array(0)), false)
     // a 32-byte string that is not a curve point
     let notAPoint: Uint8Array | undefined
     for (let y = 2n; notAPoint == null; y++) {
       const candidate = toLE32(y)
       try { ed.Point.fromBytes(candidate) } catch { notAPoint = candidate }
     }
-    assert.equal(verifyBytes(notAPoint, message, sig), false)
+    assert.equal(verifyNobleSync(notAPoint, message, sig), false)
   })
 
   it('(a) RFC 8032 test vector 1 verifies', () => {
@@ -388,9 +388,9 @@ describe('identity: signBytes / verifyBytes (strict RFC 8032)', () => {
     // the typed hex is checked by computation: the secret derives the public key and signs to the signature
     assert.equal(hex(ed.getPublicKey(secret)), hex(publicKey))
     assert.equal(hex(signBytes(secret, message)), hex(signature))
-    assert.equal(verifyBytes(publicKey, message, signature), true)
+    assert.equal(verifyNobleSync(publicKey, message, signature), true)
     assert.equal(opensslVerify(publicKey, message, signature), true)
-    assert.equal(verifyBytes(publicKey, Uint8Array.of(0), signature), false, 'a non-empty message does not verify')
+    assert.equal(verifyNobleSync(publicKey, Uint8Array.of(0), signature), false, 'a non-empty message does not verify')
   })
 
   it('(b) rejects a non-canonical S (S + L), as OpenSSL does', async () => {
@@ -405,8 +405,8 @@ describe('identity: signBytes / verifyBytes (strict RFC 8032)', () => {
       malleated.set(toLE32(S + L), 32)
       assert.notDeepEqual(malleated, sig)
       // [S + L]B = [S]B, so the group equation still holds: only the S < L range check rejects it
-      assert.equal(verifyBytes(key.publicKey.raw, message, sig), true)
-      assert.equal(verifyBytes(key.publicKey.raw, message, malleated), false)
+      assert.equal(verifyNobleSync(key.publicKey.raw, message, sig), true)
+      assert.equal(verifyNobleSync(key.publicKey.raw, message, malleated), false)
       assert.equal(opensslVerify(key.publicKey.raw, message, malleated), false)
       assert.equal(opensslVerify(key.publicKey.raw, message, sig), true)
     }
@@ -447,7 +447,7 @@ describe('identity: signBytes / verifyBytes (strict RFC 8032)', () => {
         const lhs = ed.Point.BASE.multiply(0n, false)
         assert.ok(lhs.equals(R.add(ed.Point.fromBytes(A).multiply(k, false))), 'equation holds')
         assert.ok(zip215Verify(A, message, sig), 'a lenient verifier accepts it')
-        assert.equal(verifyBytes(A, message, sig), false)
+        assert.equal(verifyNobleSync(A, message, sig), false)
       }
     })
 
@@ -461,7 +461,7 @@ describe('identity: signBytes / verifyBytes (strict RFC 8032)', () => {
         sig.set(toLE32(1n), 0) // R = identity, S = 0: [8][S]B = [8]R + [8][k]A holds for every k
         const message = rand(16)
         assert.ok(zip215Verify(A, message, sig), `lenient verifier accepts ${hex(A)}`)
-        assert.equal(verifyBytes(A, message, sig), false, `small-order key ${hex(A)}`)
+        assert.equal(verifyNobleSync(A, message, sig), false, `small-order key ${hex(A)}`)
       }
     })
   })
@@ -479,13 +479,13 @@ describe('identity: signBytes / verifyBytes (strict RFC 8032)', () => {
         assert.throws(() => ed.Point.fromBytes(A, false), 'not a canonical encoding')
         const message = text('non-canonical key')
         assert.ok(zip215Verify(A, message, sig), `a lenient verifier accepts key ${hex(A)}`)
-        assert.equal(verifyBytes(A, message, sig), false, `non-canonical key ${hex(A)}`)
+        assert.equal(verifyNobleSync(A, message, sig), false, `non-canonical key ${hex(A)}`)
       }
       // the sign bit set on x = 0 (0x0100…0080): another non-canonical identity
       const negZero = toLE32(1n)
       negZero[31] |= 0x80
       assert.ok(zip215Verify(negZero, text('m'), sig))
-      assert.equal(verifyBytes(negZero, text('m'), sig), false)
+      assert.equal(verifyNobleSync(negZero, text('m'), sig), false)
     })
 
     it('rejects a non-canonical R with a real key, while the canonical R of the same signature verifies', async () => {
@@ -503,12 +503,12 @@ describe('identity: signBytes / verifyBytes (strict RFC 8032)', () => {
         return new Uint8Array([...R, ...toLE32((k * a) % L)])
       }
       const canonical = sigWith(toLE32(1n))
-      assert.equal(verifyBytes(A, message, canonical), true, 'canonical identity R verifies')
+      assert.equal(verifyNobleSync(A, message, canonical), true, 'canonical identity R verifies')
       assert.equal(opensslVerify(A, message, canonical), true, 'and OpenSSL agrees')
 
       const nonCanonical = sigWith(toLE32(P + 1n))
       assert.ok(zip215Verify(A, message, nonCanonical), 'a lenient verifier accepts the non-canonical R')
-      assert.equal(verifyBytes(A, message, nonCanonical), false)
+      assert.equal(verifyNobleSync(A, message, nonCanonical), false)
       assert.equal(opensslVerify(A, message, nonCanonical), false, 'OpenSSL rejects it too')
     })
   })
@@ -523,7 +523,7 @@ describe('identity: signBytes / verifyBytes (strict RFC 8032)', () => {
       const message = rand(i * 13)
       const sig = signBytes(seed, message)
       assert.deepEqual(sig, new Uint8Array(nodeSign(null, message, privateKey)), 'deterministic signatures match OpenSSL')
-      assert.equal(verifyBytes(pub, message, sig), true)
+      assert.equal(verifyNobleSync(pub, message, sig), true)
       assert.equal(nodeVerify(null, message, publicKey, sig), true)
       assert.equal(opensslVerify(pub, message, sig), true)
 
@@ -537,10 +537,10 @@ describe('identity: signBytes / verifyBytes (strict RFC 8032)', () => {
       const badPub = Uint8Array.from(pub); badPub[i % 31] ^= 1 << (i % 8)
       tampered.push(['public key', badPub, message, sig])
       for (const [what, k, m, s] of tampered) {
-        const ours = verifyBytes(k, m, s)
+        const ours = verifyNobleSync(k, m, s)
         let theirs: boolean
         try { theirs = opensslVerify(k, m, s) } catch { theirs = false } // OpenSSL may refuse a non-point key
-        assert.equal(ours, false, `tampered ${what} (#${i}) rejected by verifyBytes`)
+        assert.equal(ours, false, `tampered ${what} (#${i}) rejected by verifyNobleSync`)
         assert.equal(theirs, ours, `tampered ${what} (#${i}): verifiers agree`)
       }
     }

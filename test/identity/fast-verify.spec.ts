@@ -3,10 +3,10 @@ import { createHash, createPublicKey, randomBytes, verify as nodeVerify } from '
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import * as ed from '@noble/ed25519'
 import { sodiumVerify } from '../../src/identity/native-verify.js'
-import { canonicalPointEncoding, SMALL_ORDER_ENCODINGS, signBytes, strictPrechecks, verifyBytes, verifyBytesFast, verifyBytesQuick, verifyManyFast } from '../../src/identity/signature.js'
+import { canonicalPointEncoding, SMALL_ORDER_ENCODINGS, signBytes, strictPrechecks, verifyNobleSync, verifyInPool, verifyNativeSync, verifyManyInPool } from '../../src/identity/signature.js'
 
 // The fast verifiers (libsodium or OpenSSL, inline or in the pool's workers, + prechecks + noble as arbiter) must accept
-// exactly what verifyBytes (noble, strict RFC 8032) accepts: the same edge vectors as
+// exactly what verifyNobleSync (noble, strict RFC 8032) accepts: the same edge vectors as
 // test/identity/envelope.spec.ts, plus a mixed-order key where OpenSSL and noble disagree.
 
 const L = 2n ** 252n + 27742317777372353535851937790883648493n
@@ -47,12 +47,12 @@ function torsionPoints (): ed.Point[] {
 }
 
 async function agree (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array, expected: boolean, what: string): Promise<void> {
-  assert.equal(verifyBytes(publicKey, message, signature), expected, `verifyBytes: ${what}`)
-  assert.equal(await verifyBytesFast(publicKey, message, signature), expected, `verifyBytesFast: ${what}`)
-  assert.equal(verifyBytesQuick(publicKey, message, signature), expected, `verifyBytesQuick: ${what}`)
+  assert.equal(verifyNobleSync(publicKey, message, signature), expected, `verifyNobleSync: ${what}`)
+  assert.equal(await verifyInPool(publicKey, message, signature), expected, `verifyInPool: ${what}`)
+  assert.equal(verifyNativeSync(publicKey, message, signature), expected, `verifyNativeSync: ${what}`)
   // one at a time is verified inline; a batch this size goes to the pool's workers
-  const batch = await verifyManyFast(Array.from({ length: 20 }, () => ({ publicKey, message, signature })), 20)
-  assert.deepEqual(batch, batch.map(() => expected), `verifyManyFast (worker): ${what}`)
+  const batch = await verifyManyInPool(Array.from({ length: 20 }, () => ({ publicKey, message, signature })), 20)
+  assert.deepEqual(batch, batch.map(() => expected), `verifyManyInPool (worker): ${what}`)
 }
 
 describe('identity: the fast verifier accepts exactly what the strict verifier accepts', () => {
@@ -157,7 +157,7 @@ describe('identity: the fast verifier accepts exactly what the strict verifier a
     }
   })
 
-  it('verifyManyFast keeps order and agrees item by item', async () => {
+  it('verifyManyInPool keeps order and agrees item by item', async () => {
     const key = await generateKeyPair('Ed25519')
     const items = Array.from({ length: 100 }, (_, i) => {
       const message = text(`item ${i}`)
@@ -165,8 +165,8 @@ describe('identity: the fast verifier accepts exactly what the strict verifier a
       if (i % 7 === 0) signature[40] ^= 2
       return { publicKey: key.publicKey.raw, message, signature }
     })
-    const results = await verifyManyFast(items, 16)
-    assert.deepEqual(results, items.map(it => verifyBytes(it.publicKey, it.message, it.signature)))
+    const results = await verifyManyInPool(items, 16)
+    assert.deepEqual(results, items.map(it => verifyNobleSync(it.publicKey, it.message, it.signature)))
     assert.equal(results.filter(r => !r).length, 15)
   })
 })

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { NATIVE_VERIFIER, opensslVerify, sodiumVerify } from '../../src/identity/native-verify.js'
-import { signBytes, signedMessage, verifyBytes, verifyBytesQuick, verifyPrefixedFast, type SignedBytes } from '../../src/identity/signature.js'
+import { signBytes, signedMessage, verifyNobleSync, verifyNativeSync, verifyPrefixedInPool, type SignedBytes } from '../../src/identity/signature.js'
 import { packBatch, unpackBatch, VERIFIER_THREAD_NAME } from '../../src/identity/verify-batch.js'
 import { VerifyPool } from '../../src/identity/verify-pool.js'
 
@@ -51,7 +51,7 @@ async function runScript (script: string): Promise<{ code: number | null, out: s
 const KEYS_URL = import.meta.resolve('@libp2p/crypto/keys')
 const moduleUrl = (path: string): string => new URL(path, import.meta.url).href
 
-const inline = (item: SignedBytes): boolean => verifyBytesQuick(item.publicKey, item.message, item.signature)
+const inline = (item: SignedBytes): boolean => verifyNativeSync(item.publicKey, item.message, item.signature)
 
 describe('identity: the verifier pool', function () {
   this.timeout(30_000)
@@ -66,7 +66,7 @@ describe('identity: the verifier pool', function () {
   it('libsodium is the native library here, and it agrees with OpenSSL on valid and tampered signatures', async () => {
     assert.equal(NATIVE_VERIFIER, 'libsodium', 'sodium-native\'s prebuilt binding did not load')
     for (const item of await signedItems(60, 3)) {
-      const strict = verifyBytes(item.publicKey, item.message, item.signature)
+      const strict = verifyNobleSync(item.publicKey, item.message, item.signature)
       assert.equal(sodiumVerify(item.publicKey, item.message, item.signature), strict)
       assert.equal(opensslVerify(item.publicKey, item.message, item.signature), strict)
     }
@@ -92,12 +92,12 @@ describe('identity: the verifier pool', function () {
     })
     const whole = items.map(i => Buffer.concat([i.prefix as Uint8Array, i.message]))
     assert.deepEqual(unpackBatch(new Uint8Array(packBatch(items))).map(i => Buffer.from(i.message).toString('hex')), whole.map(w => w.toString('hex')))
-    const expected = items.map((item, i) => verifyBytes(item.publicKey, whole[i], item.signature))
+    const expected = items.map((item, i) => verifyNobleSync(item.publicKey, whole[i], item.signature))
     assert.equal(expected.filter(v => !v).length, 12)
-    const p = pool({ threads: 1, chunk: 16, verifyInline: (item) => verifyBytesQuick(item.publicKey, signedMessage(item), item.signature) })
+    const p = pool({ threads: 1, chunk: 16, verifyInline: (item) => verifyNativeSync(item.publicKey, signedMessage(item), item.signature) })
     assert.deepEqual(await Promise.all(items.map(async item => await p.verify(item))), expected)
     assert.equal(p.running, 1)
-    assert.deepEqual(await Promise.all(items.map(async item => await verifyPrefixedFast(item.publicKey, item.prefix as Uint8Array, item.message, item.signature))), expected)
+    assert.deepEqual(await Promise.all(items.map(async item => await verifyPrefixedInPool(item.publicKey, item.prefix as Uint8Array, item.message, item.signature))), expected)
   })
 
   it('a batch goes to a worker, in chunks, and every verdict matches the strict rule in order', async () => {
@@ -105,7 +105,7 @@ describe('identity: the verifier pool', function () {
     const items = await signedItems(400, 7)
     const verdicts = await Promise.all(items.map(async item => await p.verify(item)))
     assert.equal(p.running, 2)
-    assert.deepEqual(verdicts, items.map(i => verifyBytes(i.publicKey, i.message, i.signature)))
+    assert.deepEqual(verdicts, items.map(i => verifyNobleSync(i.publicKey, i.message, i.signature)))
     assert.equal(verdicts.filter(v => !v).length, Math.ceil(400 / 7))
   })
 
@@ -131,11 +131,11 @@ describe('identity: the verifier pool', function () {
     const script = `
       const { readdirSync, readFileSync } = await import('node:fs')
       const { generateKeyPair } = await import(${JSON.stringify(KEYS_URL)})
-      const { signBytes, verifyBytesQuick } = await import(${JSON.stringify(moduleUrl('../../src/identity/signature.js'))})
+      const { signBytes, verifyNativeSync } = await import(${JSON.stringify(moduleUrl('../../src/identity/signature.js'))})
       const { VerifyPool } = await import(${JSON.stringify(moduleUrl('../../src/identity/verify-pool.js'))})
       const key = await generateKeyPair('Ed25519')
       const items = Array.from({ length: 400 }, (_, i) => { const message = new Uint8Array([i, i >> 8]); return { publicKey: key.publicKey.raw, message, signature: signBytes(key.raw, message) } })
-      const pool = new VerifyPool({ threads: 2, chunk: 50, verifyInline: (item) => verifyBytesQuick(item.publicKey, item.message, item.signature) })
+      const pool = new VerifyPool({ threads: 2, chunk: 50, verifyInline: (item) => verifyNativeSync(item.publicKey, item.message, item.signature) })
       await Promise.all(items.map(item => pool.verify(item)))
       const comm = (t) => readFileSync('/proc/self/task/' + t + '/comm', 'utf8').trim()
       console.log(JSON.stringify({ running: pool.running, named: readdirSync('/proc/self/task').filter(t => comm(t) === ${JSON.stringify(VERIFIER_THREAD_NAME)}).length, main: comm(process.pid) }))
@@ -151,7 +151,7 @@ describe('identity: the verifier pool', function () {
   it('a handful is verified inline: no worker is started for it', async () => {
     const p = pool({ threads: 1, minBatch: 16 })
     const items = await signedItems(5, 2)
-    assert.deepEqual(await Promise.all(items.map(async i => await p.verify(i))), items.map(i => verifyBytes(i.publicKey, i.message, i.signature)))
+    assert.deepEqual(await Promise.all(items.map(async i => await p.verify(i))), items.map(i => verifyNobleSync(i.publicKey, i.message, i.signature)))
     assert.equal(p.running, 0)
   })
 
@@ -164,11 +164,11 @@ describe('identity: the verifier pool', function () {
     await new Promise(resolve => setImmediate(resolve))
     assert.equal(p.running, 1)
     await p.close()
-    assert.deepEqual(await pending, items.map(i => verifyBytes(i.publicKey, i.message, i.signature)))
+    assert.deepEqual(await pending, items.map(i => verifyNobleSync(i.publicKey, i.message, i.signature)))
     assert.ok(inlined > 0, 'chunks were unanswered when the worker stopped: their verdicts came inline')
     const again = await signedItems(40, 4)
     inlined = 0
-    assert.deepEqual(await Promise.all(again.map(async i => await p.verify(i))), again.map(i => verifyBytes(i.publicKey, i.message, i.signature)))
+    assert.deepEqual(await Promise.all(again.map(async i => await p.verify(i))), again.map(i => verifyNobleSync(i.publicKey, i.message, i.signature)))
     assert.equal(p.running, 1)
     assert.equal(inlined, 0, 'the next batch went to the new worker')
   })
@@ -177,7 +177,7 @@ describe('identity: the verifier pool', function () {
     let inlined = 0
     const p = pool({ threads: 1, chunk: 32, verifyInline: (item) => { inlined++; return inline(item) } })
     const items = await signedItems(100, 10)
-    const expected = items.map(i => verifyBytes(i.publicKey, i.message, i.signature))
+    const expected = items.map(i => verifyNobleSync(i.publicKey, i.message, i.signature))
     for (let round = 0; round < 3; round++) {
       const pending = Promise.all(items.map(async item => await p.verify(item)))
       await new Promise(resolve => setImmediate(resolve))
@@ -196,9 +196,9 @@ describe('identity: the verifier pool', function () {
     const script = `
       const { generateKeyPair } = await import(${JSON.stringify(KEYS_URL)})
       const { VerifyPool } = await import(${JSON.stringify(moduleUrl('../../src/identity/verify-pool.js'))})
-      const { signBytes, verifyBytesQuick } = await import(${JSON.stringify(moduleUrl('../../src/identity/signature.js'))})
+      const { signBytes, verifyNativeSync } = await import(${JSON.stringify(moduleUrl('../../src/identity/signature.js'))})
       const key = await generateKeyPair('Ed25519')
-      const p = new VerifyPool({ threads: 2, chunk: 128, verifyInline: (i) => verifyBytesQuick(i.publicKey, i.message, i.signature) })
+      const p = new VerifyPool({ threads: 2, chunk: 128, verifyInline: (i) => verifyNativeSync(i.publicKey, i.message, i.signature) })
       const items = Array.from({ length: 50 }, (_, i) => { const message = new Uint8Array([i]); return { publicKey: key.publicKey.raw, message, signature: signBytes(key.raw, message) } })
       const verdicts = await Promise.all(items.map((i) => p.verify(i)))
       console.log(p.running === 2 && verdicts.every(Boolean) ? 'one chunk, two workers' : 'unexpected: ' + p.running)`
@@ -210,10 +210,10 @@ describe('identity: the verifier pool', function () {
   it('a process whose pool is idle exits by itself once its verdicts are in', async () => {
     const script = `
       const { generateKeyPair } = await import(${JSON.stringify(KEYS_URL)})
-      const { signBytes, verifyManyFast } = await import(${JSON.stringify(moduleUrl('../../src/identity/signature.js'))})
+      const { signBytes, verifyManyInPool } = await import(${JSON.stringify(moduleUrl('../../src/identity/signature.js'))})
       const key = await generateKeyPair('Ed25519')
       const items = Array.from({ length: 200 }, (_, i) => { const message = new Uint8Array([i]); return { publicKey: key.publicKey.raw, message, signature: signBytes(key.raw, message) } })
-      const verdicts = await verifyManyFast(items, 200)
+      const verdicts = await verifyManyInPool(items, 200)
       console.log(verdicts.every(Boolean) ? 'all verified' : 'a verdict is wrong')`
     const { code, out } = await runScript(script)
     assert.equal(code, 0)

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { createServer } from 'node:net'
-import { roleExtensions } from '../../src/cli/build-node.js'
+import { roleExtensions } from '../../src/compose/index.js'
 import { DISCOVERY_SERVICE } from '../../src/capability/index.js'
 import type { DiscoveryResult } from '../../src/capability/index.js'
 import { startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'

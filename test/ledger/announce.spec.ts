@@ -1,5 +1,5 @@
 /**
- * The announcer's retry (src/ledger/announce.ts): a seed whose announcement fails (a connection
+ * The announcer's retry (src/ledger/sync/announce.ts): a seed whose announcement fails (a connection
  * that stalled through a partition) is announced to again, a bounded number of times. The sync
  * client here is a stand-in that fails as a stalled stream does: the real path is the partition
  * chaos spec (test/chaos/partition.spec.ts), which checks ledgers equal within 10 s of a heal.
@@ -8,10 +8,10 @@ import * as assert from 'node:assert/strict'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { logger } from '@libp2p/logger'
-import { ANNOUNCE_RETRIES, FeedAnnouncer } from '../../src/ledger/announce.js'
+import { ANNOUNCE_RETRIES, FeedAnnouncer } from '../../src/ledger/sync/announce.js'
 import { waitFor } from '../utils/index.js'
-import type { LedgerRecord } from '../../src/ledger/entry.js'
-import type { SyncClient } from '../../src/ledger/sync-client.js'
+import type { LedgerRecord } from '../../src/ledger/entries/entry.js'
+import type { SyncClient } from '../../src/ledger/sync/client.js'
 
 describe('ledger announcements', function () {
   this.timeout(30_000)

@@ -10,7 +10,7 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
 import { MAX_CLOCK_SKEW_MS } from '../../protocols/codec.js'
 import { FutureEntryError } from '../../src/ledger/errors.js'
-import { LedgerStore } from '../../src/ledger/store.js'
+import { LedgerIngest } from '../../src/ledger/ingest/ingest.js'
 import { tempDir } from '../utils/index.js'
 
 const FAST_MS = 5 * 60_000
@@ -28,8 +28,8 @@ describe('ledger: own feed after the clock was set back', () => {
     const real = Date.now()
     let mine = real + FAST_MS
     let theirs = real
-    const store = await LedgerStore.open(join(dir.path, 'mine'), { privateKey: key, peerId, now: () => mine })
-    const peer = await LedgerStore.open(join(dir.path, 'theirs'), { privateKey: otherKey, peerId: peerIdFromPrivateKey(otherKey), now: () => theirs })
+    const store = await LedgerIngest.open(join(dir.path, 'mine'), { privateKey: key, peerId, now: () => mine })
+    const peer = await LedgerIngest.open(join(dir.path, 'theirs'), { privateKey: otherKey, peerId: peerIdFromPrivateKey(otherKey), now: () => theirs })
     try {
       const fast = await store.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(mine))
       mine = real // the clock is set right

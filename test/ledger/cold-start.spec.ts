@@ -11,14 +11,15 @@ import * as assert from 'node:assert/strict'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { resolveConfig, type Role } from '../../src/config/index.js'
-import { loadTrustLists, type TrustAnchors } from '../../src/ledger/anchors/adopt.js'
-import { sealTrustList, type TrustListContent } from '../../src/ledger/anchors/list.js'
-import { maxLiftPerCounterparty } from '../../src/ledger/reputation.js'
-import { ledgerService, type LedgerService, type LedgerServiceInit } from '../../src/ledger/service.js'
+import { loadTrustLists, type TrustAnchors } from '../../src/ledger/reputation/anchors/adopt.js'
+import { sealTrustList, type TrustListContent } from '../../src/ledger/reputation/anchors/list.js'
+import { maxLiftPerCounterparty } from '../../src/ledger/reputation/reputation.js'
+import { ledgerService } from '../../src/ledger/service/ledger-node.js'
+import type { LedgerService, LedgerServiceInit } from '../../src/ledger/service/ledger-service.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { recordAttack, tempDir, waitFor } from '../utils/index.js'
 import { jobEntries, newSigner, TestFeed } from './flood-fixtures.js'
-import type { LedgerRecord } from '../../src/ledger/entry.js'
+import type { LedgerRecord } from '../../src/ledger/entries/entry.js'
 import type { Signer } from '../../src/ledger/dev.js'
 
 const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
@@ -87,7 +88,7 @@ describe('cold start: a fresh renter\'s first view, with and without an operator
     }
     const authors = [...new Set(records.map(r => r.authorId))]
     seed = await start('seed', 'bootstrap', { trustedPeers: authors })
-    const outcomes = await ledgerOf(seed).store.ingest(records.map(r => r.envelope))
+    const outcomes = await ledgerOf(seed).ingest.ingest(records.map(r => r.envelope))
     assert.ok(outcomes.every(o => o.status === 'added'), `the seed stored every entry: ${JSON.stringify(outcomes.map(o => o.status))}`)
   })
 
@@ -106,7 +107,7 @@ describe('cold start: a fresh renter\'s first view, with and without an operator
       assert.equal(rep.jobs, 0, `${k}: jobs counted without a list`)
       assert.equal(rep.score, view.reputation(newcomer, at).score, `${k} scores as a newcomer`)
     }
-    const quarantined = (await view.store.stats()).quarantine?.entries ?? 0
+    const quarantined = (await view.ingest.stats()).quarantine?.entries ?? 0
     assert.ok(quarantined > 0, 'the offline authors\' entries wait in the quarantine')
     const explain = view.explainReputation(feeds.p1.id, at)
     assert.deepEqual(explain.anchors.lists, [])

@@ -1,5 +1,5 @@
 /**
- * The sync a new connection starts (src/ledger/service.ts): once identify says the peer speaks
+ * The sync a new connection starts (src/ledger/service/ledger-node.ts): once identify says the peer speaks
  * the sync protocol, the node asks for its heads and pulls what it lacks. The feeds here are of
  * authors who are not on the network (signed offline), so neither their announcements nor
  * heartbeat hints can bring them: only that heads exchange can.
@@ -12,8 +12,9 @@ import { PROTOCOL } from '../../protocols/ids.js'
 import { LedgerEntry } from '../../protocols/ledger.js'
 import { resolveConfig, type Role } from '../../src/config/index.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
-import { sealEntry } from '../../src/ledger/entry.js'
-import { ledgerService, type LedgerService, type LedgerServiceInit } from '../../src/ledger/service.js'
+import { sealEntry } from '../../src/ledger/entries/entry.js'
+import { ledgerService } from '../../src/ledger/service/ledger-node.js'
+import type { LedgerService, LedgerServiceInit } from '../../src/ledger/service/ledger-service.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
 
@@ -56,7 +57,7 @@ describe('ledger: the sync a new connection starts', function () {
       const receipt = sealEntry(renter.key, renter.peerId, { seq, prevHash: renterPrev, time: Date.now() - 1000, kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt })
       providerPrev = attestation.hash
       renterPrev = receipt.hash
-      const outcomes = await ledgerOf(holder).store.ingest([attestation.envelope, receipt.envelope])
+      const outcomes = await ledgerOf(holder).ingest.ingest([attestation.envelope, receipt.envelope])
       if (outcomes.some(o => o.status !== 'added')) throw new Error(`the holder refused an entry: ${JSON.stringify(outcomes.map(o => o.status))}`)
     }
     return { holder, authors }

@@ -9,7 +9,7 @@ import { DOMAIN } from '../../protocols/ids.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
 import { sealEnvelope } from '../../src/identity/index.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
-import { sealEntry, type LedgerRecord } from '../../src/ledger/entry.js'
+import { sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
 
 export async function newSigner (): Promise<Signer> {
   const key = await generateKeyPair('Ed25519')

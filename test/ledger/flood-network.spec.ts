@@ -6,10 +6,11 @@ import { FraudProof, LedgerEntry } from '../../protocols/ledger.js'
 import { resolveConfig, type Role } from '../../src/config/index.js'
 import { sealEnvelope, sha256 } from '../../src/identity/index.js'
 import { signTestJob } from '../../src/ledger/dev.js'
-import { sealEntry } from '../../src/ledger/entry.js'
-import { ledgerService, type LedgerService, type LedgerServiceInit } from '../../src/ledger/service.js'
-import { LedgerStore } from '../../src/ledger/store.js'
-import { MAX_HEADS } from '../../src/ledger/sync.js'
+import { sealEntry } from '../../src/ledger/entries/entry.js'
+import { ledgerService } from '../../src/ledger/service/ledger-node.js'
+import type { LedgerService, LedgerServiceInit } from '../../src/ledger/service/ledger-service.js'
+import { LedgerIngest } from '../../src/ledger/ingest/ingest.js'
+import { MAX_HEADS } from '../../src/ledger/sync/protocol.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { recordAttack, startInProcessNetwork, UNLIMITED_GOSSIP_RATES, tempDir, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
 import { junkProofEntry, newSigner, summaryBody, TestFeed } from './flood-fixtures.js'
@@ -50,7 +51,7 @@ describe('ledger flood resistance over real nodes', function () {
     // the responder's store, filled directly with signed entries: the Sybils' and the honest feed
     const serverDir = join(dir.path, 'server')
     const owner = await newSigner()
-    const filled = await LedgerStore.open(join(serverDir, 'ledger'), { privateKey: owner.key, peerId: owner.peerId, syncWrites: false })
+    const filled = await LedgerIngest.open(join(serverDir, 'ledger'), { privateKey: owner.key, peerId: owner.peerId, syncWrites: false })
     let sybils = 0
     while (sybils < SYBILS) {
       const batch: Uint8Array[] = []
@@ -63,7 +64,7 @@ describe('ledger flood resistance over real nodes', function () {
       sybils += outcomes.filter(o => o.status === 'added').length
     }
     await filled.ingest([honest.summary().envelope, honest.summary().envelope])
-    const first = await filled.headsPage(undefined, MAX_HEADS)
+    const first = await filled.store.headsPage(undefined, MAX_HEADS)
     assert.equal(first.heads.length, MAX_HEADS)
     assert.ok(first.more)
     assert.ok(!first.heads.some(h => h.authorId === honest.id), 'the honest feed is not on the first page')
@@ -74,7 +75,7 @@ describe('ledger flood resistance over real nodes', function () {
     const client = await startLedgerNode(join(dir.path, 'client'), 'renter', [server.libp2p.getMultiaddrs()[0].toString()], { trustedPeers: [honest.id] })
     try {
       await waitFor(() => ledgerOf(client).store.head(honest.id)?.seq === 2 || undefined, { timeoutMs: 120_000, what: 'the client to pull the honest feed past the Sybils' })
-      const stats = await ledgerOf(client).store.stats()
+      const stats = await ledgerOf(client).ingest.stats()
       assert.ok((stats.quarantine?.entries ?? 0) <= 2048, 'the Sybils it pulled wait in the bounded quarantine')
       assert.equal(stats.authors, 1, 'of the Sybil feeds none is stored')
       recordAttack({ issue: '12.4', attack: `${SYBILS} Sybil feeds whose keys sort before an honest one, served by one peer`, got: `honest feed synced: yes; Sybil feeds stored: ${stats.authors - 1}, quarantined: ${stats.quarantine?.authors ?? 0}`, limit: `heads paged (${MAX_HEADS} per page, cursor after the last author); feeds with standing pulled first` })
@@ -125,7 +126,7 @@ describe('ledger flood resistance over real nodes', function () {
         .catch((err: Error) => { throw new Error(`${err.message}: ${floodState(judged() - judgedBefore)}`, { cause: err }) })
       await honestEntryReplicates()
       const after = { disk: (await ledgerOf(honest).store.stats()).diskBytes, stored: storedBytes(honest), slashed: ledgerOf(honest).store.slashedAuthors().length }
-      const quarantine = (await ledgerOf(honest).store.stats()).quarantine
+      const quarantine = (await ledgerOf(honest).ingest.stats()).quarantine
       const grown = { disk: after.disk - before.disk, stored: after.stored - before.stored }
       recordAttack({ issue: '12.4', attack: `1000 junk equivocation-proof entries (${(size / 1000 / 1024).toFixed(1)} KiB each, throwaway keys) gossiped by one peer`, got: `ledger +${(grown.stored / 1e6).toFixed(3)} MB stored, +${(grown.disk / 1e6).toFixed(3)} MB on disk; ${after.slashed - before.slashed} authors slashed; quarantine holds ${quarantine?.entries ?? 0} entries (${((quarantine?.bytes ?? 0) / 1e6).toFixed(1)} MB in memory)`, limit: '≤ 1 MB growth; quarantine ≤ 8 MiB / 2048 entries, never on disk' })
       assert.ok(grown.stored <= 1_000_000, `stored bytes grew by ${grown.stored}`)

@@ -1,5 +1,5 @@
 /**
- * The ledger's flush (src/ledger/flush.ts) on real in-process nodes: it says exactly which of
+ * The ledger's flush (src/ledger/sync/flush.ts) on real in-process nodes: it says exactly which of
  * our entries a peer confirmed holding, and by whom, and never "acknowledged" for entries not
  * sent or not confirmed (issue 36 item 2). Then the renter's receipts on top of it
  * (src/submit/receipts.ts): a receipt not written or not confirmed is what the summary says.
@@ -9,7 +9,8 @@ import { join } from 'node:path'
 import { logger } from '@libp2p/logger'
 import { resolveConfig, type Role } from '../../src/config/index.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
-import { ledgerService, type LedgerService } from '../../src/ledger/service.js'
+import { ledgerService } from '../../src/ledger/service/ledger-node.js'
+import type { LedgerService } from '../../src/ledger/service/ledger-service.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { openSigned, type Signed } from '../../src/identity/index.js'
 import { DOMAIN } from '../../protocols/ids.js'

@@ -5,7 +5,7 @@
 import { DOMAIN } from '../../protocols/ids.js'
 import { FraudProof } from '../../protocols/ledger.js'
 import { sealEnvelope } from '../../src/identity/index.js'
-import type { LedgerRecord } from '../../src/ledger/entry.js'
+import type { LedgerRecord } from '../../src/ledger/entries/entry.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 export interface BadOutputEvidence {

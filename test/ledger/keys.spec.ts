@@ -1,11 +1,11 @@
 /**
- * The ledger store's key layout (src/ledger/keys.ts), built in place: the same bytes the
+ * The ledger store's key layout (src/ledger/store/keys.ts), built in place: the same bytes the
  * layout documents, seqs written big-endian (so keys sort by seq) and read back exactly, and a
  * value that is not a seq refused rather than wrapped.
  */
 import * as assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { entryKey, hashKey, hashValue, headKey, headValue, proofKey, readHashValue, readHead, slashedKey, standingKey, authorOfKey } from '../../src/ledger/keys.js'
+import { entryKey, hashKey, hashValue, headKey, headValue, proofKey, readHashValue, readHead, slashedKey, standingKey, authorOfKey } from '../../src/ledger/store/keys.js'
 
 const author = new Uint8Array(randomBytes(38))
 const hash = new Uint8Array(randomBytes(32))

@@ -6,10 +6,11 @@ import { Receipt } from '../../protocols/job.js'
 import { type Role } from '../../src/config/index.js'
 import { sha256 } from '../../src/identity/index.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
-import { sealEntry, type LedgerRecord } from '../../src/ledger/entry.js'
+import { sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
 import { EntryTimeOrderError, InvalidFraudProofError } from '../../src/ledger/errors.js'
-import { maxDropPerCounterparty } from '../../src/ledger/reputation.js'
-import { ledgerService, type LedgerService } from '../../src/ledger/service.js'
+import { maxDropPerCounterparty } from '../../src/ledger/reputation/reputation.js'
+import { ledgerService } from '../../src/ledger/service/ledger-node.js'
+import type { LedgerService } from '../../src/ledger/service/ledger-service.js'
 import { recordAttack, startInProcessNetwork, tempDir, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
 import { newSigner, signReceipt } from './feeds.js'
 import { buildBadOutputProof } from './forgery.js'
@@ -31,7 +32,7 @@ const headOf = (node: IdlegridNode, author: string): number => ledgerOf(node).st
 
 /** An entry of another author that `node` holds and passes on (as a relay would). */
 async function carry (node: IdlegridNode, envelope: Uint8Array): Promise<void> {
-  await ledgerOf(node).store.ingestOne(envelope)
+  await ledgerOf(node).ingest.ingestOne(envelope)
   await node.libp2p.services.pubsub.publish(TOPIC.ledger, envelope).catch(() => {})
 }
 
@@ -119,7 +120,7 @@ describe('ledger red team (issue 12, attacks 1 and 3): forged slashing and lying
     await publishRaw(attacker, proofEntry.envelope)
     const rejects = await gossipRejected(attacker, 'ERR_LEDGER_FRAUD_PROOF')
     for (const n of net.all) {
-      const [outcome] = await ledgerOf(n).store.ingest([proofEntry.envelope])
+      const [outcome] = await ledgerOf(n).ingest.ingest([proofEntry.envelope])
       assert.ok(outcome.status === 'rejected' && outcome.error instanceof InvalidFraudProofError, `${n.config.role} refuses the proof entry`)
     }
     await converged([victimId, attackerId, throwaway.peerId.toString()], attacker, 'the attacker\'s receipts everywhere')
@@ -170,7 +171,7 @@ describe('ledger red team (issue 12, attacks 1 and 3): forged slashing and lying
     await publishRaw(attacker, backdated.envelope)
     const rejects = await gossipRejected(attacker, 'ERR_LEDGER_TIME_ORDER')
     for (const n of net.all) {
-      const [outcome] = await ledgerOf(n).store.ingest([backdated.envelope])
+      const [outcome] = await ledgerOf(n).ingest.ingest([backdated.envelope])
       assert.ok(outcome.status === 'rejected' && outcome.error instanceof EntryTimeOrderError, `${n.config.role} refuses the back-dated entry`)
     }
     // (b) the same PREEMPTED receipt, and a BAD_OUTPUT one, dated as the feed allows: stored, but not counted

@@ -7,13 +7,13 @@ import { FraudProof, HeartbeatSummary, LedgerEntry } from '../../protocols/ledge
 import { Receipt } from '../../protocols/job.js'
 import { sha256 } from '../../src/identity/index.js'
 import { signTestJob, type Signer, type TestJob, type TestOutcome } from '../../src/ledger/dev.js'
-import { sealEntry, type LedgerRecord } from '../../src/ledger/entry.js'
+import { sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
 import { EntryTimeOrderError, InvalidBodyError, InvalidFraudProofError } from '../../src/ledger/errors.js'
-import { buildEquivocationProof, verifyFraudProof } from '../../src/ledger/fraud.js'
-import { collectEvidence } from '../../src/ledger/evidence.js'
-import { computeReputation, DEFAULT_REPUTATION, maxDropPerCounterparty } from '../../src/ledger/reputation.js'
-import { LedgerStore } from '../../src/ledger/store.js'
-import { entryKey, hashKey, hashValue, headKey, headValue, slashedKey } from '../../src/ledger/keys.js'
+import { buildEquivocationProof, verifyFraudProof } from '../../src/ledger/entries/fraud.js'
+import { collectEvidence } from '../../src/ledger/reputation/evidence.js'
+import { computeReputation, DEFAULT_REPUTATION, maxDropPerCounterparty } from '../../src/ledger/reputation/reputation.js'
+import { LedgerIngest } from '../../src/ledger/ingest/ingest.js'
+import { entryKey, hashKey, hashValue, headKey, headValue, slashedKey } from '../../src/ledger/store/keys.js'
 import { tempDir } from '../utils/index.js'
 import { Feeds, newSigner, signReceipt } from './feeds.js'
 import { signRawProof } from './forgery.js'
@@ -32,8 +32,8 @@ function entryOf (signer: Signer, seq: number, prevHash: Uint8Array, time: numbe
   return sealEntry(signer.key, signer.peerId, { seq, prevHash, time, kind, body })
 }
 
-async function rejection (store: LedgerStore, envelope: Uint8Array): Promise<Error> {
-  const [outcome] = await store.ingest([envelope])
+async function rejection (ledger: LedgerIngest, envelope: Uint8Array): Promise<Error> {
+  const [outcome] = await ledger.ingest([envelope])
   assert.equal(outcome.status, 'rejected')
   return outcome.status === 'rejected' ? outcome.error : new Error('not rejected')
 }
@@ -54,25 +54,25 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
     let one: LedgerRecord
     let twoA: LedgerRecord
     let twoB: LedgerRecord
-    let store: LedgerStore
+    let ledger: LedgerIngest
     before(async () => {
       const t = Date.now() - 10_000
       one = entryOf(bob, 1, new Uint8Array(0), t)
       twoA = entryOf(bob, 2, one.hash, t + 1, LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(t - 200_000))
       twoB = entryOf(bob, 2, one.hash, t + 2, LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(t - 300_000))
-      store = await LedgerStore.open(join(dir.path, 'proofs'), { privateKey: alice.key, peerId: alice.peerId })
+      ledger = await LedgerIngest.open(join(dir.path, 'proofs'), { privateKey: alice.key, peerId: alice.peerId })
     })
-    after(async () => { await store.close() })
+    after(async () => { await ledger.close() })
 
     it('a proof of two entries signed by the accused at one seq verifies, and in a carol entry slashes bob', async () => {
-      const proof = buildEquivocationProof(carol.key, carol.peerId, twoA, twoB)
+      const proof = buildEquivocationProof({ privateKey: carol.key, peerId: carol.peerId }, twoA, twoB)
       const verified = await verifyFraudProof(proof, { builder: carol.peerId.toString(), entryTime: Date.now() })
       assert.equal(verified.kind, 'equivocation')
       assert.equal(verified.accused, bob.peerId.toString())
-      const other = await LedgerStore.open(join(dir.path, 'proofs-ok'), { privateKey: alice.key, peerId: alice.peerId })
+      const other = await LedgerIngest.open(join(dir.path, 'proofs-ok'), { privateKey: alice.key, peerId: alice.peerId })
       const [outcome] = await other.ingest([entryOf(carol, 1, new Uint8Array(0), Date.now(), LedgerEntry.BodyKind.FRAUD_PROOF, proof).envelope])
       assert.equal(outcome.status, 'added')
-      assert.ok(other.isSlashed(bob.peerId.toString()))
+      assert.ok(other.store.isSlashed(bob.peerId.toString()))
       await other.close()
     })
 
@@ -95,25 +95,25 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
       ]
       for (const [what, proof, message] of cases) {
         await assert.rejects(verifyFraudProof(proof), (err: Error) => err instanceof InvalidFraudProofError && message.test(err.message), what)
-        const error = await rejection(store, entryOf(carol, 1, new Uint8Array(0), Date.now(), LedgerEntry.BodyKind.FRAUD_PROOF, proof).envelope)
+        const error = await rejection(ledger, entryOf(carol, 1, new Uint8Array(0), Date.now(), LedgerEntry.BodyKind.FRAUD_PROOF, proof).envelope)
         assert.ok(error instanceof InvalidFraudProofError, `${what}: ${error.name}`)
         assert.equal((error as InvalidFraudProofError).code, 'ERR_LEDGER_FRAUD_PROOF')
       }
-      assert.equal(store.isSlashed(bob.peerId.toString()), false)
-      assert.equal(store.head(carol.peerId.toString()), undefined, 'no proof entry was stored')
+      assert.equal(ledger.store.isSlashed(bob.peerId.toString()), false)
+      assert.equal(ledger.store.head(carol.peerId.toString()), undefined, 'no proof entry was stored')
     })
 
     it('created_at past the carrying entry\'s time by more than the skew, or a proof signed by another key than the entry\'s, is rejected', async () => {
       const now = Date.now()
-      const late = buildEquivocationProof(carol.key, carol.peerId, twoA, twoB, now)
+      const late = buildEquivocationProof({ privateKey: carol.key, peerId: carol.peerId }, twoA, twoB, now)
       const early = entryOf(carol, 1, new Uint8Array(0), now - MAX_CLOCK_SKEW_MS - 1000, LedgerEntry.BodyKind.FRAUD_PROOF, late)
-      assert.match((await rejection(store, early.envelope)).message, /after the entry that carries it/)
-      const byAlice = buildEquivocationProof(alice.key, alice.peerId, twoA, twoB, now)
-      assert.ok(await rejection(store, entryOf(carol, 1, new Uint8Array(0), now, LedgerEntry.BodyKind.FRAUD_PROOF, byAlice).envelope) instanceof InvalidFraudProofError)
+      assert.match((await rejection(ledger, early.envelope)).message, /after the entry that carries it/)
+      const byAlice = buildEquivocationProof({ privateKey: alice.key, peerId: alice.peerId }, twoA, twoB, now)
+      assert.ok(await rejection(ledger, entryOf(carol, 1, new Uint8Array(0), now, LedgerEntry.BodyKind.FRAUD_PROOF, byAlice).envelope) instanceof InvalidFraudProofError)
       // within the bound it is fine
       const ok = entryOf(carol, 1, new Uint8Array(0), now - MAX_CLOCK_SKEW_MS + 1000, LedgerEntry.BodyKind.FRAUD_PROOF, late)
-      assert.equal((await store.ingest([ok.envelope]))[0].status, 'added')
-      assert.ok(store.isSlashed(bob.peerId.toString()))
+      assert.equal((await ledger.ingest([ok.envelope]))[0].status, 'added')
+      assert.ok(ledger.store.isSlashed(bob.peerId.toString()))
     })
   })
 
@@ -123,7 +123,7 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
       const t = Date.now() - 10_000
       const one = entryOf(bob, 1, new Uint8Array(0), t)
       const oldProof = entryOf(carol, 1, new Uint8Array(0), t, LedgerEntry.BodyKind.FRAUD_PROOF, signRawProof(carol.key, carol.peerId, { kind: FraudProof.Kind.BAD_OUTPUT, accused: bob.peerId.toMultihash().bytes, first: one.envelope, second: one.envelope }))
-      const equivocation = entryOf(carol, 2, oldProof.hash, t, LedgerEntry.BodyKind.FRAUD_PROOF, buildEquivocationProof(carol.key, carol.peerId, entryOf(alice, 1, new Uint8Array(0), t), entryOf(alice, 1, new Uint8Array(0), t + 1), t))
+      const equivocation = entryOf(carol, 2, oldProof.hash, t, LedgerEntry.BodyKind.FRAUD_PROOF, buildEquivocationProof({ privateKey: carol.key, peerId: carol.peerId }, entryOf(alice, 1, new Uint8Array(0), t), entryOf(alice, 1, new Uint8Array(0), t + 1), t))
       // what protocol 1 wrote: both entries, carol's head, and a slash for each accused
       const db = new Level<Uint8Array, Uint8Array>(path, { keyEncoding: 'view', valueEncoding: 'view' })
       await db.batch([
@@ -136,60 +136,60 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
         { type: 'put', key: slashedKey(alice.peerId.toMultihash().bytes), value: equivocation.hash }
       ])
       await db.close()
-      const store = await LedgerStore.open(path, { privateKey: alice.key, peerId: alice.peerId })
-      assert.equal(store.isSlashed(bob.peerId.toString()), false)
-      assert.equal(store.isSlashed(alice.peerId.toString()), true)
-      await store.close()
+      const ledger = await LedgerIngest.open(path, { privateKey: alice.key, peerId: alice.peerId })
+      assert.equal(ledger.store.isSlashed(bob.peerId.toString()), false)
+      assert.equal(ledger.store.isSlashed(alice.peerId.toString()), true)
+      await ledger.close()
     })
   })
 
   describe('feed time order', () => {
     it('an entry dated before its predecessor is rejected (EntryTimeOrderError); the same time is fine', async () => {
-      const store = await LedgerStore.open(join(dir.path, 'order'), { privateKey: alice.key, peerId: alice.peerId })
+      const ledger = await LedgerIngest.open(join(dir.path, 'order'), { privateKey: alice.key, peerId: alice.peerId })
       const t = Date.now() - 5000
       const one = entryOf(bob, 1, new Uint8Array(0), t)
-      assert.equal((await store.ingest([one.envelope]))[0].status, 'added')
-      const back = await rejection(store, entryOf(bob, 2, one.hash, t - 1).envelope)
+      assert.equal((await ledger.ingest([one.envelope]))[0].status, 'added')
+      const back = await rejection(ledger, entryOf(bob, 2, one.hash, t - 1).envelope)
       assert.ok(back instanceof EntryTimeOrderError, back.name)
       assert.equal(back.code, 'ERR_LEDGER_TIME_ORDER')
-      assert.equal((await store.ingest([entryOf(bob, 2, one.hash, t).envelope]))[0].status, 'added')
-      await store.close()
+      assert.equal((await ledger.ingest([entryOf(bob, 2, one.hash, t).envelope]))[0].status, 'added')
+      await ledger.close()
     })
 
     it('a pending entry dated before its predecessor is dropped when the gap fills, and rejected when sent again', async () => {
-      const store = await LedgerStore.open(join(dir.path, 'order-pending'), { privateKey: alice.key, peerId: alice.peerId })
+      const ledger = await LedgerIngest.open(join(dir.path, 'order-pending'), { privateKey: alice.key, peerId: alice.peerId })
       const t = Date.now() - 5000
       const one = entryOf(carol, 1, new Uint8Array(0), t)
       const two = entryOf(carol, 2, one.hash, t + 10)
       const three = entryOf(carol, 3, two.hash, t)
-      assert.equal((await store.ingest([three.envelope]))[0].status, 'pending')
-      assert.deepEqual((await store.ingest([one.envelope, two.envelope])).map(o => o.status), ['added', 'added'])
-      assert.equal(store.head(carol.peerId.toString())?.seq, 2)
-      assert.equal((await store.stats()).pending, 0)
-      assert.ok(await rejection(store, three.envelope) instanceof EntryTimeOrderError)
-      await store.close()
+      assert.equal((await ledger.ingest([three.envelope]))[0].status, 'pending')
+      assert.deepEqual((await ledger.ingest([one.envelope, two.envelope])).map(o => o.status), ['added', 'added'])
+      assert.equal(ledger.store.head(carol.peerId.toString())?.seq, 2)
+      assert.equal((await ledger.stats()).pending, 0)
+      assert.ok(await rejection(ledger, three.envelope) instanceof EntryTimeOrderError)
+      await ledger.close()
     })
 
     it('our own feed does not go back when the clock does (within the skew bound)', async () => {
       let clock = Date.now()
-      const store = await LedgerStore.open(join(dir.path, 'order-own'), { privateKey: alice.key, peerId: alice.peerId, now: () => clock })
-      const first = await store.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(clock - 120_000))
+      const ledger = await LedgerIngest.open(join(dir.path, 'order-own'), { privateKey: alice.key, peerId: alice.peerId, now: () => clock })
+      const first = await ledger.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(clock - 120_000))
       clock -= 10_000
-      const second = await store.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(clock - 120_000))
+      const second = await ledger.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(clock - 120_000))
       assert.equal(second.time, first.time)
-      await store.close()
+      await ledger.close()
     })
   })
 
   describe('receipt bodies', () => {
     it('a BAD_OUTPUT receipt without the received digest, or any receipt with a digest not of 32 bytes, is rejected at append (InvalidBodyError)', async () => {
-      const store = await LedgerStore.open(join(dir.path, 'receipt-body'), { privateKey: alice.key, peerId: alice.peerId })
+      const ledger = await LedgerIngest.open(join(dir.path, 'receipt-body'), { privateKey: alice.key, peerId: alice.peerId })
       const job = signTestJob({ provider: bob, renter: alice })
-      await assert.rejects(store.append(LedgerEntry.BodyKind.RECEIPT, signReceipt(alice, bob, job, Receipt.Outcome.BAD_OUTPUT, new Uint8Array(0))), InvalidBodyError)
-      await assert.rejects(store.append(LedgerEntry.BodyKind.RECEIPT, signReceipt(alice, bob, job, Receipt.Outcome.OK, new Uint8Array(5))), InvalidBodyError)
-      assert.equal(store.head(alice.peerId.toString()), undefined)
-      await store.append(LedgerEntry.BodyKind.RECEIPT, signReceipt(alice, bob, job, Receipt.Outcome.BAD_OUTPUT, sha256('what I got')))
-      await store.close()
+      await assert.rejects(ledger.append(LedgerEntry.BodyKind.RECEIPT, signReceipt(alice, bob, job, Receipt.Outcome.BAD_OUTPUT, new Uint8Array(0))), InvalidBodyError)
+      await assert.rejects(ledger.append(LedgerEntry.BodyKind.RECEIPT, signReceipt(alice, bob, job, Receipt.Outcome.OK, new Uint8Array(5))), InvalidBodyError)
+      assert.equal(ledger.store.head(alice.peerId.toString()), undefined)
+      await ledger.append(LedgerEntry.BodyKind.RECEIPT, signReceipt(alice, bob, job, Receipt.Outcome.BAD_OUTPUT, sha256('what I got')))
+      await ledger.close()
     })
   })
 

@@ -6,9 +6,10 @@ import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
 import { resolveConfig, type Role } from '../../src/config/index.js'
 import { defaultLogger } from '@libp2p/logger'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
-import { sealEntry } from '../../src/ledger/entry.js'
-import { ledgerService, type LedgerService } from '../../src/ledger/service.js'
-import type { Reputation } from '../../src/ledger/reputation.js'
+import { sealEntry } from '../../src/ledger/entries/entry.js'
+import { ledgerService } from '../../src/ledger/service/ledger-node.js'
+import type { LedgerService } from '../../src/ledger/service/ledger-service.js'
+import type { Reputation } from '../../src/ledger/reputation/reputation.js'
 import { createNode, type IdlegridNode, type NodeExtensions } from '../../src/node/index.js'
 import { startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '../utils/index.js'
 import { CONTROL_HANDLERS } from '../../src/control/index.js'
@@ -111,7 +112,7 @@ describe('ledger replication (in-process nodes)', function () {
     assert.ok(held != null)
     const other = signTestJob({ provider: signerOf(p1), renter: signerOf(net.renters[0]) })
     const conflicting = sealEntry(p1.privateKey, p1.peerId, { seq: head.seq, prevHash: held.prevHash, time: Date.now(), kind: LedgerEntry.BodyKind.ATTESTATION, body: other.attestation })
-    const [outcome] = await ledgerOf(net.bootstrap).store.ingest([conflicting.envelope])
+    const [outcome] = await ledgerOf(net.bootstrap).ingest.ingest([conflicting.envelope])
     assert.equal(outcome.status, 'equivocation')
     await waitFor(() => all.every(n => ledgerOf(n).isExcluded(p1.peerId.toString())), { timeoutMs: 20_000, what: 'every node to slash p1' })
     for (const n of all) assert.equal(ledgerOf(n).reliability(p1.peerId.toString()), 0)

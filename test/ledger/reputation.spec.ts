@@ -5,12 +5,12 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
 import { sha256, type Signed } from '../../src/identity/index.js'
 import { signTestJob, type Signer, type TestOutcome } from '../../src/ledger/dev.js'
-import { sealEntry, type LedgerRecord } from '../../src/ledger/entry.js'
-import { buildEquivocationProof } from '../../src/ledger/fraud.js'
-import { collectEvidence } from '../../src/ledger/evidence.js'
-import { computeEarnings, computeReputation, DEFAULT_REPUTATION, maxLiftPerCounterparty } from '../../src/ledger/reputation.js'
-import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
-import { rankBids } from '../../src/market/ranking.js'
+import { sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
+import { buildEquivocationProof } from '../../src/ledger/entries/fraud.js'
+import { collectEvidence } from '../../src/ledger/reputation/evidence.js'
+import { computeEarnings, computeReputation, DEFAULT_REPUTATION, maxLiftPerCounterparty } from '../../src/ledger/reputation/reputation.js'
+import { parseJobSpec, toJobRequest } from '../../src/market/renter/job-spec.js'
+import { rankBids } from '../../src/market/shared/ranking.js'
 import type { Bid, JobRequest } from '../../protocols/market.js'
 
 // Reputation is a pure function of ledger entries and `now`: these tests build entries with
@@ -168,7 +168,7 @@ describe('ledger reputation', () => {
     for (let i = 0; i < 5; i++) feeds.job(provider, renters[i], NOW)
     const a = sealEntry(provider.key, provider.peerId, { seq: 99, prevHash: sha256('a'), time: NOW, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: new Uint8Array(0) })
     const b = sealEntry(provider.key, provider.peerId, { seq: 99, prevHash: sha256('b'), time: NOW, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: new Uint8Array(0) })
-    feeds.append(renters[0], LedgerEntry.BodyKind.FRAUD_PROOF, buildEquivocationProof(renters[0].key, renters[0].peerId, a, b, NOW), NOW)
+    feeds.append(renters[0], LedgerEntry.BodyKind.FRAUD_PROOF, buildEquivocationProof({ privateKey: renters[0].key, peerId: renters[0].peerId }, a, b, NOW), NOW)
     const rep = computeReputation(collectEvidence(feeds.records), provider.peerId.toString(), NOW)
     assert.equal(rep.slashed, true)
     assert.equal(rep.score, 0)

@@ -1,9 +1,9 @@
 /**
- * The replication scope's rule (src/ledger/scope.ts) on signed entries: hops from the roots
+ * The replication scope's rule (src/ledger/sync/scope.ts) on signed entries: hops from the roots
  * through the authors entries name, the horizon, a provider added as a root later, and `all`.
  */
 import * as assert from 'node:assert/strict'
-import { ReplicationScope } from '../../src/ledger/scope.js'
+import { ReplicationScope } from '../../src/ledger/sync/scope.js'
 import { jobEntries, newSigner, TestFeed } from './flood-fixtures.js'
 
 describe('replication scope rule (issue 40.3)', () => {

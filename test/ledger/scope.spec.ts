@@ -10,11 +10,12 @@
 import * as assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { resolveConfig, type Role } from '../../src/config/index.js'
-import { ledgerService, type LedgerService, type LedgerServiceInit } from '../../src/ledger/service.js'
+import { ledgerService } from '../../src/ledger/service/ledger-node.js'
+import type { LedgerService, LedgerServiceInit } from '../../src/ledger/service/ledger-service.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
 import { jobEntries, newSigner, TestFeed } from './flood-fixtures.js'
-import type { LedgerRecord } from '../../src/ledger/entry.js'
+import type { LedgerRecord } from '../../src/ledger/entries/entry.js'
 
 const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
 /** Unrelated provider–renter pairs the seed also holds. */
@@ -74,7 +75,7 @@ describe('replication scope: a renter stores what it needs, a seed everything (i
     }
     const authors = [...new Set(records.map(r => r.authorId))]
     seed = await start('seed', 'bootstrap', { trustedPeers: authors })
-    const outcomes = await ledgerOf(seed).store.ingest(records.map(r => r.envelope))
+    const outcomes = await ledgerOf(seed).ingest.ingest(records.map(r => r.envelope))
     assert.ok(outcomes.every(o => o.status === 'added'))
   })
 

@@ -10,9 +10,9 @@ import { SignedEnvelope } from '../../protocols/envelope.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
 import { sealEnvelope, sha256 } from '../../src/identity/index.js'
-import { sealEntry, type LedgerRecord } from '../../src/ledger/entry.js'
+import { sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
 import { BrokenChainError, LedgerEntryError } from '../../src/ledger/errors.js'
-import { LedgerStore, type IngestOutcome } from '../../src/ledger/store.js'
+import { LedgerIngest, type IngestOutcome } from '../../src/ledger/ingest/ingest.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
 import { tempDir } from '../utils/index.js'
 import { recordAttack } from '../utils/redteam.js'
@@ -54,7 +54,7 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
   let dir: { path: string, cleanup: () => Promise<void> }
   let me: Signer
   let alice: Signer
-  let store: LedgerStore
+  let ledger: LedgerIngest
   let n = 0
 
   before(async () => {
@@ -62,15 +62,15 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
     me = await newSigner()
     alice = await newSigner()
   })
-  beforeEach(async () => { store = await LedgerStore.open(`${dir.path}/store-${n++}`, { privateKey: me.key, peerId: me.peerId }) })
-  afterEach(async () => { await store.close() })
+  beforeEach(async () => { ledger = await LedgerIngest.open(`${dir.path}/store-${n++}`, { privateKey: me.key, peerId: me.peerId }) })
+  afterEach(async () => { await ledger.close() })
   after(async () => { await dir.cleanup() })
 
   const range = (records: LedgerRecord[], fromSeq = records[0]?.seq ?? 1, author = alice): { range: { author: Uint8Array, fromSeq: number } } => ({ range: { author: author.peerId.toMultihash().bytes, fromSeq } })
 
   it('every entry this node writes is chain 2, hashed whole: its signature is inside the next entry\'s prev_hash', async () => {
-    const a = await store.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(Date.now() - 1000))
-    const b = await store.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(Date.now() - 500))
+    const a = await ledger.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(Date.now() - 1000))
+    const b = await ledger.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(Date.now() - 500))
     assert.equal(a.chain, 2)
     assert.deepEqual(a.hash, sha256(a.envelope))
     assert.deepEqual(b.prevHash, a.hash)
@@ -87,14 +87,14 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
       rebuilt.push(sealEntry(alice.key, alice.peerId, { seq, prevHash: prev.hash, time: prev.time + 1, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summaryBody(prev.time - 1000) }))
     }
     // one at a time (each its own signature), entry 10 is refused
-    const alone = await store.ingest(rebuilt.slice(0, 10).map(r => r.envelope))
+    const alone = await ledger.ingest(rebuilt.slice(0, 10).map(r => r.envelope))
     assert.equal(alone[9]?.status, 'rejected')
     // as a range, the last signature is the one checked: all 256 are taken
-    const other = await LedgerStore.open(`${dir.path}/store-range-${n++}`, { privateKey: me.key, peerId: me.peerId })
+    const other = await LedgerIngest.open(`${dir.path}/store-range-${n++}`, { privateKey: me.key, peerId: me.peerId })
     try {
       const outcomes = await other.ingest(rebuilt.map(r => r.envelope), range(rebuilt))
       assert.deepEqual(statuses(outcomes), ['added'])
-      assert.equal(other.head(alice.peerId.toString())?.seq, 256)
+      assert.equal(other.store.head(alice.peerId.toString())?.seq, 256)
     } finally {
       await other.close()
     }
@@ -108,31 +108,31 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
     const mid = SignedEnvelope.decode(envelopes[19] as Uint8Array)
     const payload = LedgerEntry.decode(mid.payload)
     const altered = SignedEnvelope.encode({ ...mid, payload: LedgerEntry.encode({ ...payload, body: summaryBody(Number(payload.time) - 2000) }) })
-    rows.push({ attack: 'an entry altered mid-range (body changed, its own signature kept)', outcomes: await store.ingest(envelopes.map((e, i) => i === 19 ? altered : e), range(records)), expect: 'ERR_LEDGER_CHAIN' })
+    rows.push({ attack: 'an entry altered mid-range (body changed, its own signature kept)', outcomes: await ledger.ingest(envelopes.map((e, i) => i === 19 ? altered : e), range(records)), expect: 'ERR_LEDGER_CHAIN' })
     // a middle entry's signature bytes altered: its hash changes, the next entry's prev_hash no longer names it
-    rows.push({ attack: 'signature bytes of a middle entry altered (the relay keeps the payloads)', outcomes: await store.ingest(envelopes.map((e, i) => i === 19 ? badSignature(e) : e), range(records)), expect: 'ERR_LEDGER_CHAIN' })
+    rows.push({ attack: 'signature bytes of a middle entry altered (the relay keeps the payloads)', outcomes: await ledger.ingest(envelopes.map((e, i) => i === 19 ? badSignature(e) : e), range(records)), expect: 'ERR_LEDGER_CHAIN' })
     // the last entry's signature altered: the range's signed head does not verify
-    rows.push({ attack: 'the signed head (last entry) of a range with its signature altered', outcomes: await store.ingest(envelopes.map((e, i) => i === 39 ? badSignature(e) : e), range(records)), expect: 'ERR_LEDGER_SIGNATURE' })
+    rows.push({ attack: 'the signed head (last entry) of a range with its signature altered', outcomes: await ledger.ingest(envelopes.map((e, i) => i === 39 ? badSignature(e) : e), range(records)), expect: 'ERR_LEDGER_SIGNATURE' })
     // an entry cut out of the middle: not contiguous
-    rows.push({ attack: 'a range with an entry cut out of its middle', outcomes: await store.ingest(envelopes.filter((_, i) => i !== 19), range(records)), expect: 'ERR_LEDGER_CHAIN' })
+    rows.push({ attack: 'a range with an entry cut out of its middle', outcomes: await ledger.ingest(envelopes.filter((_, i) => i !== 19), range(records)), expect: 'ERR_LEDGER_CHAIN' })
     // another author's entries (signed by them) answering a range asked of alice
     const mallory = await newSigner()
     const theirs = feed(mallory, 40)
-    rows.push({ attack: 'a range of another author (its own valid head) answering a request for alice\'s feed', outcomes: await store.ingest(theirs.map(r => r.envelope), range(records)), expect: 'ERR_LEDGER_CHAIN' })
+    rows.push({ attack: 'a range of another author (its own valid head) answering a request for alice\'s feed', outcomes: await ledger.ingest(theirs.map(r => r.envelope), range(records)), expect: 'ERR_LEDGER_CHAIN' })
     // alice's entries with mallory's signature on the last (an envelope by mallory of alice's payload)
     const last = SignedEnvelope.decode(envelopes[39] as Uint8Array)
     const swapped = sealEnvelope(mallory.key, mallory.peerId, DOMAIN.ledgerEntry, last.payload)
-    rows.push({ attack: 'alice\'s range closed by a head mallory signed over alice\'s last payload', outcomes: await store.ingest(envelopes.map((e, i) => i === 39 ? swapped : e), range(records)), expect: 'ERR_LEDGER_SIGNATURE' })
+    rows.push({ attack: 'alice\'s range closed by a head mallory signed over alice\'s last payload', outcomes: await ledger.ingest(envelopes.map((e, i) => i === 39 ? swapped : e), range(records)), expect: 'ERR_LEDGER_SIGNATURE' })
     for (const row of rows) {
       assert.deepEqual(statuses(row.outcomes), [`rejected:${row.expect}`], row.attack)
-      assert.equal(store.head(alice.peerId.toString()), undefined, `${row.attack}: nothing of the range is stored`)
+      assert.equal(ledger.store.head(alice.peerId.toString()), undefined, `${row.attack}: nothing of the range is stored`)
     }
     // the honest range after all of that: taken whole
-    assert.deepEqual(statuses(await store.ingest(envelopes, range(records))), ['added'])
+    assert.deepEqual(statuses(await ledger.ingest(envelopes, range(records))), ['added'])
     // a replayed old head: an earlier prefix of the feed changes nothing
-    const replay = await store.ingest(envelopes.slice(0, 10), range(records))
+    const replay = await ledger.ingest(envelopes.slice(0, 10), range(records))
     assert.deepEqual(statuses(replay), ['duplicate'])
-    assert.equal(store.head(alice.peerId.toString())?.seq, 40)
+    assert.equal(ledger.store.head(alice.peerId.toString())?.seq, 40)
     rows.push({ attack: 'a replayed old head (an earlier prefix of the feed, validly signed)', outcomes: replay, expect: 'duplicate' })
     for (const row of rows) {
       recordAttack({
@@ -146,23 +146,23 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
 
   it('a cut-short range (a valid prefix) is taken: it is what the author signed up to there, no more', async () => {
     const records = feed(alice, 30)
-    assert.deepEqual(statuses(await store.ingest(records.slice(0, 12).map(r => r.envelope), range(records))), ['added'])
-    assert.equal(store.head(alice.peerId.toString())?.seq, 12)
-    assert.deepEqual(statuses(await store.ingest(records.slice(12).map(r => r.envelope), range(records.slice(12)))), ['added'])
+    assert.deepEqual(statuses(await ledger.ingest(records.slice(0, 12).map(r => r.envelope), range(records))), ['added'])
+    assert.equal(ledger.store.head(alice.peerId.toString())?.seq, 12)
+    assert.deepEqual(statuses(await ledger.ingest(records.slice(12).map(r => r.envelope), range(records.slice(12)))), ['added'])
   })
 
   it('a feed written before ledger sync 4 (chain 1) goes on in chain 2; chain 1 after chain 2 is refused', async () => {
     const records = feed(alice, 20, { chain1: 8 })
     assert.deepEqual(records.map(r => r.chain), [...Array(8).fill(1), ...Array(12).fill(2)])
-    assert.deepEqual(statuses(await store.ingest(records.map(r => r.envelope), range(records))), ['added'])
+    assert.deepEqual(statuses(await ledger.ingest(records.map(r => r.envelope), range(records))), ['added'])
     const prev = records.at(-1) as LedgerRecord
     const back = sealEntry(alice.key, alice.peerId, { seq: 21, prevHash: prev.hash, time: prev.time + 1, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summaryBody(prev.time - 1000), chain: 1 })
-    const [outcome] = await store.ingest([back.envelope])
+    const [outcome] = await ledger.ingest([back.envelope])
     assert.ok(outcome?.status === 'rejected' && outcome.error instanceof BrokenChainError && /chain 1 after a chain-2 entry/.test(outcome.error.message))
     // in a range too
     const fresh = feed(alice, 3)
     const mixed = [fresh[0] as LedgerRecord, sealEntry(alice.key, alice.peerId, { seq: 2, prevHash: (fresh[0] as LedgerRecord).hash, time: (fresh[0] as LedgerRecord).time + 1, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summaryBody((fresh[0] as LedgerRecord).time - 1000), chain: 1 })]
-    const other = await LedgerStore.open(`${dir.path}/store-mixed-${n++}`, { privateKey: me.key, peerId: me.peerId })
+    const other = await LedgerIngest.open(`${dir.path}/store-mixed-${n++}`, { privateKey: me.key, peerId: me.peerId })
     try {
       assert.deepEqual(statuses(await other.ingest(mixed.map(r => r.envelope), range(mixed))), ['rejected:ERR_LEDGER_CHAIN'])
     } finally {
@@ -172,21 +172,21 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
 
   it('a range of another history for held seqs is an equivocation, proven with both entries\' own signatures checked', async () => {
     const first = feed(alice, 5)
-    assert.deepEqual(statuses(await store.ingest(first.map(r => r.envelope), range(first))), ['added'])
+    assert.deepEqual(statuses(await ledger.ingest(first.map(r => r.envelope), range(first))), ['added'])
     const second = feed(alice, 5, { now: Date.now() - 5_000 })
-    const outcomes = await store.ingest(second.map(r => r.envelope), range(second))
+    const outcomes = await ledger.ingest(second.map(r => r.envelope), range(second))
     assert.equal(outcomes[0]?.status, 'equivocation')
     assert.ok(outcomes[0]?.status === 'equivocation' && outcomes[0].proof != null, 'a proof was built')
-    assert.ok(store.isSlashed(alice.peerId.toString()))
+    assert.ok(ledger.store.isSlashed(alice.peerId.toString()))
   })
 
   it('a range that carries two entries for one seq is checked entry by entry: the equivocation is proven, not lost with the range', async () => {
     const mine = feed(alice, 4)
     const other = feed(alice, 4, { now: Date.now() - 7_000 })
     const pairs = mine.flatMap((r, i) => [r.envelope, (other[i] as LedgerRecord).envelope])
-    const outcomes = await store.ingest(pairs, range(mine))
+    const outcomes = await ledger.ingest(pairs, range(mine))
     assert.ok(outcomes.some(o => o.status === 'equivocation' && o.proof != null), JSON.stringify(statuses(outcomes)))
-    assert.ok(store.isSlashed(alice.peerId.toString()))
+    assert.ok(ledger.store.isSlashed(alice.peerId.toString()))
   })
 
   it('attestation and receipt bodies of chain-2 entries: their own signature is covered, their rules still apply', async () => {
@@ -194,10 +194,10 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
     const renter = await newSigner()
     const job = signTestJob({ provider, renter, at: Date.now() - 5_000 })
     const att = sealEntry(provider.key, provider.peerId, { seq: 1, prevHash: new Uint8Array(0), time: Date.now() - 4_000, kind: LedgerEntry.BodyKind.ATTESTATION, body: job.attestation })
-    assert.deepEqual(statuses(await store.ingest([att.envelope])), ['added'])
+    assert.deepEqual(statuses(await ledger.ingest([att.envelope])), ['added'])
     // the renter's receipt put in the provider's feed: another signer than the author
     const wrong = sealEntry(provider.key, provider.peerId, { seq: 2, prevHash: att.hash, time: Date.now() - 3_000, kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt })
-    const [outcome] = await store.ingest([wrong.envelope])
+    const [outcome] = await ledger.ingest([wrong.envelope])
     assert.ok(outcome?.status === 'rejected' && outcome.error instanceof LedgerEntryError && /not by the entry's author/.test(outcome.error.message))
   })
 })

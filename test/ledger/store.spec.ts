@@ -10,11 +10,11 @@ import { DOMAIN } from '../../protocols/ids.js'
 import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
 import { sealEnvelope, sha256 } from '../../src/identity/index.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
-import { openEntry, sealEntry, type LedgerRecord } from '../../src/ledger/entry.js'
+import { openEntry, sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
 import { BrokenChainError, EntrySignatureError, FutureEntryError, InvalidBodyError, InvalidFraudProofError, MalformedEntryError, OversizedBodyError, QuotaExceededError } from '../../src/ledger/errors.js'
-import { buildEquivocationProof, verifyFraudProof } from '../../src/ledger/fraud.js'
-import { PROOF_BUDGET } from '../../src/ledger/quota.js'
-import { LedgerStore } from '../../src/ledger/store.js'
+import { buildEquivocationProof, verifyFraudProof } from '../../src/ledger/entries/fraud.js'
+import { PROOF_BUDGET } from '../../src/ledger/ingest/quota.js'
+import { LedgerIngest } from '../../src/ledger/ingest/ingest.js'
 import { tempDir } from '../utils/index.js'
 import { buildBadOutputProof } from './forgery.js'
 
@@ -23,8 +23,8 @@ async function newSigner (): Promise<Signer> {
   return { key, peerId: peerIdFromPrivateKey(key) }
 }
 
-async function openStore (path: string, signer: Signer, now?: () => number): Promise<LedgerStore> {
-  return await LedgerStore.open(path, { privateKey: signer.key, peerId: signer.peerId, now })
+async function openLedger (path: string, signer: Signer, now?: () => number): Promise<LedgerIngest> {
+  return await LedgerIngest.open(path, { privateKey: signer.key, peerId: signer.peerId, now })
 }
 
 /** an entry of `signer`'s feed with any fields, signed properly */
@@ -43,8 +43,8 @@ function summaryBody (start = Date.now() - 60_000): Uint8Array {
   return HeartbeatSummary.encode({ periodStart: BigInt(start), periodEnd: BigInt(start + 60_000), heartbeatsSent: 6, intervalMs: 10_000, availableMs: 60_000n, upMs: 60_000n, slotsTotal: 1, busyPpm: 0 })
 }
 
-async function expectRejected (store: LedgerStore, envelope: Uint8Array, errorClass: new (...args: any[]) => Error, code: string): Promise<void> {
-  const [outcome] = await store.ingest([envelope])
+async function expectRejected (ledger: LedgerIngest, envelope: Uint8Array, errorClass: new (...args: any[]) => Error, code: string): Promise<void> {
+  const [outcome] = await ledger.ingest([envelope])
   assert.equal(outcome.status, 'rejected')
   if (outcome.status !== 'rejected') return
   assert.ok(outcome.error instanceof errorClass, `expected ${errorClass.name}, got ${outcome.error.name}: ${outcome.error.message}`)
@@ -53,9 +53,9 @@ async function expectRejected (store: LedgerStore, envelope: Uint8Array, errorCl
 }
 
 /** appends `n` summary entries to `store` and returns the records */
-async function appendSummaries (store: LedgerStore, n: number): Promise<LedgerRecord[]> {
+async function appendSummaries (ledger: LedgerIngest, n: number): Promise<LedgerRecord[]> {
   const out: LedgerRecord[] = []
-  for (let i = 0; i < n; i++) out.push(await store.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(Date.now() - 120_000 + i)))
+  for (let i = 0; i < n; i++) out.push(await ledger.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(Date.now() - 120_000 + i)))
   return out
 }
 
@@ -76,212 +76,212 @@ describe('ledger store', function () {
   describe('own feed', () => {
     it('appends a hash-chained feed, and a reopened store has the same head and every entry', async () => {
       const path = join(dir.path, 'own')
-      let store = await openStore(path, alice)
-      const appended = await appendSummaries(store, 5)
+      let ledger = await openLedger(path, alice)
+      const appended = await appendSummaries(ledger, 5)
       const job = signTestJob({ provider: alice, renter: bob })
-      appended.push(await store.append(LedgerEntry.BodyKind.ATTESTATION, job.attestation))
+      appended.push(await ledger.append(LedgerEntry.BodyKind.ATTESTATION, job.attestation))
       assert.deepEqual(appended.map(r => r.seq), [1, 2, 3, 4, 5, 6])
       assert.equal(appended[0].prevHash.length, 0)
       for (let i = 1; i < appended.length; i++) assert.ok(equals(appended[i].prevHash, appended[i - 1].hash))
-      await store.close()
+      await ledger.close()
 
-      store = await openStore(path, alice)
-      const head = store.head(alice.peerId.toString())
+      ledger = await openLedger(path, alice)
+      const head = ledger.store.head(alice.peerId.toString())
       assert.equal(head?.seq, 6)
       assert.ok(equals(head.hash, appended[5].hash))
-      const { entries, more } = await store.range(alice.peerId.toMultihash().bytes, 1, 256)
+      const { entries, more } = await ledger.store.range(alice.peerId.toMultihash().bytes, 1, 256)
       assert.equal(more, false)
       assert.deepEqual(entries.map(e => Buffer.from(e).toString('hex')), appended.map(r => Buffer.from(r.envelope).toString('hex')))
-      const byHash = await store.getByHash(appended[2].hash)
+      const byHash = await ledger.store.getByHash(appended[2].hash)
       assert.equal(byHash?.seq, 3)
-      const stats = await store.stats()
+      const stats = await ledger.stats()
       assert.equal(stats.entries, 6)
       assert.equal(stats.authors, 1)
       assert.ok(stats.diskBytes > 0)
-      await store.close()
+      await ledger.close()
     })
 
     it('refuses to append a body its author did not sign (an attestation of another provider)', async () => {
-      const store = await openStore(join(dir.path, 'own-bad'), alice)
+      const ledger = await openLedger(join(dir.path, 'own-bad'), alice)
       const job = signTestJob({ provider: bob, renter: carol })
-      await assert.rejects(store.append(LedgerEntry.BodyKind.ATTESTATION, job.attestation), InvalidBodyError)
-      assert.equal(store.head(alice.peerId.toString()), undefined, 'nothing was written')
-      await store.close()
+      await assert.rejects(ledger.append(LedgerEntry.BodyKind.ATTESTATION, job.attestation), InvalidBodyError)
+      assert.equal(ledger.store.head(alice.peerId.toString()), undefined, 'nothing was written')
+      await ledger.close()
     })
 
     it('range respects limit and byte bound, and says when there is more', async () => {
-      const store = await openStore(join(dir.path, 'range'), alice)
-      await appendSummaries(store, 10)
+      const ledger = await openLedger(join(dir.path, 'range'), alice)
+      await appendSummaries(ledger, 10)
       const author = alice.peerId.toMultihash().bytes
-      const a = await store.range(author, 3, 4)
+      const a = await ledger.store.range(author, 3, 4)
       assert.equal(a.entries.length, 4)
       assert.equal(a.more, true)
-      const b = await store.range(author, 1, 256, 1)
+      const b = await ledger.store.range(author, 1, 256, 1)
       assert.equal(b.entries.length, 1, 'at least one entry even over the byte bound')
-      const c = await store.range(author, 9, 256)
+      const c = await ledger.store.range(author, 9, 256)
       assert.equal(c.entries.length, 2)
       assert.equal(c.more, false)
-      assert.deepEqual((await store.range(author, 11, 5)).entries, [])
-      await store.close()
+      assert.deepEqual((await ledger.store.range(author, 11, 5)).entries, [])
+      await ledger.close()
     })
   })
 
   describe('ingesting other authors', () => {
     it('adds a feed in order, holds out-of-order entries pending until the gap fills, and ignores duplicates', async () => {
-      const source = await openStore(join(dir.path, 'src-1'), bob)
+      const source = await openLedger(join(dir.path, 'src-1'), bob)
       const feed = await appendSummaries(source, 6)
       await source.close()
-      const store = await openStore(join(dir.path, 'dst-1'), alice)
+      const ledger = await openLedger(join(dir.path, 'dst-1'), alice)
       const added: number[] = []
-      store.onAdded(r => { if (r.authorId === bob.peerId.toString()) added.push(r.seq) })
-      const first = await store.ingest([feed[0].envelope, feed[1].envelope])
+      ledger.store.onAdded(r => { if (r.authorId === bob.peerId.toString()) added.push(r.seq) })
+      const first = await ledger.ingest([feed[0].envelope, feed[1].envelope])
       assert.deepEqual(first.map(o => o.status), ['added', 'added'])
-      const ahead = await store.ingest([feed[4].envelope, feed[3].envelope])
+      const ahead = await ledger.ingest([feed[4].envelope, feed[3].envelope])
       assert.deepEqual(ahead.map(o => o.status), ['pending', 'pending'])
-      assert.equal(store.head(bob.peerId.toString())?.seq, 2)
-      const fill = await store.ingest([feed[2].envelope])
+      assert.equal(ledger.store.head(bob.peerId.toString())?.seq, 2)
+      const fill = await ledger.ingest([feed[2].envelope])
       assert.deepEqual(fill.map(o => o.status), ['added'])
-      assert.equal(store.head(bob.peerId.toString())?.seq, 5, 'the pending entries attached behind the gap')
-      const again = await store.ingest([feed[0].envelope, feed[4].envelope, feed[5].envelope])
+      assert.equal(ledger.store.head(bob.peerId.toString())?.seq, 5, 'the pending entries attached behind the gap')
+      const again = await ledger.ingest([feed[0].envelope, feed[4].envelope, feed[5].envelope])
       assert.deepEqual(again.map(o => o.status), ['duplicate', 'duplicate', 'added'])
       assert.deepEqual(added, [1, 2, 3, 4, 5, 6])
-      await store.close()
+      await ledger.close()
     })
 
     it('accepts an attestation and a receipt whose inner envelopes are signed by their authors', async () => {
       const job = signTestJob({ provider: bob, renter: carol })
       const att = entryOf(bob, { seq: 1, kind: LedgerEntry.BodyKind.ATTESTATION, body: job.attestation })
       const rec = entryOf(carol, { seq: 1, kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt })
-      const store = await openStore(join(dir.path, 'dst-job'), alice)
-      const outcomes = await store.ingest([att.envelope, rec.envelope])
+      const ledger = await openLedger(join(dir.path, 'dst-job'), alice)
+      const outcomes = await ledger.ingest([att.envelope, rec.envelope])
       assert.deepEqual(outcomes.map(o => o.status), ['added', 'added'])
-      await store.close()
+      await ledger.close()
     })
   })
 
   describe('rejections (typed errors)', () => {
-    let store: LedgerStore
+    let ledger: LedgerIngest
     let bobFirst: LedgerRecord
     // taken when these tests start, not when the file loads: the suite may run for minutes
     // before them, and entries made below carry times from the real clock
     let now = 0
     before(async () => {
       now = Date.now()
-      store = await openStore(join(dir.path, 'rejections'), alice, () => now)
+      ledger = await openLedger(join(dir.path, 'rejections'), alice, () => now)
     })
-    after(async () => { await store.close() })
+    after(async () => { await ledger.close() })
 
     it('a bad signature: EntrySignatureError', async () => {
       const good = entryOf(bob, { seq: 1 })
       const env = SignedEnvelope.decode(good.envelope)
       const sig = Uint8Array.from(env.signature)
       sig[5] ^= 1
-      await expectRejected(store, SignedEnvelope.encode({ ...env, signature: sig }), EntrySignatureError, 'ERR_LEDGER_SIGNATURE')
+      await expectRejected(ledger, SignedEnvelope.encode({ ...env, signature: sig }), EntrySignatureError, 'ERR_LEDGER_SIGNATURE')
     })
 
     it('a forged author (entry naming bob, signed by carol): EntrySignatureError', async () => {
       const payload = LedgerEntry.encode({ author: bob.peerId.toMultihash().bytes, seq: 1n, prevHash: new Uint8Array(0), time: BigInt(now), kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summaryBody(now - 60_000) })
-      await expectRejected(store, sealEnvelope(carol.key, carol.peerId, DOMAIN.ledgerEntry, payload), EntrySignatureError, 'ERR_LEDGER_SIGNATURE')
+      await expectRejected(ledger, sealEnvelope(carol.key, carol.peerId, DOMAIN.ledgerEntry, payload), EntrySignatureError, 'ERR_LEDGER_SIGNATURE')
     })
 
     it('a broken chain (prev_hash not the held head, or seq 1 with a prev_hash): BrokenChainError', async () => {
       bobFirst = entryOf(bob, { seq: 1, time: now })
-      assert.equal((await store.ingest([bobFirst.envelope]))[0].status, 'added')
-      await expectRejected(store, entryOf(bob, { seq: 2, prevHash: sha256('not the head'), time: now }).envelope, BrokenChainError, 'ERR_LEDGER_CHAIN')
-      await expectRejected(store, entryOf(carol, { seq: 1, prevHash: sha256('x'), time: now }).envelope, BrokenChainError, 'ERR_LEDGER_CHAIN')
-      await expectRejected(store, entryOf(carol, { seq: 0, time: now }).envelope, BrokenChainError, 'ERR_LEDGER_CHAIN')
+      assert.equal((await ledger.ingest([bobFirst.envelope]))[0].status, 'added')
+      await expectRejected(ledger, entryOf(bob, { seq: 2, prevHash: sha256('not the head'), time: now }).envelope, BrokenChainError, 'ERR_LEDGER_CHAIN')
+      await expectRejected(ledger, entryOf(carol, { seq: 1, prevHash: sha256('x'), time: now }).envelope, BrokenChainError, 'ERR_LEDGER_CHAIN')
+      await expectRejected(ledger, entryOf(carol, { seq: 0, time: now }).envelope, BrokenChainError, 'ERR_LEDGER_CHAIN')
     })
 
     it('a time beyond the skew bound: FutureEntryError (within the bound is fine)', async () => {
-      await expectRejected(store, entryOf(carol, { seq: 1, time: now + 31_000, body: summaryBody(now - 60_000) }).envelope, FutureEntryError, 'ERR_LEDGER_FUTURE')
-      const [ok] = await store.ingest([entryOf(carol, { seq: 1, time: now + 29_000, body: summaryBody(now - 60_000) }).envelope])
+      await expectRejected(ledger, entryOf(carol, { seq: 1, time: now + 31_000, body: summaryBody(now - 60_000) }).envelope, FutureEntryError, 'ERR_LEDGER_FUTURE')
+      const [ok] = await ledger.ingest([entryOf(carol, { seq: 1, time: now + 29_000, body: summaryBody(now - 60_000) }).envelope])
       assert.equal(ok.status, 'added')
     })
 
     it('an oversized body: OversizedBodyError', async () => {
       const dave = await newSigner()
-      await expectRejected(store, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.ATTESTATION, body: new Uint8Array(6 * 1024 + 1) }).envelope, OversizedBodyError, 'ERR_LEDGER_BODY_SIZE')
+      await expectRejected(ledger, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.ATTESTATION, body: new Uint8Array(6 * 1024 + 1) }).envelope, OversizedBodyError, 'ERR_LEDGER_BODY_SIZE')
     })
 
     it('a body whose inner envelope is not the author\'s, or does not verify: InvalidBodyError', async () => {
       const dave = await newSigner()
       const job = signTestJob({ provider: bob, renter: carol })
       // dave puts bob's attestation in dave's feed
-      await expectRejected(store, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.ATTESTATION, body: job.attestation }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
+      await expectRejected(ledger, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.ATTESTATION, body: job.attestation }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
       // a receipt body under the attestation kind
-      await expectRejected(store, entryOf(await newSigner(), { seq: 1, time: now, kind: LedgerEntry.BodyKind.ATTESTATION, body: job.receipt }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
+      await expectRejected(ledger, entryOf(await newSigner(), { seq: 1, time: now, kind: LedgerEntry.BodyKind.ATTESTATION, body: job.receipt }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
       // a tampered receipt signature
       const env = SignedEnvelope.decode(job.receipt)
       const sig = Uint8Array.from(env.signature); sig[0] ^= 1
       const tampered = SignedEnvelope.encode({ ...env, signature: sig })
       // in a chain-1 entry (written before ledger sync 4) the body's own signature is checked
-      await expectRejected(store, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered, chain: 1 }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
+      await expectRejected(ledger, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered, chain: 1 }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
       // the body's signature is checked beside its message: a bad one is the reason given even
       // when the message is wrong too (here it also names another renter than its author)
-      const [both] = await store.ingest([entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered, chain: 1 }).envelope])
+      const [both] = await ledger.ingest([entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered, chain: 1 }).envelope])
       assert.ok(both.status === 'rejected' && /receipt body: signature by .* does not verify/.test(both.error.message), `got ${both.status === 'rejected' ? both.error.message : both.status}`)
-      const [named] = await store.ingest([entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt }).envelope])
+      const [named] = await ledger.ingest([entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt }).envelope])
       assert.ok(named.status === 'rejected' && /receipt body signed by .*, not by the entry's author/.test(named.error.message), `got ${named.status === 'rejected' ? named.error.message : named.status}`)
       // an inconsistent heartbeat summary
       const bad = HeartbeatSummary.encode({ periodStart: BigInt(now - 1000), periodEnd: BigInt(now), heartbeatsSent: 1, intervalMs: 1000, availableMs: 1000n, upMs: 5000n, slotsTotal: 1, busyPpm: 0 })
-      await expectRejected(store, entryOf(dave, { seq: 1, time: now, body: bad }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
+      await expectRejected(ledger, entryOf(dave, { seq: 1, time: now, body: bad }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
     })
 
     it('bytes that are not an entry envelope: MalformedEntryError', async () => {
-      await expectRejected(store, Uint8Array.of(1, 2, 3, 4), MalformedEntryError, 'ERR_LEDGER_MALFORMED')
+      await expectRejected(ledger, Uint8Array.of(1, 2, 3, 4), MalformedEntryError, 'ERR_LEDGER_MALFORMED')
       const hb = sealEnvelope(bob.key, bob.peerId, DOMAIN.heartbeat, entryOf(bob, { seq: 1 }).payload)
-      await expectRejected(store, hb, MalformedEntryError, 'ERR_LEDGER_MALFORMED')
-      await expectRejected(store, new Uint8Array(40 * 1024), MalformedEntryError, 'ERR_LEDGER_MALFORMED')
+      await expectRejected(ledger, hb, MalformedEntryError, 'ERR_LEDGER_MALFORMED')
+      await expectRejected(ledger, new Uint8Array(40 * 1024), MalformedEntryError, 'ERR_LEDGER_MALFORMED')
     })
 
     it('a replayed entry is a duplicate and changes nothing', async () => {
-      const head = store.head(bob.peerId.toString())
-      const again = await store.ingest([bobFirst.envelope, bobFirst.envelope])
+      const head = ledger.store.head(bob.peerId.toString())
+      const again = await ledger.ingest([bobFirst.envelope, bobFirst.envelope])
       assert.deepEqual(again.map(o => o.status), ['duplicate', 'duplicate'])
-      assert.deepEqual(store.head(bob.peerId.toString()), head)
+      assert.deepEqual(ledger.store.head(bob.peerId.toString()), head)
     })
   })
 
   describe('equivocation and fraud proofs', () => {
     it('a second entry at a held seq builds a fraud proof in our feed and slashes the author; another store verifies the proof and slashes too', async () => {
-      const store = await openStore(join(dir.path, 'equiv-a'), alice)
+      const ledger = await openLedger(join(dir.path, 'equiv-a'), alice)
       const one = entryOf(bob, { seq: 1 })
       const twoA = entryOf(bob, { seq: 2, prevHash: one.hash, body: summaryBody(Date.now() - 61_000) })
       const twoB = entryOf(bob, { seq: 2, prevHash: one.hash, body: summaryBody(Date.now() - 62_000) })
-      assert.deepEqual((await store.ingest([one.envelope, twoA.envelope])).map(o => o.status), ['added', 'added'])
-      const [outcome] = await store.ingest([twoB.envelope])
+      assert.deepEqual((await ledger.ingest([one.envelope, twoA.envelope])).map(o => o.status), ['added', 'added'])
+      const [outcome] = await ledger.ingest([twoB.envelope])
       assert.equal(outcome.status, 'equivocation')
       if (outcome.status !== 'equivocation') return
       assert.ok(outcome.proof != null, 'a proof was built')
       assert.equal(outcome.proof.authorId, alice.peerId.toString())
       assert.equal(outcome.proof.kind, LedgerEntry.BodyKind.FRAUD_PROOF)
-      assert.ok(store.isSlashed(bob.peerId.toString()))
-      assert.equal(store.head(alice.peerId.toString())?.seq, 1, 'the proof is our feed\'s entry 1')
+      assert.ok(ledger.store.isSlashed(bob.peerId.toString()))
+      assert.equal(ledger.store.head(alice.peerId.toString())?.seq, 1, 'the proof is our feed\'s entry 1')
       // once slashed, a further conflict builds no second proof
       const twoC = entryOf(bob, { seq: 2, prevHash: one.hash, body: summaryBody(Date.now() - 63_000) })
-      const [again] = await store.ingest([twoC.envelope])
+      const [again] = await ledger.ingest([twoC.envelope])
       assert.equal(again.status, 'equivocation')
       assert.equal(again.status === 'equivocation' ? again.proof : 'x', undefined)
 
-      const other = await openStore(join(dir.path, 'equiv-b'), carol)
+      const other = await openLedger(join(dir.path, 'equiv-b'), carol)
       const [viaProof] = await other.ingest([outcome.proof.envelope])
       assert.equal(viaProof.status, 'added')
-      assert.ok(other.isSlashed(bob.peerId.toString()), 'the proof alone slashes bob')
-      assert.deepEqual(other.slashedAuthors().map(s => s.accused), [bob.peerId.toString()])
-      await store.close()
+      assert.ok(other.store.isSlashed(bob.peerId.toString()), 'the proof alone slashes bob')
+      assert.deepEqual(other.store.slashedAuthors().map(s => s.accused), [bob.peerId.toString()])
+      await ledger.close()
       await other.close()
-      const reopened = await openStore(join(dir.path, 'equiv-b'), carol)
-      assert.ok(reopened.isSlashed(bob.peerId.toString()), 'slashing survives a restart')
+      const reopened = await openLedger(join(dir.path, 'equiv-b'), carol)
+      assert.ok(reopened.store.isSlashed(bob.peerId.toString()), 'slashing survives a restart')
       await reopened.close()
     })
 
     it('two conflicting entries both ahead of the head prove equivocation too', async () => {
-      const store = await openStore(join(dir.path, 'equiv-pending'), alice)
+      const ledger = await openLedger(join(dir.path, 'equiv-pending'), alice)
       const a = entryOf(bob, { seq: 5, prevHash: sha256('a') })
       const b = entryOf(bob, { seq: 5, prevHash: sha256('b') })
-      assert.deepEqual((await store.ingest([a.envelope, b.envelope])).map(o => o.status), ['pending', 'equivocation'])
-      assert.ok(store.isSlashed(bob.peerId.toString()))
-      await store.close()
+      assert.deepEqual((await ledger.ingest([a.envelope, b.envelope])).map(o => o.status), ['pending', 'equivocation'])
+      assert.ok(ledger.store.isSlashed(bob.peerId.toString()))
+      await ledger.close()
     })
 
     /** Conflicting pairs of `signer`'s entries at seqs `from`..`from + n - 1` (ahead of any head: prev hashes made up). */
@@ -295,57 +295,57 @@ describe('ledger store', function () {
 
     it('red team 36.1: one batch of 64 equivocating pairs (pending and at held seqs) builds exactly one proof; later batches and a restart build none', async () => {
       const path = join(dir.path, 'equiv-one-proof')
-      const store = await openStore(path, alice)
+      const ledger = await openLedger(path, alice)
       const accused = await newSigner()
       const one = entryOf(accused, { seq: 1 })
       const two = entryOf(accused, { seq: 2, prevHash: one.hash })
       const otherTwo = entryOf(accused, { seq: 2, prevHash: one.hash, body: summaryBody(Date.now() - 90_000) })
       // a held seq's conflict, then 63 pairs ahead of the head, all in one batch
-      const outcomes = await store.ingest([one.envelope, two.envelope, otherTwo.envelope, ...conflictingPairs(accused, 4, 63)])
+      const outcomes = await ledger.ingest([one.envelope, two.envelope, otherTwo.envelope, ...conflictingPairs(accused, 4, 63)])
       const proofs = outcomes.filter(o => o.status === 'equivocation' && o.proof != null)
       assert.equal(outcomes.filter(o => o.status === 'equivocation').length, 64, 'every pair is reported')
       assert.equal(proofs.length, 1, `${proofs.length} proofs built`)
-      assert.equal(store.head(alice.peerId.toString())?.seq, 1, 'our feed holds one proof')
-      assert.ok(store.isSlashed(accused.peerId.toString()))
+      assert.equal(ledger.store.head(alice.peerId.toString())?.seq, 1, 'our feed holds one proof')
+      assert.ok(ledger.store.isSlashed(accused.peerId.toString()))
       // another batch: none
-      const more = await store.ingest(conflictingPairs(accused, 100, 8))
+      const more = await ledger.ingest(conflictingPairs(accused, 100, 8))
       assert.equal(more.filter(o => o.status === 'equivocation' && o.proof != null).length, 0)
-      await store.close()
+      await ledger.close()
       // after a restart (the slashed set is read back): none
-      const reopened = await openStore(path, alice)
-      assert.ok(reopened.isSlashed(accused.peerId.toString()))
+      const reopened = await openLedger(path, alice)
+      assert.ok(reopened.store.isSlashed(accused.peerId.toString()))
       const after = await reopened.ingest(conflictingPairs(accused, 200, 8))
       assert.equal(after.filter(o => o.status === 'equivocation').length, 8)
       assert.equal(after.filter(o => o.status === 'equivocation' && o.proof != null).length, 0)
-      assert.equal(reopened.head(alice.peerId.toString())?.seq, 1)
+      assert.equal(reopened.store.head(alice.peerId.toString())?.seq, 1)
       await reopened.close()
     })
 
     it('red team 36.1: the proofs we write into our own feed are bounded (PROOF_BUDGET); over it the equivocation is reported, not slashed, until the budget refills; our own entries are never refused', async () => {
       let clock = Date.now()
-      const store = await LedgerStore.open(join(dir.path, 'equiv-budget'), { privateKey: alice.key, peerId: alice.peerId, now: () => clock })
+      const ledger = await LedgerIngest.open(join(dir.path, 'equiv-budget'), { privateKey: alice.key, peerId: alice.peerId, now: () => clock })
       try {
         const accused = await Promise.all(Array.from({ length: 8 }, newSigner))
-        const outcomes = await store.ingest(accused.flatMap(a => conflictingPairs(a, 2, 1)))
+        const outcomes = await ledger.ingest(accused.flatMap(a => conflictingPairs(a, 2, 1)))
         const reported = outcomes.filter(o => o.status === 'equivocation')
         assert.equal(reported.length, 8, 'every equivocation is reported')
         assert.equal(reported.filter(o => o.proof != null).length, PROOF_BUDGET.proofs)
-        const own = store.head(alice.peerId.toString())
+        const own = ledger.store.head(alice.peerId.toString())
         assert.equal(own?.seq, PROOF_BUDGET.proofs)
         assert.ok((own?.bytes ?? 0) <= PROOF_BUDGET.bytes, `our feed holds ${own?.bytes} bytes of proofs`)
         // a slash is always backed by a stored proof: the others are not slashed here (yet)
-        assert.deepEqual(accused.map(a => store.isSlashed(a.peerId.toString())), accused.map((_, i) => i < PROOF_BUDGET.proofs))
+        assert.deepEqual(accused.map(a => ledger.store.isSlashed(a.peerId.toString())), accused.map((_, i) => i < PROOF_BUDGET.proofs))
         // our own entries are never refused for it
-        await store.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(clock - 60_000))
+        await ledger.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(clock - 60_000))
         // once our clock has moved a window, the conflict offered again is proven
         clock += PROOF_BUDGET.windowMs
         const last = accused[PROOF_BUDGET.proofs] as Signer
-        const again = await store.ingest([entryOf(last, { seq: 2, prevHash: sha256('c2'), time: clock })].map(r => r.envelope))
+        const again = await ledger.ingest([entryOf(last, { seq: 2, prevHash: sha256('c2'), time: clock })].map(r => r.envelope))
         assert.equal(again[0]?.status, 'equivocation')
         assert.ok(again[0]?.status === 'equivocation' && again[0].proof != null, 'a proof once the budget refilled')
-        assert.ok(store.isSlashed(last.peerId.toString()))
+        assert.ok(ledger.store.isSlashed(last.peerId.toString()))
       } finally {
-        await store.close()
+        await ledger.close()
       }
     })
 
@@ -353,25 +353,25 @@ describe('ledger store', function () {
       let clock = Date.now()
       const author = await newSigner()
       const id = author.peerId.toString()
-      const store = await LedgerStore.open(join(dir.path, 'pending-quota'), { privateKey: alice.key, peerId: alice.peerId, now: () => clock, admission: { trustedPeers: [id], quotas: { trusted: { entriesPerMinute: 1, burst: 5 } } } })
+      const ledger = await LedgerIngest.open(join(dir.path, 'pending-quota'), { privateKey: alice.key, peerId: alice.peerId, now: () => clock, admission: { trustedPeers: [id], quotas: { trusted: { entriesPerMinute: 1, burst: 5 } } } })
       try {
         const feed: LedgerRecord[] = []
         for (let seq = 1; seq <= 10; seq++) feed.push(entryOf(author, { seq, prevHash: feed[seq - 2]?.hash, time: clock + seq, body: summaryBody(clock - 60_000) }))
         // seqs 3..8 ahead of the head: five held (the burst), the sixth refused
-        const ahead = await store.ingest(feed.slice(2, 8).map(r => r.envelope))
+        const ahead = await ledger.ingest(feed.slice(2, 8).map(r => r.envelope))
         assert.deepEqual(ahead.map(o => o.status), ['pending', 'pending', 'pending', 'pending', 'pending', 'rejected'])
         const refused = ahead[5]
         assert.ok(refused?.status === 'rejected' && refused.error instanceof QuotaExceededError, JSON.stringify(refused))
-        assert.equal((await store.stats()).pending, 5)
+        assert.equal((await ledger.stats()).pending, 5)
         // they spent the author's rate: seq 1 waits for the clock
-        assert.equal((await store.ingest([feed[0].envelope]))[0]?.status, 'rejected')
+        assert.equal((await ledger.ingest([feed[0].envelope]))[0]?.status, 'rejected')
         clock += 2 * 60_000
         // seqs 1 and 2 spend the two refilled tokens; the five pending are given back as they are stored
-        assert.deepEqual((await store.ingest([feed[0].envelope, feed[1].envelope])).map(o => o.status), ['added', 'added'])
-        assert.equal(store.head(id)?.seq, 7, 'the pending entries were stored, each charged once')
-        assert.equal((await store.stats()).pending, 0)
+        assert.deepEqual((await ledger.ingest([feed[0].envelope, feed[1].envelope])).map(o => o.status), ['added', 'added'])
+        assert.equal(ledger.store.head(id)?.seq, 7, 'the pending entries were stored, each charged once')
+        assert.equal((await ledger.stats()).pending, 0)
       } finally {
-        await store.close()
+        await ledger.close()
       }
     })
 
@@ -379,19 +379,19 @@ describe('ledger store', function () {
       const author = await newSigner()
       const id = author.peerId.toString()
       const size = entryOf(author, { seq: 3 }).envelope.byteLength
-      const store = await LedgerStore.open(join(dir.path, 'pending-bytes'), { privateKey: alice.key, peerId: alice.peerId, admission: { trustedPeers: [id], quotas: { trusted: { bytes: 3 * size + size / 2 } } } })
+      const ledger = await LedgerIngest.open(join(dir.path, 'pending-bytes'), { privateKey: alice.key, peerId: alice.peerId, admission: { trustedPeers: [id], quotas: { trusted: { bytes: 3 * size + size / 2 } } } })
       try {
-        const outcomes = await store.ingest([3, 4, 5, 6].map(seq => entryOf(author, { seq, prevHash: sha256(String(seq)) }).envelope))
+        const outcomes = await ledger.ingest([3, 4, 5, 6].map(seq => entryOf(author, { seq, prevHash: sha256(String(seq)) }).envelope))
         assert.deepEqual(outcomes.map(o => o.status), ['pending', 'pending', 'pending', 'rejected'])
         assert.ok(outcomes[3]?.status === 'rejected' && /byte quota/.test(outcomes[3].error.message))
-        assert.equal((await store.stats()).pending, 3)
+        assert.equal((await ledger.stats()).pending, 3)
       } finally {
-        await store.close()
+        await ledger.close()
       }
     })
 
     it('forged fraud proofs are rejected: same entry twice, different seqs, entries of someone else, a tampered entry', async () => {
-      const store = await openStore(join(dir.path, 'equiv-forged'), alice)
+      const ledger = await openLedger(join(dir.path, 'equiv-forged'), alice)
       const one = entryOf(bob, { seq: 1 })
       const two = entryOf(bob, { seq: 2, prevHash: one.hash })
       const carolOne = entryOf(carol, { seq: 1 })
@@ -407,15 +407,15 @@ describe('ledger store', function () {
       let seq = 0
       let prev = new Uint8Array(0)
       for (const [what, first, second] of cases) {
-        const proof = buildEquivocationProof(carol.key, carol.peerId, first, second)
+        const proof = buildEquivocationProof({ privateKey: carol.key, peerId: carol.peerId }, first, second)
         await assert.rejects(verifyFraudProof(proof), InvalidFraudProofError, what)
         const entry = entryOf(carol, { seq: ++seq, prevHash: prev, kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: proof })
-        await expectRejected(store, entry.envelope, InvalidFraudProofError, 'ERR_LEDGER_FRAUD_PROOF')
+        await expectRejected(ledger, entry.envelope, InvalidFraudProofError, 'ERR_LEDGER_FRAUD_PROOF')
         seq = 0
         prev = new Uint8Array(0)
       }
-      assert.equal(store.isSlashed(bob.peerId.toString()), false)
-      await store.close()
+      assert.equal(ledger.store.isSlashed(bob.peerId.toString()), false)
+      await ledger.close()
     })
 
     it('a BAD_OUTPUT proof, even with a complete re-run on another key, is rejected (InvalidFraudProofError) and slashes nobody', async () => {
@@ -432,13 +432,13 @@ describe('ledger store', function () {
       const proof = buildBadOutputProof(renter.key, renter.peerId, { attestation: badAtt, receipt: badRec, rerunAttestation: reAtt, rerunReceipt: reRec })
       await assert.rejects(verifyFraudProof(proof, { builder: renter.peerId.toString() }), (err: Error) => err instanceof InvalidFraudProofError && /BAD_OUTPUT/.test(err.message))
 
-      const store = await openStore(join(dir.path, 'bad-output'), alice)
+      const ledger = await openLedger(join(dir.path, 'bad-output'), alice)
       const entry = entryOf(renter, { seq: 3, prevHash: reRec.hash, kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: proof })
-      assert.deepEqual((await store.ingest([badAtt.envelope, badRec.envelope, reAtt.envelope, reRec.envelope])).map(o => o.status), ['added', 'added', 'added', 'added'])
-      await expectRejected(store, entry.envelope, InvalidFraudProofError, 'ERR_LEDGER_FRAUD_PROOF')
-      assert.equal(store.isSlashed(accused.peerId.toString()), false)
-      assert.equal(store.head(renter.peerId.toString())?.seq, 2, 'the proof entry was not stored')
-      await store.close()
+      assert.deepEqual((await ledger.ingest([badAtt.envelope, badRec.envelope, reAtt.envelope, reRec.envelope])).map(o => o.status), ['added', 'added', 'added', 'added'])
+      await expectRejected(ledger, entry.envelope, InvalidFraudProofError, 'ERR_LEDGER_FRAUD_PROOF')
+      assert.equal(ledger.store.isSlashed(accused.peerId.toString()), false)
+      assert.equal(ledger.store.head(renter.peerId.toString())?.seq, 2, 'the proof entry was not stored')
+      await ledger.close()
     })
   })
 
@@ -447,17 +447,17 @@ describe('ledger store', function () {
 
     it('a process SIGKILLed while appending leaves an intact chain holding every acknowledged entry', async () => {
       const path = join(dir.path, 'crash')
-      const ledgerModule = fileURLToPath(new URL('../../src/ledger/store.js', import.meta.url))
+      const ledgerModule = fileURLToPath(new URL('../../src/ledger/ingest/ingest.js', import.meta.url))
       const cryptoModule = fileURLToPath(new URL('../../../node_modules/@libp2p/crypto/dist/src/keys/index.js', import.meta.url))
       const peerIdModule = fileURLToPath(new URL('../../../node_modules/@libp2p/peer-id/dist/src/index.js', import.meta.url))
       const seed = Buffer.from(alice.key.raw).toString('hex')
       // the child appends in a loop and prints each seq once append() resolved
       const script = `
-        import { LedgerStore } from ${JSON.stringify(ledgerModule)}
+        import { LedgerIngest } from ${JSON.stringify(ledgerModule)}
         import { privateKeyFromRaw } from ${JSON.stringify(cryptoModule)}
         import { peerIdFromPrivateKey } from ${JSON.stringify(peerIdModule)}
         const key = privateKeyFromRaw(Buffer.from(${JSON.stringify(seed)}, 'hex'))
-        const store = await LedgerStore.open(${JSON.stringify(path)}, { privateKey: key, peerId: peerIdFromPrivateKey(key) })
+        const store = await LedgerIngest.open(${JSON.stringify(path)}, { privateKey: key, peerId: peerIdFromPrivateKey(key) })
         for (let i = 0; i < 100_000; i++) {
           const now = Date.now()
           const body = (await import(${JSON.stringify(fileURLToPath(new URL('../../protocols/ledger.js', import.meta.url)))})).HeartbeatSummary.encode({ periodStart: BigInt(now - 1000), periodEnd: BigInt(now), heartbeatsSent: 1, intervalMs: 1000, availableMs: 1000n, upMs: 1000n, slotsTotal: 1, busyPpm: 0 })
@@ -482,10 +482,10 @@ describe('ledger store', function () {
         assert.ok(acked > totalAcked, `round ${round}: the child made progress (${acked})`)
         totalAcked = acked
         // reopen and walk the chain: every acknowledged entry is there, each verifies and links to the last
-        const store = await openStore(path, alice)
-        const head = store.head(alice.peerId.toString())
+        const ledger = await openLedger(path, alice)
+        const head = ledger.store.head(alice.peerId.toString())
         assert.ok(head != null && head.seq >= acked, `head ${String(head?.seq)} holds every acknowledged entry (${acked})`)
-        const { entries } = await store.range(alice.peerId.toMultihash().bytes, 1, 10_000)
+        const { entries } = await ledger.store.range(alice.peerId.toMultihash().bytes, 1, 10_000)
         assert.equal(entries.length, head.seq)
         let prev: Uint8Array = new Uint8Array(0)
         for (const [i, envelope] of entries.entries()) {
@@ -495,7 +495,7 @@ describe('ledger store', function () {
           prev = record.hash
         }
         assert.ok(equals(prev, head.hash))
-        await store.close()
+        await ledger.close()
       }
     })
   })

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict'
-import { ReputationView } from '../../src/ledger/reputation-view.js'
+import { ReputationView } from '../../src/ledger/reputation/view.js'
 import { waitFor } from '../utils/index.js'
 import { Feeds, idOf, signers } from './feeds.js'
 

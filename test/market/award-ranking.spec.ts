@@ -6,13 +6,13 @@ import { MAX_BYTES } from '../../protocols/codec.js'
 import { DOMAIN } from '../../protocols/ids.js'
 import { Award } from '../../protocols/market.js'
 import { sealEnvelope, type Signed } from '../../src/identity/index.js'
-import { checkAwardRanking, readAward } from '../../src/market/award-check.js'
-import { buildAward } from '../../src/market/award-offers.js'
+import { checkAwardRanking, readAward } from '../../src/market/shared/award-check.js'
+import { buildAward } from '../../src/market/renter/award-offers.js'
 import { MarketMessageError } from '../../src/market/errors.js'
-import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
-import { openMarketEnvelope, type Bid, type JobRequest } from '../../src/market/messages.js'
-import { DEFAULT_RANKING, auditAward, bidsDigest, rankBids, selectValidBids } from '../../src/market/ranking.js'
-import { fixedReputation, neutralReputation } from '../../src/market/reputation.js'
+import { parseJobSpec, toJobRequest } from '../../src/market/renter/job-spec.js'
+import { openMarketEnvelope, type Bid, type JobRequest } from '../../src/market/shared/messages.js'
+import { DEFAULT_RANKING, auditAward, bidsDigest, rankBids, selectValidBids } from '../../src/market/shared/ranking.js'
+import { fixedReputation, neutralReputation } from '../../src/market/shared/reputation.js'
 import { recordAttack } from '../utils/index.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -45,7 +45,7 @@ describe('awards carry their ranking inputs (issue 12.3)', () => {
     const ctx = { reputation: view(providers.map(p => p.peerId.toString())) }
     const { valid } = selectValidBids(bids, job, ctx, Date.now())
     const ranked = rankBids(valid, job, ctx)
-    return { award: buildAward(job, ranked, attempt - 1, bidsDigest(valid), 3_000, DEFAULT_RANKING), ranked }
+    return { award: buildAward({ job, ranked, digest: bidsDigest(valid), acceptTimeoutMs: 3_000, params: DEFAULT_RANKING }, attempt - 1), ranked }
   }
 
   it('the award names every ranked bid with the reliability the renter used and the weights; anyone with the bids re-derives winner, order and price', () => {

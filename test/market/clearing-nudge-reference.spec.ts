@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict'
 import fc from 'fast-check'
-import { DEFAULT_PRICING, clearingNudge, type PricingParams } from '../../src/market/pricing.js'
+import { DEFAULT_PRICING, clearingNudge, type PricingParams } from '../../src/market/provider/pricing.js'
 import type { Tier } from '../../src/capability/index.js'
 
 /** The nudge as first written (map, filter, clamp, sorted copy, median): the one-pass version must agree exactly. */

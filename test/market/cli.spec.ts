@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { BIN_PATH, inspectMesh, startLocalNetwork, tempDir, waitFor, type LocalNetwork } from '../utils/index.js'
-import { DEFAULT_RANKING } from '../../src/market/ranking.js'
+import { DEFAULT_RANKING } from '../../src/market/shared/ranking.js'
 
 /** Six provider processes; with a neutral reputation the lowest dynamic price wins, and prices follow the floors. */
 const PROVIDERS = [

@@ -9,11 +9,11 @@ import { providerProfile } from '../../src/capability/policy/profile.js'
 import { buildCapabilityRecord } from '../../src/capability/record/record.js'
 import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
 import { toHex } from '../../src/common/index.js'
-import { BidEngine } from '../../src/market/bid-engine.js'
-import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
-import { signBid, usdToMicro } from '../../src/market/messages.js'
-import { localityOf, rankBids } from '../../src/market/ranking.js'
-import { fixedReputation } from '../../src/market/reputation.js'
+import { BidEngine } from '../../src/market/provider/bid-engine.js'
+import { parseJobSpec, toJobRequest } from '../../src/market/renter/job-spec.js'
+import { signBid, usdToMicro } from '../../src/market/shared/messages.js'
+import { localityOf, rankBids } from '../../src/market/shared/ranking.js'
+import { fixedReputation } from '../../src/market/shared/reputation.js'
 import { checkSubmission, withInputDatasets } from '../../src/submit/payload.js'
 import { tempDir } from '../utils/index.js'
 import type { Bid, JobRequest } from '../../protocols/market.js'
@@ -79,7 +79,7 @@ describe('market: data-aware placement (issue 39)', () => {
     const decision = engine.decide(j)
     assert.equal(decision.bid, true)
     if (!decision.bid) return
-    const built = engine.buildBid(j, decision, new Uint8Array(34))
+    const built = engine.buildBid(j, decision, { provider: new Uint8Array(34) })
     assert.equal(built.cachedBytes, BigInt(700 * MiB))
     assert.equal(built.cachedDatasets, 1)
     assert.deepEqual(asked, [{ renter: toHex(renter.bytes), digests: 2 }])

@@ -3,7 +3,7 @@
  * auction in progress is never forgotten for strangers' requests, and strangers evict strangers.
  */
 import * as assert from 'node:assert/strict'
-import { JOB_MEMORY_LIMITS, JobMemory } from '../../src/market/job-memory.js'
+import { JOB_MEMORY_LIMITS, JobMemory } from '../../src/market/provider/job-memory.js'
 
 /** Job requests live two minutes past a one-second window (job-spec.ts). */
 const LIFETIME_MS = 121_000

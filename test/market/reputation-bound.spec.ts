@@ -7,8 +7,8 @@
  * keys and signatures).
  */
 import * as assert from 'node:assert/strict'
-import { DEFAULT_REPUTATION, maxLiftPerCounterparty } from '../../src/ledger/reputation.js'
-import { ReputationView } from '../../src/ledger/reputation-view.js'
+import { DEFAULT_REPUTATION, maxLiftPerCounterparty } from '../../src/ledger/reputation/reputation.js'
+import { ReputationView } from '../../src/ledger/reputation/view.js'
 import { Feeds, idOf, signers } from '../ledger/feeds.js'
 import type { Signer } from '../../src/ledger/dev.js'
 

@@ -4,7 +4,7 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { logger } from '@libp2p/logger'
 import { jobShardOf } from '../../protocols/ids.js'
 import { AuctionError } from '../../src/market/errors.js'
-import { MAX_READY_PEERS, readinessFilters, ShardReadiness, type ReadinessComponents } from '../../src/market/shard-readiness.js'
+import { MAX_READY_PEERS, readinessFilters, ShardReadiness, type ReadinessComponents } from '../../src/market/renter/shard-readiness.js'
 import { recordAttack } from '../utils/index.js'
 import type { PeerId } from '@libp2p/interface'
 

@@ -3,8 +3,8 @@ import fc from 'fast-check'
 import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy/policy.js'
 import { providerProfile } from '../../src/capability/policy/profile.js'
-import { parseJobSpec, toJobRequest } from '../../src/market/job-spec.js'
-import { matchJob } from '../../src/market/matching.js'
+import { parseJobSpec, toJobRequest } from '../../src/market/renter/job-spec.js'
+import { matchJob } from '../../src/market/provider/bid-declines.js'
 import { JOB_SHARD_TOPICS, MAX_PROVIDER_SHARDS, jobShardOf, providerShards, shardZoneOf, vramClassOf } from '../../protocols/ids.js'
 
 const FREE = { freeSlots: 1, preemptibleSlots: 0, totalSlots: 1, thermalOk: true, powerOk: true }
@@ -29,7 +29,7 @@ describe('market: job shards (issue 15)', () => {
     assert.deepEqual(providerShards('us', 8_000), ['/idlegrid/3/jobs/any/vram-0', '/idlegrid/3/jobs/us/vram-0'])
   })
 
-  it('every job a provider can serve (matching.ts) is on a shard the provider joined', () => {
+  it('every job a provider can serve (bid-declines.ts) is on a shard the provider joined', () => {
     const regions = ['eu-west', 'us-east', 'ap-south', 'sa-east', 'xx-north']
     const gpus = ['RTX 4090:24', 'A100:40', 'H100:80', 'L40S:48', 'T4:16', 'RTX 3060:12', 'H200:141']
     fc.assert(fc.property(

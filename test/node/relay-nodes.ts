@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path'
 import { loadProviderSetup } from '../../src/capability/index.js'
-import { buildNode } from '../../src/cli/build-node.js'
+import { buildNode } from '../../src/compose/index.js'
 import { resolveConfig, type Role } from '../../src/config/index.js'
 import { tempDir } from '../utils/index.js'
 import type { IdlegridNode } from '../../src/node/index.js'

@@ -6,7 +6,7 @@
 import { chmod, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { loadProviderSetup } from '../../src/capability/index.js'
-import { roleExtensions } from '../../src/cli/build-node.js'
+import { roleExtensions } from '../../src/compose/index.js'
 import { nodeHandlers } from '../../src/cli/node-control.js'
 import { prepareMetrics, startObservability, type Observability, type PreparedMetrics } from '../../src/observe/index.js'
 import { SUBMIT_SERVICE } from '../../src/submit/index.js'

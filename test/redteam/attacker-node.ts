@@ -6,7 +6,7 @@
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { JOB_SHARD_TOPICS } from '../../protocols/ids.js'
-import { buildNode } from '../../src/cli/build-node.js'
+import { buildNode } from '../../src/compose/index.js'
 import { resolveConfig } from '../../src/config/index.js'
 import { waitFor } from '../utils/wait.js'
 import type { IdlegridNode } from '../../src/node/index.js'

@@ -9,7 +9,7 @@ import { JOB_SHARD_TOPICS, PROTOCOL } from '../../protocols/ids.js'
 import { BidAck } from '../../protocols/market.js'
 import { GOSSIP_SERVICE, requestOnce, type IdlegridNode } from '../../src/node/index.js'
 import type { OpenedEnvelope } from '../../src/identity/index.js'
-import type { JobRequest } from '../../src/market/messages.js'
+import type { JobRequest } from '../../src/market/shared/messages.js'
 import type { PeerId } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 

@@ -14,7 +14,7 @@ import { dockerClientEnv } from '../../src/exec/runners/docker-client.js'
 import { sweepOwner } from '../../src/exec/runners/service-network.js'
 import { defaultWorkRoot } from '../../src/exec/runners/work-dirs.js'
 import { recordAttack, tempDir, waitFor } from '../utils/index.js'
-import { engineMissing, TEST_IMAGE } from '../exec/docker-engine.js'
+import { engineMissing, TEST_IMAGE } from '../exec/runners/docker-engine.js'
 import { control, sentimentLoad, SERVICES_DIR, startServeNetwork } from './fixtures.js'
 import type { LocalNetwork } from '../utils/index.js'
 

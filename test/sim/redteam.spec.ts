@@ -1,12 +1,12 @@
 /**
  * Red team, in the simulator: lying providers (half the floor, bad outputs) vouched for by
  * Sybil renters who write an OK receipt a day for each of them. The node's trust graph
- * (ledger/trust.ts) gives the Sybils no weight (no path of good jobs from a real renter reaches
+ * (ledger/reputation/trust.ts) gives the Sybils no weight (no path of good jobs from a real renter reaches
  * them), so they buy nothing, and honest renters must still get their work done (failover).
  */
 import * as assert from 'node:assert/strict'
 import { runScenario } from '../../src/sim/index.js'
-import { maxLiftPerCounterparty } from '../../src/ledger/reputation.js'
+import { maxLiftPerCounterparty } from '../../src/ledger/reputation/reputation.js'
 import { recordAttack, tempDir } from '../utils/index.js'
 import { mixedNodes, pod, tinyScenario } from './fixtures.js'
 

@@ -8,7 +8,7 @@ import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable, type ParsedValues } fro
 import { OBSERVE_OPTIONS } from '../../observe/index.js'
 import { DOCKER_OPTIONS, dockerSettings, splitDockerFields } from './docker-options.js'
 import { LEDGER_ROLE_OPTIONS, ledgerBuildOptions } from './ledger.js'
-import type { BuildOptions } from '../build-node.js'
+import type { BuildOptions } from '../../compose/index.js'
 import type { Output } from '../output.js'
 import type { NodeConfig } from '../../config/index.js'
 import { runRole } from '../run-role.js'

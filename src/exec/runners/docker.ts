@@ -201,7 +201,7 @@ export class DockerRunner implements Runner {
       let ended = false
       done.then(() => { ended = true }, () => { ended = true })
       const network = service.network
-      run.endpoint = async () => await serviceEndpoint({ docker, env, launcher }, name, network, service.port, { stopped: () => ended })
+      run.endpoint = async () => await serviceEndpoint({ docker, env, launcher }, { name, network, port: service.port, stopped: () => ended })
     }
     return run
   }

@@ -59,8 +59,21 @@ export async function containerAddress (engine: EngineAccess, name: string, netw
   }
 }
 
+export interface ServiceLookup {
+  /** the service's container */
+  name: string
+  /** the lease's network */
+  network: string
+  port: number
+  tries?: number
+  intervalMs?: number
+  /** true once the run ended: no address will come */
+  stopped?: () => boolean
+}
+
 /** Asks the engine for the service's address until it has one (the container is starting), bounded in tries and time. */
-export async function serviceEndpoint (engine: EngineAccess, name: string, network: string, port: number, opts: { tries?: number, intervalMs?: number, stopped?: () => boolean } = {}): Promise<ServiceEndpoint> {
+export async function serviceEndpoint (engine: EngineAccess, opts: ServiceLookup): Promise<ServiceEndpoint> {
+  const { name, network, port } = opts
   const tries = opts.tries ?? 60
   for (let i = 0; i < tries && opts.stopped?.() !== true; i++) {
     const host = await containerAddress(engine, name, network)

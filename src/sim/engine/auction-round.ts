@@ -102,18 +102,18 @@ export function runAuction (input: AuctionInput): AuctionResult {
       declines[name] = (declines[name] ?? 0) + 1
       continue
     }
-    const bid = p.engine.buildBid(request, decision, p.hash, now)
+    const bid = p.engine.buildBid(request, decision, { provider: p.hash, now })
     if (data != null) {
       const held = data.held(p.index, request)
       bid.cachedDatasets = held.datasets
       bid.cachedBytes = held.bytes
     }
-    const problem = bidProblem(bid, request, p.id, ctx, closeAt)
+    const problem = bidProblem({ bid, job: request, provider: p.id, ctx, now: closeAt })
     if (problem != null) {
       dropped[problem] = (dropped[problem] ?? 0) + 1
       continue
     }
-    offers.push({ provider: p, scored: scoreOffer(p.id, bid.priceMicroUsd, bid, request, ctx), timeClass: decision.timeClass, rttMs: rtt.get(p.id) ?? 0 })
+    offers.push({ provider: p, scored: scoreOffer({ provider: p.id, priceMicroUsd: bid.priceMicroUsd, held: bid, job: request, ctx }), timeClass: decision.timeClass, rttMs: rtt.get(p.id) ?? 0 })
   }
   offers.sort((a, b) => compareScored(a.scored, b.scored, a.provider.hash, b.provider.hash))
   const scored = offers.map(o => o.scored)

@@ -2,7 +2,7 @@
  * Which providers could take a job right now, without asking all of them: providers are kept
  * in sets keyed by "any", residency zone, GPU model and model+zone, one family of sets for
  * free slots and one for displaceable (bronze) slots. The auction samples its candidates from
- * the right set; they still decide for themselves (matching.ts, bid-engine.ts). Add, remove
+ * the right set; they still decide for themselves (market/provider/bid-declines.ts, bid-engine.ts). Add, remove
  * and sample are O(1).
  */
 

@@ -1,6 +1,6 @@
 /**
  * Owners who offer only their idle windows take their GPUs back when a window ends. The
- * provider's own rule (exec/conditions.ts → SlotScheduler.setPause('window')) is driven at
+ * provider's own rule (exec/provider/conditions.ts → SlotScheduler.setPause('window')) is driven at
  * each flip of its windows: a closing window preempts its bronze work and refuses new market
  * work; gold and silver work runs on (the scheduler never preempts it; the bid engine only bid
  * where the job's estimate fits the window, so only the award's delay can carry it past).

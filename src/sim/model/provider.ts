@@ -1,7 +1,7 @@
 /**
  * One simulated provider (a trace node): the node's own provider profile and policy
- * (parsePolicy, providerProfile), slot scheduler (exec/scheduler.ts: tiers, preemption) and
- * bid engine (market/bid-engine.ts: matching, dynamic pricing). Only its identity is fake: a
+ * (parsePolicy, providerProfile), slot scheduler (exec/provider/scheduler.ts: tiers, preemption) and
+ * bid engine (market/provider/bid-engine.ts: matching, dynamic pricing). Only its identity is fake: a
  * short id string instead of a peer id, and a 4-byte id instead of a bid hash for tie breaks.
  */
 

@@ -92,7 +92,7 @@ export class ReputationBook implements ReputationSource {
     if (c != null && (!c.dirty || this.now - c.at < this.refreshMs) && c.trustStamp === stamp) return c.score
     const jobs = this.facts.get(provider) ?? []
     const evidence = { jobsOf: () => jobs, summariesOf: (): SummaryFact[] => [], isSlashed: () => false }
-    const score = computeReputation(evidence, provider, this.now, DEFAULT_REPUTATION, trust?.scores).score
+    const score = computeReputation(evidence, provider, this.now, { params: DEFAULT_REPUTATION, weights: trust?.scores }).score
     this.recomputes++
     c = { score, at: this.now, dirty: false, trustStamp: stamp }
     this.cache.set(provider, c)

@@ -9,7 +9,7 @@
  *   counted (pendingLeftOut); CPU-only tasks (num_gpu 0) are not GPU demand: counted, left out;
  * - arrival = creation_time; `gpu_spec` (e.g. "V100M16|V100M32") becomes the job's GPU-model
  *   constraint; a GPU-sharing task (gpu_milli < 1000) still takes one whole GPU slot, because
- *   a provider's slot is one GPU (exec/scheduler.ts); its share is kept for the report.
+ *   a provider's slot is one GPU (exec/provider/scheduler.ts); its share is kept for the report.
  */
 
 import { readFile } from 'node:fs/promises'

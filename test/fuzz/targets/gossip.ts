@@ -13,9 +13,9 @@ import { defaultLogger } from '@libp2p/logger'
 import type { Message } from '@libp2p/interface'
 import { jobShardOf, TOPIC, TOPIC_DOMAIN, TOPIC_MAX_BYTES, type TopicName } from '../../../protocols/ids.js'
 import { sealEnvelope } from '../../../src/identity/index.js'
-import { LedgerGossip } from '../../../src/ledger/gossip.js'
-import { LedgerStore } from '../../../src/ledger/store.js'
-import { marketValidation } from '../../../src/market/validation.js'
+import { LedgerGossip } from '../../../src/ledger/sync/gossip.js'
+import { LedgerIngest } from '../../../src/ledger/ingest/ingest.js'
+import { marketValidation } from '../../../src/market/shared/validation.js'
 import { gossipRouter, type GossipRouter, type GossipVerdict } from '../../../src/node/gossip.js'
 import { GOSSIP_RATE_LIMITS } from '../../../src/node/guard/gossip-limits.js'
 import { heartbeatService } from '../../../src/node/presence/heartbeat.js'
@@ -51,11 +51,11 @@ async function nodeUnderTest (fx: Fixtures): Promise<NodeUnderTest> {
   const streamSide: any = { registrar: { handle: async () => {}, unhandle: async () => {} }, connectionManager: { getConnections: () => [] }, events: new EventTarget() }
   await (heartbeatService({ role: 'renter', intervalMs: 10_000, privateKey: me.key, gossip: true })({ peerId: me.peerId, pubsub, gossip: router, logger, ...streamSide }) as any).start()
   const dir = await tempDir('idlegrid-fuzz-gossip-')
-  const store = await LedgerStore.open(dir.path, { privateKey: me.key, peerId: me.peerId, syncWrites: false })
+  const store = await LedgerIngest.open(dir.path, { privateKey: me.key, peerId: me.peerId, syncWrites: false })
   // part of the provider's feed is held, so mutated later entries meet a chain (and forks of it)
   await store.ingest(fx.feeds.provider.slice(0, 2).map(r => r.envelope))
   const abort = new AbortController()
-  new LedgerGossip({ pubsub: () => pubsub, gossip: () => router, store: () => store, signal: abort.signal, onBehind: () => {}, log: logger.forComponent('fuzz') }).start()
+  new LedgerGossip({ pubsub: () => pubsub, gossip: () => router, ledger: () => store, signal: abort.signal, onBehind: () => {}, log: logger.forComponent('fuzz') }).start()
   return {
     router,
     // the router's own check, so that a throw anywhere in it surfaces (validate() would turn it into a reject)

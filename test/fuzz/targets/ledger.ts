@@ -11,12 +11,12 @@ import { DOMAIN } from '../../../protocols/ids.js'
 import { SyncRequest, SyncResponse } from '../../../protocols/ledger.js'
 import { sealEnvelope } from '../../../src/identity/index.js'
 import { LedgerEntryError, SyncProtocolError } from '../../../src/ledger/errors.js'
-import { verifyFraudProof } from '../../../src/ledger/fraud.js'
-import { LedgerStore } from '../../../src/ledger/store.js'
-import { SyncClient } from '../../../src/ledger/sync-client.js'
-import { SyncServer } from '../../../src/ledger/sync-server.js'
-import { MAX_HEADS, MAX_RANGE_ENTRIES } from '../../../src/ledger/sync.js'
-import { verifyEntry } from '../../../src/ledger/verify.js'
+import { verifyFraudProof } from '../../../src/ledger/entries/fraud.js'
+import { LedgerIngest } from '../../../src/ledger/ingest/ingest.js'
+import { SyncClient } from '../../../src/ledger/sync/client.js'
+import { SyncServer } from '../../../src/ledger/sync/server.js'
+import { MAX_HEADS, MAX_RANGE_ENTRIES } from '../../../src/ledger/sync/protocol.js'
+import { verifyEntry } from '../../../src/ledger/ingest/verify.js'
 import { tempDir } from '../../utils/wait.js'
 import { fixtures, type Fixtures } from '../fixtures.js'
 import { bytesInput } from '../mutate.js'
@@ -60,9 +60,9 @@ const fraudProofSigned: TargetFactory = {
   }
 }
 
-async function storeWith (fx: Fixtures, held: Uint8Array[]): Promise<{ store: LedgerStore, close: () => Promise<void> }> {
+async function storeWith (fx: Fixtures, held: Uint8Array[]): Promise<{ store: LedgerIngest, close: () => Promise<void> }> {
   const dir = await tempDir('idlegrid-fuzz-ledger-')
-  const store = await LedgerStore.open(dir.path, { privateKey: fx.other.key, peerId: fx.other.peerId, syncWrites: false })
+  const store = await LedgerIngest.open(dir.path, { privateKey: fx.other.key, peerId: fx.other.peerId, syncWrites: false })
   await store.ingest(held)
   return { store, close: async () => { await store.close(); await dir.cleanup() } }
 }
@@ -79,8 +79,8 @@ const syncServer: TargetFactory = {
     const fx = await fixtures()
     const { store, close } = await storeWith(fx, [...fx.feeds.provider, ...fx.feeds.renter].map(r => r.envelope))
     const abort = new AbortController()
-    const client = new SyncClient({ connectionManager: noConnections, store: () => store, selfId: fx.other.peerId.toString(), signal: abort.signal, log: defaultLogger().forComponent('fuzz') })
-    const server = new SyncServer(() => store, client)
+    const client = new SyncClient({ connectionManager: noConnections, ledger: () => store, selfId: fx.other.peerId.toString(), signal: abort.signal, log: defaultLogger().forComponent('fuzz') })
+    const server = new SyncServer(() => store.store, client)
     return {
       name: 'ledger/sync-request',
       what: 'sync server: bounded SyncRequest decode, SyncServer.answer on a real store',
@@ -107,7 +107,7 @@ const syncClient: TargetFactory = {
     // holds the provider's first entry only: heads from the peer lead to pulls and fork checks
     const { store, close } = await storeWith(fx, [fx.feeds.provider[0].envelope])
     const abort = new AbortController()
-    const client = new SyncClient({ connectionManager: noConnections, store: () => store, selfId: fx.other.peerId.toString(), signal: abort.signal, log: defaultLogger().forComponent('fuzz') })
+    const client = new SyncClient({ connectionManager: noConnections, ledger: () => store, selfId: fx.other.peerId.toString(), signal: abort.signal, log: defaultLogger().forComponent('fuzz') })
     let answer: Uint8Array = new Uint8Array(0)
     let requests = 0
     // the peer: every request gets the fuzzed bytes, decoded as syncRequest() decodes a response

@@ -8,11 +8,11 @@
 
 import { BidsAuditResponse } from '../../../protocols/market.js'
 import { SIGNING_PREFIX } from '../../../protocols/ids.js'
-import { buildAward } from '../../../src/market/award-offers.js'
-import { parseJobSpec, toJobRequest } from '../../../src/market/job-spec.js'
-import { signAward, signBid, signJobRequest, usdToMicro, type Award, type JobRequest } from '../../../src/market/messages.js'
-import { bidsDigest, DEFAULT_RANKING, rankBids, selectValidBids } from '../../../src/market/ranking.js'
-import { fixedReputation } from '../../../src/market/reputation.js'
+import { buildAward } from '../../../src/market/renter/award-offers.js'
+import { parseJobSpec, toJobRequest } from '../../../src/market/renter/job-spec.js'
+import { signAward, signBid, signJobRequest, usdToMicro, type Award, type JobRequest } from '../../../src/market/shared/messages.js'
+import { bidsDigest, DEFAULT_RANKING, rankBids, selectValidBids } from '../../../src/market/shared/ranking.js'
+import { fixedReputation } from '../../../src/market/shared/reputation.js'
 import { accept, keyEntry, NOW, party, reject, type Party } from './build.js'
 import { VECTOR_FORMAT, type Vector, type VectorFile } from './format.js'
 import type { Signed } from '../../../src/identity/index.js'
@@ -53,7 +53,7 @@ export async function makeBidsAudit (): Promise<VectorFile> {
   const ctx = { reputation: fixedReputation({ [bob.peerId.toString()]: 0.8, [carol.peerId.toString()]: 0.9, [dave.peerId.toString()]: 0.6 }) }
   const { valid } = selectValidBids(bids, job, ctx, NOW + 1_000)
   const ranked = rankBids(valid, job, ctx)
-  const award = signAward(alice.key, alice.peerId, fixed(buildAward(job, ranked, 0, bidsDigest(valid), 3_000, DEFAULT_RANKING)))
+  const award = signAward(alice.key, alice.peerId, fixed(buildAward({ job, ranked, digest: bidsDigest(valid), acceptTimeoutMs: 3_000, params: DEFAULT_RANKING }, 0)))
   const overpaid = signAward(alice.key, alice.peerId, { ...award.message, clearingPriceMicroUsd: award.message.clearingPriceMicroUsd + 50_000n })
   const response = (served: Array<Signed<unknown>>): Uint8Array => BidsAuditResponse.encode({ jobRequest: signedJob.envelope, bids: served.map(b => b.envelope) })
   const base = (awardEnvelope: Uint8Array) => ({ type: 'BidsAuditResponse', check: { kind: 'bids-audit' as const, award: Buffer.from(awardEnvelope).toString('hex') } })

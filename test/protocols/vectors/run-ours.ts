@@ -15,25 +15,25 @@ import { JobFrame } from '../../../protocols/job.js'
 import { SyncRequest, SyncResponse } from '../../../protocols/ledger.js'
 import { openCapabilityRecord } from '../../../src/capability/record/record.js'
 import { isRecordRejection } from '../../../src/capability/errors.js'
-import { frameKind } from '../../../src/exec/job-stream.js'
+import { frameKind } from '../../../src/exec/shared/job-stream.js'
 import { JobStreamError } from '../../../src/exec/errors.js'
-import { openAttestation, openReceipt, RecordError } from '../../../src/exec/records.js'
+import { openAttestation, openReceipt, RecordError } from '../../../src/exec/shared/records.js'
 import { isEnvelopeError, openEnvelope } from '../../../src/identity/index.js'
 import { LedgerEntryError, SyncProtocolError } from '../../../src/ledger/errors.js'
-import { verifyFraudProof } from '../../../src/ledger/fraud.js'
-import { LedgerGossip } from '../../../src/ledger/gossip.js'
-import { LedgerStore } from '../../../src/ledger/store.js'
-import { SyncServer } from '../../../src/ledger/sync-server.js'
-import { validateJobRequest } from '../../../src/market/validation.js'
+import { verifyFraudProof } from '../../../src/ledger/entries/fraud.js'
+import { LedgerGossip } from '../../../src/ledger/sync/gossip.js'
+import { LedgerIngest } from '../../../src/ledger/ingest/ingest.js'
+import { SyncServer } from '../../../src/ledger/sync/server.js'
+import { validateJobRequest } from '../../../src/market/shared/validation.js'
 import { BidAck } from '../../../protocols/market.js'
-import { openAward } from '../../../src/market/award-check.js'
-import { verifyBidsAudit } from '../../../src/market/bids-audit.js'
-import { clearingSample } from '../../../src/market/clearing-check.js'
+import { openAward } from '../../../src/market/shared/award-check.js'
+import { verifyBidsAudit } from '../../../src/market/shared/bids-audit.js'
+import { clearingSample } from '../../../src/market/provider/clearing-check.js'
 import { gossipRouter, type GossipRouter } from '../../../src/node/gossip.js'
 import { heartbeatService } from '../../../src/node/presence/heartbeat.js'
 import { tempDir } from '../../utils/index.js'
 import { unhex, type Vector, type VectorFile } from './format.js'
-import type { SyncClient } from '../../../src/ledger/sync-client.js'
+import type { SyncClient } from '../../../src/ledger/sync/client.js'
 import type { Message, PeerId } from '@libp2p/interface'
 
 export interface Judgement { verdict: 'accept' | 'reject', reason: string, gossip?: 'accept' | 'ignore' | 'reject' }
@@ -63,7 +63,7 @@ class Node {
     private readonly now: number,
     private readonly router: GossipRouter,
     private readonly pubsub: FakePubSub,
-    private readonly store: LedgerStore,
+    private readonly ledger: LedgerIngest,
     private readonly self: PeerId
   ) {}
 
@@ -71,7 +71,7 @@ class Node {
     const key = await generateKeyPairFromSeed('Ed25519', new Uint8Array(32).fill(7))
     const peerId = peerIdFromPrivateKey(key)
     const now = (): number => file.now
-    const store = await LedgerStore.open(path, { privateKey: key, peerId, now, syncWrites: false })
+    const store = await LedgerIngest.open(path, { privateKey: key, peerId, now, syncWrites: false })
     const pubsub = new FakePubSub()
     const logger = defaultLogger()
     const router = gossipRouter({ now })({ pubsub: pubsub as any, logger })
@@ -82,12 +82,12 @@ class Node {
     const heartbeats = heartbeatService({ role: 'bootstrap', intervalMs: 60_000, privateKey: key, now, gossip: true })({ peerId, pubsub: pubsub as any, gossip: router, logger, ...streamSide })
     await (heartbeats as any).start()
     for (const shard of JOB_SHARD_TOPICS) router.setValidator(shard, (e) => validateJobRequest(e, shard, file.now))
-    new LedgerGossip({ pubsub: () => pubsub as any, gossip: () => router, store: () => store, signal: new AbortController().signal, onBehind: () => {}, log: logger.forComponent('vectors') }).start()
+    new LedgerGossip({ pubsub: () => pubsub as any, gossip: () => router, ledger: () => store, signal: new AbortController().signal, onBehind: () => {}, log: logger.forComponent('vectors') }).start()
     return new Node(file.now, router, pubsub, store, peerId)
   }
 
   async stop (): Promise<void> {
-    await this.store.close()
+    await this.ledger.close()
   }
 
   async judge (vector: Vector): Promise<Judgement> {
@@ -111,7 +111,7 @@ class Node {
           return ok
         })
       case 'ledger-feed': {
-        const [outcome] = await this.store.ingest([bytes])
+        const [outcome] = await this.ledger.ingest([bytes])
         if (outcome.status === 'added') return ok
         return no(outcome.status === 'rejected' ? outcome.error.code : outcome.status)
       }
@@ -120,13 +120,13 @@ class Node {
       case 'sync-request':
         return await catchingAsync(async () => {
           const request = decodeBounded(SyncRequest, bytes, 'sync request', MAX_BYTES.syncRequest)
-          await new SyncServer(() => this.store, { considerHint: () => {} } as unknown as SyncClient).answer(request, this.self)
+          await new SyncServer(() => this.ledger.store, { considerHint: () => {} } as unknown as SyncClient).answer(request, this.self)
           return ok
         })
       case 'sync-response':
         return catching(() => { decodeBounded(SyncResponse, bytes, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse); return ok })
       case 'bids-audit':
-        // what the winner of a second-price award does with the renter's answer (provider-service.ts learnFromAudit)
+        // what the winner of a second-price award does with the renter's answer (market/provider/award-prices.ts learnFromAudit)
         return catching(() => {
           const award = openAward(unhex(check.award))
           const audit = verifyBidsAudit(award, bytes, this.now)

@@ -36,7 +36,7 @@ export const backdatedReceipt: Attack = {
     const backdated = nextEntry(me, LedgerEntry.BodyKind.RECEIPT, preempted, okReceipt.time - 3600_000)
     await publishRaw(me, backdated.envelope)
     // give the back-dated entry a head start before its properly dated twin (same seq) exists anywhere
-    const stillRefused = await ledgerOf(me).store.ingest([backdated.envelope])
+    const stillRefused = await ledgerOf(me).ingest.ingest([backdated.envelope])
     log(`back-dated receipt published; own store says ${stillRefused[0]?.status ?? '?'}`)
     report({ backdated: true, hash: Buffer.from(backdated.hash).toString('hex'), seq: backdated.seq })
     await go()

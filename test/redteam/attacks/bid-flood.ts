@@ -4,7 +4,7 @@
  * closes (`--bids`, default 2,000; straight to the renter on the bid stream, version 2), each a little cheaper than the last and all dearer than an
  * honest provider, hoping to grow the renter's memory and crowd honest bids out of the auction.
  */
-import { readJobRequest, signBid, usdToMicro } from '../../../src/market/messages.js'
+import { readJobRequest, signBid, usdToMicro } from '../../../src/market/shared/messages.js'
 import { onEveryJob, sendBidTo } from '../market-wire.js'
 import { numberOption, untilAborted, type Attack } from './attack.js'
 import { bidFor } from './forge.js'

@@ -8,7 +8,7 @@
  *
  * The attacker's sync server is replaced by one that lists its own head far ahead and answers
  * any range of its feed with the pairs; a heads request carrying that head as its hint makes
- * each victim pull at once (src/ledger/sync-client.ts considerHint). It reports how many range
+ * each victim pull at once (src/ledger/sync/client.ts considerHint). It reports how many range
  * answers it served, and keeps its nodes up until stopped.
  */
 import { randomBytes } from 'node:crypto'
@@ -18,8 +18,8 @@ import { DOMAIN, PROTOCOL } from '../../../protocols/ids.js'
 import { FraudProof, LedgerEntry } from '../../../protocols/ledger.js'
 import { sleep } from '../../../src/common/index.js'
 import { sealEnvelope } from '../../../src/identity/index.js'
-import { sealEntry } from '../../../src/ledger/entry.js'
-import { serveSync, syncRequest, type SyncRequest, type SyncResponse } from '../../../src/ledger/sync.js'
+import { sealEntry } from '../../../src/ledger/entries/entry.js'
+import { serveSync, syncRequest, type SyncRequest, type SyncResponse } from '../../../src/ledger/sync/protocol.js'
 import { newSigner } from '../../ledger/flood-fixtures.js'
 import { numberOption, untilAborted, type Attack } from './attack.js'
 import type { IdlegridNode } from '../../../src/node/index.js'

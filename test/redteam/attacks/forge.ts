@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto'
 import { MAX_LIFETIME_MS } from '../../../protocols/codec.js'
-import { parseJobSpec, toJobRequest } from '../../../src/market/job-spec.js'
-import { signJobRequest, type Award, type Bid, type JobRequest } from '../../../src/market/messages.js'
+import { parseJobSpec, toJobRequest } from '../../../src/market/renter/job-spec.js'
+import { signJobRequest, type Award, type Bid, type JobRequest } from '../../../src/market/shared/messages.js'
 import type { Signed } from '../../../src/identity/index.js'
 import type { IdlegridNode } from '../../../src/node/index.js'
 import type { PeerId } from '@libp2p/interface'

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { jobShardOf } from '../../../protocols/ids.js'
-import { readJobRequest, signJobRequest, type JobRequest } from '../../../src/market/messages.js'
+import { readJobRequest, signJobRequest, type JobRequest } from '../../../src/market/shared/messages.js'
 import { onEveryJob } from '../market-wire.js'
 import { untilAborted, type Attack } from './attack.js'
 

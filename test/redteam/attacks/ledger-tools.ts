@@ -6,11 +6,11 @@
  */
 import { TOPIC } from '../../../protocols/ids.js'
 import { LedgerEntry } from '../../../protocols/ledger.js'
-import { sealEntry, decodeStoredEntry, type LedgerRecord } from '../../../src/ledger/entry.js'
+import { sealEntry, decodeStoredEntry, type LedgerRecord } from '../../../src/ledger/entries/entry.js'
 import { SUBMIT_SERVICE, type SubmitService } from '../../../src/submit/service.js'
 import { waitFor } from '../../utils/wait.js'
 import { equals } from 'uint8arrays/equals'
-import type { LedgerService } from '../../../src/ledger/service.js'
+import type { LedgerService } from '../../../src/ledger/service/ledger-service.js'
 import type { IdlegridNode } from '../../../src/node/index.js'
 import type { JobSummary } from '../../../src/submit/summary.js'
 
@@ -23,7 +23,7 @@ export async function publishRaw (node: IdlegridNode, envelope: Uint8Array): Pro
 
 /** An entry of another author the attacker holds and relays (so sync serves it too). */
 export async function carry (node: IdlegridNode, envelope: Uint8Array): Promise<void> {
-  await ledgerOf(node).store.ingestOne(envelope)
+  await ledgerOf(node).ingest.ingestOne(envelope)
   await publishRaw(node, envelope).catch(() => {})
 }
 

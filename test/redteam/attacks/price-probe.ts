@@ -5,8 +5,8 @@
  */
 import { jobShardOf, PROTOCOL } from '../../../protocols/ids.js'
 import { sleep } from '../../../src/common/index.js'
-import { answerBid, MAX_BID_REQUEST_BYTES } from '../../../src/market/bid-stream.js'
-import { microToUsd } from '../../../src/market/messages.js'
+import { answerBid, MAX_BID_REQUEST_BYTES } from '../../../src/market/shared/bid-stream.js'
+import { microToUsd } from '../../../src/market/shared/messages.js'
 import { serveOnce, type IdlegridNode } from '../../../src/node/index.js'
 import { defaultLogger } from '@libp2p/logger'
 import type { Registrar } from '@libp2p/interface-internal'

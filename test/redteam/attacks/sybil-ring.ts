@@ -9,7 +9,7 @@
  */
 import { LedgerEntry } from '../../../protocols/ledger.js'
 import { signTestJob } from '../../../src/ledger/dev.js'
-import { readJobRequest, signBid } from '../../../src/market/messages.js'
+import { readJobRequest, signBid } from '../../../src/market/shared/messages.js'
 import { onEveryJob, sendBidTo } from '../market-wire.js'
 import { TestFeed } from '../../ledger/flood-fixtures.js'
 import { signers } from '../../ledger/feeds.js'

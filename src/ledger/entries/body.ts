@@ -1,0 +1,176 @@
+/**
+ * What a ledger entry's body holds (protocols/README.md §7 "Ledger"): a provider's signed
+ * attestation, a renter's signed receipt, a heartbeat summary, a signed fraud proof, or a
+ * usage statement co-signed by a lease's provider and renter.
+ * Signed bodies open into identity's Signed<T>.
+ */
+
+import { equals } from 'uint8arrays/equals'
+import { decodeBounded, decodeVerified, envelopeMaxBytes, LIMITS, MAX_BYTES, MAX_CLOCK_SKEW_MS } from '../../../protocols/codec.js'
+import { SignedEnvelope } from '../../../protocols/envelope.js'
+import { DOMAIN } from '../../../protocols/ids.js'
+import { Attestation, Receipt } from '../../../protocols/job.js'
+import { FraudProof, HeartbeatSummary, LedgerEntry } from '../../../protocols/ledger.js'
+import { badSignature, EnvelopeError, messageHash, openEnvelopeUnverified, verifyOpenedAsync, type OpenedEnvelope, type Signed } from '../../identity/index.js'
+import { HASH_BYTES, parseAuthor, type LedgerRecord } from './entry.js'
+import { InvalidBodyError, MalformedEntryError } from '../errors.js'
+import { decodeStoredUsage, openCoSignedUsage, type VerifiedUsage } from '../usage/statement.js'
+
+export type DecodedBody =
+  | { kind: 'attestation', attestation: Signed<Attestation> }
+  | { kind: 'receipt', receipt: Signed<Receipt> }
+  | { kind: 'heartbeat-summary', summary: HeartbeatSummary }
+  | { kind: 'fraud-proof', proof: Signed<FraudProof> }
+  | { kind: 'usage', usage: VerifiedUsage }
+
+/**
+ * Bodies already decoded, by record: an entry's body is read by verification, standing,
+ * evidence and views in turn, and decoding it each time was a large part of sync's work.
+ */
+const decodedBodies = new WeakMap<LedgerRecord, DecodedBody>()
+
+/** The body of a stored (already verified) entry: decoded, not verified again. */
+export function decodeStoredBody (record: LedgerRecord): DecodedBody {
+  let body = decodedBodies.get(record)
+  if (body == null) {
+    body = decodeBody(record)
+    decodedBodies.set(record, body)
+  }
+  return body
+}
+
+function decodeBody (record: LedgerRecord): DecodedBody {
+  switch (record.kind) {
+    case LedgerEntry.BodyKind.ATTESTATION:
+      return { kind: 'attestation', attestation: storedSigned(record.body, DOMAIN.attestation, (payload) => decodeVerified(Attestation, payload, 'attestation')) }
+    case LedgerEntry.BodyKind.RECEIPT:
+      return { kind: 'receipt', receipt: storedSigned(record.body, DOMAIN.receipt, (payload) => decodeVerified(Receipt, payload, 'receipt')) }
+    case LedgerEntry.BodyKind.HEARTBEAT_SUMMARY:
+      return { kind: 'heartbeat-summary', summary: decodeVerified(HeartbeatSummary, record.body, 'heartbeat summary') }
+    case LedgerEntry.BodyKind.FRAUD_PROOF:
+      return { kind: 'fraud-proof', proof: storedSigned(record.body, DOMAIN.fraudProof, (payload) => decodeVerified(FraudProof, payload, 'fraud proof', LIMITS.fraudProof)) }
+    case LedgerEntry.BodyKind.USAGE:
+      return { kind: 'usage', usage: decodeStoredUsage(record.body) }
+    default:
+      throw new MalformedEntryError(`unknown body kind ${String(record.kind)}`)
+  }
+}
+
+function storedSigned<T> (envelope: Uint8Array, domain: string, decode: (payload: Uint8Array) => T): Signed<T> {
+  const env = decodeVerified(SignedEnvelope, envelope, 'stored envelope')
+  const signer = parseAuthor(env.signer)
+  if (signer == null) throw new MalformedEntryError(`stored ${domain} body has no valid signer`)
+  return { message: decode(env.payload), signer: signer.peerId, hash: messageHash(domain, env.payload), envelope }
+}
+
+const ID_BYTES = 16
+
+/**
+ * Checks an attestation or receipt body: its own envelope verifies, is signed by the entry's
+ * author, and names that author in its provider / renter field. Returns the opened message.
+ */
+export async function verifyJobBody (record: LedgerRecord): Promise<DecodedBody> {
+  const isAttestation = record.kind === LedgerEntry.BodyKind.ATTESTATION
+  const domain = isAttestation ? DOMAIN.attestation : DOMAIN.receipt
+  const bound = envelopeMaxBytes(isAttestation ? MAX_BYTES.attestation : MAX_BYTES.receipt)
+  let opened: OpenedEnvelope
+  try {
+    opened = openEnvelopeUnverified(record.body, { domain, maxBytes: bound })
+  } catch (err) {
+    if (err instanceof EnvelopeError) throw new InvalidBodyError(`${domain} body: ${err.message}`)
+    throw err
+  }
+  // the message is checked while the signature is on the verifier's pool (one await an entry,
+  // not two); a bad signature is still the error reported first, as when it was checked first
+  const signature = verifyOpenedAsync(opened)
+  let body: DecodedBody | undefined
+  let invalid: unknown
+  try {
+    body = checkJobBody(record, opened, isAttestation, domain)
+  } catch (err) {
+    invalid = err
+  }
+  if (!await signature) throw new InvalidBodyError(`${domain} body: ${badSignature(opened).message}`)
+  if (body == null) throw invalid
+  return remember(record, body)
+}
+
+/**
+ * A chain-2 entry's attestation or receipt body (README §7 "Signed heads"): every rule of
+ * verifyJobBody but its envelope's signature, which is the author's and is covered by the
+ * entry's own (or a later entry's) signature over these bytes.
+ */
+export function checkChainedJobBody (record: LedgerRecord): DecodedBody {
+  const isAttestation = record.kind === LedgerEntry.BodyKind.ATTESTATION
+  const domain = isAttestation ? DOMAIN.attestation : DOMAIN.receipt
+  let opened: OpenedEnvelope
+  try {
+    opened = openEnvelopeUnverified(record.body, { domain, maxBytes: envelopeMaxBytes(isAttestation ? MAX_BYTES.attestation : MAX_BYTES.receipt) })
+  } catch (err) {
+    if (err instanceof EnvelopeError) throw new InvalidBodyError(`${domain} body: ${err.message}`)
+    throw err
+  }
+  return remember(record, checkJobBody(record, opened, isAttestation, domain))
+}
+
+/** An attestation's or receipt's message, checked against its entry; its envelope's signature aside. */
+function checkJobBody (record: LedgerRecord, opened: OpenedEnvelope, isAttestation: boolean, domain: string): DecodedBody {
+  if (!equals(opened.signer.toMultihash().bytes, record.author)) throw new InvalidBodyError(`${domain} body signed by ${opened.signer.toString()}, not by the entry's author`)
+  // the hash only when read (once): verification alone never needs it
+  let hash: Uint8Array | undefined
+  const signed = <T>(message: T): Signed<T> => ({ message, signer: opened.signer, get hash () { return (hash ??= messageHash(domain, opened.payload)) }, envelope: record.body })
+  try {
+    if (isAttestation) {
+      const attestation = decodeBounded(Attestation, opened.payload, 'attestation', MAX_BYTES.attestation)
+      if (!equals(attestation.provider, record.author)) throw new InvalidBodyError('attestation names another provider than its author')
+      if (attestation.jobId.length !== ID_BYTES) throw new InvalidBodyError('attestation job id is not 16 bytes')
+      if (parseAuthor(attestation.renter) == null) throw new InvalidBodyError('attestation renter is not a peer id')
+      return { kind: 'attestation', attestation: signed(attestation) }
+    }
+    const receipt = decodeBounded(Receipt, opened.payload, 'receipt', MAX_BYTES.receipt)
+    if (!equals(receipt.renter, record.author)) throw new InvalidBodyError('receipt names another renter than its author')
+    if (receipt.jobId.length !== ID_BYTES) throw new InvalidBodyError('receipt job id is not 16 bytes')
+    if (parseAuthor(receipt.provider) == null) throw new InvalidBodyError('receipt provider is not a peer id')
+    if (receipt.attestationHash.length !== HASH_BYTES) throw new InvalidBodyError('receipt attestation hash is not 32 bytes')
+    if (!Object.values(Receipt.Outcome).includes(receipt.outcome) || receipt.outcome === Receipt.Outcome.OUTCOME_UNSPECIFIED) throw new InvalidBodyError('receipt has no known outcome')
+    if (receipt.receivedOutputDigest.length !== 0 && receipt.receivedOutputDigest.length !== HASH_BYTES) throw new InvalidBodyError('receipt received output digest is not 32 bytes')
+    // the claim rests on the digest the renter received (reputation compares it with the attested one)
+    if (receipt.outcome === Receipt.Outcome.BAD_OUTPUT && receipt.receivedOutputDigest.length === 0) throw new InvalidBodyError('BAD_OUTPUT receipt without the received output digest')
+    return { kind: 'receipt', receipt: signed(receipt) }
+  } catch (err) {
+    if (err instanceof InvalidBodyError) throw err
+    throw new InvalidBodyError(err instanceof Error ? err.message : String(err))
+  }
+}
+
+/** A verified body, kept for the readers that follow (decodeStoredBody). */
+function remember (record: LedgerRecord, body: DecodedBody): DecodedBody {
+  decodedBodies.set(record, body)
+  return body
+}
+
+/** A heartbeat summary must decode and be internally consistent. */
+export function verifySummaryBody (record: LedgerRecord): HeartbeatSummary {
+  let summary: HeartbeatSummary
+  try {
+    summary = decodeBounded(HeartbeatSummary, record.body, 'heartbeat summary', MAX_BYTES.heartbeatSummary)
+  } catch (err) {
+    throw new InvalidBodyError(err instanceof Error ? err.message : String(err))
+  }
+  if (summary.periodEnd <= summary.periodStart) throw new InvalidBodyError('heartbeat summary period ends before it starts')
+  if (summary.availableMs > summary.periodEnd - summary.periodStart) throw new InvalidBodyError('heartbeat summary available time exceeds its period')
+  if (summary.upMs > summary.availableMs) throw new InvalidBodyError('heartbeat summary up time exceeds its available time')
+  if (summary.busyPpm > 1_000_000) throw new InvalidBodyError('heartbeat summary busy ppm exceeds 1 000 000')
+  if (Number(summary.periodEnd) > record.time + MAX_CLOCK_SKEW_MS) throw new InvalidBodyError('heartbeat summary covers a period after its entry')
+  return summary
+}
+
+/**
+ * A usage body: a co-signed statement that passes every rule (usage/statement.ts), both signatures
+ * verified, authored by its provider or its renter, its interval ended by the entry's time.
+ */
+export async function verifyUsageBody (record: LedgerRecord, maxSkewMs = MAX_CLOCK_SKEW_MS): Promise<VerifiedUsage> {
+  const usage = await openCoSignedUsage(record.body, { author: record.author, entryTime: record.time, maxSkewMs })
+  remember(record, { kind: 'usage', usage })
+  return usage
+}

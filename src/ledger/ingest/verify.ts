@@ -1,0 +1,178 @@
+import { MAX_CLOCK_SKEW_MS } from '../../../protocols/codec.js'
+import { checkChainedJobBody, verifyJobBody, verifySummaryBody, verifyUsageBody } from '../entries/body.js'
+import { equals } from 'uint8arrays/equals'
+import { chainOrderError, checkEntryTime, decodeEntryEnvelope, entryRecord, entrySignatureError, LedgerEntry, timeOrderError, type LedgerRecord } from '../entries/entry.js'
+import { BrokenChainError, EntrySignatureError, InvalidBodyError, LedgerEntryError } from '../errors.js'
+import { verifyOpenedAsync, type OpenedEnvelope } from '../../identity/index.js'
+import { verifyFraudProof, type VerifiedFraudProof } from '../entries/fraud.js'
+
+export interface VerifyEntryOptions {
+  /** the local clock, unix ms (default Date.now()) */
+  now?: number
+  /** how far ahead of `now` an entry's time may be (default 30 s) */
+  maxSkewMs?: number
+  /** false when the envelope signature was already verified (by the gossip router) */
+  checkSignature?: boolean
+}
+
+export interface VerifiedEntry {
+  record: LedgerRecord
+  /** set when the body is a fraud proof that verified: the author it slashes */
+  slashes?: VerifiedFraudProof
+  /**
+   * false when the entry's own signature was not checked: a chain-2 entry of a range that a
+   * later entry's signature covers (verifyRange). A fraud proof needs it checked.
+   */
+  signed?: boolean
+}
+
+/**
+ * Every check an entry from the network must pass before it may join a feed, except the
+ * chain check (which needs the held feed: ingest.ts): envelope, signature, author, time, body
+ * size, and the body itself (inner envelopes signed by the author, fraud-proof evidence re-checked).
+ * Throws a LedgerEntryError subclass.
+ */
+export async function verifyEntry (bytes: Uint8Array, opts: VerifyEntryOptions = {}): Promise<VerifiedEntry> {
+  const opened = decodeEntryEnvelope(bytes)
+  // the entry's signature and an attestation's or receipt's own run at once on the thread
+  // pool (sync verifies thousands); the errors keep their order: signature, shape, time, body
+  const signature = opts.checkSignature === false ? undefined : verifyOpenedAsync(opened)
+  signature?.catch(() => {})
+  let record: LedgerRecord
+  try {
+    record = entryRecord(bytes, opened)
+  } catch (err) {
+    await checkSigned(opened, signature)
+    throw err
+  }
+  const skew = opts.maxSkewMs ?? MAX_CLOCK_SKEW_MS
+  // one signature in the body, checked beside the entry's; a fraud proof (several, and
+  // costlier) only once the entry is known to be its author's
+  const jobBody = isJobBody(record) ? settle(record.chain === 2 ? Promise.resolve().then(() => checkChainedJobBody(record)) : verifyJobBody(record)) : undefined
+  await checkSigned(opened, signature)
+  checkEntryTime(record, opts.now ?? Date.now(), skew)
+  if (jobBody != null) {
+    const outcome = await jobBody
+    if (outcome.error != null) throw outcome.error
+    return { record }
+  }
+  return { record, slashes: await verifyBody(record, skew) }
+}
+
+async function checkSigned (opened: OpenedEnvelope, signature: Promise<boolean> | undefined): Promise<void> {
+  if (signature != null && !await signature) throw entrySignatureError(opened)
+}
+
+function isJobBody (record: LedgerRecord): boolean {
+  return record.kind === LedgerEntry.BodyKind.ATTESTATION || record.kind === LedgerEntry.BodyKind.RECEIPT
+}
+
+/** A promise's outcome, never rejecting: read only after the entry's own checks. */
+function settle (p: Promise<unknown>): Promise<{ error?: unknown }> {
+  return p.then(() => ({}), (error: unknown) => ({ error }))
+}
+
+async function verifyBody (record: LedgerRecord, maxSkewMs: number): Promise<VerifiedFraudProof | undefined> {
+  switch (record.kind) {
+    case LedgerEntry.BodyKind.ATTESTATION:
+    case LedgerEntry.BodyKind.RECEIPT:
+      if (record.chain === 2) checkChainedJobBody(record)
+      else await verifyJobBody(record)
+      return undefined
+    case LedgerEntry.BodyKind.HEARTBEAT_SUMMARY:
+      verifySummaryBody(record)
+      return undefined
+    case LedgerEntry.BodyKind.USAGE:
+      await verifyUsageBody(record, maxSkewMs)
+      return undefined
+    case LedgerEntry.BodyKind.FRAUD_PROOF:
+      return await verifyFraudProof(record.body, { builder: record.authorId, entryTime: record.time, maxSkewMs })
+    default:
+      throw new InvalidBodyError(`unknown body kind ${String(record.kind)}`)
+  }
+}
+
+/** Entries verified at once: their signatures go to the verifier's workers together (verify-pool.ts), a sync batch at a time. */
+const VERIFY_CONCURRENCY = 256
+
+/** verifyEntry of each envelope, many at once; an entry's LedgerEntryError is its result, in order. */
+export async function verifyEntries (envelopes: readonly Uint8Array[], opts: VerifyEntryOptions): Promise<Array<VerifiedEntry | LedgerEntryError>> {
+  const out = new Array<VerifiedEntry | LedgerEntryError>(envelopes.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < envelopes.length) {
+      const i = next++
+      try {
+        out[i] = await verifyEntry(envelopes[i], opts)
+      } catch (err) {
+        if (!(err instanceof LedgerEntryError)) throw err
+        out[i] = err
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(VERIFY_CONCURRENCY, envelopes.length) }, worker))
+  return out
+}
+
+/** What a range of one author's feed must be: the author asked for and the first seq (sync asks for both). */
+export interface RangeExpectation {
+  author: Uint8Array
+  fromSeq: number
+}
+
+/**
+ * A range of one author's feed, verified as a whole (README §7 "Signed heads"): every entry's
+ * shape, author, seq (contiguous from `fromSeq`), links (each entry's prev_hash names the one
+ * before it), chain order, time and body; then signatures: a chain-1 entry's own (and its
+ * body's), and of the chain-2 entries only the last one's, which covers every byte of those
+ * before it through the links. Anything wrong refuses the whole range: every item is that
+ * error. The first entry's link to the feed we hold is the ingest step's to check (ingest.ts).
+ */
+export async function verifyRange (envelopes: readonly Uint8Array[], expect: RangeExpectation, opts: VerifyEntryOptions = {}): Promise<Array<VerifiedEntry | LedgerEntryError>> {
+  try {
+    const verified = await verifyRangeWhole(envelopes, expect, opts)
+    // two entries for one seq are no chain, but may prove an equivocation: each is checked on its own
+    return verified ?? await verifyEntries(envelopes, opts)
+  } catch (err) {
+    if (!(err instanceof LedgerEntryError)) throw err
+    return envelopes.map(() => err)
+  }
+}
+
+/** The range's entries verified as a whole; undefined when two of them name one seq (verifyRange checks those one by one). */
+async function verifyRangeWhole (envelopes: readonly Uint8Array[], expect: RangeExpectation, opts: VerifyEntryOptions): Promise<VerifiedEntry[] | undefined> {
+  const now = opts.now ?? Date.now()
+  const skew = opts.maxSkewMs ?? MAX_CLOCK_SKEW_MS
+  const opened = envelopes.map(bytes => decodeEntryEnvelope(bytes))
+  const records = envelopes.map((bytes, i) => entryRecord(bytes, opened[i] as OpenedEnvelope))
+  const seqs = new Set(records.map(r => r.seq))
+  if (seqs.size < records.length && records.every(r => equals(r.author, expect.author))) return undefined
+  let last = -1
+  for (const [i, record] of records.entries()) {
+    const where = `range entry ${i} (seq ${record.seq})`
+    if (!equals(record.author, expect.author)) throw new BrokenChainError(`${where} is of another author than the range asked for`)
+    if (record.seq !== expect.fromSeq + i) throw new BrokenChainError(`${where}: the range is not contiguous from seq ${expect.fromSeq}`)
+    const before = records[i - 1]
+    if (before != null) {
+      if (!equals(record.prevHash, before.hash)) throw new BrokenChainError(`${where} does not follow the entry before it: the range does not hash to its signed head`)
+      const back = chainOrderError(record, before) ?? timeOrderError(record, before.time)
+      if (back != null) throw back
+    }
+    checkEntryTime(record, now, skew)
+    if (record.chain === 2) last = i
+  }
+  // signatures: each chain-1 entry's own, and the last chain-2 entry's for every chain-2 one
+  const checks = records.map((record, i) => record.chain === 1 || i === last ? verifyOpenedAsync(opened[i] as OpenedEnvelope) : undefined)
+  for (const c of checks) c?.catch(() => {})
+  for (const [i, check] of checks.entries()) {
+    if (check != null && !await check) {
+      const err = entrySignatureError(opened[i] as OpenedEnvelope)
+      throw i === last ? new EntrySignatureError(`${err.message}: the range's signed head does not verify, so nothing in it is taken`) : err
+    }
+  }
+  const out: VerifiedEntry[] = []
+  for (const [i, record] of records.entries()) {
+    out.push({ record, slashes: await verifyBody(record, skew), signed: checks[i] != null })
+  }
+  return out
+}

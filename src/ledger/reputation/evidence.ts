@@ -1,0 +1,228 @@
+/**
+ * The facts reputation needs (reputation.ts), collected from ledger entries: attestations,
+ * receipts paired with them under the receipt rules (entries/receipt-rules.ts), uptime summaries,
+ * co-signed usage statements (by statement hash: the copies in both parties' feeds are one) and
+ * equivocation slashes. Adding the same entries in any order gives the same facts; adding one
+ * twice changes nothing.
+ */
+
+import { equals } from 'uint8arrays/equals'
+import { type JobStatus, type Receipt } from '../../../protocols/job.js'
+import { toHex } from '../../common/index.js'
+import { decodeStoredBody } from '../entries/body.js'
+import { FraudProof, parseAuthor, type LedgerRecord } from '../entries/entry.js'
+import { judgeReceipt } from '../entries/receipt-rules.js'
+import type { VerifiedUsage } from '../usage/statement.js'
+
+export interface AttestationFact {
+  hash: string
+  provider: string
+  renter: Uint8Array
+  jobId: Uint8Array
+  preemptible: boolean
+  status: JobStatus
+  exitCode: number
+  outputDigest: Uint8Array
+  startedAt: number
+  endedAt: number
+  /** GPUs the job ran on: the attestation's `gpus`, or 1 (its one `gpu`) */
+  gpus: number
+  /** time of the earliest entry carrying this attestation */
+  entryTime: number
+}
+
+export interface ReceiptFact {
+  /** the receipt entry's hash, for a deterministic choice between duplicates */
+  entryHash: string
+  renter: string
+  renterBytes: Uint8Array
+  provider: string
+  attestationHash: string
+  jobId: Uint8Array
+  outcome: Receipt.Outcome
+  receivedOutputDigest: Uint8Array
+  pricePaidMicroUsd: bigint
+  /** the receipt entry's seq in its renter's feed: the first one counts */
+  seq: number
+  time: number
+}
+
+export interface SummaryFact {
+  periodStart: number
+  periodEnd: number
+  availableMs: number
+  upMs: number
+  busyPpm: number
+}
+
+/**
+ * The facts reputation needs, collected from ledger entries. Adding the same entries in any
+ * order gives the same facts; adding one twice changes nothing.
+ */
+export class ReputationEvidence {
+  private readonly attestations = new Map<string, AttestationFact>()
+  private readonly receiptsByProvider = new Map<string, Map<string, ReceiptFact>>()
+  private readonly summaries = new Map<string, Map<string, SummaryFact>>()
+  private readonly slashedSet = new Set<string>()
+  private readonly usage = new Map<string, Map<string, VerifiedUsage>>()
+  private readonly known = new Set<string>()
+  /** bumped whenever facts about a provider change, for caches */
+  private readonly versions = new Map<string, number>()
+
+  /** Adds one stored (verified) entry. */
+  add (record: LedgerRecord): void {
+    const key = toHex(record.hash)
+    if (this.known.has(key)) return
+    this.known.add(key)
+    const body = decodeStoredBody(record)
+    switch (body.kind) {
+      case 'attestation': {
+        const a = body.attestation.message
+        const hash = toHex(body.attestation.hash)
+        // the same attestation in two entries: the earliest entry dates it, whatever the order seen
+        const held = this.attestations.get(hash)
+        if (held != null) {
+          if (record.time < held.entryTime) held.entryTime = record.time
+          this.touch(record.authorId)
+          break
+        }
+        this.attestations.set(hash, {
+          hash,
+          provider: record.authorId,
+          renter: a.renter,
+          jobId: a.jobId,
+          preemptible: a.preemptible,
+          status: a.status,
+          exitCode: a.exitCode,
+          outputDigest: a.outputDigest,
+          startedAt: Number(a.startedAt),
+          endedAt: Number(a.endedAt),
+          gpus: Math.max(1, a.gpus.length),
+          entryTime: record.time
+        })
+        this.touch(record.authorId)
+        break
+      }
+      case 'receipt': {
+        const r = body.receipt.message
+        const provider = parseAuthor(r.provider)?.id
+        if (provider == null) return
+        let map = this.receiptsByProvider.get(provider)
+        if (map == null) this.receiptsByProvider.set(provider, map = new Map())
+        map.set(key, {
+          entryHash: key,
+          renter: record.authorId,
+          renterBytes: record.author,
+          provider,
+          attestationHash: toHex(r.attestationHash),
+          jobId: r.jobId,
+          outcome: r.outcome,
+          receivedOutputDigest: r.receivedOutputDigest,
+          pricePaidMicroUsd: r.pricePaidMicroUsd,
+          seq: record.seq,
+          time: record.time
+        })
+        this.touch(provider)
+        break
+      }
+      case 'heartbeat-summary': {
+        const s = body.summary
+        let map = this.summaries.get(record.authorId)
+        if (map == null) this.summaries.set(record.authorId, map = new Map())
+        map.set(key, {
+          periodStart: Number(s.periodStart),
+          periodEnd: Number(s.periodEnd),
+          availableMs: Number(s.availableMs),
+          upMs: Math.min(Number(s.upMs), Number(s.availableMs), s.heartbeatsSent * s.intervalMs),
+          busyPpm: s.busyPpm
+        })
+        this.touch(record.authorId)
+        break
+      }
+      case 'usage': {
+        const v = body.usage
+        let map = this.usage.get(v.providerId)
+        if (map == null) this.usage.set(v.providerId, map = new Map())
+        if (!map.has(v.hash)) {
+          map.set(v.hash, v)
+          this.touch(v.providerId)
+        }
+        break
+      }
+      case 'fraud-proof': {
+        // only equivocation slashes (a store from before protocol v2 may hold other kinds)
+        if (body.proof.message.kind !== FraudProof.Kind.EQUIVOCATION) break
+        const accused = parseAuthor(body.proof.message.accused)?.id
+        if (accused != null) {
+          this.slashedSet.add(accused)
+          this.touch(accused)
+        }
+        break
+      }
+    }
+  }
+
+  isSlashed (peerId: string): boolean {
+    return this.slashedSet.has(peerId)
+  }
+
+  version (peerId: string): number {
+    return this.versions.get(peerId) ?? 0
+  }
+
+  /** Providers with any jobs or summaries, sorted. */
+  providers (): string[] {
+    const ids = new Set<string>([...this.receiptsByProvider.keys(), ...this.summaries.keys(), ...this.slashedSet, ...this.usage.keys()])
+    for (const a of this.attestations.values()) ids.add(a.provider)
+    return [...ids].sort()
+  }
+
+  /**
+   * The paired jobs of `provider`: each attestation with the first receipt (in its renter's
+   * feed order) that agrees with it.
+   */
+  jobsOf (provider: string): Array<{ attestation: AttestationFact, receipt: ReceiptFact }> {
+    const chosen = new Map<string, ReceiptFact>()
+    for (const r of this.receiptsByProvider.get(provider)?.values() ?? []) {
+      const a = this.attestations.get(r.attestationHash)
+      if (a == null || a.provider !== provider || !equals(a.renter, r.renterBytes) || !equals(a.jobId, r.jobId)) continue
+      if (judgeReceipt(a, r) !== 'counts') continue
+      // one renter per attestation, so the seqs are of one feed; equal seqs (an equivocation) by hash
+      const held = chosen.get(r.attestationHash)
+      if (held == null || r.seq < held.seq || (r.seq === held.seq && r.entryHash < held.entryHash)) chosen.set(r.attestationHash, r)
+    }
+    return [...chosen.values()]
+      .map(receipt => ({ attestation: this.attestations.get(receipt.attestationHash) as AttestationFact, receipt }))
+      .sort((x, y) => x.receipt.time - y.receipt.time || (x.receipt.entryHash < y.receipt.entryHash ? -1 : 1))
+  }
+
+  /** The distinct co-signed usage statements naming `provider` (which of them count: usage/book.ts). */
+  usageOf (provider: string): VerifiedUsage[] {
+    return [...(this.usage.get(provider)?.values() ?? [])]
+  }
+
+  /** Non-overlapping heartbeat summaries of `provider`, by period start. */
+  summariesOf (provider: string): SummaryFact[] {
+    const all = [...(this.summaries.get(provider)?.values() ?? [])]
+      .sort((a, b) => a.periodStart - b.periodStart || a.periodEnd - b.periodEnd || a.upMs - b.upMs)
+    const out: SummaryFact[] = []
+    let end = -Infinity
+    for (const s of all) {
+      if (s.periodStart < end) continue
+      out.push(s)
+      end = s.periodEnd
+    }
+    return out
+  }
+
+  private touch (peerId: string): void {
+    this.versions.set(peerId, (this.versions.get(peerId) ?? 0) + 1)
+  }
+}
+
+/** Facts from a list of stored entries. */
+export function collectEvidence (records: Iterable<LedgerRecord>): ReputationEvidence {
+  const evidence = new ReputationEvidence()
+  for (const record of records) evidence.add(record)
+  return evidence
+}

@@ -1,0 +1,59 @@
+/**
+ * The sync protocol /idlegrid/ledger/sync/4.0.0: one length-prefixed SyncRequest, one
+ * SyncResponse per stream (protocols/README.md §7), over node's request-response helper,
+ * which bounds frame sizes and time and never throws into libp2p. This file adds the
+ * messages' bounded decoding and the protocol's limits.
+ */
+
+import { decodeBounded, LIMITS, MAX_BYTES } from '../../../protocols/codec.js'
+import { PROTOCOL } from '../../../protocols/ids.js'
+import { SyncRequest, SyncResponse } from '../../../protocols/ledger.js'
+import { requestOnce, RequestResponseError, serveOnce } from '../../node/index.js'
+import { SyncProtocolError } from '../errors.js'
+import type { Logger, PeerId } from '@libp2p/interface'
+import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
+
+export { SyncRequest, SyncResponse }
+
+/** Most entries in one range response (protocols/README.md). */
+export const MAX_RANGE_ENTRIES = 256
+/** Entries bytes in one response, leaving room for framing within the 4 MiB bound. */
+export const MAX_RANGE_BYTES = MAX_BYTES.syncResponse - 64 * 1024
+/** Most heads in one response (one page; the client asks for the next after the last author). */
+export const MAX_HEADS = 10_000
+
+/**
+ * Sends one request to a connected `peer` and returns its decoded response. A late, missing
+ * or undecodable answer is a SyncProtocolError; a stream that could not be opened or broke
+ * stays the RequestResponseError it is.
+ */
+export async function syncRequest (connectionManager: ConnectionManager, peer: PeerId, request: SyncRequest, signal: AbortSignal): Promise<SyncResponse> {
+  let response: Uint8Array
+  try {
+    response = await requestOnce(connectionManager, peer, { protocol: PROTOCOL.ledgerSync, request: SyncRequest.encode(request), maxResponseBytes: MAX_BYTES.syncResponse, signal })
+  } catch (err) {
+    if (err instanceof RequestResponseError && err.reason === 'timeout') throw new SyncProtocolError(`sync with ${peer.toString()} timed out`, { cause: err })
+    if (err instanceof RequestResponseError && err.reason === 'no-response') throw new SyncProtocolError(`${peer.toString()} closed the sync stream without answering`, { cause: err })
+    throw err
+  }
+  try {
+    return decodeBounded(SyncResponse, response, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)
+  } catch (err) {
+    throw new SyncProtocolError(err instanceof Error ? err.message : String(err), { cause: err })
+  }
+}
+
+export type SyncHandler = (request: SyncRequest, remote: PeerId, signal: AbortSignal) => Promise<SyncResponse>
+
+/** Serves the sync protocol: each stream's one bounded request answered by `handler`. */
+export async function serveSync (registrar: Registrar, timeoutMs: number, handler: SyncHandler, log: Logger): Promise<void> {
+  await serveOnce(registrar, PROTOCOL.ledgerSync, async (bytes, remote, signal) => {
+    let request: SyncRequest
+    try {
+      request = decodeBounded(SyncRequest, bytes, 'sync request', MAX_BYTES.syncRequest)
+    } catch (err) {
+      throw new SyncProtocolError(err instanceof Error ? err.message : String(err), { cause: err })
+    }
+    return SyncResponse.encode(await handler(request, remote, signal))
+  }, { maxRequestBytes: MAX_BYTES.syncRequest, timeoutMs, log })
+}
