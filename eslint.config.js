@@ -42,8 +42,6 @@ export default [
   {
     // more than four things to pass: one options object (or `(components, init)`), named at the call
     files: ['src/**/*.ts'],
-    // ledger/, market/ and exec/ still have positional lists (issue 42 item 3): they come off this list as they are converted
-    ignores: ['src/ledger/**', 'src/market/**', 'src/exec/**'],
     rules: { 'max-params': ['error', 4] }
   }
 ]
