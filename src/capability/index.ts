@@ -30,7 +30,7 @@ export { RecordCache } from './record/record-cache.js'
 export type { DiscoveredProvider, DiscoveryResult } from './discovery/discovery.js'
 
 // services
-export { capabilityServices } from './services.js'
+export { capabilityServices } from './role-services.js'
 export { CAPABILITY_SERVICE, CAPABILITY_CAPABILITY } from './advertising/advertiser.js'
 export type { CapabilityAdvertiser } from './advertising/advertiser.js'
 export { DISCOVERY_SERVICE } from './discovery/discovery-service.js'

@@ -12,7 +12,7 @@
  *  - runners/  how a job runs on the provider: process (launcher, cgroups, users) or docker
  *  - shared/   the job stream's framing, file digests and the signed attestation / receipt
  */
-export { execServices } from './services.js'
+export { execServices } from './role-services.js'
 export { RUNNER_KINDS, planJobUser, defaultWorkRoot, checkWorkRootOutside } from './runners/index.js'
 export type { RunnerKind, DockerSettings } from './runners/index.js'
 export { DEFAULT_MAX_SHM_MIB } from './runners/index.js'

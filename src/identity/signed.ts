@@ -19,9 +19,8 @@ export interface Signed<T> {
   envelope: Uint8Array
 }
 
-/** Encodes and signs `message` under `domain`. */
-// eslint-disable-next-line max-params -- market/ and exec/ still call it positionally; an options object when they are converted (issue 42 item 3)
-export function sealSigned<T> (key: Ed25519PrivateKey, signer: PeerId, domain: string, encode: (message: T) => Uint8Array, message: T): Signed<T> {
+/** Encodes and signs `message` under `domain`, as `signer` (its key and peer id). */
+export function sealSigned<T> ({ key, peerId: signer }: { key: Ed25519PrivateKey, peerId: PeerId }, domain: string, encode: (message: T) => Uint8Array, message: T): Signed<T> {
   const payload = encode(message)
   const envelope = sealEnvelope(key, signer, domain, payload)
   return { message, signer, hash: messageHash(domain, payload), envelope }

@@ -26,7 +26,7 @@ export type { VerifiedAward } from './shared/award-check.js'
 export type { AuctionEvent, AuctionReport, BidRow } from './renter/auction-report.js'
 
 // services
-export { marketServices } from './services.js'
+export { marketServices } from './role-services.js'
 export { followMarketLog } from './provider/market-log.js'
 export { MARKET_PROVIDER_SERVICE, MARKET_PROVIDER_CAPABILITY } from './provider/provider-service.js'
 export type { MarketProviderService } from './provider/provider-service.js'

@@ -3,7 +3,7 @@
  * providers beside batch jobs; a renter's deployment keeps its replicas at size and a gateway
  * routes each HTTP request to one of them over /idlegrid/serve/1.1.0.
  */
-export { serveServices } from './services.js'
+export { serveServices } from './role-services.js'
 export { ServeHost } from './host.js'
 export { SERVE_HOST_SERVICE } from './service.js'
 export { isForwardError, isUsageError } from './errors.js'

@@ -5,7 +5,7 @@
  */
 export { SUBMIT_SERVICE } from './service.js'
 export type { SubmitComponents, SubmitEvent, SubmitStart } from './service.js'
-export { submitServices } from './services.js'
+export { submitServices } from './role-services.js'
 export { noPeers, SubmitError } from './errors.js'
 export type { ReceiptLedger } from './summary.js'
 export { checkSubmission } from './payload.js'

@@ -18,7 +18,7 @@ import { DISCOVERY_SERVICE, type CapabilityDiscovery } from '../../src/capabilit
 import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy/policy.js'
 import { providerProfile, type ProviderProfile } from '../../src/capability/policy/profile.js'
-import { capabilityServices } from '../../src/capability/services.js'
+import { capabilityServices } from '../../src/capability/role-services.js'
 import { join } from 'node:path'
 import { indexCid, type IndexKey } from '../../src/capability/discovery/index-keys.js'
 import { indexKeysFor } from '../../src/capability/discovery/discovery-filters.js'

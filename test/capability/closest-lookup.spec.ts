@@ -9,7 +9,7 @@ import { askProvidersWith, compareDistance, kadIdOfCid, kadIdOfPeer, parseProvid
 import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy/policy.js'
 import { providerProfile } from '../../src/capability/policy/profile.js'
-import { capabilityServices } from '../../src/capability/services.js'
+import { capabilityServices } from '../../src/capability/role-services.js'
 import { CAPABILITY_SERVICE, capabilityAdvertiser, type CapabilityAdvertiser } from '../../src/capability/advertising/advertiser.js'
 import { join } from 'node:path'
 import { resolveConfig } from '../../src/config/index.js'

@@ -10,7 +10,7 @@ import { parsePolicy } from '../../src/capability/policy/policy.js'
 import { providerProfile, type ProviderProfile } from '../../src/capability/policy/profile.js'
 import { buildCapabilityRecord, sealCapabilityRecord, openCapabilityRecord } from '../../src/capability/record/record.js'
 import { capabilityKey } from '../../src/capability/record/record-key.js'
-import { capabilityServices } from '../../src/capability/services.js'
+import { capabilityServices } from '../../src/capability/role-services.js'
 import { startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 

@@ -22,7 +22,7 @@ import { MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../../src/m
 import type { AcceptedJob, AcceptVerdict } from '../../src/market/provider/provider-events.js'
 import { MARKET_RENTER_SERVICE, type MarketRenterService } from '../../src/market/renter/renter-service.js'
 import { neutralReputation } from '../../src/market/shared/reputation.js'
-import { marketServices } from '../../src/market/services.js'
+import { marketServices } from '../../src/market/role-services.js'
 import { LEDGER_SERVICE } from '../../src/ledger/index.js'
 import { requestOnce, type IdlegridNode } from '../../src/node/index.js'
 import { AcceptRequest, BidsAuditResponse } from '../../protocols/market.js'

@@ -104,7 +104,7 @@ export function sealCapabilityRecord (privateKey: Ed25519PrivateKey, peerId: Pee
     }
     return payload
   }
-  return sealSigned(privateKey, peerId, DOMAIN.capability, encode, record)
+  return sealSigned({ key: privateKey, peerId }, DOMAIN.capability, encode, record)
 }
 
 export interface OpenRecordOptions {

@@ -61,7 +61,7 @@ export function signAttestation (key: Ed25519PrivateKey, provider: PeerId, f: At
     preemptible: f.preemptible,
     gpus: fingerprints.length > 1 ? fingerprints : []
   }
-  return sealSigned(key, provider, DOMAIN.attestation, Attestation.encode, message)
+  return sealSigned({ key, peerId: provider }, DOMAIN.attestation, Attestation.encode, message)
 }
 
 export interface AttestationExpectation {
@@ -116,7 +116,7 @@ export function signReceipt (key: Ed25519PrivateKey, renter: PeerId, f: ReceiptF
     createdAt: BigInt(f.createdAt ?? Date.now()),
     receivedOutputDigest: f.receivedOutputDigest
   }
-  return sealSigned(key, renter, DOMAIN.receipt, Receipt.encode, message)
+  return sealSigned({ key, peerId: renter }, DOMAIN.receipt, Receipt.encode, message)
 }
 
 /** Verifies a receipt envelope from the renter against the attestation it answers. */

@@ -80,23 +80,23 @@ export function peerIdFromBytes (bytes: Uint8Array): PeerId {
 }
 
 export function signJobRequest (key: Ed25519PrivateKey, signer: PeerId, job: JobRequest): Signed<JobRequest> {
-  return sealSigned(key, signer, DOMAIN.jobRequest, JobRequest.encode, job)
+  return sealSigned({ key, peerId: signer }, DOMAIN.jobRequest, JobRequest.encode, job)
 }
 
 export function signBid (key: Ed25519PrivateKey, signer: PeerId, bid: Bid): Signed<Bid> {
-  return sealSigned(key, signer, DOMAIN.bid, Bid.encode, bid)
+  return sealSigned({ key, peerId: signer }, DOMAIN.bid, Bid.encode, bid)
 }
 
 export function signAward (key: Ed25519PrivateKey, signer: PeerId, award: Award): Signed<Award> {
-  return sealSigned(key, signer, DOMAIN.award, Award.encode, award)
+  return sealSigned({ key, peerId: signer }, DOMAIN.award, Award.encode, award)
 }
 
 export function signAcceptResponse (key: Ed25519PrivateKey, signer: PeerId, response: AcceptResponse): Signed<AcceptResponse> {
-  return sealSigned(key, signer, DOMAIN.accept, AcceptResponse.encode, response)
+  return sealSigned({ key, peerId: signer }, DOMAIN.accept, AcceptResponse.encode, response)
 }
 
 export function signDecline (key: Ed25519PrivateKey, signer: PeerId, decline: Decline): Signed<Decline> {
-  return sealSigned(key, signer, DOMAIN.decline, Decline.encode, decline)
+  return sealSigned({ key, peerId: signer }, DOMAIN.decline, Decline.encode, decline)
 }
 
 /** The envelope bytes of an envelope the gossip router opened (the signature covers domain and payload only). */
