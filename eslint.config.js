@@ -16,6 +16,20 @@ export default [
   { ignores: ['dist/**', 'node_modules/**', ...generatedProtocols, 'bench-results/**', 'build/**'] },
   ...neostandard({ ts: true }),
   {
+    // issue 42: 120 columns; what cannot be broken (a string, a template, a regular expression, a URL) may run
+    // past. `node scripts/fit-columns.mjs --write <files>` fixes the rest.
+    rules: {
+      '@stylistic/max-len': ['error', {
+        code: 120,
+        ignoreUrls: true,
+        ignoreStrings: true,
+        ignoreTemplateLiterals: true,
+        ignoreRegExpLiterals: true,
+        ignoreComments: false
+      }]
+    }
+  },
+  {
     files: ['**/*.ts'],
     languageOptions: {
       parser: tseslint.parser,

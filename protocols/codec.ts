@@ -56,7 +56,13 @@ export type WireLimits<T> = NonNullable<DecodeOptions<T>['limits']>
  * message (2^32 or more always does) is malformed, not truncated to 32 bits as protons would.
  * Throws WireDecodeError ('oversized' or 'malformed'); never anything else.
  */
-export function decodeBounded<T> (codec: WireDecoder<T>, bytes: Uint8Array | Uint8ArrayList, what: string, maxBytes: number, limits?: WireLimits<T>): T {
+export function decodeBounded<T> (
+  codec: WireDecoder<T>,
+  bytes: Uint8Array | Uint8ArrayList,
+  what: string,
+  maxBytes: number,
+  limits?: WireLimits<T>
+): T {
   if (bytes.byteLength > maxBytes) {
     throw new WireDecodeError('oversized', what, `${what} of ${bytes.byteLength} bytes exceeds the ${maxBytes}-byte bound`)
   }

@@ -13,7 +13,10 @@ export const PROTOCOL = {
   explain: '/idlegrid/explain/1.0.0',
   /** job transfer and execution stream */
   job: '/idlegrid/job/1.0.0',
-  /** the same stream where the provider answers a Start with what its input cache holds (Held), and the renter sends only the rest */
+  /**
+   * the same stream where the provider answers a Start with what its input cache holds (Held), and
+   * the renter sends only the rest
+   */
   jobCached: '/idlegrid/job/1.1.0',
   /** award acceptance */
   accept: '/idlegrid/accept/1.0.0',
@@ -21,7 +24,10 @@ export const PROTOCOL = {
   bid: '/idlegrid/bid/1.0.0',
   /** the bids an award was chosen from, served by its renter to anyone holding the award */
   bidsAudit: '/idlegrid/bids-audit/1.0.0',
-  /** ledger head exchange and range pulls (2: only equivocation proofs, receipt and feed-time rules; 3: USAGE bodies; 4: chain-2 entries, ranges under one signature) */
+  /**
+   * ledger head exchange and range pulls (2: only equivocation proofs, receipt and feed-time rules;
+   * 3: USAGE bodies; 4: chain-2 entries, ranges under one signature)
+   */
   ledgerSync: '/idlegrid/ledger/sync/4.0.0',
   /** a provider's own signed capability record, fetched from it directly after an index lookup */
   capability: '/idlegrid/cap/1.0.0',
@@ -40,9 +46,15 @@ export const PROTOCOL = {
 } as const
 
 export const TOPIC = {
-  /** legacy, off by default; 4: gossip without its own signature (StrictNoSign), entries as PROTOCOL.ledgerSync 3.0.0 carries them */
+  /**
+   * legacy, off by default; 4: gossip without its own signature (StrictNoSign), entries as
+   * PROTOCOL.ledgerSync 3.0.0 carries them
+   */
   ledger: '/idlegrid/5/ledger',
-  /** legacy: off by default (heartbeats go to connected peers on PROTOCOL.heartbeat); --heartbeat-gossip joins it. 2: StrictNoSign */
+  /**
+   * legacy: off by default (heartbeats go to connected peers on PROTOCOL.heartbeat);
+   * --heartbeat-gossip joins it. 2: StrictNoSign
+   */
   heartbeats: '/idlegrid/2/heartbeats'
 } as const
 
@@ -57,7 +69,10 @@ export const JOB_TOPIC_PREFIX = '/idlegrid/3/jobs/'
 // 3: gossip without its own signature (StrictNoSign): the envelope signs every message
 /** Residency zones with a shard of their own; "any" carries jobs without residency, "other" every other zone. */
 export const SHARD_ZONES = ['any', 'eu', 'us', 'ap', 'other'] as const
-/** Lower bounds of the VRAM classes, GiB ("N GB" counts from 93 % of N GiB, as job specs and the DHT's VRAM index do). */
+/**
+ * Lower bounds of the VRAM classes, GiB ("N GB" counts from 93 % of N GiB, as job specs and the
+ * DHT's VRAM index do).
+ */
 export const VRAM_CLASSES_GIB = [0, 16, 24, 40, 48, 80] as const
 /** Most job shards a provider subscribes to: its zone and "any", times every VRAM class. */
 export const MAX_PROVIDER_SHARDS = 2 * VRAM_CLASSES_GIB.length
@@ -70,7 +85,9 @@ export function jobShardTopic (zone: ShardZone, vramClassGib: number): JobShardT
 }
 
 /** Every job shard topic: SHARD_ZONES × VRAM_CLASSES_GIB (30). */
-export const JOB_SHARD_TOPICS: readonly JobShardTopic[] = SHARD_ZONES.flatMap(z => VRAM_CLASSES_GIB.map(g => jobShardTopic(z, g)))
+export const JOB_SHARD_TOPICS: readonly JobShardTopic[] = SHARD_ZONES.flatMap(z =>
+  VRAM_CLASSES_GIB.map(g => jobShardTopic(z, g))
+)
 
 /** The zone of a residency: "" → any, a zone with a shard → itself, anything else → other. */
 export function shardZoneOf (residency: string): ShardZone {
@@ -107,7 +124,10 @@ export function providerShards (residency: string, maxVramMib: number): JobShard
 
 export type GlobalTopic = typeof TOPIC[keyof typeof TOPIC]
 export type TopicName = GlobalTopic | JobShardTopic
-/** The legacy global topics: each is off by default, joined only by a node that opts in (job shards are joined by role: providers by capability, bootstraps all). */
+/**
+ * The legacy global topics: each is off by default, joined only by a node that opts in (job shards
+ * are joined by role: providers by capability, bootstraps all).
+ */
 export const GLOBAL_TOPICS: readonly GlobalTopic[] = Object.values(TOPIC)
 export const ALL_TOPICS: readonly TopicName[] = [...GLOBAL_TOPICS, ...JOB_SHARD_TOPICS]
 

@@ -49,13 +49,29 @@ const START: MessageShape = { merged: { 3: RUNTIME }, repeated: { 4: LEAF } }
 const RESULT: MessageShape = { repeated: { 3: LEAF } }
 const JOB_FRAME: MessageShape = {
   // 14: Held, whose digests are bytes (nothing to pack)
-  merged: { 1: START, 2: LEAF, 3: LEAF, 4: LEAF, 5: LEAF, 6: LEAF, 7: LEAF, 8: RESULT, 11: LEAF, 12: LEAF, 13: LEAF, 14: LEAF },
+  merged: {
+    1: START,
+    2: LEAF,
+    3: LEAF,
+    4: LEAF,
+    5: LEAF,
+    6: LEAF,
+    7: LEAF,
+    8: RESULT,
+    11: LEAF,
+    12: LEAF,
+    13: LEAF,
+    14: LEAF
+  },
   oneofs: { frame: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] }
 }
 const RESPONSE_HEADS: MessageShape = { repeated: { 1: LEAF } }
 const SERVE_REQUEST: MessageShape = { repeated: { 4: LEAF } }
 const SERVE_RESPONSE: MessageShape = { repeated: { 2: LEAF } }
-const SERVE_FRAME: MessageShape = { merged: { 1: SERVE_REQUEST, 2: LEAF, 3: LEAF, 4: SERVE_RESPONSE, 5: LEAF }, oneofs: { frame: [1, 2, 3, 4, 5] } }
+const SERVE_FRAME: MessageShape = {
+  merged: { 1: SERVE_REQUEST, 2: LEAF, 3: LEAF, 4: SERVE_RESPONSE, 5: LEAF },
+  oneofs: { frame: [1, 2, 3, 4, 5] }
+}
 
 /** Shapes of the decoders that have packed or message-typed fields; any other decoder is a LEAF. */
 export const WIRE_SHAPES: ReadonlyMap<unknown, MessageShape> = new Map<unknown, MessageShape>([
@@ -144,7 +160,9 @@ export function normalise (bytes: Uint8Array, shape: MessageShape): Uint8Array {
       if (inner !== payload) edits.push({ start, end: pos, replacement: lengthDelimited(field, inner) })
     }
   }
-  if (groups != null) for (const [field, occurrences] of groups) mergeOccurrences(field, occurrences, shape.merged![field], edits)
+  if (groups != null) {
+    for (const [field, occurrences] of groups) mergeOccurrences(field, occurrences, shape.merged![field], edits)
+  }
   return applyEdits(bytes, edits)
 }
 
@@ -182,7 +200,11 @@ function applyEdits (bytes: Uint8Array, edits: Edit[]): Uint8Array {
 }
 
 function lengthDelimited (field: number, payload: Uint8Array): Uint8Array {
-  return concat([encodeVarint((BigInt(field) << 3n) | BigInt(WIRE.bytes)), encodeVarint(BigInt(payload.byteLength)), payload])
+  return concat([
+    encodeVarint((BigInt(field) << 3n) | BigInt(WIRE.bytes)),
+    encodeVarint(BigInt(payload.byteLength)),
+    payload
+  ])
 }
 
 const ONEOF_INDEX = new WeakMap<MessageShape, ReadonlyMap<number, string>>()

@@ -38,7 +38,9 @@ function exportsOf (face) {
       for (const el of st.exportClause.elements) names.add(el.name.text)
     } else if (ts.canHaveModifiers(st) && ts.getModifiers(st)?.some(m => m.kind === ts.SyntaxKind.ExportKeyword)) {
       if (st.name != null) names.add(st.name.text)
-      if (ts.isVariableStatement(st)) for (const d of st.declarationList.declarations) if (ts.isIdentifier(d.name)) names.add(d.name.text)
+      if (ts.isVariableStatement(st)) {
+        for (const d of st.declarationList.declarations) if (ts.isIdentifier(d.name)) names.add(d.name.text)
+      }
     }
   }
   return names
@@ -63,7 +65,10 @@ for (const dir of CONSUMERS) {
       const entry = faces.get(room)
       if (entry == null || room === own || target !== join(SRC, room, 'index.js')) continue
       const clause = ts.isImportDeclaration(st) ? st.importClause?.namedBindings : st.exportClause
-      if (clause == null || ts.isNamespaceImport(clause) || ts.isNamespaceExport?.(clause)) { entry.whole = true; continue }
+      if (clause == null || ts.isNamespaceImport(clause) || ts.isNamespaceExport?.(clause)) {
+        entry.whole = true
+        continue
+      }
       for (const el of clause.elements) entry.used.add((el.propertyName ?? el.name).text)
     }
   }

@@ -37,7 +37,12 @@ const throughTheDoor = {
       const suggested = relative(dirname(file), door).split(sep).join('/')
       context.report({ node: node.source, messageId: 'inside', data: { source, room, door: suggested.startsWith('.') ? suggested : `./${suggested}` } })
     }
-    return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check }
+    return {
+      ImportDeclaration: check,
+      ExportNamedDeclaration: check,
+      ExportAllDeclaration: check,
+      ImportExpression: check
+    }
   }
 }
 

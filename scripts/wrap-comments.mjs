@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Re-wraps comment lines longer than --width columns (120) in TypeScript files, without
+ * Re-wraps comment lines longer than --width columns (120) in TypeScript and JavaScript files, without
  * touching code (issue 42: 120 columns, enforced by `@stylistic/max-len` later).
  *
  *   node scripts/wrap-comments.mjs [--write] [--trailing] [--width 120] [--target 100] FILE|DIR…
@@ -22,11 +22,14 @@
  * words in the same order, or the file is left alone and the script says so.
  */
 import { readFileSync, writeFileSync, statSync, readdirSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import ts from 'typescript'
 
 const DIRECTIVE = /eslint-|@ts-|prettier-ignore|istanbul |c8 |<reference /
 const LIST_MARKER = /^(?:[-*+] |\d+[.)] )/
+/** The files a folder is searched for: TypeScript and JavaScript modules. */
+const SOURCE = /\.(?:ts|mts|cts|js|mjs|cjs)$/
 
 /** JSDoc nodes are comments the parser attaches to declarations: neither code nor a place to look for comments. */
 const isJSDoc = node => node.kind >= ts.SyntaxKind.FirstJSDocNode && node.kind <= ts.SyntaxKind.LastJSDocNode
@@ -52,7 +55,7 @@ function listFiles (path) {
     if (entry.name === 'node_modules' || entry.name === 'dist') return []
     const full = join(path, entry.name)
     if (entry.isDirectory()) return listFiles(full)
-    return /\.(?:ts|mts|cts)$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [full] : []
+    return SOURCE.test(entry.name) && !entry.name.endsWith('.d.ts') ? [full] : []
   })
 }
 
@@ -91,10 +94,14 @@ function commentWords (sourceFile) {
 }
 
 function parse (file, text) {
-  return ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, file.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS)
+  const kind = /\.[cm]?js$/.test(file) ? ts.ScriptKind.JS : (file.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS)
+  return ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, kind)
 }
 
-/** Fills words into lines: the first starts with `first`, the others with `rest`, each at most `target` columns when it can be. */
+/**
+ * Fills words into lines: the first starts with `first`, the others with `rest`, each at most
+ * `target` columns when it can be.
+ */
 function fill (words, first, rest, target) {
   const lines = []
   let line = first
@@ -123,7 +130,16 @@ const wordsOf = body => body.trim().split(/ (?=\S)/)
 function classifyLines (text, ranges) {
   const lineStarts = [0]
   for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1)
-  const lineOf = pos => { let lo = 0; let hi = lineStarts.length - 1; while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (lineStarts[mid] <= pos) lo = mid; else hi = mid - 1 } return lo }
+  const lineOf = pos => {
+    let lo = 0
+    let hi = lineStarts.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1
+      if (lineStarts[mid] <= pos) lo = mid
+      else hi = mid - 1
+    }
+    return lo
+  }
   const kinds = new Array(lineStarts.length).fill(null)
   const fenced = new Array(lineStarts.length).fill(false)
   for (const r of ranges) {
@@ -209,7 +225,9 @@ function wrapText (file, text, options) {
       }
       const filled = fill(words, parts.prefix, rest, options.target)
       out.push(...filled)
-      fixed += lines.slice(i, j).filter(l => l.length > options.width).length - filled.filter(l => l.length > options.width).length
+      fixed +=
+        lines.slice(i, j).filter(l => l.length > options.width).length -
+        filled.filter(l => l.length > options.width).length
       i = j
       continue
     }
@@ -280,4 +298,7 @@ function main () {
   process.stdout.write(`${options.write ? 'rewrote' : 'would rewrite'} ${totals.changed} of ${totals.files} files; lines over ${options.width} columns: ${totals.before} → ${totals.after} (${totals.fixed} comment lines fixed)${totals.refused > 0 ? `; ${totals.refused} files left alone` : ''}\n`)
 }
 
-main()
+export { listFiles, commentRanges, codeTokens, commentWords, parse, wrapText, overLong, isJSDoc }
+
+// run as a script (not when scripts/fit-columns.mjs imports it)
+if (process.argv[1] != null && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) main()

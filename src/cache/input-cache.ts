@@ -108,7 +108,14 @@ export class InputCache {
   }
 
   stats (): InputCacheStats {
-    return { entries: this.entries.size, usedBytes: this.used, budgetBytes: this.init.budgetBytes, hits: this.hits, misses: this.misses, dropped: this.dropped }
+    return {
+      entries: this.entries.size,
+      usedBytes: this.used,
+      budgetBytes: this.init.budgetBytes,
+      hits: this.hits,
+      misses: this.misses,
+      dropped: this.dropped
+    }
   }
 
   /** Called when the set of public entries changes (the capability record names them). */
@@ -122,7 +129,10 @@ export class InputCache {
     return [...this.entries.values()].filter(e => e.public).sort((a, b) => b.size - a.size).slice(0, limit).map(e => Uint8Array.from(Buffer.from(e.sha256, 'hex')))
   }
 
-  /** How many of `digests` (each once) this renter may reuse, and their bytes: the claim a bid makes, without hashing. */
+  /**
+   * How many of `digests` (each once) this renter may reuse, and their bytes: the claim a bid
+   * makes, without hashing.
+   */
   held (renter: string, digests: Iterable<Uint8Array>): { count: number, bytes: number } {
     let count = 0
     let bytes = 0
@@ -156,7 +166,15 @@ export class InputCache {
       this.hits++
     }
     let released = false
-    return { digests, bytes, release: () => { if (released) return; released = true; for (const hex of digests) this.unpin(hex) } }
+    return {
+      digests,
+      bytes,
+      release: () => {
+        if (released) return
+        released = true
+        for (const hex of digests) this.unpin(hex)
+      }
+    }
   }
 
   /** Puts the held file `sha256` (hex) at `dest`: a hard link, or a copy where a link cannot be made. */
@@ -176,7 +194,11 @@ export class InputCache {
    * entry (a hard link to the file, made read-only), or the renter added to an entry's owners.
    * Files larger than the budget, or that find no room, are not kept.
    */
-  async put (renter: string, file: string, entry: { size: bigint, sha256: Uint8Array, public?: boolean }): Promise<boolean> {
+  async put (
+    renter: string,
+    file: string,
+    entry: { size: bigint, sha256: Uint8Array, public?: boolean }
+  ): Promise<boolean> {
     const hex = Buffer.from(entry.sha256).toString('hex')
     // two jobs bringing the same file at once: the second waits and joins the first's entry
     const inFlight = this.putting.get(hex)
@@ -201,7 +223,19 @@ export class InputCache {
   }
 
   /** Links (or copies) `file` in as the entry `hex` of `size` bytes, owned by `renter`, public when `pub`. */
-  private async add ({ renter, file, hex, size, pub }: { renter: string, file: string, hex: string, size: number, pub: boolean }): Promise<boolean> {
+  private async add ({
+    renter,
+    file,
+    hex,
+    size,
+    pub
+  }: {
+    renter: string
+    file: string
+    hex: string
+    size: number
+    pub: boolean
+  }): Promise<boolean> {
     if (size <= 0 || size > this.init.budgetBytes) return false
     this.reclaim(this.used + size - this.init.budgetBytes)
     if (this.used + size > this.init.budgetBytes) return false
@@ -216,7 +250,14 @@ export class InputCache {
       })
       await chmod(tmp, 0o444)
       await rename(tmp, this.pathOf(hex))
-      const e: CacheEntry = { sha256: hex, size, owners: [renter], public: pub, lastUsed: Date.now(), fingerprint: await this.fingerprintOf(hex) }
+      const e: CacheEntry = {
+        sha256: hex,
+        size,
+        owners: [renter],
+        public: pub,
+        lastUsed: Date.now(),
+        fingerprint: await this.fingerprintOf(hex)
+      }
       this.entries.set(hex, e)
       this.used += size
       this.save()
@@ -272,7 +313,10 @@ export class InputCache {
       if (now === e.fingerprint) return true
       const hash = createHash('sha256')
       let size = 0
-      for await (const chunk of createReadStream(this.pathOf(e.sha256))) { hash.update(chunk as Buffer); size += (chunk as Buffer).byteLength }
+      for await (const chunk of createReadStream(this.pathOf(e.sha256))) {
+        hash.update(chunk as Buffer)
+        size += (chunk as Buffer).byteLength
+      }
       if (size === e.size && hash.digest('hex') === e.sha256) {
         e.fingerprint = await this.fingerprintOf(e.sha256)
         return true

@@ -36,7 +36,9 @@ export function capabilityServices (opts: CapabilityServicesOptions = {}): Requi
       recordTtlMs: opts.recordTtlMs,
       runner: opts.runner,
       // simulated GPUs never change; real ones may (a card lost or added)
-      gpuCheck: opts.profile.simulated ? undefined : { detect: async () => await detectGpus({ nvidiaSmi }), intervalMs: opts.gpuCheckIntervalMs ?? 5 * 60_000 }
+      gpuCheck: opts.profile.simulated
+        ? undefined
+        : { detect: async () => await detectGpus({ nvidiaSmi }), intervalMs: opts.gpuCheckIntervalMs ?? 5 * 60_000 }
     })
   }
   return {

@@ -22,5 +22,11 @@ export async function defaultBootstrapPeers (): Promise<string[]> {
 /** Config for `role` from --config, the environment, flags and defaults. */
 export async function loadNodeConfig (role: Role, values: ParsedValues): Promise<NodeConfig> {
   const file = typeof values.config === 'string' ? await readConfigFile(values.config) : undefined
-  return resolveConfig({ role, file, flags: nodeFlags(values), env: process.env, defaultBootstrap: await defaultBootstrapPeers() })
+  return resolveConfig({
+    role,
+    file,
+    flags: nodeFlags(values),
+    env: process.env,
+    defaultBootstrap: await defaultBootstrapPeers()
+  })
 }

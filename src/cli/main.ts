@@ -59,7 +59,10 @@ function describeError (err: any): string {
   return String(err?.message ?? err)
 }
 
-/** 2 for a mistake in the call, the config or the data directory's permissions, 1 for everything that went wrong while running. */
+/**
+ * 2 for a mistake in the call, the config or the data directory's permissions, 1 for everything
+ * that went wrong while running.
+ */
 function exitCodeOf (err: unknown): number {
   if (err instanceof UsageError || err instanceof ConfigError || isCoded(err, IdentityError, 'ERR_DATA_DIR_PERMISSIONS')) return EXIT.usage
   return EXIT.failure

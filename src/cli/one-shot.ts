@@ -25,7 +25,12 @@ export interface OneShotOptions {
  * Runs control `method` on the node running on the data directory, or, when none runs,
  * on a short-lived peer started for the call and stopped after it.
  */
-export async function oneShot (method: string, params: Record<string, unknown>, values: ParsedValues, opts: OneShotOptions = {}): Promise<OneShotResult> {
+export async function oneShot (
+  method: string,
+  params: Record<string, unknown>,
+  values: ParsedValues,
+  opts: OneShotOptions = {}
+): Promise<OneShotResult> {
   const config = await oneShotConfig(values)
   try {
     return { via: 'running', result: await callControl(config.dataDir, method, params, { onEvent: opts.onEvent, timeoutMs: opts.timeoutMs ?? 60_000 }) }
@@ -42,5 +47,11 @@ export async function oneShot (method: string, params: Record<string, unknown>, 
 async function oneShotConfig (values: ParsedValues): Promise<NodeConfig> {
   const file = typeof values.config === 'string' ? await readConfigFile(values.config) : undefined
   const role = file?.role != null ? asEnum(file.role, 'role', ROLES) : 'renter'
-  return resolveConfig({ role, file, flags: nodeFlags(values), env: process.env, defaultBootstrap: await defaultBootstrapPeers() })
+  return resolveConfig({
+    role,
+    file,
+    flags: nodeFlags(values),
+    env: process.env,
+    defaultBootstrap: await defaultBootstrapPeers()
+  })
 }

@@ -47,9 +47,16 @@ export interface Parsed {
 
 /** Parses argv strictly: an unknown option or a missing value is a UsageError. */
 export function parseCommand (spec: Pick<CommandSpec, 'name' | 'options' | 'allowPositionals'>, argv: string[]): Parsed {
-  const options = Object.fromEntries(Object.entries(spec.options).map(([name, { description, valueName, ...opt }]) => [name, opt]))
+  const options = Object.fromEntries(
+    Object.entries(spec.options).map(([name, { description, valueName, ...opt }]) => [name, opt])
+  )
   try {
-    const { values, positionals } = parseArgs({ args: argv, options, strict: true, allowPositionals: spec.allowPositionals ?? false })
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options,
+      strict: true,
+      allowPositionals: spec.allowPositionals ?? false
+    })
     return { values: values as ParsedValues, positionals }
   } catch (err: any) {
     throw new UsageError(`idlegrid ${spec.name}: ${tidyParseError(String(err?.message ?? err))} (see idlegrid ${spec.name} --help)`)

@@ -9,7 +9,11 @@ export interface Output {
   warn(text: string): void
 }
 
-export function createOutput (json: boolean, stdout: NodeJS.WritableStream = process.stdout, stderr: NodeJS.WritableStream = process.stderr): Output {
+export function createOutput (
+  json: boolean,
+  stdout: NodeJS.WritableStream = process.stdout,
+  stderr: NodeJS.WritableStream = process.stderr
+): Output {
   return {
     json,
     info: (text) => { if (!json) stdout.write(text + '\n') },

@@ -20,7 +20,12 @@ const STOP_TIMEOUT_MS = 10_000
  * --json: {"peerId","addrs"}), serves the control socket, and reports peers joining and
  * leaving. Resolves with the exit code.
  */
-export async function runRole (role: Role, values: ParsedValues, out: Output, prepare?: (config: NodeConfig) => Promise<BuildOptions>): Promise<number> {
+export async function runRole (
+  role: Role,
+  values: ParsedValues,
+  out: Output,
+  prepare?: (config: NodeConfig) => Promise<BuildOptions>
+): Promise<number> {
   const config = await loadNodeConfig(role, values)
   let observe
   try {
@@ -36,7 +41,9 @@ export async function runRole (role: Role, values: ParsedValues, out: Output, pr
   let observing: Observability | undefined
   try {
     control = await serveControl(node)
-    if (observe.metrics != null || observe.dashboard != null) observing = await startObservability(node, nodeHandlers(node), observe, prepared)
+    if (observe.metrics != null || observe.dashboard != null) {
+      observing = await startObservability(node, nodeHandlers(node), observe, prepared)
+    }
   } catch (err) {
     await control?.close()
     await node.stop()

@@ -12,7 +12,12 @@ import type { NodeConfig } from '../config/index.js'
 import type { IdlegridNode } from '../node/index.js'
 import type { OneShotOptions, OneShotResult } from './one-shot.js'
 
-export async function runShortLived (config: NodeConfig, method: string, params: Record<string, unknown>, opts: OneShotOptions): Promise<OneShotResult> {
+export async function runShortLived (
+  config: NodeConfig,
+  method: string,
+  params: Record<string, unknown>,
+  opts: OneShotOptions
+): Promise<OneShotResult> {
   const node = await buildNode(config)
   try {
     if ((opts.settleMs ?? 0) > 0) await settle(node, opts.settleMs ?? 0)
@@ -32,7 +37,10 @@ async function settle (node: IdlegridNode, maxMs: number): Promise<void> {
   const wanted = node.config.bootstrap.map(a => multiaddr(a).getPeerId()).filter((p): p is string => p != null)
   await waitUntil(() => {
     const connected = new Set(node.libp2p.getConnections().map(c => c.remotePeer.toString()))
-    return wanted.every(p => connected.has(p)) && (wanted.length === 0 || node.libp2p.services.pubsub.getPeers().length > 0)
+    return (
+      wanted.every(p => connected.has(p)) &&
+      (wanted.length === 0 || node.libp2p.services.pubsub.getPeers().length > 0)
+    )
   }, { timeoutMs: maxMs, what: 'the bootstrap peers' }).catch((err: unknown) => {
     // a peer that cannot reach its bootstrap peers still answers (what it can, alone)
     if (!(err instanceof TimeoutError)) throw err

@@ -48,7 +48,10 @@ export interface WaitOptions {
  * it; a TimeoutError after `timeoutMs`. Errors thrown by `check` count as "not yet" and the
  * last one is named in the timeout.
  */
-export async function waitUntil<T> (check: () => T | Promise<T>, opts: WaitOptions): Promise<NonNullable<Exclude<T, false>>> {
+export async function waitUntil<T> (
+  check: () => T | Promise<T>,
+  opts: WaitOptions
+): Promise<NonNullable<Exclude<T, false>>> {
   const deadline = Date.now() + opts.timeoutMs
   let last: unknown
   while (true) {

@@ -13,17 +13,48 @@ import type { NodeConfig } from '../config/index.js'
  * services find each other through their declared `serviceDependencies`, checked by libp2p
  * when the node starts.
  */
-export function roleExtensions (config: NodeConfig, opts: BuildOptions = {}): Required<NodeExtensions> & NodeComposition {
+export function roleExtensions (
+  config: NodeConfig,
+  opts: BuildOptions = {}
+): Required<NodeExtensions> & NodeComposition {
   const profile = opts.provider?.profile
   // capability: DHT rules for /idlegrid/... keys and discovery on every role; providers advertise
-  const capability = capabilityServices({ profile, recordTtlMs: opts.provider?.recordTtlMs, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi })
+  const capability = capabilityServices({
+    profile,
+    recordTtlMs: opts.provider?.recordTtlMs,
+    runner: opts.provider?.runner,
+    nvidiaSmi: opts.provider?.nvidiaSmi
+  })
   // serve: providers host service leases (their job service runs them), renters deploy services behind a gateway
-  const serve = serveServices({ role: config.role, host: opts.provider?.usageIntervalMs != null ? { usageIntervalMs: opts.provider.usageIntervalMs } : undefined })
+  const serve = serveServices({
+    role: config.role,
+    host: opts.provider?.usageIntervalMs != null ? { usageIntervalMs: opts.provider.usageIntervalMs } : undefined
+  })
   // exec: providers run awarded jobs on their GPU slots, whose capacity the bid engine and the ledger's summaries read
-  const exec = execServices({ role: config.role, dataDir: config.dataDir, provider: profile != null ? { profile, runner: opts.provider?.runner, nvidiaSmi: opts.provider?.nvidiaSmi, workRoot: opts.provider?.workRoot, jobUser: opts.provider?.jobUser, docker: opts.provider?.docker, leases: serve.host } : undefined })
-  // market: topic validation on every role; providers bid (with their profile and the sequence of the record they advertise),
-  // renters auction (one behind NAT once it holds a relay slot, so that its job names an address)
-  const market = marketServices({ role: config.role, provider: profile != null ? { profile: () => profile, advertised: true } : undefined, renter: { awaitReachable: reservesRelays(config) } })
+  const exec = execServices({
+    role: config.role,
+    dataDir: config.dataDir,
+    provider:
+      profile != null
+        ? {
+            profile,
+            runner: opts.provider?.runner,
+            nvidiaSmi: opts.provider?.nvidiaSmi,
+            workRoot: opts.provider?.workRoot,
+            jobUser: opts.provider?.jobUser,
+            docker: opts.provider?.docker,
+            leases: serve.host
+          }
+        : undefined
+  })
+  // market: topic validation on every role; providers bid (with their profile and the sequence of
+  // the record they advertise), renters auction (one behind NAT once it holds a relay slot, so that
+  // its job names an address)
+  const market = marketServices({
+    role: config.role,
+    provider: profile != null ? { profile: () => profile, advertised: true } : undefined,
+    renter: { awaitReachable: reservesRelays(config) }
+  })
   return {
     services: {
       ...capability.services,
@@ -47,7 +78,16 @@ export function roleExtensions (config: NodeConfig, opts: BuildOptions = {}): Re
 /** What a role command prepared before the node is built. */
 export interface BuildOptions {
   /** a provider's validated profile (policy + GPUs) and capability record lifetime */
-  provider?: { profile: ProviderProfile, recordTtlMs?: number, runner?: RunnerKind, nvidiaSmi?: string, workRoot?: string, jobUser?: string, docker?: DockerSettings, usageIntervalMs?: number }
+  provider?: {
+    profile: ProviderProfile
+    recordTtlMs?: number
+    runner?: RunnerKind
+    nvidiaSmi?: string
+    workRoot?: string
+    jobUser?: string
+    docker?: DockerSettings
+    usageIntervalMs?: number
+  }
   /** ledger flags (--dev-ledger-methods, --ledger-summary-seconds) */
   ledger?: LedgerBuildOptions
   /** libp2p's metrics implementation (--metrics) */

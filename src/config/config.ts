@@ -37,13 +37,19 @@ export interface NodeConfig {
   heartbeatGossip: boolean
   /** whether the node needs relays to be reached (reach.ts: needsRelays decides `auto`) */
   reachability: Reachability
-  /** behind NAT: ask the router (UPnP IGD) to forward the listen port, and announce the mapped address (default true) */
+  /**
+   * behind NAT: ask the router (UPnP IGD) to forward the listen port, and announce the mapped
+   * address (default true)
+   */
   upnp: boolean
   /** the circuit relay this node serves for others, if any */
   relay: RelayConfig
   /** raw provider section, validated by the capability policy */
   provider: Fields
-  /** config `ledger.replicate`: which feeds the ledger syncs (all, or bounded to what the node needs); undefined: the role's default */
+  /**
+   * config `ledger.replicate`: which feeds the ledger syncs (all, or bounded to what the node
+   * needs); undefined: the role's default
+   */
   ledgerReplicate?: 'all' | 'bounded'
 }
 
@@ -133,7 +139,26 @@ export function resolveConfig (sources: ConfigSources): NodeConfig {
   const ledgerFile = file.ledger == null ? undefined : asObject(file.ledger, 'ledger')
   if (ledgerFile != null) onlyKnownKeys(ledgerFile, ['replicate'], 'ledger')
   const ledgerReplicate = ledgerFile?.replicate == null ? undefined : asEnum(ledgerFile.replicate, 'ledger.replicate', ['all', 'bounded'] as const)
-  return { ledgerReplicate, role, dataDir, listen, announce, bootstrap, trust, trustLists, trustOperators, privateAddresses, maxConnections, targetPeers, heartbeatMs, heartbeatGossip, reachability, upnp, relay, provider }
+  return {
+    ledgerReplicate,
+    role,
+    dataDir,
+    listen,
+    announce,
+    bootstrap,
+    trust,
+    trustLists,
+    trustOperators,
+    privateAddresses,
+    maxConnections,
+    targetPeers,
+    heartbeatMs,
+    heartbeatGossip,
+    reachability,
+    upnp,
+    relay,
+    provider
+  }
 }
 
 function peerIdList (value: unknown, field: string): string[] {

@@ -1,4 +1,7 @@
-/** Node configuration: the config file, flags and environment resolved into one NodeConfig, and the field validators. */
+/**
+ * Node configuration: the config file, flags and environment resolved into one NodeConfig, and the
+ * field validators.
+ */
 export { resolveConfig, readConfigFile, ROLES, defaultDataDir } from './config.js'
 export type { NodeConfig, Role } from './config.js'
 export { missingBootstrap } from './bootstrap.js'

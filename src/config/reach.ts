@@ -31,7 +31,10 @@ export interface RelayConfig {
 
 export const RELAY_FIELDS = ['serve', 'maxReservations', 'circuitSeconds', 'circuitBytes', 'unlimited', 'maxBytesPerHour'] as const
 
-/** Defaults: libp2p's 2 min per circuit; 1 MiB (libp2p's is 128 KiB) fits an auction's streams and a ledger sync page. */
+/**
+ * Defaults: libp2p's 2 min per circuit; 1 MiB (libp2p's is 128 KiB) fits an auction's streams and a
+ * ledger sync page.
+ */
 export const RELAY_DEFAULTS: Omit<RelayConfig, 'serve'> = { maxReservations: 64, circuitSeconds: 120, circuitBytes: 1 << 20, unlimited: false }
 
 /** Relays a node behind NAT reserves a slot on (the issue asks for at least two). */
@@ -61,7 +64,14 @@ export function resolveReachability (value: unknown): Reachability {
  * home or office machine joining public bootstraps). A wildcard listen address (0.0.0.0, ::)
  * says nothing by itself: the interfaces' addresses decide (`interfaceAddresses`).
  */
-export function needsRelays (opts: { reachability: Reachability, role: Role, listen: string[], announce: string[], privateAddresses: boolean, interfaceAddresses: string[] }): boolean {
+export function needsRelays (opts: {
+  reachability: Reachability
+  role: Role
+  listen: string[]
+  announce: string[]
+  privateAddresses: boolean
+  interfaceAddresses: string[]
+}): boolean {
   if (opts.reachability !== 'auto') return opts.reachability === 'private'
   // a bootstrap is the public end by definition; a local network reaches everyone directly
   if (opts.role === 'bootstrap' || opts.privateAddresses) return false

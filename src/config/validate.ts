@@ -74,14 +74,22 @@ export function join (prefix: string, key: string): string {
   return prefix === '' ? key : `${prefix}.${key}`
 }
 
-export function asString (value: unknown, field: string, opts: { nonEmpty?: boolean, pattern?: RegExp, patternText?: string } = {}): string {
+export function asString (
+  value: unknown,
+  field: string,
+  opts: { nonEmpty?: boolean, pattern?: RegExp, patternText?: string } = {}
+): string {
   if (typeof value !== 'string') throw new ConfigError(field, 'a string', value)
   if (opts.nonEmpty === true && value.trim() === '') throw new ConfigError(field, 'a non-empty string', value)
   if (opts.pattern != null && !opts.pattern.test(value)) throw new ConfigError(field, opts.patternText ?? `a string matching ${String(opts.pattern)}`, value)
   return value
 }
 
-export function asNumber (value: unknown, field: string, opts: { min?: number, max?: number, integer?: boolean } = {}): number {
+export function asNumber (
+  value: unknown,
+  field: string,
+  opts: { min?: number, max?: number, integer?: boolean } = {}
+): number {
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value
   if (typeof n !== 'number' || !Number.isFinite(n)) throw new ConfigError(field, 'a number', value)
   if (opts.integer === true && !Number.isInteger(n)) throw new ConfigError(field, 'a whole number', value)

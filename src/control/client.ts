@@ -15,7 +15,12 @@ export interface CallOptions {
  * when no node answers there (no socket, or a stale one), the answer's code when the node
  * answers with an error.
  */
-export async function callControl (dataDir: string, method: string, params: Record<string, unknown> = {}, opts: CallOptions = {}): Promise<unknown> {
+export async function callControl (
+  dataDir: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  opts: CallOptions = {}
+): Promise<unknown> {
   const path = join(dataDir, CONTROL_SOCKET)
   const timeoutMs = opts.timeoutMs ?? 30_000
   return await new Promise((resolve, reject) => {

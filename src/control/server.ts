@@ -3,7 +3,11 @@ import { createServer, type Server, type Socket } from 'node:net'
 import { dirname, join } from 'node:path'
 import { CONTROL_SOCKET, ControlError, LineSplitter, type ControlReply, type ControlRequest } from './protocol.js'
 
-export type ControlHandler = (params: Record<string, unknown>, emit: (event: unknown) => void, signal: AbortSignal) => Promise<unknown>
+export type ControlHandler = (
+  params: Record<string, unknown>,
+  emit: (event: unknown) => void,
+  signal: AbortSignal
+) => Promise<unknown>
 
 export interface ControlServer {
   readonly path: string
@@ -29,7 +33,10 @@ const MAX_SOCKET_PATH = 100
  * around listen(): the umask is process-wide and libuv's thread pool runs other fs calls,
  * mkdir and open with modes, concurrently with the main thread.)
  */
-export async function startControlServer (dataDir: string, handlers: Record<string, ControlHandler>): Promise<ControlServer> {
+export async function startControlServer (
+  dataDir: string,
+  handlers: Record<string, ControlHandler>
+): Promise<ControlServer> {
   const path = join(dataDir, CONTROL_SOCKET)
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH) throw new ControlError('ERR_SOCKET_PATH', `control socket path ${path} is too long for a Unix socket; use a shorter --data-dir`)
   const active = new Set<Socket>()

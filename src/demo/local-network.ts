@@ -171,7 +171,13 @@ export async function startLocalNetwork (opts: LocalNetworkOptions): Promise<Loc
     }))
     const [providers, renters] = await Promise.all([providersStarting, rentersStarting])
     const all = [bootstrap, ...providers, ...renters]
-    return { bootstrap, providers, renters, all, stop: async () => await Promise.all(all.map(async n => await n.stop())) }
+    return {
+      bootstrap,
+      providers,
+      renters,
+      all,
+      stop: async () => await Promise.all(all.map(async n => await n.stop()))
+    }
   } catch (err) {
     await Promise.all(started.map(async n => await n.stop('SIGKILL')))
     throw err
@@ -218,7 +224,12 @@ export async function inspectMesh<T extends MeshNode> (nodes: T[], criteria: Mes
 }
 
 /** Polls inspectMesh until complete or `timeoutMs` passes; resolves with the last view either way. */
-export async function waitForMesh<T extends MeshNode> (nodes: T[], timeoutMs: number, onProgress?: (view: MeshView) => void, criteria?: MeshCriteria<T>): Promise<MeshView> {
+export async function waitForMesh<T extends MeshNode> (
+  nodes: T[],
+  timeoutMs: number,
+  onProgress?: (view: MeshView) => void,
+  criteria?: MeshCriteria<T>
+): Promise<MeshView> {
   const deadline = Date.now() + timeoutMs
   let view = await inspectMesh(nodes, criteria)
   while (!view.complete && Date.now() < deadline) {

@@ -62,7 +62,13 @@ export async function runDemo (opts: DemoOptions, out: DemoOutput): Promise<Demo
   let network: LocalNetwork | undefined
   try {
     out.info(`idlegrid demo: a bootstrap node, ${fleet.length} providers and a renter as processes on 127.0.0.1 (data in ${baseDir})`)
-    network = await startLocalNetwork({ baseDir, providers: fleet.length, renters: 1, heartbeatSeconds: 1, providerArgs: (i) => providerArgs(fleet[i], runner) })
+    network = await startLocalNetwork({
+      baseDir,
+      providers: fleet.length,
+      renters: 1,
+      heartbeatSeconds: 1,
+      providerArgs: i => providerArgs(fleet[i], runner)
+    })
     const names = new Map<string, DemoProvider>()
     network.providers.forEach((p, i) => names.set(p.peerId, fleet[i]))
     for (const i of network.providers.keys()) {
@@ -87,7 +93,8 @@ export async function runDemo (opts: DemoOptions, out: DemoOutput): Promise<Demo
     const label = (peerId: string): string => names.get(peerId)?.name ?? peerId.slice(-8)
     if (runner.kind === 'docker') out.info(`jobs run in containers of ${runner.image} on the Docker engine at ${process.env.DOCKER_HOST ?? 'the default socket'}\n`)
     const jobs = await playScenario(scenarioJobs(opts.jobs), { renter, outDir: join(baseDir, 'renter-out'), names, label, out }, runner)
-    const services: ServicesActReport | undefined = opts.services === true ? await playServicesAct(network, label, out, runner) : undefined
+    const services: ServicesActReport | undefined =
+      opts.services === true ? await playServicesAct(network, label, out, runner) : undefined
 
     const providers = await providerStats(network, fleet)
     const reputations = await renterReputations(renter, names)

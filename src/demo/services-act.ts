@@ -22,7 +22,12 @@ const TEXTS = ['What a lovely day, I love it', 'This is terrible and I hate it',
 const CONCURRENCY = 8
 
 /** failures: the first few failed answers (status and body), to say why */
-export interface LoadReport { requests: number, failed: number, byProvider: Record<string, number>, failures?: string[] }
+export interface LoadReport {
+  requests: number
+  failed: number
+  byProvider: Record<string, number>
+  failures?: string[]
+}
 
 export interface ServicesActReport {
   ok: boolean
@@ -57,15 +62,25 @@ async function getJson (url: string, timeoutMs = 10_000): Promise<{ status: numb
   })
 }
 
-/** Where load goes: the gateway's `url` and the service's `path`; `label` names a replica's provider from its lease id prefix. */
+/**
+ * Where load goes: the gateway's `url` and the service's `path`; `label` names a replica's provider
+ * from its lease id prefix.
+ */
 interface LoadTarget {
   url: string
   path: string
   label: (replicaPrefix: string) => string
 }
 
-/** Requests through the gateway, CONCURRENCY at a time, until `n` are done or `stop()`; counted per provider that answered. */
-async function load ({ url, path, label }: LoadTarget, n: number, stop: () => boolean = () => false): Promise<LoadReport> {
+/**
+ * Requests through the gateway, CONCURRENCY at a time, until `n` are done or `stop()`; counted per
+ * provider that answered.
+ */
+async function load (
+  { url, path, label }: LoadTarget,
+  n: number,
+  stop: () => boolean = () => false
+): Promise<LoadReport> {
   const report: LoadReport = { requests: 0, failed: 0, byProvider: {} }
   let next = 0
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
@@ -104,7 +119,8 @@ async function killContainer (leaseId: string): Promise<string | undefined> {
 
 export async function playServicesAct (network: LocalNetwork, label: (peerId: string) => string, out: DemoOutput, runner: DemoRunner = { kind: 'process' }): Promise<ServicesActReport> {
   const renterDir = network.renters[0].dataDir
-  const control = async (method: string, params: Record<string, unknown> = {}, timeoutMs = 30_000): Promise<any> => await callControl(renterDir, method, params, { timeoutMs })
+  const control = async (method: string, params: Record<string, unknown> = {}, timeoutMs = 30_000): Promise<any> =>
+    await callControl(renterDir, method, params, { timeoutMs })
   const status = async (): Promise<{ url: string, ready: number, replicas: Replica[] }> => await control('services.status', { name: 'sentiment' })
   const docker = runner.kind === 'docker'
   const file = docker ? 'sentiment-sh.yaml' : 'sentiment.yaml'
@@ -112,18 +128,29 @@ export async function playServicesAct (network: LocalNetwork, label: (peerId: st
   const raw = await readJobFile(`${SERVICES_DIR}${file}`)
   if (runner.kind === 'docker') raw.runtime = { ...(raw.runtime as Record<string, unknown>), image: runner.image }
   // one replica per residency zone, so a replacement may come from another provider of the zone
-  const spec = { ...raw, replicas: { eu: 1, us: 1 }, lease: { untilStopped: true, minMinutes: 5 }, auction: { bidWindowMs: 700 } }
+  const spec = {
+    ...raw,
+    replicas: { eu: 1, us: 1 },
+    lease: { untilStopped: true, minMinutes: 5 },
+    auction: { bidWindowMs: 700 }
+  }
   out.info('\n— services act: always-on inference —')
   out.info(docker
     ? `deploying examples/services/${file} (a word-list sentiment CGI under busybox httpd, in containers of ${runner.image}) as two leases: one in the EU, one in the US`
     : `deploying examples/services/${file} (wink-nlp sentiment, real inference) as two leases: one in the EU, one in the US`)
   const deployed = await control('services.deploy', { spec, baseDir: SERVICES_DIR, waitMs: 90_000 }, 120_000) as { url: string, ready: number, replicas: Replica[] }
   const byPrefix = new Map<string, string>()
-  const remember = (replicas: Replica[]): void => { for (const r of replicas) byPrefix.set(r.id.slice(0, 8), label(r.provider)) }
+  const remember = (replicas: Replica[]): void => {
+    for (const r of replicas) byPrefix.set(r.id.slice(0, 8), label(r.provider))
+  }
   remember(deployed.replicas)
   const who = (prefix: string): string => byPrefix.get(prefix) ?? prefix
   const target: LoadTarget = { url: deployed.url, path, label: who }
-  const report: ServicesActReport = { ok: false, deployed: deployed.replicas.map(r => ({ region: r.region, provider: label(r.provider) })), burst: { requests: 0, failed: 0, byProvider: {} } }
+  const report: ServicesActReport = {
+    ok: false,
+    deployed: deployed.replicas.map(r => ({ region: r.region, provider: label(r.provider) })),
+    burst: { requests: 0, failed: 0, byProvider: {} }
+  }
   try {
     for (const r of deployed.replicas) out.info(`  replica ${r.id.slice(0, 8)} in ${r.region.toUpperCase()} on ${label(r.provider)}: ${r.state}`)
     if (deployed.ready < 2) { report.detail = `only ${deployed.ready} of 2 replicas ready`; out.info(`  ${report.detail}`); return report }
@@ -174,7 +201,11 @@ export async function playServicesAct (network: LocalNetwork, label: (peerId: st
 
     report.after = await load(target, 200)
     out.info(`after: ${report.after.requests} requests, ${report.after.failed} failed; answered by ${shares(report.after)}`)
-    report.ok = report.burst.failed === 0 && report.meanwhile.failed === 0 && report.after.failed === 0 && report.after.byProvider[report.replacement.provider] != null
+    report.ok =
+      report.burst.failed === 0 &&
+      report.meanwhile.failed === 0 &&
+      report.after.failed === 0 &&
+      report.after.byProvider[report.replacement.provider] != null
     return report
   } finally {
     await control('services.stop', { name: 'sentiment' }).catch(() => {})

@@ -50,7 +50,12 @@ export interface JobReport {
 export interface DemoSummary {
   ok: boolean
   durationMs: number
-  network: { bootstrap: string, renter: string, providers: Array<{ name: string, peerId: string, region: string, gpus: string, priceFloorUsd: number }>, meshMs: number }
+  network: {
+    bootstrap: string
+    renter: string
+    providers: Array<{ name: string, peerId: string, region: string, gpus: string, priceFloorUsd: number }>
+    meshMs: number
+  }
   jobs: JobReport[]
   facts: {
     goldPreemptedBronze: boolean
@@ -60,7 +65,17 @@ export interface DemoSummary {
     everyAttestationVerified: boolean
   }
   prices: { averagePaidUsd: number | null, averageMaxUsd: number | null }
-  providers: Array<{ name: string, peerId: string, bids: number, wins: number, fillRate: number, jobsRun: number, busySlots: number, slots: number, earningsUsd: number }>
+  providers: Array<{
+    name: string
+    peerId: string
+    bids: number
+    wins: number
+    fillRate: number
+    jobsRun: number
+    busySlots: number
+    slots: number
+    earningsUsd: number
+  }>
   reputations: Array<{ name: string, peerId: string, score: number, jobs: number, slashed: boolean }>
   kept?: { dataDir: string, pids: number[] }
   /** the services act (idlegrid demo --services) */
@@ -96,7 +111,13 @@ export async function renterReputations (renter: NodeProcess, names: Map<string,
   const list = await callControl(renter.dataDir, 'reputation', {}, { timeoutMs: 10_000 }).catch(() => []) as Array<Record<string, any>>
   return list
     .filter(r => names.has(r.peerId))
-    .map(r => ({ name: names.get(r.peerId)?.name ?? r.peerId, peerId: r.peerId, score: r.score, jobs: r.jobs, slashed: r.slashed }))
+    .map(r => ({
+      name: names.get(r.peerId)?.name ?? r.peerId,
+      peerId: r.peerId,
+      score: r.score,
+      jobs: r.jobs,
+      slashed: r.slashed
+    }))
     .sort((a, b) => b.score - a.score)
 }
 
@@ -115,7 +136,8 @@ export function summarize (s: { started: number, network: LocalNetwork, fleet: D
     everyAttestationVerified: s.jobs.filter(j => j.status !== 'no_bids').every(j => j.attestation?.verified === true)
   }
   const served = s.jobs.filter(j => j.status === 'ok' && j.priceUsd != null)
-  const avg = (xs: number[]): number | null => xs.length === 0 ? null : Number((xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(4))
+  const avg = (xs: number[]): number | null =>
+    xs.length === 0 ? null : Number((xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(4))
   const expected = [
     bronze == null || gold == null ? true : facts.goldPreemptedBronze && facts.bronzeFinishedElsewhere,
     eu == null ? true : facts.euJobRanInEu,
@@ -129,12 +151,21 @@ export function summarize (s: { started: number, network: LocalNetwork, fleet: D
     network: {
       bootstrap: s.network.bootstrap.peerId,
       renter: s.network.renters[0].peerId,
-      providers: s.network.providers.map((p, i) => ({ name: s.fleet[i].name, peerId: p.peerId, region: s.fleet[i].region, gpus: s.fleet[i].gpus, priceFloorUsd: s.fleet[i].priceFloorUsd })),
+      providers: s.network.providers.map((p, i) => ({
+        name: s.fleet[i].name,
+        peerId: p.peerId,
+        region: s.fleet[i].region,
+        gpus: s.fleet[i].gpus,
+        priceFloorUsd: s.fleet[i].priceFloorUsd
+      })),
       meshMs: s.meshMs
     },
     jobs: s.jobs,
     facts,
-    prices: { averagePaidUsd: avg(served.map(j => j.priceUsd as number)), averageMaxUsd: avg(served.flatMap(j => j.maxPriceUsd != null ? [j.maxPriceUsd] : [])) },
+    prices: {
+      averagePaidUsd: avg(served.map(j => j.priceUsd as number)),
+      averageMaxUsd: avg(served.flatMap(j => (j.maxPriceUsd != null ? [j.maxPriceUsd] : [])))
+    },
     providers: s.providers,
     reputations: s.reputations
   }

@@ -87,7 +87,10 @@ async function existingAncestor (path: string): Promise<string> {
   }
 }
 
-/** The node's rule (identity/keystore.ts), checked without creating anything: a directory this user owns that nobody else can write. */
+/**
+ * The node's rule (identity/keystore.ts), checked without creating anything: a directory this user
+ * owns that nobody else can write.
+ */
 export async function checkDataDir (dataDir: string): Promise<CheckResult> {
   let info
   try {
@@ -148,7 +151,10 @@ async function portFree (host: string, port: number): Promise<{ free: true } | {
   })
 }
 
-/** Each fixed TCP listen port (port 0 = any) can be bound; `nodeRunning`: a node on this data dir holds them, which is fine. */
+/**
+ * Each fixed TCP listen port (port 0 = any) can be bound; `nodeRunning`: a node on this data dir
+ * holds them, which is fine.
+ */
 export async function checkListenPorts (listen: string[], nodeRunning: boolean): Promise<CheckResult> {
   const fixed = listen.map(a => multiaddr(a)).flatMap(m => {
     try {

@@ -26,7 +26,10 @@ export interface ExecProviderOptions {
   runner?: RunnerKind
   /** nvidia-smi binary for telemetry (default on PATH) */
   nvidiaSmi?: string
-  /** where job work dirs are made (`--work-root`); never inside the data dir (default `<tmpdir>/idlegrid-jobs-<hash of the data dir>`) */
+  /**
+   * where job work dirs are made (`--work-root`); never inside the data dir (default
+   * `<tmpdir>/idlegrid-jobs-<hash of the data dir>`)
+   */
   workRoot?: string
   /** process runner: whom jobs run as (`--job-user`) */
   jobUser?: string
@@ -45,7 +48,13 @@ export interface ExecServicesOptions {
 const GiB = 1024 ** 3
 
 function execGpus (profile: ProviderProfile): ExecGpu[] {
-  return profile.gpus.map(g => ({ index: g.index, uuid: g.uuid, simulated: g.simulated, modelKey: g.modelKey, driverVersion: g.driverVersion }))
+  return profile.gpus.map(g => ({
+    index: g.index,
+    uuid: g.uuid,
+    simulated: g.simulated,
+    modelKey: g.modelKey,
+    driverVersion: g.driverVersion
+  }))
 }
 
 /** One slot per GPU of `profile`, with its preemption grace. */
@@ -75,16 +84,28 @@ export function execServices (opts: ExecServicesOptions): Required<NodeExtension
   const gpus = execGpus(profile)
   // one launcher for the runner's processes and the GPU telemetry's nvidia-smi (every second while a job runs)
   const launcher = new JobLauncher()
-  const read = profile.simulated ? undefined : async () => await readGpuTelemetry({ nvidiaSmi, run: async (file, args, options) => await launcher.call(file, args, options) })
+  const read = profile.simulated
+    ? undefined
+    : async () =>
+      await readGpuTelemetry({
+        nvidiaSmi,
+        run: async (file, args, options) => await launcher.call(file, args, options)
+      })
   const workRoot = opts.provider.workRoot ?? defaultWorkRoot(opts.dataDir)
   checkWorkRootOutside(workRoot, opts.dataDir)
   // one disk budget, which the job service holds shares of and the bid engine reads
-  const disk = new DiskBudget(policy.diskBudgetGiB != null ? Math.round(policy.diskBudgetGiB * GiB) : defaultDiskBudgetBytes({ gpus }))
+  const disk = new DiskBudget(
+    policy.diskBudgetGiB != null ? Math.round(policy.diskBudgetGiB * GiB) : defaultDiskBudgetBytes({ gpus })
+  )
   const inputCache = inputCacheFor(policy.inputCacheGiB, disk, workRoot)
   return {
     ...none,
     services: {
-      [CAPACITY_SERVICE]: slotCapacity(scheduler, { budget: disk, outputBoundBytes: EXEC_DEFAULTS.maxOutputBytes }, inputCache),
+      [CAPACITY_SERVICE]: slotCapacity(
+        scheduler,
+        { budget: disk, outputBoundBytes: EXEC_DEFAULTS.maxOutputBytes },
+        inputCache
+      ),
       [EXEC_SERVICE]: jobExecService({
         runner: makeRunner(opts.provider.runner ?? 'docker', profile, { jobUser: opts.provider.jobUser, fileBytes: EXEC_DEFAULTS.maxOutputBytes, docker: opts.provider.docker, launcher, owner: createHash('sha256').update(resolve(workRoot)).digest('hex').slice(0, 16) }),
         gpus,

@@ -12,7 +12,12 @@ export function signDetached (key: Ed25519PrivateKey, domain: string, payload: U
 }
 
 /** Whether `signature` is `signer`'s over (domain, payload), strict RFC 8032 (fast verifier). */
-export async function verifyDetached (signer: PeerId, domain: string, payload: Uint8Array, signature: Uint8Array): Promise<boolean> {
+export async function verifyDetached (
+  signer: PeerId,
+  domain: string,
+  payload: Uint8Array,
+  signature: Uint8Array
+): Promise<boolean> {
   const publicKey = signer.publicKey?.raw
   if (publicKey == null) return false
   return await verifyInPool(publicKey, signingInput(domain, payload), signature)

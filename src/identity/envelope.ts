@@ -69,7 +69,9 @@ export function sealEnvelope (key: Ed25519PrivateKey, signer: PeerId, domain: st
  */
 export function openEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions): OpenedEnvelope {
   const opened = decodeEnvelope(bytes, opts)
-  if (!verifyNativeSync(opened.signer.publicKey.raw, signingInput(opened.domain, opened.payload), opened.signature)) throw badSignature(opened)
+  if (!verifyNativeSync(opened.signer.publicKey.raw, signingInput(opened.domain, opened.payload), opened.signature)) {
+    throw badSignature(opened)
+  }
   return opened
 }
 
@@ -78,9 +80,21 @@ export function openEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOpti
  * the same strict rule), so many envelopes verify at once: the ledger opens thousands while
  * syncing. The same checks, in the same order, with the same errors.
  */
-export async function openEnvelopeAsync (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions): Promise<OpenedEnvelope> {
+export async function openEnvelopeAsync (
+  bytes: Uint8Array | Uint8ArrayList,
+  opts: OpenOptions
+): Promise<OpenedEnvelope> {
   const opened = decodeEnvelope(bytes, opts)
-  if (!await verifyPrefixedInPool(opened.signer.publicKey.raw, signingPrefix(opened.domain), opened.payload, opened.signature)) throw badSignature(opened)
+  if (
+    !(await verifyPrefixedInPool(
+      opened.signer.publicKey.raw,
+      signingPrefix(opened.domain),
+      opened.payload,
+      opened.signature
+    ))
+  ) {
+    throw badSignature(opened)
+  }
   return opened
 }
 
@@ -101,7 +115,10 @@ export function verifyOpenedAsync (opened: OpenedEnvelope): Promise<boolean> {
 }
 
 /** Every check but the signature's: size, structure, domain, signer, signature length. */
-function decodeEnvelope (bytes: Uint8Array | Uint8ArrayList, opts: OpenOptions): OpenedEnvelope & { signer: Ed25519PeerId } {
+function decodeEnvelope (
+  bytes: Uint8Array | Uint8ArrayList,
+  opts: OpenOptions
+): OpenedEnvelope & { signer: Ed25519PeerId } {
   const maxBytes = opts.maxBytes ?? MAX_ENVELOPE_BYTES
   if (bytes.byteLength > maxBytes) {
     throw envelopeError('oversized', `envelope of ${bytes.byteLength} bytes exceeds the ${maxBytes}-byte bound`)

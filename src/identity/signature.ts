@@ -117,7 +117,12 @@ export function canonicalPointEncoding (encoding: Uint8Array): boolean {
   const signBit = (encoding[31] & 0x80) !== 0
   if (compareLittleEndian(encoding, FIELD_PRIME_LE, true) >= 0) return false
   // x = 0 exactly when y = ±1
-  if (signBit && (compareLittleEndian(encoding, ONE_LE, true) === 0 || compareLittleEndian(encoding, MINUS_ONE_LE, true) === 0)) return false
+  if (
+    signBit &&
+    (compareLittleEndian(encoding, ONE_LE, true) === 0 || compareLittleEndian(encoding, MINUS_ONE_LE, true) === 0)
+  ) {
+    return false
+  }
   return true
 }
 
@@ -133,7 +138,11 @@ export function strictPrechecks (publicKey: Uint8Array, signature: Uint8Array): 
  * Accepts exactly what verifyNobleSync accepts (strict RFC 8032), without blocking the main thread
  * when many are asked at once: they are verified in batches by worker threads (verify-pool.ts).
  */
-export async function verifyInPool (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
+export async function verifyInPool (
+  publicKey: Uint8Array,
+  message: Uint8Array,
+  signature: Uint8Array
+): Promise<boolean> {
   if (!strictPrechecks(publicKey, signature)) return false
   return await verifyPool.verify({ publicKey, message, signature })
 }
@@ -144,7 +153,12 @@ export async function verifyInPool (publicKey: Uint8Array, message: Uint8Array, 
  * its payload, and joining them was a copy and an allocation per signature). The pool's
  * promise itself, not one wrapped around it.
  */
-export function verifyPrefixedInPool (publicKey: Uint8Array, prefix: Uint8Array, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
+export function verifyPrefixedInPool (
+  publicKey: Uint8Array,
+  prefix: Uint8Array,
+  message: Uint8Array,
+  signature: Uint8Array
+): Promise<boolean> {
   if (!strictPrechecks(publicKey, signature)) return Promise.resolve(false)
   return verifyPool.verify({ publicKey, prefix, message, signature })
 }
@@ -159,7 +173,9 @@ export function verifyNativeSync (publicKey: Uint8Array, message: Uint8Array, si
   return nativeVerify(publicKey, message, signature) || verifyNobleSync(publicKey, message, signature)
 }
 
-const verifyPool = new VerifyPool({ verifyInline: (item) => verifyNativeSync(item.publicKey, signedMessage(item), item.signature) })
+const verifyPool = new VerifyPool({
+  verifyInline: item => verifyNativeSync(item.publicKey, signedMessage(item), item.signature)
+})
 
 /** Worker threads verifyInPool uses at most. */
 export function verifierThreads (): number {

@@ -20,7 +20,12 @@ export interface Signed<T> {
 }
 
 /** Encodes and signs `message` under `domain`, as `signer` (its key and peer id). */
-export function sealSigned<T> ({ key, peerId: signer }: { key: Ed25519PrivateKey, peerId: PeerId }, domain: string, encode: (message: T) => Uint8Array, message: T): Signed<T> {
+export function sealSigned<T> (
+  { key, peerId: signer }: { key: Ed25519PrivateKey, peerId: PeerId },
+  domain: string,
+  encode: (message: T) => Uint8Array,
+  message: T
+): Signed<T> {
   const payload = encode(message)
   const envelope = sealEnvelope(key, signer, domain, payload)
   return { message, signer, hash: messageHash(domain, payload), envelope }
@@ -30,7 +35,15 @@ export function sealSigned<T> ({ key, peerId: signer }: { key: Ed25519PrivateKey
  * Opens untrusted envelope bytes (IdentityError ERR_ENVELOPE on any problem) and decodes the verified
  * payload with `decode`, which must bound its input; its errors pass through unchanged.
  */
-export function openSigned<T> (bytes: Uint8Array, opts: OpenOptions & { decode: (payload: Uint8Array) => T }): Signed<T> {
+export function openSigned<T> (
+  bytes: Uint8Array,
+  opts: OpenOptions & { decode: (payload: Uint8Array) => T }
+): Signed<T> {
   const opened = openEnvelope(bytes, opts)
-  return { message: opts.decode(opened.payload), signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: bytes }
+  return {
+    message: opts.decode(opened.payload),
+    signer: opened.signer,
+    hash: messageHash(opened.domain, opened.payload),
+    envelope: bytes
+  }
 }

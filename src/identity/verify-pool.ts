@@ -12,7 +12,10 @@ import { packBatch, type BatchReply, type BatchRequest } from './verify-batch.js
 import type { SignedBytes } from './signature.js'
 
 export interface VerifyPoolOptions {
-  /** worker threads (default: one per core, between 1 and 4, at a lower priority than the main thread; 0 verifies everything inline) */
+  /**
+   * worker threads (default: one per core, between 1 and 4, at a lower priority than the main
+   * thread; 0 verifies everything inline)
+   */
   threads?: number
   /** fewer requests than this in a flush are verified inline (default 16) */
   minBatch?: number
@@ -124,7 +127,9 @@ export class VerifyPool {
       if (at >= 0) this.slots.splice(at, 1)
       else return // 'error' comes before 'exit': handled once
       if (!slot.answered && !slot.closing) this.startFailures++
-      for (const requests of slot.pending.values()) for (const request of requests) request.resolve(this.verifyInline(request.item))
+      for (const requests of slot.pending.values()) {
+        for (const request of requests) request.resolve(this.verifyInline(request.item))
+      }
       slot.pending.clear()
     }
     worker.on('error', lost)

@@ -9,7 +9,10 @@ import { parentPort } from 'node:worker_threads'
 import { unpackBatch, VERIFIER_THREAD_NAME, type BatchReply, type BatchRequest } from './verify-batch.js'
 import { verifyNativeSync } from './signature.js'
 
-/** how much nicer than the main thread the verifier runs: a shared core goes to the main thread first (CFS weight ~1/9) */
+/**
+ * how much nicer than the main thread the verifier runs: a shared core goes to the main thread
+ * first (CFS weight ~1/9)
+ */
 export const VERIFIER_NICENESS = 10
 /** the nicest a Linux thread can be */
 const MAX_NICE = 19
@@ -45,7 +48,9 @@ nameOwnThread()
 parentPort?.on('message', ({ id, packed }: BatchRequest) => {
   const items = unpackBatch(new Uint8Array(packed))
   const results = new Uint8Array(items.length)
-  for (let i = 0; i < items.length; i++) results[i] = verifyNativeSync(items[i].publicKey, items[i].message, items[i].signature) ? 1 : 0
+  for (let i = 0; i < items.length; i++) {
+    results[i] = verifyNativeSync(items[i].publicKey, items[i].message, items[i].signature) ? 1 : 0
+  }
   const reply: BatchReply = { id, results }
   parentPort?.postMessage(reply, [results.buffer])
 })

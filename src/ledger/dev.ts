@@ -134,15 +134,32 @@ export class DevJobs {
       const ledger = this.ledger()
       const attestations: string[] = []
       for (let i = 0; i < request.count; i++) {
-        const job = signTestJob({ provider: this.self, renter, outcome: request.outcome, preemptible: request.preemptible })
+        const job = signTestJob({
+          provider: this.self,
+          renter,
+          outcome: request.outcome,
+          preemptible: request.preemptible
+        })
         const attestation = await ledger.append(LedgerEntry.BodyKind.ATTESTATION, job.attestation)
         const head = ledger.store.head(renter.peerId.toString())
-        const receipt = sealEntry(renter.key, renter.peerId, { seq: (head?.seq ?? 0) + 1, prevHash: head?.hash ?? new Uint8Array(0), time: Date.now(), kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt })
+        const receipt = sealEntry(renter.key, renter.peerId, {
+          seq: (head?.seq ?? 0) + 1,
+          prevHash: head?.hash ?? new Uint8Array(0),
+          time: Date.now(),
+          kind: LedgerEntry.BodyKind.RECEIPT,
+          body: job.receipt
+        })
         await ledger.ingestOne(receipt.envelope)
         this.publish(receipt.envelope)
         attestations.push(toHex(attestation.hash))
       }
-      return { provider: this.self.peerId.toString(), renter: renter.peerId.toString(), jobs: request.count, attestations, seq: ledger.store.head(this.self.peerId.toString())?.seq }
+      return {
+        provider: this.self.peerId.toString(),
+        renter: renter.peerId.toString(),
+        jobs: request.count,
+        attestations,
+        seq: ledger.store.head(this.self.peerId.toString())?.seq
+      }
     })
     this.queue = run.catch(() => {})
     return await run

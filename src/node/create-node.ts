@@ -99,7 +99,10 @@ export interface IdlegridNode<S extends CoreServices = CoreServices> {
  * every idlegrid topic, and the node's own services. It dials nothing but the configured
  * bootstrap peers and the peers they lead to.
  */
-export async function createNode<S extends CoreServices = CoreServices> (config: NodeConfig, extensions: NodeComposition = {}): Promise<IdlegridNode<S>> {
+export async function createNode<S extends CoreServices = CoreServices> (
+  config: NodeConfig,
+  extensions: NodeComposition = {}
+): Promise<IdlegridNode<S>> {
   const privateKey = await loadOrCreateKey(config.dataDir)
   const lock = await lockDataDir(config.dataDir, config.role)
   let libp2p: Libp2p<CoreServices> | undefined
@@ -107,7 +110,10 @@ export async function createNode<S extends CoreServices = CoreServices> (config:
     // behind NAT, outbound connections leave from one port, so that a hole punch can use it (direct-path.ts)
     const dialPort = reservesRelays(config) ? new DialPort(await freeTcpPort()) : undefined
     const late: { connections?: (peer: PeerId) => Connection[] } = {}
-    libp2p = await createLibp2p({ ...libp2pOptions({ config, privateKey, extensions, dialPort, connections: () => late.connections }), start: false })
+    libp2p = await createLibp2p({
+      ...libp2pOptions({ config, privateKey, extensions, dialPort, connections: () => late.connections }),
+      start: false
+    })
     const node = libp2p
     late.connections = (peer) => node.getConnections(peer)
     // before the DHT serves its first request: a PUT is acknowledged only when stored
@@ -136,13 +142,22 @@ interface Libp2pOptionsInit {
   connections: () => ((peer: PeerId) => Connection[]) | undefined
 }
 
-function libp2pOptions ({ config, privateKey, extensions, dialPort, connections }: Libp2pOptionsInit): Parameters<typeof createLibp2p<CoreServices>>[0] {
+function libp2pOptions ({
+  config,
+  privateKey,
+  extensions,
+  dialPort,
+  connections
+}: Libp2pOptionsInit): Parameters<typeof createLibp2p<CoreServices>>[0] {
   const isBootstrap = config.role === 'bootstrap'
   const relay = relayServer(config)
   const upnp = routerPortMapping(config)
   // one guard shared by the connection gater, the gossip router and its own service
   const bootstrapPeers = config.bootstrap.flatMap(addr => /\/p2p\/([^/]+)$/.exec(addr)?.[1] ?? [])
-  const guard = new PeerGuard({ ...extensions.peerGuard, trusted: [...bootstrapPeers, ...config.trust, ...(extensions.peerGuard?.trusted ?? [])] })
+  const guard = new PeerGuard({
+    ...extensions.peerGuard,
+    trusted: [...bootstrapPeers, ...config.trust, ...(extensions.peerGuard?.trusted ?? [])]
+  })
   return {
     privateKey,
     addresses: {
@@ -152,7 +167,9 @@ function libp2pOptions ({ config, privateKey, extensions, dialPort, connections 
     },
     // TCP whose connections keep their socket, so that libp2p's TLS runs on it natively
     // (src/transport/): job data is encrypted by Node, not through a JS stream
-    transports: isBootstrap ? [tlsTcp({ dialPort }), webSockets(), relayTransport()] : [tlsTcp({ dialPort }), relayTransport()],
+    transports: isBootstrap
+      ? [tlsTcp({ dialPort }), webSockets(), relayTransport()]
+      : [tlsTcp({ dialPort }), relayTransport()],
     // TLS listed first: the dialer's first shared choice wins, so idlegrid peers use TLS 1.3
     // (natively over TCP, as @libp2p/tls over WebSockets); peers that only speak noise still connect
     connectionEncrypters: connectionEncrypters(),
@@ -232,7 +249,15 @@ function libp2pOptions ({ config, privateKey, extensions, dialPort, connections 
       [GOSSIP_SERVICE]: gossipRouter({ guard, rateLimits: extensions.gossipRateLimits }),
       // heartbeats go to connected peers on a stream; the legacy topic only with --heartbeat-gossip.
       // The per-peer stream rate is the gossip heartbeats class's (a spec that raises one raises both)
-      heartbeats: heartbeatService({ role: config.role, intervalMs: config.heartbeatMs, privateKey, slots: extensions.heartbeatSlots, gossip: config.heartbeatGossip, guard, rateLimit: extensions.gossipRateLimits?.heartbeats }),
+      heartbeats: heartbeatService({
+        role: config.role,
+        intervalMs: config.heartbeatMs,
+        privateKey,
+        slots: extensions.heartbeatSlots,
+        gossip: config.heartbeatGossip,
+        guard,
+        rateLimit: extensions.gossipRateLimits?.heartbeats
+      }),
       connector: peerConnector({ targetPeers: config.targetPeers, bootstrap: config.bootstrap }),
       // re-adds connected DHT servers that missed kad-dht's one routing-table ping
       routingRepair: routingTableRepair({ protocol: PROTOCOL.kad }),
@@ -267,7 +292,12 @@ function fastMessageId (msg: { topic: string, data?: Uint8Array }): string {
   return Buffer.from(gossipMessageId({ topic: msg.topic, data: msg.data ?? new Uint8Array(0) })).toString('base64')
 }
 
-function wrap<S extends CoreServices> (config: NodeConfig, libp2p: Libp2p<S>, privateKey: Ed25519PrivateKey, lock: DataDirLock): IdlegridNode<S> {
+function wrap<S extends CoreServices> (
+  config: NodeConfig,
+  libp2p: Libp2p<S>,
+  privateKey: Ed25519PrivateKey,
+  lock: DataDirLock
+): IdlegridNode<S> {
   let stopping: Promise<void> | undefined
   return {
     config,

@@ -76,7 +76,11 @@ export function guardDhtPuts (dht: KadDHT, rules: DhtPutRules): void {
 
 type Verdict = { store: true } | { store: false, refusal: PutRefusal, key?: Uint8Array, kept?: Uint8Array }
 
-async function screen (bytes: Uint8Array, rules: DhtPutRules, held: (key: Uint8Array) => Promise<Uint8Array | undefined>): Promise<Verdict> {
+async function screen (
+  bytes: Uint8Array,
+  rules: DhtPutRules,
+  held: (key: Uint8Array) => Promise<Uint8Array | undefined>
+): Promise<Verdict> {
   let record: DhtRecord
   try {
     record = DhtRecord.deserialize(bytes)

@@ -41,7 +41,11 @@ export function requestFailed (reason: RequestFailure, message: string, options?
   return new NodeError('ERR_REQUEST_RESPONSE', message, { ...options, reason }) as RequestFailedError
 }
 
-export function directPathFailed (reason: DirectPathFailure, message: string, options?: ErrorOptions): DirectPathFailedError {
+export function directPathFailed (
+  reason: DirectPathFailure,
+  message: string,
+  options?: ErrorOptions
+): DirectPathFailedError {
   return new NodeError('ERR_DIRECT_PATH', message, { ...options, reason }) as DirectPathFailedError
 }
 

@@ -21,7 +21,10 @@ export const ACCEPT: GossipVerdict = { action: 'accept' }
 export const ignore = (reason: string): GossipVerdict => ({ action: 'ignore', reason })
 export const reject = (reason: string): GossipVerdict => ({ action: 'reject', reason })
 
-/** Checks a verified envelope's payload for one topic (decode with bounds, expiry, replay…); `author` is the envelope's signer. */
+/**
+ * Checks a verified envelope's payload for one topic (decode with bounds, expiry, replay…);
+ * `author` is the envelope's signer.
+ */
 export type PayloadValidator = (envelope: OpenedEnvelope, author: PeerId) => GossipVerdict | Promise<GossipVerdict>
 export type GossipHandler = (envelope: OpenedEnvelope, author: PeerId) => void
 
@@ -44,11 +47,16 @@ interface GossipRouterComponents {
  * valid. Ledger entries never expire, but a replayed one is a duplicate the store ignores:
  * the router remembers them only briefly, to skip re-checking a burst of copies.
  */
-export const TOPIC_RETENTION_MS: Record<TopicName, number> = Object.fromEntries(ALL_TOPICS.map(topic => [topic,
-  topic === TOPIC.ledger
-    ? 2 * 60_000
-    : TOPIC_DOMAIN[topic] === DOMAIN.heartbeat ? MAX_LIFETIME_MS.heartbeat + MAX_CLOCK_SKEW_MS : MAX_LIFETIME_MS.jobRequest + MAX_CLOCK_SKEW_MS
-])) as Record<TopicName, number>
+export const TOPIC_RETENTION_MS: Record<TopicName, number> = Object.fromEntries(
+  ALL_TOPICS.map(topic => [
+    topic,
+    topic === TOPIC.ledger
+      ? 2 * 60_000
+      : TOPIC_DOMAIN[topic] === DOMAIN.heartbeat
+        ? MAX_LIFETIME_MS.heartbeat + MAX_CLOCK_SKEW_MS
+        : MAX_LIFETIME_MS.jobRequest + MAX_CLOCK_SKEW_MS
+  ])
+) as Record<TopicName, number>
 
 export interface GossipRouterInit {
   /** the clock (tests move it) */

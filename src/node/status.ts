@@ -45,7 +45,9 @@ export function nodeIdentity (node: IdlegridNode): NodeIdentity {
   }
 }
 
-interface RoutingTableInternals { routingTable?: { kb?: { toIterable(): Iterable<{ peerId: { toString(): string } }> } } }
+interface RoutingTableInternals {
+  routingTable?: { kb?: { toIterable(): Iterable<{ peerId: { toString(): string } }> } }
+}
 
 export function nodeStatus (node: IdlegridNode): NodeStatus {
   const { libp2p } = node
@@ -64,7 +66,15 @@ export function nodeStatus (node: IdlegridNode): NodeStatus {
     dhtMode: libp2p.services.dht.getMode(),
     routingTable: routingTable.sort(),
     peers: [...peers].map(([peerId, addrs]) => ({ peerId, addrs })),
-    topics: Object.fromEntries(ALL_TOPICS.map(t => [t, libp2p.services.pubsub.getSubscribers(t).map(p => p.toString()).sort()])),
+    topics: Object.fromEntries(
+      ALL_TOPICS.map(t => [
+        t,
+        libp2p.services.pubsub
+          .getSubscribers(t)
+          .map(p => p.toString())
+          .sort()
+      ])
+    ),
     heard: libp2p.services.heartbeats.presence(),
     heartbeats: libp2p.services.heartbeats.stats(),
     gossip: libp2p.services.gossip.stats(),
@@ -87,6 +97,14 @@ function gossipScore (pubsub: unknown, peerId: string): number {
  * (UPnP), 'transport' its listen addresses (a public one is listed only once a peer dialed it back).
  */
 function addressesOfType (libp2p: IdlegridNode['libp2p'], type: 'ip-mapping' | 'transport'): Multiaddr[] {
-  const manager = (libp2p as unknown as { components?: { addressManager?: { getAddressesWithMetadata?: () => Array<{ multiaddr: Multiaddr, type: string, verified: boolean }> } } }).components?.addressManager
+  const manager = (
+    libp2p as unknown as {
+      components?: {
+        addressManager?: {
+          getAddressesWithMetadata?: () => Array<{ multiaddr: Multiaddr, type: string, verified: boolean }>
+        }
+      }
+    }
+  ).components?.addressManager
   return (manager?.getAddressesWithMetadata?.() ?? []).filter(a => a.type === type && a.verified).map(a => a.multiaddr)
 }

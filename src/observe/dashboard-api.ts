@@ -14,7 +14,15 @@ const REPUTATION_REUSE_MS = 10_000
 const MAX_DEPLOYMENTS = 32
 const EVENTS_SHOWN = 5
 
-interface Discovered { peerId: string, region: string, residency: string, priceFloor: number, simulated: boolean, availableNow: boolean, gpus: Array<{ model: string, vramGb: number, count: number }> }
+interface Discovered {
+  peerId: string
+  region: string
+  residency: string
+  priceFloor: number
+  simulated: boolean
+  availableNow: boolean
+  gpus: Array<{ model: string, vramGb: number, count: number }>
+}
 
 export class DashboardApi {
   private discovery?: { at: number, providers: Discovered[] }
@@ -60,7 +68,9 @@ export class DashboardApi {
     const ls = await this.observer.call('services.ls')
     const names = ((ls?.services ?? []) as Array<{ name: string }>).slice(0, MAX_DEPLOYMENTS).map(s => s.name)
     const statuses = await Promise.all(names.map(async name => await this.observer.call('services.status', { name })))
-    const deployments = statuses.filter(s => s != null).map(s => ({ ...s, events: (s.events ?? []).slice(-EVENTS_SHOWN) }))
+    const deployments = statuses
+      .filter(s => s != null)
+      .map(s => ({ ...s, events: (s.events ?? []).slice(-EVENTS_SHOWN) }))
     const hosted = await this.observer.call('services.hosted')
     return { deployments: ls == null ? null : deployments, hosted: hosted?.leases ?? null }
   }

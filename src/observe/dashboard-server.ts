@@ -86,7 +86,12 @@ export async function serveDashboard (at: HttpAddress, token: string, api: Dashb
 }
 
 /** Answers `req` with `status` and `content` (its head only, for HEAD). */
-function send (req: IncomingMessage, res: ServerResponse, status: number, content: { type: string, body: Buffer }): void {
+function send (
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  content: { type: string, body: Buffer }
+): void {
   res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': content.type, 'content-length': String(content.body.length) })
   res.end(req.method === 'HEAD' ? undefined : content.body)
 }

@@ -106,18 +106,40 @@ export class RenterJobs {
         if (job.logs.length > HISTORY_LIMITS.logLines) job.logs.splice(0, job.logs.length - HISTORY_LIMITS.logLines)
         break
       case 'attempt-ended':
-        job.history.push({ attempt: e.attempt, provider: e.provider, outcome: e.outcome, ...(e.detail != null ? { detail: clip(e.detail) } : {}) })
+        job.history.push({
+          attempt: e.attempt,
+          provider: e.provider,
+          outcome: e.outcome,
+          ...(e.detail != null ? { detail: clip(e.detail) } : {})
+        })
         break
     }
   }
 
-  end (summary: { jobId: string, status: string, provider: string, attestation?: { status: string, outputDigest: string, verified: boolean }, receipt?: { outcome: string }, detail?: string }, at: number): RenterJobView | undefined {
+  end (
+    summary: {
+      jobId: string
+      status: string
+      provider: string
+      attestation?: { status: string, outputDigest: string, verified: boolean }
+      receipt?: { outcome: string }
+      detail?: string
+    },
+    at: number
+  ): RenterJobView | undefined {
     const job = this.jobs.get(summary.jobId)
     if (job == null) return undefined
     job.status = summary.status
     job.endedAt = at
     job.provider = summary.provider !== '' ? summary.provider : job.provider
-    job.attestation = summary.attestation == null ? null : { status: summary.attestation.status, outputDigest: summary.attestation.outputDigest, verified: summary.attestation.verified }
+    job.attestation =
+      summary.attestation == null
+        ? null
+        : {
+            status: summary.attestation.status,
+            outputDigest: summary.attestation.outputDigest,
+            verified: summary.attestation.verified
+          }
     job.receipt = summary.receipt == null ? null : { outcome: summary.receipt.outcome }
     if (summary.detail != null) job.detail = clip(summary.detail)
     return job

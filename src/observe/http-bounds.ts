@@ -32,7 +32,12 @@ export interface LocalHttpServer {
 }
 
 /** Answers `status` with a short text body. */
-export function sendText (res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+export function sendText (
+  res: ServerResponse,
+  status: number,
+  text: string,
+  headers: Record<string, string> = {}
+): void {
   if (res.headersSent) { res.destroy(); return }
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...headers })
   res.end(text + '\n')
@@ -43,19 +48,27 @@ export async function serveLocalHttp (at: HttpAddress, handler: Handler): Promis
   const loopback = LOOPBACK_BIND.test(at.host)
   // requests being answered, per connection: a connection with none is idle
   const busy = new Map<Socket, number>()
-  const server: Server = createServer({ maxHeaderSize: HTTP_LIMITS.headerBytes, requestTimeout: HTTP_LIMITS.requestMs, headersTimeout: HTTP_LIMITS.requestMs, keepAliveTimeout: HTTP_LIMITS.keepAliveMs }, (req, res) => {
-    const socket = req.socket
-    busy.set(socket, (busy.get(socket) ?? 0) + 1)
-    res.once('close', () => { if (busy.has(socket)) busy.set(socket, Math.max(0, (busy.get(socket) ?? 1) - 1)) })
-    const refusal = refuse(req, loopback)
-    if (refusal != null) {
+  const server: Server = createServer(
+    {
+      maxHeaderSize: HTTP_LIMITS.headerBytes,
+      requestTimeout: HTTP_LIMITS.requestMs,
+      headersTimeout: HTTP_LIMITS.requestMs,
+      keepAliveTimeout: HTTP_LIMITS.keepAliveMs
+    },
+    (req, res) => {
+      const socket = req.socket
+      busy.set(socket, (busy.get(socket) ?? 0) + 1)
+      res.once('close', () => { if (busy.has(socket)) busy.set(socket, Math.max(0, (busy.get(socket) ?? 1) - 1)) })
+      const refusal = refuse(req, loopback)
+      if (refusal != null) {
       // a refused request's body (if any) is not read: close the connection after the answer
-      sendText(res, refusal.status, refusal.text, { connection: 'close', ...refusal.headers })
-      return
+        sendText(res, refusal.status, refusal.text, { connection: 'close', ...refusal.headers })
+        return
+      }
+      const url = new URL(req.url ?? '/', 'http://local')
+      handler(req, url, res).catch((err: any) => { sendText(res, 500, `internal error: ${String(err?.message ?? err).slice(0, 200)}`) })
     }
-    const url = new URL(req.url ?? '/', 'http://local')
-    handler(req, url, res).catch((err: any) => { sendText(res, 500, `internal error: ${String(err?.message ?? err).slice(0, 200)}`) })
-  })
+  )
   server.on('connection', (socket: Socket) => {
     if (busy.size >= HTTP_LIMITS.connections) {
       // the oldest idle connection makes room (a Map keeps insertion order); with none idle, the new one goes
@@ -83,7 +96,10 @@ export async function serveLocalHttp (at: HttpAddress, handler: Handler): Promis
   }
 }
 
-function refuse (req: IncomingMessage, loopback: boolean): { status: number, text: string, headers?: Record<string, string> } | undefined {
+function refuse (
+  req: IncomingMessage,
+  loopback: boolean
+): { status: number, text: string, headers?: Record<string, string> } | undefined {
   if (loopback && !isLoopbackHost(req.headers.host ?? '')) return { status: 403, text: `Host "${(req.headers.host ?? '').slice(0, 64)}" is not a loopback name of this machine` }
   if (req.method !== 'GET' && req.method !== 'HEAD') return { status: 405, text: 'only GET and HEAD', headers: { allow: 'GET, HEAD' } }
   if ((req.url ?? '').length > HTTP_LIMITS.urlChars) return { status: 414, text: 'URL too long' }

@@ -19,7 +19,11 @@ export function libp2pPrometheus (registry: Registry): ReturnType<typeof prometh
   return prometheusMetrics({ registry, preserveExistingMetrics: true })
 }
 
-export async function serveMetrics (at: HttpAddress, metrics: IdlegridMetrics, observer: NodeObserver): Promise<LocalHttpServer> {
+export async function serveMetrics (
+  at: HttpAddress,
+  metrics: IdlegridMetrics,
+  observer: NodeObserver
+): Promise<LocalHttpServer> {
   return await serveLocalHttp(at, async (req, url, res) => {
     if (url.pathname !== '/metrics') { sendText(res, 404, 'metrics are at /metrics'); return }
     await observer.sample()

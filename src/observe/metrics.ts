@@ -28,7 +28,14 @@ const ROLES = ['bootstrap', 'provider', 'renter', 'unknown'] as const
 /** What the services count themselves, read at each scrape. */
 export interface PulledCounts {
   /** market.stats of a provider */
-  market?: { jobsSeen: number, bids: number, wins: number, declines: Record<string, number>, fillRate: number, expectedEarningsUsd: number }
+  market?: {
+    jobsSeen: number
+    bids: number
+    wins: number
+    declines: Record<string, number>
+    fillRate: number
+    expectedEarningsUsd: number
+  }
   /** gossip verdicts per topic: { accept: n, "reject:reason": n, "ignore:reason": n } */
   gossip?: Record<string, Record<string, number>>
   /** verdicts on the heartbeats peers sent on the heartbeat stream: { accept: n, "ignore:expired": n, … } */
@@ -64,7 +71,8 @@ export class IdlegridMetrics {
   constructor (registry = new Registry()) {
     this.registry = registry
     const registers = [registry]
-    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> => new Counter({ name, help, labelNames, registers })
+    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> =>
+      new Counter({ name, help, labelNames, registers })
     const gauge = (name: string, help: string): Gauge => new Gauge({ name, help, registers })
     this.auctions = counter('idlegrid_auctions_total', 'auctions this renter ran, by outcome', ['outcome'])
     this.auctionBids = counter('idlegrid_auction_bids_total', 'bids that reached this renter\'s auctions, valid or dropped', ['verdict'])
@@ -96,7 +104,11 @@ export class IdlegridMetrics {
   }
 
   /** One auction this renter ran ended. */
-  auctionEnded (outcome: typeof AUCTION_OUTCOMES[number], bids: { valid: number, dropped: number }, clearingUsd?: number): void {
+  auctionEnded (
+    outcome: (typeof AUCTION_OUTCOMES)[number],
+    bids: { valid: number, dropped: number },
+    clearingUsd?: number
+  ): void {
     this.auctions.inc({ outcome })
     if (bids.valid > 0) this.auctionBids.inc({ verdict: 'valid' }, bids.valid)
     if (bids.dropped > 0) this.auctionBids.inc({ verdict: 'dropped' }, bids.dropped)
@@ -198,7 +210,12 @@ export class IdlegridMetrics {
   }
 
   /** Adds to `counter` what `total` grew by since it was last read. */
-  private grow<L extends string> (counter: Counter<L>, key: string, labels: Partial<Record<L, string>>, total: number): void {
+  private grow<L extends string> (
+    counter: Counter<L>,
+    key: string,
+    labels: Partial<Record<L, string>>,
+    total: number
+  ): void {
     const before = this.last.get(key) ?? 0
     if (total > before) counter.inc(labels, total - before)
     this.last.set(key, Math.max(before, total))

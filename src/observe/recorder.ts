@@ -103,7 +103,14 @@ export class NodeObserver {
       counts.heartbeats = status.heartbeats
     }
     if (market != null) counts.market = market
-    if (ledger != null) counts.ledger = { entries: ledger.entries, authors: ledger.authors, quarantined: ledger.quarantine?.entries ?? 0, diskBytes: ledger.diskBytes }
+    if (ledger != null) {
+      counts.ledger = {
+        entries: ledger.entries,
+        authors: ledger.authors,
+        quarantined: ledger.quarantine?.entries ?? 0,
+        diskBytes: ledger.diskBytes
+      }
+    }
     const earnedUsd = earnings != null ? Number(earnings.earnedMicroUsd) / 1e6 : 0
     if (earnings != null && this.node.config.role === 'provider') counts.earnings = { earnedUsd, paidJobs: earnings.paidJobs, fillRate: earnings.fillRate }
     this.opts.metrics?.pull(counts)

@@ -52,7 +52,12 @@ export interface Observability {
 }
 
 /** Starts the observer and the servers asked for; a failure to listen stops what was started and throws. */
-export async function startObservability (node: IdlegridNode, handlers: Record<string, ControlHandler>, settings: ObserveSettings, prepared: PreparedMetrics = {}): Promise<Observability> {
+export async function startObservability (
+  node: IdlegridNode,
+  handlers: Record<string, ControlHandler>,
+  settings: ObserveSettings,
+  prepared: PreparedMetrics = {}
+): Promise<Observability> {
   const observer = new NodeObserver(node, { handlers, metrics: prepared.metrics, sampleMs: settings.sampleMs })
   observer.start()
   const servers: LocalHttpServer[] = []

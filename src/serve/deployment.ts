@@ -86,15 +86,37 @@ export class Deployment {
   /** the slots' auctions run one at a time: see `auctionTurn` */
   private lastTurn: Promise<void> = Promise.resolve()
 
-  constructor (readonly spec: ServiceSpec, private readonly payload: JobPayload, private readonly deps: DeploymentDeps) {
+  constructor (
+    readonly spec: ServiceSpec,
+    private readonly payload: JobPayload,
+    private readonly deps: DeploymentDeps
+  ) {
     this.pool = new ReplicaPool(spec.limits.maxInflightPerReplica)
-    this.gateway = new Gateway(deps.dialer, this.pool, { port: spec.gateway.port, bind: spec.gateway.bind, token: spec.gateway.token, maxBodyBytes: spec.limits.maxBodyBytes, timeoutMs: spec.limits.timeoutMs, meter: (id) => this.counters.get(id) })
-    this.probeStreams = new ServeStreamPool(deps.dialer, Math.max(2_000, (deps.probeMs ?? 1_000) * 2), { maxIdlePerProvider: 1 })
+    this.gateway = new Gateway(deps.dialer, this.pool, {
+      port: spec.gateway.port,
+      bind: spec.gateway.bind,
+      token: spec.gateway.token,
+      maxBodyBytes: spec.limits.maxBodyBytes,
+      timeoutMs: spec.limits.timeoutMs,
+      meter: id => this.counters.get(id)
+    })
+    this.probeStreams = new ServeStreamPool(deps.dialer, Math.max(2_000, (deps.probeMs ?? 1_000) * 2), {
+      maxIdlePerProvider: 1
+    })
   }
 
   /** The payload every replica gets: the service's runtime, its lease length as time limit, its files. */
   static payload (spec: ServiceSpec, inputs: JobPayload['inputs']): JobPayload {
-    return { runtime: { image: spec.runtime.image, command: spec.runtime.command, env: spec.runtime.env, timeoutMs: spec.leaseMs === 0 ? UNTIL_STOPPED_MS : spec.leaseMs, shmSizeMiB: spec.runtime.shmSizeMiB }, inputs }
+    return {
+      runtime: {
+        image: spec.runtime.image,
+        command: spec.runtime.command,
+        env: spec.runtime.env,
+        timeoutMs: spec.leaseMs === 0 ? UNTIL_STOPPED_MS : spec.leaseMs,
+        shmSizeMiB: spec.runtime.shmSizeMiB
+      },
+      inputs
+    }
   }
 
   async start (): Promise<string> {
@@ -179,7 +201,11 @@ export class Deployment {
       const others = spread ? [...this.hosts].filter(([i]) => i !== slot.index).map(([, p]) => p) : []
       try {
         if (signal.aborted) return
-        awarded = await auctionRounds(this.deps.market, leaseJobSpec(this.spec, slot.region), { jobId }).next({ exclude: [...excluded, ...others], attempt: 1, signal })
+        awarded = await auctionRounds(this.deps.market, leaseJobSpec(this.spec, slot.region), { jobId }).next({
+          exclude: [...excluded, ...others],
+          attempt: 1,
+          signal
+        })
         // opened once: it verifies the renter's own signature again
         award = openAward(awarded.award).message
         provider = peerIdFromBytes(award.winner)
@@ -232,7 +258,10 @@ export class Deployment {
     }
   }
 
-  /** Starts metering a replica's usage (one GPU slot at the award's price); the account closes a while after the run ends. */
+  /**
+   * Starts metering a replica's usage (one GPU slot at the award's price); the account closes a
+   * while after the run ends.
+   */
   private meter (leaseId: Uint8Array, provider: PeerId, priceMicroUsdPerGpuHour: number): void {
     const desk = this.deps.usage
     if (desk == null) return
@@ -242,7 +271,10 @@ export class Deployment {
   }
 
   private unmeter (leaseId: Uint8Array): void {
-    const timer = setTimeout(() => { this.counters.delete(toHex(leaseId)); this.deps.usage?.close(leaseId) }, USAGE_CLOSE_DELAY_MS)
+    const timer = setTimeout(() => {
+      this.counters.delete(toHex(leaseId))
+      this.deps.usage?.close(leaseId)
+    }, USAGE_CLOSE_DELAY_MS)
     timer.unref()
   }
 

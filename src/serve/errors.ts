@@ -62,7 +62,11 @@ export type UsageExchangeError = ServeError<'ERR_USAGE_EXCHANGE'> & { wireCode: 
 export type ForwardError = ServeError<'ERR_SERVE_FORWARD'> & { status: ForwardStatus, passedOn: boolean, fromProvider: boolean }
 
 /** A serve stream's failure, with the Error frame code that says it. */
-export function streamError (wireCode: ServeFrameCode, message: string, opts: { remote?: boolean, cause?: unknown } = {}): ServeStreamError {
+export function streamError (
+  wireCode: ServeFrameCode,
+  message: string,
+  opts: { remote?: boolean, cause?: unknown } = {}
+): ServeStreamError {
   return new ServeError('ERR_SERVE_STREAM', message, { ...opts, wireCode }) as ServeStreamError
 }
 

@@ -54,7 +54,12 @@ export interface ReplicaAddress {
 }
 
 /** Sends `req` to the replica `leaseId` on `provider`; resolves at the response head. */
-export async function forward (streams: ServeStreamPool, replica: ReplicaAddress, req: ForwardRequest, opts: { timeoutMs: number, dialMs?: number, silenced?: AbortSignal }): Promise<ForwardAnswer> {
+export async function forward (
+  streams: ServeStreamPool,
+  replica: ReplicaAddress,
+  req: ForwardRequest,
+  opts: { timeoutMs: number, dialMs?: number, silenced?: AbortSignal }
+): Promise<ForwardAnswer> {
   const { provider, leaseId } = replica
   const t0 = performance.now()
   let ch: ServeChannel
@@ -65,14 +70,17 @@ export async function forward (streams: ServeStreamPool, replica: ReplicaAddress
     throw forwardError(503, `replica unreachable: ${String(err?.message ?? err)}`, { passedOn: false })
   }
   let response: ServeFrame.Response
-  // the replica given up as silent while this waits for its head: stop waiting (never answered by it, so not fromProvider)
+  // the replica given up as silent while this waits for its head: stop waiting (never answered by
+  // it, so not fromProvider)
   const silenced = opts.silenced
   const onSilence = (): void => { ch.abort(streamError('UPSTREAM', 'the replica\'s provider went silent')) }
   if (silenced?.aborted === true) onSilence()
   silenced?.addEventListener('abort', onSilence, { once: true })
   try {
     ch.send({ request: { leaseId, method: req.method, path: req.path, headers: req.headers } })
-    for (let at = 0; at < req.body.byteLength; at += SERVE_CHUNK_BYTES) ch.send({ body: { data: req.body.subarray(at, at + SERVE_CHUNK_BYTES) } })
+    for (let at = 0; at < req.body.byteLength; at += SERVE_CHUNK_BYTES) {
+      ch.send({ body: { data: req.body.subarray(at, at + SERVE_CHUNK_BYTES) } })
+    }
     ch.send({ end: {} })
     const first = await ch.next()
     if (first == null) throw streamError('UPSTREAM', 'the replica closed without an answer')

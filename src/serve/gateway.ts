@@ -42,7 +42,10 @@ export interface GatewayOptions {
 
 const EMPTY = new Uint8Array(0)
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])
-/** The renter's credentials: the gateway's own token, and the cookies of every port on this host (the dashboard's among them). */
+/**
+ * The renter's credentials: the gateway's own token, and the cookies of every port on this host
+ * (the dashboard's among them).
+ */
 const NEVER_FORWARDED = new Set(['cookie', 'authorization', 'proxy-authorization'])
 /** What a provider may not set on the client: framing (the gateway frames each body), hop-by-hop headers, cookies. */
 const NEVER_RETURNED = new Set([...HOP_BY_HOP, 'set-cookie', 'set-cookie2', 'proxy-authenticate'])
@@ -74,9 +77,12 @@ export class Gateway {
 
   /** Starts listening; resolves with the URL. */
   async start (): Promise<string> {
-    const server = createServer({ maxHeaderSize: this.opts.maxHeaderBytes ?? 16 * 1024, requestTimeout: this.opts.timeoutMs + 5_000 }, (req, res) => {
-      this.serve(req, res).catch(() => { res.destroy() })
-    })
+    const server = createServer(
+      { maxHeaderSize: this.opts.maxHeaderBytes ?? 16 * 1024, requestTimeout: this.opts.timeoutMs + 5_000 },
+      (req, res) => {
+        this.serve(req, res).catch(() => { res.destroy() })
+      }
+    )
     server.keepAliveTimeout = 5_000
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
@@ -182,7 +188,10 @@ export class Gateway {
     this.fail(res, 413, `body over ${this.opts.maxBodyBytes} bytes`)
   }
 
-  /** The whole body (kept for a retry), or undefined past the bound (reading stops; the connection closes after the 413). */
+  /**
+   * The whole body (kept for a retry), or undefined past the bound (reading stops; the connection
+   * closes after the 413).
+   */
   private async readBody (req: IncomingMessage, signal: AbortSignal): Promise<Uint8Array | undefined> {
     // neither a length nor chunks: no body (RFC 9112 6.3); Node discards the request once answered
     if (req.headers['content-length'] == null && req.headers['transfer-encoding'] == null) return EMPTY
@@ -209,7 +218,12 @@ export class Gateway {
     })
   }
 
-  private async route (req: IncomingMessage, res: ServerResponse, body: Uint8Array, signal: AbortSignal): Promise<void> {
+  private async route (
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: Uint8Array,
+    signal: AbortSignal
+  ): Promise<void> {
     const method = (req.method ?? 'GET').toUpperCase()
     const idempotent = IDEMPOTENT.has(method) || req.headers['idempotency-key'] != null
     const named = connectionTokens(req.headers.connection)
@@ -234,11 +248,14 @@ export class Gateway {
         this.stats.answered++
         return
       } catch (err) {
-        const e = isForwardError(err) ? err : forwardError(502, String((err as Error)?.message ?? err), { passedOn: true })
+        const e = isForwardError(err)
+          ? err
+          : forwardError(502, String((err as Error)?.message ?? err), { passedOn: true })
         replica.failed++
         noteDraining(replica, e)
         last = e
-        // a started answer cannot be taken back; a request the replica may have acted on is retried only when idempotent
+        // a started answer cannot be taken back; a request the replica may have acted on is retried
+        // only when idempotent
         if (res.headersSent || (e.passedOn && !idempotent)) break
       } finally {
         replica.inflight--
@@ -257,7 +274,12 @@ export class Gateway {
    * For an idempotent request the head waits for the first body bytes, so that an answer broken
    * before them can still go to another replica.
    */
-  private async stream (answer: ForwardAnswer, res: ServerResponse, signal: AbortSignal, idempotent = false): Promise<number> {
+  private async stream (
+    answer: ForwardAnswer,
+    res: ServerResponse,
+    signal: AbortSignal,
+    idempotent = false
+  ): Promise<number> {
     try {
       res.statusCode = answer.response.status
       const headers: Record<string, string[]> = {}
@@ -321,7 +343,10 @@ export class Gateway {
 /** Body bytes held back to go out with the head. */
 const HOLD_BYTES = 64 * 1024
 
-/** Resolves true once `res` takes more, false when it closed or `signal` ended the request (a client that stops reading). */
+/**
+ * Resolves true once `res` takes more, false when it closed or `signal` ended the request (a client
+ * that stops reading).
+ */
 async function drained (res: ServerResponse, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted || res.destroyed) return false
   return await new Promise(resolve => {

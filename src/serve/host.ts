@@ -43,7 +43,10 @@ export type HostOptions = Partial<typeof HOST_DEFAULTS>
 export interface HostedLease {
   leaseId: string
   renter: string
-  /** where the service is reached: 127.0.0.1 (process runner), its container's address on the lease's network (docker) */
+  /**
+   * where the service is reached: 127.0.0.1 (process runner), its container's address on the
+   * lease's network (docker)
+   */
   host: string
   port: number
   healthPath: string
@@ -81,12 +84,24 @@ export class ServeHost implements LeaseHost {
   /** proposes each lease's usage to its renter (set by the serve host service when the node has a ledger) */
   usage?: UsageReporter
 
-  constructor (opts: HostOptions = {}, private readonly log: Logger = Object.assign(() => {}, { error: () => {}, trace: () => {}, enabled: false }) as any) {
+  constructor (
+    opts: HostOptions = {},
+    private readonly log: Logger = Object.assign(() => {}, {
+      error: () => {},
+      trace: () => {},
+      enabled: false
+    }) as any
+  ) {
     this.opts = { ...HOST_DEFAULTS, ...opts }
     this.agent = new Agent({ keepAlive: true, maxSockets: this.opts.maxInflight })
   }
 
-  async begin (lease: { leaseId: string, renter: string, healthPath: string, priceMicroUsdPerGpuHour?: number }): Promise<LeaseRunHooks> {
+  async begin (lease: {
+    leaseId: string
+    renter: string
+    healthPath: string
+    priceMicroUsdPerGpuHour?: number
+  }): Promise<LeaseRunHooks> {
     const port = await freePort()
     const hosted: HostedLease = { leaseId: lease.leaseId, renter: lease.renter, healthPath: lease.healthPath, host: '127.0.0.1', port, healthy: false, draining: false, inflight: 0, requests: 0, bytesIn: 0, bytesOut: 0 }
     this.leases.set(lease.leaseId, hosted)
@@ -161,7 +176,10 @@ export class ServeHost implements LeaseHost {
     })
   }
 
-  /** One serve stream: requests one after another, each passed on to its lease's service and its answer streamed back. */
+  /**
+   * One serve stream: requests one after another, each passed on to its lease's service and its
+   * answer streamed back.
+   */
   async handle (stream: Stream, remote: PeerId): Promise<void> {
     const ch = new ServeChannel(stream, this.opts.idleMs)
     // the first head comes at once: a stream opened and left idle is not held for long
@@ -219,7 +237,14 @@ export class ServeHost implements LeaseHost {
   private async pass (ch: ServeChannel, head: ServeFrame.Request, hosted: HostedLease): Promise<void> {
     const headers: Record<string, string[]> = {}
     for (const h of head.headers) (headers[h.name] ??= []).push(h.value)
-    const req = httpRequest({ host: hosted.host, port: hosted.port, method: head.method, path: head.path, headers, agent: this.agent })
+    const req = httpRequest({
+      host: hosted.host,
+      port: hosted.port,
+      method: head.method,
+      path: head.path,
+      headers,
+      agent: this.agent
+    })
     const passing = this.passing.get(hosted.leaseId)
     passing?.add(req)
     req.once('close', () => { passing?.delete(req) })
@@ -275,7 +300,9 @@ export class ServeHost implements LeaseHost {
     // head, body and End go out in one write when they come together (a short answer);
     // once the answer waits, what came goes out and the rest as it comes
     ch.hold()
-    ch.send({ response: { status: res.statusCode ?? 502, headers: wireHeaders(res.rawHeaders), draining: hosted.draining } })
+    ch.send({
+      response: { status: res.statusCode ?? 502, headers: wireHeaders(res.rawHeaders), draining: hosted.draining }
+    })
     if (res.complete) relayWhole(res, ch, hosted)
     else await relayBody(res, ch, hosted)
     // the stream stays open for the renter's next request
@@ -329,7 +356,9 @@ function sendBody (chunk: Buffer, ch: ServeChannel, hosted: HostedLease): void {
  */
 function relayWhole (res: IncomingMessage, ch: ServeChannel, hosted: HostedLease): void {
   try {
-    for (let chunk = res.read() as Buffer | null; chunk != null; chunk = res.read() as Buffer | null) sendBody(chunk, ch, hosted)
+    for (let chunk = res.read() as Buffer | null; chunk != null; chunk = res.read() as Buffer | null) {
+      sendBody(chunk, ch, hosted)
+    }
   } catch (err) {
     res.destroy()
     throw err

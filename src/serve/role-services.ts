@@ -11,10 +11,20 @@ export interface ServeServicesOptions {
 }
 
 /** The services, and on a provider the lease host its job service must be given (exec's `leases`). */
-export function serveServices (opts: ServeServicesOptions): { services: Record<string, ServiceFactory>, host?: ServeHost } {
+export function serveServices (opts: ServeServicesOptions): {
+  services: Record<string, ServiceFactory>
+  host?: ServeHost
+} {
   if (opts.role === 'provider') {
     const host = new ServeHost(opts.host)
-    return { services: { [SERVE_HOST_SERVICE]: serveHostService(host, { usageIntervalMs: opts.host?.usageIntervalMs }) as ServiceFactory }, host }
+    return {
+      services: {
+        [SERVE_HOST_SERVICE]: serveHostService(host, {
+          usageIntervalMs: opts.host?.usageIntervalMs
+        }) as ServiceFactory
+      },
+      host
+    }
   }
   if (opts.role === 'renter') return { services: { [DEPLOYMENTS_SERVICE]: deploymentsService(opts.deployments) as ServiceFactory } }
   return { services: {} }

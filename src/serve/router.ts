@@ -28,7 +28,10 @@ export interface Replica {
   served: number
   failed: number
   since: number
-  /** aborted when the replica's provider went silent: requests waiting on it stop waiting (and idempotent ones go elsewhere) */
+  /**
+   * aborted when the replica's provider went silent: requests waiting on it stop waiting (and
+   * idempotent ones go elsewhere)
+   */
   silenced: AbortController
 }
 
@@ -36,7 +39,10 @@ export interface Replica {
 const ALPHA = 0.2
 /** A new replica's first answers carry the dial and the service's warm-up: they are not its measure. */
 const WARM_UP_ANSWERS = 2
-/** A measure older than this is stale: the replica gets the next request when it has none in flight, and that answer restarts its EWMA. */
+/**
+ * A measure older than this is stale: the replica gets the next request when it has none in flight,
+ * and that answer restarts its EWMA.
+ */
 export const STALE_MS = 500
 /**
  * Every this many picks between two candidates, the one the scores passed over is taken. Under
@@ -50,7 +56,11 @@ export class ReplicaPool {
   private readonly replicas = new Map<string, Replica>()
   private picks = 0
 
-  constructor (private readonly maxInflight: number, private readonly random: () => number = Math.random, private readonly now: () => number = Date.now) {}
+  constructor (
+    private readonly maxInflight: number,
+    private readonly random: () => number = Math.random,
+    private readonly now: () => number = Date.now
+  ) {}
 
   add (r: Omit<Replica, 'inflight' | 'served' | 'failed' | 'since' | 'state' | 'timed' | 'silenced'> & { state?: ReplicaState }): Replica {
     const replica: Replica = { state: 'starting', ...r, inflight: 0, served: 0, failed: 0, timed: 0, since: this.now(), silenced: new AbortController() }
@@ -111,7 +121,10 @@ function isStale (r: Replica, now: number): boolean {
   return r.measuredAt != null && now - r.measuredAt > STALE_MS
 }
 
-/** Requests a replica is taken to serve side by side before queueing: in-flight ones add to its expected latency by this share. */
+/**
+ * Requests a replica is taken to serve side by side before queueing: in-flight ones add to its
+ * expected latency by this share.
+ */
 const PARALLELISM = 8
 
 /**

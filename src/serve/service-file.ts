@@ -11,7 +11,8 @@
  *   files:                           # shipped to the replica's inputs/: path there -> local file or directory
  *     server.mjs: sentiment/server.mjs
  *   health: /health                  # GET, 2xx = healthy
- *   replicas: 2                      # any region; or per region: { eu-west: 1, us-east: 1 }; or per residency zone: { eu: 1, us: 1 }
+ *   replicas: 2                      # any region; or per region: { eu-west: 1, us-east: 1 };
+ *                                    # or per residency zone: { eu: 1, us: 1 }
  *   residency: eu                    # hard rule for every replica
  *   maxPriceUsd: 3.5                 # per GPU-hour
  *   lease: { minutes: 60 }           # or { untilStopped: true }; minMinutes: the shortest acceptable run

@@ -33,8 +33,14 @@ export interface ServeHostComponents {
   [LEDGER_SERVICE]?: LedgerService
 }
 
-/** Provider: the serve protocol's handler over a ServeHost, and its leases' usage statements when the node keeps a ledger. */
-export function serveHostService (host: ServeHost, opts: { usageIntervalMs?: number } = {}): (components: ServeHostComponents) => Startable {
+/**
+ * Provider: the serve protocol's handler over a ServeHost, and its leases' usage statements when
+ * the node keeps a ledger.
+ */
+export function serveHostService (
+  host: ServeHost,
+  opts: { usageIntervalMs?: number } = {}
+): (components: ServeHostComponents) => Startable {
   return (components) => ({
     [Symbol.toStringTag]: '@idlegrid/serve-host',
     afterStart () {
@@ -48,7 +54,8 @@ export function serveHostService (host: ServeHost, opts: { usageIntervalMs?: num
     },
     async start () {
       const log = components.logger.forComponent('idlegrid:serve')
-      // 1.1.0 streams carry requests in turn; a 1.0.0 gateway ends its stream after one, which the same handler takes as a clean end
+      // 1.1.0 streams carry requests in turn; a 1.0.0 gateway ends its stream after one, which the
+      // same handler takes as a clean end
       for (const protocol of [PROTOCOL.serve, PROTOCOL.serveV1]) {
         await components.registrar.handle(protocol, ({ stream, connection }) => {
           host.handle(stream, connection.remotePeer).catch((err: unknown) => { log.error('serve stream failed: %e', err) })
@@ -78,7 +85,10 @@ function usageReporterOf (components: ServeHostComponents): UsageReporter | unde
   })
 }
 
-/** A deployment runs its replicas' auctions and jobs through the renter's submit path: the same components, and the registrar for the usage protocol. */
+/**
+ * A deployment runs its replicas' auctions and jobs through the renter's submit path: the same
+ * components, and the registrar for the usage protocol.
+ */
 export type DeploymentsComponents = SubmitComponents & { registrar: Registrar }
 
 export interface DeploymentsInit {
@@ -102,7 +112,12 @@ export class Deployments implements Startable {
   }
 
   async start (): Promise<void> {
-    if (this.usage != null) await this.components.registrar.handle(PROTOCOL.usage, usageHandler(this.usage), { maxInboundStreams: 64, maxOutboundStreams: 1 })
+    if (this.usage != null) {
+      await this.components.registrar.handle(PROTOCOL.usage, usageHandler(this.usage), {
+        maxInboundStreams: 64,
+        maxOutboundStreams: 1
+      })
+    }
   }
 
   async stop (): Promise<void> {
@@ -147,7 +162,10 @@ export class Deployments implements Startable {
 
   [CONTROL_HANDLERS] (): Record<string, ControlHandler> {
     return {
-      /** params: { spec: parsed service file fields, baseDir, waitMs }; resolves when every replica is ready or waitMs passed */
+      /**
+       * params: { spec: parsed service file fields, baseDir, waitMs }; resolves when every replica
+       * is ready or waitMs passed
+       */
       'services.deploy': async (params, emit, signal) => {
         const spec = parseServiceSpec(params.spec, typeof params.baseDir === 'string' ? params.baseDir : undefined)
         const d = await this.deploy(spec)
@@ -155,7 +173,9 @@ export class Deployments implements Startable {
         try {
           const waitMs = typeof params.waitMs === 'number' ? Math.min(params.waitMs, 600_000) : 60_000
           const until = Date.now() + waitMs
-          while (d.ready().length < d.size && Date.now() < until && !signal.aborted) await new Promise(resolve => setTimeout(resolve, 200))
+          while (d.ready().length < d.size && Date.now() < until && !signal.aborted) {
+            await new Promise(resolve => setTimeout(resolve, 200))
+          }
         } finally {
           off()
         }
@@ -184,7 +204,19 @@ function statusOf (d: Deployment, withEvents = false): Record<string, unknown> {
     url: d.gateway.url,
     size: d.size,
     ready: d.ready().length,
-    replicas: d.pool.list().map(r => ({ id: r.id, provider: r.provider.toString(), region: r.region, state: r.state, ...(r.ewmaMs != null ? { ewmaMs: r.ewmaMs } : {}), inflight: r.inflight, served: r.served, failed: r.failed, since: r.since })),
+    replicas: d.pool
+      .list()
+      .map(r => ({
+        id: r.id,
+        provider: r.provider.toString(),
+        region: r.region,
+        state: r.state,
+        ...(r.ewmaMs != null ? { ewmaMs: r.ewmaMs } : {}),
+        inflight: r.inflight,
+        served: r.served,
+        failed: r.failed,
+        since: r.since
+      })),
     gateway: { ...d.gateway.stats, inflight: d.gateway.inflightNow },
     ...(withEvents ? { events: d.events.slice(-50) as Array<DeploymentEvent & { at: number }> } : {})
   }

@@ -28,12 +28,19 @@ export class ServeStreamPool {
   private readonly sweeper: NodeJS.Timeout
   private closed = false
 
-  constructor (private readonly dialer: Dialer, private readonly frameMs: number, opts: Partial<typeof STREAM_POOL_DEFAULTS> = {}) {
+  constructor (
+    private readonly dialer: Dialer,
+    private readonly frameMs: number,
+    opts: Partial<typeof STREAM_POOL_DEFAULTS> = {}
+  ) {
     this.opts = { ...STREAM_POOL_DEFAULTS, ...opts }
     this.sweeper = setInterval(() => { this.sweep() }, Math.max(100, this.opts.idleMs / 2)).unref()
   }
 
-  /** An open stream to `provider`: an idle one when there is one still usable, else a new one (lazy protocol selection). */
+  /**
+   * An open stream to `provider`: an idle one when there is one still usable, else a new one (lazy
+   * protocol selection).
+   */
   async acquire (provider: PeerId, dialMs: number): Promise<{ ch: ServeChannel, reused: boolean }> {
     const list = this.idle.get(provider.toString()) ?? []
     const now = Date.now()
@@ -41,7 +48,10 @@ export class ServeStreamPool {
       if (idle.ch.reusable && now - idle.since < this.opts.idleMs) return { ch: idle.ch, reused: true }
       this.dispose(idle.ch)
     }
-    const stream = await this.dialer.dialProtocol(provider, PROTOCOL.serve, { negotiateFully: false, signal: AbortSignal.timeout(dialMs) })
+    const stream = await this.dialer.dialProtocol(provider, PROTOCOL.serve, {
+      negotiateFully: false,
+      signal: AbortSignal.timeout(dialMs)
+    })
     return { ch: new ServeChannel(stream, this.frameMs), reused: false }
   }
 

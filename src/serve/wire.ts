@@ -35,7 +35,10 @@ function lengthPrefixed (frame: Uint8Array): Uint8Array {
 
 const END_BYTES = lengthPrefixed(ServeFrame.encode({ end: {} }))
 
-/** Whether `p` settles in this turn of the event loop (what was already read settles in microtasks), before anything else runs. */
+/**
+ * Whether `p` settles in this turn of the event loop (what was already read settles in microtasks),
+ * before anything else runs.
+ */
 export async function settlesThisTurn (p: Promise<unknown>): Promise<boolean> {
   return await new Promise(resolve => {
     const timer = setImmediate(() => { resolve(false) })
@@ -58,7 +61,10 @@ function concat (items: Uint8Array[], size: number): Uint8Array {
 class FrameReader {
   private readonly buffer = new Uint8ArrayList()
 
-  constructor (private readonly source: AsyncIterator<Uint8ArrayList | Uint8Array>, private readonly maxBytes: number) {}
+  constructor (
+    private readonly source: AsyncIterator<Uint8ArrayList | Uint8Array>,
+    private readonly maxBytes: number
+  ) {}
 
   /** The next whole frame already received, or undefined; throws TOO_LARGE for a length past the bound. */
   take (): Uint8ArrayList | undefined {
@@ -125,7 +131,10 @@ export function serveFrameKind (frame: ServeFrame): ServeFrameKind {
   return kind
 }
 
-/** One side of a serve stream: `next()` reads (undefined at a clean end), `send()` writes, `error()` tells why and ends. */
+/**
+ * One side of a serve stream: `next()` reads (undefined at a clean end), `send()` writes, `error()`
+ * tells why and ends.
+ */
 export class ServeChannel {
   private readonly reader: FrameReader
   private readonly queue: Uint8Array[] = []
@@ -150,7 +159,14 @@ export class ServeChannel {
   send (frame: ServeFrame): void {
     if (this.ended) throw streamError('PROTOCOL', 'stream already ended')
     // End is the same bytes every time (once per request each way)
-    const bytes = frame.end != null && frame.request == null && frame.response == null && frame.body == null && frame.error == null ? END_BYTES : lengthPrefixed(ServeFrame.encode(frame))
+    const bytes =
+      frame.end != null &&
+      frame.request == null &&
+      frame.response == null &&
+      frame.body == null &&
+      frame.error == null
+        ? END_BYTES
+        : lengthPrefixed(ServeFrame.encode(frame))
     this.queue.push(bytes)
     this.queuedBytes += bytes.byteLength
     if (!this.holding) this.wake?.()
@@ -191,7 +207,9 @@ export class ServeChannel {
       if (this.queue.length > 0 && (!this.holding || this.ended)) {
         let n = 0
         let size = 0
-        while (n < this.queue.length && (n === 0 || size + (this.queue[n] as Uint8Array).byteLength <= BATCH_BYTES)) size += (this.queue[n++] as Uint8Array).byteLength
+        while (n < this.queue.length && (n === 0 || size + (this.queue[n] as Uint8Array).byteLength <= BATCH_BYTES)) {
+          size += (this.queue[n++] as Uint8Array).byteLength
+        }
         const items = this.queue.splice(0, n)
         this.queuedBytes -= size
         yield items.length === 1 ? items[0] as Uint8Array : concat(items, size)
@@ -245,7 +263,14 @@ export class ServeChannel {
   /** Sends an Error frame (unless the failure came from the other side) and closes. */
   async fail (err: ServeStreamError): Promise<void> {
     if (!err.remote && !this.ended) {
-      try { this.send({ error: { code: ServeFrame.Error.Code[err.wireCode] as ServeFrame.Error.Code, message: err.message.slice(0, 512) } }) } catch {}
+      try {
+        this.send({
+          error: {
+            code: ServeFrame.Error.Code[err.wireCode] as ServeFrame.Error.Code,
+            message: err.message.slice(0, 512)
+          }
+        })
+      } catch {}
     }
     await Promise.race([this.end(), new Promise(resolve => setTimeout(resolve, 1_000).unref())])
     this.stream.close().catch(() => { this.stream.abort(err) })

@@ -50,7 +50,10 @@ export function regionFor (timeZone: string): string {
   return 'us-east'
 }
 
-export function proposeProvider (gpus: readonly DetectedGpu[], opts: { timeZone?: string, region?: string } = {}): ProviderProposal {
+export function proposeProvider (
+  gpus: readonly DetectedGpu[],
+  opts: { timeZone?: string, region?: string } = {}
+): ProviderProposal {
   const groups = groupGpus(gpus)
   // one floor per provider: the cheapest group's, so no card is priced out
   const floors = groups.map(g => ({ group: g, ...priceFloorFor(g.modelKey, g.vramMib) })).sort((a, b) => a.usd - b.usd)

@@ -20,12 +20,25 @@ import type { Scenario } from './scenario.js'
 
 export interface SimReport {
   scenario: { name: string, description: string, seed: number, synthetic: Scenario['synthetic'] | null }
-  input: { providers: number, gpus: number, jobs: number, spanDays: number, cpuOnlyLeftOut: number, pendingLeftOut: number, cutAtTraceEnd: number, owners: number, renters: number }
+  input: {
+    providers: number
+    gpus: number
+    jobs: number
+    spanDays: number
+    cpuOnlyLeftOut: number
+    pendingLeftOut: number
+    cutAtTraceEnd: number
+    owners: number
+    renters: number
+  }
   market: ModeSummary
   baseline: ModeSummary
   claims: Claim[]
   listPrices: typeof LIST_PRICES
-  /** where data is modelled: its parameters and the market's data figures with the input caches on and off (same seed, same jobs) */
+  /**
+   * where data is modelled: its parameters and the market's data figures with the input caches on
+   * and off (same seed, same jobs)
+   */
   data: { params: DataParams, cacheOn: DataSummary, cacheOff: DataSummary } | null
 }
 
@@ -67,9 +80,14 @@ export async function runScenario (scenario: Scenario, opts: RunOptions = {}): P
     // the providers' schedulers read the engine's clock, which exists once they do
     const pop = buildPopulation(scenario, trace, rng.fork(), () => engine.now)
     // the market's data: its own generator, so runs with the caches on and off read the same datasets
-    const data = mode === 'market' && dataParams != null && cache != null
-      ? new SimData(drawCatalogue(pop.jobs, dataParams, new Rng(seed ^ 0xda7a)), { ...dataParams, cache }, pop.providers)
-      : undefined
+    const data =
+      mode === 'market' && dataParams != null && cache != null
+        ? new SimData(
+          drawCatalogue(pop.jobs, dataParams, new Rng(seed ^ 0xda7a)),
+          { ...dataParams, cache },
+          pop.providers
+        )
+        : undefined
     for (const p of pop.providers) p.data = data
     const engine: SimEngine = new SimEngine(scenario, pop, {
       mode,
@@ -89,7 +107,12 @@ export async function runScenario (scenario: Scenario, opts: RunOptions = {}): P
     const { engine, pop } = simulate(mode, dataParams?.cache)
     summaries[mode] = summarise(engine.metrics, pop, scenario, engine.reputation)
     runs[mode] = engine.runs
-    providers = pop.providers.map(p => ({ region: p.region.name, modelKey: p.modelKey, gpus: p.gpus, conduct: p.conduct }))
+    providers = pop.providers.map(p => ({
+      region: p.region.name,
+      modelKey: p.modelKey,
+      gpus: p.gpus,
+      conduct: p.conduct
+    }))
     input ??= {
       providers: pop.providers.length,
       gpus: summaries[mode].gpus,

@@ -60,7 +60,10 @@ const DEFAULT_REGIONS: RegionSpec[] = [
   { name: 'ap-southeast', timeZone: 'Asia/Singapore' }
 ]
 
-/** Floors in USD per GPU-hour: an owner's running cost plus a margin, well under cloud list prices (see examples/sim/README.md). */
+/**
+ * Floors in USD per GPU-hour: an owner's running cost plus a margin, well under cloud list prices
+ * (see examples/sim/README.md).
+ */
 export const DEFAULT_FLOORS_USD: Record<string, number> = {
   'p100-16gb': 0.30, 't4-16gb': 0.15, 'v100-16gb': 0.60, 'v100-32gb': 0.75, 'a10-24gb': 0.35, g2: 0.40, g3: 0.60, default: 0.50
 }

@@ -28,7 +28,15 @@ export function payloadFromSpec (spec: Pick<JobSpec, 'runtime' | 'inputs' | 'pub
   })
   // the estimate plus half again, at least a minute; the provider cuts it to its max job length
   const timeoutMs = Math.max(60_000, Math.round(spec.estimatedMinutes * 60_000 * 1.5))
-  return { runtime: { image: spec.runtime.image, command: spec.runtime.command, timeoutMs, ...(spec.runtime.shmSizeMiB != null ? { shmSizeMiB: spec.runtime.shmSizeMiB } : {}) }, inputs }
+  return {
+    runtime: {
+      image: spec.runtime.image,
+      command: spec.runtime.command,
+      timeoutMs,
+      ...(spec.runtime.shmSizeMiB != null ? { shmSizeMiB: spec.runtime.shmSizeMiB } : {})
+    },
+    inputs
+  }
 }
 
 /** A whole number of attempts within the limit, or a SubmitError naming what was given. */
@@ -51,8 +59,15 @@ export function checkSubmission (spec: Pick<JobSpec, 'runtime' | 'inputs' | 'pub
   const payload = payloadFromSpec(spec)
   if (payload.runtime.command.length === 0 && (payload.runtime.image ?? '') === '') throw new SubmitError('ERR_SUBMIT', 'the job has neither an image nor a command')
   // a longer deadline margin than the default (limits.deadlineMarginSeconds) adds to each attempt
-  const extraMarginMs = Math.max(0, (renterLimitsFromSpec(spec.limits).deadlineMarginMs ?? 0) - RENTER_LIMITS.deadlineMarginMs)
-  return { payload, maxAttempts: attempts, timeoutMs: attempts * (payload.runtime.timeoutMs + SUBMIT_DEFAULTS.attemptOverheadMs + extraMarginMs) }
+  const extraMarginMs = Math.max(
+    0,
+    (renterLimitsFromSpec(spec.limits).deadlineMarginMs ?? 0) - RENTER_LIMITS.deadlineMarginMs
+  )
+  return {
+    payload,
+    maxAttempts: attempts,
+    timeoutMs: attempts * (payload.runtime.timeoutMs + SUBMIT_DEFAULTS.attemptOverheadMs + extraMarginMs)
+  }
 }
 
 const MiB = 1024 * 1024
@@ -71,7 +86,9 @@ const MAX_DATASETS = 16
 export async function withInputDatasets<S extends Pick<JobSpec, 'datasets' | 'datasetBytes'>> (spec: S, payload: JobPayload): Promise<{ spec: S, payload: JobPayload }> {
   const manifest = payload.manifest ?? await inputManifest(payload.inputs)
   const named = new Set(spec.datasets)
-  const bySize = [...manifest].filter(f => Number(f.size) >= NAMED_INPUT_MIN_BYTES).sort((a, b) => Number(b.size - a.size))
+  const bySize = [...manifest]
+    .filter(f => Number(f.size) >= NAMED_INPUT_MIN_BYTES)
+    .sort((a, b) => Number(b.size - a.size))
   for (const f of bySize) {
     if (named.size >= MAX_DATASETS) break
     named.add(Buffer.from(f.sha256).toString('hex'))
@@ -79,7 +96,10 @@ export async function withInputDatasets<S extends Pick<JobSpec, 'datasets' | 'da
   const sizes = new Map(manifest.map(f => [Buffer.from(f.sha256).toString('hex'), Number(f.size)]))
   let datasetBytes = 0
   for (const hex of named) datasetBytes += sizes.get(hex) ?? 0
-  return { spec: { ...spec, datasets: [...named], ...(datasetBytes > 0 ? { datasetBytes } : {}) }, payload: { ...payload, manifest } }
+  return {
+    spec: { ...spec, datasets: [...named], ...(datasetBytes > 0 ? { datasetBytes } : {}) },
+    payload: { ...payload, manifest }
+  }
 }
 
 /** The job file's `limits:` as the renter's limits (only those set; runAttempt fills in its defaults). */

@@ -53,7 +53,12 @@ export class LedgerReceipts implements ReceiptSink {
 
   async settle (): Promise<ReceiptLedger | undefined> {
     if (this.signed === 0) return undefined
-    const state = { signed: this.signed, recorded: this.recorded, seq: this.seq, ...(this.error != null ? { error: this.error } : {}) }
+    const state = {
+      signed: this.signed,
+      recorded: this.recorded,
+      seq: this.seq,
+      ...(this.error != null ? { error: this.error } : {})
+    }
     if (this.recorded === 0) {
       this.opts.onEvent?.({ type: 'receipt', state: 'not-recorded', seq: 0, by: [] })
       return { ...state, acknowledged: false, acknowledgedSeq: 0, by: [], note: `the receipt was not written to this node's ledger: ${this.error ?? 'unknown error'}` }

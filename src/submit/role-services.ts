@@ -9,5 +9,11 @@ export interface SubmitServicesOptions extends SubmitServiceInit {
 
 export function submitServices (opts: SubmitServicesOptions): Record<string, ServiceFactory> {
   if (opts.role !== 'renter') return {}
-  return { [SUBMIT_SERVICE]: submitService({ defaultBaseDir: opts.defaultBaseDir, bootstrap: opts.bootstrap, receiptAckTimeoutMs: opts.receiptAckTimeoutMs }) }
+  return {
+    [SUBMIT_SERVICE]: submitService({
+      defaultBaseDir: opts.defaultBaseDir,
+      bootstrap: opts.bootstrap,
+      receiptAckTimeoutMs: opts.receiptAckTimeoutMs
+    })
+  }
 }

@@ -61,7 +61,8 @@ export async function runJob (opts: RunJobOptions): Promise<JobSummary> {
   let last: AttemptResult | undefined
   let noAward: string | undefined
   const firstAwardAt = Date.now()
-  // what all attempts together may write (logs and outputs): a provider that fails each attempt late cannot fill the disk
+  // what all attempts together may write (logs and outputs): a provider that fails each attempt
+  // late cannot fill the disk
   const disk = new DiskBudget(renterLimits(opts.limits).maxJobDiskBytes)
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     if (disk.left <= 0) {
@@ -101,16 +102,30 @@ export async function runJob (opts: RunJobOptions): Promise<JobSummary> {
 }
 
 /** The last attempt's outputs and records become the job's; earlier ones stay under attempts/. */
-async function keepLastAttempt (jobDir: string, last: AttemptResult, summary: JobSummary, firstAwardAt: number): Promise<void> {
+async function keepLastAttempt (
+  jobDir: string,
+  last: AttemptResult,
+  summary: JobSummary,
+  firstAwardAt: number
+): Promise<void> {
   await rm(join(jobDir, 'outputs'), { recursive: true, force: true })
   await rename(join(last.dir, 'outputs'), join(jobDir, 'outputs')).catch(async () => { await mkdir(join(jobDir, 'outputs'), { recursive: true }) })
   summary.inputs = { ...last.inputs }
   if (last.attestation != null) {
-    summary.attestation = { status: JobStatus[last.attestation.message.status] ?? String(last.attestation.message.status), outputDigest: toHex(last.attestation.message.outputDigest), verified: last.verified, gpus: Math.max(1, last.attestation.message.gpus.length), envelope: last.attestation.envelope }
+    summary.attestation = {
+      status: JobStatus[last.attestation.message.status] ?? String(last.attestation.message.status),
+      outputDigest: toHex(last.attestation.message.outputDigest),
+      verified: last.verified,
+      gpus: Math.max(1, last.attestation.message.gpus.length),
+      envelope: last.attestation.envelope
+    }
     await writeFile(join(jobDir, 'attestation.bin'), last.attestation.envelope)
   }
   if (last.receipt != null) {
-    summary.receipt = { outcome: Receipt.Outcome[last.receipt.message.outcome] ?? String(last.receipt.message.outcome), envelope: last.receipt.envelope }
+    summary.receipt = {
+      outcome: Receipt.Outcome[last.receipt.message.outcome] ?? String(last.receipt.message.outcome),
+      envelope: last.receipt.envelope
+    }
     await writeFile(join(jobDir, 'receipt.bin'), last.receipt.envelope)
   }
   if (last.firstLogAt != null) summary.firstLogMs = last.firstLogAt - firstAwardAt

@@ -2,8 +2,9 @@
  * The renter's whole job path as one libp2p service: `submit.job` on the control socket
  * takes a job spec and runs it to the end (auction rounds per attempt, shipping, execution,
  * verification, receipts, failover with checkpoints), records every receipt it signs in
- * this node's ledger and waits (bounded) for a peer to confirm holding it (receipts.ts). It needs the market's renter service and the ledger, and says so in
- * `serviceDependencies`: a node without them does not start.
+ * this node's ledger and waits (bounded) for a peer to confirm holding it (receipts.ts). It needs
+ * the market's renter service and the ledger, and says so in `serviceDependencies`: a node without
+ * them does not start.
  */
 import { randomBytes } from 'node:crypto'
 import { resolve } from 'node:path'
@@ -57,12 +58,18 @@ export interface SubmitRequest {
 /** A job the submit service starts, as observers see it. */
 export interface SubmitStart { jobId: string, name: string, tier: string, workload: string, startedAt: number }
 
-/** A progress event: an auction event of some attempt, a job event (attempt, log, …), or the receipts' way to a peer. */
+/**
+ * A progress event: an auction event of some attempt, a job event (attempt, log, …), or the
+ * receipts' way to a peer.
+ */
 export type SubmitEvent = { type: 'auction', attempt: number, event: AuctionEvent } | JobEvent | ReceiptEvent
 
 export interface SubmitService {
   /** runs the job to the end; resolves with its summary (also when it did not complete) */
-  submit(request: SubmitRequest, opts?: { onEvent?: (event: SubmitEvent) => void, signal?: AbortSignal }): Promise<JobSummary>
+  submit(
+    request: SubmitRequest,
+    opts?: { onEvent?: (event: SubmitEvent) => void, signal?: AbortSignal }
+  ): Promise<JobSummary>
   /**
    * for observers (metrics, dashboard): 'start' (CustomEvent<SubmitStart>), 'event'
    * (CustomEvent<{ jobId, event: SubmitEvent }>) and 'summary' (CustomEvent<JobSummary>)
@@ -84,7 +91,10 @@ class Submitter implements SubmitService, Startable {
   start (): void {}
   stop (): void {}
 
-  async submit (request: SubmitRequest, opts: { onEvent?: (event: SubmitEvent) => void, signal?: AbortSignal } = {}): Promise<JobSummary> {
+  async submit (
+    request: SubmitRequest,
+    opts: { onEvent?: (event: SubmitEvent) => void, signal?: AbortSignal } = {}
+  ): Promise<JobSummary> {
     const parsed = parseJobSpec(request.spec)
     const checked = checkSubmission(parsed, request.maxAttempts)
     const maxAttempts = checked.maxAttempts
@@ -109,7 +119,11 @@ class Submitter implements SubmitService, Startable {
       libp2p: dialer,
       privateKey,
       peerId: this.components.peerId,
-      awards: auctionRounds(this.components[MARKET_RENTER_SERVICE], spec, { jobId, explain: request.explain, onEvent: send }),
+      awards: auctionRounds(this.components[MARKET_RENTER_SERVICE], spec, {
+        jobId,
+        explain: request.explain,
+        onEvent: send
+      }),
       payload,
       jobId: jobIdHex,
       baseDir: request.baseDir ?? this.init.defaultBaseDir ?? resolve('idlegrid-out'),
@@ -117,7 +131,12 @@ class Submitter implements SubmitService, Startable {
       limits: renterLimitsFromSpec(spec.limits),
       signal: opts.signal,
       onEvent: send,
-      receipts: new LedgerReceipts({ ledger: this.components[LEDGER_SERVICE], ackTimeoutMs: this.init.receiptAckTimeoutMs, onEvent: send, log: this.log })
+      receipts: new LedgerReceipts({
+        ledger: this.components[LEDGER_SERVICE],
+        ackTimeoutMs: this.init.receiptAckTimeoutMs,
+        onEvent: send,
+        log: this.log
+      })
     })
     const summary: JobSummary = { ...ran, ...(firstBidMs != null ? { firstBidMs } : {}) }
     this.observe('summary', summary)

@@ -55,7 +55,15 @@ export function summaryJson (s: JobSummary): Record<string, unknown> {
     outputDir: s.outputDir,
     attempts: s.attempts,
     ...(s.inputs != null ? { inputs: s.inputs } : {}),
-    attestation: s.attestation == null ? null : { status: s.attestation.status, outputDigest: s.attestation.outputDigest, verified: s.attestation.verified, gpus: s.attestation.gpus },
+    attestation:
+      s.attestation == null
+        ? null
+        : {
+            status: s.attestation.status,
+            outputDigest: s.attestation.outputDigest,
+            verified: s.attestation.verified,
+            gpus: s.attestation.gpus
+          },
     receipt: s.receipt == null ? null : { outcome: s.receipt.outcome },
     history: s.history,
     ...(s.detail != null ? { detail: s.detail } : {}),

@@ -37,14 +37,19 @@ export async function createCertificate (identity: PrivateKey, now = Date.now())
   const signature = await identity.sign(Buffer.concat([SIGNATURE_PREFIX, spki]))
   const notAfter = new Date(now + VALID_FOR_MS)
   notAfter.setMilliseconds(0)
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serialNumber(),
-    notBefore: new Date(now - VALID_BEFORE_MS),
-    notAfter,
-    signingAlgorithm: CERT_KEY,
-    keys,
-    extensions: [new x509.Extension(LIBP2P_EXTENSION_OID, true, signedKey(publicKeyToProtobuf(identity.publicKey), signature))]
-  }, webcrypto as unknown as WebCrypto)
+  const cert = await x509.X509CertificateGenerator.createSelfSigned(
+    {
+      serialNumber: serialNumber(),
+      notBefore: new Date(now - VALID_BEFORE_MS),
+      notAfter,
+      signingAlgorithm: CERT_KEY,
+      keys,
+      extensions: [
+        new x509.Extension(LIBP2P_EXTENSION_OID, true, signedKey(publicKeyToProtobuf(identity.publicKey), signature))
+      ]
+    },
+    webcrypto as unknown as WebCrypto
+  )
   const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey))
   return { cert: cert.toString('pem'), key: createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' }).export({ format: 'pem', type: 'pkcs8' }).toString() }
 }
@@ -58,7 +63,9 @@ function serialNumber (): string {
 
 /** SignedKey ::= SEQUENCE { publicKey OCTET STRING, signature OCTET STRING } */
 function signedKey (publicKey: Uint8Array, signature: Uint8Array): ArrayBuffer {
-  return new asn1js.Sequence({ value: [new asn1js.OctetString({ valueHex: publicKey }), new asn1js.OctetString({ valueHex: signature })] }).toBER()
+  return new asn1js.Sequence({
+    value: [new asn1js.OctetString({ valueHex: publicKey }), new asn1js.OctetString({ valueHex: signature })]
+  }).toBER()
 }
 
 /**

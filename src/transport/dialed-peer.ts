@@ -16,7 +16,9 @@ export function dialedPeer (conn: object): PeerId | undefined {
 }
 
 /** `factory`'s encrypter, told on each dial the peer the dialed address names. */
-export function checkDialedPeer<Components> (factory: (components: Components) => ConnectionEncrypter): (components: Components) => ConnectionEncrypter {
+export function checkDialedPeer<Components> (
+  factory: (components: Components) => ConnectionEncrypter
+): (components: Components) => ConnectionEncrypter {
   return (components) => new DialedPeerCheck(factory(components))
 }
 
@@ -28,11 +30,20 @@ class DialedPeerCheck implements ConnectionEncrypter {
     this.protocol = inner.protocol
   }
 
-  async secureInbound<Stream extends object = MultiaddrConnection> (conn: Stream, options?: SecureConnectionOptions): Promise<SecuredConnection<Stream>> {
+  async secureInbound<Stream extends object = MultiaddrConnection> (
+    conn: Stream,
+    options?: SecureConnectionOptions
+  ): Promise<SecuredConnection<Stream>> {
     return await this.inner.secureInbound(conn as any, options) as SecuredConnection<Stream>
   }
 
-  async secureOutbound<Stream extends object = MultiaddrConnection> (conn: Stream, options: SecureConnectionOptions = {}): Promise<SecuredConnection<Stream>> {
-    return await this.inner.secureOutbound(conn as any, { ...options, remotePeer: options.remotePeer ?? dialedPeer(conn) }) as SecuredConnection<Stream>
+  async secureOutbound<Stream extends object = MultiaddrConnection> (
+    conn: Stream,
+    options: SecureConnectionOptions = {}
+  ): Promise<SecuredConnection<Stream>> {
+    return (await this.inner.secureOutbound(conn as any, {
+      ...options,
+      remotePeer: options.remotePeer ?? dialedPeer(conn)
+    })) as SecuredConnection<Stream>
   }
 }

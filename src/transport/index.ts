@@ -11,6 +11,8 @@ export { DialPort, freeTcpPort } from './dial-port.js'
  * @libp2p/tls over WebSockets), then noise for peers that speak only that. Each checks, on a
  * dial, that the peer proven is the one the dialed address names (nativeTls() has the check built in).
  */
-export function connectionEncrypters (): Array<(components: NativeTlsComponents & Parameters<ReturnType<typeof noise>>[0]) => ConnectionEncrypter> {
+export function connectionEncrypters (): Array<
+  (components: NativeTlsComponents & Parameters<ReturnType<typeof noise>>[0]) => ConnectionEncrypter
+> {
   return [nativeTls(), checkDialedPeer(noise())]
 }

@@ -62,15 +62,25 @@ class NativeTls implements ConnectionEncrypter {
     return await this.context
   }
 
-  async secureInbound<Stream extends object = MultiaddrConnection> (conn: Stream, options?: SecureConnectionOptions): Promise<SecuredConnection<Stream>> {
+  async secureInbound<Stream extends object = MultiaddrConnection> (
+    conn: Stream,
+    options?: SecureConnectionOptions
+  ): Promise<SecuredConnection<Stream>> {
     return await this.secure(conn, true, options)
   }
 
-  async secureOutbound<Stream extends object = MultiaddrConnection> (conn: Stream, options?: SecureConnectionOptions): Promise<SecuredConnection<Stream>> {
+  async secureOutbound<Stream extends object = MultiaddrConnection> (
+    conn: Stream,
+    options?: SecureConnectionOptions
+  ): Promise<SecuredConnection<Stream>> {
     return await this.secure(conn, false, options)
   }
 
-  private async secure<Stream extends object> (conn: Stream, isServer: boolean, options: SecureConnectionOptions = {}): Promise<SecuredConnection<Stream>> {
+  private async secure<Stream extends object> (
+    conn: Stream,
+    isServer: boolean,
+    options: SecureConnectionOptions = {}
+  ): Promise<SecuredConnection<Stream>> {
     const native = untouchedSocket(conn)
     if (native == null) {
       nativeTlsStats.stream++
@@ -79,8 +89,15 @@ class NativeTls implements ConnectionEncrypter {
       // @libp2p/tls pushes each chunk into a Node stream, which takes only bytes: a relayed
       // connection (circuit relay v2: a yamux stream) yields Uint8ArrayLists, which stalled
       // every handshake over a relay until its time-out
-      const bytes = { ...conn, source: flatChunks((conn as unknown as { source: AsyncIterable<Uint8Array | { subarray: () => Uint8Array }> }).source) }
-      return isServer ? await this.stock.secureInbound(bytes as any, options) : await this.stock.secureOutbound(bytes as any, options)
+      const bytes = {
+        ...conn,
+        source: flatChunks(
+          (conn as unknown as { source: AsyncIterable<Uint8Array | { subarray: () => Uint8Array }> }).source
+        )
+      }
+      return isServer
+        ? await this.stock.secureInbound(bytes as any, options)
+        : await this.stock.secureOutbound(bytes as any, options)
     }
     nativeTlsStats.native++
     const signal = options.signal ?? AbortSignal.timeout(HANDSHAKE_TIMEOUT_MS)
@@ -88,7 +105,12 @@ class NativeTls implements ConnectionEncrypter {
     await new Promise(resolve => setImmediate(resolve))
     if (native.socket.writableLength > 0) await waitFor(native.socket, 'drain', signal)
     const muxers = options.skipStreamMuxerNegotiation === true ? new Map() : this.components.upgrader.getStreamMuxers()
-    const secured = await secureSocket(native.socket, isServer, { secureContext: await this.secureContext(), muxers: [...muxers.keys()], expected: options.remotePeer, signal })
+    const secured = await secureSocket(native.socket, isServer, {
+      secureContext: await this.secureContext(),
+      muxers: [...muxers.keys()],
+      expected: options.remotePeer,
+      signal
+    })
     native.adopt(secured.socket)
     this.log('%s TLS on the socket with %p, muxer %s', isServer ? 'inbound' : 'outbound', secured.remotePeer, secured.muxer ?? 'to negotiate')
     const streams = socketDuplex(secured.socket, err => { this.log('TLS sink error - %e', err) })
@@ -108,6 +130,8 @@ function untouchedSocket (conn: object): NativeSocket | undefined {
 }
 
 /** Each chunk of `source` as one Uint8Array (a Uint8ArrayList is copied into one). */
-async function * flatChunks (source: AsyncIterable<Uint8Array | { subarray: () => Uint8Array }>): AsyncGenerator<Uint8Array> {
+async function * flatChunks (
+  source: AsyncIterable<Uint8Array | { subarray: () => Uint8Array }>
+): AsyncGenerator<Uint8Array> {
   for await (const chunk of source) yield chunk instanceof Uint8Array ? chunk : chunk.subarray()
 }

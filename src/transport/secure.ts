@@ -44,7 +44,8 @@ export async function secureSocket (socket: Socket, isServer: boolean, init: Sec
       ...options,
       isServer: true,
       requestCert: true,
-      ALPNCallback: ({ protocols }: { protocols: string[] }) => protocols.find(p => init.muxers.includes(p)) ?? (protocols.includes(ALPN_LIBP2P) ? ALPN_LIBP2P : undefined)
+      ALPNCallback: ({ protocols }: { protocols: string[] }) =>
+        protocols.find(p => init.muxers.includes(p)) ?? (protocols.includes(ALPN_LIBP2P) ? ALPN_LIBP2P : undefined)
     })
     : tlsConnect({ ...options, socket, ALPNProtocols: [...init.muxers, ALPN_LIBP2P] })
   try {

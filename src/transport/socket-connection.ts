@@ -36,7 +36,10 @@ type SocketSource = AsyncGenerator<Uint8Array>
 type SocketSink = (source: Source<Uint8Array | Uint8ArrayList>) => Promise<void>
 
 /** A socket as a libp2p duplex; yamux's frames (lists) go to the socket piece by piece, uncopied. */
-export function socketDuplex (socket: Socket, onSinkError: (err: unknown) => void): Duplex<SocketSource, Source<Uint8Array | Uint8ArrayList>, Promise<void>> {
+export function socketDuplex (
+  socket: Socket,
+  onSinkError: (err: unknown) => void
+): Duplex<SocketSource, Source<Uint8Array | Uint8ArrayList>, Promise<void>> {
   const streams = duplex<Uint8Array>(socket)
   const sink: SocketSink = async (source) => {
     try {
@@ -54,7 +57,10 @@ export function socketDuplex (socket: Socket, onSinkError: (err: unknown) => voi
   return { source: streams.source as SocketSource, sink }
 }
 
-export function socketConnection (socket: Socket, init: SocketConnectionInit): MultiaddrConnection & { [NATIVE_SOCKET]: NativeSocket } {
+export function socketConnection (
+  socket: Socket,
+  init: SocketConnectionInit
+): MultiaddrConnection & { [NATIVE_SOCKET]: NativeSocket } {
   const log = init.logger.forComponent('idlegrid:transport:connection')
   const closeTimeoutMs = init.closeTimeoutMs ?? SOCKET_CLOSE_TIMEOUT_MS
   const inactivityTimeoutMs = init.inactivityTimeoutMs ?? SOCKET_INACTIVITY_TIMEOUT_MS

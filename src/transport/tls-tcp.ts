@@ -78,7 +78,12 @@ class TlsTcp implements Transport {
     return connection
   }
 
-  private async upgrade (socket: Socket, ma: Multiaddr, upgrader: Upgrader, options: { signal: AbortSignal, initiator?: boolean }): Promise<Connection> {
+  private async upgrade (
+    socket: Socket,
+    ma: Multiaddr,
+    upgrader: Upgrader,
+    options: { signal: AbortSignal, initiator?: boolean }
+  ): Promise<Connection> {
     const maConn = socketConnection(socket, { remoteAddr: ma, direction: 'outbound', logger: this.components.logger, inactivityTimeoutMs: this.init.socketInactivityTimeoutMs })
     try {
       return await upgrader.upgradeOutbound(maConn, options)
@@ -138,7 +143,11 @@ class TlsTcpListener extends TypedEventEmitter<ListenerEvents> implements Listen
   private readonly log: Logger
   private listeningAddr: Multiaddr | undefined
 
-  constructor (private readonly upgrader: Upgrader, private readonly logger: ComponentLogger, private readonly init: TlsTcpInit) {
+  constructor (
+    private readonly upgrader: Upgrader,
+    private readonly logger: ComponentLogger,
+    private readonly init: TlsTcpInit
+  ) {
     super()
     this.log = logger.forComponent('idlegrid:transport:listener')
     this.server = createServer({ noDelay: true, keepAlive: true }, socket => { this.onSocket(socket) })
@@ -191,7 +200,13 @@ class TlsTcpListener extends TypedEventEmitter<ListenerEvents> implements Listen
 
   async close (): Promise<void> {
     this.shutdown.abort()
-    const closed = this.server.listening ? new Promise<void>(resolve => this.server.close(() => { resolve() })) : Promise.resolve()
+    const closed = this.server.listening
+      ? new Promise<void>(resolve =>
+        this.server.close(() => {
+          resolve()
+        })
+      )
+      : Promise.resolve()
     for (const socket of this.sockets) socket.destroy()
     await closed
   }

@@ -15,9 +15,10 @@
  * the renter starts once every provider advertised and no publish round is running any more.
  * Between the warm-up and the steady state the providers idle for AUCTION_BENCH_IDLE_MS (10 s):
  * their CPU and event-loop delay then are the periodic work's cost (heartbeats, gossipsub, DHT).
- * Env: AUCTION_BENCH_PROVIDERS (30), AUCTION_BENCH_AUCTIONS (50), AUCTION_BENCH_CHILDREN (3), AUCTION_BENCH_ADVERTISE=0 (no capability records: the DHT's share), AUCTION_BENCH_READY=0 (the
- * renter publishes without readying the shard: the cold start before issue 15 item 5's fix).
- * Run: npx tsc -p . && npx node dist/test/bench/run.js auction  (writes bench-results/auction.json)
+ * Env: AUCTION_BENCH_PROVIDERS (30), AUCTION_BENCH_AUCTIONS (50), AUCTION_BENCH_CHILDREN (3),
+ * AUCTION_BENCH_ADVERTISE=0 (no capability records: the DHT's share), AUCTION_BENCH_READY=0 (the
+ * renter publishes without readying the shard: the cold start before issue 15 item 5's fix). Run:
+ * npx tsc -p . && npx node dist/test/bench/run.js auction  (writes bench-results/auction.json)
  */
 import { loadavg } from 'node:os'
 import { percentile } from './stats.js'
@@ -39,7 +40,10 @@ const PROVIDERS = Number(process.env.AUCTION_BENCH_PROVIDERS ?? 30)
 const AUCTIONS = Number(process.env.AUCTION_BENCH_AUCTIONS ?? 50)
 const WINDOW_MS = 300
 const HEARTBEAT_SECONDS = 10
-/** the providers advertise capability records (AUCTION_BENCH_ADVERTISE=0: not, to tell the DHT's share of their work; the renter then publishes without readying the shard) */
+/**
+ * the providers advertise capability records (AUCTION_BENCH_ADVERTISE=0: not, to tell the DHT's
+ * share of their work; the renter then publishes without readying the shard)
+ */
 const ADVERTISE = process.env.AUCTION_BENCH_ADVERTISE !== '0'
 /**
  * child processes the providers are spread over (AUCTION_BENCH_CHILDREN, default 3; each holds a
@@ -53,12 +57,22 @@ const CHILDREN = Math.max(1, Number(process.env.AUCTION_BENCH_CHILDREN ?? 3))
 /** the providers' idle phase before the steady-state auctions (AUCTION_BENCH_IDLE_MS) */
 const IDLE_MS = Number(process.env.AUCTION_BENCH_IDLE_MS ?? 10_000)
 
-interface Timeline { createdAt: number, publishedAt: number, bidsAt: number[], closeMs: number, awardMs?: number, acceptedMs?: number }
+interface Timeline {
+  createdAt: number
+  publishedAt: number
+  bidsAt: number[]
+  closeMs: number
+  awardMs?: number
+  acceptedMs?: number
+}
 
 const median = (xs: number[]): number => percentile([...xs].sort((a, b) => a - b), 0.5)
 const p95 = (xs: number[]): number => percentile([...xs].sort((a, b) => a - b), 0.95)
 
-/** Bootstrap and renter as the CLI composes them: the market's services with capability discovery (AUCTION_BENCH_READY=0: the renter publishes without readying the shard, to compare). */
+/**
+ * Bootstrap and renter as the CLI composes them: the market's services with capability discovery
+ * (AUCTION_BENCH_READY=0: the renter publishes without readying the shard, to compare).
+ */
 function benchNodeServices (role: Role, index: number, config: NodeConfig): NodeExtensions {
   const market = marketNodeServices(role, index, config)
   const renter: Record<string, (components: any) => unknown> = role === 'renter' && (process.env.AUCTION_BENCH_READY === '0' || !ADVERTISE) ? { [MARKET_RENTER_SERVICE]: marketRenter({ readyShards: false }) } : {}
@@ -72,7 +86,12 @@ function benchNodeServices (role: Role, index: number, config: NodeConfig): Node
 
 export default async (): Promise<Record<string, unknown>> => {
   const loadAtStart = loadavg()[0] as number
-  const net = await startInProcessNetwork({ providers: 0, renters: 0, heartbeatSeconds: HEARTBEAT_SECONDS, extensions: benchNodeServices })
+  const net = await startInProcessNetwork({
+    providers: 0,
+    renters: 0,
+    heartbeatSeconds: HEARTBEAT_SECONDS,
+    extensions: benchNodeServices
+  })
   const dir = await tempDir('idlegrid-bench-auction-')
   const shards: Shard[] = []
   let renterNode: IdlegridNode | undefined
@@ -82,7 +101,16 @@ export default async (): Promise<Record<string, unknown>> => {
     for (let c = 0; c < CHILDREN; c++) {
       const first = Math.floor(c * PROVIDERS / CHILDREN)
       const count = Math.floor((c + 1) * PROVIDERS / CHILDREN) - first
-      shards.push(await startShard({ bootstrap: bootstrapAddr, first, count, dir: dir.path, heartbeatSeconds: HEARTBEAT_SECONDS, advertise: ADVERTISE }))
+      shards.push(
+        await startShard({
+          bootstrap: bootstrapAddr,
+          first,
+          count,
+          dir: dir.path,
+          heartbeatSeconds: HEARTBEAT_SECONDS,
+          advertise: ADVERTISE
+        })
+      )
     }
     const askAll = async <T extends 'status' | 'deliveries' | 'gossip'>(type: T): Promise<Array<Extract<ShardReply, { type: T }>>> =>
       await Promise.all(shards.map(async s => await s.ask({ type } as ShardRequest, type)))
@@ -166,7 +194,14 @@ export default async (): Promise<Record<string, unknown>> => {
         }
       })
       const t = report.timings
-      timelines.set(report.jobId, { createdAt: Number(report.signed?.job.message.createdAt ?? 0), publishedAt, bidsAt, closeMs: t.publishToCloseMs, awardMs: t.publishToAwardMs, acceptedMs: t.publishToAcceptedMs })
+      timelines.set(report.jobId, {
+        createdAt: Number(report.signed?.job.message.createdAt ?? 0),
+        publishedAt,
+        bidsAt,
+        closeMs: t.publishToCloseMs,
+        awardMs: t.publishToAwardMs,
+        acceptedMs: t.publishToAcceptedMs
+      })
       if (i % 10 === 9) process.stderr.write(`  ${i + 1}/${AUCTIONS} auctions\n`)
       bids.push(report.bids.length)
       offers.push(report.attempts.length)
@@ -177,7 +212,8 @@ export default async (): Promise<Record<string, unknown>> => {
     }
     const usageAfter = await usageOf(shards)
     const messages = (await validated() - before) / AUCTIONS
-    // where the time goes: job request at the providers (from its creation), bids at the renter, close → award → accepted
+    // where the time goes: job request at the providers (from its creation), bids at the renter,
+    // close → award → accepted
     const deliveries = new Map<string, number[]>()
     for (const [jobId, at] of (await askAll('deliveries')).flatMap(r => r.deliveries)) {
       const tl = timelines.get(jobId)
@@ -188,7 +224,9 @@ export default async (): Promise<Record<string, unknown>> => {
     const tls = [...timelines.values()]
     const allBids = tls.flatMap(t => t.bidsAt)
     const awardAfterClose = tls.flatMap(t => t.awardMs == null ? [] : [t.awardMs - t.closeMs])
-    const acceptRoundTrip = tls.flatMap(t => t.awardMs == null || t.acceptedMs == null ? [] : [t.acceptedMs - t.awardMs])
+    const acceptRoundTrip = tls.flatMap(t =>
+      t.awardMs == null || t.acceptedMs == null ? [] : [t.acceptedMs - t.awardMs]
+    )
     const delivered = allDeliveries.length / (AUCTIONS * PROVIDERS)
     const meanBids = bids.reduce((a, b) => a + b, 0) / bids.length
     const meanOffers = offers.reduce((a, b) => a + b, 0) / offers.length
@@ -225,7 +263,9 @@ export default async (): Promise<Record<string, unknown>> => {
       closeToAwardMedianMs: median(awardAfterClose),
       awardToAcceptedMedianMs: median(acceptRoundTrip),
       awardToAcceptedP95Ms: p95(acceptRoundTrip),
-      providerIdleCpuMsPerSecond: Number(((idleAfter.usage.cpuMs - idleBefore.usage.cpuMs) / (IDLE_MS / 1000)).toFixed(1)),
+      providerIdleCpuMsPerSecond: Number(
+        ((idleAfter.usage.cpuMs - idleBefore.usage.cpuMs) / (IDLE_MS / 1000)).toFixed(1)
+      ),
       providerIdleLoopDelayP99Ms: Number(idleAfter.loopDelayP99Ms.toFixed(1)),
       providerIdleGcMsPerSecond: Number(((idleAfter.gcMs - idleBefore.gcMs) / (IDLE_MS / 1000)).toFixed(1)),
       providerCpuMsPerAuction: Number(((usageAfter.usage.cpuMs - usageBefore.usage.cpuMs) / AUCTIONS).toFixed(1)),
@@ -233,7 +273,8 @@ export default async (): Promise<Record<string, unknown>> => {
       providerGcMsPerAuction: Number(((usageAfter.gcMs - usageBefore.gcMs) / AUCTIONS).toFixed(1)),
       providerGcMaxPauseMs: Number(usageAfter.gcMaxPauseMs.toFixed(1)),
       providerChildren: CHILDREN,
-      // version 2's market messages: job-shard gossip validations (all nodes), one bid stream per bid, one accept stream per offer
+      // version 2's market messages: job-shard gossip validations (all nodes), one bid stream per
+      // bid, one accept stream per offer
       gossipMessagesValidatedPerAuction: Number(messages.toFixed(1)),
       bidStreamsPerAuction: Number(meanBids.toFixed(1)),
       acceptStreamsPerAuction: Number(meanOffers.toFixed(2)),

@@ -46,7 +46,11 @@ function quantile (sorted: number[], q: number): number {
 
 function summary (values: number[]): { median: number, p95: number, mean: number } {
   const sorted = [...values].sort((a, b) => a - b)
-  return { median: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), mean: Math.round(values.reduce((a, b) => a + b, 0) / values.length) }
+  return {
+    median: quantile(sorted, 0.5),
+    p95: quantile(sorted, 0.95),
+    mean: Math.round(values.reduce((a, b) => a + b, 0) / values.length)
+  }
 }
 
 /** which published providers the filters should find: provider i has GPUS[i % 5] in REGIONS[i % 6] */
@@ -60,19 +64,32 @@ function expectedOf (published: Set<number>, match: (gpu: string, region: string
  * to the key) of the closest server holding its record, or -1 when no server does. Explains a
  * provider that discovery misses: its record is not at the servers closest to the key.
  */
-async function indexCoverage (renter: IdlegridNode, servers: IdlegridNode[], key: IndexKey, expected: IdlegridNode[]): Promise<Record<string, unknown>> {
-  const dialer = { openConnection: async (peer: PeerId | Multiaddr[], o: { signal: AbortSignal }) => await renter.libp2p.dial(peer, o) } as unknown as ConnectionManager
+async function indexCoverage (
+  renter: IdlegridNode,
+  servers: IdlegridNode[],
+  key: IndexKey,
+  expected: IdlegridNode[]
+): Promise<Record<string, unknown>> {
+  const dialer = {
+    openConnection: async (peer: PeerId | Multiaddr[], o: { signal: AbortSignal }) =>
+      await renter.libp2p.dial(peer, o)
+  } as unknown as ConnectionManager
   const ask = askProvidersWith(dialer)
   const cid = indexCid(key)
   const target = kadIdOfCid(cid)
   const ranked = [...servers].sort((a, b) => compareDistance(target, kadIdOfPeer(a.peerId), kadIdOfPeer(b.peerId)))
   const held = await Promise.all(ranked.map(async s => {
     try {
-      return new Set((await ask({ id: s.peerId, addrs: s.libp2p.getMultiaddrs() }, cid, AbortSignal.timeout(10_000))).providers.map(p => p.id.toString()))
+      return new Set(
+        (
+          await ask({ id: s.peerId, addrs: s.libp2p.getMultiaddrs() }, cid, AbortSignal.timeout(10_000))
+        ).providers.map(p => p.id.toString())
+      )
     } catch { return undefined }
   }))
   // a provider always holds its own record: it does not count as a holder
-  const holds = (p: IdlegridNode, i: number): boolean => held[i]?.has(p.peerId.toString()) === true && !ranked[i]?.peerId.equals(p.peerId)
+  const holds = (p: IdlegridNode, i: number): boolean =>
+    held[i]?.has(p.peerId.toString()) === true && !ranked[i]?.peerId.equals(p.peerId)
   const ranks = expected.map(p => ranked.findIndex((_, i) => holds(p, i)))
   const holders = expected.map(p => ranked.filter((_, i) => holds(p, i)).length)
   const reports = expected.map(p => advertiser(p).lastPublished())
@@ -111,7 +128,12 @@ function countDhtStreams (node: IdlegridNode): { count: number } {
   return counter
 }
 
-interface Network { bootstrap: IdlegridNode, providers: IdlegridNode[], renter: IdlegridNode, stop: () => Promise<void> }
+interface Network {
+  bootstrap: IdlegridNode
+  providers: IdlegridNode[]
+  renter: IdlegridNode
+  stop: () => Promise<void>
+}
 
 /**
  * Real nodes in this process. They join a few per second: libp2p refuses more than 5
@@ -120,7 +142,12 @@ interface Network { bootstrap: IdlegridNode, providers: IdlegridNode[], renter: 
 async function startNetwork (): Promise<Network> {
   const dir = await tempDir('idlegrid-bench-')
   const nodes: IdlegridNode[] = []
-  const make = async (role: Role, name: string, bootstrap: string[], profile?: ProviderProfile): Promise<IdlegridNode> => {
+  const make = async (
+    role: Role,
+    name: string,
+    bootstrap: string[],
+    profile?: ProviderProfile
+  ): Promise<IdlegridNode> => {
     const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 30 } })
     const node = await createNode(config, capabilityServices({ profile }))
     nodes.push(node)
@@ -138,7 +165,10 @@ async function startNetwork (): Promise<Network> {
     const renter = await make('renter', 'renter', addr)
     const providers: IdlegridNode[] = []
     for (let i = 0; i < PROVIDERS; i++) {
-      const profile = providerProfile(parsePolicy({ region: REGIONS[i % REGIONS.length], priceFloor: 0.5 + (i % 7) * 0.25 }), parseSimulatedGpus([GPUS[i % GPUS.length] as string]))
+      const profile = providerProfile(
+        parsePolicy({ region: REGIONS[i % REGIONS.length], priceFloor: 0.5 + (i % 7) * 0.25 }),
+        parseSimulatedGpus([GPUS[i % GPUS.length] as string])
+      )
       providers.push(await make('provider', `provider-${i}`, addr, profile))
       await new Promise(resolve => setTimeout(resolve, 300))
     }
@@ -146,7 +176,11 @@ async function startNetwork (): Promise<Network> {
     // a dial that timed out on a busy machine is not retried by the bootstrap module: redial
     await waitFor(async () => {
       const alone = everyone.filter(n => n.libp2p.getConnections().length === 0)
-      for (const node of alone.slice(0, 3)) await node.libp2p.dial(bootstrap.libp2p.getMultiaddrs()[0] as Multiaddr, { signal: AbortSignal.timeout(20_000) }).catch(() => {})
+      for (const node of alone.slice(0, 3)) {
+        await node.libp2p
+          .dial(bootstrap.libp2p.getMultiaddrs()[0] as Multiaddr, { signal: AbortSignal.timeout(20_000) })
+          .catch(() => {})
+      }
       return alone.length === 0
     }, { timeoutMs: 180_000, intervalMs: 1_000, what: 'every node to reach the bootstrap' })
     return { bootstrap, providers, renter, stop }
@@ -183,11 +217,21 @@ export default async (): Promise<Record<string, unknown>> => {
     // fetched in time on a crowded machine shows up as matched < expected, not as a failure)
     process.stderr.write(`  ${Math.round((Date.now() - started) / 1000)} s: warming up\n`)
     for (const q of queries) {
-      await waitFor(async () => (await discovery(renter).discover(q.filters, { timeoutMs: 30_000 })).providers.length >= q.expected,
-        { timeoutMs: 60_000, intervalMs: 500, what: `${q.name} to find ${q.expected} providers` }).catch(() => {})
+      await waitFor(
+        async () =>
+          (await discovery(renter).discover(q.filters, { timeoutMs: 30_000 })).providers.length >= q.expected,
+        { timeoutMs: 60_000, intervalMs: 500, what: `${q.name} to find ${q.expected} providers` }
+      ).catch(() => {})
     }
 
-    const figures: Record<string, unknown> = { providers: PROVIDERS, providersPublished: published.size, queriesPerFilter: QUERIES, nodesUpMs, recordsPublishedMs: publishedMs, loadAverage1m: loadavg()[0] }
+    const figures: Record<string, unknown> = {
+      providers: PROVIDERS,
+      providersPublished: published.size,
+      queriesPerFilter: QUERIES,
+      nodesUpMs,
+      recordsPublishedMs: publishedMs,
+      loadAverage1m: loadavg()[0]
+    }
     // where each query's narrowest index key is held (before the measured queries, not counted)
     for (const q of queries) {
       const key = indexKeysFor(q.filters)[0]?.[0] as IndexKey
@@ -253,7 +297,12 @@ export default async (): Promise<Record<string, unknown>> => {
       session.disconnect()
     }
     // the goal (issue 15.4): filtered query p95 ≤ 250 ms, ≤ 30 DHT messages per query
-    figures.allQueries = { p50Ms: Math.round(summary(all.times).median), p95Ms: Math.round(summary(all.times).p95), kadStreamsPerQueryP95: summary(all.messages).p95, kadStreamsPerQueryMax: Math.max(...all.messages) }
+    figures.allQueries = {
+      p50Ms: Math.round(summary(all.times).median),
+      p95Ms: Math.round(summary(all.times).p95),
+      kadStreamsPerQueryP95: summary(all.messages).p95,
+      kadStreamsPerQueryMax: Math.max(...all.messages)
+    }
     figures.loadAverage1mAfter = loadavg()[0]
     return figures
   } finally {

@@ -57,7 +57,9 @@ async function measure (mode: Mode): Promise<Record<string, number>> {
     const others = nodes.slice(1)
     // settled: the connectors dial what the DHT shows them (some nodes stay below target: the
     // mean connection count is reported with the figures)
-    await waitFor(() => others.every(n => n.libp2p.getConnections().length >= Math.min(TARGET_PEERS, NODES - 1)), { timeoutMs: 20_000 }).catch(() => {})
+    await waitFor(() => others.every(n => n.libp2p.getConnections().length >= Math.min(TARGET_PEERS, NODES - 1)), {
+      timeoutMs: 20_000
+    }).catch(() => {})
     await sleep(5_000)
     const before = nodes.map(n => validated(n, mode))
     const started = Date.now()
@@ -85,5 +87,12 @@ async function measure (mode: Mode): Promise<Record<string, number>> {
 export default async function (): Promise<Record<string, unknown>> {
   const topic = await measure('topic')
   const stream = await measure('stream')
-  return { topic, stream, heartbeatSeconds: INTERVAL_S, targetPeers: TARGET_PEERS, maxConnections: MAX_CONNECTIONS, loadavg1m: Math.round(loadavg()[0] * 100) / 100 }
+  return {
+    topic,
+    stream,
+    heartbeatSeconds: INTERVAL_S,
+    targetPeers: TARGET_PEERS,
+    maxConnections: MAX_CONNECTIONS,
+    loadavg1m: Math.round(loadavg()[0] * 100) / 100
+  }
 }

@@ -1,13 +1,18 @@
 /**
- * Top frames of V8 CPU profiles (`node --cpu-prof`): `node dist/test/bench/idle-profile.js [--inclusive] DIR|FILE… [TOP]`.
- * Self time (or, with --inclusive, time with everything the frame called: which caller the
- * busy leaves belong to) is summed by function and source line over every profile given, and
- * printed as a share of the busy time, busiest first; "(idle)" and "(program)" are V8's own buckets.
+ * Top frames of V8 CPU profiles (`node --cpu-prof`): `node dist/test/bench/idle-profile.js
+ * [--inclusive] DIR|FILE… [TOP]`. Self time (or, with --inclusive, time with everything the frame
+ * called: which caller the busy leaves belong to) is summed by function and source line over every
+ * profile given, and printed as a share of the busy time, busiest first; "(idle)" and "(program)"
+ * are V8's own buckets.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 
-interface ProfileNode { id: number, callFrame: { functionName: string, url: string, lineNumber: number }, children?: number[] }
+interface ProfileNode {
+  id: number
+  callFrame: { functionName: string, url: string, lineNumber: number }
+  children?: number[]
+}
 interface Profile { nodes: ProfileNode[], samples: number[], timeDeltas: number[] }
 
 const inclusive = process.argv.includes('--inclusive')

@@ -3,9 +3,9 @@
  * it). Mode "full" builds each provider as the CLI does (src/compose/build-node.ts: capability
  * advertiser, market, exec, ledger, serve); mode "market" as the auction benchmark's
  * provider-shard.ts does (market services over a slot scheduler). IPC: 'status' (each node's
- * connection count and when its capability record was last published), 'usage' (this process's CPU so far and its event-loop delay since the
- * last ask), 'profile' (start, then stop and write a CPU profile), 'stop'; with idle-timers.js
- * preloaded it also answers 'timers'.
+ * connection count and when its capability record was last published), 'usage' (this process's CPU
+ * so far and its event-loop delay since the last ask), 'profile' (start, then stop and write a CPU
+ * profile), 'stop'; with idle-timers.js preloaded it also answers 'timers'.
  *
  * usage: fork(idle-shard.js, [BOOTSTRAP_ADDR, COUNT, DATA_DIR, MODE, HEARTBEAT_SECONDS])
  */
@@ -72,7 +72,11 @@ async function main (): Promise<void> {
   let opened = 0
   let closed = 0
   for (let from = 0; from < count; from += START_BATCH) {
-    nodes.push(...await Promise.all(Array.from({ length: Math.min(START_BATCH, count - from) }, async (_, k) => await start(from + k))))
+    nodes.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(START_BATCH, count - from) }, async (_, k) => await start(from + k))
+      ))
+    )
   }
   for (const n of nodes) {
     n.libp2p.addEventListener('connection:open', () => { opened++ })
@@ -82,15 +86,24 @@ async function main (): Promise<void> {
   // the peer guards' counters summed (a denial disconnects a peer: churn that is not idle)
   const guardCounters = (): Record<string, number> => {
     const sum: Record<string, number> = {}
-    for (const n of nodes) for (const [k, v] of Object.entries(n.libp2p.services.peerGuard.snapshot().counters)) sum[k] = (sum[k] ?? 0) + v
+    for (const n of nodes) {
+      for (const [k, v] of Object.entries(n.libp2p.services.peerGuard.snapshot().counters)) sum[k] = (sum[k] ?? 0) + v
+    }
     return sum
   }
-  const stopAll = (): void => { void Promise.all(nodes.map(async n => { await n.stop() })).finally(() => process.exit(0)) }
+  const stopAll = (): void => {
+    void Promise.all(
+      nodes.map(async n => {
+        await n.stop()
+      })
+    ).finally(() => process.exit(0))
+  }
   process.on('message', (msg: IdleRequest) => {
     if (msg.type === 'status') {
       // when each node's capability advertiser last published (market mode has none: 0)
       const publishedAt = nodes.map(n => {
-        const advertiser = (n.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as CapabilityAdvertiser | undefined
+        const advertiser = (n.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as
+          CapabilityAdvertiser | undefined
         return advertiser == null ? 0 : advertiser.lastPublished()?.at ?? null
       })
       send({ type: 'status', connections: nodes.map(n => n.libp2p.getConnections().length), publishedAt })

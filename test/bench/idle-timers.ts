@@ -56,7 +56,10 @@ globalThis.setImmediate = function (cb: unknown, ...rest: unknown[]) {
 
 process.on('message', (msg: { type?: string }) => {
   if (msg?.type !== 'timers') return
-  const sites = [...table.values()].filter(s => s.fired > 0).sort((a, b) => b.fired - a.fired).map(s => ({ ...s, cpuMs: Number(s.cpuMs.toFixed(1)) }))
+  const sites = [...table.values()]
+    .filter(s => s.fired > 0)
+    .sort((a, b) => b.fired - a.fired)
+    .map(s => ({ ...s, cpuMs: Number(s.cpuMs.toFixed(1)) }))
   const reply: TimersReply = { type: 'timers', sites, windowMs: Date.now() - since }
   process.send?.(reply)
   for (const s of table.values()) { s.fired = 0; s.cpuMs = 0 }

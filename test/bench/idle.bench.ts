@@ -35,7 +35,12 @@ const here = (file: string): string => fileURLToPath(new URL(file, import.meta.u
 
 export default async (): Promise<Record<string, unknown>> => {
   const loadAtStart = loadavg()[0] as number
-  const net = await startInProcessNetwork({ providers: 0, renters: 0, heartbeatSeconds: HEARTBEAT_SECONDS, extensions: (_role, _i, config) => roleExtensions(config) })
+  const net = await startInProcessNetwork({
+    providers: 0,
+    renters: 0,
+    heartbeatSeconds: HEARTBEAT_SECONDS,
+    extensions: (_role, _i, config) => roleExtensions(config)
+  })
   const dir = await tempDir('idlegrid-bench-idle-')
   const execArgv = [
     ...process.execArgv,
@@ -85,17 +90,29 @@ export default async (): Promise<Record<string, unknown>> => {
       startupPublishedAfterSeconds: Number(publishSeconds.toFixed(0)),
       providerCpuMsPerSecondPerNode: Number((cpuMs / seconds / PROVIDERS).toFixed(2)),
       providerProcessCpuPercent: Number((cpuMs / seconds / 10).toFixed(1)),
-      providerReadBytesPerSecondPerNode: Math.round((after.usage.readBytes - before.usage.readBytes) / seconds / PROVIDERS),
-      providerWrittenBytesPerSecondPerNode: Math.round((after.usage.writtenBytes - before.usage.writtenBytes) / seconds / PROVIDERS),
+      providerReadBytesPerSecondPerNode: Math.round(
+        (after.usage.readBytes - before.usage.readBytes) / seconds / PROVIDERS
+      ),
+      providerWrittenBytesPerSecondPerNode: Math.round(
+        (after.usage.writtenBytes - before.usage.writtenBytes) / seconds / PROVIDERS
+      ),
       providerLoopDelayP99Ms: Number(after.loopDelayP99Ms.toFixed(1)),
       bootstrapCpuMsPerSecond: Number((bootstrap.cpuMs / seconds).toFixed(2)),
-      connectionsOpenedInWindowPerProvider: Number(((after.connectionsOpened - before.connectionsOpened) / PROVIDERS).toFixed(1)),
-      connectionsClosedInWindowPerProvider: Number(((after.connectionsClosed - before.connectionsClosed) / PROVIDERS).toFixed(1)),
-      peerGuardInWindow: Object.fromEntries(Object.entries(after.guard).map(([k, v]) => [k, v - (before.guard[k] ?? 0)])),
+      connectionsOpenedInWindowPerProvider: Number(
+        ((after.connectionsOpened - before.connectionsOpened) / PROVIDERS).toFixed(1)
+      ),
+      connectionsClosedInWindowPerProvider: Number(
+        ((after.connectionsClosed - before.connectionsClosed) / PROVIDERS).toFixed(1)
+      ),
+      peerGuardInWindow: Object.fromEntries(
+        Object.entries(after.guard).map(([k, v]) => [k, v - (before.guard[k] ?? 0)])
+      ),
       connectionsPerProviderMean: Number((conns.reduce((a, b) => a + b, 0) / conns.length).toFixed(1)),
       ...(timers != null
         ? {
-            timerCallbacksPerSecondPerNode: Number((timers.sites.reduce((a, s) => a + s.fired, 0) / (timers.windowMs / 1000) / PROVIDERS).toFixed(2)),
+            timerCallbacksPerSecondPerNode: Number(
+              (timers.sites.reduce((a, s) => a + s.fired, 0) / (timers.windowMs / 1000) / PROVIDERS).toFixed(2)
+            ),
             // the 20 busiest timer sites: callbacks per second per node, and their own synchronous CPU
             topTimers: timers.sites.slice(0, 20).map(s => `${(s.fired / (timers.windowMs / 1000) / PROVIDERS).toFixed(2)}/s ${s.cpuMs} ms ${s.kind} ${s.site}`)
           }

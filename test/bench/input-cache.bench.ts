@@ -36,13 +36,17 @@ export default async function inputCacheBench (): Promise<Record<string, unknown
   const sizeMiB = Number(process.env.IDLEGRID_BENCH_CACHE_MIB ?? 1024)
   const tmp = await tempDir('idlegrid-bench-cache-')
   await chmod(tmp.path, 0o711)
-  const provider = (i: number, cache?: InputCache): Record<string, (components: any) => unknown> => execProviderServices({
-    runner: new ProcessRunner(),
-    gpus: [{ index: 0, uuid: `GPU-sim-bench-cache-${i}`, simulated: true, modelKey: 'h100-80gb' }],
-    workRoot: join(tmp.path, `work-${i}`),
-    requireAccepted: false,
-    ...(cache != null ? { inputCache: cache } : {})
-  }, join(tmp.path, `provider-${i}`))
+  const provider = (i: number, cache?: InputCache): Record<string, (components: any) => unknown> =>
+    execProviderServices(
+      {
+        runner: new ProcessRunner(),
+        gpus: [{ index: 0, uuid: `GPU-sim-bench-cache-${i}`, simulated: true, modelKey: 'h100-80gb' }],
+        workRoot: join(tmp.path, `work-${i}`),
+        requireAccepted: false,
+        ...(cache != null ? { inputCache: cache } : {})
+      },
+      join(tmp.path, `provider-${i}`)
+    )
   const cache = new InputCache({ dir: join(tmp.path, 'work-0', 'input-cache'), budgetBytes: 2 * sizeMiB * MiB })
   const net = await startInProcessNetwork({
     providers: 2,
@@ -74,7 +78,11 @@ export default async function inputCacheBench (): Promise<Record<string, unknown
           }
         })
         if (result.outcome !== 'ok') throw new Error(`${label} job ${j + 1} ended ${result.outcome}: ${result.detail ?? ''}`)
-        out.push({ sentMiB: Math.round(sent / MiB * 10) / 10, heldMiB: Math.round(held / MiB * 10) / 10, startMs: acceptedAt - started })
+        out.push({
+          sentMiB: Math.round((sent / MiB) * 10) / 10,
+          heldMiB: Math.round((held / MiB) * 10) / 10,
+          startMs: acceptedAt - started
+        })
       }
       return out
     }

@@ -22,7 +22,12 @@ async function growth (path: string, junk: Uint8Array[], admission: LedgerIngest
     const ms = performance.now() - started
     const after = await ledger.stats()
     const stored = ledger.store.allHeads().reduce((sum, h) => sum + h.bytes, 0)
-    return { storedPerEntry: stored / junk.length, diskPerEntry: (after.diskBytes - before.diskBytes) / junk.length, quarantineBytes: after.quarantine?.bytes ?? 0, msPerEntry: ms / junk.length }
+    return {
+      storedPerEntry: stored / junk.length,
+      diskPerEntry: (after.diskBytes - before.diskBytes) / junk.length,
+      quarantineBytes: after.quarantine?.bytes ?? 0,
+      msPerEntry: ms / junk.length
+    }
   } finally {
     await ledger.close()
   }

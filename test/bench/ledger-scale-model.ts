@@ -32,7 +32,16 @@ export interface LedgerScaleModel {
   seed: number
 }
 
-export const DEFAULT_SCALE_MODEL: LedgerScaleModel = { providers: 10_000, renters: 2_000, jobsPerS: 100, summariesPerDay: 24, poolSize: 50, horizon: 2, seeds: 4, seed: 1 }
+export const DEFAULT_SCALE_MODEL: LedgerScaleModel = {
+  providers: 10_000,
+  renters: 2_000,
+  jobsPerS: 100,
+  summariesPerDay: 24,
+  poolSize: 50,
+  horizon: 2,
+  seeds: 4,
+  seed: 1
+}
 
 /** Per-entry costs, measured (ledger-scale.bench.ts). */
 export interface EntryCosts {
@@ -85,7 +94,11 @@ function marketGraph (m: LedgerScaleModel): { pools: number[][], rentersOf: numb
 }
 
 /** Feeds within `horizon` hops of the roots: providers and renters in scope. */
-function scopeOf (g: { pools: number[][], rentersOf: number[][] }, roots: { providers: number[], renters: number[] }, horizon: number): { providers: number, renters: number } {
+function scopeOf (
+  g: { pools: number[][], rentersOf: number[][] },
+  roots: { providers: number[], renters: number[] },
+  horizon: number
+): { providers: number, renters: number } {
   const providers = new Map<number, number>(roots.providers.map(p => [p, 0]))
   const renters = new Map<number, number>(roots.renters.map(r => [r, 0]))
   const queue: Array<['p' | 'r', number, number]> = [...roots.providers.map(p => ['p', p, 0] as ['p', number, number]), ...roots.renters.map(r => ['r', r, 0] as ['r', number, number])]
@@ -104,7 +117,10 @@ function scopeOf (g: { pools: number[][], rentersOf: number[][] }, roots: { prov
 }
 
 /** Disk, CPU and bytes per day and year for a provider, a renter and a seed. */
-export function projectLedger (m: LedgerScaleModel, c: EntryCosts): { rates: Record<string, number>, roles: RoleCost[] } {
+export function projectLedger (
+  m: LedgerScaleModel,
+  c: EntryCosts
+): { rates: Record<string, number>, roles: RoleCost[] } {
   const day = 86_400
   const jobsPerDay = m.jobsPerS * day
   const providerEntries = jobsPerDay / m.providers + m.summariesPerDay
@@ -116,7 +132,13 @@ export function projectLedger (m: LedgerScaleModel, c: EntryCosts): { rates: Rec
   const providerScope = scopeOf(g, { providers: [providerRoot], renters: [] }, m.horizon)
   // a node's scope: its own feed's entries arrive alone (written here); counterparties' entries
   // about it arrive announced (alone); the rest by range pulls
-  const role = (name: string, scope: { providers: number, renters: number }, ownEntries: number, announced: number, servesShare: number): RoleCost => {
+  const role = (
+    name: string,
+    scope: { providers: number, renters: number },
+    ownEntries: number,
+    announced: number,
+    servesShare: number
+  ): RoleCost => {
     const entriesPerDay = scope.providers * providerEntries + scope.renters * renterEntries
     const ranged = Math.max(0, entriesPerDay - ownEntries - announced)
     const diskBytesPerDay = entriesPerDay * c.diskBytesPerEntry
@@ -141,7 +163,14 @@ export function projectLedger (m: LedgerScaleModel, c: EntryCosts): { rates: Rec
     // a seed is a trust seed: every entry is announced to it, one at a time
     role('seed', { providers: m.providers, renters: m.renters }, 0, total, seedServes)
   ]
-  return { rates: { entriesPerDay: total, providerFeedEntriesPerDay: Math.round(providerEntries), renterFeedEntriesPerDay: Math.round(renterEntries) }, roles }
+  return {
+    rates: {
+      entriesPerDay: total,
+      providerFeedEntriesPerDay: Math.round(providerEntries),
+      renterFeedEntriesPerDay: Math.round(renterEntries)
+    },
+    roles
+  }
 }
 
 const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB']

@@ -47,7 +47,13 @@ async function makeFeeds (): Promise<{ feeds: LedgerRecord[][], arrival: LedgerR
     const feed = feeds.get(id) ?? []
     feeds.set(id, feed)
     const prev = feed[feed.length - 1]
-    const record = sealEntry(author.key, author.peerId, { seq: feed.length + 1, prevHash: prev?.hash ?? new Uint8Array(0), time, kind, body })
+    const record = sealEntry(author.key, author.peerId, {
+      seq: feed.length + 1,
+      prevHash: prev?.hash ?? new Uint8Array(0),
+      time,
+      kind,
+      body
+    })
     feed.push(record)
     arrival.push(record)
   }
@@ -59,7 +65,9 @@ async function makeFeeds (): Promise<{ feeds: LedgerRecord[][], arrival: LedgerR
     const job = signTestJob({ provider, renter, at })
     append(provider, LedgerEntry.BodyKind.ATTESTATION, job.attestation, at)
     append(renter, LedgerEntry.BodyKind.RECEIPT, job.receipt, at)
-    if ((Math.floor(i / PAIRS) + 1) % JOBS_PER_SUMMARY === 0) append(provider, LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(at), at)
+    if ((Math.floor(i / PAIRS) + 1) % JOBS_PER_SUMMARY === 0) {
+      append(provider, LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(at), at)
+    }
   }
   return { feeds: [...feeds.values()], arrival, authors: [...feeds.keys()] }
 }
@@ -72,7 +80,11 @@ function cpuMsSince (from: NodeJS.CpuUsage): number {
 async function openStore (path: string, authors: string[]): Promise<LedgerIngest> {
   const key = await generateKeyPair('Ed25519')
   // the authors are this store's trust seeds: every entry is stored, as at a seed
-  return await LedgerIngest.open(path, { privateKey: key, peerId: peerIdFromPrivateKey(key), admission: { trustedPeers: authors } })
+  return await LedgerIngest.open(path, {
+    privateKey: key,
+    peerId: peerIdFromPrivateKey(key),
+    admission: { trustedPeers: authors }
+  })
 }
 
 function expectAdded (outcomes: Array<{ status: string }>): void {
@@ -81,7 +93,12 @@ function expectAdded (outcomes: Array<{ status: string }>): void {
 }
 
 /** CPU per entry (µs) and the store's bytes per entry, for one way of ingesting. */
-async function measure (path: string, authors: string[], entries: number, ingest: (store: LedgerIngest) => Promise<void>): Promise<{ cpuUs: number, diskBytesPerEntry: number }> {
+async function measure (
+  path: string,
+  authors: string[],
+  entries: number,
+  ingest: (store: LedgerIngest) => Promise<void>
+): Promise<{ cpuUs: number, diskBytesPerEntry: number }> {
   const store = await openStore(path, authors)
   const cpu = process.cpuUsage()
   await ingest(store)
@@ -101,7 +118,10 @@ export default async (): Promise<Record<string, unknown>> => {
     let wireBytes = 0
     for (const feed of feeds) {
       for (let i = 0; i < feed.length; i += BATCH) {
-        wireBytes += SyncResponse.encode({ entries: { entries: feed.slice(i, i + BATCH).map(r => r.envelope), more: i + BATCH < feed.length } }).length + 4
+        wireBytes +=
+          SyncResponse.encode({
+            entries: { entries: feed.slice(i, i + BATCH).map(r => r.envelope), more: i + BATCH < feed.length }
+          }).length + 4
       }
     }
     const mean = (kind: LedgerEntry.BodyKind): number => {
@@ -113,12 +133,21 @@ export default async (): Promise<Record<string, unknown>> => {
     })
     const batched = await measure(join(dir.path, 'batched'), authors, n, async (store) => {
       for (const feed of feeds) {
-        for (let i = 0; i < feed.length; i += BATCH) expectAdded(await store.ingest(feed.slice(i, i + BATCH).map(r => r.envelope)))
+        for (let i = 0; i < feed.length; i += BATCH) {
+          expectAdded(await store.ingest(feed.slice(i, i + BATCH).map(r => r.envelope)))
+        }
       }
     })
     const ranged = await measure(join(dir.path, 'ranged'), authors, n, async (store) => {
       for (const feed of feeds) {
-        for (let i = 0; i < feed.length; i += BATCH) expectAdded(await store.ingest(feed.slice(i, i + BATCH).map(r => r.envelope), { range: { author: feed[0].author, fromSeq: i + 1 } }))
+        for (let i = 0; i < feed.length; i += BATCH) {
+          expectAdded(
+            await store.ingest(
+              feed.slice(i, i + BATCH).map(r => r.envelope),
+              { range: { author: feed[0].author, fromSeq: i + 1 } }
+            )
+          )
+        }
       }
     })
     const costs: EntryCosts = {

@@ -48,7 +48,11 @@ function splitSince (before: Map<number, number>): ThreadSplit | undefined {
 function perEntry (split: ThreadSplit | undefined): Record<string, number> | string {
   if (split == null) return 'n/a (no /proc)'
   const us = (ms: number): number => Number((ms * 1000 / ENTRIES).toFixed(1))
-  return { main: us(split.mainMs), verifierThreads: us(split.namedMs), otherThreads: us(split.busiestOtherMs + split.restMs) }
+  return {
+    main: us(split.mainMs),
+    verifierThreads: us(split.namedMs),
+    otherThreads: us(split.busiestOtherMs + split.restMs)
+  }
 }
 
 function cpuMsSince (from: NodeJS.CpuUsage): number {
@@ -82,7 +86,13 @@ async function makeFeeds (): Promise<{ feeds: Uint8Array[][], authors: string[] 
     const id = author.peerId.toString()
     let feed = feeds.get(id)
     if (feed == null) feeds.set(id, feed = { seq: 0, entries: [] })
-    const record = sealEntry(author.key, author.peerId, { seq: feed.seq + 1, prevHash: feed.prev ?? new Uint8Array(0), time, kind, body })
+    const record = sealEntry(author.key, author.peerId, {
+      seq: feed.seq + 1,
+      prevHash: feed.prev ?? new Uint8Array(0),
+      time,
+      kind,
+      body
+    })
     feed.seq++
     feed.prev = record.hash
     feed.entries.push(record.envelope)
@@ -141,8 +151,12 @@ export default async (): Promise<Record<string, unknown>> => {
     if (ok.some(v => !v)) throw new Error('a generated signature does not verify')
     const rawPerSecond = signatures.length / rawMs * 1000
     // the same library on every core (a worker per core, none left to the main thread): what
-    // the machine could verify, beside what the node's verifier (a worker per core, up to 4, below the main thread's priority) does
-    const everyCore = new VerifyPool({ threads: availableParallelism(), verifyInline: (item) => verifyNativeSync(item.publicKey, item.message, item.signature) })
+    // the machine could verify, beside what the node's verifier (a worker per core, up to 4, below
+    // the main thread's priority) does
+    const everyCore = new VerifyPool({
+      threads: availableParallelism(),
+      verifyInline: item => verifyNativeSync(item.publicKey, item.message, item.signature)
+    })
     start = performance.now()
     const allOk = await Promise.all(signatures.map(async s => await everyCore.verify(s)))
     const everyCorePerSecond = signatures.length / (performance.now() - start) * 1000
@@ -196,7 +210,8 @@ export default async (): Promise<Record<string, unknown>> => {
       return node
     }
     const holder = await make('holder', [])
-    const ledgerOf = (n: IdlegridNode): LedgerService => (n.libp2p.services as unknown as { ledger: LedgerService }).ledger
+    const ledgerOf = (n: IdlegridNode): LedgerService =>
+      (n.libp2p.services as unknown as { ledger: LedgerService }).ledger
     // the heads held (in memory: the store's stats() also sizes its directory on disk, which
     // polled every 20 ms was a part of the fresh node's main thread); feeds start at seq 1
     const entriesHeld = (n: IdlegridNode): number => ledgerOf(n).store.allHeads().reduce((sum, h) => sum + h.seq, 0)
@@ -260,16 +275,25 @@ export default async (): Promise<Record<string, unknown>> => {
       rawVerifyCpuUsPerSignature: Number((rawCpuMs * 1000 / signatures.length).toFixed(1)),
       ingestCpuUsPerEntry: Number((ingestCpuMs * 1000 / ENTRIES).toFixed(1)),
       /** raw verification's CPU for an entry's signatures over ingest's CPU per entry: 1 = nothing but verification */
-      ingestToVerifyCpuRatio: Number((rawCpuMs / signatures.length * signaturesPerEntry / (ingestCpuMs / ENTRIES)).toFixed(3)),
+      ingestToVerifyCpuRatio: Number(
+        (((rawCpuMs / signatures.length) * signaturesPerEntry) / (ingestCpuMs / ENTRIES)).toFixed(3)
+      ),
       syncCpuUsPerEntry: Number((syncCpuMs * 1000 / ENTRIES).toFixed(1)),
       /** with the peer in its own process: the fresh node's process, and the peer's */
-      syncFromProcessCpuUsPerEntry: { fresh: Number((freshCpuMs * 1000 / ENTRIES).toFixed(1)), holder: Number((holderCpuMs * 1000 / ENTRIES).toFixed(1)) },
+      syncFromProcessCpuUsPerEntry: {
+        fresh: Number(((freshCpuMs * 1000) / ENTRIES).toFixed(1)),
+        holder: Number(((holderCpuMs * 1000) / ENTRIES).toFixed(1))
+      },
       // per thread (Linux): the verifier's workers do the 2 signatures an entry needs, at
       // the library's own rate; the machine's cores bound the sync once the threads' sum fills them
       ingestThreadCpuUsPerEntry: perEntry(ingestThreads),
       syncFromProcessThreadCpuUsPerEntry: perEntry(syncThreads),
       /** the fresh node's event-loop delay during that sync (10 ms resolution) */
-      syncFromProcessEventLoopDelayMs: { p50: nsToMs(loopDelay.percentile(50)), p99: nsToMs(loopDelay.percentile(99)), max: nsToMs(loopDelay.max) },
+      syncFromProcessEventLoopDelayMs: {
+        p50: nsToMs(loopDelay.percentile(50)),
+        p99: nsToMs(loopDelay.percentile(99)),
+        max: nsToMs(loopDelay.max)
+      },
       loadAverage: loadavg().map(l => Number(l.toFixed(2))),
       syncEntriesPerSecond: Math.round(ENTRIES / syncMs * 1000)
     }

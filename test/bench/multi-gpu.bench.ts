@@ -31,7 +31,12 @@ export default async function multiGpu (): Promise<Record<string, unknown>> {
   const tmp = await tempDir('idlegrid-bench-multi-gpu-')
   const net = await startMultiGpuNetwork(tmp.path, ['H100:80:8', 'H100:80:8'])
   let n = 0
-  const attempt = async (r: number, p: IdlegridNode, payload: JobPayload, opts: AwardOptions): Promise<AttemptResult> => {
+  const attempt = async (
+    r: number,
+    p: IdlegridNode,
+    payload: JobPayload,
+    opts: AwardOptions
+  ): Promise<AttemptResult> => {
     const renter = net.renters[r] as IdlegridNode
     return await runAttempt(makeAward(renter, p.peerId, opts), payload, { libp2p: renter.libp2p, privateKey: renter.privateKey, peerId: renter.peerId, dir: join(tmp.path, `a-${n++}`), idleMs: 10_000 })
   }

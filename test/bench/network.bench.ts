@@ -11,8 +11,8 @@
  *   NETWORK_BENCH_SECONDS (30 s) on the shard every provider joins, jobs nobody serves (no
  *   B200 anywhere), so the load is the gossip itself: delivery ratio and latency, and per
  *   provider per job the messages handled, bytes and CPU, raw and above the idle rate;
- * - auctions (NETWORK_BENCH_AUCTIONS, 20): sequential auctions every provider bids on (publish → accepted), and per provider
- *   per auction the CPU and bid streams (bids go to the renter alone).
+ * - auctions (NETWORK_BENCH_AUCTIONS, 20): sequential auctions every provider bids on (publish →
+ *   accepted), and per provider per auction the CPU and bid streams (bids go to the renter alone).
  */
 import { join } from 'node:path'
 import { loadavg } from 'node:os'
@@ -36,15 +36,36 @@ const AUCTIONS = 20
 const SETTLE_SAMPLE_MS = 2_000
 const SETTLE_MIN_MS = 10_000
 const SETTLE_MAX_MS = 120_000
-/** settled also means the connections have formed: at most this many opened, over every provider, in the last three samples */
+/**
+ * settled also means the connections have formed: at most this many opened, over every provider, in
+ * the last three samples
+ */
 const SETTLE_MAX_OPENS = 2
 /** the shard of the load's job requests (no residency, no VRAM floor): every provider joins it */
 const LOAD_SHARD = jobShardOf(undefined)
 
-export interface NetworkBenchOptions { providers: number, loadSeconds?: number, idleSeconds?: number, auctions?: number }
+export interface NetworkBenchOptions {
+  providers: number
+  loadSeconds?: number
+  idleSeconds?: number
+  auctions?: number
+}
 
 /** `after - before` per provider and per unit (job, auction, second). */
-function perUnit (before: ShardUsage, after: ShardUsage, providers: number, units: number): { cpuMs: number, readBytes: number, writtenBytes: number, marketMessages: number, allMessages: number, bids: number, connectionsOpened: number } {
+function perUnit (
+  before: ShardUsage,
+  after: ShardUsage,
+  providers: number,
+  units: number
+): {
+    cpuMs: number
+    readBytes: number
+    writtenBytes: number
+    marketMessages: number
+    allMessages: number
+    bids: number
+    connectionsOpened: number
+  } {
   const d = (x: number, y: number): number => (y - x) / providers / units
   return {
     cpuMs: d(before.usage.cpuMs, after.usage.cpuMs),
@@ -59,10 +80,21 @@ function perUnit (before: ShardUsage, after: ShardUsage, providers: number, unit
 
 const round = (x: number, digits = 2): number => Number(x.toFixed(digits))
 
-/** One connected graph over every node, and every node with a peer on the load's job shard (renters publish there by fanout). */
-async function connectedToAll (local: IdlegridNode[], shards: Shard[], total: number): Promise<{ connected: boolean, alone: number, unsubscribed: number }> {
+/**
+ * One connected graph over every node, and every node with a peer on the load's job shard (renters
+ * publish there by fanout).
+ */
+async function connectedToAll (
+  local: IdlegridNode[],
+  shards: Shard[],
+  total: number
+): Promise<{ connected: boolean, alone: number, unsubscribed: number }> {
   const views = [
-    ...local.map(n => ({ peerId: n.peerId.toString(), peers: n.libp2p.getConnections().map(c => c.remotePeer.toString()), subscribed: n.libp2p.services.pubsub.getSubscribers(LOAD_SHARD).length > 0 })),
+    ...local.map(n => ({
+      peerId: n.peerId.toString(),
+      peers: n.libp2p.getConnections().map(c => c.remotePeer.toString()),
+      subscribed: n.libp2p.services.pubsub.getSubscribers(LOAD_SHARD).length > 0
+    })),
     ...(await Promise.all(shards.map(async s => (await s.ask({ type: 'status' }, 'status')).nodes))).flat()
   ]
   const edges = new Map(views.map(v => [v.peerId, v.peers]))
@@ -78,11 +110,22 @@ async function connectedToAll (local: IdlegridNode[], shards: Shard[], total: nu
   return { connected: seen.size === views.length && views.length === total && unsubscribed === 0, alone, unsubscribed }
 }
 
-export async function runNetworkBench ({ providers, loadSeconds = 30, idleSeconds = 10, auctions = AUCTIONS }: NetworkBenchOptions): Promise<Record<string, unknown>> {
+export async function runNetworkBench ({
+  providers,
+  loadSeconds = 30,
+  idleSeconds = 10,
+  auctions = AUCTIONS
+}: NetworkBenchOptions): Promise<Record<string, unknown>> {
   const started = Date.now()
   const loadAtStart = loadavg()[0] as number
   const shardCount = Math.ceil(providers / PROVIDERS_PER_SHARD)
-  const net = await startInProcessNetwork({ providers: 0, renters: RENTERS, heartbeatSeconds: 30, startBatch: 5, extensions: marketNodeServices })
+  const net = await startInProcessNetwork({
+    providers: 0,
+    renters: RENTERS,
+    heartbeatSeconds: 30,
+    startBatch: 5,
+    extensions: marketNodeServices
+  })
   const local = net.all
   const nodes = providers + RENTERS + 1
   const dir = await tempDir('idlegrid-bench-network-')
@@ -125,7 +168,11 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
       const last = rates.slice(-3)
       // a steady CPU rate is not enough: while connections still form (each a TLS handshake on
       // both ends, ~60 s for 50 nodes on two cores) the rate is steadily high
-      settled = now - settleStarted >= SETTLE_MIN_MS && last.length === 3 && Math.max(...last) <= 1.2 * Math.min(...last) && recentOpens() <= SETTLE_MAX_OPENS
+      settled =
+        now - settleStarted >= SETTLE_MIN_MS &&
+        last.length === 3 &&
+        Math.max(...last) <= 1.2 * Math.min(...last) &&
+        recentOpens() <= SETTLE_MAX_OPENS
     }
     const settleMs = Date.now() - settleStarted
     process.stderr.write(`  ${settled ? 'settled' : 'not settled'} after ${settleMs} ms (providers' CPU ${Math.round(rates.at(-1) ?? 0)} ms/s, connections opened in the last 6 s ${recentOpens()})\n`)
@@ -141,9 +188,13 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
     // gossip load: jobs nobody can serve (no B200 anywhere), from the renters in turn
     const publishedAt = new Map<string, number>()
     const localDeliveries: Array<[string, number]> = []
-    const stopListening = local.flatMap(node => JOB_SHARD_TOPICS.map(topic => node.libp2p.services.gossip.onMessage(topic, (envelope) => {
-      localDeliveries.push([toHex(readJobRequest(envelope).message.jobId), Date.now()])
-    })))
+    const stopListening = local.flatMap(node =>
+      JOB_SHARD_TOPICS.map(topic =>
+        node.libp2p.services.gossip.onMessage(topic, envelope => {
+          localDeliveries.push([toHex(readJobRequest(envelope).message.jobId), Date.now()])
+        })
+      )
+    )
     const spec = parseJobSpec({ name: 'load', runtime: { image: 'ghcr.io/acme/bench:1' }, constraints: { gpuModels: ['b200'] }, auction: { bidWindowMs: 300 } })
     const total = RATE_PER_S * loadSeconds
     const loadFrom = await usageOf(shards)
@@ -152,12 +203,17 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
       const due = loadStarted + (i * 1000) / RATE_PER_S
       await sleep(due - Date.now())
       const renter = net.renters[i % net.renters.length] as IdlegridNode
-      const signed = signJobRequest(renter.privateKey, renter.peerId, toJobRequest(spec, { renter: renter.peerId.toMultihash().bytes }))
+      const signed = signJobRequest(
+        renter.privateKey,
+        renter.peerId,
+        toJobRequest(spec, { renter: renter.peerId.toMultihash().bytes })
+      )
       publishedAt.set(toHex(signed.message.jobId), Date.now())
       await renter.libp2p.services.pubsub.publish(LOAD_SHARD, signed.envelope).catch(() => {})
     }
     const achievedRate = total / ((Date.now() - loadStarted) / 1000)
-    // version 2: the load's shard (no residency, no VRAM floor) reaches every provider and the bootstrap; renters do not join shards
+    // version 2: the load's shard (no residency, no VRAM floor) reaches every provider and the
+    // bootstrap; renters do not join shards
     const expected = total * (providers + 1)
     // every delivery of a published request (a node may not count one twice)
     const collect = async (): Promise<number[]> => {
@@ -175,7 +231,11 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
     latencies.sort((a, b) => a - b)
     const perJob = perUnit(loadFrom, loadTo, providers, total)
     // above the idle rate: what the jobs themselves cost
-    const perJobAboveIdle = { cpuMs: perJob.cpuMs - idle.cpuMs * loadDurationS / total, readBytes: perJob.readBytes - idle.readBytes * loadDurationS / total, writtenBytes: perJob.writtenBytes - idle.writtenBytes * loadDurationS / total }
+    const perJobAboveIdle = {
+      cpuMs: perJob.cpuMs - (idle.cpuMs * loadDurationS) / total,
+      readBytes: perJob.readBytes - (idle.readBytes * loadDurationS) / total,
+      writtenBytes: perJob.writtenBytes - (idle.writtenBytes * loadDurationS) / total
+    }
 
     // auctions on a servable job from one renter: every provider bids, on its own stream to the renter
     const renter = net.renters[0] as IdlegridNode
@@ -194,7 +254,10 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
     const auctionTo = await usageOf(shards)
     const perAuction = perUnit(auctionFrom, auctionTo, providers, auctions)
     const auctionSeconds = (Date.now() - auctionsStarted) / 1000
-    const perAuctionAboveIdle = { cpuMs: perAuction.cpuMs - idle.cpuMs * auctionSeconds / auctions, readBytes: perAuction.readBytes - idle.readBytes * auctionSeconds / auctions }
+    const perAuctionAboveIdle = {
+      cpuMs: perAuction.cpuMs - (idle.cpuMs * auctionSeconds) / auctions,
+      readBytes: perAuction.readBytes - (idle.readBytes * auctionSeconds) / auctions
+    }
     accepted.sort((a, b) => a - b)
     const rssEnd = await rss()
     return {
@@ -239,7 +302,8 @@ export async function runNetworkBench ({ providers, loadSeconds = 30, idleSecond
       auctionsWithoutAward: noAward,
       auctionMedianMs: percentile(accepted, 0.5),
       auctionP95Ms: percentile(accepted, 0.95),
-      // per provider, per auction every provider can serve: one job request, one bid stream, now and then an accept stream
+      // per provider, per auction every provider can serve: one job request, one bid stream, now
+      // and then an accept stream
       perProviderPerAuctionCpuMs: round(perAuction.cpuMs, 3),
       perProviderPerAuctionCpuMsAboveIdle: round(perAuctionAboveIdle.cpuMs, 3),
       perProviderPerAuctionReadBytesAboveIdle: Math.round(perAuctionAboveIdle.readBytes),

@@ -16,8 +16,19 @@ function msPerRun (fn: () => unknown, runs: number): number {
 }
 
 export default async (): Promise<Record<string, unknown>> => {
-  const heads = SyncResponse.encode({ heads: { heads: Array.from({ length: 10_000 }, (_, i) => ({ author: new Uint8Array(38), seq: BigInt(i), hash: new Uint8Array(32) })), more: false } })
-  const entries = SyncResponse.encode({ entries: { entries: Array.from({ length: 256 }, () => new Uint8Array(16_000)), more: false } })
+  const heads = SyncResponse.encode({
+    heads: {
+      heads: Array.from({ length: 10_000 }, (_, i) => ({
+        author: new Uint8Array(38),
+        seq: BigInt(i),
+        hash: new Uint8Array(32)
+      })),
+      more: false
+    }
+  })
+  const entries = SyncResponse.encode({
+    entries: { entries: Array.from({ length: 256 }, () => new Uint8Array(16_000)), more: false }
+  })
   const unknown = new Uint8Array(4 * 1024 * 1024)
   for (let i = 0; i < unknown.length; i += 2) unknown[i] = 0x78 // field 15, varint 0
   const constraints = JobRequest.Constraints.encode({ minVramMib: 1, gpuModels: [], regions: [], residency: 'eu', maxPriceMicroUsd: 0n, maxLatencyMs: 0, minReliabilityPpm: 0, preemptible: false, minPreemptionNoticeMs: 0, excludeSimulated: false })

@@ -32,14 +32,25 @@ export function usageNow (): UsageSnapshot {
 }
 
 export function usageSince (before: UsageSnapshot, after: UsageSnapshot = usageNow()): UsageSnapshot {
-  return { cpuMs: after.cpuMs - before.cpuMs, readBytes: after.readBytes - before.readBytes, writtenBytes: after.writtenBytes - before.writtenBytes }
+  return {
+    cpuMs: after.cpuMs - before.cpuMs,
+    readBytes: after.readBytes - before.readBytes,
+    writtenBytes: after.writtenBytes - before.writtenBytes
+  }
 }
 
 export function addUsage (a: UsageSnapshot, b: UsageSnapshot): UsageSnapshot {
-  return { cpuMs: a.cpuMs + b.cpuMs, readBytes: a.readBytes + b.readBytes, writtenBytes: a.writtenBytes + b.writtenBytes }
+  return {
+    cpuMs: a.cpuMs + b.cpuMs,
+    readBytes: a.readBytes + b.readBytes,
+    writtenBytes: a.writtenBytes + b.writtenBytes
+  }
 }
 
-/** `read(file's text)` of /proc/PID/task/TID/`file` for each thread of process `pid`, by thread id; empty where /proc is missing. */
+/**
+ * `read(file's text)` of /proc/PID/task/TID/`file` for each thread of process `pid`, by thread id;
+ * empty where /proc is missing.
+ */
 function perThread<T> (pid: number, file: string, read: (text: string) => T): Map<number, T> {
   const out = new Map<number, T>()
   let tids: string[]
@@ -58,7 +69,10 @@ function perThread<T> (pid: number, file: string, read: (text: string) => T): Ma
   return out
 }
 
-/** CPU time of each thread of process `pid` so far (/proc/PID/task/TID/stat utime + stime), ms by thread id; empty where /proc is missing. */
+/**
+ * CPU time of each thread of process `pid` so far (/proc/PID/task/TID/stat utime + stime), ms by
+ * thread id; empty where /proc is missing.
+ */
 export function threadCpuMs (pid: number = process.pid): Map<number, number> {
   return perThread(pid, 'stat', stat => {
     // the fields after the command name, which may hold spaces: utime and stime are the 12th and 13th
@@ -91,7 +105,12 @@ export interface ThreadSplit {
  * undefined where /proc gave none. With `named` (a thread name and the names read by
  * threadNames()), the threads of that name are counted in namedMs and left out of the others.
  */
-export function threadSplit (before: Map<number, number>, after: Map<number, number>, pid: number = process.pid, named?: { name: string, names: Map<number, string> }): ThreadSplit | undefined {
+export function threadSplit (
+  before: Map<number, number>,
+  after: Map<number, number>,
+  pid: number = process.pid,
+  named?: { name: string, names: Map<number, string> }
+): ThreadSplit | undefined {
   if (after.size === 0) return undefined
   let mainMs = 0
   let namedMs = 0

@@ -19,17 +19,32 @@ export interface ScaleModel {
   bidsPerJob: number
   /** heartbeat interval, s (heartbeats go to connected peers on /idlegrid/heartbeat/1.0.0: item 3) */
   heartbeatSeconds: number
-  /** distinct connected peers of a node: the 24 its connector dials plus those that dial it (maxConnections bounds it: 200 by default) */
+  /**
+   * distinct connected peers of a node: the 24 its connector dials plus those that dial it
+   * (maxConnections bounds it: 200 by default)
+   */
   peersPerNode: number
   /** a bootstrap's connected peers (its sample config allows 2000) */
   peersPerBootstrap: number
 }
 
-export const DEFAULT_MODEL: ScaleModel = { providers: 10_000, jobsPerS: 100, shards: JOB_SHARD_TOPICS.length, meshDegree: 6, bidsPerJob: 20, heartbeatSeconds: 30, peersPerNode: 50, peersPerBootstrap: 2000 }
+export const DEFAULT_MODEL: ScaleModel = {
+  providers: 10_000,
+  jobsPerS: 100,
+  shards: JOB_SHARD_TOPICS.length,
+  meshDegree: 6,
+  bidsPerJob: 20,
+  heartbeatSeconds: 30,
+  peersPerNode: 50,
+  peersPerBootstrap: 2000
+}
 
 /** The per-message costs a network benchmark measured, per provider. */
 export interface MeasuredCosts {
-  /** CPU, read and written bytes per job request a provider hears, above its idle rate (duplicates and forwarding included; clamped at 0) */
+  /**
+   * CPU, read and written bytes per job request a provider hears, above its idle rate (duplicates
+   * and forwarding included; clamped at 0)
+   */
   jobCpuMs: number
   jobReadBytes: number
   jobWrittenBytes: number
@@ -56,21 +71,38 @@ export function measuredCosts (figures: Record<string, any>): MeasuredCosts {
   }
 }
 
-export interface NodeLoad { node: string, jobsHeardPerS: number, messagesPerS: number, readKiBPerS: number, writtenKiBPerS: number, cpuMsPerS: number, cpuShare: string }
+export interface NodeLoad {
+  node: string
+  jobsHeardPerS: number
+  messagesPerS: number
+  readKiBPerS: number
+  writtenKiBPerS: number
+  cpuMsPerS: number
+  cpuShare: string
+}
 
 /**
  * Per node per second, for: a provider on MAX_PROVIDER_SHARDS shards (a large GPU), one on 6
  * (24 GB class), a relay on every shard (a bootstrap), and a renter publishing 1 job/s; the
  * market path, then heartbeats on top (connected peers / interval messages/s: flat in N).
  */
-export function project (costs: MeasuredCosts, model: ScaleModel = DEFAULT_MODEL): { market: NodeLoad[], heartbeatsPerNode: HeartbeatLoad, heartbeatsPerBootstrap: HeartbeatLoad } {
-  const node = (name: string, shardsJoined: number, bidsPerS: number, extra: { messages: number, bytes: number, cpuMs: number } = { messages: 0, bytes: 0, cpuMs: 0 }): NodeLoad => {
+export function project (
+  costs: MeasuredCosts,
+  model: ScaleModel = DEFAULT_MODEL
+): { market: NodeLoad[], heartbeatsPerNode: HeartbeatLoad, heartbeatsPerBootstrap: HeartbeatLoad } {
+  const node = (
+    name: string,
+    shardsJoined: number,
+    bidsPerS: number,
+    extra: { messages: number, bytes: number, cpuMs: number } = { messages: 0, bytes: 0, cpuMs: 0 }
+  ): NodeLoad => {
     const heard = model.jobsPerS * shardsJoined / model.shards
     const cpu = costs.idleCpuMsPerS + heard * costs.jobCpuMs + bidsPerS * costs.bidCpuMs + extra.cpuMs
     return {
       node: name,
       jobsHeardPerS: round(heard),
-      // one validated message per job heard (its up to D-1 duplicates are dropped by id before validation), one stream per bid
+      // one validated message per job heard (its up to D-1 duplicates are dropped by id before
+      // validation), one stream per bid
       messagesPerS: round(heard + bidsPerS + extra.messages),
       readKiBPerS: round((heard * costs.jobReadBytes + bidsPerS * costs.bidBytes + extra.bytes) / 1024),
       writtenKiBPerS: round((heard * costs.jobWrittenBytes) / 1024),
@@ -78,7 +110,8 @@ export function project (costs: MeasuredCosts, model: ScaleModel = DEFAULT_MODEL
       cpuShare: `${(cpu / 10).toFixed(1)} % of a core`
     }
   }
-  const bids = (k: number): number => model.jobsPerS * k / model.shards * Math.min(1, model.bidsPerJob / (model.providers * k / model.shards))
+  const bids = (k: number): number =>
+    ((model.jobsPerS * k) / model.shards) * Math.min(1, model.bidsPerJob / ((model.providers * k) / model.shards))
   const market = [
     node(`provider on ${MAX_PROVIDER_SHARDS} shards (80 GB GPU)`, MAX_PROVIDER_SHARDS, bids(MAX_PROVIDER_SHARDS)),
     node('provider on 6 shards (24 GB GPU)', 6, bids(6)),
@@ -89,9 +122,17 @@ export function project (costs: MeasuredCosts, model: ScaleModel = DEFAULT_MODEL
   // one signed message each, like a job request (smaller, no duplicates): priced at a job request's measured cost
   const heartbeats = (peers: number): HeartbeatLoad => {
     const perS = Math.min(peers, model.providers) / model.heartbeatSeconds
-    return { messagesPerS: round(perS), cpuMsPerS: round(perS * costs.jobCpuMs), readKiBPerS: round(perS * costs.jobReadBytes / 1024) }
+    return {
+      messagesPerS: round(perS),
+      cpuMsPerS: round(perS * costs.jobCpuMs),
+      readKiBPerS: round((perS * costs.jobReadBytes) / 1024)
+    }
   }
-  return { market, heartbeatsPerNode: heartbeats(model.peersPerNode), heartbeatsPerBootstrap: heartbeats(model.peersPerBootstrap) }
+  return {
+    market,
+    heartbeatsPerNode: heartbeats(model.peersPerNode),
+    heartbeatsPerBootstrap: heartbeats(model.peersPerBootstrap)
+  }
 }
 
 export interface HeartbeatLoad { messagesPerS: number, cpuMsPerS: number, readKiBPerS: number }

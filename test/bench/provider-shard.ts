@@ -5,7 +5,8 @@
  * jobs-topic subscription, and this process's RSS), 'deliveries' (every job request each
  * node accepted, with the time), 'gossip' (messages validated on the market topics, summed
  * over the nodes), 'usage' (this process's CPU and I/O so far, gossip validations on every
- * topic, bids made and awards won, and its event-loop delay since the last 'usage'), 'stop'. Provider i has GPUS[i % 4] in REGIONS[i % 5], floor 0.50 + (i % 7) × 0.25.
+ * topic, bids made and awards won, and its event-loop delay since the last 'usage'), 'stop'.
+ * Provider i has GPUS[i % 4] in REGIONS[i % 5], floor 0.50 + (i % 7) × 0.25.
  *
  * usage: fork(provider-shard.js, [BOOTSTRAP_ADDR, FIRST_INDEX, COUNT, DATA_DIR, HEARTBEAT_SECONDS?, 'advertise'?]);
  * with 'advertise' each provider also advertises its capability record, as the CLI's do.
@@ -61,14 +62,19 @@ export type ShardReply =
 export function allMessagesValidated (nodes: IdlegridNode[]): number {
   let n = 0
   for (const node of nodes) {
-    for (const counts of Object.values(node.libp2p.services.gossip.stats())) n += Object.values(counts).reduce((a, b) => a + b, 0)
+    for (const counts of Object.values(node.libp2p.services.gossip.stats())) {
+      n += Object.values(counts).reduce((a, b) => a + b, 0)
+    }
     // heartbeats arrive on their own stream since issue 15 item 3 (each one judged like a gossip message)
     n += Object.values(node.libp2p.services.heartbeats.stats()).reduce((a, b) => a + b, 0)
   }
   return n
 }
 
-/** Messages validated on the market's gossip topics, the job shards (any verdict), summed over `nodes`; bids and awards go on streams in version 2. */
+/**
+ * Messages validated on the market's gossip topics, the job shards (any verdict), summed over
+ * `nodes`; bids and awards go on streams in version 2.
+ */
 export function marketMessagesValidated (nodes: IdlegridNode[]): number {
   let n = 0
   for (const node of nodes) {
@@ -95,7 +101,14 @@ async function main (): Promise<void> {
   const heartbeatSeconds = Number(heartbeatArg ?? 30)
   const first = Number(firstArg)
   const count = Number(countArg)
-  if (bootstrap == null || dir == null || !Number.isInteger(first) || !Number.isInteger(count) || !(heartbeatSeconds > 0) || process.send == null) {
+  if (
+    bootstrap == null ||
+    dir == null ||
+    !Number.isInteger(first) ||
+    !Number.isInteger(count) ||
+    !(heartbeatSeconds > 0) ||
+    process.send == null
+  ) {
     process.stderr.write('provider-shard: start with fork(script, [BOOTSTRAP_ADDR, FIRST_INDEX, COUNT, DATA_DIR, HEARTBEAT_SECONDS?])\n')
     process.exit(2)
   }
@@ -108,11 +121,16 @@ async function main (): Promise<void> {
   let gcMs = 0
   let gcMaxPauseMs = 0
   new PerformanceObserver(list => {
-    for (const entry of list.getEntries()) { gcMs += entry.duration; gcMaxPauseMs = Math.max(gcMaxPauseMs, entry.duration) }
+    for (const entry of list.getEntries()) {
+      gcMs += entry.duration
+      gcMaxPauseMs = Math.max(gcMaxPauseMs, entry.duration)
+    }
   }).observe({ entryTypes: ['gc'] })
   let connectionsOpened = 0
-  const advertiser = (n: IdlegridNode): CapabilityAdvertiser | undefined => (n.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as CapabilityAdvertiser | undefined
-  const market = (n: IdlegridNode): MarketProviderService => n.libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
+  const advertiser = (n: IdlegridNode): CapabilityAdvertiser | undefined =>
+    (n.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as CapabilityAdvertiser | undefined
+  const market = (n: IdlegridNode): MarketProviderService =>
+    n.libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
   const start = async (i: number): Promise<IdlegridNode> => {
     const profile = providerProfile(parsePolicy({ region: REGIONS[i % REGIONS.length], priceFloor: 0.5 + (i % 7) * 0.25, images: ['*'] }), parseSimulatedGpus([GPUS[i % GPUS.length] as string]))
     const config = resolveConfig({ role: 'provider', flags: { dataDir: join(dir, `provider-${i}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [bootstrap], heartbeatSeconds } })
@@ -126,7 +144,11 @@ async function main (): Promise<void> {
     return node
   }
   for (let from = 0; from < count; from += START_BATCH) {
-    nodes.push(...await Promise.all(Array.from({ length: Math.min(START_BATCH, count - from) }, async (_, k) => await start(first + from + k))))
+    nodes.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(START_BATCH, count - from) }, async (_, k) => await start(first + from + k))
+      ))
+    )
   }
   process.on('message', (msg: ShardRequest) => {
     if (msg.type === 'status') {

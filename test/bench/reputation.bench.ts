@@ -45,7 +45,8 @@ function facts (n: number, rand: () => number): Fact[] {
   return out
 }
 
-const decay = (time: number, now: number): number => Math.pow(0.5, Math.max(0, now - time) / DEFAULT_REPUTATION.halfLifeMs)
+const decay = (time: number, now: number): number =>
+  Math.pow(0.5, Math.max(0, now - time) / DEFAULT_REPUTATION.halfLifeMs)
 
 /** Per provider, per renter: decayed successes and failures. */
 type Evidence = Map<string, Map<string, { s: number, f: number }>>
@@ -64,7 +65,9 @@ function score (evidence: Evidence, provider: string, trust: TrustScores): numbe
   const p = DEFAULT_REPUTATION
   let s = 0
   let f = 0
-  for (const [renter, c] of [...(evidence.get(provider) ?? new Map<string, { s: number, f: number }>())].sort((a, b) => a[0] < b[0] ? -1 : 1)) {
+  for (const [renter, c] of [...(evidence.get(provider) ?? new Map<string, { s: number, f: number }>())].sort(
+    (a, b) => (a[0] < b[0] ? -1 : 1)
+  )) {
     const w = trust.weight(renter, provider)
     s += w * Math.min(c.s, p.counterpartyCap)
     f += w * Math.min(c.f, p.counterpartyCap * p.breakPenalty)
@@ -72,7 +75,17 @@ function score (evidence: Evidence, provider: string, trust: TrustScores): numbe
   return jobScoreOf(s, f, p)
 }
 
-function full (all: Fact[], seeds: string[]): { evidence: Evidence, graph: TrustGraph, trust: TrustScores, scores: Map<string, number>, ms: number, trustMs: number } {
+function full (
+  all: Fact[],
+  seeds: string[]
+): {
+    evidence: Evidence
+    graph: TrustGraph
+    trust: TrustScores
+    scores: Map<string, number>
+    ms: number
+    trustMs: number
+  } {
   const started = performance.now()
   const graph = new TrustGraph()
   const evidence: Evidence = new Map()

@@ -25,7 +25,13 @@ for (const name of names) {
     const mod = await import(join(here, `${name}.bench.js`))
     const started = Date.now()
     const figures = await mod.default()
-    const result = { benchmark: name, date: new Date().toISOString(), node: process.version, durationMs: Date.now() - started, figures }
+    const result = {
+      benchmark: name,
+      date: new Date().toISOString(),
+      node: process.version,
+      durationMs: Date.now() - started,
+      figures
+    }
     for (const [key, value] of Object.entries(figures as Record<string, unknown>)) process.stdout.write(`  ${key}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`)
     await writeFile(join(outDir, `${name}.json`), JSON.stringify(result, null, 2) + '\n')
     process.stdout.write(`  → bench-results/${name}.json\n`)

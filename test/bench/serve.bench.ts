@@ -174,7 +174,10 @@ async function echoRoundTrips (stream: Stream, payload: Uint8Array, left: () => 
   await stream.close()
 }
 
-/** Serve requests in turn on one open stream to the provider's framing-only answerer, while `left()` says more are wanted. */
+/**
+ * Serve requests in turn on one open stream to the provider's framing-only answerer, while `left()`
+ * says more are wanted.
+ */
 async function frameRoundTrips (stream: Stream, leaseId: Uint8Array, left: () => boolean): Promise<void> {
   const ch = new ServeChannel(stream, 10_000)
   while (left()) {
@@ -208,15 +211,23 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
       if (r.type !== 'lease') throw new Error(`serve provider said ${r.type} to a lease`)
       return { id: r.leaseId, leaseId: new Uint8Array(Buffer.from(r.leaseId, 'hex')), port: r.port }
     }
-    const gateway = async (replicas: Array<{ id: string, leaseId: Uint8Array }>): Promise<{ url: string, pool: ReplicaPool }> => {
+    const gateway = async (
+      replicas: Array<{ id: string, leaseId: Uint8Array }>
+    ): Promise<{ url: string, pool: ReplicaPool }> => {
       const pool = new ReplicaPool(64)
       for (const r of replicas) pool.add({ id: r.id, leaseId: r.leaseId, provider: providerId, region: '', state: 'ready' })
       const gw = new Gateway(renter.libp2p, pool, { port: 0, bind: '127.0.0.1', maxBodyBytes: 1 << 20, timeoutMs: 10_000, maxInflight: 1024 })
       gateways.push(gw)
       return { url: await gw.start(), pool }
     }
-    /** requests/s of `n` requests from CONCURRENCY clients, and the CPU µs per request of this process and the provider's */
-    const measured = async (url: string, n: number): Promise<{ rps: number, benchCpuUs: number, providerCpuUs: number }> => {
+    /**
+     * requests/s of `n` requests from CONCURRENCY clients, and the CPU µs per request of this
+     * process and the provider's
+     */
+    const measured = async (
+      url: string,
+      n: number
+    ): Promise<{ rps: number, benchCpuUs: number, providerCpuUs: number }> => {
       const [own0, child0] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
       const rps = await concurrent(url, n, CONCURRENCY)
       const [own1, child1] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
@@ -228,7 +239,10 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
      * reach (the concurrent one does: a faster run shares more reads and writes): the steadier
      * figure to compare two versions with.
      */
-    const timedSequential = async (url: string, n: number): Promise<{ ms: number[], benchCpuUs: number, providerCpuUs: number }> => {
+    const timedSequential = async (
+      url: string,
+      n: number
+    ): Promise<{ ms: number[], benchCpuUs: number, providerCpuUs: number }> => {
       const [own0, child0] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
       const ms = (await sequential(url, n)).sort((a, b) => a - b)
       const [own1, child1] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
@@ -246,8 +260,14 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
      * of one request's frames, and serve requests answered by the provider without a service
      * (serve framing, no HTTP); as many streams as clients.
      */
-    const floor = async (protocol: string, n: number, clients = CONCURRENCY): Promise<{ rps: number, benchCpuUs: number, providerCpuUs: number }> => {
-      const streams = await Promise.all(Array.from({ length: clients }, async () => await renter.libp2p.dialProtocol(providerId, protocol)))
+    const floor = async (
+      protocol: string,
+      n: number,
+      clients = CONCURRENCY
+    ): Promise<{ rps: number, benchCpuUs: number, providerCpuUs: number }> => {
+      const streams = await Promise.all(
+        Array.from({ length: clients }, async () => await renter.libp2p.dialProtocol(providerId, protocol))
+      )
       const [own0, child0] = [ownCpuMs(), await (provider as ProviderProcess).cpuMs()]
       let next = 0
       const t0 = performance.now()
@@ -264,17 +284,34 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
       const [own0, child0, t0] = [ownCpuMs(), await provider.cpuMs(), performance.now()]
       await new Promise(resolve => setTimeout(resolve, 5_000))
       const s = (performance.now() - t0) / 1000
-      return { profiled, idleCpuMsPerS: { bench: (ownCpuMs() - own0) / s, provider: (await provider.cpuMs() - child0) / s } }
+      return {
+        profiled,
+        idleCpuMsPerS: { bench: (ownCpuMs() - own0) / s, provider: ((await provider.cpuMs()) - child0) / s }
+      }
     }
     if (profiled === 'sequential') {
       const [directSeq, gatewaySeq] = [await timedSequential(direct, 2 * N), await timedSequential(via, 2 * N)]
-      const us = (r: typeof directSeq): Record<string, number> => ({ bench: Math.round(r.benchCpuUs), provider: Math.round(r.providerCpuUs) })
-      return { profiled, requests: 2 * N, loadAvg1m: loadavg()[0], addedP50Ms: percentile(gatewaySeq.ms, 0.5) - percentile(directSeq.ms, 0.5), cpuUsPerSequentialRequest: { direct: us(directSeq), gateway: us(gatewaySeq) } }
+      const us = (r: typeof directSeq): Record<string, number> => ({
+        bench: Math.round(r.benchCpuUs),
+        provider: Math.round(r.providerCpuUs)
+      })
+      return {
+        profiled,
+        requests: 2 * N,
+        loadAvg1m: loadavg()[0],
+        addedP50Ms: percentile(gatewaySeq.ms, 0.5) - percentile(directSeq.ms, 0.5),
+        cpuUsPerSequentialRequest: { direct: us(directSeq), gateway: us(gatewaySeq) }
+      }
     }
     if (profiled != null) {
       // one part, five times over, for `node --cpu-prof`
       const run = profiled === 'gateway' ? await measured(via, 5 * N) : await floor(profiled === 'echo' ? ECHO_PROTOCOL : FRAMES_PROTOCOL, 5 * N)
-      return { profiled, requests: 5 * N, rps: Math.round(run.rps), cpuUsPerRequest: { bench: Math.round(run.benchCpuUs), provider: Math.round(run.providerCpuUs) } }
+      return {
+        profiled,
+        requests: 5 * N,
+        rps: Math.round(run.rps),
+        cpuUsPerRequest: { bench: Math.round(run.benchCpuUs), provider: Math.round(run.providerCpuUs) }
+      }
     }
     await concurrent(direct, 200, CONCURRENCY)
     await concurrent(via, 200, CONCURRENCY)
@@ -364,24 +401,38 @@ export default async function serveBench (): Promise<Record<string, unknown>> {
         direct: { bench: Math.round(directSeq.benchCpuUs), provider: Math.round(directSeq.providerCpuUs) },
         gateway: { bench: Math.round(gatewaySeq.benchCpuUs), provider: Math.round(gatewaySeq.providerCpuUs) }
       },
-      /** issue 38 item 6: requests per CPU-second of the proxy path, in this run on these cores (goal: gateway ≥ 0.9 × plainProxy) */
+      /**
+       * issue 38 item 6: requests per CPU-second of the proxy path, in this run on these cores
+       * (goal: gateway ≥ 0.9 × plainProxy)
+       */
       proxyPathPerCore: {
         cpuUsPerRequest: Object.fromEntries(Object.entries(pathUs).map(([k, v]) => [k, Math.round(v)])),
         requestsPerCpuSecond: Object.fromEntries(Object.entries(pathUs).map(([k, v]) => [k, perCpuSecond(v)])),
         gatewayVsPlainProxy: round(pathUs.plainProxy / pathUs.gateway),
         ...(pathUs.nginx != null ? { gatewayVsNginx: round(pathUs.nginx / pathUs.gateway) } : { nginx: 'skipped' in nginx ? nginx.skipped : '' }),
-        ...(nginxP50Ms != null ? { nginxAddedP50Ms: round(nginxP50Ms - percentile(d, 0.5)), nginxRps: Math.round(nginxRun?.rps ?? 0) } : {})
+        ...(nginxP50Ms != null
+          ? { nginxAddedP50Ms: round(nginxP50Ms - percentile(d, 0.5)), nginxRps: Math.round(nginxRun?.rps ?? 0) }
+          : {})
       },
       plainProxyRps: Math.round(proxyRun.rps),
       plainProxyRatio: round(proxyRun.rps / directRun.rps),
       /** one plain HTTP hop's added latency: the floor the gateway's addedP50Ms compares with */
       plainProxyAddedP50Ms: round(percentile(p, 0.5) - percentile(d, 0.5)),
       libp2pEchoRps: Math.round(echoRun.rps),
-      libp2pEchoCpuUsPerRoundTrip: { bench: Math.round(echoRun.benchCpuUs), provider: Math.round(echoRun.providerCpuUs) },
+      libp2pEchoCpuUsPerRoundTrip: {
+        bench: Math.round(echoRun.benchCpuUs),
+        provider: Math.round(echoRun.providerCpuUs)
+      },
       /** the same, one stream with one round trip in flight: the per-message cost when nothing batches */
-      libp2pEchoAloneCpuUsPerRoundTrip: { bench: Math.round(echoAloneRun.benchCpuUs), provider: Math.round(echoAloneRun.providerCpuUs) },
+      libp2pEchoAloneCpuUsPerRoundTrip: {
+        bench: Math.round(echoAloneRun.benchCpuUs),
+        provider: Math.round(echoAloneRun.providerCpuUs)
+      },
       serveFramesRps: Math.round(framesRun.rps),
-      serveFramesCpuUsPerRequest: { bench: Math.round(framesRun.benchCpuUs), provider: Math.round(framesRun.providerCpuUs) },
+      serveFramesCpuUsPerRequest: {
+        bench: Math.round(framesRun.benchCpuUs),
+        provider: Math.round(framesRun.providerCpuUs)
+      },
       exampleService: {
         request: 'GET /sentiment of a 52-word review (examples/services/sentiment, wink-nlp)',
         requests: serviceN,

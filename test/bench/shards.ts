@@ -25,20 +25,39 @@ export interface ShardOptions {
 }
 
 /** Forks a provider shard and waits (bounded) until its nodes are up. */
-export async function startShard ({ bootstrap, first, count, dir, heartbeatSeconds = 30, advertise = false }: ShardOptions): Promise<Shard> {
+export async function startShard ({
+  bootstrap,
+  first,
+  count,
+  dir,
+  heartbeatSeconds = 30,
+  advertise = false
+}: ShardOptions): Promise<Shard> {
   // BENCH_SHARD_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the providers' processes
   const execArgv = [...process.execArgv, ...(process.env.BENCH_SHARD_NODE_ARGS ?? '').split(' ').filter(a => a !== '')]
   const child = fork(SHARD_SCRIPT, [bootstrap, String(first), String(count), dir, String(heartbeatSeconds), advertise ? 'advertise' : ''], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv })
   const next = async <T extends ShardReply['type']>(type: T, timeoutMs = 60_000): Promise<Extract<ShardReply, { type: T }>> => await new Promise((resolve, reject) => {
     const timer = setTimeout(() => { done(); reject(new Error(`shard ${first}: no ${type} reply within ${timeoutMs} ms`)) }, timeoutMs)
-    const onMessage = (msg: ShardReply): void => { if (msg.type === type) { done(); resolve(msg as Extract<ShardReply, { type: T }>) } }
+    const onMessage = (msg: ShardReply): void => {
+      if (msg.type === type) {
+        done()
+        resolve(msg as Extract<ShardReply, { type: T }>)
+      }
+    }
     const onExit = (code: number | null): void => { done(); reject(new Error(`shard ${first} exited with ${String(code)}`)) }
     function done (): void { clearTimeout(timer); child.off('message', onMessage); child.off('exit', onExit) }
     child.on('message', onMessage)
     child.once('exit', onExit)
   })
   await next('ready', 180_000)
-  return { child, ask: async (request, reply) => { const answer = next(reply); child.send(request); return await answer } }
+  return {
+    child,
+    ask: async (request, reply) => {
+      const answer = next(reply)
+      child.send(request)
+      return await answer
+    }
+  }
 }
 
 /** Asks the shard to stop its nodes; kills it after 15 s. */
@@ -49,12 +68,19 @@ export async function stopShard (shard: Shard): Promise<void> {
   shard.child.kill('SIGKILL')
 }
 
-/** The children's counters summed (CPU, bytes, validations, bids, wins), and their worst event-loop delay and GC pause. */
+/**
+ * The children's counters summed (CPU, bytes, validations, bids, wins), and their worst event-loop
+ * delay and GC pause.
+ */
 export async function usageOf (shards: Shard[]): Promise<ShardUsage> {
   const all = await Promise.all(shards.map(async s => (await s.ask({ type: 'usage' }, 'usage')).shard))
   return all.reduce((a, b) => ({
     nodes: a.nodes + b.nodes,
-    usage: { cpuMs: a.usage.cpuMs + b.usage.cpuMs, readBytes: a.usage.readBytes + b.usage.readBytes, writtenBytes: a.usage.writtenBytes + b.usage.writtenBytes },
+    usage: {
+      cpuMs: a.usage.cpuMs + b.usage.cpuMs,
+      readBytes: a.usage.readBytes + b.usage.readBytes,
+      writtenBytes: a.usage.writtenBytes + b.usage.writtenBytes
+    },
     marketValidated: a.marketValidated + b.marketValidated,
     allValidated: a.allValidated + b.allValidated,
     bids: a.bids + b.bids,

@@ -12,7 +12,11 @@ export default async (): Promise<Record<string, unknown>> => {
   const file = fileURLToPath(new URL('../../../examples/sim/scale.yaml', import.meta.url))
   const scenario = await loadScenario(file)
   const synthetic = scenario.synthetic as NonNullable<typeof scenario.synthetic>
-  scenario.synthetic = { ...synthetic, providers: Math.round(synthetic.providers * share), jobs: Math.round(synthetic.jobs * share) }
+  scenario.synthetic = {
+    ...synthetic,
+    providers: Math.round(synthetic.providers * share),
+    jobs: Math.round(synthetic.jobs * share)
+  }
   const cpu = process.cpuUsage()
   const started = performance.now()
   const { report } = await runScenario(scenario)

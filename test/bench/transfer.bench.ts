@@ -69,9 +69,17 @@ function ownCpuMs (): number {
 }
 
 /** A copy's wall time and the CPU time each end spent on it (per thread where /proc has it). */
-interface Measured { ms: number, senderCpuMs: number, receiverCpuMs: number, threads?: { sender?: ThreadSplit, receiver?: ThreadSplit } }
+interface Measured {
+  ms: number
+  senderCpuMs: number
+  receiverCpuMs: number
+  threads?: { sender?: ThreadSplit, receiver?: ThreadSplit }
+}
 
-/** Times `run` (which returns its own wall time) and the CPU both processes spent meanwhile; `peerSends` swaps the roles. */
+/**
+ * Times `run` (which returns its own wall time) and the CPU both processes spent meanwhile;
+ * `peerSends` swaps the roles.
+ */
 async function measured (peer: Peer, run: () => Promise<number>, peerSends = false): Promise<Measured> {
   const [own0, peer0] = [ownCpuMs(), await peer.cpuMs()]
   const ms = await run()
@@ -170,7 +178,11 @@ export default async (): Promise<Record<string, unknown>> => {
     const rawCopy = async (protocol: string): Promise<number> => {
       const stream = await r.libp2p.dialProtocol(providerId, protocol)
       const t0 = performance.now()
-      await stream.sink((async function * () { for (let at = 0; at < size; at += SLICE) yield payload.subarray(at, at + SLICE) })())
+      await stream.sink(
+        (async function * () {
+          for (let at = 0; at < size; at += SLICE) yield payload.subarray(at, at + SLICE)
+        })()
+      )
       await stream.source[Symbol.asyncIterator]().next()
       return performance.now() - t0
     }
@@ -182,9 +194,24 @@ export default async (): Promise<Record<string, unknown>> => {
     const job = { runtime: { command: ['/bin/sh', '-c', 'cp inputs/payload.bin outputs/payload.bin'], timeoutMs: 600_000 }, inputs: [{ path: 'payload.bin', file: join(tmp.path, 'payload.bin') }] }
     /** Wall time and both ends' CPU at one moment (the peer's asked then, answered as soon as it can). */
     const peerPid = p.child.pid ?? 0
-    const mark = (): { at: number, own: number, peer: Promise<number>, ownThreads: Map<number, number>, peerThreads: Map<number, number> } =>
-      ({ at: performance.now(), own: ownCpuMs(), peer: p.cpuMs(), ownThreads: threadCpuMs(), peerThreads: threadCpuMs(peerPid) })
-    const between = async (from: ReturnType<typeof mark>, to: ReturnType<typeof mark>, peerSends: boolean): Promise<Measured> => {
+    const mark = (): {
+      at: number
+      own: number
+      peer: Promise<number>
+      ownThreads: Map<number, number>
+      peerThreads: Map<number, number>
+    } => ({
+      at: performance.now(),
+      own: ownCpuMs(),
+      peer: p.cpuMs(),
+      ownThreads: threadCpuMs(),
+      peerThreads: threadCpuMs(peerPid)
+    })
+    const between = async (
+      from: ReturnType<typeof mark>,
+      to: ReturnType<typeof mark>,
+      peerSends: boolean
+    ): Promise<Measured> => {
       const own = to.own - from.own
       const theirs = await to.peer - await from.peer
       const ownThreads = threadSplit(from.ownThreads, to.ownThreads)
@@ -218,8 +245,12 @@ export default async (): Promise<Record<string, unknown>> => {
       // scratch, as the baselines' files are: left in place, each job's output made the next
       // one's file writes grow the page cache (docs/scale.md)
       await rm(join(tmp.path, `out-big-${run}`), { recursive: true, force: true })
-      // input: from the first chunk sent (manifest hashing excluded) to Accepted, which follows the provider's check of every input
-      return { input: await between(sendStart ?? started, accepted, false), output: await between(firstOutput, end, true) }
+      // input: from the first chunk sent (manifest hashing excluded) to Accepted, which follows the
+      // provider's check of every input
+      return {
+        input: await between(sendStart ?? started, accepted, false),
+        output: await between(firstOutput, end, true)
+      }
     }
     // A fresh process's first job costs both ends about twice the CPU of the next ones (its
     // heap, buffers and code are cold; docs/scale.md), so it is reported apart (jobFirst*), and

@@ -27,7 +27,10 @@ describe('input cache: a provider keeps job inputs by digest', function () {
     return { file, entry: { size: BigInt(bytes), sha256: createHash('sha256').update(data).digest(), ...(pub ? { public: true } : {}) } }
   }
 
-  async function open (budgetBytes: number, more: Partial<ConstructorParameters<typeof InputCache>[0]> = {}): Promise<InputCache> {
+  async function open (
+    budgetBytes: number,
+    more: Partial<ConstructorParameters<typeof InputCache>[0]> = {}
+  ): Promise<InputCache> {
     const cache = new InputCache({ dir: join(tmp.path, 'cache'), budgetBytes, ...more })
     await cache.load()
     return cache

@@ -80,7 +80,9 @@ describe('capability discovery: index keys asked of their closest DHT servers di
           ext.services[CAPABILITY_SERVICE] = (components: AdvertiserComponentsLike) => {
             // provider 0's first provide of region/eu-west fails (a walk that timed out under load)
             const dht = i === 0 ? flakyOnce(components.dht, indexCid({ dim: 'region', value: 'eu-west' })) : components.dht
-            const adv = capabilityAdvertiser({ profile, earlyRepublishMs: 300 })(Object.create(components, { dht: { value: dht } }))
+            const adv = capabilityAdvertiser({ profile, earlyRepublishMs: 300 })(
+              Object.create(components, { dht: { value: dht } })
+            )
             if (i === 0) adv.events.addEventListener('published', (e) => { firstRounds.push(e.detail) }, { once: true })
             return adv
           }
@@ -91,11 +93,22 @@ describe('capability discovery: index keys asked of their closest DHT servers di
     await waitFor(() => net.providers.every(p => advertiser(p).lastPublished() != null), { timeoutMs: 30_000, what: 'every provider to publish' })
     // the renter's own dialler; the servers by distance to the key (4 of them: every one holds every record)
     const renter = net.renters[0]
-    const dialer = { openConnection: async (peer: PeerId | never, o: { signal: AbortSignal }) => await renter.libp2p.dial(peer, o) } as unknown as ConnectionManager
+    const dialer = {
+      openConnection: async (peer: PeerId | never, o: { signal: AbortSignal }) => await renter.libp2p.dial(peer, o)
+    } as unknown as ConnectionManager
     ask = askProvidersWith(dialer)
-    servers = [net.bootstrap, ...net.providers].sort((a, b) => compareDistance(target, kadIdOfPeer(a.peerId), kadIdOfPeer(b.peerId)))
-    await waitFor(async () => (await Promise.all(servers.map(async s => (await ask(hint(s), indexCid(KEY), AbortSignal.timeout(5_000))).providers.length))).every(n => n === 3),
-      { timeoutMs: 30_000, what: 'every server to hold every provider record' })
+    servers = [net.bootstrap, ...net.providers].sort((a, b) =>
+      compareDistance(target, kadIdOfPeer(a.peerId), kadIdOfPeer(b.peerId))
+    )
+    await waitFor(
+      async () =>
+        (
+          await Promise.all(
+            servers.map(async s => (await ask(hint(s), indexCid(KEY), AbortSignal.timeout(5_000))).providers.length)
+          )
+        ).every(n => n === 3),
+      { timeoutMs: 30_000, what: 'every server to hold every provider record' }
+    )
   })
 
   const late: IdlegridNode[] = []
@@ -121,7 +134,12 @@ describe('capability discovery: index keys asked of their closest DHT servers di
 
   it('one wave: the `width` closest servers agree, nobody else is asked', async () => {
     const counter = { sent: 0 }
-    const r = await findClosestProviders({ ask, book: bookOf(servers) }, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 }, counter)
+    const r = await findClosestProviders(
+      { ask, book: bookOf(servers) },
+      KEY,
+      { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 },
+      counter
+    )
     assert.deepEqual(ids(r.candidates), providerIds())
     assert.equal(r.waves, 1)
     assert.equal(counter.sent, 2)
@@ -132,20 +150,33 @@ describe('capability discovery: index keys asked of their closest DHT servers di
   it('a provider named by at most half of the first wave widens the lookup until a wave adds nobody', async () => {
     // the closest server lacks B, the second lacks A; neither has C (published while they were away)
     const [a, b, c] = net.providers as [IdlegridNode, IdlegridNode, IdlegridNode]
-    const hidden = new Map<number, string[]>([[0, [b, c].map(n => n.peerId.toString())], [1, [a, c].map(n => n.peerId.toString())]])
+    const hidden = new Map<number, string[]>([
+      [0, [b, c].map(n => n.peerId.toString())],
+      [1, [a, c].map(n => n.peerId.toString())]
+    ])
     const partial: AskProviders = async (peer, cid, signal) => {
       const answer = await ask(peer, cid, signal)
       const drop = hidden.get(servers.findIndex(s => s.peerId.equals(peer.id))) ?? []
       return { ...answer, providers: answer.providers.filter(p => !drop.includes(p.id.toString())) }
     }
     const counter = { sent: 0 }
-    const r = await findClosestProviders({ ask: partial, book: bookOf(servers) }, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 }, counter)
+    const r = await findClosestProviders(
+      { ask: partial, book: bookOf(servers) },
+      KEY,
+      { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 },
+      counter
+    )
     assert.deepEqual(ids(r.candidates), providerIds(), `C (rank ${rank(c)} provider) found by the second wave`)
     assert.equal(r.waves, 2)
     assert.equal(r.foundAfterFirstWave, 1)
     assert.equal(counter.sent, 4)
     // the same answers with no budget for a second wave miss C: widening is what found it
-    const narrow = await findClosestProviders({ ask: partial, book: bookOf(servers) }, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 2, width: 2 }, { sent: 0 })
+    const narrow = await findClosestProviders(
+      { ask: partial, book: bookOf(servers) },
+      KEY,
+      { signal: AbortSignal.timeout(10_000), maxMessages: 2, width: 2 },
+      { sent: 0 }
+    )
     assert.ok(!ids(narrow.candidates).includes(c.peerId.toString()))
     assert.equal(narrow.budgetSpent, true)
   })
@@ -154,10 +185,17 @@ describe('capability discovery: index keys asked of their closest DHT servers di
     const a = net.providers[0] as IdlegridNode
     const lossy: AskProviders = async (peer, cid, signal) => {
       const answer = await ask(peer, cid, signal)
-      return peer.id.equals(servers[0]?.peerId as PeerId) ? { ...answer, providers: answer.providers.filter(p => !p.id.equals(a.peerId)) } : answer
+      return peer.id.equals(servers[0]?.peerId as PeerId)
+        ? { ...answer, providers: answer.providers.filter(p => !p.id.equals(a.peerId)) }
+        : answer
     }
     const counter = { sent: 0 }
-    const r = await findClosestProviders({ ask: lossy, book: bookOf(servers) }, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 3 }, counter)
+    const r = await findClosestProviders(
+      { ask: lossy, book: bookOf(servers) },
+      KEY,
+      { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 3 },
+      counter
+    )
     assert.deepEqual(ids(r.candidates), providerIds())
     assert.equal(r.agreed, false)
     assert.equal(r.waves, 1)
@@ -167,7 +205,12 @@ describe('capability discovery: index keys asked of their closest DHT servers di
   it('a book that knows only the farthest server converges on the closest ones through their answers', async () => {
     const book = bookOf([servers[3] as IdlegridNode])
     const counter = { sent: 0 }
-    const r = await findClosestProviders({ ask, book }, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 }, counter)
+    const r = await findClosestProviders(
+      { ask, book },
+      KEY,
+      { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 },
+      counter
+    )
     assert.deepEqual(ids(r.candidates), providerIds())
     assert.ok(r.waves >= 2, `asked the closer servers it learned of (${r.waves} waves)`)
     assert.ok(book.has(servers[0]?.peerId as PeerId), 'the closest server joined the book once it answered')
@@ -176,10 +219,17 @@ describe('capability discovery: index keys asked of their closest DHT servers di
   it('a closest server that cannot be reached is dropped from the book and replaced by the next one', async () => {
     // a made-up peer closer to the key than every real server, at a closed port
     let ghost = await randomPeerId()
-    while (compareDistance(target, kadIdOfPeer(ghost), kadIdOfPeer(servers[0]?.peerId as PeerId)) >= 0) ghost = await randomPeerId()
+    while (compareDistance(target, kadIdOfPeer(ghost), kadIdOfPeer(servers[0]?.peerId as PeerId)) >= 0) {
+      ghost = await randomPeerId()
+    }
     const book = bookOf(servers)
     book.confirm(ghost, [multiaddr(`/ip4/127.0.0.1/tcp/1/p2p/${ghost.toString()}`)])
-    const r = await findClosestProviders({ ask, book }, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 }, { sent: 0 })
+    const r = await findClosestProviders(
+      { ask, book },
+      KEY,
+      { signal: AbortSignal.timeout(10_000), maxMessages: 24, width: 2 },
+      { sent: 0 }
+    )
     assert.deepEqual(ids(r.candidates), providerIds())
     assert.equal(r.failed, 1)
     assert.equal(book.has(ghost), false)
@@ -193,7 +243,12 @@ describe('capability discovery: index keys asked of their closest DHT servers di
     }
     const book = bookOf(servers)
     const deadline = AbortSignal.timeout(10_000)
-    const r = await findClosestProviders({ ask: hanging, book }, KEY, { signal: deadline, maxMessages: 24, width: 2, requestTimeoutMs: 300 }, { sent: 0 })
+    const r = await findClosestProviders(
+      { ask: hanging, book },
+      KEY,
+      { signal: deadline, maxMessages: 24, width: 2, requestTimeoutMs: 300 },
+      { sent: 0 }
+    )
     assert.equal(deadline.aborted, false, 'the lookup ended before the query\'s deadline')
     assert.deepEqual(ids(r.candidates), providerIds())
     assert.equal(r.failed, 1)
@@ -214,7 +269,12 @@ describe('capability discovery: index keys asked of their closest DHT servers di
     const book = bookOf(servers)
     const counter = { sent: 0 }
     const budget = 12
-    const r = await findClosestProviders({ ask: lying, book }, KEY, { signal: AbortSignal.timeout(10_000), maxMessages: budget, width: 2 }, counter)
+    const r = await findClosestProviders(
+      { ask: lying, book },
+      KEY,
+      { signal: AbortSignal.timeout(10_000), maxMessages: budget, width: 2 },
+      counter
+    )
     recordAttack({ issue: '15.4', attack: 'DHT server answers GET_PROVIDERS with 64 made-up servers closer to the key (and no providers)', got: `${counter.sent} requests sent (${r.failed} to made-up servers), ${r.candidates.length} of 3 providers found, ${book.size} servers in the book`, limit: `at most width (2) new servers taken from one answer; budget ${budget}; failed servers never enter the book` })
     assert.ok(r.failed <= 2, `${r.failed} requests to made-up servers`)
     assert.ok(counter.sent <= budget)
@@ -223,17 +283,28 @@ describe('capability discovery: index keys asked of their closest DHT servers di
   })
 
   it('red team: malformed GET_PROVIDERS answers are refused with a typed error; bad peer ids skipped, addresses bounded', async () => {
-    const many = KadMessage.encode({ type: KadMessage.MessageType.GET_PROVIDERS, key: new Uint8Array(0), providerPeers: [], closerPeers: Array.from({ length: 65 }, () => ({ id: new Uint8Array(2), addrs: [] })) })
+    const many = KadMessage.encode({
+      type: KadMessage.MessageType.GET_PROVIDERS,
+      key: new Uint8Array(0),
+      providerPeers: [],
+      closerPeers: Array.from({ length: 65 }, () => ({ id: new Uint8Array(2), addrs: [] }))
+    })
     assert.throws(() => parseProvidersAnswer(many), (err: unknown) => err instanceof WireDecodeError && err.reason === 'malformed')
     assert.throws(() => parseProvidersAnswer(new Uint8Array(300 * 1024)), (err: unknown) => err instanceof WireDecodeError && err.reason === 'oversized')
-    assert.throws(() => parseProvidersAnswer(Uint8Array.of(0x42, 0xff)), (err: unknown) => err instanceof WireDecodeError)
+    assert.throws(
+      () => parseProvidersAnswer(Uint8Array.of(0x42, 0xff)),
+      (err: unknown) => err instanceof WireDecodeError
+    )
     const real = net.providers[0] as IdlegridNode
     const addr = multiaddr('/ip4/10.0.0.1/tcp/4001')
     const mixed = KadMessage.encode({
       type: KadMessage.MessageType.GET_PROVIDERS,
       key: new Uint8Array(0),
       closerPeers: [],
-      providerPeers: [{ id: Uint8Array.of(1, 2, 3), addrs: [] }, { id: real.peerId.toMultihash().bytes, addrs: Array.from({ length: 20 }, () => addr.bytes) }]
+      providerPeers: [
+        { id: Uint8Array.of(1, 2, 3), addrs: [] },
+        { id: real.peerId.toMultihash().bytes, addrs: Array.from({ length: 20 }, () => addr.bytes) }
+      ]
     })
     const parsed = parseProvidersAnswer(mixed)
     recordAttack({ issue: '15.4', attack: 'GET_PROVIDERS answer with a bad peer id, 20 addresses for one peer, 65 closer peers, 300 KiB', got: `65 closer / 300 KiB refused; bad id skipped; ${parsed.providers[0]?.addrs.length ?? 0} addresses kept`, limit: '64 closer peers, 256 providers, 256 KiB, 8 addresses per peer' })
@@ -253,9 +324,12 @@ describe('capability discovery: index keys asked of their closest DHT servers di
         late.push(await createNode(config, capabilityServices({})))
       }
       const before = net.providers.map(p => advertiser(p).lastPublished()?.at ?? 0)
-      // without the watch the late servers hold none of these records until the refresh at half the record lifetime (15 min)
+      // without the watch the late servers hold none of these records until the refresh at half the
+      // record lifetime (15 min)
       const holders = await waitFor(async () => {
-        const held = await Promise.all(late.map(async s => ids((await ask(hint(s), indexCid(KEY), AbortSignal.timeout(5_000))).providers)))
+        const held = await Promise.all(
+          late.map(async s => ids((await ask(hint(s), indexCid(KEY), AbortSignal.timeout(5_000))).providers))
+        )
         return held.every(h => providerIds().every(id => h.includes(id))) ? held : undefined
       }, { timeoutMs: 45_000, intervalMs: 200, what: 'every late server to hold every provider record' })
       assert.equal(holders.length, 2)

@@ -37,11 +37,17 @@ function recordOf (node: IdlegridNode, sequence: bigint, acceptedTiers: Capabili
   }
 }
 
-const seal = (node: IdlegridNode, payload: Uint8Array): Uint8Array => sealEnvelope(node.privateKey, node.peerId, DOMAIN.capability, payload)
+const seal = (node: IdlegridNode, payload: Uint8Array): Uint8Array =>
+  sealEnvelope(node.privateKey, node.peerId, DOMAIN.capability, payload)
 
 /** the record's payload with accepted_tiers written packed, as proto3 encoders do */
 function packedPayload (record: CapabilityRecord, tierNumbers: number[]): Uint8Array {
-  return cat(...splitFields(CapabilityRecord.encode(record)).filter(f => f.field !== 9).map(f => f.bytes), packedVarints(9, tierNumbers))
+  return cat(
+    ...splitFields(CapabilityRecord.encode(record))
+      .filter(f => f.field !== 9)
+      .map(f => f.bytes),
+    packedVarints(9, tierNumbers)
+  )
 }
 
 interface PutResult { responses: number, acks: number }
@@ -87,9 +93,13 @@ describe('capability records in the DHT: no PUT is acknowledged unless stored (i
     net = await startInProcessNetwork({
       providers: 3,
       renters: 1,
-      extensions: (role, index) => role === 'provider' && index === 0
-        ? { dhtValidators: { idlegrid: async () => {} }, dhtSelectors: { idlegrid: (_key, records) => records.length - 1 } }
-        : capabilityServices()
+      extensions: (role, index) =>
+        role === 'provider' && index === 0
+          ? {
+              dhtValidators: { idlegrid: async () => {} },
+              dhtSelectors: { idlegrid: (_key, records) => records.length - 1 }
+            }
+          : capabilityServices()
     })
     stranger = net.providers[0]
     observer = net.renters[0]

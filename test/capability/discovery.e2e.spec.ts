@@ -34,7 +34,14 @@ async function idlegrid (args: string[], timeoutMs = 45_000): Promise<Run> {
   })
 }
 
-interface Listed { peerId: string, gpus: Array<{ model: string, vramGb: number, count: number }>, region: string, residency: string, priceFloor: number, simulated: boolean }
+interface Listed {
+  peerId: string
+  gpus: Array<{ model: string, vramGb: number, count: number }>
+  region: string
+  residency: string
+  priceFloor: number
+  simulated: boolean
+}
 
 describe('capability discovery end to end: providers as separate processes, `idlegrid market ls` as a CLI', function () {
   this.timeout(180_000)
@@ -43,7 +50,13 @@ describe('capability discovery end to end: providers as separate processes, `idl
 
   before(async () => {
     dir = await tempDir()
-    network = await startLocalNetwork({ baseDir: dir.path, providers: PROVIDER_ARGS.length, renters: 1, heartbeatSeconds: 2, providerArgs: i => PROVIDER_ARGS[i] as string[] })
+    network = await startLocalNetwork({
+      baseDir: dir.path,
+      providers: PROVIDER_ARGS.length,
+      renters: 1,
+      heartbeatSeconds: 2,
+      providerArgs: i => PROVIDER_ARGS[i] as string[]
+    })
   })
 
   after(async () => {

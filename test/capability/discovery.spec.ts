@@ -35,7 +35,11 @@ function discovery (node: IdlegridNode): CapabilityDiscovery {
   return (node.libp2p.services as Record<string, unknown>)[DISCOVERY_SERVICE] as CapabilityDiscovery
 }
 
-async function discoverProviders (node: IdlegridNode, filters: DiscoveryFilters, opts: DiscoveryOptions): Promise<DiscoveryResult> {
+async function discoverProviders (
+  node: IdlegridNode,
+  filters: DiscoveryFilters,
+  opts: DiscoveryOptions
+): Promise<DiscoveryResult> {
   return await discovery(node).discover(filters, opts)
 }
 
@@ -83,7 +87,11 @@ describe('capability discovery (in-process network)', function () {
   })
 
   it('applies every filter through the narrowest index key', async () => {
-    const check = async (filters: Parameters<typeof discoverProviders>[1], expected: number[], indexKey?: string): Promise<void> => {
+    const check = async (
+      filters: Parameters<typeof discoverProviders>[1],
+      expected: number[],
+      indexKey?: string
+    ): Promise<void> => {
       const r = await discoverProviders(renter, filters, { timeoutMs: 10_000 })
       assert.deepEqual(ids(r), providerIds(...expected), JSON.stringify(filters))
       if (indexKey != null) assert.equal(r.indexKeys[0], indexKey)
@@ -108,7 +116,10 @@ describe('capability discovery (in-process network)', function () {
   it('bumps the sequence and republishes at once when the profile changes', async () => {
     const adv = advertiser(net.providers[1])
     const before = adv.current().message.sequence
-    const changed = providerProfile(parsePolicy({ ...PROFILES[1].policy, priceFloor: 0.9 }), parseSimulatedGpus(PROFILES[1].gpus))
+    const changed = providerProfile(
+      parsePolicy({ ...PROFILES[1].policy, priceFloor: 0.9 }),
+      parseSimulatedGpus(PROFILES[1].gpus)
+    )
     const report = await adv.update(changed)
     assert.ok(report != null && report.sequence > before)
     // a query that takes no cached record asks the provider, which serves the new one at once
@@ -133,12 +144,22 @@ describe('capability discovery (in-process network)', function () {
     const victim = net.providers[0].peerId
     const key = await generateKeyPair('Ed25519')
     const forgedBy = peerIdFromPrivateKey(key)
-    const forged = sealCapabilityRecord(key, forgedBy, buildCapabilityRecord(profileOf(0), { peerId: forgedBy, sequence: 10n ** 15n, ttlMs: 60_000 })).envelope
-    for await (const event of net.providers[2].libp2p.services.dht.put(capabilityKey(victim), forged, { signal: AbortSignal.timeout(10_000) })) { void event }
+    const forged = sealCapabilityRecord(
+      key,
+      forgedBy,
+      buildCapabilityRecord(profileOf(0), { peerId: forgedBy, sequence: 10n ** 15n, ttlMs: 60_000 })
+    ).envelope
+    for await (const event of net.providers[2].libp2p.services.dht.put(capabilityKey(victim), forged, {
+      signal: AbortSignal.timeout(10_000)
+    })) {
+      void event
+    }
     // kad-dht peers answer a PUT_VALUE either way; their validators say whether they stored it
     assert.equal(discovery(net.bootstrap).reasonFor(capabilityKey(victim))?.reason, 'wrong-signer', 'the bootstrap refused to store the forged record')
     let value: Uint8Array | undefined
-    for await (const event of mallory.libp2p.services.dht.get(capabilityKey(victim), { signal: AbortSignal.timeout(10_000) })) {
+    for await (const event of mallory.libp2p.services.dht.get(capabilityKey(victim), {
+      signal: AbortSignal.timeout(10_000)
+    })) {
       if (event.name === 'VALUE') value = event.value
     }
     assert.ok(value != null)

@@ -20,8 +20,17 @@ async function provider (): Promise<{ key: Ed25519PrivateKey, peerId: PeerId }> 
   return { key, peerId: peerIdFromPrivateKey(key) }
 }
 
-function record (p: { key: Ed25519PrivateKey, peerId: PeerId }, sequence: bigint, issuedAt = T0, ttlMs = 60_000): Signed<CapabilityRecord> {
-  return sealCapabilityRecord(p.key, p.peerId, buildCapabilityRecord(PROFILE, { peerId: p.peerId, sequence, issuedAt, ttlMs }))
+function record (
+  p: { key: Ed25519PrivateKey, peerId: PeerId },
+  sequence: bigint,
+  issuedAt = T0,
+  ttlMs = 60_000
+): Signed<CapabilityRecord> {
+  return sealCapabilityRecord(
+    p.key,
+    p.peerId,
+    buildCapabilityRecord(PROFILE, { peerId: p.peerId, sequence, issuedAt, ttlMs })
+  )
 }
 
 describe('capability record cache', () => {

@@ -46,9 +46,12 @@ describe('capability records fetched from the providers themselves (/idlegrid/ca
   let honest: IdlegridNode
   let mallory: IdlegridNode
 
-  const discover = async (opts: Record<string, unknown> = ASK): Promise<DiscoveryResult> => await service<CapabilityDiscovery>(renter, DISCOVERY_SERVICE).discover(H100, opts)
+  const discover = async (opts: Record<string, unknown> = ASK): Promise<DiscoveryResult> =>
+    await service<CapabilityDiscovery>(renter, DISCOVERY_SERVICE).discover(H100, opts)
   /** the renter's connection manager (libp2p keeps its components on the node) */
-  const connections = (): ConnectionManager => (renter.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
+  const connections = (): ConnectionManager =>
+    (renter.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components
+      .connectionManager
   const fetchFrom = async (peer: IdlegridNode, timeoutMs = 5_000): Promise<unknown> =>
     await fetchRecordDirect(connections(), peer.peerId, { signal: AbortSignal.timeout(timeoutMs) })
   /** mallory answers the record protocol with `handler` from now on */
@@ -62,13 +65,17 @@ describe('capability records fetched from the providers themselves (/idlegrid/ca
   }
   /** discovery still lists mallory, with its own DHT record, and the honest provider */
   const assertHonestServiceContinues = (r: DiscoveryResult): void => {
-    assert.deepEqual(r.providers.map(p => p.peerId).sort(), [honest.peerId.toString(), mallory.peerId.toString()].sort())
+    assert.deepEqual(
+      r.providers.map(p => p.peerId).sort(),
+      [honest.peerId.toString(), mallory.peerId.toString()].sort()
+    )
     const listed = r.providers.find(p => p.peerId === mallory.peerId.toString())
     assert.equal(listed?.region, 'eu-central', 'mallory is listed with the record it signed into the DHT')
     assert.ok(r.recordsFrom.dht >= 1, 'mallory\'s record came from the DHT')
   }
   /** why mallory's direct answer was refused (the honest provider's answer is not judged here) */
-  const malloryFailures = (r: DiscoveryResult): string[] => r.directFailures.filter(f => f.peerId === mallory.peerId.toString()).map(f => f.reason)
+  const malloryFailures = (r: DiscoveryResult): string[] =>
+    r.directFailures.filter(f => f.peerId === mallory.peerId.toString()).map(f => f.reason)
 
   before(async () => {
     net = await startInProcessNetwork({
@@ -86,7 +93,10 @@ describe('capability records fetched from the providers themselves (/idlegrid/ca
 
   it('finds providers through the index key and takes their records from them, then from its cache', async () => {
     const r = await discover()
-    assert.deepEqual(r.providers.map(p => p.peerId).sort(), [honest.peerId.toString(), mallory.peerId.toString()].sort())
+    assert.deepEqual(
+      r.providers.map(p => p.peerId).sort(),
+      [honest.peerId.toString(), mallory.peerId.toString()].sort()
+    )
     assert.deepEqual(r.recordsFrom, { cache: 0, direct: 2, dht: 0 })
     assert.deepEqual(r.directFailures, [])
     assert.ok(r.dhtMessages > 0 && r.dhtMessages <= 24, `${r.dhtMessages} DHT messages: the lookup budget is 24`)
@@ -108,7 +118,16 @@ describe('capability records fetched from the providers themselves (/idlegrid/ca
 
   it('red team: an expired record served directly is refused (expired)', async () => {
     const issuedAt = Date.now() - 120_000
-    const expired = sealCapabilityRecord(mallory.privateKey, mallory.peerId, buildCapabilityRecord(profileOf(1), { peerId: mallory.peerId, sequence: BigInt(Date.now()) * 2n, issuedAt, ttlMs: 60_000 }))
+    const expired = sealCapabilityRecord(
+      mallory.privateKey,
+      mallory.peerId,
+      buildCapabilityRecord(profileOf(1), {
+        peerId: mallory.peerId,
+        sequence: BigInt(Date.now()) * 2n,
+        issuedAt,
+        ttlMs: 60_000
+      })
+    )
     await malloryServes(expired.envelope)
     await assert.rejects(fetchFrom(mallory), (err: RecordFetchError) => err.reason === 'expired')
     const r = await discover()
@@ -160,14 +179,26 @@ describe('capability records fetched from the providers themselves (/idlegrid/ca
   it('a node that does not serve records is "unsupported"; an oversized request is refused and the provider keeps serving', async () => {
     await assert.rejects(fetchFrom(net.bootstrap), (err: RecordFetchError) => err.reason === 'unsupported')
     const cm = connections()
-    await assert.rejects(requestOnce(cm, honest.peerId, { protocol: PROTOCOL.capability, request: new Uint8Array(MAX_FETCH_REQUEST_BYTES + 1), maxResponseBytes: 16 * 1024, signal: AbortSignal.timeout(5_000) }))
+    await assert.rejects(
+      requestOnce(cm, honest.peerId, {
+        protocol: PROTOCOL.capability,
+        request: new Uint8Array(MAX_FETCH_REQUEST_BYTES + 1),
+        maxResponseBytes: 16 * 1024,
+        signal: AbortSignal.timeout(5_000)
+      })
+    )
     const record = await fetchRecordDirect(cm, honest.peerId, { signal: AbortSignal.timeout(5_000) })
     assert.ok(record.signer.equals(honest.peerId))
   })
 
   it('the market renter takes its candidates\' records from the providers, then its cache, and a provider\'s DHT record when it does not serve one', async () => {
     await mallory.libp2p.unhandle(PROTOCOL.capability)
-    const components: CandidateComponents = { dht: renter.libp2p.services.dht, connectionManager: connections(), peerStore: renter.libp2p.peerStore, heartbeats: renter.libp2p.services.heartbeats }
+    const components: CandidateComponents = {
+      dht: renter.libp2p.services.dht,
+      connectionManager: connections(),
+      peerStore: renter.libp2p.peerStore,
+      heartbeats: renter.libp2p.services.heartbeats
+    }
     const candidates = new ProviderCandidates(components, defaultLogger().forComponent('test'))
     const everyone = net.providers.map(p => p.peerId.toString()).sort()
     const found = await candidates.find(AbortSignal.timeout(10_000))

@@ -116,11 +116,23 @@ describe('capability/record', () => {
 
     it('rejects an expired record, one from the future and one that lives too long', () => {
       const now = Date.now()
-      const expired = sealCapabilityRecord(a.key, a.peerId, record(a, { issuedAt: BigInt(now - 120_000), expiresAt: BigInt(now - 1) })).envelope
+      const expired = sealCapabilityRecord(
+        a.key,
+        a.peerId,
+        record(a, { issuedAt: BigInt(now - 120_000), expiresAt: BigInt(now - 1) })
+      ).envelope
       assert.throws(() => openCapabilityRecord(expired, { key: capabilityKey(a.peerId), now }), rejects('expired'))
-      const future = sealCapabilityRecord(a.key, a.peerId, record(a, { issuedAt: BigInt(now + 60_000), expiresAt: BigInt(now + 120_000) })).envelope
+      const future = sealCapabilityRecord(
+        a.key,
+        a.peerId,
+        record(a, { issuedAt: BigInt(now + 60_000), expiresAt: BigInt(now + 120_000) })
+      ).envelope
       assert.throws(() => openCapabilityRecord(future, { key: capabilityKey(a.peerId), now }), rejects('from-future'))
-      const long = sealCapabilityRecord(a.key, a.peerId, record(a, { issuedAt: BigInt(now), expiresAt: BigInt(now + 3 * 3600_000) })).envelope
+      const long = sealCapabilityRecord(
+        a.key,
+        a.peerId,
+        record(a, { issuedAt: BigInt(now), expiresAt: BigInt(now + 3 * 3600_000) })
+      ).envelope
       assert.throws(() => openCapabilityRecord(long, { key: capabilityKey(a.peerId), now }), rejects('lifetime-too-long'))
     })
 
@@ -180,7 +192,12 @@ describe('capability/record', () => {
     it('prefers the highest sequence, then the later issued_at, then the smaller hash; never an invalid record', () => {
       const key = capabilityKey(a.peerId)
       const now = Date.now()
-      const seal = (o: Partial<CapabilityRecord>): Uint8Array => sealCapabilityRecord(a.key, a.peerId, record(a, { issuedAt: BigInt(now), expiresAt: BigInt(now + 60_000), ...o })).envelope
+      const seal = (o: Partial<CapabilityRecord>): Uint8Array =>
+        sealCapabilityRecord(
+          a.key,
+          a.peerId,
+          record(a, { issuedAt: BigInt(now), expiresAt: BigInt(now + 60_000), ...o })
+        ).envelope
       const seq5 = seal({ sequence: 5n })
       const seq7 = seal({ sequence: 7n })
       const seq6 = seal({ sequence: 6n })

@@ -40,7 +40,11 @@ describe('chaos: clocks skewed past the bound (issue 19 item 4)', function () {
   /** A provider or renter joining the network, with its clock moved by `offsetMs` (0: right). */
   async function join_ (role: 'provider' | 'renter', name: string, offsetMs: number): Promise<NodeProcess> {
     const args = ['--listen', '/ip4/127.0.0.1/tcp/0', '--heartbeat-seconds', '1', '--bootstrap', net.bootstrap.addrs[0] as string, ...(role === 'provider' ? PROVIDER_ARGS : [])]
-    return await spawnNode(role, { dataDir: join(tmp.path, name), args, env: offsetMs === 0 ? {} : skewedClockEnv(offsetMs) })
+    return await spawnNode(role, {
+      dataDir: join(tmp.path, name),
+      args,
+      env: offsetMs === 0 ? {} : skewedClockEnv(offsetMs)
+    })
   }
 
   /** verdicts on the heartbeats the node's peers sent it (the heartbeat stream; the topic is off) */
@@ -52,7 +56,9 @@ describe('chaos: clocks skewed past the bound (issue 19 item 4)', function () {
   async function jobShards (node: NodeProcess): Promise<Record<string, number>> {
     const all = (await node.status()).gossip
     const out: Record<string, number> = {}
-    for (const topic of JOB_SHARD_TOPICS) for (const [k, v] of Object.entries(all[topic] ?? {})) out[k] = (out[k] ?? 0) + v
+    for (const topic of JOB_SHARD_TOPICS) {
+      for (const [k, v] of Object.entries(all[topic] ?? {})) out[k] = (out[k] ?? 0) + v
+    }
     return out
   }
 

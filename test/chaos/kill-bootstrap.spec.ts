@@ -40,7 +40,9 @@ describe('chaos: the only bootstrap killed and restarted', function () {
     assert.equal(bootstrap.addrs[0], old.addrs[0], 'same address')
     const others = [...k.providers, k.renter]
     // every pair involving the bootstrap: DHT routing, topic subscription, heartbeats heard
-    const view = await waitForMesh([bootstrap, ...others], RECONNECT_BOUND_MS, undefined, { needed: (a, b) => a === bootstrap || b === bootstrap })
+    const view = await waitForMesh([bootstrap, ...others], RECONNECT_BOUND_MS, undefined, {
+      needed: (a, b) => a === bootstrap || b === bootstrap
+    })
     const reconnectMs = Date.now() - restartedAt
     const submitted = Date.now()
     const { code, summary, stderr } = await spawnSubmit(k.renter.dataDir, tmp.path, job).done

@@ -17,7 +17,10 @@ import { chaosFull, recordFault, tempDir } from '../utils/index.js'
 
 const WRITER = fileURLToPath(new URL('./ledger-writer.js', import.meta.url))
 
-/** Runs the writer until it acknowledged `extra` more entries past `from` (plus a random few), then SIGKILLs it; resolves with the highest acknowledged seq. */
+/**
+ * Runs the writer until it acknowledged `extra` more entries past `from` (plus a random few), then
+ * SIGKILLs it; resolves with the highest acknowledged seq.
+ */
 async function writeAndKill (path: string, seedHex: string, from: number, extra: number): Promise<number> {
   const child = spawn(process.execPath, [WRITER, path, seedHex], { stdio: ['ignore', 'pipe', 'pipe'] })
   let acked = from

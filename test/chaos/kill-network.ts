@@ -107,7 +107,12 @@ export function spawnSubmit (dataDir: string, cwd: string, jobFile: string): Sub
   child.stdout?.setEncoding('utf8').on('data', (d: string) => { stdout = (stdout + d).slice(-256 * 1024) })
   child.stderr?.setEncoding('utf8').on('data', (d: string) => { stderr = (stderr + d).slice(-64 * 1024) })
   const timer = setTimeout(() => child.kill('SIGKILL'), 240_000)
-  const done = new Promise<{ code: number | null, signal: NodeJS.Signals | null, summary: Record<string, any>, stderr: string }>(resolve => {
+  const done = new Promise<{
+    code: number | null
+    signal: NodeJS.Signals | null
+    summary: Record<string, any>
+    stderr: string
+  }>(resolve => {
     child.once('exit', (code, signal) => {
       clearTimeout(timer)
       const lines = stdout.trim().split('\n').filter(l => l.startsWith('{'))

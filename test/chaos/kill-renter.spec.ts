@@ -33,7 +33,10 @@ describe('chaos: a renter killed mid-submit', function () {
     await tmp?.cleanup()
   })
 
-  /** Starts the job, waits until it runs on the provider, kills `victim()`; resolves with ms from the kill until the orphan is stopped. */
+  /**
+   * Starts the job, waits until it runs on the provider, kills `victim()`; resolves with ms from
+   * the kill until the orphan is stopped.
+   */
   async function killMidJob (what: string, kill: (submit: ReturnType<typeof spawnSubmit>) => void): Promise<{ stopMs: number, submitEnd: Awaited<ReturnType<typeof spawnSubmit>['done']> }> {
     const k = kn as KillNetwork
     const provider = k.providers[0] as NodeProcess

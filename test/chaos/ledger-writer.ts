@@ -15,7 +15,16 @@ const store = await LedgerIngest.open(path, { privateKey: key, peerId: peerIdFro
 process.stdout.write('open\n')
 for (let i = 0; i < 1_000_000; i++) {
   const now = Date.now()
-  const body = HeartbeatSummary.encode({ periodStart: BigInt(now - 1000), periodEnd: BigInt(now), heartbeatsSent: 1, intervalMs: 1000, availableMs: 1000n, upMs: 1000n, slotsTotal: 1, busyPpm: 0 })
+  const body = HeartbeatSummary.encode({
+    periodStart: BigInt(now - 1000),
+    periodEnd: BigInt(now),
+    heartbeatsSent: 1,
+    intervalMs: 1000,
+    availableMs: 1000n,
+    upMs: 1000n,
+    slotsTotal: 1,
+    busyPpm: 0
+  })
   const record = await store.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body)
   process.stdout.write(`${record.seq}\n`)
 }

@@ -58,7 +58,9 @@ export function unknownRuns (submitted: Submitted[], started: Map<string, string
 
 /** Where the nodes' heads differ: one line per author whose head is not the same everywhere. */
 export async function headsDiff (nodes: NodeProcess[]): Promise<string[]> {
-  const all = await Promise.all(nodes.map(async n => JSON.parse(await headsOf(n)) as Array<{ author: string, seq: number }>))
+  const all = await Promise.all(
+    nodes.map(async n => JSON.parse(await headsOf(n)) as Array<{ author: string, seq: number }>)
+  )
   const authors = new Set(all.flatMap(heads => heads.map(h => h.author)))
   const lines: string[] = []
   for (const author of authors) {

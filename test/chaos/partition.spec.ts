@@ -115,8 +115,13 @@ describe('chaos: partitions in network namespaces', function () {
       // a job from each renter running on a provider across the coming split (the cheapest provider is in group B)
       const roundStart = Date.now()
       const started = async (n: number, what: string): Promise<void> => {
-        await waitFor(async () => (await startedSince(providers, roundStart)).count >= n, { timeoutMs: 90_000, intervalMs: 200, what })
-          .catch(async (err) => { throw new Error(`${String(err.message)}; providers' attempts: ${(await startedSince(providers, roundStart)).states}`) })
+        await waitFor(async () => (await startedSince(providers, roundStart)).count >= n, {
+          timeoutMs: 90_000,
+          intervalMs: 200,
+          what
+        }).catch(async err => {
+          throw new Error(`${String(err.message)}; providers' attempts: ${(await startedSince(providers, roundStart)).states}`)
+        })
       }
       const pending = [submitJob(r1.dataDir, d, 'slow.yaml')]
       await started(1, 'the first slow job to start')
@@ -128,7 +133,8 @@ describe('chaos: partitions in network namespaces', function () {
       // --dev-ledger-methods' renter keys are not used: such a key never connects or trades, so
       // a node reaching its provider only through another renter's receipts holds it at
       // standing depth 4, past MAX_STANDING_DEPTH, and rightly keeps it in quarantine.)
-      // one after another per renter (a renter's concurrent jobs are the market's slot limits' matter, not this fault's)
+      // one after another per renter (a renter's concurrent jobs are the market's slot limits'
+      // matter, not this fault's)
       const quick = [r1, r2].map(async r => {
         const done: Submitted[] = []
         for (let k = 0; k < QUICK_JOBS; k++) done.push(await submitJob(r.dataDir, d, 'quick.yaml'))

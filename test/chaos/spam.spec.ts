@@ -92,16 +92,32 @@ describe('chaos: spam from one peer (issue 19 item 5)', function () {
    * and may keep a connection it made itself (its DHT lookups reach the attacker too). Returns
    * each node's denial reason ('-' where it never met it, '(kept: …)' where it kept a connection).
    */
-  async function dropped (attacker: string, attacked: (topic: string) => boolean, attackerProcess?: AttackerProcess): Promise<string[]> {
+  async function dropped (
+    attacker: string,
+    attacked: (topic: string) => boolean,
+    attackerProcess?: AttackerProcess
+  ): Promise<string[]> {
     let seen = ''
     return await waitFor(async () => {
       const statuses = await Promise.all(net.all.map(async n => await n.status()))
-      const subscribed = new Set(statuses.flatMap(s => Object.entries(s.topics).filter(([t]) => attacked(t)).flatMap(([, ids]) => ids)))
+      const subscribed = new Set(
+        statuses.flatMap(s =>
+          Object.entries(s.topics)
+            .filter(([t]) => attacked(t))
+            .flatMap(([, ids]) => ids)
+        )
+      )
       const reached = (s: NodeStatus): boolean => subscribed.has(s.peerId) || s.peerGuard.counters.streamsRefused > 0
       const holds = (s: NodeStatus): boolean => s.peers.some(p => p.peerId === attacker)
       const connected = statuses.filter(s => reached(s) && holds(s)).map(s => s.role)
       const reasons = statuses.map(s => s.peerGuard.denied.find(d => d.peerId === attacker)?.reason ?? (holds(s) ? '(kept: it subscribes to no attacked topic and refused no stream)' : '-'))
-      seen = JSON.stringify({ connected, reasons, counters: statuses.map(s => s.peerGuard.counters), jobs: statuses.map(s => Object.entries(s.gossip).filter(([t]) => isJobShardTopic(t))), attacker: attackerProcess?.stderr().slice(-1500) })
+      seen = JSON.stringify({
+        connected,
+        reasons,
+        counters: statuses.map(s => s.peerGuard.counters),
+        jobs: statuses.map(s => Object.entries(s.gossip).filter(([t]) => isJobShardTopic(t))),
+        attacker: attackerProcess?.stderr().slice(-1500)
+      })
       return connected.length === 0 && reasons.some(isDenial) && reasons
     }, { timeoutMs: 30_000, what: `the honest nodes to drop ${attacker}` }).catch((err: Error) => { throw new Error(`${err.message}; last seen ${seen}`) })
   }
@@ -155,7 +171,9 @@ describe('chaos: spam from one peer (issue 19 item 5)', function () {
     const flooded = await auctions(AUCTIONS)
     // job requests are gossip on the job shards only
     const floodDropped = await dropped(flooder, isJobShardTopic, attacker)
-    const ignored = (await Promise.all(net.all.map(async n => await n.status()))).map((s, i) => s.peerGuard.counters.droppedByRate - (afterSpam[i]?.peerGuard.counters.droppedByRate ?? 0))
+    const ignored = (await Promise.all(net.all.map(async n => await n.status()))).map(
+      (s, i) => s.peerGuard.counters.droppedByRate - (afterSpam[i]?.peerGuard.counters.droppedByRate ?? 0)
+    )
     const floodOutcome = await attacker.stop(5_000)
     attacker = undefined
     assert.equal(floodOutcome.error, undefined, floodOutcome.error)

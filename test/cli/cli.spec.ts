@@ -10,7 +10,10 @@ import { missingBootstrap } from '../../src/config/index.js'
 interface CliResult { code: number | null, stdout: string, stderr: string }
 
 /** Runs the real `idlegrid` command with this Node (22), bounded in time. */
-async function idlegrid (args: string[], opts: { env?: NodeJS.ProcessEnv, timeoutMs?: number } = {}): Promise<CliResult> {
+async function idlegrid (
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv, timeoutMs?: number } = {}
+): Promise<CliResult> {
   return await new Promise(resolve => {
     execFile(process.execPath, [BIN_PATH, ...args], {
       env: { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '', ...opts.env },

@@ -118,7 +118,11 @@ describe('README commands', function () {
       // the renter may need a moment to find the provider's record and mesh with it: retried,
       // bounded; the assertion below reports the last try
       if (result.code !== 0 && /market ls|submit/.test(line)) {
-        await waitFor(async () => (result = await runOnce(args)).code === 0, { timeoutMs: 60_000, intervalMs: 2_000, what: line }).catch(() => {})
+        await waitFor(async () => (result = await runOnce(args)).code === 0, {
+          timeoutMs: 60_000,
+          intervalMs: 2_000,
+          what: line
+        }).catch(() => {})
       }
       assert.equal(result.code, 0, `${line}\nstdout: ${result.stdout.slice(-1500)}\nstderr: ${result.stderr.slice(-1500)}`)
       if (line.includes('market ls')) assert.match(result.stdout, /h100/i, 'the provider shows up in market ls')

@@ -97,7 +97,9 @@ describe('config', () => {
 
     it('uses the default bootstrap list only when nothing else names one', () => {
       assert.deepEqual(resolveWith({ defaultBootstrap: [localBoot] }).bootstrap, [localBoot])
-      assert.deepEqual(resolveWith({ defaultBootstrap: [localBoot], file: { bootstrap: [publicBoot] } }).bootstrap, [publicBoot])
+      assert.deepEqual(resolveWith({ defaultBootstrap: [localBoot], file: { bootstrap: [publicBoot] } }).bootstrap, [
+        publicBoot
+      ])
     })
 
     it('converts heartbeatSeconds to milliseconds and accepts numeric strings from flags', () => {

@@ -25,7 +25,8 @@ describe('config: reachability and relays', () => {
 
   it('auto: a home node joining public bootstraps reserves relay slots; a public, announcing, local or bootstrap node does not', () => {
     const home = ['192.168.1.10', '127.0.0.1']
-    const at = (c: ReturnType<typeof config>, interfaces = home): boolean => needsRelays({ ...c, interfaceAddresses: interfaces })
+    const at = (c: ReturnType<typeof config>, interfaces = home): boolean =>
+      needsRelays({ ...c, interfaceAddresses: interfaces })
     assert.equal(at(config('provider', { listen: ['/ip4/0.0.0.0/tcp/4001'], bootstrap: [BOOT_PUBLIC] })), true, 'behind NAT')
     assert.equal(at(config('provider', { listen: ['/ip4/0.0.0.0/tcp/4001'], bootstrap: [BOOT_PUBLIC] }), ['11.0.0.20', '127.0.0.1']), false, 'a public interface')
     assert.equal(at(config('provider', { listen: ['/ip4/0.0.0.0/tcp/4001'], bootstrap: [BOOT_PUBLIC], announce: ['/ip4/11.0.0.20/tcp/4001'] })), false, 'announces an address')
@@ -43,7 +44,14 @@ describe('config: reachability and relays', () => {
     assert.equal(config('provider', { relayServe: 'true' }).relay.serve, true)
     assert.equal(config('bootstrap', { relayServe: 'false' }).relay.serve, false)
     const custom = config('provider', {}, { relay: { serve: true, maxReservations: 8, circuitSeconds: 30, circuitBytes: 65536, unlimited: true, maxBytesPerHour: 50 * 2 ** 30 } }).relay
-    assert.deepEqual(custom, { serve: true, maxReservations: 8, circuitSeconds: 30, circuitBytes: 65536, unlimited: true, maxBytesPerHour: 50 * 2 ** 30 })
+    assert.deepEqual(custom, {
+      serve: true,
+      maxReservations: 8,
+      circuitSeconds: 30,
+      circuitBytes: 65536,
+      unlimited: true,
+      maxBytesPerHour: 50 * 2 ** 30
+    })
     const bad: Array<[Record<string, unknown>, string]> = [
       [{ relay: { maxReservations: 0 } }, 'relay.maxReservations'],
       [{ relay: { circuitBytes: 10 } }, 'relay.circuitBytes'],

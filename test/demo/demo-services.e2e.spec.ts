@@ -15,11 +15,13 @@ import type { DemoSummary } from '../../src/demo/summary.js'
 const FULL = process.env.SERVE_FULL === '1'
 
 async function playAct (more: string[]): Promise<void> {
-  const { code, stdout, stderr } = await new Promise<{ code: number | null, stdout: string, stderr: string }>(resolve => {
-    execFile(process.execPath, [BIN_PATH, 'demo', '--jobs', '0', '--services', '--json', ...more], { timeout: 280_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '' } }, (err, out, errOut) => {
-      resolve({ code: err == null ? 0 : (typeof err.code === 'number' ? err.code : null), stdout: out, stderr: errOut })
-    })
-  })
+  const { code, stdout, stderr } = await new Promise<{ code: number | null, stdout: string, stderr: string }>(
+    resolve => {
+      execFile(process.execPath, [BIN_PATH, 'demo', '--jobs', '0', '--services', '--json', ...more], { timeout: 280_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '' } }, (err, out, errOut) => {
+        resolve({ code: err == null ? 0 : (typeof err.code === 'number' ? err.code : null), stdout: out, stderr: errOut })
+      })
+    }
+  )
   const lines = stdout.trim().split('\n').filter(l => l !== '')
   assert.equal(lines.length, 1, `with --json the demo prints one JSON object (exit ${String(code)}, stderr: ${stderr.slice(-2000)})`)
   const summary = JSON.parse(lines[0] as string) as DemoSummary
@@ -44,7 +46,8 @@ describe('idlegrid demo --services (issue 17: the services act)', function () {
     await playAct([])
   })
 
-  // with the long runs too: in one CI run of the default suite (two spec files at once on 2 cores) it failed, reason not yet read
+  // with the long runs too: in one CI run of the default suite (two spec files at once on 2 cores)
+  // it failed, reason not yet read
   ;(FULL ? it : it.skip)('the same under --runner docker: the replicas in containers, the EU one killed by killing its container', async function () {
     const why = engineMissing()
     if (why != null) {

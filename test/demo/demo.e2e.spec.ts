@@ -14,11 +14,13 @@ describe('idlegrid demo (the whole market on loopback, as the README runs it)', 
 
   it('plays the scenario: gold preempts bronze, EU stays in the EU, the impossible job is explained, every attestation verifies', async () => {
     const before = await demoDirs()
-    const { code, stdout, stderr } = await new Promise<{ code: number | null, stdout: string, stderr: string }>(resolve => {
-      execFile(process.execPath, [BIN_PATH, 'demo', '--json'], { timeout: 200_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '' } }, (err, out, errOut) => {
-        resolve({ code: err == null ? 0 : (typeof err.code === 'number' ? err.code : null), stdout: out, stderr: errOut })
-      })
-    })
+    const { code, stdout, stderr } = await new Promise<{ code: number | null, stdout: string, stderr: string }>(
+      resolve => {
+        execFile(process.execPath, [BIN_PATH, 'demo', '--json'], { timeout: 200_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '' } }, (err, out, errOut) => {
+          resolve({ code: err == null ? 0 : (typeof err.code === 'number' ? err.code : null), stdout: out, stderr: errOut })
+        })
+      }
+    )
     const lines = stdout.trim().split('\n')
     assert.equal(lines.length, 1, 'with --json the demo prints exactly one JSON object')
     const summary = JSON.parse(lines[0]) as DemoSummary
@@ -64,7 +66,11 @@ describe('idlegrid demo (the whole market on loopback, as the README runs it)', 
       assert.equal(j.receipt, 'OK')
       assert.ok(j.priceUsd != null && j.maxPriceUsd != null && j.priceUsd <= j.maxPriceUsd, `${j.name} paid at most its max price`)
     }
-    assert.ok(summary.prices.averagePaidUsd != null && summary.prices.averageMaxUsd != null && summary.prices.averagePaidUsd <= summary.prices.averageMaxUsd)
+    assert.ok(
+      summary.prices.averagePaidUsd != null &&
+        summary.prices.averageMaxUsd != null &&
+        summary.prices.averagePaidUsd <= summary.prices.averageMaxUsd
+    )
     assert.ok(summary.providers.reduce((sum, p) => sum + p.jobsRun, 0) >= 5, 'providers ran the attempts (bronze twice)')
     assert.ok(summary.reputations.length >= 3, 'the renter computed reputations from its ledger')
     for (const r of summary.reputations) assert.ok(r.score >= 0 && r.score <= 1)

@@ -7,8 +7,20 @@ export const NVIDIA_SMI_2X_H100 = [
   '1, GPU-6f3c2a1e-0000-4000-8000-000000000002, NVIDIA H100 80GB HBM3, 81559, 550.54.15, 9.0, 700.00'
 ].join('\n') + '\n'
 
-/** A shell script standing in for a tool: prints `stdout`, `stderr`, exits with `code`; per-subcommand when `byArg` is given. */
-export async function fakeTool (dir: string, name: string, opts: { stdout?: string, stderr?: string, code?: number, byArg?: Record<string, { stdout?: string, stderr?: string, code?: number }> }): Promise<string> {
+/**
+ * A shell script standing in for a tool: prints `stdout`, `stderr`, exits with `code`;
+ * per-subcommand when `byArg` is given.
+ */
+export async function fakeTool (
+  dir: string,
+  name: string,
+  opts: {
+    stdout?: string
+    stderr?: string
+    code?: number
+    byArg?: Record<string, { stdout?: string, stderr?: string, code?: number }>
+  }
+): Promise<string> {
   const path = join(dir, name)
   const body = (o: { stdout?: string, stderr?: string, code?: number }): string =>
     `printf '%s' ${shq(o.stdout ?? '')}; printf '%s' ${shq(o.stderr ?? '')} >&2; exit ${o.code ?? 0}`

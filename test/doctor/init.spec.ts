@@ -30,7 +30,10 @@ async function initHere (args: string[]): Promise<{ code: number, stderr: string
     const { values, positionals } = parseCommand(initCommand, args)
     return { code: await initCommand.run(values, positionals, createOutput(false, sink, sink)), stderr: '' }
   } catch (err: any) {
-    return { code: err instanceof UsageError || err instanceof ConfigError ? 2 : 1, stderr: String(err?.message ?? err) }
+    return {
+      code: err instanceof UsageError || err instanceof ConfigError ? 2 : 1,
+      stderr: String(err?.message ?? err)
+    }
   }
 }
 

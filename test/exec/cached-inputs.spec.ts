@@ -74,11 +74,23 @@ describe('exec: inputs a provider already holds are not sent again (job/1.1.0, i
     inputs: files.map(f => ({ path: f.name, file: join(tmp.path, 'in', f.name), ...(f.public === true ? { public: true } : {}) }))
   })
   let runs = 0
-  async function run (i: number, p: JobPayload): Promise<{ result: AttemptResult, sent: { sentBytes: number, cachedBytes: number }, sums: string }> {
+  async function run (
+    i: number,
+    p: JobPayload
+  ): Promise<{ result: AttemptResult, sent: { sentBytes: number, cachedBytes: number }, sums: string }> {
     const events: JobEvent[] = []
     const dir = join(tmp.path, `run-${runs++}`)
     const r = renter(i)
-    const result = await runAttempt(makeAward(r, provider().peerId), p, { libp2p: r.libp2p, privateKey: r.privateKey, peerId: r.peerId, dir, idleMs: 10_000, onEvent: e => { events.push(e) } })
+    const result = await runAttempt(makeAward(r, provider().peerId), p, {
+      libp2p: r.libp2p,
+      privateKey: r.privateKey,
+      peerId: r.peerId,
+      dir,
+      idleMs: 10_000,
+      onEvent: e => {
+        events.push(e)
+      }
+    })
     assert.equal(result.outcome, 'ok', result.detail)
     assert.equal(result.verified, true)
     return { result, sent: sendingOf(events), sums: await readFile(join(dir, 'outputs', 'sums.txt'), 'utf8') }

@@ -11,7 +11,11 @@ import { recordAttack } from '../utils/index.js'
 
 const kindArb = fc.constantFrom<ChunkKind>('inputChunk', 'outputChunk')
 const pathArb = fc.oneof(fc.constant(''), fc.string({ maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 20 }))
-const offsetArb = fc.oneof(fc.constant(0n), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), fc.bigInt({ min: 0n, max: 2n ** 40n }))
+const offsetArb = fc.oneof(
+  fc.constant(0n),
+  fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }),
+  fc.bigInt({ min: 0n, max: 2n ** 40n })
+)
 const dataArb = fc.uint8Array({ maxLength: 3000 })
 
 /** `bytes` cut into pieces at the given points, as a stream delivers them. */
@@ -33,12 +37,17 @@ function generic (body: Uint8Array): JobFrame {
 
 /** A FrameChannel reading `bytes` in pieces of `size`. */
 function channelOver (bytes: Uint8Array, size: number): FrameChannel {
-  return new FrameChannel({
-    source: (async function * () { for (let at = 0; at < bytes.byteLength; at += size) yield bytes.subarray(at, at + size) })(),
-    sink: async (source: AsyncIterable<unknown>) => { for await (const _ of source) { /* drained */ } },
-    abort () {},
-    close: async () => {}
-  } as any, { idleMs: 5_000 })
+  return new FrameChannel(
+    {
+      source: (async function * () {
+        for (let at = 0; at < bytes.byteLength; at += size) yield bytes.subarray(at, at + size)
+      })(),
+      sink: async (source: AsyncIterable<unknown>) => { for await (const _ of source) { /* drained */ } },
+      abort () {},
+      close: async () => {}
+    } as any,
+    { idleMs: 5_000 }
+  )
 }
 
 /** Length of the varint length prefix at the start of `bytes`. */
@@ -76,21 +85,31 @@ describe('exec: chunk frames without copies (chunk-frame.ts)', () => {
   })
 
   it('decodes what the generic decoder decodes, from any split of the frame, with the data in the pieces it came in', () => {
-    fc.assert(fc.property(kindArb, pathArb, offsetArb, dataArb, fc.array(fc.nat(), { maxLength: 8 }), (kind, path, offset, data, cuts) => {
-      const { framed, bodyBytes } = encodeChunkFrame(kind, path, offset, data)
-      const body = framed.subarray().subarray(framed.byteLength - bodyBytes)
-      const fast = decodeChunkFrame(split(body, cuts), MAX_FRAME_BYTES)
-      const slow = generic(body)[kind] as JobFrame.InputChunk
-      if (fast == null) {
-        // only frames without data (an empty file's one chunk) go the generic way
-        assert.equal(data.byteLength, 0)
-        return
-      }
-      assert.equal(fast.kind, kind)
-      assert.equal(fast.chunk.path, slow.path)
-      assert.equal(fast.chunk.offset, slow.offset)
-      assert.deepEqual(bytesOf(fast.chunk.data), slow.data)
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(
+        kindArb,
+        pathArb,
+        offsetArb,
+        dataArb,
+        fc.array(fc.nat(), { maxLength: 8 }),
+        (kind, path, offset, data, cuts) => {
+          const { framed, bodyBytes } = encodeChunkFrame(kind, path, offset, data)
+          const body = framed.subarray().subarray(framed.byteLength - bodyBytes)
+          const fast = decodeChunkFrame(split(body, cuts), MAX_FRAME_BYTES)
+          const slow = generic(body)[kind] as JobFrame.InputChunk
+          if (fast == null) {
+            // only frames without data (an empty file's one chunk) go the generic way
+            assert.equal(data.byteLength, 0)
+            return
+          }
+          assert.equal(fast.kind, kind)
+          assert.equal(fast.chunk.path, slow.path)
+          assert.equal(fast.chunk.offset, slow.offset)
+          assert.deepEqual(bytesOf(fast.chunk.data), slow.data)
+        }
+      ),
+      { numRuns: 300 }
+    )
   })
 
   it('red team: data cut into tiny slices of large buffers is copied once, not kept in pieces that hold the buffers', () => {
@@ -98,7 +117,14 @@ describe('exec: chunk frames without copies (chunk-frame.ts)', () => {
     const { framed } = encodeChunkFrame('inputChunk', 'in.bin', 0n, data)
     const head = [...framed][0] as Uint8Array
     // each byte of data a slice of its own 16 KiB buffer (as tiny muxer frames inside TLS records would leave it)
-    const sliced = new Uint8ArrayList(head.subarray(varintBytes(head)), ...Array.from(data, b => { const big = new Uint8Array(16 * 1024); big[7] = b; return big.subarray(7, 8) }))
+    const sliced = new Uint8ArrayList(
+      head.subarray(varintBytes(head)),
+      ...Array.from(data, b => {
+        const big = new Uint8Array(16 * 1024)
+        big[7] = b
+        return big.subarray(7, 8)
+      })
+    )
     const fast = decodeChunkFrame(sliced, MAX_FRAME_BYTES)
     assert.ok(fast != null)
     assert.ok(fast.chunk.data instanceof Uint8Array, 'copied into one buffer')
@@ -107,7 +133,10 @@ describe('exec: chunk frames without copies (chunk-frame.ts)', () => {
     // more than 1024 pieces, even of buffers their own size, are copied too (one hash and writev step each)
     const many = new Uint8Array(2000).fill(3)
     const manyHead = [...encodeChunkFrame('inputChunk', 'in.bin', 0n, many).framed][0] as Uint8Array
-    const tiny = decodeChunkFrame(new Uint8ArrayList(manyHead.subarray(varintBytes(manyHead)), ...Array.from(many, b => Uint8Array.of(b))), MAX_FRAME_BYTES)
+    const tiny = decodeChunkFrame(
+      new Uint8ArrayList(manyHead.subarray(varintBytes(manyHead)), ...Array.from(many, b => Uint8Array.of(b))),
+      MAX_FRAME_BYTES
+    )
     assert.ok(tiny?.chunk.data instanceof Uint8Array)
     assert.deepEqual(tiny.chunk.data, many)
     // whole buffers, as TLS records arrive, stay in pieces

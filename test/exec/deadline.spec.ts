@@ -17,7 +17,8 @@ import { makeAward, misbehavingProvider, useJobNetwork } from './fixtures.js'
 describe('red team: the renter\'s deadline and the job\'s preemption notice (issue 13)', function () {
   this.timeout(60_000)
   const suite = useJobNetwork('idlegrid-deadline-')
-  const provider = (i: number): (typeof suite.net.providers)[number] => suite.net.providers[i] as (typeof suite.net.providers)[number]
+  const provider = (i: number): (typeof suite.net.providers)[number] =>
+    suite.net.providers[i] as (typeof suite.net.providers)[number]
 
   it('the deadline\'s grace is at least the job\'s notice', () => {
     const limits = renterLimits({ deadlineGraceMs: 500, deadlineMarginMs: 300 })

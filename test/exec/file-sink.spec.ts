@@ -24,7 +24,9 @@ describe('exec: FileSink', () => {
     const sink = new FileSink(await open(path, 'wx'))
     const expected: Uint8Array[] = []
     for (let i = 0; i < 20; i++) {
-      const parts = Array.from({ length: 1 + (i % 7) }, (_, j) => new Uint8Array(j === 2 ? 0 : 300 + 17 * j + i).fill(i * 7 + j))
+      const parts = Array.from({ length: 1 + (i % 7) }, (_, j) =>
+        new Uint8Array(j === 2 ? 0 : 300 + 17 * j + i).fill(i * 7 + j)
+      )
       expected.push(...parts)
       await sink.write(new Uint8ArrayList(...parts))
     }

@@ -37,7 +37,11 @@ import { type runAttempt, type AwardedJob, type JobPayload } from '../../src/exe
 import type { IdlegridNode } from '../../src/node/index.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
-const TIERS: Record<Tier, JobRequest.Tier> = { gold: JobRequest.Tier.GOLD, silver: JobRequest.Tier.SILVER, bronze: JobRequest.Tier.BRONZE }
+const TIERS: Record<Tier, JobRequest.Tier> = {
+  gold: JobRequest.Tier.GOLD,
+  silver: JobRequest.Tier.SILVER,
+  bronze: JobRequest.Tier.BRONZE
+}
 
 export interface AwardOptions {
   tier?: Tier
@@ -54,7 +58,11 @@ export interface AwardOptions {
 }
 
 /** A job request and an award for `winner`, signed by `renter` as the market would. */
-export function makeAward (renter: { privateKey: Ed25519PrivateKey, peerId: PeerId }, winner: PeerId, opts: AwardOptions = {}): AwardedJob {
+export function makeAward (
+  renter: { privateKey: Ed25519PrivateKey, peerId: PeerId },
+  winner: PeerId,
+  opts: AwardOptions = {}
+): AwardedJob {
   const signer = opts.signer ?? renter
   const now = Date.now()
   const jobId = opts.jobId ?? new Uint8Array(randomBytes(16))
@@ -107,7 +115,10 @@ export function makeAward (renter: { privateKey: Ed25519PrivateKey, peerId: Peer
  * depends on, a real ledger (in `dataDir`), a real market provider (without a profile it
  * bids on nothing) and the capacity service over the job service's slot scheduler.
  */
-export function execProviderServices (init: ExecServiceInit, dataDir: string): Record<string, (components: any) => unknown> {
+export function execProviderServices (
+  init: ExecServiceInit,
+  dataDir: string
+): Record<string, (components: any) => unknown> {
   const scheduler = init.scheduler ?? new SlotScheduler({ gpus: init.gpus, graceMs: init.graceMs })
   // the job service and the bid engine share one disk budget, as the composition root builds them
   const disk = init.disk ?? new DiskBudget(init.diskBudgetBytes ?? defaultDiskBudgetBytes(init))
@@ -115,7 +126,11 @@ export function execProviderServices (init: ExecServiceInit, dataDir: string): R
   return {
     [LEDGER_SERVICE]: ledgerService({ dataDir, role: 'provider', flushOnStopMs: 0 }),
     [MARKET_PROVIDER_SERVICE]: marketProvider({ profile: () => undefined }),
-    [CAPACITY_SERVICE]: slotCapacity(scheduler, { budget: disk, outputBoundBytes: init.maxOutputBytes ?? EXEC_DEFAULTS.maxOutputBytes }, init.inputCache),
+    [CAPACITY_SERVICE]: slotCapacity(
+      scheduler,
+      { budget: disk, outputBoundBytes: init.maxOutputBytes ?? EXEC_DEFAULTS.maxOutputBytes },
+      init.inputCache
+    ),
     [EXEC_SERVICE]: jobExecService({ ...init, scheduler, disk })
   }
 }
@@ -147,7 +162,10 @@ export async function startJobNetwork (dir: string): Promise<InProcessNetwork> {
   return net
 }
 
-/** A job with two real inputs (one of 1.5 MB, in a subdirectory) that upper-cases one and copies the other to its outputs. */
+/**
+ * A job with two real inputs (one of 1.5 MB, in a subdirectory) that upper-cases one and copies the
+ * other to its outputs.
+ */
 export async function copyJob (dir: string): Promise<JobPayload> {
   await mkdir(join(dir, 'in', 'data'), { recursive: true })
   await writeFile(join(dir, 'in', 'a.txt'), 'hello idlegrid\n')
@@ -164,7 +182,10 @@ export function execOf (node: IdlegridNode): JobExecService {
 }
 
 /** What the node's own ledger feed holds of its attestations for a job (hex id): the ledger's entry summaries. */
-export async function attestationsInLedger (node: IdlegridNode, jobIdHex: string): Promise<Array<Record<string, unknown>>> {
+export async function attestationsInLedger (
+  node: IdlegridNode,
+  jobIdHex: string
+): Promise<Array<Record<string, unknown>>> {
   const ledger = (node.libp2p.services as Record<string, unknown>)[LEDGER_SERVICE] as LedgerService
   const { entries } = await ledger.show(node.peerId.toString(), 1_000)
   return entries.filter(e => e.kind === 'attestation' && e.summary.job === jobIdHex).map(e => e.summary)
@@ -188,7 +209,10 @@ export type Misbehaviour = 'oversized-frame' | 'forged-attestation' | 'bad-outpu
   /** reads Start, then neither reads nor answers (for 20 s): the inputs pile up against the muxer window */
   'stall-inputs'
 
-/** What 'escape-sequences' sends: a log line that sets the terminal title and clears the screen, and an output name in red. */
+/**
+ * What 'escape-sequences' sends: a log line that sets the terminal title and clears the screen, and
+ * an output name in red.
+ */
 export const ESCAPES = { line: 'hello \u001b]0;pwned\u0007\u001b[2J\u009b31m', path: 'red\u001b[31m.txt' }
 
 /**
@@ -201,7 +225,11 @@ export const renterAnswers = new Map<Misbehaviour, string>()
  * Serves /idlegrid/job/1.0.0 on `node` like a provider that reads the job properly and then
  * misbehaves in one way.
  */
-export async function misbehavingProvider (node: IdlegridNode, mode: Misbehaviour, forger?: { privateKey: Ed25519PrivateKey, peerId: PeerId }): Promise<void> {
+export async function misbehavingProvider (
+  node: IdlegridNode,
+  mode: Misbehaviour,
+  forger?: { privateKey: Ed25519PrivateKey, peerId: PeerId }
+): Promise<void> {
   // it speaks only job/1.0.0 (as a provider from before the input cache): renters fall back to it
   await node.libp2p.unhandle(PROTOCOL.jobCached)
   await node.libp2p.handle(PROTOCOL.job, ({ stream, connection }) => {
@@ -233,7 +261,9 @@ export async function misbehavingProvider (node: IdlegridNode, mode: Misbehaviou
         const files: Array<{ path: string, data: Uint8Array }> = [{ path: 'out.txt', data }]
         if (mode === 'huge-log') {
           const line = 'x'.repeat(64 * 1024)
-          for (let i = 0; i < 1024; i++) await ch.send({ log: { stream: JobFrame.Log.Stream.STDOUT, line, at: BigInt(Date.now()) } })
+          for (let i = 0; i < 1024; i++) {
+            await ch.send({ log: { stream: JobFrame.Log.Stream.STDOUT, line, at: BigInt(Date.now()) } })
+          }
         } else if (mode === 'many-files') {
           for (let i = 0; i < 5_000; i++) files.push({ path: `many/f${i}.txt`, data: Uint8Array.of(i % 256) })
         } else if (mode === 'deep-dirs') {
@@ -312,7 +342,13 @@ export async function joinMisbehavingProvider (opts: JoinedMisbehavingOptions): 
 export interface Submitted { code: number | null, summary: Record<string, any>, stderr: string }
 
 /** `idlegrid submit JOB --json` against the node on `dataDir`, run in `cwd`; the last JSON line is the summary. */
-export async function submitJob (dataDir: string, cwd: string, jobFile: string, extra: string[] = [], timeoutMs = 150_000): Promise<Submitted> {
+export async function submitJob (
+  dataDir: string,
+  cwd: string,
+  jobFile: string,
+  extra: string[] = [],
+  timeoutMs = 150_000
+): Promise<Submitted> {
   return await new Promise(resolve => {
     execFile(process.execPath, [BIN_PATH, 'submit', jobFile, '--json', '--data-dir', dataDir, ...extra], { cwd, timeout: timeoutMs, env: { ...process.env, IDLEGRID_BOOTSTRAP: '', IDLEGRID_DATA_DIR: '' } }, (err, stdout, stderr) => {
       const lines = stdout.trim().split('\n').filter(l => l.startsWith('{'))
@@ -324,7 +360,10 @@ export async function submitJob (dataDir: string, cwd: string, jobFile: string, 
 }
 
 /** Opens the receipt.bin an attempt saved in `dir`, checked against the attestation.bin beside it. */
-export async function openSavedReceipt (dir: string, expect: { renter: PeerId, provider: PeerId, jobId: Uint8Array }): Promise<Signed<Receipt>> {
+export async function openSavedReceipt (
+  dir: string,
+  expect: { renter: PeerId, provider: PeerId, jobId: Uint8Array }
+): Promise<Signed<Receipt>> {
   const attestation = SignedEnvelope.decode(await readFile(join(dir, 'attestation.bin')))
   return openReceipt(await readFile(join(dir, 'receipt.bin')), { ...expect, attestationHash: messageHash(DOMAIN.attestation, attestation.payload) })
 }
@@ -348,7 +387,13 @@ export function useJobNetwork (prefix: string): JobNetworkSuite {
     dir: '',
     payload: undefined as unknown as JobPayload,
     renter: (i = 0) => suite.net.renters[i] as IdlegridNode,
-    attemptOpts: (dir, i = 0) => ({ libp2p: suite.renter(i).libp2p, privateKey: suite.renter(i).privateKey, peerId: suite.renter(i).peerId, dir: join(suite.dir, dir), idleMs: 10_000 })
+    attemptOpts: (dir, i = 0) => ({
+      libp2p: suite.renter(i).libp2p,
+      privateKey: suite.renter(i).privateKey,
+      peerId: suite.renter(i).peerId,
+      dir: join(suite.dir, dir),
+      idleMs: 10_000
+    })
   }
   before(async () => {
     const made = await tempDir(prefix)

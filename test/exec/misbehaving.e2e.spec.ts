@@ -74,7 +74,8 @@ describe('exec: a misbehaving provider among separate processes', function () {
     const me = node.peerId.toString()
     await waitFor(async () => {
       const s = await callControl(renter.dataDir, 'status', {}, { timeoutMs: 5_000 }) as NodeStatus
-      // the renter knows the provider subscribed to a shard it publishes on (relayed by the bootstrap otherwise) and hears it
+      // the renter knows the provider subscribed to a shard it publishes on (relayed by the
+      // bootstrap otherwise) and hears it
       const shards = node.libp2p.services.pubsub.getTopics().filter(isJobShardTopic)
       const seenByRenter = shards.some(t => s.topics[t]?.includes(me) === true) && s.heard.some(h => h.peerId === me)
       // bids go straight to the renter (its addresses ride in the job request): hearing it is enough
@@ -84,7 +85,10 @@ describe('exec: a misbehaving provider among separate processes', function () {
     return node
   }
 
-  async function submitPastBadProvider (mode: Misbehaviour, expectedFirst: string): Promise<{ bad: IdlegridNode, summary: Record<string, any> }> {
+  async function submitPastBadProvider (
+    mode: Misbehaviour,
+    expectedFirst: string
+  ): Promise<{ bad: IdlegridNode, summary: Record<string, any> }> {
     const bad = await joinBadProvider(mode)
     const renter = net.renters[0] as NodeProcess
     const honest = net.providers[0] as NodeProcess

@@ -18,7 +18,11 @@ import type { IdlegridNode } from '../../src/node/index.js'
  * running any award they are sent (the market is not part of these tests), and `renters`
  * renters connected to every provider.
  */
-export async function startMultiGpuNetwork (dir: string, boxes: readonly string[], renters = 2): Promise<InProcessNetwork> {
+export async function startMultiGpuNetwork (
+  dir: string,
+  boxes: readonly string[],
+  renters = 2
+): Promise<InProcessNetwork> {
   // jobs run as another user when we are root: it must pass through to the work roots
   await chmod(dir, 0o711)
   const init = (i: number): ExecServiceInit => ({
@@ -62,7 +66,10 @@ export async function bronzeStarted (dir: string, i: number): Promise<number> {
   return n
 }
 
-/** A job that writes the GPUs it was given (IDLEGRID_GPU_INDICES, IDLEGRID_GPU_COUNT, CUDA_VISIBLE_DEVICES) to outputs/gpus.txt. */
+/**
+ * A job that writes the GPUs it was given (IDLEGRID_GPU_INDICES, IDLEGRID_GPU_COUNT,
+ * CUDA_VISIBLE_DEVICES) to outputs/gpus.txt.
+ */
 export const GPU_REPORT: JobPayload = {
   runtime: {
     // eslint-disable-next-line no-template-curly-in-string -- a shell parameter expansion, not a template

@@ -30,7 +30,15 @@ import type { RunSpec } from '../../src/exec/runners/index.js'
 
 const gpus = (n: number): Array<{ index: number, uuid: string, simulated: boolean }> => Array.from({ length: n }, (_, index) => ({ index, uuid: `GPU-${index}`, simulated: true }))
 const lease = (x: ReturnType<SlotScheduler['reserve']>): Lease => { if ('refused' in x) assert.fail(x.detail); return x }
-const settled = async (p: Promise<void>): Promise<boolean> => await Promise.race([p.then(() => true), new Promise<boolean>(resolve => setImmediate(() => { resolve(false) }))])
+const settled = async (p: Promise<void>): Promise<boolean> =>
+  await Promise.race([
+    p.then(() => true),
+    new Promise<boolean>(resolve =>
+      setImmediate(() => {
+        resolve(false)
+      })
+    )
+  ])
 
 describe('exec: the slot scheduler holds N GPUs per lease (issue 39)', () => {
   it('a 4-GPU job takes four free slots at once and gives all four back', async () => {
@@ -131,7 +139,14 @@ describe('exec: telemetry of a multi-GPU job covers every GPU (issue 39)', () =>
       { index: 2, utilizationPct: 0, temperatureC: 95, powerDrawW: 700 }
     ]
     let t = 0
-    const sampler = new TelemetrySampler({ gpuIndex: 0, gpuIndices: [0, 1], simulated: false, read, intervalMs: 3_600_000, now: () => t })
+    const sampler = new TelemetrySampler({
+      gpuIndex: 0,
+      gpuIndices: [0, 1],
+      simulated: false,
+      read,
+      intervalMs: 3_600_000,
+      now: () => t
+    })
     sampler.start()
     await waitFor(() => sampler.errors === 0 && (sampler as any).inFlight == null, { what: 'the first sample' })
     t = 1000
@@ -146,7 +161,13 @@ describe('exec: telemetry of a multi-GPU job covers every GPU (issue 39)', () =>
 
 describe('market: multi-GPU jobs in the job file, on the wire and in the bid decision (issue 39)', () => {
   const profile = (box: string): ReturnType<typeof providerProfile> => providerProfile(parsePolicy({ region: 'eu-west', priceFloor: 1, images: ['*'] }), parseSimulatedGpus([box]))
-  const snapshot = (total: number, free: number, preemptible = 0): CapacitySnapshot => ({ freeSlots: free, preemptibleSlots: preemptible, totalSlots: total, thermalOk: true, powerOk: true })
+  const snapshot = (total: number, free: number, preemptible = 0): CapacitySnapshot => ({
+    freeSlots: free,
+    preemptibleSlots: preemptible,
+    totalSlots: total,
+    thermalOk: true,
+    powerOk: true
+  })
   const renter = new Uint8Array(38)
   const job = (raw: Record<string, unknown>): JobRequest => toJobRequest(parseJobSpec({ runtime: { image: 'ghcr.io/acme/train:1' }, ...raw }), { renter })
 
@@ -193,7 +214,13 @@ describe('market: multi-GPU jobs in the job file, on the wire and in the bid dec
   })
 
   it('the bid stays per GPU-hour; expected earnings count every GPU', () => {
-    const capacity = { freeSlots: () => 8, preemptibleSlots: () => 0, totalSlots: () => 8, busySlots: () => 0, thermalOk: () => true }
+    const capacity = {
+      freeSlots: () => 8,
+      preemptibleSlots: () => 0,
+      totalSlots: () => 8,
+      busySlots: () => 0,
+      thermalOk: () => true
+    }
     const engine = new BidEngine({ profile: () => profile('H100:80:8'), capacity })
     const j = job({ gpus: 8, estimatedMinutes: 60 })
     const d = engine.decide(j)

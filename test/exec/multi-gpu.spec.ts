@@ -38,8 +38,20 @@ describe('exec: multi-GPU jobs on simulated 8- and 4-GPU boxes (issue 39)', func
   const renter = (i: number): IdlegridNode => net.renters[i] as IdlegridNode
   const box8 = (): IdlegridNode => net.providers[0] as IdlegridNode
   const box4 = (): IdlegridNode => net.providers[1] as IdlegridNode
-  const attempt = async (r: number, provider: IdlegridNode, payload: JobPayload, dir: string, opts: AwardOptions): Promise<AttemptResult> =>
-    await runAttempt(makeAward(renter(r), provider.peerId, opts), payload, { libp2p: renter(r).libp2p, privateKey: renter(r).privateKey, peerId: renter(r).peerId, dir: join(tmp.path, dir), idleMs: 10_000 })
+  const attempt = async (
+    r: number,
+    provider: IdlegridNode,
+    payload: JobPayload,
+    dir: string,
+    opts: AwardOptions
+  ): Promise<AttemptResult> =>
+    await runAttempt(makeAward(renter(r), provider.peerId, opts), payload, {
+      libp2p: renter(r).libp2p,
+      privateKey: renter(r).privateKey,
+      peerId: renter(r).peerId,
+      dir: join(tmp.path, dir),
+      idleMs: 10_000
+    })
   // what each box's GPUs are called (GPU-sim-h100-<index>): the attestation names their sha256
   const uuidHashes = (box: string, indexes: number[]): string[] => indexes.map(i => Buffer.from(sha256((parseSimulatedGpus([box])[i] as { uuid: string }).uuid)).toString('hex'))
 

@@ -57,8 +57,15 @@ interface HandStream {
   data: Buffer
 }
 
-/** Sends a Start for a fresh award, declaring one input `in.bin` of `data` (or of `declared` bytes that are never sent). */
-async function sendStart (renter: IdlegridNode, provider: IdlegridNode, opts: { tier?: Tier, data?: Buffer, declared?: number, command?: string }): Promise<HandStream> {
+/**
+ * Sends a Start for a fresh award, declaring one input `in.bin` of `data` (or of `declared` bytes
+ * that are never sent).
+ */
+async function sendStart (
+  renter: IdlegridNode,
+  provider: IdlegridNode,
+  opts: { tier?: Tier, data?: Buffer, declared?: number, command?: string }
+): Promise<HandStream> {
   const awarded = makeAward(renter, provider.peerId, { tier: opts.tier ?? 'silver' })
   const data = opts.data ?? Buffer.alloc(0)
   const size = opts.declared ?? data.byteLength
@@ -96,7 +103,8 @@ async function rejectedOf (s: HandStream): Promise<JobFrame.Rejected> {
   return frame.rejected as JobFrame.Rejected
 }
 
-const capacityOf = (node: IdlegridNode): CapacitySource => (node.libp2p.services as Record<string, unknown>)[CAPACITY_SERVICE] as CapacitySource
+const capacityOf = (node: IdlegridNode): CapacitySource =>
+  (node.libp2p.services as Record<string, unknown>)[CAPACITY_SERVICE] as CapacitySource
 const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 describe('red team: exec (issue 13)', function () {
@@ -195,7 +203,8 @@ describe('red team: exec (issue 13)', function () {
     assert.equal(capacityOf(p).freeSlots(), 1, 'refused jobs hold no slot')
     // the bid engine reads the same budget: 0.5 MiB left cannot take even a job without inputs (the 1 MiB output bound)
     const probe = toJobRequest(parseJobSpec({ name: 'probe', runtime: { command: ['true'] } }), { renter: renter(1).peerId.toMultihash().bytes })
-    const market = (): MarketProviderService => (p.libp2p.services as Record<string, unknown>)[MARKET_PROVIDER_SERVICE] as MarketProviderService
+    const market = (): MarketProviderService =>
+      (p.libp2p.services as Record<string, unknown>)[MARKET_PROVIDER_SERVICE] as MarketProviderService
     const full = market().explain(probe)
     assert.match(full.bid ? 'bid' : full.detail, /disk budget: jobs in progress leave 524288 bytes, a job needs at least 1048576/)
     // the budget comes back with the job: then a real job with real inputs runs
@@ -246,7 +255,13 @@ describe('red team: exec (issue 13)', function () {
     const command = `rm -rf inputs && ln -s ${precious} inputs && readlink inputs > outputs/link.txt`
     const payload = { ...await copyJob(join(tmp.path, 'swap')), runtime: { command: ['/bin/sh', '-c', command], timeoutMs: 20_000 } }
     const dir = join(tmp.path, 'swap-out')
-    const res = await runAttempt(makeAward(renter(0), p.peerId), payload, { libp2p: renter(0).libp2p, privateKey: renter(0).privateKey, peerId: renter(0).peerId, dir, idleMs: 10_000 })
+    const res = await runAttempt(makeAward(renter(0), p.peerId), payload, {
+      libp2p: renter(0).libp2p,
+      privateKey: renter(0).privateKey,
+      peerId: renter(0).peerId,
+      dir,
+      idleMs: 10_000
+    })
     assert.equal(res.outcome, 'ok', res.detail)
     assert.equal((await readFile(join(dir, 'outputs', 'link.txt'), 'utf8')).trim(), precious, 'the job did swap its inputs/ for the link')
     assert.equal(await readFile(join(precious, 'keep.txt'), 'utf8'), 'the provider\'s own file')

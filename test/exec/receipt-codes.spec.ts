@@ -40,10 +40,18 @@ describe('exec: the provider\'s receipt check names what is wrong', () => {
       preemptible: false
     })
     const expect = { renter: renter.id, provider: provider.id, jobId, attestation }
-    const receiptFor = (attestationHash: Uint8Array): Uint8Array => signReceipt(renter.key, renter.id, {
-      jobId, provider: provider.id, attestationHash, outcome: Receipt.Outcome.OK, latencyMs: 5, pricePaidMicroUsd: 1n, receivedOutputDigest: attestation.message.outputDigest
-    }).envelope
-    const answer = async (receipt: Uint8Array): Promise<unknown> => await awaitReceipt(Promise.resolve({ frame: { receipt } }), 1_000, expect).catch((err: unknown) => err)
+    const receiptFor = (attestationHash: Uint8Array): Uint8Array =>
+      signReceipt(renter.key, renter.id, {
+        jobId,
+        provider: provider.id,
+        attestationHash,
+        outcome: Receipt.Outcome.OK,
+        latencyMs: 5,
+        pricePaidMicroUsd: 1n,
+        receivedOutputDigest: attestation.message.outputDigest
+      }).envelope
+    const answer = async (receipt: Uint8Array): Promise<unknown> =>
+      await awaitReceipt(Promise.resolve({ frame: { receipt } }), 1_000, expect).catch((err: unknown) => err)
 
     const ok = await answer(receiptFor(attestation.hash))
     assert.ok(!(ok instanceof Error), String(ok))

@@ -53,7 +53,13 @@ describe('red team: exec renter limits (issue 13)', function () {
 
   const renter = (): InProcessNetwork['renters'][number] => net.renters[0] as InProcessNetwork['renters'][number]
   const bad = (): InProcessNetwork['providers'][number] => net.providers[2] as InProcessNetwork['providers'][number]
-  const attemptOpts = (dir: string): Parameters<typeof runAttempt>[2] => ({ libp2p: renter().libp2p, privateKey: renter().privateKey, peerId: renter().peerId, dir: join(tmp.path, dir), idleMs: 5_000 })
+  const attemptOpts = (dir: string): Parameters<typeof runAttempt>[2] => ({
+    libp2p: renter().libp2p,
+    privateKey: renter().privateKey,
+    peerId: renter().peerId,
+    dir: join(tmp.path, dir),
+    idleMs: 5_000
+  })
   const misbehave = async (mode: Misbehaviour): Promise<void> => {
     await bad().libp2p.unhandle(PROTOCOL.job)
     await misbehavingProvider(bad(), mode)
@@ -167,7 +173,10 @@ describe('red team: exec renter limits (issue 13)', function () {
       libp2p: renter().libp2p,
       privateKey: renter().privateKey,
       peerId: renter().peerId,
-      awards: { next: async ({ exclude, attempt }) => makeAward(renter(), order.find(p => !exclude.includes(p.toString())) ?? honest.peerId, { attempt, jobId }) },
+      awards: {
+        next: async ({ exclude, attempt }) =>
+          makeAward(renter(), order.find(p => !exclude.includes(p.toString())) ?? honest.peerId, { attempt, jobId })
+      },
       jobId: Buffer.from(jobId).toString('hex'),
       baseDir: join(tmp.path, 'input-digest'),
       idleMs: 10_000,
@@ -196,7 +205,14 @@ describe('red team: exec renter limits (issue 13)', function () {
       libp2p: renter().libp2p,
       privateKey: renter().privateKey,
       peerId: renter().peerId,
-      awards: { next: async ({ exclude, attempt }) => makeAward(renter(), [bad().peerId, honest.peerId].find(p => !exclude.includes(p.toString())) ?? honest.peerId, { attempt, jobId }) },
+      awards: {
+        next: async ({ exclude, attempt }) =>
+          makeAward(
+            renter(),
+            [bad().peerId, honest.peerId].find(p => !exclude.includes(p.toString())) ?? honest.peerId,
+            { attempt, jobId }
+          )
+      },
       jobId: Buffer.from(jobId).toString('hex'),
       baseDir: join(tmp.path, 'disk'),
       idleMs: 10_000,
@@ -213,7 +229,11 @@ describe('red team: exec renter limits (issue 13)', function () {
 
   it('duplicate and file/directory clashes are still refused, with set lookups', async () => {
     const files = new OutputFiles(join(tmp.path, 'dups'), { maxFiles: 10 })
-    const chunk = (path: string): { path: string, offset: bigint, data: Uint8Array } => ({ path, offset: 0n, data: Uint8Array.of(1) })
+    const chunk = (path: string): { path: string, offset: bigint, data: Uint8Array } => ({
+      path,
+      offset: 0n,
+      data: Uint8Array.of(1)
+    })
     await files.write(chunk('a/b.txt'))
     await files.write(chunk('c'))
     for (const path of ['a/b.txt', 'a', 'c/d.txt']) {
@@ -235,8 +255,25 @@ describe('red team: exec renter limits (issue 13)', function () {
 
   it('the job file\'s limits: are validated and become the renter\'s limits', () => {
     const base = { runtime: { command: ['true'] } }
-    const spec = parseJobSpec({ ...base, limits: { maxLogMiB: 2, maxOutputFiles: 100, maxOutputDepth: 4, maxOutputMiB: 0.5 * 2, deadlineMarginSeconds: 10, maxDiskMiB: 3 } })
-    assert.deepEqual(renterLimitsFromSpec(spec.limits), { maxLogBytes: 2 * 1024 * 1024, maxFiles: 100, maxDepth: 4, maxOutputBytes: 1024 * 1024, deadlineMarginMs: 10_000, maxJobDiskBytes: 3 * 1024 * 1024 })
+    const spec = parseJobSpec({
+      ...base,
+      limits: {
+        maxLogMiB: 2,
+        maxOutputFiles: 100,
+        maxOutputDepth: 4,
+        maxOutputMiB: 0.5 * 2,
+        deadlineMarginSeconds: 10,
+        maxDiskMiB: 3
+      }
+    })
+    assert.deepEqual(renterLimitsFromSpec(spec.limits), {
+      maxLogBytes: 2 * 1024 * 1024,
+      maxFiles: 100,
+      maxDepth: 4,
+      maxOutputBytes: 1024 * 1024,
+      deadlineMarginMs: 10_000,
+      maxJobDiskBytes: 3 * 1024 * 1024
+    })
     assert.deepEqual(renterLimitsFromSpec(parseJobSpec(base).limits), {})
     // the parsed spec parses again (the CLI sends it to the node as is)
     assert.deepEqual(parseJobSpec(spec), spec)

@@ -18,7 +18,10 @@ describe('exec: slot scheduler', () => {
     assert.notEqual(a.gpu.index, b.gpu.index)
     const c = s.reserve({ key: 'c', tier: 'bronze' })
     assert.ok('refused' in c && c.refused === 'no-capacity')
-    assert.deepEqual({ ...s.capacity(), paused: [] }, { total: 2, free: 0, busy: 2, preemptible: 1, paused: [], graceMs: 10_000 })
+    assert.deepEqual(
+      { ...s.capacity(), paused: [] },
+      { total: 2, free: 0, busy: 2, preemptible: 1, paused: [], graceMs: 10_000 }
+    )
     a.release()
     a.release()
     assert.equal(s.capacity().free, 1)
@@ -114,7 +117,12 @@ describe('exec: slot scheduler', () => {
   it('the condition monitor pauses on a hot GPU and clears with hysteresis', async () => {
     const s = new SlotScheduler({ gpus: gpus(1) })
     let temp = 90
-    const m = new ConditionMonitor(s, { read: async () => [{ index: 0, temperatureC: temp, powerDrawW: 100 }], maxTemperatureC: 85, maxPowerWatts: 400, available: () => true })
+    const m = new ConditionMonitor(s, {
+      read: async () => [{ index: 0, temperatureC: temp, powerDrawW: 100 }],
+      maxTemperatureC: 85,
+      maxPowerWatts: 400,
+      available: () => true
+    })
     await m.check()
     assert.deepEqual(s.capacity().paused, ['thermal'])
     temp = 84

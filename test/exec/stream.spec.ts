@@ -41,7 +41,13 @@ describe('exec: job stream between in-process nodes', function () {
     assert.equal(result.receipt?.message.outcome, Receipt.Outcome.OK)
     // an OK receipt carries the digest received too (equal to the attestation's), and its latency
     // runs from Accepted to the attestation as the renter saw them
-    assert.equal(Buffer.compare(result.receipt?.message.receivedOutputDigest ?? new Uint8Array(), a?.outputDigest ?? new Uint8Array(1)), 0)
+    assert.equal(
+      Buffer.compare(
+        result.receipt?.message.receivedOutputDigest ?? new Uint8Array(),
+        a?.outputDigest ?? new Uint8Array(1)
+      ),
+      0
+    )
     const latency = Number(result.receipt?.message.latencyMs)
     assert.ok(result.acceptedAt != null && latency >= 0 && latency <= Date.now() - result.acceptedAt, `latency_ms ${latency}`)
     // the provider acknowledged the receipt it verified
@@ -154,7 +160,10 @@ describe('exec: job stream between in-process nodes', function () {
     assert.equal(await readFile(join(suite.dir, 'timeout', 'outputs', 'p.txt'), 'utf8'), 'partial\n')
   })
 
-  /** A job with a 40 MiB input sent to provider 2 misbehaving as `mode` (more than a yamux window: a renter that keeps sending waits on it). */
+  /**
+   * A job with a 40 MiB input sent to provider 2 misbehaving as `mode` (more than a yamux window: a
+   * renter that keeps sending waits on it).
+   */
   async function bigInputTo (mode: Misbehaviour, dir: string, idleMs?: number): Promise<AttemptResult> {
     const bad = suite.net.providers[2]
     assert.ok(bad != null)
@@ -163,7 +172,10 @@ describe('exec: job stream between in-process nodes', function () {
     const big = join(suite.dir, `big-input-${dir}.bin`)
     await writeFile(big, Buffer.alloc(40 * 1024 * 1024, 9))
     const payload: JobPayload = { ...suite.payload, inputs: [...suite.payload.inputs, { path: 'big.bin', file: big }] }
-    return await runAttempt(makeAward(renter(), bad.peerId), payload, { ...attemptOpts(dir), ...(idleMs != null ? { idleMs } : {}) })
+    return await runAttempt(makeAward(renter(), bad.peerId), payload, {
+      ...attemptOpts(dir),
+      ...(idleMs != null ? { idleMs } : {})
+    })
   }
 
   it('a provider that says Accepted before the inputs are all sent, then reads nothing: the attempt is lost at once, not stuck sending', async function () {

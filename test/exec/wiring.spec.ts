@@ -50,7 +50,11 @@ describe('exec: typed wiring', function () {
     const node = await buildNode(cfg, { provider: { profile, runner: 'process' } })
     try {
       const services = node.libp2p.services as Record<string, unknown>
-      assert.ok(services[LEDGER_SERVICE] != null && services[MARKET_PROVIDER_SERVICE] != null && services[EXEC_SERVICE] != null)
+      assert.ok(
+        services[LEDGER_SERVICE] != null &&
+          services[MARKET_PROVIDER_SERVICE] != null &&
+          services[EXEC_SERVICE] != null
+      )
       assert.equal(execOf(node).capacity().total, 1)
       // the bid engine and the ledger read the job service's own slots
       assert.equal((services[CAPACITY_SERVICE] as CapacitySource).totalSlots(), 1)

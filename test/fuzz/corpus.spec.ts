@@ -11,7 +11,11 @@ import { targetByName } from './targets/index.js'
 import { repoRoot } from './vectors.js'
 
 const CORPUS = join(repoRoot(), 'test', 'fuzz', 'corpus')
-const dirs = existsSync(CORPUS) ? readdirSync(CORPUS, { withFileTypes: true }).filter(d => d.isDirectory()).map(d => d.name) : []
+const dirs = existsSync(CORPUS)
+  ? readdirSync(CORPUS, { withFileTypes: true })
+    .filter(d => d.isDirectory())
+    .map(d => d.name)
+  : []
 
 describe('fuzz corpus: inputs that once broke something stay fixed', function () {
   this.timeout(60_000)

@@ -78,7 +78,19 @@ export function saveCorpusInput (corpusDir: string, target: string, input: Uint8
 }
 
 export async function runTarget (target: FuzzTarget, opts: RunOptions): Promise<TargetStats> {
-  const stats: TargetStats = { target: target.name, inputs: 0, accepted: 0, rejected: {}, crashes: 0, hangs: 0, failures: [], seconds: 0, inputsPerSecond: 0, maxInputMs: 0, heapGrowthMiB: 0 }
+  const stats: TargetStats = {
+    target: target.name,
+    inputs: 0,
+    accepted: 0,
+    rejected: {},
+    crashes: 0,
+    hangs: 0,
+    failures: [],
+    seconds: 0,
+    inputsPerSecond: 0,
+    maxInputMs: 0,
+    heapGrowthMiB: 0
+  }
   const before = retainedBytes()
   const started = performance.now()
   let count = 0

@@ -143,17 +143,45 @@ async function build (): Promise<Fixtures> {
   const accept = signAcceptResponse(provider.key, provider.peerId, { jobId, provider: providerId, attempt: 1, accepted: true, reason: DeclineReason.REASON_UNSPECIFIED, detail: '', createdAt: BigInt(now) })
   const declineAccept = signAcceptResponse(provider.key, provider.peerId, { jobId, provider: providerId, attempt: 1, accepted: false, reason: DeclineReason.NO_CAPACITY, detail: 'busy', createdAt: BigInt(now) })
   const decline = signDecline(provider.key, provider.peerId, { jobId, provider: providerId, reason: DeclineReason.VRAM, detail: 'needs 80 GiB', createdAt: BigInt(now) })
-  const heartbeat = Heartbeat.encode({ role: Heartbeat.Role.PROVIDER, seq: BigInt(now), sentAt: BigInt(now), expiresAt: BigInt(now + 5 * 60_000), slotsTotal: 2, slotsBusy: 1 })
+  const heartbeat = Heartbeat.encode({
+    role: Heartbeat.Role.PROVIDER,
+    seq: BigInt(now),
+    sentAt: BigInt(now),
+    expiresAt: BigInt(now + 5 * 60_000),
+    slotsTotal: 2,
+    slotsBusy: 1
+  })
   const capability = sealCapabilityRecord(provider.key, provider.peerId, capabilityRecord(provider, now, 7n))
   const testJob = signTestJob({ provider, renter, at: now - 1_000, durationMs: 60_000 })
   const failedJob = signTestJob({ provider, renter, at: now - 500, outcome: 'bad-output' })
 
   // two chained feeds, one of each body kind, and a fraud proof against an equivocating author
-  const summary = HeartbeatSummary.encode({ periodStart: BigInt(now - 3_600_000), periodEnd: BigInt(now - 60_000), heartbeatsSent: 300, intervalMs: 10_000, availableMs: 3_000_000n, upMs: 2_900_000n, slotsTotal: 2, busyPpm: 500_000 })
+  const summary = HeartbeatSummary.encode({
+    periodStart: BigInt(now - 3_600_000),
+    periodEnd: BigInt(now - 60_000),
+    heartbeatsSent: 300,
+    intervalMs: 10_000,
+    availableMs: 3_000_000n,
+    upMs: 2_900_000n,
+    slotsTotal: 2,
+    busyPpm: 500_000
+  })
   const providerFeed: LedgerRecord[] = []
-  const append = (feed: LedgerRecord[], who: Signer, kind: LedgerEntry.BodyKind, body: Uint8Array, time: number): LedgerRecord => {
+  const append = (
+    feed: LedgerRecord[],
+    who: Signer,
+    kind: LedgerEntry.BodyKind,
+    body: Uint8Array,
+    time: number
+  ): LedgerRecord => {
     const head = feed[feed.length - 1]
-    const record = sealEntry(who.key, who.peerId, { seq: feed.length + 1, prevHash: head?.hash ?? new Uint8Array(0), time, kind, body })
+    const record = sealEntry(who.key, who.peerId, {
+      seq: feed.length + 1,
+      prevHash: head?.hash ?? new Uint8Array(0),
+      time,
+      kind,
+      body
+    })
     feed.push(record)
     return record
   }
@@ -163,8 +191,20 @@ async function build (): Promise<Fixtures> {
   const renterFeed: LedgerRecord[] = []
   append(renterFeed, renter, LedgerEntry.BodyKind.RECEIPT, testJob.receipt, now - 850)
   append(renterFeed, renter, LedgerEntry.BodyKind.RECEIPT, failedJob.receipt, now - 300)
-  const fork1 = sealEntry(other.key, other.peerId, { seq: 1, prevHash: new Uint8Array(0), time: now - 700, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summary })
-  const fork2 = sealEntry(other.key, other.peerId, { seq: 1, prevHash: new Uint8Array(0), time: now - 650, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: HeartbeatSummary.encode({ ...HeartbeatSummary.decode(summary), upMs: 1n }) })
+  const fork1 = sealEntry(other.key, other.peerId, {
+    seq: 1,
+    prevHash: new Uint8Array(0),
+    time: now - 700,
+    kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
+    body: summary
+  })
+  const fork2 = sealEntry(other.key, other.peerId, {
+    seq: 1,
+    prevHash: new Uint8Array(0),
+    time: now - 650,
+    kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
+    body: HeartbeatSummary.encode({ ...HeartbeatSummary.decode(summary), upMs: 1n })
+  })
   const proof = buildEquivocationProof({ privateKey: renter.key, peerId: renter.peerId }, fork1, fork2, now - 200)
   append(renterFeed, renter, LedgerEntry.BodyKind.FRAUD_PROOF, proof, now - 200)
 
@@ -183,13 +223,38 @@ async function build (): Promise<Fixtures> {
     { error: { code: JobFrame.Error.Code.IDLE_TIMEOUT, message: 'no frame' } }
   ]
   const syncRequests: SyncRequest[] = [
-    { heads: { ownAuthor: providerId, ownSeq: 3n, ownHash: providerFeed[2].hash, afterAuthor: new Uint8Array(0), limit: 0 } },
-    { heads: { ownAuthor: new Uint8Array(0), ownSeq: 0n, ownHash: new Uint8Array(0), afterAuthor: renterId, limit: 10 } },
+    {
+      heads: {
+        ownAuthor: providerId,
+        ownSeq: 3n,
+        ownHash: providerFeed[2].hash,
+        afterAuthor: new Uint8Array(0),
+        limit: 0
+      }
+    },
+    {
+      heads: {
+        ownAuthor: new Uint8Array(0),
+        ownSeq: 0n,
+        ownHash: new Uint8Array(0),
+        afterAuthor: renterId,
+        limit: 10
+      }
+    },
     { range: { author: providerId, fromSeq: 1n, limit: 256 } },
     { range: { author: renterId, fromSeq: 2n, limit: 1 } }
   ]
   const syncResponses: SyncResponse[] = [
-    { heads: { heads: [providerFeed, renterFeed].map(f => ({ author: f[0].author, seq: BigInt(f.length), hash: f[f.length - 1].hash })), more: false } },
+    {
+      heads: {
+        heads: [providerFeed, renterFeed].map(f => ({
+          author: f[0].author,
+          seq: BigInt(f.length),
+          hash: f[f.length - 1].hash
+        })),
+        more: false
+      }
+    },
     { heads: { heads: [{ author: renterId, seq: 3n, hash: renterFeed[2].hash }], more: true } },
     { entries: { entries: providerFeed.map(r => r.envelope), more: false } },
     { entries: { entries: renterFeed.slice(0, 2).map(r => r.envelope), more: true } }
@@ -205,7 +270,10 @@ async function build (): Promise<Fixtures> {
     Award: [payloadOf(award)],
     AcceptRequest: [AcceptRequest.encode({ award: award.envelope })],
     AcceptResponse: [payloadOf(accept), payloadOf(declineAccept)],
-    ExplainRequest: [ExplainRequest.encode({ jobId, jobRequest: job.envelope }), ExplainRequest.encode({ jobId, jobRequest: new Uint8Array(0) })],
+    ExplainRequest: [
+      ExplainRequest.encode({ jobId, jobRequest: job.envelope }),
+      ExplainRequest.encode({ jobId, jobRequest: new Uint8Array(0) })
+    ],
     Decline: [payloadOf(decline)],
     JobFrame: frames.map(f => JobFrame.encode(f)),
     Attestation: [payloadsOfEnvelope(testJob.attestation), payloadsOfEnvelope(failedJob.attestation)],
@@ -231,7 +299,17 @@ async function build (): Promise<Fixtures> {
     [DOMAIN.fraudProof]: [proof]
   }
   for (const seed of vectors.SignedEnvelope ?? []) (envelopes.vector ??= []).push(seed)
-  return { now, renter, provider, other, payloads, envelopes, feeds: { provider: providerFeed, renter: renterFeed }, capabilityValue: capability.envelope, job: testJob }
+  return {
+    now,
+    renter,
+    provider,
+    other,
+    payloads,
+    envelopes,
+    feeds: { provider: providerFeed, renter: renterFeed },
+    capabilityValue: capability.envelope,
+    job: testJob
+  }
 }
 
 /** The payload field of an encoded envelope (the fixtures' own, so it decodes). */

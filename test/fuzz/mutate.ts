@@ -77,7 +77,13 @@ export function parseFields (buf: Uint8Array): WireField[] | undefined {
       return undefined
     }
     if (pos > buf.length) return undefined
-    fields.push({ start, valueStart: wireType === 0 ? tag.next : pos - (wireType === 1 ? 8 : 4), end: pos, field, wireType })
+    fields.push({
+      start,
+      valueStart: wireType === 0 ? tag.next : pos - (wireType === 1 ? 8 : 4),
+      end: pos,
+      field,
+      wireType
+    })
   }
   return fields
 }
@@ -90,11 +96,34 @@ const cat = (...parts: Uint8Array[]): Uint8Array => {
 }
 
 const tagOf = (field: number, wireType: number): Uint8Array => encodeVarint(BigInt(field) * 8n + BigInt(wireType))
-const lengthDelimited = (field: number, content: Uint8Array): Uint8Array => cat(tagOf(field, 2), encodeVarint(BigInt(content.length)), content)
+const lengthDelimited = (field: number, content: Uint8Array): Uint8Array =>
+  cat(tagOf(field, 2), encodeVarint(BigInt(content.length)), content)
 
 /** Varint values that sit on boundaries decoders get wrong. */
-const INTERESTING: bigint[] = [0n, 1n, 2n, 127n, 128n, 255n, 256n, 16_383n, 16_384n, 65_535n, 1_048_576n, 2n ** 31n - 1n, 2n ** 31n, 2n ** 32n - 1n, 2n ** 32n,
-  2n ** 53n - 1n, 2n ** 53n, 2n ** 63n - 1n, 2n ** 63n, 2n ** 64n - 1n, 1_700_000_000_000n, 4_000_000_000_000n]
+const INTERESTING: bigint[] = [
+  0n,
+  1n,
+  2n,
+  127n,
+  128n,
+  255n,
+  256n,
+  16_383n,
+  16_384n,
+  65_535n,
+  1_048_576n,
+  2n ** 31n - 1n,
+  2n ** 31n,
+  2n ** 32n - 1n,
+  2n ** 32n,
+  2n ** 53n - 1n,
+  2n ** 53n,
+  2n ** 63n - 1n,
+  2n ** 63n,
+  2n ** 64n - 1n,
+  1_700_000_000_000n,
+  4_000_000_000_000n
+]
 
 /** One mutation as fast-check generates it: a kind and a few numbers it reads modulo what fits. */
 export interface Mutation { kind: number, a: number, b: number, c: number, bytes: Uint8Array }
@@ -133,23 +162,37 @@ export function applyMutation (input: Uint8Array, m: Mutation, seeds: readonly U
     case 5: { // a varint field gets an interesting value (or an overlong encoding)
       if (field == null) return applyMutation(input, { ...m, kind: 0 }, seeds, depth)
       const value = pick(INTERESTING, m.c)
-      const encoded = m.c % 7 === 0 ? cat(Uint8Array.from(encodeVarint(value).map(b => b | 0x80)), Uint8Array.of(0x00)) : encodeVarint(value)
+      const encoded =
+        m.c % 7 === 0
+          ? cat(Uint8Array.from(encodeVarint(value).map(b => b | 0x80)), Uint8Array.of(0x00))
+          : encodeVarint(value)
       if (field.wireType === 0) return cat(input.subarray(0, field.valueStart), encoded, input.subarray(field.end))
       return cat(input.subarray(0, field.start), tagOf(field.field, 0), encoded, input.subarray(field.end))
     }
     case 6: { // a length prefix lies
       if (field?.lengthStart == null) return applyMutation(input, { ...m, kind: 2 }, seeds, depth)
       const actual = BigInt(field.end - field.valueStart)
-      const lie = pick([0n, actual - 1n, actual + 1n, actual + 1000n, 2n ** 31n, 2n ** 32n + actual, 2n ** 64n - 1n, BigInt(m.c)], m.c)
-      return cat(input.subarray(0, field.lengthStart), encodeVarint(lie < 0n ? 0n : lie), input.subarray(field.valueStart))
+      const lie = pick(
+        [0n, actual - 1n, actual + 1n, actual + 1000n, 2n ** 31n, 2n ** 32n + actual, 2n ** 64n - 1n, BigInt(m.c)],
+        m.c
+      )
+      return cat(
+        input.subarray(0, field.lengthStart),
+        encodeVarint(lie < 0n ? 0n : lie),
+        input.subarray(field.valueStart)
+      )
     }
     case 7: { // another field number (or a wire type that does not match)
       if (field == null) return applyMutation(input, { ...m, kind: 1 }, seeds, depth)
       const tag = readVarint(input, field.start)
       if (tag == null) return input
-      const newTag = m.c % 2 === 0
-        ? encodeVarint(BigInt(pick([0, 1, 2, 3, 9, 15, 16, 19, 20, 100, 536_870_911, m.b % 32], m.b)) * 8n + BigInt(field.wireType))
-        : encodeVarint(BigInt(field.field) * 8n + BigInt(m.b % 8))
+      const newTag =
+        m.c % 2 === 0
+          ? encodeVarint(
+            BigInt(pick([0, 1, 2, 3, 9, 15, 16, 19, 20, 100, 536_870_911, m.b % 32], m.b)) * 8n +
+                BigInt(field.wireType)
+          )
+          : encodeVarint(BigInt(field.field) * 8n + BigInt(m.b % 8))
       return cat(input.subarray(0, field.start), newTag, input.subarray(tag.next))
     }
     case 8: { // a field twice (or many times: repeated-field limits)
@@ -165,11 +208,19 @@ export function applyMutation (input: Uint8Array, m: Mutation, seeds: readonly U
       if (fields == null || fields.length < 2) return applyMutation(input, { ...m, kind: 3 }, seeds, depth)
       const [x, y] = [pick(fields, m.b), pick(fields, m.c)].sort((p, q) => p.start - q.start)
       if (x === y) return input
-      return cat(input.subarray(0, x.start), input.subarray(y.start, y.end), input.subarray(x.end, y.start), input.subarray(x.start, x.end), input.subarray(y.end))
+      return cat(
+        input.subarray(0, x.start),
+        input.subarray(y.start, y.end),
+        input.subarray(x.end, y.start),
+        input.subarray(x.start, x.end),
+        input.subarray(y.end)
+      )
     }
     case 11: { // nest: another seed (or this message) inside a length-delimited field
       const inner = m.c % 2 === 0 ? input : pick(seeds, m.c)
-      if (field?.lengthStart != null) return cat(input.subarray(0, field.start), lengthDelimited(field.field, inner), input.subarray(field.end))
+      if (field?.lengthStart != null) {
+        return cat(input.subarray(0, field.start), lengthDelimited(field.field, inner), input.subarray(field.end))
+      }
       return cat(input, lengthDelimited(1 + (m.b % 20), inner))
     }
     case 12: { // splice: a prefix of this one, a suffix of another seed
@@ -182,19 +233,35 @@ export function applyMutation (input: Uint8Array, m: Mutation, seeds: readonly U
     }
     case 14: { // mutate inside a sub-message, keeping the length prefix right
       if (field?.lengthStart == null || depth > 3) return applyMutation(input, { ...m, kind: 0 }, seeds, depth)
-      const inner = applyMutation(input.subarray(field.valueStart, field.end), { ...m, kind: m.c, a: m.b, b: m.a }, seeds, depth + 1)
+      const inner = applyMutation(
+        input.subarray(field.valueStart, field.end),
+        { ...m, kind: m.c, a: m.b, b: m.a },
+        seeds,
+        depth + 1
+      )
       return cat(input.subarray(0, field.start), lengthDelimited(field.field, inner), input.subarray(field.end))
     }
     case 15: { // deep nesting: start-groups or length-delimited fields inside each other
       // start-groups of an unknown field make protons' skipType recurse: deep enough to overflow the stack
       const levels = 1 + (m.c % 40_000)
-      if (m.b % 2 === 0) return cat(input.subarray(0, pos), new Uint8Array(levels).fill(m.c % 3 === 0 ? 0x0b : 0x7b), input.subarray(pos))
+      if (m.b % 2 === 0) {
+        return cat(
+          input.subarray(0, pos),
+          new Uint8Array(levels).fill(m.c % 3 === 0 ? 0x0b : 0x7b),
+          input.subarray(pos)
+        )
+      }
       let inner = m.bytes
       for (let i = 0; i < Math.min(levels, 200); i++) inner = lengthDelimited(1 + (m.a % 15), inner)
       return cat(input, inner)
     }
     case 16: // a fixed64 / fixed32 field where none belongs
-      return cat(input.subarray(0, pos), tagOf(1 + (m.b % 20), m.c % 2 === 0 ? 1 : 5), new Uint8Array(m.c % 2 === 0 ? 8 : 4).fill(0xff), input.subarray(pos))
+      return cat(
+        input.subarray(0, pos),
+        tagOf(1 + (m.b % 20), m.c % 2 === 0 ? 1 : 5),
+        new Uint8Array(m.c % 2 === 0 ? 8 : 4).fill(0xff),
+        input.subarray(pos)
+      )
     default: // a length-delimited field of unknown number with random content
       return cat(input.subarray(0, pos), lengthDelimited(1 + (m.b % 40), m.bytes), input.subarray(pos))
   }
@@ -253,13 +320,31 @@ export function textInput (seeds: readonly string[], maxChars: number): fc.Arbit
       const lines = text.split('\n')
       const at = text.length === 0 ? 0 : e.a % (text.length + 1)
       switch (e.kind) {
-        case 0: text = text.slice(0, at) + pick(YAML_TOKENS, e.b) + text.slice(at); break
-        case 1: text = text.slice(0, at) + text.slice(at + 1 + (e.b % 20)); break
-        case 2: lines.splice(e.a % (lines.length + 1), 0, lines[e.b % lines.length]); text = lines.join('\n'); break
-        case 3: lines.splice(e.a % lines.length, 1); text = lines.join('\n'); break
-        case 4: text = text.slice(0, at) + e.text + text.slice(at); break
-        case 5: { const other = pick(seeds, e.b); text = text.slice(0, at) + other.slice(e.b % (other.length + 1)); break }
-        default: lines[e.a % lines.length] = lines[e.a % lines.length].replace(/: .*$/, ': ' + pick(YAML_TOKENS, e.b)); text = lines.join('\n')
+        case 0:
+          text = text.slice(0, at) + pick(YAML_TOKENS, e.b) + text.slice(at)
+          break
+        case 1:
+          text = text.slice(0, at) + text.slice(at + 1 + (e.b % 20))
+          break
+        case 2:
+          lines.splice(e.a % (lines.length + 1), 0, lines[e.b % lines.length])
+          text = lines.join('\n')
+          break
+        case 3:
+          lines.splice(e.a % lines.length, 1)
+          text = lines.join('\n')
+          break
+        case 4:
+          text = text.slice(0, at) + e.text + text.slice(at)
+          break
+        case 5: {
+          const other = pick(seeds, e.b)
+          text = text.slice(0, at) + other.slice(e.b % (other.length + 1))
+          break
+        }
+        default:
+          lines[e.a % lines.length] = lines[e.a % lines.length].replace(/: .*$/, ': ' + pick(YAML_TOKENS, e.b))
+          text = lines.join('\n')
       }
       if (text.length > maxChars) text = text.slice(0, maxChars)
     }

@@ -29,13 +29,33 @@ const MIN_RUNS = Math.min(1_000, Math.ceil(TOTAL / 100))
 
 /** Runs `runs` inputs of one target in workers, restarting after a hang the watchdog caught. */
 async function fuzzTarget (name: string, runs: number, seed: number): Promise<TargetStats> {
-  const total: TargetStats = { target: name, inputs: 0, accepted: 0, rejected: {}, crashes: 0, hangs: 0, failures: [], seconds: 0, inputsPerSecond: 0, maxInputMs: 0, heapGrowthMiB: 0 }
+  const total: TargetStats = {
+    target: name,
+    inputs: 0,
+    accepted: 0,
+    rejected: {},
+    crashes: 0,
+    hangs: 0,
+    failures: [],
+    seconds: 0,
+    inputsPerSecond: 0,
+    maxInputMs: 0,
+    heapGrowthMiB: 0
+  }
   let remaining = runs
   let attempt = 0
   while (remaining > 0) {
     const progress = new SharedArrayBuffer(8)
     const current = new SharedArrayBuffer(1024 * 1024)
-    const job: WorkerJob = { target: name, runs: remaining, seed: seed + 1000 * attempt++, hangMs: HANG_MS, corpusDir: CORPUS, progress, current }
+    const job: WorkerJob = {
+      target: name,
+      runs: remaining,
+      seed: seed + 1000 * attempt++,
+      hangMs: HANG_MS,
+      corpusDir: CORPUS,
+      progress,
+      current
+    }
     const started = performance.now()
     const result = await new Promise<{ stats?: TargetStats, stuck?: number, error?: string }>((resolve) => {
       const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: job })
@@ -90,7 +110,8 @@ const pad = (s: string | number, n: number): string => String(s).padStart(n)
 
 async function main (): Promise<void> {
   const targets = TARGETS.filter(t => FILTER.test(t.name))
-  // weights come with the built target; building each here would cost a store per target, so read them from a table of defaults
+  // weights come with the built target; building each here would cost a store per target, so read
+  // them from a table of defaults
   const weights = await Promise.all(targets.map(async t => {
     const built = await t.build()
     const w = built.weight

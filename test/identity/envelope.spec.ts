@@ -207,7 +207,10 @@ describe('identity: signed envelopes', () => {
       const byBob = sealEnvelope(bob.key, bob.peerId, DOMAIN, payload)
       assert.ok(openEnvelope(byBob, { domain: DOMAIN }).signer.equals(bob.peerId))
       const err = expectEnvelopeError(() => openEnvelope(byBob, { domain: DOMAIN, signer: alice.peerId }), 'wrong-signer')
-      assert.ok(err.message.includes(bob.peerId.toString()) && err.message.includes(alice.peerId.toString()), err.message)
+      assert.ok(
+        err.message.includes(bob.peerId.toString()) && err.message.includes(alice.peerId.toString()),
+        err.message
+      )
     })
 
     it('truncated, extended or missing signature → bad-signature', () => {
@@ -276,7 +279,12 @@ describe('identity: signed envelopes', () => {
       forgedSig.set(identity, 0)
       const forgedPayload = text('I owe you nothing')
       assert.ok(zip215Verify(identity, signingInput(DOMAIN, forgedPayload), forgedSig), 'a lenient verifier accepts this forgery')
-      const forged = SignedEnvelope.encode({ domain: DOMAIN, signer: weakPeer.toMultihash().bytes, payload: forgedPayload, signature: forgedSig })
+      const forged = SignedEnvelope.encode({
+        domain: DOMAIN,
+        signer: weakPeer.toMultihash().bytes,
+        payload: forgedPayload,
+        signature: forgedSig
+      })
       expectEnvelopeError(() => openEnvelope(forged, { domain: DOMAIN }), 'bad-signature')
     })
   })

@@ -5,9 +5,10 @@ import * as ed from '@noble/ed25519'
 import { sodiumVerify } from '../../src/identity/native-verify.js'
 import { canonicalPointEncoding, SMALL_ORDER_ENCODINGS, signBytes, strictPrechecks, verifyNobleSync, verifyInPool, verifyNativeSync, verifyManyInPool } from '../../src/identity/signature.js'
 
-// The fast verifiers (libsodium or OpenSSL, inline or in the pool's workers, + prechecks + noble as arbiter) must accept
-// exactly what verifyNobleSync (noble, strict RFC 8032) accepts: the same edge vectors as
-// test/identity/envelope.spec.ts, plus a mixed-order key where OpenSSL and noble disagree.
+// The fast verifiers (libsodium or OpenSSL, inline or in the pool's workers, + prechecks + noble as
+// arbiter) must accept exactly what verifyNobleSync (noble, strict RFC 8032) accepts: the same edge
+// vectors as test/identity/envelope.spec.ts, plus a mixed-order key where OpenSSL and noble
+// disagree.
 
 const L = 2n ** 252n + 27742317777372353535851937790883648493n
 const P = 2n ** 255n - 19n
@@ -46,7 +47,13 @@ function torsionPoints (): ed.Point[] {
   return points
 }
 
-async function agree (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array, expected: boolean, what: string): Promise<void> {
+async function agree (
+  publicKey: Uint8Array,
+  message: Uint8Array,
+  signature: Uint8Array,
+  expected: boolean,
+  what: string
+): Promise<void> {
   assert.equal(verifyNobleSync(publicKey, message, signature), expected, `verifyNobleSync: ${what}`)
   assert.equal(await verifyInPool(publicKey, message, signature), expected, `verifyInPool: ${what}`)
   assert.equal(verifyNativeSync(publicKey, message, signature), expected, `verifyNativeSync: ${what}`)

@@ -86,18 +86,38 @@ describe('identity: the verifier pool', function () {
     const items: SignedBytes[] = Array.from({ length: 60 }, (_, i) => {
       const prefix = new Uint8Array(randomBytes(1 + (i % 20)))
       const message = new Uint8Array(randomBytes(i % 90))
-      const signature = signBytes(key.raw, signedMessage({ publicKey: key.publicKey.raw, prefix, message, signature: new Uint8Array(0) }))
+      const signature = signBytes(
+        key.raw,
+        signedMessage({ publicKey: key.publicKey.raw, prefix, message, signature: new Uint8Array(0) })
+      )
       // every fifth signs the message alone: it must not verify as prefix ‖ message
-      return { publicKey: key.publicKey.raw, prefix, message, signature: i % 5 === 0 ? signBytes(key.raw, message) : signature }
+      return {
+        publicKey: key.publicKey.raw,
+        prefix,
+        message,
+        signature: i % 5 === 0 ? signBytes(key.raw, message) : signature
+      }
     })
     const whole = items.map(i => Buffer.concat([i.prefix as Uint8Array, i.message]))
     assert.deepEqual(unpackBatch(new Uint8Array(packBatch(items))).map(i => Buffer.from(i.message).toString('hex')), whole.map(w => w.toString('hex')))
     const expected = items.map((item, i) => verifyNobleSync(item.publicKey, whole[i], item.signature))
     assert.equal(expected.filter(v => !v).length, 12)
-    const p = pool({ threads: 1, chunk: 16, verifyInline: (item) => verifyNativeSync(item.publicKey, signedMessage(item), item.signature) })
+    const p = pool({
+      threads: 1,
+      chunk: 16,
+      verifyInline: item => verifyNativeSync(item.publicKey, signedMessage(item), item.signature)
+    })
     assert.deepEqual(await Promise.all(items.map(async item => await p.verify(item))), expected)
     assert.equal(p.running, 1)
-    assert.deepEqual(await Promise.all(items.map(async item => await verifyPrefixedInPool(item.publicKey, item.prefix as Uint8Array, item.message, item.signature))), expected)
+    assert.deepEqual(
+      await Promise.all(
+        items.map(
+          async item =>
+            await verifyPrefixedInPool(item.publicKey, item.prefix as Uint8Array, item.message, item.signature)
+        )
+      ),
+      expected
+    )
   })
 
   it('a batch goes to a worker, in chunks, and every verdict matches the strict rule in order', async () => {
@@ -151,7 +171,10 @@ describe('identity: the verifier pool', function () {
   it('a handful is verified inline: no worker is started for it', async () => {
     const p = pool({ threads: 1, minBatch: 16 })
     const items = await signedItems(5, 2)
-    assert.deepEqual(await Promise.all(items.map(async i => await p.verify(i))), items.map(i => verifyNobleSync(i.publicKey, i.message, i.signature)))
+    assert.deepEqual(
+      await Promise.all(items.map(async i => await p.verify(i))),
+      items.map(i => verifyNobleSync(i.publicKey, i.message, i.signature))
+    )
     assert.equal(p.running, 0)
   })
 
@@ -168,7 +191,10 @@ describe('identity: the verifier pool', function () {
     assert.ok(inlined > 0, 'chunks were unanswered when the worker stopped: their verdicts came inline')
     const again = await signedItems(40, 4)
     inlined = 0
-    assert.deepEqual(await Promise.all(again.map(async i => await p.verify(i))), again.map(i => verifyNobleSync(i.publicKey, i.message, i.signature)))
+    assert.deepEqual(
+      await Promise.all(again.map(async i => await p.verify(i))),
+      again.map(i => verifyNobleSync(i.publicKey, i.message, i.signature))
+    )
     assert.equal(p.running, 1)
     assert.equal(inlined, 0, 'the next batch went to the new worker')
   })

@@ -10,7 +10,12 @@ import { startInProcessNetwork, tempDir, waitFor, type InProcessNetwork } from '
 const BASE = process.env.IDLEGRID_TEST_BASE_IMAGE ?? 'idlegrid-base:bookworm'
 const IMAGE = 'idlegrid-test:ci'
 
-async function sh (cmd: string, args: string[], timeoutMs = 300_000, env?: NodeJS.ProcessEnv): Promise<{ code: number, stdout: string, stderr: string }> {
+async function sh (
+  cmd: string,
+  args: string[],
+  timeoutMs = 300_000,
+  env?: NodeJS.ProcessEnv
+): Promise<{ code: number, stdout: string, stderr: string }> {
   return await new Promise(resolve => {
     execFile(cmd, args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, env }, (err, stdout, stderr) => {
       resolve({ code: err == null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr })
@@ -18,7 +23,10 @@ async function sh (cmd: string, args: string[], timeoutMs = 300_000, env?: NodeJ
   })
 }
 
-/** A port the kernel just gave out on every interface (compose publishes there; a race with another listener is unlikely). */
+/**
+ * A port the kernel just gave out on every interface (compose publishes there; a race with another
+ * listener is unlikely).
+ */
 async function freePort (): Promise<number> {
   return await new Promise((resolve, reject) => {
     const server = createServer()
@@ -73,7 +81,11 @@ describe('install: the Docker image', function () {
     const user = await sh('docker', ['run', '--rm', '--entrypoint', '/usr/bin/id', IMAGE, '-u'], 60_000)
     assert.equal(user.stdout.trim(), '10001', 'the node runs as a non-root user')
 
-    net = await startInProcessNetwork({ providers: 0, renters: 1, extensions: (_role, _i, config) => roleExtensions(config) })
+    net = await startInProcessNetwork({
+      providers: 0,
+      renters: 1,
+      extensions: (_role, _i, config) => roleExtensions(config)
+    })
     const seed = net.bootstrap.libp2p.getMultiaddrs()[0].toString()
     const run = await sh('docker', ['run', '-d', '--network', 'host', IMAGE, 'provider', '--simulate-gpu', 'H100:80', '--region', 'eu-west',
       '--price-floor', '1.5', '--runner', 'process', '--bootstrap', seed, '--listen', '/ip4/127.0.0.1/tcp/0', '--private-addresses', 'true',
@@ -134,7 +146,8 @@ describe('install: the Docker image', function () {
     assert.equal(read.code, 0, read.stderr)
     const token = read.stdout.trim()
     assert.match(token, /^[0-9a-f]{64}$/)
-    // the renter's dashboard, published on the host's 127.0.0.1, lists the provider's capability record as the renter found it in the DHT
+    // the renter's dashboard, published on the host's 127.0.0.1, lists the provider's capability
+    // record as the renter found it in the DHT
     const found = await waitFor(async () => {
       const res = await fetch(`http://127.0.0.1:${env.IDLEGRID_DASHBOARD_PORT}/api/market`, { headers: { authorization: `Bearer ${token}` } }).catch(() => undefined)
       if (res?.status !== 200) return undefined

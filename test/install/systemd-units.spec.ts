@@ -19,7 +19,11 @@ import { tempDir } from '../utils/index.js'
 import type { CommandDefinition } from '../../src/cli/command.js'
 
 const UNITS = fileURLToPath(new URL('../../../bootstrap/', import.meta.url))
-const ROLES: Record<Role, CommandDefinition> = { bootstrap: bootstrapCommand, provider: providerCommand, renter: renterCommand }
+const ROLES: Record<Role, CommandDefinition> = {
+  bootstrap: bootstrapCommand,
+  provider: providerCommand,
+  renter: renterCommand
+}
 const SEED = '/dns4/seed.example.org/tcp/4001/p2p/12D3KooWDK5GBtaYkcCZhQb6n17o983ZrtWRLjoP7zGhp5RjMfUv'
 
 interface Unit { header: string[], entries: Map<string, string[]> }
@@ -49,7 +53,10 @@ const one = (unit: Unit, key: string): string => {
 }
 
 /** `--flag VALUE` in a command line's words. */
-const flag = (words: string[], name: string): string | undefined => { const i = words.indexOf(name); return i < 0 ? undefined : words[i + 1] }
+const flag = (words: string[], name: string): string | undefined => {
+  const i = words.indexOf(name)
+  return i < 0 ? undefined : words[i + 1]
+}
 
 /** Whether the tool runs here at all (a missing binary is a skip, any other failure is the test's). */
 async function haveSystemdAnalyze (): Promise<boolean> {
@@ -110,7 +117,8 @@ describe('install: the systemd units', function () {
       assert.equal(flag(doctor.split(/\s+/), '--config'), config, 'doctor checks the file ExecStart runs')
       assert.match(unit.header.join('\n'), new RegExp(`useradd --system --home ${stateDir} idlegrid`))
 
-      // run that init (into a temp dir standing for /var/lib/idlegrid; simulated GPUs on this box) and load what it wrote as ExecStart would
+      // run that init (into a temp dir standing for /var/lib/idlegrid; simulated GPUs on this box)
+      // and load what it wrote as ExecStart would
       const dir = await tempDir('idlegrid-unit-')
       try {
         const here = (p: string): string => p.replace(stateDir, `${dir.path}/state`)

@@ -20,7 +20,12 @@ export async function ip (...args: string[]): Promise<void> {
 }
 
 /** Runs a command inside namespace `ns`; resolves with its stdout. */
-export async function inNamespace (ns: string, cmd: string, args: string[], opts: { input?: string } = {}): Promise<string> {
+export async function inNamespace (
+  ns: string,
+  cmd: string,
+  args: string[],
+  opts: { input?: string } = {}
+): Promise<string> {
   if (opts.input == null) return (await run('ip', ['netns', 'exec', ns, cmd, ...args], { timeout: 10_000 })).stdout
   return execFileSync('ip', ['netns', 'exec', ns, cmd, ...args], { input: opts.input, timeout: 10_000, encoding: 'utf8' })
 }
@@ -106,7 +111,14 @@ export async function addBridge (ns: string, bridge: string): Promise<void> {
  * Links namespace `ns` to `bridge` in namespace `switchNs` by a veth pair: `ifname` inside `ns`
  * with `address` (CIDR), `port` on the bridge side.
  */
-export async function plug (opts: { ns: string, ifname: string, address: string, switchNs: string, bridge: string, port: string }): Promise<void> {
+export async function plug (opts: {
+  ns: string
+  ifname: string
+  address: string
+  switchNs: string
+  bridge: string
+  port: string
+}): Promise<void> {
   // made in the switch namespace, then one end moved: no link ever exists on the host
   await ip('-n', opts.switchNs, 'link', 'add', opts.port, 'type', 'veth', 'peer', 'name', opts.ifname, 'netns', opts.ns)
   await ip('-n', opts.switchNs, 'link', 'set', opts.port, 'master', opts.bridge)

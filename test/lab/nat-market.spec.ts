@@ -32,7 +32,13 @@ describe('NAT lab: jobs between homes behind NAT, through a relay with limits (i
     const confirmed = async (p: NodeProcess): Promise<void> => {
       await waitFor(async () => { const s = await statusOf(p); return s.reachability.how === 'direct' && s.reachability.via === 'autonat' ? s : undefined }, { timeoutMs: 40_000, intervalMs: 1_000, what: 'the provider\'s public address dialed back' })
     }
-    const { got, provider, paths } = await trade(net, l => l.publicHosts[1], l => l.homes[2].hosts[0], confirmed, { announce: false })
+    const { got, provider, paths } = await trade(
+      net,
+      l => l.publicHosts[1],
+      l => l.homes[2].hosts[0],
+      confirmed,
+      { announce: false }
+    )
     assert.equal(got.summary.status, 'ok', `${said(got)} paths ${JSON.stringify(paths)}`)
     assert.equal(got.summary.provider, provider.peerId)
     assert.equal(paths.renter.asked.failed, 0, JSON.stringify(paths))

@@ -88,7 +88,11 @@ export function useNatNetwork (relayConfig: string, opts: { relays?: number } = 
   }
 }
 
-export interface DirectPathCounts { asked: { direct: number, failed: number }, served: { direct: number, failed: number, refused: number }, lastFailure?: string }
+export interface DirectPathCounts {
+  asked: { direct: number, failed: number }
+  served: { direct: number, failed: number, refused: number }
+  lastFailure?: string
+}
 
 export interface LabStatus {
   directPath: DirectPathCounts
@@ -115,7 +119,12 @@ export async function statusOf (node: NodeProcess): Promise<LabStatus> {
  * renter → relay → provider). A node process that just printed its addresses is still joining:
  * on a loaded machine, seconds more.
  */
-export async function readyToTrade (provider: NodeProcess, renter: NodeProcess, relays: NodeProcess[], timeoutMs = 60_000): Promise<void> {
+export async function readyToTrade (
+  provider: NodeProcess,
+  renter: NodeProcess,
+  relays: NodeProcess[],
+  timeoutMs = 60_000
+): Promise<void> {
   const reachable = (s: LabStatus): boolean => s.reachability.how === 'direct' || s.reachability.how === 'relayed'
   await waitFor(async () => {
     const [p, r, ...rs] = await Promise.all([provider, renter, ...relays].map(statusOf))
@@ -125,14 +134,28 @@ export async function readyToTrade (provider: NodeProcess, renter: NodeProcess, 
   }, { timeoutMs, intervalMs: 1_000, what: `the ${provider.role} and the ${renter.role} joined the market through ${relays.length} relay(s)` })
 }
 
-export async function trade (net: NatNetwork, provider: (l: NatLab) => LabHost, renter: (l: NatLab) => LabHost, ready?: (provider: NodeProcess) => Promise<void>, providerOpts?: { announce?: boolean }): Promise<{ got: Submitted, provider: NodeProcess, paths: { renter: DirectPathCounts, provider: DirectPathCounts } }> {
+export async function trade (
+  net: NatNetwork,
+  provider: (l: NatLab) => LabHost,
+  renter: (l: NatLab) => LabHost,
+  ready?: (provider: NodeProcess) => Promise<void>,
+  providerOpts?: { announce?: boolean }
+): Promise<{
+  got: Submitted
+  provider: NodeProcess
+  paths: { renter: DirectPathCounts, provider: DirectPathCounts }
+}> {
   const p = await net.start('provider', provider, providerOpts)
   const r = await net.start('renter', renter)
   try {
     await ready?.(p)
     await readyToTrade(p, r, net.relays())
     const got = await submitJob(r.dataDir, net.dir(), 'job.yaml', ['--max-attempts', '1'])
-    return { got, provider: p, paths: { renter: (await statusOf(r)).directPath, provider: (await statusOf(p)).directPath } }
+    return {
+      got,
+      provider: p,
+      paths: { renter: (await statusOf(r)).directPath, provider: (await statusOf(p)).directPath }
+    }
   } finally {
     await Promise.all([p.stop('SIGTERM', 5_000), r.stop('SIGTERM', 5_000)])
   }

@@ -16,7 +16,9 @@ import type { SyncClient } from '../../src/ledger/sync/client.js'
 describe('ledger announcements', function () {
   this.timeout(30_000)
 
-  async function announcerFailing (failures: number): Promise<{ announcer: FeedAnnouncer, calls: () => number, aborter: AbortController }> {
+  async function announcerFailing (
+    failures: number
+  ): Promise<{ announcer: FeedAnnouncer, calls: () => number, aborter: AbortController }> {
     const seed = peerIdFromPrivateKey(await generateKeyPair('Ed25519'))
     let calls = 0
     const client = {

@@ -16,7 +16,16 @@ import { tempDir } from '../utils/index.js'
 const FAST_MS = 5 * 60_000
 
 function summaryBody (end: number): Uint8Array {
-  return HeartbeatSummary.encode({ periodStart: BigInt(end - 60_000), periodEnd: BigInt(end), heartbeatsSent: 6, intervalMs: 10_000, availableMs: 60_000n, upMs: 60_000n, slotsTotal: 1, busyPpm: 0 })
+  return HeartbeatSummary.encode({
+    periodStart: BigInt(end - 60_000),
+    periodEnd: BigInt(end),
+    heartbeatsSent: 6,
+    intervalMs: 10_000,
+    availableMs: 60_000n,
+    upMs: 60_000n,
+    slotsTotal: 1,
+    busyPpm: 0
+  })
 }
 
 describe('ledger: own feed after the clock was set back', () => {

@@ -22,7 +22,8 @@ import { jobEntries, newSigner, TestFeed } from './flood-fixtures.js'
 import type { LedgerRecord } from '../../src/ledger/entries/entry.js'
 import type { Signer } from '../../src/ledger/dev.js'
 
-const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
+const ledgerOf = (node: IdlegridNode): LedgerService =>
+  (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
 const RING_KEYS = 20
 const DAY = 86_400_000
 
@@ -41,7 +42,18 @@ describe('cold start: a fresh renter\'s first view, with and without an operator
     const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 60 } })
     // the seed's id is a trust seed, as a bootstrap peer's is (services.ts trustSeeds)
     const trustedPeers = role === 'bootstrap' ? init.trustedPeers : [seed.peerId.toString()]
-    const node = await createNode(config, { services: { ledger: ledgerService({ dataDir: config.dataDir, role, summaryIntervalMs: 0, syncIntervalMs: 3_600_000, ...init, trustedPeers }) } })
+    const node = await createNode(config, {
+      services: {
+        ledger: ledgerService({
+          dataDir: config.dataDir,
+          role,
+          summaryIntervalMs: 0,
+          syncIntervalMs: 3_600_000,
+          ...init,
+          trustedPeers
+        })
+      }
+    })
     nodes.push(node)
     return node
   }
@@ -59,9 +71,21 @@ describe('cold start: a fresh renter\'s first view, with and without an operator
     }
   }
 
-  const listFile = async (name: string, signer: Signer, content: Partial<TrustListContent>, alter?: (bytes: Uint8Array) => void): Promise<string> => {
+  const listFile = async (
+    name: string,
+    signer: Signer,
+    content: Partial<TrustListContent>,
+    alter?: (bytes: Uint8Array) => void
+  ): Promise<string> => {
     const now = Date.now()
-    const bytes = sealTrustList(signer.key as any, signer.peerId, { name, sequence: 1n, issuedAt: now - 1000, expiresAt: now + 30 * DAY, peers: [feeds.r1.signer.peerId, feeds.r2.signer.peerId], ...content })
+    const bytes = sealTrustList(signer.key as any, signer.peerId, {
+      name,
+      sequence: 1n,
+      issuedAt: now - 1000,
+      expiresAt: now + 30 * DAY,
+      peers: [feeds.r1.signer.peerId, feeds.r2.signer.peerId],
+      ...content
+    })
     alter?.(bytes)
     const file = join(dir.path, `${name}.trust`)
     await writeFile(file, bytes)
@@ -74,9 +98,18 @@ describe('cold start: a fresh renter\'s first view, with and without an operator
     for (const k of ['p1', 'p2', 'r1', 'r2', 'r3', 'ring', 'edged'] as const) feeds[k] = new TestFeed(await newSigner())
     newcomer = (await newSigner()).peerId.toString()
     const at = Date.now() - 1000
-    const job = (p: TestFeed, r: TestFeed): void => { const j = jobEntries(p, r, at); records.push(j.attestation, j.receipt) }
+    const job = (p: TestFeed, r: TestFeed): void => {
+      const j = jobEntries(p, r, at)
+      records.push(j.attestation, j.receipt)
+    }
     // honest history: the listed renters r1, r2 and an unlisted r3 that also used p2
-    for (let i = 0; i < 2; i++) { job(feeds.p1, feeds.r1); job(feeds.p1, feeds.r2); job(feeds.p1, feeds.r3); job(feeds.p2, feeds.r2); job(feeds.p2, feeds.r3) }
+    for (let i = 0; i < 2; i++) {
+      job(feeds.p1, feeds.r1)
+      job(feeds.p1, feeds.r2)
+      job(feeds.p1, feeds.r3)
+      job(feeds.p2, feeds.r2)
+      job(feeds.p2, feeds.r3)
+    }
     // ring 1: fresh keys receipt made-up jobs of a fresh provider key (two each: a renter's cap)
     // ring 2: the same around a provider that also ran one real job for the listed renter r1
     job(feeds.edged, feeds.r1)

@@ -18,7 +18,8 @@ import type { LedgerService, LedgerServiceInit } from '../../src/ledger/service/
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
 
-const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
+const ledgerOf = (node: IdlegridNode): LedgerService =>
+  (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
 
 async function offlineSigner (): Promise<Signer> {
   const key = await generateKeyPair('Ed25519')
@@ -36,9 +37,20 @@ describe('ledger: the sync a new connection starts', function () {
     await dir.cleanup()
   })
 
-  async function start (name: string, role: Role, bootstrap: IdlegridNode | undefined, ledger: Partial<LedgerServiceInit>, services: Record<string, (components: any) => unknown> = {}): Promise<IdlegridNode> {
+  async function start (
+    name: string,
+    role: Role,
+    bootstrap: IdlegridNode | undefined,
+    ledger: Partial<LedgerServiceInit>,
+    services: Record<string, (components: any) => unknown> = {}
+  ): Promise<IdlegridNode> {
     const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: bootstrap == null ? [] : [bootstrap.libp2p.getMultiaddrs()[0].toString()], heartbeatSeconds: 60 } })
-    const node = await createNode(config, { services: { ...services, ledger: ledgerService({ dataDir: config.dataDir, role, summaryIntervalMs: 0, ...ledger }) } })
+    const node = await createNode(config, {
+      services: {
+        ...services,
+        ledger: ledgerService({ dataDir: config.dataDir, role, summaryIntervalMs: 0, ...ledger })
+      }
+    })
     nodes.push(node)
     return node
   }
@@ -53,8 +65,20 @@ describe('ledger: the sync a new connection starts', function () {
     let renterPrev: Uint8Array = new Uint8Array(0)
     for (let seq = 1; seq <= 5; seq++) {
       const job = signTestJob({ provider, renter, at: Date.now() - 1000 })
-      const attestation = sealEntry(provider.key, provider.peerId, { seq, prevHash: providerPrev, time: Date.now() - 1000, kind: LedgerEntry.BodyKind.ATTESTATION, body: job.attestation })
-      const receipt = sealEntry(renter.key, renter.peerId, { seq, prevHash: renterPrev, time: Date.now() - 1000, kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt })
+      const attestation = sealEntry(provider.key, provider.peerId, {
+        seq,
+        prevHash: providerPrev,
+        time: Date.now() - 1000,
+        kind: LedgerEntry.BodyKind.ATTESTATION,
+        body: job.attestation
+      })
+      const receipt = sealEntry(renter.key, renter.peerId, {
+        seq,
+        prevHash: renterPrev,
+        time: Date.now() - 1000,
+        kind: LedgerEntry.BodyKind.RECEIPT,
+        body: job.receipt
+      })
       providerPrev = attestation.hash
       renterPrev = receipt.hash
       const outcomes = await ledgerOf(holder).ingest.ingest([attestation.envelope, receipt.envelope])
@@ -74,7 +98,10 @@ describe('ledger: the sync a new connection starts', function () {
     const { holder, authors } = await holderOfOfflineFeeds('early-holder')
     // a service started beside the ledger that opens the connection and waits until identify
     // has answered: both happen before the ledger's afterStart adds its peer:connect listener
-    const dialsEarly = (components: { connectionManager: { openConnection: (addr: unknown) => Promise<unknown> }, peerStore: { get: (peer: unknown) => Promise<{ protocols: string[] }> } }): unknown => ({
+    const dialsEarly = (components: {
+      connectionManager: { openConnection: (addr: unknown) => Promise<unknown> }
+      peerStore: { get: (peer: unknown) => Promise<{ protocols: string[] }> }
+    }): unknown => ({
       start: async () => {
         // the connection manager starts beside this service: dial once it has
         const dial = async (): Promise<boolean> => await components.connectionManager.openConnection(holder.libp2p.getMultiaddrs()[0]).then(() => true, (err: Error) => { if (err.name === 'NotStartedError') return false; throw err })

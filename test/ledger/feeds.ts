@@ -29,7 +29,13 @@ export class Feeds {
 
   append (author: Signer, kind: LedgerEntry.BodyKind, body: Uint8Array, time: number): LedgerRecord {
     const head = this.heads.get(author.peerId.toString())
-    const record = sealEntry(author.key, author.peerId, { seq: (head?.seq ?? 0) + 1, prevHash: head?.hash ?? new Uint8Array(0), time, kind, body })
+    const record = sealEntry(author.key, author.peerId, {
+      seq: (head?.seq ?? 0) + 1,
+      prevHash: head?.hash ?? new Uint8Array(0),
+      time,
+      kind,
+      body
+    })
     this.heads.set(author.peerId.toString(), record)
     this.records.push(record)
     return record
@@ -52,7 +58,14 @@ export class Feeds {
 }
 
 /** A receipt by `renter` for `job`'s attestation saying whatever it likes. */
-export function signReceipt (renter: Signer, provider: Signer, job: TestJob, outcome: Receipt.Outcome, receivedOutputDigest: Uint8Array, createdAt = Date.now()): Uint8Array {
+export function signReceipt (
+  renter: Signer,
+  provider: Signer,
+  job: TestJob,
+  outcome: Receipt.Outcome,
+  receivedOutputDigest: Uint8Array,
+  createdAt = Date.now()
+): Uint8Array {
   return sealEnvelope(renter.key, renter.peerId, DOMAIN.receipt, Receipt.encode({
     jobId: job.jobId,
     provider: provider.peerId.toMultihash().bytes,

@@ -30,7 +30,13 @@ export class TestFeed {
   }
 
   entry (kind: LedgerEntry.BodyKind, body: Uint8Array, time = Date.now()): LedgerRecord {
-    const record = sealEntry(this.signer.key, this.signer.peerId, { seq: (this.head?.seq ?? 0) + 1, prevHash: this.head?.hash ?? new Uint8Array(0), time, kind, body })
+    const record = sealEntry(this.signer.key, this.signer.peerId, {
+      seq: (this.head?.seq ?? 0) + 1,
+      prevHash: this.head?.hash ?? new Uint8Array(0),
+      time,
+      kind,
+      body
+    })
     this.head = record
     return record
   }
@@ -41,11 +47,27 @@ export class TestFeed {
 }
 
 export function summaryBody (now = Date.now()): Uint8Array {
-  return HeartbeatSummary.encode({ periodStart: BigInt(now - 60_000), periodEnd: BigInt(now), heartbeatsSent: 60, intervalMs: 1000, availableMs: 60_000n, upMs: 60_000n, slotsTotal: 1, busyPpm: 0 })
+  return HeartbeatSummary.encode({
+    periodStart: BigInt(now - 60_000),
+    periodEnd: BigInt(now),
+    heartbeatsSent: 60,
+    intervalMs: 1000,
+    availableMs: 60_000n,
+    upMs: 60_000n,
+    slotsTotal: 1,
+    busyPpm: 0
+  })
 }
 
-/** A job between two feeds: the provider's attestation entry (naming the renter) and the renter's receipt entry (naming the provider). */
-export function jobEntries (provider: TestFeed, renter: TestFeed, time = Date.now()): { attestation: LedgerRecord, receipt: LedgerRecord } {
+/**
+ * A job between two feeds: the provider's attestation entry (naming the renter) and the renter's
+ * receipt entry (naming the provider).
+ */
+export function jobEntries (
+  provider: TestFeed,
+  renter: TestFeed,
+  time = Date.now()
+): { attestation: LedgerRecord, receipt: LedgerRecord } {
   const job = signTestJob({ provider: provider.signer, renter: renter.signer, at: time })
   return {
     attestation: provider.entry(LedgerEntry.BodyKind.ATTESTATION, job.attestation, time),
@@ -59,7 +81,28 @@ export function jobEntries (provider: TestFeed, renter: TestFeed, time = Date.no
  */
 export async function junkProofEntry (): Promise<LedgerRecord> {
   const [author, accused] = await Promise.all([newSigner(), newSigner()])
-  const conflicting = [0, 1].map(() => sealEntry(accused.key, accused.peerId, { seq: 1, prevHash: new Uint8Array(0), time: Date.now(), kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: new Uint8Array(randomBytes(13 * 1024)) }))
-  const proof = FraudProof.encode({ kind: FraudProof.Kind.EQUIVOCATION, accused: accused.peerId.toMultihash().bytes, first: conflicting[0].envelope, second: conflicting[1].envelope, evidence: [], createdAt: BigInt(Date.now()) })
-  return sealEntry(author.key, author.peerId, { seq: 1, prevHash: new Uint8Array(0), time: Date.now(), kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: sealEnvelope(author.key, author.peerId, DOMAIN.fraudProof, proof) })
+  const conflicting = [0, 1].map(() =>
+    sealEntry(accused.key, accused.peerId, {
+      seq: 1,
+      prevHash: new Uint8Array(0),
+      time: Date.now(),
+      kind: LedgerEntry.BodyKind.FRAUD_PROOF,
+      body: new Uint8Array(randomBytes(13 * 1024))
+    })
+  )
+  const proof = FraudProof.encode({
+    kind: FraudProof.Kind.EQUIVOCATION,
+    accused: accused.peerId.toMultihash().bytes,
+    first: conflicting[0].envelope,
+    second: conflicting[1].envelope,
+    evidence: [],
+    createdAt: BigInt(Date.now())
+  })
+  return sealEntry(author.key, author.peerId, {
+    seq: 1,
+    prevHash: new Uint8Array(0),
+    time: Date.now(),
+    kind: LedgerEntry.BodyKind.FRAUD_PROOF,
+    body: sealEnvelope(author.key, author.peerId, DOMAIN.fraudProof, proof)
+  })
 }

@@ -19,12 +19,22 @@ import type { Signer } from '../../src/ledger/dev.js'
 // Issue 12 attack 4 over real libp2p nodes on 127.0.0.1: Sybil feeds cannot hide an honest
 // one from sync, and a peer's junk cannot grow an honest node's ledger.
 
-const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
+const ledgerOf = (node: IdlegridNode): LedgerService =>
+  (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
 const SYBILS = 20_000
 
-async function startLedgerNode (dataDir: string, role: Role, bootstrap: string[], init: Partial<LedgerServiceInit> = {}): Promise<IdlegridNode> {
+async function startLedgerNode (
+  dataDir: string,
+  role: Role,
+  bootstrap: string[],
+  init: Partial<LedgerServiceInit> = {}
+): Promise<IdlegridNode> {
   const config = resolveConfig({ role, flags: { dataDir, listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 1 } })
-  return await createNode(config, { services: { ledger: ledgerService({ dataDir: config.dataDir, role, syncIntervalMs: 600_000, summaryIntervalMs: 0, ...init }) } })
+  return await createNode(config, {
+    services: {
+      ledger: ledgerService({ dataDir: config.dataDir, role, syncIntervalMs: 600_000, summaryIntervalMs: 0, ...init })
+    }
+  })
 }
 
 /** A key whose author bytes sort after every key whose public key starts below 0xff. */
@@ -95,7 +105,10 @@ describe('ledger flood resistance over real nodes', function () {
     })
     after(async () => { await net.stop() })
 
-    /** How far the honest node got with a flood, for a wait that timed out: its verdicts, and whether the attacker is still its gossip peer and with what streams. */
+    /**
+     * How far the honest node got with a flood, for a wait that timed out: its verdicts, and
+     * whether the attacker is still its gossip peer and with what streams.
+     */
     function floodState (judged: number): string {
       const [honest, attacker] = [net.bootstrap, net.renters[0]]
       const gossipPeer = honest.libp2p.services.pubsub.getPeers().some(p => p.equals(attacker.peerId))
@@ -116,8 +129,13 @@ describe('ledger flood resistance over real nodes', function () {
       const honest = net.bootstrap
       const attacker = net.renters[0]
       await honestEntryReplicates()
-      const before = { disk: (await ledgerOf(honest).store.stats()).diskBytes, stored: storedBytes(honest), slashed: ledgerOf(honest).store.slashedAuthors().length }
-      const judged = (): number => Object.entries(honest.libp2p.services.gossip.stats()[TOPIC.ledger] ?? {}).reduce((sum, [, v]) => sum + v, 0)
+      const before = {
+        disk: (await ledgerOf(honest).store.stats()).diskBytes,
+        stored: storedBytes(honest),
+        slashed: ledgerOf(honest).store.slashedAuthors().length
+      }
+      const judged = (): number =>
+        Object.entries(honest.libp2p.services.gossip.stats()[TOPIC.ledger] ?? {}).reduce((sum, [, v]) => sum + v, 0)
       const judgedBefore = judged()
       const junk = await Promise.all(Array.from({ length: 1000 }, async () => await junkProofEntry()))
       const size = junk.reduce((sum, r) => sum + r.envelope.byteLength, 0)
@@ -125,7 +143,11 @@ describe('ledger flood resistance over real nodes', function () {
       await waitFor(() => judged() - judgedBefore >= 1000 || undefined, { timeoutMs: 120_000, what: 'the honest node to judge the 1000 junk entries' })
         .catch((err: Error) => { throw new Error(`${err.message}: ${floodState(judged() - judgedBefore)}`, { cause: err }) })
       await honestEntryReplicates()
-      const after = { disk: (await ledgerOf(honest).store.stats()).diskBytes, stored: storedBytes(honest), slashed: ledgerOf(honest).store.slashedAuthors().length }
+      const after = {
+        disk: (await ledgerOf(honest).store.stats()).diskBytes,
+        stored: storedBytes(honest),
+        slashed: ledgerOf(honest).store.slashedAuthors().length
+      }
       const quarantine = (await ledgerOf(honest).ingest.stats()).quarantine
       const grown = { disk: after.disk - before.disk, stored: after.stored - before.stored }
       recordAttack({ issue: '12.4', attack: `1000 junk equivocation-proof entries (${(size / 1000 / 1024).toFixed(1)} KiB each, throwaway keys) gossiped by one peer`, got: `ledger +${(grown.stored / 1e6).toFixed(3)} MB stored, +${(grown.disk / 1e6).toFixed(3)} MB on disk; ${after.slashed - before.slashed} authors slashed; quarantine holds ${quarantine?.entries ?? 0} entries (${((quarantine?.bytes ?? 0) / 1e6).toFixed(1)} MB in memory)`, limit: '≤ 1 MB growth; quarantine ≤ 8 MiB / 2048 entries, never on disk' })
@@ -140,14 +162,18 @@ describe('ledger flood resistance over real nodes', function () {
       const attacker = net.renters[0]
       const attackerId = attacker.peerId.toString()
       const before = { disk: (await ledgerOf(honest).store.stats()).diskBytes, stored: storedBytes(honest) }
-      const judged = (): number => Object.entries(honest.libp2p.services.gossip.stats()[TOPIC.ledger] ?? {}).reduce((sum, [, v]) => sum + v, 0)
+      const judged = (): number =>
+        Object.entries(honest.libp2p.services.gossip.stats()[TOPIC.ledger] ?? {}).reduce((sum, [, v]) => sum + v, 0)
       const judgedBefore = judged()
       const junk = await Promise.all(Array.from({ length: 1000 }, async () => await junkProofEntry()))
       // each junk proof re-signed by the attacker as the next entry of its own feed
       const feed = new TestFeed({ key: attacker.privateKey, peerId: attacker.peerId })
       for (const record of junk) {
         const proof = FraudProof.decode(sealedPayload(record.body))
-        const entry = feed.entry(LedgerEntry.BodyKind.FRAUD_PROOF, sealEnvelope(attacker.privateKey, attacker.peerId, DOMAIN.fraudProof, FraudProof.encode(proof)))
+        const entry = feed.entry(
+          LedgerEntry.BodyKind.FRAUD_PROOF,
+          sealEnvelope(attacker.privateKey, attacker.peerId, DOMAIN.fraudProof, FraudProof.encode(proof))
+        )
         await attacker.libp2p.services.pubsub.publish(TOPIC.ledger, entry.envelope)
       }
       await waitFor(() => judged() - judgedBefore >= 1000 || undefined, { timeoutMs: 120_000, what: 'the honest node to judge the attacker\'s 1000 entries' })
@@ -180,7 +206,10 @@ describe('ledger flood resistance over real nodes', function () {
       await pubsub.publish(TOPIC.ledger, SignedEnvelope.encode({ ...env, signature: sig }))
       // 2. a feed entry carrying an attestation signed by the provider (the body check)
       const stolen = signTestJob({ provider: { key: provider.privateKey, peerId: provider.peerId }, renter: forger })
-      await pubsub.publish(TOPIC.ledger, new TestFeed(forger).entry(LedgerEntry.BodyKind.ATTESTATION, stolen.attestation).envelope)
+      await pubsub.publish(
+        TOPIC.ledger,
+        new TestFeed(forger).entry(LedgerEntry.BodyKind.ATTESTATION, stolen.attestation).envelope
+      )
       // 3. a replay of the provider's head entry, relayed by the attacker: the same bytes on the
       // same topic are the same gossip message (one id, StrictNoSign), which the attacker's own
       // gossipsub has seen and will not send again; any node's seen-cache would drop it too
@@ -193,7 +222,11 @@ describe('ledger flood resistance over real nodes', function () {
       let stats: Record<string, number> = {}
       await waitFor(() => {
         stats = {}
-        for (const n of honest) for (const [k, v] of Object.entries(n.libp2p.services.gossip.stats()[TOPIC.ledger] ?? {})) stats[k] = (stats[k] ?? 0) + v
+        for (const n of honest) {
+          for (const [k, v] of Object.entries(n.libp2p.services.gossip.stats()[TOPIC.ledger] ?? {})) {
+            stats[k] = (stats[k] ?? 0) + v
+          }
+        }
         return (stats['reject:bad-signature'] ?? 0) >= 1 && (stats['reject:ERR_LEDGER_BODY'] ?? 0) >= 1 &&
           (stats['ignore:does not extend the held feed'] ?? 0) >= 1
       }, { timeoutMs: 15_000, what: 'the honest nodes to judge the three messages sent' }).catch((err: Error) => { throw new Error(`${err.message}: ${JSON.stringify(stats)}`) })

@@ -71,7 +71,9 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
 
   it(`standing reaches ${MAX_STANDING_DEPTH} steps from a trusted peer and no further; rooted standing survives a restart`, async () => {
     const self = await newSigner()
-    const [t, p1, r1, p2, r2] = await Promise.all(Array.from({ length: 5 }, async () => new TestFeed(await newSigner())))
+    const [t, p1, r1, p2, r2] = await Promise.all(
+      Array.from({ length: 5 }, async () => new TestFeed(await newSigner()))
+    )
     const path = fresh()
     let ledger = await openLedger(path, self, { trustedPeers: [t.id] })
     // t (root) receipts p1; p1 attests for r1; r1 receipts p2; p2 attests for r2
@@ -80,7 +82,16 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
     const c = jobEntries(p2, r1)
     const d = jobEntries(p2, r2)
     try {
-      const outcomes = await ledger.ingest([a.receipt.envelope, a.attestation.envelope, b.attestation.envelope, b.receipt.envelope, c.receipt.envelope, c.attestation.envelope, d.attestation.envelope, d.receipt.envelope])
+      const outcomes = await ledger.ingest([
+        a.receipt.envelope,
+        a.attestation.envelope,
+        b.attestation.envelope,
+        b.receipt.envelope,
+        c.receipt.envelope,
+        c.attestation.envelope,
+        d.attestation.envelope,
+        d.receipt.envelope
+      ])
       assert.deepEqual(outcomes.map(o => o.status), ['added', 'added', 'added', 'added', 'added', 'added', 'added', 'quarantined'])
       assert.equal(ledger.admission?.standing.depth(p2.id), 3)
       assert.equal(ledger.admission?.standing.has(r2.id), false, 'depth 4 is beyond the closure')
@@ -99,7 +110,10 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
   it('the quarantine is bounded in entries and bytes and writes nothing to disk; junk is evicted before feeds others name; honest entries are still stored', async () => {
     const self = await newSigner()
     const trusted = new TestFeed(await newSigner())
-    const ledger = await openLedger(fresh(), self, { trustedPeers: [trusted.id], quarantine: { maxEntries: 50, maxBytes: 64 * 1024 } })
+    const ledger = await openLedger(fresh(), self, {
+      trustedPeers: [trusted.id],
+      quarantine: { maxEntries: 50, maxBytes: 64 * 1024 }
+    })
     try {
       // two newcomers that name each other (a job), then 300 junk feeds that name nobody
       const provider = new TestFeed(await newSigner())
@@ -107,11 +121,16 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
       const job = jobEntries(provider, renter)
       await ledger.ingest([job.attestation.envelope, job.receipt.envelope])
       const before = await ledger.stats()
-      const junk = await Promise.all(Array.from({ length: 300 }, async () => (new TestFeed(await newSigner())).summary().envelope))
+      const junk = await Promise.all(
+        Array.from({ length: 300 }, async () => new TestFeed(await newSigner()).summary().envelope)
+      )
       const outcomes = await ledger.ingest(junk)
       assert.ok(outcomes.every(o => o.status === 'quarantined'))
       const after = await ledger.stats()
-      assert.ok(after.quarantine != null && after.quarantine.entries <= 50 && after.quarantine.bytes <= 64 * 1024, JSON.stringify(after.quarantine))
+      assert.ok(
+        after.quarantine != null && after.quarantine.entries <= 50 && after.quarantine.bytes <= 64 * 1024,
+        JSON.stringify(after.quarantine)
+      )
       assert.ok(after.quarantine.evicted >= 250)
       assert.equal(after.authors, before.authors)
       assert.equal(after.entries, before.entries)
@@ -149,7 +168,10 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
       }
       assert.ok(rejected instanceof QuotaExceededError, String(rejected))
       assert.match((rejected as Error).message, /byte quota/)
-      const held = ledger.store.allHeads().filter(h => h.authorId !== self.peerId.toString()).reduce((sum, h) => sum + h.bytes, 0)
+      const held = ledger.store
+        .allHeads()
+        .filter(h => h.authorId !== self.peerId.toString())
+        .reduce((sum, h) => sum + h.bytes, 0)
       assert.ok(held <= 8 * 1024, `the tree holds ${held} bytes`)
     } finally {
       await ledger.close()
@@ -160,7 +182,12 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
     const self = await newSigner()
     const trusted = new TestFeed(await newSigner())
     let clock = Date.now()
-    const ledger = await openLedger(fresh(), self, { trustedPeers: [trusted.id], quotas: { trusted: { entriesPerMinute: 10, burst: 20 } } }, { now: () => clock })
+    const ledger = await openLedger(
+      fresh(),
+      self,
+      { trustedPeers: [trusted.id], quotas: { trusted: { entriesPerMinute: 10, burst: 20 } } },
+      { now: () => clock }
+    )
     try {
       // back-dated: one entry every 6 s of feed time (the rate exactly), all sent now
       const t0 = clock - 10 * 60_000

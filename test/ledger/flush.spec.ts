@@ -18,7 +18,8 @@ import { Receipt } from '../../protocols/job.js'
 import { LedgerReceipts, type ReceiptEvent } from '../../src/submit/receipts.js'
 import { tempDir } from '../utils/index.js'
 
-const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
+const ledgerOf = (node: IdlegridNode): LedgerService =>
+  (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
 const signerOf = (node: IdlegridNode): Signer => ({ key: node.privateKey, peerId: node.peerId })
 
 describe('ledger flush: what a peer confirmed, exactly', function () {
@@ -29,14 +30,27 @@ describe('ledger flush: what a peer confirmed, exactly', function () {
   /** A node with the ledger (withLedger) or a bare one that has no ledger sync protocol at all. */
   async function start (name: string, role: Role, withLedger = true): Promise<IdlegridNode> {
     const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], heartbeatSeconds: 1 } })
-    const node = await createNode(config, withLedger ? { services: { ledger: ledgerService({ dataDir: config.dataDir, role, summaryIntervalMs: 0, flushOnStopMs: 0 }) } } : undefined)
+    const node = await createNode(
+      config,
+      withLedger
+        ? {
+            services: {
+              ledger: ledgerService({ dataDir: config.dataDir, role, summaryIntervalMs: 0, flushOnStopMs: 0 })
+            }
+          }
+        : undefined
+    )
     nodes.push(node)
     return node
   }
 
   /** `renter` signs a receipt of a job on `provider` into its own feed. */
   async function receipt (renter: IdlegridNode, provider: IdlegridNode): Promise<number> {
-    return (await ledgerOf(renter).recordReceipt(signTestJob({ provider: signerOf(provider), renter: signerOf(renter) }).receipt)).seq
+    return (
+      await ledgerOf(renter).recordReceipt(
+        signTestJob({ provider: signerOf(provider), renter: signerOf(renter) }).receipt
+      )
+    ).seq
   }
 
   beforeEach(async () => { dir = await tempDir('idlegrid-flush-') })
@@ -48,7 +62,10 @@ describe('ledger flush: what a peer confirmed, exactly', function () {
   it('with nothing written, nothing is acknowledged', async () => {
     const renter = await start('renter', 'renter')
     const result = await ledgerOf(renter).flush({ timeoutMs: 200 })
-    assert.deepEqual({ ...result, note: undefined }, { seq: 0, acknowledgedSeq: 0, acknowledged: false, by: [], asked: 0, note: undefined })
+    assert.deepEqual(
+      { ...result, note: undefined },
+      { seq: 0, acknowledgedSeq: 0, acknowledged: false, by: [], asked: 0, note: undefined }
+    )
     assert.match(result.note ?? '', /nothing to send/)
   })
 
@@ -72,7 +89,10 @@ describe('ledger flush: what a peer confirmed, exactly', function () {
     await renter.libp2p.dial(holder.libp2p.getMultiaddrs()[0])
     const first = await receipt(renter, holder)
     const held = await ledgerOf(renter).flush({ timeoutMs: 10_000 })
-    assert.deepEqual({ ...held, asked: undefined }, { seq: first, acknowledgedSeq: first, acknowledged: true, by: [holder.peerId.toString()], asked: undefined })
+    assert.deepEqual(
+      { ...held, asked: undefined },
+      { seq: first, acknowledgedSeq: first, acknowledged: true, by: [holder.peerId.toString()], asked: undefined }
+    )
     // the holder goes away; the next entry reaches nobody. (Stopped, not hung up on: a holder
     // still running syncs our feed again on its own, and under load it redialed within the
     // flush, which then rightly acknowledged the second entry too)
@@ -97,7 +117,9 @@ describe('submit: a job\'s receipts into the renter\'s ledger (LedgerReceipts)',
     dir = await tempDir('idlegrid-receipts-')
     const make = async (role: Role): Promise<IdlegridNode> => {
       const config = resolveConfig({ role, flags: { dataDir: join(dir.path, role), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], heartbeatSeconds: 1 } })
-      return await createNode(config, { services: { ledger: ledgerService({ dataDir: config.dataDir, role, summaryIntervalMs: 0, flushOnStopMs: 0 }) } })
+      return await createNode(config, {
+        services: { ledger: ledgerService({ dataDir: config.dataDir, role, summaryIntervalMs: 0, flushOnStopMs: 0 }) }
+      })
     }
     renter = await make('renter')
     provider = await make('provider')
@@ -108,7 +130,11 @@ describe('submit: a job\'s receipts into the renter\'s ledger (LedgerReceipts)',
     await dir?.cleanup()
   })
 
-  const signedReceipt = (): Signed<Receipt> => openSigned(signTestJob({ provider: signerOf(provider), renter: signerOf(renter) }).receipt, { domain: DOMAIN.receipt, decode: (payload) => Receipt.decode(payload) })
+  const signedReceipt = (): Signed<Receipt> =>
+    openSigned(signTestJob({ provider: signerOf(provider), renter: signerOf(renter) }).receipt, {
+      domain: DOMAIN.receipt,
+      decode: payload => Receipt.decode(payload)
+    })
 
   it('a receipt written but confirmed by no peer: recorded, not acknowledged, said so', async () => {
     const events: ReceiptEvent[] = []

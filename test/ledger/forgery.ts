@@ -20,7 +20,12 @@ export interface BadOutputEvidence {
 }
 
 /** A protocol-1 BAD_OUTPUT fraud proof, signed by `key` (the accusing renter). */
-export function buildBadOutputProof (key: Ed25519PrivateKey, peerId: PeerId, evidence: BadOutputEvidence, now = Date.now()): Uint8Array {
+export function buildBadOutputProof (
+  key: Ed25519PrivateKey,
+  peerId: PeerId,
+  evidence: BadOutputEvidence,
+  now = Date.now()
+): Uint8Array {
   const proof = FraudProof.encode({
     kind: FraudProof.Kind.BAD_OUTPUT,
     accused: evidence.attestation.author,

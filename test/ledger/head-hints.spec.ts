@@ -14,9 +14,11 @@ import { recordAttack, tempDir, waitFor } from '../utils/index.js'
 // Heartbeats also relay the heads of other feeds that grew at their sender lately: a node
 // connected to none of a feed's authors (after a partition heals, say) pulls it from a relayer.
 
-const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
+const ledgerOf = (node: IdlegridNode): LedgerService =>
+  (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
 const signerOf = (node: IdlegridNode): Signer => ({ key: node.privateKey, peerId: node.peerId })
-const held = (node: IdlegridNode, author: IdlegridNode): number => ledgerOf(node).store.head(author.peerId.toString())?.seq ?? 0
+const held = (node: IdlegridNode, author: IdlegridNode): number =>
+  ledgerOf(node).store.head(author.peerId.toString())?.seq ?? 0
 
 describe('ledger head hints in heartbeats: peers behind on a feed pull it at once', function () {
   this.timeout(60_000)
@@ -27,7 +29,17 @@ describe('ledger head hints in heartbeats: peers behind on a feed pull it at onc
     const addrs = bootstrap == null ? [] : [bootstrap.libp2p.getMultiaddrs()[0].toString()]
     const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: addrs, heartbeatSeconds: 1 } })
     const seeds = bootstrap == null ? [] : [bootstrap.peerId.toString()]
-    const node = await createNode(config, { services: { ledger: ledgerService({ dataDir: config.dataDir, role, syncIntervalMs: 3600_000, summaryIntervalMs: 0, trustedPeers: seeds }) } })
+    const node = await createNode(config, {
+      services: {
+        ledger: ledgerService({
+          dataDir: config.dataDir,
+          role,
+          syncIntervalMs: 3600_000,
+          summaryIntervalMs: 0,
+          trustedPeers: seeds
+        })
+      }
+    })
     nodes.push(node)
     return node
   }
@@ -59,7 +71,8 @@ describe('ledger head hints in heartbeats: peers behind on a feed pull it at onc
     // quiet first: two more heartbeats heard (a hint kept during that pull, or the sync on
     // connect, has run by then and found nothing new), so that no pull started before is
     // still under way to fetch the second batch
-    const heardFrom = (): number => bystander.libp2p.services.heartbeats.presence().find(p => p.peerId === provider.peerId.toString())?.count ?? 0
+    const heardFrom = (): number =>
+      bystander.libp2p.services.heartbeats.presence().find(p => p.peerId === provider.peerId.toString())?.count ?? 0
     const heardAt = heardFrom()
     await waitFor(() => heardFrom() >= heardAt + 2, { timeoutMs: 20_000, what: 'two more heartbeats from the provider' })
     const before = (await ledgerOf(bystander).status()).hintPulls

@@ -10,7 +10,11 @@ import { entryKey, hashKey, hashValue, headKey, headValue, proofKey, readHashVal
 const author = new Uint8Array(randomBytes(38))
 const hash = new Uint8Array(randomBytes(32))
 /** seq as 8 bytes big-endian, the slow way the layout states it */
-const be = (seq: number): number[] => { const out = new Uint8Array(8); new DataView(out.buffer).setBigUint64(0, BigInt(seq)); return [...out] }
+const be = (seq: number): number[] => {
+  const out = new Uint8Array(8)
+  new DataView(out.buffer).setBigUint64(0, BigInt(seq))
+  return [...out]
+}
 const SEQS = [0, 1, 255, 256, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 40 + 7, Number.MAX_SAFE_INTEGER]
 
 describe('ledger: the store\'s keys', () => {

@@ -56,7 +56,8 @@ describe('ledger across five node processes', function () {
       await callControl(p2.dataDir, 'ledger.appendTestJob', { count: 5, renter: k, outcome: k === 4 ? 'failed' : 'ok' }, { timeoutMs: 30_000 })
     }
     // 50 attestations and 50 receipts, in 12 feeds (2 providers, 10 dev renters)
-    const total = async (n: NodeProcess): Promise<number> => (JSON.parse(await headsOf(n)) as Array<{ seq: number }>).reduce((a, h) => a + h.seq, 0)
+    const total = async (n: NodeProcess): Promise<number> =>
+      (JSON.parse(await headsOf(n)) as Array<{ seq: number }>).reduce((a, h) => a + h.seq, 0)
     // p1 pulls p2's own feed as soon as p2's heartbeat hints at it, but the dev renters' receipts
     // are feeds of keys that run no node: nobody heartbeats or announces them to p1 (neither
     // their counterparty nor a seed), so they come with p1's periodic sync round (every 30 s,
@@ -74,7 +75,11 @@ describe('ledger across five node processes', function () {
     // every node holds the same evidence at the same `now` (its own score weighs renters by its
     // trust in them: these dev renters have no path of trust to anyone but their provider)
     const now = Date.now()
-    const reps = await Promise.all([...online, restarted].map(async n => (await reputations(n, now)).map(({ score, jobScore, successWeight, failureWeight, ...evidence }) => evidence)))
+    const reps = await Promise.all(
+      [...online, restarted].map(async n =>
+        (await reputations(n, now)).map(({ score, jobScore, successWeight, failureWeight, ...evidence }) => evidence)
+      )
+    )
     for (const r of reps) assert.deepEqual(r, reps[0])
     const byPeer = new Map(reps[0].map(r => [r.peerId, r]))
     assert.equal(byPeer.get(p1.peerId)?.jobs, 25)

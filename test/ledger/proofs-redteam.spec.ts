@@ -23,10 +23,13 @@ import type { IdlegridNode, NodeExtensions } from '../../src/node/index.js'
 // which these nodes open (gossip: true; off by default), so its validator is tried as well.
 
 function ledgerExtensions (dataDir: string, role: Role): NodeExtensions {
-  return { services: { ledger: ledgerService({ dataDir, role, syncIntervalMs: 2_000, summaryIntervalMs: 0, gossip: true }) } }
+  return {
+    services: { ledger: ledgerService({ dataDir, role, syncIntervalMs: 2_000, summaryIntervalMs: 0, gossip: true }) }
+  }
 }
 
-const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
+const ledgerOf = (node: IdlegridNode): LedgerService =>
+  (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
 const signerOf = (node: IdlegridNode): Signer => ({ key: node.privateKey, peerId: node.peerId })
 const headOf = (node: IdlegridNode, author: string): number => ledgerOf(node).store.head(author)?.seq ?? 0
 
@@ -43,7 +46,13 @@ async function publishRaw (node: IdlegridNode, envelope: Uint8Array): Promise<vo
 
 function nextEntry (node: IdlegridNode, kind: LedgerEntry.BodyKind, body: Uint8Array, time: number): LedgerRecord {
   const head = ledgerOf(node).store.head(node.peerId.toString())
-  return sealEntry(node.privateKey, node.peerId, { seq: (head?.seq ?? 0) + 1, prevHash: head?.hash ?? new Uint8Array(0), time, kind, body })
+  return sealEntry(node.privateKey, node.peerId, {
+    seq: (head?.seq ?? 0) + 1,
+    prevHash: head?.hash ?? new Uint8Array(0),
+    time,
+    kind,
+    body
+  })
 }
 
 describe('ledger red team (issue 12, attacks 1 and 3): forged slashing and lying receipts', function () {
@@ -70,14 +79,23 @@ describe('ledger red team (issue 12, attacks 1 and 3): forged slashing and lying
       const job = signTestJob({ provider: signerOf(provider), renter: r })
       await ledgerOf(provider).recordAttestation(job.attestation)
       const head = ledgerOf(provider).store.head(r.peerId.toString())
-      const receipt = sealEntry(r.key, r.peerId, { seq: (head?.seq ?? 0) + 1, prevHash: head?.hash ?? new Uint8Array(0), time: Date.now(), kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt })
+      const receipt = sealEntry(r.key, r.peerId, {
+        seq: (head?.seq ?? 0) + 1,
+        prevHash: head?.hash ?? new Uint8Array(0),
+        time: Date.now(),
+        kind: LedgerEntry.BodyKind.RECEIPT,
+        body: job.receipt
+      })
       await carry(provider, receipt.envelope)
     }
   }
 
   /** Waits until every node holds what `source` holds of each author in `authors`. */
   async function converged (authors: string[], source: IdlegridNode, what: string): Promise<void> {
-    await waitFor(() => net.all.every(n => authors.every(a => headOf(n, a) === headOf(source, a))), { timeoutMs: 30_000, what })
+    await waitFor(() => net.all.every(n => authors.every(a => headOf(n, a) === headOf(source, a))), {
+      timeoutMs: 30_000,
+      what
+    })
   }
 
   /** Waits until the nodes other than `attacker` rejected at least one gossip message with `code`. */
@@ -111,11 +129,22 @@ describe('ledger red team (issue 12, attacks 1 and 3): forged slashing and lying
     // 2. a "re-run" attested by a throwaway key that was never online, and an OK receipt for it
     const throwaway = await newSigner()
     const rerun = signTestJob({ provider: throwaway, renter: signerOf(attacker), outcome: 'ok', inputDigest: input, outputDigest: sha256('another output') })
-    const rerunAttestation = sealEntry(throwaway.key, throwaway.peerId, { seq: 1, prevHash: new Uint8Array(0), time: Date.now(), kind: LedgerEntry.BodyKind.ATTESTATION, body: rerun.attestation })
+    const rerunAttestation = sealEntry(throwaway.key, throwaway.peerId, {
+      seq: 1,
+      prevHash: new Uint8Array(0),
+      time: Date.now(),
+      kind: LedgerEntry.BodyKind.ATTESTATION,
+      body: rerun.attestation
+    })
     await carry(attacker, rerunAttestation.envelope)
     const rerunReceipt = await ledgerOf(attacker).recordReceipt(rerun.receipt)
     // 3. the protocol-1 proof, appended to the attacker's feed and published
-    const proof = buildBadOutputProof(attacker.privateKey, attacker.peerId, { attestation, receipt: badReceipt, rerunAttestation, rerunReceipt })
+    const proof = buildBadOutputProof(attacker.privateKey, attacker.peerId, {
+      attestation,
+      receipt: badReceipt,
+      rerunAttestation,
+      rerunReceipt
+    })
     const proofEntry = nextEntry(attacker, LedgerEntry.BodyKind.FRAUD_PROOF, proof, Date.now())
     await publishRaw(attacker, proofEntry.envelope)
     const rejects = await gossipRejected(attacker, 'ERR_LEDGER_FRAUD_PROOF')
@@ -166,7 +195,13 @@ describe('ledger red team (issue 12, attacks 1 and 3): forged slashing and lying
     assert.equal(before[0].ok, 3)
 
     // (a) a PREEMPTED receipt dated an hour before the OK one, straight onto the wire and into every store
-    const preempted = signReceipt(signerOf(attacker), signerOf(provider), job, Receipt.Outcome.PREEMPTED, sha256(job.jobId))
+    const preempted = signReceipt(
+      signerOf(attacker),
+      signerOf(provider),
+      job,
+      Receipt.Outcome.PREEMPTED,
+      sha256(job.jobId)
+    )
     const backdated = nextEntry(attacker, LedgerEntry.BodyKind.RECEIPT, preempted, okReceipt.time - 3600_000)
     await publishRaw(attacker, backdated.envelope)
     const rejects = await gossipRejected(attacker, 'ERR_LEDGER_TIME_ORDER')

@@ -25,10 +25,26 @@ const NOW = 1_800_000_000_000
 const DAY = 24 * 3600_000
 
 function summaryBody (start: number): Uint8Array {
-  return HeartbeatSummary.encode({ periodStart: BigInt(start), periodEnd: BigInt(start + 60_000), heartbeatsSent: 6, intervalMs: 10_000, availableMs: 60_000n, upMs: 60_000n, slotsTotal: 1, busyPpm: 0 })
+  return HeartbeatSummary.encode({
+    periodStart: BigInt(start),
+    periodEnd: BigInt(start + 60_000),
+    heartbeatsSent: 6,
+    intervalMs: 10_000,
+    availableMs: 60_000n,
+    upMs: 60_000n,
+    slotsTotal: 1,
+    busyPpm: 0
+  })
 }
 
-function entryOf (signer: Signer, seq: number, prevHash: Uint8Array, time: number, kind = LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body = summaryBody(time - 120_000)): LedgerRecord {
+function entryOf (
+  signer: Signer,
+  seq: number,
+  prevHash: Uint8Array,
+  time: number,
+  kind = LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
+  body = summaryBody(time - 120_000)
+): LedgerRecord {
   return sealEntry(signer.key, signer.peerId, { seq, prevHash, time, kind, body })
 }
 
@@ -70,7 +86,9 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
       assert.equal(verified.kind, 'equivocation')
       assert.equal(verified.accused, bob.peerId.toString())
       const other = await LedgerIngest.open(join(dir.path, 'proofs-ok'), { privateKey: alice.key, peerId: alice.peerId })
-      const [outcome] = await other.ingest([entryOf(carol, 1, new Uint8Array(0), Date.now(), LedgerEntry.BodyKind.FRAUD_PROOF, proof).envelope])
+      const [outcome] = await other.ingest([
+        entryOf(carol, 1, new Uint8Array(0), Date.now(), LedgerEntry.BodyKind.FRAUD_PROOF, proof).envelope
+      ])
       assert.equal(outcome.status, 'added')
       assert.ok(other.store.isSlashed(bob.peerId.toString()))
       await other.close()
@@ -94,8 +112,15 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
         ['created before its entries', signRawProof(carol.key, carol.peerId, { ...base, kind: FraudProof.Kind.EQUIVOCATION, createdAt: BigInt(twoB.time - MAX_CLOCK_SKEW_MS - 1) }), /before the entries/]
       ]
       for (const [what, proof, message] of cases) {
-        await assert.rejects(verifyFraudProof(proof), (err: Error) => err instanceof InvalidFraudProofError && message.test(err.message), what)
-        const error = await rejection(ledger, entryOf(carol, 1, new Uint8Array(0), Date.now(), LedgerEntry.BodyKind.FRAUD_PROOF, proof).envelope)
+        await assert.rejects(
+          verifyFraudProof(proof),
+          (err: Error) => err instanceof InvalidFraudProofError && message.test(err.message),
+          what
+        )
+        const error = await rejection(
+          ledger,
+          entryOf(carol, 1, new Uint8Array(0), Date.now(), LedgerEntry.BodyKind.FRAUD_PROOF, proof).envelope
+        )
         assert.ok(error instanceof InvalidFraudProofError, `${what}: ${error.name}`)
         assert.equal((error as InvalidFraudProofError).code, 'ERR_LEDGER_FRAUD_PROOF')
       }
@@ -106,12 +131,31 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
     it('created_at past the carrying entry\'s time by more than the skew, or a proof signed by another key than the entry\'s, is rejected', async () => {
       const now = Date.now()
       const late = buildEquivocationProof({ privateKey: carol.key, peerId: carol.peerId }, twoA, twoB, now)
-      const early = entryOf(carol, 1, new Uint8Array(0), now - MAX_CLOCK_SKEW_MS - 1000, LedgerEntry.BodyKind.FRAUD_PROOF, late)
+      const early = entryOf(
+        carol,
+        1,
+        new Uint8Array(0),
+        now - MAX_CLOCK_SKEW_MS - 1000,
+        LedgerEntry.BodyKind.FRAUD_PROOF,
+        late
+      )
       assert.match((await rejection(ledger, early.envelope)).message, /after the entry that carries it/)
       const byAlice = buildEquivocationProof({ privateKey: alice.key, peerId: alice.peerId }, twoA, twoB, now)
-      assert.ok(await rejection(ledger, entryOf(carol, 1, new Uint8Array(0), now, LedgerEntry.BodyKind.FRAUD_PROOF, byAlice).envelope) instanceof InvalidFraudProofError)
+      assert.ok(
+        (await rejection(
+          ledger,
+          entryOf(carol, 1, new Uint8Array(0), now, LedgerEntry.BodyKind.FRAUD_PROOF, byAlice).envelope
+        )) instanceof InvalidFraudProofError
+      )
       // within the bound it is fine
-      const ok = entryOf(carol, 1, new Uint8Array(0), now - MAX_CLOCK_SKEW_MS + 1000, LedgerEntry.BodyKind.FRAUD_PROOF, late)
+      const ok = entryOf(
+        carol,
+        1,
+        new Uint8Array(0),
+        now - MAX_CLOCK_SKEW_MS + 1000,
+        LedgerEntry.BodyKind.FRAUD_PROOF,
+        late
+      )
       assert.equal((await ledger.ingest([ok.envelope]))[0].status, 'added')
       assert.ok(ledger.store.isSlashed(bob.peerId.toString()))
     })
@@ -122,8 +166,32 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
       const path = join(dir.path, 'v1-store')
       const t = Date.now() - 10_000
       const one = entryOf(bob, 1, new Uint8Array(0), t)
-      const oldProof = entryOf(carol, 1, new Uint8Array(0), t, LedgerEntry.BodyKind.FRAUD_PROOF, signRawProof(carol.key, carol.peerId, { kind: FraudProof.Kind.BAD_OUTPUT, accused: bob.peerId.toMultihash().bytes, first: one.envelope, second: one.envelope }))
-      const equivocation = entryOf(carol, 2, oldProof.hash, t, LedgerEntry.BodyKind.FRAUD_PROOF, buildEquivocationProof({ privateKey: carol.key, peerId: carol.peerId }, entryOf(alice, 1, new Uint8Array(0), t), entryOf(alice, 1, new Uint8Array(0), t + 1), t))
+      const oldProof = entryOf(
+        carol,
+        1,
+        new Uint8Array(0),
+        t,
+        LedgerEntry.BodyKind.FRAUD_PROOF,
+        signRawProof(carol.key, carol.peerId, {
+          kind: FraudProof.Kind.BAD_OUTPUT,
+          accused: bob.peerId.toMultihash().bytes,
+          first: one.envelope,
+          second: one.envelope
+        })
+      )
+      const equivocation = entryOf(
+        carol,
+        2,
+        oldProof.hash,
+        t,
+        LedgerEntry.BodyKind.FRAUD_PROOF,
+        buildEquivocationProof(
+          { privateKey: carol.key, peerId: carol.peerId },
+          entryOf(alice, 1, new Uint8Array(0), t),
+          entryOf(alice, 1, new Uint8Array(0), t + 1),
+          t
+        )
+      )
       // what protocol 1 wrote: both entries, carol's head, and a slash for each accused
       const db = new Level<Uint8Array, Uint8Array>(path, { keyEncoding: 'view', valueEncoding: 'view' })
       await db.batch([
@@ -185,8 +253,20 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
     it('a BAD_OUTPUT receipt without the received digest, or any receipt with a digest not of 32 bytes, is rejected at append (InvalidBodyError)', async () => {
       const ledger = await LedgerIngest.open(join(dir.path, 'receipt-body'), { privateKey: alice.key, peerId: alice.peerId })
       const job = signTestJob({ provider: bob, renter: alice })
-      await assert.rejects(ledger.append(LedgerEntry.BodyKind.RECEIPT, signReceipt(alice, bob, job, Receipt.Outcome.BAD_OUTPUT, new Uint8Array(0))), InvalidBodyError)
-      await assert.rejects(ledger.append(LedgerEntry.BodyKind.RECEIPT, signReceipt(alice, bob, job, Receipt.Outcome.OK, new Uint8Array(5))), InvalidBodyError)
+      await assert.rejects(
+        ledger.append(
+          LedgerEntry.BodyKind.RECEIPT,
+          signReceipt(alice, bob, job, Receipt.Outcome.BAD_OUTPUT, new Uint8Array(0))
+        ),
+        InvalidBodyError
+      )
+      await assert.rejects(
+        ledger.append(
+          LedgerEntry.BodyKind.RECEIPT,
+          signReceipt(alice, bob, job, Receipt.Outcome.OK, new Uint8Array(5))
+        ),
+        InvalidBodyError
+      )
       assert.equal(ledger.store.head(alice.peerId.toString()), undefined)
       await ledger.append(LedgerEntry.BodyKind.RECEIPT, signReceipt(alice, bob, job, Receipt.Outcome.BAD_OUTPUT, sha256('what I got')))
       await ledger.close()
@@ -234,7 +314,9 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
       const run = (outcomes: Array<[Receipt.Outcome, Uint8Array, number]>): { ok: number, failed: number } => {
         const feeds = new Feeds()
         feeds.attestation(bob, job, NOW - DAY)
-        for (const [outcome, digest, time] of outcomes) feeds.receipt(carol, signReceipt(carol, bob, job, outcome, digest), time)
+        for (const [outcome, digest, time] of outcomes) {
+          feeds.receipt(carol, signReceipt(carol, bob, job, outcome, digest), time)
+        }
         const forward = computeReputation(collectEvidence(feeds.records), bob.peerId.toString(), NOW)
         const backward = computeReputation(collectEvidence([...feeds.records].reverse()), bob.peerId.toString(), NOW)
         assert.deepEqual(backward, forward, 'the order entries arrive in changes nothing')
@@ -245,7 +327,13 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
       assert.deepEqual(run([[Receipt.Outcome.OK, matching, NOW - DAY + 2000], [Receipt.Outcome.BAD_OUTPUT, sha256('y'), NOW - DAY + 1000]]), { ok: 1, failed: 0 })
       assert.deepEqual(run([[Receipt.Outcome.BAD_OUTPUT, sha256('y'), NOW - DAY + 1000], [Receipt.Outcome.OK, matching, NOW - DAY + 2000]]), { ok: 0, failed: 1 })
       // an inconsistent PREEMPTED first is ignored, the OK after it counts
-      assert.deepEqual(run([[Receipt.Outcome.PREEMPTED, matching, NOW - DAY], [Receipt.Outcome.OK, matching, NOW - DAY]]), { ok: 1, failed: 0 })
+      assert.deepEqual(
+        run([
+          [Receipt.Outcome.PREEMPTED, matching, NOW - DAY],
+          [Receipt.Outcome.OK, matching, NOW - DAY]
+        ]),
+        { ok: 1, failed: 0 }
+      )
     })
 
     it('BAD_OUTPUT receipts lower a provider by at most one renter\'s capped share; a BAD_OUTPUT proof entry left by protocol 1 slashes nobody', async () => {
@@ -270,7 +358,12 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
       assert.equal(carolsShare?.cappedFailures, DEFAULT_REPUTATION.counterpartyCap * DEFAULT_REPUTATION.breakPenalty)
       // a stored protocol-1 proof entry (not verifiable today) read back from an old store
       const one = entryOf(bob, 1, new Uint8Array(0), NOW)
-      const proof = signRawProof(carol.key, carol.peerId, { kind: FraudProof.Kind.BAD_OUTPUT, accused: bob.peerId.toMultihash().bytes, first: one.envelope, second: one.envelope })
+      const proof = signRawProof(carol.key, carol.peerId, {
+        kind: FraudProof.Kind.BAD_OUTPUT,
+        accused: bob.peerId.toMultihash().bytes,
+        first: one.envelope,
+        second: one.envelope
+      })
       feeds.append(carol, LedgerEntry.BodyKind.FRAUD_PROOF, proof, NOW)
       const after = computeReputation(collectEvidence(feeds.records), bob.peerId.toString(), NOW)
       assert.equal(after.slashed, false)

@@ -14,22 +14,39 @@ import { tempDir, waitFor } from '../utils/index.js'
 // which pull them; nobody else is sent anything; a fresh renter computes reputation from
 // what it pulls from a bootstrap replica. Real nodes, real LevelDB, real signatures.
 
-const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
+const ledgerOf = (node: IdlegridNode): LedgerService =>
+  (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
 const signerOf = (node: IdlegridNode): Signer => ({ key: node.privateKey, peerId: node.peerId })
-const holds = (node: IdlegridNode, author: IdlegridNode, seq: number): boolean => (ledgerOf(node).store.head(author.peerId.toString())?.seq ?? 0) >= seq
+const holds = (node: IdlegridNode, author: IdlegridNode, seq: number): boolean =>
+  (ledgerOf(node).store.head(author.peerId.toString())?.seq ?? 0) >= seq
 
 describe('ledger propagation: push to counterparties and replicas, pull by the rest (issue 15.3)', function () {
   this.timeout(120_000)
   const nodes: IdlegridNode[] = []
   let dir: { path: string, cleanup: () => Promise<void> }
 
-  async function start (name: string, role: Role, bootstrap: IdlegridNode | undefined, trusted: string[] = []): Promise<IdlegridNode> {
+  async function start (
+    name: string,
+    role: Role,
+    bootstrap: IdlegridNode | undefined,
+    trusted: string[] = []
+  ): Promise<IdlegridNode> {
     const addrs = bootstrap == null ? [] : [bootstrap.libp2p.getMultiaddrs()[0].toString()]
     const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: addrs, heartbeatSeconds: 5 } })
     // seeds as build-node passes them (the bootstrap peer, --trust); no periodic rounds and the
     // ledger topic off (the default): what moves is pushed or pulled on connect
     const seeds = [...(bootstrap == null ? [] : [bootstrap.peerId.toString()]), ...trusted]
-    const node = await createNode(config, { services: { ledger: ledgerService({ dataDir: config.dataDir, role, syncIntervalMs: 3600_000, summaryIntervalMs: 0, trustedPeers: seeds }) } })
+    const node = await createNode(config, {
+      services: {
+        ledger: ledgerService({
+          dataDir: config.dataDir,
+          role,
+          syncIntervalMs: 3600_000,
+          summaryIntervalMs: 0,
+          trustedPeers: seeds
+        })
+      }
+    })
     nodes.push(node)
     return node
   }
@@ -71,7 +88,10 @@ describe('ledger propagation: push to counterparties and replicas, pull by the r
     // a fresh renter whose operator trusts that renter: it connects to the bootstrap only
     const fresh = await start('fresh', 'renter', boot, [renter.peerId.toString()])
     await waitFor(() => holds(fresh, provider, JOBS) && holds(fresh, renter, JOBS), { timeoutMs: 20_000, what: 'the fresh renter to pull the feeds from the replica' })
-    const everything = new ReputationView({}, { selfId: fresh.peerId.toString(), trustedPeers: [boot.peerId.toString(), renter.peerId.toString()] })
+    const everything = new ReputationView(
+      {},
+      { selfId: fresh.peerId.toString(), trustedPeers: [boot.peerId.toString(), renter.peerId.toString()] }
+    )
     for await (const record of ledgerOf(boot).store.entries()) everything.add(record)
     const now = Date.now()
     const expected = everything.reputation(provider.peerId.toString(), now)

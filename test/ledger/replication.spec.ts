@@ -19,7 +19,8 @@ function ledgerExtensions (dataDir: string, role: Role): NodeExtensions {
   return { services: { ledger: ledgerService({ dataDir, role, syncIntervalMs: 2_000, summaryIntervalMs: 0, devMethods: true, replicate: 'all' }) } }
 }
 
-const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
+const ledgerOf = (node: IdlegridNode): LedgerService =>
+  (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
 const signerOf = (node: IdlegridNode): Signer => ({ key: node.privateKey, peerId: node.peerId })
 const heads = (node: IdlegridNode): string => JSON.stringify(ledgerOf(node).store.allHeads().map(h => `${h.authorId}:${h.seq}`).sort())
 
@@ -63,7 +64,14 @@ describe('ledger replication (in-process nodes)', function () {
     const now = Date.now()
     const scores = net.all.map(n => ledgerOf(n).reputation(p0.peerId.toString(), now))
     // what depends on the viewer: the score, the weighted sums behind it and the trust in each renter
-    const evidence = ({ score, jobScore, successWeight, failureWeight, counterparties, ...rest }: Reputation): unknown => ({ ...rest, counterparties: counterparties.map(({ trust, weight, ...c }) => c) })
+    const evidence = ({
+      score,
+      jobScore,
+      successWeight,
+      failureWeight,
+      counterparties,
+      ...rest
+    }: Reputation): unknown => ({ ...rest, counterparties: counterparties.map(({ trust, weight, ...c }) => c) })
     assert.equal(scores[0].jobs, 3)
     assert.ok(scores[0].evidenceScore > 0.5, `three OK jobs lift the score above the prior (${scores[0].evidenceScore})`)
     for (const s of scores) assert.deepEqual(evidence(s), evidence(scores[0]))
@@ -89,9 +97,28 @@ describe('ledger replication (in-process nodes)', function () {
     // p1's next entry, valid in every way, handed to the receiver's topic validator as gossipsub would
     const p1Head = ledgerOf(p1).store.head(p1.peerId.toString())
     const now = Date.now()
-    const summary = HeartbeatSummary.encode({ periodStart: BigInt(now - 60_000), periodEnd: BigInt(now), heartbeatsSent: 60, intervalMs: 1000, availableMs: 60_000n, upMs: 60_000n, slotsTotal: 1, busyPpm: 0 })
-    const next = sealEntry(p1.privateKey, p1.peerId, { seq: (p1Head?.seq ?? 0) + 1, prevHash: p1Head?.hash ?? new Uint8Array(0), time: now, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summary })
-    const validators = (receiver.libp2p.services.pubsub as unknown as { topicValidators: Map<string, (from: PeerId, msg: Message) => Promise<TopicValidatorResult>> }).topicValidators
+    const summary = HeartbeatSummary.encode({
+      periodStart: BigInt(now - 60_000),
+      periodEnd: BigInt(now),
+      heartbeatsSent: 60,
+      intervalMs: 1000,
+      availableMs: 60_000n,
+      upMs: 60_000n,
+      slotsTotal: 1,
+      busyPpm: 0
+    })
+    const next = sealEntry(p1.privateKey, p1.peerId, {
+      seq: (p1Head?.seq ?? 0) + 1,
+      prevHash: p1Head?.hash ?? new Uint8Array(0),
+      time: now,
+      kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
+      body: summary
+    })
+    const validators = (
+      receiver.libp2p.services.pubsub as unknown as {
+        topicValidators: Map<string, (from: PeerId, msg: Message) => Promise<TopicValidatorResult>>
+      }
+    ).topicValidators
     const validate = validators.get(TOPIC.ledger)
     assert.ok(validate != null)
     const message: Message = { type: 'unsigned', topic: TOPIC.ledger, data: next.envelope }
@@ -111,7 +138,13 @@ describe('ledger replication (in-process nodes)', function () {
     const held = await ledgerOf(p1).store.get(head.author, head.seq)
     assert.ok(held != null)
     const other = signTestJob({ provider: signerOf(p1), renter: signerOf(net.renters[0]) })
-    const conflicting = sealEntry(p1.privateKey, p1.peerId, { seq: head.seq, prevHash: held.prevHash, time: Date.now(), kind: LedgerEntry.BodyKind.ATTESTATION, body: other.attestation })
+    const conflicting = sealEntry(p1.privateKey, p1.peerId, {
+      seq: head.seq,
+      prevHash: held.prevHash,
+      time: Date.now(),
+      kind: LedgerEntry.BodyKind.ATTESTATION,
+      body: other.attestation
+    })
     const [outcome] = await ledgerOf(net.bootstrap).ingest.ingest([conflicting.envelope])
     assert.equal(outcome.status, 'equivocation')
     await waitFor(() => all.every(n => ledgerOf(n).isExcluded(p1.peerId.toString())), { timeoutMs: 20_000, what: 'every node to slash p1' })
@@ -148,7 +181,11 @@ describe('ledger replication (in-process nodes)', function () {
     const node = extra[0]
     const dataDir = node.config.dataDir
     const now = Date.now()
-    const before = { heads: heads(node), reps: JSON.stringify(ledgerOf(node).reputations(now)), status: await ledgerOf(node).status() }
+    const before = {
+      heads: heads(node),
+      reps: JSON.stringify(ledgerOf(node).reputations(now)),
+      status: await ledgerOf(node).status()
+    }
     await node.stop()
     const restarted = await startLedgerNode(dataDir, 'renter', [])
     extra[0] = restarted
@@ -167,7 +204,12 @@ describe('ledger replication (in-process nodes)', function () {
     assert.ok(status.entries > 0 && status.heads.length > 0)
     const show = await handlers['ledger.show']({ peer: p0.peerId.toString(), limit: 2 }, noop, signal) as { entries: Array<{ kind: string }> }
     assert.equal(show.entries.length, 2)
-    const reps = await handlers.reputation({}, noop, signal) as Array<{ peerId: string, score: number, jobs: number, slashed: boolean }>
+    const reps = (await handlers.reputation({}, noop, signal)) as Array<{
+      peerId: string
+      score: number
+      jobs: number
+      slashed: boolean
+    }>
     for (const r of reps) {
       assert.equal(typeof r.peerId, 'string')
       assert.ok(r.score >= 0 && r.score <= 1)

@@ -27,20 +27,43 @@ class Feeds {
   private readonly heads = new Map<string, LedgerRecord>()
   append (author: Signer, kind: LedgerEntry.BodyKind, body: Uint8Array, time: number): LedgerRecord {
     const head = this.heads.get(author.peerId.toString())
-    const record = sealEntry(author.key, author.peerId, { seq: (head?.seq ?? 0) + 1, prevHash: head?.hash ?? new Uint8Array(0), time, kind, body })
+    const record = sealEntry(author.key, author.peerId, {
+      seq: (head?.seq ?? 0) + 1,
+      prevHash: head?.hash ?? new Uint8Array(0),
+      time,
+      kind,
+      body
+    })
     this.heads.set(author.peerId.toString(), record)
     this.records.push(record)
     return record
   }
 
   job (provider: Signer, renter: Signer, time: number, outcome: TestOutcome = 'ok', preemptible = false, price = 1_000_000n): void {
-    const j = signTestJob({ provider, renter, outcome, preemptible, at: time, pricePaidMicroUsd: price, durationMs: 3600_000 })
+    const j = signTestJob({
+      provider,
+      renter,
+      outcome,
+      preemptible,
+      at: time,
+      pricePaidMicroUsd: price,
+      durationMs: 3600_000
+    })
     this.append(provider, LedgerEntry.BodyKind.ATTESTATION, j.attestation, time)
     this.append(renter, LedgerEntry.BodyKind.RECEIPT, j.receipt, time)
   }
 
   summary (provider: Signer, start: number, end: number, availableMs: number, upMs: number, busyPpm = 0): void {
-    const body = HeartbeatSummary.encode({ periodStart: BigInt(start), periodEnd: BigInt(end), heartbeatsSent: Math.ceil(upMs / 10_000), intervalMs: 10_000, availableMs: BigInt(availableMs), upMs: BigInt(upMs), slotsTotal: 1, busyPpm })
+    const body = HeartbeatSummary.encode({
+      periodStart: BigInt(start),
+      periodEnd: BigInt(end),
+      heartbeatsSent: Math.ceil(upMs / 10_000),
+      intervalMs: 10_000,
+      availableMs: BigInt(availableMs),
+      upMs: BigInt(upMs),
+      slotsTotal: 1,
+      busyPpm
+    })
     this.append(provider, LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body, end)
   }
 }
@@ -116,9 +139,17 @@ describe('ledger reputation', () => {
     const capped = new Feeds()
     capped.job(provider, renters[10], NOW - 3 * DAY)
     capped.job(provider, renters[11], NOW - 3 * DAY, 'failed')
-    for (let k = 0; k < 10; k++) for (let i = 0; i < DEFAULT_REPUTATION.counterpartyCap; i++) capped.job(provider, renters[k], NOW)
-    assert.ok(Math.abs(computeReputation(collectEvidence(capped.records), provider.peerId.toString(), NOW).score - rep.score) < 1e-6)
-    for (const c of rep.counterparties.filter(c => c.jobs === 20)) assert.equal(c.cappedSuccesses, DEFAULT_REPUTATION.counterpartyCap)
+    for (let k = 0; k < 10; k++) {
+      for (let i = 0; i < DEFAULT_REPUTATION.counterpartyCap; i++) capped.job(provider, renters[k], NOW)
+    }
+    assert.ok(
+      Math.abs(
+        computeReputation(collectEvidence(capped.records), provider.peerId.toString(), NOW).score - rep.score
+      ) < 1e-6
+    )
+    for (const c of rep.counterparties.filter(c => c.jobs === 20)) {
+      assert.equal(c.cappedSuccesses, DEFAULT_REPUTATION.counterpartyCap)
+    }
   })
 
   it('a receipt counts only with the attestation it names, by the renter that attestation names', async () => {
@@ -143,7 +174,11 @@ describe('ledger reputation', () => {
       feeds.job(provider, renters[1], NOW, outcome, preemptible)
       return computeReputation(collectEvidence(feeds.records), provider.peerId.toString(), NOW).score
     }
-    const okOnly = (() => { const f = new Feeds(); f.job(provider, renters[0], NOW); return computeReputation(collectEvidence(f.records), provider.peerId.toString(), NOW).score })()
+    const okOnly = (() => {
+      const f = new Feeds()
+      f.job(provider, renters[0], NOW)
+      return computeReputation(collectEvidence(f.records), provider.peerId.toString(), NOW).score
+    })()
     assert.equal(score('preempted', true), okOnly)
     assert.ok(score('preempted', false) < score('failed', false))
   })
@@ -168,7 +203,12 @@ describe('ledger reputation', () => {
     for (let i = 0; i < 5; i++) feeds.job(provider, renters[i], NOW)
     const a = sealEntry(provider.key, provider.peerId, { seq: 99, prevHash: sha256('a'), time: NOW, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: new Uint8Array(0) })
     const b = sealEntry(provider.key, provider.peerId, { seq: 99, prevHash: sha256('b'), time: NOW, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: new Uint8Array(0) })
-    feeds.append(renters[0], LedgerEntry.BodyKind.FRAUD_PROOF, buildEquivocationProof({ privateKey: renters[0].key, peerId: renters[0].peerId }, a, b, NOW), NOW)
+    feeds.append(
+      renters[0],
+      LedgerEntry.BodyKind.FRAUD_PROOF,
+      buildEquivocationProof({ privateKey: renters[0].key, peerId: renters[0].peerId }, a, b, NOW),
+      NOW
+    )
     const rep = computeReputation(collectEvidence(feeds.records), provider.peerId.toString(), NOW)
     assert.equal(rep.slashed, true)
     assert.equal(rep.score, 0)

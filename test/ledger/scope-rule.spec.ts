@@ -8,7 +8,9 @@ import { jobEntries, newSigner, TestFeed } from './flood-fixtures.js'
 
 describe('replication scope rule (issue 40.3)', () => {
   it('reaches counterparties hop by hop from the roots, up to the horizon, and re-reaches from a provider added later', async () => {
-    const [me, p1, r1, p2, r2, p3] = await Promise.all(Array.from({ length: 6 }, async () => new TestFeed(await newSigner())))
+    const [me, p1, r1, p2, r2, p3] = await Promise.all(
+      Array.from({ length: 6 }, async () => new TestFeed(await newSigner()))
+    )
     const scope = new ReplicationScope({ selfId: me.id, mode: 'bounded', horizon: 2 })
     // a chain me – p1 – r1 – p2 – r2 – p3 of paired jobs
     const chain: Array<[TestFeed, TestFeed]> = [[p1, me], [p1, r1], [p2, r1], [p2, r2], [p3, r2]]

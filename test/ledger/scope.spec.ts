@@ -17,7 +17,8 @@ import { tempDir, waitFor } from '../utils/index.js'
 import { jobEntries, newSigner, TestFeed } from './flood-fixtures.js'
 import type { LedgerRecord } from '../../src/ledger/entries/entry.js'
 
-const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
+const ledgerOf = (node: IdlegridNode): LedgerService =>
+  (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
 /** Unrelated provider–renter pairs the seed also holds. */
 const UNRELATED_PAIRS = 30
 
@@ -33,7 +34,17 @@ describe('replication scope: a renter stores what it needs, a seed everything (i
   async function start (name: string, role: Role, init: Partial<LedgerServiceInit>): Promise<IdlegridNode> {
     const bootstrap = role === 'bootstrap' ? [] : [seed.libp2p.getMultiaddrs()[0].toString()]
     const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap, heartbeatSeconds: 60 } })
-    const node = await createNode(config, { services: { ledger: ledgerService({ dataDir: config.dataDir, role, summaryIntervalMs: 0, syncIntervalMs: 3_600_000, ...init }) } })
+    const node = await createNode(config, {
+      services: {
+        ledger: ledgerService({
+          dataDir: config.dataDir,
+          role,
+          summaryIntervalMs: 0,
+          syncIntervalMs: 3_600_000,
+          ...init
+        })
+      }
+    })
     nodes.push(node)
     return node
   }
@@ -64,8 +75,16 @@ describe('replication scope: a renter stores what it needs, a seed everything (i
     dir = await tempDir('idlegrid-scope-')
     for (const k of ['p1', 'p2', 'r1', 'r2', 'r3'] as const) feeds[k] = new TestFeed(await newSigner())
     const at = Date.now() - 1000
-    const job = (p: TestFeed, r: TestFeed): void => { const j = jobEntries(p, r, at); records.push(j.attestation, j.receipt) }
-    for (let i = 0; i < 2; i++) { job(feeds.p1, feeds.r1); job(feeds.p1, feeds.r2); job(feeds.p2, feeds.r2); job(feeds.p2, feeds.r3) }
+    const job = (p: TestFeed, r: TestFeed): void => {
+      const j = jobEntries(p, r, at)
+      records.push(j.attestation, j.receipt)
+    }
+    for (let i = 0; i < 2; i++) {
+      job(feeds.p1, feeds.r1)
+      job(feeds.p1, feeds.r2)
+      job(feeds.p2, feeds.r2)
+      job(feeds.p2, feeds.r3)
+    }
     job(feeds.p1, feeds.r3)
     for (let i = 0; i < UNRELATED_PAIRS; i++) {
       const pair = { provider: new TestFeed(await newSigner()), renter: new TestFeed(await newSigner()) }

@@ -23,7 +23,16 @@ async function newSigner (): Promise<Signer> {
 }
 
 function summaryBody (end: number): Uint8Array {
-  return HeartbeatSummary.encode({ periodStart: BigInt(end - 60_000), periodEnd: BigInt(end), heartbeatsSent: 6, intervalMs: 10_000, availableMs: 60_000n, upMs: 60_000n, slotsTotal: 1, busyPpm: 0 })
+  return HeartbeatSummary.encode({
+    periodStart: BigInt(end - 60_000),
+    periodEnd: BigInt(end),
+    heartbeatsSent: 6,
+    intervalMs: 10_000,
+    availableMs: 60_000n,
+    upMs: 60_000n,
+    slotsTotal: 1,
+    busyPpm: 0
+  })
 }
 
 /** `n` entries of `signer`'s feed from seq 1, chain 2 unless `chain1` of them come first as chain 1. */
@@ -32,7 +41,16 @@ function feed (signer: Signer, n: number, opts: { chain1?: number, now?: number 
   const now = opts.now ?? Date.now() - 10_000
   for (let seq = 1; seq <= n; seq++) {
     const prev = out.at(-1)
-    out.push(sealEntry(signer.key, signer.peerId, { seq, prevHash: prev?.hash ?? new Uint8Array(0), time: now + seq, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summaryBody(now + seq - 1000), chain: seq <= (opts.chain1 ?? 0) ? 1 : 2 }))
+    out.push(
+      sealEntry(signer.key, signer.peerId, {
+        seq,
+        prevHash: prev?.hash ?? new Uint8Array(0),
+        time: now + seq,
+        kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
+        body: summaryBody(now + seq - 1000),
+        chain: seq <= (opts.chain1 ?? 0) ? 1 : 2
+      })
+    )
   }
   return out
 }
@@ -66,7 +84,13 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
   afterEach(async () => { await ledger.close() })
   after(async () => { await dir.cleanup() })
 
-  const range = (records: LedgerRecord[], fromSeq = records[0]?.seq ?? 1, author = alice): { range: { author: Uint8Array, fromSeq: number } } => ({ range: { author: author.peerId.toMultihash().bytes, fromSeq } })
+  const range = (
+    records: LedgerRecord[],
+    fromSeq = records[0]?.seq ?? 1,
+    author = alice
+  ): { range: { author: Uint8Array, fromSeq: number } } => ({
+    range: { author: author.peerId.toMultihash().bytes, fromSeq }
+  })
 
   it('every entry this node writes is chain 2, hashed whole: its signature is inside the next entry\'s prev_hash', async () => {
     const a = await ledger.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(Date.now() - 1000))
@@ -84,7 +108,15 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
     rebuilt.push({ ...(records[9] as LedgerRecord), envelope: garbage, hash: sha256(garbage) })
     for (let seq = 11; seq <= 256; seq++) {
       const prev = rebuilt.at(-1) as LedgerRecord
-      rebuilt.push(sealEntry(alice.key, alice.peerId, { seq, prevHash: prev.hash, time: prev.time + 1, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summaryBody(prev.time - 1000) }))
+      rebuilt.push(
+        sealEntry(alice.key, alice.peerId, {
+          seq,
+          prevHash: prev.hash,
+          time: prev.time + 1,
+          kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
+          body: summaryBody(prev.time - 1000)
+        })
+      )
     }
     // one at a time (each its own signature), entry 10 is refused
     const alone = await ledger.ingest(rebuilt.slice(0, 10).map(r => r.envelope))
@@ -107,7 +139,10 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
     // an entry's body altered in the middle (re-encoded payload, old signature)
     const mid = SignedEnvelope.decode(envelopes[19] as Uint8Array)
     const payload = LedgerEntry.decode(mid.payload)
-    const altered = SignedEnvelope.encode({ ...mid, payload: LedgerEntry.encode({ ...payload, body: summaryBody(Number(payload.time) - 2000) }) })
+    const altered = SignedEnvelope.encode({
+      ...mid,
+      payload: LedgerEntry.encode({ ...payload, body: summaryBody(Number(payload.time) - 2000) })
+    })
     rows.push({ attack: 'an entry altered mid-range (body changed, its own signature kept)', outcomes: await ledger.ingest(envelopes.map((e, i) => i === 19 ? altered : e), range(records)), expect: 'ERR_LEDGER_CHAIN' })
     // a middle entry's signature bytes altered: its hash changes, the next entry's prev_hash no longer names it
     rows.push({ attack: 'signature bytes of a middle entry altered (the relay keeps the payloads)', outcomes: await ledger.ingest(envelopes.map((e, i) => i === 19 ? badSignature(e) : e), range(records)), expect: 'ERR_LEDGER_CHAIN' })
@@ -156,12 +191,29 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
     assert.deepEqual(records.map(r => r.chain), [...Array(8).fill(1), ...Array(12).fill(2)])
     assert.deepEqual(statuses(await ledger.ingest(records.map(r => r.envelope), range(records))), ['added'])
     const prev = records.at(-1) as LedgerRecord
-    const back = sealEntry(alice.key, alice.peerId, { seq: 21, prevHash: prev.hash, time: prev.time + 1, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summaryBody(prev.time - 1000), chain: 1 })
+    const back = sealEntry(alice.key, alice.peerId, {
+      seq: 21,
+      prevHash: prev.hash,
+      time: prev.time + 1,
+      kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
+      body: summaryBody(prev.time - 1000),
+      chain: 1
+    })
     const [outcome] = await ledger.ingest([back.envelope])
     assert.ok(outcome?.status === 'rejected' && outcome.error instanceof BrokenChainError && /chain 1 after a chain-2 entry/.test(outcome.error.message))
     // in a range too
     const fresh = feed(alice, 3)
-    const mixed = [fresh[0] as LedgerRecord, sealEntry(alice.key, alice.peerId, { seq: 2, prevHash: (fresh[0] as LedgerRecord).hash, time: (fresh[0] as LedgerRecord).time + 1, kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summaryBody((fresh[0] as LedgerRecord).time - 1000), chain: 1 })]
+    const mixed = [
+      fresh[0] as LedgerRecord,
+      sealEntry(alice.key, alice.peerId, {
+        seq: 2,
+        prevHash: (fresh[0] as LedgerRecord).hash,
+        time: (fresh[0] as LedgerRecord).time + 1,
+        kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
+        body: summaryBody((fresh[0] as LedgerRecord).time - 1000),
+        chain: 1
+      })
+    ]
     const other = await LedgerIngest.open(`${dir.path}/store-mixed-${n++}`, { privateKey: me.key, peerId: me.peerId })
     try {
       assert.deepEqual(statuses(await other.ingest(mixed.map(r => r.envelope), range(mixed))), ['rejected:ERR_LEDGER_CHAIN'])
@@ -193,10 +245,22 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
     const provider = await newSigner()
     const renter = await newSigner()
     const job = signTestJob({ provider, renter, at: Date.now() - 5_000 })
-    const att = sealEntry(provider.key, provider.peerId, { seq: 1, prevHash: new Uint8Array(0), time: Date.now() - 4_000, kind: LedgerEntry.BodyKind.ATTESTATION, body: job.attestation })
+    const att = sealEntry(provider.key, provider.peerId, {
+      seq: 1,
+      prevHash: new Uint8Array(0),
+      time: Date.now() - 4_000,
+      kind: LedgerEntry.BodyKind.ATTESTATION,
+      body: job.attestation
+    })
     assert.deepEqual(statuses(await ledger.ingest([att.envelope])), ['added'])
     // the renter's receipt put in the provider's feed: another signer than the author
-    const wrong = sealEntry(provider.key, provider.peerId, { seq: 2, prevHash: att.hash, time: Date.now() - 3_000, kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt })
+    const wrong = sealEntry(provider.key, provider.peerId, {
+      seq: 2,
+      prevHash: att.hash,
+      time: Date.now() - 3_000,
+      kind: LedgerEntry.BodyKind.RECEIPT,
+      body: job.receipt
+    })
     const [outcome] = await ledger.ingest([wrong.envelope])
     assert.ok(outcome?.status === 'rejected' && outcome.error instanceof LedgerEntryError && /not by the entry's author/.test(outcome.error.message))
   })

@@ -28,7 +28,17 @@ async function openLedger (path: string, signer: Signer, now?: () => number): Pr
 }
 
 /** an entry of `signer`'s feed with any fields, signed properly */
-function entryOf (signer: Signer, fields: { seq: number, prevHash?: Uint8Array, time?: number, kind?: LedgerEntry.BodyKind, body?: Uint8Array, chain?: 1 | 2 }): LedgerRecord {
+function entryOf (
+  signer: Signer,
+  fields: {
+    seq: number
+    prevHash?: Uint8Array
+    time?: number
+    kind?: LedgerEntry.BodyKind
+    body?: Uint8Array
+    chain?: 1 | 2
+  }
+): LedgerRecord {
   return sealEntry(signer.key, signer.peerId, {
     chain: fields.chain,
     seq: fields.seq,
@@ -40,10 +50,24 @@ function entryOf (signer: Signer, fields: { seq: number, prevHash?: Uint8Array, 
 }
 
 function summaryBody (start = Date.now() - 60_000): Uint8Array {
-  return HeartbeatSummary.encode({ periodStart: BigInt(start), periodEnd: BigInt(start + 60_000), heartbeatsSent: 6, intervalMs: 10_000, availableMs: 60_000n, upMs: 60_000n, slotsTotal: 1, busyPpm: 0 })
+  return HeartbeatSummary.encode({
+    periodStart: BigInt(start),
+    periodEnd: BigInt(start + 60_000),
+    heartbeatsSent: 6,
+    intervalMs: 10_000,
+    availableMs: 60_000n,
+    upMs: 60_000n,
+    slotsTotal: 1,
+    busyPpm: 0
+  })
 }
 
-async function expectRejected (ledger: LedgerIngest, envelope: Uint8Array, errorClass: new (...args: any[]) => Error, code: string): Promise<void> {
+async function expectRejected (
+  ledger: LedgerIngest,
+  envelope: Uint8Array,
+  errorClass: new (...args: any[]) => Error,
+  code: string
+): Promise<void> {
   const [outcome] = await ledger.ingest([envelope])
   assert.equal(outcome.status, 'rejected')
   if (outcome.status !== 'rejected') return
@@ -55,7 +79,9 @@ async function expectRejected (ledger: LedgerIngest, envelope: Uint8Array, error
 /** appends `n` summary entries to `store` and returns the records */
 async function appendSummaries (ledger: LedgerIngest, n: number): Promise<LedgerRecord[]> {
   const out: LedgerRecord[] = []
-  for (let i = 0; i < n; i++) out.push(await ledger.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(Date.now() - 120_000 + i)))
+  for (let i = 0; i < n; i++) {
+    out.push(await ledger.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(Date.now() - 120_000 + i)))
+  }
   return out
 }
 
@@ -180,7 +206,14 @@ describe('ledger store', function () {
     })
 
     it('a forged author (entry naming bob, signed by carol): EntrySignatureError', async () => {
-      const payload = LedgerEntry.encode({ author: bob.peerId.toMultihash().bytes, seq: 1n, prevHash: new Uint8Array(0), time: BigInt(now), kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: summaryBody(now - 60_000) })
+      const payload = LedgerEntry.encode({
+        author: bob.peerId.toMultihash().bytes,
+        seq: 1n,
+        prevHash: new Uint8Array(0),
+        time: BigInt(now),
+        kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
+        body: summaryBody(now - 60_000)
+      })
       await expectRejected(ledger, sealEnvelope(carol.key, carol.peerId, DOMAIN.ledgerEntry, payload), EntrySignatureError, 'ERR_LEDGER_SIGNATURE')
     })
 
@@ -194,7 +227,9 @@ describe('ledger store', function () {
 
     it('a time beyond the skew bound: FutureEntryError (within the bound is fine)', async () => {
       await expectRejected(ledger, entryOf(carol, { seq: 1, time: now + 31_000, body: summaryBody(now - 60_000) }).envelope, FutureEntryError, 'ERR_LEDGER_FUTURE')
-      const [ok] = await ledger.ingest([entryOf(carol, { seq: 1, time: now + 29_000, body: summaryBody(now - 60_000) }).envelope])
+      const [ok] = await ledger.ingest([
+        entryOf(carol, { seq: 1, time: now + 29_000, body: summaryBody(now - 60_000) }).envelope
+      ])
       assert.equal(ok.status, 'added')
     })
 
@@ -218,12 +253,25 @@ describe('ledger store', function () {
       await expectRejected(ledger, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered, chain: 1 }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
       // the body's signature is checked beside its message: a bad one is the reason given even
       // when the message is wrong too (here it also names another renter than its author)
-      const [both] = await ledger.ingest([entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered, chain: 1 }).envelope])
+      const [both] = await ledger.ingest([
+        entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered, chain: 1 }).envelope
+      ])
       assert.ok(both.status === 'rejected' && /receipt body: signature by .* does not verify/.test(both.error.message), `got ${both.status === 'rejected' ? both.error.message : both.status}`)
-      const [named] = await ledger.ingest([entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt }).envelope])
+      const [named] = await ledger.ingest([
+        entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: job.receipt }).envelope
+      ])
       assert.ok(named.status === 'rejected' && /receipt body signed by .*, not by the entry's author/.test(named.error.message), `got ${named.status === 'rejected' ? named.error.message : named.status}`)
       // an inconsistent heartbeat summary
-      const bad = HeartbeatSummary.encode({ periodStart: BigInt(now - 1000), periodEnd: BigInt(now), heartbeatsSent: 1, intervalMs: 1000, availableMs: 1000n, upMs: 5000n, slotsTotal: 1, busyPpm: 0 })
+      const bad = HeartbeatSummary.encode({
+        periodStart: BigInt(now - 1000),
+        periodEnd: BigInt(now),
+        heartbeatsSent: 1,
+        intervalMs: 1000,
+        availableMs: 1000n,
+        upMs: 5000n,
+        slotsTotal: 1,
+        busyPpm: 0
+      })
       await expectRejected(ledger, entryOf(dave, { seq: 1, time: now, body: bad }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
     })
 
@@ -284,7 +332,10 @@ describe('ledger store', function () {
       await ledger.close()
     })
 
-    /** Conflicting pairs of `signer`'s entries at seqs `from`..`from + n - 1` (ahead of any head: prev hashes made up). */
+    /**
+     * Conflicting pairs of `signer`'s entries at seqs `from`..`from + n - 1` (ahead of any head:
+     * prev hashes made up).
+     */
     function conflictingPairs (signer: Signer, from: number, n: number): Uint8Array[] {
       const out: Uint8Array[] = []
       for (let seq = from; seq < from + n; seq++) {
@@ -301,7 +352,12 @@ describe('ledger store', function () {
       const two = entryOf(accused, { seq: 2, prevHash: one.hash })
       const otherTwo = entryOf(accused, { seq: 2, prevHash: one.hash, body: summaryBody(Date.now() - 90_000) })
       // a held seq's conflict, then 63 pairs ahead of the head, all in one batch
-      const outcomes = await ledger.ingest([one.envelope, two.envelope, otherTwo.envelope, ...conflictingPairs(accused, 4, 63)])
+      const outcomes = await ledger.ingest([
+        one.envelope,
+        two.envelope,
+        otherTwo.envelope,
+        ...conflictingPairs(accused, 4, 63)
+      ])
       const proofs = outcomes.filter(o => o.status === 'equivocation' && o.proof != null)
       assert.equal(outcomes.filter(o => o.status === 'equivocation').length, 64, 'every pair is reported')
       assert.equal(proofs.length, 1, `${proofs.length} proofs built`)
@@ -334,7 +390,10 @@ describe('ledger store', function () {
         assert.equal(own?.seq, PROOF_BUDGET.proofs)
         assert.ok((own?.bytes ?? 0) <= PROOF_BUDGET.bytes, `our feed holds ${own?.bytes} bytes of proofs`)
         // a slash is always backed by a stored proof: the others are not slashed here (yet)
-        assert.deepEqual(accused.map(a => ledger.store.isSlashed(a.peerId.toString())), accused.map((_, i) => i < PROOF_BUDGET.proofs))
+        assert.deepEqual(
+          accused.map(a => ledger.store.isSlashed(a.peerId.toString())),
+          accused.map((_, i) => i < PROOF_BUDGET.proofs)
+        )
         // our own entries are never refused for it
         await ledger.append(LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, summaryBody(clock - 60_000))
         // once our clock has moved a window, the conflict offered again is proven
@@ -356,7 +415,16 @@ describe('ledger store', function () {
       const ledger = await LedgerIngest.open(join(dir.path, 'pending-quota'), { privateKey: alice.key, peerId: alice.peerId, now: () => clock, admission: { trustedPeers: [id], quotas: { trusted: { entriesPerMinute: 1, burst: 5 } } } })
       try {
         const feed: LedgerRecord[] = []
-        for (let seq = 1; seq <= 10; seq++) feed.push(entryOf(author, { seq, prevHash: feed[seq - 2]?.hash, time: clock + seq, body: summaryBody(clock - 60_000) }))
+        for (let seq = 1; seq <= 10; seq++) {
+          feed.push(
+            entryOf(author, {
+              seq,
+              prevHash: feed[seq - 2]?.hash,
+              time: clock + seq,
+              body: summaryBody(clock - 60_000)
+            })
+          )
+        }
         // seqs 3..8 ahead of the head: five held (the burst), the sixth refused
         const ahead = await ledger.ingest(feed.slice(2, 8).map(r => r.envelope))
         assert.deepEqual(ahead.map(o => o.status), ['pending', 'pending', 'pending', 'pending', 'pending', 'rejected'])
@@ -381,7 +449,9 @@ describe('ledger store', function () {
       const size = entryOf(author, { seq: 3 }).envelope.byteLength
       const ledger = await LedgerIngest.open(join(dir.path, 'pending-bytes'), { privateKey: alice.key, peerId: alice.peerId, admission: { trustedPeers: [id], quotas: { trusted: { bytes: 3 * size + size / 2 } } } })
       try {
-        const outcomes = await ledger.ingest([3, 4, 5, 6].map(seq => entryOf(author, { seq, prevHash: sha256(String(seq)) }).envelope))
+        const outcomes = await ledger.ingest(
+          [3, 4, 5, 6].map(seq => entryOf(author, { seq, prevHash: sha256(String(seq)) }).envelope)
+        )
         assert.deepEqual(outcomes.map(o => o.status), ['pending', 'pending', 'pending', 'rejected'])
         assert.ok(outcomes[3]?.status === 'rejected' && /byte quota/.test(outcomes[3].error.message))
         assert.equal((await ledger.stats()).pending, 3)
@@ -409,7 +479,12 @@ describe('ledger store', function () {
       for (const [what, first, second] of cases) {
         const proof = buildEquivocationProof({ privateKey: carol.key, peerId: carol.peerId }, first, second)
         await assert.rejects(verifyFraudProof(proof), InvalidFraudProofError, what)
-        const entry = entryOf(carol, { seq: ++seq, prevHash: prev, kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: proof })
+        const entry = entryOf(carol, {
+          seq: ++seq,
+          prevHash: prev,
+          kind: LedgerEntry.BodyKind.FRAUD_PROOF,
+          body: proof
+        })
         await expectRejected(ledger, entry.envelope, InvalidFraudProofError, 'ERR_LEDGER_FRAUD_PROOF')
         seq = 0
         prev = new Uint8Array(0)
@@ -428,12 +503,27 @@ describe('ledger store', function () {
       const badAtt = entryOf(accused, { seq: 1, kind: LedgerEntry.BodyKind.ATTESTATION, body: bad.attestation })
       const badRec = entryOf(renter, { seq: 1, kind: LedgerEntry.BodyKind.RECEIPT, body: bad.receipt })
       const reAtt = entryOf(rerunKey, { seq: 1, kind: LedgerEntry.BodyKind.ATTESTATION, body: rerun.attestation })
-      const reRec = entryOf(renter, { seq: 2, prevHash: badRec.hash, kind: LedgerEntry.BodyKind.RECEIPT, body: rerun.receipt })
-      const proof = buildBadOutputProof(renter.key, renter.peerId, { attestation: badAtt, receipt: badRec, rerunAttestation: reAtt, rerunReceipt: reRec })
+      const reRec = entryOf(renter, {
+        seq: 2,
+        prevHash: badRec.hash,
+        kind: LedgerEntry.BodyKind.RECEIPT,
+        body: rerun.receipt
+      })
+      const proof = buildBadOutputProof(renter.key, renter.peerId, {
+        attestation: badAtt,
+        receipt: badRec,
+        rerunAttestation: reAtt,
+        rerunReceipt: reRec
+      })
       await assert.rejects(verifyFraudProof(proof, { builder: renter.peerId.toString() }), (err: Error) => err instanceof InvalidFraudProofError && /BAD_OUTPUT/.test(err.message))
 
       const ledger = await openLedger(join(dir.path, 'bad-output'), alice)
-      const entry = entryOf(renter, { seq: 3, prevHash: reRec.hash, kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: proof })
+      const entry = entryOf(renter, {
+        seq: 3,
+        prevHash: reRec.hash,
+        kind: LedgerEntry.BodyKind.FRAUD_PROOF,
+        body: proof
+      })
       assert.deepEqual((await ledger.ingest([badAtt.envelope, badRec.envelope, reAtt.envelope, reRec.envelope])).map(o => o.status), ['added', 'added', 'added', 'added'])
       await expectRejected(ledger, entry.envelope, InvalidFraudProofError, 'ERR_LEDGER_FRAUD_PROOF')
       assert.equal(ledger.store.isSlashed(accused.peerId.toString()), false)

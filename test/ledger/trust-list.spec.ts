@@ -24,13 +24,27 @@ const DAY = 86_400_000
 describe('trust lists: decoding, verification and adoption', () => {
   let operator: Signer
   let peers: PeerId[]
-  const accepted = (): { operators: Set<string>, now: number } => ({ operators: new Set([operator.peerId.toString()]), now: NOW })
+  const accepted = (): { operators: Set<string>, now: number } => ({
+    operators: new Set([operator.peerId.toString()]),
+    now: NOW
+  })
   const seal = (content: Partial<TrustListContent> = {}, by: Signer = operator): Uint8Array =>
     sealTrustList(by.key as any, by.peerId, { name: 'ops', sequence: 1n, issuedAt: NOW - DAY, expiresAt: NOW + 30 * DAY, peers, ...content })
   /** A list whose payload is written by hand (fields sealTrustList would never produce), properly signed. */
-  const raw = (list: Partial<TrustList>): Uint8Array => sealEnvelope(operator.key as any, operator.peerId, DOMAIN.trustList, TrustList.encode({
-    name: 'ops', sequence: 1n, issuedAt: BigInt(NOW - DAY), expiresAt: BigInt(NOW + DAY), peers: peers.map(p => p.toMultihash().bytes), ...list
-  }))
+  const raw = (list: Partial<TrustList>): Uint8Array =>
+    sealEnvelope(
+      operator.key as any,
+      operator.peerId,
+      DOMAIN.trustList,
+      TrustList.encode({
+        name: 'ops',
+        sequence: 1n,
+        issuedAt: BigInt(NOW - DAY),
+        expiresAt: BigInt(NOW + DAY),
+        peers: peers.map(p => p.toMultihash().bytes),
+        ...list
+      })
+    )
   const refusal = (bytes: Uint8Array, opts = accepted()): TrustListRejection => {
     try {
       openTrustList(bytes, opts)

@@ -114,7 +114,9 @@ describe('ledger trust: reputation as each node sees it (issue 12.3)', function 
     addRing(feeds, attacker, ring)
     const view = viewOf(viewer, feeds)
     const rep = view.reputation(idOf(attacker), NOW)
-    const ringWeight = rep.counterparties.filter(c => c.renter !== idOf(renters[0])).reduce((sum, c) => sum + c.weight, 0)
+    const ringWeight = rep.counterparties
+      .filter(c => c.renter !== idOf(renters[0]))
+      .reduce((sum, c) => sum + c.weight, 0)
     const honestScore = view.reputation(idOf(honest), NOW).score
     // the 100 ring keys together count for less than a few trusted renters, and the honest provider stays ahead
     assert.ok(ringWeight < 5, `the ring counts as ${ringWeight} renters`)
@@ -184,6 +186,9 @@ describe('ledger trust: reputation as each node sees it (issue 12.3)', function 
     assert.equal(t.weight('v'), 1)
     const sum = ['v', 'p', 'r'].reduce((s, id) => s + t.trust(id), 0)
     assert.ok(Math.abs(sum - 1) < 1e-9, `trust is conserved (${sum})`)
-    assert.equal(DEFAULT_REPUTATION.priorSuccesses / (DEFAULT_REPUTATION.priorSuccesses + DEFAULT_REPUTATION.priorFailures), NEWCOMER)
+    assert.equal(
+      DEFAULT_REPUTATION.priorSuccesses / (DEFAULT_REPUTATION.priorSuccesses + DEFAULT_REPUTATION.priorFailures),
+      NEWCOMER
+    )
   })
 })

@@ -32,12 +32,29 @@ describe('ledger: co-signed usage statements (issue 17.4)', () => {
   })
 
   function statement (start: number, end: number, over: Partial<Usage> = {}): Uint8Array {
-    return encodeStatement({ leaseId, provider: provider.id.toMultihash().bytes, renter: renter.id.toMultihash().bytes, intervalStart: t0 + start, intervalEnd: t0 + end, requests: 10, gpuMs: end - start, bytesIn: 100, bytesOut: 1000, priceMicroUsdPerGpuHour: 3_600_000, ...over })
+    return encodeStatement({
+      leaseId,
+      provider: provider.id.toMultihash().bytes,
+      renter: renter.id.toMultihash().bytes,
+      intervalStart: t0 + start,
+      intervalEnd: t0 + end,
+      requests: 10,
+      gpuMs: end - start,
+      bytesIn: 100,
+      bytesOut: 1000,
+      priceMicroUsdPerGpuHour: 3_600_000,
+      ...over
+    })
   }
   function coSigned (s: Uint8Array): Uint8Array {
     return encodeCoSigned(s, signStatement(provider.key, s), signStatement(renter.key, s))
   }
-  function entry (author: Party, seq: number, body: Uint8Array, prevHash = new Uint8Array(seq === 1 ? 0 : 32)): ReturnType<typeof sealEntry> {
+  function entry (
+    author: Party,
+    seq: number,
+    body: Uint8Array,
+    prevHash = new Uint8Array(seq === 1 ? 0 : 32)
+  ): ReturnType<typeof sealEntry> {
     return sealEntry(author.key, author.id, { seq, prevHash, time: Date.now(), kind: LedgerEntry.BodyKind.USAGE, body })
   }
   async function rejection (body: Uint8Array, author = provider): Promise<string> {

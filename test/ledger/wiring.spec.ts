@@ -45,7 +45,9 @@ describe('ledger: typed wiring', function () {
   it('with ledgerServices, it reaches the ledger as components[LEDGER_SERVICE] when it starts', async () => {
     const cfg = config('with')
     const ledger = ledgerServices({ config: cfg })
-    const node = await createNode(cfg, { services: { ...ledger.services, needsLedger: (components: any) => new NeedsLedger(components) } })
+    const node = await createNode(cfg, {
+      services: { ...ledger.services, needsLedger: (components: any) => new NeedsLedger(components) }
+    })
     nodes.push(node)
     const services = node.libp2p.services as unknown as { needsLedger: NeedsLedger }
     assert.equal(services.needsLedger.reliabilityAtStart, 0.5, 'an unknown provider has the neutral prior')

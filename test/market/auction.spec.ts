@@ -54,8 +54,10 @@ describe('market auction (in-process network)', function () {
   const hooks: Array<((job: AcceptedJob) => AcceptVerdict) | undefined> = []
   const profiles: ProviderProfile[] = PROVIDERS.map(p => providerProfile(parsePolicy({ region: p.region, priceFloor: p.floor, images: ['*'] }), parseSimulatedGpus([p.gpu])))
 
-  const renter = (): MarketRenterService => (net.renters[0] as IdlegridNode).libp2p.services[MARKET_RENTER_SERVICE] as unknown as MarketRenterService
-  const provider = (i: number): MarketProviderService => (net.providers[i] as IdlegridNode).libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
+  const renter = (): MarketRenterService =>
+    (net.renters[0] as IdlegridNode).libp2p.services[MARKET_RENTER_SERVICE] as unknown as MarketRenterService
+  const provider = (i: number): MarketProviderService =>
+    (net.providers[i] as IdlegridNode).libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
   const pid = (i: number): string => (net.providers[i] as IdlegridNode).peerId.toString()
   const auction = async (raw: Record<string, unknown>, options: AuctionOptions = {}): Promise<AuctionReport> =>
     await renter().auction(parseJobSpec({ runtime: { image: 'ghcr.io/acme/eval:1' }, auction: { bidWindowMs: WINDOW_MS, acceptTimeoutMs: 1500 }, ...raw }), options)
@@ -67,7 +69,10 @@ describe('market auction (in-process network)', function () {
       extensions: (role, index, config) => {
         if (role === 'provider') {
           // the bid engine reads the provider's GPU slots from exec's capacity service
-          const market = providerMarketServices(profiles[index], { pricing: FLAT, acceptHook: (job) => hooks[index]?.(job) ?? { accept: true } })
+          const market = providerMarketServices(profiles[index], {
+            pricing: FLAT,
+            acceptHook: job => hooks[index]?.(job) ?? { accept: true }
+          })
           return market
         }
         if (role === 'renter' && index === 0) return { services: { [MARKET_RENTER_SERVICE]: marketRenter(), [LEDGER_SERVICE]: reputationService(fixedReputation(reliability, 0.5)) } }
@@ -89,7 +94,11 @@ describe('market auction (in-process network)', function () {
     const off = provider(expected as number).onAccepted((job) => { accepted.push(job) })
     const report = await auction({ name: 'predicted' })
     off()
-    assert.equal(report.bids.length, PROVIDERS.length, JSON.stringify({ received: report.received, timings: report.timings }))
+    assert.equal(
+      report.bids.length,
+      PROVIDERS.length,
+      JSON.stringify({ received: report.received, timings: report.timings })
+    )
     assert.equal(report.validBids, PROVIDERS.length)
     assert.equal(report.award?.winner, pid(expected as number))
     assert.equal(report.award?.price, (PROVIDERS[expected as number]?.floor ?? 0) * SILVER)
@@ -98,10 +107,14 @@ describe('market auction (in-process network)', function () {
     assert.equal(accepted[0]?.jobId, report.jobId)
     const signed = report.signed
     assert.ok(signed?.award != null)
-    const audit = auditAward(signed.award.message, signed.bids, { job: signed.job.message, reputation: fixedReputation(reliability, 0.5) })
+    const audit = auditAward(signed.award.message, signed.bids, {
+      job: signed.job.message,
+      reputation: fixedReputation(reliability, 0.5)
+    })
     assert.deepEqual(audit.problems, [])
     assert.equal(provider(expected as number).stats().wins >= 1, true)
-    // bids never left the renter: a third party holding the award gets them over the bids audit and re-derives the winner
+    // bids never left the renter: a third party holding the award gets them over the bids audit and
+    // re-derives the winner
     const auditor = net.renters[1] as IdlegridNode
     const served = await fetchBidsAudit(connectionManagerOf(auditor), signed.award, AbortSignal.timeout(10_000))
     const remote = verifyBidsAudit(signed.award, served)
@@ -175,17 +188,24 @@ describe('market auction (in-process network)', function () {
     const shard = jobShardOf(fakeJob.constraints)
     const otherShard = jobShardOf({ residency: 'us', minVramMib: 0 })
     const job = (key: IdlegridNode, over: Partial<JobRequest> = {}): Uint8Array =>
-      signJobRequest(key.privateKey, key.peerId, { ...toJobRequest(spec, { renter: key.peerId.toMultihash().bytes }), ...over }).envelope
+      signJobRequest(key.privateKey, key.peerId, {
+        ...toJobRequest(spec, { renter: key.peerId.toMultihash().bytes }),
+        ...over
+      }).envelope
     const badSignature = job(attacker)
     badSignature[badSignature.length - 1] = (badSignature[badSignature.length - 1] ?? 0) ^ 0xff
     const invalidJobs: Array<[string, Uint8Array]> = [
       [shard, Uint8Array.of(1, 2, 3, 4)], // not an envelope
-      [shard, sealEnvelope(attacker.privateKey, attacker.peerId, 'job-request', Uint8Array.of(0xff, 0xff))], // malformed payload
+      // malformed payload
+      [shard, sealEnvelope(attacker.privateKey, attacker.peerId, 'job-request', Uint8Array.of(0xff, 0xff))],
       [shard, sealEnvelope(attacker.privateKey, attacker.peerId, 'bid', Uint8Array.of())], // wrong domain
       [shard, badSignature], // forged signature
-      [shard, job(victim)], // someone else's signed job, relayed: gossip names no author (StrictNoSign), so it is the victim's and valid
+      // someone else's signed job, relayed: gossip names no author (StrictNoSign), so it is the
+      // victim's and valid
+      [shard, job(victim)],
       [otherShard, job(attacker)], // a job on a shard it does not belong to
-      [shard, job(attacker, { createdAt: BigInt(Date.now() - 11 * 60_000), expiresAt: BigInt(Date.now() - 60_000) })], // expired
+      // expired
+      [shard, job(attacker, { createdAt: BigInt(Date.now() - 11 * 60_000), expiresAt: BigInt(Date.now() - 60_000) })],
       [shard, new Uint8Array(17 * 1024)] // oversized
       // a replay cannot be sent here: the same bytes on the same topic are one gossip message
       // (one id), dropped by every seen-cache; the router's replay memory, for copies sent
@@ -215,7 +235,8 @@ describe('market auction (in-process network)', function () {
       ['wrong-domain', sealEnvelope(attacker.privateKey, attacker.peerId, 'heartbeat', Uint8Array.of())],
       ['bad-signature', forgedBid],
       ['wrong-signer', bid({}, victim).envelope], // someone else's signed bid, sent as our own
-      ['wrong-signer', bid({ provider: victim.peerId.toMultihash().bytes }).envelope], // inner field names another provider
+      // inner field names another provider
+      ['wrong-signer', bid({ provider: victim.peerId.toMultihash().bytes }).envelope],
       ['expired', bid({ expiresAt: BigInt(Date.now() - 1000) }).envelope]
     ]
     const before = totalVerdicts(net.all)
@@ -226,13 +247,27 @@ describe('market auction (in-process network)', function () {
     const acks: string[] = []
     const cm = connectionManagerOf(attacker)
     for (const [expected, data] of invalidBids) {
-      const answer = BidAck.decode(await requestOnce(cm, renterNode.peerId, { protocol: PROTOCOL.bid, request: data, maxResponseBytes: 256, signal: AbortSignal.timeout(10_000) }))
+      const answer = BidAck.decode(
+        await requestOnce(cm, renterNode.peerId, {
+          protocol: PROTOCOL.bid,
+          request: data,
+          maxResponseBytes: 256,
+          signal: AbortSignal.timeout(10_000)
+        })
+      )
       assert.equal(answer.status, BidAck.Status.INVALID, expected)
       assert.ok(answer.detail.startsWith(expected), `${expected}: ${answer.detail}`)
       acks.push(answer.detail)
     }
     // an oversized bid frame is not answered at all: the stream is cut
-    await assert.rejects(requestOnce(cm, renterNode.peerId, { protocol: PROTOCOL.bid, request: new Uint8Array(2 * 1024), maxResponseBytes: 256, signal: AbortSignal.timeout(10_000) }))
+    await assert.rejects(
+      requestOnce(cm, renterNode.peerId, {
+        protocol: PROTOCOL.bid,
+        request: new Uint8Array(2 * 1024),
+        maxResponseBytes: 256,
+        signal: AbortSignal.timeout(10_000)
+      })
+    )
     const report = await running
     const { signed, ...plain } = report
     const [expected] = predictedOrder(() => true)
@@ -255,7 +290,8 @@ describe('market auction (in-process network)', function () {
 })
 
 function connectionManagerOf (node: IdlegridNode): ConnectionManager {
-  return (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
+  return (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components
+    .connectionManager
 }
 
 function totalVerdicts (nodes: IdlegridNode[]): Record<string, number> {
@@ -269,5 +305,9 @@ function totalVerdicts (nodes: IdlegridNode[]): Record<string, number> {
 }
 
 function diffVerdicts (a: Record<string, number>, b: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(b).map(([k, v]) => [k, v - (a[k] ?? 0)]).filter(([, v]) => (v as number) > 0))
+  return Object.fromEntries(
+    Object.entries(b)
+      .map(([k, v]) => [k, v - (a[k] ?? 0)])
+      .filter(([, v]) => (v as number) > 0)
+  )
 }

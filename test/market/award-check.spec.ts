@@ -19,7 +19,13 @@ async function party (): Promise<Party> {
 }
 
 /** A job request by `renter` and an award for it naming `winner`, as the renter's auction builds them. */
-function awarded (renter: Party, winner: Party, award: Partial<Award> = {}, now = Date.now(), jobOver: Partial<JobRequest> = {}): { job: JobRequest, jobBytes: Uint8Array, award: Award, awardBytes: Uint8Array } {
+function awarded (
+  renter: Party,
+  winner: Party,
+  award: Partial<Award> = {},
+  now = Date.now(),
+  jobOver: Partial<JobRequest> = {}
+): { job: JobRequest, jobBytes: Uint8Array, award: Award, awardBytes: Uint8Array } {
   const job = { ...toJobRequest(parseJobSpec({ runtime: { image: 'ghcr.io/acme/eval:1' } }), { renter: renter.peerId.toMultihash().bytes, now }), ...jobOver }
   const a: Award = {
     jobId: job.jobId,
@@ -42,7 +48,12 @@ function awarded (renter: Party, winner: Party, award: Partial<Award> = {}, now 
     jobNonce: job.nonce,
     ...award
   }
-  return { job, jobBytes: signJobRequest(renter.key, renter.peerId, job).envelope, award: a, awardBytes: sealEnvelope(renter.key, renter.peerId, DOMAIN.award, Award.encode(a)) }
+  return {
+    job,
+    jobBytes: signJobRequest(renter.key, renter.peerId, job).envelope,
+    award: a,
+    awardBytes: sealEnvelope(renter.key, renter.peerId, DOMAIN.award, Award.encode(a))
+  }
 }
 
 function rejects (rejection: 'BAD_AWARD' | 'NOT_AWARDED', message: RegExp): (err: unknown) => boolean {
@@ -87,9 +98,17 @@ describe('the award check', () => {
 
   it('rejects an expired award, one from the future and one living too long (BAD_AWARD)', () => {
     const now = Date.now()
-    const expired = awarded(renter, winner, { createdAt: BigInt(now - 120_000), acceptDeadline: BigInt(now - 100_000), expiresAt: BigInt(now - 1) })
+    const expired = awarded(renter, winner, {
+      createdAt: BigInt(now - 120_000),
+      acceptDeadline: BigInt(now - 100_000),
+      expiresAt: BigInt(now - 1)
+    })
     assert.throws(() => verifyAwardForWinner(expired.awardBytes, expired.jobBytes, winner.peerId, now), rejects('BAD_AWARD', /expired/))
-    const future = awarded(renter, winner, { createdAt: BigInt(now + 60_000), acceptDeadline: BigInt(now + 63_000), expiresAt: BigInt(now + 120_000) })
+    const future = awarded(renter, winner, {
+      createdAt: BigInt(now + 60_000),
+      acceptDeadline: BigInt(now + 63_000),
+      expiresAt: BigInt(now + 120_000)
+    })
     assert.throws(() => verifyAwardForWinner(future.awardBytes, future.jobBytes, winner.peerId, now), rejects('BAD_AWARD', /future/))
     const long = awarded(renter, winner, { expiresAt: BigInt(now + 11 * 60_000) }, now)
     assert.throws(() => verifyAwardForWinner(long.awardBytes, long.jobBytes, winner.peerId, now), rejects('BAD_AWARD', /lifetime/))
@@ -107,7 +126,12 @@ describe('the award check', () => {
 
   it('rejects a job request without a tier, and bytes that are not an award (BAD_AWARD)', () => {
     const a = awarded(renter, winner)
-    const noTier = sealEnvelope(renter.key, renter.peerId, DOMAIN.jobRequest, JobRequest.encode({ ...a.job, tier: JobRequest.Tier.TIER_UNSPECIFIED }))
+    const noTier = sealEnvelope(
+      renter.key,
+      renter.peerId,
+      DOMAIN.jobRequest,
+      JobRequest.encode({ ...a.job, tier: JobRequest.Tier.TIER_UNSPECIFIED })
+    )
     assert.throws(() => verifyAwardForWinner(a.awardBytes, noTier, winner.peerId), rejects('BAD_AWARD', /tier/))
     assert.throws(() => verifyAwardForWinner(a.jobBytes, a.jobBytes, winner.peerId), rejects('BAD_AWARD', /award does not verify/))
   })
@@ -115,7 +139,12 @@ describe('the award check', () => {
   it('still starts the job of an award whose job request expired (the award bounds the start)', () => {
     const now = Date.now()
     const a = awarded(renter, winner, {}, now - 4 * 60_000)
-    const fresh = { ...a.award, createdAt: BigInt(now), acceptDeadline: BigInt(now + 3_000), expiresAt: BigInt(now + 63_000) }
+    const fresh = {
+      ...a.award,
+      createdAt: BigInt(now),
+      acceptDeadline: BigInt(now + 3_000),
+      expiresAt: BigInt(now + 63_000)
+    }
     const awardBytes = sealEnvelope(renter.key, renter.peerId, DOMAIN.award, Award.encode(fresh))
     assert.ok(Number(a.job.expiresAt) < now, 'the job request expired')
     assert.equal(verifyAwardForWinner(awardBytes, a.jobBytes, winner.peerId, now).tier, 'silver')
@@ -125,7 +154,8 @@ describe('the award check', () => {
     const now = Date.now()
     const good = awarded(renter, winner)
     const empty = awarded(renter, winner, { jobNonce: new Uint8Array(0) })
-    const opened = (bytes: Uint8Array): ReturnType<typeof openEnvelope> => openEnvelope(bytes, { domain: DOMAIN.award, maxBytes: 16 * 1024 })
+    const opened = (bytes: Uint8Array): ReturnType<typeof openEnvelope> =>
+      openEnvelope(bytes, { domain: DOMAIN.award, maxBytes: 16 * 1024 })
     assert.equal(new AwardValidator().validate(opened(good.awardBytes), now).action, 'accept')
     assert.deepEqual(new AwardValidator().validate(opened(empty.awardBytes), now), { action: 'reject', reason: 'malformed' })
     assert.throws(() => readAward(opened(empty.awardBytes), now), (err: unknown) => err instanceof MarketMessageError && err.reason === 'malformed')
@@ -140,7 +170,8 @@ describe('the award check', () => {
     const now = Date.now()
     const mine = awarded(renter, winner, { attempt: 1 }, now)
     const copy = awarded(other, winner, { attempt: 8 }, now, { jobId: mine.job.jobId, nonce: mine.job.nonce })
-    const opened = (bytes: Uint8Array): ReturnType<typeof openEnvelope> => openEnvelope(bytes, { domain: DOMAIN.award, maxBytes: 16 * 1024 })
+    const opened = (bytes: Uint8Array): ReturnType<typeof openEnvelope> =>
+      openEnvelope(bytes, { domain: DOMAIN.award, maxBytes: 16 * 1024 })
     const a = verifyAwardForWinner(mine.awardBytes, mine.jobBytes, winner.peerId, now)
     const b = verifyAwardForWinner(copy.awardBytes, copy.jobBytes, winner.peerId, now)
     assert.equal(a.jobIdHex, b.jobIdHex)
@@ -149,17 +180,29 @@ describe('the award check', () => {
     const validator = new AwardValidator()
     assert.equal(validator.validate(opened(copy.awardBytes), now).action, 'accept')
     assert.equal(validator.validate(opened(mine.awardBytes), now).action, 'accept')
-    const mine2 = sealEnvelope(renter.key, renter.peerId, DOMAIN.award, Award.encode({ ...mine.award, attempt: 1, createdAt: BigInt(now + 1) }))
+    const mine2 = sealEnvelope(
+      renter.key,
+      renter.peerId,
+      DOMAIN.award,
+      Award.encode({ ...mine.award, attempt: 1, createdAt: BigInt(now + 1) })
+    )
     assert.deepEqual(validator.validate(opened(mine2), now), { action: 'ignore', reason: 'stale-attempt' })
   })
 
   it('opens an award without the clock for reading one already judged', () => {
     const now = Date.now()
-    const old = awarded(renter, winner, { createdAt: BigInt(now - 120_000), acceptDeadline: BigInt(now - 100_000), expiresAt: BigInt(now - 1) })
+    const old = awarded(renter, winner, {
+      createdAt: BigInt(now - 120_000),
+      acceptDeadline: BigInt(now - 100_000),
+      expiresAt: BigInt(now - 1)
+    })
     const award = openAward(old.awardBytes)
     assert.ok(award.signer.equals(renter.peerId))
     assert.deepEqual(award.envelope, old.awardBytes)
-    assert.throws(() => openAward(awarded(renter, winner, { jobNonce: new Uint8Array(0) }).awardBytes), MarketMessageError)
+    assert.throws(
+      () => openAward(awarded(renter, winner, { jobNonce: new Uint8Array(0) }).awardBytes),
+      MarketMessageError
+    )
     assert.throws(() => openMarketEnvelope(old.awardBytes, DOMAIN.bid, 1024), MarketMessageError)
   })
 })

@@ -31,7 +31,8 @@ describe('award price: a provider accepts its bid or the rule\'s second price, n
   const profile = providerProfile(parsePolicy({ region: 'eu-west', priceFloor: 1, images: ['*'] }), parseSimulatedGpus(['H100:80']))
   const renter = (): IdlegridNode => net.renters[0] as IdlegridNode
   const provider = (): IdlegridNode => net.providers[0] as IdlegridNode
-  const market = (): MarketProviderService => provider().libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
+  const market = (): MarketProviderService =>
+    provider().libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
 
   before(async () => {
     net = await startInProcessNetwork({
@@ -57,15 +58,32 @@ describe('award price: a provider accepts its bid or the rule\'s second price, n
     return { job, bid: await publishAndTakeBid(r, job) }
   }
 
-  function award (job: Signed<JobRequest>, bid: Signed<Bid>, priceMicroUsd: bigint, over: Partial<Award> = {}): Uint8Array {
+  function award (
+    job: Signed<JobRequest>,
+    bid: Signed<Bid>,
+    priceMicroUsd: bigint,
+    over: Partial<Award> = {}
+  ): Uint8Array {
     const now = Date.now()
-    return signAward(renter().privateKey, renter().peerId, awardFor(job.message, provider().peerId, priceMicroUsd, {
-      acceptDeadline: BigInt(now + 30_000), expiresAt: BigInt(now + 60_000), validBids: 2, winnerBidHash: bid.hash, ...over
-    })).envelope
+    return signAward(
+      renter().privateKey,
+      renter().peerId,
+      awardFor(job.message, provider().peerId, priceMicroUsd, {
+        acceptDeadline: BigInt(now + 30_000),
+        expiresAt: BigInt(now + 60_000),
+        validBids: 2,
+        winnerBidHash: bid.hash,
+        ...over
+      })
+    ).envelope
   }
 
   /** Offers each price in turn; every one must be declined `OTHER` naming the clearing price, with no win counted. */
-  async function refused (job: Signed<JobRequest>, bid: Signed<Bid>, offers: Array<{ price: bigint, over?: Partial<Award>, why: RegExp }>): Promise<void> {
+  async function refused (
+    job: Signed<JobRequest>,
+    bid: Signed<Bid>,
+    offers: Array<{ price: bigint, over?: Partial<Award>, why: RegExp }>
+  ): Promise<void> {
     const { wins, expectedEarningsUsd } = market().stats()
     for (const { price, over, why } of offers) {
       const answer = await askAccept(renter(), provider().peerId, award(job, bid, price, over))
@@ -111,8 +129,10 @@ describe('award price: a provider accepts its bid or the rule\'s second price, n
   })
 
   it('the price rule, case by case', () => {
-    const job = (pricingRule: PricingRule, maxPriceMicroUsd: bigint): JobRequest => ({ pricingRule, constraints: { maxPriceMicroUsd } }) as unknown as JobRequest
-    const offer = (pricingRule: PricingRule, price: bigint): Award => ({ pricingRule, clearingPriceMicroUsd: price }) as unknown as Award
+    const job = (pricingRule: PricingRule, maxPriceMicroUsd: bigint): JobRequest =>
+      ({ pricingRule, constraints: { maxPriceMicroUsd } }) as unknown as JobRequest
+    const offer = (pricingRule: PricingRule, price: bigint): Award =>
+      ({ pricingRule, clearingPriceMicroUsd: price }) as unknown as Award
     const bid = { priceMicroUsd: 100n }
     const { FIRST_PRICE: FIRST, SECOND_PRICE: SECOND } = PricingRule
     // accepted

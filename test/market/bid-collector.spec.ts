@@ -113,7 +113,11 @@ describe('market: the renter\'s bid collector', function () {
     window.closed = true
     assert.equal(collector.add(bidOf(ended, b as Bidder, usdToMicro(1))), 'late')
     collector.close(ended)
-    const longEnded = { ...job, jobId: new Uint8Array(16).fill(7), createdAt: BigInt(Date.now() - job.bidWindowMs - LATE_READ_GRACE_MS - 50) }
+    const longEnded = {
+      ...job,
+      jobId: new Uint8Array(16).fill(7),
+      createdAt: BigInt(Date.now() - job.bidWindowMs - LATE_READ_GRACE_MS - 50)
+    }
     const open = collector.open(longEnded)
     assert.equal(collector.add(bidOf(longEnded, c as Bidder, usdToMicro(1))), 'late')
     assert.deepEqual([window.counts.late, open.counts.late, window.best.size, open.best.size], [1, 1, 1, 0])
@@ -146,7 +150,8 @@ describe('market: the renter\'s bid collector', function () {
     assert.ok(window.unfit.size <= MAX_UNFIT_BIDS_KEPT, 'unfit bids kept for the report are bounded')
     assert.equal(window.counts.otherAuction, bait.filter((_, i) => i % unfit.length === 3).length)
     assert.equal(collector.stats().unknownJob, bait.filter((_, i) => i % unfit.length === 4).length)
-    // a signer whose unfit bid is followed by a fitting one: the fitting one is kept and dialled, the unfit one forgotten
+    // a signer whose unfit bid is followed by a fitting one: the fitting one is kept and dialled,
+    // the unfit one forgotten
     const late = bait[0] as Bidder
     collector.add(bidOf(job, late, usdToMicro(3)))
     assert.equal(window.best.get(late.peerId.toString())?.message.priceMicroUsd, usdToMicro(3))

@@ -4,7 +4,11 @@ import { DEFAULT_PRICING, clearingNudge, type PricingParams } from '../../src/ma
 import type { Tier } from '../../src/capability/index.js'
 
 /** The nudge as first written (map, filter, clamp, sorted copy, median): the one-pass version must agree exactly. */
-function referenceNudge (base: number, samples: ReadonlyArray<{ priceMicroUsd: number, tier: Tier }>, params: PricingParams = DEFAULT_PRICING): number {
+function referenceNudge (
+  base: number,
+  samples: ReadonlyArray<{ priceMicroUsd: number, tier: Tier }>,
+  params: PricingParams = DEFAULT_PRICING
+): number {
   const band = 1 + Math.max(0, Number.isFinite(params.clearingBand) ? params.clearingBand : 0)
   const weight = Math.min(1, Math.max(0, Number.isFinite(params.clearingWeight) ? params.clearingWeight : 0))
   const seen = samples
@@ -14,7 +18,8 @@ function referenceNudge (base: number, samples: ReadonlyArray<{ priceMicroUsd: n
   if (seen.length === 0) return 0
   const sorted = [...seen].sort((a, b) => a - b)
   const mid = Math.floor(sorted.length / 2)
-  const median = sorted.length % 2 === 1 ? sorted[mid] as number : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
+  const median =
+    sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
   return weight * (median - base)
 }
 
@@ -25,8 +30,15 @@ describe('market: clearing nudge without intermediate arrays', () => {
   })
 
   it('gives exactly the first version\'s nudge, for the default memory (kept sorted) and for long lists (sorted at the end)', () => {
-    fc.assert(fc.property(fc.double({ min: 1, max: 1e8, noNaN: true }), fc.array(sample, { maxLength: 150 }), (base, samples) => {
-      assert.equal(clearingNudge(base, samples), referenceNudge(base, samples))
-    }), { numRuns: 500 })
+    fc.assert(
+      fc.property(
+        fc.double({ min: 1, max: 1e8, noNaN: true }),
+        fc.array(sample, { maxLength: 150 }),
+        (base, samples) => {
+          assert.equal(clearingNudge(base, samples), referenceNudge(base, samples))
+        }
+      ),
+      { numRuns: 500 }
+    )
   })
 })

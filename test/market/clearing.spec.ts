@@ -171,7 +171,10 @@ describe('market: price learning (issue 13)', () => {
       const job = jobOf({}, 'second-price')
       const bid = bidOf(job.message, winner, 2)
       const named = { runnerUp: [other.bytes] }
-      assert.equal(clearingSample(awardOf(job.message, bid, 3.1, named), job, [bid], { priceAudited: true }), usdToMicro(3.1))
+      assert.equal(
+        clearingSample(awardOf(job.message, bid, 3.1, named), job, [bid], { priceAudited: true }),
+        usdToMicro(3.1)
+      )
       refused(() => clearingSample(awardOf(job.message, bid, 1, named), job, [bid], { priceAudited: true }), 'price-below-bid', /at least the winning bid/)
       refused(() => clearingSample(awardOf(job.message, bid, 3, named), job, [], { priceAudited: true }), 'unseen-bid', /never seen/)
     })
@@ -208,7 +211,10 @@ describe('market: price learning (issue 13)', () => {
 
     it('follows the median, so a minority of outliers moves nothing', () => {
       const honest = at(1.1, 5)
-      assert.equal(quotePrice({ ...base, recentClearing: [...honest, ...at(1000, 4)] }), quotePrice({ ...base, recentClearing: honest }))
+      assert.equal(
+        quotePrice({ ...base, recentClearing: [...honest, ...at(1000, 4)] }),
+        quotePrice({ ...base, recentClearing: honest })
+      )
     })
 
     it('follows moderate clearing prices as before', () => {

@@ -78,12 +78,19 @@ describe('market auction (separate processes, idlegrid submit)', function () {
     for (const b of report.bids) assert.equal(typeof b.price, 'number')
     // the rule: lowest price / reliability^w (reliability from the renter's own ledger view;
     // with equal reliabilities that is the lowest price, us-east's floor)
-    const valid = (report.bids as Array<{ provider: string, price: number, reliability: number, dropped?: string }>).filter(b => b.dropped == null)
-    const score = (b: { price: number, reliability: number }): number => b.price / Math.max(0.01, b.reliability) ** DEFAULT_RANKING.reliabilityWeight
+    const valid = (
+      report.bids as Array<{ provider: string, price: number, reliability: number, dropped?: string }>
+    ).filter(b => b.dropped == null)
+    const score = (b: { price: number, reliability: number }): number =>
+      b.price / Math.max(0.01, b.reliability) ** DEFAULT_RANKING.reliabilityWeight
     const ranked = valid.slice().sort((a, b) => score(a) - score(b) || a.price - b.price)
     // on a loaded machine a winner may miss its accept deadline: the award then fails over in rank order
     const attempts = report.attempts as Array<{ winner: string, outcome: string }>
-    assert.deepEqual(attempts.map(a => a.winner), ranked.slice(0, attempts.length).map(b => b.provider), JSON.stringify({ attempts, ranked }))
+    assert.deepEqual(
+      attempts.map(a => a.winner),
+      ranked.slice(0, attempts.length).map(b => b.provider),
+      JSON.stringify({ attempts, ranked })
+    )
     assert.ok(attempts.slice(0, -1).every(a => a.outcome !== 'accepted'))
     assert.equal(report.award.winner, attempts.at(-1)?.winner)
     assert.equal(attempts.at(-1)?.outcome, 'accepted')
@@ -101,8 +108,11 @@ describe('market auction (separate processes, idlegrid submit)', function () {
     for (const b of report.bids) if (b.dropped == null) assert.equal(b.residency, 'eu')
     const euIds = [0, 1, 3].map(pid)
     assert.ok(euIds.includes(report.award.winner), 'the winner is an EU provider')
-    const valid = (report.bids as Array<{ provider: string, price: number, reliability: number, dropped?: string }>).filter(b => b.dropped == null)
-    // with equal reliabilities the best EU bid is eu-central's (the cheapest EU floor); it wins unless it missed its accept deadline
+    const valid = (
+      report.bids as Array<{ provider: string, price: number, reliability: number, dropped?: string }>
+    ).filter(b => b.dropped == null)
+    // with equal reliabilities the best EU bid is eu-central's (the cheapest EU floor); it wins
+    // unless it missed its accept deadline
     const first = (report.attempts as Array<{ winner: string }>)[0]?.winner
     if (new Set(valid.map(b => b.reliability)).size === 1) assert.equal(first, pid(1))
   })

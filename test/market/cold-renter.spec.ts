@@ -36,21 +36,31 @@ describe('market: a renter\'s first auction (issue 15 item 5)', function () {
 
   before(async () => {
     net = await startInProcessNetwork({ providers: PROVIDERS, renters: 0, heartbeatSeconds: 30, extensions })
-    const advertiser = (n: IdlegridNode): CapabilityAdvertiser => (n.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as CapabilityAdvertiser
+    const advertiser = (n: IdlegridNode): CapabilityAdvertiser =>
+      (n.libp2p.services as Record<string, unknown>)[CAPABILITY_SERVICE] as CapabilityAdvertiser
     await waitFor(() => net.providers.every(p => advertiser(p).lastPublished() != null), { timeoutMs: 60_000, what: 'every provider to advertise' })
   })
   after(async () => { await net?.stop() })
 
   /** A renter node started now, and its first auction (every provider can serve it). */
-  async function firstAuction (init: MarketRenterInit = {}): Promise<{ bids: number, publishedTo?: number, accepted?: number }> {
+  async function firstAuction (
+    init: MarketRenterInit = {}
+  ): Promise<{ bids: number, publishedTo?: number, accepted?: number }> {
     const dir = await tempDir()
     const config = resolveConfig({ role: 'renter', flags: { dataDir: join(dir.path, 'renter'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [net.bootstrap.libp2p.getMultiaddrs()[0]?.toString() as string], heartbeatSeconds: 30 } })
     const ext = extensions('renter', 0, config)
-    const node = await createNode(config, { ...ext, services: { ...ext.services, [MARKET_RENTER_SERVICE]: marketRenter(init) } })
+    const node = await createNode(config, {
+      ...ext,
+      services: { ...ext.services, [MARKET_RENTER_SERVICE]: marketRenter(init) }
+    })
     try {
       const renter = node.libp2p.services[MARKET_RENTER_SERVICE] as unknown as MarketRenterService
       const report = await renter.auction(parseJobSpec({ name: 'first', runtime: { image: 'ghcr.io/acme/first:1' }, auction: { bidWindowMs: WINDOW_MS } }))
-      return { bids: report.received?.kept ?? 0, publishedTo: report.publishedTo, accepted: report.timings.publishToAcceptedMs }
+      return {
+        bids: report.received?.kept ?? 0,
+        publishedTo: report.publishedTo,
+        accepted: report.timings.publishToAcceptedMs
+      }
     } finally {
       await node.stop()
       await dir.cleanup()

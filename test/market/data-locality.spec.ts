@@ -57,10 +57,18 @@ describe('market: data-aware placement (issue 39)', () => {
     })
     const rep = fixedReputation({}, 1)
     // default weight 0.2: holding everything divides the score by 0.8, so 2.40 (score 3.0) beats 2.50
-    const ranked = rankBids([bid(holder, 2.4, { cachedDatasets: 2, cachedBytes: BigInt(1000 * MiB) }), bid(cheap, 2.5, {})], j, { reputation: rep })
+    const ranked = rankBids(
+      [bid(holder, 2.4, { cachedDatasets: 2, cachedBytes: BigInt(1000 * MiB) }), bid(cheap, 2.5, {})],
+      j,
+      { reputation: rep }
+    )
     assert.equal(ranked[0]?.provider, holder.peerId.toString())
     assert.equal(ranked[0]?.locality, 1)
-    const dearer = rankBids([bid(holder, 3.2, { cachedDatasets: 2, cachedBytes: BigInt(1000 * MiB) }), bid(cheap, 2.5, {})], j, { reputation: rep })
+    const dearer = rankBids(
+      [bid(holder, 3.2, { cachedDatasets: 2, cachedBytes: BigInt(1000 * MiB) }), bid(cheap, 2.5, {})],
+      j,
+      { reputation: rep }
+    )
     assert.equal(dearer[0]?.provider, cheap.peerId.toString(), 'locality never outweighs more than 25 % of price')
   })
 
@@ -72,7 +80,10 @@ describe('market: data-aware placement (issue 39)', () => {
       preemptibleSlots: () => 0,
       totalSlots: () => 1,
       thermalOk: () => true,
-      heldInputs: (who, digests) => { asked.push({ renter: who, digests: digests.length }); return { count: 1, bytes: 700 * MiB } }
+      heldInputs: (who, digests) => {
+        asked.push({ renter: who, digests: digests.length })
+        return { count: 1, bytes: 700 * MiB }
+      }
     }
     const engine = new BidEngine({ profile: () => profile, capacity })
     const j = job(renter.bytes, 1000 * MiB)

@@ -59,30 +59,43 @@ export function providerMarketServices (profile: ProviderProfile, init: Omit<Mar
 export async function waitForMarketMesh (net: InProcessNetwork): Promise<void> {
   const addr = net.bootstrap.libp2p.getMultiaddrs()[0]
   await waitFor(async () => {
-    const missing = net.all.filter(n => n !== net.bootstrap && n.libp2p.getConnections(net.bootstrap.peerId).length === 0)
+    const missing = net.all.filter(
+      n => n !== net.bootstrap && n.libp2p.getConnections(net.bootstrap.peerId).length === 0
+    )
     for (const n of missing) await n.libp2p.dial(addr as Parameters<typeof n.libp2p.dial>[0]).catch(() => {})
     return missing.length === 0
   }, { timeoutMs: 30_000, intervalMs: 300, what: 'every node to connect to the bootstrap' })
   // providers join the shards they serve, the bootstrap joins every shard; renters publish by fanout
-  const bootstrapSees = (topic: string): Set<string> => new Set(net.bootstrap.libp2p.services.pubsub.getSubscribers(topic).map(p => p.toString()))
+  const bootstrapSees = (topic: string): Set<string> =>
+    new Set(net.bootstrap.libp2p.services.pubsub.getSubscribers(topic).map(p => p.toString()))
   await waitFor(() => net.providers.every(n => {
     const shards = n.libp2p.services.pubsub.getTopics().filter(isJobShardTopic)
     return shards.every(t => meshPeers(n, t) > 0 && bootstrapSees(t).has(n.peerId.toString()))
   }), { timeoutMs: 30_000, what: 'every provider in the mesh of each of its job shards' })
-  await waitFor(() => net.renters.every(n => n.libp2p.services.pubsub.getSubscribers(JOB_SHARD_TOPICS[0] as string).length > 0),
-    { timeoutMs: 30_000, what: 'every renter to know a job shard relay' })
+  await waitFor(
+    () => net.renters.every(n => n.libp2p.services.pubsub.getSubscribers(JOB_SHARD_TOPICS[0] as string).length > 0),
+    { timeoutMs: 30_000, what: 'every renter to know a job shard relay' }
+  )
   // bids come over a direct stream: connect renters and providers first, so that a first
   // auction on a loaded machine measures the auction rather than a cold TLS handshake
   for (const r of net.renters) {
     await waitFor(async () => {
       const cold = net.providers.filter(p => r.libp2p.getConnections(p.peerId).length === 0)
-      for (const p of cold) await r.libp2p.dial(p.libp2p.getMultiaddrs()[0] as Parameters<typeof r.libp2p.dial>[0]).catch(() => {})
+      for (const p of cold) {
+        await r.libp2p.dial(p.libp2p.getMultiaddrs()[0] as Parameters<typeof r.libp2p.dial>[0]).catch(() => {})
+      }
       return cold.length === 0
     }, { timeoutMs: 30_000, intervalMs: 300, what: 'every renter connected to every provider' })
   }
   // and open one bid stream each way round (an empty bid, answered INVALID): on a loaded 2-core
   // machine the first stream of a connection took 1.5 s, longer than a test's bid window
-  await Promise.all(net.providers.flatMap(p => net.renters.map(async r => { await sendRawBid(p, r.peerId, new Uint8Array(0), undefined, 30_000).catch(() => {}) })))
+  await Promise.all(
+    net.providers.flatMap(p =>
+      net.renters.map(async r => {
+        await sendRawBid(p, r.peerId, new Uint8Array(0), undefined, 30_000).catch(() => {})
+      })
+    )
+  )
 }
 
 function meshPeers (node: IdlegridNode, topic: string): number {
@@ -90,11 +103,21 @@ function meshPeers (node: IdlegridNode, topic: string): number {
 }
 
 function meshPeerIds (node: IdlegridNode, topic: string): string[] {
-  return (node.libp2p.services.pubsub as unknown as { getMeshPeers: (t: string) => string[] }).getMeshPeers(topic).map(String)
+  return (node.libp2p.services.pubsub as unknown as { getMeshPeers: (t: string) => string[] })
+    .getMeshPeers(topic)
+    .map(String)
 }
 
-/** A bid signed by `by` for `job` at `usd` per GPU-hour: a simulated H100 80 GB in eu-west (EU residency), valid for a minute. */
-export function signedTestBid (by: { key: Ed25519PrivateKey, peerId: PeerId }, job: JobRequest, usd: number, over: Partial<Bid> = {}): Signed<Bid> {
+/**
+ * A bid signed by `by` for `job` at `usd` per GPU-hour: a simulated H100 80 GB in eu-west (EU
+ * residency), valid for a minute.
+ */
+export function signedTestBid (
+  by: { key: Ed25519PrivateKey, peerId: PeerId },
+  job: JobRequest,
+  usd: number,
+  over: Partial<Bid> = {}
+): Signed<Bid> {
   const now = Date.now()
   return signBid(by.key, by.peerId, {
     jobId: job.jobId,
@@ -119,7 +142,11 @@ export function signedTestBid (by: { key: Ed25519PrivateKey, peerId: PeerId }, j
  * An attacker's ear on every job shard (renters do not join shards): joins them all and calls
  * `handler` with each job request heard; returns the unsubscribe.
  */
-export async function hearAllJobs (node: IdlegridNode, handler: (envelope: OpenedEnvelope) => void, relay?: IdlegridNode): Promise<() => void> {
+export async function hearAllJobs (
+  node: IdlegridNode,
+  handler: (envelope: OpenedEnvelope) => void,
+  relay?: IdlegridNode
+): Promise<() => void> {
   const router = node.libp2p.services[GOSSIP_SERVICE] as GossipRouter
   const offs = JOB_SHARD_TOPICS.map(topic => router.onMessage(topic, handler))
   for (const topic of JOB_SHARD_TOPICS) node.libp2p.services.pubsub.subscribe(topic)
@@ -138,13 +165,30 @@ export async function hearAllJobs (node: IdlegridNode, handler: (envelope: Opene
   }
 }
 
-/** Sends raw bid bytes from `from` to `to` on the bid stream, as a (mis)behaving provider would; the renter's answer. */
-export async function sendRawBid (from: IdlegridNode, to: PeerId, envelope: Uint8Array, job?: JobRequest, timeoutMs = 10_000): Promise<BidAck> {
+/**
+ * Sends raw bid bytes from `from` to `to` on the bid stream, as a (mis)behaving provider would; the
+ * renter's answer.
+ */
+export async function sendRawBid (
+  from: IdlegridNode,
+  to: PeerId,
+  envelope: Uint8Array,
+  job?: JobRequest,
+  timeoutMs = 10_000
+): Promise<BidAck> {
   // where the job request says the renter listens, as a provider dials it
   const multiaddrs = (job?.renterAddrs ?? []).map(a => multiaddr(a))
   if (multiaddrs.length > 0) await from.libp2p.peerStore.merge(to, { multiaddrs })
-  const cm = (from.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
-  return BidAck.decode(await requestOnce(cm, to, { protocol: PROTOCOL.bid, request: envelope, maxResponseBytes: MAX_BYTES.bidAck, signal: AbortSignal.timeout(timeoutMs) }))
+  const cm = (from.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components
+    .connectionManager
+  return BidAck.decode(
+    await requestOnce(cm, to, {
+      protocol: PROTOCOL.bid,
+      request: envelope,
+      maxResponseBytes: MAX_BYTES.bidAck,
+      signal: AbortSignal.timeout(timeoutMs)
+    })
+  )
 }
 
 /**
@@ -170,8 +214,21 @@ export async function publishAndTakeBid (renter: IdlegridNode, job: Signed<JobRe
 }
 
 /** `from` asks `winner` to accept the award envelope over the accept protocol, as a renter does; the signed answer. */
-export async function askAccept (from: IdlegridNode, winner: PeerId, award: Uint8Array, timeoutMs = 5_000): Promise<AcceptResponse> {
-  const dialer = { openConnection: async (peer: Parameters<typeof from.libp2p.dial>[0], opts?: { signal?: AbortSignal }) => await from.libp2p.dial(peer, opts) } as unknown as ConnectionManager
-  const bytes = await requestOnce(dialer, winner, { protocol: PROTOCOL.accept, request: AcceptRequest.encode({ award }), maxResponseBytes: MAX_BYTES.acceptResponse + 256, signal: AbortSignal.timeout(timeoutMs) })
+export async function askAccept (
+  from: IdlegridNode,
+  winner: PeerId,
+  award: Uint8Array,
+  timeoutMs = 5_000
+): Promise<AcceptResponse> {
+  const dialer = {
+    openConnection: async (peer: Parameters<typeof from.libp2p.dial>[0], opts?: { signal?: AbortSignal }) =>
+      await from.libp2p.dial(peer, opts)
+  } as unknown as ConnectionManager
+  const bytes = await requestOnce(dialer, winner, {
+    protocol: PROTOCOL.accept,
+    request: AcceptRequest.encode({ award }),
+    maxResponseBytes: MAX_BYTES.acceptResponse + 256,
+    signal: AbortSignal.timeout(timeoutMs)
+  })
   return readAcceptResponse(bytes, winner)
 }

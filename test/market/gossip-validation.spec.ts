@@ -10,7 +10,15 @@ import type { IdlegridNode } from '../../src/node/index.js'
 
 function heartbeat (fields: Partial<Heartbeat> = {}): Uint8Array {
   const now = BigInt(Date.now())
-  return Heartbeat.encode({ role: Heartbeat.Role.PROVIDER, seq: now, sentAt: now, expiresAt: now + 30_000n, slotsTotal: 1, slotsBusy: 0, ...fields })
+  return Heartbeat.encode({
+    role: Heartbeat.Role.PROVIDER,
+    seq: now,
+    sentAt: now,
+    expiresAt: now + 30_000n,
+    slotsTotal: 1,
+    slotsBusy: 0,
+    ...fields
+  })
 }
 
 function verdicts (node: IdlegridNode): Record<string, number> {
@@ -28,7 +36,13 @@ describe('gossip validation', function () {
     // these specs validate many heartbeats of one author: the per-author rate limit (its own
     // specs are test/node/peer-guard*.spec.ts) would ignore them before the checks under test
     // the router's rules are checked on the legacy heartbeat topic, which these nodes join (off by default)
-    net = await startInProcessNetwork({ providers: 2, renters: 1, heartbeatSeconds: 3600, heartbeatGossip: true, extensions: () => ({ gossipRateLimits: UNLIMITED_GOSSIP_RATES }) })
+    net = await startInProcessNetwork({
+      providers: 2,
+      renters: 1,
+      heartbeatSeconds: 3600,
+      heartbeatGossip: true,
+      extensions: () => ({ gossipRateLimits: UNLIMITED_GOSSIP_RATES })
+    })
     sender = net.providers[0]
     receiver = net.renters[0]
     await waitForTopicMesh(net.all, TOPIC.heartbeats)
@@ -36,10 +50,14 @@ describe('gossip validation', function () {
 
   after(async () => { await net.stop() })
 
-  const own = (payload: Uint8Array, domain: string = DOMAIN.heartbeat): Uint8Array => sealEnvelope(sender.privateKey, sender.peerId, domain, payload)
+  const own = (payload: Uint8Array, domain: string = DOMAIN.heartbeat): Uint8Array =>
+    sealEnvelope(sender.privateKey, sender.peerId, domain, payload)
 
   /** Runs the receiver's installed topic validator on a message as gossipsub would hand it over. */
-  async function validate (data: Uint8Array, from: PeerId = sender.peerId): Promise<{ result: TopicValidatorResult, counted: string }> {
+  async function validate (
+    data: Uint8Array,
+    from: PeerId = sender.peerId
+  ): Promise<{ result: TopicValidatorResult, counted: string }> {
     const before = verdicts(receiver)
     const validator = receiver.libp2p.services.pubsub.topicValidators.get(TOPIC.heartbeats)
     assert.ok(validator != null, 'a validator is installed on the topic')
@@ -93,13 +111,17 @@ describe('gossip validation', function () {
     const forged = own(heartbeat())
     forged[forged.length - 1] ^= 0x01
     // the receiver may have heard the sender already (heartbeats also go on the stream on connect)
-    const heardFrom = (node: IdlegridNode): number => receiver.libp2p.services.heartbeats.presence().find(h => h.peerId === node.peerId.toString())?.count ?? 0
+    const heardFrom = (node: IdlegridNode): number =>
+      receiver.libp2p.services.heartbeats.presence().find(h => h.peerId === node.peerId.toString())?.count ?? 0
     const senderHeard = heardFrom(sender)
     const rejectedBefore = verdicts(receiver)['reject:bad-signature'] ?? 0
     await sender.libp2p.services.pubsub.publish(TOPIC.heartbeats, forged)
     await waitFor(() => (verdicts(receiver)['reject:bad-signature'] ?? 0) > rejectedBefore, { what: 'the receiver to reject the forged heartbeat' })
     // scores are cached between gossipsub heartbeats (1 s)
-    const score = (): number => (receiver.libp2p.services.pubsub as unknown as { getScore(id: string): number }).getScore(sender.peerId.toString())
+    const score = (): number =>
+      (receiver.libp2p.services.pubsub as unknown as { getScore(id: string): number }).getScore(
+        sender.peerId.toString()
+      )
     await waitFor(() => score() < 0, { timeoutMs: 10_000, what: `a negative gossipsub score for the sender (now ${score()})` })
     assert.equal(heardFrom(sender), senderHeard, 'the forged heartbeat was recorded')
 

@@ -40,10 +40,15 @@ describe('red team: the renter\'s bid collector (issue 13)', function () {
   const victim = (): IdlegridNode => net.renters[0] as IdlegridNode
   const attacker = (): IdlegridNode => net.renters[1] as IdlegridNode
   const honest = (): IdlegridNode => net.providers[0] as IdlegridNode
-  const renterMarket = (): MarketRenterService => victim().libp2p.services[MARKET_RENTER_SERVICE] as unknown as MarketRenterService
+  const renterMarket = (): MarketRenterService =>
+    victim().libp2p.services[MARKET_RENTER_SERVICE] as unknown as MarketRenterService
   /** bids the renter answered on its bid stream (every answer: it read and judged the bid) */
   let answered = 0
-  const send = async (envelope: Uint8Array, job?: JobRequest): Promise<void> => { await sendRawBid(attacker(), victim().peerId, envelope, job).then(() => { answered++ }) }
+  const send = async (envelope: Uint8Array, job?: JobRequest): Promise<void> => {
+    await sendRawBid(attacker(), victim().peerId, envelope, job).then(() => {
+      answered++
+    })
+  }
 
   before(async () => {
     net = await startInProcessNetwork({
@@ -63,7 +68,10 @@ describe('red team: the renter\'s bid collector (issue 13)', function () {
   after(async () => { await net?.stop() })
 
   /** Runs `play` for every job request the victim publishes while `run` runs. */
-  async function whileVictimAuctions<T> (play: (job: Signed<JobRequest>) => Promise<void>, run: () => Promise<T>): Promise<T> {
+  async function whileVictimAuctions<T> (
+    play: (job: Signed<JobRequest>) => Promise<void>,
+    run: () => Promise<T>
+  ): Promise<T> {
     const plays: Array<Promise<void>> = []
     const off = await hearAllJobs(attacker(), (envelope) => {
       const job = readJobRequest(envelope)
@@ -94,7 +102,11 @@ describe('red team: the renter\'s bid collector (issue 13)', function () {
     // peers it discovers while the renter is below its connection target (the hang-up above
     // puts it there); no bid caused either (both seen on a loaded machine)
     const dials: string[] = []
-    const connectionManager = (victim().libp2p as unknown as { components: { connectionManager: { openConnection: (peer: unknown, opts?: unknown) => Promise<unknown> } } }).components.connectionManager
+    const connectionManager = (
+      victim().libp2p as unknown as {
+        components: { connectionManager: { openConnection: (peer: unknown, opts?: unknown) => Promise<unknown> } }
+      }
+    ).components.connectionManager
     const openConnection = connectionManager.openConnection
     connectionManager.openConnection = async (peer, opts) => {
       const stack = new Error('dial').stack ?? ''

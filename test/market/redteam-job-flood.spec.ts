@@ -39,7 +39,8 @@ describe('red team: market job-request flood (issue 13)', function () {
   /** the attacker's nodes: gossip takes a job request only from the node that signed it */
   const attackers = (): IdlegridNode[] => net.renters.slice(1)
   const provider = (): IdlegridNode => net.providers[0] as IdlegridNode
-  const market = (): MarketProviderService => provider().libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
+  const market = (): MarketProviderService =>
+    provider().libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
 
   before(async () => {
     net = await startInProcessNetwork({
@@ -63,7 +64,8 @@ describe('red team: market job-request flood (issue 13)', function () {
     const v = victim()
     const spec = parseJobSpec({ name: 'honest', runtime: { image: 'ghcr.io/acme/eval:1' }, auction: { bidWindowMs: 60_000 } })
     const job = signJobRequest(v.privateKey, v.peerId, toJobRequest(spec, { renter: v.peerId.toMultihash().bytes }))
-    // the provider's bid on the honest job, sent straight to the victim (which runs no auction: it takes the bid itself)
+    // the provider's bid on the honest job, sent straight to the victim (which runs no auction: it
+    // takes the bid itself)
     const b = await publishAndTakeBid(v, job)
     // the flood: job requests nobody can run, from the attacker's few nodes (one key each)
     const before = market().stats().declines.vram ?? 0
@@ -72,7 +74,10 @@ describe('red team: market job-request flood (issue 13)', function () {
       const node = attackers()[i % FLOOD_KEYS] as IdlegridNode
       const request: JobRequest = toJobRequest(floodSpec, { renter: node.peerId.toMultihash().bytes })
       request.constraints = { ...(request.constraints as NonNullable<JobRequest['constraints']>), minVramMib: IMPOSSIBLE_VRAM_MIB }
-      await node.libp2p.services.pubsub.publish(jobShardOf(request.constraints), signJobRequest(node.privateKey, node.peerId, request).envelope)
+      await node.libp2p.services.pubsub.publish(
+        jobShardOf(request.constraints),
+        signJobRequest(node.privateKey, node.peerId, request).envelope
+      )
       // in batches the relays keep up with (gossipsub drops what overflows a peer's queue)
       if ((i + 1) % BATCH === 0) await waitFor(() => (market().stats().declines.vram ?? 0) - before >= i + 1 - BATCH, { timeoutMs: 60_000, what: `the provider to judge ${i + 1 - BATCH} flooded requests` })
     }
@@ -84,13 +89,21 @@ describe('red team: market job-request flood (issue 13)', function () {
     const award = signAward(v.privateKey, v.peerId, awardFor(job.message, provider().peerId, b.message.priceMicroUsd, {
       acceptDeadline: BigInt(now + 70_000), expiresAt: BigInt(now + 90_000), winnerBidHash: b.hash
     }))
-    const dialer = { openConnection: async (peer: Parameters<typeof v.libp2p.dial>[0], opts?: { signal?: AbortSignal }) => await v.libp2p.dial(peer, opts) } as unknown as ConnectionManager
+    const dialer = {
+      openConnection: async (peer: Parameters<typeof v.libp2p.dial>[0], opts?: { signal?: AbortSignal }) =>
+        await v.libp2p.dial(peer, opts)
+    } as unknown as ConnectionManager
     // the property is the provider's memory, not its transport under a flood on 2 cores: a reset or
     // timed-out request is asked again (bounded), a decline is the answer
     let bytes: Uint8Array | undefined
     for (let tries = 1; bytes == null; tries++) {
       try {
-        bytes = await requestOnce(dialer, provider().peerId, { protocol: PROTOCOL.accept, request: AcceptRequest.encode({ award: award.envelope }), maxResponseBytes: MAX_BYTES.acceptResponse + 256, signal: AbortSignal.timeout(20_000) })
+        bytes = await requestOnce(dialer, provider().peerId, {
+          protocol: PROTOCOL.accept,
+          request: AcceptRequest.encode({ award: award.envelope }),
+          maxResponseBytes: MAX_BYTES.acceptResponse + 256,
+          signal: AbortSignal.timeout(20_000)
+        })
       } catch (err) {
         if (!(err instanceof RequestResponseError) || tries >= 3) throw err
       }

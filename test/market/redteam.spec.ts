@@ -54,8 +54,10 @@ describe('red team: market (issue 13)', function () {
   const victim = (): IdlegridNode => net.renters[0] as IdlegridNode
   const attacker = (): IdlegridNode => net.renters[1] as IdlegridNode
   const auditor = (): IdlegridNode => net.renters[2] as IdlegridNode
-  const market = (i: number): MarketProviderService => (net.providers[i] as IdlegridNode).libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
-  const renterMarket = (): MarketRenterService => victim().libp2p.services[MARKET_RENTER_SERVICE] as unknown as MarketRenterService
+  const market = (i: number): MarketProviderService =>
+    (net.providers[i] as IdlegridNode).libp2p.services[MARKET_PROVIDER_SERVICE] as unknown as MarketProviderService
+  const renterMarket = (): MarketRenterService =>
+    victim().libp2p.services[MARKET_RENTER_SERVICE] as unknown as MarketRenterService
   const spec = (name: string): ReturnType<typeof parseJobSpec> =>
     parseJobSpec({ name, runtime: { image: 'ghcr.io/acme/eval:1' }, auction: { bidWindowMs: WINDOW_MS, acceptTimeoutMs: 1500 } })
   /** every provider's accepted awards, with when */
@@ -67,7 +69,10 @@ describe('red team: market (issue 13)', function () {
       renters: 3, // the victim, the attacker, an auditor that only watches gossip
       extensions: (role, index) => {
         if (role === 'provider') {
-          const ext = providerMarketServices(profiles[index], { pricing: FLAT, acceptHook: (job) => hooks[index]?.(job) ?? { accept: true } })
+          const ext = providerMarketServices(profiles[index], {
+            pricing: FLAT,
+            acceptHook: job => hooks[index]?.(job) ?? { accept: true }
+          })
           return ext
         }
         const ext = marketServices({ role })
@@ -139,7 +144,8 @@ describe('red team: market (issue 13)', function () {
   })
 
   it('award sniping: an award relayed to the winner by a third party is refused; the renter\'s own request is accepted', async () => {
-    // awards are not gossiped (version 2): the attacker holds a leaked copy, and relays it the moment the renter offers it
+    // awards are not gossiped (version 2): the attacker holds a leaked copy, and relays it the
+    // moment the renter offers it
     const me = attacker()
     const snipes: AcceptResponse[] = []
     const relayFirst = (i: number) => async (job: AcceptedJob): Promise<AcceptVerdict> => {
@@ -147,7 +153,9 @@ describe('red team: market (issue 13)', function () {
       return { accept: true }
     }
     const asyncHooks = PROVIDERS.map((_, i) => relayFirst(i))
-    for (let i = 0; i < PROVIDERS.length; i++) hooks[i] = asyncHooks[i] as unknown as (job: AcceptedJob) => AcceptVerdict
+    for (let i = 0; i < PROVIDERS.length; i++) {
+      hooks[i] = asyncHooks[i] as unknown as (job: AcceptedJob) => AcceptVerdict
+    }
     // the winner's hook waits for the attacker's relay: room for that round trip on a loaded machine
     const report = await renterMarket().auction(parseJobSpec({ name: 'sniped', runtime: { image: 'ghcr.io/acme/eval:1' }, auction: { bidWindowMs: WINDOW_MS, acceptTimeoutMs: 8_000 } }))
     assert.deepEqual(report.attempts.map(a => a.outcome), ['accepted'], JSON.stringify(report.attempts))
@@ -187,7 +195,13 @@ describe('red team: market (issue 13)', function () {
       assert.ok(hidden.problems.some(p => /bids_digest/.test(p)), hidden.problems.join('; '))
       // someone else's "award" for the auction gets nothing from the renter
       const forged = signAward(me.privateKey, me.peerId, { ...award.message, renter: me.peerId.toMultihash().bytes })
-      await assert.rejects(fetchBidsAudit(connectionManagerOf(me), { ...award, envelope: forged.envelope, signer: v.peerId }, AbortSignal.timeout(10_000)))
+      await assert.rejects(
+        fetchBidsAudit(
+          connectionManagerOf(me),
+          { ...award, envelope: forged.envelope, signer: v.peerId },
+          AbortSignal.timeout(10_000)
+        )
+      )
       recordAttack({ issue: '15', attack: 'renter serves an audit with one committed bid hidden', got: `caught: ${hidden.problems[0] ?? ''}`.slice(0, 120), limit: 'served bids must equal bids_digest and valid_bids' })
     } finally {
       off()
@@ -196,12 +210,21 @@ describe('red team: market (issue 13)', function () {
 })
 
 function connectionManagerOf (node: IdlegridNode): ConnectionManager {
-  return (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
+  return (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components
+    .connectionManager
 }
 
 /** `from` asks `winner` to accept the award envelope, over the accept protocol as a renter does. */
 async function askAccept (from: IdlegridNode, winner: IdlegridNode, award: Uint8Array): Promise<AcceptResponse> {
-  const dialer = { openConnection: async (peer: Parameters<typeof from.libp2p.dial>[0], opts?: { signal?: AbortSignal }) => await from.libp2p.dial(peer, opts) } as unknown as ConnectionManager
-  const bytes = await requestOnce(dialer, winner.peerId, { protocol: PROTOCOL.accept, request: AcceptRequest.encode({ award }), maxResponseBytes: MAX_BYTES.acceptResponse + 256, signal: AbortSignal.timeout(5_000) })
+  const dialer = {
+    openConnection: async (peer: Parameters<typeof from.libp2p.dial>[0], opts?: { signal?: AbortSignal }) =>
+      await from.libp2p.dial(peer, opts)
+  } as unknown as ConnectionManager
+  const bytes = await requestOnce(dialer, winner.peerId, {
+    protocol: PROTOCOL.accept,
+    request: AcceptRequest.encode({ award }),
+    maxResponseBytes: MAX_BYTES.acceptResponse + 256,
+    signal: AbortSignal.timeout(5_000)
+  })
   return readAcceptResponse(bytes, winner.peerId)
 }

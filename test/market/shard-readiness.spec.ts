@@ -11,8 +11,17 @@ import type { PeerId } from '@libp2p/interface'
 const SHARD = jobShardOf(undefined)
 const JOB = { constraints: undefined }
 
-/** A renter's view of the network: who is connected, subscribed, and has gossipsub's outbound stream; dials succeed for `dialable`. */
-function fakeNetwork (dialable: (id: string) => boolean = () => true): { components: ReadinessComponents, connected: Set<string>, subscribed: Set<string>, outbound: Set<string>, dials: string[] } {
+/**
+ * A renter's view of the network: who is connected, subscribed, and has gossipsub's outbound
+ * stream; dials succeed for `dialable`.
+ */
+function fakeNetwork (dialable: (id: string) => boolean = () => true): {
+  components: ReadinessComponents
+  connected: Set<string>
+  subscribed: Set<string>
+  outbound: Set<string>
+  dials: string[]
+} {
   const connected = new Set<string>()
   const subscribed = new Set<string>()
   const outbound = new Set<string>()
@@ -48,10 +57,18 @@ describe('market: shard readiness (a renter\'s first auction)', () => {
     let finds = 0
     const readiness = new ShardReadiness(net.components, async () => { finds++; return ids }, log, 5_000)
     // gossipsub hears each one a little after the connection
-    const timer = setInterval(() => { for (const id of net.connected) { net.subscribed.add(id); net.outbound.add(id) } }, 20)
+    const timer = setInterval(() => {
+      for (const id of net.connected) {
+        net.subscribed.add(id)
+        net.outbound.add(id)
+      }
+    }, 20)
     try {
       const report = await readiness.ready(SHARD, JOB, AbortSignal.timeout(10_000))
-      assert.deepEqual({ found: report.found, ready: report.ready, skipped: report.skipped }, { found: 3, ready: 3, skipped: false })
+      assert.deepEqual(
+        { found: report.found, ready: report.ready, skipped: report.skipped },
+        { found: 3, ready: 3, skipped: false }
+      )
       assert.deepEqual(net.dials.sort(), [...ids].sort())
       const again = await readiness.ready(SHARD, JOB, AbortSignal.timeout(10_000))
       assert.equal(again.skipped, true)
@@ -66,9 +83,16 @@ describe('market: shard readiness (a renter\'s first auction)', () => {
     const net = fakeNetwork()
     let finds = 0
     const readiness = new ShardReadiness(net.components, async () => { finds++; return ids }, log, 5_000)
-    const timer = setInterval(() => { for (const id of net.connected) { net.subscribed.add(id); net.outbound.add(id) } }, 20)
+    const timer = setInterval(() => {
+      for (const id of net.connected) {
+        net.subscribed.add(id)
+        net.outbound.add(id)
+      }
+    }, 20)
     try {
-      const reports = await Promise.all([1, 2, 3].map(async () => await readiness.ready(SHARD, JOB, AbortSignal.timeout(10_000))))
+      const reports = await Promise.all(
+        [1, 2, 3].map(async () => await readiness.ready(SHARD, JOB, AbortSignal.timeout(10_000)))
+      )
       assert.equal(finds, 1)
       assert.deepEqual(reports.map(r => r.skipped).sort(), [false, true, true])
       assert.equal(net.dials.length, 2)

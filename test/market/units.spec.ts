@@ -236,7 +236,12 @@ describe('market units', () => {
       assert.deepEqual(valid.map(v => v.hash), [kept.hash])
       assert.deepEqual(dropped.map(d => d.reason).sort(), ['duplicate', 'expired', 'gpu-model', 'over-max-price', 'reliability', 'residency', 'wrong-job'].sort())
       // a re-auction: a provider that already failed this job is not valid, whatever it bids
-      const again = selectValidBids([bidFor(a, j, 0.5), kept], j, { reputation: rep, exclude: new Set([a.peerId.toString()]) }, Date.now())
+      const again = selectValidBids(
+        [bidFor(a, j, 0.5), kept],
+        j,
+        { reputation: rep, exclude: new Set([a.peerId.toString()]) },
+        Date.now()
+      )
       assert.deepEqual(again.valid, [])
       assert.deepEqual(again.dropped.map(d => d.reason), ['failed-this-job', 'failed-this-job'])
     })
@@ -304,7 +309,10 @@ describe('market units', () => {
       assert.deepEqual(validateJobRequest(open(future.envelope, 'job-request'), SHARD), { action: 'ignore', reason: 'from-the-future' })
       const expired = signJobRequest(renter.key, renter.peerId, job(renter, {}, Date.now() - 11 * 60_000))
       assert.deepEqual(validateJobRequest(open(expired.envelope, 'job-request'), SHARD), { action: 'ignore', reason: 'expired' })
-      const long = signJobRequest(renter.key, renter.peerId, { ...job(renter), expiresAt: BigInt(Date.now() + 60 * 60_000) })
+      const long = signJobRequest(renter.key, renter.peerId, {
+        ...job(renter),
+        expiresAt: BigInt(Date.now() + 60 * 60_000)
+      })
       assert.deepEqual(validateJobRequest(open(long.envelope, 'job-request'), SHARD), { action: 'reject', reason: 'lifetime' })
     })
 

@@ -40,7 +40,13 @@ async function joiner (bootstrap: string[]): Promise<Libp2p> {
 }
 
 /** A DHT node; `gate.closed` refuses every inbound connection (and counts them). */
-async function dhtNode (opts: { client?: boolean, gate?: { closed: boolean, refused: number }, connector?: Parameters<typeof peerConnector>[0] } = {}): Promise<Libp2p<any>> {
+async function dhtNode (
+  opts: {
+    client?: boolean
+    gate?: { closed: boolean, refused: number }
+    connector?: Parameters<typeof peerConnector>[0]
+  } = {}
+): Promise<Libp2p<any>> {
   const gate = opts.gate
   return await createLibp2p({
     addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
@@ -97,7 +103,15 @@ describe('peer connector', function () {
     await waitFor(async () => await seed.services.dht.routingTable.find(provider.peerId) != null, { timeoutMs: 20_000, what: 'the provider in the seed\'s routing table' })
 
     const baseMs = 300
-    const renter = await dhtNode({ client: true, connector: { targetPeers: 4, bootstrap: [seed.getMultiaddrs()[0].toString()], lookupIntervalMs: baseMs, maxLookupIntervalMs: 60_000 } })
+    const renter = await dhtNode({
+      client: true,
+      connector: {
+        targetPeers: 4,
+        bootstrap: [seed.getMultiaddrs()[0].toString()],
+        lookupIntervalMs: baseMs,
+        maxLookupIntervalMs: 60_000
+      }
+    })
     started.push(renter)
     const connector = renter.services.connector as PeerConnectorService
     // every lookup names the provider, and every dial to it is refused (the DHT walk's own dials
@@ -106,7 +120,9 @@ describe('peer connector', function () {
     const waits: Array<{ lookups: number, waitMs: number, givenUp: number }> = []
     await waitFor(() => {
       const s = connector.status()
-      if (s.lookups > (waits.at(-1)?.lookups ?? 0)) waits.push({ lookups: s.lookups, waitMs: s.lookupWaitMs, givenUp: s.givenUp })
+      if (s.lookups > (waits.at(-1)?.lookups ?? 0)) {
+        waits.push({ lookups: s.lookups, waitMs: s.lookupWaitMs, givenUp: s.givenUp })
+      }
       return s.givenUp === 1 && waits.some(w => w.waitMs > baseMs)
     }, { timeoutMs: 30_000, intervalMs: 10, what: 'the connector to give up on the refusing provider and back off' })
     assert.ok(gate.refused >= 3, `three dials refused (${gate.refused})`)

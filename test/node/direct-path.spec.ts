@@ -17,7 +17,10 @@ import { relayedAddress, useLoopbackNodes } from './relay-nodes.js'
 import type { IdlegridNode } from '../../src/node/index.js'
 import type { Connection, Stream } from '@libp2p/interface'
 
-const offer = (listen: string[], punch: string[]): DirectOffer => ({ listen: listen.map(a => multiaddr(a)), punch: punch.map(a => multiaddr(a)) })
+const offer = (listen: string[], punch: string[]): DirectOffer => ({
+  listen: listen.map(a => multiaddr(a)),
+  punch: punch.map(a => multiaddr(a))
+})
 const PUBLIC = '/ip4/11.0.0.5/tcp/4001'
 const SEEN = '/ip4/11.0.0.9/tcp/40123'
 
@@ -36,8 +39,14 @@ describe('node: direct paths through a relay on loopback', function () {
   this.timeout(60_000)
   const { start, nodes } = useLoopbackNodes('idlegrid-direct-path-')
 
-  /** A bootstrap relay, a provider behind it (no TCP listener), and a renter joined to the provider through the relay only. */
-  async function relayedPair (renterFlags: Record<string, unknown>, file: Record<string, unknown> = {}): Promise<{ provider: IdlegridNode, renter: IdlegridNode, relayed: Connection }> {
+  /**
+   * A bootstrap relay, a provider behind it (no TCP listener), and a renter joined to the provider
+   * through the relay only.
+   */
+  async function relayedPair (
+    renterFlags: Record<string, unknown>,
+    file: Record<string, unknown> = {}
+  ): Promise<{ provider: IdlegridNode, renter: IdlegridNode, relayed: Connection }> {
     const seed = await start('bootstrap', {}, file)
     const bootstrap = [seed.libp2p.getMultiaddrs()[0].toString()]
     const provider = await start('provider', { bootstrap, reachability: 'private', listen: ['/p2p-circuit'] }, file)
@@ -50,12 +59,16 @@ describe('node: direct paths through a relay on loopback', function () {
 
   it('connection reversal: the renter listens, the provider behind the relay dials it; the job stream opens on that direct connection', async () => {
     const { provider, renter } = await relayedPair({ reachability: 'public' })
-    const direct = await renter.libp2p.services.directPath.connect(provider.peerId, { signal: AbortSignal.timeout(15_000) })
+    const direct = await renter.libp2p.services.directPath.connect(provider.peerId, {
+      signal: AbortSignal.timeout(15_000)
+    })
     assert.equal(direct.remotePeer.toString(), provider.peerId.toString())
     assert.equal(direct.limits, undefined, 'a direct connection has no relay limits')
     assert.ok(!direct.remoteAddr.toString().includes('/p2p-circuit'), direct.remoteAddr.toString())
     assert.equal(direct.encryption, '/tls/1.0.0')
-    const stream = await renter.libp2p.services.directPath.dialProtocol(provider.peerId, PROTOCOL.job, { signal: AbortSignal.timeout(10_000) })
+    const stream = await renter.libp2p.services.directPath.dialProtocol(provider.peerId, PROTOCOL.job, {
+      signal: AbortSignal.timeout(10_000)
+    })
     assert.equal(stream.protocol, PROTOCOL.job)
     stream.abort(new Error('test over'))
     assert.deepEqual(renter.libp2p.services.directPath.status().asked, { direct: 1, failed: 0 })
@@ -65,10 +78,21 @@ describe('node: direct paths through a relay on loopback', function () {
   it('no path where neither side has a public address: the job stream refuses the limited circuit and says why', async () => {
     // loopback addresses count as private here, as they do on a real network
     const { provider, renter } = await relayedPair({ reachability: 'private', listen: ['/p2p-circuit'] }, { privateAddresses: false })
-    await assert.rejects(renter.libp2p.services.directPath.connect(provider.peerId, { signal: AbortSignal.timeout(15_000) }),
-      (err: Error & { reason?: string, code?: string }) => err.name === 'NodeError' && err.code === 'ERR_DIRECT_PATH' && err.reason === 'no-path' && /neither side listens publicly/.test(err.message))
-    await assert.rejects(renter.libp2p.services.directPath.dialProtocol(provider.peerId, PROTOCOL.job, { signal: AbortSignal.timeout(15_000) }),
-      (err: Error) => err.name === 'LimitedConnectionError' && /no direct path/.test(err.message) && /limited/.test(err.message))
+    await assert.rejects(
+      renter.libp2p.services.directPath.connect(provider.peerId, { signal: AbortSignal.timeout(15_000) }),
+      (err: Error & { reason?: string, code?: string }) =>
+        err.name === 'NodeError' &&
+        err.code === 'ERR_DIRECT_PATH' &&
+        err.reason === 'no-path' &&
+        /neither side listens publicly/.test(err.message)
+    )
+    await assert.rejects(
+      renter.libp2p.services.directPath.dialProtocol(provider.peerId, PROTOCOL.job, {
+        signal: AbortSignal.timeout(15_000)
+      }),
+      (err: Error) =>
+        err.name === 'LimitedConnectionError' && /no direct path/.test(err.message) && /limited/.test(err.message)
+    )
   })
 
   describe('red team: what a peer sends on the punch protocol', () => {
@@ -76,7 +100,10 @@ describe('node: direct paths through a relay on loopback', function () {
       let stream: Stream | undefined
       try {
         // a refusal can reset the stream before the protocol's acceptance reaches us
-        stream = await relayed.newStream(PROTOCOL.punch, { signal: AbortSignal.timeout(10_000), runOnLimitedConnection: true })
+        stream = await relayed.newStream(PROTOCOL.punch, {
+          signal: AbortSignal.timeout(10_000),
+          runOnLimitedConnection: true
+        })
         const lp = lpStream(stream)
         for (const frame of frames) await lp.write(frame, { signal: AbortSignal.timeout(5_000) })
         const answer = await lp.read({ signal: AbortSignal.timeout(5_000) })
@@ -87,11 +114,17 @@ describe('node: direct paths through a relay on loopback', function () {
         stream?.abort(new Error('done'))
       }
     }
-    const connect = (listen: string[], punch: string[] = []): Uint8Array => Punch.encode({ type: Punch.Type.CONNECT, listenAddrs: listen.map(a => multiaddr(a).bytes), punchAddrs: punch.map(a => multiaddr(a).bytes) })
+    const connect = (listen: string[], punch: string[] = []): Uint8Array =>
+      Punch.encode({
+        type: Punch.Type.CONNECT,
+        listenAddrs: listen.map(a => multiaddr(a).bytes),
+        punchAddrs: punch.map(a => multiaddr(a).bytes)
+      })
 
     it('refuses a request on a direct connection, a second within the cooldown, a private address, an oversized frame and a SYNC first', async () => {
       const { provider, renter, relayed } = await relayedPair({ reachability: 'private', listen: ['/p2p-circuit'] }, { privateAddresses: false })
-      const served = (): { direct: number, failed: number, refused: number } => provider.libp2p.services.directPath.status().served
+      const served = (): { direct: number, failed: number, refused: number } =>
+        provider.libp2p.services.directPath.status().served
 
       // a private address: a peer could aim our dials at the LAN behind us
       assert.match(await send(relayed, [connect(['/ip4/192.168.1.10/tcp/22'])]), /^error/)
@@ -113,7 +146,9 @@ describe('node: direct paths through a relay on loopback', function () {
       await waitFor(() => served().failed === 4, { timeoutMs: 5_000, what: `five punch addresses refused: ${JSON.stringify(served())}` })
 
       // and on a direct connection, where no path is needed
-      const direct = await renter.libp2p.dial(nodes[0].libp2p.getMultiaddrs()[0], { signal: AbortSignal.timeout(10_000) })
+      const direct = await renter.libp2p.dial(nodes[0].libp2p.getMultiaddrs()[0], {
+        signal: AbortSignal.timeout(10_000)
+      })
       const seed = nodes[0]
       assert.match(await send(direct, [connect([PUBLIC])]), /^error/)
       await waitFor(() => seed.libp2p.services.directPath.status().served.refused === 1, { timeoutMs: 5_000, what: 'the bootstrap refused a request on a direct connection' })

@@ -40,7 +40,10 @@ describe('node: gossip on the wire (StrictNoSign, message ids)', function () {
   }
 
   /** Waits until `node` has the seed as a gossipsub peer on TOPIC. */
-  async function seesSeed (node: { services: { pubsub: { getSubscribers: (topic: string) => Array<{ equals: (p: unknown) => boolean }> } } }, seed: IdlegridNode): Promise<void> {
+  async function seesSeed (
+    node: { services: { pubsub: { getSubscribers: (topic: string) => Array<{ equals: (p: unknown) => boolean }> } } },
+    seed: IdlegridNode
+  ): Promise<void> {
     await waitFor(() => node.services.pubsub.getSubscribers(TOPIC).some(p => p.equals(seed.peerId)), { timeoutMs: 20_000, what: 'the seed on the topic' })
   }
 
@@ -92,7 +95,8 @@ describe('node: gossip on the wire (StrictNoSign, message ids)', function () {
     await seesSeed(old, seed)
     // a valid envelope inside: only the gossip signature around it is wrong now
     await old.services.pubsub.publish(TOPIC, sealEnvelope(oldKey, old.peerId, DOMAIN.jobRequest, Uint8Array.of(7)))
-    const score = (): number => (seed.libp2p.services.pubsub as unknown as { getScore(id: string): number }).getScore(old.peerId.toString())
+    const score = (): number =>
+      (seed.libp2p.services.pubsub as unknown as { getScore(id: string): number }).getScore(old.peerId.toString())
     await waitFor(() => score() < 0, { timeoutMs: 10_000, what: `a negative gossipsub score for the old peer (now ${score()})` })
     assert.equal(seen.length, 0, 'the signed message was not accepted')
     assert.equal(seed.libp2p.services.gossip.stats()[TOPIC], undefined, 'gossipsub refused it before any idlegrid check')
@@ -107,12 +111,23 @@ describe('node: gossip on the wire (StrictNoSign, message ids)', function () {
     await seesSeed(attacker.libp2p, seed)
     // three envelopes signed "by" the honest renter with random signatures: under the graylist (-80) at -20 each
     for (let i = 0; i < 3; i++) {
-      await attacker.libp2p.services.pubsub.publish(TOPIC, SignedEnvelope.encode({ domain: DOMAIN.jobRequest, signer: honest.peerId.toMultihash().bytes, payload: Uint8Array.of(i), signature: randomBytes(64) }))
+      await attacker.libp2p.services.pubsub.publish(
+        TOPIC,
+        SignedEnvelope.encode({
+          domain: DOMAIN.jobRequest,
+          signer: honest.peerId.toMultihash().bytes,
+          payload: Uint8Array.of(i),
+          signature: randomBytes(64)
+        })
+      )
     }
     const stats = (): Record<string, number> => seed.libp2p.services.gossip.stats()[TOPIC] ?? {}
     // under a key taken before the signature check, the third would be ignored for the rate instead
     await waitFor(() => stats()['reject:bad-signature'] === 3, { timeoutMs: 10_000, what: 'the seed to reject all three forgeries' }).catch((err: Error) => { throw new Error(`${err.message}: ${JSON.stringify(stats())}`) })
-    await honest.libp2p.services.pubsub.publish(TOPIC, sealEnvelope(honest.privateKey, honest.peerId, DOMAIN.jobRequest, Uint8Array.of(9)))
+    await honest.libp2p.services.pubsub.publish(
+      TOPIC,
+      sealEnvelope(honest.privateKey, honest.peerId, DOMAIN.jobRequest, Uint8Array.of(9))
+    )
     await waitFor(() => seen.length === 1, { timeoutMs: 10_000, what: 'the honest author\'s message accepted' }).catch((err: Error) => { throw new Error(`${err.message}: ${JSON.stringify(stats())}`) })
     assert.equal(stats()['ignore:rate limit'], undefined)
   })

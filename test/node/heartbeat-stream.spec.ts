@@ -15,7 +15,16 @@ import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } f
 
 function heartbeat (fields: Partial<Heartbeat> = {}): Uint8Array {
   const now = BigInt(Date.now())
-  return Heartbeat.encode({ role: Heartbeat.Role.RENTER, seq: now, sentAt: now, expiresAt: now + 30_000n, slotsTotal: 0, slotsBusy: 0, ledgerSeq: 0n, ...fields })
+  return Heartbeat.encode({
+    role: Heartbeat.Role.RENTER,
+    seq: now,
+    sentAt: now,
+    expiresAt: now + 30_000n,
+    slotsTotal: 0,
+    slotsBusy: 0,
+    ledgerSeq: 0n,
+    ...fields
+  })
 }
 
 describe('heartbeats on the heartbeat stream, no global topic (issue 15 item 3)', function () {
@@ -26,7 +35,10 @@ describe('heartbeats on the heartbeat stream, no global topic (issue 15 item 3)'
   const sender = (): IdlegridNode => net.renters[0] as IdlegridNode
   const honest = (): IdlegridNode => net.renters[1] as IdlegridNode
   const verdicts = (): Record<string, number> => victim().libp2p.services.heartbeats.stats()
-  const heard = (from: IdlegridNode): number | undefined => victim().libp2p.services.heartbeats.presence().find(p => p.peerId === from.peerId.toString())?.count
+  const heard = (from: IdlegridNode): number | undefined =>
+    victim()
+      .libp2p.services.heartbeats.presence()
+      .find(p => p.peerId === from.peerId.toString())?.count
 
   before(async () => {
     // an interval longer than the spec: every heartbeat is the connection's first or one the test sends
@@ -34,7 +46,10 @@ describe('heartbeats on the heartbeat stream, no global topic (issue 15 item 3)'
   })
   after(async () => { await net?.stop() })
 
-  /** Writes `frame` (already framed) on a new heartbeat stream to the victim; resolves with how the stream ended on our side. */
+  /**
+   * Writes `frame` (already framed) on a new heartbeat stream to the victim; resolves with how the
+   * stream ended on our side.
+   */
   async function push (frame: Uint8Array, from: IdlegridNode = sender()): Promise<'closed' | 'reset'> {
     // an attacker sets its own outbound limit: ours (2 at once) must not be what stops the flood
     const stream = await from.libp2p.dialProtocol(victim().peerId, PROTOCOL.heartbeat, { maxOutboundStreams: 1_000 })
@@ -47,7 +62,8 @@ describe('heartbeats on the heartbeat stream, no global topic (issue 15 item 3)'
     }
   }
   const framed = (bytes: Uint8Array): Uint8Array => lp.encode.single(bytes).subarray()
-  const own = (payload: Uint8Array, domain: string = DOMAIN.heartbeat, from: IdlegridNode = sender()): Uint8Array => sealEnvelope(from.privateKey, from.peerId, domain, payload)
+  const own = (payload: Uint8Array, domain: string = DOMAIN.heartbeat, from: IdlegridNode = sender()): Uint8Array =>
+    sealEnvelope(from.privateKey, from.peerId, domain, payload)
 
   it('a new connection hears the peer at once (identify, not the interval), and nobody joins or reads the heartbeat topic', async () => {
     await waitFor(() => heard(sender()) != null && heard(honest()) != null, { timeoutMs: 20_000, what: 'the bootstrap to hear both renters on connect' })
@@ -123,7 +139,10 @@ describe('heartbeats on the heartbeat stream, no global topic (issue 15 item 3)'
     const acceptedBefore = verdicts().accept ?? 0
     const started = Date.now()
     const FLOOD = 400
-    const isDenied = (): boolean => victim().libp2p.services.peerGuard.snapshot().denied.some(d => d.peerId === sender().peerId.toString())
+    const isDenied = (): boolean =>
+      victim()
+        .libp2p.services.peerGuard.snapshot()
+        .denied.some(d => d.peerId === sender().peerId.toString())
     let sent = 0
     let refused = 0
     for (let i = 0; i < FLOOD && !isDenied(); i++) {

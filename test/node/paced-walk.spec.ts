@@ -29,7 +29,15 @@ describe('node: the paced random walk', () => {
   it('a routing that answers the same peers at once: each peer once, one query per interval (not one per peer dialed)', async () => {
     const peers = await somePeers(3)
     let queries = 0
-    const walk = pacedWalk(() => ({ getClosestPeers: async function * () { queries++; yield * peers } }), { intervalMs: 100, forgetMs: 60_000 })
+    const walk = pacedWalk(
+      () => ({
+        getClosestPeers: async function * () {
+          queries++
+          yield * peers
+        }
+      }),
+      { intervalMs: 100, forgetMs: 60_000 }
+    )
     const got = await walkFor(walk, 650)
     assert.deepEqual(got.map(p => p.id.toString()), peers.map(p => p.id.toString()))
     assert.ok(queries >= 1 && queries <= 8, `${queries} queries in 650 ms at one per 100 ms`)
@@ -37,7 +45,14 @@ describe('node: the paced random walk', () => {
 
   it('a peer is yielded again once forgotten; a routing that fails at once is asked once per interval too', async () => {
     const [peer] = await somePeers(1)
-    const again = pacedWalk(() => ({ getClosestPeers: async function * () { yield peer } }), { intervalMs: 50, forgetMs: 120 })
+    const again = pacedWalk(
+      () => ({
+        getClosestPeers: async function * () {
+          yield peer
+        }
+      }),
+      { intervalMs: 50, forgetMs: 120 }
+    )
     const got = await walkFor(again, 2_000)
     assert.ok(got.length >= 2 && got.length <= 18, `${got.length} yields of one peer forgotten after 120 ms, in 2 s (at most one per query, one query per 50 ms but each yield at least 120 ms after the last)`)
     let queries = 0

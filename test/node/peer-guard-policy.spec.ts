@@ -95,7 +95,11 @@ describe('peer guard policy', () => {
   })
 
   it('graylisted RPCs: a graylisted peer that keeps sending is struck past its allowance and denied; one sending slowly never is', async () => {
-    const guard = new PeerGuard({ graylistedRpcs: { perSecond: 20, burst: 200 }, strikes: { perSecond: 5, burst: 50 }, now })
+    const guard = new PeerGuard({
+      graylistedRpcs: { perSecond: 20, burst: 200 },
+      strikes: { perSecond: 5, burst: 50 },
+      now
+    })
     const spammer = await newPeer()
     const quiet = await newPeer()
     for (let i = 0; i < 250; i++) guard.rpcWhileGraylisted(spammer.toString())

@@ -33,7 +33,11 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
   })
   after(async () => { await dir.cleanup() })
 
-  async function start (role: Role, bootstrap: IdlegridNode | undefined, composition?: NodeComposition): Promise<IdlegridNode> {
+  async function start (
+    role: Role,
+    bootstrap: IdlegridNode | undefined,
+    composition?: NodeComposition
+  ): Promise<IdlegridNode> {
     const config = resolveConfig({
       role,
       flags: { dataDir: join(dir.path, `${role}-${++names}`), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: bootstrap == null ? [] : [bootstrap.libp2p.getMultiaddrs()[0]?.toString() as string], heartbeatSeconds: 1 }
@@ -50,7 +54,9 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
   /** `peer` connected to `victim` and both see each other on `topic` */
   async function joined (victim: IdlegridNode, peer: IdlegridNode, topic: string): Promise<void> {
     // shards are joined by the market services, which these bare nodes do not run
-    for (const node of [victim, peer]) if (!node.libp2p.services.pubsub.getTopics().includes(topic)) node.libp2p.services.pubsub.subscribe(topic)
+    for (const node of [victim, peer]) {
+      if (!node.libp2p.services.pubsub.getTopics().includes(topic)) node.libp2p.services.pubsub.subscribe(topic)
+    }
     await waitFor(() => victim.libp2p.services.pubsub.getSubscribers(topic).some(p => p.equals(peer.peerId)) &&
       peer.libp2p.services.pubsub.getSubscribers(topic).some(p => p.equals(victim.peerId)), { timeoutMs: 20_000, what: 'the two nodes to see each other on the topic' })
   }
@@ -61,7 +67,8 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
    * dies and the victim counts the refusal. Returns how the redial ended on the peer's side.
    */
   async function refusedAndDisconnected (victim: IdlegridNode, peer: IdlegridNode): Promise<string> {
-    const gone = (): boolean => peer.libp2p.getConnections(victim.peerId).length === 0 && victim.libp2p.getConnections(peer.peerId).length === 0
+    const gone = (): boolean =>
+      peer.libp2p.getConnections(victim.peerId).length === 0 && victim.libp2p.getConnections(peer.peerId).length === 0
     await waitFor(gone, { timeoutMs: 10_000, what: 'the denied peer to be disconnected' })
     const refusedBefore = guardOf(victim).counters.connectionsRefused
     const redial = await peer.libp2p.dial(victim.peerId, { signal: AbortSignal.timeout(5_000) }).then(() => 'dial resolved, connection closed', (err: Error) => `dial failed (${err.name})`)
@@ -97,13 +104,17 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
     // the DHT pings a new contact too (ping allows one outbound stream per connection): retried, not raced
     await waitFor(async () => await honest.libp2p.services.ping.ping(victim.peerId).then(() => true, () => false), { what: 'the honest peer\'s ping to be answered' })
     const counters = guardOf(victim).counters
-    assert.ok(counters.streamsRefused >= 10 && counters.disconnected >= 1 && counters.connectionsRefused >= 1, JSON.stringify(counters))
+    assert.ok(
+      counters.streamsRefused >= 10 && counters.disconnected >= 1 && counters.connectionsRefused >= 1,
+      JSON.stringify(counters)
+    )
     console.log(`      [figures] stream flood: ${opened} opened (${refused} failed on the flooder's side) before the denial after ${deniedAfterMs} ms; victim ${JSON.stringify(counters)}; redial: ${redial}`)
     recordAttack({ issue: '19.5', attack: 'stream flood: one peer opening and abandoning ping streams as fast as it can (in-process)', got: `${opened} streams opened in ${deniedAfterMs} ms, then denied: disconnected, redial refused (${redial}); ${counters.streamsRefused} refused`, limit: `${streams.perSecond}/s, bursts of ${streams.burst} (test setting; default ${PEER_GUARD_DEFAULTS.streams.perSecond}/s, ${PEER_GUARD_DEFAULTS.streams.burst}); deny ${PEER_GUARD_DEFAULTS.denyMs / 60_000} min` })
   })
 
   it('red team: 2,000 valid signed job-shard messages from one key: the router validates at most its allowance, the flooder is denied, an honest author gets every message through', async () => {
-    // a smaller allowance than the default (test/chaos/spam.spec.ts floods the defaults): fewer signatures to verify on two cores
+    // a smaller allowance than the default (test/chaos/spam.spec.ts floods the defaults): fewer
+    // signatures to verify on two cores
     const limit = { perSecond: 20, burst: 100 }
     const victim = await start('bootstrap', undefined, { gossipRateLimits: { jobs: limit } })
     const flooder = await start('provider', victim)
@@ -138,7 +149,8 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
     assert.match(denied.reason, /over its jobs gossip rate limit again and again/)
     const redial = await refusedAndDisconnected(victim, flooder)
     const fromFlooder = accepted.get(flooder.peerId.toString()) ?? 0
-    // the victim validates behind the publisher: its allowance runs over the time it accepted the flood in (+1 s of refill)
+    // the victim validates behind the publisher: its allowance runs over the time it accepted the
+    // flood in (+1 s of refill)
     const acceptingMs = (flooderAcceptedAt.at(-1) ?? 0) - (flooderAcceptedAt[0] ?? 0)
     const allowance = limit.burst + Math.ceil(limit.perSecond * (acceptingMs / 1000 + 1))
     const stats = victim.libp2p.services.gossip.stats()[SHARD] ?? {}
@@ -148,7 +160,10 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
     recordAttack({ issue: '19.5', attack: `valid-message flood: ${published} validly signed job-shard messages from one key as fast as it can (in-process)`, got: `${fromFlooder} verified and accepted, ${String(stats['ignore:rate limit'])} ignored before verification, then denied and disconnected (redial ${redial}); ${HONEST}/${HONEST} honest messages accepted`, limit: `jobs ${limit.perSecond}/s, bursts of ${limit.burst} per author (test setting; default ${GOSSIP_RATE_LIMITS.jobs.perSecond}/s, ${GOSSIP_RATE_LIMITS.jobs.burst}); ${PEER_GUARD_DEFAULTS.strikes.burst} strikes` })
   })
 
-  /** Random bytes (invalid envelopes) published on the shard, 50 at a time, until `victim` denies `flooder` (20 s at most); how many were sent. */
+  /**
+   * Random bytes (invalid envelopes) published on the shard, 50 at a time, until `victim` denies
+   * `flooder` (20 s at most); how many were sent.
+   */
   async function floodUntilDenied (victim: IdlegridNode, flooder: IdlegridNode): Promise<number> {
     let sent = 0
     const started = Date.now()
@@ -163,7 +178,8 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
     Object.entries(victim.libp2p.services.gossip.stats()[SHARD] ?? {}).filter(([k]) => k.startsWith('reject:')).reduce((sum, [, n]) => sum + n, 0)
 
   it('red team: a flood of invalid gossip scores the sender far below graylist, and it is denied', async () => {
-    // the jobs allowance and the graylisted-RPC allowance lifted above this flood: the score alone must get the flooder denied
+    // the jobs allowance and the graylisted-RPC allowance lifted above this flood: the score alone
+    // must get the flooder denied
     const victim = await start('bootstrap', undefined, { gossipRateLimits: { jobs: { perSecond: 1e6, burst: 1e6 } }, peerGuard: { graylistedRpcs: { perSecond: 1e6, burst: 1e6 } } })
     const flooder = await start('provider', victim)
     await joined(victim, flooder, SHARD)
@@ -173,7 +189,9 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
     assert.ok(denied != null, `not denied after ${sent} invalid messages`)
     const redial = await refusedAndDisconnected(victim, flooder)
     assert.match(denied.reason, /gossipsub score -\d+ below -1000/)
-    const score = (victim.libp2p.services.pubsub as unknown as { getScore: (id: string) => number }).getScore(flooder.peerId.toString())
+    const score = (victim.libp2p.services.pubsub as unknown as { getScore: (id: string) => number }).getScore(
+      flooder.peerId.toString()
+    )
     const rejected = rejectedOnShard(victim)
     console.log(`      [figures] invalid flood: ${sent} sent in ${Date.now() - started} ms, ${rejected} rejected by the victim; denied: ${denied.reason}; score now ${score.toFixed(0)}`)
     recordAttack({ issue: '19.5', attack: 'invalid-message flood: random bytes on a job shard from one peer (in-process)', got: `${rejected} of ${sent} validated (rejected) before: ${denied.reason}; disconnected, redial refused (${redial})`, limit: `gossipsub graylist -80, guard denies below ${PEER_GUARD_DEFAULTS.denyScore}` })
@@ -196,7 +214,10 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
     assert.ok(denied != null, `not denied after ${sent} messages while graylisted (score ${score().toFixed(0)})`)
     assert.match(denied.reason, /while graylisted/)
     assert.equal(rejected(), rejectedWhenGraylisted, 'gossipsub judged none of the messages sent while graylisted')
-    assert.ok(guardOf(victim).counters.graylistedRpcs > PEER_GUARD_DEFAULTS.graylistedRpcs.burst, JSON.stringify(guardOf(victim).counters))
+    assert.ok(
+      guardOf(victim).counters.graylistedRpcs > PEER_GUARD_DEFAULTS.graylistedRpcs.burst,
+      JSON.stringify(guardOf(victim).counters)
+    )
     const redial = await refusedAndDisconnected(victim, flooder)
     recordAttack({ issue: '19.5', attack: 'gossip from a peer kept just below the graylist (4 invalid messages, then a flood gossipsub drops unread; in-process)', got: `denied after ${sent} messages in ${Date.now() - started} ms (${guardOf(victim).counters.graylistedRpcs} RPCs dropped unread): ${denied.reason}; disconnected, redial refused (${redial})`, limit: `${PEER_GUARD_DEFAULTS.graylistedRpcs.perSecond} RPCs/s while graylisted, bursts of ${PEER_GUARD_DEFAULTS.graylistedRpcs.burst}, then strikes` })
   })
@@ -209,8 +230,20 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
     // 5 minutes ahead; 40 messages: as rejects, they would strike it 40 times
     const ahead = BigInt(Date.now() + 5 * 60_000)
     for (let i = 0; i < 40; i++) {
-      const payload = Heartbeat.encode({ role: Heartbeat.Role.PROVIDER, seq: ahead + BigInt(i), sentAt: ahead, expiresAt: ahead + 60_000n, slotsTotal: 1, slotsBusy: 0 })
-      await sendHeartbeat(skewed.libp2p, victim.peerId, sealEnvelope(skewed.privateKey, skewed.peerId, DOMAIN.heartbeat, payload), AbortSignal.timeout(5_000))
+      const payload = Heartbeat.encode({
+        role: Heartbeat.Role.PROVIDER,
+        seq: ahead + BigInt(i),
+        sentAt: ahead,
+        expiresAt: ahead + 60_000n,
+        slotsTotal: 1,
+        slotsBusy: 0
+      })
+      await sendHeartbeat(
+        skewed.libp2p,
+        victim.peerId,
+        sealEnvelope(skewed.privateKey, skewed.peerId, DOMAIN.heartbeat, payload),
+        AbortSignal.timeout(5_000)
+      )
     }
     const verdicts = (): Record<string, number> => victim.libp2p.services.heartbeats.stats()
     await waitFor(() => (verdicts()['ignore:heartbeat from the future'] ?? 0) >= 40, { timeoutMs: 10_000, what: 'the victim to ignore the 40 future-dated heartbeats' })
@@ -223,12 +256,24 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
     const victim = await start('bootstrap', undefined, { gossipRateLimits: { heartbeats: { perSecond: 1e6, burst: 1e6 } }, peerGuard: { strikes: { perSecond: 1, burst: 10 } } })
     const liar = await start('provider', victim)
     await waitFor(() => liar.libp2p.getConnections(victim.peerId).length > 0, { what: 'the liar to connect' })
-    const payload = Heartbeat.encode({ role: Heartbeat.Role.PROVIDER, seq: BigInt(Date.now()), sentAt: BigInt(Date.now()), expiresAt: BigInt(Date.now() + 30_000), slotsTotal: 1, slotsBusy: 0 })
+    const payload = Heartbeat.encode({
+      role: Heartbeat.Role.PROVIDER,
+      seq: BigInt(Date.now()),
+      sentAt: BigInt(Date.now()),
+      expiresAt: BigInt(Date.now() + 30_000),
+      slotsTotal: 1,
+      slotsBusy: 0
+    })
     const forged = sealEnvelope(liar.privateKey, liar.peerId, DOMAIN.heartbeat, payload)
     forged[forged.length - 1] ^= 0xff
     let sent = 0
     while (denial(victim, liar) == null && sent < 100) {
-      await liar.libp2p.dialProtocol(victim.peerId, PROTOCOL.heartbeat).then(async (s) => { await s.sink([lp.encode.single(forged)]) }).catch(() => {})
+      await liar.libp2p
+        .dialProtocol(victim.peerId, PROTOCOL.heartbeat)
+        .then(async s => {
+          await s.sink([lp.encode.single(forged)])
+        })
+        .catch(() => {})
       sent++
       await waitFor(() => (victim.libp2p.services.heartbeats.stats()['reject:bad-signature'] ?? 0) >= sent || denial(victim, liar) != null, { what: 'the victim to judge the forged heartbeat' })
     }
@@ -248,7 +293,13 @@ describe('peer guard on real nodes (issue 19 item 5)', function () {
     await waitFor(async () => {
       await peer.libp2p.dial(victim.peerId, { signal: AbortSignal.timeout(2_000) }).catch(() => {})
       // connected for good: the victim holds the connection too, and a stream works
-      return victim.libp2p.getConnections(peer.peerId).length > 0 && await peer.libp2p.services.ping.ping(victim.peerId).then(() => true, () => false)
+      return (
+        victim.libp2p.getConnections(peer.peerId).length > 0 &&
+        (await peer.libp2p.services.ping.ping(victim.peerId).then(
+          () => true,
+          () => false
+        ))
+      )
     }, { timeoutMs: 15_000, intervalMs: 500, what: 'the peer to connect again once its denial expired' })
     assert.equal(denial(victim, peer), undefined)
   })

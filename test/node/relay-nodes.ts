@@ -12,9 +12,16 @@ import type { Multiaddr } from '@multiformats/multiaddr'
 
 export const relayedAddress = (node: IdlegridNode): Multiaddr | undefined => node.libp2p.getMultiaddrs().find(a => a.toString().includes('/p2p-circuit'))
 
-export type StartNode = (role: Role, flags?: Record<string, unknown>, file?: Record<string, unknown>) => Promise<IdlegridNode>
+export type StartNode = (
+  role: Role,
+  flags?: Record<string, unknown>,
+  file?: Record<string, unknown>
+) => Promise<IdlegridNode>
 
-/** Registers the hooks; `start` builds a node (a provider with a simulated H100) and `nodes` lists this test's, oldest first. */
+/**
+ * Registers the hooks; `start` builds a node (a provider with a simulated H100) and `nodes` lists
+ * this test's, oldest first.
+ */
 export function useLoopbackNodes (prefix: string): { start: StartNode, nodes: IdlegridNode[] } {
   let dir: { path: string, cleanup: () => Promise<void> } | undefined
   const nodes: IdlegridNode[] = []

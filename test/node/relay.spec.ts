@@ -15,7 +15,8 @@ import type { ConnectionManager } from '@libp2p/interface-internal'
 import type { Connection } from '@libp2p/interface'
 import { lpStream } from 'it-length-prefixed-stream'
 
-const connectionsOf = (node: IdlegridNode): ConnectionManager => (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
+const connectionsOf = (node: IdlegridNode): ConnectionManager =>
+  (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
 
 describe('node: circuit relay v2 on loopback', function () {
   this.timeout(60_000)
@@ -36,7 +37,12 @@ describe('node: circuit relay v2 on loopback', function () {
     assert.equal(connection.encryption, '/tls/1.0.0', 'TLS between the two peers, over the circuit')
     assert.ok(connection.limits != null, 'the relay bounds the circuit')
     // the provider's capability record over the circuit: a request-response of the market
-    const record = await requestOnce(connectionsOf(renter), provider.peerId, { protocol: PROTOCOL.capability, request: new Uint8Array(0), maxResponseBytes: 64 * 1024, signal: AbortSignal.timeout(10_000) })
+    const record = await requestOnce(connectionsOf(renter), provider.peerId, {
+      protocol: PROTOCOL.capability,
+      request: new Uint8Array(0),
+      maxResponseBytes: 64 * 1024,
+      signal: AbortSignal.timeout(10_000)
+    })
     assert.ok(record.byteLength > 0, 'the capability record came back over the relay')
     await assert.rejects(renter.libp2p.dialProtocol(provider.peerId, PROTOCOL.job, { signal: AbortSignal.timeout(10_000) }), (err: Error) => err.name === 'LimitedConnectionError', 'no job stream on a limited circuit')
   })
@@ -61,7 +67,9 @@ describe('node: circuit relay v2 on loopback', function () {
     await waitFor(() => relayedAddress(first), { timeoutMs: 20_000, what: 'the first reservation' })
     const second = await start('renter', { bootstrap, reachability: 'private' })
     await waitFor(() => second.libp2p.getConnections(seed.peerId).length > 0, { timeoutMs: 20_000, what: 'the second node connected to the relay' })
-    const relay = (seed.libp2p.services as unknown as { relay: { reservations: { size: number, has: (p: unknown) => boolean } } }).relay
+    const relay = (
+      seed.libp2p.services as unknown as { relay: { reservations: { size: number, has: (p: unknown) => boolean } } }
+    ).relay
     // the second asks (its transport reserves on every relay it identifies) and is refused:
     // watched for 3 s after identify, the relay holds the first node's reservation only
     await waitFor(async () => (await seed.libp2p.peerStore.get(second.peerId)).protocols.length > 0, { timeoutMs: 20_000, what: 'identify with the second node' })
@@ -84,11 +92,21 @@ describe('node: circuit relay v2 on loopback', function () {
     const FLOOD = 100
     let opened = 0
     for (let i = 0; i < FLOOD; i++) {
-      await attacker.libp2p.dial(via, { force: true, signal: AbortSignal.timeout(10_000) }).then(() => { opened++ }, () => {})
+      await attacker.libp2p.dial(via, { force: true, signal: AbortSignal.timeout(10_000) }).then(
+        () => {
+          opened++
+        },
+        () => {}
+      )
     }
     const held = victim.libp2p.getConnections(attacker.peerId).filter(c => c.status === 'open' && c.remoteAddr.toString().includes('/p2p-circuit')).length
     const reached = await honest.libp2p.dial(via, { signal: AbortSignal.timeout(15_000) }).then(async c => {
-      const record = await requestOnce(connectionsOf(honest), victim.peerId, { protocol: PROTOCOL.capability, request: new Uint8Array(0), maxResponseBytes: 64 * 1024, signal: AbortSignal.timeout(10_000) })
+      const record = await requestOnce(connectionsOf(honest), victim.peerId, {
+        protocol: PROTOCOL.capability,
+        request: new Uint8Array(0),
+        maxResponseBytes: 64 * 1024,
+        signal: AbortSignal.timeout(10_000)
+      })
       return c.limits != null && record.byteLength > 0
     }).catch((err: Error) => err.message)
     recordAttack({ issue: '37.5', attack: `${FLOOD} circuits in a row from one peer to a NAT'd node through its relay`, got: `${opened} opened, ${held} held by the victim; an honest peer ${reached === true ? 'still reached it and read its record' : `failed: ${String(reached)}`}`, limit: `at most ${MAX_RELAYED_PER_PEER} relayed connections per remote peer` })

@@ -26,14 +26,23 @@ async function sender (): Promise<Sender> {
 /** the peer every message arrives from (gossip messages name no author: the envelope's signer is it) */
 let relay: PeerId
 
-function router (now: () => number): { validate: (s: Sender, payload: Uint8Array) => Promise<TopicValidatorResult>, replay: (msg: Message) => Promise<TopicValidatorResult>, message: (s: Sender, payload: Uint8Array) => Message, stats: () => Record<string, number> } {
+function router (now: () => number): {
+  validate: (s: Sender, payload: Uint8Array) => Promise<TopicValidatorResult>
+  replay: (msg: Message) => Promise<TopicValidatorResult>
+  message: (s: Sender, payload: Uint8Array) => Message
+  stats: () => Record<string, number>
+} {
   const topicValidators = new Map<string, Validator>()
   const pubsub = { topicValidators, addEventListener: () => {}, removeEventListener: () => {}, subscribe: () => {} }
   // the per-author rate limit (peer-guard.spec.ts) lifted: this spec is about the replay memory behind it
-  const service = gossipRouter({ now, rateLimits: { heartbeats: { perSecond: 1e9, burst: 1e9 } } })({ pubsub: pubsub as any, logger: defaultLogger() }) as any
+  const service = gossipRouter({ now, rateLimits: { heartbeats: { perSecond: 1e9, burst: 1e9 } } })({
+    pubsub: pubsub as any,
+    logger: defaultLogger()
+  }) as any
   service.start()
   const message = (s: Sender, payload: Uint8Array): Message => ({ type: 'unsigned', topic: TOPIC.heartbeats, data: sealEnvelope(s.key, s.peerId, DOMAIN.heartbeat, payload) })
-  const replay = async (msg: Message): Promise<TopicValidatorResult> => await (topicValidators.get(TOPIC.heartbeats) as Validator)(relay, msg)
+  const replay = async (msg: Message): Promise<TopicValidatorResult> =>
+    await (topicValidators.get(TOPIC.heartbeats) as Validator)(relay, msg)
   return {
     message,
     replay,

@@ -9,10 +9,19 @@ import type { IdlegridNode } from '../../src/node/index.js'
 import { startInProcessNetwork, waitFor, waitForTopicMesh, type InProcessNetwork } from '../utils/index.js'
 
 /** What libp2p and every idlegrid node speak (protocols/README.md §1 and §2); gossipsub only, no floodsub. */
-// circuit relay v2's stop: every node takes relayed connections (src/node/connectivity/relay.ts); punch: every node answers a direct-path request (src/node/connectivity/direct-path.ts)
+// circuit relay v2's stop: every node takes relayed connections (src/node/connectivity/relay.ts);
+// punch: every node answers a direct-path request (src/node/connectivity/direct-path.ts)
 const CORE_PROTOCOLS = ['/ipfs/id/1.0.0', '/ipfs/ping/1.0.0', '/libp2p/circuit/relay/0.2.0/stop', PROTOCOL.kad, '/meshsub/1.2.0', '/meshsub/1.1.0', '/meshsub/1.0.0', PROTOCOL.ledgerSync, PROTOCOL.heartbeat, PROTOCOL.punch, PROTOCOL.autonat]
 /** What a provider adds: accept, explain, the job stream, its own capability record and its leases' requests. */
-const PROVIDER_PROTOCOLS = [PROTOCOL.accept, PROTOCOL.explain, PROTOCOL.job, PROTOCOL.jobCached, PROTOCOL.capability, PROTOCOL.serve, PROTOCOL.serveV1]
+const PROVIDER_PROTOCOLS = [
+  PROTOCOL.accept,
+  PROTOCOL.explain,
+  PROTOCOL.job,
+  PROTOCOL.jobCached,
+  PROTOCOL.capability,
+  PROTOCOL.serve,
+  PROTOCOL.serveV1
+]
 /** What a renter adds: the bids sent to it and their audit. */
 const RENTER_PROTOCOLS = [PROTOCOL.bid, PROTOCOL.bidsAudit, PROTOCOL.usage]
 /** circuit relay v2's hop, served by bootstraps (src/node/connectivity/relay.ts) */
@@ -66,7 +75,13 @@ describe('node wiring as the composition root builds it (issue 14 items 5 and 6)
     assert.equal(heard.role, 'provider')
     assert.equal(heard.slotsTotal, 1)
     assert.equal(heard.slotsBusy, 0)
-    const bootstrap = await waitFor(() => renter().libp2p.services.heartbeats.presence().find(p => p.peerId === net.bootstrap.peerId.toString()), { timeoutMs: 30_000 })
+    const bootstrap = await waitFor(
+      () =>
+        renter()
+          .libp2p.services.heartbeats.presence()
+          .find(p => p.peerId === net.bootstrap.peerId.toString()),
+      { timeoutMs: 30_000 }
+    )
     assert.equal(bootstrap.slotsTotal, 0, 'other roles report no slots')
   })
 
@@ -77,12 +92,16 @@ describe('node wiring as the composition root builds it (issue 14 items 5 and 6)
     await waitForTopicMesh([net.bootstrap, provider()], jobShardTopic('any', 0))
     // the record sealed at start may lack our listen addresses; once libp2p reports them it is
     // sealed anew (a new sequence): bid after that, or the two sequences race
-    const advertiser = (provider().libp2p.services as unknown as Record<string, CapabilityAdvertiser>)[CAPABILITY_SERVICE]
+    const advertiser = (provider().libp2p.services as unknown as Record<string, CapabilityAdvertiser>)[
+      CAPABILITY_SERVICE
+    ]
     await waitFor(() => advertiser.current().message.listenAddrs.length > 0, { timeoutMs: 10_000, what: 'the provider\'s record to carry its listen addresses' })
     // bids come straight to the renter: the auction's report holds them as received
     const market = (renter().libp2p.services as unknown as Record<string, MarketRenterService>)[MARKET_RENTER_SERVICE]
     const report = await market.auction(parseJobSpec({ name: 'seq-probe', runtime: { command: ['true'] }, auction: { bidWindowMs: 2_000, acceptTimeoutMs: 1_500 } }))
-    const bid = report.signed?.bids.map(b => b.message).find(b => equals(b.provider, provider().peerId.toMultihash().bytes))
+    const bid = report.signed?.bids
+      .map(b => b.message)
+      .find(b => equals(b.provider, provider().peerId.toMultihash().bytes))
     assert.ok(bid != null, `no bid from the provider: ${JSON.stringify(report.received)}`)
     const sequence = advertiser.current().message.sequence
     assert.ok(sequence > 0n)

@@ -20,8 +20,10 @@ import { tempDir, waitFor } from '../utils/index.js'
 import type { PeerId, Stream } from '@libp2p/interface'
 
 interface Table { find(peer: PeerId): Promise<unknown>, remove(peer: PeerId): Promise<void> }
-const tableOf = (node: IdlegridNode): Table => (node.libp2p.services.dht as unknown as { routingTable: Table }).routingTable
-const inTable = async (node: IdlegridNode, peer: IdlegridNode): Promise<boolean> => await tableOf(node).find(peer.peerId) != null
+const tableOf = (node: IdlegridNode): Table =>
+  (node.libp2p.services.dht as unknown as { routingTable: Table }).routingTable
+const inTable = async (node: IdlegridNode, peer: IdlegridNode): Promise<boolean> =>
+  (await tableOf(node).find(peer.peerId)) != null
 
 describe('node: routing-table repair (a DHT server that missed its routing-table ping)', function () {
   this.timeout(60_000)
@@ -101,7 +103,12 @@ describe('node: routing-table repair (a DHT server that missed its routing-table
     for (const renter of renters) await waitFor(() => seed.libp2p.getConnections(renter.peerId).length > 0, { timeoutMs: 20_000, what: 'every renter connected to the seed' })
     const renterIds = new Set(renters.map(r => r.peerId.toString()))
     const lookup = async (asker: IdlegridNode, key: Uint8Array): Promise<string[]> => {
-      const dht = asker.libp2p.services.dht as unknown as { getClosestPeers(key: Uint8Array, options: { signal: AbortSignal }): AsyncIterable<{ name: string, peer?: { id: PeerId }, closer?: Array<{ id: PeerId }> }> }
+      const dht = asker.libp2p.services.dht as unknown as {
+        getClosestPeers(
+          key: Uint8Array,
+          options: { signal: AbortSignal }
+        ): AsyncIterable<{ name: string, peer?: { id: PeerId }, closer?: Array<{ id: PeerId }> }>
+      }
       const named: string[] = []
       for await (const event of dht.getClosestPeers(key, { signal: AbortSignal.timeout(10_000) })) {
         if (event.name === 'FINAL_PEER' && event.peer != null) named.push(event.peer.id.toString())
@@ -113,7 +120,12 @@ describe('node: routing-table repair (a DHT server that missed its routing-table
     for (const asker of [seed, ...providers]) {
       for (const renter of renters) assert.equal(await tableOf(asker).find(renter.peerId), undefined, 'a renter is in a routing table')
       // the walks the connector makes (its own id) and any other key: no renter
-      for (const key of [asker.peerId.toMultihash().bytes, ...providers.map(p => p.peerId.toMultihash().bytes), randomBytes(32), randomBytes(32)]) {
+      for (const key of [
+        asker.peerId.toMultihash().bytes,
+        ...providers.map(p => p.peerId.toMultihash().bytes),
+        randomBytes(32),
+        randomBytes(32)
+      ]) {
         assert.deepEqual((await lookup(asker, key)).filter(id => renterIds.has(id)), [], 'a lookup named a renter')
       }
     }

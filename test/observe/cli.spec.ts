@@ -13,18 +13,20 @@ describe('observe: the role commands\' --metrics and --dashboard', function () {
     const dir = await tempDir('idlegrid-observe-cli-')
     const child = spawn(process.execPath, [BIN_PATH, 'renter', '--json', '--data-dir', join(dir.path, 'r'), '--listen', '/ip4/127.0.0.1/tcp/0', '--metrics', '127.0.0.1:0', '--dashboard', '0'], { env: { ...process.env, IDLEGRID_BOOTSTRAP: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
     try {
-      const observe = await new Promise<{ metrics: string, dashboard: string, tokenFile?: string }>((resolve, reject) => {
-        let buffer = ''
-        child.once('exit', (code) => { reject(new Error(`renter exited ${String(code)}`)) })
-        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-          buffer += chunk
-          for (const line of buffer.split('\n').slice(0, -1)) {
-            const value = JSON.parse(line)
-            if (value.event === 'observe') resolve(value)
-          }
-          buffer = buffer.slice(buffer.lastIndexOf('\n') + 1)
-        })
-      })
+      const observe = await new Promise<{ metrics: string, dashboard: string, tokenFile?: string }>(
+        (resolve, reject) => {
+          let buffer = ''
+          child.once('exit', (code) => { reject(new Error(`renter exited ${String(code)}`)) })
+          child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+            buffer += chunk
+            for (const line of buffer.split('\n').slice(0, -1)) {
+              const value = JSON.parse(line)
+              if (value.event === 'observe') resolve(value)
+            }
+            buffer = buffer.slice(buffer.lastIndexOf('\n') + 1)
+          })
+        }
+      )
       assert.match(observe.metrics, /^http:\/\/127\.0\.0\.1:\d+\/metrics$/)
       const token = (await readFile(join(dir.path, 'r', 'dashboard.token'), 'utf8')).trim()
       assert.match(observe.dashboard, /^http:\/\/127\.0\.0\.1:\d+\/$/, 'a bare port listens on 127.0.0.1, and the URL holds no token')

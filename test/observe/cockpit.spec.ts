@@ -49,7 +49,10 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
   let c: CockpitNetwork
   let summary: JobSummary
   let deployed: Promise<void> | undefined
-  /** The tiny service deployed once (by whichever services test runs first) and asked one request through its gateway. */
+  /**
+   * The tiny service deployed once (by whichever services test runs first) and asked one request
+   * through its gateway.
+   */
   const deployTiny = async (): Promise<void> => {
     deployed ??= (async () => {
       const status = await c.control(c.renter, 'services.deploy', { spec: TINY_SERVICE, baseDir: c.dir, waitMs: 30_000 })
@@ -142,7 +145,10 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
 
     after(async () => { await browser?.close() })
 
-    /** Opens page `name` of the dashboard at `url`, signing in on its page first (the token from the node's data dir, typed as a user would). */
+    /**
+     * Opens page `name` of the dashboard at `url`, signing in on its page first (the token from the
+     * node's data dir, typed as a user would).
+     */
     const open = async (url: string | undefined, name: string): Promise<void> => {
       assert.ok(url != null)
       const origin = new URL(url).origin
@@ -224,7 +230,12 @@ describe('observe: metrics and dashboard after a real job (issue 18 items 1, 2)'
       const run = (await c.control(c.provider, 'exec.jobs')).jobs.find((j: { jobId: string }) => j.jobId === summary.jobId)
       assert.ok(run != null)
       const cells = await page.getByTestId('provider-jobs').locator('tbody tr', { hasText: summary.jobId.slice(0, 12) }).locator('td').allTextContents()
-      assert.deepEqual(cells.slice(0, 1).concat(cells.slice(2, 5)), [summary.jobId.slice(0, 12), run.tier, run.state, run.status])
+      assert.deepEqual(cells.slice(0, 1).concat(cells.slice(2, 5)), [
+        summary.jobId.slice(0, 12),
+        run.tier,
+        run.state,
+        run.status
+      ])
     })
 
     it('the reputation page shows the provider and its evidence', async () => {

@@ -47,7 +47,8 @@ export async function startCockpitNetwork (): Promise<CockpitNetwork> {
     extensions: (role, i, config) => {
       const metrics = prepareMetrics({ metrics: LOCAL })
       prepared.set(`${role}-${i}`, metrics)
-      // libp2p's prometheus-metrics keeps one module-wide set of metrics: only one node per process has them (the renter here)
+      // libp2p's prometheus-metrics keeps one module-wide set of metrics: only one node per process
+      // has them (the renter here)
       return roleExtensions(config, { ...(role === 'provider' ? { provider: { profile, runner: 'process' } } : {}), metrics: role === 'renter' ? metrics.libp2p : undefined })
     }
   })
@@ -58,7 +59,12 @@ export async function startCockpitNetwork (): Promise<CockpitNetwork> {
     await renter.libp2p.dial(provider.libp2p.getMultiaddrs()[0])
     await waitForMarketMesh(net)
     const observe = async (node: IdlegridNode, key: string): Promise<Observability> => {
-      const view = await startObservability(node, nodeHandlers(node), { metrics: LOCAL, dashboard: LOCAL, sampleMs: 200 }, prepared.get(key))
+      const view = await startObservability(
+        node,
+        nodeHandlers(node),
+        { metrics: LOCAL, dashboard: LOCAL, sampleMs: 200 },
+        prepared.get(key)
+      )
       views.push(view)
       return view
     }
@@ -73,7 +79,8 @@ export async function startCockpitNetwork (): Promise<CockpitNetwork> {
       renter,
       renterView,
       providerView,
-      control: async (node, method, params = {}) => await nodeHandlers(node)[method]?.(params, () => {}, AbortSignal.timeout(10_000)),
+      control: async (node, method, params = {}) =>
+        await nodeHandlers(node)[method]?.(params, () => {}, AbortSignal.timeout(10_000)),
       runJob: async (name) => {
         const submit = (renter.libp2p.services as Record<string, unknown>)[SUBMIT_SERVICE] as SubmitService
         return await submit.submit({

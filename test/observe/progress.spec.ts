@@ -6,7 +6,12 @@ import { formatBytes, liveView } from '../../src/observe/index.js'
 /** A terminal-like stream that keeps what was written. */
 function fakeTerminal (tty: boolean): NodeJS.WriteStream & { text: () => string } {
   let written = ''
-  const stream = new Writable({ write (chunk, _enc, cb) { written += String(chunk); cb() } }) as unknown as NodeJS.WriteStream & { text: () => string }
+  const stream = new Writable({
+    write (chunk, _enc, cb) {
+      written += String(chunk)
+      cb()
+    }
+  }) as unknown as NodeJS.WriteStream & { text: () => string }
   Object.assign(stream, { isTTY: tty, columns: 120, rows: 40, text: () => written })
   return stream
 }

@@ -32,7 +32,10 @@ const MODULES: Record<string, Record<string, unknown>> = {
 
 type Decoder = WireDecoder<unknown>
 
-/** A message with every field set to a non-default value (first member of each oneof, two elements per repeated field). */
+/**
+ * A message with every field set to a non-default value (first member of each oneof, two elements
+ * per repeated field).
+ */
 function sample (type: protobuf.Type, depth = 0): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   const oneofsSet = new Set<string>()
@@ -43,7 +46,9 @@ function sample (type: protobuf.Type, depth = 0): Record<string, unknown> {
       oneofsSet.add(field.partOf.name)
     }
     const one = (): unknown => {
-      if (field.resolvedType instanceof protobuf.Enum) return Object.values(field.resolvedType.values).find(v => v !== 0)
+      if (field.resolvedType instanceof protobuf.Enum) {
+        return Object.values(field.resolvedType.values).find(v => v !== 0)
+      }
       if (field.resolvedType instanceof protobuf.Type) return depth >= 3 ? {} : sample(field.resolvedType, depth + 1)
       switch (field.type) {
         case 'string': return 'x'
@@ -60,13 +65,17 @@ function sample (type: protobuf.Type, depth = 0): Record<string, unknown> {
 
 /** the message's bytes with explicit default values for every singular scalar field outside a oneof */
 function explicitDefaults (type: protobuf.Type): Uint8Array {
-  return cat(...type.fieldsArray.filter(f => !f.repeated && f.partOf == null && !(f.resolvedType instanceof protobuf.Type)).map(f => {
-    const element = packableElement(f)
-    if (element === 'varint') return cat(tag(f.id, 0), varint(0))
-    if (element === 'fixed32') return cat(tag(f.id, 5), new Uint8Array(4))
-    if (element === 'fixed64') return cat(tag(f.id, 1), new Uint8Array(8))
-    return lengthDelimited(f.id, new Uint8Array(0))
-  }))
+  return cat(
+    ...type.fieldsArray
+      .filter(f => !f.repeated && f.partOf == null && !(f.resolvedType instanceof protobuf.Type))
+      .map(f => {
+        const element = packableElement(f)
+        if (element === 'varint') return cat(tag(f.id, 0), varint(0))
+        if (element === 'fixed32') return cat(tag(f.id, 5), new Uint8Array(4))
+        if (element === 'fixed64') return cat(tag(f.id, 1), new Uint8Array(8))
+        return lengthDelimited(f.id, new Uint8Array(0))
+      })
+  )
 }
 
 /** one unknown field of each wire type (field numbers no .proto uses) */
@@ -106,7 +115,12 @@ describe('protocols: every valid encoding of every message decodes (issue 14)', 
       it('fields in any order (reversed by field number, repeated elements kept in order) decode the same', () => {
         const fields = splitFields(bytes)
         assert.ok(fields.length > 0)
-        const reversed = cat(...fields.map((f, i) => ({ f, i })).sort((a, b) => b.f.field - a.f.field || a.i - b.i).map(x => x.f.bytes))
+        const reversed = cat(
+          ...fields
+            .map((f, i) => ({ f, i }))
+            .sort((a, b) => b.f.field - a.f.field || a.i - b.i)
+            .map(x => x.f.bytes)
+        )
         if (new Set(fields.map(f => f.field)).size > 1) assert.notDeepEqual(reversed, bytes, 'the order really changed')
         assert.deepEqual(decode(codec, reversed), expected())
       })

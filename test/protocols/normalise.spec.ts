@@ -95,8 +95,12 @@ describe('protocols: a message field sent twice is merged; lengths stay inside t
   })
 
   it('another oneof member clears the oneof: the last member seen wins, whatever its field number', () => {
-    const startA = job.JobFrame.encode({ start: { award: Uint8Array.of(1), jobRequest: new Uint8Array(0), inputs: [] } })
-    const startB = job.JobFrame.encode({ start: { jobRequest: Uint8Array.of(2), award: new Uint8Array(0), inputs: [] } })
+    const startA = job.JobFrame.encode({
+      start: { award: Uint8Array.of(1), jobRequest: new Uint8Array(0), inputs: [] }
+    })
+    const startB = job.JobFrame.encode({
+      start: { jobRequest: Uint8Array.of(2), award: new Uint8Array(0), inputs: [] }
+    })
     const inputEnd = job.JobFrame.encode({ inputEnd: {} })
     const frame = decodeFrame(cat(startA, inputEnd, startB))
     assert.ok((frame.start?.award ?? new Uint8Array(0)).byteLength === 0, 'the Start before input_end was cleared')
@@ -112,7 +116,8 @@ describe('protocols: a message field sent twice is merged; lengths stay inside t
   })
 
   it('limits count the merged message: 257 SyncResponse entries split over two fields are refused', () => {
-    const entries = (n: number): Uint8Array => lengthDelimited(2, cat(...Array.from({ length: n }, () => lengthDelimited(1, new Uint8Array(0)))))
+    const entries = (n: number): Uint8Array =>
+      lengthDelimited(2, cat(...Array.from({ length: n }, () => lengthDelimited(1, new Uint8Array(0)))))
     const decode = (b: Uint8Array): ledger.SyncResponse => decodeBounded(ledger.SyncResponse, b, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)
     assert.equal(decode(cat(entries(200), entries(56))).entries?.entries.length, 256)
     assert.throws(() => decode(cat(entries(200), entries(57))), (err: unknown) => malformed(err) && /entries/.test((err as Error).message))
@@ -131,7 +136,8 @@ describe('protocols: a message field sent twice is merged; lengths stay inside t
     const kept = new Uint8Array(Buffer.from(readFileSync(`${repoRoot()}/test/fuzz/corpus/decode__SignedEnvelope/38345f4e46c65dd5.hex`, 'utf8').trim(), 'hex'))
     assert.deepEqual(envelope.SignedEnvelope.decode(kept).payload, Uint8Array.of(1, 2, 3, 4, 5), 'protons on its own truncates the length')
     assert.throws(() => decodeBounded(envelope.SignedEnvelope, kept, 'envelope', MAX_BYTES.signedEnvelope), malformed)
-    const long = (field: number, body: Uint8Array): Uint8Array => cat(tag(field, 2), varint(2n ** 32n + BigInt(body.byteLength)), body)
+    const long = (field: number, body: Uint8Array): Uint8Array =>
+      cat(tag(field, 2), varint(2n ** 32n + BigInt(body.byteLength)), body)
     const nested = lengthDelimited(7, long(4, text('eu')))
     assert.throws(() => decodeRequest(nested), malformed)
     const bid = cat(long(1, Uint8Array.of(9)))
@@ -148,7 +154,15 @@ describe('protocols: a message field sent twice is merged; lengths stay inside t
     const key = await generateKeyPair('Ed25519')
     const honest = sealEnvelope(key, peerIdFromPrivateKey(key), 'heartbeat', Uint8Array.of(8, 2, 16, 7))
     const env = envelope.SignedEnvelope.decode(honest)
-    const withLength = (length: bigint): Uint8Array => cat(lengthDelimited(1, text(env.domain)), lengthDelimited(2, env.signer), tag(3, 2), varint(length), env.payload, lengthDelimited(4, env.signature))
+    const withLength = (length: bigint): Uint8Array =>
+      cat(
+        lengthDelimited(1, text(env.domain)),
+        lengthDelimited(2, env.signer),
+        tag(3, 2),
+        varint(length),
+        env.payload,
+        lengthDelimited(4, env.signature)
+      )
     const lies = [32n, 33n, 40n, 63n].map(k => withLength(2n ** k + BigInt(env.payload.byteLength)))
     let accepted = 0
     for (const bytes of lies) {

@@ -16,14 +16,23 @@ const bytes = (n: number): Uint8Array => new Uint8Array(randomBytes(n))
 const peer = (): Uint8Array => bytes(38)
 
 /** encode → bounded decode → encode again gives the same bytes and an equal object */
-function roundTrip<T> (codec: { encode: (obj: T) => Uint8Array, decode: (buf: Uint8Array | Uint8ArrayList, opts?: any) => T }, value: T, what: string, maxBytes: number, limits?: any): void {
+function roundTrip<T> (
+  codec: { encode: (obj: T) => Uint8Array, decode: (buf: Uint8Array | Uint8ArrayList, opts?: any) => T },
+  value: T,
+  what: string,
+  maxBytes: number,
+  limits?: any
+): void {
   const encoded = codec.encode(value)
   assert.ok(encoded.byteLength <= maxBytes, `${what}: a typical message (${encoded.byteLength} bytes) must fit its bound (${maxBytes})`)
   const decoded = decodeBounded(codec, encoded, what, maxBytes, limits)
   assert.deepEqual(decoded, value, `${what} decodes to what was encoded`)
   assert.deepEqual(codec.encode(decoded), encoded, `${what} re-encodes to the same bytes`)
   // a Uint8ArrayList (what stream readers hand over) decodes the same
-  assert.deepEqual(decodeBounded(codec, new Uint8ArrayList(encoded.subarray(0, 3), encoded.subarray(3)), what, maxBytes, limits), value)
+  assert.deepEqual(
+    decodeBounded(codec, new Uint8ArrayList(encoded.subarray(0, 3), encoded.subarray(3)), what, maxBytes, limits),
+    value
+  )
 }
 
 function expectWireError (fn: () => unknown, reason: 'oversized' | 'malformed'): WireDecodeError {
@@ -273,9 +282,13 @@ describe('protocols: wire codecs', () => {
 describe('protocols: size bounds', () => {
   it('every enveloped bound fits the gossip topic that carries it', () => {
     for (const shard of JOB_SHARD_TOPICS) assert.ok(envelopeMaxBytes(MAX_BYTES.jobRequest) <= TOPIC_MAX_BYTES[shard])
-    // bids and awards travel on streams: a bid request frame is one bid envelope, an audit request carries an award envelope
+    // bids and awards travel on streams: a bid request frame is one bid envelope, an audit request
+    // carries an award envelope
     assert.ok(envelopeMaxBytes(MAX_BYTES.award) + 16 <= MAX_BYTES.bidsAuditRequest)
-    assert.ok(1000 * envelopeMaxBytes(MAX_BYTES.bid) + envelopeMaxBytes(MAX_BYTES.jobRequest) + 8 * 1024 <= MAX_BYTES.bidsAuditResponse)
+    assert.ok(
+      1000 * envelopeMaxBytes(MAX_BYTES.bid) + envelopeMaxBytes(MAX_BYTES.jobRequest) + 8 * 1024 <=
+        MAX_BYTES.bidsAuditResponse
+    )
     assert.ok(envelopeMaxBytes(MAX_BYTES.ledgerEntry) <= TOPIC_MAX_BYTES[TOPIC.ledger])
     assert.ok(envelopeMaxBytes(MAX_BYTES.heartbeat) <= TOPIC_MAX_BYTES[TOPIC.heartbeats])
     assert.ok(envelopeMaxBytes(MAX_BYTES.award) <= MAX_BYTES.acceptRequest)
@@ -287,10 +300,22 @@ describe('protocols: size bounds', () => {
     const ordinaryEntry = SignedEnvelope.encode({
       domain: 'ledger-entry',
       signer: peer(),
-      payload: LedgerEntry.encode({ ...entry, seq: 2n ** 63n, time: 2n ** 50n, body: new Uint8Array(MAX_BYTES.ledgerBody) }),
+      payload: LedgerEntry.encode({
+        ...entry,
+        seq: 2n ** 63n,
+        time: 2n ** 50n,
+        body: new Uint8Array(MAX_BYTES.ledgerBody)
+      }),
       signature: bytes(64)
     })
-    const proof = FraudProof.encode({ kind: FraudProof.Kind.BAD_OUTPUT, accused: peer(), first: ordinaryEntry, second: ordinaryEntry, evidence: [ordinaryEntry, ordinaryEntry], createdAt: 2n ** 50n })
+    const proof = FraudProof.encode({
+      kind: FraudProof.Kind.BAD_OUTPUT,
+      accused: peer(),
+      first: ordinaryEntry,
+      second: ordinaryEntry,
+      evidence: [ordinaryEntry, ordinaryEntry],
+      createdAt: 2n ** 50n
+    })
     assert.ok(proof.byteLength <= MAX_BYTES.fraudProof, `${proof.byteLength} > ${MAX_BYTES.fraudProof}`)
   })
 
@@ -330,9 +355,15 @@ describe('protocols: size bounds', () => {
 
 describe('protocols: repeated-field limits', () => {
   it('enforces the limits compiled into the codecs, even without runtime limits', () => {
-    const overGpus = CapabilityRecord.encode({ ...capability, gpus: Array.from({ length: LIMITS.capabilityRecord.gpus + 1 }, () => capability.gpus[0]) })
+    const overGpus = CapabilityRecord.encode({
+      ...capability,
+      gpus: Array.from({ length: LIMITS.capabilityRecord.gpus + 1 }, () => capability.gpus[0])
+    })
     expectWireError(() => decodeBounded(CapabilityRecord, overGpus, 'capability record', 64 * 1024), 'malformed')
-    const atGpus = CapabilityRecord.encode({ ...capability, gpus: Array.from({ length: LIMITS.capabilityRecord.gpus }, () => capability.gpus[1]) })
+    const atGpus = CapabilityRecord.encode({
+      ...capability,
+      gpus: Array.from({ length: LIMITS.capabilityRecord.gpus }, () => capability.gpus[1])
+    })
     assert.equal(decodeBounded(CapabilityRecord, atGpus, 'capability record', MAX_BYTES.capabilityRecord).gpus.length, LIMITS.capabilityRecord.gpus)
 
     const overUuids = CapabilityRecord.encode({ gpus: [{ ...capability.gpus[0], uuidHash: Array.from({ length: 17 }, () => sha256('u')) }] })
@@ -340,12 +371,22 @@ describe('protocols: repeated-field limits', () => {
   })
 
   it('enforces each message\'s limits at exactly limit + 1', () => {
-    const cases: Array<{ what: string, atLimit: Uint8Array, overLimit: Uint8Array, decode: (b: Uint8Array) => unknown }> = []
+    const cases: Array<{
+      what: string
+      atLimit: Uint8Array
+      overLimit: Uint8Array
+      decode: (b: Uint8Array) => unknown
+    }> = []
     const n = (k: number): Uint8Array[] => Array.from({ length: k }, () => bytes(2))
     const s = (k: number): string[] => Array.from({ length: k }, (_, i) => `v${i}`)
     const L = LIMITS
 
-    const pair = (what: string, make: (k: number) => Uint8Array, limit: number, decode: (b: Uint8Array) => unknown): void => {
+    const pair = (
+      what: string,
+      make: (k: number) => Uint8Array,
+      limit: number,
+      decode: (b: Uint8Array) => unknown
+    ): void => {
       cases.push({ what, atLimit: make(limit), overLimit: make(limit + 1), decode })
     }
     const capDecode = (b: Uint8Array): unknown => decodeBounded(CapabilityRecord, b, 'capability record', 1024 * 1024, L.capabilityRecord)
@@ -389,7 +430,14 @@ describe('protocols: repeated-field limits', () => {
   })
 
   it('bounds heartbeats like every other message', () => {
-    const hb = Heartbeat.encode({ role: Heartbeat.Role.PROVIDER, seq: 2n ** 64n - 1n, sentAt: 2n ** 50n, expiresAt: 2n ** 50n, slotsTotal: 2 ** 32 - 1, slotsBusy: 2 ** 32 - 1 })
+    const hb = Heartbeat.encode({
+      role: Heartbeat.Role.PROVIDER,
+      seq: 2n ** 64n - 1n,
+      sentAt: 2n ** 50n,
+      expiresAt: 2n ** 50n,
+      slotsTotal: 2 ** 32 - 1,
+      slotsBusy: 2 ** 32 - 1
+    })
     assert.ok(hb.byteLength <= MAX_BYTES.heartbeat)
   })
 })

@@ -145,7 +145,13 @@ describe('protocols/README.md tables equal the code', () => {
     const t = ALL.filter(t => t.header[0] === 'bound' && t.header[2] === 'bytes')
     assert.equal(t.length, 1)
     const readme = Object.fromEntries(t[0].rows.map(r => [code(r[1]), Number(r[2])]))
-    assert.deepEqual(readme, { ENVELOPE_OVERHEAD_BYTES, MAX_CHUNK_BYTES, MAX_SERVE_FRAME_BYTES, MAX_BID_REQUEST_BYTES, MAX_PROVIDERS_ANSWER_BYTES })
+    assert.deepEqual(readme, {
+      ENVELOPE_OVERHEAD_BYTES,
+      MAX_CHUNK_BYTES,
+      MAX_SERVE_FRAME_BYTES,
+      MAX_BID_REQUEST_BYTES,
+      MAX_PROVIDERS_ANSWER_BYTES
+    })
   })
 
   it('time bounds', () => {

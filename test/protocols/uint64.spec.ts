@@ -18,7 +18,16 @@ function varint (value: bigint): number[] {
 }
 
 describe('protocols: uint64 values in [2^31, 2^32) are encoded exactly (protons-runtime repair)', () => {
-  const values = [2n ** 31n - 1n, 2n ** 31n, 2n ** 31n + 12_345n, 3n * 2n ** 30n, 2n ** 32n - 1n, 2n ** 32n, 2n ** 53n + 1n, 2n ** 64n - 1n]
+  const values = [
+    2n ** 31n - 1n,
+    2n ** 31n,
+    2n ** 31n + 12_345n,
+    3n * 2n ** 30n,
+    2n ** 32n - 1n,
+    2n ** 32n,
+    2n ** 53n + 1n,
+    2n ** 64n - 1n
+  ]
 
   it('every generated encoder writes them as their varint and decodes them back', () => {
     for (const at of values) {

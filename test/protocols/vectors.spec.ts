@@ -33,7 +33,9 @@ describe('conformance vectors', function () {
   })
 
   it('cover what issue 14 lists: every rejection kind, both verdicts, every check kind', async () => {
-    const all = (await Promise.all(VECTOR_FILES.map(async n => JSON.parse(await committed(n)) as VectorFile))).flatMap(f => f.vectors)
+    const all = (
+      await Promise.all(VECTOR_FILES.map(async n => JSON.parse(await committed(n)) as VectorFile))
+    ).flatMap(f => f.vectors)
     const names = all.map(v => v.name).join(' ')
     for (const want of ['bad-signature', 'wrong-domain', 'oversized', 'expired', 'from-the-future', 'replayed', 'small-order-key', 'non-canonical-s', 'signer-secp256k1', 'packed-tiers', 'unpacked-tiers', 'equivocation', 'bad-output']) {
       assert.ok(names.includes(want), `a vector named *${want}*`)
@@ -67,7 +69,11 @@ describe('conformance vectors', function () {
           assert.equal(got[i].reason, known, `${id} is listed as failing with "${known}": it now gives ${JSON.stringify(got[i])}; remove it from KNOWN_FAILING`)
           return
         }
-        assert.deepEqual({ verdict: got[i].verdict, reason: got[i].reason }, { verdict: vector.verdict, reason: vector.reason }, id)
+        assert.deepEqual(
+          { verdict: got[i].verdict, reason: got[i].reason },
+          { verdict: vector.verdict, reason: vector.reason },
+          id
+        )
         if (vector.gossip != null) assert.equal(got[i].gossip, vector.gossip, `${id}: gossip action`)
       })
     })

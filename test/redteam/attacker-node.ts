@@ -20,9 +20,15 @@ export async function startAttackerNode (dataDir: string, bootstrap: string): Pr
   return await buildNode(config, { ledger: { gossip: true } }) as unknown as IdlegridNode
 }
 
-/** Joins every job shard and resolves once `node` has a gossip mesh on each (what it publishes reaches someone, and it hears every job). */
+/**
+ * Joins every job shard and resolves once `node` has a gossip mesh on each (what it publishes
+ * reaches someone, and it hears every job).
+ */
 export async function waitForMarketTopics (node: IdlegridNode, timeoutMs = 30_000): Promise<void> {
-  const pubsub = node.libp2p.services.pubsub as unknown as { getMeshPeers: (topic: string) => unknown[], subscribe: (topic: string) => void }
+  const pubsub = node.libp2p.services.pubsub as unknown as {
+    getMeshPeers: (topic: string) => unknown[]
+    subscribe: (topic: string) => void
+  }
   for (const t of JOB_SHARD_TOPICS) pubsub.subscribe(t)
   await waitFor(() => JOB_SHARD_TOPICS.every(t => pubsub.getMeshPeers(t).length > 0),
     { timeoutMs, intervalMs: 100, what: 'the attacker to join the market topics' })

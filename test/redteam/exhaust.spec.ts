@@ -96,7 +96,8 @@ describe('red team: a renter process exhausts the provider (issue 13 attack 5)',
     console.log(`      [figures] ${String(open.awarded)} awards accepted; ${String(open.refusedBeforeBytes)} refused before any input byte (${String(open.rejectedFrames)} NO_CAPACITY frames, the rest reset at the inbound stream cap); ${String(open.accepted)} accepted; provider: ${live.length} live job(s) ${JSON.stringify(live.map(j => j.state))}, capacity ${JSON.stringify(during.capacity)}, disk budget ${during.disk.usedBytes}/${during.disk.budgetBytes} held; work root ${disk.entries} dir(s), ${disk.bytes} bytes of ${String(open.bytesOffered)} offered; answers ${JSON.stringify(open.answers)}`)
     assert.ok(open.accepted <= 1, `at most the provider's one slot: ${JSON.stringify(open)}`)
     assert.equal(open.refusedBeforeBytes, open.awarded - open.accepted, `every other stream refused before its bytes: ${JSON.stringify(open)}`)
-    // a refusal is a NO_CAPACITY Rejected frame, or a reset from libp2p past the job protocol's inbound stream cap (2 per GPU + 4)
+    // a refusal is a NO_CAPACITY Rejected frame, or a reset from libp2p past the job protocol's
+    // inbound stream cap (2 per GPU + 4)
     assert.ok((open.answers as string[]).filter(a => a !== 'accepted').every(a => /^rejected NO_CAPACITY|^closed: .*stream reset/.test(a)), JSON.stringify(open.answers))
     assert.ok(disk.entries <= 1, `one work dir at most: ${disk.entries}`)
     assert.ok(disk.bytes <= INPUT_BYTES, `disk use bounded by the one reserved job's inputs: ${disk.bytes}`)

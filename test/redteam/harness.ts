@@ -81,7 +81,13 @@ export async function startAttacker (attack: string, opts: AttackerOptions): Pro
       if (seen != null) return seen
       return await new Promise((resolve, reject) => {
         const timer = setTimeout(() => { reject(new Error(`attacker ${attack}: no such line within ${timeoutMs} ms: ${stderr.slice(-2000)}`)) }, timeoutMs)
-        const listener = (value: any): void => { if (match(value)) { clearTimeout(timer); listeners.delete(listener); resolve(value) } }
+        const listener = (value: any): void => {
+          if (match(value)) {
+            clearTimeout(timer)
+            listeners.delete(listener)
+            resolve(value)
+          }
+        }
         listeners.add(listener)
         void exited.then(() => { clearTimeout(timer); reject(new Error(`attacker ${attack} exited first: ${stderr.slice(-2000)}`)) })
       })

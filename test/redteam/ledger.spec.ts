@@ -21,12 +21,27 @@ import { submitJob } from '../exec/fixtures.js'
 import { DEFAULT_PROVIDER_ARGS, recordAttack, startLocalNetwork, tempDir, waitFor, waitForMesh, type LocalNetwork, type NodeProcess } from '../utils/index.js'
 import { startAttacker, type AttackerProcess } from './harness.js'
 
-interface Rep { peerId: string, score: number, evidenceScore: number, slashed: boolean, jobs: number, ok: number, broken: number }
-interface Status { slashed: string[], diskBytes: number, pending: number, heads: Array<{ author: string, seq: number, hash: string, bytes: number }>, quarantine: { authors: number, entries: number, bytes: number, evicted: number } }
+interface Rep {
+  peerId: string
+  score: number
+  evidenceScore: number
+  slashed: boolean
+  jobs: number
+  ok: number
+  broken: number
+}
+interface Status {
+  slashed: string[]
+  diskBytes: number
+  pending: number
+  heads: Array<{ author: string, seq: number, hash: string, bytes: number }>
+  quarantine: { authors: number, entries: number, bytes: number, evicted: number }
+}
 
 const reputation = async (n: NodeProcess, peer: string, now: number): Promise<Rep> => ((await callControl(n.dataDir, 'reputation', { peer, now }, { timeoutMs: 10_000 })) as Rep[])[0] as Rep
 const ledgerStatus = async (n: NodeProcess): Promise<Status> => await callControl(n.dataDir, 'ledger.status', {}, { timeoutMs: 10_000 }) as Status
-const headOf = (s: Status, author: string): { seq: number, hash: string, bytes: number } | undefined => s.heads.find(h => h.author === author)
+const headOf = (s: Status, author: string): { seq: number, hash: string, bytes: number } | undefined =>
+  s.heads.find(h => h.author === author)
 /** The ledger topic's gossip verdicts on `n` (`status` control method). */
 const ledgerVerdicts = async (n: NodeProcess): Promise<Record<string, number>> => ((await callControl(n.dataDir, 'status', {}, { timeoutMs: 10_000 })) as { gossip: Record<string, Record<string, number>> }).gossip[TOPIC.ledger] ?? {}
 const judged = (v: Record<string, number>): number => Object.values(v).reduce((a, b) => a + b, 0)
@@ -72,7 +87,10 @@ describe('red team: ledger attacks from a separate attacker process (issue 12)',
   async function everywhere (author: string, seq: number, what: string, hash?: string): Promise<void> {
     await waitFor(async () => {
       const statuses = await Promise.all(net.all.map(ledgerStatus))
-      return statuses.every(s => { const h = headOf(s, author); return h != null && h.seq >= seq && (hash == null || h.hash === hash) })
+      return statuses.every(s => {
+        const h = headOf(s, author)
+        return h != null && h.seq >= seq && (hash == null || h.hash === hash)
+      })
     }, { timeoutMs: 30_000, intervalMs: 250, what })
   }
 
@@ -159,7 +177,10 @@ describe('red team: ledger attacks from a separate attacker process (issue 12)',
     assert.ok(ringBid && honest.length > 0, `the ring's bid and an honest one in the auction: ${JSON.stringify(bids)}`)
     assert.equal(String(result?.priceMicroUsd), honest.reduce((a, b) => (a < b ? a : b)).toString(), 'the ring bid the lowest honest price')
     // what the renter's ranking saw: the winner's reliability next to the ring's
-    const [winnerRep, ringRep] = await Promise.all([reputation(renter(), winner, Date.now()), reputation(renter(), ring, Date.now())])
+    const [winnerRep, ringRep] = await Promise.all([
+      reputation(renter(), winner, Date.now()),
+      reputation(renter(), ring, Date.now())
+    ])
     console.log(`      [figures] ring provider as each process sees it: ${seen.join('; ')}; ring bid ${String(result?.priceMicroUsd)} µUSD/h ${ringBid ? 'in' : 'not in'} the auction, winner ${winner.slice(-8)}`)
     recordAttack({
       issue: '12.2',
@@ -215,15 +236,20 @@ describe('red team: ledger attacks from a separate attacker process (issue 12)',
     let unchanged = 0
     let counts: number[] = []
     await waitFor(async () => {
-      counts = (await Promise.all(net.all.map(ledgerVerdicts))).map((v, i) => judged(v) - judged(verdictsBefore[i] ?? {}))
+      counts = (await Promise.all(net.all.map(ledgerVerdicts))).map(
+        (v, i) => judged(v) - judged(verdictsBefore[i] ?? {})
+      )
       const key = counts.join(',')
       unchanged = key === last ? unchanged + 1 : 0
       last = key
       // all 1000 judged by the process the flooder sends to, or nothing new anywhere for 2 s
       return counts.some(c => c >= 1000) || (unchanged >= 2 && counts.some(c => c > 0))
     }, { timeoutMs: 60_000, intervalMs: 1_000, what: 'every process to finish judging the junk' })
-    // or the peer guard cut it short: past its ledger gossip allowance the flooder is denied and disconnected (src/node/guard/peer-guard.ts)
-    const deniedBy = (await Promise.all(net.all.map(async n => await n.status()))).filter(s => s.peerGuard.denied.some(d => d.peerId === a.peerIds[0])).map(s => s.role)
+    // or the peer guard cut it short: past its ledger gossip allowance the flooder is denied and
+    // disconnected (src/node/guard/peer-guard.ts)
+    const deniedBy = (await Promise.all(net.all.map(async n => await n.status())))
+      .filter(s => s.peerGuard.denied.some(d => d.peerId === a.peerIds[0]))
+      .map(s => s.role)
     assert.ok(Math.max(...counts) >= 500 || deniedBy.length > 0, `the flood reached the network: ${counts.join('/')} entries judged`)
     const { result, error } = await a.stop()
     assert.equal(error, undefined, error)
@@ -273,12 +299,19 @@ describe('red team: ledger attacks from a separate attacker process (issue 12)',
     assert.equal(error, undefined, error)
     const after = await Promise.all(net.all.map(ledgerStatus))
     const grown = after.map((s, i) => s.diskBytes - (before[i]?.diskBytes ?? 0))
-    const ownGrown = net.all.map((n, i) => (headOf(after[i] as Status, n.peerId)?.bytes ?? 0) - (headOf(before[i] as Status, n.peerId)?.bytes ?? 0))
+    const ownGrown = net.all.map(
+      (n, i) =>
+        (headOf(after[i] as Status, n.peerId)?.bytes ?? 0) - (headOf(before[i] as Status, n.peerId)?.bytes ?? 0)
+    )
     // the proofs each process wrote into its own feed, per accused attacker key
     const proofs = await Promise.all(net.all.map(async n => {
       const shown = await callControl(n.dataDir, 'ledger.show', { peer: n.peerId, limit: 256 }, { timeoutMs: 10_000 }) as { entries: Array<{ summary: { accused?: string } }> }
       const per = new Map<string, number>()
-      for (const e of shown.entries) if (e.summary.accused != null && keys.has(e.summary.accused)) per.set(e.summary.accused, (per.get(e.summary.accused) ?? 0) + 1)
+      for (const e of shown.entries) {
+        if (e.summary.accused != null && keys.has(e.summary.accused)) {
+          per.set(e.summary.accused, (per.get(e.summary.accused) ?? 0) + 1)
+        }
+      }
       return per
     }))
     const slashedKeys = after.map(s => s.slashed.filter(id => keys.has(id)).length)

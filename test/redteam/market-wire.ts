@@ -21,9 +21,24 @@ export function onEveryJob (node: IdlegridNode, handler: (envelope: OpenedEnvelo
 }
 
 /** Sends bid envelope bytes to `renter` on the bid stream, dialling the job's renter addresses. */
-export async function sendBidTo (node: IdlegridNode, renter: PeerId, job: JobRequest, envelope: Uint8Array, signal: AbortSignal = AbortSignal.timeout(10_000)): Promise<BidAck> {
+export async function sendBidTo (
+  node: IdlegridNode,
+  renter: PeerId,
+  job: JobRequest,
+  envelope: Uint8Array,
+  signal: AbortSignal = AbortSignal.timeout(10_000)
+): Promise<BidAck> {
   const multiaddrs = job.renterAddrs.map(a => multiaddr(a))
   if (multiaddrs.length > 0) await node.libp2p.peerStore.merge(renter, { multiaddrs })
-  const cm = (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
-  return BidAck.decode(await requestOnce(cm, renter, { protocol: PROTOCOL.bid, request: envelope, maxResponseBytes: MAX_BYTES.bidAck, signal, lazy: true }))
+  const cm = (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components
+    .connectionManager
+  return BidAck.decode(
+    await requestOnce(cm, renter, {
+      protocol: PROTOCOL.bid,
+      request: envelope,
+      maxResponseBytes: MAX_BYTES.bidAck,
+      signal,
+      lazy: true
+    })
+  )
 }

@@ -23,7 +23,10 @@ function eveningZone (): string {
 
 /** Bids the flooder sends for one job. */
 const FLOOD = 500
-/** Job requests from throwaway keys the flusher publishes after the renter's: more than the provider's job memory holds (2,000). */
+/**
+ * Job requests from throwaway keys the flusher publishes after the renter's: more than the
+ * provider's job memory holds (2,000).
+ */
 const FLUSH = 2_500
 const FLUSH_WINDOW_MS = 40_000
 

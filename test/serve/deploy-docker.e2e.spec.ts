@@ -76,7 +76,8 @@ describe('serve: a service under the docker runner, kept at size through a provi
     // each replica is a container of the busybox image, each lease on a network of its own
     const leaseNetworks = execFileSync('docker', ['network', 'ls', '--format', '{{.Name}}', '--filter', 'label=idlegrid.lease'], { encoding: 'utf8' }).split('\n').filter(l => l !== '')
     assert.ok(leaseNetworks.length >= 2, `a network per lease (${leaseNetworks.join(', ')})`)
-    const load = async (n: number, onAnswer?: (done: number) => void): ReturnType<typeof sentimentLoad> => await sentimentLoad(deployed.url, n, { path: PATH, concurrency: CONCURRENCY, post: i => i % 5 === 4, onAnswer })
+    const load = async (n: number, onAnswer?: (done: number) => void): ReturnType<typeof sentimentLoad> =>
+      await sentimentLoad(deployed.url, n, { path: PATH, concurrency: CONCURRENCY, post: i => i % 5 === 4, onAnswer })
     const first = await load(30)
     assert.deepEqual(first.failed, [], 'every request answered right')
 

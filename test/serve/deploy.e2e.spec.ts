@@ -158,7 +158,13 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
     await writeFile(jobFile, 'name: gold-preempts\ntier: gold\nworkload: batch-inference\nruntime:\n  command: [node, -e, "setTimeout(() => {}, 2000)"]\nestimatedMinutes: 1\nconstraints:\n  maxPriceUsd: 10\nauction:\n  bidWindowMs: 400\n')
     let answered = 0
     let stop = false
-    const loading = sentimentLoad(url, 1_000_000, { post: i => i % 5 === 4, stop: () => stop, onAnswer: (done) => { answered = done } })
+    const loading = sentimentLoad(url, 1_000_000, {
+      post: i => i % 5 === 4,
+      stop: () => stop,
+      onAnswer: done => {
+        answered = done
+      }
+    })
     const gold = submitJob(renterDir, dir.path, jobFile, [], 120_000)
     const ended = await waitFor(async () => (await control(renterDir, 'services.status', { name: 'sentiment' })).events.find((e: any) => e.type === 'replica-ended' && e.outcome === 'preempted'), { timeoutMs: 90_000, intervalMs: 200, what: 'a replica preempted by the gold job' })
     // traffic goes on past the end: nothing is still sent to the preempted replica
@@ -183,19 +189,26 @@ describe('serve: a service deployed on leases, answered through the gateway, kep
     await atSize('the deployment at size before the abuse')
     const { port } = new URL(url)
     // raw requests: what a broken or hostile client sends, on a connection of its own
-    const raw = async (text: string, opts: { leaveAfterMs?: number, readBytes?: number } = {}): Promise<string> => await new Promise(resolve => {
-      const socket = connect(Number(port), '127.0.0.1', () => { socket.write(text) })
-      let got = ''
-      socket.setEncoding('utf8')
-      socket.on('data', (d: string) => {
-        got += d
-        // a reader that stops: no more reads once it has a little
-        if (opts.readBytes != null && got.length >= opts.readBytes) { socket.pause(); setTimeout(() => { socket.destroy(); resolve(got) }, 1_500) }
+    const raw = async (text: string, opts: { leaveAfterMs?: number, readBytes?: number } = {}): Promise<string> =>
+      await new Promise(resolve => {
+        const socket = connect(Number(port), '127.0.0.1', () => { socket.write(text) })
+        let got = ''
+        socket.setEncoding('utf8')
+        socket.on('data', (d: string) => {
+          got += d
+          // a reader that stops: no more reads once it has a little
+          if (opts.readBytes != null && got.length >= opts.readBytes) {
+            socket.pause()
+            setTimeout(() => {
+              socket.destroy()
+              resolve(got)
+            }, 1_500)
+          }
+        })
+        socket.on('error', () => { resolve(got) })
+        socket.on('close', () => { resolve(got) })
+        if (opts.leaveAfterMs != null) setTimeout(() => { socket.destroy(); resolve(got) }, opts.leaveAfterMs)
       })
-      socket.on('error', () => { resolve(got) })
-      socket.on('close', () => { resolve(got) })
-      if (opts.leaveAfterMs != null) setTimeout(() => { socket.destroy(); resolve(got) }, opts.leaveAfterMs)
-    })
     const host = `127.0.0.1:${port}`
     const abuse = await Promise.all([
       // a body shorter than its Content-Length, then gone

@@ -8,7 +8,10 @@ import { DEFAULT_PROVIDER_ARGS, startLocalNetwork, type LocalNetwork } from '../
 export const REPO = fileURLToPath(new URL('../../../', import.meta.url))
 export const SERVICES_DIR = `${REPO}examples/services`
 
-/** examples/services/sentiment.yaml's fields, sized for a test: `replicas` anywhere, a short minimum lease, a fast bid window. */
+/**
+ * examples/services/sentiment.yaml's fields, sized for a test: `replicas` anywhere, a short minimum
+ * lease, a fast bid window.
+ */
 export function sentimentSpec (over: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     name: 'sentiment',
@@ -38,7 +41,10 @@ export const ROOMY_MS = 15_000
 export interface HttpAnswer { status: number, body: string, headers: Record<string, string | string[] | undefined> }
 
 /** One HTTP request; never rejects (a transport failure is status 0). */
-export async function http (url: string, opts: { method?: string, body?: string | Buffer, headers?: Record<string, string>, timeoutMs?: number } = {}): Promise<HttpAnswer> {
+export async function http (
+  url: string,
+  opts: { method?: string, body?: string | Buffer, headers?: Record<string, string>, timeoutMs?: number } = {}
+): Promise<HttpAnswer> {
   return await new Promise(resolve => {
     const req = request(url, { method: opts.method ?? 'GET', headers: opts.headers, timeout: opts.timeoutMs ?? 20_000 }, res => {
       const chunks: Buffer[] = []
@@ -52,7 +58,10 @@ export async function http (url: string, opts: { method?: string, body?: string 
   })
 }
 
-/** A bootstrap, `providers` provider processes running leases with the process runner (or `runner`'s flags), one renter process. */
+/**
+ * A bootstrap, `providers` provider processes running leases with the process runner (or `runner`'s
+ * flags), one renter process.
+ */
 export async function startServeNetwork (baseDir: string, providers: number, regions: string[] = ['eu-west', 'us-east'], runner: readonly string[] = ['--runner', 'process']): Promise<LocalNetwork> {
   // jobs run as another user when we are root: it must pass through to the work roots
   await chmod(baseDir, 0o711)
@@ -65,20 +74,39 @@ export async function startServeNetwork (baseDir: string, providers: number, reg
   })
 }
 
-export async function control (dataDir: string, method: string, params: Record<string, unknown> = {}, timeoutMs = 60_000): Promise<any> {
+export async function control (
+  dataDir: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  timeoutMs = 60_000
+): Promise<any> {
   return await callControl(dataDir, method, params, { timeoutMs })
 }
 
 const TEXTS = ['What a lovely day, I love it', 'This is terrible and I hate it', 'The service is fast and excellent']
 
-export interface LoadResult { ok: number, failed: Array<{ i: number, status: number, body: string, post: boolean }>, replicas: Set<string> }
+export interface LoadResult {
+  ok: number
+  failed: Array<{ i: number, status: number, body: string, post: boolean }>
+  replicas: Set<string>
+}
 
 /**
  * `n` requests to the sentiment service (or its busybox twin, `path` /cgi-bin/sentiment.sh)
  * through the gateway at `url`, `concurrency` at a time: each answer must be 200 with the
  * text's sign (the second text is negative). `post(i)`: request i is a POST of JSON.
  */
-export async function sentimentLoad (url: string, n: number, opts: { onAnswer?: (done: number) => void, post?: (i: number) => boolean, stop?: () => boolean, path?: string, concurrency?: number } = {}): Promise<LoadResult> {
+export async function sentimentLoad (
+  url: string,
+  n: number,
+  opts: {
+    onAnswer?: (done: number) => void
+    post?: (i: number) => boolean
+    stop?: () => boolean
+    path?: string
+    concurrency?: number
+  } = {}
+): Promise<LoadResult> {
   const path = opts.path ?? '/sentiment'
   let next = 0
   let done = 0

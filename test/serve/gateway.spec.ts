@@ -54,7 +54,11 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
   const gateways: Gateway[] = []
 
   /** a lease of the renter on provider `p` in front of `server` */
-  async function lease (p: number, server: Upstream, renterNode = renter): Promise<{ id: string, leaseId: Uint8Array }> {
+  async function lease (
+    p: number,
+    server: Upstream,
+    renterNode = renter
+  ): Promise<{ id: string, leaseId: Uint8Array }> {
     upstreams.push(server)
     const port = await listen(server)
     const leaseId = new Uint8Array(randomBytes(16))
@@ -63,7 +67,11 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     return { id, leaseId }
   }
 
-  async function gatewayFor (replicas: Array<{ p: number, id: string, leaseId: Uint8Array }>, opts: Partial<ConstructorParameters<typeof Gateway>[2]> = {}, maxInflight = 32): Promise<{ gw: Gateway, pool: ReplicaPool, url: string }> {
+  async function gatewayFor (
+    replicas: Array<{ p: number, id: string, leaseId: Uint8Array }>,
+    opts: Partial<ConstructorParameters<typeof Gateway>[2]> = {},
+    maxInflight = 32
+  ): Promise<{ gw: Gateway, pool: ReplicaPool, url: string }> {
     const pool = new ReplicaPool(maxInflight)
     for (const r of replicas) pool.add({ id: r.id, leaseId: r.leaseId, provider: net.providers[r.p]!.peerId, region: '', state: 'ready' })
     const gw = new Gateway(renter.libp2p, pool, { port: 0, bind: '127.0.0.1', maxBodyBytes: 64 * 1024, timeoutMs: ROOMY_MS, ...opts })
@@ -101,7 +109,12 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     const pool = new ReplicaPool(32)
     pool.add({ id: a.id, leaseId: a.leaseId, provider: net.providers[0]!.peerId, region: '', state: 'ready' })
     let dials = 0
-    const counting = { dialProtocol: (async (...args: Parameters<typeof renter.libp2p.dialProtocol>) => { dials++; return await renter.libp2p.dialProtocol(...args) }) as typeof renter.libp2p.dialProtocol }
+    const counting = {
+      dialProtocol: (async (...args: Parameters<typeof renter.libp2p.dialProtocol>) => {
+        dials++
+        return await renter.libp2p.dialProtocol(...args)
+      }) as typeof renter.libp2p.dialProtocol
+    }
     const gw = new Gateway(counting, pool, { port: 0, bind: '127.0.0.1', maxBodyBytes: 64 * 1024, timeoutMs: ROOMY_MS })
     gateways.push(gw)
     const url = await gw.start()
@@ -113,7 +126,10 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     assert.equal(dials, 1, 'twenty requests in turn on one stream')
     assert.equal(hosts[0]!.leases.get(a.id)!.requests, 20)
     // the provider closes a stream idle past its keep-alive bound (3 s here); the gateway then opens another
-    const servesOpen = (): number => net.providers[0]!.libp2p.getConnections(renter.peerId).flatMap(c => c.streams).filter(st => st.protocol === PROTOCOL.serve).length
+    const servesOpen = (): number =>
+      net.providers[0]!.libp2p.getConnections(renter.peerId)
+        .flatMap(c => c.streams)
+        .filter(st => st.protocol === PROTOCOL.serve).length
     await waitFor(() => servesOpen() === 0, { timeoutMs: HOST_BOUNDS.keepAliveMs + 10_000, what: 'the provider closed the idle serve stream' })
     assert.equal((await http(`${url}/after`)).status, 200)
     assert.equal(dials, 2)
@@ -289,7 +305,17 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     const host = new ServeHost({ healthIntervalMs: 50, startupMs: 400, healthFailures: 2 })
     const fakeRun = (): { cancelled: string[], handle: any } => {
       const cancelled: string[] = []
-      return { cancelled, handle: { startedAt: Date.now(), preempt: () => {}, cancel: (why: string) => { cancelled.push(why) }, done: new Promise(() => {}) } }
+      return {
+        cancelled,
+        handle: {
+          startedAt: Date.now(),
+          preempt: () => {},
+          cancel: (why: string) => {
+            cancelled.push(why)
+          },
+          done: new Promise(() => {})
+        }
+      }
     }
     // never healthy: nothing listens on the port it was given
     const never = await host.begin({ leaseId: 'aa', renter: renter.peerId.toString(), healthPath: '/health' })

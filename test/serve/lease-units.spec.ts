@@ -15,7 +15,10 @@ import { DOMAIN } from '../../protocols/ids.js'
 import { openEnvelope, sealEnvelope } from '../../src/identity/index.js'
 import { sentimentSpec, SERVICES_DIR } from './fixtures.js'
 
-/** A replica pool whose random picks alternate 0.1, 0.9 and whose clock the spec may move; `add` puts in a ready replica. */
+/**
+ * A replica pool whose random picks alternate 0.1, 0.9 and whose clock the spec may move; `add`
+ * puts in a ready replica.
+ */
 function replicaPool (maxInflight: number, now?: () => number): { pool: ReplicaPool, add: (id: string) => any } {
   let i = 0
   const pool = new ReplicaPool(maxInflight, () => [0.1, 0.9][i++ % 2] as number, now)
@@ -48,7 +51,9 @@ describe('serve: service files, leases on the wire, lease bids (issue 17)', () =
       [{ health: 'health' }, /"health"/],
       [{ surprise: 1 }, /surprise/]
     ]
-    for (const [over, message] of bad) assert.throws(() => parseServiceSpec(sentimentSpec(over), SERVICES_DIR), message, JSON.stringify(over))
+    for (const [over, message] of bad) {
+      assert.throws(() => parseServiceSpec(sentimentSpec(over), SERVICES_DIR), message, JSON.stringify(over))
+    }
   })
 
   it('replicas per residency zone: the replica\'s auction asks for the zone, not a region; a zone outside the residency is refused', () => {
@@ -68,7 +73,12 @@ describe('serve: service files, leases on the wire, lease bids (issue 17)', () =
     const request = toJobRequest(leaseJobSpec(spec, 'eu-west'), { renter: peerId.toMultihash().bytes })
     assert.equal(request.workload, 'inference')
     assert.deepEqual(request.lease, { minDurationMs: 60_000n, healthPath: '/health' })
-    const read = (r: JobRequest): unknown => readJobRequest(openEnvelope(sealEnvelope(key as any, peerId, DOMAIN.jobRequest, JobRequest.encode(r)), { domain: DOMAIN.jobRequest }))
+    const read = (r: JobRequest): unknown =>
+      readJobRequest(
+        openEnvelope(sealEnvelope(key as any, peerId, DOMAIN.jobRequest, JobRequest.encode(r)), {
+          domain: DOMAIN.jobRequest
+        })
+      )
     assert.equal((read(request) as any).message.lease.healthPath, '/health')
     assert.throws(() => read({ ...request, workload: 'training' }), /a lease must have workload "inference"/)
     assert.throws(() => read({ ...request, lease: { minDurationMs: 1n, healthPath: 'no-slash' } }), /lease\.health_path/)

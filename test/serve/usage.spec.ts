@@ -53,12 +53,30 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
   }
 
   function reporter (): UsageReporter {
-    return new UsageReporter({ key: provider.privateKey, self: provider.peerId, dialer: provider.libp2p, ledger: ledgerOf(provider), timeoutMs: 5_000 })
+    return new UsageReporter({
+      key: provider.privateKey,
+      self: provider.peerId,
+      dialer: provider.libp2p,
+      ledger: ledgerOf(provider),
+      timeoutMs: 5_000
+    })
   }
 
-  function openOnProvider (r: UsageReporter, l: { leaseId: Uint8Array, id: string, since: number }, factor = 1, gpus = 1): void {
+  function openOnProvider (
+    r: UsageReporter,
+    l: { leaseId: Uint8Array, id: string, since: number },
+    factor = 1,
+    gpus = 1
+  ): void {
     const hosted = host.leases.get(l.id)!
-    r.open({ leaseId: l.leaseId, renter: renter.peerId, gpus, priceMicroUsdPerGpuHour: PRICE, since: l.since }, () => ({ requests: hosted.requests * factor, bytesIn: hosted.bytesIn * factor, bytesOut: hosted.bytesOut * factor }))
+    r.open(
+      { leaseId: l.leaseId, renter: renter.peerId, gpus, priceMicroUsdPerGpuHour: PRICE, since: l.since },
+      () => ({
+        requests: hosted.requests * factor,
+        bytesIn: hosted.bytesIn * factor,
+        bytesOut: hosted.bytesOut * factor
+      })
+    )
   }
 
   async function traffic (l: { id: string, leaseId: Uint8Array }, n: number): Promise<void> {
@@ -119,7 +137,11 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
     await waitFor(() => desk.stats.recorded >= 1, { timeoutMs: 5_000 })
     const held = async (node: IdlegridNode): Promise<string[]> => {
       const out: string[] = []
-      for await (const rec of ledgerOf(node).store.entries()) if (rec.kind === LedgerEntry.BodyKind.USAGE && rec.authorId === node.peerId.toString()) out.push(toHex((await openCoSignedUsage(rec.body)).statement))
+      for await (const rec of ledgerOf(node).store.entries()) {
+        if (rec.kind === LedgerEntry.BodyKind.USAGE && rec.authorId === node.peerId.toString()) {
+          out.push(toHex((await openCoSignedUsage(rec.body)).statement))
+        }
+      }
       return out
     }
     const [p, q] = [await held(provider), await held(renter)]
@@ -146,7 +168,10 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
     const leaseId = new Uint8Array(randomBytes(16))
     const id = toHex(leaseId)
     const counter = new UsageCounter()
-    desk.open({ leaseId, provider: provider.peerId, gpus: 1, priceMicroUsdPerGpuHour: PRICE, since: Date.now() }, () => counter)
+    desk.open(
+      { leaseId, provider: provider.peerId, gpus: 1, priceMicroUsdPerGpuHour: PRICE, since: Date.now() },
+      () => counter
+    )
     const hooks = await host.begin({ leaseId: id, renter: renter.peerId.toString(), healthPath: '/health', priceMicroUsdPerGpuHour: PRICE })
     const recorded = desk.stats.recorded
     hooks.ended()
@@ -193,15 +218,41 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
   it('red team: a forged renter signature, an overlapping interval and garbage are refused with typed reasons', async () => {
     const l = lease()
     const ledger = ledgerOf(provider)
-    const base = { leaseId: l.leaseId, provider: provider.peerId.toMultihash().bytes, renter: renter.peerId.toMultihash().bytes, requests: 1000, gpuMs: 60_000, bytesIn: 0, bytesOut: 0, priceMicroUsdPerGpuHour: PRICE }
+    const base = {
+      leaseId: l.leaseId,
+      provider: provider.peerId.toMultihash().bytes,
+      renter: renter.peerId.toMultihash().bytes,
+      requests: 1000,
+      gpuMs: 60_000,
+      bytesIn: 0,
+      bytesOut: 0,
+      priceMicroUsdPerGpuHour: PRICE
+    }
     const now = Date.now()
     const statement = encodeStatement({ ...base, intervalStart: now - 60_000, intervalEnd: now })
     // forged: the provider signs the renter's part with its own key
-    const forged = encodeCoSigned(statement, signStatement(provider.privateKey, statement), signStatement(provider.privateKey, statement))
+    const forged = encodeCoSigned(
+      statement,
+      signStatement(provider.privateKey, statement),
+      signStatement(provider.privateKey, statement)
+    )
     await assert.rejects(ledger.recordUsage(forged), (err: any) => err instanceof InvalidUsageError && err.reason === 'bad-renter-signature')
     // the renter's desk refuses it too (it never countersigned it)
-    await assert.rejects(exchange(provider.libp2p, renter.peerId, { signed: { statement, providerSignature: signStatement(provider.privateKey, statement), renterSignature: signStatement(provider.privateKey, statement) } }, 5_000),
-      (err: any) => isUsageError(err) && err.remote && err.wireCode === 'BAD_SIGNATURE')
+    await assert.rejects(
+      exchange(
+        provider.libp2p,
+        renter.peerId,
+        {
+          signed: {
+            statement,
+            providerSignature: signStatement(provider.privateKey, statement),
+            renterSignature: signStatement(provider.privateKey, statement)
+          }
+        },
+        5_000
+      ),
+      (err: any) => isUsageError(err) && err.remote && err.wireCode === 'BAD_SIGNATURE'
+    )
     const before = ledger.earnings(provider.peerId.toString()).service.earnedMicroUsd
 
     // overlapping: a real co-signed interval, then a proposal starting inside it
@@ -211,28 +262,70 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
     const ok = await r.report(l.leaseId)
     assert.equal(ok.outcome, 'recorded')
     if (ok.outcome !== 'recorded') return
-    const overlapping = encodeStatement({ ...base, requests: 1, intervalStart: ok.signed.intervalStart + 1, intervalEnd: ok.signed.intervalEnd + 1 })
+    const overlapping = encodeStatement({
+      ...base,
+      requests: 1,
+      intervalStart: ok.signed.intervalStart + 1,
+      intervalEnd: ok.signed.intervalEnd + 1
+    })
     await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: overlapping } }, 5_000), (err: any) => isUsageError(err) && err.wireCode === 'OVERLAP')
-    // the same start again (a lost answer, or a try at a second statement): the same statement comes back, nothing new to sign
-    const resent = await exchange(provider.libp2p, renter.peerId, { proposal: { statement: encodeStatement({ ...base, intervalStart: ok.signed.intervalStart, intervalEnd: Date.now() }) } }, 5_000)
+    // the same start again (a lost answer, or a try at a second statement): the same statement
+    // comes back, nothing new to sign
+    const resent = await exchange(
+      provider.libp2p,
+      renter.peerId,
+      {
+        proposal: {
+          statement: encodeStatement({ ...base, intervalStart: ok.signed.intervalStart, intervalEnd: Date.now() })
+        }
+      },
+      5_000
+    )
     assert.equal(toHex(resent.countersigned!.statement), toHex(encodeStatement(ok.signed)))
-    await assert.rejects(ledger.recordUsage(encodeCoSigned(resent.countersigned!.statement, signStatement(provider.privateKey, resent.countersigned!.statement), resent.countersigned!.renterSignature)),
-      (err: any) => err instanceof UsageOverlapError && err.reason === 'duplicate')
-    // both parties' signatures on an overlapping statement (as a colluding pair could make): the ledger refuses it in our feed
-    const both = encodeCoSigned(overlapping, signStatement(provider.privateKey, overlapping), signStatement(renter.privateKey, overlapping))
+    await assert.rejects(
+      ledger.recordUsage(
+        encodeCoSigned(
+          resent.countersigned!.statement,
+          signStatement(provider.privateKey, resent.countersigned!.statement),
+          resent.countersigned!.renterSignature
+        )
+      ),
+      (err: any) => err instanceof UsageOverlapError && err.reason === 'duplicate'
+    )
+    // both parties' signatures on an overlapping statement (as a colluding pair could make): the
+    // ledger refuses it in our feed
+    const both = encodeCoSigned(
+      overlapping,
+      signStatement(provider.privateKey, overlapping),
+      signStatement(renter.privateKey, overlapping)
+    )
     await assert.rejects(ledger.recordUsage(both), (err: any) => err instanceof UsageOverlapError && err.reason === 'overlap')
     // an entry carrying the forged statement, as a peer would send it: verification refuses it
-    const entry = sealEntry(provider.privateKey, provider.peerId, { seq: 1, prevHash: new Uint8Array(0), time: Date.now(), kind: LedgerEntry.BodyKind.USAGE, body: forged })
+    const entry = sealEntry(provider.privateKey, provider.peerId, {
+      seq: 1,
+      prevHash: new Uint8Array(0),
+      time: Date.now(),
+      kind: LedgerEntry.BodyKind.USAGE,
+      body: forged
+    })
     await assert.rejects(verifyEntry(entry.envelope), (err: any) => err instanceof InvalidUsageError && err.code === 'ERR_LEDGER_USAGE')
     // garbage and oversized statements
     await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: new Uint8Array([0xff, 0xff, 0xff]) } }, 5_000), (err: any) => isUsageError(err) && err.wireCode === 'BAD_STATEMENT')
     await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: new Uint8Array(600) } }, 5_000), (err: any) => isUsageError(err) && err.wireCode === 'BAD_STATEMENT' && /oversized/.test(err.message))
     await assert.rejects(ledger.recordUsage(new Uint8Array(2_000)), (err: any) => err instanceof InvalidUsageError && err.reason === 'oversized')
-    await assert.rejects(ledger.recordUsage(Uint8Array.of(0x0a, 0x03, 1, 2, 3)), (err: any) => err instanceof InvalidUsageError)
+    await assert.rejects(
+      ledger.recordUsage(Uint8Array.of(0x0a, 0x03, 1, 2, 3)),
+      (err: any) => err instanceof InvalidUsageError
+    )
     // a frame over the 1 KiB bound: the stream ends, nothing is signed
     await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: new Uint8Array(4096) } }, 5_000), (err: any) => isUsageError(err) && err.wireCode === 'PROTOCOL')
     // a statement for someone else's lease answers like no lease
-    const stranger = encodeStatement({ ...base, leaseId: new Uint8Array(16), intervalStart: now - 1000, intervalEnd: now })
+    const stranger = encodeStatement({
+      ...base,
+      leaseId: new Uint8Array(16),
+      intervalStart: now - 1000,
+      intervalEnd: now
+    })
     await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: stranger } }, 5_000), (err: any) => isUsageError(err) && err.wireCode === 'NO_LEASE')
     const after = ledger.earnings(provider.peerId.toString()).service.earnedMicroUsd
     assert.equal(after - before, ok.signed.amountMicroUsd, 'only the co-signed interval was paid')

@@ -71,13 +71,19 @@ describe('serve: stream framing (wire.ts)', () => {
 
   it('tryNext takes the frames already here whole without a wait (an answer\'s body and End with its head), and nothing of a frame still coming', async () => {
     const all = Uint8Array.from([...prefixed(head), ...prefixed(body), ...prefixed(end)])
-    const ch = new ServeChannel(memoryStream([all.subarray(0, all.byteLength - 1), all.subarray(all.byteLength - 1)]), 1_000)
+    const ch = new ServeChannel(
+      memoryStream([all.subarray(0, all.byteLength - 1), all.subarray(all.byteLength - 1)]),
+      1_000
+    )
     assert.equal(ch.tryNext(), undefined, 'nothing read yet')
     assert.equal((await ch.next())?.response?.status, 200)
     assert.deepEqual(ch.tryNext()?.body?.data, new Uint8Array(300).fill(7), 'the body came in the same read')
     assert.equal(ch.tryNext(), undefined, 'End is one byte short: not taken')
     assert.ok((await ch.next())?.end != null)
-    const garbage = new ServeChannel(memoryStream([Uint8Array.from([...prefixed(head), ...prefixed(Uint8Array.of(0xff, 0xff))])]), 1_000)
+    const garbage = new ServeChannel(
+      memoryStream([Uint8Array.from([...prefixed(head), ...prefixed(Uint8Array.of(0xff, 0xff))])]),
+      1_000
+    )
     assert.equal((await garbage.next())?.response?.status, 200)
     assert.throws(() => garbage.tryNext(), (e: unknown) => isStreamError(e) && e.wireCode === 'PROTOCOL', 'a bad frame taken at once is the same typed error')
   })
@@ -89,15 +95,22 @@ describe('serve: stream framing (wire.ts)', () => {
     const err = await refusal(new ServeChannel(memoryStream([over], { hang: true }), 2_000).next())
     const ms = Date.now() - t0
     assert.equal(err.wireCode, 'TOO_LARGE', err.message)
-    const endless = await refusal(new ServeChannel(memoryStream([new Uint8Array(64).fill(0x80)], { hang: true }), 2_000).next())
+    const endless = await refusal(
+      new ServeChannel(memoryStream([new Uint8Array(64).fill(0x80)], { hang: true }), 2_000).next()
+    )
     assert.equal(endless.wireCode, 'TOO_LARGE', endless.message)
-    const atBound = new ServeChannel(memoryStream([prefixed(ServeFrame.encode({ body: { data: new Uint8Array(64 * 1024) } }))]), 1_000)
+    const atBound = new ServeChannel(
+      memoryStream([prefixed(ServeFrame.encode({ body: { data: new Uint8Array(64 * 1024) } }))]),
+      1_000
+    )
     assert.equal((await atBound.next())?.body?.data.byteLength, 64 * 1024, 'a full body chunk is within the bound')
     recordAttack({ issue: '17.3', attack: 'serve frame length past the bound / endless length prefix', got: `${err.wireCode} after ${ms} ms (no bytes awaited) / ${endless.wireCode}`, limit: `${MAX_SERVE_FRAME_BYTES}-byte frames, refused on the prefix` })
   })
 
   it('red team: bytes that are no ServeFrame, a frame with no member, a stream ending inside a frame, silence: typed errors', async () => {
-    const garbage = await refusal(new ServeChannel(memoryStream([prefixed(Uint8Array.of(0xff, 0xff, 0xff))]), 1_000).next())
+    const garbage = await refusal(
+      new ServeChannel(memoryStream([prefixed(Uint8Array.of(0xff, 0xff, 0xff))]), 1_000).next()
+    )
     assert.equal(garbage.wireCode, 'PROTOCOL', garbage.message)
     const empty = await refusal(new ServeChannel(memoryStream([Uint8Array.of(0)]), 1_000).next())
     assert.equal(empty.wireCode, 'PROTOCOL', empty.message)

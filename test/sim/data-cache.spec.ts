@@ -26,16 +26,34 @@ describe('sim: data and the providers\' input caches', function () {
   const fourInARow = [pod(0, 'BE', 0, 600), pod(1, 'BE', 1200, 600), pod(2, 'BE', 2400, 600), pod(3, 'BE', 3600, 600)]
 
   it('hand-checked: a dataset read by four tasks on one provider moves once with the cache, four times without', async () => {
-    const scenario = await tinyScenario(dir.path, [node(0, 1)], fourInARow, { population: oneRenter, data: { ...oneDataset, cacheGiB: 10 } })
+    const scenario = await tinyScenario(dir.path, [node(0, 1)], fourInARow, {
+      population: oneRenter,
+      data: { ...oneDataset, cacheGiB: 10 }
+    })
     const { report } = await runScenario(scenario)
     const data = report.data
     assert.ok(data != null)
     assert.equal(report.market.tiers.bronze.served, 4)
     // on: job 1 moves 2 GiB, jobs 2–4 find it held; off: 4 × 2 GiB
-    assert.deepEqual({ awards: data.cacheOn.awards, moved: data.cacheOn.movedGiB, needed: data.cacheOn.neededGiB, hits: data.cacheOn.hitRatio, byteHits: data.cacheOn.byteHitRatio },
-      { awards: 4, moved: 2, needed: 8, hits: 0.75, byteHits: 0.75 })
-    assert.deepEqual({ awards: data.cacheOff.awards, moved: data.cacheOff.movedGiB, needed: data.cacheOff.neededGiB, hits: data.cacheOff.hitRatio },
-      { awards: 4, moved: 8, needed: 8, hits: 0 })
+    assert.deepEqual(
+      {
+        awards: data.cacheOn.awards,
+        moved: data.cacheOn.movedGiB,
+        needed: data.cacheOn.neededGiB,
+        hits: data.cacheOn.hitRatio,
+        byteHits: data.cacheOn.byteHitRatio
+      },
+      { awards: 4, moved: 2, needed: 8, hits: 0.75, byteHits: 0.75 }
+    )
+    assert.deepEqual(
+      {
+        awards: data.cacheOff.awards,
+        moved: data.cacheOff.movedGiB,
+        needed: data.cacheOff.neededGiB,
+        hits: data.cacheOff.hitRatio
+      },
+      { awards: 4, moved: 8, needed: 8, hits: 0 }
+    )
     assert.deepEqual(data.cacheOn.movedPerAwardGiB, { mean: 0.5, p50: 0, p95: 2 })
     assert.deepEqual(data.cacheOff.movedPerAwardGiB, { mean: 2, p50: 2, p95: 2 })
     // 2 GiB at 1 Gbit/s is 17.18 s of transfer: without the cache every start waits for it, with it only the first
@@ -70,7 +88,10 @@ describe('sim: data and the providers\' input caches', function () {
   })
 
   it('the cache budget holds: a dataset bigger than the budget is never kept, and an LRU store never exceeds its budget', async () => {
-    const scenario = await tinyScenario(dir.path, [node(0, 1)], fourInARow, { population: oneRenter, data: { ...oneDataset, cacheGiB: 1 } })
+    const scenario = await tinyScenario(dir.path, [node(0, 1)], fourInARow, {
+      population: oneRenter,
+      data: { ...oneDataset, cacheGiB: 1 }
+    })
     const { report } = await runScenario(scenario)
     const data = report.data
     assert.ok(data != null)
@@ -120,7 +141,10 @@ describe('sim: data and the providers\' input caches', function () {
     assert.equal((await runScenario(plain)).report.data, null)
     // a run option models data where the scenario does not, and picks the market run's cache
     const off = await runScenario(plain, { data: { cache: false, cacheGiB: 50 } })
-    assert.deepEqual({ cache: off.report.data?.params.cache, gib: off.report.data?.params.cacheGiB }, { cache: false, gib: 50 })
+    assert.deepEqual(
+      { cache: off.report.data?.params.cache, gib: off.report.data?.params.cacheGiB },
+      { cache: false, gib: 50 }
+    )
   })
 
   it('draws datasets as stated: public ones are shared across renters, a renter reads only its own private ones', () => {
@@ -150,11 +174,12 @@ describe('sim: data and the providers\' input caches', function () {
     await writeFile(join(dir.path, 'nodes.csv'), [NODE_HEADER, ...mixedNodes(6)].join('\n'))
     await writeFile(join(dir.path, 'pods.csv'), [POD_HEADER, ...mixedPods(120)].join('\n'))
     await writeFile(join(dir.path, 's.yaml'), 'name: data\ntrace: { nodes: nodes.csv, tasks: pods.csv }\npopulation: { owners: 2, renters: 3 }\n')
-    const sim = async (args: string[]): Promise<{ code: number, stdout: string, stderr: string }> => await new Promise(resolve => {
-      execFile(process.execPath, [BIN_PATH, 'sim', join(dir.path, 's.yaml'), ...args], { timeout: 60_000 }, (err: any, stdout, stderr) => {
-        resolve({ code: err == null ? 0 : Number(err.code ?? 1), stdout, stderr })
+    const sim = async (args: string[]): Promise<{ code: number, stdout: string, stderr: string }> =>
+      await new Promise(resolve => {
+        execFile(process.execPath, [BIN_PATH, 'sim', join(dir.path, 's.yaml'), ...args], { timeout: 60_000 }, (err: any, stdout, stderr) => {
+          resolve({ code: err == null ? 0 : Number(err.code ?? 1), stdout, stderr })
+        })
       })
-    })
     const json = await sim(['--data-cache', 'off', '--cache-gib', '30', '--json'])
     assert.equal(json.code, 0, json.stderr)
     const report = JSON.parse(json.stdout.trim().split('\n')[0] as string)

@@ -7,7 +7,13 @@ export const POD_HEADER = 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,
 export const NODE_HEADER = 'sn,cpu_milli,memory_mib,gpu,model'
 
 /** A task row: arrival and run time in seconds. */
-export function pod (i: number, qos: string, arrival: number, seconds: number, opts: { gpus?: number, spec?: string } = {}): string {
+export function pod (
+  i: number,
+  qos: string,
+  arrival: number,
+  seconds: number,
+  opts: { gpus?: number, spec?: string } = {}
+): string {
   return `pod-${i},1000,1024,${opts.gpus ?? 1},1000,${opts.spec ?? ''},${qos},Succeeded,${arrival},${arrival + seconds},${arrival}`
 }
 
@@ -16,7 +22,12 @@ export function node (i: number, gpus: number, model = 'T4'): string {
 }
 
 /** Writes the two CSVs into `dir` and returns a scenario over them. */
-export async function tinyScenario (dir: string, nodes: string[], pods: string[], extra: Record<string, unknown> = {}): Promise<Scenario> {
+export async function tinyScenario (
+  dir: string,
+  nodes: string[],
+  pods: string[],
+  extra: Record<string, unknown> = {}
+): Promise<Scenario> {
   await writeFile(join(dir, 'nodes.csv'), [NODE_HEADER, ...nodes].join('\n') + '\n')
   await writeFile(join(dir, 'pods.csv'), [POD_HEADER, ...pods].join('\n') + '\n')
   return parseScenario({ name: 'tiny', seed: 7, trace: { nodes: 'nodes.csv', tasks: 'pods.csv' }, report: { bucketMinutes: 10 }, ...extra }, dir)

@@ -31,7 +31,8 @@ describe('sim: red team', function () {
     const backed = await run(sybils)
     const lift = backed.market.conduct.lying.meanReliability - alone.market.conduct.lying.meanReliability
     const bound = sybils * maxLiftPerCounterparty()
-    const awards = (r: typeof backed): number => r.market.conduct.lying.awards / Math.max(1, r.market.conduct.lying.awards + r.market.conduct.honest.awards)
+    const awards = (r: typeof backed): number =>
+      r.market.conduct.lying.awards / Math.max(1, r.market.conduct.lying.awards + r.market.conduct.honest.awards)
     recordAttack({
       issue: '16',
       attack: `${sybils} Sybil renters vouch daily for lying providers (25 % of them, half the floor, bad outputs) in a simulated market`,
@@ -52,6 +53,11 @@ describe('sim: red team', function () {
       const s = backed.market.tiers[t]
       assert.equal(s.served, s.jobs, `${t}: ${JSON.stringify(s.topReasons)}`)
     }
-    assert.ok(backed.market.tiers.bronze.failovers + backed.market.tiers.silver.failovers + backed.market.tiers.gold.failovers > 0)
+    assert.ok(
+      backed.market.tiers.bronze.failovers +
+        backed.market.tiers.silver.failovers +
+        backed.market.tiers.gold.failovers >
+        0
+    )
   })
 })

@@ -13,7 +13,10 @@ describe('sim: whole runs', function () {
   const population = { owners: 4, ownWorkload: 0.5, renters: 6, regions: [{ name: 'eu-west', timeZone: 'Europe/Berlin' }, { name: 'us-east', timeZone: 'America/New_York' }] }
 
   it('one seed gives the same report, byte for byte; another seed a different one', async () => {
-    const scenario = await tinyScenario(dir.path, mixedNodes(12), mixedPods(250), { population, adversarial: { failing: 0.1, lying: 0.1, sybilRenters: 3 } })
+    const scenario = await tinyScenario(dir.path, mixedNodes(12), mixedPods(250), {
+      population,
+      adversarial: { failing: 0.1, lying: 0.1, sybilRenters: 3 }
+    })
     const a = await runScenario(scenario)
     const b = await runScenario(scenario)
     assert.equal(JSON.stringify(b.report), JSON.stringify(a.report))

@@ -56,7 +56,8 @@ describe('sim: the end of an idle window', function () {
       population: { owners: 1, ownWorkload: 1, renters: 1, regions, idleWindowsShare: 1 }
     })
     const { report, runs } = await runScenario(scenario, { recordRuns: true })
-    const served = report.market.tiers.gold.served + report.market.tiers.silver.served + report.market.tiers.bronze.served
+    const served =
+      report.market.tiers.gold.served + report.market.tiers.silver.served + report.market.tiers.bronze.served
     assert.equal(served, 2)
     assert.deepEqual(runs.market.map(r => r.start), [0, 3600_000])
   })

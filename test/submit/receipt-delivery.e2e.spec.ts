@@ -39,7 +39,9 @@ describe('submit: a short-lived renter\'s receipt reaches a peer before submit e
         assert.equal(run.summary.receipt?.outcome, 'OK', `round ${round}: the renter signed an OK receipt`)
         // the renter's process is gone: whatever holds its feed now got it before submit exited
         const renter = peerIdFromPrivateKey(await loadOrCreateKey(renterDir)).toString()
-        const held = await Promise.all([net.providers[0] as NodeProcess, net.bootstrap].map(async n => await show(n, renter)))
+        const held = await Promise.all(
+          [net.providers[0] as NodeProcess, net.bootstrap].map(async n => await show(n, renter))
+        )
         const receipts = held.map(s => s.entries.filter(e => e.kind === 'receipt').length)
         if (receipts.every(n => n === 0)) lost.push(`round ${round}: neither the provider nor the bootstrap holds the receipt (exit ${String(run.code)}, ledger ${JSON.stringify(run.summary.ledger)})`)
         else if (run.code !== 0 || run.summary.ledger?.acknowledged !== true) misreported.push(`round ${round}: the receipt is held, yet submit exited ${String(run.code)} with ledger ${JSON.stringify(run.summary.ledger)}`)

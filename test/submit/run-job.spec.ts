@@ -26,7 +26,11 @@ import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
  * Awards the first provider of `providers` not excluded, in order, as a stand-in for the
  * market's auction (each award names the same job id). `onAward` sees every award given.
  */
-function listAwards (renter: IdlegridNode, providers: PeerId[], opts: { tier?: Tier, jobId?: Uint8Array, onAward?: (winner: PeerId, awarded: AwardedJob) => void } = {}): AwardSource & { jobId: Uint8Array } {
+function listAwards (
+  renter: IdlegridNode,
+  providers: PeerId[],
+  opts: { tier?: Tier, jobId?: Uint8Array, onAward?: (winner: PeerId, awarded: AwardedJob) => void } = {}
+): AwardSource & { jobId: Uint8Array } {
   const jobId = opts.jobId ?? new Uint8Array(randomBytes(16))
   return {
     jobId,

@@ -49,13 +49,24 @@ describe('submit: checking a job before any auction', () => {
 describe('submit: auction rounds for one attempt', function () {
   this.timeout(20_000)
   const award = { award: new Uint8Array([1]), jobRequest: new Uint8Array([2]) }
-  const awarded = { signed: { job: { envelope: award.jobRequest }, award: { envelope: award.award }, bids: [] } } as unknown as AuctionReport
+  const awarded = {
+    signed: { job: { envelope: award.jobRequest }, award: { envelope: award.award }, bids: [] }
+  } as unknown as AuctionReport
   const noBids = { noBids: { reason: 'no valid bids', declines: { 'no matching GPU': 2 } } } as unknown as AuctionReport
 
   it('returns the first round\'s award, auctioning the one job id and excluding failed providers', async () => {
     const seen: AuctionOptions[] = []
     const jobId = new Uint8Array(16).fill(7)
-    const rounds = auctionRounds({ auction: async (_, opts = {}) => { seen.push(opts); return awarded } }, spec(), { jobId, explain: true })
+    const rounds = auctionRounds(
+      {
+        auction: async (_, opts = {}) => {
+          seen.push(opts)
+          return awarded
+        }
+      },
+      spec(),
+      { jobId, explain: true }
+    )
     assert.deepEqual(await rounds.next({ exclude: ['p1'], attempt: 2 }), award)
     assert.equal(seen.length, 1)
     assert.deepEqual(seen[0].exclude, ['p1'])
@@ -74,7 +85,9 @@ describe('submit: auction rounds for one attempt', function () {
     assert.deepEqual(events[0], { type: 'auction', attempt: 1, event: { type: 'closed', bids: 0, valid: 0 } })
 
     calls = 0
-    const later = auctionRounds({ auction: async () => ++calls < 2 ? noBids : awarded }, spec(), { jobId: new Uint8Array(16) })
+    const later = auctionRounds({ auction: async () => (++calls < 2 ? noBids : awarded) }, spec(), {
+      jobId: new Uint8Array(16)
+    })
     assert.deepEqual(await later.next({ exclude: [], attempt: 1 }), award, 'a later round\'s award is taken')
   })
 })

@@ -27,7 +27,9 @@ function der (pem: string): Uint8Array {
 }
 
 function signedKey (publicKey: Uint8Array, signature: Uint8Array): ArrayBuffer {
-  return new asn1js.Sequence({ value: [new asn1js.OctetString({ valueHex: publicKey }), new asn1js.OctetString({ valueHex: signature })] }).toBER()
+  return new asn1js.Sequence({
+    value: [new asn1js.OctetString({ valueHex: publicKey }), new asn1js.OctetString({ valueHex: signature })]
+  }).toBER()
 }
 
 interface Forge {
@@ -44,7 +46,10 @@ interface Forge {
   issuer?: string
 }
 
-type CryptoKeyPair = Awaited<ReturnType<typeof webcrypto.subtle.generateKey>> & { publicKey: webcrypto.CryptoKey, privateKey: webcrypto.CryptoKey }
+type CryptoKeyPair = Awaited<ReturnType<typeof webcrypto.subtle.generateKey>> & {
+  publicKey: webcrypto.CryptoKey
+  privateKey: webcrypto.CryptoKey
+}
 
 async function keyPair (): Promise<CryptoKeyPair> {
   return await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']) as CryptoKeyPair
@@ -69,7 +74,12 @@ async function forge (f: Forge): Promise<Uint8Array> {
   return new Uint8Array(cert.rawData)
 }
 
-async function refused (bytes: Uint8Array, code: CertificateRejection, expected?: Parameters<typeof verifyPeerCertificate>[1], now?: number): Promise<void> {
+async function refused (
+  bytes: Uint8Array,
+  code: CertificateRejection,
+  expected?: Parameters<typeof verifyPeerCertificate>[1],
+  now?: number
+): Promise<void> {
   await assert.rejects(verifyPeerCertificate(bytes, expected, now), (err: Error) => {
     assert.ok(err instanceof TransportError, `${err.name}: ${err.message}`)
     assert.equal(err.code, code, err.message)
@@ -78,7 +88,10 @@ async function refused (bytes: Uint8Array, code: CertificateRejection, expected?
 }
 
 /** A TLS 1.3 handshake on 127.0.0.1, each side presenting its credentials; the DER certificate each side received. */
-async function handshake (server: TlsCredentials, client: TlsCredentials): Promise<{ atServer: Uint8Array, atClient: Uint8Array, protocol: string | null }> {
+async function handshake (
+  server: TlsCredentials,
+  client: TlsCredentials
+): Promise<{ atServer: Uint8Array, atClient: Uint8Array, protocol: string | null }> {
   const options = { requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.3' } as const
   const listener = tlsCreateServer({ ...server, ...options })
   try {
@@ -106,7 +119,10 @@ async function handshake (server: TlsCredentials, client: TlsCredentials): Promi
 }
 
 /** @libp2p/tls's own generator and checker, from its build (the package exports neither). */
-async function stockTls (): Promise<{ generateCertificate: (key: PrivateKey) => Promise<{ cert: string }>, verifyPeerCertificate: (raw: Uint8Array) => Promise<{ toString: () => string }> }> {
+async function stockTls (): Promise<{
+  generateCertificate: (key: PrivateKey) => Promise<{ cert: string }>
+  verifyPeerCertificate: (raw: Uint8Array) => Promise<{ toString: () => string }>
+}> {
   return await import(new URL('./utils.js', import.meta.resolve('@libp2p/tls')).href)
 }
 
@@ -132,7 +148,10 @@ describe('libp2p TLS certificate', function () {
 
   it('is valid from an hour back for 100 years, with a fresh key each time', async () => {
     const now = Date.now()
-    const [a, b] = [new X509Certificate((await createCertificate(identity, now)).cert), new X509Certificate((await createCertificate(identity, now)).cert)]
+    const [a, b] = [
+      new X509Certificate((await createCertificate(identity, now)).cert),
+      new X509Certificate((await createCertificate(identity, now)).cert)
+    ]
     assert.ok(Math.abs(Date.parse(a.validFrom) - (now - HOUR)) < 2_000)
     assert.ok(Date.parse(a.validTo) > now + 99 * 365 * 24 * HOUR)
     assert.notEqual(a.publicKey.export({ type: 'spki', format: 'der' }).toString('hex'), b.publicKey.export({ type: 'spki', format: 'der' }).toString('hex'))
@@ -167,16 +186,28 @@ describe('libp2p TLS certificate', function () {
   it('carries a TLS 1.3 handshake in Node, each side proving its peer id to the other', async () => {
     const other = await generateKeyPair('Ed25519')
     const [ours, theirs] = [await createCertificate(identity), await createCertificate(other)]
-    for (const [server, client, serverKey, clientKey] of [[ours, theirs, identity, other], [theirs, ours, other, identity]] as const) {
+    for (const [server, client, serverKey, clientKey] of [
+      [ours, theirs, identity, other],
+      [theirs, ours, other, identity]
+    ] as const) {
       const { atServer, atClient, protocol } = await handshake(server, client)
       assert.equal(protocol, 'TLSv1.3')
-      assert.equal((await verifyPeerCertificate(atServer, peerIdFromPrivateKey(clientKey))).toString(), peerIdFromPrivateKey(clientKey).toString())
-      assert.equal((await verifyPeerCertificate(atClient, peerIdFromPrivateKey(serverKey))).toString(), peerIdFromPrivateKey(serverKey).toString())
+      assert.equal(
+        (await verifyPeerCertificate(atServer, peerIdFromPrivateKey(clientKey))).toString(),
+        peerIdFromPrivateKey(clientKey).toString()
+      )
+      assert.equal(
+        (await verifyPeerCertificate(atClient, peerIdFromPrivateKey(serverKey))).toString(),
+        peerIdFromPrivateKey(serverKey).toString()
+      )
     }
   })
 
   it('the forged certificates below, left unchanged, prove their peer (each refusal is its one change)', async () => {
-    assert.equal((await verifyPeerCertificate(await forge({ identity }))).toString(), peerIdFromPrivateKey(identity).toString())
+    assert.equal(
+      (await verifyPeerCertificate(await forge({ identity }))).toString(),
+      peerIdFromPrivateKey(identity).toString()
+    )
   })
 
   describe('refuses', () => {
@@ -237,15 +268,20 @@ describe('libp2p TLS certificate', function () {
       const keys = await keyPair()
       const spki = Buffer.from(await webcrypto.subtle.exportKey('spki', keys.publicKey))
       const theirs = await other.sign(Buffer.concat([PREFIX, spki]))
-      const cert = await x509.X509CertificateGenerator.createSelfSigned({
-        serialNumber: '0103',
-        name: 'CN=forged',
-        notBefore: new Date(Date.now() - HOUR),
-        notAfter: new Date(Date.now() + HOUR),
-        signingAlgorithm: ALG,
-        keys,
-        extensions: [new x509.Extension(LIBP2P_EXTENSION_OID, true, signedKey(publicKeyToProtobuf(identity.publicKey), theirs))]
-      }, crypto)
+      const cert = await x509.X509CertificateGenerator.createSelfSigned(
+        {
+          serialNumber: '0103',
+          name: 'CN=forged',
+          notBefore: new Date(Date.now() - HOUR),
+          notAfter: new Date(Date.now() + HOUR),
+          signingAlgorithm: ALG,
+          keys,
+          extensions: [
+            new x509.Extension(LIBP2P_EXTENSION_OID, true, signedKey(publicKeyToProtobuf(identity.publicKey), theirs))
+          ]
+        },
+        crypto
+      )
       await refused(new Uint8Array(cert.rawData), 'ERR_CERT_BAD_KEY_SIGNATURE')
     })
 

@@ -66,14 +66,24 @@ async function echoes (from: Libp2p, to: Libp2p): Promise<void> {
   const stream = await from.dialProtocol(to.getMultiaddrs()[0], ECHO)
   const received: Buffer[] = []
   await Promise.all([
-    stream.sink((function * () { for (let at = 0; at < payload.length; at += 65_536) yield payload.subarray(at, at + 65_536) })()),
-    (async () => { for await (const chunk of stream.source) received.push(Buffer.from(chunk.subarray())) })()
+    stream.sink(
+      (function * () {
+        for (let at = 0; at < payload.length; at += 65_536) yield payload.subarray(at, at + 65_536)
+      })()
+    ),
+    (async () => {
+      for await (const chunk of stream.source) received.push(Buffer.from(chunk.subarray()))
+    })()
   ])
   assert.ok(Buffer.concat(received).equals(payload), 'the echo differs from what was sent')
 }
 
 /** A raw TCP client to `n`'s listener; resolves with all it read once the listener closes it. */
-async function rawSession (n: Libp2p, talk: (socket: Socket) => void, timeoutMs = 5_000): Promise<{ read: Buffer, closedByPeer: boolean }> {
+async function rawSession (
+  n: Libp2p,
+  talk: (socket: Socket) => void,
+  timeoutMs = 5_000
+): Promise<{ read: Buffer, closedByPeer: boolean }> {
   const { host, port } = n.getMultiaddrs()[0].toOptions()
   const socket = netConnect({ host, port })
   const chunks: Buffer[] = []
@@ -146,7 +156,11 @@ describe('native-TLS TCP transport', function () {
     let sent = false
     let answer = prefix.length
     const lazy = new Duplex({
-      write (chunk: Buffer, _enc, done) { tcpSocket.write(sent ? chunk : Buffer.concat([prefix, chunk])); sent = true; done() },
+      write (chunk: Buffer, _enc, done) {
+        tcpSocket.write(sent ? chunk : Buffer.concat([prefix, chunk]))
+        sent = true
+        done()
+      },
       read () {}
     })
     tcpSocket.on('data', (chunk: Buffer) => {
@@ -175,7 +189,11 @@ describe('native-TLS TCP transport', function () {
     })
     started.push(seed)
     await seed.handle(ECHO, async ({ stream }) => { await stream.sink(stream.source) })
-    const client = await createLibp2p({ transports: [webSockets()], connectionEncrypters: [tls()], streamMuxers: [yamux()] })
+    const client = await createLibp2p({
+      transports: [webSockets()],
+      connectionEncrypters: [tls()],
+      streamMuxers: [yamux()]
+    })
     started.push(client)
     const before = { ...nativeTlsStats }
     const ws = seed.getMultiaddrs().find(a => a.toString().includes('/ws'))
@@ -283,7 +301,11 @@ describe('native-TLS TCP transport', function () {
     const rsa = await plainCertificate('rsa')
     const ours = await createCertificate(await generateKeyPair('Ed25519'))
     // our listener asks for a client certificate signed with ECDSA or Ed25519 only
-    const listener = createTlsServer({ secureContext: tlsContext(ours.cert, ours.key), requestCert: true, rejectUnauthorized: false })
+    const listener = createTlsServer({
+      secureContext: tlsContext(ours.cert, ours.key),
+      requestCert: true,
+      rejectUnauthorized: false
+    })
     const seen = new Promise<string>(resolve => {
       listener.on('secureConnection', (socket) => { resolve(JSON.stringify(socket.getPeerCertificate()?.subject ?? {})); socket.destroy() })
       listener.on('tlsClientError', (err) => { resolve(`refused: ${err.message}`) })
@@ -318,7 +340,10 @@ describe('native-TLS TCP transport', function () {
     try {
       const addr = multiaddr(node.addrs.find(a => a.includes('/tcp/') && !a.includes('/ws')) as string).nodeAddress()
       const line = (text: string): Uint8Array => { const bytes = new TextEncoder().encode(`${text}\n`); return new Uint8Array([...varint.encode(bytes.length), ...bytes]) }
-      /** multistream-select to TLS in the clear, as libp2p dials, the handshake with `cert`, then a muxer proposal: what the node does with it */
+      /**
+       * multistream-select to TLS in the clear, as libp2p dials, the handshake with `cert`, then a
+       * muxer proposal: what the node does with it
+       */
       const dialWith = async (cert: { cert: string, key: string }): Promise<string> => {
         const socket = netConnect(addr.port, addr.address)
         await once(socket, 'connect')
@@ -387,7 +412,11 @@ describe('native-TLS TCP transport', function () {
 
     it('a dialer that stops in the TLS handshake is closed by the same timeout', async () => {
       const n = await start('native')
-      const { closedByPeer } = await rawSession(n, s => s.write(Buffer.concat([encodeMessage(MULTISTREAM), encodeMessage(TLS_PROTOCOL)])), 10_000)
+      const { closedByPeer } = await rawSession(
+        n,
+        s => s.write(Buffer.concat([encodeMessage(MULTISTREAM), encodeMessage(TLS_PROTOCOL)])),
+        10_000
+      )
       assert.ok(closedByPeer)
       await honestAfter(n)
     })

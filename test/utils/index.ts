@@ -12,8 +12,18 @@ export {
   startInProcessNetwork, waitForTopicMesh, UNLIMITED_GOSSIP_RATES
 } from './network.js'
 export type {
-  LocalNetwork, LocalNetworkOptions, NodeProcess, SpawnOptions, MeshNode, MeshView, MeshCriteria, LinkFilter, NetworkNodes, NetworkShape,
-  InProcessNetwork, InProcessOptions
+  LocalNetwork,
+  LocalNetworkOptions,
+  NodeProcess,
+  SpawnOptions,
+  MeshNode,
+  MeshView,
+  MeshCriteria,
+  LinkFilter,
+  NetworkNodes,
+  NetworkShape,
+  InProcessNetwork,
+  InProcessOptions
 } from './network.js'
 export { recordAttack } from './redteam.js'
 export type { AttackRow } from './redteam.js'

@@ -17,7 +17,9 @@ export type { LocalNetwork, LocalNetworkOptions, NodeProcess, SpawnOptions, Mesh
  * For specs that measure a defence behind the per-author gossip rate limit (the ledger's quotas,
  * the auction's bid bounds): every topic class unlimited, so their floods reach that defence.
  */
-export const UNLIMITED_GOSSIP_RATES = Object.fromEntries(Object.keys(GOSSIP_RATE_LIMITS).map(c => [c, { perSecond: 1e9, burst: 1e9 }])) as Record<TopicClass, RateLimit>
+export const UNLIMITED_GOSSIP_RATES = Object.fromEntries(
+  Object.keys(GOSSIP_RATE_LIMITS).map(c => [c, { perSecond: 1e9, burst: 1e9 }])
+) as Record<TopicClass, RateLimit>
 
 export interface InProcessNetwork extends NetworkNodes<IdlegridNode> {
   /** stops every node and removes their data directories */
@@ -56,7 +58,11 @@ export async function startInProcessNetwork (opts: InProcessOptions): Promise<In
     const startAll = async (role: Role, count: number): Promise<IdlegridNode[]> => {
       const nodes: IdlegridNode[] = []
       for (let from = 0; from < count; from += batch) {
-        nodes.push(...await Promise.all(Array.from({ length: Math.min(batch, count - from) }, async (_, k) => await make(role, from + k, addr))))
+        nodes.push(
+          ...(await Promise.all(
+            Array.from({ length: Math.min(batch, count - from) }, async (_, k) => await make(role, from + k, addr))
+          ))
+        )
       }
       return nodes
     }

@@ -18,7 +18,12 @@ export async function otherUser (): Promise<OtherUser | string> {
 }
 
 /** Runs `script` (CommonJS) in a Node child under `user`'s uid and gid, bounded in time. */
-export async function runAs (user: OtherUser, script: string, args: string[] = [], timeoutMs = 10_000): Promise<{ code: number | null, stdout: string, stderr: string }> {
+export async function runAs (
+  user: OtherUser,
+  script: string,
+  args: string[] = [],
+  timeoutMs = 10_000
+): Promise<{ code: number | null, stdout: string, stderr: string }> {
   return await new Promise(resolve => {
     const child = spawn(process.execPath, ['-e', script, ...args], { uid: user.uid, gid: user.gid, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs })
     let stdout = ''

@@ -14,7 +14,10 @@ export async function tempDir (prefix = 'idlegrid-test-'): Promise<{ path: strin
  * Polls `check` until it returns a truthy value, or throws after `timeoutMs` (default 15 s)
  * naming `what`: the one way a spec waits for something (never a fixed sleep).
  */
-export async function waitFor<T> (check: () => T | Promise<T>, opts: { timeoutMs?: number, intervalMs?: number, what?: string } = {}): Promise<NonNullable<Exclude<T, false>>> {
+export async function waitFor<T> (
+  check: () => T | Promise<T>,
+  opts: { timeoutMs?: number, intervalMs?: number, what?: string } = {}
+): Promise<NonNullable<Exclude<T, false>>> {
   return await waitUntil(check, { timeoutMs: opts.timeoutMs ?? 15_000, intervalMs: opts.intervalMs, what: opts.what ?? 'condition' })
 }
 

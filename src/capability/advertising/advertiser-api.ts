@@ -39,7 +39,10 @@ export interface AdvertiserInit {
 export interface PublishReport {
   /** record sequence published */
   sequence: bigint
-  /** peers that acknowledged the put: idlegrid nodes acknowledge only a record they stored (src/node/dht-put-guard.ts) */
+  /**
+   * peers that acknowledged the put: idlegrid nodes acknowledge only a record they stored
+   * (src/node/dht-put-guard.ts)
+   */
   stored: number
   /** index keys provided to at least one peer, of those wanted */
   provided: number

@@ -98,7 +98,9 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   private readonly onConnect = (): void => {
     // until a round has reached the network, a new connection is a reason to try again (a
     // round in flight retries on its own)
-    if (this.published == null && this.running && this.inFlight == null && !this.waitingForAddresses()) void this.publishSoon()
+    if (this.published == null && this.running && this.inFlight == null && !this.waitingForAddresses()) {
+      void this.publishSoon()
+    }
   }
 
   /** our listen addresses are part of the record: a change is a new record */
@@ -214,7 +216,12 @@ class Advertiser implements CapabilityAdvertiser, Startable {
 
   /** what `/idlegrid/cap/1.0.0` answers: the current record, re-signed if it is about to expire */
   private servedEnvelope (): Uint8Array {
-    if (this.record == null || Number(this.record.message.expiresAt) - Date.now() < Math.min(60_000, this.init.recordTtlMs / 4)) this.seal(false)
+    if (
+      this.record == null ||
+      Number(this.record.message.expiresAt) - Date.now() < Math.min(60_000, this.init.recordTtlMs / 4)
+    ) {
+      this.seal(false)
+    }
     return (this.record as Signed<CapabilityRecord>).envelope
   }
 
@@ -246,12 +253,29 @@ class Advertiser implements CapabilityAdvertiser, Startable {
           key: capabilityKeyText(this.components.peerId),
           record: describeRecord(verified, Date.now()),
           indexKeys: recordIndexKeys(verified.message).map(indexKeyText),
-          published: p == null ? null : { sequence: p.sequence.toString(), stored: p.stored, provided: p.provided, wanted: p.wanted, at: p.at }
+          published:
+            p == null
+              ? null
+              : {
+                  sequence: p.sequence.toString(),
+                  stored: p.stored,
+                  provided: p.provided,
+                  wanted: p.wanted,
+                  at: p.at
+                }
         }
       },
       'capability.republish': async () => {
         const p = await this.republish()
-        return p == null ? { published: false } : { published: true, sequence: p.sequence.toString(), stored: p.stored, provided: p.provided, wanted: p.wanted }
+        return p == null
+          ? { published: false }
+          : {
+              published: true,
+              sequence: p.sequence.toString(),
+              stored: p.stored,
+              provided: p.provided,
+              wanted: p.wanted
+            }
       }
     }
   }
@@ -293,7 +317,10 @@ class Advertiser implements CapabilityAdvertiser, Startable {
     this.heldTimer.unref()
   }
 
-  /** Addresses we can be dialled on, binary, without /p2p: public or relayed ones once there are any (recordAddresses) */
+  /**
+   * Addresses we can be dialled on, binary, without /p2p: public or relayed ones once there are any
+   * (recordAddresses)
+   */
   private listenAddrs (): Uint8Array[] {
     return recordAddresses(this.components.addressManager.getAddresses())
   }
@@ -385,6 +412,8 @@ class Advertiser implements CapabilityAdvertiser, Startable {
 }
 
 /** The advertiser service (libp2p factory pattern), named CAPABILITY_SERVICE; only providers run it. */
-export function capabilityAdvertiser (init: AdvertiserInit): (components: AdvertiserComponents) => CapabilityAdvertiser {
+export function capabilityAdvertiser (
+  init: AdvertiserInit
+): (components: AdvertiserComponents) => CapabilityAdvertiser {
   return (components) => new Advertiser(components, init)
 }

@@ -65,14 +65,27 @@ export interface ClosestServers {
 }
 
 /** Asks the servers closest to `key`; what was found so far on abort. `book` learns who answered and who failed. */
-export async function findClosestProviders ({ ask, book }: ClosestServers, key: IndexKey, limits: ClosestLookupLimits, counter: MessageCounter): Promise<ClosestLookupResult> {
+export async function findClosestProviders (
+  { ask, book }: ClosestServers,
+  key: IndexKey,
+  limits: ClosestLookupLimits,
+  counter: MessageCounter
+): Promise<ClosestLookupResult> {
   const width = Math.max(1, limits.width ?? DEFAULT_LOOKUP_WIDTH)
   const cid = indexCid(key)
   const target = kadIdOfCid(cid)
   const known = new Map<string, Known>()
   for (const p of book.closest(target, Math.max(width, limits.maxMessages))) known.set(p.id.toString(), { ...p, state: 'new' })
   const found = new Map<string, Candidate>()
-  const result: ClosestLookupResult = { candidates: [], waves: 0, answered: 0, failed: 0, agreed: true, budgetSpent: false, foundAfterFirstWave: 0 }
+  const result: ClosestLookupResult = {
+    candidates: [],
+    waves: 0,
+    answered: 0,
+    failed: 0,
+    agreed: true,
+    budgetSpent: false,
+    foundAfterFirstWave: 0
+  }
   // how many of the closest known servers must have answered: grows by `width` while waves disagree
   let depth = width
   let sent = 0
@@ -93,7 +106,11 @@ export async function findClosestProviders ({ ask, book }: ClosestServers, key: 
       sent++
       counter.sent++
       try {
-        const answer = await ask(peer, cid, AbortSignal.any([limits.signal, AbortSignal.timeout(limits.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS)]))
+        const answer = await ask(
+          peer,
+          cid,
+          AbortSignal.any([limits.signal, AbortSignal.timeout(limits.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS)])
+        )
         peer.state = 'answered'
         result.answered++
         book.confirm(peer.id, peer.addrs)

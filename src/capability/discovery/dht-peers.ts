@@ -32,7 +32,11 @@ export class DhtPeerBook {
     const key = id.toString()
     const had = this.peers.get(key)
     this.peers.delete(key)
-    this.peers.set(key, { id, addrs: addrs.length > 0 ? addrs : had?.addrs ?? [], kadId: had?.kadId ?? kadIdOfPeer(id) })
+    this.peers.set(key, {
+      id,
+      addrs: addrs.length > 0 ? addrs : (had?.addrs ?? []),
+      kadId: had?.kadId ?? kadIdOfPeer(id)
+    })
     if (this.peers.size > this.maxPeers) this.peers.delete(this.peers.keys().next().value as string)
   }
 

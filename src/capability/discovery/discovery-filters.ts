@@ -88,7 +88,10 @@ export function indexKeysFor (filters: DiscoveryFilters): IndexKey[][] {
 /** The first filter `record` fails, or undefined when it passes them all. */
 export function failedFilter (record: CapabilityRecord, filters: DiscoveryFilters, now: number): string | undefined {
   if (filters.excludeSimulated === true && record.gpus.some(g => g.simulated)) return 'no-simulated'
-  const gpusOk = filters.gpus == null ? record.gpus : record.gpus.filter(g => filters.gpus?.some(f => gpuModelMatches(f, g.model)) === true)
+  const gpusOk =
+    filters.gpus == null
+      ? record.gpus
+      : record.gpus.filter(g => filters.gpus?.some(f => gpuModelMatches(f, g.model)) === true)
   if (gpusOk.length === 0) return 'gpu'
   if (filters.minVramGb != null && !gpusOk.some(g => vramAtLeast(g.vramMib, filters.minVramGb as number))) return 'min-vram'
   if (filters.region != null && record.region !== filters.region) return 'region'

@@ -106,13 +106,21 @@ class DiscoveryService implements CapabilityDiscovery, Startable {
   async discover (filters: DiscoveryFilters, opts: DiscoveryOptions = {}): Promise<DiscoveryResult> {
     return await discoverWith(this.components.dht, filters, opts, {
       rejections: this.rejections,
-      direct: { connectionManager: this.components.connectionManager, cache: this.cache, book: this.book, ask: this.ask }
+      direct: {
+        connectionManager: this.components.connectionManager,
+        cache: this.cache,
+        book: this.book,
+        ask: this.ask
+      }
     })
   }
 
   [CONTROL_HANDLERS] (): Record<string, ControlHandler> {
     return {
-      /** params: { filters: {gpus, minVramGb, region, residency, tier, workload, availableNow, excludeSimulated, datasets}, timeoutMs } */
+      /**
+       * params: { filters: {gpus, minVramGb, region, residency, tier, workload, availableNow,
+       * excludeSimulated, datasets}, timeoutMs }
+       */
       'capability.discover': async (params, _emit, signal): Promise<DiscoveryResult> => {
         const raw = params.filters != null && typeof params.filters === 'object' ? params.filters as Record<string, unknown> : {}
         const filters = parseDiscoveryFilters(raw)
@@ -126,6 +134,8 @@ class DiscoveryService implements CapabilityDiscovery, Startable {
 }
 
 /** The discovery service (libp2p factory pattern), named DISCOVERY_SERVICE. */
-export function capabilityDiscoveryService (init: DiscoveryServiceInit): (components: DiscoveryComponents) => CapabilityDiscovery {
+export function capabilityDiscoveryService (
+  init: DiscoveryServiceInit
+): (components: DiscoveryComponents) => CapabilityDiscovery {
   return (components) => new DiscoveryService(components, init)
 }

@@ -157,7 +157,13 @@ export function describeRecord (verified: Signed<CapabilityRecord>, now: number)
   }
   return {
     peerId,
-    gpus: r.gpus.map(g => ({ model: g.model, vramGb: Math.round(g.vramMib / 102.4) / 10, vramMib: g.vramMib, count: g.count, simulated: g.simulated })),
+    gpus: r.gpus.map(g => ({
+      model: g.model,
+      vramGb: Math.round(g.vramMib / 102.4) / 10,
+      vramMib: g.vramMib,
+      count: g.count,
+      simulated: g.simulated
+    })),
     region: r.region,
     residency: r.residency,
     priceFloor: Number(r.priceFloorMicroUsd) / 1_000_000,
@@ -203,11 +209,19 @@ const QUIET_RESPONSES = 3
  * Finds providers matching `filters` through `dht`. Works on any node with the DHT (renters
  * in client mode included), with what the discovery service adds where it runs (`aids`).
  */
-export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts: DiscoveryOptions = {}, aids: DiscoveryAids = {}): Promise<DiscoveryResult> {
+export async function discoverWith (
+  dht: KadDHT,
+  filters: DiscoveryFilters,
+  opts: DiscoveryOptions = {},
+  aids: DiscoveryAids = {}
+): Promise<DiscoveryResult> {
   const { rejections, direct } = aids
   const started = Date.now()
   const timeoutMs = opts.timeoutMs ?? 20_000
-  const signal = opts.signal != null ? AbortSignal.any([opts.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs)
+  const signal =
+    opts.signal != null
+      ? AbortSignal.any([opts.signal, AbortSignal.timeout(timeoutMs)])
+      : AbortSignal.timeout(timeoutMs)
   const maxCandidates = opts.maxCandidates ?? 64
   const maxLookupMessages = opts.maxLookupMessages ?? 24
   const counter: MessageCounter = { sent: 0 }
@@ -223,7 +237,14 @@ export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts
       if (indexKeys.length >= MAX_INDEX_LOOKUPS || candidates.size >= maxCandidates || signal.aborted) break
       if (counter.sent >= maxLookupMessages) { truncated = true; break }
       indexKeys.push(`${key.dim}/${key.value}`)
-      const found = await lookUp(dht, key, { signal, maxMessages: maxLookupMessages - counter.sent, width: opts.lookupWidth, counter, stats: lookup, direct })
+      const found = await lookUp(dht, key, {
+        signal,
+        maxMessages: maxLookupMessages - counter.sent,
+        width: opts.lookupWidth,
+        counter,
+        stats: lookup,
+        direct
+      })
       if (found.length >= PROVIDERS_PER_KEY) saturated = true
       for (const c of found) {
         if (candidates.size >= maxCandidates) { truncated = true; break }
@@ -277,7 +298,10 @@ export async function discoverWith (dht: KadDHT, filters: DiscoveryFilters, opts
   }
 }
 
-/** One index key's lookup: its bounds, the query's message count and stats it adds to, and the direct servers if any. */
+/**
+ * One index key's lookup: its bounds, the query's message count and stats it adds to, and the
+ * direct servers if any.
+ */
 interface KeyLookup {
   signal: AbortSignal
   maxMessages: number
@@ -302,5 +326,14 @@ async function lookUp (dht: KadDHT, key: IndexKey, limits: KeyLookup): Promise<C
     if (r.answered > 0 || limits.signal.aborted) return r.candidates
   }
   stats.walk++
-  return await findCandidates(dht, key, { signal: limits.signal, maxMessages: limits.maxMessages - (counter.sent - before), quietResponses: QUIET_RESPONSES }, counter)
+  return await findCandidates(
+    dht,
+    key,
+    {
+      signal: limits.signal,
+      maxMessages: limits.maxMessages - (counter.sent - before),
+      quietResponses: QUIET_RESPONSES
+    },
+    counter
+  )
 }

@@ -40,8 +40,19 @@ export type AskProviders = (peer: PeerHint, cid: CID, signal: AbortSignal) => Pr
 /** `AskProviders` over this node's connections (dialled at the hint's addresses when not connected). */
 export function askProvidersWith (connectionManager: ConnectionManager): AskProviders {
   return async (peer, cid, signal) => {
-    const request = KadMessage.encode({ type: KadMessage.MessageType.GET_PROVIDERS, key: cid.bytes, closerPeers: [], providerPeers: [] })
-    const bytes = await requestOnce(connectionManager, peer.id, { protocol: PROTOCOL.kad, request, maxResponseBytes: MAX_PROVIDERS_ANSWER_BYTES, signal, dial: peer.addrs })
+    const request = KadMessage.encode({
+      type: KadMessage.MessageType.GET_PROVIDERS,
+      key: cid.bytes,
+      closerPeers: [],
+      providerPeers: []
+    })
+    const bytes = await requestOnce(connectionManager, peer.id, {
+      protocol: PROTOCOL.kad,
+      request,
+      maxResponseBytes: MAX_PROVIDERS_ANSWER_BYTES,
+      signal,
+      dial: peer.addrs
+    })
     return parseProvidersAnswer(bytes)
   }
 }

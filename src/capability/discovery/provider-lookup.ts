@@ -34,7 +34,12 @@ export interface LookupLimits {
 }
 
 /** Providers of one index key, at most PROVIDERS_PER_KEY; what was found so far on abort. */
-export async function findCandidates (dht: KadDHT, key: IndexKey, limits: LookupLimits, counter: MessageCounter): Promise<Candidate[]> {
+export async function findCandidates (
+  dht: KadDHT,
+  key: IndexKey,
+  limits: LookupLimits,
+  counter: MessageCounter
+): Promise<Candidate[]> {
   const found = new Map<string, Candidate>()
   let sent = 0
   let quiet = 0
@@ -49,11 +54,19 @@ export async function findCandidates (dht: KadDHT, key: IndexKey, limits: Lookup
         for (const p of event.providers) {
           const had = found.get(p.id.toString())
           if (had == null) quiet = 0
-          if (had == null || had.addrs.length === 0) found.set(p.id.toString(), { id: p.id, addrs: dialAddrsFor(p.id, p.multiaddrs) })
+          if (had == null || had.addrs.length === 0) {
+            found.set(p.id.toString(), { id: p.id, addrs: dialAddrsFor(p.id, p.multiaddrs) })
+          }
         }
       }
       // kad-dht aborts its in-flight requests when the loop is left
-      if (found.size >= PROVIDERS_PER_KEY || sent >= limits.maxMessages || (found.size > 0 && quiet >= limits.quietResponses)) break
+      if (
+        found.size >= PROVIDERS_PER_KEY ||
+        sent >= limits.maxMessages ||
+        (found.size > 0 && quiet >= limits.quietResponses)
+      ) {
+        break
+      }
     }
   } catch (err: any) {
     // a timed-out or failed lookup still yields what it found so far

@@ -27,7 +27,9 @@ export class RecordFetcher {
   private readonly rejections?: RejectionLookup
   private readonly direct?: DirectRecords
 
-  constructor (init: { dht: KadDHT, opts: DiscoveryOptions, signal: AbortSignal, counter: MessageCounter } & DiscoveryAids) {
+  constructor (
+    init: { dht: KadDHT, opts: DiscoveryOptions, signal: AbortSignal, counter: MessageCounter } & DiscoveryAids
+  ) {
     this.dht = init.dht
     this.opts = init.opts
     this.signal = init.signal
@@ -52,7 +54,11 @@ export class RecordFetcher {
       }
       try {
         // no addresses from the DHT: the peer store's (a connected peer needs none)
-        const record = await fetchRecordDirect(direct.connectionManager, c.id, { addrs: c.addrs, signal: AbortSignal.any([this.signal, AbortSignal.timeout(this.opts.directTimeoutMs ?? 3_000)]), now: this.opts.now })
+        const record = await fetchRecordDirect(direct.connectionManager, c.id, {
+          addrs: c.addrs,
+          signal: AbortSignal.any([this.signal, AbortSignal.timeout(this.opts.directTimeoutMs ?? 3_000)]),
+          now: this.opts.now
+        })
         direct.cache.put(record, this.now())
         this.from.direct++
         return record
@@ -93,7 +99,11 @@ interface DhtFetch {
   rejections?: RejectionLookup
 }
 
-async function fetchFromDht (dht: KadDHT, c: Candidate, options: DhtFetch): Promise<Signed<CapabilityRecord> | DroppedRecord> {
+async function fetchFromDht (
+  dht: KadDHT,
+  c: Candidate,
+  options: DhtFetch
+): Promise<Signed<CapabilityRecord> | DroppedRecord> {
   const { counter, now, rejections } = options
   const key = capabilityKey(c.id)
   const peerId = c.id.toString()

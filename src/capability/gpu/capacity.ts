@@ -5,7 +5,10 @@
  * policy, so that neither reader imports the room that runs jobs.
  */
 export interface CapacitySource {
-  /** `renter` (its peer id bytes, hex): as that renter sees it (slots held for its own accepted awards count as free) */
+  /**
+   * `renter` (its peer id bytes, hex): as that renter sees it (slots held for its own accepted
+   * awards count as free)
+   */
   freeSlots(renter?: string): number
   /** slots running preemptible (bronze) work that gold and silver jobs may displace */
   preemptibleSlots(): number

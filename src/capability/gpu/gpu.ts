@@ -116,7 +116,15 @@ export function parseNvidiaSmi (csv: string): DetectedGpu[] {
   const gpus: DetectedGpu[] = []
   for (const { lineNo, fields, raw } of csvRows(csv)) {
     if (fields.length !== 7) throw lineError(lineNo, raw, `expected 7 comma-separated fields, got ${fields.length}`)
-    const [indexText, uuid, name, memText, driver, cc, power] = fields as [string, string, string, string, string, string, string]
+    const [indexText, uuid, name, memText, driver, cc, power] = fields as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string
+    ]
     const index = num(indexText)
     if (index === undefined || !Number.isInteger(index) || index < 0) throw lineError(lineNo, raw, 'missing or bad index')
     if (isNotAvailable(uuid)) throw lineError(lineNo, raw, 'missing uuid')
@@ -184,7 +192,11 @@ export interface DetectOptions {
 }
 
 /** Runs a command once and collects its output, bounded in time and bytes; never throws. */
-export type CommandRunner = (file: string, args: string[], options: { env?: Record<string, string>, timeoutMs: number, maxBytes: number }) => Promise<CommandResult>
+export type CommandRunner = (
+  file: string,
+  args: string[],
+  options: { env?: Record<string, string>, timeoutMs: number, maxBytes: number }
+) => Promise<CommandResult>
 
 export interface CommandResult {
   /** exit code; -1 when it could not start, was killed or timed out */
@@ -205,7 +217,9 @@ const MAX_OUTPUT = 1024 * 1024
 async function runNvidiaSmi (args: readonly string[], opts: DetectOptions): Promise<string> {
   const bin = opts.nvidiaSmi ?? 'nvidia-smi'
   const timeoutMs = opts.timeoutMs ?? 10_000
-  const env = Object.fromEntries(Object.entries(opts.env ?? process.env).filter((e): e is [string, string] => e[1] != null))
+  const env = Object.fromEntries(
+    Object.entries(opts.env ?? process.env).filter((e): e is [string, string] => e[1] != null)
+  )
   const r = await (opts.run ?? runDirect)(bin, [...args], { env, timeoutMs, maxBytes: MAX_OUTPUT })
   if (r.errorCode === 'ENOENT') throw gpuDetectionError(NVIDIA_SMI_NOT_FOUND)
   if (r.errorCode === 'EACCES') throw gpuDetectionError(`cannot run ${bin}: permission denied`)
@@ -248,10 +262,23 @@ export async function readGpuTelemetry (opts: DetectOptions = {}): Promise<GpuTe
 export function groupGpus (gpus: readonly DetectedGpu[]): GpuGroup[] {
   const groups = new Map<string, GpuGroup>()
   for (const g of gpus) {
-    const key = JSON.stringify([g.model, g.modelKey, g.vramMib, g.computeCapability ?? null, g.driverVersion ?? null, g.simulated])
+    const key = JSON.stringify([
+      g.model,
+      g.modelKey,
+      g.vramMib,
+      g.computeCapability ?? null,
+      g.driverVersion ?? null,
+      g.simulated
+    ])
     const found = groups.get(key)
     if (found != null) { found.count++; continue }
-    const group: GpuGroup = { model: g.model, modelKey: g.modelKey, vramMib: g.vramMib, count: 1, simulated: g.simulated }
+    const group: GpuGroup = {
+      model: g.model,
+      modelKey: g.modelKey,
+      vramMib: g.vramMib,
+      count: 1,
+      simulated: g.simulated
+    }
     if (g.computeCapability !== undefined) group.computeCapability = g.computeCapability
     if (g.driverVersion !== undefined) group.driverVersion = g.driverVersion
     groups.set(key, group)

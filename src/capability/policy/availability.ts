@@ -182,7 +182,12 @@ function searchNextChange ({ map, flips }: Compiled, timeZone: string, atMs: num
  * Whether the whole interval [startMs, startMs + durationMs) lies inside the windows;
  * adjacent windows count as one (e.g. "fri 19:00-24:00" then "sat-sun").
  */
-export function availableFor (windows: readonly WindowInput[], timeZone: string, startMs: number, durationMs: number): boolean {
+export function availableFor (
+  windows: readonly WindowInput[],
+  timeZone: string,
+  startMs: number,
+  durationMs: number
+): boolean {
   if (!isAvailable(windows, timeZone, startMs)) return false
   if (durationMs <= 0) return true
   // no flip within 8 days means none ever (the pattern is weekly)

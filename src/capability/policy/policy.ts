@@ -22,7 +22,8 @@
  *     preemptionGraceSeconds: 10     # default 10
  *     maxSlotsPerRenter: 2           # default one per GPU
  *     diskBudgetGiB: 64              # default (4 GiB inputs + 4 GiB outputs) x 2 per GPU
- *     inputCacheGiB: 16              # inputs kept for the next jobs, inside the disk budget; default a quarter of it, 0: none
+ *     inputCacheGiB: 16              # inputs kept for the next jobs, inside the disk budget;
+ *                                    # default a quarter of it, 0: none
  */
 
 import { ConfigError, asNumber, asObject, asString, asStringList, asEnum, onlyKnownKeys, join } from '../../config/index.js'
@@ -62,7 +63,10 @@ export interface ProviderPolicy {
   preemptionGraceSeconds: number
   /** GPU slots one renter's jobs may hold or wait for at once; undefined: one per GPU */
   maxSlotsPerRenter?: number
-  /** disk all jobs in progress may hold together (declared inputs + output bound each), GiB; undefined: the job service's default */
+  /**
+   * disk all jobs in progress may hold together (declared inputs + output bound each), GiB;
+   * undefined: the job service's default
+   */
   diskBudgetGiB?: number
   /** the input cache's share of the disk budget, GiB; undefined: a quarter of it; 0: no cache */
   inputCacheGiB?: number

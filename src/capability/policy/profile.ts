@@ -21,7 +21,10 @@ export interface ProviderProfile {
 
 /** Default lifetime of a capability record. */
 export const DEFAULT_RECORD_TTL_SECONDS = 30 * 60
-/** Bounds of --record-ttl-seconds: records must live long enough to be refreshed, and at most 2 h (protocols/README.md §6). */
+/**
+ * Bounds of --record-ttl-seconds: records must live long enough to be refreshed, and at most 2 h
+ * (protocols/README.md §6).
+ */
 export const RECORD_TTL_BOUNDS = { min: 5, max: 2 * 60 * 60 } as const
 
 /** Builds a profile from a policy and a GPU list (no detection). */

@@ -18,7 +18,9 @@ export interface RecordRejectionSink {
  * `/idlegrid/cap/` are opened in full; any other idlegrid key is refused. Throws to reject.
  * `onReject` sees every rejection (discovery uses it to say why a record was dropped).
  */
-export function capabilityRecordValidator (onReject?: RecordRejectionSink): (key: Uint8Array, value: Uint8Array) => Promise<void> {
+export function capabilityRecordValidator (
+  onReject?: RecordRejectionSink
+): (key: Uint8Array, value: Uint8Array) => Promise<void> {
   return async (key, value) => {
     try {
       openCapabilityRecord(value, { key })

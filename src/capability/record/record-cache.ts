@@ -39,7 +39,13 @@ export class RecordCache {
     if (had != null && had.expiresAt > fetchedAt &&
       (had.sequence > m.sequence || (had.sequence === m.sequence && had.issuedAt > m.issuedAt))) return
     this.entries.delete(id)
-    this.entries.set(id, { envelope: record.envelope, sequence: m.sequence, issuedAt: m.issuedAt, expiresAt: Number(m.expiresAt), fetchedAt })
+    this.entries.set(id, {
+      envelope: record.envelope,
+      sequence: m.sequence,
+      issuedAt: m.issuedAt,
+      expiresAt: Number(m.expiresAt),
+      fetchedAt
+    })
     while (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value as string)
   }
 

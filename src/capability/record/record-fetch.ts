@@ -24,8 +24,16 @@ const SERVE_TIMEOUT_MS = 5_000
 export const MAX_DIAL_ADDRS = 8
 
 /** Serves the provider's current record envelope (`current()` re-signs before expiry). */
-export async function serveCapabilityRecord (registrar: Registrar, current: () => Uint8Array, log: Logger): Promise<void> {
-  await serveOnce(registrar, PROTOCOL.capability, async () => current(), { maxRequestBytes: MAX_FETCH_REQUEST_BYTES, timeoutMs: SERVE_TIMEOUT_MS, log })
+export async function serveCapabilityRecord (
+  registrar: Registrar,
+  current: () => Uint8Array,
+  log: Logger
+): Promise<void> {
+  await serveOnce(registrar, PROTOCOL.capability, async () => current(), {
+    maxRequestBytes: MAX_FETCH_REQUEST_BYTES,
+    timeoutMs: SERVE_TIMEOUT_MS,
+    log
+  })
 }
 
 /**
@@ -56,10 +64,20 @@ export interface DirectFetchOptions {
 }
 
 /** Asks `peer` for its record and opens it; throws CapabilityError ERR_CAPABILITY_FETCH. */
-export async function fetchRecordDirect (connectionManager: ConnectionManager, peer: PeerId, opts: DirectFetchOptions): Promise<Signed<CapabilityRecord>> {
+export async function fetchRecordDirect (
+  connectionManager: ConnectionManager,
+  peer: PeerId,
+  opts: DirectFetchOptions
+): Promise<Signed<CapabilityRecord>> {
   let value: Uint8Array
   try {
-    value = await requestOnce(connectionManager, peer, { protocol: PROTOCOL.capability, request: new Uint8Array(0), maxResponseBytes: MAX_RECORD_VALUE_BYTES, signal: opts.signal, dial: opts.addrs })
+    value = await requestOnce(connectionManager, peer, {
+      protocol: PROTOCOL.capability,
+      request: new Uint8Array(0),
+      maxResponseBytes: MAX_RECORD_VALUE_BYTES,
+      signal: opts.signal,
+      dial: opts.addrs
+    })
   } catch (err) {
     throw asFetchError(err, peer)
   }

@@ -96,7 +96,11 @@ function cachedDatasets (policyHex: readonly string[], held: readonly Uint8Array
 }
 
 /** Encodes and signs a record (domain `capability`); its `envelope` is the DHT value. */
-export function sealCapabilityRecord (privateKey: Ed25519PrivateKey, peerId: PeerId, record: CapabilityRecord): Signed<CapabilityRecord> {
+export function sealCapabilityRecord (
+  privateKey: Ed25519PrivateKey,
+  peerId: PeerId,
+  record: CapabilityRecord
+): Signed<CapabilityRecord> {
   const encode = (r: CapabilityRecord): Uint8Array => {
     const payload = CapabilityRecord.encode(r)
     if (payload.byteLength > MAX_RECORD_BYTES) {
@@ -148,7 +152,12 @@ export function openCapabilityRecord (value: Uint8Array, opts: OpenRecordOptions
   }
   checkTimes(record, opts.now ?? Date.now())
   checkFields(record)
-  return { message: record, signer: opened.signer, hash: messageHash(DOMAIN.capability, opened.payload), envelope: value }
+  return {
+    message: record,
+    signer: opened.signer,
+    hash: messageHash(DOMAIN.capability, opened.payload),
+    envelope: value
+  }
 }
 
 function checkTimes (record: CapabilityRecord, now: number): void {
@@ -186,7 +195,14 @@ function checkFields (r: CapabilityRecord): void {
   if (r.workloads.length === 0 || r.workloads.some(w => !(WORKLOAD_KINDS as readonly string[]).includes(w))) throw bad(`workloads: among ${WORKLOAD_KINDS.join(', ')}`)
   if (r.allowedImages.some(img => img === '' || img.length > TEXT_MAX)) throw bad('allowed_images: non-empty references')
   r.availability.forEach((w, i) => {
-    if (w.days < 1 || w.days > 0x7f || w.startMinute > 1439 || w.endMinute < 1 || w.endMinute > 1440 || w.startMinute === w.endMinute) {
+    if (
+      w.days < 1 ||
+      w.days > 0x7f ||
+      w.startMinute > 1439 ||
+      w.endMinute < 1 ||
+      w.endMinute > 1440 ||
+      w.startMinute === w.endMinute
+    ) {
       throw bad(`availability[${i}]: days 1..127, start 0..1439, end 1..1440`)
     }
   })

@@ -22,7 +22,10 @@ export const demoCommand: CommandDefinition = {
     const jobs = asNumber(values.jobs ?? 5, 'jobs', { integer: true, min: 0, max: 50 })
     const kind = asEnum(values.runner ?? 'process', 'runner', ['process', 'docker'] as const)
     const runner = kind === 'docker' ? { kind, image: demoImage(values.image as string | undefined) } : { kind }
-    const summary = await runDemo({ providers, jobs, keep: values.keep === true, runner, services: values.services === true }, out)
+    const summary = await runDemo(
+      { providers, jobs, keep: values.keep === true, runner, services: values.services === true },
+      out
+    )
     out.data(summary)
     return summary.ok ? EXIT.ok : EXIT.failure
   }

@@ -24,7 +24,13 @@ export const doctorCommand: CommandDefinition = {
   run: async (values, _, out) => {
     const file = typeof values.config === 'string' ? await readConfigFile(values.config) : undefined
     const role: Role = values.role !== undefined ? asEnum(values.role, 'role', ROLES) : file?.role != null ? asEnum(file.role, 'role', ROLES) : 'provider'
-    const config = resolveConfig({ role, file, flags: nodeFlags(values), env: process.env, defaultBootstrap: await defaultBootstrapPeers() })
+    const config = resolveConfig({
+      role,
+      file,
+      flags: nodeFlags(values),
+      env: process.env,
+      defaultBootstrap: await defaultBootstrapPeers()
+    })
     const stringField = (key: string): string | undefined => typeof config.provider[key] === 'string' ? config.provider[key] : undefined
     const results = await runDoctor({
       config,

@@ -64,11 +64,21 @@ export const ledgerCommand: CommandDefinition = {
       }
       case 'earnings': {
         const { result } = await oneShot('ledger.earnings', args[0] == null ? {} : { peer: args[0] }, values, { settleMs })
-        const e = result as { peerId: string, paidJobs: number, earnedMicroUsd: number, jobHours: number, availableHours: number, fillRate: number, busyShare: number }
+        const e = result as {
+          peerId: string
+          paidJobs: number
+          earnedMicroUsd: number
+          jobHours: number
+          availableHours: number
+          fillRate: number
+          busyShare: number
+        }
         out.data(e)
         out.info(`earnings of ${e.peerId}: ${(e.earnedMicroUsd / 1e6).toFixed(2)} USD over ${e.paidJobs} paid jobs (${e.jobHours.toFixed(2)} GPU-h)`)
         out.info(`  fill rate ${(100 * e.fillRate).toFixed(1)}% of ${e.availableHours.toFixed(1)} advertised hours; slots busy ${(100 * e.busyShare).toFixed(1)}% of the time`)
-        const svc = (result as { service?: { statements: number, earnedMicroUsd: number, requests: number, uptime: number } }).service
+        const svc = (
+          result as { service?: { statements: number, earnedMicroUsd: number, requests: number, uptime: number } }
+        ).service
         if (svc != null && svc.statements > 0) out.info(`  services: ${(svc.earnedMicroUsd / 1e6).toFixed(2)} USD from ${svc.statements} co-signed usage statements (${svc.requests} requests), uptime ${(100 * svc.uptime).toFixed(1)}%`)
         return EXIT.ok
       }
@@ -130,7 +140,11 @@ function printStatus (s: LedgerStatus, via: string, out: Output): void {
   if (s.heads.length > 50) out.info(`    … and ${s.heads.length - 50} more (--json for all)`)
 }
 
-function printShow (peer: string, shown: { head?: HeadView, slashed: boolean, entries: EntryView[] }, out: Output): void {
+function printShow (
+  peer: string,
+  shown: { head?: HeadView, slashed: boolean, entries: EntryView[] },
+  out: Output
+): void {
   if (shown.head == null) {
     out.info(`no entries of ${peer} in this ledger${shown.slashed ? ' (slashed)' : ''}`)
     return

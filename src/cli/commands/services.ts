@@ -15,7 +15,12 @@ import { COMMON_OPTIONS, NODE_OPTIONS, nodeFlags, type ParsedValues } from '../o
 import type { CommandDefinition } from '../command.js'
 import type { Output } from '../output.js'
 
-async function call (values: ParsedValues, method: string, params: Record<string, unknown>, opts: { timeoutMs?: number, onEvent?: (e: unknown) => void } = {}): Promise<any> {
+async function call (
+  values: ParsedValues,
+  method: string,
+  params: Record<string, unknown>,
+  opts: { timeoutMs?: number, onEvent?: (e: unknown) => void } = {}
+): Promise<any> {
   const { dataDir } = resolveConfig({ role: 'renter', flags: nodeFlags(values), env: process.env })
   try {
     return await callControl(dataDir, method, params, { timeoutMs: opts.timeoutMs ?? 30_000, onEvent: opts.onEvent })

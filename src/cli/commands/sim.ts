@@ -24,9 +24,13 @@ export const simCommand: CommandDefinition = {
     const json = values.json === true
     try {
       const scenario = await loadScenario(resolve(positionals[0] as string))
-      const trace = values.trace != null || values.nodes != null
-        ? { nodes: resolve(String(values.nodes ?? scenario.trace.nodes)), tasks: resolve(String(values.trace ?? scenario.trace.tasks)) }
-        : undefined
+      const trace =
+        values.trace != null || values.nodes != null
+          ? {
+              nodes: resolve(String(values.nodes ?? scenario.trace.nodes)),
+              tasks: resolve(String(values.trace ?? scenario.trace.tasks))
+            }
+          : undefined
       const seed = values.seed == null ? undefined : asNumber(values.seed, 'seed', { min: 0, max: 2 ** 32 - 1, integer: true })
       const data = values['data-cache'] == null && values['cache-gib'] == null
         ? undefined
@@ -36,7 +40,14 @@ export const simCommand: CommandDefinition = {
           }
       const bar = progressBar(!json)
       const started = Date.now()
-      const { report } = await runScenario(scenario, { trace, seed, data, onProgress: (mode, done, total) => { bar.update(mode, done, total) } })
+      const { report } = await runScenario(scenario, {
+        trace,
+        seed,
+        data,
+        onProgress: (mode, done, total) => {
+          bar.update(mode, done, total)
+        }
+      })
       bar.stop()
       const seconds = (Date.now() - started) / 1000
       out.data(report)

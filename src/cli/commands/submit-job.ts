@@ -24,7 +24,12 @@ export const RUN_JOB_OPTIONS: OptionTable = {
 }
 
 /** Runs the job through the renter node and prints progress and the summary; resolves with the exit code. */
-export async function runSubmittedJob (spec: JobSpec, values: ParsedValues, out: Output, settleMs: number): Promise<number> {
+export async function runSubmittedJob (
+  spec: JobSpec,
+  values: ParsedValues,
+  out: Output,
+  settleMs: number
+): Promise<number> {
   // checked here so a bad job fails before any node starts or auction runs
   let checked: ReturnType<typeof checkSubmission>
   try {
@@ -99,7 +104,10 @@ function reportReceipt (ledger: ReceiptLedger | undefined, via: string, out: Out
   return false
 }
 
-/** One progress line per event worth printing; whatever a provider sent (log lines, details) has its control characters escaped. */
+/**
+ * One progress line per event worth printing; whatever a provider sent (log lines, details) has its
+ * control characters escaped.
+ */
 export function progress (e: SubmitEvent, out: Pick<Output, 'info'>): void {
   switch (e.type) {
     case 'auction': {

@@ -66,7 +66,10 @@ export const submitCommand: CommandDefinition = {
     if (values['auction-only'] !== true) return await runSubmittedJob(spec, values, out, wait * 1000)
     // on a terminal: the bid window as a live bar (bids, best price), the lines printed above it
     const view = liveView({ json: out.json })
-    const onEvent = (event: unknown): void => { progress(event as Record<string, unknown>, view ?? out); view?.event(event as { type: string }) }
+    const onEvent = (event: unknown): void => {
+      progress(event as Record<string, unknown>, view ?? out)
+      view?.event(event as { type: string })
+    }
     out.info(`auctioning ${spec.name} (${spec.tier}, ${spec.workload}, ~${spec.estimatedMinutes} min) with a ${spec.auction.bidWindowMs} ms bid window…`)
     let via: string
     let result: unknown

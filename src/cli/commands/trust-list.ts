@@ -55,7 +55,10 @@ export const trustListCommand: CommandDefinition = {
     const operators = values['trust-operator'] as string[] | undefined
     // without accepted keys given: check everything but who signed it, then name the signer
     const accept = operators ?? [signerOf(bytes)]
-    const list = openTrustList(bytes, { operators: new Set(accept.map(k => peerIdFromString(k).toString())), now: Date.now() })
+    const list = openTrustList(bytes, {
+      operators: new Set(accept.map(k => peerIdFromString(k).toString())),
+      now: Date.now()
+    })
     out.data({ ...list, sequence: list.sequence.toString(), envelope: undefined })
     out.info(`trust list "${list.name}" of operator ${list.operator}${operators == null ? ' (signature valid; pass --trust-operator to check the signer too)' : ' (an accepted operator)'}`)
     out.info(`  sequence ${list.sequence}, issued ${new Date(list.issuedAt).toISOString()}, expires ${new Date(list.expiresAt).toISOString()}`)

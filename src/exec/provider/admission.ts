@@ -39,9 +39,18 @@ export interface RunLimits {
   graceMs: number
 }
 
-/** The run of an admitted job: its runtime, its time limit cut to the provider's, its notice at least what the job asked for, every GPU of its lease. */
+/**
+ * The run of an admitted job: its runtime, its time limit cut to the provider's, its notice at
+ * least what the job asked for, every GPU of its lease.
+ */
 export function jobRunSpec (
-  v: VerifiedAward, { runtime, workDir, limits, gpus = [] }: { runtime: JobFrame.Runtime, workDir: string, limits: RunLimits, gpus?: readonly RunGpu[] }
+  v: VerifiedAward,
+  {
+    runtime,
+    workDir,
+    limits,
+    gpus = []
+  }: { runtime: JobFrame.Runtime, workDir: string, limits: RunLimits, gpus?: readonly RunGpu[] }
 ): RunSpec {
   const own = gpus.map(g => ({ index: g.index, uuid: g.uuid, simulated: g.simulated }))
   const env: Record<string, string> = {}
@@ -79,7 +88,11 @@ export function checkJobFits (start: JobFrame.Start, verified: VerifiedAward, ct
     throw new StartDecline(JobFrame.Rejected.Code.POLICY, err instanceof RunnerError ? err.message : 'runtime not allowed')
   }
   checkInputManifest(start.inputs, ctx.maxInputBytes)
-  const can = ctx.scheduler.canAccept({ tier: verified.tier, minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs, gpus: jobGpuCount(verified.jobRequest) })
+  const can = ctx.scheduler.canAccept({
+    tier: verified.tier,
+    minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs,
+    gpus: jobGpuCount(verified.jobRequest)
+  })
   if ('refused' in can) throw new StartDecline(JobFrame.Rejected.Code.NO_CAPACITY, can.detail)
 }
 
@@ -108,7 +121,12 @@ export interface Admitted { verified: VerifiedAward, lease: Lease }
  */
 export function admitStart (start: JobFrame.Start, remote: PeerId, ctx: AdmissionContext): Admitted {
   const verified = checkStart(start, remote, ctx)
-  const job = { key: verified.attemptKey, tier: verified.tier, minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs, gpus: jobGpuCount(verified.jobRequest) }
+  const job = {
+    key: verified.attemptKey,
+    tier: verified.tier,
+    minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs,
+    gpus: jobGpuCount(verified.jobRequest)
+  }
   const gpus = ctx.scheduler.placement(job)
   if (gpus == null) {
     const can = ctx.scheduler.canAccept(job)
@@ -128,7 +146,10 @@ export function admitStart (start: JobFrame.Start, remote: PeerId, ctx: Admissio
   return { verified, lease: placed }
 }
 
-/** The award of a Start: it verifies and names us, comes from its renter, was accepted here and not started before; then checkJobFits. */
+/**
+ * The award of a Start: it verifies and names us, comes from its renter, was accepted here and not
+ * started before; then checkJobFits.
+ */
 function checkStart (start: JobFrame.Start, remote: PeerId, ctx: AdmissionContext): VerifiedAward {
   let verified: VerifiedAward
   try {
@@ -155,7 +176,11 @@ function checkInputManifest (inputs: readonly FileEntry[], maxInputBytes: number
   let total = 0n
   const seen = new Set<string>()
   for (const entry of inputs) {
-    try { checkRelativePath(entry.path) } catch (err: any) { throw new StartDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, err.message) }
+    try {
+      checkRelativePath(entry.path)
+    } catch (err: any) {
+      throw new StartDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, err.message)
+    }
     if (seen.has(entry.path)) throw new StartDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} listed twice`)
     // a file and a directory of the same name cannot both exist
     for (const other of seen) if (other.startsWith(entry.path + '/') || entry.path.startsWith(other + '/')) throw new StartDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} clashes with ${other}`)
@@ -213,7 +238,10 @@ export class DiskBudget {
     return Math.max(0, this.budgetBytes - this.used())
   }
 
-  /** Throws a StartDecline when `bytes` more would not fit: INPUT_TOO_LARGE when they never could, NO_CAPACITY while other jobs hold the room. */
+  /**
+   * Throws a StartDecline when `bytes` more would not fit: INPUT_TOO_LARGE when they never could,
+   * NO_CAPACITY while other jobs hold the room.
+   */
   check (bytes: number): void {
     if (bytes > this.budgetBytes) {
       throw new StartDecline(JobFrame.Rejected.Code.INPUT_TOO_LARGE, `the job needs ${bytes} bytes of disk (inputs and outputs), more than this provider's disk budget of ${this.budgetBytes}`)
@@ -247,7 +275,12 @@ export class DiskBudget {
  * `held` are the GPUs its jobs in progress hold or wait for, `next` the one(s) this job would take
  * (a job that displaces the renter's own bronze job takes no extra slot).
  */
-export function checkRenterSlots (renter: string, held: ReadonlySet<number>, next: number | readonly number[], maxSlots: number): void {
+export function checkRenterSlots (
+  renter: string,
+  held: ReadonlySet<number>,
+  next: number | readonly number[],
+  maxSlots: number
+): void {
   const after = new Set(held)
   for (const gpu of typeof next === 'number' ? [next] : next) after.add(gpu)
   if (after.size <= maxSlots) return

@@ -1,7 +1,7 @@
 /**
  * The slot scheduler as a service other rooms read (CAPACITY_SERVICE): free and preemptible
- * slots, whether thermal or power limits hold, and the disk budget jobs in progress leave. A pause (closed window, limit reached)
- * means no capacity at all.
+ * slots, whether thermal or power limits hold, and the disk budget jobs in progress leave. A pause
+ * (closed window, limit reached) means no capacity at all.
  */
 import { serviceCapabilities } from '@libp2p/interface'
 import { CAPACITY_CAPABILITY, type CapacitySource } from '../../capability/index.js'
@@ -70,7 +70,10 @@ class SlotCapacity implements CapacitySource {
   }
 }
 
-/** The capacity service over `scheduler` (and `disk`, shared with the job service too) (libp2p factory pattern); the job service runs on the same scheduler. */
+/**
+ * The capacity service over `scheduler` (and `disk`, shared with the job service too) (libp2p
+ * factory pattern); the job service runs on the same scheduler.
+ */
 export function slotCapacity (scheduler: SlotScheduler, disk?: DiskView, cache?: Pick<InputCache, 'held' | 'publicDigests' | 'onPublicChange'>): () => CapacitySource {
   return () => new SlotCapacity(scheduler, disk, cache)
 }

@@ -35,7 +35,11 @@ export function statusToWire (status: RunStatus): JobStatus {
  * Streams every regular file under the output dir as OutputChunk frames, hashing as it
  * reads; returns the manifest. OutputLimitError (before anything is sent) past the limits.
  */
-export async function sendOutputs (ch: FrameChannel, dir: string, limits: { maxFiles: number, maxBytes: number }): Promise<FileEntry[]> {
+export async function sendOutputs (
+  ch: FrameChannel,
+  dir: string,
+  limits: { maxFiles: number, maxBytes: number }
+): Promise<FileEntry[]> {
   const files = await listRegularFiles(dir, limits)
   const entries: FileEntry[] = []
   for (const file of files) {
@@ -89,13 +93,22 @@ export function attestRun (key: Ed25519PrivateKey, me: PeerId, v: VerifiedAward,
  * wait is bounded by `idleMs` from now. Undefined when the renter closed the stream without
  * one; JobStreamError when it sent something else or a receipt that does not verify.
  */
-export async function awaitReceipt (renterNext: Promise<RenterAnswer>, idleMs: number, expect: { renter: PeerId, provider: PeerId, jobId: Uint8Array, attestation: Signed<Attestation> }): Promise<Signed<Receipt> | undefined> {
+export async function awaitReceipt (
+  renterNext: Promise<RenterAnswer>,
+  idleMs: number,
+  expect: { renter: PeerId, provider: PeerId, jobId: Uint8Array, attestation: Signed<Attestation> }
+): Promise<Signed<Receipt> | undefined> {
   const answer = await withDeadline(renterNext, idleMs, () => new JobStreamError('IDLE_TIMEOUT', `no receipt within ${idleMs} ms`))
   if ('err' in answer) throw answer.err
   if (answer.frame == null) return undefined
   if (frameKind(answer.frame) !== 'receipt') throw new JobStreamError('PROTOCOL', 'expected the receipt')
   try {
-    return openReceipt(answer.frame.receipt as Uint8Array, { renter: expect.renter, provider: expect.provider, jobId: expect.jobId, attestationHash: expect.attestation.hash })
+    return openReceipt(answer.frame.receipt as Uint8Array, {
+      renter: expect.renter,
+      provider: expect.provider,
+      jobId: expect.jobId,
+      attestationHash: expect.attestation.hash
+    })
   } catch (err: any) {
     // a receipt that verifies but answers something else is not a signature failure
     const code = err instanceof RecordError && err.reason !== 'signature' ? 'BAD_RECEIPT' : 'BAD_SIGNATURE'
@@ -147,7 +160,15 @@ export async function deliverRun (attempt: AdmittedAttempt, run: SlotRunEnd, ctx
     }
   }
   const me = ctx.me
-  const attestation = attestRun(ctx.key, me, v, { inputs, outputs, outcome: run.outcome, status, gpus: ctx.gpus, telemetry: run.telemetry, preemptible: lease.preemptible })
+  const attestation = attestRun(ctx.key, me, v, {
+    inputs,
+    outputs,
+    outcome: run.outcome,
+    status,
+    gpus: ctx.gpus,
+    telemetry: run.telemetry,
+    preemptible: lease.preemptible
+  })
   ctx.recordAttestation(attestation.envelope)
   rec.state = 'done'
   rec.status = status
@@ -158,7 +179,12 @@ export async function deliverRun (attempt: AdmittedAttempt, run: SlotRunEnd, ctx
   }
   await ch.send({ result: { status: statusToWire(status), exitCode: run.outcome.exitCode, outputs } })
   await ch.send({ attestation: attestation.envelope })
-  const receipt = await awaitReceipt(run.renterNext, ctx.idleMs, { renter: v.renter, provider: me, jobId: v.award.jobId, attestation })
+  const receipt = await awaitReceipt(run.renterNext, ctx.idleMs, {
+    renter: v.renter,
+    provider: me,
+    jobId: v.award.jobId,
+    attestation
+  })
   if (receipt == null) { ch.abort(); return }
   rec.receipt = Receipt.Outcome[receipt.message.outcome] ?? String(receipt.message.outcome)
   ctx.update(rec)

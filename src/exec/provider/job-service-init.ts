@@ -37,7 +37,10 @@ export const EXEC_DEFAULTS = {
   maxJobMs: 24 * 60 * 60_000
 } as const
 
-/** The default disk budget: (maxInputBytes + maxOutputBytes) × 2 × GPUs, room for a displacing gold/silver job beside each running one. */
+/**
+ * The default disk budget: (maxInputBytes + maxOutputBytes) × 2 × GPUs, room for a displacing
+ * gold/silver job beside each running one.
+ */
 export function defaultDiskBudgetBytes (init: Pick<ExecServiceInit, 'maxInputBytes' | 'maxOutputBytes' | 'gpus'>): number {
   const input = init.maxInputBytes ?? EXEC_DEFAULTS.maxInputBytes
   const output = init.maxOutputBytes ?? EXEC_DEFAULTS.maxOutputBytes
@@ -67,7 +70,10 @@ export interface ExecServiceInit {
    * beside each running one.
    */
   diskBudgetBytes?: number
-  /** the disk budget itself, shared with the capacity service the bid engine reads (default: one of its own of `diskBudgetBytes`) */
+  /**
+   * the disk budget itself, shared with the capacity service the bid engine reads (default: one of
+   * its own of `diskBudgetBytes`)
+   */
   disk?: DiskBudget
   /**
    * Slots one renter may hold or wait for at once (receiving, waiting, running or sending).

@@ -70,7 +70,9 @@ export class JobExecService implements Startable {
     await this.components.registrar.handle(PROTOCOL.job, (data) => { this.handle(data) }, streams)
     await this.components.registrar.handle(PROTOCOL.jobCached, (data) => { this.handle(data) }, streams)
     // the market accepts awards over its own protocol; the job stream runs only those
-    this.unhookMarket = this.components[MARKET_PROVIDER_SERVICE].onAccepted(job => { this.noteAccepted(job.award.envelope) })
+    this.unhookMarket = this.components[MARKET_PROVIDER_SERVICE].onAccepted(job => {
+      this.noteAccepted(job.award.envelope)
+    })
     this.monitor?.start()
     this.started = true
   }
@@ -95,7 +97,11 @@ export class JobExecService implements Startable {
       const { message: award, hash, signer } = openAward(awardEnvelope)
       this.book.accept(toHex(hash), Number(award.expiresAt))
       // the slot is held for this award until its Start comes (the renter sends it at once)
-      this.scheduler.promise(toHex(hash), toHex(signer.toMultihash().bytes), Math.min(Number(award.expiresAt), Date.now() + PROMISE_MS))
+      this.scheduler.promise(
+        toHex(hash),
+        toHex(signer.toMultihash().bytes),
+        Math.min(Number(award.expiresAt), Date.now() + PROMISE_MS)
+      )
     } catch (err) {
       this.log('ignoring an accepted award that does not open: %e', err)
     }
@@ -162,7 +168,8 @@ export class JobExecService implements Startable {
         await ch.send({ held: { sha256: [...holding.digests].map(hex => Uint8Array.from(Buffer.from(hex, 'hex'))) } })
       }
       const held = holding?.digests
-      const toReceive = held == null || held.size === 0 ? start.inputs : start.inputs.filter(f => !held.has(toHex(f.sha256)))
+      const toReceive =
+        held == null || held.size === 0 ? start.inputs : start.inputs.filter(f => !held.has(toHex(f.sha256)))
       const limits = this.receiveLimits(toReceive, startedAt)
       const received = await this.declining(ch, rec, async () => await receiveInputs(ch, { manifest: toReceive, dir: join(dir, 'inputs'), limits, stop }))
       if (received == null) return
@@ -187,14 +194,20 @@ export class JobExecService implements Startable {
     } finally {
       holding?.release()
       lease?.release()
-      if (workDir != null && this.init.keepWorkDirs !== true) await rm(workDir, { recursive: true, force: true }).catch(() => {})
+      if (workDir != null && this.init.keepWorkDirs !== true) {
+        await rm(workDir, { recursive: true, force: true }).catch(() => {})
+      }
       // the job's disk is free once its work dir is gone (or kept on purpose)
       if (diskKey != null) this.disk.release(diskKey)
     }
   }
 
   /** Runs a step; a StartDecline it throws is answered with a Rejected frame and gives undefined. */
-  private async declining<T> (ch: FrameChannel, rec: JobRecord | undefined, step: () => T | Promise<T>): Promise<T | undefined> {
+  private async declining<T> (
+    ch: FrameChannel,
+    rec: JobRecord | undefined,
+    step: () => T | Promise<T>
+  ): Promise<T | undefined> {
     try {
       return await step()
     } catch (err) {
@@ -237,7 +250,10 @@ export class JobExecService implements Startable {
     }
   }
 
-  /** A fresh work dir for the attempt, with empty inputs/ and outputs/: private (0700) and unguessable from the first input byte on. */
+  /**
+   * A fresh work dir for the attempt, with empty inputs/ and outputs/: private (0700) and
+   * unguessable from the first input byte on.
+   */
   private async makeWorkDir (v: VerifiedAward): Promise<string> {
     const dir = join(this.init.workRoot, `${v.jobIdHex}-${v.award.attempt}-${randomBytes(16).toString('hex')}`)
     await mkdir(dir, { mode: 0o700 })
@@ -257,12 +273,21 @@ export class JobExecService implements Startable {
     const gpus = this.execGpus(lease)
     const gpu = gpus[0] as ExecGpu
     // what it may write is the disk share admit() reserved: its inputs plus the output bound
-    const spec = { ...jobRunSpec(v, { runtime, workDir, limits: this.runLimits(), gpus }), diskBytes: declaredInputBytes(inputs) + this.maxOutputBytes() }
+    const spec = {
+      ...jobRunSpec(v, { runtime, workDir, limits: this.runLimits(), gpus }),
+      diskBytes: declaredInputBytes(inputs) + this.maxOutputBytes()
+    }
     // a service lease listens on a port we pick, is health-checked and drained (src/serve)
     const leaseRequest = v.jobRequest.lease
-    const leaseHooks = leaseRequest != null && this.init.leases != null
-      ? await this.init.leases.begin({ leaseId: v.jobIdHex, renter: v.renter.toString(), healthPath: leaseRequest.healthPath, priceMicroUsdPerGpuHour: Number(v.award.clearingPriceMicroUsd) })
-      : undefined
+    const leaseHooks =
+      leaseRequest != null && this.init.leases != null
+        ? await this.init.leases.begin({
+          leaseId: v.jobIdHex,
+          renter: v.renter.toString(),
+          healthPath: leaseRequest.healthPath,
+          priceMicroUsdPerGpuHour: Number(v.award.clearingPriceMicroUsd)
+        })
+        : undefined
     let network: ServiceNetwork | undefined
     try {
       if (leaseHooks != null) {
@@ -278,7 +303,10 @@ export class JobExecService implements Startable {
     }
   }
 
-  private async acceptAndRun (attempt: AdmittedAttempt, run: { spec: RunSpec, gpu: ExecGpu, leaseHooks?: LeaseRunHooks }): Promise<void> {
+  private async acceptAndRun (
+    attempt: AdmittedAttempt,
+    run: { spec: RunSpec, gpu: ExecGpu, leaseHooks?: LeaseRunHooks }
+  ): Promise<void> {
     const { ch, verified: v, workDir, lease, rec } = attempt
     const { spec, gpu, leaseHooks } = run
     await ch.send({ accepted: { at: BigInt(Date.now()) } })
@@ -288,7 +316,17 @@ export class JobExecService implements Startable {
     rec.startedAt = acceptedAt
     this.book.update(rec)
     const ended = await runOnSlot(ch, {
-      spec, gpu, lease, runner: this.init.runner, telemetry: this.init.telemetry, keepaliveMs: this.init.keepaliveMs ?? EXEC_DEFAULTS.keepaliveMs, acceptedAt, attemptKey: v.attemptKey, log: this.log, live: this.live, service: leaseHooks
+      spec,
+      gpu,
+      lease,
+      runner: this.init.runner,
+      telemetry: this.init.telemetry,
+      keepaliveMs: this.init.keepaliveMs ?? EXEC_DEFAULTS.keepaliveMs,
+      acceptedAt,
+      attemptKey: v.attemptKey,
+      log: this.log,
+      live: this.live,
+      service: leaseHooks
     })
     const { outcome } = ended
     rec.state = 'sending'
@@ -347,7 +385,10 @@ export class JobExecService implements Startable {
     return { maxJobMs: this.init.maxJobMs ?? EXEC_DEFAULTS.maxJobMs, graceMs: this.scheduler.graceMs }
   }
 
-  /** The bounds on receiving `manifest`: its declared bytes (within ours), a deadline counted from Start, a number of chunks. */
+  /**
+   * The bounds on receiving `manifest`: its declared bytes (within ours), a deadline counted from
+   * Start, a number of chunks.
+   */
   private receiveLimits (manifest: FileEntry[], startedAt: number): ReceiveLimits {
     const declared = declaredInputBytes(manifest)
     const transfer = { ...INPUT_TRANSFER_DEFAULTS, ...this.init.inputTransfer }

@@ -11,7 +11,10 @@ export interface LeaseRunHooks {
   env: Record<string, string>
   /** the port the service listens on (PORT) */
   port: number
-  /** the run started: health-check it (at `handle.endpoint`, else 127.0.0.1), and cancel it through `handle` when it fails */
+  /**
+   * the run started: health-check it (at `handle.endpoint`, else 127.0.0.1), and cancel it through
+   * `handle` when it fails
+   */
   started(handle: RunHandle): void
   /** a preemption notice came (the run gets SIGTERM now): stop taking requests */
   preempting(notice: { graceMs: number, detail: string }): void
@@ -21,5 +24,10 @@ export interface LeaseRunHooks {
 
 export interface LeaseHost {
   /** `priceMicroUsdPerGpuHour`: the award's clearing price (what the lease's usage statements bill at) */
-  begin(lease: { leaseId: string, renter: string, healthPath: string, priceMicroUsdPerGpuHour?: number }): Promise<LeaseRunHooks>
+  begin(lease: {
+    leaseId: string
+    renter: string
+    healthPath: string
+    priceMicroUsdPerGpuHour?: number
+  }): Promise<LeaseRunHooks>
 }

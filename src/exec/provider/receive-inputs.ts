@@ -47,7 +47,10 @@ const MIN_AVERAGE_CHUNK_BYTES = 64 * KiB
 
 /** The whole-transfer deadline for `declaredBytes` of inputs: floor + size at the minimum rate, capped. */
 export function inputDeadlineMs (declaredBytes: number, limits: InputTransferLimits): number {
-  return Math.min(limits.maxMs, limits.floorMs + Math.ceil(declaredBytes * 1000 / Math.max(1, limits.minBytesPerSecond)))
+  return Math.min(
+    limits.maxMs,
+    limits.floorMs + Math.ceil((declaredBytes * 1000) / Math.max(1, limits.minBytesPerSecond))
+  )
 }
 
 /** Most InputChunk frames for a manifest: one per file, plus one per MIN_AVERAGE_CHUNK_BYTES declared. */
@@ -73,7 +76,13 @@ export interface ReceiveLimits {
  * with its error (the job lost its slot).
  */
 export async function receiveInputs (
-  ch: FrameChannel, { manifest, dir, limits, stop }: { manifest: FileEntry[], dir: string, limits: ReceiveLimits, stop?: Promise<never> }
+  ch: FrameChannel,
+  {
+    manifest,
+    dir,
+    limits,
+    stop
+  }: { manifest: FileEntry[], dir: string, limits: ReceiveLimits, stop?: Promise<never> }
 ): Promise<FileEntry[]> {
   const files = new InputFiles(manifest, dir)
   let total = 0
@@ -117,7 +126,9 @@ class InputFiles {
 
   async write (chunk: ReceivedChunk): Promise<void> {
     // an empty file has no chunks: move past complete files to the one this chunk is for
-    while (this.index < this.manifest.length && this.entry().path !== chunk.path && this.offset === this.entry().size) await this.finishFile()
+    while (this.index < this.manifest.length && this.entry().path !== chunk.path && this.offset === this.entry().size) {
+      await this.finishFile()
+    }
     const entry = this.manifest[this.index]
     if (entry == null || entry.path !== chunk.path) throw new JobStreamError('PROTOCOL', `input chunk for ${chunk.path.slice(0, MAX_PATH_CHARS)} out of manifest order`)
     if (chunk.offset !== this.offset) throw new JobStreamError('PROTOCOL', `input chunk for ${entry.path} at offset ${chunk.offset}, expected ${this.offset}`)
@@ -163,14 +174,27 @@ class InputFiles {
   }
 }
 
-/** The manifest's files the input cache holds for `renter`, pinned; none without a cache (job/1.1.0: they are not sent again). */
-export async function holdCachedInputs (cache: InputCache | undefined, renter: string, manifest: FileEntry[], log: Logger): Promise<Holding> {
+/**
+ * The manifest's files the input cache holds for `renter`, pinned; none without a cache (job/1.1.0:
+ * they are not sent again).
+ */
+export async function holdCachedInputs (
+  cache: InputCache | undefined,
+  renter: string,
+  manifest: FileEntry[],
+  log: Logger
+): Promise<Holding> {
   const none: Holding = { digests: new Set(), bytes: 0, release: () => {} }
   return await cache?.hold(renter, manifest).catch((err: Error) => { log('input cache not read: %e', err); return none }) ?? none
 }
 
 /** Links every held file of the manifest into the job's inputs/ at its path (read-only: the cache's bytes). */
-export async function placeHeldInputs (cache: InputCache | undefined, manifest: FileEntry[], holding: Holding | undefined, inputsDir: string): Promise<void> {
+export async function placeHeldInputs (
+  cache: InputCache | undefined,
+  manifest: FileEntry[],
+  holding: Holding | undefined,
+  inputsDir: string
+): Promise<void> {
   if (holding == null || holding.digests.size === 0 || cache == null) return
   for (const f of manifest) {
     const hex = toHex(f.sha256)
@@ -179,7 +203,12 @@ export async function placeHeldInputs (cache: InputCache | undefined, manifest: 
 }
 
 /** Keeps the inputs that arrived (checked against their digests) in the input cache for this renter's next jobs. */
-export async function keepReceivedInputs (cache: InputCache | undefined, renter: string, received: FileEntry[], inputsDir: string): Promise<void> {
+export async function keepReceivedInputs (
+  cache: InputCache | undefined,
+  renter: string,
+  received: FileEntry[],
+  inputsDir: string
+): Promise<void> {
   if (cache == null) return
   for (const f of received) {
     if (f.size > 0n) await cache.put(renter, join(inputsDir, f.path), f)

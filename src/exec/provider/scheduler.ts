@@ -3,9 +3,9 @@
  * (`SlotJob.gpus`), all or none. Gold and silver jobs take free slots or, when too few are
  * free, displace running bronze jobs: each bronze job is told to stop (its runner sends
  * SIGTERM, waits the grace period, then SIGKILL) and the new job gets its slots once every
- * bronze job it displaces has released them (a multi-GPU bronze job releases all of its at once). The end of an availability window and a thermal or
- * power limit preempt every bronze job and pause new work until they clear. Gold and silver
- * jobs are never preempted.
+ * bronze job it displaces has released them (a multi-GPU bronze job releases all of its at once).
+ * The end of an availability window and a thermal or power limit preempt every bronze job and pause
+ * new work until they clear. Gold and silver jobs are never preempted.
  *
  * Pure bookkeeping: no timers and no processes; the owner of a lease acts on its notice.
  */
@@ -188,7 +188,9 @@ export class SlotScheduler {
   gpusHeldBy (prefix: string): Set<number> {
     const held = new Set<number>()
     for (const s of this.slots) {
-      if (s.lease?.job.key.startsWith(prefix) === true || s.next?.job.key.startsWith(prefix) === true) held.add(s.gpu.index)
+      if (s.lease?.job.key.startsWith(prefix) === true || s.next?.job.key.startsWith(prefix) === true) {
+        held.add(s.gpu.index)
+      }
     }
     return held
   }
@@ -239,7 +241,10 @@ export class SlotScheduler {
     return Math.max(0, free - this.promised(renter))
   }
 
-  /** An accepted award of `renter` holds a free slot until its Start is admitted (fulfil) or `until` passes; it replaces the renter's earlier one. */
+  /**
+   * An accepted award of `renter` holds a free slot until its Start is admitted (fulfil) or `until`
+   * passes; it replaces the renter's earlier one.
+   */
   promise (awardKey: string, renter: string, until: number): void {
     for (const [key, p] of this.promises) if (p.renter === renter) this.promises.delete(key)
     this.promises.set(awardKey, { renter, until })
@@ -274,7 +279,10 @@ export class SlotScheduler {
     return this.slots.map((s, index) => ({
       index,
       gpu: s.gpu,
-      job: s.lease == null ? undefined : { key: s.lease.job.key, tier: s.lease.job.tier, since: s.lease.since, preempting: s.lease.preempting },
+      job:
+        s.lease == null
+          ? undefined
+          : { key: s.lease.job.key, tier: s.lease.job.tier, since: s.lease.since, preempting: s.lease.preempting },
       waiting: s.next?.job.key
     }))
   }
@@ -294,7 +302,10 @@ export class SlotScheduler {
     this.changed()
   }
 
-  /** The slots a gold/silver job takes when too few are free: the oldest bronze job's first (it has had the most time to produce something). */
+  /**
+   * The slots a gold/silver job takes when too few are free: the oldest bronze job's first (it has
+   * had the most time to produce something).
+   */
   private victims (): Slot[] {
     return this.slots.filter(s => this.displaceable(s)).sort((a, b) => (a.lease?.since ?? 0) - (b.lease?.since ?? 0))
   }

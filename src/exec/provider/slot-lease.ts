@@ -50,7 +50,12 @@ export class SlotLease implements Lease {
   /** slots still held by the bronze jobs this one displaces */
   waitingFor = 0
 
-  constructor (readonly job: SlotJob, readonly gpus: readonly SchedulerGpu[], private readonly onRelease: (lease: SlotLease) => void, now: number) {
+  constructor (
+    readonly job: SlotJob,
+    readonly gpus: readonly SchedulerGpu[],
+    private readonly onRelease: (lease: SlotLease) => void,
+    now: number
+  ) {
     this.gpu = gpus[0] as SchedulerGpu
     this.preemptible = job.tier === 'bronze'
     this.since = now

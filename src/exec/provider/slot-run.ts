@@ -28,7 +28,13 @@ export class OrderedSender {
   }
 
   enqueue (frame: JobFrame): void {
-    this.chain = this.chain.then(async () => { if (!this.brokenStream) await this.ch.send(frame) }).catch(() => { this.brokenStream = true })
+    this.chain = this.chain
+      .then(async () => {
+        if (!this.brokenStream) await this.ch.send(frame)
+      })
+      .catch(() => {
+        this.brokenStream = true
+      })
   }
 
   /** Resolves once everything queued so far was sent (or dropped). */
@@ -85,7 +91,13 @@ export interface SlotRunEnd {
 /** Runs the job to its end on the slot. */
 export async function runOnSlot (ch: FrameChannel, opts: SlotRunOptions): Promise<SlotRunEnd> {
   const { spec, gpu, lease } = opts
-  const sampler = new TelemetrySampler({ gpuIndex: gpu.index, gpuIndices: lease.gpus.map(g => g.index), simulated: gpu.simulated, read: gpu.simulated ? undefined : opts.telemetry?.read, intervalMs: opts.telemetry?.intervalMs })
+  const sampler = new TelemetrySampler({
+    gpuIndex: gpu.index,
+    gpuIndices: lease.gpus.map(g => g.index),
+    simulated: gpu.simulated,
+    read: gpu.simulated ? undefined : opts.telemetry?.read,
+    intervalMs: opts.telemetry?.intervalMs
+  })
   sampler.start()
   const sender = new OrderedSender(ch)
   const handle = opts.runner.start(spec, line => {

@@ -20,7 +20,10 @@ export type TelemetryRead = () => Promise<GpuTelemetry[]>
 
 export interface SamplerOptions {
   gpuIndex: number
-  /** every GPU of a multi-GPU job (default [gpuIndex]): one sample is their mean utilisation, highest temperature and summed power */
+  /**
+   * every GPU of a multi-GPU job (default [gpuIndex]): one sample is their mean utilisation,
+   * highest temperature and summed power
+   */
   gpuIndices?: readonly number[]
   simulated: boolean
   /** reads every GPU's telemetry (readGpuTelemetry, or a fake for tests); none: no samples */

@@ -28,7 +28,11 @@ export class AttemptLog {
   /** bytes of log lines received so far */
   total = 0
 
-  constructor (private readonly file: string, private readonly maxBytes = Infinity, private readonly disk?: DiskBudget) {}
+  constructor (
+    private readonly file: string,
+    private readonly maxBytes = Infinity,
+    private readonly disk?: DiskBudget
+  ) {}
 
   async push (stream: 'stdout' | 'stderr', line: string): Promise<void> {
     const bytes = Buffer.byteLength(line, 'utf8') + 3
@@ -64,7 +68,11 @@ export class OutputFiles {
   private readonly limits: OutputLimits
 
   constructor (private readonly dir: string, limits: Partial<OutputLimits>, private readonly disk?: DiskBudget) {
-    this.limits = { maxOutputBytes: limits.maxOutputBytes ?? Infinity, maxFiles: limits.maxFiles ?? Infinity, maxDepth: limits.maxDepth ?? Infinity }
+    this.limits = {
+      maxOutputBytes: limits.maxOutputBytes ?? Infinity,
+      maxFiles: limits.maxFiles ?? Infinity,
+      maxDepth: limits.maxDepth ?? Infinity
+    }
   }
 
   async write (chunk: ReceivedChunk): Promise<void> {
@@ -105,7 +113,10 @@ export class OutputFiles {
     const segments = chunk.path.split('/')
     if (segments.length - 1 > this.limits.maxDepth) throw new RenterLimitError('depth', `output ${chunk.path.slice(0, 80)}… is ${segments.length - 1} directories deep; the renter's limit is ${this.limits.maxDepth}`)
     const prefixes: string[] = []
-    for (let i = 0, at = 0; i < segments.length - 1; i++) { at += (segments[i] as string).length + (i > 0 ? 1 : 0); prefixes.push(chunk.path.slice(0, at)) }
+    for (let i = 0, at = 0; i < segments.length - 1; i++) {
+      at += (segments[i] as string).length + (i > 0 ? 1 : 0)
+      prefixes.push(chunk.path.slice(0, at))
+    }
     if (this.files.has(chunk.path) || this.dirs.has(chunk.path) || prefixes.some(p => this.files.has(p))) throw new JobStreamError('PROTOCOL', `output ${chunk.path} sent twice`)
     if (chunk.offset !== 0n) throw new JobStreamError('PROTOCOL', `output ${chunk.path} does not start at offset 0`)
     this.files.add(chunk.path)

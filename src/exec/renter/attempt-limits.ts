@@ -3,8 +3,8 @@
  * provider claims to cap: log bytes, output files, directory depth, output bytes and a hard
  * deadline (the job's time limit + grace, at least the job's preemption notice, + margin;
  * Progress frames do not extend it). A provider past any of them fails the attempt
- * (`bad_output`, or `lost` for the deadline) and the job is re-auctioned. Also: control characters escaped before anything from a provider
- * is printed.
+ * (`bad_output`, or `lost` for the deadline) and the job is re-auctioned. Also: control characters
+ * escaped before anything from a provider is printed.
  */
 import { JobStreamError } from '../errors.js'
 
@@ -65,7 +65,9 @@ export class DiskBudget {
 /** The limits with `overrides` applied (undefined fields keep the default). */
 export function renterLimits (overrides: Partial<RenterLimits> = {}): RenterLimits {
   const out: RenterLimits = { ...RENTER_LIMITS }
-  for (const [k, v] of Object.entries(overrides) as Array<[keyof RenterLimits, number | undefined]>) if (v != null) out[k] = v
+  for (const [k, v] of Object.entries(overrides) as Array<[keyof RenterLimits, number | undefined]>) {
+    if (v != null) out[k] = v
+  }
   return out
 }
 

@@ -22,20 +22,35 @@ export async function inputManifest (inputs: readonly JobInput[]): Promise<Array
     checkRelativePath(input.path)
     if (seen.has(input.path)) throw new JobStreamError('PROTOCOL', `input ${input.path} listed twice`)
     seen.add(input.path)
-    out.push({ path: input.path, file: input.file, ...(await hashFile(input.file)), ...(input.public === true ? { public: true } : {}) })
+    out.push({
+      path: input.path,
+      file: input.file,
+      ...(await hashFile(input.file)),
+      ...(input.public === true ? { public: true } : {})
+    })
   }
   return sortEntries(out)
 }
 
 /** Sends the Start frame: the award, the job request, the runtime and the whole manifest. */
-async function sendStart (ch: FrameChannel, awarded: AwardedJob, payload: JobPayload, manifest: ReadonlyArray<FileEntry & { file: string }>): Promise<void> {
+async function sendStart (
+  ch: FrameChannel,
+  awarded: AwardedJob,
+  payload: JobPayload,
+  manifest: ReadonlyArray<FileEntry & { file: string }>
+): Promise<void> {
   const env = Object.entries(payload.runtime.env ?? {}).map(([key, value]) => ({ key, value }))
   await ch.send({
     start: {
       award: awarded.award,
       jobRequest: awarded.jobRequest,
       runtime: { image: payload.runtime.image ?? '', command: payload.runtime.command, env, timeoutMs: BigInt(payload.runtime.timeoutMs), shmSizeMib: payload.runtime.shmSizeMiB ?? 0 },
-      inputs: manifest.map(({ path, size, sha256, public: pub }) => ({ path, size, sha256, ...(pub === true ? { public: true } : {}) }))
+      inputs: manifest.map(({ path, size, sha256, public: pub }) => ({
+        path,
+        size,
+        sha256,
+        ...(pub === true ? { public: true } : {})
+      }))
     }
   })
 }
@@ -46,7 +61,10 @@ export interface HeldInputs {
   bytes: number
 }
 
-/** One attempt's job as it is shipped: the stream, the award, the payload and its manifest (with local files), and where events go. */
+/**
+ * One attempt's job as it is shipped: the stream, the award, the payload and its manifest (with
+ * local files), and where events go.
+ */
 export interface Shipment {
   ch: FrameChannel
   awarded: AwardedJob
@@ -60,7 +78,10 @@ export interface Shipment {
  * Sends Start (unless already sent), every input file the provider does not hold and
  * InputEnd, with `sending` events as it goes.
  */
-export async function sendJob (shipment: Shipment, { onChunk = () => {}, held }: { onChunk?: () => void, held?: HeldInputs } = {}): Promise<void> {
+export async function sendJob (
+  shipment: Shipment,
+  { onChunk = () => {}, held }: { onChunk?: () => void, held?: HeldInputs } = {}
+): Promise<void> {
   const { ch, awarded, payload, manifest, attempt, emit } = shipment
   if (held == null) await sendStart(ch, awarded, payload, manifest)
   const toSend = held == null ? manifest : manifest.filter(f => !held.digests.has(Buffer.from(f.sha256).toString('hex')))
@@ -87,7 +108,10 @@ export async function sendJob (shipment: Shipment, { onChunk = () => {}, held }:
  * job/1.1.0: sends Start and reads the provider's answer to it: Held (the files it holds, each
  * one of the manifest's), or a refusal (JobRejectedError, as for any first answer).
  */
-export async function startAskingHeld ({ ch, awarded, payload, manifest }: Shipment, answerMs: number): Promise<HeldInputs> {
+export async function startAskingHeld (
+  { ch, awarded, payload, manifest }: Shipment,
+  answerMs: number
+): Promise<HeldInputs> {
   await sendStart(ch, awarded, payload, manifest)
   const frame = await ch.next(answerMs)
   if (frame == null || frameKind(frame) !== 'held') {
@@ -107,7 +131,10 @@ export async function startAskingHeld ({ ch, awarded, payload, manifest }: Shipm
   return { digests, bytes }
 }
 
-/** The longest wait for the provider's first frame while inputs still go (setTimeout's bound): the sending is what runs then. */
+/**
+ * The longest wait for the provider's first frame while inputs still go (setTimeout's bound): the
+ * sending is what runs then.
+ */
 const WHILE_SENDING_MS = 2 ** 31 - 1
 /** After a failed send, how long the provider's answer (its reason) may take to arrive. */
 const ANSWER_AFTER_SEND_FAILED_MS = 1_000
@@ -136,8 +163,13 @@ export async function shipJob (
   const stalled = new Promise<{ stalled: true }>(resolve => { onStall = () => { resolve({ stalled: true }) } })
   const arm = (): void => { clearTimeout(stallTimer); stallTimer = setTimeout(onStall, stallMs) }
   arm()
-  const sending = sendJob(shipment, { onChunk: arm, held }).then(() => ({ sent: true as const }), (err: unknown) => ({ sendErr: err }))
-  const first = await Promise.race([sending, answer.then(a => ({ answered: a })), stalled]).finally(() => { clearTimeout(stallTimer) })
+  const sending = sendJob(shipment, { onChunk: arm, held }).then(
+    () => ({ sent: true as const }),
+    (err: unknown) => ({ sendErr: err })
+  )
+  const first = await Promise.race([sending, answer.then(a => ({ answered: a })), stalled]).finally(() => {
+    clearTimeout(stallTimer)
+  })
   if ('stalled' in first) {
     ch.abort()
     await sending
@@ -155,7 +187,9 @@ export async function shipJob (
   const sent = first
   if ('sendErr' in sent) {
     // the stream broke while sending: the provider's answer, if one came, says why
-    const a = await withDeadline(answer, ANSWER_AFTER_SEND_FAILED_MS, () => sent.sendErr as Error).catch((err: unknown) => ({ err }))
+    const a = await withDeadline(answer, ANSWER_AFTER_SEND_FAILED_MS, () => sent.sendErr as Error).catch(
+      (err: unknown) => ({ err })
+    )
     if ('frame' in a && a.frame != null) return accepted(a)
     throw sent.sendErr
   }

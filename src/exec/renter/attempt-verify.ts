@@ -40,11 +40,22 @@ export interface VerifyContext {
  * already holds what was received). A forged or mismatched attestation ends the attempt
  * `bad_attestation` with an Error frame and no receipt.
  */
-export async function verifyAndReceipt (ch: FrameChannel, report: RunReport, result: AttemptResult, ctx: VerifyContext): Promise<void> {
+export async function verifyAndReceipt (
+  ch: FrameChannel,
+  report: RunReport,
+  result: AttemptResult,
+  ctx: VerifyContext
+): Promise<void> {
   const { award, provider } = ctx
   let attestation
   try {
-    attestation = openAttestation(report.attestation, { provider, renter: ctx.peerId, jobId: award.jobId, awardHash: ctx.awardHash, inputDigest: ctx.inputDigest })
+    attestation = openAttestation(report.attestation, {
+      provider,
+      renter: ctx.peerId,
+      jobId: award.jobId,
+      awardHash: ctx.awardHash,
+      inputDigest: ctx.inputDigest
+    })
   } catch (err) {
     if (!(err instanceof RecordError)) throw err
     result.outcome = 'bad_attestation'

@@ -128,7 +128,11 @@ export interface AttemptOptions {
 }
 
 /** One attempt: ship the job to the award's winner, collect its outputs, verify, sign the receipt. */
-export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts: AttemptOptions): Promise<AttemptResult> {
+export async function runAttempt (
+  awarded: AwardedJob,
+  payload: JobPayload,
+  opts: AttemptOptions
+): Promise<AttemptResult> {
   const attempt = opts.attempt ?? 1
   const inputs = { sentBytes: 0, cachedBytes: 0 }
   const emit = (event: JobEvent): void => {
@@ -152,12 +156,27 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
   let ch: FrameChannel | undefined
   try {
     // job/1.1.0 first: the provider then says what its input cache holds, and that is not sent
-    const stream = await opts.libp2p.dialProtocol(provider, [PROTOCOL.jobCached, PROTOCOL.job], { signal: AbortSignal.any([AbortSignal.timeout(opts.dialMs ?? RENTER_DEFAULTS.dialMs), ...(opts.signal != null ? [opts.signal] : [])]) })
-      .catch((err: Error) => { throw err.name === 'LimitedConnectionError' ? relayOnly(provider, err) : err })
+    const stream = await opts.libp2p
+      .dialProtocol(provider, [PROTOCOL.jobCached, PROTOCOL.job], {
+        signal: AbortSignal.any([
+          AbortSignal.timeout(opts.dialMs ?? RENTER_DEFAULTS.dialMs),
+          ...(opts.signal != null ? [opts.signal] : [])
+        ])
+      })
+      .catch((err: Error) => {
+        throw err.name === 'LimitedConnectionError' ? relayOnly(provider, err) : err
+      })
     const idleMs = opts.idleMs ?? RENTER_DEFAULTS.idleMs
     ch = new FrameChannel(stream, { idleMs })
     opts.signal?.addEventListener('abort', () => { void ch?.fail(new JobStreamError('CANCELLED', 'renter cancelled')) }, { once: true })
-    await shipJob({ ch, awarded, payload, manifest, attempt, emit }, { acceptMs: opts.acceptMs ?? RENTER_DEFAULTS.acceptMs, stallMs: idleMs, askHeld: stream.protocol === PROTOCOL.jobCached })
+    await shipJob(
+      { ch, awarded, payload, manifest, attempt, emit },
+      {
+        acceptMs: opts.acceptMs ?? RENTER_DEFAULTS.acceptMs,
+        stallMs: idleMs,
+        askHeld: stream.protocol === PROTOCOL.jobCached
+      }
+    )
     result.acceptedAt = Date.now()
     emit({ type: 'accepted', attempt, provider: result.provider })
     // the hard deadline: progress frames keep the stream alive, never past the job's time limit + grace + margin
@@ -182,7 +201,14 @@ export async function runAttempt (awarded: AwardedJob, payload: JobPayload, opts
       clearTimeout(timer)
     }
     received()
-    await verifyAndReceipt(ch, report, result, { award, awardHash, provider, inputDigest: fileSetDigest(manifest), privateKey: opts.privateKey, peerId: opts.peerId })
+    await verifyAndReceipt(ch, report, result, {
+      award,
+      awardHash,
+      provider,
+      inputDigest: fileSetDigest(manifest),
+      privateKey: opts.privateKey,
+      peerId: opts.peerId
+    })
     return result
   } catch (err: any) {
     if (err instanceof JobRejectedError) {

@@ -43,7 +43,8 @@ export function prepareWorkDir (workDir: string, user: ContainerUser): void {
   const visit = (path: string, top: boolean): void => {
     if (++seen > MAX_ENTRIES) throw new RunnerError(`the work dir holds more than ${MAX_ENTRIES} entries`)
     const st = lstatSync(path)
-    // an input shared with the input cache is already 0444: changing its mode would change its ctime (the cache re-hashes it)
+    // an input shared with the input cache is already 0444: changing its mode would change its
+    // ctime (the cache re-hashes it)
     if (st.isSymbolicLink() || (st.isFile() && st.nlink > 1)) return
     chmodSync(path, st.isDirectory() ? (top ? 0o777 : (st.mode & 0o777) | 0o755) : (st.mode & 0o777) | 0o644)
     if (st.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name), top && name === 'outputs' && path === workDir)

@@ -50,7 +50,12 @@ export async function measureDir (dir: string, stopAt = Number.MAX_SAFE_INTEGER)
  * Measures `dir` every `intervalMs` and calls `onOver` once with the reason when it holds more
  * than `limitBytes` or MAX_WORK_DIR_ENTRIES entries. Returns the function that stops watching.
  */
-export function watchDiskUse (dir: string, limitBytes: number, onOver: (detail: string) => void, intervalMs = DISK_WATCH_INTERVAL_MS): () => void {
+export function watchDiskUse (
+  dir: string,
+  limitBytes: number,
+  onOver: (detail: string) => void,
+  intervalMs = DISK_WATCH_INTERVAL_MS
+): () => void {
   let stopped = false
   let timer: NodeJS.Timeout | undefined
   const tick = async (): Promise<void> => {

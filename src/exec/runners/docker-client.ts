@@ -33,8 +33,15 @@ export function dockerClientEnv (host?: string): Record<string, string> {
 export interface ClientResult { code: number, stdout: string, stderr: string }
 
 /** Runs the docker client once, bounded in time and output (through `launcher` when given); never throws. */
-export async function dockerCall (docker: string, args: string[], env: Record<string, string>, launcher?: JobLauncher): Promise<ClientResult> {
-  if (launcher != null) return await launcher.call(docker, args, { env, timeoutMs: CLIENT_CALL_MS, maxBytes: CLIENT_OUTPUT_BYTES })
+export async function dockerCall (
+  docker: string,
+  args: string[],
+  env: Record<string, string>,
+  launcher?: JobLauncher
+): Promise<ClientResult> {
+  if (launcher != null) {
+    return await launcher.call(docker, args, { env, timeoutMs: CLIENT_CALL_MS, maxBytes: CLIENT_OUTPUT_BYTES })
+  }
   return await new Promise(resolve => {
     execFile(docker, args, { env, timeout: CLIENT_CALL_MS, maxBuffer: CLIENT_OUTPUT_BYTES }, (err, stdout, stderr) => {
       const code = err == null ? 0 : typeof (err as any).code === 'number' ? (err as any).code as number : -1
@@ -54,7 +61,12 @@ export interface ContainerState {
 }
 
 /** The container's state, or undefined when the engine has no such container (or cannot be asked). */
-export async function inspectContainer (docker: string, name: string, env: Record<string, string>, launcher?: JobLauncher): Promise<ContainerState | undefined> {
+export async function inspectContainer (
+  docker: string,
+  name: string,
+  env: Record<string, string>,
+  launcher?: JobLauncher
+): Promise<ContainerState | undefined> {
   const r = await dockerCall(docker, ['inspect', '--type', 'container', '--format', '{{json .State}}', name], env, launcher)
   if (r.code !== 0) return undefined
   try {
@@ -74,7 +86,12 @@ export async function inspectContainer (docker: string, name: string, env: Recor
 }
 
 /** Removes the container, killing it first if it still runs; a container already gone is fine. */
-export async function removeContainer (docker: string, name: string, env: Record<string, string>, launcher?: JobLauncher): Promise<void> {
+export async function removeContainer (
+  docker: string,
+  name: string,
+  env: Record<string, string>,
+  launcher?: JobLauncher
+): Promise<void> {
   await dockerCall(docker, ['rm', '--force', '--volumes', name], env, launcher)
 }
 

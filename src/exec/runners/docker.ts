@@ -35,7 +35,10 @@ export interface DockerRunnerOptions {
   allowNetwork?: boolean
   /** memory limit, MiB, default DEFAULT_MEMORY_MIB */
   memoryMib?: number
-  /** the most /dev/shm a job may ask for, MiB, default DEFAULT_MAX_SHM_MIB (never above the memory limit: it counts against it) */
+  /**
+   * the most /dev/shm a job may ask for, MiB, default DEFAULT_MAX_SHM_MIB (never above the memory
+   * limit: it counts against it)
+   */
   maxShmMiB?: number
   /** CPUs a container may use (`--cpus`), default all of this machine's */
   cpus?: number
@@ -55,7 +58,10 @@ export interface DockerRunnerOptions {
    * SIGKILLed cannot remove its containers, and a lease's would serve on for nobody)
    */
   owner?: string
-  /** run the docker client from a small helper process (launcher.ts; default one of its own): false forks the provider itself */
+  /**
+   * run the docker client from a small helper process (launcher.ts; default one of its own): false
+   * forks the provider itself
+   */
   launcher?: boolean | JobLauncher
 }
 
@@ -66,10 +72,11 @@ export function containerName (jobId: string): string {
 
 /**
  * The `docker run` argv (without the binary) for a job: the slot's GPU only, no network unless
- * allowed (a service lease: its own internal network, service-network.ts), read-only root with the work dir bound writable at /job, an unprivileged user, no
- * capabilities and no privilege gain, memory, CPU, process and file-size limits, no log kept
- * by the engine (the provider reads the output as it comes), the job's environment only. The
- * container is not `--rm`: the runner inspects how it ended, then removes it.
+ * allowed (a service lease: its own internal network, service-network.ts), read-only root with the
+ * work dir bound writable at /job, an unprivileged user, no capabilities and no privilege gain,
+ * memory, CPU, process and file-size limits, no log kept by the engine (the provider reads the
+ * output as it comes), the job's environment only. The container is not `--rm`: the runner inspects
+ * how it ended, then removes it.
  */
 export function dockerRunArgs (spec: RunSpec, name: string, opts: DockerRunnerOptions): string[] {
   if (spec.image == null || spec.image === '') throw new RunnerError('the docker runner needs an image')
@@ -120,7 +127,9 @@ export class DockerRunner implements Runner {
   constructor (opts: DockerRunnerOptions) {
     if (opts.user != null) parseContainerUser(opts.user)
     this.opts = opts
-    if (opts.launcher !== false) this.launcher = opts.launcher instanceof JobLauncher ? opts.launcher : new JobLauncher()
+    if (opts.launcher !== false) {
+      this.launcher = opts.launcher instanceof JobLauncher ? opts.launcher : new JobLauncher()
+    }
   }
 
   /** The launcher's one fork of the provider now, while it is small. */
@@ -144,7 +153,10 @@ export class DockerRunner implements Runner {
     if (!imageAllowed(this.opts.allowedImages, image)) throw new RunnerError(`image ${image} is not on this provider's allow-list`)
     if (spec.network === true && this.opts.allowNetwork !== true) throw new RunnerError('this provider gives jobs no network')
     if (spec.shmSizeMiB != null) {
-      const max = Math.min(this.opts.maxShmMiB ?? DEFAULT_MAX_SHM_MIB, Math.floor(spec.memoryMib ?? this.opts.memoryMib ?? DEFAULT_MEMORY_MIB))
+      const max = Math.min(
+        this.opts.maxShmMiB ?? DEFAULT_MAX_SHM_MIB,
+        Math.floor(spec.memoryMib ?? this.opts.memoryMib ?? DEFAULT_MEMORY_MIB)
+      )
       if (!Number.isInteger(spec.shmSizeMiB) || spec.shmSizeMiB < 1) throw new RunnerError(`shared memory of ${spec.shmSizeMiB} MiB is not a whole number of MiB`)
       if (spec.shmSizeMiB > max) throw new RunnerError(`shared memory of ${spec.shmSizeMiB} MiB is over this provider's bound of ${max} MiB`)
     }
@@ -180,7 +192,11 @@ export class DockerRunner implements Runner {
       const child = launcher != null
         ? launcher.spawn(docker, args, { detached: true, env, stdin: 'ignore' })
         : spawn(docker, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env })
-      if (spec.diskBytes != null) stopWatching = watchDiskUse(spec.workDir, spec.diskBytes, detail => { handle.cancel(detail) })
+      if (spec.diskBytes != null) {
+        stopWatching = watchDiskUse(spec.workDir, spec.diskBytes, detail => {
+          handle.cancel(detail)
+        })
+      }
       return {
         child,
         terminate: () => { dockerCommand('kill', '--signal', 'SIGTERM', name) },
@@ -201,7 +217,8 @@ export class DockerRunner implements Runner {
       let ended = false
       done.then(() => { ended = true }, () => { ended = true })
       const network = service.network
-      run.endpoint = async () => await serviceEndpoint({ docker, env, launcher }, { name, network, port: service.port, stopped: () => ended })
+      run.endpoint = async () =>
+        await serviceEndpoint({ docker, env, launcher }, { name, network, port: service.port, stopped: () => ended })
     }
     return run
   }
@@ -211,7 +228,10 @@ export class DockerRunner implements Runner {
    * started is FAILED with the engine's reason (never COMPLETED with no outputs), one killed
    * for memory is FAILED, otherwise the exit code is the container's. Then it is removed.
    */
-  private async settle (outcome: RunOutcome, run: { docker: string, name: string, env: Record<string, string>, image: string, clientErrors: ClientErrors }): Promise<RunOutcome> {
+  private async settle (
+    outcome: RunOutcome,
+    run: { docker: string, name: string, env: Record<string, string>, image: string, clientErrors: ClientErrors }
+  ): Promise<RunOutcome> {
     // the client itself could not be run (or the work dir not prepared): no container was asked for
     if (outcome.status === 'failed' && outcome.exitCode === -1 && /^(could not start|could not run|command not found)/.test(outcome.detail ?? '')) {
       return { ...outcome, detail: outcome.detail?.startsWith('command not found') === true ? `the docker client (${run.docker}) is not installed on this provider` : outcome.detail }

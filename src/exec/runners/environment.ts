@@ -45,7 +45,12 @@ export function jobVariables (spec: RunSpec, workDir: string): Record<string, st
  */
 export function processJobEnv (spec: RunSpec): Record<string, string> {
   checkJobEnv(spec.env)
-  const env: Record<string, string> = { ...spec.env, PATH: JOB_PATH, HOME: spec.workDir, ...jobVariables(spec, spec.workDir) }
+  const env: Record<string, string> = {
+    ...spec.env,
+    PATH: JOB_PATH,
+    HOME: spec.workDir,
+    ...jobVariables(spec, spec.workDir)
+  }
   // every GPU of the job by UUID (stable, unlike indexes), none of the box's others; simulated GPUs have none to name
   const real = runGpus(spec).filter(g => !g.simulated)
   if (real.length > 0) env.CUDA_VISIBLE_DEVICES = real.map(g => g.uuid).join(',')

@@ -73,7 +73,10 @@ export function planJobUser (spec: string | undefined, myUid: number = process.g
   if (spec == null || spec === '') {
     if (!root) return { uids: [myUid], gid: process.getgid?.() ?? myUid, dedicated: false, describe: `this provider's own user (uid ${myUid})` }
     const taken = passwdUids()
-    const uids = Array.from({ length: DEFAULT_JOB_UIDS.last - DEFAULT_JOB_UIDS.first + 1 }, (_, i) => DEFAULT_JOB_UIDS.first + i).filter(u => !taken.has(u))
+    const uids = Array.from(
+      { length: DEFAULT_JOB_UIDS.last - DEFAULT_JOB_UIDS.first + 1 },
+      (_, i) => DEFAULT_JOB_UIDS.first + i
+    ).filter(u => !taken.has(u))
     if (uids.length === 0) throw new RunnerError(`job user: every uid of ${DEFAULT_JOB_UIDS.first}-${DEFAULT_JOB_UIDS.last} has an account here; name the job user with --job-user`)
     return { uids, gid: 'same-as-uid', dedicated: true, describe: `uids ${DEFAULT_JOB_UIDS.first}-${DEFAULT_JOB_UIDS.last}, one per running job` }
   }

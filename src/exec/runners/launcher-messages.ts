@@ -3,7 +3,10 @@
  * channel: local to one machine, between two processes of the same provider, never the network.
  */
 
-/** Output relayed of each child's stdout, and of its stderr: the job log's own bound (supervise.ts, 8 MiB) with room to spare. */
+/**
+ * Output relayed of each child's stdout, and of its stderr: the job log's own bound (supervise.ts,
+ * 8 MiB) with room to spare.
+ */
 export const MAX_RELAYED_BYTES = 9 * 1024 * 1024
 
 export interface LaunchOptions {

@@ -161,7 +161,11 @@ export class JobLauncher {
    * after `timeoutMs`) and in output (`maxBytes` characters of each stream kept); never throws.
    * The code is -1 when it could not start, timed out or was killed.
    */
-  async call (file: string, args: string[], options: LaunchOptions & { timeoutMs: number, maxBytes: number }): Promise<CallResult> {
+  async call (
+    file: string,
+    args: string[],
+    options: LaunchOptions & { timeoutMs: number, maxBytes: number }
+  ): Promise<CallResult> {
     const { timeoutMs, maxBytes, ...launch } = options
     const child = this.spawn(file, args, { ...launch, stdin: 'ignore' })
     const kept = { stdout: '', stderr: '' }

@@ -19,7 +19,10 @@ export interface DockerSettings {
 }
 
 export interface RunnerSetup {
-  /** process runner: `--job-user` (NAME, UID[:GID] or FIRST-LAST); default one uid per job from DEFAULT_JOB_UIDS when root */
+  /**
+   * process runner: `--job-user` (NAME, UID[:GID] or FIRST-LAST); default one uid per job from
+   * DEFAULT_JOB_UIDS when root
+   */
   jobUser?: string
   /** process runner: largest file a job may write, bytes (its share of the provider's disk) */
   fileBytes?: number

@@ -16,7 +16,10 @@ import { sleep } from '../../common/index.js'
 /** The variable every process of a run inherits; its value is random per run. */
 export const RUN_MARKER = 'IDLEGRID_RUN_MARK'
 
-/** session and process group of a live `pid`, from /proc/PID/stat (after the command name's last ')'); undefined for a zombie (already dead). */
+/**
+ * session and process group of a live `pid`, from /proc/PID/stat (after the command name's last
+ * ')'); undefined for a zombie (already dead).
+ */
 function sessionOf (pid: number): { pgrp: number, session: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')

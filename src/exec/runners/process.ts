@@ -21,7 +21,10 @@ const SETPRIV = findTool(['/usr/bin/setpriv', '/bin/setpriv'])
  * server runs for ever) would hold the GPU slot nobody accounts for any more.
  */
 let pdeathsig: boolean | undefined
-/** Asked of setpriv once: when the provider starts (open()), else when the first job starts (not when a node merely loads the runners). */
+/**
+ * Asked of setpriv once: when the provider starts (open()), else when the first job starts (not
+ * when a node merely loads the runners).
+ */
 function supportsPdeathsig (): boolean {
   pdeathsig ??= SETPRIV != null && spawnSync(SETPRIV, ['--help'], { encoding: 'utf8' }).stdout?.includes('--pdeathsig') === true
   return pdeathsig
@@ -31,7 +34,10 @@ function supportsPdeathsig (): boolean {
 export interface ProcessJobLimits {
   /** processes and threads at once: the cgroup's pids.max, and RLIMIT_NPROC of a job uid (default 4096) */
   processes?: number
-  /** memory: the cgroup's limit, else RLIMIT_AS when the job uses no real GPU (default the machine's memory / concurrent jobs) */
+  /**
+   * memory: the cgroup's limit, else RLIMIT_AS when the job uses no real GPU (default the machine's
+   * memory / concurrent jobs)
+   */
   memoryBytes?: number
   /** largest file: RLIMIT_FSIZE (default 4 GiB, the provider's output limit) */
   fileBytes?: number
@@ -40,7 +46,10 @@ export interface ProcessJobLimits {
 }
 
 export interface ProcessRunnerOptions {
-  /** `--job-user`: NAME, UID[:GID] or FIRST-LAST (see planJobUser); default one uid per job from DEFAULT_JOB_UIDS when root, else this user */
+  /**
+   * `--job-user`: NAME, UID[:GID] or FIRST-LAST (see planJobUser); default one uid per job from
+   * DEFAULT_JOB_UIDS when root, else this user
+   */
   jobUser?: string
   /** jobs that may run at once (one per GPU; default 1): a shared job uid's process limit is this many jobs' worth */
   concurrentJobs?: number
@@ -82,7 +91,9 @@ export class ProcessRunner implements Runner {
   constructor (private readonly opts: ProcessRunnerOptions = {}) {
     this.users = new JobUserPool(planJobUser(opts.jobUser))
     this.concurrentJobs = Math.max(1, opts.concurrentJobs ?? 1)
-    if (opts.launcher !== false) this.launcher = opts.launcher instanceof JobLauncher ? opts.launcher : new JobLauncher()
+    if (opts.launcher !== false) {
+      this.launcher = opts.launcher instanceof JobLauncher ? opts.launcher : new JobLauncher()
+    }
   }
 
   /** Whom jobs run as, for the provider's startup line. */
@@ -94,7 +105,10 @@ export class ProcessRunner implements Runner {
     await prepareWorkRoot(root, this.users.plan.dedicated)
   }
 
-  /** The provider's own forks (the launcher, the question to setpriv) now, while they leave no copy-on-write marks on a big heap. */
+  /**
+   * The provider's own forks (the launcher, the question to setpriv) now, while they leave no
+   * copy-on-write marks on a big heap.
+   */
   open (): void {
     this.launcher?.start()
     supportsPdeathsig()
@@ -144,8 +158,14 @@ export class ProcessRunner implements Runner {
       // CUDA reserves address space far beyond memory: RLIMIT_AS only for jobs without a real GPU
       const realGpu = runGpus(spec).some(g => !g.simulated)
       const addressSpace = cgroup?.memoryBounded === true || realGpu ? undefined : limits.memoryBytes
-      const wrap = limitWrapping({ cpuSeconds: limits.cpuSeconds, fileBytes: limits.fileBytes, processes: nproc, addressSpaceBytes: addressSpace })
-      // the gate: the shell waits for "go" on stdin, sent once it is in the job's cgroup, so nothing the job starts can be outside it
+      const wrap = limitWrapping({
+        cpuSeconds: limits.cpuSeconds,
+        fileBytes: limits.fileBytes,
+        processes: nproc,
+        addressSpaceBytes: addressSpace
+      })
+      // the gate: the shell waits for "go" on stdin, sent once it is in the job's cgroup, so
+      // nothing the job starts can be outside it
       const gate = `read -r go || exit 125\n[ "$go" = go ] || exit 125\n${wrap.shell}\nexec "$@" </dev/null`
       const nnp = SETPRIV != null ? [SETPRIV, '--no-new-privs', ...(supportsPdeathsig() ? ['--pdeathsig', 'KILL'] : []), '--'] : []
       const env = { ...processJobEnv(spec), [RUN_MARKER]: mark }
@@ -178,7 +198,9 @@ export class ProcessRunner implements Runner {
           const pid = child.pid
           if (pid == null) { stopped = true; return }
           signalGroup(pid, 'SIGTERM')
-          const outside = (cgroup != null ? cgroup.pids() : runProcesses(pid, mark)).filter(p => !inProcessGroup(p, pid))
+          const outside = (cgroup != null ? cgroup.pids() : runProcesses(pid, mark)).filter(
+            p => !inProcessGroup(p, pid)
+          )
           for (const p of outside) try { process.kill(p, 'SIGTERM') } catch {}
         },
         kill: () => {

@@ -20,7 +20,11 @@ export const SERVICE_NETWORK_PREFIX = 'idlegrid-svc-'
 export interface EngineAccess { docker: string, env: Record<string, string>, launcher?: JobLauncher }
 
 /** Makes a lease's network; throws RunnerError with the engine's words when it cannot. */
-export async function createServiceNetwork (engine: EngineAccess, jobId: string, owner?: string): Promise<ServiceNetwork> {
+export async function createServiceNetwork (
+  engine: EngineAccess,
+  jobId: string,
+  owner?: string
+): Promise<ServiceNetwork> {
   const tag = randomBytes(6).toString('hex')
   const name = `${SERVICE_NETWORK_PREFIX}${jobId.slice(0, 16)}-${tag}`
   // Linux interface names are at most 15 characters
@@ -36,7 +40,10 @@ export async function createServiceNetwork (engine: EngineAccess, jobId: string,
   }
 }
 
-/** Turns IPv4 forwarding off for packets that arrive on `bridge`; without the right to, the engine's own isolation is what holds. */
+/**
+ * Turns IPv4 forwarding off for packets that arrive on `bridge`; without the right to, the engine's
+ * own isolation is what holds.
+ */
 async function noForwarding (bridge: string): Promise<boolean> {
   try {
     await writeFile(`/proc/sys/net/ipv4/conf/${bridge}/forwarding`, '0')
@@ -47,7 +54,11 @@ async function noForwarding (bridge: string): Promise<boolean> {
 }
 
 /** The address of container `name` on `network` (docker inspect), once the engine has given it one. */
-export async function containerAddress (engine: EngineAccess, name: string, network: string): Promise<string | undefined> {
+export async function containerAddress (
+  engine: EngineAccess,
+  name: string,
+  network: string
+): Promise<string | undefined> {
   const r = await dockerCall(engine.docker, ['inspect', '--type', 'container', '--format', '{{json .NetworkSettings.Networks}}', name], engine.env, engine.launcher)
   if (r.code !== 0) return undefined
   try {
@@ -71,7 +82,10 @@ export interface ServiceLookup {
   stopped?: () => boolean
 }
 
-/** Asks the engine for the service's address until it has one (the container is starting), bounded in tries and time. */
+/**
+ * Asks the engine for the service's address until it has one (the container is starting), bounded
+ * in tries and time.
+ */
 export async function serviceEndpoint (engine: EngineAccess, opts: ServiceLookup): Promise<ServiceEndpoint> {
   const { name, network, port } = opts
   const tries = opts.tries ?? 60
@@ -87,7 +101,10 @@ export async function serviceEndpoint (engine: EngineAccess, opts: ServiceLookup
  * Removes the containers and lease networks labelled with `owner` (what an earlier run of this
  * provider left when it died without cleaning up); bounded by the client calls' own time limit.
  */
-export async function sweepOwner (engine: EngineAccess, owner: string): Promise<{ containers: number, networks: number }> {
+export async function sweepOwner (
+  engine: EngineAccess,
+  owner: string
+): Promise<{ containers: number, networks: number }> {
   const filter = ['--filter', `label=idlegrid.owner=${owner}`]
   const ids = (r: { code: number, stdout: string }): string[] => r.code === 0 ? r.stdout.split('\n').map(l => l.trim()).filter(l => l !== '').slice(0, 1000) : []
   const containers = ids(await dockerCall(engine.docker, ['ps', '-aq', ...filter], engine.env, engine.launcher))

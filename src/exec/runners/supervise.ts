@@ -108,7 +108,10 @@ class Supervision {
     this.timeLimit = setTimeout(() => { this.stop('timeout', spec.graceMs, `time limit of ${spec.timeoutMs} ms reached`) }, spec.timeoutMs)
   }
 
-  /** SIGTERM now (the first reason is the one reported), SIGKILL after `graceMs`; a later, shorter deadline (cancel during a preemption) wins. */
+  /**
+   * SIGTERM now (the first reason is the one reported), SIGKILL after `graceMs`; a later, shorter
+   * deadline (cancel during a preemption) wins.
+   */
   stop (reason: RunStatus, graceMs: number, detail: string): void {
     const control = this.control
     if (this.exited || control == null) return

@@ -48,7 +48,10 @@ export interface RunSpec {
   memoryMib?: number
   /** give the container a network (docker; default none) */
   network?: boolean
-  /** shared memory (/dev/shm) of the container, MiB (docker; default the engine's 64 MiB; the process runner has the host's) */
+  /**
+   * shared memory (/dev/shm) of the container, MiB (docker; default the engine's 64 MiB; the
+   * process runner has the host's)
+   */
   shmSizeMiB?: number
   /**
    * a service lease: it listens on `port`; under docker in `network`, the lease's own network
@@ -100,7 +103,10 @@ export interface Runner {
   prepareWorkRoot?(root: string): Promise<void>
   /** throws RunnerError when the provider's policy does not allow this spec */
   check(spec: RunSpec): void
-  /** a service lease's own network, made before its run (docker: internal, no route out); none: the lease listens on 127.0.0.1 */
+  /**
+   * a service lease's own network, made before its run (docker: internal, no route out); none: the
+   * lease listens on 127.0.0.1
+   */
   openServiceNetwork?(jobId: string): Promise<ServiceNetwork>
   /** starts the job; `onLog` gets each output line as it is read */
   start(spec: RunSpec, onLog: (line: LogLine) => void): RunHandle

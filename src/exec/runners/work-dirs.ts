@@ -45,8 +45,8 @@ export async function prepareWorkRoot (root: string, jobsAsOtherUser: boolean): 
 
 /**
  * Gives the job's dir and everything in it (the inputs the provider wrote) to the job's user,
- * the dir itself 0700, except inputs shared with the input cache (read-only for everyone). Symlinks are changed, never followed (the provider wrote none; a planted
- * one must not redirect the chown).
+ * the dir itself 0700, except inputs shared with the input cache (read-only for everyone). Symlinks
+ * are changed, never followed (the provider wrote none; a planted one must not redirect the chown).
  */
 export function handOverWorkDir (dir: string, uid: number, gid: number): void {
   const visit = (path: string): void => {

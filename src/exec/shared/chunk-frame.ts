@@ -60,7 +60,12 @@ function writeVarint (out: Uint8Array, at: number, value: number | bigint): numb
  * `data` itself, and the length of the frame without its prefix. Fields at their default
  * (empty path, offset 0, empty data) are left out, as the generated encoder does.
  */
-export function encodeChunkFrame (kind: ChunkKind, path: string, offset: bigint, data: Uint8Array): { framed: Uint8ArrayList, bodyBytes: number } {
+export function encodeChunkFrame (
+  kind: ChunkKind,
+  path: string,
+  offset: bigint,
+  data: Uint8Array
+): { framed: Uint8ArrayList, bodyBytes: number } {
   const pathBytes = utf8.encode(path)
   const inner = (pathBytes.byteLength > 0 ? 1 + varintLength(pathBytes.byteLength) + pathBytes.byteLength : 0) +
     (offset !== 0n ? 1 + varintLength(offset) : 0) +
@@ -131,7 +136,10 @@ function skipVarint (bytes: Uint8Array, at: number): number | undefined {
  * and its data as pieces of `frame`. Undefined for any other frame or layout: the caller
  * decodes those with the generic decoder, so the two always agree.
  */
-export function decodeChunkFrame (frame: Uint8ArrayList, maxFrameBytes: number): { kind: ChunkKind, chunk: ReceivedChunk } | undefined {
+export function decodeChunkFrame (
+  frame: Uint8ArrayList,
+  maxFrameBytes: number
+): { kind: ChunkKind, chunk: ReceivedChunk } | undefined {
   if (frame.byteLength > maxFrameBytes || frame.byteLength < 2) return undefined
   const head = frame.subarray(0, Math.min(frame.byteLength, MAX_HEAD_BYTES))
   const kind = head[0] === ((FIELD.inputChunk << 3) | WIRE_LEN) ? 'inputChunk' : head[0] === ((FIELD.outputChunk << 3) | WIRE_LEN) ? 'outputChunk' : undefined
@@ -153,7 +161,14 @@ export function decodeChunkFrame (frame: Uint8ArrayList, maxFrameBytes: number):
       } catch {
         return undefined // the generic decoder says what is wrong with it
       }
-      return { kind, chunk: { path: meta.path, offset: meta.offset, data: compactIfWasteful(frame.sublist(len[1], frame.byteLength)) } }
+      return {
+        kind,
+        chunk: {
+          path: meta.path,
+          offset: meta.offset,
+          data: compactIfWasteful(frame.sublist(len[1], frame.byteLength))
+        }
+      }
     }
     if (tag === PATH_TAG) {
       const len = readVarint(head, at + 1)

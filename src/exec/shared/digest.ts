@@ -75,7 +75,10 @@ export interface ListLimits {
  * directories nested deeper than MAX_DEPTH; a directory that cannot be read holds nothing.
  * Throws OutputLimitError past either limit.
  */
-export async function listRegularFiles (dir: string, limits: ListLimits): Promise<Array<{ path: string, size: number }>> {
+export async function listRegularFiles (
+  dir: string,
+  limits: ListLimits
+): Promise<Array<{ path: string, size: number }>> {
   const found: Array<{ path: string, size: number }> = []
   let total = 0
   const walk = async (abs: string, rel: string, depth: number): Promise<void> => {

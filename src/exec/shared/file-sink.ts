@@ -1,7 +1,10 @@
 import { pieces, type ChunkData } from './chunk-frame.js'
 import type { FileHandle } from 'node:fs/promises'
 
-/** Chunks written behind the stream at most: disk and network overlap, memory stays bounded (16 MiB of 1 MiB chunks). */
+/**
+ * Chunks written behind the stream at most: disk and network overlap, memory stays bounded (16 MiB
+ * of 1 MiB chunks).
+ */
 const MAX_PENDING_WRITES = 16
 
 /**

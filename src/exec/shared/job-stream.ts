@@ -88,7 +88,8 @@ export class FrameChannel {
   constructor (stream: Stream, opts: ChannelOptions) {
     this.stream = stream
     this.idleMs = opts.idleMs
-    this.reader = lp.decode(stream.source, { maxDataLength: opts.maxFrameBytes ?? MAX_FRAME_BYTES })[Symbol.asyncIterator]()
+    this.reader = lp
+      .decode(stream.source, { maxDataLength: opts.maxFrameBytes ?? MAX_FRAME_BYTES })[Symbol.asyncIterator]()
     this.sinkDone = stream.sink(this.outgoing()).catch(() => {})
   }
 

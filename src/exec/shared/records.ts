@@ -120,7 +120,10 @@ export function signReceipt (key: Ed25519PrivateKey, renter: PeerId, f: ReceiptF
 }
 
 /** Verifies a receipt envelope from the renter against the attestation it answers. */
-export function openReceipt (bytes: Uint8Array, expect: { renter: PeerId, provider: PeerId, jobId: Uint8Array, attestationHash: Uint8Array }): Signed<Receipt> {
+export function openReceipt (
+  bytes: Uint8Array,
+  expect: { renter: PeerId, provider: PeerId, jobId: Uint8Array, attestationHash: Uint8Array }
+): Signed<Receipt> {
   const signed = openRecord(bytes, 'receipt', expect.renter, (payload) => decodeBounded(Receipt, payload, 'receipt', MAX_BYTES.receipt))
   const value = signed.message
   const check = (ok: boolean, reason: string, what: string): void => { if (!ok) throw new RecordError(reason, `receipt ${what}`) }
@@ -132,7 +135,10 @@ export function openReceipt (bytes: Uint8Array, expect: { renter: PeerId, provid
   return signed
 }
 
-/** Opens a record's envelope signed by `signer`: RecordError 'signature' when it does not verify, 'malformed' when its payload does not decode. */
+/**
+ * Opens a record's envelope signed by `signer`: RecordError 'signature' when it does not verify,
+ * 'malformed' when its payload does not decode.
+ */
 function openRecord<T> (bytes: Uint8Array, what: 'attestation' | 'receipt', signer: PeerId, decode: (payload: Uint8Array) => T): Signed<T> {
   const decodeOrMalformed = (payload: Uint8Array): T => {
     try {
@@ -142,7 +148,12 @@ function openRecord<T> (bytes: Uint8Array, what: 'attestation' | 'receipt', sign
     }
   }
   try {
-    return openSigned(bytes, { domain: DOMAIN[what], maxBytes: envelopeMaxBytes(MAX_BYTES[what]), signer, decode: decodeOrMalformed })
+    return openSigned(bytes, {
+      domain: DOMAIN[what],
+      maxBytes: envelopeMaxBytes(MAX_BYTES[what]),
+      signer,
+      decode: decodeOrMalformed
+    })
   } catch (err: any) {
     if (err instanceof RecordError) throw err
     throw new RecordError('signature', `${what} does not verify: ${String(err?.message ?? err)}`, { cause: err })

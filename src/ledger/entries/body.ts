@@ -105,7 +105,10 @@ export function checkChainedJobBody (record: LedgerRecord): DecodedBody {
   const domain = isAttestation ? DOMAIN.attestation : DOMAIN.receipt
   let opened: OpenedEnvelope
   try {
-    opened = openEnvelopeUnverified(record.body, { domain, maxBytes: envelopeMaxBytes(isAttestation ? MAX_BYTES.attestation : MAX_BYTES.receipt) })
+    opened = openEnvelopeUnverified(record.body, {
+      domain,
+      maxBytes: envelopeMaxBytes(isAttestation ? MAX_BYTES.attestation : MAX_BYTES.receipt)
+    })
   } catch (err) {
     if (err instanceof EnvelopeError) throw new InvalidBodyError(`${domain} body: ${err.message}`)
     throw err
@@ -114,11 +117,23 @@ export function checkChainedJobBody (record: LedgerRecord): DecodedBody {
 }
 
 /** An attestation's or receipt's message, checked against its entry; its envelope's signature aside. */
-function checkJobBody (record: LedgerRecord, opened: OpenedEnvelope, isAttestation: boolean, domain: string): DecodedBody {
+function checkJobBody (
+  record: LedgerRecord,
+  opened: OpenedEnvelope,
+  isAttestation: boolean,
+  domain: string
+): DecodedBody {
   if (!equals(opened.signer.toMultihash().bytes, record.author)) throw new InvalidBodyError(`${domain} body signed by ${opened.signer.toString()}, not by the entry's author`)
   // the hash only when read (once): verification alone never needs it
   let hash: Uint8Array | undefined
-  const signed = <T>(message: T): Signed<T> => ({ message, signer: opened.signer, get hash () { return (hash ??= messageHash(domain, opened.payload)) }, envelope: record.body })
+  const signed = <T>(message: T): Signed<T> => ({
+    message,
+    signer: opened.signer,
+    get hash () {
+      return (hash ??= messageHash(domain, opened.payload))
+    },
+    envelope: record.body
+  })
   try {
     if (isAttestation) {
       const attestation = decodeBounded(Attestation, opened.payload, 'attestation', MAX_BYTES.attestation)

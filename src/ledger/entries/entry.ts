@@ -175,7 +175,10 @@ function recordOf (envelope: Uint8Array, payload: Uint8Array, entry: LedgerEntry
   }
 }
 
-/** The hash an entry envelope goes by (its chain's rule), its signature not checked; throws on bytes that do not decode. */
+/**
+ * The hash an entry envelope goes by (its chain's rule), its signature not checked; throws on bytes
+ * that do not decode.
+ */
 export function entryHashOf (envelope: Uint8Array): Uint8Array {
   const env = decodeBounded(SignedEnvelope, envelope, 'ledger entry envelope', MAX_ENTRY_ENVELOPE_BYTES)
   const entry = decodeBounded(LedgerEntry, env.payload, 'ledger entry', MAX_BYTES.ledgerEntry)
@@ -204,7 +207,15 @@ export interface EntryFields {
 /** Signs an entry of our own feed. */
 export function sealEntry (key: Ed25519PrivateKey, peerId: PeerId, fields: EntryFields): LedgerRecord {
   const author = peerId.toMultihash().bytes
-  const payload = LedgerEntry.encode({ author, seq: BigInt(fields.seq), prevHash: fields.prevHash, time: BigInt(fields.time), kind: fields.kind, body: fields.body, chain: fields.chain === 1 ? 0 : 2 })
+  const payload = LedgerEntry.encode({
+    author,
+    seq: BigInt(fields.seq),
+    prevHash: fields.prevHash,
+    time: BigInt(fields.time),
+    kind: fields.kind,
+    body: fields.body,
+    chain: fields.chain === 1 ? 0 : 2
+  })
   const envelope = sealEnvelope(key, peerId, DOMAIN.ledgerEntry, payload)
   return recordOf(envelope, payload, LedgerEntry.decode(payload), peerId.toString())
 }
@@ -216,14 +227,23 @@ export function checkEntryTime (record: LedgerRecord, now: number, maxSkewMs = M
   }
 }
 
-/** A chain-1 entry after a chain-2 one: a feed's chain never goes back either (its signatures would fall outside it). */
-export function chainOrderError (record: LedgerRecord, previous: { chain: 1 | 2 } | undefined): BrokenChainError | undefined {
+/**
+ * A chain-1 entry after a chain-2 one: a feed's chain never goes back either (its signatures would
+ * fall outside it).
+ */
+export function chainOrderError (
+  record: LedgerRecord,
+  previous: { chain: 1 | 2 } | undefined
+): BrokenChainError | undefined {
   if (previous?.chain !== 2 || record.chain === 2) return undefined
   return new BrokenChainError(`entry ${record.seq} of ${record.authorId} is chain 1 after a chain-2 entry`)
 }
 
 /** A feed's times never go back (protocols/README.md §7): the error when `record` is dated before its predecessor. */
-export function timeOrderError (record: LedgerRecord, previousTime: number | undefined): EntryTimeOrderError | undefined {
+export function timeOrderError (
+  record: LedgerRecord,
+  previousTime: number | undefined
+): EntryTimeOrderError | undefined {
   if (previousTime == null || record.time >= previousTime) return undefined
   return new EntryTimeOrderError(`entry ${record.seq} of ${record.authorId} is dated ${previousTime - record.time} ms before entry ${record.seq - 1}`)
 }

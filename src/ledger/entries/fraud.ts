@@ -43,10 +43,22 @@ export interface VerifyFraudProofOptions {
 }
 
 /** Builds and signs (as `signer`) an equivocation proof from two conflicting entries of one author. */
-export function buildEquivocationProof (signer: { privateKey: Ed25519PrivateKey, peerId: PeerId }, first: LedgerRecord, second: LedgerRecord, now = Date.now()): Uint8Array {
+export function buildEquivocationProof (
+  signer: { privateKey: Ed25519PrivateKey, peerId: PeerId },
+  first: LedgerRecord,
+  second: LedgerRecord,
+  now = Date.now()
+): Uint8Array {
   // never earlier than the entries it embeds (their times may be ahead of our clock by the skew)
   const createdAt = Math.max(now, first.time, second.time)
-  const proof = FraudProof.encode({ kind: FraudProof.Kind.EQUIVOCATION, accused: first.author, first: first.envelope, second: second.envelope, evidence: [], createdAt: BigInt(createdAt) })
+  const proof = FraudProof.encode({
+    kind: FraudProof.Kind.EQUIVOCATION,
+    accused: first.author,
+    first: first.envelope,
+    second: second.envelope,
+    evidence: [],
+    createdAt: BigInt(createdAt)
+  })
   return sealEnvelope(signer.privateKey, signer.peerId, DOMAIN.fraudProof, proof)
 }
 
@@ -54,10 +66,16 @@ export function buildEquivocationProof (signer: { privateKey: Ed25519PrivateKey,
  * Opens a fraud-proof envelope and re-checks its evidence.
  * Throws InvalidFraudProofError; returns who is slashed.
  */
-export async function verifyFraudProof (bytes: Uint8Array, opts: VerifyFraudProofOptions = {}): Promise<VerifiedFraudProof> {
+export async function verifyFraudProof (
+  bytes: Uint8Array,
+  opts: VerifyFraudProofOptions = {}
+): Promise<VerifiedFraudProof> {
   let opened: OpenedEnvelope
   try {
-    opened = await openEnvelopeAsync(bytes, { domain: DOMAIN.fraudProof, maxBytes: envelopeMaxBytes(MAX_BYTES.fraudProof) })
+    opened = await openEnvelopeAsync(bytes, {
+      domain: DOMAIN.fraudProof,
+      maxBytes: envelopeMaxBytes(MAX_BYTES.fraudProof)
+    })
   } catch (err) {
     if (err instanceof EnvelopeError) throw new InvalidFraudProofError(`fraud-proof envelope: ${err.message}`)
     throw err
@@ -85,7 +103,12 @@ export async function verifyFraudProof (bytes: Uint8Array, opts: VerifyFraudProo
 }
 
 /** created_at lies between the embedded entries (less the skew) and the carrying entry (plus the skew). */
-function checkCreatedAt (createdAt: number, first: LedgerRecord, second: LedgerRecord, opts: VerifyFraudProofOptions): void {
+function checkCreatedAt (
+  createdAt: number,
+  first: LedgerRecord,
+  second: LedgerRecord,
+  opts: VerifyFraudProofOptions
+): void {
   const skew = opts.maxSkewMs ?? MAX_CLOCK_SKEW_MS
   if (!Number.isSafeInteger(createdAt) || createdAt <= 0) throw new InvalidFraudProofError('fraud proof has no created_at')
   const latest = Math.max(first.time, second.time)

@@ -48,10 +48,15 @@ export function attestedOutcome (status: JobStatus, exitCode: number): Receipt.O
 export type ReceiptVerdict = 'counts' | 'outcome-contradicts-attestation' | 'bad-output-without-differing-digest' | 'dated-before-attestation'
 
 /** Whether `receipt` may count for `attestation` (the pairing by hash, renter and job is the caller's). */
-export function judgeReceipt (attestation: AttestedRun, receipt: ReceiptClaim, maxSkewMs = MAX_CLOCK_SKEW_MS): ReceiptVerdict {
+export function judgeReceipt (
+  attestation: AttestedRun,
+  receipt: ReceiptClaim,
+  maxSkewMs = MAX_CLOCK_SKEW_MS
+): ReceiptVerdict {
   if (receipt.time < attestation.entryTime - maxSkewMs) return 'dated-before-attestation'
   if (receipt.outcome === Receipt.Outcome.BAD_OUTPUT) {
-    const differs = receipt.receivedOutputDigest.length > 0 && !equals(receipt.receivedOutputDigest, attestation.outputDigest)
+    const differs =
+      receipt.receivedOutputDigest.length > 0 && !equals(receipt.receivedOutputDigest, attestation.outputDigest)
     return differs ? 'counts' : 'bad-output-without-differing-digest'
   }
   return receipt.outcome === attestedOutcome(attestation.status, attestation.exitCode) ? 'counts' : 'outcome-contradicts-attestation'

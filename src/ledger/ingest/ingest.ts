@@ -86,9 +86,16 @@ export class LedgerIngest {
     this.opts = opts
     this.now = opts.now ?? Date.now
     this.selfId = opts.peerId.toString()
-    if (opts.admission != null) this.admission = new Admission({ ...opts.admission, selfId: this.selfId, now: this.now })
+    if (opts.admission != null) {
+      this.admission = new Admission({ ...opts.admission, selfId: this.selfId, now: this.now })
+    }
     this.pending = new PendingEntries(opts.maxPending)
-    this.prover = new EquivocationProver({ privateKey: opts.privateKey, peerId: opts.peerId, now: this.now, budget: opts.proofBudget })
+    this.prover = new EquivocationProver({
+      privateKey: opts.privateKey,
+      peerId: opts.peerId,
+      now: this.now,
+      budget: opts.proofBudget
+    })
   }
 
   /** Opens (creating) the store in `path` and the ingest step in front of it. */
@@ -145,7 +152,10 @@ export class LedgerIngest {
       // our own entries pass the same checks as anyone's, so peers never refuse them; except
       // after our clock was set back (it ran fast): an entry dated at our head's time is still
       // written (refusing it would lose a receipt or summary), and peers take it once it is due
-      const verified = await verifyEntry(record.envelope, { now: Math.max(now, head?.time ?? 0), checkSignature: false })
+      const verified = await verifyEntry(record.envelope, {
+        now: Math.max(now, head?.time ?? 0),
+        checkSignature: false
+      })
       // what our entry names gains standing: its quarantined feed is stored with it
       const stage = new StagedBatch(this.store)
       this.admit(verified, stage)
@@ -179,7 +189,10 @@ export class LedgerIngest {
     this.assertOpen()
     // verification runs now, beside earlier batches' writes; placing keeps the call order.
     // A range of one feed (sync) is verified as a whole: one signature for its chain-2 entries
-    const verifying = opts.range != null ? verifyRange(envelopes, opts.range, { ...opts, now: this.now() }) : verifyEntries(envelopes, { ...opts, now: this.now() })
+    const verifying =
+      opts.range != null
+        ? verifyRange(envelopes, opts.range, { ...opts, now: this.now() })
+        : verifyEntries(envelopes, { ...opts, now: this.now() })
     verifying.catch(() => {})
     return await this.serial(async () => await this.placeAll(await verifying))
   }
@@ -251,7 +264,12 @@ export class LedgerIngest {
   /** Whether `record` follows its feed's staged head (seq aside): chain, time and chain order, and within its quota. */
   private extendsStaged (record: LedgerRecord, stage: StagedBatch): boolean {
     const head = stage.head(record.authorId)
-    return equals(record.prevHash, head?.hash ?? new Uint8Array(0)) && timeOrderError(record, head?.time) == null && chainOrderError(record, head) == null && this.admission?.check(record) == null
+    return (
+      equals(record.prevHash, head?.hash ?? new Uint8Array(0)) &&
+      timeOrderError(record, head?.time) == null &&
+      chainOrderError(record, head) == null &&
+      this.admission?.check(record) == null
+    )
   }
 
   /** An entry at a seq we hold: a duplicate, or an equivocation. */
@@ -265,13 +283,19 @@ export class LedgerIngest {
     return await this.provenEquivocation({ record: held, signed: false }, item, stage)
   }
 
-  /** Stages an entry of an author with standing; the authors it gives standing to follow with their quarantined feeds. */
+  /**
+   * Stages an entry of an author with standing; the authors it gives standing to follow with their
+   * quarantined feeds.
+   */
   private admit (item: VerifiedEntry, stage: StagedBatch): void {
     stage.add(item)
     for (const named of this.admission?.stored(item.record) ?? []) this.promote(named, stage)
   }
 
-  /** Moves `authorId`'s quarantined feed (it gained standing) into the batch, as far as it attaches and fits its quota. */
+  /**
+   * Moves `authorId`'s quarantined feed (it gained standing) into the batch, as far as it attaches
+   * and fits its quota.
+   */
   private promote (authorId: string, stage: StagedBatch): void {
     const admission = this.admission
     if (admission == null) return
@@ -299,11 +323,23 @@ export class LedgerIngest {
     return { status: 'pending', record }
   }
 
-  /** An equivocation where one entry's own signature was not checked yet (a range's): checked now, a proof only when both verify. */
-  private async provenEquivocation (held: VerifiedEntry, item: VerifiedEntry, stage: StagedBatch): Promise<IngestOutcome> {
+  /**
+   * An equivocation where one entry's own signature was not checked yet (a range's): checked now, a
+   * proof only when both verify.
+   */
+  private async provenEquivocation (
+    held: VerifiedEntry,
+    item: VerifiedEntry,
+    stage: StagedBatch
+  ): Promise<IngestOutcome> {
     const { record } = item
     if (item.signed === false && !await ownSignatureVerifies(record)) return { status: 'rejected', error: new EntrySignatureError(`entry ${record.seq} of ${record.authorId} conflicts with the held one and its own signature does not verify`) }
-    return this.equivocation(held.record, record, stage, held.signed !== false || await ownSignatureVerifies(held.record))
+    return this.equivocation(
+      held.record,
+      record,
+      stage,
+      held.signed !== false || (await ownSignatureVerifies(held.record))
+    )
   }
 
   /**

@@ -97,7 +97,9 @@ export class Quarantine {
     if (over != null) return { status: 'rejected', error: over }
     if (!this.makeRoom(size, record.authorId)) return { status: 'dropped' }
     let target = this.feeds.get(record.authorId)
-    if (target == null) this.feeds.set(record.authorId, target = { entries: [], bytes: 0, arrived: this.arrivals++, names: [] })
+    if (target == null) {
+      this.feeds.set(record.authorId, (target = { entries: [], bytes: 0, arrived: this.arrivals++, names: [] }))
+    }
     target.entries.push(item)
     target.bytes += size
     this.bytes += size
@@ -129,7 +131,9 @@ export class Quarantine {
       for (const [id, feed] of this.feeds) {
         if (id === keep) continue
         const refs = this.named.get(id) ?? 0
-        if (victim == null || refs < victim.refs || (refs === victim.refs && feed.arrived < victim.feed.arrived)) victim = { id, feed, refs }
+        if (victim == null || refs < victim.refs || (refs === victim.refs && feed.arrived < victim.feed.arrived)) {
+          victim = { id, feed, refs }
+        }
       }
       if (victim == null) {
         const own = this.feeds.get(keep)

@@ -96,7 +96,12 @@ export class Quotas {
     if (tier === 'self') return
     this.release(account, record.envelope.byteLength)
     const bucket = this.buckets.get(record.authorId)
-    if (bucket != null) this.buckets.set(record.authorId, { tokens: Math.min(this.limits[tier].burst, this.tokens(record.authorId, this.limits[tier]) + 1), last: this.now() })
+    if (bucket != null) {
+      this.buckets.set(record.authorId, {
+        tokens: Math.min(this.limits[tier].burst, this.tokens(record.authorId, this.limits[tier]) + 1),
+        last: this.now()
+      })
+    }
   }
 
   /** Bytes that left an account (a quarantined feed evicted, or moved to another account on promotion). */
@@ -106,7 +111,10 @@ export class Quotas {
     else this.bytes.delete(account)
   }
 
-  /** Forgets an author's rate (its quarantined feed was evicted, or promoted: then it is charged anew at its new standing). */
+  /**
+   * Forgets an author's rate (its quarantined feed was evicted, or promoted: then it is charged
+   * anew at its new standing).
+   */
   forget (authorId: string): void {
     this.buckets.delete(authorId)
   }

@@ -34,7 +34,15 @@ export class StagedBatch {
   add (entry: VerifiedEntry): void {
     const { record } = entry
     this.entries.push(entry)
-    this.heads.set(record.authorId, { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash, bytes: (this.head(record.authorId)?.bytes ?? 0) + record.envelope.byteLength, time: record.time, chain: record.chain })
+    this.heads.set(record.authorId, {
+      author: record.author,
+      authorId: record.authorId,
+      seq: record.seq,
+      hash: record.hash,
+      bytes: (this.head(record.authorId)?.bytes ?? 0) + record.envelope.byteLength,
+      time: record.time,
+      chain: record.chain
+    })
     if (entry.slashes != null) this.slashes.add(entry.slashes.accused)
   }
 }

@@ -48,7 +48,9 @@ export async function verifyEntry (bytes: Uint8Array, opts: VerifyEntryOptions =
   const skew = opts.maxSkewMs ?? MAX_CLOCK_SKEW_MS
   // one signature in the body, checked beside the entry's; a fraud proof (several, and
   // costlier) only once the entry is known to be its author's
-  const jobBody = isJobBody(record) ? settle(record.chain === 2 ? Promise.resolve().then(() => checkChainedJobBody(record)) : verifyJobBody(record)) : undefined
+  const jobBody = isJobBody(record)
+    ? settle(record.chain === 2 ? Promise.resolve().then(() => checkChainedJobBody(record)) : verifyJobBody(record))
+    : undefined
   await checkSigned(opened, signature)
   checkEntryTime(record, opts.now ?? Date.now(), skew)
   if (jobBody != null) {
@@ -92,11 +94,17 @@ async function verifyBody (record: LedgerRecord, maxSkewMs: number): Promise<Ver
   }
 }
 
-/** Entries verified at once: their signatures go to the verifier's workers together (verify-pool.ts), a sync batch at a time. */
+/**
+ * Entries verified at once: their signatures go to the verifier's workers together
+ * (verify-pool.ts), a sync batch at a time.
+ */
 const VERIFY_CONCURRENCY = 256
 
 /** verifyEntry of each envelope, many at once; an entry's LedgerEntryError is its result, in order. */
-export async function verifyEntries (envelopes: readonly Uint8Array[], opts: VerifyEntryOptions): Promise<Array<VerifiedEntry | LedgerEntryError>> {
+export async function verifyEntries (
+  envelopes: readonly Uint8Array[],
+  opts: VerifyEntryOptions
+): Promise<Array<VerifiedEntry | LedgerEntryError>> {
   const out = new Array<VerifiedEntry | LedgerEntryError>(envelopes.length)
   let next = 0
   const worker = async (): Promise<void> => {
@@ -128,7 +136,11 @@ export interface RangeExpectation {
  * before it through the links. Anything wrong refuses the whole range: every item is that
  * error. The first entry's link to the feed we hold is the ingest step's to check (ingest.ts).
  */
-export async function verifyRange (envelopes: readonly Uint8Array[], expect: RangeExpectation, opts: VerifyEntryOptions = {}): Promise<Array<VerifiedEntry | LedgerEntryError>> {
+export async function verifyRange (
+  envelopes: readonly Uint8Array[],
+  expect: RangeExpectation,
+  opts: VerifyEntryOptions = {}
+): Promise<Array<VerifiedEntry | LedgerEntryError>> {
   try {
     const verified = await verifyRangeWhole(envelopes, expect, opts)
     // two entries for one seq are no chain, but may prove an equivocation: each is checked on its own
@@ -139,8 +151,15 @@ export async function verifyRange (envelopes: readonly Uint8Array[], expect: Ran
   }
 }
 
-/** The range's entries verified as a whole; undefined when two of them name one seq (verifyRange checks those one by one). */
-async function verifyRangeWhole (envelopes: readonly Uint8Array[], expect: RangeExpectation, opts: VerifyEntryOptions): Promise<VerifiedEntry[] | undefined> {
+/**
+ * The range's entries verified as a whole; undefined when two of them name one seq (verifyRange
+ * checks those one by one).
+ */
+async function verifyRangeWhole (
+  envelopes: readonly Uint8Array[],
+  expect: RangeExpectation,
+  opts: VerifyEntryOptions
+): Promise<VerifiedEntry[] | undefined> {
   const now = opts.now ?? Date.now()
   const skew = opts.maxSkewMs ?? MAX_CLOCK_SKEW_MS
   const opened = envelopes.map(bytes => decodeEntryEnvelope(bytes))
@@ -162,7 +181,9 @@ async function verifyRangeWhole (envelopes: readonly Uint8Array[], expect: Range
     if (record.chain === 2) last = i
   }
   // signatures: each chain-1 entry's own, and the last chain-2 entry's for every chain-2 one
-  const checks = records.map((record, i) => record.chain === 1 || i === last ? verifyOpenedAsync(opened[i] as OpenedEnvelope) : undefined)
+  const checks = records.map((record, i) =>
+    record.chain === 1 || i === last ? verifyOpenedAsync(opened[i] as OpenedEnvelope) : undefined
+  )
   for (const c of checks) c?.catch(() => {})
   for (const [i, check] of checks.entries()) {
     if (check != null && !await check) {

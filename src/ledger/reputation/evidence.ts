@@ -172,7 +172,12 @@ export class ReputationEvidence {
 
   /** Providers with any jobs or summaries, sorted. */
   providers (): string[] {
-    const ids = new Set<string>([...this.receiptsByProvider.keys(), ...this.summaries.keys(), ...this.slashedSet, ...this.usage.keys()])
+    const ids = new Set<string>([
+      ...this.receiptsByProvider.keys(),
+      ...this.summaries.keys(),
+      ...this.slashedSet,
+      ...this.usage.keys()
+    ])
     for (const a of this.attestations.values()) ids.add(a.provider)
     return [...ids].sort()
   }
@@ -185,11 +190,15 @@ export class ReputationEvidence {
     const chosen = new Map<string, ReceiptFact>()
     for (const r of this.receiptsByProvider.get(provider)?.values() ?? []) {
       const a = this.attestations.get(r.attestationHash)
-      if (a == null || a.provider !== provider || !equals(a.renter, r.renterBytes) || !equals(a.jobId, r.jobId)) continue
+      if (a == null || a.provider !== provider || !equals(a.renter, r.renterBytes) || !equals(a.jobId, r.jobId)) {
+        continue
+      }
       if (judgeReceipt(a, r) !== 'counts') continue
       // one renter per attestation, so the seqs are of one feed; equal seqs (an equivocation) by hash
       const held = chosen.get(r.attestationHash)
-      if (held == null || r.seq < held.seq || (r.seq === held.seq && r.entryHash < held.entryHash)) chosen.set(r.attestationHash, r)
+      if (held == null || r.seq < held.seq || (r.seq === held.seq && r.entryHash < held.entryHash)) {
+        chosen.set(r.attestationHash, r)
+      }
     }
     return [...chosen.values()]
       .map(receipt => ({ attestation: this.attestations.get(receipt.attestationHash) as AttestationFact, receipt }))

@@ -91,7 +91,10 @@ export interface CounterpartyEvidence {
   cappedSuccesses: number
   failures: number
   cappedFailures: number
-  /** the viewer's trust in this renter besides what this provider gave it (a share of the viewer's trust; 1 without a trust view) */
+  /**
+   * the viewer's trust in this renter besides what this provider gave it (a share of the viewer's
+   * trust; 1 without a trust view)
+   */
   trust: number
   /** how much of its capped counts entered the score, in [0, 1] */
   weight: number
@@ -131,7 +134,11 @@ export interface Reputation {
 const BAD_OUTCOMES = new Set([Receipt.Outcome.FAILED, Receipt.Outcome.TIMEOUT, Receipt.Outcome.BAD_OUTPUT])
 
 /** The Beta-prior job score from (weighted, capped) decayed successes and failures. */
-export function jobScoreOf (successes: number, failures: number, params: ReputationParams = DEFAULT_REPUTATION): number {
+export function jobScoreOf (
+  successes: number,
+  failures: number,
+  params: ReputationParams = DEFAULT_REPUTATION
+): number {
   return (params.priorSuccesses + successes) / (params.priorSuccesses + params.priorFailures + successes + failures)
 }
 
@@ -151,7 +158,21 @@ export function computeReputation (evidence: Pick<ReputationEvidence, 'jobsOf' |
   for (const { attestation, receipt } of jobs) {
     const w = decay(receipt.time)
     let c = perRenter.get(receipt.renter)
-    if (c == null) perRenter.set(receipt.renter, c = { renter: receipt.renter, jobs: 0, successes: 0, cappedSuccesses: 0, failures: 0, cappedFailures: 0, trust: 1, weight: 1 })
+    if (c == null) {
+      perRenter.set(
+        receipt.renter,
+        (c = {
+          renter: receipt.renter,
+          jobs: 0,
+          successes: 0,
+          cappedSuccesses: 0,
+          failures: 0,
+          cappedFailures: 0,
+          trust: 1,
+          weight: 1
+        })
+      )
+    }
     c.jobs++
     // the attestation's word: a receipt says PREEMPTED only when the attestation does
     const preempted = attestation.status === JobStatus.PREEMPTED
@@ -199,7 +220,22 @@ export function computeReputation (evidence: Pick<ReputationEvidence, 'jobsOf' |
   const uptimeFactor = 1 - params.uptimeWeight * (1 - uptime)
   const score = slashed ? 0 : clamp01(jobScore * uptimeFactor)
   const evidenceScore = slashed ? 0 : clamp01(jobScoreOf(allSuccesses, allFailures, params) * uptimeFactor)
-  return { peerId, score, evidenceScore, slashed, jobs: jobs.length, ok, failed, broken, successWeight, failureWeight, jobScore, uptime, summaries: summaries.length, counterparties }
+  return {
+    peerId,
+    score,
+    evidenceScore,
+    slashed,
+    jobs: jobs.length,
+    ok,
+    failed,
+    broken,
+    successWeight,
+    failureWeight,
+    jobScore,
+    uptime,
+    summaries: summaries.length,
+    counterparties
+  }
 }
 
 export interface Earnings {

@@ -93,7 +93,12 @@ export function explainReputation (rep: Reputation, viewer: ExplainViewer): Repu
     discounted: totals(),
     renters: [],
     params: { damping: viewer.params.damping, fullTrust: viewer.params.fullTrust },
-    anchors: { operatorPeers: viewer.operatorPeers ?? 0, lists: viewer.lists ?? [], refused: [...(viewer.refused ?? [])], counted: [] },
+    anchors: {
+      operatorPeers: viewer.operatorPeers ?? 0,
+      lists: viewer.lists ?? [],
+      refused: [...(viewer.refused ?? [])],
+      counted: []
+    },
     why: []
   }
   const counted = new Map<string, { anchor: string, renters: number, jobs: number }>()
@@ -101,7 +106,14 @@ export function explainReputation (rep: Reputation, viewer: ExplainViewer): Repu
     const seed = viewer.seeds.has(c.renter)
     const part: EvidencePart = seed ? 'direct' : c.weight > 0 ? 'transitive' : 'discounted'
     const anchors = seed ? (viewer.anchorsOf?.(c.renter) ?? ['self']) : undefined
-    out.renters.push({ renter: c.renter, jobs: c.jobs, trust: c.trust, weight: c.weight, part, ...(anchors != null ? { anchors } : {}) })
+    out.renters.push({
+      renter: c.renter,
+      jobs: c.jobs,
+      trust: c.trust,
+      weight: c.weight,
+      part,
+      ...(anchors != null ? { anchors } : {})
+    })
     for (const anchor of anchors ?? []) {
       const row = counted.get(anchor) ?? { anchor, renters: 0, jobs: 0 }
       row.renters++

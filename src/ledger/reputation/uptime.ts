@@ -27,7 +27,11 @@ export class UptimeReporter {
   private lastSummaryEnd?: number
   private readonly samples = { total: 0, busyPpm: 0, count: 0 }
 
-  constructor (opts: UptimeOptions, selfId: string, append: (kind: LedgerEntry.BodyKind, body: Uint8Array) => Promise<LedgerRecord>) {
+  constructor (
+    opts: UptimeOptions,
+    selfId: string,
+    append: (kind: LedgerEntry.BodyKind, body: Uint8Array) => Promise<LedgerRecord>
+  ) {
     this.opts = opts
     this.selfId = selfId
     this.append = append
@@ -56,7 +60,8 @@ export class UptimeReporter {
   /** Appends the provider's uptime since its last summary (a gap while it was down counts as down). */
   async appendSummary (now = Date.now()): Promise<LedgerRecord | undefined> {
     const previous = this.lastSummaryEnd
-    const start = previous != null && previous < now && now - previous < MAX_GAP_MS ? previous : Math.min(this.startedAt, now - 1)
+    const start =
+      previous != null && previous < now && now - previous < MAX_GAP_MS ? previous : Math.min(this.startedAt, now - 1)
     if (now <= start) return undefined
     const available = availableMs(this.opts.isAvailable, start, now)
     const upFrom = Math.max(start, this.startedAt)

@@ -45,7 +45,11 @@ export function * jobFacts (evidence: Pick<ReputationEvidence, 'providers' | 'jo
   for (const provider of evidence.providers()) {
     for (const { attestation, receipt } of evidence.jobsOf(provider)) {
       if (receipt.outcome !== Receipt.Outcome.OK || attestation.status !== JobStatus.COMPLETED) continue
-      yield { renter: receipt.renter, provider, okWeight: Math.pow(0.5, Math.max(0, now - receipt.time) / params.halfLifeMs) }
+      yield {
+        renter: receipt.renter,
+        provider,
+        okWeight: Math.pow(0.5, Math.max(0, now - receipt.time) / params.halfLifeMs)
+      }
     }
   }
 }
@@ -113,7 +117,14 @@ export class ReputationView {
     const trust = this.trustFor(now, false)
     const cached = this.scoreCache.get(peerId)
     const version = this.evidence.version(peerId)
-    if (cached != null && cached.version === version && cached.trust === (trust?.stamp ?? 0) && now - cached.at < SCORE_TTL_MS) return cached.score
+    if (
+      cached != null &&
+      cached.version === version &&
+      cached.trust === (trust?.stamp ?? 0) &&
+      now - cached.at < SCORE_TTL_MS
+    ) {
+      return cached.score
+    }
     const score = computeReputation(this.evidence, peerId, now, { params: this.params, weights: trust?.scores }).score
     this.scoreCache.set(peerId, { version, trust: trust?.stamp ?? 0, at: now, score })
     if (this.scoreCache.size > SCORE_CACHE_LIMIT) this.scoreCache.delete(this.scoreCache.keys().next().value as string)
@@ -126,12 +137,17 @@ export class ReputationView {
   }
 
   reputation (peerId: string, now = Date.now()): Reputation {
-    return computeReputation(this.evidence, peerId, now, { params: this.params, weights: this.trustFor(now, true)?.scores })
+    return computeReputation(this.evidence, peerId, now, {
+      params: this.params,
+      weights: this.trustFor(now, true)?.scores
+    })
   }
 
   reputations (now = Date.now()): Reputation[] {
     const trust = this.trustFor(now, true)?.scores
-    return this.evidence.providers().map(id => computeReputation(this.evidence, id, now, { params: this.params, weights: trust }))
+    return this.evidence
+      .providers()
+      .map(id => computeReputation(this.evidence, id, now, { params: this.params, weights: trust }))
   }
 
   /** The score of `peerId` with its evidence split into direct, transitive and discounted parts. */
@@ -142,7 +158,15 @@ export class ReputationView {
       ...(peer === selfId ? ['self'] : this.operatorSeeds.includes(peer) ? ['operator'] : []),
       ...(this.anchors?.listsNaming(peer, now) ?? []).map(l => `list ${l.operator}#${l.sequence}`)
     ]
-    const viewer = { id: selfId, seeds: this.seedsAt(now), params: this.trustParams, anchorsOf, operatorPeers: this.operatorSeeds.length - (this.selfId == null ? 0 : 1), lists: this.anchors?.describe(now) ?? [], refused: this.anchors?.refused ?? [] }
+    const viewer = {
+      id: selfId,
+      seeds: this.seedsAt(now),
+      params: this.trustParams,
+      anchorsOf,
+      operatorPeers: this.operatorSeeds.length - (this.selfId == null ? 0 : 1),
+      lists: this.anchors?.describe(now) ?? [],
+      refused: this.anchors?.refused ?? []
+    }
     return { ...explainReputation(reputation, viewer), reputation }
   }
 

@@ -11,7 +11,12 @@ import type { TestOutcome } from '../dev.js'
 
 /** Development methods (--dev-ledger-methods): jobs' entries signed by in-memory keys, a summary now. */
 export interface DevMethods {
-  appendTestJobs: (opts: { count: number, renterIndex: number, outcome: TestOutcome, preemptible: boolean }) => Promise<unknown>
+  appendTestJobs: (opts: {
+    count: number
+    renterIndex: number
+    outcome: TestOutcome
+    preemptible: boolean
+  }) => Promise<unknown>
   appendSummary: () => Promise<{ seq: number } | undefined>
 }
 
@@ -36,7 +41,9 @@ export function ledgerControlHandlers (ledger: LedgerService, dev?: DevMethods):
         const { reputation, ...explain } = ledger.explainReputation(peerParam(params.peer), now)
         return [{ ...reputation, explain }]
       }
-      const rows = ledger.reputations(now).map(({ counterparties, ...rest }) => ({ ...rest, counterparties: counterparties.length }))
+      const rows = ledger
+        .reputations(now)
+        .map(({ counterparties, ...rest }) => ({ ...rest, counterparties: counterparties.length }))
       if (params.explain !== true) return rows
       // every provider with why (its renters left out: `reputation PEER` lists them)
       return rows.map(row => {
@@ -51,7 +58,12 @@ export function ledgerControlHandlers (ledger: LedgerService, dev?: DevMethods):
       const renterIndex = numberParam(params.renter, { name: 'renter', fallback: 0, min: 0, max: 99 })
       const outcome = params.outcome ?? 'ok'
       if (typeof outcome !== 'string' || !OUTCOMES.includes(outcome)) throw new ControlError('ERR_BAD_PARAMS', 'outcome must be ok, failed, bad-output, timeout or preempted')
-      return await dev.appendTestJobs({ count, renterIndex, outcome: outcome as TestOutcome, preemptible: params.preemptible === true })
+      return await dev.appendTestJobs({
+        count,
+        renterIndex,
+        outcome: outcome as TestOutcome,
+        preemptible: params.preemptible === true
+      })
     }
     handlers['ledger.appendSummary'] = async () => {
       const record = await dev.appendSummary()

@@ -44,8 +44,12 @@ export function ledgerServices (opts: LedgerServicesOptions): NodeExtensions {
         gossip: opts.gossip,
         replicate: opts.replicate ?? opts.config.ledgerReplicate,
         trustedPeers: trustSeeds(opts.config),
-        trustLists: opts.config.trustLists.length === 0 ? undefined : loadTrustLists(opts.config.trustLists, opts.config.trustOperators),
-        isAvailable: availability == null ? undefined : (at) => isAvailable(availability.windows, availability.timeZone, at),
+        trustLists:
+          opts.config.trustLists.length === 0
+            ? undefined
+            : loadTrustLists(opts.config.trustLists, opts.config.trustOperators),
+        isAvailable:
+          availability == null ? undefined : at => isAvailable(availability.windows, availability.timeZone, at)
       })
     }
   }

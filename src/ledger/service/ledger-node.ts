@@ -38,7 +38,10 @@ import { CONTROL_HANDLERS, type ControlHandler } from '../../control/index.js'
 import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, type HeartbeatService, type HeardHeartbeat } from '../../node/index.js'
 import type { Ed25519PrivateKey, IdentifyResult, Logger, PeerId, Startable } from '@libp2p/interface'
 
-/** How often the trust vector is recomputed in the background when the ledger changed or it aged (reputation/trust.ts). */
+/**
+ * How often the trust vector is recomputed in the background when the ledger changed or it aged
+ * (reputation/trust.ts).
+ */
 const TRUST_TIMER_MS = 30_000
 /**
  * A new connection is synced once identify has told us the peer's protocols (a peer without
@@ -133,12 +136,18 @@ class LedgerNode implements LedgerService, Startable {
     const ledger = (): LedgerIngest | undefined => this.ledger
     const store = (): LedgerStore | undefined => this.ledger?.store
     const signal = this.aborter.signal
-    this.scores = new ReputationView(init.reputation, { selfId: this.selfId, trustedPeers: init.trustedPeers ?? [], anchors: init.trustLists })
+    this.scores = new ReputationView(init.reputation, {
+      selfId: this.selfId,
+      trustedPeers: init.trustedPeers ?? [],
+      anchors: init.trustLists
+    })
     for (const list of init.trustLists?.lists ?? []) this.log('adopted trust list "%s" of %s, sequence %s, %d peers, expires %s', list.name, list.operator, list.sequence, list.peers.length, new Date(list.expiresAt).toISOString())
     for (const refused of init.trustLists?.refused ?? []) this.log.error('trust list %s not adopted (%s): %s', refused.source, refused.reason, refused.message)
     // a provider's heartbeat summaries say how busy its GPU slots were: it reads exec's capacity service
     const summarizesSlots = init.role === 'provider' && init.summaryIntervalMs !== 0
-    this[serviceDependencies] = summarizesSlots ? [PUBSUB_CAPABILITY, GOSSIP_CAPABILITY, CAPACITY_CAPABILITY] : [PUBSUB_CAPABILITY, GOSSIP_CAPABILITY]
+    this[serviceDependencies] = summarizesSlots
+      ? [PUBSUB_CAPABILITY, GOSSIP_CAPABILITY, CAPACITY_CAPABILITY]
+      : [PUBSUB_CAPABILITY, GOSSIP_CAPABILITY]
     const slots = summarizesSlots
       ? () => {
           const capacity = components[CAPACITY_SERVICE]
@@ -146,8 +155,15 @@ class LedgerNode implements LedgerService, Startable {
           return { total, busy: Math.max(0, total - capacity.freeSlots()) }
         }
       : undefined
-    this.uptime = new UptimeReporter({ ...init, slots }, this.selfId, async (kind, body) => await this.ingest.append(kind, body))
-    this.usage = new UsageRecorder({ id: this.selfId, bytes: components.peerId.toMultihash().bytes }, async (kind, body) => await this.ingest.append(kind, body))
+    this.uptime = new UptimeReporter(
+      { ...init, slots },
+      this.selfId,
+      async (kind, body) => await this.ingest.append(kind, body)
+    )
+    this.usage = new UsageRecorder(
+      { id: this.selfId, bytes: components.peerId.toMultihash().bytes },
+      async (kind, body) => await this.ingest.append(kind, body)
+    )
     this.scope = new ReplicationScope({
       selfId: this.selfId,
       // bounded is opt-in until the specs written for full replication are checked under it
@@ -155,7 +171,14 @@ class LedgerNode implements LedgerService, Startable {
       horizon: init.replicationHorizon,
       seeds: [...init.trustedPeers ?? [], ...init.trustLists?.allPeers() ?? []]
     })
-    this.sync = new SyncClient({ connectionManager: components.connectionManager, ledger, selfId: this.selfId, scope: this.scope, signal, log: this.log })
+    this.sync = new SyncClient({
+      connectionManager: components.connectionManager,
+      ledger,
+      selfId: this.selfId,
+      scope: this.scope,
+      signal,
+      log: this.log
+    })
     this.flusher = new FeedFlusher(this.sync, store, this.selfId, signal)
     this.server = new SyncServer(store, this.sync)
     // the router and gossipsub are read when used: services start together
@@ -169,7 +192,15 @@ class LedgerNode implements LedgerService, Startable {
     })
     this.hints = new HeadHints({ client: this.sync, store, selfId: this.selfId })
     this.announcer = new FeedAnnouncer({ client: this.sync, seeds: init.trustedPeers ?? [], signal, log: this.log })
-    if (init.devMethods === true) this.dev = new DevJobs({ key: this.key, peerId: components.peerId }, () => this.ingest, (envelope) => { if (this.gossips) this.gossip.publish(envelope) })
+    if (init.devMethods === true) {
+      this.dev = new DevJobs(
+        { key: this.key, peerId: components.peerId },
+        () => this.ingest,
+        envelope => {
+          if (this.gossips) this.gossip.publish(envelope)
+        }
+      )
+    }
   }
 
   get ingest (): LedgerIngest {
@@ -185,7 +216,10 @@ class LedgerNode implements LedgerService, Startable {
     const ledger = await LedgerIngest.open(join(this.init.dataDir, 'ledger'), {
       privateKey: this.key,
       peerId: this.components.peerId,
-      admission: { ...this.init.admission, trustedPeers: [...this.init.trustedPeers ?? [], ...this.init.trustLists?.allPeers() ?? []] }
+      admission: {
+        ...this.init.admission,
+        trustedPeers: [...(this.init.trustedPeers ?? []), ...(this.init.trustLists?.allPeers() ?? [])]
+      }
     })
     this.ledger = ledger
     const { store } = ledger
@@ -197,7 +231,12 @@ class LedgerNode implements LedgerService, Startable {
     }
     this.ownAtStart = store.head(this.selfId)?.seq ?? 0
     store.onAdded((record) => { this.added(record) })
-    await serveSync(this.components.registrar, REQUEST_TIMEOUT_MS, async (request, remote) => await this.server.answer(request, remote), this.log)
+    await serveSync(
+      this.components.registrar,
+      REQUEST_TIMEOUT_MS,
+      async (request, remote) => await this.server.answer(request, remote),
+      this.log
+    )
     if (this.gossips) this.gossip.start()
     else this.gossip.refuse()
   }
@@ -319,7 +358,12 @@ class LedgerNode implements LedgerService, Startable {
   }
 
   async status (): Promise<LedgerStatus> {
-    return await statusView(this.ingest, { confirmedSeq: this.confirmedSeq(), earnings: this.earnings(), hintPulls: this.hints.pulls, scope: this.scope })
+    return await statusView(this.ingest, {
+      confirmedSeq: this.confirmedSeq(),
+      earnings: this.earnings(),
+      hintPulls: this.hints.pulls,
+      scope: this.scope
+    })
   }
 
   async show (peerId: string, limit = 20): Promise<FeedView> {
@@ -328,9 +372,15 @@ class LedgerNode implements LedgerService, Startable {
 
   [CONTROL_HANDLERS] (): Record<string, ControlHandler> {
     const dev = this.dev
-    return ledgerControlHandlers(this, dev == null
-      ? undefined
-      : { appendTestJobs: async (request) => await dev.append(request), appendSummary: async () => await this.uptime.appendSummary() })
+    return ledgerControlHandlers(
+      this,
+      dev == null
+        ? undefined
+        : {
+            appendTestJobs: async request => await dev.append(request),
+            appendSummary: async () => await this.uptime.appendSummary()
+          }
+    )
   }
 
   /** Our own seq known to be held elsewhere: confirmed by a peer, or published in an earlier run. */

@@ -99,9 +99,15 @@ export interface LedgerComponents {
 
 /** What the ledger offers other services and the CLI. */
 export interface LedgerService {
-  /** the reputation the auction uses: reliability in [0, 1]; a provider asked about bid to us, so its feed is in our replication scope */
+  /**
+   * the reputation the auction uses: reliability in [0, 1]; a provider asked about bid to us, so
+   * its feed is in our replication scope
+   */
   reliability(peerId: string): number
-  /** a provider this node may award (its capability record was seen): its feed and its counterparties' are in the replication scope */
+  /**
+   * a provider this node may award (its capability record was seen): its feed and its
+   * counterparties' are in the replication scope
+   */
   mayAward(peerId: string): void
   /** slashed providers are excluded from auctions */
   isExcluded(peerId: string): boolean

@@ -86,7 +86,12 @@ export async function statusView (ledger: LedgerIngest, opts: StatusViewOptions)
 }
 
 /** The last `limit` entries of `peerId`'s feed. */
-export async function feedView (store: LedgerStore, peerId: string, limit: number, slashed: boolean): Promise<FeedView> {
+export async function feedView (
+  store: LedgerStore,
+  peerId: string,
+  limit: number,
+  slashed: boolean
+): Promise<FeedView> {
   const head = store.head(peerId)
   if (head == null) return { slashed, entries: [] }
   const from = Math.max(1, head.seq - Math.max(1, Math.min(limit, MAX_RANGE_ENTRIES)) + 1)
@@ -105,20 +110,46 @@ function entryView (envelope: Uint8Array): EntryView {
   switch (body.kind) {
     case 'attestation': {
       const a = body.attestation.message
-      Object.assign(summary, { job: toHex(a.jobId), renter: parseAuthor(a.renter)?.id, status: a.status, preemptible: a.preemptible, outputDigest: toHex(a.outputDigest) })
+      Object.assign(summary, {
+        job: toHex(a.jobId),
+        renter: parseAuthor(a.renter)?.id,
+        status: a.status,
+        preemptible: a.preemptible,
+        outputDigest: toHex(a.outputDigest)
+      })
       break
     }
     case 'receipt': {
       const r = body.receipt.message
-      Object.assign(summary, { job: toHex(r.jobId), provider: parseAuthor(r.provider)?.id, outcome: r.outcome, pricePaidMicroUsd: Number(r.pricePaidMicroUsd) })
+      Object.assign(summary, {
+        job: toHex(r.jobId),
+        provider: parseAuthor(r.provider)?.id,
+        outcome: r.outcome,
+        pricePaidMicroUsd: Number(r.pricePaidMicroUsd)
+      })
       break
     }
     case 'heartbeat-summary':
-      Object.assign(summary, { periodStart: Number(body.summary.periodStart), periodEnd: Number(body.summary.periodEnd), availableMs: Number(body.summary.availableMs), upMs: Number(body.summary.upMs), busyPpm: body.summary.busyPpm })
+      Object.assign(summary, {
+        periodStart: Number(body.summary.periodStart),
+        periodEnd: Number(body.summary.periodEnd),
+        availableMs: Number(body.summary.availableMs),
+        upMs: Number(body.summary.upMs),
+        busyPpm: body.summary.busyPpm
+      })
       break
     case 'usage': {
       const u = body.usage.usage
-      Object.assign(summary, { lease: toHex(u.leaseId), provider: body.usage.providerId, renter: body.usage.renterId, intervalStart: u.intervalStart, intervalEnd: u.intervalEnd, requests: u.requests, gpuMs: u.gpuMs, amountMicroUsd: u.amountMicroUsd })
+      Object.assign(summary, {
+        lease: toHex(u.leaseId),
+        provider: body.usage.providerId,
+        renter: body.usage.renterId,
+        intervalStart: u.intervalStart,
+        intervalEnd: u.intervalEnd,
+        requests: u.requests,
+        gpuMs: u.gpuMs,
+        amountMicroUsd: u.amountMicroUsd
+      })
       break
     }
     case 'fraud-proof':

@@ -53,7 +53,11 @@ export interface BatchContext {
 }
 
 /** The puts of `batch` and `grants`, and the heads and slashes they leave once written. */
-export function batchOps (batch: readonly EntryToStore[], grants: ReadonlyArray<{ authorId: string, depth: number }>, ctx: BatchContext): { ops: PutOp[], heads: Map<string, Head>, slashes: Map<string, SlashRecord> } {
+export function batchOps (
+  batch: readonly EntryToStore[],
+  grants: ReadonlyArray<{ authorId: string, depth: number }>,
+  ctx: BatchContext
+): { ops: PutOp[], heads: Map<string, Head>, slashes: Map<string, SlashRecord> } {
   const { repos } = ctx
   const ops: PutOp[] = []
   const heads = new Map<string, Head>()
@@ -61,8 +65,17 @@ export function batchOps (batch: readonly EntryToStore[], grants: ReadonlyArray<
   for (const { record, slashes: proof } of batch) {
     ops.push(repos.entries.put(record))
     ops.push(repos.hashes.put(record))
-    const bytes = ((heads.get(record.authorId) ?? ctx.heldHead(record.authorId))?.bytes ?? 0) + record.envelope.byteLength
-    heads.set(record.authorId, { author: record.author, authorId: record.authorId, seq: record.seq, hash: record.hash, bytes, time: record.time, chain: record.chain })
+    const bytes =
+      ((heads.get(record.authorId) ?? ctx.heldHead(record.authorId))?.bytes ?? 0) + record.envelope.byteLength
+    heads.set(record.authorId, {
+      author: record.author,
+      authorId: record.authorId,
+      seq: record.seq,
+      hash: record.hash,
+      bytes,
+      time: record.time,
+      chain: record.chain
+    })
     if (proof != null) {
       const body = decodeStoredBody(record)
       if (body.kind === 'fraud-proof') ops.push(repos.proofs.put(body.proof.hash, record.hash))

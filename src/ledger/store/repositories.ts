@@ -30,7 +30,10 @@ export class EntryRepository {
    * Envelopes of `author` from `fromSeq` to `toSeq`, ascending: no more than `maxBytes` in
    * total (at least one when there is one).
    */
-  async range (author: Uint8Array, bounds: { fromSeq: number, toSeq: number, maxBytes: number }): Promise<Uint8Array[]> {
+  async range (
+    author: Uint8Array,
+    bounds: { fromSeq: number, toSeq: number, maxBytes: number }
+  ): Promise<Uint8Array[]> {
     const entries: Uint8Array[] = []
     let bytes = 0
     // read in chunks (one native call each, not one per entry: a sync serves thousands),
@@ -68,7 +71,9 @@ export class HeadRepository {
   constructor (private readonly db: LedgerDb) {}
 
   async * all (): AsyncGenerator<{ author: Uint8Array, seq: number, hash: Uint8Array, bytes: number }> {
-    for await (const [key, value] of this.db.iterator(ALL_HEADS)) yield { author: Uint8Array.from(authorOfKey(key)), ...readHead(value) }
+    for await (const [key, value] of this.db.iterator(ALL_HEADS)) {
+      yield { author: Uint8Array.from(authorOfKey(key)), ...readHead(value) }
+    }
   }
 
   /** Up to `limit` authors in key order strictly after `after`; `more` when further heads follow. */
@@ -106,7 +111,9 @@ export class SlashedRepository {
   constructor (private readonly db: LedgerDb) {}
 
   async * all (): AsyncGenerator<{ accusedId: string, proofEntry: Uint8Array }> {
-    for await (const [key, value] of this.db.iterator(ALL_SLASHED)) yield { accusedId: authorIdOf(authorOfKey(key)), proofEntry: Uint8Array.from(value) }
+    for await (const [key, value] of this.db.iterator(ALL_SLASHED)) {
+      yield { accusedId: authorIdOf(authorOfKey(key)), proofEntry: Uint8Array.from(value) }
+    }
   }
 
   put (accused: Uint8Array, proofEntry: Uint8Array): PutOp {
@@ -126,7 +133,9 @@ export class StandingRepository {
   constructor (private readonly db: LedgerDb) {}
 
   async * all (): AsyncGenerator<{ authorId: string, depth: number }> {
-    for await (const [key, value] of this.db.iterator(ALL_STANDING)) yield { authorId: authorIdOf(authorOfKey(key)), depth: value[0] }
+    for await (const [key, value] of this.db.iterator(ALL_STANDING)) {
+      yield { authorId: authorIdOf(authorOfKey(key)), depth: value[0] }
+    }
   }
 
   put (grant: { authorId: string, depth: number }): PutOp {

@@ -154,11 +154,20 @@ export class LedgerStore {
    * more than `maxBytes` in total (at least one when there is one). `more` when the held feed
    * goes further.
    */
-  async range (author: Uint8Array, fromSeq: number, limit: number, maxBytes = Infinity): Promise<{ entries: Uint8Array[], more: boolean }> {
+  async range (
+    author: Uint8Array,
+    fromSeq: number,
+    limit: number,
+    maxBytes = Infinity
+  ): Promise<{ entries: Uint8Array[], more: boolean }> {
     this.assertOpen()
     const head = this.heads.get(authorIdOf(author))
     if (head == null || fromSeq > head.seq || limit <= 0) return { entries: [], more: false }
-    const entries = await this.repos.entries.range(author, { fromSeq, toSeq: Math.min(head.seq, fromSeq + limit - 1), maxBytes })
+    const entries = await this.repos.entries.range(author, {
+      fromSeq,
+      toSeq: Math.min(head.seq, fromSeq + limit - 1),
+      maxBytes
+    })
     return { entries, more: fromSeq + entries.length - 1 < head.seq }
   }
 
@@ -184,9 +193,16 @@ export class LedgerStore {
    * One atomic, synced batch: entries (in feed order, each extending its feed's head or an
    * earlier one of the batch), heads, hash index, slashed set, proofs, standing grants.
    */
-  async write (batch: readonly EntryToStore[], grants: ReadonlyArray<{ authorId: string, depth: number }> = []): Promise<void> {
+  async write (
+    batch: readonly EntryToStore[],
+    grants: ReadonlyArray<{ authorId: string, depth: number }> = []
+  ): Promise<void> {
     this.assertOpen()
-    const { ops, heads, slashes } = batchOps(batch, grants, { repos: this.repos, heldHead: id => this.heads.get(id), isSlashed: id => this.slashed.has(id) })
+    const { ops, heads, slashes } = batchOps(batch, grants, {
+      repos: this.repos,
+      heldHead: id => this.heads.get(id),
+      isSlashed: id => this.slashed.has(id)
+    })
     await this.db.batch(ops, { sync: this.syncWrites })
     for (const [id, head] of heads) this.heads.set(id, head)
     for (const [id, slash] of slashes) this.slashed.set(id, slash)

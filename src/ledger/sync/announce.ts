@@ -77,7 +77,11 @@ export class FeedAnnouncer {
   /** `id` did not answer: it is announced again later, a bounded number of times. */
   private retry (id: string): void {
     const attempt = (this.failures.get(id) ?? 0) + 1
-    if (attempt > ANNOUNCE_RETRIES || this.opts.signal.aborted || (!this.failures.has(id) && this.failures.size >= MAX_DUE)) {
+    if (
+      attempt > ANNOUNCE_RETRIES ||
+      this.opts.signal.aborted ||
+      (!this.failures.has(id) && this.failures.size >= MAX_DUE)
+    ) {
       this.failures.delete(id)
       return
     }
@@ -100,14 +104,21 @@ export class FeedAnnouncer {
     for (const id of peers) {
       const signal = AbortSignal.any([this.opts.signal, AbortSignal.timeout(ANNOUNCE_TIMEOUT_MS)])
       this.sent++
-      if (this.recipients.has(id) || this.recipients.size < MAX_DUE) this.recipients.set(id, (this.recipients.get(id) ?? 0) + 1)
+      if (this.recipients.has(id) || this.recipients.size < MAX_DUE) {
+        this.recipients.set(id, (this.recipients.get(id) ?? 0) + 1)
+      }
       // a peer that misses it pulls our feed on its next heads exchange with us
-      this.opts.client.heads(connected.get(id) as NonNullable<ReturnType<typeof connected.get>>, signal, undefined, 1).then(() => {
-        this.failures.delete(id)
-      }, (err: unknown) => {
-        this.opts.log('announcing our feed to %s failed: %e', id, err)
-        this.retry(id)
-      })
+      this.opts.client
+        .heads(connected.get(id) as NonNullable<ReturnType<typeof connected.get>>, signal, undefined, 1)
+        .then(
+          () => {
+            this.failures.delete(id)
+          },
+          (err: unknown) => {
+            this.opts.log('announcing our feed to %s failed: %e', id, err)
+            this.retry(id)
+          }
+        )
     }
   }
 }

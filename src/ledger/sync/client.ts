@@ -114,7 +114,9 @@ export class SyncClient {
   syncInBackground (peer: PeerId, attempt = 0, continued = 0): void {
     this.syncWith(peer).then((pulled) => {
       if (pulled < MAX_PULL_PER_SESSION || continued >= MAX_CONTINUED_SESSIONS || this.opts.signal.aborted) return
-      setImmediate(() => { if (this.connectedPeers().some(p => p.equals(peer))) this.syncInBackground(peer, 0, continued + 1) })
+      setImmediate(() => {
+        if (this.connectedPeers().some(p => p.equals(peer))) this.syncInBackground(peer, 0, continued + 1)
+      })
     }, (err: unknown) => {
       this.opts.log('sync with %p failed (attempt %d): %e', peer, attempt + 1, err)
       if (attempt >= SESSION_RETRIES || this.opts.signal.aborted) return
@@ -204,7 +206,11 @@ export class SyncClient {
    * hint). The page must be in ascending key order, after the cursor.
    */
   async heads (peer: PeerId, signal: AbortSignal, after?: Uint8Array, limit = 0): Promise<SyncResponse.Heads> {
-    const response = await this.request(peer, { heads: { ...this.ownHint(), afterAuthor: after ?? new Uint8Array(0), limit } }, signal)
+    const response = await this.request(
+      peer,
+      { heads: { ...this.ownHint(), afterAuthor: after ?? new Uint8Array(0), limit } },
+      signal
+    )
     if (response.heads == null) throw new SyncProtocolError(`${peer.toString()} answered a heads request with something else`)
     let previous = after
     for (const head of response.heads.heads) {
@@ -267,7 +273,12 @@ export class SyncClient {
    * batch is written while the next one's verify), so no number of others delays them; the
    * others, into the quarantine, one at a time after them.
    */
-  private async compareAll (peer: PeerId, heads: ParsedHead[], counts: { pulled: number, forkChecks: number, quarantined: number }, signal: AbortSignal): Promise<void> {
+  private async compareAll (
+    peer: PeerId,
+    heads: ParsedHead[],
+    counts: { pulled: number, forkChecks: number, quarantined: number },
+    signal: AbortSignal
+  ): Promise<void> {
     const admission = this.ledger().admission
     const standing = heads.filter(h => admission?.hasStanding(h.id) ?? true)
     const others = heads.filter(h => !(admission?.hasStanding(h.id) ?? true))
@@ -293,7 +304,12 @@ export class SyncClient {
   }
 
   /** One of the peer's heads against ours: pull what we lack, fetch a conflicting entry. */
-  private async compare (peer: PeerId, { remote, id }: ParsedHead, counts: { pulled: number, forkChecks: number, quarantined: number }, signal: AbortSignal): Promise<void> {
+  private async compare (
+    peer: PeerId,
+    { remote, id }: ParsedHead,
+    counts: { pulled: number, forkChecks: number, quarantined: number },
+    signal: AbortSignal
+  ): Promise<void> {
     const ledger = this.ledger()
     const seq = Number(remote.seq)
     const admission = ledger.admission
@@ -310,8 +326,11 @@ export class SyncClient {
       counts.pulled += await this.pull(peer, remote.author, (local?.seq ?? 0) + 1, signal)
     } else if (counts.forkChecks < MAX_FORK_CHECKS) {
       // the same seq with another hash: fetch theirs, and the ingest step proves the equivocation
-      const heldHash = seq === local.seq ? local.hash : (counts.forkChecks++, (await ledger.store.get(remote.author, seq))?.hash)
-      if (heldHash != null && !equals(heldHash, remote.hash)) await this.fetchAndIngest(peer, { author: remote.author, fromSeq: seq, limit: 1 }, signal)
+      const heldHash =
+        seq === local.seq ? local.hash : (counts.forkChecks++, (await ledger.store.get(remote.author, seq))?.hash)
+      if (heldHash != null && !equals(heldHash, remote.hash)) {
+        await this.fetchAndIngest(peer, { author: remote.author, fromSeq: seq, limit: 1 }, signal)
+      }
     }
   }
 
@@ -329,10 +348,19 @@ export class SyncClient {
   }
 
   private async request (peer: PeerId, request: SyncRequest, signal: AbortSignal): Promise<SyncResponse> {
-    return await syncRequest(this.opts.connectionManager, peer, request, AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]))
+    return await syncRequest(
+      this.opts.connectionManager,
+      peer,
+      request,
+      AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)])
+    )
   }
 
-  private async rangeRequest (peer: PeerId, { author, fromSeq, limit }: FeedSpan, signal: AbortSignal): Promise<SyncResponse.Entries> {
+  private async rangeRequest (
+    peer: PeerId,
+    { author, fromSeq, limit }: FeedSpan,
+    signal: AbortSignal
+  ): Promise<SyncResponse.Entries> {
     const response = await this.request(peer, { range: { author, fromSeq: BigInt(fromSeq), limit } }, signal)
     if (response.entries == null) throw new SyncProtocolError(`${peer.toString()} answered a range request with something else`)
     return response.entries
@@ -351,7 +379,11 @@ export class SyncClient {
     const ledger = this.ledger()
     let next = fromSeq
     let added = 0
-    let inflight: Promise<SyncResponse.Entries> | undefined = this.rangeRequest(peer, { author, fromSeq: next, limit: MAX_RANGE_ENTRIES }, signal)
+    let inflight: Promise<SyncResponse.Entries> | undefined = this.rangeRequest(
+      peer,
+      { author, fromSeq: next, limit: MAX_RANGE_ENTRIES },
+      signal
+    )
     // the previous batch's ingest, still writing while this one verifies
     let writing: { from: number, outcomes: Promise<IngestOutcome[]> } | undefined
     // the feed is over its quota in our view: stop pulling it (not the peer's fault)
@@ -364,7 +396,9 @@ export class SyncClient {
         }
         if (outcome.status === 'rejected') {
           // a chain break right after our head: the peer holds another history; compare our head's seq
-          if (outcome.error instanceof BrokenChainError && i === 0 && batch.from > 1) await this.fetchAndIngest(peer, { author, fromSeq: batch.from - 1, limit: 1 }, signal)
+          if (outcome.error instanceof BrokenChainError && i === 0 && batch.from > 1) {
+            await this.fetchAndIngest(peer, { author, fromSeq: batch.from - 1, limit: 1 }, signal)
+          }
           throw new SyncProtocolError(`${peer.toString()} sent an entry we refuse: ${outcome.error.message}`)
         }
         // a range answers for the author we asked about: another author's entries end the session

@@ -93,6 +93,12 @@ export class FeedFlusher {
   }
 
   private result (seq: number, asked: number): FlushResult {
-    return { seq, acknowledgedSeq: this.acknowledged, acknowledged: this.acknowledged >= seq, by: this.acknowledged > 0 ? [...this.acknowledgedBy] : [], asked }
+    return {
+      seq,
+      acknowledgedSeq: this.acknowledged,
+      acknowledged: this.acknowledged >= seq,
+      by: this.acknowledged > 0 ? [...this.acknowledgedBy] : [],
+      asked
+    }
   }
 }

@@ -57,7 +57,12 @@ export class LedgerGossip {
   private async validate (envelope: OpenedEnvelope): Promise<GossipVerdict> {
     const ledger = this.opts.ledger()
     if (ledger == null || this.opts.signal.aborted) return ignore('ledger stopping')
-    const bytes = SignedEnvelope.encode({ domain: envelope.domain, signer: envelope.signer.toMultihash().bytes, payload: envelope.payload, signature: envelope.signature })
+    const bytes = SignedEnvelope.encode({
+      domain: envelope.domain,
+      signer: envelope.signer.toMultihash().bytes,
+      payload: envelope.payload,
+      signature: envelope.signature
+    })
     let outcome
     try {
       // the router verified the envelope's signature already

@@ -61,12 +61,22 @@ export class HeadHints {
   heard (hint: HeadHint): void {
     const peer = this.opts.client.connectedPeers().find(p => p.toString() === hint.peerId)
     if (peer == null) return
-    if (this.due(hint.peerId, hint.peerId, hint.ledgerSeq) && this.opts.client.considerHint(peer, peer.toMultihash().bytes, hint.ledgerSeq)) this.acting(hint.peerId, hint.ledgerSeq)
+    if (
+      this.due(hint.peerId, hint.peerId, hint.ledgerSeq) &&
+      this.opts.client.considerHint(peer, peer.toMultihash().bytes, hint.ledgerSeq)
+    ) {
+      this.acting(hint.peerId, hint.ledgerSeq)
+    }
     for (const relayed of (hint.relayedHeads ?? []).slice(0, MAX_RELAYED_HEADS)) {
       const author = parseAuthor(relayed.author)?.id
       if (author == null || author === hint.peerId || author === this.opts.selfId) continue
       const key = `${hint.peerId}/${author}`
-      if (this.due(key, author, relayed.seq) && this.opts.client.considerHint(peer, relayed.author, relayed.seq, { relayed: true })) this.acting(key, relayed.seq)
+      if (
+        this.due(key, author, relayed.seq) &&
+        this.opts.client.considerHint(peer, relayed.author, relayed.seq, { relayed: true })
+      ) {
+        this.acting(key, relayed.seq)
+      }
     }
   }
 

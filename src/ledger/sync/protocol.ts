@@ -27,10 +27,20 @@ export const MAX_HEADS = 10_000
  * or undecodable answer is a SyncProtocolError; a stream that could not be opened or broke
  * stays the RequestResponseError it is.
  */
-export async function syncRequest (connectionManager: ConnectionManager, peer: PeerId, request: SyncRequest, signal: AbortSignal): Promise<SyncResponse> {
+export async function syncRequest (
+  connectionManager: ConnectionManager,
+  peer: PeerId,
+  request: SyncRequest,
+  signal: AbortSignal
+): Promise<SyncResponse> {
   let response: Uint8Array
   try {
-    response = await requestOnce(connectionManager, peer, { protocol: PROTOCOL.ledgerSync, request: SyncRequest.encode(request), maxResponseBytes: MAX_BYTES.syncResponse, signal })
+    response = await requestOnce(connectionManager, peer, {
+      protocol: PROTOCOL.ledgerSync,
+      request: SyncRequest.encode(request),
+      maxResponseBytes: MAX_BYTES.syncResponse,
+      signal
+    })
   } catch (err) {
     if (err instanceof RequestResponseError && err.reason === 'timeout') throw new SyncProtocolError(`sync with ${peer.toString()} timed out`, { cause: err })
     if (err instanceof RequestResponseError && err.reason === 'no-response') throw new SyncProtocolError(`${peer.toString()} closed the sync stream without answering`, { cause: err })
@@ -46,7 +56,12 @@ export async function syncRequest (connectionManager: ConnectionManager, peer: P
 export type SyncHandler = (request: SyncRequest, remote: PeerId, signal: AbortSignal) => Promise<SyncResponse>
 
 /** Serves the sync protocol: each stream's one bounded request answered by `handler`. */
-export async function serveSync (registrar: Registrar, timeoutMs: number, handler: SyncHandler, log: Logger): Promise<void> {
+export async function serveSync (
+  registrar: Registrar,
+  timeoutMs: number,
+  handler: SyncHandler,
+  log: Logger
+): Promise<void> {
   await serveOnce(registrar, PROTOCOL.ledgerSync, async (bytes, remote, signal) => {
     let request: SyncRequest
     try {

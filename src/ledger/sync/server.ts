@@ -30,13 +30,24 @@ export class SyncServer {
       if (hint.afterAuthor.length > 0 && parseAuthor(hint.afterAuthor) == null) throw new SyncProtocolError('bad heads request: after_author is not a peer id')
       const limit = hint.limit === 0 ? MAX_HEADS : Math.min(MAX_HEADS, hint.limit)
       const page = await store.headsPage(hint.afterAuthor, limit)
-      return { heads: { heads: page.heads.map(h => ({ author: h.author, seq: BigInt(h.seq), hash: h.hash })), more: page.more } }
+      return {
+        heads: {
+          heads: page.heads.map(h => ({ author: h.author, seq: BigInt(h.seq), hash: h.hash })),
+          more: page.more
+        }
+      }
     }
     if (request.range != null) {
       const author = parseAuthor(request.range.author)
       if (author == null || request.range.fromSeq < 1n) throw new SyncProtocolError('bad range request')
-      const limit = Math.min(MAX_RANGE_ENTRIES, Math.max(1, request.range.limit === 0 ? MAX_RANGE_ENTRIES : request.range.limit))
-      const from = request.range.fromSeq > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(request.range.fromSeq)
+      const limit = Math.min(
+        MAX_RANGE_ENTRIES,
+        Math.max(1, request.range.limit === 0 ? MAX_RANGE_ENTRIES : request.range.limit)
+      )
+      const from =
+        request.range.fromSeq > BigInt(Number.MAX_SAFE_INTEGER)
+          ? Number.MAX_SAFE_INTEGER
+          : Number(request.range.fromSeq)
       const { entries, more } = await store.range(request.range.author, from, limit, MAX_RANGE_BYTES)
       return { entries: { entries, more } }
     }

@@ -31,7 +31,12 @@ export function countUsage (all: Iterable<VerifiedUsage>): { counted: VerifiedUs
   }
   const counted: VerifiedUsage[] = []
   for (const lease of byLease.values()) {
-    const sorted = [...lease.values()].sort((a, b) => a.usage.intervalStart - b.usage.intervalStart || a.usage.intervalEnd - b.usage.intervalEnd || (a.hash < b.hash ? -1 : 1))
+    const sorted = [...lease.values()].sort(
+      (a, b) =>
+        a.usage.intervalStart - b.usage.intervalStart ||
+        a.usage.intervalEnd - b.usage.intervalEnd ||
+        (a.hash < b.hash ? -1 : 1)
+    )
     let end = -Infinity
     for (const v of sorted) {
       if (v.usage.intervalStart < end) { ignored.push({ usage: v, verdict: 'overlap' }); continue }

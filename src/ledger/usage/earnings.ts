@@ -32,7 +32,18 @@ export function computeServiceEarnings (statements: Iterable<VerifiedUsage>, pro
   const own = [...statements].filter(v => v.providerId === providerId)
   const { counted, ignored } = countUsage(own)
   const spans = new Map<string, { start: number, end: number }>()
-  const out: ServiceEarnings = { statements: counted.length, ignored: { duplicate: 0, overlap: 0 }, leases: 0, requests: 0, gpuHours: 0, bytesIn: 0, bytesOut: 0, earnedMicroUsd: 0, servedHours: 0, uptime: 1 }
+  const out: ServiceEarnings = {
+    statements: counted.length,
+    ignored: { duplicate: 0, overlap: 0 },
+    leases: 0,
+    requests: 0,
+    gpuHours: 0,
+    bytesIn: 0,
+    bytesOut: 0,
+    earnedMicroUsd: 0,
+    servedHours: 0,
+    uptime: 1
+  }
   for (const i of ignored) out.ignored[i.verdict]++
   let servedMs = 0
   let gpuMs = 0

@@ -15,7 +15,10 @@ export class UsageRecorder {
   readonly book = new UsageBook()
   private queue: Promise<unknown> = Promise.resolve()
 
-  constructor (private readonly self: { id: string, bytes: Uint8Array }, private readonly append: (kind: LedgerEntry.BodyKind, body: Uint8Array) => Promise<LedgerRecord>) {}
+  constructor (
+    private readonly self: { id: string, bytes: Uint8Array },
+    private readonly append: (kind: LedgerEntry.BodyKind, body: Uint8Array) => Promise<LedgerRecord>
+  ) {}
 
   /** Learns our held statements from the stored entries (called for every entry at start). */
   noteStored (record: LedgerRecord): void {

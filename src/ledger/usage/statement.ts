@@ -131,7 +131,11 @@ export async function verifyStatementSignature (usage: Usage, side: 'provider' |
 }
 
 /** The ledger body of a co-signed statement. */
-export function encodeCoSigned (statement: Uint8Array, providerSignature: Uint8Array, renterSignature: Uint8Array): Uint8Array {
+export function encodeCoSigned (
+  statement: Uint8Array,
+  providerSignature: Uint8Array,
+  renterSignature: Uint8Array
+): Uint8Array {
   return CoSignedUsage.encode({ statement, providerSignature, renterSignature })
 }
 

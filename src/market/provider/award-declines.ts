@@ -64,7 +64,12 @@ export async function declineAward (award: Signed<Award>, ctx: AwardDeclineConte
   if (Number(a.acceptDeadline) <= ctx.now) return decline(DeclineReason.EXPIRED, 'accept deadline passed')
   if (!ctx.firstAnswer()) return decline(DeclineReason.OTHER, 'this award attempt was already answered')
   const accepted: AcceptedJob = {
-    jobId: toHex(a.jobId), job: seen.job, award, bid: seen.bid, priceMicroUsd: a.clearingPriceMicroUsd, priceUsd: microToUsd(a.clearingPriceMicroUsd)
+    jobId: toHex(a.jobId),
+    job: seen.job,
+    award,
+    bid: seen.bid,
+    priceMicroUsd: a.clearingPriceMicroUsd,
+    priceUsd: microToUsd(a.clearingPriceMicroUsd)
   }
   const verdict = await ctx.verdict(accepted)
   if ('silent' in verdict) return verdict

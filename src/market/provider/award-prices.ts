@@ -63,7 +63,14 @@ export function learnFromAward (award: Signed<Award>, seen: SeenJob, ctx: AwardP
     }
   }
   const mine = isAwardedTo(award.message, ctx.me)
-  ctx.emit({ jobId, winner: readableWinner(award.message), priceUsd: microToUsd(award.message.clearingPriceMicroUsd), mine, priced: notPriced == null && seen.priced === true, notPriced })
+  ctx.emit({
+    jobId,
+    winner: readableWinner(award.message),
+    priceUsd: microToUsd(award.message.clearingPriceMicroUsd),
+    mine,
+    priced: notPriced == null && seen.priced === true,
+    notPriced
+  })
 }
 
 /**
@@ -75,12 +82,24 @@ export function learnFromAward (award: Signed<Award>, seen: SeenJob, ctx: AwardP
 function learnFromAudit (award: Signed<Award>, seen: SeenJob, ctx: AwardPriceContext): void {
   const jobId = toHex(award.message.jobId)
   const event = (priced: boolean, notPriced?: string): void => {
-    ctx.emit({ jobId, winner: readableWinner(award.message), priceUsd: microToUsd(award.message.clearingPriceMicroUsd), mine: true, priced, notPriced })
+    ctx.emit({
+      jobId,
+      winner: readableWinner(award.message),
+      priceUsd: microToUsd(award.message.clearingPriceMicroUsd),
+      mine: true,
+      priced,
+      notPriced
+    })
   }
   void (async () => {
-    const audit = verifyBidsAudit(award, await fetchBidsAudit(ctx.connectionManager, award, AbortSignal.timeout(AUDIT_TIMEOUT_MS)))
+    const audit = verifyBidsAudit(
+      award,
+      await fetchBidsAudit(ctx.connectionManager, award, AbortSignal.timeout(AUDIT_TIMEOUT_MS))
+    )
     if (!audit.ok) throw new ClearingSampleError('unseen-runner-up', `the renter's bids audit does not hold: ${audit.problems[0] ?? 'unknown'}`)
-    const price = clearingSample(award, seen.job, [...(seen.bid == null ? [] : [seen.bid]), ...audit.bids], { priceAudited: true })
+    const price = clearingSample(award, seen.job, [...(seen.bid == null ? [] : [seen.bid]), ...audit.bids], {
+      priceAudited: true
+    })
     if (seen.priced === true) return
     seen.priced = true
     ctx.engine.observeClearing(award.signer.toString(), price, tierOf(seen.job.message))

@@ -43,14 +43,20 @@ function gib (mib: number): string {
  * the DeclineReason enum (protocols/market.proto). On success returns the GPU group to offer:
  * the cheapest fit is not our concern here, so the smallest card that satisfies the job.
  */
-export function matchJob (profile: ProviderProfile, job: JobRequest, capacity: CapacitySnapshot, now: number): MatchResult {
+export function matchJob (
+  profile: ProviderProfile,
+  job: JobRequest,
+  capacity: CapacitySnapshot,
+  now: number
+): MatchResult {
   const { policy } = profile
   const c = job.constraints
   if (Number(job.expiresAt) <= now) return decline(DeclineReason.EXPIRED, 'the job request has expired')
   // a multi-GPU job takes `need` slots on this box at once: free ones, or (gold/silver) bronze ones to displace
   const need = jobGpuCount(job)
   if (need > capacity.totalSlots) return decline(DeclineReason.GPU_COUNT, `needs ${need} GPUs on one box, this provider has ${capacity.totalSlots}`)
-  const canDisplace = !isPreemptible(job) && capacity.preemptibleSlots > 0 && capacity.freeSlots + capacity.preemptibleSlots >= need
+  const canDisplace =
+    !isPreemptible(job) && capacity.preemptibleSlots > 0 && capacity.freeSlots + capacity.preemptibleSlots >= need
   if (capacity.freeSlots < need && !canDisplace) {
     if (need > 1) return decline(DeclineReason.NO_CAPACITY, `needs ${need} GPUs, ${Math.max(0, capacity.freeSlots)} of ${capacity.totalSlots} free${isPreemptible(job) ? '' : ` and ${capacity.preemptibleSlots} preemptible`}`)
     return decline(DeclineReason.NO_CAPACITY, `all ${capacity.totalSlots} GPU slots busy${isPreemptible(job) ? '' : ' and none preemptible'}`)
@@ -58,14 +64,26 @@ export function matchJob (profile: ProviderProfile, job: JobRequest, capacity: C
   const minVram = c?.minVramMib ?? 0
   // (one GPU group is the common case: no arrays are made for it; a provider answers every job it sees)
   const groups = profile.groups
-  const bigEnough = groups.length === 1 ? ((groups[0] as GpuGroup).vramMib >= minVram ? groups : NONE) : groups.filter(g => g.vramMib >= minVram)
+  const bigEnough =
+    groups.length === 1
+      ? (groups[0] as GpuGroup).vramMib >= minVram
+          ? groups
+          : NONE
+      : groups.filter(g => g.vramMib >= minVram)
   if (bigEnough.length === 0) {
     const largest = Math.max(0, ...profile.groups.map(g => g.vramMib))
     return decline(DeclineReason.VRAM, `needs ${gib(minVram)} per GPU, largest GPU has ${gib(largest)}`)
   }
   const models = c?.gpuModels ?? []
   const fits = (g: GpuGroup): boolean => models.some(m => gpuModelMatches(m, g.modelKey))
-  const fitting = models.length === 0 ? bigEnough : bigEnough.length === 1 ? (fits(bigEnough[0] as GpuGroup) ? bigEnough : NONE) : bigEnough.filter(fits)
+  const fitting =
+    models.length === 0
+      ? bigEnough
+      : bigEnough.length === 1
+        ? fits(bigEnough[0] as GpuGroup)
+          ? bigEnough
+          : NONE
+        : bigEnough.filter(fits)
   if (fitting.length === 0) {
     return decline(DeclineReason.GPU_MODEL, `wants ${models.join(' or ')}, has ${profile.groups.map(g => g.modelKey).join(', ')}`)
   }

@@ -23,7 +23,17 @@ function capacitySnapshot (source: CapacitySource, renter?: string): CapacitySna
 }
 
 export type BidDecision =
-  | { bid: true, priceMicroUsd: bigint, gpuModel: string, vramMib: number, simulated: boolean, cachedDatasets: number, cachedBytes: number, timeClass: TimeClass, utilization: number }
+  | {
+    bid: true
+    priceMicroUsd: bigint
+    gpuModel: string
+    vramMib: number
+    simulated: boolean
+    cachedDatasets: number
+    cachedBytes: number
+    timeClass: TimeClass
+    utilization: number
+  }
   | { bid: false, reason: DeclineReason, detail: string }
 
 export interface BidEngineOptions {
@@ -57,7 +67,10 @@ export class BidEngine {
   private readonly pricing: PricingParams
   /** the latest verified clearing price per renter (one sample each: a renter's own awards weigh once), oldest first */
   private readonly clearing = new Map<string, { priceMicroUsd: number, tier: Tier }>()
-  /** the usable samples of `clearing`, tier-normalised and sorted, kept as they come (decide reads them for every job) */
+  /**
+   * the usable samples of `clearing`, tier-normalised and sorted, kept as they come (decide reads
+   * them for every job)
+   */
   private readonly clearingSorted: number[] = []
   private readonly counts = { jobsSeen: 0, bids: 0, wins: 0, earningsMicroUsdHours: 0 }
   private readonly declines: Record<string, number> = {}
@@ -88,9 +101,20 @@ export class BidEngine {
     const max = job.constraints?.maxPriceMicroUsd ?? 0n
     if (max > 0n && price > max) price = max
     // what the input cache holds of the job's datasets for this renter counts beside the policy's list
-    const held = job.datasetDigests.length > 0 ? this.capacity.heldInputs?.(toHex(job.renter), job.datasetDigests) : undefined
+    const held =
+      job.datasetDigests.length > 0 ? this.capacity.heldInputs?.(toHex(job.renter), job.datasetDigests) : undefined
     const cachedDatasets = Math.min(job.datasetDigests.length, Math.max(match.cachedDatasets, held?.count ?? 0))
-    return { bid: true, priceMicroUsd: price, gpuModel: match.gpu.modelKey, vramMib: match.gpu.vramMib, simulated: match.gpu.simulated, cachedDatasets, cachedBytes: held?.bytes ?? 0, timeClass, utilization }
+    return {
+      bid: true,
+      priceMicroUsd: price,
+      gpuModel: match.gpu.modelKey,
+      vramMib: match.gpu.vramMib,
+      simulated: match.gpu.simulated,
+      cachedDatasets,
+      cachedBytes: held?.bytes ?? 0,
+      timeClass,
+      utilization
+    }
   }
 
   /** The Bid for a positive decision, expiring with the job request (bounded lifetime). */
@@ -164,7 +188,8 @@ export class BidEngine {
   /** Counts a won (accepted) award and its expected earnings: the price per GPU-hour × the job's GPUs × its hours. */
   recordWin (priceMicroUsd: bigint, job: JobRequest): void {
     this.counts.wins++
-    this.counts.earningsMicroUsdHours += Number(priceMicroUsd) * jobGpuCount(job) * Number(job.estDurationMs) / 3_600_000
+    this.counts.earningsMicroUsdHours +=
+      (Number(priceMicroUsd) * jobGpuCount(job) * Number(job.estDurationMs)) / 3_600_000
   }
 
   stats (): BidEngineStats {

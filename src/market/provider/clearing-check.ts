@@ -43,7 +43,18 @@ export interface HeardBid {
 /** The part of a heard bid kept for the price check (no envelope, addresses or labels). */
 export function heardBid (bid: Signed<Bid>): HeardBid {
   const { provider, jobId, jobNonce, createdAt, priceMicroUsd, cachedDatasets, cachedBytes } = bid.message
-  return { hash: bid.hash, message: { provider, jobId, jobNonce, createdAt, priceMicroUsd, cachedDatasets, ...(cachedBytes != null ? { cachedBytes } : {}) } }
+  return {
+    hash: bid.hash,
+    message: {
+      provider,
+      jobId,
+      jobNonce,
+      createdAt,
+      priceMicroUsd,
+      cachedDatasets,
+      ...(cachedBytes != null ? { cachedBytes } : {})
+    }
+  }
 }
 
 function fail (reason: ClearingSampleReason, message: string): never {
@@ -55,7 +66,12 @@ function fail (reason: ClearingSampleReason, message: string): never {
  * saw; ClearingSampleError when it teaches nothing. `award` must already match `job`
  * (checkAwardForJob).
  */
-export function clearingSample (award: Signed<Award>, job: Signed<JobRequest>, bidsSeen: Iterable<HeardBid>, opts: { priceAudited?: boolean } = {}): bigint {
+export function clearingSample (
+  award: Signed<Award>,
+  job: Signed<JobRequest>,
+  bidsSeen: Iterable<HeardBid>,
+  opts: { priceAudited?: boolean } = {}
+): bigint {
   const a = award.message
   if (equals(a.winner, a.renter)) fail('self-award', 'the award names its own renter as winner')
   if (a.pricingRule !== job.message.pricingRule) fail('rule-mismatch', 'the award\'s pricing rule is not the one its job request announced')

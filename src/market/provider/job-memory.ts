@@ -91,7 +91,11 @@ export class JobMemory<T> {
       this.bySigner.set(signer, jobs)
     }
     this.remove(jobs, jobId)
-    const entry: Entry<T> = { value, expiresAt: opts.expiresAt, pinned: opts.pin === true && opts.expiresAt > this.now() && this.canPin() }
+    const entry: Entry<T> = {
+      value,
+      expiresAt: opts.expiresAt,
+      pinned: opts.pin === true && opts.expiresAt > this.now() && this.canPin()
+    }
     jobs.set(jobId, entry)
     this.count++
     this.earliestExpiry = Math.min(this.earliestExpiry, entry.expiresAt)

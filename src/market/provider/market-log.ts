@@ -17,7 +17,10 @@ function shortJobId (id: string): string {
  * one (bootstraps and renters do not: they yield nothing). Returns a function that stops
  * following.
  */
-export function followMarketLog (services: Record<string, unknown>, onLine: (text: string, data: Record<string, unknown>) => void): () => void {
+export function followMarketLog (
+  services: Record<string, unknown>,
+  onLine: (text: string, data: Record<string, unknown>) => void
+): () => void {
   if (!(MARKET_PROVIDER_SERVICE in services)) return () => {}
   const provider = services[MARKET_PROVIDER_SERVICE] as MarketProviderService
   const handlers: Record<string, (evt: Event) => void> = {
@@ -40,5 +43,7 @@ export function followMarketLog (services: Record<string, unknown>, onLine: (tex
     }
   }
   for (const [type, handler] of Object.entries(handlers)) provider.events.addEventListener(type, handler)
-  return () => { for (const [type, handler] of Object.entries(handlers)) provider.events.removeEventListener(type, handler) }
+  return () => {
+    for (const [type, handler] of Object.entries(handlers)) provider.events.removeEventListener(type, handler)
+  }
 }

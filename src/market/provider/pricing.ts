@@ -64,7 +64,10 @@ export function quotePrice (inputs: PriceInputs, params: PricingParams = DEFAULT
   const utilization = Math.min(1, Math.max(0, Number.isFinite(inputs.utilization) ? inputs.utilization : 1))
   const time = inputs.timeClass === 'peak' ? params.peakMultiplier : inputs.timeClass === 'off-peak' ? params.offPeakMultiplier : 1
   let base = floor * (1 + params.utilizationSlope * utilization ** 2) * time
-  base += inputs.clearingSorted != null ? nudgeFromSorted(base, inputs.clearingSorted, params) : clearingNudge(base, inputs.recentClearing ?? [], params)
+  base +=
+    inputs.clearingSorted != null
+      ? nudgeFromSorted(base, inputs.clearingSorted, params)
+      : clearingNudge(base, inputs.recentClearing ?? [], params)
   // clamp before the tier multiplier so the tiers stay strictly ordered even at the floor
   base = Math.max(floor, base)
   return Math.max(floor, Math.round(base * params.tierMultiplier[inputs.tier]))
@@ -74,7 +77,11 @@ export function quotePrice (inputs: PriceInputs, params: PricingParams = DEFAULT
  * How far the clearing samples move `base` (tier-normalised micro-USD): clearingWeight × (median
  * of the samples, each clamped into the band around base − base); 0 with no usable sample.
  */
-export function clearingNudge (base: number, samples: ReadonlyArray<{ priceMicroUsd: number, tier: Tier }>, params: PricingParams = DEFAULT_PRICING): number {
+export function clearingNudge (
+  base: number,
+  samples: ReadonlyArray<{ priceMicroUsd: number, tier: Tier }>,
+  params: PricingParams = DEFAULT_PRICING
+): number {
   const band = 1 + Math.max(0, Number.isFinite(params.clearingBand) ? params.clearingBand : 0)
   const weight = Math.min(1, Math.max(0, Number.isFinite(params.clearingWeight) ? params.clearingWeight : 0))
   // one pass, no intermediate arrays: a provider prices every job it sees (and the simulator
@@ -105,14 +112,19 @@ export function clearingSample (priceMicroUsd: number, tier: Tier, params: Prici
  * their order, so the median of the clamped samples is the clamped middle one(s), the same
  * figure without a pass over every sample.
  */
-export function nudgeFromSorted (base: number, sorted: readonly number[], params: PricingParams = DEFAULT_PRICING): number {
+export function nudgeFromSorted (
+  base: number,
+  sorted: readonly number[],
+  params: PricingParams = DEFAULT_PRICING
+): number {
   const n = sorted.length
   if (n === 0) return 0
   const band = 1 + Math.max(0, Number.isFinite(params.clearingBand) ? params.clearingBand : 0)
   const weight = Math.min(1, Math.max(0, Number.isFinite(params.clearingWeight) ? params.clearingWeight : 0))
   const clamp = (p: number): number => Math.min(base * band, Math.max(base / band, p))
   const mid = Math.floor(n / 2)
-  const median = n % 2 === 1 ? clamp(sorted[mid] as number) : (clamp(sorted[mid - 1] as number) + clamp(sorted[mid] as number)) / 2
+  const median =
+    n % 2 === 1 ? clamp(sorted[mid] as number) : (clamp(sorted[mid - 1] as number) + clamp(sorted[mid] as number)) / 2
   return weight * (median - base)
 }
 

@@ -8,7 +8,15 @@ import type { Award, Bid, DeclineReason, JobRequest } from '../shared/messages.j
 import type { Signed } from '../../identity/index.js'
 import type { PeerId } from '@libp2p/interface'
 
-export interface BidEvent { jobId: string, renter: string, tier: string, workload: string, priceUsd: number, priceMicroUsd: bigint, gpuModel: string }
+export interface BidEvent {
+  jobId: string
+  renter: string
+  tier: string
+  workload: string
+  priceUsd: number
+  priceMicroUsd: bigint
+  gpuModel: string
+}
 export interface DeclineEvent { jobId: string, renter: string, reason: string, detail: string }
 export interface AcceptedJob {
   jobId: string
@@ -24,13 +32,17 @@ export interface AwardSeenEvent {
   winner: string
   priceUsd: number
   mine: boolean
-  /** whether this auction's clearing price is in the pricing memory; why not when it is not (ClearingSampleError's message) */
+  /**
+   * whether this auction's clearing price is in the pricing memory; why not when it is not
+   * (ClearingSampleError's message)
+   */
   priced: boolean
   notPriced?: string
 }
 
 /** What a test or operator hook may answer to an award before the provider accepts it. */
-export type AcceptVerdict = { accept: true } | { accept: false, reason: DeclineReason, detail: string } | { silent: true }
+export type AcceptVerdict =
+  { accept: true } | { accept: false, reason: DeclineReason, detail: string } | { silent: true }
 
 /** A job request this provider heard, and its own bid on it if it made one. */
 export interface SeenJob {

@@ -23,8 +23,18 @@ import { JobMemory } from './job-memory.js'
 import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats } from './bid-engine.js'
 import { MarketMessageError } from '../errors.js'
 import {
-  DeclineReason, declineReasonName, microToUsd, openMarketEnvelope, readJobRequest, signAcceptResponse, signBid, signDecline,
-  tierOf, type Award, type Bid, type JobRequest
+  DeclineReason,
+  declineReasonName,
+  microToUsd,
+  openMarketEnvelope,
+  readJobRequest,
+  signAcceptResponse,
+  signBid,
+  signDecline,
+  tierOf,
+  type Award,
+  type Bid,
+  type JobRequest
 } from '../shared/messages.js'
 import type { PricingParams } from './pricing.js'
 import type { ProviderProfile } from '../../capability/index.js'
@@ -113,7 +123,10 @@ class MarketProvider implements MarketProviderService, Startable {
     this.components = components
     this.key = components.privateKey as Ed25519PrivateKey
     this.init = init
-    this[serviceDependencies] = init.advertised === true ? [CAPACITY_CAPABILITY, GOSSIP_CAPABILITY, CAPABILITY_CAPABILITY] : [CAPACITY_CAPABILITY, GOSSIP_CAPABILITY]
+    this[serviceDependencies] =
+      init.advertised === true
+        ? [CAPACITY_CAPABILITY, GOSSIP_CAPABILITY, CAPABILITY_CAPABILITY]
+        : [CAPACITY_CAPABILITY, GOSSIP_CAPABILITY]
     this.log = components.logger.forComponent('idlegrid:market:provider')
     // the capacity service is read when a job arrives: services start together
     const slots = (): CapacitySource => components[CAPACITY_SERVICE]
@@ -126,7 +139,8 @@ class MarketProvider implements MarketProviderService, Startable {
       heldInputs: (renter, digests) => slots().heldInputs?.(renter, digests) ?? { count: 0, bytes: 0 }
     }
     // the advertiser is read when a bid is made: services start together
-    const capabilitySeq = init.advertised === true ? () => components[CAPABILITY_SERVICE].current().message.sequence : init.capabilitySeq
+    const capabilitySeq =
+      init.advertised === true ? () => components[CAPABILITY_SERVICE].current().message.sequence : init.capabilitySeq
     const engineOpts: BidEngineOptions = { profile: init.profile, capacity, pricing: init.pricing, capabilitySeq }
     this.engine = new BidEngine(engineOpts)
   }
@@ -145,8 +159,17 @@ class MarketProvider implements MarketProviderService, Startable {
       }))
     }
     const { registrar } = this.components
-    await serveOnce(registrar, PROTOCOL.accept, async (request, remote, signal) => await this.answerAccept(request, remote, signal), { maxRequestBytes: MAX_BYTES.acceptRequest, timeoutMs: STREAM_TIMEOUT_MS, log: this.log })
-    await serveOnce(registrar, PROTOCOL.explain, async (request, remote) => this.answerExplain(request, remote), { maxRequestBytes: MAX_BYTES.explainRequest, timeoutMs: STREAM_TIMEOUT_MS, log: this.log })
+    await serveOnce(
+      registrar,
+      PROTOCOL.accept,
+      async (request, remote, signal) => await this.answerAccept(request, remote, signal),
+      { maxRequestBytes: MAX_BYTES.acceptRequest, timeoutMs: STREAM_TIMEOUT_MS, log: this.log }
+    )
+    await serveOnce(registrar, PROTOCOL.explain, async (request, remote) => this.answerExplain(request, remote), {
+      maxRequestBytes: MAX_BYTES.explainRequest,
+      timeoutMs: STREAM_TIMEOUT_MS,
+      log: this.log
+    })
   }
 
   /** Joins the shards the profile can serve (gossipsub takes subscriptions only once started). */
@@ -211,7 +234,10 @@ class MarketProvider implements MarketProviderService, Startable {
     const windowEnd = Number(job.message.createdAt) + job.message.bidWindowMs
     const late = decided.bid && now >= windowEnd
     // a job bid on stays remembered until its auction ends, whatever strangers publish (issue 36)
-    const pinned = this.jobs.set(renter, jobId, seen, { expiresAt: Number(job.message.expiresAt), pin: decided.bid && !late })
+    const pinned = this.jobs.set(renter, jobId, seen, {
+      expiresAt: Number(job.message.expiresAt),
+      pin: decided.bid && !late
+    })
     if (late) {
       this.engine.record({ bid: false, reason: DeclineReason.EXPIRED, detail: 'bid window already closed' })
       return
@@ -226,7 +252,15 @@ class MarketProvider implements MarketProviderService, Startable {
       this.emit<DeclineEvent>('decline', { jobId, renter, reason: declineReasonName(decision.reason), detail: decision.detail })
       return
     }
-    const bid = signBid(this.key, this.components.peerId, this.engine.buildBid(job.message, decision, { provider: this.components.peerId.toMultihash().bytes, now, addrs: this.listenAddrs() }))
+    const bid = signBid(
+      this.key,
+      this.components.peerId,
+      this.engine.buildBid(job.message, decision, {
+        provider: this.components.peerId.toMultihash().bytes,
+        now,
+        addrs: this.listenAddrs()
+      })
+    )
     seen.bid = bid
     this.log('bid %d micro-USD on %s', decision.priceMicroUsd, jobId)
     // the event is the bid made; whether the renter kept it is its answer, logged below
@@ -281,7 +315,13 @@ class MarketProvider implements MarketProviderService, Startable {
     const jobId = toHex(a.jobId)
     const respond = (accepted: boolean, reason = DeclineReason.REASON_UNSPECIFIED, detail = ''): Uint8Array =>
       signAcceptResponse(this.key, this.components.peerId, {
-        jobId: a.jobId, provider: this.components.peerId.toMultihash().bytes, attempt: a.attempt, accepted, reason, detail, createdAt: BigInt(Date.now())
+        jobId: a.jobId,
+        provider: this.components.peerId.toMultihash().bytes,
+        attempt: a.attempt,
+        accepted,
+        reason,
+        detail,
+        createdAt: BigInt(Date.now())
       }).envelope
     const answeredKey = `${jobKey(award.signer, jobId)}/${toHex(a.jobNonce)}/${a.attempt}`
     const answer = await declineAward(award, {
@@ -322,9 +362,14 @@ class MarketProvider implements MarketProviderService, Startable {
     const jobId = toHex(req.jobId)
     // the job the asker published under this id; anyone else's job must come with its request
     let job = this.jobs.get(remote.toString(), jobId)?.job
-    const answer = (reason: DeclineReason, detail: string): Uint8Array => signDecline(this.key, this.components.peerId, {
-      jobId: req.jobId, provider: this.components.peerId.toMultihash().bytes, reason, detail: detail.slice(0, 256), createdAt: BigInt(Date.now())
-    }).envelope
+    const answer = (reason: DeclineReason, detail: string): Uint8Array =>
+      signDecline(this.key, this.components.peerId, {
+        jobId: req.jobId,
+        provider: this.components.peerId.toMultihash().bytes,
+        reason,
+        detail: detail.slice(0, 256),
+        createdAt: BigInt(Date.now())
+      }).envelope
     if (job == null && req.jobRequest.length > 0) {
       try {
         job = readJobRequest(openMarketEnvelope(req.jobRequest, DOMAIN.jobRequest, MAX_BYTES.jobRequest))

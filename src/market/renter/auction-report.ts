@@ -98,10 +98,19 @@ export interface AuctionReport {
   /** answers to "why not?" when asked while some bids arrived */
   explain?: DeclineCounts
   /** readyMs: before publication, waiting for a shard peer and readying the shard (shard-readiness.ts) */
-  timings: { readyMs?: number, publishToCloseMs: number, publishToFirstBidMs?: number, publishToAwardMs?: number, publishToAcceptedMs?: number }
+  timings: {
+    readyMs?: number
+    publishToCloseMs: number
+    publishToFirstBidMs?: number
+    publishToAwardMs?: number
+    publishToAcceptedMs?: number
+  }
   /** peers the job request went to straight from the renter (gossipsub's recipients of the publish) */
   publishedTo?: number
-  /** what happened to every bid that reached the auction (kept, not better than the bidder's kept bid, unfit, late …) */
+  /**
+   * what happened to every bid that reached the auction (kept, not better than the bidder's kept
+   * bid, unfit, late …)
+   */
   received?: WindowCounts
   /** the signed messages, for the job stream and audits (not in JSON output) */
   signed?: { job: Signed<JobRequest>, award?: Signed<Award>, bids: Array<Signed<Bid>> }
@@ -153,7 +162,10 @@ export function awardRow (award: Award, ranked: RankedBid[], index: number): Awa
   }
 }
 
-/** Why an auction ended without a valid bid (`gpus`: the job's GPU count, named when every answer says no box has that many). */
+/**
+ * Why an auction ended without a valid bid (`gpus`: the job's GPU count, named when every answer
+ * says no box has that many).
+ */
 export function noBidsReason (received: number, dropped: string[], counts: DeclineCounts, gpus = 1): string {
   if (received > 0) {
     const why: Record<string, number> = {}

@@ -1,9 +1,9 @@
 /**
  * The renter's side of the reverse auction, one round: publish the signed JobRequest on its
  * shard topic, collect the bids providers send straight here for the window (bid-collector.ts),
- * drop invalid ones and rank the rest (ranking.ts), offer the award down the ranking until a winner accepts (award-offers.ts), and report what
- * happened (auction-report.ts), with decline reasons from "why not?" (explain.ts) when few or
- * no providers bid.
+ * drop invalid ones and rank the rest (ranking.ts), offer the award down the ranking until a winner
+ * accepts (award-offers.ts), and report what happened (auction-report.ts), with decline reasons
+ * from "why not?" (explain.ts) when few or no providers bid.
  */
 
 import { jobShardOf, type JobShardTopic } from '../../../protocols/ids.js'
@@ -90,7 +90,8 @@ export class Auctioneer {
     const signal = opts.signal ?? AbortSignal.timeout(DEFAULT_AUCTION_TIMEOUT_MS)
     const emit = opts.onEvent ?? (() => {})
     const jobOpts = { renter: peerId.toMultihash().bytes, jobId: opts.jobId, renterAddrs: this.listenAddrs() }
-    // the shard follows from the constraints alone; the request is made after the wait, so its window starts at publication
+    // the shard follows from the constraints alone; the request is made after the wait, so its
+    // window starts at publication
     const draft = toJobRequest(spec, jobOpts)
     const shard = jobShardOf(draft.constraints)
     const readyFrom = Date.now()
@@ -142,7 +143,9 @@ export class Auctioneer {
       if (report.signed != null) report.signed.bids = bids
       const reputation = this.init.reputation()
       const exclude = new Set(opts.exclude ?? [])
-      const rttMs = latencyMatters(job) ? await this.measureRtt(rttCandidates(bids, job, { reputation, exclude }, closedAt), job, signal) : undefined
+      const rttMs = latencyMatters(job)
+        ? await this.measureRtt(rttCandidates(bids, job, { reputation, exclude }, closedAt), job, signal)
+        : undefined
       const ctx = { reputation, rttMs, exclude }
       const { valid, dropped } = selectValidBids(bids, job, ctx, closedAt)
       const ranked = rankBids(valid, job, ctx, this.init.ranking ?? DEFAULT_RANKING)
@@ -150,12 +153,27 @@ export class Auctioneer {
       if (ranked.length > 0) this.audits.keep(signedJob, valid)
       report.validBids = valid.length
       report.bids = [
-        ...ranked.map((r, i) => bidRow(r.bid, { reliability: r.reliability, rttMs: r.rttMs, score: r.score / 1_000_000, rank: i + 1 })),
-        ...dropped.map(d => bidRow(d.bid, { reliability: reputation.reliability(d.provider), rttMs: rttMs?.get(d.provider), dropped: d.reason }))
+        ...ranked.map((r, i) =>
+          bidRow(r.bid, { reliability: r.reliability, rttMs: r.rttMs, score: r.score / 1_000_000, rank: i + 1 })
+        ),
+        ...dropped.map(d =>
+          bidRow(d.bid, {
+            reliability: reputation.reliability(d.provider),
+            rttMs: rttMs?.get(d.provider),
+            dropped: d.reason
+          })
+        )
       ]
       emit({ type: 'closed', bids: bids.length, valid: valid.length })
       const whyNot = async (exclude: Iterable<string>): Promise<DeclineCounts> =>
-        await askWhyNot(this.components, { candidates: this.init.candidates, job: signedJob, exclude: new Set(exclude), signal, emit, log: this.init.log })
+        await askWhyNot(this.components, {
+          candidates: this.init.candidates,
+          job: signedJob,
+          exclude: new Set(exclude),
+          signal,
+          emit,
+          log: this.init.log
+        })
       if (ranked.length === 0) {
         const counts = await whyNot(bids.map(b => b.signer.toString()))
         report.noBids = { ...counts, reason: noBidsReason(bids.length, dropped.map(d => d.reason), counts, spec.gpus) }
@@ -176,7 +194,12 @@ export class Auctioneer {
             emit({ type: 'award', attempt: award.message.attempt, winner: candidate.provider, price: microToUsd(award.message.clearingPriceMicroUsd) })
           },
           onAnswer: ({ award, outcome, reason }, candidate) => {
-            const row = { attempt: award.message.attempt, winner: candidate.provider, outcome, ...(reason != null ? { reason } : {}) }
+            const row = {
+              attempt: award.message.attempt,
+              winner: candidate.provider,
+              outcome,
+              ...(reason != null ? { reason } : {})
+            }
             report.attempts.push(row)
             emit({ type: 'accept', ...row })
           }
@@ -202,7 +225,11 @@ export class Auctioneer {
   }
 
   /** Round trips to the bidders of `bids` (rttCandidates), measured in parallel with a bound. */
-  private async measureRtt (bids: ReadonlyArray<Signed<Bid>>, job: JobRequest, signal: AbortSignal): Promise<Map<string, number>> {
+  private async measureRtt (
+    bids: ReadonlyArray<Signed<Bid>>,
+    job: JobRequest,
+    signal: AbortSignal
+  ): Promise<Map<string, number>> {
     const providers = [...new Map(bids.map(b => [b.signer.toString(), b.signer])).values()].slice(0, MAX_RTT_PEERS)
     const bound = Math.min(PING_TIMEOUT_MS, Math.max(100, 2 * (job.constraints?.maxLatencyMs ?? 0)))
     const out = new Map<string, number>()
@@ -224,7 +251,12 @@ export class Auctioneer {
  * The bids worth a round trip: valid in every respect but latency (which the round trip is
  * for). An invalid bid, an excluded or unreliable bidder never costs the renter a dial.
  */
-function rttCandidates (bids: ReadonlyArray<Signed<Bid>>, job: JobRequest, ctx: BidContext, now: number): Array<Signed<Bid>> {
+function rttCandidates (
+  bids: ReadonlyArray<Signed<Bid>>,
+  job: JobRequest,
+  ctx: BidContext,
+  now: number
+): Array<Signed<Bid>> {
   const constraints = job.constraints == null ? undefined : { ...job.constraints, maxLatencyMs: 0 }
   return selectValidBids(bids, { ...job, constraints }, ctx, now).valid
 }

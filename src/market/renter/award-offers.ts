@@ -73,7 +73,10 @@ export interface OfferAwardOptions extends AwardBasis {
  * Offers the award down `ranked` until one winner accepts; resolves with that offer, or
  * undefined when none of the first MAX_AWARD_OFFERS did. AuctionError when `signal` aborts.
  */
-export async function offerAward (components: AwardOfferComponents, opts: OfferAwardOptions): Promise<OfferResult | undefined> {
+export async function offerAward (
+  components: AwardOfferComponents,
+  opts: OfferAwardOptions
+): Promise<OfferResult | undefined> {
   const { ranked, signal, log, hooks = {} } = opts
   const offers = Math.min(ranked.length, MAX_AWARD_OFFERS)
   for (let i = 0; i < offers; i++) {
@@ -109,20 +112,32 @@ export function buildAward (basis: AwardBasis, index: number): Award {
     validBids: ranked.length,
     winnerBidHash: candidate.bid.hash,
     jobNonce: job.nonce,
-    ranking: ranked.slice(0, MAX_RANKING_INPUTS).map(r => ({ bidHash: r.bid.hash, reliabilityPpm: reliabilityPpm(r.reliability), rttMs: r.rttMs })),
+    ranking: ranked
+      .slice(0, MAX_RANKING_INPUTS)
+      .map(r => ({ bidHash: r.bid.hash, reliabilityPpm: reliabilityPpm(r.reliability), rttMs: r.rttMs })),
     ...rankingWeightsPpm(params)
   }
 }
 
 /** Asks `winner` to accept `award` before its deadline. */
 async function askAccept (
-  components: AwardOfferComponents, { winner, award, signal, log }: { winner: PeerId, award: Signed<Award>, signal: AbortSignal, log: Logger }
+  components: AwardOfferComponents,
+  { winner, award, signal, log }: { winner: PeerId, award: Signed<Award>, signal: AbortSignal, log: Logger }
 ): Promise<{ outcome: AcceptOutcome, reason?: string }> {
-  const deadline = AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, Number(award.message.acceptDeadline) - Date.now()))])
+  const deadline = AbortSignal.any([
+    signal,
+    AbortSignal.timeout(Math.max(1, Number(award.message.acceptDeadline) - Date.now()))
+  ])
   try {
     // lazy select: the award rides with the protocol proposal (a bidder speaks the accept
     // protocol), one round trip less between the window's close and the winner's answer
-    const bytes = await requestOnce(components.connectionManager, winner, { protocol: PROTOCOL.accept, request: AcceptRequest.encode({ award: award.envelope }), maxResponseBytes: MAX_BYTES.acceptResponse + 256, signal: deadline, lazy: true })
+    const bytes = await requestOnce(components.connectionManager, winner, {
+      protocol: PROTOCOL.accept,
+      request: AcceptRequest.encode({ award: award.envelope }),
+      maxResponseBytes: MAX_BYTES.acceptResponse + 256,
+      signal: deadline,
+      lazy: true
+    })
     const response = readAcceptResponse(bytes, winner)
     if (!equalBytes(response.jobId, award.message.jobId) || response.attempt !== award.message.attempt) return { outcome: 'error', reason: 'answer is for another award' }
     if (Date.now() > Number(award.message.acceptDeadline)) return { outcome: 'timeout', reason: 'answered after the deadline' }

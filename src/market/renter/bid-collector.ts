@@ -1,10 +1,10 @@
 /**
  * The auction window on the renter: which auctions are open here, the bids that reach each
- * one over the bid stream (/idlegrid/bid/1.0.0) while its window is open (one per signer, bounded in signers), the bidders'
- * addresses kept and the first bidders dialled during the window so the accept stream pays no
- * dial — only for bids that fit the job: an unfit bid costs no dial and no address. Bids for
- * job ids with no auction here are dropped on arrival. Also the wait for peers of the job's
- * shard topic before a job is published.
+ * one over the bid stream (/idlegrid/bid/1.0.0) while its window is open (one per signer, bounded
+ * in signers), the bidders' addresses kept and the first bidders dialled during the window so the
+ * accept stream pays no dial — only for bids that fit the job: an unfit bid costs no dial and no
+ * address. Bids for job ids with no auction here are dropped on arrival. Also the wait for peers of
+ * the job's shard topic before a job is published.
  */
 
 import { multiaddr } from '@multiformats/multiaddr'
@@ -143,7 +143,9 @@ export class BidCollector {
     const problem = bidFitsJob(bid.message, window.job, Math.max(now, window.windowEnd))
     if (problem != null) {
       counts.unfit++
-      if (!window.best.has(signer) && (window.unfit.has(signer) || window.unfit.size < MAX_UNFIT_BIDS_KEPT)) window.unfit.set(signer, bid)
+      if (!window.best.has(signer) && (window.unfit.has(signer) || window.unfit.size < MAX_UNFIT_BIDS_KEPT)) {
+        window.unfit.set(signer, bid)
+      }
       return 'not-kept'
     }
     const held = window.best.get(signer)
@@ -163,7 +165,9 @@ export class BidCollector {
     this.learnAddrs(bid)
     // connect while the window is still open, so the winner's accept stream pays no dial
     if (window.best.size <= PREDIAL_BIDDERS) {
-      this.components.connectionManager.openConnection(bid.signer, { signal: AbortSignal.timeout(PREDIAL_TIMEOUT_MS) }).catch(() => {})
+      this.components.connectionManager
+        .openConnection(bid.signer, { signal: AbortSignal.timeout(PREDIAL_TIMEOUT_MS) })
+        .catch(() => {})
     }
     window.onBid?.(bid)
     return 'kept'
@@ -190,7 +194,10 @@ export class BidCollector {
   }
 }
 
-/** Peers (text ids) subscribed to `topic` that a publish reaches now: gossipsub has its outbound stream to them open. */
+/**
+ * Peers (text ids) subscribed to `topic` that a publish reaches now: gossipsub has its outbound
+ * stream to them open.
+ */
 export function shardPeersReachable (pubsub: GossipSub, topic: JobShardTopic): string[] {
   return pubsub.getSubscribers(topic).map(p => p.toString()).filter(id => pubsub.streamsOutbound.has(id))
 }

@@ -44,8 +44,12 @@ export async function askWhyNot (components: ExplainComponents, opts: WhyNotOpti
   const { candidates, job: signedJob, exclude, signal, emit, log } = opts
   const job = signedJob.message
   const counts: DeclineCounts = { asked: 0, answered: 0, declines: {}, details: [] }
-  const found = await (candidates?.(job, AbortSignal.any([signal, AbortSignal.timeout(EXPLAIN_TIMEOUT_MS)])) ?? Promise.resolve([]))
-    .catch((err) => { log('no explain candidates: %e', err); return [] as string[] })
+  const found = await (
+    candidates?.(job, AbortSignal.any([signal, AbortSignal.timeout(EXPLAIN_TIMEOUT_MS)])) ?? Promise.resolve([])
+  ).catch(err => {
+    log('no explain candidates: %e', err)
+    return [] as string[]
+  })
   const me = components.peerId.toString()
   const peers = [...new Set(found)].filter(p => p !== me && !exclude.has(p)).slice(0, MAX_EXPLAIN)
   if (peers.length === 0) return counts
@@ -59,7 +63,12 @@ export async function askWhyNot (components: ExplainComponents, opts: WhyNotOpti
       let detail = ''
       try {
         const peer = peerIdFromString(id)
-        const bytes = await requestOnce(components.connectionManager, peer, { protocol: PROTOCOL.explain, request, maxResponseBytes: MAX_BYTES.decline + 256, signal: AbortSignal.any([signal, AbortSignal.timeout(EXPLAIN_TIMEOUT_MS)]) })
+        const bytes = await requestOnce(components.connectionManager, peer, {
+          protocol: PROTOCOL.explain,
+          request,
+          maxResponseBytes: MAX_BYTES.decline + 256,
+          signal: AbortSignal.any([signal, AbortSignal.timeout(EXPLAIN_TIMEOUT_MS)])
+        })
         const decline = readDecline(bytes, peer)
         counts.answered++
         reason = declineReasonName(decline.reason)

@@ -54,7 +54,10 @@ export interface JobSpec {
   workload: WorkloadKind
   /** GPUs the job needs on one box (1 … MAX_JOB_GPUS); the price is per GPU-hour, so it pays this many times it */
   gpus: number
-  /** shmSizeMiB: the container's /dev/shm (docker; PyTorch data loaders want more than the engine's 64 MiB), within the provider's bound */
+  /**
+   * shmSizeMiB: the container's /dev/shm (docker; PyTorch data loaders want more than the engine's
+   * 64 MiB), within the provider's bound
+   */
   runtime: { image?: string, command: string[], shmSizeMiB?: number }
   /** absolute paths */
   inputs: string[]
@@ -250,7 +253,19 @@ export function parseJobSpec (raw: unknown, baseDir = process.cwd()): JobSpec {
     pricing: asEnum(a.pricing ?? 'first-price', join(af, 'pricing'), ['first-price', 'second-price'] as const),
     acceptTimeoutMs: asNumber(a.acceptTimeoutMs ?? JOB_DEFAULTS.acceptTimeoutMs, join(af, 'acceptTimeoutMs'), { integer: true, min: 100, max: 60_000 })
   }
-  const spec: JobSpec = { name, tier, workload, gpus, runtime: { command }, inputs, outputs, estimatedMinutes, datasets, constraints, auction }
+  const spec: JobSpec = {
+    name,
+    tier,
+    workload,
+    gpus,
+    runtime: { command },
+    inputs,
+    outputs,
+    estimatedMinutes,
+    datasets,
+    constraints,
+    auction
+  }
   if (image !== undefined) spec.runtime.image = image
   if (publicInputs.length > 0) spec.publicInputs = publicInputs
   if (rt.shmSizeMiB !== undefined) spec.runtime.shmSizeMiB = asNumber(rt.shmSizeMiB, 'runtime.shmSizeMiB', { integer: true, min: 1, max: MAX_SHM_MIB })
@@ -313,7 +328,11 @@ export function applyJobFlags (raw: Fields, flags: JobFlags, command: readonly s
 }
 
 /** Reads, merges flags over and validates a job: the file (optional) plus flags. */
-export async function loadJobSpec (path: string | undefined, flags: JobFlags, command: readonly string[] = []): Promise<JobSpec> {
+export async function loadJobSpec (
+  path: string | undefined,
+  flags: JobFlags,
+  command: readonly string[] = []
+): Promise<JobSpec> {
   const raw = path == null ? {} : await readJobFile(path)
   return parseJobSpec(applyJobFlags(raw, flags, command), path == null ? process.cwd() : dirname(resolve(path)))
 }
@@ -363,10 +382,14 @@ export function toJobRequest (spec: JobSpec, opts: JobRequestOptions): JobReques
     ...(spec.datasetBytes != null && spec.datasetBytes > 0 ? { datasetBytes: BigInt(spec.datasetBytes) } : {}),
     bidWindowMs: spec.auction.bidWindowMs,
     createdAt: BigInt(now),
-    expiresAt: BigInt(now + Math.min(MAX_LIFETIME_MS.jobRequest, spec.auction.bidWindowMs + REQUEST_TTL_AFTER_WINDOW_MS)),
+    expiresAt: BigInt(
+      now + Math.min(MAX_LIFETIME_MS.jobRequest, spec.auction.bidWindowMs + REQUEST_TTL_AFTER_WINDOW_MS)
+    ),
     nonce: opts.nonce ?? new Uint8Array(randomBytes(16)),
     pricingRule: pricingRuleToWire(spec.auction.pricing),
     renterAddrs: (opts.renterAddrs ?? []).filter(a => a.length > 0 && a.length <= 64).slice(0, 4),
-    ...(spec.lease != null ? { lease: { minDurationMs: BigInt(Math.round(spec.lease.minDurationMs)), healthPath: spec.lease.healthPath } } : {})
+    ...(spec.lease != null
+      ? { lease: { minDurationMs: BigInt(Math.round(spec.lease.minDurationMs)), healthPath: spec.lease.healthPath } }
+      : {})
   }
 }

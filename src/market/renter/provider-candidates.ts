@@ -56,7 +56,12 @@ export class ProviderCandidates {
    * cheapest floor first) within `timeoutMs` (or `signal`); their listen addresses go to the peer
    * store. A record asked of its provider leaves a connection to it. Never throws: a failed lookup finds nobody.
    */
-  async discover (filters: DiscoveryFilters, max: number, signal: AbortSignal, timeoutMs = DISCOVERY_TIMEOUT_MS): Promise<string[]> {
+  async discover (
+    filters: DiscoveryFilters,
+    max: number,
+    signal: AbortSignal,
+    timeoutMs = DISCOVERY_TIMEOUT_MS
+  ): Promise<string[]> {
     const { dht, connectionManager, peerStore } = this.components
     try {
       const result = await discoverWith(dht, filters, {

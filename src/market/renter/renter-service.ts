@@ -1,10 +1,11 @@
 /**
  * The renter's market service: runs auctions (Auctioneer) on this node, serves the bid stream
  * (/idlegrid/bid/1.0.0: providers' bids, straight to the auction they answer) and the bids
- * audit (/idlegrid/bids-audit/1.0.0: an award's bids to anyone holding it), and offers the `market.auction` control method that `idlegrid submit` calls.
- * Reliability comes from the node's ledger (a declared dependency). Explain candidates come
- * from capability discovery (index keys in the DHT, records asked of the providers themselves,
- * DHT records as fallback: provider-candidates.ts) and from the connected providers heard through heartbeats.
+ * audit (/idlegrid/bids-audit/1.0.0: an award's bids to anyone holding it), and offers the
+ * `market.auction` control method that `idlegrid submit` calls. Reliability comes from the node's
+ * ledger (a declared dependency). Explain candidates come from capability discovery (index keys in
+ * the DHT, records asked of the providers themselves, DHT records as fallback:
+ * provider-candidates.ts) and from the connected providers heard through heartbeats.
  */
 
 import { serviceCapabilities, serviceDependencies } from '@libp2p/interface'
@@ -35,9 +36,15 @@ const STREAM_TIMEOUT_MS = 5_000
 
 export interface MarketRenterInit {
   ranking?: RankingParams
-  /** who to ask "why not?"; default: capability discovery (records from the providers, DHT as fallback) plus providers heard via heartbeats */
+  /**
+   * who to ask "why not?"; default: capability discovery (records from the providers, DHT as
+   * fallback) plus providers heard via heartbeats
+   */
   candidates?: ExplainCandidates
-  /** ready a job's shard before its first auction there (shard-readiness.ts; default true; false only to measure without it) */
+  /**
+   * ready a job's shard before its first auction there (shard-readiness.ts; default true; false
+   * only to measure without it)
+   */
   readyShards?: boolean
   /**
    * this node is reached only through relays (it reserves slots: node/connectivity/relay.ts): an auction
@@ -81,22 +88,36 @@ class MarketRenter implements MarketRenterService, Startable {
     this.log = components.logger.forComponent('idlegrid:market:renter')
     this.providers = new ProviderCandidates(components, this.log)
     // discovery connects the providers it asks for their records: the same cache serves explain
-    const readiness = new ShardReadiness(components, async (filters, max, signal) => await this.providers.discover(filters, max, signal, READY_TIMEOUT_MS), this.log)
+    const readiness = new ShardReadiness(
+      components,
+      async (filters, max, signal) => await this.providers.discover(filters, max, signal, READY_TIMEOUT_MS),
+      this.log
+    )
     this.auctioneer = new Auctioneer(components, {
       // read when a window closes: services start in parallel, so never in a constructor
       reputation: () => this.components[LEDGER_SERVICE],
       ranking: init.ranking,
       candidates: init.candidates ?? (async (_job, signal) => await this.providers.find(signal)),
-      readyShard: init.readyShards === false ? undefined : async (shard, job, signal) => await readiness.ready(shard, job, signal),
-      readyAddresses: init.awaitReachable !== true ? undefined : async (signal) => await untilReachable(() => this.components.addressManager.getAddresses(), signal),
+      readyShard:
+        init.readyShards === false
+          ? undefined
+          : async (shard, job, signal) => await readiness.ready(shard, job, signal),
+      readyAddresses:
+        init.awaitReachable !== true
+          ? undefined
+          : async signal => await untilReachable(() => this.components.addressManager.getAddresses(), signal),
       log: this.log
     })
   }
 
   async start (): Promise<void> {
     const { registrar } = this.components
-    await serveOnce(registrar, PROTOCOL.bid, async (request, remote) => answerBid(request, remote, (bid) => this.auctioneer.addBid(bid)),
-      { maxRequestBytes: MAX_BID_REQUEST_BYTES, timeoutMs: STREAM_TIMEOUT_MS, log: this.log })
+    await serveOnce(
+      registrar,
+      PROTOCOL.bid,
+      async (request, remote) => answerBid(request, remote, bid => this.auctioneer.addBid(bid)),
+      { maxRequestBytes: MAX_BID_REQUEST_BYTES, timeoutMs: STREAM_TIMEOUT_MS, log: this.log }
+    )
     await serveOnce(registrar, PROTOCOL.bidsAudit, async (request) => this.auctioneer.audits.answer(request),
       { maxRequestBytes: MAX_BYTES.bidsAuditRequest, timeoutMs: STREAM_TIMEOUT_MS, log: this.log })
   }
@@ -121,7 +142,11 @@ class MarketRenter implements MarketRenterService, Startable {
       /** params: { spec: job fields as in a job file (flags applied), explain?: boolean } */
       'market.auction': async (params, emit, signal) => {
         const spec = parseJobSpec(params.spec)
-        const report = await this.auction(spec, { signal, onEvent: emit, explainBelow: params.explain === true ? 3 : 0 })
+        const report = await this.auction(spec, {
+          signal,
+          onEvent: emit,
+          explainBelow: params.explain === true ? 3 : 0
+        })
         const { signed, ...plain } = report
         return plain
       }

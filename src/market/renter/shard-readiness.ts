@@ -112,7 +112,8 @@ export class ShardReadiness {
     })).slice(0, MAX_READY_PEERS)
     await this.connect(found, bounded)
     // a subscription comes in on the peer's stream to us, and gossipsub sends only on its own
-    // stream to the peer (a publish skips a subscriber without one): wait for both; a peer we could not connect to is not waited for
+    // stream to the peer (a publish skips a subscriber without one): wait for both; a peer we could
+    // not connect to is not waited for
     while (!bounded.aborted && this.pending(shard, found).length > 0) await sleep(POLL_MS, bounded)
     if (signal.aborted) throw new AuctionError('auction cancelled')
     const ready = this.subscribed(shard, found).length
@@ -125,10 +126,15 @@ export class ShardReadiness {
   /** Found providers connected to us whose subscription to `shard` gossipsub has not heard yet. */
   private pending (shard: JobShardTopic, found: string[]): string[] {
     const subscribed = new Set(this.subscribed(shard, found))
-    return found.filter(id => !subscribed.has(id) && this.components.connectionManager.getConnections(peerIdFromString(id)).length > 0)
+    return found.filter(
+      id => !subscribed.has(id) && this.components.connectionManager.getConnections(peerIdFromString(id)).length > 0
+    )
   }
 
-  /** Found providers a publish on `shard` reaches straight away: gossipsub knows their subscription and has its stream to them open. */
+  /**
+   * Found providers a publish on `shard` reaches straight away: gossipsub knows their subscription
+   * and has its stream to them open.
+   */
   private subscribed (shard: JobShardTopic, found: string[]): string[] {
     const reachable = new Set(shardPeersReachable(this.components.pubsub, shard))
     return found.filter(id => reachable.has(id))

@@ -72,7 +72,10 @@ function awardFields (award: Award, signer: PeerId): void {
   rankingFields(award)
 }
 
-/** Largest ranking weights an award may name, ppm: w ≤ 10, λ_rtt ≤ 10, λ_loc < 1 (the locality factor stays positive). */
+/**
+ * Largest ranking weights an award may name, ppm: w ≤ 10, λ_rtt ≤ 10, λ_loc < 1 (the locality
+ * factor stays positive).
+ */
 const MAX_WEIGHT_PPM = { reliability: 10 * PPM, latency: 10 * PPM, locality: PPM - 1 }
 
 /** The ranking inputs' own rules (an award without inputs has none to break). */
@@ -86,7 +89,11 @@ function rankingFields (award: Award): void {
     seen.add(key)
     if (input.reliabilityPpm > PPM) throw new MarketMessageError('malformed', `award ranking reliability ${input.reliabilityPpm} ppm is above 1 000 000`)
   }
-  if (award.reliabilityWeightPpm > MAX_WEIGHT_PPM.reliability || award.latencyWeightPpm > MAX_WEIGHT_PPM.latency || award.localityWeightPpm > MAX_WEIGHT_PPM.locality) {
+  if (
+    award.reliabilityWeightPpm > MAX_WEIGHT_PPM.reliability ||
+    award.latencyWeightPpm > MAX_WEIGHT_PPM.latency ||
+    award.localityWeightPpm > MAX_WEIGHT_PPM.locality
+  ) {
     throw new MarketMessageError('malformed', 'award ranking weights out of bounds')
   }
   const named = award.ranking[award.attempt - 1]
@@ -118,7 +125,12 @@ export function checkAwardRanking (award: Award, bidsSeen: ReadonlyArray<Signed<
     if (input.rttMs != null) rttMs.set(provider, input.rttMs)
   }
   // bidders the award does not rank get reliability 0: invalid under a reliability floor, last otherwise
-  const audit = auditAward(award, bidsSeen, { job, reputation: fixedReputation(reliability, 0), rttMs: latencyMatters(job) ? rttMs : undefined, params: rankingParamsOf(award) })
+  const audit = auditAward(award, bidsSeen, {
+    job,
+    reputation: fixedReputation(reliability, 0),
+    rttMs: latencyMatters(job) ? rttMs : undefined,
+    params: rankingParamsOf(award)
+  })
   const inputs = award.ranking.map(i => toHex(i.bidHash))
   const prefix = audit.rankedBidHashes.slice(0, inputs.length)
   if (prefix.join(',') !== inputs.join(',')) problems.push('the ranking inputs are not in the order the rule gives them')
@@ -138,7 +150,12 @@ export function readAward (opened: OpenedEnvelope, now = Date.now()): Signed<Awa
   const award = decode(Award, opened.payload, { what: 'award', maxBytes: MAX_BYTES.award, limits: LIMITS.award })
   awardFields(award, opened.signer)
   awardTimes(award, now)
-  return { message: award, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: envelopeBytes(opened) }
+  return {
+    message: award,
+    signer: opened.signer,
+    hash: messageHash(opened.domain, opened.payload),
+    envelope: envelopeBytes(opened)
+  }
 }
 
 /**
@@ -192,7 +209,12 @@ export function awardPriceProblem (award: Award, job: JobRequest, bid: Pick<Bid,
  * belong together, and name `me` as winner. AwardCheckError with `NOT_AWARDED` when the
  * award is good but for another provider, `BAD_AWARD` for everything else.
  */
-export function verifyAwardForWinner (awardBytes: Uint8Array, jobRequestBytes: Uint8Array, me: PeerId, now = Date.now()): VerifiedAward {
+export function verifyAwardForWinner (
+  awardBytes: Uint8Array,
+  jobRequestBytes: Uint8Array,
+  me: PeerId,
+  now = Date.now()
+): VerifiedAward {
   const bad = (what: string, err: unknown): AwardCheckError =>
     new AwardCheckError('BAD_AWARD', `${what}: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
   let award: Signed<Award>
@@ -203,7 +225,9 @@ export function verifyAwardForWinner (awardBytes: Uint8Array, jobRequestBytes: U
     throw bad('award does not verify', err)
   }
   try {
-    job = readJobRequest(openMarketEnvelope(jobRequestBytes, DOMAIN.jobRequest, MAX_BYTES.jobRequest), now, { expiry: false })
+    job = readJobRequest(openMarketEnvelope(jobRequestBytes, DOMAIN.jobRequest, MAX_BYTES.jobRequest), now, {
+      expiry: false
+    })
   } catch (err) {
     throw bad('job request does not verify', err)
   }

@@ -50,16 +50,28 @@ export interface BidSenderComponents {
 
 /**
  * Sends `bid` to the renter of `job` (its signer) and returns the renter's answer. When not
- * connected to the renter, the job's `renter_addrs` are recorded first, so the dial needs no lookup. Throws RequestResponseError
- * when the renter cannot be reached in time, MarketMessageError on an unreadable answer.
+ * connected to the renter, the job's `renter_addrs` are recorded first, so the dial needs no
+ * lookup. Throws RequestResponseError when the renter cannot be reached in time, MarketMessageError
+ * on an unreadable answer.
  */
-export async function sendBid (components: BidSenderComponents, job: Signed<JobRequest>, bid: Signed<Bid>, now = Date.now()): Promise<BidAck> {
+export async function sendBid (
+  components: BidSenderComponents,
+  job: Signed<JobRequest>,
+  bid: Signed<Bid>,
+  now = Date.now()
+): Promise<BidAck> {
   // connected already (the usual case after a first auction): the addresses are not needed, and
   // recording them is a peer-store write (datastore, lock) on the path of every bid
   const windowEnd = Number(job.message.createdAt) + job.message.bidWindowMs
   const signal = AbortSignal.timeout(Math.max(100, windowEnd - now + BID_SEND_GRACE_MS))
   if (components.connectionManager.getConnections(job.signer).length === 0) {
-    const multiaddrs = job.message.renterAddrs.flatMap(bytes => { try { return [multiaddr(bytes)] } catch { return [] } })
+    const multiaddrs = job.message.renterAddrs.flatMap(bytes => {
+      try {
+        return [multiaddr(bytes)]
+      } catch {
+        return []
+      }
+    })
     if (multiaddrs.length > 0) await components.peerStore.merge(job.signer, { multiaddrs }).catch(() => {})
     // a renter behind NAT names its relays: try them all at once, so that one stalled relay
     // does not hold the bid past its window (the request below then takes that connection)
@@ -76,7 +88,13 @@ export async function sendBid (components: BidSenderComponents, job: Signed<JobR
     await untilAborted(dialing, signal)
   }
   // lazy select: the bid rides with the protocol proposal, saving a round trip inside the window
-  const answer = await requestOnce(components.connectionManager, job.signer, { protocol: PROTOCOL.bid, request: bid.envelope, maxResponseBytes: MAX_BYTES.bidAck, signal, lazy: true })
+  const answer = await requestOnce(components.connectionManager, job.signer, {
+    protocol: PROTOCOL.bid,
+    request: bid.envelope,
+    maxResponseBytes: MAX_BYTES.bidAck,
+    signal,
+    lazy: true
+  })
   try {
     return decodeBounded(BidAck, answer, 'bid ack', MAX_BYTES.bidAck)
   } catch (err: any) {
@@ -102,7 +120,12 @@ async function untilAborted<T> (promise: Promise<T>, signal: AbortSignal): Promi
  * `collect` (the bid collector) says what became of it. Never throws: a bad bid is answered
  * INVALID with the reason, so an honest provider with a stale clock learns why.
  */
-export function answerBid (request: Uint8Array, remote: PeerId, collect: (bid: Signed<Bid>) => BidOutcome, now = Date.now()): Uint8Array {
+export function answerBid (
+  request: Uint8Array,
+  remote: PeerId,
+  collect: (bid: Signed<Bid>) => BidOutcome,
+  now = Date.now()
+): Uint8Array {
   const ack = (status: BidAck.Status, detail = ''): Uint8Array => BidAck.encode({ status, detail: detail.slice(0, MAX_DETAIL_CHARS) })
   let bid: Signed<Bid>
   try {

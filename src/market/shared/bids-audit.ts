@@ -68,8 +68,17 @@ export class BidsAuditStore {
 }
 
 /** Asks the renter of `award` for the bids it was chosen from (the raw response, for verifyBidsAudit). */
-export async function fetchBidsAudit (connectionManager: ConnectionManager, award: Signed<Award>, signal: AbortSignal): Promise<Uint8Array> {
-  return await requestOnce(connectionManager, award.signer, { protocol: PROTOCOL.bidsAudit, request: BidsAuditRequest.encode({ award: award.envelope }), maxResponseBytes: MAX_BYTES.bidsAuditResponse, signal })
+export async function fetchBidsAudit (
+  connectionManager: ConnectionManager,
+  award: Signed<Award>,
+  signal: AbortSignal
+): Promise<Uint8Array> {
+  return await requestOnce(connectionManager, award.signer, {
+    protocol: PROTOCOL.bidsAudit,
+    request: BidsAuditRequest.encode({ award: award.envelope }),
+    maxResponseBytes: MAX_BYTES.bidsAuditResponse,
+    signal
+  })
 }
 
 export interface BidsAuditResult extends AwardAudit {
@@ -84,8 +93,16 @@ export interface BidsAuditResult extends AwardAudit {
  * (checkAwardRanking). `ok` only when all of it holds; `problems` says what did not.
  */
 export function verifyBidsAudit (award: Signed<Award>, response: Uint8Array, now = Date.now()): BidsAuditResult {
-  const fail = (problem: string, bids: Array<Signed<Bid>> = [], job?: Signed<JobRequest>): BidsAuditResult =>
-    ({ ok: false, problems: [problem], validBids: bids.length, digestMatches: false, rankingVerifiable: false, rankedBidHashes: [], bids, job })
+  const fail = (problem: string, bids: Array<Signed<Bid>> = [], job?: Signed<JobRequest>): BidsAuditResult => ({
+    ok: false,
+    problems: [problem],
+    validBids: bids.length,
+    digestMatches: false,
+    rankingVerifiable: false,
+    rankedBidHashes: [],
+    bids,
+    job
+  })
   let decoded: BidsAuditResponse
   try {
     decoded = decodeBounded(BidsAuditResponse, response, 'bids audit response', MAX_BYTES.bidsAuditResponse, LIMITS.bidsAuditResponse)
@@ -94,7 +111,9 @@ export function verifyBidsAudit (award: Signed<Award>, response: Uint8Array, now
   }
   let job: Signed<JobRequest>
   try {
-    job = readJobRequest(openMarketEnvelope(decoded.jobRequest, DOMAIN.jobRequest, MAX_BYTES.jobRequest), now, { expiry: false })
+    job = readJobRequest(openMarketEnvelope(decoded.jobRequest, DOMAIN.jobRequest, MAX_BYTES.jobRequest), now, {
+      expiry: false
+    })
     checkAwardForJob(award, job)
   } catch (err: any) {
     return fail(`job request: ${String(err?.message ?? err)}`)

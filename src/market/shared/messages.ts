@@ -91,7 +91,11 @@ export function signAward (key: Ed25519PrivateKey, signer: PeerId, award: Award)
   return sealSigned({ key, peerId: signer }, DOMAIN.award, Award.encode, award)
 }
 
-export function signAcceptResponse (key: Ed25519PrivateKey, signer: PeerId, response: AcceptResponse): Signed<AcceptResponse> {
+export function signAcceptResponse (
+  key: Ed25519PrivateKey,
+  signer: PeerId,
+  response: AcceptResponse
+): Signed<AcceptResponse> {
   return sealSigned({ key, peerId: signer }, DOMAIN.accept, AcceptResponse.encode, response)
 }
 
@@ -101,7 +105,12 @@ export function signDecline (key: Ed25519PrivateKey, signer: PeerId, decline: De
 
 /** The envelope bytes of an envelope the gossip router opened (the signature covers domain and payload only). */
 export function envelopeBytes (opened: OpenedEnvelope): Uint8Array {
-  return SignedEnvelope.encode({ domain: opened.domain, signer: opened.signer.toMultihash().bytes, payload: opened.payload, signature: opened.signature })
+  return SignedEnvelope.encode({
+    domain: opened.domain,
+    signer: opened.signer.toMultihash().bytes,
+    payload: opened.payload,
+    signature: opened.signature
+  })
 }
 
 /** Opens envelope bytes from a stream or an embedding message; EnvelopeErrors become MarketMessageErrors. */
@@ -114,8 +123,15 @@ export function openMarketEnvelope (bytes: Uint8Array, domain: string, payloadMa
   }
 }
 
-/** Decodes a market message's payload within its bound (`what` names it in errors); malformed ones are MarketMessageErrors. */
-export function decode<T> (codec: WireDecoder<T>, payload: Uint8Array, bound: { what: string, maxBytes: number, limits?: WireLimits<T> }): T {
+/**
+ * Decodes a market message's payload within its bound (`what` names it in errors); malformed ones
+ * are MarketMessageErrors.
+ */
+export function decode<T> (
+  codec: WireDecoder<T>,
+  payload: Uint8Array,
+  bound: { what: string, maxBytes: number, limits?: WireLimits<T> }
+): T {
   try {
     return decodeBounded(codec, payload, bound.what, bound.maxBytes, bound.limits)
   } catch (err) {
@@ -133,7 +149,8 @@ export function sameSigner (field: Uint8Array, signer: PeerId, what: string): vo
  * false: the caller bounds the use by another message's expiry), lifetime within bounds.
  */
 export function timeRules (
-  message: { createdAt: bigint, expiresAt: bigint }, { maxLifetimeMs, now, what, expiry = true }: { maxLifetimeMs: number, now: number, what: string, expiry?: boolean }
+  message: { createdAt: bigint, expiresAt: bigint },
+  { maxLifetimeMs, now, what, expiry = true }: { maxLifetimeMs: number, now: number, what: string, expiry?: boolean }
 ): void {
   const created = Number(message.createdAt)
   const expires = Number(message.expiresAt)
@@ -154,7 +171,11 @@ function shortString (value: string, max: number, field: string): void {
  * Decodes and checks a JobRequest payload signed by `signer`. With `expiry: false` an
  * expired request is still read (the job stream, whose award bounds the start).
  */
-export function readJobRequest (opened: OpenedEnvelope, now = Date.now(), opts: { expiry?: boolean } = {}): Signed<JobRequest> {
+export function readJobRequest (
+  opened: OpenedEnvelope,
+  now = Date.now(),
+  opts: { expiry?: boolean } = {}
+): Signed<JobRequest> {
   const job = decode(JobRequest, opened.payload, { what: 'job request', maxBytes: MAX_BYTES.jobRequest, limits: LIMITS.jobRequest })
   sameSigner(job.renter, opened.signer, 'job request')
   bytesOf(job.jobId, ID_BYTES, 'job_id')
@@ -162,7 +183,8 @@ export function readJobRequest (opened: OpenedEnvelope, now = Date.now(), opts: 
   tierOf(job)
   if (!(WORKLOAD_KINDS as readonly string[]).includes(job.workload)) throw new MarketMessageError('malformed', `workload "${job.workload.slice(0, 32)}" is not a known kind`)
   shortString(job.image, MAX_IMAGE_CHARS, 'image')
-  // 'too-many-gpus', not 'malformed': nodes from before the field relay such a request unknowingly (gossip ignores it, README §9)
+  // 'too-many-gpus', not 'malformed': nodes from before the field relay such a request unknowingly
+  // (gossip ignores it, README §9)
   if (job.gpus > MAX_JOB_GPUS) throw new MarketMessageError('too-many-gpus', `the job asks ${job.gpus} GPUs, at most ${MAX_JOB_GPUS} may be asked`)
   for (const d of job.datasetDigests) bytesOf(d, DIGEST_BYTES, 'dataset_digests[]')
   if (job.renterAddrs.some(a => a.length === 0 || a.length > MAX_BID_ADDR_BYTES)) throw new MarketMessageError('malformed', `a renter address is empty or longer than ${MAX_BID_ADDR_BYTES} bytes`)
@@ -177,7 +199,12 @@ export function readJobRequest (opened: OpenedEnvelope, now = Date.now(), opts: 
   if (job.bidWindowMs <= 0 || job.bidWindowMs > MAX_BID_WINDOW_MS) throw new MarketMessageError('malformed', `bid_window_ms ${job.bidWindowMs} outside 1..${MAX_BID_WINDOW_MS}`)
   timeRules(job, { maxLifetimeMs: MAX_LIFETIME_MS.jobRequest, now, what: 'job request', expiry: opts.expiry ?? true })
   if (job.createdAt + BigInt(job.bidWindowMs) > job.expiresAt) throw new MarketMessageError('lifetime', 'job request expires before its bid window closes')
-  return { message: job, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: envelopeBytes(opened) }
+  return {
+    message: job,
+    signer: opened.signer,
+    hash: messageHash(opened.domain, opened.payload),
+    envelope: envelopeBytes(opened)
+  }
 }
 
 /** Longest lease health path, characters. */
@@ -204,7 +231,12 @@ export function readBid (opened: OpenedEnvelope, now = Date.now(), opts: { expir
   shortString(bid.region, MAX_NAME_CHARS, 'region')
   shortString(bid.residency, MAX_NAME_CHARS, 'residency')
   timeRules(bid, { maxLifetimeMs: MAX_LIFETIME_MS.bid, now, what: 'bid', expiry: opts.expiry ?? true })
-  return { message: bid, signer: opened.signer, hash: messageHash(opened.domain, opened.payload), envelope: envelopeBytes(opened) }
+  return {
+    message: bid,
+    signer: opened.signer,
+    hash: messageHash(opened.domain, opened.payload),
+    envelope: envelopeBytes(opened)
+  }
 }
 
 /** Opens and checks an AcceptResponse envelope from `expected`. */

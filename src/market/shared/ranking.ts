@@ -87,7 +87,19 @@ export function bidFitsJob (bid: Bid, job: JobRequest, now: number): string | nu
  * checked when the bid was read; this checks it against the auction (bidFitsJob), then
  * against what the renter knows of the bidder.
  */
-export function bidProblem ({ bid, job, provider, ctx, now }: { bid: Bid, job: JobRequest, provider: string, ctx: BidContext, now: number }): string | null {
+export function bidProblem ({
+  bid,
+  job,
+  provider,
+  ctx,
+  now
+}: {
+  bid: Bid
+  job: JobRequest
+  provider: string
+  ctx: BidContext
+  now: number
+}): string | null {
   const fit = bidFitsJob(bid, job, now)
   if (fit != null) return fit
   if (ctx.exclude?.has(provider) === true) return 'failed-this-job'
@@ -114,7 +126,12 @@ export function betterOwnBid (a: Signed<Bid>, b: Signed<Bid>): boolean {
  * several valid bids from one provider only the lowest-priced is kept (equal prices: the
  * smaller hash), the others dropped as "duplicate".
  */
-export function selectValidBids (bids: ReadonlyArray<Signed<Bid>>, job: JobRequest, ctx: BidContext, now: number): { valid: Array<Signed<Bid>>, dropped: DroppedBid[] } {
+export function selectValidBids (
+  bids: ReadonlyArray<Signed<Bid>>,
+  job: JobRequest,
+  ctx: BidContext,
+  now: number
+): { valid: Array<Signed<Bid>>, dropped: DroppedBid[] } {
   const dropped: DroppedBid[] = []
   const best = new Map<string, Signed<Bid>>()
   for (const bid of bids) {
@@ -146,7 +163,11 @@ export function reliabilityPpm (reliability: number): number {
 }
 
 /** The ranking weights an award carries, in ppm (Award.*_weight_ppm). */
-export function rankingWeightsPpm (params: RankingParams = DEFAULT_RANKING): { reliabilityWeightPpm: number, latencyWeightPpm: number, localityWeightPpm: number } {
+export function rankingWeightsPpm (params: RankingParams = DEFAULT_RANKING): {
+  reliabilityWeightPpm: number
+  latencyWeightPpm: number
+  localityWeightPpm: number
+} {
   return {
     reliabilityWeightPpm: Math.round(params.reliabilityWeight * PPM),
     latencyWeightPpm: Math.round(params.latencyWeight * PPM),
@@ -157,11 +178,20 @@ export function rankingWeightsPpm (params: RankingParams = DEFAULT_RANKING): { r
 /** The ranking weights an award says it used (the defaults for an award without them). */
 export function rankingParamsOf (award: Pick<Award, 'ranking' | 'reliabilityWeightPpm' | 'latencyWeightPpm' | 'localityWeightPpm'>): RankingParams {
   if (award.ranking.length === 0) return DEFAULT_RANKING
-  return { reliabilityWeight: award.reliabilityWeightPpm / PPM, latencyWeight: award.latencyWeightPpm / PPM, localityWeight: award.localityWeightPpm / PPM }
+  return {
+    reliabilityWeight: award.reliabilityWeightPpm / PPM,
+    latencyWeight: award.latencyWeightPpm / PPM,
+    localityWeight: award.localityWeightPpm / PPM
+  }
 }
 
 /** The divisor of a bid's price in its score. */
-export function scoreFactor (reliability: number, rttMs: number | undefined, locality: number, params: RankingParams = DEFAULT_RANKING): number {
+export function scoreFactor (
+  reliability: number,
+  rttMs: number | undefined,
+  locality: number,
+  params: RankingParams = DEFAULT_RANKING
+): number {
   const rel = Math.max(MIN_RELIABILITY_FOR_SCORE, clampReliability(reliability))
   const latency = 1 + params.latencyWeight * Math.max(0, rttMs ?? 0) / 100
   const local = 1 - params.localityWeight * Math.min(1, Math.max(0, locality))
@@ -172,8 +202,23 @@ export function scoreFactor (reliability: number, rttMs: number | undefined, loc
  * Ranks valid bids best first: lowest score, then lowest price, then smallest bid hash, so
  * every node that re-runs it gets the same order.
  */
-export function rankBids (valid: ReadonlyArray<Signed<Bid>>, job: JobRequest, ctx: BidContext, params: RankingParams = DEFAULT_RANKING): RankedBid[] {
-  const ranked = valid.map((bid): RankedBid => ({ bid, ...scoreOffer({ provider: bid.signer.toString(), priceMicroUsd: bid.message.priceMicroUsd, held: bid.message, job, ctx, params }) }))
+export function rankBids (
+  valid: ReadonlyArray<Signed<Bid>>,
+  job: JobRequest,
+  ctx: BidContext,
+  params: RankingParams = DEFAULT_RANKING
+): RankedBid[] {
+  const ranked = valid.map((bid): RankedBid => ({
+    bid,
+    ...scoreOffer({
+      provider: bid.signer.toString(),
+      priceMicroUsd: bid.message.priceMicroUsd,
+      held: bid.message,
+      job,
+      ctx,
+      params
+    })
+  }))
   return ranked.sort((a, b) => compareScored(a, b, a.bid.hash, b.bid.hash))
 }
 
@@ -192,7 +237,14 @@ export interface OfferToScore {
 }
 
 /** The reliability, latency and locality terms and the score of one provider's price for `job`. */
-export function scoreOffer ({ provider, priceMicroUsd, held, job, ctx, params = DEFAULT_RANKING }: OfferToScore): ScoredOffer {
+export function scoreOffer ({
+  provider,
+  priceMicroUsd,
+  held,
+  job,
+  ctx,
+  params = DEFAULT_RANKING
+}: OfferToScore): ScoredOffer {
   const reliability = reliabilityPpm(ctx.reputation.reliability(provider)) / PPM
   const measured = latencyMatters(job) ? ctx.rttMs?.get(provider) : undefined
   const rttMs = measured == null ? undefined : Math.max(0, Math.round(measured))
@@ -261,7 +313,16 @@ export interface AwardAudit {
  * and the clearing price. Round trips are the renter's own measurements: when the job used
  * them and the auditor passes none, only the digest and price rule are checked.
  */
-export function auditAward (award: Award, bidsSeen: ReadonlyArray<Signed<Bid>>, context: { job: JobRequest, reputation: ReputationSource, rttMs?: ReadonlyMap<string, number>, params?: RankingParams }): AwardAudit {
+export function auditAward (
+  award: Award,
+  bidsSeen: ReadonlyArray<Signed<Bid>>,
+  context: {
+    job: JobRequest
+    reputation: ReputationSource
+    rttMs?: ReadonlyMap<string, number>
+    params?: RankingParams
+  }
+): AwardAudit {
   const { job } = context
   const problems: string[] = []
   if (!equals(award.jobId, job.jobId) || !equals(award.jobNonce, job.nonce)) problems.push('award is for another job or auction attempt')
@@ -276,7 +337,12 @@ export function auditAward (award: Award, bidsSeen: ReadonlyArray<Signed<Bid>>, 
   const now = Number(award.createdAt)
   const { valid } = rankingVerifiable
     ? selectValidBids(inWindow, job, ctx, now)
-    : selectValidBids(inWindow, { ...job, constraints: job.constraints == null ? undefined : { ...job.constraints, maxLatencyMs: 0 } }, ctx, now)
+    : selectValidBids(
+      inWindow,
+      { ...job, constraints: job.constraints == null ? undefined : { ...job.constraints, maxLatencyMs: 0 } },
+      ctx,
+      now
+    )
   const digestMatches = equals(bidsDigest(valid), award.bidsDigest)
   if (!digestMatches) problems.push(`bids digest differs from the ${valid.length} valid bids seen`)
   if (valid.length !== award.validBids) problems.push(`award counts ${award.validBids} valid bids, the auditor has ${valid.length}`)

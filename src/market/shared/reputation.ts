@@ -21,7 +21,11 @@ export function neutralReputation (prior = NEUTRAL_RELIABILITY): ReputationSourc
 }
 
 /** A fixed table (tests, demos, operator overrides); unknown peers get `fallback`. */
-export function fixedReputation (table: Record<string, number>, fallback = NEUTRAL_RELIABILITY, excluded: Iterable<string> = []): ReputationSource {
+export function fixedReputation (
+  table: Record<string, number>,
+  fallback = NEUTRAL_RELIABILITY,
+  excluded: Iterable<string> = []
+): ReputationSource {
   const out = new Set(excluded)
   return {
     reliability: (peerId) => clampReliability(table[peerId] ?? fallback),

@@ -20,8 +20,14 @@ export function isRelayed (addr: Multiaddr): boolean {
   return addr.getComponents().some(c => c.code === CIRCUIT_CODE)
 }
 
-/** `addrs` (the address manager's) as binary multiaddrs without our /p2p suffix: direct public first, then relayed, private only when there is nothing else. */
-export function messageAddresses (addrs: Multiaddr[], bounds: { max: number, maxBytes: number } = { max: MAX_MESSAGE_ADDRS, maxBytes: MAX_MESSAGE_ADDR_BYTES }): Uint8Array[] {
+/**
+ * `addrs` (the address manager's) as binary multiaddrs without our /p2p suffix: direct public
+ * first, then relayed, private only when there is nothing else.
+ */
+export function messageAddresses (
+  addrs: Multiaddr[],
+  bounds: { max: number, maxBytes: number } = { max: MAX_MESSAGE_ADDRS, maxBytes: MAX_MESSAGE_ADDR_BYTES }
+): Uint8Array[] {
   const own = addrs.map(withoutOwnId)
   const relayed = own.filter(isRelayed)
   const direct = own.filter(a => !isRelayed(a))
@@ -79,7 +85,12 @@ export interface Reachability {
  * peer dials every other), directly at a public address (`routerMapped`: those the router
  * forwards by UPnP; `dialedBack`: listen addresses a peer confirmed), only through relays, or not at all.
  */
-export function reachabilityOf (addrs: Multiaddr[], localNetwork: boolean, routerMapped: Multiaddr[] = [], dialedBack: Multiaddr[] = []): Reachability {
+export function reachabilityOf (
+  addrs: Multiaddr[],
+  localNetwork: boolean,
+  routerMapped: Multiaddr[] = [],
+  dialedBack: Multiaddr[] = []
+): Reachability {
   const relayed = addrs.filter(isRelayed)
   const publicDirect = addrs.filter(a => !isRelayed(a) && !isPrivateSafe(a))
   const among = (list: Multiaddr[]): boolean => {
@@ -106,7 +117,11 @@ const REACHABLE_POLL_MS = 100
  * `timeoutMs`, or when `signal` aborts; says which. A node behind NAT that just started holds no
  * relay slot yet, and what it signs then names no address a NAT'd peer could reach it by.
  */
-export async function untilReachable (addresses: () => Multiaddr[], signal: AbortSignal, timeoutMs = REACHABLE_WAIT_MS): Promise<boolean> {
+export async function untilReachable (
+  addresses: () => Multiaddr[],
+  signal: AbortSignal,
+  timeoutMs = REACHABLE_WAIT_MS
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     if (reachabilityOf(addresses(), false).how !== 'unreachable') return true

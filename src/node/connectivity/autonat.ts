@@ -26,11 +26,19 @@ const MAX_OUTBOUND_STREAMS = 4
 /** A dial-back request and its dial give up after this. */
 const TIMEOUT_MS = 10_000
 
-/** The AutoNAT service on `/idlegrid/autonat/1.0.0` (its own id, as the DHT's: idlegrid never answers outsiders' probes). */
+/**
+ * The AutoNAT service on `/idlegrid/autonat/1.0.0` (its own id, as the DHT's: idlegrid never
+ * answers outsiders' probes).
+ */
 export function addressCheck (): (components: any) => unknown {
   const [, prefix, name, version] = PROTOCOL.autonat.split('/')
   if (name !== 'autonat' || version !== '1.0.0') throw new Error(`the autonat library speaks /<prefix>/autonat/1.0.0, not ${PROTOCOL.autonat}`)
-  const factory = autoNAT({ protocolPrefix: prefix, maxInboundStreams: MAX_INBOUND_STREAMS, maxOutboundStreams: MAX_OUTBOUND_STREAMS, timeout: TIMEOUT_MS })
+  const factory = autoNAT({
+    protocolPrefix: prefix,
+    maxInboundStreams: MAX_INBOUND_STREAMS,
+    maxOutboundStreams: MAX_OUTBOUND_STREAMS,
+    timeout: TIMEOUT_MS
+  })
   return withComponents(factory, (components) => ({
     // a request over a relay would name the relay's IP as the asker's: the library would dial
     // the relay's host at any port a peer names (an unlimited relay's circuit lets it through)
@@ -44,7 +52,10 @@ export function addressCheck (): (components: any) => unknown {
   }))
 }
 
-/** `manager` whose openConnection to one multiaddr (a dial-back) always dials it; a peer's address list (a random walk) may use an open connection. */
+/**
+ * `manager` whose openConnection to one multiaddr (a dial-back) always dials it; a peer's address
+ * list (a random walk) may use an open connection.
+ */
 function freshDialsToOneAddress (manager: ConnectionManager): ConnectionManager {
   return new Proxy(manager, {
     get: (target, prop) => {

@@ -6,8 +6,14 @@
 import type { StreamHandler, StreamHandlerOptions } from '@libp2p/interface'
 import type { Registrar } from '@libp2p/interface-internal'
 
-/** `factory` (a libp2p service or transport factory) given the node's components, with those `replace` returns in their place. */
-export function withComponents<T> (factory: (components: any) => T, replace: (components: any) => Record<string, unknown>): (components: any) => T {
+/**
+ * `factory` (a libp2p service or transport factory) given the node's components, with those
+ * `replace` returns in their place.
+ */
+export function withComponents<T> (
+  factory: (components: any) => T,
+  replace: (components: any) => Record<string, unknown>
+): (components: any) => T {
   return (components) => {
     const own = replace(components)
     return factory(new Proxy(components, {
@@ -17,7 +23,11 @@ export function withComponents<T> (factory: (components: any) => T, replace: (co
 }
 
 /** `registrar` whose handler for `protocol` is `wrap(handler)` (every other call as it was). */
-export function wrappedHandler (registrar: Registrar, protocol: string, wrap: (handler: StreamHandler) => StreamHandler): Registrar {
+export function wrappedHandler (
+  registrar: Registrar,
+  protocol: string,
+  wrap: (handler: StreamHandler) => StreamHandler
+): Registrar {
   return new Proxy(registrar, {
     get: (target, prop) => {
       const value = Reflect.get(target, prop, target)

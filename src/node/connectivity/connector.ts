@@ -107,7 +107,10 @@ class PeerConnector implements PeerConnectorService {
     this.dialTimeoutMs = init.dialTimeoutMs ?? 15_000
     this.maxParallel = init.maxParallelDials ?? 4
     this.lookupIntervalMs = init.lookupIntervalMs ?? 10_000
-    this.backoff = new LookupBackoff(this.lookupIntervalMs, Math.max(this.lookupIntervalMs, init.maxLookupIntervalMs ?? 300_000))
+    this.backoff = new LookupBackoff(
+      this.lookupIntervalMs,
+      Math.max(this.lookupIntervalMs, init.maxLookupIntervalMs ?? 300_000)
+    )
     this.bootstrap = (init.bootstrap ?? []).flatMap(addr => {
       const peerId = /\/p2p\/([^/]+)$/.exec(addr)?.[1]
       return peerId == null ? [] : [{ peerId, addr }]
@@ -144,7 +147,15 @@ class PeerConnector implements PeerConnectorService {
 
   status (): ConnectorStatus {
     const givenUp = [...this.failed.values()].filter(n => n >= RETRIES_BEFORE_GIVING_UP).length
-    return { connections: this.connections(), pending: this.pending.size, dialing: this.dialing.size, failing: this.failed.size, givenUp, lookups: this.lookups, lookupWaitMs: this.backoff.currentWaitMs }
+    return {
+      connections: this.connections(),
+      pending: this.pending.size,
+      dialing: this.dialing.size,
+      failing: this.failed.size,
+      givenUp,
+      lookups: this.lookups,
+      lookupWaitMs: this.backoff.currentWaitMs
+    }
   }
 
   private connections (): number {
@@ -172,7 +183,12 @@ class PeerConnector implements PeerConnectorService {
   }
 
   private pump (): void {
-    while (this.running && this.dialing.size < this.maxParallel && this.pending.size > 0 && this.connections() < this.target) {
+    while (
+      this.running &&
+      this.dialing.size < this.maxParallel &&
+      this.pending.size > 0 &&
+      this.connections() < this.target
+    ) {
       const [id, peer] = this.pending.entries().next().value as [string, PeerInfo]
       this.pending.delete(id)
       if (this.isConnected(peer.id)) continue
@@ -202,8 +218,11 @@ class PeerConnector implements PeerConnectorService {
     const connected = new Set(this.components.connectionManager.getConnections().map(c => c.remotePeer.toString()))
     if (this.bootstrap.some(b => connected.has(b.peerId))) return
     await Promise.all(this.bootstrap.map(async (b) => {
-      await this.components.connectionManager.openConnection(multiaddr(b.addr), { signal: AbortSignal.timeout(this.dialTimeoutMs) })
-        .catch((err: Error) => { this.log('redial of bootstrap %s failed: %s', b.addr, err.message) })
+      await this.components.connectionManager
+        .openConnection(multiaddr(b.addr), { signal: AbortSignal.timeout(this.dialTimeoutMs) })
+        .catch((err: Error) => {
+          this.log('redial of bootstrap %s failed: %s', b.addr, err.message)
+        })
     }))
   }
 

@@ -35,7 +35,12 @@ export function encodeOffer (offer: DirectOffer, type: Punch.Type): Uint8Array {
 }
 
 /** Reads one frame of `type` and checks its addresses: public TCP ones only (`usable`), within bounds. */
-export async function readOffer (frames: LengthPrefixedStream<Stream>, type: Punch.Type, usable: (addr: Multiaddr) => boolean, signal: AbortSignal): Promise<DirectOffer> {
+export async function readOffer (
+  frames: LengthPrefixedStream<Stream>,
+  type: Punch.Type,
+  usable: (addr: Multiaddr) => boolean,
+  signal: AbortSignal
+): Promise<DirectOffer> {
   const message = decodeBounded(Punch, await frames.read({ signal }), 'punch', MAX_BYTES.punch, LIMITS.punch)
   if (message.type !== type) throw directPathFailed('bad-offer', `expected ${type}, got ${message.type}`)
   const addrs = (list: Uint8Array[], what: string): Multiaddr[] => list.map(bytes => {

@@ -86,7 +86,9 @@ interface DirectPathComponents {
   logger: ComponentLogger
 }
 
-export function directPath (init: DirectPathInit = {}): (components: DirectPathComponents) => DirectPathService & Startable {
+export function directPath (
+  init: DirectPathInit = {}
+): (components: DirectPathComponents) => DirectPathService & Startable {
   return (components) => new DirectPath(components, init)
 }
 
@@ -132,14 +134,29 @@ class DirectPath implements DirectPathService, Startable {
   }
 
   status (): DirectPathStatus {
-    return { ...(this.init.dialPort != null ? { dialPort: this.init.dialPort.port } : {}), seenAt: this.seenAt().map(String), mapping: this.mapping(), asked: { ...this.counts.asked }, served: { ...this.counts.served }, ...(this.lastFailure != null ? { lastFailure: this.lastFailure } : {}) }
+    return {
+      ...(this.init.dialPort != null ? { dialPort: this.init.dialPort.port } : {}),
+      seenAt: this.seenAt().map(String),
+      mapping: this.mapping(),
+      asked: { ...this.counts.asked },
+      served: { ...this.counts.served },
+      ...(this.lastFailure != null ? { lastFailure: this.lastFailure } : {})
+    }
   }
 
   dialProtocol: Libp2p['dialProtocol'] = async (peer, protocols, options = {}) => {
-    if (!isPeerId(peer)) return await (await this.components.connectionManager.openConnection(peer, options)).newStream(protocols, options)
+    if (!isPeerId(peer)) {
+      return await (
+        await this.components.connectionManager.openConnection(peer, options)
+      ).newStream(protocols, options)
+    }
     // a relayed connection already open is the way to ask for a path (libp2p would only dial the relay again)
     const open = this.components.connectionManager.getConnections(peer).filter(c => c.status === 'open')
-    let connection = this.direct(peer) ?? open.find(c => c.limits == null) ?? open[0] ?? await this.components.connectionManager.openConnection(peer, options)
+    let connection =
+      this.direct(peer) ??
+      open.find(c => c.limits == null) ??
+      open[0] ??
+      (await this.components.connectionManager.openConnection(peer, options))
     if (isRelayed(connection.remoteAddr)) {
       try {
         connection = await this.connect(peer, options)
@@ -158,7 +175,10 @@ class DirectPath implements DirectPathService, Startable {
     const key = peer.toString()
     let making = this.making.get(key)
     if (making == null) {
-      const signal = AbortSignal.any([AbortSignal.timeout(this.timeoutMs), ...(options.signal != null ? [options.signal] : [])])
+      const signal = AbortSignal.any([
+        AbortSignal.timeout(this.timeoutMs),
+        ...(options.signal != null ? [options.signal] : [])
+      ])
       making = this.ask(peer, signal).finally(() => this.making.delete(key))
       this.making.set(key, making)
     }
@@ -260,7 +280,11 @@ class DirectPath implements DirectPathService, Startable {
   }
 
   /** Reads one frame of `type` and checks its addresses (direct-path-offer.ts). */
-  private async readOffer (frames: LengthPrefixedStream<Stream>, type: Punch.Type, signal: AbortSignal): Promise<DirectOffer> {
+  private async readOffer (
+    frames: LengthPrefixedStream<Stream>,
+    type: Punch.Type,
+    signal: AbortSignal
+  ): Promise<DirectOffer> {
     return await readOffer(frames, type, addr => this.usable(addr), signal)
   }
 
@@ -366,5 +390,8 @@ export function longStreamDialer (components: { connectionManager: Pick<Connecti
   try { path = components.directPath } catch {}
   if (path != null) return path
   const connections = components.connectionManager
-  return { dialProtocol: async (peer, protocol, options) => await (await connections.openConnection(peer as PeerId, options)).newStream(protocol, options) }
+  return {
+    dialProtocol: async (peer, protocol, options) =>
+      await (await connections.openConnection(peer as PeerId, options)).newStream(protocol, options)
+  }
 }

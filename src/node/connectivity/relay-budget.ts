@@ -38,7 +38,11 @@ export class RelayBudget {
 
   status (): RelayBudgetStatus {
     this.roll()
-    return { bytesPerHour: this.bytesPerHour, usedBytes: Math.min(this.used, this.bytesPerHour), resetsInMs: Math.max(0, this.windowStart + HOUR_MS - this.now()) }
+    return {
+      bytesPerHour: this.bytesPerHour,
+      usedBytes: Math.min(this.used, this.bytesPerHour),
+      resetsInMs: Math.max(0, this.windowStart + HOUR_MS - this.now())
+    }
   }
 
   private roll (): void {
@@ -52,7 +56,9 @@ export class RelayBudget {
 
 /** Counts every byte of `stream`, both ways, against `budget` (a chunk past it ends the stream with the error). */
 export function meterStream (stream: Stream, budget: RelayBudget): void {
-  const metered = async function * <T extends { byteLength: number }> (chunks: AsyncIterable<T> | Iterable<T>): AsyncGenerator<T> {
+  const metered = async function * <T extends { byteLength: number }> (
+    chunks: AsyncIterable<T> | Iterable<T>
+  ): AsyncGenerator<T> {
     for await (const chunk of chunks) {
       budget.take(chunk.byteLength)
       yield chunk

@@ -74,7 +74,9 @@ export function relayServer (config: NodeConfig): ReturnType<typeof circuitRelay
   if (relay.maxBytesPerHour == null) return factory
   // all circuits together, within the operator's hourly budget (relay-budget.ts)
   const budget = new RelayBudget(relay.maxBytesPerHour)
-  return withComponents(factory, (components) => ({ registrar: budgetedRegistrar(components.registrar, budget, components.logger) }))
+  return withComponents(factory, components => ({
+    registrar: budgetedRegistrar(components.registrar, budget, components.logger)
+  }))
 }
 
 /**

@@ -90,7 +90,11 @@ export class RoutingTableRepair implements Startable {
     this.components.events.addEventListener('peer:identify', this.onIdentify)
     this.components.events.addEventListener('peer:disconnect', this.onDisconnect)
     this.stopping = new AbortController()
-    this.timer = setInterval(() => { this.round ??= this.repair().finally(() => { this.round = undefined }) }, this.init.intervalMs ?? DEFAULT_INTERVAL_MS)
+    this.timer = setInterval(() => {
+      this.round ??= this.repair().finally(() => {
+        this.round = undefined
+      })
+    }, this.init.intervalMs ?? DEFAULT_INTERVAL_MS)
     this.timer.unref?.()
   }
 
@@ -146,11 +150,16 @@ export class RoutingTableRepair implements Startable {
   private noteFailure (id: string): void {
     const failures = (this.failed.get(id)?.failures ?? 0) + 1
     this.failed.delete(id)
-    this.failed.set(id, { failures, until: Date.now() + Math.min(MAX_RETRY_BACKOFF_MS, RETRY_BACKOFF_MS * 2 ** (failures - 1)) })
+    this.failed.set(id, {
+      failures,
+      until: Date.now() + Math.min(MAX_RETRY_BACKOFF_MS, RETRY_BACKOFF_MS * 2 ** (failures - 1))
+    })
     if (this.failed.size > MAX_FAILED_PEERS) this.failed.delete(this.failed.keys().next().value as string)
   }
 }
 
-export function routingTableRepair (init: RoutingRepairInit): (components: RoutingRepairComponents) => RoutingTableRepair {
+export function routingTableRepair (
+  init: RoutingRepairInit
+): (components: RoutingRepairComponents) => RoutingTableRepair {
   return (components) => new RoutingTableRepair(components, init)
 }

@@ -131,7 +131,9 @@ class PeerGuardService implements PeerGuardHandle, Startable {
   }
 
   private disconnect (peerId: string, reason: string): void {
-    const connections = this.components.connectionManager.getConnections().filter(c => c.remotePeer.toString() === peerId)
+    const connections = this.components.connectionManager
+      .getConnections()
+      .filter(c => c.remotePeer.toString() === peerId)
     if (connections.length === 0) return
     this.guard.counters.disconnected++
     for (const connection of connections) connection.abort(new Error(`denied by the peer guard: ${reason}`))
@@ -139,6 +141,9 @@ class PeerGuardService implements PeerGuardHandle, Startable {
 }
 
 /** The guard's service: `guard` is the one the gossip router and the connection gater share. */
-export function peerGuardService (guard: PeerGuard, init: PeerGuardServiceInit = {}): (components: PeerGuardComponents) => PeerGuardHandle {
+export function peerGuardService (
+  guard: PeerGuard,
+  init: PeerGuardServiceInit = {}
+): (components: PeerGuardComponents) => PeerGuardHandle {
   return (components) => new PeerGuardService(components, guard, init)
 }

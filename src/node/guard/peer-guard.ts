@@ -37,7 +37,10 @@ export interface PeerGuardInit {
    * each RPC still costs a decode; past this rate each one is a strike
    */
   graylistedRpcs?: RateLimit
-  /** how many over-limit events (streams refused, own gossip messages dropped, graylisted RPCs) are forgiven (default 5 a second, 50 at once) */
+  /**
+   * how many over-limit events (streams refused, own gossip messages dropped, graylisted RPCs) are
+   * forgiven (default 5 a second, 50 at once)
+   */
   strikes?: RateLimit
   /** peers whose stream and strike buckets are kept (least recently seen dropped past it; default 10 000) */
   maxTrackedPeers?: number
@@ -79,7 +82,15 @@ export interface PeerGuardSnapshot {
 export type DenyHook = (peerId: string, denial: Denial) => void
 
 export class PeerGuard {
-  readonly counters: PeerGuardCounters = { denied: 0, disconnected: 0, droppedByRate: 0, streamsRefused: 0, connectionsRefused: 0, graylistedRpcs: 0 }
+  readonly counters: PeerGuardCounters = {
+    denied: 0,
+    disconnected: 0,
+    droppedByRate: 0,
+    streamsRefused: 0,
+    connectionsRefused: 0,
+    graylistedRpcs: 0
+  }
+
   readonly denyScore: number
   private readonly trusted: Set<string>
   private readonly denyMs: number

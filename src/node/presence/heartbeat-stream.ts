@@ -62,13 +62,21 @@ export class HeartbeatInbox {
   }
 
   async handle (registrar: Registrar, receive: HeartbeatReceiver): Promise<void> {
-    await registrar.handle(PROTOCOL.heartbeat, ({ stream, connection }) => {
-      this.serve(stream, connection.remotePeer, receive).catch((err: unknown) => {
+    await registrar.handle(
+      PROTOCOL.heartbeat,
+      ({ stream, connection }) => {
+        this.serve(stream, connection.remotePeer, receive).catch((err: unknown) => {
         // serve() settles every verdict itself; this is a broken stream, never a crash
-        this.init.log('heartbeat stream from %p failed: %e', connection.remotePeer, err)
-        stream.abort(err instanceof Error ? err : new Error(String(err)))
-      })
-    }, { maxInboundStreams: MAX_HEARTBEAT_STREAMS, maxOutboundStreams: MAX_HEARTBEAT_STREAMS, runOnLimitedConnection: true })
+          this.init.log('heartbeat stream from %p failed: %e', connection.remotePeer, err)
+          stream.abort(err instanceof Error ? err : new Error(String(err)))
+        })
+      },
+      {
+        maxInboundStreams: MAX_HEARTBEAT_STREAMS,
+        maxOutboundStreams: MAX_HEARTBEAT_STREAMS,
+        runOnLimitedConnection: true
+      }
+    )
   }
 
   private async serve (stream: Stream, remote: PeerId, receive: HeartbeatReceiver): Promise<void> {
@@ -123,7 +131,9 @@ async function readOneFrame (stream: Stream, signal: AbortSignal): Promise<Uint8
   const onAbort = (): void => { stream.abort(signal.reason instanceof Error ? signal.reason : new Error('timeout')) }
   signal.addEventListener('abort', onAbort, { once: true })
   try {
-    const first = await lp.decode(stream.source, { maxDataLength: MAX_HEARTBEAT_FRAME_BYTES })[Symbol.asyncIterator]().next()
+    const first = await lp
+      .decode(stream.source, { maxDataLength: MAX_HEARTBEAT_FRAME_BYTES })[Symbol.asyncIterator]()
+      .next()
     if (signal.aborted) throw signal.reason
     return first.done === true ? undefined : first.value.subarray()
   } finally {
@@ -140,7 +150,11 @@ export async function sendHeartbeat (connections: Pick<ConnectionManager, 'getCo
   if (connection == null) throw new Error(`not connected to ${peer.toString()}`)
   // lazy select: the frame rides with the protocol proposal (we send only to peers whose identify listed it)
   // one small frame: it may cross a relay's limited circuit (relay.ts)
-  const stream = await connection.newStream(PROTOCOL.heartbeat, { signal, negotiateFully: false, runOnLimitedConnection: true })
+  const stream = await connection.newStream(PROTOCOL.heartbeat, {
+    signal,
+    negotiateFully: false,
+    runOnLimitedConnection: true
+  })
   const onAbort = (): void => { stream.abort(new Error('heartbeat send timed out')) }
   signal.addEventListener('abort', onAbort, { once: true })
   try {

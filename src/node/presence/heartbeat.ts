@@ -32,7 +32,10 @@ export interface PeerPresence {
   peerId: string
   role: Role | 'unknown'
   lastSeen: number
-  /** the peer's clock when it sent its latest heartbeat (unix ms): lastSeen - sentAt ≈ its clock skew plus delivery time */
+  /**
+   * the peer's clock when it sent its latest heartbeat (unix ms): lastSeen - sentAt ≈ its clock
+   * skew plus delivery time
+   */
   sentAt: number
   slotsTotal: number
   slotsBusy: number
@@ -58,7 +61,10 @@ export const MAX_RELAYED_HEADS = 4
 export interface HeartbeatService {
   /** peers heard from, most recent first */
   presence(): PeerPresence[]
-  /** sends one heartbeat now to every connected peer that speaks the protocol (also done every interval); resolves when each send ended */
+  /**
+   * sends one heartbeat now to every connected peer that speaks the protocol (also done every
+   * interval); resolves when each send ended
+   */
   beat(): Promise<void>
   /** verdicts on heartbeats received on the stream protocol, by reason ("accept", "ignore:expired" …) */
   stats(): Record<string, number>
@@ -172,7 +178,12 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
     this.init = init
     this.log = components.logger.forComponent('idlegrid:heartbeat')
     this[serviceDependencies] = init.slots == null ? [GOSSIP_CAPABILITY] : [GOSSIP_CAPABILITY, init.slots.capability]
-    this.inbox = new HeartbeatInbox({ rateLimit: init.rateLimit ?? GOSSIP_RATE_LIMITS.heartbeats, guard: init.guard, log: this.log, now: init.now })
+    this.inbox = new HeartbeatInbox({
+      rateLimit: init.rateLimit ?? GOSSIP_RATE_LIMITS.heartbeats,
+      guard: init.guard,
+      log: this.log,
+      now: init.now
+    })
   }
 
   /** the GPU slots reported in heartbeats: read when sent (services start together) */
@@ -232,7 +243,9 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
   async beat (): Promise<void> {
     const envelope = this.seal()
     const connected = new Map<string, PeerId>()
-    for (const c of this.components.connectionManager.getConnections()) connected.set(c.remotePeer.toString(), c.remotePeer)
+    for (const c of this.components.connectionManager.getConnections()) {
+      connected.set(c.remotePeer.toString(), c.remotePeer)
+    }
     // a disconnect event can be missed (a node stopping); the listeners never outgrow the connections
     for (const id of this.listeners) if (!connected.has(id)) this.listeners.delete(id)
     const targets = [...connected].filter(([id]) => this.listeners.has(id)).map(([, peer]) => peer)
@@ -249,7 +262,12 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
     const worker = async (): Promise<void> => {
       for (let peer = queue.shift(); peer != null; peer = queue.shift()) {
         try {
-          await sendHeartbeat(this.components.connectionManager, peer, envelope, AbortSignal.timeout(HEARTBEAT_STREAM_TIMEOUT_MS))
+          await sendHeartbeat(
+            this.components.connectionManager,
+            peer,
+            envelope,
+            AbortSignal.timeout(HEARTBEAT_STREAM_TIMEOUT_MS)
+          )
           this.sendCounts.sent++
         } catch (err) {
           this.sendCounts.failed++
@@ -343,7 +361,10 @@ class HeartbeatPublisher implements HeartbeatService, Startable {
     this.peers.set(id, entry)
     if (this.peers.size > MAX_TRACKED_PEERS) this.peers.delete(this.peers.keys().next().value as string)
     const { seq, ...presence } = entry
-    const detail: HeardHeartbeat = { ...presence, relayedHeads: hb.relayedHeads.map(h => ({ author: h.author, seq: Number(h.seq) })) }
+    const detail: HeardHeartbeat = {
+      ...presence,
+      relayedHeads: hb.relayedHeads.map(h => ({ author: h.author, seq: Number(h.seq) }))
+    }
     this.events.dispatchEvent(new CustomEvent('heartbeat', { detail }))
   }
 }

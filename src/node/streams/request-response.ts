@@ -48,11 +48,18 @@ export interface RequestOptions {
   dial?: Multiaddr[]
 }
 
-/** What a request dials with: libp2p's connection manager, or a dialer that only opens connections (a spec's attacker: libp2p.dial). */
+/**
+ * What a request dials with: libp2p's connection manager, or a dialer that only opens connections
+ * (a spec's attacker: libp2p.dial).
+ */
 export type RequestDialer = Pick<ConnectionManager, 'openConnection'> & Partial<Pick<ConnectionManager, 'getConnections'>>
 
 /** Sends `request` to `peer` on `protocol` and returns the one response frame (at most `maxResponseBytes`). */
-export async function requestOnce (connectionManager: RequestDialer, peer: PeerId, options: RequestOptions): Promise<Uint8Array> {
+export async function requestOnce (
+  connectionManager: RequestDialer,
+  peer: PeerId,
+  options: RequestOptions
+): Promise<Uint8Array> {
   const { protocol, request, maxResponseBytes, signal } = options
   let stream: Stream | undefined
   const timedOut = (): RequestFailedError => requestFailed('timeout', `${protocol} to ${peer.toString()} timed out`)
@@ -60,10 +67,25 @@ export async function requestOnce (connectionManager: RequestDialer, peer: PeerI
   signal.addEventListener('abort', onAbort, { once: true })
   try {
     const dial = options.dial
-    const connection = await connectionFor(connectionManager, peer, dial != null && dial.length > 0 ? dial : undefined, signal)
+    const connection = await connectionFor(
+      connectionManager,
+      peer,
+      dial != null && dial.length > 0 ? dial : undefined,
+      signal
+    )
     // small bounded frames: they may cross a relay's limited circuit (relay.ts) when no direct connection exists
-    stream = await connection.newStream(protocol, { signal, runOnLimitedConnection: true, ...(options.lazy === true ? { negotiateFully: false } : {}) })
-    const response = await pipe([request], (source) => lp.encode(source), stream, (source) => lp.decode(source, { maxDataLength: maxResponseBytes }), firstFrame)
+    stream = await connection.newStream(protocol, {
+      signal,
+      runOnLimitedConnection: true,
+      ...(options.lazy === true ? { negotiateFully: false } : {})
+    })
+    const response = await pipe(
+      [request],
+      source => lp.encode(source),
+      stream,
+      source => lp.decode(source, { maxDataLength: maxResponseBytes }),
+      firstFrame
+    )
     if (response == null) throw requestFailed('no-response', `${peer.toString()} closed ${protocol} without answering`)
     return response
   } catch (err: any) {
@@ -83,7 +105,12 @@ export async function requestOnce (connectionManager: RequestDialer, peer: PeerI
  * circuit is open would let libp2p try the peer's relayed addresses one by one under this
  * request's whole time limit, and a stalled relay among them would spend all of it.
  */
-async function connectionFor (connections: RequestDialer, peer: PeerId, dial: Multiaddr[] | undefined, signal: AbortSignal): Promise<Connection> {
+async function connectionFor (
+  connections: RequestDialer,
+  peer: PeerId,
+  dial: Multiaddr[] | undefined,
+  signal: AbortSignal
+): Promise<Connection> {
   const open = (connections.getConnections?.(peer) ?? []).filter(c => c.status === 'open')
   const existing = open.find(c => c.limits == null) ?? open[0]
   if (existing != null) return existing
@@ -100,27 +127,43 @@ export interface ServeOptions {
   log: Logger
 }
 
-/** Serves `protocol`: reads one bounded frame, answers with `handler`'s bytes, closes. A handler error aborts the stream. */
-export async function serveOnce (registrar: Registrar, protocol: string, handler: RequestHandler, opts: ServeOptions): Promise<void> {
-  await registrar.handle(protocol, ({ stream, connection }) => {
-    const signal = AbortSignal.timeout(opts.timeoutMs)
-    const onAbort = (): void => { stream.abort(requestFailed('timeout', `${protocol} request timed out`)) }
-    signal.addEventListener('abort', onAbort, { once: true })
-    pipe(
-      stream,
-      (source) => lp.decode(source, { maxDataLength: opts.maxRequestBytes }),
-      async function * (source) {
-        const request = await firstFrame(source)
-        if (request == null) return
-        yield await handler(request, connection.remotePeer, signal)
-      },
-      (source) => lp.encode(source),
-      stream
-    ).catch((err: unknown) => {
-      opts.log('%s from %p failed: %e', protocol, connection.remotePeer, err)
-      stream.abort(err instanceof Error ? err : new Error(String(err)))
-    }).finally(() => {
-      signal.removeEventListener('abort', onAbort)
-    })
-  }, { maxInboundStreams: MAX_STREAMS_PER_PROTOCOL, maxOutboundStreams: MAX_STREAMS_PER_PROTOCOL, runOnLimitedConnection: true })
+/**
+ * Serves `protocol`: reads one bounded frame, answers with `handler`'s bytes, closes. A handler
+ * error aborts the stream.
+ */
+export async function serveOnce (
+  registrar: Registrar,
+  protocol: string,
+  handler: RequestHandler,
+  opts: ServeOptions
+): Promise<void> {
+  await registrar.handle(
+    protocol,
+    ({ stream, connection }) => {
+      const signal = AbortSignal.timeout(opts.timeoutMs)
+      const onAbort = (): void => { stream.abort(requestFailed('timeout', `${protocol} request timed out`)) }
+      signal.addEventListener('abort', onAbort, { once: true })
+      pipe(
+        stream,
+        (source) => lp.decode(source, { maxDataLength: opts.maxRequestBytes }),
+        async function * (source) {
+          const request = await firstFrame(source)
+          if (request == null) return
+          yield await handler(request, connection.remotePeer, signal)
+        },
+        (source) => lp.encode(source),
+        stream
+      ).catch((err: unknown) => {
+        opts.log('%s from %p failed: %e', protocol, connection.remotePeer, err)
+        stream.abort(err instanceof Error ? err : new Error(String(err)))
+      }).finally(() => {
+        signal.removeEventListener('abort', onAbort)
+      })
+    },
+    {
+      maxInboundStreams: MAX_STREAMS_PER_PROTOCOL,
+      maxOutboundStreams: MAX_STREAMS_PER_PROTOCOL,
+      runOnLimitedConnection: true
+    }
+  )
 }

@@ -27,7 +27,10 @@ function isFrameSender (muxer: any): muxer is FrameSender {
 
 const NO_DATA = new Uint8ArrayList()
 
-/** `factoryFn`'s muxers, sending their large data frames in pieces (a muxer without yamux 7's fields is left as it is). */
+/**
+ * `factoryFn`'s muxers, sending their large data frames in pieces (a muxer without yamux 7's fields
+ * is left as it is).
+ */
 export function largeFramesInPieces (factoryFn: MuxerFactoryFn): MuxerFactoryFn {
   return (components) => {
     const factory = factoryFn(components)

@@ -64,7 +64,12 @@ export class UsageDesk {
   async answer (frame: UsageFrame, remote: PeerId): Promise<UsageFrame> {
     try {
       if (frame.proposal != null) return this.countersign(frame.proposal.statement, remote)
-      if (frame.signed != null) return await this.record(encodeCoSigned(frame.signed.statement, frame.signed.providerSignature, frame.signed.renterSignature), remote)
+      if (frame.signed != null) {
+        return await this.record(
+          encodeCoSigned(frame.signed.statement, frame.signed.providerSignature, frame.signed.renterSignature),
+          remote
+        )
+      }
       throw usageError('PROTOCOL', 'a renter answers Proposal and the co-signed statement only')
     } catch (err) {
       const e = isUsageError(err) ? err : usageError('PROTOCOL', String((err as Error)?.message ?? err))
@@ -76,7 +81,12 @@ export class UsageDesk {
   private leaseOf (leaseId: Uint8Array, provider: Uint8Array, renter: Uint8Array, remote: PeerId): UsageAccount {
     const account = this.accounts.get(toHex(leaseId))
     // a lease of another provider, or of another renter, answers like no lease
-    if (account == null || !account.terms.provider.equals(remote) || !equals(provider, remote.toMultihash().bytes) || !equals(renter, this.deps.self.toMultihash().bytes)) {
+    if (
+      account == null ||
+      !account.terms.provider.equals(remote) ||
+      !equals(provider, remote.toMultihash().bytes) ||
+      !equals(renter, this.deps.self.toMultihash().bytes)
+    ) {
       throw usageError('NO_LEASE', 'no lease of this id from this provider here')
     }
     return account
@@ -87,7 +97,12 @@ export class UsageDesk {
     const account = this.leaseOf(claim.leaseId, claim.provider, claim.renter, remote)
     // the same start again: our answer was lost on the way, so it gets the same statement (Ed25519 is deterministic)
     if (account.lastStatement != null && decodeStatement(account.lastStatement).intervalStart === claim.intervalStart) {
-      return { countersigned: { statement: account.lastStatement, renterSignature: signStatement(this.deps.key, account.lastStatement) } }
+      return {
+        countersigned: {
+          statement: account.lastStatement,
+          renterSignature: signStatement(this.deps.key, account.lastStatement)
+        }
+      }
     }
     if (account.lastEnd != null && claim.intervalStart < account.lastEnd) {
       throw usageError('OVERLAP', `interval starts at ${claim.intervalStart}, before the last countersigned one ends (${account.lastEnd})`)
@@ -149,7 +164,10 @@ export function usageRefusal (err: unknown): UsageExchangeError {
 }
 
 /** The stream handler of /idlegrid/usage/1.0.0 for a desk (give it to registrar.handle or libp2p.handle). */
-export function usageHandler (desk: UsageDesk, timeoutMs = 10_000): (data: { stream: Stream, connection: { remotePeer: PeerId } }) => void {
+export function usageHandler (
+  desk: UsageDesk,
+  timeoutMs = 10_000
+): (data: { stream: Stream, connection: { remotePeer: PeerId } }) => void {
   return ({ stream, connection }) => {
     void answerOne(stream, connection.remotePeer, async (frame, remote) => await desk.answer(frame, remote), timeoutMs)
   }

@@ -34,7 +34,12 @@ async function first (source: AsyncIterable<{ subarray: () => Uint8Array }>): Pr
 }
 
 /** Sends `frame` to `peer` and returns its one answer; a Refused answer throws ServeError ERR_USAGE_EXCHANGE. */
-export async function exchange (dialer: UsageDialer, peer: PeerId, frame: UsageFrame, timeoutMs: number): Promise<UsageFrame> {
+export async function exchange (
+  dialer: UsageDialer,
+  peer: PeerId,
+  frame: UsageFrame,
+  timeoutMs: number
+): Promise<UsageFrame> {
   const signal = AbortSignal.timeout(timeoutMs)
   let stream: Stream | undefined
   const onAbort = (): void => { stream?.abort(new Error('usage exchange timed out')) }
@@ -42,7 +47,13 @@ export async function exchange (dialer: UsageDialer, peer: PeerId, frame: UsageF
   let bytes: Uint8Array | undefined
   try {
     stream = await dialer.dialProtocol(peer, PROTOCOL.usage, { signal })
-    bytes = await pipe([UsageFrame.encode(frame)], (s) => lp.encode(s), stream, (s) => lp.decode(s, { maxDataLength: MAX_BYTES.usageFrame }), first)
+    bytes = await pipe(
+      [UsageFrame.encode(frame)],
+      s => lp.encode(s),
+      stream,
+      s => lp.decode(s, { maxDataLength: MAX_BYTES.usageFrame }),
+      first
+    )
   } catch (err: any) {
     stream?.abort(err instanceof Error ? err : new Error(String(err)))
     throw usageError('PROTOCOL', signal.aborted ? `no answer within ${timeoutMs} ms` : `usage stream failed: ${String(err?.message ?? err)}`)
@@ -59,7 +70,12 @@ export async function exchange (dialer: UsageDialer, peer: PeerId, frame: UsageF
 }
 
 /** Answers one frame on an inbound stream with `answer`'s frame; a frame that does not decode gets Refused PROTOCOL. */
-export async function answerOne (stream: Stream, remote: PeerId, answer: (frame: UsageFrame, remote: PeerId) => Promise<UsageFrame>, timeoutMs: number): Promise<void> {
+export async function answerOne (
+  stream: Stream,
+  remote: PeerId,
+  answer: (frame: UsageFrame, remote: PeerId) => Promise<UsageFrame>,
+  timeoutMs: number
+): Promise<void> {
   const signal = AbortSignal.timeout(timeoutMs)
   const onAbort = (): void => { stream.abort(new Error('usage request timed out')) }
   signal.addEventListener('abort', onAbort, { once: true })

@@ -61,7 +61,16 @@ export class UsageReporter {
 
   /** A lease the host runs (ids as exec gives them): its counts are the host's. */
   openHosted (leaseIdHex: string, renter: string, priceMicroUsdPerGpuHour: number, counts: UsageCounts): void {
-    this.open({ leaseId: fromHex(leaseIdHex), renter: peerIdFromString(renter), gpus: 1, priceMicroUsdPerGpuHour, since: this.now() }, () => counts)
+    this.open(
+      {
+        leaseId: fromHex(leaseIdHex),
+        renter: peerIdFromString(renter),
+        gpus: 1,
+        priceMicroUsdPerGpuHour,
+        since: this.now()
+      },
+      () => counts
+    )
   }
 
   /** The lease ended: one last statement, then its account closes. */
@@ -98,7 +107,15 @@ export class UsageReporter {
     // a statement covers at most 24 h: after a long silence (renter unreachable) the lease catches up a day at a time
     const end = Math.min(start + MAX_USAGE_INTERVAL_MS, Math.max(start + 1, this.now()))
     const claimed = account.figures(start, end)
-    const proposal = encodeStatement({ leaseId, provider: this.deps.self.toMultihash().bytes, renter: terms.renter.toMultihash().bytes, intervalStart: start, intervalEnd: end, ...claimed, priceMicroUsdPerGpuHour: terms.priceMicroUsdPerGpuHour })
+    const proposal = encodeStatement({
+      leaseId,
+      provider: this.deps.self.toMultihash().bytes,
+      renter: terms.renter.toMultihash().bytes,
+      intervalStart: start,
+      intervalEnd: end,
+      ...claimed,
+      priceMicroUsdPerGpuHour: terms.priceMicroUsdPerGpuHour
+    })
     const timeoutMs = this.deps.timeoutMs ?? USAGE_REPORT_DEFAULTS.timeoutMs
     let report: UsageReport
     try {
@@ -107,14 +124,24 @@ export class UsageReporter {
       if (cs == null) throw usageError('PROTOCOL', 'the renter did not answer a proposal with Countersigned')
       const usage = decodeStatement(cs.statement)
       // what the renter signed must be this lease's next interval, within what we proposed
-      if (toHex(usage.leaseId) !== toHex(leaseId) || toHex(usage.provider) !== toHex(this.deps.self.toMultihash().bytes) || usage.intervalStart < start || usage.intervalEnd > end) {
+      if (
+        toHex(usage.leaseId) !== toHex(leaseId) ||
+        toHex(usage.provider) !== toHex(this.deps.self.toMultihash().bytes) ||
+        usage.intervalStart < start ||
+        usage.intervalEnd > end
+      ) {
         throw usageError('BAD_STATEMENT', 'the countersigned statement is not of the proposed interval')
       }
       if (!await verifyStatementSignature(usage, 'renter', cs.statement, cs.renterSignature)) throw usageError('BAD_SIGNATURE', 'the renter\'s signature does not verify')
       const providerSignature = signStatement(this.deps.key, cs.statement)
       await this.deps.ledger.recordUsage(encodeCoSigned(cs.statement, providerSignature, cs.renterSignature))
       account.settle(usage, cs.statement)
-      await exchange(this.deps.dialer, terms.renter, { signed: { statement: cs.statement, providerSignature, renterSignature: cs.renterSignature } }, timeoutMs)
+      await exchange(
+        this.deps.dialer,
+        terms.renter,
+        { signed: { statement: cs.statement, providerSignature, renterSignature: cs.renterSignature } },
+        timeoutMs
+      )
       report = { outcome: 'recorded', claimed, signed: usage }
     } catch (err: any) {
       report = { outcome: 'refused', claimed, code: isUsageError(err) ? err.wireCode : String(err?.code ?? 'ERROR'), message: String(err?.message ?? err) }

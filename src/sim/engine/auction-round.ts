@@ -64,7 +64,11 @@ export function jobRequestFor (job: SimJob, { jobId, renter, scenario, now }: Jo
       minPreemptionNoticeSeconds: 0,
       excludeSimulated: false
     },
-    auction: { bidWindowMs: scenario.market.bidWindowMs, pricing: scenario.market.pricing, acceptTimeoutMs: scenario.market.acceptTimeoutMs }
+    auction: {
+      bidWindowMs: scenario.market.bidWindowMs,
+      pricing: scenario.market.pricing,
+      acceptTimeoutMs: scenario.market.acceptTimeoutMs
+    }
   }
   // the job id doubles as the nonce: one auction per job at a time, and no randomness in a run
   return toJobRequest(spec, { renter, jobId, now, nonce: jobId })
@@ -89,10 +93,17 @@ export function runAuction (input: AuctionInput): AuctionResult {
   // it (its `market ls --dataset` lookup), and each bid claims what its provider's cache holds of it
   const data = input.candidates[0]?.data
   data?.nameInputs(request)
-  const candidates = data == null ? input.candidates : input.candidates.concat(data.holdersToAsk(request, input.candidates, input.exclude))
+  const candidates =
+    data == null
+      ? input.candidates
+      : input.candidates.concat(data.holdersToAsk(request, input.candidates, input.exclude))
   const rtt = new Map<string, number>()
   for (const p of candidates) rtt.set(p.id, input.latency.rttMs(input.renterRegion, p.region.name))
-  const ctx: BidContext = { reputation: input.reputation, exclude: input.exclude, rttMs: latencyMatters(request) ? rtt : undefined }
+  const ctx: BidContext = {
+    reputation: input.reputation,
+    exclude: input.exclude,
+    rttMs: latencyMatters(request) ? rtt : undefined
+  }
   const offers: Offer[] = []
   for (const p of candidates) {
     const decision = p.engine.decide(request, now)
@@ -113,7 +124,12 @@ export function runAuction (input: AuctionInput): AuctionResult {
       dropped[problem] = (dropped[problem] ?? 0) + 1
       continue
     }
-    offers.push({ provider: p, scored: scoreOffer({ provider: p.id, priceMicroUsd: bid.priceMicroUsd, held: bid, job: request, ctx }), timeClass: decision.timeClass, rttMs: rtt.get(p.id) ?? 0 })
+    offers.push({
+      provider: p,
+      scored: scoreOffer({ provider: p.id, priceMicroUsd: bid.priceMicroUsd, held: bid, job: request, ctx }),
+      timeClass: decision.timeClass,
+      rttMs: rtt.get(p.id) ?? 0
+    })
   }
   offers.sort((a, b) => compareScored(a.scored, b.scored, a.provider.hash, b.provider.hash))
   const scored = offers.map(o => o.scored)

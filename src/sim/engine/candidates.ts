@@ -65,17 +65,26 @@ export class Candidates {
     const keys = this.keysOf(job)
     const gpus = job.task.gpus
     const draw = gpus > 1 ? k * MULTI_GPU_DRAW : k
-    const room = (list: number[]): number[] => gpus > 1 ? list.filter(i => this.hasRoom(i, gpus, job.tier)).slice(0, k) : list
+    const room = (list: number[]): number[] =>
+      gpus > 1 ? list.filter(i => this.hasRoom(i, gpus, job.tier)).slice(0, k) : list
     let picked = room(this.free.sample(keys, draw, rng, skip))
     if (job.tier !== 'bronze' && picked.length < k) {
       skip ??= new Set()
       for (const p of picked) skip.add(p)
-      picked = picked.concat(room(this.displaceable.sample(keys, gpus > 1 ? draw : k - picked.length, rng, skip)).slice(0, k - picked.length))
+      picked = picked.concat(
+        room(this.displaceable.sample(keys, gpus > 1 ? draw : k - picked.length, rng, skip)).slice(
+          0,
+          k - picked.length
+        )
+      )
     }
     return picked
   }
 
-  /** Whether provider `i` could take `gpus` slots now: free ones, or for gold/silver also bronze ones to displace (the scheduler's own rule). */
+  /**
+   * Whether provider `i` could take `gpus` slots now: free ones, or for gold/silver also bronze
+   * ones to displace (the scheduler's own rule).
+   */
   private hasRoom (i: number, gpus: number, tier: Tier): boolean {
     return !('refused' in (this.providers[i] as SimProvider).scheduler.canAccept({ tier, gpus }))
   }

@@ -27,7 +27,10 @@ import type { Scenario } from '../scenario.js'
 
 const DAY = 24 * 3600_000
 
-/** Where and how a job's run goes: its provider and slots, its price (micro-USD per GPU-hour, 0 for own work) and start. */
+/**
+ * Where and how a job's run goes: its provider and slots, its price (micro-USD per GPU-hour, 0 for
+ * own work) and start.
+ */
 interface Placement {
   provider: SimProvider
   gpus: number
@@ -57,9 +60,17 @@ export class SimEngine {
   /** 1 while a provider's availability window is closed (market mode): it is out of the capacity index */
   private readonly closed: Uint8Array
 
-  constructor (private readonly scenario: Scenario, private readonly pop: Population, private readonly opts: EngineOptions) {
+  constructor (
+    private readonly scenario: Scenario,
+    private readonly pop: Population,
+    private readonly opts: EngineOptions
+  ) {
     scenario.population.regions.forEach((r, i) => this.regionIndex.set(r.name, i))
-    this.metrics = new Metrics(opts.horizonMs, scenario.report.bucketMinutes * 60_000, scenario.population.regions.length)
+    this.metrics = new Metrics(
+      opts.horizonMs,
+      scenario.report.bucketMinutes * 60_000,
+      scenario.population.regions.length
+    )
     // trust weighs renters' receipts only where there are keys outside the real renters and owners
     const seeds = opts.mode === 'market' && pop.sybils.length > 0 ? [...new Set(pop.jobs.map(j => j.renter))] : undefined
     this.reputation = new ReputationBook(scenario.market.reputationRefreshMinutes * 60_000, seeds)
@@ -81,8 +92,12 @@ export class SimEngine {
     this.arrivals = Int32Array.from(pop.jobs.keys())
     const jobs = pop.jobs
     let sorted = true
-    for (let i = 1; i < jobs.length && sorted; i++) sorted = (jobs[i - 1] as SimJob).task.arrivalMs <= (jobs[i] as SimJob).task.arrivalMs
-    if (!sorted) this.arrivals.sort((a, b) => (jobs[a] as SimJob).task.arrivalMs - (jobs[b] as SimJob).task.arrivalMs || a - b)
+    for (let i = 1; i < jobs.length && sorted; i++) {
+      sorted = (jobs[i - 1] as SimJob).task.arrivalMs <= (jobs[i] as SimJob).task.arrivalMs
+    }
+    if (!sorted) {
+      this.arrivals.sort((a, b) => (jobs[a] as SimJob).task.arrivalMs - (jobs[b] as SimJob).task.arrivalMs || a - b)
+    }
     if (opts.mode === 'market' && pop.sybils.length > 0) this.queue.push(0, { k: 'sybil' })
   }
 
@@ -156,7 +171,12 @@ export class SimEngine {
     const picked = this.candidates.pick(job, { count: this.scenario.market.candidates, rng: this.opts.rng, skip })
     const gpus = job.task.gpus
     const wall = this.now + SIM_EPOCH_MS
-    const request = jobRequestFor(job, { jobId: jobIdOf(js.index), renter: renterBytes, scenario: this.scenario, now: wall })
+    const request = jobRequestFor(job, {
+      jobId: jobIdOf(js.index),
+      renter: renterBytes,
+      scenario: this.scenario,
+      now: wall
+    })
     const result = runAuction({
       request,
       candidates: picked.map(i => this.pop.providers[i] as SimProvider),
@@ -205,20 +225,27 @@ export class SimEngine {
     return true
   }
 
-  /** Reserves the run's slots on its provider and schedules its start (a market award first moves the inputs its winner lacks). */
+  /**
+   * Reserves the run's slots on its provider and schedules its start (a market award first moves
+   * the inputs its winner lacks).
+   */
   private place (js: JobState, placement: Placement): void {
     const { provider: p, gpus, price, own, timeClass } = placement
     let start = placement.start
     js.attempt++
     if (!own) this.metrics.count(this.metrics.awardsByConduct, p.conduct)
     // a market award first moves the inputs the winner lacks (the bid window closed at now + bidWindowMs)
-    if (!own && this.opts.data != null) start += this.opts.data.award(p.index, js.index, this.now + this.scenario.market.bidWindowMs, start)
+    if (!own && this.opts.data != null) {
+      start += this.opts.data.award(p.index, js.index, this.now + this.scenario.market.bidWindowMs, start)
+    }
     const run: Run = { js, provider: p, leases: [], start, price, own, timeClass, state: 'pending', outcome: 'ok', end: 0 }
     // own work is the owner's priority: it takes slots as gold does
     const tier = own ? 'gold' : js.job.tier
     for (let i = 0; i < gpus; i++) {
       const key = `${js.index}/${js.attempt}/${i}`
-      const lease = own ? whileOpen(p, this.closed[p.index] === 1, () => p.scheduler.reserve({ key, tier })) : p.scheduler.reserve({ key, tier })
+      const lease = own
+        ? whileOpen(p, this.closed[p.index] === 1, () => p.scheduler.reserve({ key, tier }))
+        : p.scheduler.reserve({ key, tier })
       if ('refused' in lease) throw new Error(`slot refused after a capacity check: ${lease.detail}`)
       run.leases.push(lease)
       if (lease.preemptible) lease.onPreempt(notice => { this.preempted(run, notice) })
@@ -316,7 +343,11 @@ export class SimEngine {
   private stopRun (run: Run, end: number): void {
     const region = this.regionIndex.get(run.provider.region.name) ?? 0
     this.metrics.busy(region, { own: run.own, start: run.start, end, gpus: run.leases.length })
-    if (this.opts.recordRuns === true) for (const l of run.leases) this.runs.push({ provider: run.provider.index, gpu: l.gpu.index, start: run.start, end })
+    if (this.opts.recordRuns === true) {
+      for (const l of run.leases) {
+        this.runs.push({ provider: run.provider.index, gpu: l.gpu.index, start: run.start, end })
+      }
+    }
     for (const l of run.leases) {
       const key = run.provider.index * 64 + l.gpu.index
       if (this.active.get(key) === run) this.active.delete(key)

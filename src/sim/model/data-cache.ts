@@ -54,7 +54,10 @@ export interface DataParams {
   publicShare: number
   /** public datasets of each kind (popularity Zipf, s = 1) */
   publicDatasets: number
-  /** providers holding the job's dataset the renter asks besides the sampled candidates (its `market ls --dataset` lookup); 0: none */
+  /**
+   * providers holding the job's dataset the renter asks besides the sampled candidates (its `market
+   * ls --dataset` lookup); 0: none
+   */
   askHolders: number
   training: SizeDistribution
   inference: SizeDistribution
@@ -120,7 +123,10 @@ export class LruStore {
     return this.held.has(id)
   }
 
-  /** One use of dataset `id`: true when it was held (and is now the most recent); else it is added if it fits, evicting the least recent. */
+  /**
+   * One use of dataset `id`: true when it was held (and is now the most recent); else it is added
+   * if it fits, evicting the least recent.
+   */
   use (id: number, bytes: number): boolean {
     if (this.held.has(id)) {
       this.held.delete(id)
@@ -172,7 +178,9 @@ export function drawCatalogue (jobs: readonly SimJob[], params: DataParams, rng:
     isPublic.push(pub ? 1 : 0)
     return bytes.length - 1
   }
-  const publicIds = [true, false].map(training => Array.from({ length: params.publicDatasets }, () => make(training, true)))
+  const publicIds = [true, false].map(training =>
+    Array.from({ length: params.publicDatasets }, () => make(training, true))
+  )
   // Zipf (s = 1) popularity over the public datasets of a kind: a few open models are most used
   const zipf: number[] = []
   for (let i = 0, sum = 0; i < params.publicDatasets; i++) zipf.push(sum += 1 / (i + 1))
@@ -236,8 +244,17 @@ export class SimData {
   /** per dataset id, the providers whose caches hold it, oldest holder first */
   private readonly holders = new Map<number, Set<number>>()
 
-  constructor (readonly catalogue: Catalogue, readonly params: DataParams, private readonly providers: readonly SimProvider[]) {
-    this.caches = providers.map((_, i) => new LruStore(params.cache ? params.cacheGiB * GIB : 0, id => { this.holders.get(id)?.delete(i) }))
+  constructor (
+    readonly catalogue: Catalogue,
+    readonly params: DataParams,
+    private readonly providers: readonly SimProvider[]
+  ) {
+    this.caches = providers.map(
+      (_, i) =>
+        new LruStore(params.cache ? params.cacheGiB * GIB : 0, id => {
+          this.holders.get(id)?.delete(i)
+        })
+    )
     this.bytesPerMs = Math.min(params.renterGbps, params.providerGbps) * 1e9 / 8 / 1000
   }
 

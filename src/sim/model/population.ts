@@ -95,7 +95,9 @@ export function buildPopulation (scenario: Scenario, trace: Trace, rng: Rng, now
   const jobs = trace.tasks.map((task): SimJob => {
     const tier = tierOfQos(task.qos, rng, pop.goldShareOfLs)
     let models = modelLists.get(task.models)
-    if (models == null) modelLists.set(task.models, models = task.models.map(m => TRACE_GPU[m]?.modelKey ?? m.toLowerCase()))
+    if (models == null) {
+      modelLists.set(task.models, (models = task.models.map(m => TRACE_GPU[m]?.modelKey ?? m.toLowerCase())))
+    }
     if (rng.chance(pop.ownWorkload) && totalGpus > 0) {
       const owner = firstAbove(cumulative, rng.next() * totalGpus)
       const region = ownerRegion[owner] as RegionSpec

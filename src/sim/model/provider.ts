@@ -53,7 +53,12 @@ export class SimProvider {
   constructor (init: ProviderInit, now: () => number) {
     this.index = init.index
     this.id = `sim-p${init.index}`
-    this.hash = new Uint8Array([init.index >>> 24, (init.index >>> 16) & 255, (init.index >>> 8) & 255, init.index & 255])
+    this.hash = new Uint8Array([
+      init.index >>> 24,
+      (init.index >>> 16) & 255,
+      (init.index >>> 8) & 255,
+      init.index & 255
+    ])
     this.owner = init.owner
     this.region = init.region
     this.modelKey = init.modelKey
@@ -70,7 +75,10 @@ export class SimProvider {
       index: i, uuid: `GPU-sim-${init.modelKey}-${init.index}-${i}`, model: init.modelKey, modelKey: init.modelKey, vramMib: init.vramMib, simulated: false
     }))
     this.profile = providerProfile(policy, cards)
-    this.scheduler = new SlotScheduler({ gpus: cards.map(c => ({ index: c.index, uuid: c.uuid, simulated: false })), now })
+    this.scheduler = new SlotScheduler({
+      gpus: cards.map(c => ({ index: c.index, uuid: c.uuid, simulated: false })),
+      now
+    })
     const scheduler = this.scheduler
     const capacity: CapacitySource = {
       freeSlots: () => scheduler.freeCount(),

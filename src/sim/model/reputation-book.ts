@@ -61,7 +61,19 @@ export class ReputationBook implements ReputationSource {
   setNow (now: number): void { this.now = now }
 
   /** Records a finished run: the provider's attestation and the renter's receipt. */
-  record ({ provider, renter, outcome, preemptible, time }: { provider: string, renter: string, outcome: RunOutcome, preemptible: boolean, time: number }): void {
+  record ({
+    provider,
+    renter,
+    outcome,
+    preemptible,
+    time
+  }: {
+    provider: string
+    renter: string
+    outcome: RunOutcome
+    preemptible: boolean
+    time: number
+  }): void {
     const status = outcome === 'preempted' ? JobStatus.PREEMPTED : outcome === 'failed' ? JobStatus.FAILED : JobStatus.COMPLETED
     const receiptOutcome = outcome === 'ok' ? Receipt.Outcome.OK : outcome === 'bad-output' ? Receipt.Outcome.BAD_OUTPUT : outcome === 'failed' ? Receipt.Outcome.FAILED : Receipt.Outcome.PREEMPTED
     this.seq++
@@ -71,8 +83,33 @@ export class ReputationBook implements ReputationSource {
     const reused = list.length >= MAX_FACTS ? list.shift() : undefined
     if (reused == null) {
       const hash = String(this.seq)
-      const attestation: AttestationFact = { hash, provider, renter: NONE, jobId: NONE, preemptible, status, exitCode: 0, outputDigest: NONE, startedAt: time, endedAt: time, gpus: 1, entryTime: time }
-      const receipt: ReceiptFact = { entryHash: hash, renter, renterBytes: NONE, provider, attestationHash: hash, jobId: NONE, outcome: receiptOutcome, receivedOutputDigest: NONE, pricePaidMicroUsd: 0n, seq: this.seq, time }
+      const attestation: AttestationFact = {
+        hash,
+        provider,
+        renter: NONE,
+        jobId: NONE,
+        preemptible,
+        status,
+        exitCode: 0,
+        outputDigest: NONE,
+        startedAt: time,
+        endedAt: time,
+        gpus: 1,
+        entryTime: time
+      }
+      const receipt: ReceiptFact = {
+        entryHash: hash,
+        renter,
+        renterBytes: NONE,
+        provider,
+        attestationHash: hash,
+        jobId: NONE,
+        outcome: receiptOutcome,
+        receivedOutputDigest: NONE,
+        pricePaidMicroUsd: 0n,
+        seq: this.seq,
+        time
+      }
       list.push({ attestation, receipt })
     } else {
       const { attestation: a, receipt: r } = reused
@@ -92,7 +129,10 @@ export class ReputationBook implements ReputationSource {
     if (c != null && (!c.dirty || this.now - c.at < this.refreshMs) && c.trustStamp === stamp) return c.score
     const jobs = this.facts.get(provider) ?? []
     const evidence = { jobsOf: () => jobs, summariesOf: (): SummaryFact[] => [], isSlashed: () => false }
-    const score = computeReputation(evidence, provider, this.now, { params: DEFAULT_REPUTATION, weights: trust?.scores }).score
+    const score = computeReputation(evidence, provider, this.now, {
+      params: DEFAULT_REPUTATION,
+      weights: trust?.scores
+    }).score
     this.recomputes++
     c = { score, at: this.now, dirty: false, trustStamp: stamp }
     this.cache.set(provider, c)

@@ -11,7 +11,11 @@ import { SimError } from '../errors.js'
 import type { Rng } from './rng.js'
 import type { Trace, TraceTask } from './trace.js'
 
-export function resampleTrace (trace: Trace, spec: { providers: number, jobs: number, spanDays: number }, rng: Rng): Trace {
+export function resampleTrace (
+  trace: Trace,
+  spec: { providers: number, jobs: number, spanDays: number },
+  rng: Rng
+): Trace {
   const finished = trace.tasks.filter(t => !t.cut)
   if (trace.nodes.length === 0 || finished.length === 0) throw new SimError('ERR_SIM_TRACE', 'the trace has no nodes or no finished tasks to resample')
   // providers 0: the trace's own nodes, as they are
@@ -23,7 +27,16 @@ export function resampleTrace (trace: Trace, spec: { providers: number, jobs: nu
   for (let i = 0; i < spec.jobs; i++) {
     t += rng.exponential(gap)
     const s = rng.pick(finished)
-    tasks[i] = { id: i, arrivalMs: Math.min(Math.round(t), spanMs), durationMs: s.durationMs, gpus: s.gpus, gpuMilli: s.gpuMilli, models: s.models, qos: s.qos, cut: false }
+    tasks[i] = {
+      id: i,
+      arrivalMs: Math.min(Math.round(t), spanMs),
+      durationMs: s.durationMs,
+      gpus: s.gpus,
+      gpuMilli: s.gpuMilli,
+      models: s.models,
+      qos: s.qos,
+      cut: false
+    }
   }
   return { nodes, tasks, spanMs, cpuOnlyLeftOut: trace.cpuOnlyLeftOut, pendingLeftOut: trace.pendingLeftOut }
 }

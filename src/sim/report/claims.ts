@@ -22,8 +22,14 @@ function range (value: number, low: number, high: number): Claim['verdict'] {
 
 export function judgeClaims (market: ModeSummary, baseline: ModeSummary): Claim[] {
   const t = market.tiers
-  const paid = t.gold.costPerUsefulGpuHourUsd * t.gold.usefulMarketGpuHours + t.silver.costPerUsefulGpuHourUsd * t.silver.usefulMarketGpuHours + t.bronze.costPerUsefulGpuHourUsd * t.bronze.usefulMarketGpuHours
-  const list = t.gold.onDemandPerUsefulGpuHourUsd * t.gold.usefulMarketGpuHours + t.silver.onDemandPerUsefulGpuHourUsd * t.silver.usefulMarketGpuHours + t.bronze.onDemandPerUsefulGpuHourUsd * t.bronze.usefulMarketGpuHours
+  const paid =
+    t.gold.costPerUsefulGpuHourUsd * t.gold.usefulMarketGpuHours +
+    t.silver.costPerUsefulGpuHourUsd * t.silver.usefulMarketGpuHours +
+    t.bronze.costPerUsefulGpuHourUsd * t.bronze.usefulMarketGpuHours
+  const list =
+    t.gold.onDemandPerUsefulGpuHourUsd * t.gold.usefulMarketGpuHours +
+    t.silver.onDemandPerUsefulGpuHourUsd * t.silver.usefulMarketGpuHours +
+    t.bronze.onDemandPerUsefulGpuHourUsd * t.bronze.usefulMarketGpuHours
   const saving = list > 0 ? 1 - paid / list : NaN
   const points = market.utilisation - baseline.utilisation
   const claims: Claim[] = [
@@ -39,7 +45,10 @@ export function judgeClaims (market: ModeSummary, baseline: ModeSummary): Claim[
     }
   ]
   for (const tier of ['silver', 'bronze'] as const) {
-    const ratio = t.gold.costVsOnDemand > 0 && t[tier].costVsOnDemand > 0 ? 1 - t[tier].costVsOnDemand / t.gold.costVsOnDemand : NaN
+    const ratio =
+      t.gold.costVsOnDemand > 0 && t[tier].costVsOnDemand > 0
+        ? 1 - t[tier].costVsOnDemand / t.gold.costVsOnDemand
+        : NaN
     claims.push({
       claim: `${tier} saves 30–70 % against gold (per useful GPU-hour, normalised by the GPUs' list prices)`,
       measured: Number.isFinite(ratio) ? `${pct(ratio)} (${tier} pays ${pct(t[tier].costVsOnDemand)} of list, gold ${pct(t.gold.costVsOnDemand)})` : 'no finished market work in one of the tiers',

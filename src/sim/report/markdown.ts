@@ -24,7 +24,10 @@ export function mainTable (report: SimReport): string {
   return rows.join('\n')
 }
 
-/** The data table: the market's bytes moved and time to start with the providers' input caches on and off (same seed, same jobs). */
+/**
+ * The data table: the market's bytes moved and time to start with the providers' input caches on
+ * and off (same seed, same jobs).
+ */
 export function dataTable (report: SimReport): string {
   const d = report.data
   if (d == null) return ''
@@ -84,7 +87,10 @@ export function markdownReport (report: SimReport): string {
 export async function writeReport (dir: string, report: SimReport): Promise<string[]> {
   await mkdir(dir, { recursive: true })
   const files: string[] = []
-  const put = async (name: string, text: string): Promise<void> => { await writeFile(join(dir, name), text); files.push(join(dir, name)) }
+  const put = async (name: string, text: string): Promise<void> => {
+    await writeFile(join(dir, name), text)
+    files.push(join(dir, name))
+  }
   await put('report.json', JSON.stringify(report, null, 2) + '\n')
   await put('report.md', markdownReport(report))
   for (const [name, svg] of Object.entries(await renderPlots(report))) await put(`${name}.svg`, svg)

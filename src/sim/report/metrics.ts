@@ -60,14 +60,36 @@ export class Metrics {
     this.buckets = Math.max(1, Math.ceil(horizonMs / bucketMs))
     this.busyOwn = new Float64Array(this.buckets * regions)
     this.busyMarket = new Float64Array(this.buckets * regions)
-    const per = (): Record<Tier, Float64Array> => ({ gold: new Float64Array(this.buckets), silver: new Float64Array(this.buckets), bronze: new Float64Array(this.buckets) })
+    const per = (): Record<Tier, Float64Array> => ({
+      gold: new Float64Array(this.buckets),
+      silver: new Float64Array(this.buckets),
+      bronze: new Float64Array(this.buckets)
+    })
     this.priceSum = per()
     this.priceCount = per()
-    const tier = (): TierCounters => ({ jobs: 0, served: 0, expired: 0, refused: 0, waitsMs: [], paidUsd: 0, usefulMarketGpuHours: 0, onDemandUsd: 0, usefulGpuHours: 0, lostGpuHours: 0, preemptions: 0, windowPreemptions: 0, failovers: 0, reasons: {} })
+    const tier = (): TierCounters => ({
+      jobs: 0,
+      served: 0,
+      expired: 0,
+      refused: 0,
+      waitsMs: [],
+      paidUsd: 0,
+      usefulMarketGpuHours: 0,
+      onDemandUsd: 0,
+      usefulGpuHours: 0,
+      lostGpuHours: 0,
+      preemptions: 0,
+      windowPreemptions: 0,
+      failovers: 0,
+      reasons: {}
+    })
     this.tiers = { gold: tier(), silver: tier(), bronze: tier() }
   }
 
-  /** Adds `gpus` busy GPUs over [start, end) in `region` to the buckets (clipped to the horizon); `own` is owners' own work. */
+  /**
+   * Adds `gpus` busy GPUs over [start, end) in `region` to the buckets (clipped to the horizon);
+   * `own` is owners' own work.
+   */
   busy (region: number, { own, start, end, gpus }: { own: boolean, start: number, end: number, gpus: number }): void {
     const arr = own ? this.busyOwn : this.busyMarket
     let t = Math.max(0, start)

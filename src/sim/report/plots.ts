@@ -61,7 +61,10 @@ function thin (series: Array<number | null>, bucketHours: number, max = 600): Ar
   const out: Array<{ day: number, v: number | null }> = []
   for (let i = 0; i < series.length; i += step) {
     const part = series.slice(i, i + step).filter((x): x is number => x != null)
-    out.push({ day: Math.round(i * bucketHours / 24 * 1000) / 1000, v: part.length === 0 ? null : Math.round(part.reduce((a, b) => a + b, 0) / part.length * 1e4) / 1e4 })
+    out.push({
+      day: Math.round(((i * bucketHours) / 24) * 1000) / 1000,
+      v: part.length === 0 ? null : Math.round((part.reduce((a, b) => a + b, 0) / part.length) * 1e4) / 1e4
+    })
   }
   return out
 }
@@ -74,7 +77,11 @@ export async function renderPlots (report: SimReport): Promise<Record<string, st
     ...thin(market.series.own, h).map(p => ({ day: p.day, share: p.v, run: 'market: owners\' own work' })),
     ...thin(baseline.series.busy, h).map(p => ({ day: p.day, share: p.v, run: 'baseline' }))
   ]
-  const price: Row[] = TIERS.flatMap(t => thin(market.series.price[t], h).filter(p => p.v != null).map(p => ({ day: p.day, usd: p.v, run: t })))
+  const price: Row[] = TIERS.flatMap(t =>
+    thin(market.series.price[t], h)
+      .filter(p => p.v != null)
+      .map(p => ({ day: p.day, usd: p.v, run: t }))
+  )
   const perTier = (f: (s: SimReport['market']['tiers']['gold']) => number, name: string): Row[] => TIERS.flatMap(t => [
     { tier: t, run: 'market', [name]: f(market.tiers[t]) },
     { tier: t, run: 'baseline', [name]: f(baseline.tiers[t]) }

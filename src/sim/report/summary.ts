@@ -45,7 +45,13 @@ export interface ModeSummary {
   /** busy share of all GPUs over the horizon, and of own work alone */
   utilisation: number
   ownUtilisation: number
-  series: { bucketHours: number, busy: number[], own: number[], market: number[], price: Record<Tier, Array<number | null>> }
+  series: {
+    bucketHours: number
+    busy: number[]
+    own: number[]
+    market: number[]
+    price: Record<Tier, Array<number | null>>
+  }
   providerYield: {
     byTimeClass: Record<TimeClass, { earnedUsd: number, offeredGpuHours: number, usdPerOfferedGpuHour: number }>
     byAvailability: { idleWindowsUsd: number, alwaysUsd: number }
@@ -87,7 +93,9 @@ export function summarise (m: Metrics, pop: Population, scenario: Scenario, repu
     }
   }
   const regions = scenario.population.regions
-  const gpusByRegion = regions.map(r => pop.providers.filter(p => p.region.name === r.name).reduce((s, p) => s + p.gpus, 0))
+  const gpusByRegion = regions.map(r =>
+    pop.providers.filter(p => p.region.name === r.name).reduce((s, p) => s + p.gpus, 0)
+  )
   const gpus = gpusByRegion.reduce((a, b) => a + b, 0)
   const busy: number[] = []
   const own: number[] = []
@@ -115,15 +123,27 @@ export function summarise (m: Metrics, pop: Population, scenario: Scenario, repu
   }
   const total = gpus * m.horizonMs
   const price = {} as Record<Tier, Array<number | null>>
-  for (const t of TIERS) price[t] = Array.from(m.priceSum[t], (s, i) => (m.priceCount[t][i] as number) > 0 ? r4(s / (m.priceCount[t][i] as number)) : null)
+  for (const t of TIERS) {
+    price[t] = Array.from(m.priceSum[t], (s, i) =>
+      (m.priceCount[t][i] as number) > 0 ? r4(s / (m.priceCount[t][i] as number)) : null
+    )
+  }
   const byTimeClass = {} as ModeSummary['providerYield']['byTimeClass']
   for (const cls of ['off-peak', 'normal', 'peak'] as const) {
-    byTimeClass[cls] = { earnedUsd: r2(m.earnedByClass[cls]), offeredGpuHours: r2(offered[cls]), usdPerOfferedGpuHour: r4(offered[cls] > 0 ? m.earnedByClass[cls] / offered[cls] : 0) }
+    byTimeClass[cls] = {
+      earnedUsd: r2(m.earnedByClass[cls]),
+      offeredGpuHours: r2(offered[cls]),
+      usdPerOfferedGpuHour: r4(offered[cls] > 0 ? m.earnedByClass[cls] / offered[cls] : 0)
+    }
   }
   const conduct = {} as ModeSummary['conduct']
   for (const kind of ['honest', 'failing', 'lying'] as const) {
     const ps = pop.providers.filter(p => p.conduct === kind)
-    conduct[kind] = { providers: ps.length, awards: m.awardsByConduct[kind] ?? 0, meanReliability: r4(ps.length === 0 ? 0 : ps.reduce((s, p) => s + reputation.reliability(p.id), 0) / ps.length) }
+    conduct[kind] = {
+      providers: ps.length,
+      awards: m.awardsByConduct[kind] ?? 0,
+      meanReliability: r4(ps.length === 0 ? 0 : ps.reduce((s, p) => s + reputation.reliability(p.id), 0) / ps.length)
+    }
   }
   return {
     tiers,
@@ -131,8 +151,21 @@ export function summarise (m: Metrics, pop: Population, scenario: Scenario, repu
     utilisation: r4(total > 0 ? busySum / total : 0),
     ownUtilisation: r4(total > 0 ? ownSum / total : 0),
     series: { bucketHours: m.bucketMs / 3600_000, busy, own, market, price },
-    providerYield: { byTimeClass, byAvailability: { idleWindowsUsd: r2(m.earnedByWindows.idleWindows), alwaysUsd: r2(m.earnedByWindows.always) } },
-    market: { auctions: m.auctions, noAwardAuctions: m.noBidAuctions, declines: top(m.declines, 20), dropped: top(m.dropped, 20), doubleBookings: m.doubleBookings, reputationRecomputes: reputation.recomputes, trustComputations: reputation.trustComputations, windowOverrunGpuHours: r4(m.windowOverrunGpuHours), multiGpu: { ...m.multiGpu } },
+    providerYield: {
+      byTimeClass,
+      byAvailability: { idleWindowsUsd: r2(m.earnedByWindows.idleWindows), alwaysUsd: r2(m.earnedByWindows.always) }
+    },
+    market: {
+      auctions: m.auctions,
+      noAwardAuctions: m.noBidAuctions,
+      declines: top(m.declines, 20),
+      dropped: top(m.dropped, 20),
+      doubleBookings: m.doubleBookings,
+      reputationRecomputes: reputation.recomputes,
+      trustComputations: reputation.trustComputations,
+      windowOverrunGpuHours: r4(m.windowOverrunGpuHours),
+      multiGpu: { ...m.multiGpu }
+    },
     conduct
   }
 }

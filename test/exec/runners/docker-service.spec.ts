@@ -58,8 +58,14 @@ describe('exec: service leases under the docker runner (real engine)', function 
     await tmp?.cleanup()
   })
 
-  /** A lease serving inputs/www with busybox httpd on $PORT (what a service file would ship), and a script of its own. */
-  async function lease (name: string, script: string): Promise<{ spec: RunSpec, network: ServiceNetwork, r: DockerRunner }> {
+  /**
+   * A lease serving inputs/www with busybox httpd on $PORT (what a service file would ship), and a
+   * script of its own.
+   */
+  async function lease (
+    name: string,
+    script: string
+  ): Promise<{ spec: RunSpec, network: ServiceNetwork, r: DockerRunner }> {
     const r = runner()
     const jobId = randomBytes(16).toString('hex')
     const dir = join(tmp.path, name)

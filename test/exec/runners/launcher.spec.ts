@@ -16,7 +16,13 @@ function minorFaults (): number {
   return Number(fields[7])
 }
 
-interface Ended { stdout: string, stderr: string, code: number | null, signal: string | null, error?: NodeJS.ErrnoException }
+interface Ended {
+  stdout: string
+  stderr: string
+  code: number | null
+  signal: string | null
+  error?: NodeJS.ErrnoException
+}
 
 async function ended (child: JobChild): Promise<Ended> {
   const out: Ended = { stdout: '', stderr: '', code: null, signal: null }

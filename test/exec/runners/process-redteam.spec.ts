@@ -61,18 +61,33 @@ describe('exec: red team: a process job against its provider (issue 13 attack 6)
 
   after(async () => {
     for (const c of controls) await c.close()
-    if (net != null) for (const p of net.providers) await rm(defaultWorkRoot(p.config.dataDir), { recursive: true, force: true })
+    if (net != null) {
+      for (const p of net.providers) await rm(defaultWorkRoot(p.config.dataDir), { recursive: true, force: true })
+    }
     await net?.stop()
     await tmp?.cleanup()
   })
 
   /** Runs `payload` from renter `r` on `provider` (the award accepted as the market would), outputs under `name`. */
-  const run = async (provider: IdlegridNode, r: number, name: string, payload: JobPayload, onLog?: (line: string) => void): ReturnType<typeof runAttempt> => {
+  const run = async (
+    provider: IdlegridNode,
+    r: number,
+    name: string,
+    payload: JobPayload,
+    onLog?: (line: string) => void
+  ): ReturnType<typeof runAttempt> => {
     const renter = net.renters[r] as IdlegridNode
     const awarded = makeAward(renter, provider.peerId)
     execOf(provider).noteAccepted(awarded.award)
     const onEvent = (e: JobEvent): void => { if (e.type === 'log') onLog?.(e.line) }
-    return await runAttempt(awarded, payload, { libp2p: renter.libp2p, privateKey: renter.privateKey, peerId: renter.peerId, dir: join(tmp.path, name), idleMs: 10_000, onEvent })
+    return await runAttempt(awarded, payload, {
+      libp2p: renter.libp2p,
+      privateKey: renter.privateKey,
+      peerId: renter.peerId,
+      dir: join(tmp.path, name),
+      idleMs: 10_000,
+      onEvent
+    })
   }
 
   const out = async (name: string, file: string): Promise<string> => await readFile(join(tmp.path, name, 'outputs', file), 'utf8').catch(() => '')

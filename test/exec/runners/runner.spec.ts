@@ -306,7 +306,15 @@ describe('exec: telemetry', () => {
 
   it('samples the fake nvidia-smi for the slot\'s GPU', async () => {
     let reads = 0
-    const sampler = new TelemetrySampler({ gpuIndex: 1, simulated: false, intervalMs: 50, read: async () => { reads++; return await readGpuTelemetry({ nvidiaSmi: FAKE_SMI }) } })
+    const sampler = new TelemetrySampler({
+      gpuIndex: 1,
+      simulated: false,
+      intervalMs: 50,
+      read: async () => {
+        reads++
+        return await readGpuTelemetry({ nvidiaSmi: FAKE_SMI })
+      }
+    })
     sampler.start()
     // reads run one after another: once the third began, the first two were sampled
     await waitFor(() => reads >= 3, { timeoutMs: 10_000, intervalMs: 20, what: 'three telemetry reads' })
@@ -322,8 +330,18 @@ describe('exec: telemetry', () => {
     const launcher = new JobLauncher()
     try {
       let launched = 0
-      const run = async (file: string, args: string[], options: { env?: Record<string, string>, timeoutMs: number, maxBytes: number }): Promise<CallResult> => { launched++; return await launcher.call(file, args, options) }
-      assert.deepEqual(await readGpuTelemetry({ nvidiaSmi: FAKE_SMI, run }), await readGpuTelemetry({ nvidiaSmi: FAKE_SMI }))
+      const run = async (
+        file: string,
+        args: string[],
+        options: { env?: Record<string, string>, timeoutMs: number, maxBytes: number }
+      ): Promise<CallResult> => {
+        launched++
+        return await launcher.call(file, args, options)
+      }
+      assert.deepEqual(
+        await readGpuTelemetry({ nvidiaSmi: FAKE_SMI, run }),
+        await readGpuTelemetry({ nvidiaSmi: FAKE_SMI })
+      )
       const errorOf = async (opts: Parameters<typeof readGpuTelemetry>[0]): Promise<string> => await readGpuTelemetry(opts).then(() => 'no error', (err: Error) => `${err.name}: ${err.message}`)
       const cases: Array<Parameters<typeof readGpuTelemetry>[0]> = [
         { nvidiaSmi: '/nonexistent/nvidia-smi' },

@@ -30,7 +30,9 @@ const valueSigned: TargetFactory = {
       arbitrary: bytesInput(fx.payloads.CapabilityRecord, { maxBytes: MAX_RECORD_VALUE_BYTES }),
       async: true,
       weight: 3,
-      run: async (input) => { await validator(key, sealEnvelope(fx.provider.key, fx.provider.peerId, DOMAIN.capability, input)) }
+      run: async input => {
+        await validator(key, sealEnvelope(fx.provider.key, fx.provider.peerId, DOMAIN.capability, input))
+      }
     }
   }
 }
@@ -44,7 +46,9 @@ const valueRaw: TargetFactory = {
       name: 'dht/validator-raw',
       what: 'capability record validator on mutated DHT values',
       typed: [CapabilityError],
-      arbitrary: bytesInput([fx.capabilityValue, ...fx.envelopes[DOMAIN.bid]], { maxBytes: MAX_RECORD_VALUE_BYTES + 64 }),
+      arbitrary: bytesInput([fx.capabilityValue, ...fx.envelopes[DOMAIN.bid]], {
+        maxBytes: MAX_RECORD_VALUE_BYTES + 64
+      }),
       async: true,
       weight: 1,
       run: async (input) => { await validator(key, input) }
@@ -97,7 +101,10 @@ const selector: TargetFactory = {
   build: async () => {
     const fx = await fixtures()
     const key = capabilityKey(fx.provider.peerId)
-    const seeds = [joinRecords([fx.capabilityValue]), joinRecords([fx.capabilityValue, fx.envelopes[DOMAIN.bid][0], fx.capabilityValue])]
+    const seeds = [
+      joinRecords([fx.capabilityValue]),
+      joinRecords([fx.capabilityValue, fx.envelopes[DOMAIN.bid][0], fx.capabilityValue])
+    ]
     return {
       name: 'dht/selector',
       what: 'selectCapabilityRecord over sets of mutated records: never throws, index in range',

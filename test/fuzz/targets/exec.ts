@@ -45,15 +45,28 @@ const jobStream: TargetFactory = {
   build: async () => {
     const fx = await fixtures()
     const frames = fx.payloads.JobFrame
-    const sequences = [[0, 1, 2, 10], [3, 5, 6, 7, 8, 9], [4], [11], [0, 1, 1, 2]].map(ix => frameStream(ix.map(i => frames[i % frames.length])))
+    const sequences = [[0, 1, 2, 10], [3, 5, 6, 7, 8, 9], [4], [11], [0, 1, 1, 2]].map(ix =>
+      frameStream(ix.map(i => frames[i % frames.length]))
+    )
     // frames mutated one by one, then framed correctly; or the framed stream mutated as bytes
-    const structured = fc.array(fc.tuple(fc.nat({ max: frames.length - 1 }), fc.array(mutationArb, { maxLength: 3 })), { minLength: 1, maxLength: 6 })
-      .map(items => frameStream(items.map(([i, ms]) => ms.reduce((b, m) => applyMutation(b, m, frames).subarray(0, 64 * 1024), frames[i]))))
+    const structured = fc
+      .array(
+        fc.tuple(fc.nat({ max: frames.length - 1 }), fc.array(mutationArb, { maxLength: 3 })),
+        { minLength: 1, maxLength: 6 }
+      )
+      .map(items =>
+        frameStream(
+          items.map(([i, ms]) => ms.reduce((b, m) => applyMutation(b, m, frames).subarray(0, 64 * 1024), frames[i]))
+        )
+      )
     return {
       name: 'exec/job-stream',
       what: 'FrameChannel.next over a stream of mutated length-prefixed frames; checkRelativePath on named paths',
       typed: [JobStreamError, UnsafePathError],
-      arbitrary: fc.oneof({ arbitrary: structured, weight: 3 }, { arbitrary: bytesInput(sequences, { maxBytes: 256 * 1024 }), weight: 2 }),
+      arbitrary: fc.oneof(
+        { arbitrary: structured, weight: 3 },
+        { arbitrary: bytesInput(sequences, { maxBytes: 256 * 1024 }), weight: 2 }
+      ),
       async: true,
       weight: 3,
       run: async (input) => {

@@ -48,7 +48,11 @@ async function nodeUnderTest (fx: Fixtures): Promise<NodeUnderTest> {
   ;(marketValidation()({ gossip: router, pubsub }) as any).start()
   const me = fx.other
   // the legacy topic's validator (off by default; a node that opts in runs the same heartbeat rules as the stream)
-  const streamSide: any = { registrar: { handle: async () => {}, unhandle: async () => {} }, connectionManager: { getConnections: () => [] }, events: new EventTarget() }
+  const streamSide: any = {
+    registrar: { handle: async () => {}, unhandle: async () => {} },
+    connectionManager: { getConnections: () => [] },
+    events: new EventTarget()
+  }
   await (heartbeatService({ role: 'renter', intervalMs: 10_000, privateKey: me.key, gossip: true })({ peerId: me.peerId, pubsub, gossip: router, logger, ...streamSide }) as any).start()
   const dir = await tempDir('idlegrid-fuzz-gossip-')
   const store = await LedgerIngest.open(dir.path, { privateKey: me.key, peerId: me.peerId, syncWrites: false })

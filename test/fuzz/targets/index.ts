@@ -10,7 +10,17 @@ import { serviceTargets } from './services.js'
 import { wireTargets } from './wire.js'
 import type { TargetFactory } from '../target.js'
 
-export const TARGETS: readonly TargetFactory[] = [...wireTargets, ...gossipTargets, ...heartbeatStreamTargets, ...execTargets, ...ledgerTargets, ...dhtTargets, ...kadProvidersTargets, ...fileTargets, ...serviceTargets]
+export const TARGETS: readonly TargetFactory[] = [
+  ...wireTargets,
+  ...gossipTargets,
+  ...heartbeatStreamTargets,
+  ...execTargets,
+  ...ledgerTargets,
+  ...dhtTargets,
+  ...kadProvidersTargets,
+  ...fileTargets,
+  ...serviceTargets
+]
 
 export function targetByName (name: string): TargetFactory {
   const found = TARGETS.find(t => t.name === name)

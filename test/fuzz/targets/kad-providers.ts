@@ -24,8 +24,18 @@ const providersAnswer: TargetFactory = {
     const provider = fx.provider.peerId.toMultihash().bytes
     const renter = fx.renter.peerId.toMultihash().bytes
     const seeds = [
-      { type: KadMessage.MessageType.GET_PROVIDERS, key: new Uint8Array(36).fill(1), closerPeers: [peer(renter, 4002)], providerPeers: [peer(provider, 4001)] },
-      { type: KadMessage.MessageType.GET_PROVIDERS, key: new Uint8Array(0), closerPeers: [peer(provider, 4001), peer(renter, 4002)], providerPeers: [] }
+      {
+        type: KadMessage.MessageType.GET_PROVIDERS,
+        key: new Uint8Array(36).fill(1),
+        closerPeers: [peer(renter, 4002)],
+        providerPeers: [peer(provider, 4001)]
+      },
+      {
+        type: KadMessage.MessageType.GET_PROVIDERS,
+        key: new Uint8Array(0),
+        closerPeers: [peer(provider, 4001), peer(renter, 4002)],
+        providerPeers: []
+      }
     ].map(m => KadMessage.encode(m))
     return {
       name: 'dht/providers-answer',

@@ -35,7 +35,10 @@ const verifyEntrySigned: TargetFactory = {
       weight: 2,
       run: async (input) => {
         // the author field is usually one of the fixtures' peers: sign as whoever it names
-        const signer = [fx.provider, fx.renter].find(s => Buffer.from(input).includes(Buffer.from(s.peerId.toMultihash().bytes))) ?? fx.provider
+        const signer =
+          [fx.provider, fx.renter].find(s =>
+            Buffer.from(input).includes(Buffer.from(s.peerId.toMultihash().bytes))
+          ) ?? fx.provider
         await verifyEntry(sealEnvelope(signer.key, signer.peerId, DOMAIN.ledgerEntry, input), { now: fx.now })
       }
     }
@@ -54,15 +57,25 @@ const fraudProofSigned: TargetFactory = {
       async: true,
       weight: 1,
       run: async (input) => {
-        await verifyFraudProof(sealEnvelope(fx.renter.key, fx.renter.peerId, DOMAIN.fraudProof, input), { builder: fx.renter.peerId.toString(), entryTime: fx.now })
+        await verifyFraudProof(sealEnvelope(fx.renter.key, fx.renter.peerId, DOMAIN.fraudProof, input), {
+          builder: fx.renter.peerId.toString(),
+          entryTime: fx.now
+        })
       }
     }
   }
 }
 
-async function storeWith (fx: Fixtures, held: Uint8Array[]): Promise<{ store: LedgerIngest, close: () => Promise<void> }> {
+async function storeWith (
+  fx: Fixtures,
+  held: Uint8Array[]
+): Promise<{ store: LedgerIngest, close: () => Promise<void> }> {
   const dir = await tempDir('idlegrid-fuzz-ledger-')
-  const store = await LedgerIngest.open(dir.path, { privateKey: fx.other.key, peerId: fx.other.peerId, syncWrites: false })
+  const store = await LedgerIngest.open(dir.path, {
+    privateKey: fx.other.key,
+    peerId: fx.other.peerId,
+    syncWrites: false
+  })
   await store.ingest(held)
   return { store, close: async () => { await store.close(); await dir.cleanup() } }
 }

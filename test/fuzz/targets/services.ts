@@ -63,7 +63,10 @@ async function usageSeeds (): Promise<{ coSigned: Uint8Array[], frames: Uint8Arr
     { recorded: {} },
     { refused: { code: UsageFrame.Refused.Code.BAD_STATEMENT, message: 'claims more than was measured' } }
   ]
-  return { coSigned: [encodeCoSigned(statement, providerSignature, renterSignature)], frames: frames.map(f => UsageFrame.encode(f)) }
+  return {
+    coSigned: [encodeCoSigned(statement, providerSignature, renterSignature)],
+    frames: frames.map(f => UsageFrame.encode(f))
+  }
 }
 
 const serveFrame: TargetFactory = {

@@ -64,7 +64,10 @@ function decoderTarget ([message, codec, maxBytes, limits]: typeof MESSAGES[numb
         weight: 3,
         run: (input) => {
           // stream readers hand over a Uint8ArrayList: every third input goes in two pieces
-          const bytes = input.length % 3 === 0 ? new Uint8ArrayList(input.subarray(0, input.length >> 1), input.subarray(input.length >> 1)) : input
+          const bytes =
+            input.length % 3 === 0
+              ? new Uint8ArrayList(input.subarray(0, input.length >> 1), input.subarray(input.length >> 1))
+              : input
           const decoded = decodeBounded(codec, bytes, message, maxBytes, limits as any)
           if (input.length > maxBytes) throw new BoundError(`${input.length} bytes decoded past the ${maxBytes}-byte bound`)
           checkDecoded(decoded, limits, input.length)
@@ -98,13 +101,27 @@ const envelopeTarget: TargetFactory = {
   }
 }
 
-/** The renter reads these from the accept and explain streams; the provider reads the receipt, the renter the attestation. */
+/**
+ * The renter reads these from the accept and explain streams; the provider reads the receipt, the
+ * renter the attestation.
+ */
 const streamReaders: TargetFactory = {
   name: 'envelope/stream-readers',
   build: async () => {
     const fx = await fixtures()
-    const expectAttestation = { provider: fx.provider.peerId, renter: fx.renter.peerId, jobId: fx.job.jobId, awardHash: new Uint8Array(32), inputDigest: new Uint8Array(32) }
-    const expectReceipt = { renter: fx.renter.peerId, provider: fx.provider.peerId, jobId: fx.job.jobId, attestationHash: fx.job.attestationHash }
+    const expectAttestation = {
+      provider: fx.provider.peerId,
+      renter: fx.renter.peerId,
+      jobId: fx.job.jobId,
+      awardHash: new Uint8Array(32),
+      inputDigest: new Uint8Array(32)
+    }
+    const expectReceipt = {
+      renter: fx.renter.peerId,
+      provider: fx.provider.peerId,
+      jobId: fx.job.jobId,
+      attestationHash: fx.job.attestationHash
+    }
     const readers = [
       (b: Uint8Array) => readAcceptResponse(b, fx.provider.peerId, fx.now),
       (b: Uint8Array) => readDecline(b, fx.provider.peerId, fx.now),

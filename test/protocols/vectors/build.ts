@@ -52,7 +52,12 @@ export function peerIdText (idBytes: Uint8Array): string {
 }
 
 /** An envelope signed by `p` for `domain` over `payload`; `signedPayload` signs other bytes than those sent. */
-export function seal (p: Party, domain: string, payload: Uint8Array, opts: { signedDomain?: string, signedPayload?: Uint8Array, prefix?: string } = {}): Uint8Array {
+export function seal (
+  p: Party,
+  domain: string,
+  payload: Uint8Array,
+  opts: { signedDomain?: string, signedPayload?: Uint8Array, prefix?: string } = {}
+): Uint8Array {
   const prefix = opts.prefix ?? SIGNING_PREFIX
   const input = prefix === SIGNING_PREFIX
     ? signingInput(opts.signedDomain ?? domain, opts.signedPayload ?? payload)
@@ -110,7 +115,12 @@ export function envelopeMeaning (bytes: Uint8Array, payload?: Decoder): unknown 
   } catch {
     return null
   }
-  return { domain: env.domain, signer: hex(env.signer), payload: payload == null ? hex(env.payload) : decodedWith(payload, env.payload), signature: hex(env.signature) }
+  return {
+    domain: env.domain,
+    signer: hex(env.signer),
+    payload: payload == null ? hex(env.payload) : decodedWith(payload, env.payload),
+    signature: hex(env.signature)
+  }
 }
 
 type VectorInit = Omit<Vector, 'hex' | 'decoded' | 'verdict' | 'reason'> & { bytes: Uint8Array, decoded?: unknown }
@@ -124,5 +134,11 @@ export function reject (init: VectorInit, reason: string, decoder?: Decoder): Ve
 }
 
 function finish ({ bytes, decoded, ...rest }: VectorInit, verdict: 'accept' | 'reject', reason: string, decoder?: Decoder): Vector {
-  return { ...rest, hex: hex(bytes), decoded: decoded ?? (decoder == null ? null : decodedWith(decoder, bytes)), verdict, reason }
+  return {
+    ...rest,
+    hex: hex(bytes),
+    decoded: decoded ?? (decoder == null ? null : decodedWith(decoder, bytes)),
+    verdict,
+    reason
+  }
 }

@@ -7,7 +7,10 @@
 export type VectorCheck =
   /** a SignedEnvelope opened for `domain` with an encoded-size bound */
   | { kind: 'envelope', domain: string, maxBytes: number }
-  /** a gossip message on `topic` as the topic validator sees it; `from` is the gossip sender (default: the envelope's signer) */
+  /**
+   * a gossip message on `topic` as the topic validator sees it; `from` is the gossip sender
+   * (default: the envelope's signer)
+   */
   | { kind: 'gossip', topic: string, from?: string }
   /** a DHT value under `key` (UTF-8 text of the record key) */
   | { kind: 'capability-record', key: string }
@@ -48,7 +51,10 @@ export interface Vector {
   payloadType?: string
   check: VectorCheck
   hex: string
-  /** the decoded meaning (normalised: bytes as hex, 64-bit integers as decimal strings, enums by name); null when it does not decode */
+  /**
+   * the decoded meaning (normalised: bytes as hex, 64-bit integers as decimal strings, enums by
+   * name); null when it does not decode
+   */
   decoded: unknown
   verdict: 'accept' | 'reject'
   /** the rule or error code that decides the verdict ("ok" when accepted) */

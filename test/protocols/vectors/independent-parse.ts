@@ -46,7 +46,11 @@ function mergeInto (type: protobuf.Type, into: any, from: any): void {
     const other = field.partOf?.fieldsArray.filter(f => f !== field && into[f.name] != null) ?? []
     // setting one oneof member clears the others
     for (const f of other) delete into[f.name]
-    if (field.resolvedType instanceof protobuf.Type && Object.prototype.hasOwnProperty.call(into, field.name) && into[field.name] != null) {
+    if (
+      field.resolvedType instanceof protobuf.Type &&
+      Object.prototype.hasOwnProperty.call(into, field.name) &&
+      into[field.name] != null
+    ) {
       mergeInto(field.resolvedType, into[field.name], value)
     } else {
       into[field.name] = value

@@ -85,7 +85,13 @@ function judge (root: protobuf.Root, v: Vector): unknown {
 }
 
 /** §3: decode, domain, signer (Ed25519 peer id, = `expected` when given), strict signature, then the payload. */
-function openEnvelope (root: protobuf.Root, bytes: Uint8Array, domain: string, payloadType: string, expected?: string): unknown {
+function openEnvelope (
+  root: protobuf.Root,
+  bytes: Uint8Array,
+  domain: string,
+  payloadType: string,
+  expected?: string
+): unknown {
   const type = root.lookupType('SignedEnvelope')
   const env = decode(root, 'SignedEnvelope', bytes) as unknown as { domain: string, signer: Uint8Array, payload: Uint8Array, signature: Uint8Array }
   if (env.domain !== domain) throw new Refused('domain', `domain "${env.domain}", expected "${domain}"`)
@@ -136,7 +142,10 @@ function decode (root: protobuf.Root, typeName: string, bytes: Uint8Array): prot
   return message
 }
 
-/** What a protobuf parser alone does not enforce: closed enums, repeated limits, a required oneof member (nested too). */
+/**
+ * What a protobuf parser alone does not enforce: closed enums, repeated limits, a required oneof
+ * member (nested too).
+ */
 function checkDecoded (type: protobuf.Type, message: any): void {
   for (const field of type.fieldsArray) {
     if (!isPresent(type, message, field)) continue
@@ -160,7 +169,10 @@ function isPresent (type: protobuf.Type, message: any, field: protobuf.Field): b
   return true
 }
 
-/** The decoded meaning (format.ts): bytes as hex, 64-bit integers as decimal strings, enums by name, defaults written out. */
+/**
+ * The decoded meaning (format.ts): bytes as hex, 64-bit integers as decimal strings, enums by name,
+ * defaults written out.
+ */
 function meaningOf (type: protobuf.Type, message: any): unknown {
   const out: Record<string, unknown> = {}
   for (const field of type.fieldsArray) {

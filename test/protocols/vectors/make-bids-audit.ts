@@ -41,7 +41,12 @@ function bidOf (p: Party, job: JobRequest, usd: number, at: number): ReturnType<
 
 /** The award's time fields fixed to the file's clock (buildAward reads the wall clock). */
 function fixed (award: Award): Award {
-  return { ...award, createdAt: BigInt(NOW + 2_000), acceptDeadline: BigInt(NOW + 5_000), expiresAt: BigInt(NOW + 65_000) }
+  return {
+    ...award,
+    createdAt: BigInt(NOW + 2_000),
+    acceptDeadline: BigInt(NOW + 5_000),
+    expiresAt: BigInt(NOW + 65_000)
+  }
 }
 
 export async function makeBidsAudit (): Promise<VectorFile> {
@@ -50,12 +55,26 @@ export async function makeBidsAudit (): Promise<VectorFile> {
   const signedJob = signJobRequest(alice.key, alice.peerId, job)
   const bids = [bidOf(bob, job, 1.0, NOW + 100), bidOf(carol, job, 1.2, NOW + 200), bidOf(dave, job, 1.5, NOW + 300)]
   // the renter's own view of the bidders: the award carries it, so anyone re-derives the ranking
-  const ctx = { reputation: fixedReputation({ [bob.peerId.toString()]: 0.8, [carol.peerId.toString()]: 0.9, [dave.peerId.toString()]: 0.6 }) }
+  const ctx = {
+    reputation: fixedReputation({
+      [bob.peerId.toString()]: 0.8,
+      [carol.peerId.toString()]: 0.9,
+      [dave.peerId.toString()]: 0.6
+    })
+  }
   const { valid } = selectValidBids(bids, job, ctx, NOW + 1_000)
   const ranked = rankBids(valid, job, ctx)
-  const award = signAward(alice.key, alice.peerId, fixed(buildAward({ job, ranked, digest: bidsDigest(valid), acceptTimeoutMs: 3_000, params: DEFAULT_RANKING }, 0)))
-  const overpaid = signAward(alice.key, alice.peerId, { ...award.message, clearingPriceMicroUsd: award.message.clearingPriceMicroUsd + 50_000n })
-  const response = (served: Array<Signed<unknown>>): Uint8Array => BidsAuditResponse.encode({ jobRequest: signedJob.envelope, bids: served.map(b => b.envelope) })
+  const award = signAward(
+    alice.key,
+    alice.peerId,
+    fixed(buildAward({ job, ranked, digest: bidsDigest(valid), acceptTimeoutMs: 3_000, params: DEFAULT_RANKING }, 0))
+  )
+  const overpaid = signAward(alice.key, alice.peerId, {
+    ...award.message,
+    clearingPriceMicroUsd: award.message.clearingPriceMicroUsd + 50_000n
+  })
+  const response = (served: Array<Signed<unknown>>): Uint8Array =>
+    BidsAuditResponse.encode({ jobRequest: signedJob.envelope, bids: served.map(b => b.envelope) })
   const base = (awardEnvelope: Uint8Array) => ({ type: 'BidsAuditResponse', check: { kind: 'bids-audit' as const, award: Buffer.from(awardEnvelope).toString('hex') } })
   const vectors: Vector[] = [
     accept({ name: 'second-price-audit-teaches-the-price', ...base(award.envelope), bytes: response(valid), note: `the winner (${ranked[0].provider.slice(-8)}) learns ${award.message.clearingPriceMicroUsd} micro-USD: the runner-up's score at the winner's reliability, re-derived from the served bids with the award's RankingInputs` }, BidsAuditResponse),

@@ -25,7 +25,14 @@ const check = { kind: 'envelope' as const, domain: DOMAIN.heartbeat, maxBytes: T
 const base = { type: 'SignedEnvelope', payloadType: 'Heartbeat', check }
 
 function heartbeat (seq: bigint): Uint8Array {
-  return Heartbeat.encode({ role: Heartbeat.Role.PROVIDER, seq, sentAt: BigInt(NOW), expiresAt: BigInt(NOW + 60_000), slotsTotal: 1, slotsBusy: 0 })
+  return Heartbeat.encode({
+    role: Heartbeat.Role.PROVIDER,
+    seq,
+    sentAt: BigInt(NOW),
+    expiresAt: BigInt(NOW + 60_000),
+    slotsTotal: 1,
+    slotsBusy: 0
+  })
 }
 
 function vector (name: string, bytes: Uint8Array, verdict: 'accept' | [reason: string, stage: Vector['stage']], note?: string): Vector {
@@ -33,7 +40,10 @@ function vector (name: string, bytes: Uint8Array, verdict: 'accept' | [reason: s
   return verdict === 'accept' ? accept(init) : reject({ ...init, stage: verdict[1] }, verdict[0])
 }
 
-/** The small-order key vectors: R = identity, S = 0 and [k]A = identity, which the plain verification equation accepts. */
+/**
+ * The small-order key vectors: R = identity, S = 0 and [k]A = identity, which the plain
+ * verification equation accepts.
+ */
 function smallOrder (encoding: string, order: number): { bytes: Uint8Array, openssl: boolean } {
   const A = Uint8Array.from(Buffer.from(encoding, 'hex'))
   const R = Uint8Array.from(Buffer.from('01'.padEnd(64, '0'), 'hex'))
@@ -102,8 +112,18 @@ function lyingLength (p: Party): Uint8Array {
 function reorderedEnvelope (p: Party): Uint8Array {
   // Heartbeat{slots_busy=0 (explicit), slots_total=1, expires_at, sent_at, seq=7, role=PROVIDER} in descending order
   const w = new Writer()
-  w.varintField(6, 0n).varintField(5, 1n).varintField(4, BigInt(NOW + 60_000)).varintField(3, BigInt(NOW)).varintField(2, 7n).varintField(1, 2n)
+  w.varintField(6, 0n)
+    .varintField(5, 1n)
+    .varintField(4, BigInt(NOW + 60_000))
+    .varintField(3, BigInt(NOW))
+    .varintField(2, 7n)
+    .varintField(1, 2n)
   const payload = w.bytes()
   const signature = SignedEnvelope.decode(seal(p, DOMAIN.heartbeat, payload)).signature
-  return new Writer().bytesField(4, signature).bytesField(3, payload).bytesField(2, p.id).bytesField(1, Buffer.from(DOMAIN.heartbeat)).bytes()
+  return new Writer()
+    .bytesField(4, signature)
+    .bytesField(3, payload)
+    .bytesField(2, p.id)
+    .bytesField(1, Buffer.from(DOMAIN.heartbeat))
+    .bytes()
 }

@@ -23,7 +23,15 @@ function gossip (topic: string, payloadType: string, decoder: Decoder, from?: Pa
 }
 
 function heartbeat (change: Partial<Heartbeat> = {}): Uint8Array {
-  return Heartbeat.encode({ role: Heartbeat.Role.PROVIDER, seq: 10n, sentAt: BigInt(NOW), expiresAt: BigInt(NOW + 60_000), slotsTotal: 1, slotsBusy: 0, ...change })
+  return Heartbeat.encode({
+    role: Heartbeat.Role.PROVIDER,
+    seq: 10n,
+    sentAt: BigInt(NOW),
+    expiresAt: BigInt(NOW + 60_000),
+    slotsTotal: 1,
+    slotsBusy: 0,
+    ...change
+  })
 }
 
 export async function makeGossip (): Promise<VectorFile> {
@@ -31,7 +39,11 @@ export async function makeGossip (): Promise<VectorFile> {
   const hb = gossip(TOPIC.heartbeats, 'Heartbeat', Heartbeat)
   const hbFromMallory = gossip(TOPIC.heartbeats, 'Heartbeat', Heartbeat, mallory)
   const hbValid = seal(bob, DOMAIN.heartbeat, heartbeat())
-  const hbOversized = seal(alice, DOMAIN.heartbeat, Uint8Array.from([...heartbeat({ seq: 22n }), ...unknownField(2100)]))
+  const hbOversized = seal(
+    alice,
+    DOMAIN.heartbeat,
+    Uint8Array.from([...heartbeat({ seq: 22n }), ...unknownField(2100)])
+  )
   // jobRequest(): residency eu, min_vram_mib 24 000 → the eu / 24 GB shard
   const job = gossip(jobShardTopic('eu', 24), 'JobRequest', JobRequest)
   const jobOnWrongShard = gossip(jobShardTopic('us', 80), 'JobRequest', JobRequest)

@@ -22,7 +22,19 @@ function envelopeVector (check: VectorCheck, payloadType: string, decoder: { dec
 }
 
 function proof (builder: Party, p: Partial<FraudProof>): Uint8Array {
-  return seal(builder, DOMAIN.fraudProof, FraudProof.encode({ kind: FraudProof.Kind.EQUIVOCATION, accused: new Uint8Array(0), first: new Uint8Array(0), second: new Uint8Array(0), evidence: [], createdAt: BigInt(NOW - 5_000), ...p }))
+  return seal(
+    builder,
+    DOMAIN.fraudProof,
+    FraudProof.encode({
+      kind: FraudProof.Kind.EQUIVOCATION,
+      accused: new Uint8Array(0),
+      first: new Uint8Array(0),
+      second: new Uint8Array(0),
+      evidence: [],
+      createdAt: BigInt(NOW - 5_000),
+      ...p
+    })
+  )
 }
 
 export async function makeLedger (): Promise<VectorFile> {
@@ -30,18 +42,58 @@ export async function makeLedger (): Promise<VectorFile> {
   const v = envelopeVector({ kind: 'ledger-feed' }, 'LedgerEntry', LedgerEntry)
   const att = attestation(bob, alice, sha256('award'))
   const b1 = entry(bob, { seq: 1, time: NOW - 50_000 })
-  const b2 = entry(bob, { seq: 2, prev: b1.hash, time: NOW - 40_000, kind: LedgerEntry.BodyKind.ATTESTATION, body: att.envelope })
+  const b2 = entry(bob, {
+    seq: 2,
+    prev: b1.hash,
+    time: NOW - 40_000,
+    kind: LedgerEntry.BodyKind.ATTESTATION,
+    body: att.envelope
+  })
   const b2x = entry(bob, { seq: 2, prev: b1.hash, time: NOW - 39_000 })
-  const a1 = entry(alice, { seq: 1, time: NOW - 30_000, kind: LedgerEntry.BodyKind.RECEIPT, body: receipt(alice, bob, att.hash) })
+  const a1 = entry(alice, {
+    seq: 1,
+    time: NOW - 30_000,
+    kind: LedgerEntry.BodyKind.RECEIPT,
+    body: receipt(alice, bob, att.hash)
+  })
   const equivocation = proof(carol, { accused: bob.id, first: b2.envelope, second: b2x.envelope })
-  const badOutput = proof(carol, { kind: FraudProof.Kind.BAD_OUTPUT, accused: bob.id, first: b2.envelope, second: a1.envelope })
+  const badOutput = proof(carol, {
+    kind: FraudProof.Kind.BAD_OUTPUT,
+    accused: bob.id,
+    first: b2.envelope,
+    second: a1.envelope
+  })
   // a minute of bob's lease for alice, co-signed by both; then the same statement with carol's signature for alice's
-  const usage = encodeStatement({ leaseId: new Uint8Array(16).fill(0x17), provider: bob.id, renter: alice.id, intervalStart: NOW - 90_000, intervalEnd: NOW - 30_000, requests: 120, gpuMs: 60_000, bytesIn: 4096, bytesOut: 65536, priceMicroUsdPerGpuHour: 1_800_000 })
-  const a2 = entry(alice, { seq: 2, prev: a1.hash, time: NOW - 20_000, kind: LedgerEntry.BodyKind.USAGE, body: encodeCoSigned(usage, signStatement(bob.key, usage), signStatement(alice.key, usage)) })
+  const usage = encodeStatement({
+    leaseId: new Uint8Array(16).fill(0x17),
+    provider: bob.id,
+    renter: alice.id,
+    intervalStart: NOW - 90_000,
+    intervalEnd: NOW - 30_000,
+    requests: 120,
+    gpuMs: 60_000,
+    bytesIn: 4096,
+    bytesOut: 65536,
+    priceMicroUsdPerGpuHour: 1_800_000
+  })
+  const a2 = entry(alice, {
+    seq: 2,
+    prev: a1.hash,
+    time: NOW - 20_000,
+    kind: LedgerEntry.BodyKind.USAGE,
+    body: encodeCoSigned(usage, signStatement(bob.key, usage), signStatement(alice.key, usage))
+  })
   const forgedUsage = encodeCoSigned(usage, signStatement(bob.key, usage), signStatement(carol.key, usage))
   // ledger sync 4: alice's feed goes on in chain 2 (hashed whole, signature included)
   const a3 = entry(alice, { seq: 3, prev: a2.hash, time: NOW - 15_000, chain: 2 })
-  const a4 = entry(alice, { seq: 4, prev: a3.hash, time: NOW - 14_000, chain: 2, kind: LedgerEntry.BodyKind.RECEIPT, body: tamper(receipt(alice, bob, att.hash), { signature: new Uint8Array(64).fill(7) }) })
+  const a4 = entry(alice, {
+    seq: 4,
+    prev: a3.hash,
+    time: NOW - 14_000,
+    chain: 2,
+    kind: LedgerEntry.BodyKind.RECEIPT,
+    body: tamper(receipt(alice, bob, att.hash), { signature: new Uint8Array(64).fill(7) })
+  })
   const vectors = [
     v('bob-1', b1.envelope, 'accept', 'seq 1: empty prev_hash; body a heartbeat summary'),
     v('bob-2-attestation', b2.envelope, 'accept', 'prev_hash = message hash of bob-1; body bob\'s attestation envelope'),
@@ -109,7 +161,15 @@ function entriesOver (n: number): Uint8Array {
   return w.bytes()
 }
 
-function plain (name: string, type: string, check: VectorCheck, bytes: Uint8Array, outcome: Outcome, decoder: { decode: (b: Uint8Array) => unknown }, note?: string): Vector {
+function plain (
+  name: string,
+  type: string,
+  check: VectorCheck,
+  bytes: Uint8Array,
+  outcome: Outcome,
+  decoder: { decode: (b: Uint8Array) => unknown },
+  note?: string
+): Vector {
   const init = { name, type, check, bytes, ...(note == null ? {} : { note }) }
   return outcome === 'accept' ? accept(init, decoder) : reject({ ...init, stage: outcome[1] }, outcome[0], outcome[1] === 'decode' ? undefined : decoder)
 }

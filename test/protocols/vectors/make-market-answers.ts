@@ -29,7 +29,19 @@ export async function makeMarketAnswers (): Promise<VectorFile> {
   ]
   const answer = { type: 'SignedEnvelope', payloadType: 'AcceptResponse', check: { kind: 'envelope' as const, domain: DOMAIN.accept, maxBytes: envelopeMaxBytes(MAX_BYTES.acceptResponse) } }
   const response = (accepted: boolean, reason: DeclineReason, detail: string): Uint8Array =>
-    seal(bob, DOMAIN.accept, AcceptResponse.encode({ jobId: JOB_ID, provider: bob.id, attempt: 1, accepted, reason, detail, createdAt: BigInt(NOW) }))
+    seal(
+      bob,
+      DOMAIN.accept,
+      AcceptResponse.encode({
+        jobId: JOB_ID,
+        provider: bob.id,
+        attempt: 1,
+        accepted,
+        reason,
+        detail,
+        createdAt: BigInt(NOW)
+      })
+    )
   const accepts: Vector[] = [
     accept({ name: 'accept-accepted', ...answer, bytes: response(true, DeclineReason.REASON_UNSPECIFIED, ''), decoded: envelopeMeaning(response(true, DeclineReason.REASON_UNSPECIFIED, ''), AcceptResponse) }),
     ...REASONS.filter(r => r !== 'REASON_UNSPECIFIED' && r !== 'WILL_BID').map(r => {
@@ -38,7 +50,12 @@ export async function makeMarketAnswers (): Promise<VectorFile> {
     })
   ]
   const explain = { type: 'SignedEnvelope', payloadType: 'Decline', check: { kind: 'envelope' as const, domain: DOMAIN.decline, maxBytes: envelopeMaxBytes(MAX_BYTES.decline) } }
-  const decline = (reason: DeclineReason, detail: string): Uint8Array => seal(bob, DOMAIN.decline, Decline.encode({ jobId: JOB_ID, provider: bob.id, reason, detail, createdAt: BigInt(NOW) }))
+  const decline = (reason: DeclineReason, detail: string): Uint8Array =>
+    seal(
+      bob,
+      DOMAIN.decline,
+      Decline.encode({ jobId: JOB_ID, provider: bob.id, reason, detail, createdAt: BigInt(NOW) })
+    )
   const declines: Vector[] = [
     ...REASONS.filter(r => r !== 'REASON_UNSPECIFIED').map(r => {
       const bytes = decline(r, r === 'WILL_BID' ? 'would bid 1.25 USD/GPU-h on h100-80gb' : `declined: ${r}`)

@@ -51,14 +51,23 @@ function packedTiers (r: CapabilityRecord): Uint8Array {
 export async function makeCapability (): Promise<VectorFile> {
   const bob = await party('bob')
   const carol = await party('carol')
-  const v = (name: string, bytes: Uint8Array, outcome: Outcome, opts: { key?: Party, note?: string, meant?: CapabilityRecord } = {}): Vector => {
+  const v = (
+    name: string,
+    bytes: Uint8Array,
+    outcome: Outcome,
+    opts: { key?: Party, note?: string, meant?: CapabilityRecord } = {}
+  ): Vector => {
     const check: VectorCheck = { kind: 'capability-record', key: capabilityKeyText((opts.key ?? bob).peerId) }
     // `meant`: the record the bytes encode, where our codec cannot say (yet)
-    const decoded = opts.meant == null ? envelopeMeaning(bytes, CapabilityRecord) : { ...envelopeMeaning(bytes) as object, payload: meaning(opts.meant) }
+    const decoded =
+      opts.meant == null
+        ? envelopeMeaning(bytes, CapabilityRecord)
+        : { ...(envelopeMeaning(bytes) as object), payload: meaning(opts.meant) }
     const init = { name, type: 'SignedEnvelope', payloadType: 'CapabilityRecord', check, bytes, decoded, ...(opts.note == null ? {} : { note: opts.note }) }
     return outcome === 'accept' ? accept(init) : reject({ ...init, stage: outcome[1] }, outcome[0])
   }
-  const sealed = (r: CapabilityRecord, signer = bob): Uint8Array => seal(signer, DOMAIN.capability, CapabilityRecord.encode(r))
+  const sealed = (r: CapabilityRecord, signer = bob): Uint8Array =>
+    seal(signer, DOMAIN.capability, CapabilityRecord.encode(r))
   const vectors = [
     v('valid-unpacked-tiers', sealed(record(bob)), 'accept', { note: 'accepted_tiers as one tag per element (what protons writes)' }),
     v('valid-packed-tiers', seal(bob, DOMAIN.capability, packedTiers(record(bob))), 'accept', { meant: record(bob), note: 'accepted_tiers packed (what every standard proto3 encoder writes): must be accepted, meaning the same record as valid-unpacked-tiers' }),

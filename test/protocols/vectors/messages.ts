@@ -82,20 +82,49 @@ export function award (renter: Party, winner: Party, winnerBidHash: Uint8Array, 
 }
 
 export function summary (time: number): Uint8Array {
-  return HeartbeatSummary.encode({ periodStart: BigInt(time - 3_600_000), periodEnd: BigInt(time), heartbeatsSent: 120, intervalMs: 30_000, availableMs: 3_600_000n, upMs: 3_500_000n, slotsTotal: 1, busyPpm: 250_000 })
+  return HeartbeatSummary.encode({
+    periodStart: BigInt(time - 3_600_000),
+    periodEnd: BigInt(time),
+    heartbeatsSent: 120,
+    intervalMs: 30_000,
+    availableMs: 3_600_000n,
+    upMs: 3_500_000n,
+    slotsTotal: 1,
+    busyPpm: 250_000
+  })
 }
 
 /** chain 2 (ledger sync 4): hashed whole, signature included; absent: chain 1 (the message hash) */
-export interface EntryInit { seq: number, prev?: Uint8Array, time: number, kind?: LedgerEntry.BodyKind, body?: Uint8Array, chain?: 2 | 3 }
+export interface EntryInit {
+  seq: number
+  prev?: Uint8Array
+  time: number
+  kind?: LedgerEntry.BodyKind
+  body?: Uint8Array
+  chain?: 2 | 3
+}
 
 /** A ledger entry of `author` (body: a heartbeat summary unless given). */
 export function entry (author: Party, e: EntryInit): { envelope: Uint8Array, payload: Uint8Array, hash: Uint8Array } {
-  const payload = LedgerEntry.encode({ author: author.id, seq: BigInt(e.seq), prevHash: e.prev ?? new Uint8Array(0), time: BigInt(e.time), kind: e.kind ?? LedgerEntry.BodyKind.HEARTBEAT_SUMMARY, body: e.body ?? summary(e.time), chain: e.chain ?? 0 })
+  const payload = LedgerEntry.encode({
+    author: author.id,
+    seq: BigInt(e.seq),
+    prevHash: e.prev ?? new Uint8Array(0),
+    time: BigInt(e.time),
+    kind: e.kind ?? LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
+    body: e.body ?? summary(e.time),
+    chain: e.chain ?? 0
+  })
   const envelope = seal(author, DOMAIN.ledgerEntry, payload)
   return { envelope, payload, hash: e.chain === 2 ? sha256(envelope) : messageHash(DOMAIN.ledgerEntry, payload) }
 }
 
-export function attestation (provider: Party, renter: Party, awardHash: Uint8Array, change: Partial<Attestation> = {}): { envelope: Uint8Array, hash: Uint8Array } {
+export function attestation (
+  provider: Party,
+  renter: Party,
+  awardHash: Uint8Array,
+  change: Partial<Attestation> = {}
+): { envelope: Uint8Array, hash: Uint8Array } {
   const payload = Attestation.encode({
     jobId: JOB_ID,
     renter: renter.id,
@@ -116,7 +145,12 @@ export function attestation (provider: Party, renter: Party, awardHash: Uint8Arr
   return { envelope: seal(provider, DOMAIN.attestation, payload), hash: messageHash(DOMAIN.attestation, payload) }
 }
 
-export function receipt (renter: Party, provider: Party, attestationHash: Uint8Array, change: Partial<Receipt> = {}): Uint8Array {
+export function receipt (
+  renter: Party,
+  provider: Party,
+  attestationHash: Uint8Array,
+  change: Partial<Receipt> = {}
+): Uint8Array {
   const payload = Receipt.encode({
     jobId: JOB_ID,
     provider: provider.id,

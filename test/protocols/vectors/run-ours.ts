@@ -78,7 +78,11 @@ class Node {
     ;(router as any).start()
     // the real payload validators, as the node installs them, with the file's clock
     // the heartbeat topic is legacy and off by default; a node that opts in judges it by these rules (the stream's too)
-    const streamSide: any = { registrar: { handle: async () => {}, unhandle: async () => {} }, connectionManager: { getConnections: () => [] }, events: new EventTarget() }
+    const streamSide: any = {
+      registrar: { handle: async () => {}, unhandle: async () => {} },
+      connectionManager: { getConnections: () => [] },
+      events: new EventTarget()
+    }
     const heartbeats = heartbeatService({ role: 'bootstrap', intervalMs: 60_000, privateKey: key, now, gossip: true })({ peerId, pubsub: pubsub as any, gossip: router, logger, ...streamSide })
     await (heartbeats as any).start()
     for (const shard of JOB_SHARD_TOPICS) router.setValidator(shard, (e) => validateJobRequest(e, shard, file.now))
@@ -100,7 +104,10 @@ class Node {
         return await this.gossip(check.topic as TopicName, bytes, check.from)
       case 'capability-record':
         // what the kad-dht validator runs (dht-rules.ts), with the file's clock
-        return catching(() => { openCapabilityRecord(bytes, { key: new TextEncoder().encode(check.key), now: this.now }); return ok })
+        return catching(() => {
+          openCapabilityRecord(bytes, { key: new TextEncoder().encode(check.key), now: this.now })
+          return ok
+        })
       case 'job-frame':
         return catching(() => {
           const frame = decodeBounded(JobFrame, bytes, 'job frame', MAX_BYTES.jobFrame, LIMITS.jobFrame)
@@ -116,17 +123,24 @@ class Node {
         return no(outcome.status === 'rejected' ? outcome.error.code : outcome.status)
       }
       case 'fraud-proof':
-        return await catchingAsync(async () => { await verifyFraudProof(bytes, { builder: check.builder, entryTime: check.entryTime }); return ok })
+        return await catchingAsync(async () => {
+          await verifyFraudProof(bytes, { builder: check.builder, entryTime: check.entryTime })
+          return ok
+        })
       case 'sync-request':
         return await catchingAsync(async () => {
           const request = decodeBounded(SyncRequest, bytes, 'sync request', MAX_BYTES.syncRequest)
-          await new SyncServer(() => this.ledger.store, { considerHint: () => {} } as unknown as SyncClient).answer(request, this.self)
+          await new SyncServer(() => this.ledger.store, { considerHint: () => {} } as unknown as SyncClient).answer(
+            request,
+            this.self
+          )
           return ok
         })
       case 'sync-response':
         return catching(() => { decodeBounded(SyncResponse, bytes, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse); return ok })
       case 'bids-audit':
-        // what the winner of a second-price award does with the renter's answer (market/provider/award-prices.ts learnFromAudit)
+        // what the winner of a second-price award does with the renter's answer
+        // (market/provider/award-prices.ts learnFromAudit)
         return catching(() => {
           const award = openAward(unhex(check.award))
           const audit = verifyBidsAudit(award, bytes, this.now)
@@ -157,7 +171,10 @@ class Node {
   }
 }
 
-/** The gossip sender when the vector names none: the envelope's signer (or, when that does not parse, a bystander: the router refuses the envelope first). */
+/**
+ * The gossip sender when the vector names none: the envelope's signer (or, when that does not
+ * parse, a bystander: the router refuses the envelope first).
+ */
 function signerOf (data: Uint8Array, bystander: PeerId): PeerId {
   try {
     return peerIdFromMultihash(Digest.decode(SignedEnvelope.decode(data).signer))

@@ -25,7 +25,10 @@ export const awardSnipe: Attack = {
     let failed = 0
     // job requests heard: the attacker sat where a gossiped award would travel (0 would make "no award" vacuous)
     let jobsHeard = 0
-    const dialer = { openConnection: async (peer: Parameters<typeof me.libp2p.dial>[0], opts?: { signal?: AbortSignal }) => await me.libp2p.dial(peer, opts) } as unknown as ConnectionManager
+    const dialer = {
+      openConnection: async (peer: Parameters<typeof me.libp2p.dial>[0], opts?: { signal?: AbortSignal }) =>
+        await me.libp2p.dial(peer, opts)
+    } as unknown as ConnectionManager
     const pending: Array<Promise<void>> = []
     // version 2 gossips no awards: the attacker listens on every job shard for one (an award there
     // fails the shard's domain check before any handler, so this measures that none gets through)
@@ -36,17 +39,36 @@ export const awardSnipe: Attack = {
       if (award.signer.equals(me.peerId)) return
       const winner = peerIdFromBytes(award.message.winner)
       relayed++
-      pending.push(requestOnce(dialer, winner, { protocol: PROTOCOL.accept, request: AcceptRequest.encode({ award: award.envelope }), maxResponseBytes: MAX_BYTES.acceptResponse + 256, signal: AbortSignal.timeout(5_000) })
-        .then((bytes) => {
-          const r = readAcceptResponse(bytes, winner)
-          answers.push({ accepted: r.accepted, detail: r.detail })
-          log(`winner ${winner.toString()} answered the relay: ${r.accepted ? 'accepted' : `declined (${r.detail})`}`)
-          if (answers.length >= enough) done.abort()
-        }, (err: Error) => { failed++; log(`relay failed: ${err.message}`) }))
+      pending.push(
+        requestOnce(dialer, winner, {
+          protocol: PROTOCOL.accept,
+          request: AcceptRequest.encode({ award: award.envelope }),
+          maxResponseBytes: MAX_BYTES.acceptResponse + 256,
+          signal: AbortSignal.timeout(5_000)
+        }).then(
+          bytes => {
+            const r = readAcceptResponse(bytes, winner)
+            answers.push({ accepted: r.accepted, detail: r.detail })
+            log(`winner ${winner.toString()} answered the relay: ${r.accepted ? 'accepted' : `declined (${r.detail})`}`)
+            if (answers.length >= enough) done.abort()
+          },
+          (err: Error) => {
+            failed++
+            log(`relay failed: ${err.message}`)
+          }
+        )
+      )
     })
     await untilAborted(AbortSignal.any([signal, done.signal]))
     off()
     await Promise.all(pending)
-    return { jobsHeard, relayed, answered: answers.length, accepted: answers.filter(a => a.accepted).length, failed, details: [...new Set(answers.map(a => a.detail))] }
+    return {
+      jobsHeard,
+      relayed,
+      answered: answers.length,
+      accepted: answers.filter(a => a.accepted).length,
+      failed,
+      details: [...new Set(answers.map(a => a.detail))]
+    }
   }
 }

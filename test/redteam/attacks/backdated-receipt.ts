@@ -31,8 +31,20 @@ export const backdatedReceipt: Attack = {
     const self = { key: me.privateKey, peerId: me.peerId }
     // signReceipt reads only the provider's peer id
     const provider = { key: me.privateKey, peerId: peerIdFromString(providerId) }
-    const job = { jobId: attested.jobId, attestationHash: messageHash(DOMAIN.attestation, opened.payload), attestation: run.attestation.envelope, receipt: new Uint8Array(0) }
-    const preempted = signReceipt(self, provider, job, Receipt.Outcome.PREEMPTED, attested.outputDigest, okReceipt.time - 3600_000)
+    const job = {
+      jobId: attested.jobId,
+      attestationHash: messageHash(DOMAIN.attestation, opened.payload),
+      attestation: run.attestation.envelope,
+      receipt: new Uint8Array(0)
+    }
+    const preempted = signReceipt(
+      self,
+      provider,
+      job,
+      Receipt.Outcome.PREEMPTED,
+      attested.outputDigest,
+      okReceipt.time - 3600_000
+    )
     const backdated = nextEntry(me, LedgerEntry.BodyKind.RECEIPT, preempted, okReceipt.time - 3600_000)
     await publishRaw(me, backdated.envelope)
     // give the back-dated entry a head start before its properly dated twin (same seq) exists anywhere

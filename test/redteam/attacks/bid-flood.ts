@@ -1,8 +1,9 @@
 /**
  * Market hole (issue 13, renter side), bid flood: on the first job request another renter
  * publishes, the attacker sends as many bids from its one key as it can until the window
- * closes (`--bids`, default 2,000; straight to the renter on the bid stream, version 2), each a little cheaper than the last and all dearer than an
- * honest provider, hoping to grow the renter's memory and crowd honest bids out of the auction.
+ * closes (`--bids`, default 2,000; straight to the renter on the bid stream, version 2), each a
+ * little cheaper than the last and all dearer than an honest provider, hoping to grow the renter's
+ * memory and crowd honest bids out of the auction.
  */
 import { readJobRequest, signBid, usdToMicro } from '../../../src/market/shared/messages.js'
 import { onEveryJob, sendBidTo } from '../market-wire.js'

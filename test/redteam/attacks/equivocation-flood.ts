@@ -45,7 +45,9 @@ export const equivocationFlood: Attack = {
     await Promise.all(nodes.flatMap(me => victims.map(async addr => { await hint(me, addr, signal).catch((err: unknown) => { log(`hint to ${addr}: ${String(err)}`) }) })))
     // every victim pulls each key once at least (a later periodic round may pull again)
     const wanted = nodes.length * victims.length
-    for (let waited = 0; counts.answers < wanted && waited < 60_000 && !signal.aborted; waited += 250) await sleep(250, signal).catch(() => {})
+    for (let waited = 0; counts.answers < wanted && waited < 60_000 && !signal.aborted; waited += 250) {
+      await sleep(250, signal).catch(() => {})
+    }
     log(`${counts.answers} range answers served (${counts.entries} entries, ${(counts.bytes / 1e6).toFixed(1)} MB)`)
     report({ answered: true, ...counts, wanted })
     await untilAborted(signal)
@@ -53,19 +55,36 @@ export const equivocationFlood: Attack = {
   }
 }
 
-/** Replaces `me`'s sync server: its own head claimed far ahead, any range of its feed answered with the conflicting pairs. */
-async function serveEquivocations (me: IdlegridNode, pairs: number, counts: { answers: number, entries: number, bytes: number, entryBytes: number }): Promise<void> {
+/**
+ * Replaces `me`'s sync server: its own head claimed far ahead, any range of its feed answered with
+ * the conflicting pairs.
+ */
+async function serveEquivocations (
+  me: IdlegridNode,
+  pairs: number,
+  counts: { answers: number, entries: number, bytes: number, entryBytes: number }
+): Promise<void> {
   const author = me.peerId.toMultihash().bytes
   const body = await throwawayProof(me)
   await me.libp2p.unhandle(PROTOCOL.ledgerSync)
   await serveSync(me.libp2p as unknown as Registrar, 10_000, async (request: SyncRequest): Promise<SyncResponse> => {
-    if (request.heads != null) return { heads: { heads: [{ author, seq: BigInt(CLAIMED_SEQ), hash: randomBytes(32) }], more: false } }
+    if (request.heads != null) {
+      return { heads: { heads: [{ author, seq: BigInt(CLAIMED_SEQ), hash: randomBytes(32) }], more: false } }
+    }
     const from = Number(request.range?.fromSeq ?? 1n)
     const entries: Uint8Array[] = []
     // one ahead of what the victim asked for: every entry waits pending, and each second one is an equivocation
     for (let seq = from + 1; seq <= from + pairs; seq++) {
       for (let side = 0; side < 2; side++) {
-        entries.push(sealEntry(me.privateKey, me.peerId, { seq, prevHash: randomBytes(32), time: Date.now(), kind: LedgerEntry.BodyKind.FRAUD_PROOF, body }).envelope)
+        entries.push(
+          sealEntry(me.privateKey, me.peerId, {
+            seq,
+            prevHash: randomBytes(32),
+            time: Date.now(),
+            kind: LedgerEntry.BodyKind.FRAUD_PROOF,
+            body
+          }).envelope
+        )
       }
     }
     counts.answers++
@@ -79,16 +98,49 @@ async function serveEquivocations (me: IdlegridNode, pairs: number, counts: { an
 /** A valid equivocation proof, signed by `me`, against a throwaway key: the body of every one of `me`'s entries. */
 async function throwawayProof (me: IdlegridNode): Promise<Uint8Array> {
   const accused = await newSigner()
-  const conflicting = [0, 1].map(() => sealEntry(accused.key, accused.peerId, { seq: 1, prevHash: new Uint8Array(0), time: Date.now(), kind: LedgerEntry.BodyKind.FRAUD_PROOF, body: randomBytes(THROWAWAY_BODY_BYTES) }))
-  const proof = FraudProof.encode({ kind: FraudProof.Kind.EQUIVOCATION, accused: accused.peerId.toMultihash().bytes, first: conflicting[0].envelope, second: conflicting[1].envelope, evidence: [], createdAt: BigInt(Date.now()) })
+  const conflicting = [0, 1].map(() =>
+    sealEntry(accused.key, accused.peerId, {
+      seq: 1,
+      prevHash: new Uint8Array(0),
+      time: Date.now(),
+      kind: LedgerEntry.BodyKind.FRAUD_PROOF,
+      body: randomBytes(THROWAWAY_BODY_BYTES)
+    })
+  )
+  const proof = FraudProof.encode({
+    kind: FraudProof.Kind.EQUIVOCATION,
+    accused: accused.peerId.toMultihash().bytes,
+    first: conflicting[0].envelope,
+    second: conflicting[1].envelope,
+    evidence: [],
+    createdAt: BigInt(Date.now())
+  })
   return sealEnvelope(me.privateKey, me.peerId, DOMAIN.fraudProof, proof)
 }
 
-/** Dials the victim at `addr` and sends a heads request whose hint claims `me`'s head far ahead: the victim pulls at once. */
+/**
+ * Dials the victim at `addr` and sends a heads request whose hint claims `me`'s head far ahead: the
+ * victim pulls at once.
+ */
 async function hint (me: IdlegridNode, addr: string, signal: AbortSignal): Promise<void> {
   const connection = await me.libp2p.dial(multiaddr(addr), { signal })
-  const dialer = { openConnection: async (peer: PeerId, opts: { signal?: AbortSignal }) => await me.libp2p.dial(peer, opts) } as unknown as ConnectionManager
+  const dialer = {
+    openConnection: async (peer: PeerId, opts: { signal?: AbortSignal }) => await me.libp2p.dial(peer, opts)
+  } as unknown as ConnectionManager
   // the victim grants a connected peer standing once identify has run on its side: let it
   await sleep(500, signal)
-  await syncRequest(dialer, connection.remotePeer, { heads: { ownAuthor: me.peerId.toMultihash().bytes, ownSeq: BigInt(CLAIMED_SEQ), ownHash: randomBytes(32), afterAuthor: new Uint8Array(0), limit: 1 } }, AbortSignal.any([signal, AbortSignal.timeout(10_000)]))
+  await syncRequest(
+    dialer,
+    connection.remotePeer,
+    {
+      heads: {
+        ownAuthor: me.peerId.toMultihash().bytes,
+        ownSeq: BigInt(CLAIMED_SEQ),
+        ownHash: randomBytes(32),
+        afterAuthor: new Uint8Array(0),
+        limit: 1
+      }
+    },
+    AbortSignal.any([signal, AbortSignal.timeout(10_000)])
+  )
 }

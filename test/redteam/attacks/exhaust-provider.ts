@@ -43,7 +43,11 @@ async function auctionOne (me: IdlegridNode, i: number): Promise<Awarded | strin
   const report = await market.auction(spec, { signal: AbortSignal.timeout(20_000) })
   const award = report.signed?.award
   if (award == null || report.signed == null) return `no award: ${JSON.stringify(report.noAward ?? report.noBids ?? null)}`
-  return { award: award.envelope, job: report.signed.job.envelope, winner: peerIdFromBytes(award.message.winner).toString() }
+  return {
+    award: award.envelope,
+    job: report.signed.job.envelope,
+    winner: peerIdFromBytes(award.message.winner).toString()
+  }
 }
 
 /** Opens the job stream of `a` and sends its Start, declaring one input of `data`. */
@@ -59,7 +63,19 @@ async function openStream (me: IdlegridNode, a: Awarded, data: Buffer): Promise<
       inputs: [{ path: 'in.bin', size: BigInt(data.byteLength), sha256: createHash('sha256').update(data).digest() }]
     }
   })
-  void ch.next(30_000).then(f => { s.first = f }, (err: Error) => { s.error = err.message }).finally(() => { s.settled = true })
+  void ch
+    .next(30_000)
+    .then(
+      f => {
+        s.first = f
+      },
+      (err: Error) => {
+        s.error = err.message
+      }
+    )
+    .finally(() => {
+      s.settled = true
+    })
   return s
 }
 

@@ -15,7 +15,11 @@ export function jobFor (renter: IdlegridNode, name: string, bidWindowMs: number)
   const spec = parseJobSpec({ name, workload: 'evaluation', runtime: { command: ['/bin/true'] }, estimatedMinutes: 1, auction: { bidWindowMs } })
   // where bidders dial the renter (binary, without /p2p: multicodec 421)
   const renterAddrs = renter.libp2p.getMultiaddrs().map(a => a.decapsulateCode(421).bytes).slice(0, 4)
-  return signJobRequest(renter.privateKey, renter.peerId, toJobRequest(spec, { renter: renter.peerId.toMultihash().bytes, renterAddrs }))
+  return signJobRequest(
+    renter.privateKey,
+    renter.peerId,
+    toJobRequest(spec, { renter: renter.peerId.toMultihash().bytes, renterAddrs })
+  )
 }
 
 /** A bid by `by` on `job` at `priceMicroUsd`. */
@@ -40,7 +44,10 @@ export function bidFor (job: JobRequest, by: PeerId, priceMicroUsd: bigint, over
   }
 }
 
-/** An award of `job` (signed by its renter) to `winner` at `priceMicroUsd`; digest and bid hash made up unless given. */
+/**
+ * An award of `job` (signed by its renter) to `winner` at `priceMicroUsd`; digest and bid hash made
+ * up unless given.
+ */
 export function awardFor (job: JobRequest, winner: PeerId, priceMicroUsd: bigint, over: Partial<Award> = {}): Award {
   const now = Date.now()
   return {

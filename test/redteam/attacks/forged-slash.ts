@@ -34,20 +34,42 @@ export const forgedSlash: Attack = {
     const attested = Attestation.decode(opened.payload)
     // signReceipt reads only the provider's peer id
     const victimSigner = { key: me.privateKey, peerId: peerIdFromString(victimId) }
-    const job = { jobId: attested.jobId, attestationHash: messageHash(DOMAIN.attestation, opened.payload), attestation: run.attestation.envelope, receipt: new Uint8Array(0) }
+    const job = {
+      jobId: attested.jobId,
+      attestationHash: messageHash(DOMAIN.attestation, opened.payload),
+      attestation: run.attestation.envelope,
+      receipt: new Uint8Array(0)
+    }
     // 1. the renter's word: BAD_OUTPUT for the victim's attestation (a later receipt of its own feed)
     const badReceipt = await ledgerOf(me).recordReceipt(signReceipt(self, victimSigner, job, Receipt.Outcome.BAD_OUTPUT, sha256('not what I got')))
     // 2. a "re-run" by a throwaway key that was never online: same input, another output, receipted OK
     const throwaway = await newSigner()
     const rerun = signTestJob({ provider: throwaway, renter: self, outcome: 'ok', inputDigest: attested.inputDigest, outputDigest: sha256('the "right" output') })
-    const rerunAttestation = sealEntry(throwaway.key, throwaway.peerId, { seq: 1, prevHash: new Uint8Array(0), time: Date.now(), kind: LedgerEntry.BodyKind.ATTESTATION, body: rerun.attestation })
+    const rerunAttestation = sealEntry(throwaway.key, throwaway.peerId, {
+      seq: 1,
+      prevHash: new Uint8Array(0),
+      time: Date.now(),
+      kind: LedgerEntry.BodyKind.ATTESTATION,
+      body: rerun.attestation
+    })
     await carry(me, rerunAttestation.envelope)
     const rerunReceipt = await ledgerOf(me).recordReceipt(rerun.receipt)
     // 3. the proof, as the next entry of its feed, straight onto the wire (its own store refuses it)
-    const proof = buildBadOutputProof(me.privateKey, me.peerId, { attestation, receipt: badReceipt, rerunAttestation, rerunReceipt })
+    const proof = buildBadOutputProof(me.privateKey, me.peerId, {
+      attestation,
+      receipt: badReceipt,
+      rerunAttestation,
+      rerunReceipt
+    })
     const proofEntry = nextEntry(me, LedgerEntry.BodyKind.FRAUD_PROOF, proof, Date.now())
     await publishRaw(me, proofEntry.envelope)
     log(`proof against ${victimId} published (entry seq ${proofEntry.seq})`)
-    return { victim: victimId, throwaway: throwaway.peerId.toString(), rerunReceiptSeq: rerunReceipt.seq, proofSeq: proofEntry.seq, proofBytes: proofEntry.envelope.byteLength }
+    return {
+      victim: victimId,
+      throwaway: throwaway.peerId.toString(),
+      rerunReceiptSeq: rerunReceipt.seq,
+      proofSeq: proofEntry.seq,
+      proofBytes: proofEntry.envelope.byteLength
+    }
   }
 }

@@ -43,7 +43,12 @@ export const jobFlush: Attack = {
   }
 }
 
-async function flood (me: IdlegridNode, requests: number, signal: AbortSignal, counts: { sent: number, sendFailed: number }): Promise<void> {
+async function flood (
+  me: IdlegridNode,
+  requests: number,
+  signal: AbortSignal,
+  counts: { sent: number, sendFailed: number }
+): Promise<void> {
   const spec = parseJobSpec({ name: 'flush', workload: 'evaluation', runtime: { command: ['/bin/true'] }, estimatedMinutes: 1 })
   // where bidders would dial (binary, without /p2p: multicodec 421); nobody bids on impossible VRAM
   const renterAddrs = me.libp2p.getMultiaddrs().map(a => a.decapsulateCode(421).bytes).slice(0, 4)
@@ -53,7 +58,14 @@ async function flood (me: IdlegridNode, requests: number, signal: AbortSignal, c
     const request: JobRequest = toJobRequest(spec, { renter: signer.toMultihash().bytes, renterAddrs })
     request.constraints = { ...(request.constraints as NonNullable<JobRequest['constraints']>), minVramMib: IMPOSSIBLE_VRAM_MIB }
     const job = signJobRequest(key, signer, request)
-    await me.libp2p.services.pubsub.publish(jobShardOf(request.constraints), job.envelope).then(() => { counts.sent++ }, () => { counts.sendFailed++ })
+    await me.libp2p.services.pubsub.publish(jobShardOf(request.constraints), job.envelope).then(
+      () => {
+        counts.sent++
+      },
+      () => {
+        counts.sendFailed++
+      }
+    )
     if ((i + 1) % BATCH === 0) await sleep(10, signal).catch(() => {})
   }
 }

@@ -14,7 +14,8 @@ import type { LedgerService } from '../../../src/ledger/service/ledger-service.j
 import type { IdlegridNode } from '../../../src/node/index.js'
 import type { JobSummary } from '../../../src/submit/summary.js'
 
-export const ledgerOf = (node: IdlegridNode): LedgerService => (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
+export const ledgerOf = (node: IdlegridNode): LedgerService =>
+  (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
 
 /** An envelope onto the ledger topic, whatever the attacker's own store thinks of it. */
 export async function publishRaw (node: IdlegridNode, envelope: Uint8Array): Promise<void> {
@@ -28,13 +29,29 @@ export async function carry (node: IdlegridNode, envelope: Uint8Array): Promise<
 }
 
 /** The next entry of the node's own feed, at any time it likes (its store is not asked). */
-export function nextEntry (node: IdlegridNode, kind: LedgerEntry.BodyKind, body: Uint8Array, time: number): LedgerRecord {
+export function nextEntry (
+  node: IdlegridNode,
+  kind: LedgerEntry.BodyKind,
+  body: Uint8Array,
+  time: number
+): LedgerRecord {
   const head = ledgerOf(node).store.head(node.peerId.toString())
-  return sealEntry(node.privateKey, node.peerId, { seq: (head?.seq ?? 0) + 1, prevHash: head?.hash ?? new Uint8Array(0), time, kind, body })
+  return sealEntry(node.privateKey, node.peerId, {
+    seq: (head?.seq ?? 0) + 1,
+    prevHash: head?.hash ?? new Uint8Array(0),
+    time,
+    kind,
+    body
+  })
 }
 
 /** The entry of `authorId`'s feed whose body is `body`, once the attacker's store holds it. */
-export async function entryWithBody (node: IdlegridNode, authorId: string, body: Uint8Array, timeoutMs = 20_000): Promise<LedgerRecord> {
+export async function entryWithBody (
+  node: IdlegridNode,
+  authorId: string,
+  body: Uint8Array,
+  timeoutMs = 20_000
+): Promise<LedgerRecord> {
   const store = ledgerOf(node).store
   let found: LedgerRecord | undefined
   await waitFor(async () => {

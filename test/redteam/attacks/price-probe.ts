@@ -17,7 +17,9 @@ const PROBE_WINDOW_MS = 1_000
 
 /** Publishes a probe job from `renter`; resolves with the bids others made on it (USD/h by peer id). */
 export async function probeBids (renter: IdlegridNode, ours: IdlegridNode[]): Promise<Record<string, number>> {
-  return Object.fromEntries(Object.entries(await probeBidsMicro(renter, ours)).map(([peer, micro]) => [peer, microToUsd(micro)]))
+  return Object.fromEntries(
+    Object.entries(await probeBidsMicro(renter, ours)).map(([peer, micro]) => [peer, microToUsd(micro)])
+  )
 }
 
 /** probeBids in µUSD/h, as the bids carried them. */

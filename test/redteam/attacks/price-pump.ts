@@ -59,15 +59,27 @@ export const pricePump: Attack = {
       }))
       // the window, and half a second more for the last bids
       await sleep(WINDOW_MS + 500)
-      const cm = (renter.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
+      const cm = (renter.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components
+        .connectionManager
       await Promise.all(made.map(async ({ job, bid }) => {
         for (const theirs of honestBids.get(Buffer.from(job.message.jobId).toString('hex')) ?? []) {
-          const award = signAward(renter.privateKey, renter.peerId, awardFor(job.message, theirs.signer, usdToMicro(attackUsd), {
-            bidsDigest: bidsDigest([theirs, bid]), winnerBidHash: theirs.hash, validBids: 2
-          }))
+          const award = signAward(
+            renter.privateKey,
+            renter.peerId,
+            awardFor(job.message, theirs.signer, usdToMicro(attackUsd), {
+              bidsDigest: bidsDigest([theirs, bid]),
+              winnerBidHash: theirs.hash,
+              validBids: 2
+            })
+          )
           offered++
           try {
-            const bytes = await requestOnce(cm, theirs.signer, { protocol: PROTOCOL.accept, request: AcceptRequest.encode({ award: award.envelope }), maxResponseBytes: MAX_BYTES.acceptResponse + 256, signal: AbortSignal.timeout(5_000) })
+            const bytes = await requestOnce(cm, theirs.signer, {
+              protocol: PROTOCOL.accept,
+              request: AcceptRequest.encode({ award: award.envelope }),
+              maxResponseBytes: MAX_BYTES.acceptResponse + 256,
+              signal: AbortSignal.timeout(5_000)
+            })
             const answer = readAcceptResponse(bytes, theirs.signer)
             if (answer.accepted) accepted++
             else declines.push(answer.detail)

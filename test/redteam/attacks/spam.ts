@@ -25,7 +25,11 @@ export const spam: Attack = {
     const refusals: Record<string, number> = {}
     const dialing = dialEveryone(me, signal, counts, refusals)
     const flooding = flood(me, rate, signal, counts)
-    const opening = Promise.all(Array.from({ length: openers }, async (_, i) => { await openStreams(me, i, signal, counts, refusals) }))
+    const opening = Promise.all(
+      Array.from({ length: openers }, async (_, i) => {
+        await openStreams(me, i, signal, counts, refusals)
+      })
+    )
     const started = Date.now()
     while (!signal.aborted) {
       await sleep(1_000, signal).catch(() => {})
@@ -34,11 +38,22 @@ export const spam: Attack = {
     await Promise.all([flooding, opening, dialing])
     const seconds = (Date.now() - started) / 1000
     log(`sent ${counts.sent} invalid messages and opened ${counts.streams} streams in ${seconds.toFixed(1)} s`)
-    return { ...counts, refusals, seconds, messagesPerSecond: counts.sent / seconds, streamsPerSecond: counts.streams / seconds }
+    return {
+      ...counts,
+      refusals,
+      seconds,
+      messagesPerSecond: counts.sent / seconds,
+      streamsPerSecond: counts.streams / seconds
+    }
   }
 }
 
-async function flood (me: IdlegridNode, rate: number, signal: AbortSignal, counts: { sent: number, sendFailed: number }): Promise<void> {
+async function flood (
+  me: IdlegridNode,
+  rate: number,
+  signal: AbortSignal,
+  counts: { sent: number, sendFailed: number }
+): Promise<void> {
   const pubsub = me.libp2p.services.pubsub
   let topic = 0
   let due = 0
@@ -48,30 +63,52 @@ async function flood (me: IdlegridNode, rate: number, signal: AbortSignal, count
     const target = Math.floor((Date.now() - started) * rate / 1000)
     for (; due < target && !signal.aborted; due++) {
       const name = ALL_TOPICS[topic++ % ALL_TOPICS.length] as string
-      await pubsub.publish(name, randomBytes(64 + (due % 448))).then(() => { counts.sent++ }, () => { counts.sendFailed++ })
+      await pubsub.publish(name, randomBytes(64 + (due % 448))).then(
+        () => {
+          counts.sent++
+        },
+        () => {
+          counts.sendFailed++
+        }
+      )
     }
     await sleep(1000 / TICKS_PER_SECOND, signal).catch(() => {})
   }
 }
 
 /** Connects to every peer the node has learnt of (the bootstrap leads to the rest), again each second. */
-async function dialEveryone (me: IdlegridNode, signal: AbortSignal, counts: { peers: number, dials: number, dialsFailed: number }, refusals: Record<string, number>): Promise<void> {
+async function dialEveryone (
+  me: IdlegridNode,
+  signal: AbortSignal,
+  counts: { peers: number, dials: number, dialsFailed: number },
+  refusals: Record<string, number>
+): Promise<void> {
   while (!signal.aborted) {
     for (const peer of await me.libp2p.peerStore.all()) {
-      if (peer.id.equals(me.peerId) || peer.addresses.length === 0 || me.libp2p.getConnections(peer.id).length > 0) continue
+      if (peer.id.equals(me.peerId) || peer.addresses.length === 0 || me.libp2p.getConnections(peer.id).length > 0) {
+        continue
+      }
       counts.dials++
-      await me.libp2p.dial(peer.id, { signal: AbortSignal.any([signal, AbortSignal.timeout(STREAM_TIMEOUT_MS)]) }).catch((err: any) => {
-        counts.dialsFailed++
-        const why = `dial:${String(err?.name ?? 'Error')}`
-        refusals[why] = (refusals[why] ?? 0) + 1
-      })
+      await me.libp2p
+        .dial(peer.id, { signal: AbortSignal.any([signal, AbortSignal.timeout(STREAM_TIMEOUT_MS)]) })
+        .catch((err: any) => {
+          counts.dialsFailed++
+          const why = `dial:${String(err?.name ?? 'Error')}`
+          refusals[why] = (refusals[why] ?? 0) + 1
+        })
     }
     counts.peers = me.libp2p.getPeers().length
     await sleep(1_000, signal).catch(() => {})
   }
 }
 
-async function openStreams (me: IdlegridNode, offset: number, signal: AbortSignal, counts: { streams: number, streamsRefused: number }, refusals: Record<string, number>): Promise<void> {
+async function openStreams (
+  me: IdlegridNode,
+  offset: number,
+  signal: AbortSignal,
+  counts: { streams: number, streamsRefused: number },
+  refusals: Record<string, number>
+): Promise<void> {
   const protocols = Object.values(PROTOCOL)
   for (let i = offset; !signal.aborted; i++) {
     const peers = me.libp2p.getPeers()
@@ -82,7 +119,9 @@ async function openStreams (me: IdlegridNode, offset: number, signal: AbortSigna
     }
     const protocol = protocols[i % protocols.length] as string
     try {
-      const stream = await me.libp2p.dialProtocol(peer, protocol, { signal: AbortSignal.any([signal, AbortSignal.timeout(STREAM_TIMEOUT_MS)]) })
+      const stream = await me.libp2p.dialProtocol(peer, protocol, {
+        signal: AbortSignal.any([signal, AbortSignal.timeout(STREAM_TIMEOUT_MS)])
+      })
       counts.streams++
       // opened, then abandoned: the peer's handler is left to notice
       stream.abort(new Error('spam'))

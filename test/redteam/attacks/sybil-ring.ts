@@ -53,12 +53,22 @@ export const sybilRing: Attack = {
     try {
       await waitFor(() => signal.aborted || job != null, { timeoutMs: 60_000, intervalMs: 20, what: 'another renter\'s job' })
       // no honest bid on the probe: no bid at "the same price" to make
-      if (job == null || signal.aborted || honestPrices.length === 0) return { provider: me.peerId.toString(), keys, jobs, bid: false }
+      if (job == null || signal.aborted || honestPrices.length === 0) {
+        return { provider: me.peerId.toString(), keys, jobs, bid: false }
+      }
       const price = honestPrices.reduce((a, b) => (a < b ? a : b))
       const bid = signBid(me.privateKey, me.peerId, bidFor(job, me.peerId, price))
       if (renter != null) await sendBidTo(me, renter.signer, job, bid.envelope)
       log(`bid ${price} µUSD/h on job ${jobId ?? ''}`)
-      return { provider: me.peerId.toString(), keys, jobs, bid: true, jobId, priceMicroUsd: price.toString(), honestBids: honestPrices.length }
+      return {
+        provider: me.peerId.toString(),
+        keys,
+        jobs,
+        bid: true,
+        jobId,
+        priceMicroUsd: price.toString(),
+        honestBids: honestPrices.length
+      }
     } finally {
       offJobs()
     }

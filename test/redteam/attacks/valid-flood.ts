@@ -38,7 +38,12 @@ export const validFlood: Attack = {
  * (each request is signed here, which is slow) would starve its own node of I/O until its
  * connections died, and the flood would end by itself rather than by the honest nodes.
  */
-async function flood (me: IdlegridNode, rate: number, signal: AbortSignal, counts: { sent: number, sendFailed: number }): Promise<void> {
+async function flood (
+  me: IdlegridNode,
+  rate: number,
+  signal: AbortSignal,
+  counts: { sent: number, sendFailed: number }
+): Promise<void> {
   const perTick = Math.max(1, Math.ceil(rate / TICKS_PER_SECOND))
   let due = 0
   const started = Date.now()
@@ -46,7 +51,14 @@ async function flood (me: IdlegridNode, rate: number, signal: AbortSignal, count
     const target = Math.min(Math.floor((Date.now() - started) * rate / 1000), due + 2 * perTick)
     for (; due < target && !signal.aborted; due++) {
       const job = jobFor(me, `flood-${due}`, 60_000)
-      await me.libp2p.services.pubsub.publish(jobShardOf(job.message.constraints), job.envelope).then(() => { counts.sent++ }, () => { counts.sendFailed++ })
+      await me.libp2p.services.pubsub.publish(jobShardOf(job.message.constraints), job.envelope).then(
+        () => {
+          counts.sent++
+        },
+        () => {
+          counts.sendFailed++
+        }
+      )
     }
     // a tick late means the signing is the bound: the next one starts from now, not from the start
     due = Math.max(due, Math.floor((Date.now() - started) * rate / 1000) - 2 * perTick)

@@ -56,7 +56,11 @@ export class TrustAnchors {
    * Opens each input against the accepted operator keys at `now`; of several valid lists of
    * one operator keeps the highest sequence (a tie: the first given).
    */
-  static adopt (inputs: readonly TrustListInput[], opts: { operators: Iterable<string>, now: number }, unreadable: readonly RefusedList[] = []): TrustAnchors {
+  static adopt (
+    inputs: readonly TrustListInput[],
+    opts: { operators: Iterable<string>, now: number },
+    unreadable: readonly RefusedList[] = []
+  ): TrustAnchors {
     const operators = new Set(opts.operators)
     const refused: RefusedList[] = [...unreadable]
     const best = new Map<string, AdoptedList>()

@@ -164,4 +164,5 @@ function ed25519PeerId (bytes: Uint8Array): string | undefined {
 }
 
 const days = (ms: number): string => (ms / 86_400_000).toFixed(ms % 86_400_000 === 0 ? 0 : 1)
-const iso = (ms: number): string => Number.isFinite(ms) && Math.abs(ms) < 8.64e15 ? new Date(ms).toISOString() : String(ms)
+const iso = (ms: number): string =>
+  Number.isFinite(ms) && Math.abs(ms) < 8.64e15 ? new Date(ms).toISOString() : String(ms)
