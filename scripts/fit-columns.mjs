@@ -39,9 +39,10 @@
  *   node scripts/fit-columns.mjs --write src test scripts protocols/{codec,normalise,packed,uint64,ids}.ts
  *
  * Prettier is not a dependency of the project: the script imports it from --prettier DIR, or
- * $PRETTIER_DIR, or /work/tools/prettier (a folder where `npm install prettier@3` was run).
+ * $PRETTIER_DIR, or ~/.cache/idlegrid/prettier (a folder where `npm install prettier@3` was run).
  */
 import { readFileSync, writeFileSync, existsSync } from 'node:fs'
+import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import ts from 'typescript'
@@ -77,7 +78,7 @@ const PRETTIER_OPTIONS = {
 }
 
 function parseArgs (argv) {
-  const options = { write: false, quiet: false, prettier: process.env.PRETTIER_DIR ?? '/work/tools/prettier', paths: [] }
+  const options = { write: false, quiet: false, prettier: process.env.PRETTIER_DIR ?? join(homedir(), '.cache', 'idlegrid', 'prettier'), paths: [] }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     if (arg === '--write') options.write = true
