@@ -15,7 +15,7 @@
 
 import { equals } from 'uint8arrays/equals'
 import { chainOrderError, sealEntry, timeOrderError, type LedgerEntry, type LedgerRecord } from '../entries/entry.js'
-import { BrokenChainError, EntrySignatureError, LedgerClosedError, LedgerEntryError, MalformedEntryError, QuotaExceededError } from '../errors.js'
+import { isEntryError, ledgerClosed, type LedgerEntryError, LedgerError } from '../errors.js'
 import { LedgerStore, type StoredStats } from '../store/store.js'
 import { Admission, type AdmissionOptions } from './admission.js'
 import { decodeProof, EquivocationProver, ownSignatureVerifies } from './equivocation.js'
@@ -25,6 +25,7 @@ import { verifyEntries, verifyEntry, verifyRange, type RangeExpectation, type Ve
 import type { QuarantineStats } from './quarantine.js'
 import type { ProofBudgetLimits } from './quota.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
+import { isCoded } from '../../common/index.js'
 
 /** What happened to one ingested entry. */
 export type IngestOutcome =
@@ -112,7 +113,7 @@ export class LedgerIngest {
     for (const head of this.store.allHeads()) admission.loadFeed(head.authorId, head.bytes)
   }
 
-  /** Closes the store once the batches queued are done (those not written yet fail with LedgerClosedError). */
+  /** Closes the store once the batches queued are done (those not written yet fail with LedgerError ERR_LEDGER_CLOSED). */
   async close (): Promise<void> {
     if (this.closed) return
     this.closed = true
@@ -184,7 +185,7 @@ export class LedgerIngest {
     return await this.serial(async () => await this.placeAll(await verifying))
   }
 
-  /** ingest() of one entry that throws its LedgerEntryError instead of returning it. */
+  /** ingest() of one entry that throws its LedgerError instead of returning it. */
   async ingestOne (envelope: Uint8Array, opts: Omit<VerifyEntryOptions, 'now'> = {}): Promise<Exclude<IngestOutcome, { status: 'rejected' }>> {
     const [outcome] = await this.ingest([envelope], opts)
     if (outcome.status === 'rejected') throw outcome.error
@@ -195,7 +196,7 @@ export class LedgerIngest {
     const outcomes: IngestOutcome[] = []
     const stage = new StagedBatch(this.store)
     for (const item of items) {
-      if (item instanceof LedgerEntryError) {
+      if (isEntryError(item)) {
         outcomes.push({ status: 'rejected', error: item })
         continue
       }
@@ -229,7 +230,7 @@ export class LedgerIngest {
     if (record.seq <= heldSeq) return this.placeHeldSeq(item, stage)
     if (record.seq > heldSeq + 1) return this.holdPending(item, stage)
     if (!equals(record.prevHash, head?.hash ?? new Uint8Array(0))) {
-      return { status: 'rejected', error: new BrokenChainError(`entry ${record.seq} of ${record.authorId} does not follow the held entry ${heldSeq}`) }
+      return { status: 'rejected', error: new LedgerError('ERR_LEDGER_CHAIN', `entry ${record.seq} of ${record.authorId} does not follow the held entry ${heldSeq}`) }
     }
     const backwards = timeOrderError(record, head?.time) ?? chainOrderError(record, head)
     if (backwards != null) return { status: 'rejected', error: backwards }
@@ -258,7 +259,7 @@ export class LedgerIngest {
   private async placeHeldSeq (item: VerifiedEntry, stage: StagedBatch): Promise<IngestOutcome> {
     const { record } = item
     const held = stage.find(record.authorId, record.seq)?.record ?? await this.store.get(record.author, record.seq)
-    if (held == null) throw new MalformedEntryError('ledger store: a held seq has no entry')
+    if (held == null) throw new LedgerError('ERR_LEDGER_MALFORMED', 'ledger store: a held seq has no entry')
     if (equals(held.hash, record.hash)) return { status: 'duplicate', record }
     // a proof carries both entries, and its readers check both signatures: entries a range's
     // signed head covered have not had their own checked yet (rare: this is an equivocation)
@@ -294,7 +295,7 @@ export class LedgerIngest {
     if (!this.pending.hasRoom(record.authorId)) return { status: 'pending', record }
     // held entries count against their author's quota like stored ones: refused, not held, when over
     const charge = this.admission?.chargePending(record)
-    if (charge instanceof QuotaExceededError) return { status: 'rejected', error: charge }
+    if (isCoded(charge, LedgerError, 'ERR_LEDGER_QUOTA')) return { status: 'rejected', error: charge }
     this.pending.add(item, charge)
     return { status: 'pending', record }
   }
@@ -302,7 +303,7 @@ export class LedgerIngest {
   /** An equivocation where one entry's own signature was not checked yet (a range's): checked now, a proof only when both verify. */
   private async provenEquivocation (held: VerifiedEntry, item: VerifiedEntry, stage: StagedBatch): Promise<IngestOutcome> {
     const { record } = item
-    if (item.signed === false && !await ownSignatureVerifies(record)) return { status: 'rejected', error: new EntrySignatureError(`entry ${record.seq} of ${record.authorId} conflicts with the held one and its own signature does not verify`) }
+    if (item.signed === false && !await ownSignatureVerifies(record)) return { status: 'rejected', error: new LedgerError('ERR_LEDGER_SIGNATURE', `entry ${record.seq} of ${record.authorId} conflicts with the held one and its own signature does not verify`) }
     return this.equivocation(held.record, record, stage, held.signed !== false || await ownSignatureVerifies(held.record))
   }
 
@@ -332,6 +333,6 @@ export class LedgerIngest {
   }
 
   private assertOpen (): void {
-    if (this.closed || this.store.isClosed) throw new LedgerClosedError()
+    if (this.closed || this.store.isClosed) throw ledgerClosed()
   }
 }

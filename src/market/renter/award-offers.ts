@@ -12,7 +12,7 @@ import { equals as equalBytes } from 'uint8arrays/equals'
 import { MAX_BYTES } from '../../../protocols/codec.js'
 import { PROTOCOL } from '../../../protocols/ids.js'
 import { AcceptRequest } from '../../../protocols/market.js'
-import { RequestResponseError, requestOnce } from '../../node/index.js'
+import { isRequestFailure, requestOnce } from '../../node/index.js'
 import { AuctionError } from '../errors.js'
 import { declineReasonName, readAcceptResponse, signAward, type Award, type JobRequest } from '../shared/messages.js'
 import { DEFAULT_RANKING, clearingPrice, rankingWeightsPpm, reliabilityPpm, type RankedBid, type RankingParams } from '../shared/ranking.js'
@@ -130,7 +130,7 @@ async function askAccept (
     return { outcome: 'declined', reason: `${declineReasonName(response.reason)}${response.detail !== '' ? `: ${response.detail.slice(0, 200)}` : ''}` }
   } catch (err: any) {
     if (signal.aborted) throw new AuctionError('auction cancelled', { cause: err })
-    if (err instanceof RequestResponseError && err.reason === 'timeout') return { outcome: 'timeout', reason: 'no answer before the accept deadline' }
+    if (isRequestFailure(err) && err.reason === 'timeout') return { outcome: 'timeout', reason: 'no answer before the accept deadline' }
     log('accept from %p failed: %e', winner, err)
     return { outcome: 'error', reason: String(err?.message ?? err).slice(0, 200) }
   }

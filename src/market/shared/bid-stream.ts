@@ -50,7 +50,7 @@ export interface BidSenderComponents {
 
 /**
  * Sends `bid` to the renter of `job` (its signer) and returns the renter's answer. When not
- * connected to the renter, the job's `renter_addrs` are recorded first, so the dial needs no lookup. Throws RequestResponseError
+ * connected to the renter, the job's `renter_addrs` are recorded first, so the dial needs no lookup. Throws NodeError ERR_REQUEST_RESPONSE
  * when the renter cannot be reached in time, MarketMessageError on an unreadable answer.
  */
 export async function sendBid (components: BidSenderComponents, job: Signed<JobRequest>, bid: Signed<Bid>, now = Date.now()): Promise<BidAck> {

@@ -13,7 +13,7 @@ import { SignedEnvelope } from '../../../protocols/envelope.js'
 import { DOMAIN } from '../../../protocols/ids.js'
 import { AcceptResponse, Award, Bid, BidAck, Decline, DeclineReason, JobRequest, PricingRule } from '../../../protocols/market.js'
 import { jobTierFromWire, WORKLOAD_KINDS, type Tier } from '../../capability/index.js'
-import { EnvelopeError, messageHash, openEnvelope, sealSigned, type OpenedEnvelope, type Signed } from '../../identity/index.js'
+import { isEnvelopeError, messageHash, openEnvelope, sealSigned, type OpenedEnvelope, type Signed } from '../../identity/index.js'
 import { MarketMessageError } from '../errors.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -109,7 +109,7 @@ export function openMarketEnvelope (bytes: Uint8Array, domain: string, payloadMa
   try {
     return openEnvelope(bytes, { domain, maxBytes: envelopeMaxBytes(payloadMaxBytes) })
   } catch (err) {
-    if (err instanceof EnvelopeError) throw new MarketMessageError(err.reason, err.message)
+    if (isEnvelopeError(err)) throw new MarketMessageError(err.reason, err.message)
     throw err
   }
 }
