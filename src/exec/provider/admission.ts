@@ -12,7 +12,7 @@
  */
 import { JobFrame } from '../../../protocols/job.js'
 import { toHex } from '../../common/index.js'
-import { AwardCheckError, jobGpuCount, verifyAwardForWinner } from '../../market/index.js'
+import { isAwardCheckError, jobGpuCount, verifyAwardForWinner } from '../../market/index.js'
 import { checkRelativePath } from '../shared/digest.js'
 import { RunnerError } from '../errors.js'
 import type { VerifiedAward } from '../../market/index.js'
@@ -134,7 +134,7 @@ function checkStart (start: JobFrame.Start, remote: PeerId, ctx: AdmissionContex
   try {
     verified = verifyAwardForWinner(start.award, start.jobRequest, ctx.me)
   } catch (err) {
-    if (err instanceof AwardCheckError) throw new StartDecline(JobFrame.Rejected.Code[err.rejection], err.message)
+    if (isAwardCheckError(err)) throw new StartDecline(JobFrame.Rejected.Code[err.rejection], err.message)
     throw err
   }
   if (!verified.renter.equals(remote)) throw new StartDecline(JobFrame.Rejected.Code.NOT_AWARDED, 'the stream does not come from the job\'s renter')

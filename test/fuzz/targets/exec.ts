@@ -11,7 +11,8 @@ import { checkRelativePath } from '../../../src/exec/shared/digest.js'
 import { JobStreamError, UnsafePathError } from '../../../src/exec/errors.js'
 import { FrameChannel, type ReceivedFrame } from '../../../src/exec/shared/job-stream.js'
 import { sealEnvelope } from '../../../src/identity/index.js'
-import { AwardCheckError, verifyAwardForWinner } from '../../../src/market/shared/award-check.js'
+import { verifyAwardForWinner } from '../../../src/market/shared/award-check.js'
+import { MarketError } from '../../../src/market/errors.js'
 import { fixtures, frameStream } from '../fixtures.js'
 import { applyMutation, bytesInput, mutationArb } from '../mutate.js'
 import { BoundError, checkDecoded, type FuzzTarget, type TargetFactory } from '../target.js'
@@ -87,7 +88,7 @@ function startAward (which: 'award' | 'job-request'): TargetFactory {
       return {
         name,
         what: `verifyAwardForWinner with a re-signed mutated ${which} (the Start frame check)`,
-        typed: [AwardCheckError],
+        typed: [{ cls: MarketError, codes: ['ERR_AWARD_CHECK'] }],
         arbitrary: bytesInput(seeds, { maxBytes: 9 * 1024 }),
         async: false,
         weight: 2,
