@@ -303,7 +303,7 @@ describe('red team: exec (issue 13)', function () {
     await waitFor(() => capacityOf(p).freeSlots() === 1, { what: 'the slot given back' })
     const empty = await start(renter(0), p, { declared: MiB })
     await empty.ch.send({ inputChunk: { path: 'in.bin', offset: 0n, data: new Uint8Array(0) } })
-    await assert.rejects(empty.answer, (err: any) => err?.code === 'PROTOCOL' && /empty input chunk/.test(err.message))
+    await assert.rejects(empty.answer, (err: any) => err?.wireCode === 'PROTOCOL' && /empty input chunk/.test(err.message))
     recordAttack({ issue: '13.5', attack: '1-byte / 0-byte input chunks for 1 MiB declared', got: `Rejected "${r.reason}" (the renter had queued ${sent}) / PROTOCOL error at the first empty chunk`, limit: 'files + declared bytes / 64 KiB chunks; empty chunks refused' })
   })
 

@@ -14,7 +14,7 @@ import { JobFrame } from '../../../protocols/job.js'
 import { toHex } from '../../common/index.js'
 import { isAwardCheckError, jobGpuCount, verifyAwardForWinner } from '../../market/index.js'
 import { checkRelativePath } from '../shared/digest.js'
-import { RunnerError } from '../errors.js'
+import { ExecError } from '../errors.js'
 import type { VerifiedAward } from '../../market/index.js'
 import type { RunGpu, Runner, RunSpec } from '../runners/index.js'
 import type { JobBook } from './job-book.js'
@@ -23,6 +23,7 @@ import type { Lease } from './slot-lease.js'
 import type { InputCache } from '../../cache/index.js'
 import type { FileEntry } from '../../../protocols/job.js'
 import type { PeerId } from '@libp2p/interface'
+import { isCoded } from '../../common/index.js'
 
 /** The provider declines the job at start time: the Rejected code and reason it answers with. */
 export class StartDecline extends Error {
@@ -76,7 +77,7 @@ export function checkJobFits (start: JobFrame.Start, verified: VerifiedAward, ct
   try {
     ctx.runner.check(jobRunSpec(verified, { runtime, workDir: '/nonexistent', limits: ctx.limits }))
   } catch (err: any) {
-    throw new StartDecline(JobFrame.Rejected.Code.POLICY, err instanceof RunnerError ? err.message : 'runtime not allowed')
+    throw new StartDecline(JobFrame.Rejected.Code.POLICY, isCoded(err, ExecError, 'ERR_RUNNER') ? err.message : 'runtime not allowed')
   }
   checkInputManifest(start.inputs, ctx.maxInputBytes)
   const can = ctx.scheduler.canAccept({ tier: verified.tier, minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs, gpus: jobGpuCount(verified.jobRequest) })

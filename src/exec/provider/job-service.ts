@@ -17,7 +17,7 @@ import { MARKET_PROVIDER_CAPABILITY, MARKET_PROVIDER_SERVICE, openAward, type Ve
 import { admitStart, declaredInputBytes, DiskBudget, jobRunSpec, StartDecline, type Admitted, type RunLimits } from './admission.js'
 import { ConditionMonitor } from './conditions.js'
 import { deliverRun, type AdmittedAttempt } from './deliver.js'
-import { JobStreamError } from '../errors.js'
+import { isStreamError, streamError } from '../errors.js'
 import { JobBook, type JobRecord } from './job-book.js'
 import { defaultDiskBudgetBytes, EXEC_CAPABILITY, EXEC_DEFAULTS, type ExecComponents, type ExecGpu, type ExecServiceInit } from './job-service-init.js'
 import { FrameChannel, frameKind, withDeadline } from '../shared/job-stream.js'
@@ -133,7 +133,7 @@ export class JobExecService implements Startable {
       const first = await ch.next(EXEC_DEFAULTS.startMs)
       if (first == null) return
       const startedAt = Date.now()
-      if (frameKind(first) !== 'start') throw new JobStreamError('PROTOCOL', 'the first frame must be Start')
+      if (frameKind(first) !== 'start') throw streamError('PROTOCOL', 'the first frame must be Start')
       const start = first.start as JobFrame.Start
       // the award, the runtime, the manifest, then a slot and disk, all before any input byte is read
       const admitted = await this.declining(ch, undefined, () => this.admit(start, remote))
@@ -180,8 +180,8 @@ export class JobExecService implements Startable {
       await this.waitForSlot(lease)
       await this.runAndDeliver({ ch, verified, inputs, workDir: dir, lease, rec }, start.runtime as JobFrame.Runtime)
     } catch (err: any) {
-      const streamErr = err instanceof JobStreamError ? err : new JobStreamError('INTERNAL', 'provider error', { cause: err })
-      if (!(err instanceof JobStreamError)) this.log.error('job session error: %e', err)
+      const streamErr = isStreamError(err) ? err : streamError('INTERNAL', 'provider error', { cause: err })
+      if (!(isStreamError(err))) this.log.error('job session error: %e', err)
       else this.log('job stream from %p ended: %s %s', remote, streamErr.code, streamErr.message)
       await ch.fail(streamErr)
     } finally {
@@ -248,7 +248,7 @@ export class JobExecService implements Startable {
 
   private async waitForSlot (lease: Lease): Promise<void> {
     const maxWait = this.scheduler.graceMs + EXEC_DEFAULTS.slotWaitExtraMs
-    await withDeadline(lease.ready, maxWait, () => new JobStreamError('INTERNAL', `slot not free within ${maxWait} ms`))
+    await withDeadline(lease.ready, maxWait, () => streamError('INTERNAL', `slot not free within ${maxWait} ms`))
   }
 
   /** Accepts the job, runs it on its slot, then returns what it made, attested. */
@@ -268,7 +268,7 @@ export class JobExecService implements Startable {
       if (leaseHooks != null) {
         spec.env = { ...spec.env, ...leaseHooks.env }
         // docker: the lease's own network, with no route out, where we reach its port
-        network = await this.init.runner.openServiceNetwork?.(v.jobIdHex).catch((err: Error) => { throw new JobStreamError('INTERNAL', err.message) })
+        network = await this.init.runner.openServiceNetwork?.(v.jobIdHex).catch((err: Error) => { throw streamError('INTERNAL', err.message) })
         spec.service = { port: leaseHooks.port, network: network?.name }
       }
       await this.acceptAndRun(attempt, { spec, gpu, leaseHooks })

@@ -10,7 +10,7 @@ import { JobFrame, type FileEntry } from '../../../protocols/job.js'
 import { StartDecline } from './admission.js'
 import { pieces, type ReceivedChunk } from '../shared/chunk-frame.js'
 import { MAX_PATH_CHARS } from '../shared/digest.js'
-import { JobStreamError } from '../errors.js'
+import { streamError } from '../errors.js'
 import { FileSink } from '../shared/file-sink.js'
 import { frameKind, type FrameChannel } from '../shared/job-stream.js'
 import { toHex } from '../../common/index.js'
@@ -87,15 +87,15 @@ export async function receiveInputs (
   try {
     while (true) {
       const frame = await Promise.race([ch.next(), ...ends])
-      if (frame == null) throw new JobStreamError('CANCELLED', 'renter closed the stream while sending inputs')
+      if (frame == null) throw streamError('CANCELLED', 'renter closed the stream while sending inputs')
       const kind = frameKind(frame)
       if (kind === 'inputEnd') break
-      if (kind !== 'inputChunk') throw new JobStreamError('PROTOCOL', `unexpected ${kind} frame while receiving inputs`)
+      if (kind !== 'inputChunk') throw streamError('PROTOCOL', `unexpected ${kind} frame while receiving inputs`)
       const chunk = frame.inputChunk as ReceivedChunk
-      if (chunk.data.byteLength === 0) throw new JobStreamError('PROTOCOL', 'empty input chunk (an empty file has no chunk)')
+      if (chunk.data.byteLength === 0) throw streamError('PROTOCOL', 'empty input chunk (an empty file has no chunk)')
       if (++chunks > limits.maxChunks) throw new StartDecline(JobFrame.Rejected.Code.OTHER, `more than ${limits.maxChunks} input chunks for ${manifest.length} files of ${limits.maxInputBytes} bytes`)
       total += chunk.data.byteLength
-      if (total > limits.maxInputBytes) throw new JobStreamError('INPUT_TOO_LARGE', `inputs exceed ${limits.maxInputBytes} bytes`)
+      if (total > limits.maxInputBytes) throw streamError('INPUT_TOO_LARGE', `inputs exceed ${limits.maxInputBytes} bytes`)
       await files.write(chunk)
     }
     await files.finishAll()
@@ -119,8 +119,8 @@ class InputFiles {
     // an empty file has no chunks: move past complete files to the one this chunk is for
     while (this.index < this.manifest.length && this.entry().path !== chunk.path && this.offset === this.entry().size) await this.finishFile()
     const entry = this.manifest[this.index]
-    if (entry == null || entry.path !== chunk.path) throw new JobStreamError('PROTOCOL', `input chunk for ${chunk.path.slice(0, MAX_PATH_CHARS)} out of manifest order`)
-    if (chunk.offset !== this.offset) throw new JobStreamError('PROTOCOL', `input chunk for ${entry.path} at offset ${chunk.offset}, expected ${this.offset}`)
+    if (entry == null || entry.path !== chunk.path) throw streamError('PROTOCOL', `input chunk for ${chunk.path.slice(0, MAX_PATH_CHARS)} out of manifest order`)
+    if (chunk.offset !== this.offset) throw streamError('PROTOCOL', `input chunk for ${entry.path} at offset ${chunk.offset}, expected ${this.offset}`)
     if (this.offset + BigInt(chunk.data.byteLength) > entry.size) throw new StartDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} is longer than its manifest size`)
     this.handle ??= await this.openFile(entry)
     await this.handle.write(chunk.data)

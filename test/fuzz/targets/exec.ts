@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import { LIMITS } from '../../../protocols/codec.js'
 import { DOMAIN } from '../../../protocols/ids.js'
 import { checkRelativePath } from '../../../src/exec/shared/digest.js'
-import { JobStreamError, UnsafePathError } from '../../../src/exec/errors.js'
+import { ExecError } from '../../../src/exec/errors.js'
 import { FrameChannel, type ReceivedFrame } from '../../../src/exec/shared/job-stream.js'
 import { sealEnvelope } from '../../../src/identity/index.js'
 import { verifyAwardForWinner } from '../../../src/market/shared/award-check.js'
@@ -53,7 +53,7 @@ const jobStream: TargetFactory = {
     return {
       name: 'exec/job-stream',
       what: 'FrameChannel.next over a stream of mutated length-prefixed frames; checkRelativePath on named paths',
-      typed: [JobStreamError, UnsafePathError],
+      typed: [{ cls: ExecError, codes: ['ERR_JOB_STREAM', 'ERR_UNSAFE_PATH'] }],
       arbitrary: fc.oneof({ arbitrary: structured, weight: 3 }, { arbitrary: bytesInput(sequences, { maxBytes: 256 * 1024 }), weight: 2 }),
       async: true,
       weight: 3,
