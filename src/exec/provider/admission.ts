@@ -15,6 +15,7 @@ import { toHex } from '../../common/index.js'
 import { isAwardCheckError, jobGpuCount, verifyAwardForWinner } from '../../market/index.js'
 import { checkRelativePath } from '../shared/digest.js'
 import { ExecError } from '../errors.js'
+import { isCoded } from '../../common/index.js'
 import type { VerifiedAward } from '../../market/index.js'
 import type { RunGpu, Runner, RunSpec } from '../runners/index.js'
 import type { JobBook } from './job-book.js'
@@ -23,7 +24,6 @@ import type { Lease } from './slot-lease.js'
 import type { InputCache } from '../../cache/index.js'
 import type { FileEntry } from '../../../protocols/job.js'
 import type { PeerId } from '@libp2p/interface'
-import { isCoded } from '../../common/index.js'
 
 /** The provider declines the job at start time: the Rejected code and reason it answers with. */
 export class StartDecline extends Error {

@@ -11,6 +11,7 @@ import { ExecError, isRecordError, streamError } from '../errors.js'
 import { CHUNK_BYTES, frameKind, withDeadline, type FrameChannel } from '../shared/job-stream.js'
 import { noteFrame } from './slot-run.js'
 import { openReceipt, signAttestation } from '../shared/records.js'
+import { isCoded } from '../../common/index.js'
 import type { VerifiedAward } from '../../market/index.js'
 import type { RunOutcome, RunStatus } from '../runners/index.js'
 import type { RenterAnswer, SlotRunEnd } from './slot-run.js'
@@ -19,7 +20,6 @@ import type { Lease } from './slot-lease.js'
 import type { TelemetrySummary } from './telemetry.js'
 import type { Signed } from '../../identity/index.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
-import { isCoded } from '../../common/index.js'
 
 const STATUS_TO_WIRE: Record<RunStatus, JobStatus> = {
   completed: JobStatus.COMPLETED,

@@ -22,10 +22,10 @@ import { decodeProof, EquivocationProver, ownSignatureVerifies } from './equivoc
 import { PendingEntries } from './pending.js'
 import { StagedBatch } from './stage.js'
 import { verifyEntries, verifyEntry, verifyRange, type RangeExpectation, type VerifiedEntry, type VerifyEntryOptions } from './verify.js'
+import { isCoded } from '../../common/index.js'
 import type { QuarantineStats } from './quarantine.js'
 import type { ProofBudgetLimits } from './quota.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
-import { isCoded } from '../../common/index.js'
 
 /** What happened to one ingested entry. */
 export type IngestOutcome =

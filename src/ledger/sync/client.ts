@@ -12,12 +12,12 @@ import { entryHashOf, parseAuthor } from '../entries/entry.js'
 import { ledgerClosed, LedgerError } from '../errors.js'
 import { compareAuthorKeys } from '../store/keys.js'
 import { MAX_RANGE_ENTRIES, syncRequest, type SyncRequest, type SyncResponse } from './protocol.js'
+import { isCoded } from '../../common/index.js'
 import type { ReplicationScope } from './scope.js'
 import type { Head } from '../store/store.js'
 import type { IngestOutcome, LedgerIngest } from '../ingest/ingest.js'
 import type { Logger, PeerId } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
-import { isCoded } from '../../common/index.js'
 
 /** Pulls started by relayed heads (another author's feed, from a peer that says it holds more) at once. */
 const MAX_RELAYED_PULLS = 16

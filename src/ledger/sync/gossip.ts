@@ -9,11 +9,11 @@ import { SignedEnvelope } from '../../../protocols/envelope.js'
 import { TOPIC } from '../../../protocols/ids.js'
 import { ACCEPT, ignore, reject, type GossipRouter, type GossipVerdict } from '../../node/index.js'
 import { LedgerError } from '../errors.js'
+import { isCoded } from '../../common/index.js'
 import type { LedgerIngest } from '../ingest/ingest.js'
 import type { OpenedEnvelope } from '../../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
 import type { Logger, PubSub } from '@libp2p/interface'
-import { isCoded } from '../../common/index.js'
 
 export interface LedgerGossipOptions {
   /** read when used: services start together */
