@@ -181,8 +181,8 @@ export class JobExecService implements Startable {
       await this.runAndDeliver({ ch, verified, inputs, workDir: dir, lease, rec }, start.runtime as JobFrame.Runtime)
     } catch (err: any) {
       const streamErr = isStreamError(err) ? err : streamError('INTERNAL', 'provider error', { cause: err })
-      if (!(isStreamError(err))) this.log.error('job session error: %e', err)
-      else this.log('job stream from %p ended: %s %s', remote, streamErr.code, streamErr.message)
+      if (!isStreamError(err)) this.log.error('job session error: %e', err)
+      else this.log('job stream from %p ended: %s %s', remote, streamErr.wireCode, streamErr.message)
       await ch.fail(streamErr)
     } finally {
       holding?.release()

@@ -46,7 +46,7 @@ export async function verifyAndReceipt (ch: FrameChannel, report: RunReport, res
   try {
     attestation = openAttestation(report.attestation, { provider, renter: ctx.peerId, jobId: award.jobId, awardHash: ctx.awardHash, inputDigest: ctx.inputDigest })
   } catch (err) {
-    if (!(isRecordError(err))) throw err
+    if (!isRecordError(err)) throw err
     result.outcome = 'bad_attestation'
     result.detail = err.message
     // one that verifies but answers another attempt is not a signature failure

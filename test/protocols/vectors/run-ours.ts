@@ -177,7 +177,7 @@ function reasonOf (err: unknown): string | undefined {
   if (isEnvelopeError(err)) return err.reason
   if (isRecordRejection(err)) return err.reason
   if (err instanceof WireDecodeError || isRecordError(err)) return err.reason
-  if (isStreamError(err)) return err.code
+  if (isStreamError(err)) return err.wireCode
   if (isEntryError(err) || isCoded(err, LedgerError, 'ERR_LEDGER_SYNC')) return err.code
   return undefined
 }
