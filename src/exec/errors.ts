@@ -14,21 +14,24 @@ export type RenterLimitName = 'log-bytes' | 'files' | 'depth' | 'output-bytes' |
  * - `ERR_RENTER_LIMIT`: a provider broke one of the renter's limits (`limit`): the attempt fails,
  *   the job is re-auctioned; a job stream failure too (`wireCode` CANCELLED for the deadline,
  *   OUTPUT_TOO_LARGE for the others)
+ * - `ERR_START_DECLINED`: this provider declines a job at start time; `rejection` is the
+ *   JobFrame.Rejected code it answers the Start frame with
  * - `ERR_JOB_REJECTED`: the provider declined the job at start time (a Rejected frame:
- *   admission.ts's StartDecline); `reason` is its JobFrame.Rejected.Code name, e.g. NOT_AWARDED
+ *   admission.ts's ERR_START_DECLINED); `reason` is its JobFrame.Rejected.Code name, e.g. NOT_AWARDED
  * - `ERR_RUNNER`: a runner could not start or run a job (bad command, engine missing, policy)
  * - `ERR_UNSAFE_PATH`: a path from the network that is not a safe relative POSIX path
  * - `ERR_OUTPUT_LIMIT`: a job's outputs exceed the provider's limits (file count or bytes); it gets no outputs back
  * - `ERR_EXEC_RECORD`: an attestation or receipt that does not open; `reason` says which check
  *   failed, e.g. "signature", "job-id", "provider"
  */
-export type ExecErrorCode = 'ERR_JOB_STREAM' | 'ERR_RENTER_LIMIT' | 'ERR_JOB_REJECTED' | 'ERR_RUNNER' | 'ERR_UNSAFE_PATH' | 'ERR_OUTPUT_LIMIT' | 'ERR_EXEC_RECORD'
+export type ExecErrorCode = 'ERR_JOB_STREAM' | 'ERR_RENTER_LIMIT' | 'ERR_START_DECLINED' | 'ERR_JOB_REJECTED' | 'ERR_RUNNER' | 'ERR_UNSAFE_PATH' | 'ERR_OUTPUT_LIMIT' | 'ERR_EXEC_RECORD'
 
 export interface ExecErrorOptions extends ErrorOptions {
   wireCode?: JobStreamErrorCode
   remote?: boolean
   reason?: string
   limit?: RenterLimitName
+  rejection?: JobFrame.Rejected.Code
 }
 
 /** The exec room's error (the codes above). */
@@ -41,6 +44,8 @@ export class ExecError<C extends ExecErrorCode = ExecErrorCode> extends CodedErr
   readonly reason?: string
   /** the renter's limit broken, for ERR_RENTER_LIMIT */
   readonly limit?: RenterLimitName
+  /** the Rejected frame's code, for ERR_START_DECLINED */
+  readonly rejection?: JobFrame.Rejected.Code
 
   constructor (code: C, message: string, options: ExecErrorOptions = {}) {
     super(code, message, { cause: options.cause })
@@ -49,12 +54,14 @@ export class ExecError<C extends ExecErrorCode = ExecErrorCode> extends CodedErr
     if (options.wireCode != null) this.wireCode = options.wireCode
     if (options.reason != null) this.reason = options.reason
     if (options.limit != null) this.limit = options.limit
+    if (options.rejection != null) this.rejection = options.rejection
   }
 }
 
 /** A job stream failure (ERR_JOB_STREAM, or ERR_RENTER_LIMIT), with the Error frame code that says it. */
 export type JobStreamError = ExecError<'ERR_JOB_STREAM' | 'ERR_RENTER_LIMIT'> & { wireCode: JobStreamErrorCode }
 export type RenterLimitError = ExecError<'ERR_RENTER_LIMIT'> & { wireCode: JobStreamErrorCode, limit: RenterLimitName }
+export type StartDecline = ExecError<'ERR_START_DECLINED'> & { rejection: JobFrame.Rejected.Code }
 export type JobRejectedError = ExecError<'ERR_JOB_REJECTED'> & { reason: string }
 export type RecordError = ExecError<'ERR_EXEC_RECORD'> & { reason: string }
 
@@ -66,6 +73,11 @@ export function streamError (wireCode: JobStreamErrorCode, message: string, opts
 /** A renter's limit the provider broke: ERR_RENTER_LIMIT. */
 export function renterLimitError (limit: RenterLimitName, message: string): RenterLimitError {
   return new ExecError('ERR_RENTER_LIMIT', message, { limit, wireCode: limit === 'deadline' ? 'CANCELLED' : 'OUTPUT_TOO_LARGE' }) as RenterLimitError
+}
+
+/** This provider declines the job at start: ERR_START_DECLINED with the Rejected code it answers with. */
+export function startDecline (rejection: JobFrame.Rejected.Code, message: string): StartDecline {
+  return new ExecError('ERR_START_DECLINED', message, { rejection }) as StartDecline
 }
 
 /** The provider's Rejected frame: ERR_JOB_REJECTED with its code name. */
@@ -89,6 +101,10 @@ export function isStreamError (err: unknown): err is JobStreamError {
 
 export function isRenterLimit (err: unknown): err is RenterLimitError {
   return isCoded(err, ExecError, 'ERR_RENTER_LIMIT')
+}
+
+export function isStartDecline (err: unknown): err is StartDecline {
+  return isCoded(err, ExecError, 'ERR_START_DECLINED')
 }
 
 export function isJobRejected (err: unknown): err is JobRejectedError {

@@ -11,7 +11,8 @@ import { join } from 'node:path'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { JobFrame } from '../../protocols/job.js'
 import { CAPACITY_SERVICE, type CapacitySource, type Tier } from '../../src/capability/index.js'
-import { checkRenterSlots, DiskBudget, StartDecline } from '../../src/exec/provider/admission.js'
+import { checkRenterSlots, DiskBudget } from '../../src/exec/provider/admission.js'
+import { isStartDecline } from '../../src/exec/errors.js'
 import { CHUNK_BYTES, FrameChannel, frameKind, type ReceivedFrame } from '../../src/exec/shared/job-stream.js'
 import { SlotScheduler } from '../../src/exec/provider/scheduler.js'
 import type { Lease } from '../../src/exec/provider/slot-lease.js'
@@ -336,7 +337,7 @@ describe('exec: provider limits', function () {
   const gpus = [0, 1].map(index => ({ index, uuid: `GPU-${index}`, simulated: true }))
   const lease = (x: ReturnType<SlotScheduler['reserve']>): Lease => { if ('refused' in x) assert.fail(x.detail); return x }
   const rejects = (fn: () => void, code: JobFrame.Rejected.Code, re: RegExp): void => {
-    assert.throws(fn, (err: unknown) => err instanceof StartDecline && err.code === code && re.test(err.message))
+    assert.throws(fn, (err: unknown) => isStartDecline(err) && err.rejection === code && re.test(err.message))
   }
 
   it('the scheduler tells where a job would go and which GPUs a renter holds or waits for', () => {

@@ -14,10 +14,10 @@ import { JobFrame, type FileEntry } from '../../../protocols/job.js'
 import { toHex } from '../../common/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE } from '../../ledger/index.js'
 import { MARKET_PROVIDER_CAPABILITY, MARKET_PROVIDER_SERVICE, openAward, type VerifiedAward } from '../../market/index.js'
-import { admitStart, declaredInputBytes, DiskBudget, jobRunSpec, StartDecline, type Admitted, type RunLimits } from './admission.js'
+import { admitStart, declaredInputBytes, DiskBudget, jobRunSpec, type Admitted, type RunLimits } from './admission.js'
 import { ConditionMonitor } from './conditions.js'
 import { deliverRun, type AdmittedAttempt } from './deliver.js'
-import { isStreamError, streamError } from '../errors.js'
+import { isStartDecline, isStreamError, startDecline, type StartDecline, streamError } from '../errors.js'
 import { JobBook, type JobRecord } from './job-book.js'
 import { defaultDiskBudgetBytes, EXEC_CAPABILITY, EXEC_DEFAULTS, type ExecComponents, type ExecGpu, type ExecServiceInit } from './job-service-init.js'
 import { FrameChannel, frameKind, withDeadline } from '../shared/job-stream.js'
@@ -151,7 +151,7 @@ export class JobExecService implements Startable {
       const stop = new Promise<never>((_resolve, reject) => { stopReceiving = reject })
       stop.catch(() => {})
       lease.onPreempt(notice => {
-        displaced = new StartDecline(JobFrame.Rejected.Code.NO_CAPACITY, `${notice.detail} before it started`)
+        displaced = startDecline(JobFrame.Rejected.Code.NO_CAPACITY, `${notice.detail} before it started`)
         admitted.lease.release()
         stopReceiving(displaced)
       })
@@ -193,12 +193,12 @@ export class JobExecService implements Startable {
     }
   }
 
-  /** Runs a step; a StartDecline it throws is answered with a Rejected frame and gives undefined. */
+  /** Runs a step; an ERR_START_DECLINED it throws is answered with a Rejected frame and gives undefined. */
   private async declining<T> (ch: FrameChannel, rec: JobRecord | undefined, step: () => T | Promise<T>): Promise<T | undefined> {
     try {
       return await step()
     } catch (err) {
-      if (!(err instanceof StartDecline)) throw err
+      if (!isStartDecline(err)) throw err
       await this.decline(ch, err, rec)
       return undefined
     }
@@ -223,14 +223,14 @@ export class JobExecService implements Startable {
   }
 
   private async decline (ch: FrameChannel, declined: StartDecline, rec: JobRecord | undefined): Promise<void> {
-    this.log('declining job: %s %s', JobFrame.Rejected.Code[declined.code] ?? declined.code, declined.message)
+    this.log('declining job: %s %s', JobFrame.Rejected.Code[declined.rejection] ?? declined.rejection, declined.message)
     if (rec != null) {
       rec.state = 'rejected'
       rec.rejected = declined.message
       this.book.update(rec)
     }
     try {
-      await ch.send({ rejected: { code: declined.code, reason: declined.message.slice(0, 512) } })
+      await ch.send({ rejected: { code: declined.rejection, reason: declined.message.slice(0, 512) } })
       await ch.close()
     } catch {
       ch.abort()
