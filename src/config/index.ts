@@ -6,5 +6,5 @@ export { resolveConfig, readConfigFile, ROLES, defaultDataDir } from './config.j
 export type { NodeConfig, Role } from './config.js'
 export { missingBootstrap } from './bootstrap.js'
 export { needsRelays, RELAY_RESERVATIONS } from './reach.js'
-export { ConfigError, ConfigFileError, asBoolean, asEnum, asNumber, asObject, asString, asStringList, join, onlyKnownKeys } from './validate.js'
+export { ConfigError, asBoolean, asEnum, asNumber, asObject, asString, asStringList, join, onlyKnownKeys } from './validate.js'
 export type { Fields } from './validate.js'

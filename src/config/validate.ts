@@ -35,14 +35,6 @@ export class ConfigError extends CodedError<ConfigErrorCode> {
   }
 }
 
-/**
- * @deprecated market/job-spec.ts's spelling until market/ is converted; not a class: it makes
- * `new ConfigError('ERR_CONFIG_FILE', message)`.
- */
-export const ConfigFileError = function (message: string): ConfigError {
-  return new ConfigError('ERR_CONFIG_FILE', message)
-} as unknown as new (message: string) => ConfigError
-
 function describe (value: unknown): string {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'a list'

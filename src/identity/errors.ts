@@ -40,9 +40,3 @@ export function envelopeError (reason: EnvelopeRejection, message: string): Enve
 export function isEnvelopeError (err: unknown): err is EnvelopeRefusal {
   return isCoded(err, IdentityError, 'ERR_ENVELOPE')
 }
-
-/**
- * @deprecated the spelling ledger/ and market/ still use (`err instanceof EnvelopeError`) until
- * they move to isEnvelopeError; not a class: it matches an IdentityError coded ERR_ENVELOPE.
- */
-export const EnvelopeError = { [Symbol.hasInstance]: isEnvelopeError }

@@ -4,7 +4,7 @@
  * the module files (signature.ts, envelope.ts, keystore.ts).
  */
 export { loadOrCreateKey } from './keystore.js'
-export { IdentityError, isEnvelopeError, EnvelopeError } from './errors.js'
+export { IdentityError, isEnvelopeError } from './errors.js'
 export type { EnvelopeRejection } from './errors.js'
 export { sealEnvelope, openEnvelope, openEnvelopeAsync, openEnvelopeUnverified, verifyOpenedAsync, badSignature } from './envelope.js'
 export type { OpenedEnvelope } from './envelope.js'

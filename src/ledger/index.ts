@@ -23,10 +23,10 @@ export type { SyncReport } from './sync/client.js'
 export type { LedgerStatus, HeadView, EntryView } from './service/views.js'
 export type { Reputation } from './reputation/reputation.js'
 export type { ReputationExplain } from './reputation/trust-explain.js'
-export { MAX_TRUST_LIST_BYTES, openTrustList, sealTrustList, TrustListError } from './reputation/anchors/list.js'
+export { MAX_TRUST_LIST_BYTES, openTrustList, sealTrustList } from './reputation/anchors/list.js'
 export { encodeStatement, decodeStatement, signStatement, verifyStatementSignature, encodeCoSigned, openCoSignedUsage, usageAmount, MAX_USAGE_INTERVAL_MS } from './usage/statement.js'
 export type { Usage } from './usage/statement.js'
-export { InvalidUsageError, UsageOverlapError } from './errors.js'
+export { isInvalidUsage, isUsageOverlap, trustListRejected } from './errors.js'
 
 // the reputation rule, run by the market simulator (src/sim) on facts it keeps in memory
 export { computeReputation, DEFAULT_REPUTATION } from './reputation/reputation.js'

@@ -18,7 +18,8 @@ export { loadJobSpec, parseJobSpec, readJobFile, MAX_SHM_MIB } from './renter/jo
 export type { JobSpec, JobFlags, JobLimits } from './renter/job-spec.js'
 
 // the award check (exec's Start frame)
-export { verifyAwardForWinner, openAward, AwardCheckError } from './shared/award-check.js'
+export { verifyAwardForWinner, openAward } from './shared/award-check.js'
+export { isAwardCheckError } from './errors.js'
 export { peerIdFromBytes, jobGpuCount, MAX_JOB_GPUS } from './shared/messages.js'
 export type { VerifiedAward } from './shared/award-check.js'
 

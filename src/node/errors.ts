@@ -56,9 +56,3 @@ export function isRequestFailure (err: unknown): err is RequestFailedError {
 export function isDirectPathFailure (err: unknown): err is DirectPathFailedError {
   return isCoded(err, NodeError, 'ERR_DIRECT_PATH')
 }
-
-/**
- * @deprecated the spelling ledger/ and market/ still use (`err instanceof RequestResponseError`)
- * until they move to isRequestFailure; not a class: it matches a NodeError coded ERR_REQUEST_RESPONSE.
- */
-export const RequestResponseError = { [Symbol.hasInstance]: isRequestFailure }

@@ -5,7 +5,7 @@ import { Uint8ArrayList } from 'uint8arraylist'
 import { decodeBounded } from '../../protocols/codec.js'
 import { JobFrame } from '../../protocols/job.js'
 import { decodeChunkFrame, encodeChunkFrame, type ChunkKind } from '../../src/exec/shared/chunk-frame.js'
-import { JobStreamError } from '../../src/exec/errors.js'
+import { isStreamError } from '../../src/exec/errors.js'
 import { FrameChannel, MAX_FRAME_BYTES, type ReceivedFrame } from '../../src/exec/shared/job-stream.js'
 import { recordAttack } from '../utils/index.js'
 
@@ -181,6 +181,6 @@ describe('exec: chunk frames without copies (chunk-frame.ts)', () => {
     assert.equal(second.outputChunk?.path, 'out/x')
     assert.equal(second.outputChunk?.offset, 7n)
     assert.deepEqual(bytesOf(second.outputChunk?.data ?? new Uint8Array()), data)
-    await assert.rejects(ch.next(), (err: unknown) => err instanceof JobStreamError && err.code === 'PROTOCOL')
+    await assert.rejects(ch.next(), (err: unknown) => isStreamError(err) && err.wireCode === 'PROTOCOL')
   })
 })

@@ -19,7 +19,7 @@ import { resolveConfig } from '../../src/config/index.js'
 import { fileSetDigest } from '../../src/exec/shared/digest.js'
 import { CAPACITY_SERVICE } from '../../src/capability/index.js'
 import { slotCapacity } from '../../src/exec/provider/capacity.js'
-import { JobStreamError } from '../../src/exec/errors.js'
+import { isStreamError } from '../../src/exec/errors.js'
 import { FrameChannel, frameKind } from '../../src/exec/shared/job-stream.js'
 import { SlotScheduler } from '../../src/exec/provider/scheduler.js'
 import { DiskBudget } from '../../src/exec/provider/admission.js'
@@ -301,7 +301,7 @@ export async function misbehavingProvider (
         await ch.send({ attestation: attestation.envelope })
         void connection
         const answer = await ch.next().catch((err: unknown) => err) // the receipt, or the renter's Error
-        renterAnswers.set(mode, answer instanceof JobStreamError ? answer.code : answer == null ? 'end' : answer instanceof Error ? answer.message : frameKind(answer as JobFrame))
+        renterAnswers.set(mode, isStreamError(answer) ? answer.wireCode : answer == null ? 'end' : answer instanceof Error ? answer.message : frameKind(answer as JobFrame))
         await ch.close()
       } catch {
         ch.abort()

@@ -11,7 +11,8 @@ import { join } from 'node:path'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { JobFrame } from '../../protocols/job.js'
 import { CAPACITY_SERVICE, type CapacitySource, type Tier } from '../../src/capability/index.js'
-import { checkRenterSlots, DiskBudget, StartDecline } from '../../src/exec/provider/admission.js'
+import { checkRenterSlots, DiskBudget } from '../../src/exec/provider/admission.js'
+import { isStartDecline } from '../../src/exec/errors.js'
 import { CHUNK_BYTES, FrameChannel, frameKind, type ReceivedFrame } from '../../src/exec/shared/job-stream.js'
 import { SlotScheduler } from '../../src/exec/provider/scheduler.js'
 import type { Lease } from '../../src/exec/provider/slot-lease.js'
@@ -318,7 +319,7 @@ describe('red team: exec (issue 13)', function () {
     await waitFor(() => capacityOf(p).freeSlots() === 1, { what: 'the slot given back' })
     const empty = await start(renter(0), p, { declared: MiB })
     await empty.ch.send({ inputChunk: { path: 'in.bin', offset: 0n, data: new Uint8Array(0) } })
-    await assert.rejects(empty.answer, (err: any) => err?.code === 'PROTOCOL' && /empty input chunk/.test(err.message))
+    await assert.rejects(empty.answer, (err: any) => err?.wireCode === 'PROTOCOL' && /empty input chunk/.test(err.message))
     recordAttack({ issue: '13.5', attack: '1-byte / 0-byte input chunks for 1 MiB declared', got: `Rejected "${r.reason}" (the renter had queued ${sent}) / PROTOCOL error at the first empty chunk`, limit: 'files + declared bytes / 64 KiB chunks; empty chunks refused' })
   })
 
@@ -351,7 +352,7 @@ describe('exec: provider limits', function () {
   const gpus = [0, 1].map(index => ({ index, uuid: `GPU-${index}`, simulated: true }))
   const lease = (x: ReturnType<SlotScheduler['reserve']>): Lease => { if ('refused' in x) assert.fail(x.detail); return x }
   const rejects = (fn: () => void, code: JobFrame.Rejected.Code, re: RegExp): void => {
-    assert.throws(fn, (err: unknown) => err instanceof StartDecline && err.code === code && re.test(err.message))
+    assert.throws(fn, (err: unknown) => isStartDecline(err) && err.rejection === code && re.test(err.message))
   }
 
   it('the scheduler tells where a job would go and which GPUs a renter holds or waits for', () => {

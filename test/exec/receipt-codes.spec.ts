@@ -9,7 +9,7 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { JobStatus, Receipt } from '../../protocols/job.js'
 import { awaitReceipt } from '../../src/exec/provider/deliver.js'
-import { JobStreamError } from '../../src/exec/errors.js'
+import { isStreamError } from '../../src/exec/errors.js'
 import { signAttestation, signReceipt } from '../../src/exec/shared/records.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -57,14 +57,14 @@ describe('exec: the provider\'s receipt check names what is wrong', () => {
     assert.ok(!(ok instanceof Error), String(ok))
 
     const other = await answer(receiptFor(bytes(32)))
-    assert.ok(other instanceof JobStreamError)
-    assert.equal(other.code, 'BAD_RECEIPT')
+    assert.ok(isStreamError(other))
+    assert.equal(other.wireCode, 'BAD_RECEIPT')
     assert.match(other.message, /answers another attestation/)
 
     const tampered = receiptFor(attestation.hash)
     tampered[tampered.length - 1] ^= 1 // the last byte is the signature's
     const forged = await answer(tampered)
-    assert.ok(forged instanceof JobStreamError)
-    assert.equal(forged.code, 'BAD_SIGNATURE')
+    assert.ok(isStreamError(forged))
+    assert.equal(forged.wireCode, 'BAD_SIGNATURE')
   })
 })

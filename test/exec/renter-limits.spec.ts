@@ -11,8 +11,8 @@ import { join } from 'node:path'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { progress } from '../../src/cli/commands/submit-job.js'
 import { OutputFiles } from '../../src/exec/renter/attempt-follow.js'
-import { RENTER_LIMITS, RenterLimitError, printable } from '../../src/exec/renter/attempt-limits.js'
-import { JobStreamError } from '../../src/exec/errors.js'
+import { RENTER_LIMITS, printable } from '../../src/exec/renter/attempt-limits.js'
+import { isRenterLimit, isStreamError } from '../../src/exec/errors.js'
 import { runAttempt, type JobPayload } from '../../src/exec/renter/attempt.js'
 import { ConfigError } from '../../src/config/index.js'
 import { parseJobSpec } from '../../src/market/renter/job-spec.js'
@@ -240,16 +240,16 @@ describe('red team: exec renter limits (issue 13)', function () {
       const f = new OutputFiles(join(tmp.path, `dups-${path.replace(/\//g, '_')}`), { maxFiles: 10 })
       await f.write(chunk('a/b.txt'))
       await f.write(chunk('c'))
-      await assert.rejects(f.write(chunk(path)), (err: any) => err instanceof JobStreamError && err.code === 'PROTOCOL' && /sent twice/.test(err.message), path)
+      await assert.rejects(f.write(chunk(path)), (err: any) => isStreamError(err) && err.wireCode === 'PROTOCOL' && /sent twice/.test(err.message), path)
       await f.abandon()
     }
     await files.write(chunk('a/e.txt'))
     await files.finish()
     assert.deepEqual(files.entries().map(e => e.path), ['a/b.txt', 'a/e.txt', 'c'])
     const few = new OutputFiles(join(tmp.path, 'few'), { maxFiles: 1, maxDepth: 1 })
-    await assert.rejects(few.write(chunk('x/y/z')), (err: any) => err instanceof RenterLimitError && err.limit === 'depth')
+    await assert.rejects(few.write(chunk('x/y/z')), (err: any) => isRenterLimit(err) && err.limit === 'depth')
     await few.write(chunk('x/y'))
-    await assert.rejects(few.write(chunk('z')), (err: any) => err instanceof RenterLimitError && err.limit === 'files')
+    await assert.rejects(few.write(chunk('z')), (err: any) => isRenterLimit(err) && err.limit === 'files')
     await few.abandon()
   })
 

@@ -6,7 +6,7 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { JobStatus, Receipt } from '../../protocols/job.js'
 import { toHex } from '../../src/common/index.js'
-import { JobStreamError } from '../../src/exec/errors.js'
+import { isStreamError } from '../../src/exec/errors.js'
 import { FrameChannel } from '../../src/exec/shared/job-stream.js'
 import { runAttempt, type AttemptResult, type JobPayload } from '../../src/exec/renter/attempt.js'
 import { sha256 } from '../../src/identity/index.js'
@@ -142,7 +142,7 @@ describe('exec: job stream between in-process nodes', function () {
     const stream = await renter().libp2p.dialProtocol(provider.peerId, PROTOCOL.job)
     const ch = new FrameChannel(stream, { idleMs: 10_000 })
     await ch.sendRaw(new Uint8Array(2 * 1024 * 1024))
-    await assert.rejects(ch.next(), (err: unknown) => err instanceof JobStreamError && err.code === 'FRAME_TOO_LARGE' && err.remote)
+    await assert.rejects(ch.next(), (err: unknown) => isStreamError(err) && err.wireCode === 'FRAME_TOO_LARGE' && err.remote)
     ch.abort()
     const ok = await runAttempt(makeAward(renter(), provider.peerId), suite.payload, attemptOpts('after-oversize'))
     assert.equal(ok.outcome, 'ok', ok.detail)

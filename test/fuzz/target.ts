@@ -5,15 +5,22 @@
  * kept as one .hex file in test/fuzz/corpus/<target>/ and replayed by a spec.
  */
 import type fc from 'fast-check'
+import { isCoded, type CodedError } from '../../src/common/index.js'
 
 export type ErrorClass = abstract new (...args: any[]) => Error
+
+/** A room's coded error, typed only with these codes. */
+export interface CodedTyped {
+  cls: abstract new (...args: any[]) => CodedError
+  codes: readonly string[]
+}
 
 export interface FuzzTarget {
   name: string
   /** the code it reaches, one line */
   what: string
   /** errors the target throws for bad input, by design; any other throw is a crash */
-  typed: readonly ErrorClass[]
+  typed: ReadonlyArray<ErrorClass | CodedTyped>
   arbitrary: fc.Arbitrary<Uint8Array>
   /** throws a typed error for rejected input; a BoundError when a bound did not hold */
   run: (input: Uint8Array) => void | Promise<void>
@@ -83,6 +90,6 @@ export class NotAccepted extends Error {
 }
 
 /** Whether `err` is one of `typed`. */
-export function isTyped (err: unknown, typed: readonly ErrorClass[]): boolean {
-  return typed.some(cls => err instanceof cls)
+export function isTyped (err: unknown, typed: ReadonlyArray<ErrorClass | CodedTyped>): boolean {
+  return typed.some(t => typeof t === 'function' ? err instanceof t : isCoded(err, t.cls, ...t.codes))
 }

@@ -2,11 +2,12 @@ import * as assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { LedgerEntry } from '../../protocols/ledger.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
-import { QuotaExceededError } from '../../src/ledger/errors.js'
+import { LedgerError } from '../../src/ledger/errors.js'
 import { MAX_STANDING_DEPTH } from '../../src/ledger/ingest/standing.js'
 import { LedgerIngest, type LedgerIngestOptions } from '../../src/ledger/ingest/ingest.js'
 import { tempDir } from '../utils/index.js'
 import { jobEntries, newSigner, TestFeed } from './flood-fixtures.js'
+import { isCoded } from '../../src/common/index.js'
 
 // Standing, quarantine and quotas at the store (issue 12 item 4), with real LevelDB and real
 // signatures. The network parts are in flood-network.spec.ts.
@@ -166,7 +167,7 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
         if (a.status === 'rejected') rejected = a.error
         else if (r.status === 'rejected') rejected = r.error
       }
-      assert.ok(rejected instanceof QuotaExceededError, String(rejected))
+      assert.ok(isCoded(rejected, LedgerError, 'ERR_LEDGER_QUOTA'), String(rejected))
       assert.match((rejected as Error).message, /byte quota/)
       const held = ledger.store
         .allHeads()
@@ -178,7 +179,7 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
     }
   })
 
-  it('an author writing faster than its rate (entries per minute by the receiver\'s clock) is refused with QuotaExceededError, however far apart its entries claim to be; once the clock moves it may write again', async () => {
+  it('an author writing faster than its rate (entries per minute by the receiver\'s clock) is refused with LedgerError ERR_LEDGER_QUOTA, however far apart its entries claim to be; once the clock moves it may write again', async () => {
     const self = await newSigner()
     const trusted = new TestFeed(await newSigner())
     let clock = Date.now()
@@ -196,7 +197,7 @@ describe('ledger flood resistance: standing, quarantine, quotas (store)', functi
       const outcomes = await ledger.ingest(burst)
       assert.equal(outcomes.filter(o => o.status === 'added').length, 20, 'the burst, no more: feed times refill nothing')
       const refused = outcomes[20]
-      assert.ok(refused.status === 'rejected' && refused.error instanceof QuotaExceededError && /entries per minute/.test(refused.error.message), JSON.stringify(refused))
+      assert.ok(refused.status === 'rejected' && isCoded(refused.error, LedgerError, 'ERR_LEDGER_QUOTA') && /entries per minute/.test(refused.error.message), JSON.stringify(refused))
       assert.equal(ledger.store.head(trusted.id)?.seq, 20)
       // the refused entry again is refused while the clock stands still
       const [again] = await ledger.ingest([burst[20]])

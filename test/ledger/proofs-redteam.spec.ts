@@ -7,7 +7,7 @@ import { type Role } from '../../src/config/index.js'
 import { sha256 } from '../../src/identity/index.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
 import { sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
-import { EntryTimeOrderError, InvalidFraudProofError } from '../../src/ledger/errors.js'
+import { LedgerError } from '../../src/ledger/errors.js'
 import { maxDropPerCounterparty } from '../../src/ledger/reputation/reputation.js'
 import { ledgerService } from '../../src/ledger/service/ledger-node.js'
 import type { LedgerService } from '../../src/ledger/service/ledger-service.js'
@@ -15,6 +15,7 @@ import { recordAttack, startInProcessNetwork, tempDir, waitFor, waitForTopicMesh
 import { newSigner, signReceipt } from './feeds.js'
 import { buildBadOutputProof } from './forgery.js'
 import type { IdlegridNode, NodeExtensions } from '../../src/node/index.js'
+import { isCoded } from '../../src/common/index.js'
 
 // Issue 12 attacks 1 and 3, played by a renter node with nothing but the open code and fresh
 // keys against a bootstrap and two honest providers (real libp2p nodes on 127.0.0.1, real
@@ -150,7 +151,7 @@ describe('ledger red team (issue 12, attacks 1 and 3): forged slashing and lying
     const rejects = await gossipRejected(attacker, 'ERR_LEDGER_FRAUD_PROOF')
     for (const n of net.all) {
       const [outcome] = await ledgerOf(n).ingest.ingest([proofEntry.envelope])
-      assert.ok(outcome.status === 'rejected' && outcome.error instanceof InvalidFraudProofError, `${n.config.role} refuses the proof entry`)
+      assert.ok(outcome.status === 'rejected' && isCoded(outcome.error, LedgerError, 'ERR_LEDGER_FRAUD_PROOF'), `${n.config.role} refuses the proof entry`)
     }
     await converged([victimId, attackerId, throwaway.peerId.toString()], attacker, 'the attacker\'s receipts everywhere')
 
@@ -207,7 +208,7 @@ describe('ledger red team (issue 12, attacks 1 and 3): forged slashing and lying
     const rejects = await gossipRejected(attacker, 'ERR_LEDGER_TIME_ORDER')
     for (const n of net.all) {
       const [outcome] = await ledgerOf(n).ingest.ingest([backdated.envelope])
-      assert.ok(outcome.status === 'rejected' && outcome.error instanceof EntryTimeOrderError, `${n.config.role} refuses the back-dated entry`)
+      assert.ok(outcome.status === 'rejected' && isCoded(outcome.error, LedgerError, 'ERR_LEDGER_TIME_ORDER'), `${n.config.role} refuses the back-dated entry`)
     }
     // (b) the same PREEMPTED receipt, and a BAD_OUTPUT one, dated as the feed allows: stored, but not counted
     await ledgerOf(attacker).recordReceipt(preempted)

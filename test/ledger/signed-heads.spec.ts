@@ -11,11 +11,12 @@ import { DOMAIN } from '../../protocols/ids.js'
 import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
 import { sealEnvelope, sha256 } from '../../src/identity/index.js'
 import { sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
-import { BrokenChainError, LedgerEntryError } from '../../src/ledger/errors.js'
+import { isEntryError, LedgerError } from '../../src/ledger/errors.js'
 import { LedgerIngest, type IngestOutcome } from '../../src/ledger/ingest/ingest.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
 import { tempDir } from '../utils/index.js'
 import { recordAttack } from '../utils/redteam.js'
+import { isCoded } from '../../src/common/index.js'
 
 async function newSigner (): Promise<Signer> {
   const key = await generateKeyPair('Ed25519')
@@ -200,7 +201,7 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
       chain: 1
     })
     const [outcome] = await ledger.ingest([back.envelope])
-    assert.ok(outcome?.status === 'rejected' && outcome.error instanceof BrokenChainError && /chain 1 after a chain-2 entry/.test(outcome.error.message))
+    assert.ok(outcome?.status === 'rejected' && isCoded(outcome.error, LedgerError, 'ERR_LEDGER_CHAIN') && /chain 1 after a chain-2 entry/.test(outcome.error.message))
     // in a range too
     const fresh = feed(alice, 3)
     const mixed = [
@@ -262,6 +263,6 @@ describe('ledger: signed heads, one signature per synced range (issue 40)', func
       body: job.receipt
     })
     const [outcome] = await ledger.ingest([wrong.envelope])
-    assert.ok(outcome?.status === 'rejected' && outcome.error instanceof LedgerEntryError && /not by the entry's author/.test(outcome.error.message))
+    assert.ok(outcome?.status === 'rejected' && isEntryError(outcome.error) && /not by the entry's author/.test(outcome.error.message))
   })
 })

@@ -11,12 +11,13 @@ import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
 import { sealEnvelope, sha256 } from '../../src/identity/index.js'
 import { signTestJob, type Signer } from '../../src/ledger/dev.js'
 import { openEntry, sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
-import { BrokenChainError, EntrySignatureError, FutureEntryError, InvalidBodyError, InvalidFraudProofError, MalformedEntryError, OversizedBodyError, QuotaExceededError } from '../../src/ledger/errors.js'
+import { LedgerError, type LedgerErrorCode } from '../../src/ledger/errors.js'
 import { buildEquivocationProof, verifyFraudProof } from '../../src/ledger/entries/fraud.js'
 import { PROOF_BUDGET } from '../../src/ledger/ingest/quota.js'
 import { LedgerIngest } from '../../src/ledger/ingest/ingest.js'
 import { tempDir } from '../utils/index.js'
 import { buildBadOutputProof } from './forgery.js'
+import { isCoded } from '../../src/common/index.js'
 
 async function newSigner (): Promise<Signer> {
   const key = await generateKeyPair('Ed25519')
@@ -62,17 +63,12 @@ function summaryBody (start = Date.now() - 60_000): Uint8Array {
   })
 }
 
-async function expectRejected (
-  ledger: LedgerIngest,
-  envelope: Uint8Array,
-  errorClass: new (...args: any[]) => Error,
-  code: string
-): Promise<void> {
+async function expectRejected (ledger: LedgerIngest, envelope: Uint8Array, code: LedgerErrorCode): Promise<void> {
   const [outcome] = await ledger.ingest([envelope])
   assert.equal(outcome.status, 'rejected')
   if (outcome.status !== 'rejected') return
-  assert.ok(outcome.error instanceof errorClass, `expected ${errorClass.name}, got ${outcome.error.name}: ${outcome.error.message}`)
-  assert.equal(outcome.error.name, errorClass.name)
+  assert.ok(isCoded(outcome.error, LedgerError, code), `expected a LedgerError ${code}, got ${outcome.error.name} ${outcome.error.code}: ${outcome.error.message}`)
+  assert.equal(outcome.error.name, 'LedgerError')
   assert.equal(outcome.error.code, code)
 }
 
@@ -130,7 +126,7 @@ describe('ledger store', function () {
     it('refuses to append a body its author did not sign (an attestation of another provider)', async () => {
       const ledger = await openLedger(join(dir.path, 'own-bad'), alice)
       const job = signTestJob({ provider: bob, renter: carol })
-      await assert.rejects(ledger.append(LedgerEntry.BodyKind.ATTESTATION, job.attestation), InvalidBodyError)
+      await assert.rejects(ledger.append(LedgerEntry.BodyKind.ATTESTATION, job.attestation), (err: unknown) => isCoded(err, LedgerError, 'ERR_LEDGER_BODY'))
       assert.equal(ledger.store.head(alice.peerId.toString()), undefined, 'nothing was written')
       await ledger.close()
     })
@@ -197,15 +193,15 @@ describe('ledger store', function () {
     })
     after(async () => { await ledger.close() })
 
-    it('a bad signature: EntrySignatureError', async () => {
+    it('a bad signature: LedgerError ERR_LEDGER_SIGNATURE', async () => {
       const good = entryOf(bob, { seq: 1 })
       const env = SignedEnvelope.decode(good.envelope)
       const sig = Uint8Array.from(env.signature)
       sig[5] ^= 1
-      await expectRejected(ledger, SignedEnvelope.encode({ ...env, signature: sig }), EntrySignatureError, 'ERR_LEDGER_SIGNATURE')
+      await expectRejected(ledger, SignedEnvelope.encode({ ...env, signature: sig }), 'ERR_LEDGER_SIGNATURE')
     })
 
-    it('a forged author (entry naming bob, signed by carol): EntrySignatureError', async () => {
+    it('a forged author (entry naming bob, signed by carol): LedgerError ERR_LEDGER_SIGNATURE', async () => {
       const payload = LedgerEntry.encode({
         author: bob.peerId.toMultihash().bytes,
         seq: 1n,
@@ -214,43 +210,43 @@ describe('ledger store', function () {
         kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
         body: summaryBody(now - 60_000)
       })
-      await expectRejected(ledger, sealEnvelope(carol.key, carol.peerId, DOMAIN.ledgerEntry, payload), EntrySignatureError, 'ERR_LEDGER_SIGNATURE')
+      await expectRejected(ledger, sealEnvelope(carol.key, carol.peerId, DOMAIN.ledgerEntry, payload), 'ERR_LEDGER_SIGNATURE')
     })
 
-    it('a broken chain (prev_hash not the held head, or seq 1 with a prev_hash): BrokenChainError', async () => {
+    it('a broken chain (prev_hash not the held head, or seq 1 with a prev_hash): LedgerError ERR_LEDGER_CHAIN', async () => {
       bobFirst = entryOf(bob, { seq: 1, time: now })
       assert.equal((await ledger.ingest([bobFirst.envelope]))[0].status, 'added')
-      await expectRejected(ledger, entryOf(bob, { seq: 2, prevHash: sha256('not the head'), time: now }).envelope, BrokenChainError, 'ERR_LEDGER_CHAIN')
-      await expectRejected(ledger, entryOf(carol, { seq: 1, prevHash: sha256('x'), time: now }).envelope, BrokenChainError, 'ERR_LEDGER_CHAIN')
-      await expectRejected(ledger, entryOf(carol, { seq: 0, time: now }).envelope, BrokenChainError, 'ERR_LEDGER_CHAIN')
+      await expectRejected(ledger, entryOf(bob, { seq: 2, prevHash: sha256('not the head'), time: now }).envelope, 'ERR_LEDGER_CHAIN')
+      await expectRejected(ledger, entryOf(carol, { seq: 1, prevHash: sha256('x'), time: now }).envelope, 'ERR_LEDGER_CHAIN')
+      await expectRejected(ledger, entryOf(carol, { seq: 0, time: now }).envelope, 'ERR_LEDGER_CHAIN')
     })
 
-    it('a time beyond the skew bound: FutureEntryError (within the bound is fine)', async () => {
-      await expectRejected(ledger, entryOf(carol, { seq: 1, time: now + 31_000, body: summaryBody(now - 60_000) }).envelope, FutureEntryError, 'ERR_LEDGER_FUTURE')
+    it('a time beyond the skew bound: LedgerError ERR_LEDGER_FUTURE (within the bound is fine)', async () => {
+      await expectRejected(ledger, entryOf(carol, { seq: 1, time: now + 31_000, body: summaryBody(now - 60_000) }).envelope, 'ERR_LEDGER_FUTURE')
       const [ok] = await ledger.ingest([
         entryOf(carol, { seq: 1, time: now + 29_000, body: summaryBody(now - 60_000) }).envelope
       ])
       assert.equal(ok.status, 'added')
     })
 
-    it('an oversized body: OversizedBodyError', async () => {
+    it('an oversized body: LedgerError ERR_LEDGER_BODY_SIZE', async () => {
       const dave = await newSigner()
-      await expectRejected(ledger, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.ATTESTATION, body: new Uint8Array(6 * 1024 + 1) }).envelope, OversizedBodyError, 'ERR_LEDGER_BODY_SIZE')
+      await expectRejected(ledger, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.ATTESTATION, body: new Uint8Array(6 * 1024 + 1) }).envelope, 'ERR_LEDGER_BODY_SIZE')
     })
 
-    it('a body whose inner envelope is not the author\'s, or does not verify: InvalidBodyError', async () => {
+    it('a body whose inner envelope is not the author\'s, or does not verify: LedgerError ERR_LEDGER_BODY', async () => {
       const dave = await newSigner()
       const job = signTestJob({ provider: bob, renter: carol })
       // dave puts bob's attestation in dave's feed
-      await expectRejected(ledger, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.ATTESTATION, body: job.attestation }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
+      await expectRejected(ledger, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.ATTESTATION, body: job.attestation }).envelope, 'ERR_LEDGER_BODY')
       // a receipt body under the attestation kind
-      await expectRejected(ledger, entryOf(await newSigner(), { seq: 1, time: now, kind: LedgerEntry.BodyKind.ATTESTATION, body: job.receipt }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
+      await expectRejected(ledger, entryOf(await newSigner(), { seq: 1, time: now, kind: LedgerEntry.BodyKind.ATTESTATION, body: job.receipt }).envelope, 'ERR_LEDGER_BODY')
       // a tampered receipt signature
       const env = SignedEnvelope.decode(job.receipt)
       const sig = Uint8Array.from(env.signature); sig[0] ^= 1
       const tampered = SignedEnvelope.encode({ ...env, signature: sig })
       // in a chain-1 entry (written before ledger sync 4) the body's own signature is checked
-      await expectRejected(ledger, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered, chain: 1 }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
+      await expectRejected(ledger, entryOf(dave, { seq: 1, time: now, kind: LedgerEntry.BodyKind.RECEIPT, body: tampered, chain: 1 }).envelope, 'ERR_LEDGER_BODY')
       // the body's signature is checked beside its message: a bad one is the reason given even
       // when the message is wrong too (here it also names another renter than its author)
       const [both] = await ledger.ingest([
@@ -272,14 +268,14 @@ describe('ledger store', function () {
         slotsTotal: 1,
         busyPpm: 0
       })
-      await expectRejected(ledger, entryOf(dave, { seq: 1, time: now, body: bad }).envelope, InvalidBodyError, 'ERR_LEDGER_BODY')
+      await expectRejected(ledger, entryOf(dave, { seq: 1, time: now, body: bad }).envelope, 'ERR_LEDGER_BODY')
     })
 
-    it('bytes that are not an entry envelope: MalformedEntryError', async () => {
-      await expectRejected(ledger, Uint8Array.of(1, 2, 3, 4), MalformedEntryError, 'ERR_LEDGER_MALFORMED')
+    it('bytes that are not an entry envelope: LedgerError ERR_LEDGER_MALFORMED', async () => {
+      await expectRejected(ledger, Uint8Array.of(1, 2, 3, 4), 'ERR_LEDGER_MALFORMED')
       const hb = sealEnvelope(bob.key, bob.peerId, DOMAIN.heartbeat, entryOf(bob, { seq: 1 }).payload)
-      await expectRejected(ledger, hb, MalformedEntryError, 'ERR_LEDGER_MALFORMED')
-      await expectRejected(ledger, new Uint8Array(40 * 1024), MalformedEntryError, 'ERR_LEDGER_MALFORMED')
+      await expectRejected(ledger, hb, 'ERR_LEDGER_MALFORMED')
+      await expectRejected(ledger, new Uint8Array(40 * 1024), 'ERR_LEDGER_MALFORMED')
     })
 
     it('a replayed entry is a duplicate and changes nothing', async () => {
@@ -408,7 +404,7 @@ describe('ledger store', function () {
       }
     })
 
-    it('red team 36.1: entries held pending count against their author\'s quota: over it they are refused (QuotaExceededError), not held; once stored they are not counted twice', async () => {
+    it('red team 36.1: entries held pending count against their author\'s quota: over it they are refused (LedgerError ERR_LEDGER_QUOTA), not held; once stored they are not counted twice', async () => {
       let clock = Date.now()
       const author = await newSigner()
       const id = author.peerId.toString()
@@ -429,7 +425,7 @@ describe('ledger store', function () {
         const ahead = await ledger.ingest(feed.slice(2, 8).map(r => r.envelope))
         assert.deepEqual(ahead.map(o => o.status), ['pending', 'pending', 'pending', 'pending', 'pending', 'rejected'])
         const refused = ahead[5]
-        assert.ok(refused?.status === 'rejected' && refused.error instanceof QuotaExceededError, JSON.stringify(refused))
+        assert.ok(refused?.status === 'rejected' && isCoded(refused.error, LedgerError, 'ERR_LEDGER_QUOTA'), JSON.stringify(refused))
         assert.equal((await ledger.stats()).pending, 5)
         // they spent the author's rate: seq 1 waits for the clock
         assert.equal((await ledger.ingest([feed[0].envelope]))[0]?.status, 'rejected')
@@ -478,14 +474,14 @@ describe('ledger store', function () {
       let prev = new Uint8Array(0)
       for (const [what, first, second] of cases) {
         const proof = buildEquivocationProof({ privateKey: carol.key, peerId: carol.peerId }, first, second)
-        await assert.rejects(verifyFraudProof(proof), InvalidFraudProofError, what)
+        await assert.rejects(verifyFraudProof(proof), (err: unknown) => isCoded(err, LedgerError, 'ERR_LEDGER_FRAUD_PROOF'), what)
         const entry = entryOf(carol, {
           seq: ++seq,
           prevHash: prev,
           kind: LedgerEntry.BodyKind.FRAUD_PROOF,
           body: proof
         })
-        await expectRejected(ledger, entry.envelope, InvalidFraudProofError, 'ERR_LEDGER_FRAUD_PROOF')
+        await expectRejected(ledger, entry.envelope, 'ERR_LEDGER_FRAUD_PROOF')
         seq = 0
         prev = new Uint8Array(0)
       }
@@ -493,7 +489,7 @@ describe('ledger store', function () {
       await ledger.close()
     })
 
-    it('a BAD_OUTPUT proof, even with a complete re-run on another key, is rejected (InvalidFraudProofError) and slashes nobody', async () => {
+    it('a BAD_OUTPUT proof, even with a complete re-run on another key, is rejected (LedgerError ERR_LEDGER_FRAUD_PROOF) and slashes nobody', async () => {
       const renter = carol
       const accused = bob
       const rerunKey = await newSigner()
@@ -515,7 +511,7 @@ describe('ledger store', function () {
         rerunAttestation: reAtt,
         rerunReceipt: reRec
       })
-      await assert.rejects(verifyFraudProof(proof, { builder: renter.peerId.toString() }), (err: Error) => err instanceof InvalidFraudProofError && /BAD_OUTPUT/.test(err.message))
+      await assert.rejects(verifyFraudProof(proof, { builder: renter.peerId.toString() }), (err: Error) => isCoded(err, LedgerError, 'ERR_LEDGER_FRAUD_PROOF') && /BAD_OUTPUT/.test(err.message))
 
       const ledger = await openLedger(join(dir.path, 'bad-output'), alice)
       const entry = entryOf(renter, {
@@ -525,7 +521,7 @@ describe('ledger store', function () {
         body: proof
       })
       assert.deepEqual((await ledger.ingest([badAtt.envelope, badRec.envelope, reAtt.envelope, reRec.envelope])).map(o => o.status), ['added', 'added', 'added', 'added'])
-      await expectRejected(ledger, entry.envelope, InvalidFraudProofError, 'ERR_LEDGER_FRAUD_PROOF')
+      await expectRejected(ledger, entry.envelope, 'ERR_LEDGER_FRAUD_PROOF')
       assert.equal(ledger.store.isSlashed(accused.peerId.toString()), false)
       assert.equal(ledger.store.head(renter.peerId.toString())?.seq, 2, 'the proof entry was not stored')
       await ledger.close()

@@ -11,7 +11,8 @@ import { DOMAIN } from '../../protocols/ids.js'
 import { TrustList } from '../../protocols/trust.js'
 import { sealEnvelope } from '../../src/identity/index.js'
 import { loadTrustLists, TrustAnchors } from '../../src/ledger/reputation/anchors/adopt.js'
-import { MAX_TRUST_LIST_BYTES, MAX_TRUST_LIST_PEERS, openTrustList, sealTrustList, TrustListError, type TrustListContent, type TrustListRejection } from '../../src/ledger/reputation/anchors/list.js'
+import { MAX_TRUST_LIST_BYTES, MAX_TRUST_LIST_PEERS, openTrustList, sealTrustList, type TrustListContent, type TrustListRejection } from '../../src/ledger/reputation/anchors/list.js'
+import { isTrustListError } from '../../src/ledger/errors.js'
 import { ReputationView } from '../../src/ledger/reputation/view.js'
 import { tempDir } from '../utils/index.js'
 import { newSigner, signers } from './feeds.js'
@@ -49,7 +50,7 @@ describe('trust lists: decoding, verification and adoption', () => {
     try {
       openTrustList(bytes, opts)
     } catch (err) {
-      assert.ok(err instanceof TrustListError, `a TrustListError, not ${String(err)}`)
+      assert.ok(isTrustListError(err), `a LedgerError ERR_TRUST_LIST, not ${String(err)}`)
       assert.equal(err.code, 'ERR_TRUST_LIST')
       assert.ok(err.message.length > 10)
       return err.reason

@@ -10,7 +10,7 @@ import { UsageStatement } from '../../protocols/usage.js'
 import { LedgerEntry, sealEntry } from '../../src/ledger/entries/entry.js'
 import { collectEvidence } from '../../src/ledger/reputation/evidence.js'
 import { computeEarnings } from '../../src/ledger/reputation/reputation.js'
-import { encodeCoSigned, encodeStatement, InvalidUsageError, signStatement, usageAmount, type Usage } from '../../src/ledger/index.js'
+import { encodeCoSigned, encodeStatement, isInvalidUsage, signStatement, usageAmount, type Usage } from '../../src/ledger/index.js'
 import { verifyEntry } from '../../src/ledger/ingest/verify.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -61,7 +61,7 @@ describe('ledger: co-signed usage statements (issue 17.4)', () => {
     try {
       await verifyEntry(entry(author, 1, body).envelope)
     } catch (err) {
-      if (err instanceof InvalidUsageError) return err.reason
+      if (isInvalidUsage(err)) return err.reason
       throw err
     }
     return 'accepted'

@@ -4,8 +4,8 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { DOMAIN } from '../../protocols/ids.js'
 import { Award, JobRequest } from '../../protocols/market.js'
 import { openEnvelope, sealEnvelope, sha256 } from '../../src/identity/index.js'
-import { AwardCheckError, checkAwardForJob, openAward, readAward, verifyAwardForWinner } from '../../src/market/shared/award-check.js'
-import { MarketMessageError } from '../../src/market/errors.js'
+import { checkAwardForJob, openAward, readAward, verifyAwardForWinner } from '../../src/market/shared/award-check.js'
+import { isAwardCheckError, isMessageError } from '../../src/market/errors.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/renter/job-spec.js'
 import { openMarketEnvelope, signAward, signJobRequest } from '../../src/market/shared/messages.js'
 import { AwardValidator } from '../../src/market/shared/validation.js'
@@ -57,7 +57,7 @@ function awarded (
 }
 
 function rejects (rejection: 'BAD_AWARD' | 'NOT_AWARDED', message: RegExp): (err: unknown) => boolean {
-  return (err) => err instanceof AwardCheckError && err.rejection === rejection && message.test(err.message)
+  return (err) => isAwardCheckError(err) && err.rejection === rejection && message.test(err.message)
 }
 
 describe('the award check', () => {
@@ -158,12 +158,12 @@ describe('the award check', () => {
       openEnvelope(bytes, { domain: DOMAIN.award, maxBytes: 16 * 1024 })
     assert.equal(new AwardValidator().validate(opened(good.awardBytes), now).action, 'accept')
     assert.deepEqual(new AwardValidator().validate(opened(empty.awardBytes), now), { action: 'reject', reason: 'malformed' })
-    assert.throws(() => readAward(opened(empty.awardBytes), now), (err: unknown) => err instanceof MarketMessageError && err.reason === 'malformed')
+    assert.throws(() => readAward(opened(empty.awardBytes), now), (err: unknown) => isMessageError(err) && err.reason === 'malformed')
     // the accept answer checks the award against the job request it remembers
     const job = { message: good.job, signer: renter.peerId, hash: new Uint8Array(32), envelope: good.jobBytes }
     assert.doesNotThrow(() => { checkAwardForJob(readAward(opened(good.awardBytes), now), job) })
     const foreign = signAward(other.key, other.peerId, { ...good.award, renter: other.peerId.toMultihash().bytes })
-    assert.throws(() => { checkAwardForJob(foreign, job) }, (err: unknown) => err instanceof MarketMessageError && err.reason === 'wrong-signer')
+    assert.throws(() => { checkAwardForJob(foreign, job) }, (err: unknown) => isMessageError(err) && err.reason === 'wrong-signer')
   })
 
   it('knows a job by its renter: another signer\'s award with the same job id and nonce has its own attempt and staleness', () => {
@@ -201,8 +201,8 @@ describe('the award check', () => {
     assert.deepEqual(award.envelope, old.awardBytes)
     assert.throws(
       () => openAward(awarded(renter, winner, { jobNonce: new Uint8Array(0) }).awardBytes),
-      MarketMessageError
+      (err: unknown) => isMessageError(err)
     )
-    assert.throws(() => openMarketEnvelope(old.awardBytes, DOMAIN.bid, 1024), MarketMessageError)
+    assert.throws(() => openMarketEnvelope(old.awardBytes, DOMAIN.bid, 1024), (err: unknown) => isMessageError(err))
   })
 })

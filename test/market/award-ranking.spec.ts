@@ -8,7 +8,7 @@ import { Award } from '../../protocols/market.js'
 import { sealEnvelope, type Signed } from '../../src/identity/index.js'
 import { checkAwardRanking, readAward } from '../../src/market/shared/award-check.js'
 import { buildAward } from '../../src/market/renter/award-offers.js'
-import { MarketMessageError } from '../../src/market/errors.js'
+import { isMessageError } from '../../src/market/errors.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/renter/job-spec.js'
 import { openMarketEnvelope, type Bid, type JobRequest } from '../../src/market/shared/messages.js'
 import { DEFAULT_RANKING, auditAward, bidsDigest, rankBids, selectValidBids } from '../../src/market/shared/ranking.js'
@@ -124,7 +124,7 @@ describe('awards carry their ranking inputs (issue 12.3)', () => {
     const bad = (a: Award, message: RegExp): void => {
       assert.throws(
         () => read(a),
-        (err: unknown) => err instanceof MarketMessageError && message.test(err.message)
+        (err: unknown) => isMessageError(err) && message.test(err.message)
       )
     }
     bad({ ...award, ranking: [{ ...award.ranking[0], reliabilityPpm: 1_000_001 }, ...award.ranking.slice(1)] }, /above 1 000 000/)
@@ -134,6 +134,6 @@ describe('awards carry their ranking inputs (issue 12.3)', () => {
     bad({ ...award, ranking: award.ranking.slice(1) }, /winning bid at rank 1/)
     // more than 72 inputs do not decode
     const many = Array.from({ length: 73 }, (_, i) => ({ bidHash: new Uint8Array(32).fill(i), reliabilityPpm: 0 }))
-    assert.throws(() => read({ ...award, ranking: many }), MarketMessageError)
+    assert.throws(() => read({ ...award, ranking: many }), (err: unknown) => isMessageError(err))
   })
 })

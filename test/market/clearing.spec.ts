@@ -11,7 +11,7 @@ import { parsePolicy } from '../../src/capability/policy/policy.js'
 import { providerProfile } from '../../src/capability/policy/profile.js'
 import { BidEngine } from '../../src/market/provider/bid-engine.js'
 import { clearingSample } from '../../src/market/provider/clearing-check.js'
-import { ClearingSampleError } from '../../src/market/errors.js'
+import { isClearingSampleError } from '../../src/market/errors.js'
 import { parseJobSpec, toJobRequest } from '../../src/market/renter/job-spec.js'
 import { PricingRule, signAward, signBid, signJobRequest, usdToMicro, type Award, type Bid, type JobRequest } from '../../src/market/shared/messages.js'
 import { DEFAULT_PRICING, clearingNudge, quotePrice } from '../../src/market/provider/pricing.js'
@@ -88,7 +88,7 @@ describe('market: price learning (issue 13)', () => {
 
   function refused (fn: () => unknown, reason: string, message: RegExp): void {
     assert.throws(fn, (err: unknown) => {
-      assert.ok(err instanceof ClearingSampleError, String(err))
+      assert.ok(isClearingSampleError(err), String(err))
       assert.equal(err.code, 'ERR_CLEARING_SAMPLE')
       assert.equal(err.reason, reason)
       assert.match(err.message, message)

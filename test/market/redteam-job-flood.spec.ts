@@ -13,7 +13,7 @@ import { parseJobSpec, toJobRequest } from '../../src/market/renter/job-spec.js'
 import { readAcceptResponse, signAward, signJobRequest, type JobRequest } from '../../src/market/shared/messages.js'
 import { MARKET_PROVIDER_SERVICE, type MarketProviderService } from '../../src/market/provider/provider-service.js'
 import { marketServices } from '../../src/market/role-services.js'
-import { RequestResponseError, requestOnce, type IdlegridNode } from '../../src/node/index.js'
+import { isRequestFailure, requestOnce, type IdlegridNode } from '../../src/node/index.js'
 import { AcceptRequest } from '../../protocols/market.js'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import { jobShardOf, PROTOCOL } from '../../protocols/ids.js'
@@ -105,7 +105,7 @@ describe('red team: market job-request flood (issue 13)', function () {
           signal: AbortSignal.timeout(20_000)
         })
       } catch (err) {
-        if (!(err instanceof RequestResponseError) || tries >= 3) throw err
+        if (!isRequestFailure(err) || tries >= 3) throw err
       }
     }
     const answer = readAcceptResponse(bytes, provider().peerId)

@@ -3,7 +3,8 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { logger } from '@libp2p/logger'
 import { jobShardOf } from '../../protocols/ids.js'
-import { AuctionError } from '../../src/market/errors.js'
+import { MarketError } from '../../src/market/errors.js'
+import { isCoded } from '../../src/common/index.js'
 import { MAX_READY_PEERS, readinessFilters, ShardReadiness, type ReadinessComponents } from '../../src/market/renter/shard-readiness.js'
 import { recordAttack } from '../utils/index.js'
 import type { PeerId } from '@libp2p/interface'
@@ -139,7 +140,7 @@ describe('market: shard readiness (a renter\'s first auction)', () => {
     const readiness = new ShardReadiness(net.components, async () => ids, log, 10_000)
     const controller = new AbortController()
     setTimeout(() => { controller.abort() }, 50)
-    await assert.rejects(readiness.ready(SHARD, JOB, controller.signal), (err: Error) => err instanceof AuctionError && /cancelled/.test(err.message))
+    await assert.rejects(readiness.ready(SHARD, JOB, controller.signal), (err: Error) => isCoded(err, MarketError, 'ERR_AUCTION') && /cancelled/.test(err.message))
   })
 
   it('asks discovery for the providers the job\'s residency and memory allow', () => {

@@ -8,7 +8,7 @@ import * as assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
 import { randomBytes } from 'node:crypto'
 import { toHex } from '../../src/common/index.js'
-import { encodeCoSigned, encodeStatement, InvalidUsageError, openCoSignedUsage, signStatement, UsageOverlapError, LEDGER_SERVICE, type LedgerService } from '../../src/ledger/index.js'
+import { encodeCoSigned, encodeStatement, isInvalidUsage, isUsageOverlap, openCoSignedUsage, signStatement, LEDGER_SERVICE, type LedgerService } from '../../src/ledger/index.js'
 import { ledgerService } from '../../src/ledger/service/ledger-node.js'
 import { LedgerEntry, sealEntry } from '../../src/ledger/entries/entry.js'
 import { verifyEntry } from '../../src/ledger/ingest/verify.js'
@@ -236,7 +236,7 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
       signStatement(provider.privateKey, statement),
       signStatement(provider.privateKey, statement)
     )
-    await assert.rejects(ledger.recordUsage(forged), (err: any) => err instanceof InvalidUsageError && err.reason === 'bad-renter-signature')
+    await assert.rejects(ledger.recordUsage(forged), (err: any) => isInvalidUsage(err) && err.reason === 'bad-renter-signature')
     // the renter's desk refuses it too (it never countersigned it)
     await assert.rejects(
       exchange(
@@ -290,7 +290,7 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
           resent.countersigned!.renterSignature
         )
       ),
-      (err: any) => err instanceof UsageOverlapError && err.reason === 'duplicate'
+      (err: any) => isUsageOverlap(err) && err.reason === 'duplicate'
     )
     // both parties' signatures on an overlapping statement (as a colluding pair could make): the
     // ledger refuses it in our feed
@@ -299,7 +299,7 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
       signStatement(provider.privateKey, overlapping),
       signStatement(renter.privateKey, overlapping)
     )
-    await assert.rejects(ledger.recordUsage(both), (err: any) => err instanceof UsageOverlapError && err.reason === 'overlap')
+    await assert.rejects(ledger.recordUsage(both), (err: any) => isUsageOverlap(err) && err.reason === 'overlap')
     // an entry carrying the forged statement, as a peer would send it: verification refuses it
     const entry = sealEntry(provider.privateKey, provider.peerId, {
       seq: 1,
@@ -308,15 +308,12 @@ describe('serve: co-signed usage statements between real nodes (issue 17.4)', fu
       kind: LedgerEntry.BodyKind.USAGE,
       body: forged
     })
-    await assert.rejects(verifyEntry(entry.envelope), (err: any) => err instanceof InvalidUsageError && err.code === 'ERR_LEDGER_USAGE')
+    await assert.rejects(verifyEntry(entry.envelope), (err: any) => isInvalidUsage(err) && err.code === 'ERR_LEDGER_USAGE')
     // garbage and oversized statements
     await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: new Uint8Array([0xff, 0xff, 0xff]) } }, 5_000), (err: any) => isUsageError(err) && err.wireCode === 'BAD_STATEMENT')
     await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: new Uint8Array(600) } }, 5_000), (err: any) => isUsageError(err) && err.wireCode === 'BAD_STATEMENT' && /oversized/.test(err.message))
-    await assert.rejects(ledger.recordUsage(new Uint8Array(2_000)), (err: any) => err instanceof InvalidUsageError && err.reason === 'oversized')
-    await assert.rejects(
-      ledger.recordUsage(Uint8Array.of(0x0a, 0x03, 1, 2, 3)),
-      (err: any) => err instanceof InvalidUsageError
-    )
+    await assert.rejects(ledger.recordUsage(new Uint8Array(2_000)), (err: any) => isInvalidUsage(err) && err.reason === 'oversized')
+    await assert.rejects(ledger.recordUsage(Uint8Array.of(0x0a, 0x03, 1, 2, 3)), (err: any) => isInvalidUsage(err))
     // a frame over the 1 KiB bound: the stream ends, nothing is signed
     await assert.rejects(exchange(provider.libp2p, renter.peerId, { proposal: { statement: new Uint8Array(4096) } }, 5_000), (err: any) => isUsageError(err) && err.wireCode === 'PROTOCOL')
     // a statement for someone else's lease answers like no lease

@@ -4,7 +4,7 @@ import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
 import { asNumber, defaultDataDir } from '../../config/index.js'
 import { DOMAIN } from '../../../protocols/ids.js'
 import { loadOrCreateKey, openEnvelopeUnverified } from '../../identity/index.js'
-import { MAX_TRUST_LIST_BYTES, openTrustList, sealTrustList, TrustListError } from '../../ledger/index.js'
+import { MAX_TRUST_LIST_BYTES, openTrustList, sealTrustList, trustListRejected } from '../../ledger/index.js'
 import { EXIT, UsageError } from '../errors.js'
 import { COMMON_OPTIONS } from '../options.js'
 import type { CommandDefinition } from '../command.js'
@@ -51,7 +51,7 @@ export const trustListCommand: CommandDefinition = {
     }
     if (args.length !== 1) throw new UsageError('idlegrid trust-list show: give one FILE')
     const bytes = await readFile(args[0])
-    if (bytes.byteLength > MAX_TRUST_LIST_BYTES) throw new TrustListError('oversized', `${args[0]}: ${bytes.byteLength} bytes exceeds the ${MAX_TRUST_LIST_BYTES}-byte bound`)
+    if (bytes.byteLength > MAX_TRUST_LIST_BYTES) throw trustListRejected('oversized', `${args[0]}: ${bytes.byteLength} bytes exceeds the ${MAX_TRUST_LIST_BYTES}-byte bound`)
     const operators = values['trust-operator'] as string[] | undefined
     // without accepted keys given: check everything but who signed it, then name the signer
     const accept = operators ?? [signerOf(bytes)]
@@ -72,6 +72,6 @@ function signerOf (bytes: Uint8Array): string {
   try {
     return openEnvelopeUnverified(bytes, { domain: DOMAIN.trustList, maxBytes: MAX_TRUST_LIST_BYTES }).signer.toString()
   } catch (err) {
-    throw new TrustListError('malformed', `trust list envelope: ${(err as Error).message}`)
+    throw trustListRejected('malformed', `trust list envelope: ${(err as Error).message}`)
   }
 }

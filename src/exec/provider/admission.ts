@@ -3,7 +3,7 @@
  * (admitStart): the award (it names us, we accepted it, it was not started before), the
  * runtime its runner and policy allow, an input manifest that is safe and within its limit,
  * the renter's share of the slots, the disk budget and a slot the job's tier can have; and
- * the RunSpec the runtime becomes. A failed check throws a StartDecline, answered with a
+ * the RunSpec the runtime becomes. A failed check throws an ExecError ERR_START_DECLINED, answered with a
  * Rejected frame (the job stream's wire name for it).
  *
  * Vocabulary: a provider *declines* a job, at three moments: at bid time
@@ -12,9 +12,10 @@
  */
 import { JobFrame } from '../../../protocols/job.js'
 import { toHex } from '../../common/index.js'
-import { AwardCheckError, jobGpuCount, verifyAwardForWinner } from '../../market/index.js'
+import { isAwardCheckError, jobGpuCount, verifyAwardForWinner } from '../../market/index.js'
 import { checkRelativePath } from '../shared/digest.js'
-import { RunnerError } from '../errors.js'
+import { ExecError, startDecline } from '../errors.js'
+import { isCoded } from '../../common/index.js'
 import type { VerifiedAward } from '../../market/index.js'
 import type { RunGpu, Runner, RunSpec } from '../runners/index.js'
 import type { JobBook } from './job-book.js'
@@ -23,14 +24,6 @@ import type { Lease } from './slot-lease.js'
 import type { InputCache } from '../../cache/index.js'
 import type { FileEntry } from '../../../protocols/job.js'
 import type { PeerId } from '@libp2p/interface'
-
-/** The provider declines the job at start time: the Rejected code and reason it answers with. */
-export class StartDecline extends Error {
-  constructor (readonly code: JobFrame.Rejected.Code, message: string) {
-    super(message)
-    this.name = 'StartDecline'
-  }
-}
 
 export interface RunLimits {
   /** the provider's max job length, ms */
@@ -76,16 +69,19 @@ export interface FitContext {
   maxInputBytes: number
 }
 
-/** Whether an awarded job fits this provider now: runtime, inputs and capacity. Throws a StartDecline. */
+/**
+ * Whether an awarded job fits this provider now: runtime, inputs and capacity. Throws an ExecError
+ * ERR_START_DECLINED.
+ */
 export function checkJobFits (start: JobFrame.Start, verified: VerifiedAward, ctx: FitContext): void {
   const runtime = start.runtime
-  if (runtime == null) throw new StartDecline(JobFrame.Rejected.Code.POLICY, 'Start has no runtime')
+  if (runtime == null) throw startDecline(JobFrame.Rejected.Code.POLICY, 'Start has no runtime')
   // a longer limit than the provider's max job length is cut to it (the bid already checked the estimate)
-  if (Number(runtime.timeoutMs) <= 0) throw new StartDecline(JobFrame.Rejected.Code.POLICY, 'the job has no time limit')
+  if (Number(runtime.timeoutMs) <= 0) throw startDecline(JobFrame.Rejected.Code.POLICY, 'the job has no time limit')
   try {
     ctx.runner.check(jobRunSpec(verified, { runtime, workDir: '/nonexistent', limits: ctx.limits }))
   } catch (err: any) {
-    throw new StartDecline(JobFrame.Rejected.Code.POLICY, err instanceof RunnerError ? err.message : 'runtime not allowed')
+    throw startDecline(JobFrame.Rejected.Code.POLICY, isCoded(err, ExecError, 'ERR_RUNNER') ? err.message : 'runtime not allowed')
   }
   checkInputManifest(start.inputs, ctx.maxInputBytes)
   const can = ctx.scheduler.canAccept({
@@ -93,7 +89,7 @@ export function checkJobFits (start: JobFrame.Start, verified: VerifiedAward, ct
     minNoticeMs: verified.jobRequest.constraints?.minPreemptionNoticeMs,
     gpus: jobGpuCount(verified.jobRequest)
   })
-  if ('refused' in can) throw new StartDecline(JobFrame.Rejected.Code.NO_CAPACITY, can.detail)
+  if ('refused' in can) throw startDecline(JobFrame.Rejected.Code.NO_CAPACITY, can.detail)
 }
 
 export interface AdmissionContext extends FitContext {
@@ -116,7 +112,7 @@ export interface Admitted { verified: VerifiedAward, lease: Lease }
 /**
  * Admits a Start: the award and runtime checks, then (synchronously, so no other Start slips
  * in between) the renter's slot limit and the disk budget on the slot the job would take,
- * then the slot itself and the job's disk. Declines are StartDeclines (NO_CAPACITY when it is
+ * then the slot itself and the job's disk. Declines are ExecError ERR_START_DECLINED (NO_CAPACITY when it is
  * full for now); nothing is held when one is thrown.
  */
 export function admitStart (start: JobFrame.Start, remote: PeerId, ctx: AdmissionContext): Admitted {
@@ -130,7 +126,7 @@ export function admitStart (start: JobFrame.Start, remote: PeerId, ctx: Admissio
   const gpus = ctx.scheduler.placement(job)
   if (gpus == null) {
     const can = ctx.scheduler.canAccept(job)
-    throw new StartDecline(JobFrame.Rejected.Code.NO_CAPACITY, 'refused' in can ? can.detail : 'no slot')
+    throw startDecline(JobFrame.Rejected.Code.NO_CAPACITY, 'refused' in can ? can.detail : 'no slot')
   }
   const renter = verified.renter.toString()
   checkRenterSlots(renter, ctx.scheduler.gpusHeldBy(`${renter}/`), gpus.map(g => g.index), ctx.maxSlotsPerRenter)
@@ -138,7 +134,7 @@ export function admitStart (start: JobFrame.Start, remote: PeerId, ctx: Admissio
   ctx.disk.check(diskBytes)
   // a bronze job this one displaces runs on until this one's inputs are in (the session's lease.claim)
   const placed = ctx.scheduler.reserve(job, { deferDisplacement: true })
-  if ('refused' in placed) throw new StartDecline(JobFrame.Rejected.Code.NO_CAPACITY, placed.detail)
+  if ('refused' in placed) throw startDecline(JobFrame.Rejected.Code.NO_CAPACITY, placed.detail)
   ctx.disk.hold({ key: verified.attemptKey, renter, diskBytes })
   // marked started in the same synchronous step as the reservation: a second stream with the
   // same Start, read while this one awaits, must find the attempt taken
@@ -155,18 +151,18 @@ function checkStart (start: JobFrame.Start, remote: PeerId, ctx: AdmissionContex
   try {
     verified = verifyAwardForWinner(start.award, start.jobRequest, ctx.me)
   } catch (err) {
-    if (err instanceof AwardCheckError) throw new StartDecline(JobFrame.Rejected.Code[err.rejection], err.message)
+    if (isAwardCheckError(err)) throw startDecline(JobFrame.Rejected.Code[err.rejection], err.message)
     throw err
   }
-  if (!verified.renter.equals(remote)) throw new StartDecline(JobFrame.Rejected.Code.NOT_AWARDED, 'the stream does not come from the job\'s renter')
+  if (!verified.renter.equals(remote)) throw startDecline(JobFrame.Rejected.Code.NOT_AWARDED, 'the stream does not come from the job\'s renter')
   // its Start came: the slot held for the award is given back, to be reserved just after (same turn) or refused
   ctx.scheduler.fulfil(toHex(verified.awardHash))
   if (ctx.requireAccepted && !ctx.book.isAccepted(toHex(verified.awardHash))) {
-    throw new StartDecline(JobFrame.Rejected.Code.NOT_AWARDED, 'this provider did not accept that award')
+    throw startDecline(JobFrame.Rejected.Code.NOT_AWARDED, 'this provider did not accept that award')
   }
-  if (ctx.book.wasAnswered(verified.attemptKey)) throw new StartDecline(JobFrame.Rejected.Code.OTHER, 'this award attempt was already started')
-  if (ctx.shuttingDown) throw new StartDecline(JobFrame.Rejected.Code.OTHER, 'provider is shutting down')
-  if (verified.jobRequest.lease != null && !ctx.hostsLeases) throw new StartDecline(JobFrame.Rejected.Code.POLICY, 'this provider hosts no service leases')
+  if (ctx.book.wasAnswered(verified.attemptKey)) throw startDecline(JobFrame.Rejected.Code.OTHER, 'this award attempt was already started')
+  if (ctx.shuttingDown) throw startDecline(JobFrame.Rejected.Code.OTHER, 'provider is shutting down')
+  if (verified.jobRequest.lease != null && !ctx.hostsLeases) throw startDecline(JobFrame.Rejected.Code.POLICY, 'this provider hosts no service leases')
   checkJobFits(start, verified, ctx)
   return verified
 }
@@ -179,16 +175,16 @@ function checkInputManifest (inputs: readonly FileEntry[], maxInputBytes: number
     try {
       checkRelativePath(entry.path)
     } catch (err: any) {
-      throw new StartDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, err.message)
+      throw startDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, err.message)
     }
-    if (seen.has(entry.path)) throw new StartDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} listed twice`)
+    if (seen.has(entry.path)) throw startDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} listed twice`)
     // a file and a directory of the same name cannot both exist
-    for (const other of seen) if (other.startsWith(entry.path + '/') || entry.path.startsWith(other + '/')) throw new StartDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} clashes with ${other}`)
+    for (const other of seen) if (other.startsWith(entry.path + '/') || entry.path.startsWith(other + '/')) throw startDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} clashes with ${other}`)
     seen.add(entry.path)
-    if (entry.sha256.length !== 32) throw new StartDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} has no sha256`)
+    if (entry.sha256.length !== 32) throw startDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} has no sha256`)
     total += entry.size
   }
-  if (total > BigInt(maxInputBytes)) throw new StartDecline(JobFrame.Rejected.Code.INPUT_TOO_LARGE, `inputs of ${total} bytes exceed this provider's ${maxInputBytes}`)
+  if (total > BigInt(maxInputBytes)) throw startDecline(JobFrame.Rejected.Code.INPUT_TOO_LARGE, `inputs of ${total} bytes exceed this provider's ${maxInputBytes}`)
 }
 
 /** The declared size of a job's inputs: the sum of its manifest's sizes. */
@@ -239,18 +235,18 @@ export class DiskBudget {
   }
 
   /**
-   * Throws a StartDecline when `bytes` more would not fit: INPUT_TOO_LARGE when they never could,
-   * NO_CAPACITY while other jobs hold the room.
+   * Throws an ExecError ERR_START_DECLINED when `bytes` more would not fit: INPUT_TOO_LARGE when
+   * they never could, NO_CAPACITY while other jobs hold the room.
    */
   check (bytes: number): void {
     if (bytes > this.budgetBytes) {
-      throw new StartDecline(JobFrame.Rejected.Code.INPUT_TOO_LARGE, `the job needs ${bytes} bytes of disk (inputs and outputs), more than this provider's disk budget of ${this.budgetBytes}`)
+      throw startDecline(JobFrame.Rejected.Code.INPUT_TOO_LARGE, `the job needs ${bytes} bytes of disk (inputs and outputs), more than this provider's disk budget of ${this.budgetBytes}`)
     }
     const over = this.used() + (this.cache?.usedBytes() ?? 0) + bytes - this.budgetBytes
     if (over > 0) this.cache?.reclaim(over)
     const used = this.used() + (this.cache?.usedBytes() ?? 0)
     if (used + bytes > this.budgetBytes) {
-      throw new StartDecline(JobFrame.Rejected.Code.NO_CAPACITY, `disk budget full: jobs in progress hold ${used} of ${this.budgetBytes} bytes, this job needs ${bytes}`)
+      throw startDecline(JobFrame.Rejected.Code.NO_CAPACITY, `disk budget full: jobs in progress hold ${used} of ${this.budgetBytes} bytes, this job needs ${bytes}`)
     }
   }
 
@@ -271,7 +267,7 @@ export class DiskBudget {
 }
 
 /**
- * Throws a StartDecline (NO_CAPACITY) when the renter would hold more than `maxSlots` slots:
+ * Throws an ExecError ERR_START_DECLINED (NO_CAPACITY) when the renter would hold more than `maxSlots` slots:
  * `held` are the GPUs its jobs in progress hold or wait for, `next` the one(s) this job would take
  * (a job that displaces the renter's own bronze job takes no extra slot).
  */
@@ -285,7 +281,7 @@ export function checkRenterSlots (
   for (const gpu of typeof next === 'number' ? [next] : next) after.add(gpu)
   if (after.size <= maxSlots) return
   if (held.size === 0) {
-    throw new StartDecline(JobFrame.Rejected.Code.NO_CAPACITY, `the job needs ${after.size} slots, more than this provider gives one renter (at most ${maxSlots})`)
+    throw startDecline(JobFrame.Rejected.Code.NO_CAPACITY, `the job needs ${after.size} slots, more than this provider gives one renter (at most ${maxSlots})`)
   }
-  throw new StartDecline(JobFrame.Rejected.Code.NO_CAPACITY, `renter ${renter} already holds ${held.size} of this provider's slots (at most ${maxSlots} per renter)`)
+  throw startDecline(JobFrame.Rejected.Code.NO_CAPACITY, `renter ${renter} already holds ${held.size} of this provider's slots (at most ${maxSlots} per renter)`)
 }

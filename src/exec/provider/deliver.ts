@@ -7,10 +7,11 @@ import { createReadStream } from 'node:fs'
 import { join } from 'node:path'
 import { JobStatus, Receipt, type Attestation, type FileEntry } from '../../../protocols/job.js'
 import { fileSetDigest, listRegularFiles } from '../shared/digest.js'
-import { JobStreamError, OutputLimitError } from '../errors.js'
+import { ExecError, isRecordError, streamError } from '../errors.js'
 import { CHUNK_BYTES, frameKind, withDeadline, type FrameChannel } from '../shared/job-stream.js'
 import { noteFrame } from './slot-run.js'
-import { RecordError, openReceipt, signAttestation } from '../shared/records.js'
+import { openReceipt, signAttestation } from '../shared/records.js'
+import { isCoded } from '../../common/index.js'
 import type { VerifiedAward } from '../../market/index.js'
 import type { RunOutcome, RunStatus } from '../runners/index.js'
 import type { RenterAnswer, SlotRunEnd } from './slot-run.js'
@@ -33,7 +34,7 @@ export function statusToWire (status: RunStatus): JobStatus {
 
 /**
  * Streams every regular file under the output dir as OutputChunk frames, hashing as it
- * reads; returns the manifest. OutputLimitError (before anything is sent) past the limits.
+ * reads; returns the manifest. ExecError ERR_OUTPUT_LIMIT (before anything is sent) past the limits.
  */
 export async function sendOutputs (
   ch: FrameChannel,
@@ -91,17 +92,17 @@ export function attestRun (key: Ed25519PrivateKey, me: PeerId, v: VerifiedAward,
 /**
  * The renter's receipt for `attestation`: its answer was read since the job started, and the
  * wait is bounded by `idleMs` from now. Undefined when the renter closed the stream without
- * one; JobStreamError when it sent something else or a receipt that does not verify.
+ * one; ExecError ERR_JOB_STREAM when it sent something else or a receipt that does not verify.
  */
 export async function awaitReceipt (
   renterNext: Promise<RenterAnswer>,
   idleMs: number,
   expect: { renter: PeerId, provider: PeerId, jobId: Uint8Array, attestation: Signed<Attestation> }
 ): Promise<Signed<Receipt> | undefined> {
-  const answer = await withDeadline(renterNext, idleMs, () => new JobStreamError('IDLE_TIMEOUT', `no receipt within ${idleMs} ms`))
+  const answer = await withDeadline(renterNext, idleMs, () => streamError('IDLE_TIMEOUT', `no receipt within ${idleMs} ms`))
   if ('err' in answer) throw answer.err
   if (answer.frame == null) return undefined
-  if (frameKind(answer.frame) !== 'receipt') throw new JobStreamError('PROTOCOL', 'expected the receipt')
+  if (frameKind(answer.frame) !== 'receipt') throw streamError('PROTOCOL', 'expected the receipt')
   try {
     return openReceipt(answer.frame.receipt as Uint8Array, {
       renter: expect.renter,
@@ -111,8 +112,8 @@ export async function awaitReceipt (
     })
   } catch (err: any) {
     // a receipt that verifies but answers something else is not a signature failure
-    const code = err instanceof RecordError && err.reason !== 'signature' ? 'BAD_RECEIPT' : 'BAD_SIGNATURE'
-    throw new JobStreamError(code, err.message, { cause: err })
+    const code = isRecordError(err) && err.reason !== 'signature' ? 'BAD_RECEIPT' : 'BAD_SIGNATURE'
+    throw streamError(code, err.message, { cause: err })
   }
 }
 
@@ -153,7 +154,7 @@ export async function deliverRun (attempt: AdmittedAttempt, run: SlotRunEnd, ctx
     try {
       outputs = await sendOutputs(ch, outputDir, ctx.outputLimits)
     } catch (err) {
-      if (!(err instanceof OutputLimitError)) throw err
+      if (!(isCoded(err, ExecError, 'ERR_OUTPUT_LIMIT'))) throw err
       status = 'failed'
       outputs = []
       await ch.send(noteFrame(`${err.message}; no outputs returned`))

@@ -14,10 +14,10 @@ import { JobFrame, type FileEntry } from '../../../protocols/job.js'
 import { toHex } from '../../common/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE } from '../../ledger/index.js'
 import { MARKET_PROVIDER_CAPABILITY, MARKET_PROVIDER_SERVICE, openAward, type VerifiedAward } from '../../market/index.js'
-import { admitStart, declaredInputBytes, DiskBudget, jobRunSpec, StartDecline, type Admitted, type RunLimits } from './admission.js'
+import { admitStart, declaredInputBytes, DiskBudget, jobRunSpec, type Admitted, type RunLimits } from './admission.js'
 import { ConditionMonitor } from './conditions.js'
 import { deliverRun, type AdmittedAttempt } from './deliver.js'
-import { JobStreamError } from '../errors.js'
+import { isStartDecline, isStreamError, startDecline, type StartDecline, streamError } from '../errors.js'
 import { JobBook, type JobRecord } from './job-book.js'
 import { defaultDiskBudgetBytes, EXEC_CAPABILITY, EXEC_DEFAULTS, type ExecComponents, type ExecGpu, type ExecServiceInit } from './job-service-init.js'
 import { FrameChannel, frameKind, withDeadline } from '../shared/job-stream.js'
@@ -139,7 +139,7 @@ export class JobExecService implements Startable {
       const first = await ch.next(EXEC_DEFAULTS.startMs)
       if (first == null) return
       const startedAt = Date.now()
-      if (frameKind(first) !== 'start') throw new JobStreamError('PROTOCOL', 'the first frame must be Start')
+      if (frameKind(first) !== 'start') throw streamError('PROTOCOL', 'the first frame must be Start')
       const start = first.start as JobFrame.Start
       // the award, the runtime, the manifest, then a slot and disk, all before any input byte is read
       const admitted = await this.declining(ch, undefined, () => this.admit(start, remote))
@@ -157,7 +157,7 @@ export class JobExecService implements Startable {
       const stop = new Promise<never>((_resolve, reject) => { stopReceiving = reject })
       stop.catch(() => {})
       lease.onPreempt(notice => {
-        displaced = new StartDecline(JobFrame.Rejected.Code.NO_CAPACITY, `${notice.detail} before it started`)
+        displaced = startDecline(JobFrame.Rejected.Code.NO_CAPACITY, `${notice.detail} before it started`)
         admitted.lease.release()
         stopReceiving(displaced)
       })
@@ -187,9 +187,9 @@ export class JobExecService implements Startable {
       await this.waitForSlot(lease)
       await this.runAndDeliver({ ch, verified, inputs, workDir: dir, lease, rec }, start.runtime as JobFrame.Runtime)
     } catch (err: any) {
-      const streamErr = err instanceof JobStreamError ? err : new JobStreamError('INTERNAL', 'provider error', { cause: err })
-      if (!(err instanceof JobStreamError)) this.log.error('job session error: %e', err)
-      else this.log('job stream from %p ended: %s %s', remote, streamErr.code, streamErr.message)
+      const streamErr = isStreamError(err) ? err : streamError('INTERNAL', 'provider error', { cause: err })
+      if (!isStreamError(err)) this.log.error('job session error: %e', err)
+      else this.log('job stream from %p ended: %s %s', remote, streamErr.wireCode, streamErr.message)
       await ch.fail(streamErr)
     } finally {
       holding?.release()
@@ -202,7 +202,7 @@ export class JobExecService implements Startable {
     }
   }
 
-  /** Runs a step; a StartDecline it throws is answered with a Rejected frame and gives undefined. */
+  /** Runs a step; an ERR_START_DECLINED it throws is answered with a Rejected frame and gives undefined. */
   private async declining<T> (
     ch: FrameChannel,
     rec: JobRecord | undefined,
@@ -211,7 +211,7 @@ export class JobExecService implements Startable {
     try {
       return await step()
     } catch (err) {
-      if (!(err instanceof StartDecline)) throw err
+      if (!isStartDecline(err)) throw err
       await this.decline(ch, err, rec)
       return undefined
     }
@@ -236,14 +236,14 @@ export class JobExecService implements Startable {
   }
 
   private async decline (ch: FrameChannel, declined: StartDecline, rec: JobRecord | undefined): Promise<void> {
-    this.log('declining job: %s %s', JobFrame.Rejected.Code[declined.code] ?? declined.code, declined.message)
+    this.log('declining job: %s %s', JobFrame.Rejected.Code[declined.rejection] ?? declined.rejection, declined.message)
     if (rec != null) {
       rec.state = 'rejected'
       rec.rejected = declined.message
       this.book.update(rec)
     }
     try {
-      await ch.send({ rejected: { code: declined.code, reason: declined.message.slice(0, 512) } })
+      await ch.send({ rejected: { code: declined.rejection, reason: declined.message.slice(0, 512) } })
       await ch.close()
     } catch {
       ch.abort()
@@ -264,7 +264,7 @@ export class JobExecService implements Startable {
 
   private async waitForSlot (lease: Lease): Promise<void> {
     const maxWait = this.scheduler.graceMs + EXEC_DEFAULTS.slotWaitExtraMs
-    await withDeadline(lease.ready, maxWait, () => new JobStreamError('INTERNAL', `slot not free within ${maxWait} ms`))
+    await withDeadline(lease.ready, maxWait, () => streamError('INTERNAL', `slot not free within ${maxWait} ms`))
   }
 
   /** Accepts the job, runs it on its slot, then returns what it made, attested. */
@@ -293,7 +293,7 @@ export class JobExecService implements Startable {
       if (leaseHooks != null) {
         spec.env = { ...spec.env, ...leaseHooks.env }
         // docker: the lease's own network, with no route out, where we reach its port
-        network = await this.init.runner.openServiceNetwork?.(v.jobIdHex).catch((err: Error) => { throw new JobStreamError('INTERNAL', err.message) })
+        network = await this.init.runner.openServiceNetwork?.(v.jobIdHex).catch((err: Error) => { throw streamError('INTERNAL', err.message) })
         spec.service = { port: leaseHooks.port, network: network?.name }
       }
       await this.acceptAndRun(attempt, { spec, gpu, leaseHooks })

@@ -7,10 +7,9 @@ import { mkdir, open } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { equals } from 'uint8arrays/equals'
 import { JobFrame, type FileEntry } from '../../../protocols/job.js'
-import { StartDecline } from './admission.js'
 import { pieces, type ReceivedChunk } from '../shared/chunk-frame.js'
 import { MAX_PATH_CHARS } from '../shared/digest.js'
-import { JobStreamError } from '../errors.js'
+import { startDecline, streamError } from '../errors.js'
 import { FileSink } from '../shared/file-sink.js'
 import { frameKind, type FrameChannel } from '../shared/job-stream.js'
 import { toHex } from '../../common/index.js'
@@ -71,7 +70,7 @@ export interface ReceiveLimits {
 
 /**
  * Reads the inputs into `dir`; resolves with the manifest once every file arrived whole.
- * Past the deadline or the chunk bound it throws a StartDecline (the session answers Rejected
+ * Past the deadline or the chunk bound it throws an ExecError ERR_START_DECLINED (the session answers Rejected
  * and gives the slot and disk share back). `stop`, when it rejects, ends the receipt at once
  * with its error (the job lost its slot).
  */
@@ -89,22 +88,22 @@ export async function receiveInputs (
   let chunks = 0
   let timer: ReturnType<typeof setTimeout> | undefined
   const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => { reject(new StartDecline(JobFrame.Rejected.Code.OTHER, `inputs not received within ${limits.deadlineMs} ms of Start (${total} of ${limits.maxInputBytes} bytes arrived)`)) }, Math.max(0, limits.startedAt + limits.deadlineMs - Date.now()))
+    timer = setTimeout(() => { reject(startDecline(JobFrame.Rejected.Code.OTHER, `inputs not received within ${limits.deadlineMs} ms of Start (${total} of ${limits.maxInputBytes} bytes arrived)`)) }, Math.max(0, limits.startedAt + limits.deadlineMs - Date.now()))
   })
   late.catch(() => {})
   const ends = stop == null ? [late] : [late, stop]
   try {
     while (true) {
       const frame = await Promise.race([ch.next(), ...ends])
-      if (frame == null) throw new JobStreamError('CANCELLED', 'renter closed the stream while sending inputs')
+      if (frame == null) throw streamError('CANCELLED', 'renter closed the stream while sending inputs')
       const kind = frameKind(frame)
       if (kind === 'inputEnd') break
-      if (kind !== 'inputChunk') throw new JobStreamError('PROTOCOL', `unexpected ${kind} frame while receiving inputs`)
+      if (kind !== 'inputChunk') throw streamError('PROTOCOL', `unexpected ${kind} frame while receiving inputs`)
       const chunk = frame.inputChunk as ReceivedChunk
-      if (chunk.data.byteLength === 0) throw new JobStreamError('PROTOCOL', 'empty input chunk (an empty file has no chunk)')
-      if (++chunks > limits.maxChunks) throw new StartDecline(JobFrame.Rejected.Code.OTHER, `more than ${limits.maxChunks} input chunks for ${manifest.length} files of ${limits.maxInputBytes} bytes`)
+      if (chunk.data.byteLength === 0) throw streamError('PROTOCOL', 'empty input chunk (an empty file has no chunk)')
+      if (++chunks > limits.maxChunks) throw startDecline(JobFrame.Rejected.Code.OTHER, `more than ${limits.maxChunks} input chunks for ${manifest.length} files of ${limits.maxInputBytes} bytes`)
       total += chunk.data.byteLength
-      if (total > limits.maxInputBytes) throw new JobStreamError('INPUT_TOO_LARGE', `inputs exceed ${limits.maxInputBytes} bytes`)
+      if (total > limits.maxInputBytes) throw streamError('INPUT_TOO_LARGE', `inputs exceed ${limits.maxInputBytes} bytes`)
       await files.write(chunk)
     }
     await files.finishAll()
@@ -130,9 +129,9 @@ class InputFiles {
       await this.finishFile()
     }
     const entry = this.manifest[this.index]
-    if (entry == null || entry.path !== chunk.path) throw new JobStreamError('PROTOCOL', `input chunk for ${chunk.path.slice(0, MAX_PATH_CHARS)} out of manifest order`)
-    if (chunk.offset !== this.offset) throw new JobStreamError('PROTOCOL', `input chunk for ${entry.path} at offset ${chunk.offset}, expected ${this.offset}`)
-    if (this.offset + BigInt(chunk.data.byteLength) > entry.size) throw new StartDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} is longer than its manifest size`)
+    if (entry == null || entry.path !== chunk.path) throw streamError('PROTOCOL', `input chunk for ${chunk.path.slice(0, MAX_PATH_CHARS)} out of manifest order`)
+    if (chunk.offset !== this.offset) throw streamError('PROTOCOL', `input chunk for ${entry.path} at offset ${chunk.offset}, expected ${this.offset}`)
+    if (this.offset + BigInt(chunk.data.byteLength) > entry.size) throw startDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} is longer than its manifest size`)
     this.handle ??= await this.openFile(entry)
     await this.handle.write(chunk.data)
     for (const piece of pieces(chunk.data)) this.hash.update(piece)
@@ -160,7 +159,7 @@ class InputFiles {
     await this.handle.close()
     this.handle = undefined
     if (this.offset !== entry.size || !equals(new Uint8Array(this.hash.digest()), entry.sha256)) {
-      throw new StartDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} does not match its size or sha256`)
+      throw startDecline(JobFrame.Rejected.Code.INPUT_MISMATCH, `input ${entry.path} does not match its size or sha256`)
     }
     this.index++
     this.offset = 0n

@@ -8,10 +8,10 @@ import { createHash, type Hash } from 'node:crypto'
 import { appendFile, mkdir, open } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { JobFrame, type FileEntry } from '../../../protocols/job.js'
-import { RenterLimitError, type DiskBudget, type RenterLimits } from './attempt-limits.js'
+import { type DiskBudget, type RenterLimits } from './attempt-limits.js'
 import { pieces, type ReceivedChunk } from '../shared/chunk-frame.js'
 import { checkRelativePath, sortEntries } from '../shared/digest.js'
-import { JobStreamError } from '../errors.js'
+import { renterLimitError, streamError } from '../errors.js'
 import { FileSink } from '../shared/file-sink.js'
 import { frameKind, type FrameChannel } from '../shared/job-stream.js'
 import type { JobEvent } from './attempt.js'
@@ -21,7 +21,7 @@ const LOG_BATCH_LINES = 256
 /** or this many bytes. */
 const LOG_BATCH_BYTES = 1024 * 1024
 
-/** The job's log lines, appended to the attempt's log.txt in batches; RenterLimitError past `maxBytes`. */
+/** The job's log lines, appended to the attempt's log.txt in batches; ExecError ERR_RENTER_LIMIT past `maxBytes`. */
 export class AttemptLog {
   private readonly lines: string[] = []
   private pending = 0
@@ -37,7 +37,7 @@ export class AttemptLog {
   async push (stream: 'stdout' | 'stderr', line: string): Promise<void> {
     const bytes = Buffer.byteLength(line, 'utf8') + 3
     this.total += bytes
-    if (this.total > this.maxBytes) throw new RenterLimitError('log-bytes', `the provider sent more than ${this.maxBytes} bytes of log (the renter's limit)`)
+    if (this.total > this.maxBytes) throw renterLimitError('log-bytes', `the provider sent more than ${this.maxBytes} bytes of log (the renter's limit)`)
     this.disk?.take(bytes)
     this.lines.push(`${stream === 'stderr' ? 'E ' : '  '}${line}\n`)
     this.pending += bytes
@@ -77,11 +77,11 @@ export class OutputFiles {
 
   async write (chunk: ReceivedChunk): Promise<void> {
     this.total += chunk.data.byteLength
-    if (this.total > this.limits.maxOutputBytes) throw new RenterLimitError('output-bytes', `outputs exceed ${this.limits.maxOutputBytes} bytes (the renter's limit)`)
+    if (this.total > this.limits.maxOutputBytes) throw renterLimitError('output-bytes', `outputs exceed ${this.limits.maxOutputBytes} bytes (the renter's limit)`)
     this.disk?.take(chunk.data.byteLength)
     if (this.current?.path !== chunk.path) this.current = await this.next(chunk)
     const current = this.current
-    if (chunk.offset !== current.size) throw new JobStreamError('PROTOCOL', `output ${chunk.path} chunk at ${chunk.offset}, expected ${current.size}`)
+    if (chunk.offset !== current.size) throw streamError('PROTOCOL', `output ${chunk.path} chunk at ${chunk.offset}, expected ${current.size}`)
     await current.handle.write(chunk.data)
     for (const piece of pieces(chunk.data)) current.hash.update(piece)
     current.size += BigInt(chunk.data.byteLength)
@@ -108,17 +108,17 @@ export class OutputFiles {
 
   private async next (chunk: ReceivedChunk): Promise<NonNullable<OutputFiles['current']>> {
     await this.finish()
-    try { checkRelativePath(chunk.path) } catch (err: any) { throw new JobStreamError('PROTOCOL', err.message) }
-    if (this.files.size + 1 > this.limits.maxFiles) throw new RenterLimitError('files', `the provider sent more than ${this.limits.maxFiles} output files (the renter's limit)`)
+    try { checkRelativePath(chunk.path) } catch (err: any) { throw streamError('PROTOCOL', err.message) }
+    if (this.files.size + 1 > this.limits.maxFiles) throw renterLimitError('files', `the provider sent more than ${this.limits.maxFiles} output files (the renter's limit)`)
     const segments = chunk.path.split('/')
-    if (segments.length - 1 > this.limits.maxDepth) throw new RenterLimitError('depth', `output ${chunk.path.slice(0, 80)}… is ${segments.length - 1} directories deep; the renter's limit is ${this.limits.maxDepth}`)
+    if (segments.length - 1 > this.limits.maxDepth) throw renterLimitError('depth', `output ${chunk.path.slice(0, 80)}… is ${segments.length - 1} directories deep; the renter's limit is ${this.limits.maxDepth}`)
     const prefixes: string[] = []
     for (let i = 0, at = 0; i < segments.length - 1; i++) {
       at += (segments[i] as string).length + (i > 0 ? 1 : 0)
       prefixes.push(chunk.path.slice(0, at))
     }
-    if (this.files.has(chunk.path) || this.dirs.has(chunk.path) || prefixes.some(p => this.files.has(p))) throw new JobStreamError('PROTOCOL', `output ${chunk.path} sent twice`)
-    if (chunk.offset !== 0n) throw new JobStreamError('PROTOCOL', `output ${chunk.path} does not start at offset 0`)
+    if (this.files.has(chunk.path) || this.dirs.has(chunk.path) || prefixes.some(p => this.files.has(p))) throw streamError('PROTOCOL', `output ${chunk.path} sent twice`)
+    if (chunk.offset !== 0n) throw streamError('PROTOCOL', `output ${chunk.path} does not start at offset 0`)
     this.files.add(chunk.path)
     for (const p of prefixes) this.dirs.add(p)
     const path = join(this.dir, chunk.path)
@@ -152,7 +152,7 @@ export async function followRun (ch: FrameChannel, opts: FollowOptions): Promise
   try {
     while (true) {
       const frame = await ch.next()
-      if (frame == null) throw new JobStreamError('CANCELLED', 'provider closed the stream before its attestation')
+      if (frame == null) throw streamError('CANCELLED', 'provider closed the stream before its attestation')
       const kind = frameKind(frame)
       if (kind === 'log') {
         const line = frame.log as JobFrame.Log
@@ -163,7 +163,7 @@ export async function followRun (ch: FrameChannel, opts: FollowOptions): Promise
       } else if (kind === 'progress') {
         emit({ type: 'progress', attempt, elapsedMs: Number(frame.progress?.elapsedMs ?? 0n) })
       } else if (kind === 'outputChunk') {
-        if (result != null) throw new JobStreamError('PROTOCOL', 'output chunk after Result')
+        if (result != null) throw streamError('PROTOCOL', 'output chunk after Result')
         const chunk = frame.outputChunk as ReceivedChunk
         await outputs.write(chunk)
         emit({ type: 'receiving', attempt, path: chunk.path, receivedBytes: outputs.total })
@@ -171,10 +171,10 @@ export async function followRun (ch: FrameChannel, opts: FollowOptions): Promise
         await outputs.finish()
         result = frame.result as JobFrame.Result
       } else if (kind === 'attestation') {
-        if (result == null) throw new JobStreamError('PROTOCOL', 'attestation before Result')
+        if (result == null) throw streamError('PROTOCOL', 'attestation before Result')
         return { result, attestation: frame.attestation as Uint8Array, attestationAt: Date.now() }
       } else {
-        throw new JobStreamError('PROTOCOL', `unexpected ${kind} frame while the job runs`)
+        throw streamError('PROTOCOL', `unexpected ${kind} frame while the job runs`)
       }
     }
   } finally {

@@ -6,7 +6,7 @@
  * (`bad_output`, or `lost` for the deadline) and the job is re-auctioned. Also: control characters
  * escaped before anything from a provider is printed.
  */
-import { JobStreamError } from '../errors.js'
+import { renterLimitError } from '../errors.js'
 
 const MiB = 1024 * 1024
 
@@ -38,27 +38,14 @@ export const RENTER_LIMITS: Readonly<RenterLimits> = {
   maxJobDiskBytes: 8 * 1024 * MiB
 }
 
-export type RenterLimitName = 'log-bytes' | 'files' | 'depth' | 'output-bytes' | 'deadline' | 'disk'
-
-/** A provider broke one of the renter's limits: the attempt fails, the job is re-auctioned. */
-export class RenterLimitError extends JobStreamError {
-  readonly limit: RenterLimitName
-
-  constructor (limit: RenterLimitName, message: string) {
-    super(limit === 'deadline' ? 'CANCELLED' : 'OUTPUT_TOO_LARGE', message)
-    this.name = 'RenterLimitError'
-    this.limit = limit
-  }
-}
-
 /** Bytes the renter may still write to disk for one job, shared by its attempts' logs and outputs. */
 export class DiskBudget {
   constructor (public left: number) {}
 
-  /** Takes `bytes`; RenterLimitError('disk') when that is more than is left. */
+  /** Takes `bytes`; ExecError ERR_RENTER_LIMIT (disk) when that is more than is left. */
   take (bytes: number): void {
     this.left -= bytes
-    if (this.left < 0) throw new RenterLimitError('disk', 'the job\'s attempts wrote more log and output bytes than the renter\'s disk budget for the job')
+    if (this.left < 0) throw renterLimitError('disk', 'the job\'s attempts wrote more log and output bytes than the renter\'s disk budget for the job')
   }
 }
 

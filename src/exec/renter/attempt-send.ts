@@ -6,7 +6,7 @@
  */
 import { createReadStream } from 'node:fs'
 import { checkRelativePath, hashFile, sortEntries } from '../shared/digest.js'
-import { JobRejectedError, JobStreamError } from '../errors.js'
+import { jobRejected, streamError } from '../errors.js'
 import { CHUNK_BYTES, frameKind, withDeadline, type FrameChannel, type ReceivedFrame } from '../shared/job-stream.js'
 import type { AwardedJob, JobEvent, JobInput, JobPayload } from './attempt.js'
 import type { FileEntry, JobFrame } from '../../../protocols/job.js'
@@ -20,7 +20,7 @@ export async function inputManifest (inputs: readonly JobInput[]): Promise<Array
   const out: Array<FileEntry & { file: string }> = []
   for (const input of inputs) {
     checkRelativePath(input.path)
-    if (seen.has(input.path)) throw new JobStreamError('PROTOCOL', `input ${input.path} listed twice`)
+    if (seen.has(input.path)) throw streamError('PROTOCOL', `input ${input.path} listed twice`)
     seen.add(input.path)
     out.push({
       path: input.path,
@@ -106,7 +106,7 @@ export async function sendJob (
 
 /**
  * job/1.1.0: sends Start and reads the provider's answer to it: Held (the files it holds, each
- * one of the manifest's), or a refusal (JobRejectedError, as for any first answer).
+ * one of the manifest's), or a refusal (ExecError ERR_JOB_REJECTED, as for any first answer).
  */
 export async function startAskingHeld (
   { ch, awarded, payload, manifest }: Shipment,
@@ -116,7 +116,7 @@ export async function startAskingHeld (
   const frame = await ch.next(answerMs)
   if (frame == null || frameKind(frame) !== 'held') {
     accepted({ frame })
-    throw new JobStreamError('PROTOCOL', 'Accepted before the inputs were sent')
+    throw streamError('PROTOCOL', 'Accepted before the inputs were sent')
   }
   const sizes = new Map(manifest.map(f => [Buffer.from(f.sha256).toString('hex'), Number(f.size)]))
   const digests = new Set<string>()
@@ -124,7 +124,7 @@ export async function startAskingHeld (
   for (const d of (frame.held as JobFrame.Held).sha256) {
     const hex = Buffer.from(d).toString('hex')
     const size = sizes.get(hex)
-    if (size == null) throw new JobStreamError('PROTOCOL', `Held names ${hex.slice(0, 64)}, which is none of the job's inputs`)
+    if (size == null) throw streamError('PROTOCOL', `Held names ${hex.slice(0, 64)}, which is none of the job's inputs`)
     if (!digests.has(hex)) bytes += size
     digests.add(hex)
   }
@@ -173,7 +173,7 @@ export async function shipJob (
   if ('stalled' in first) {
     ch.abort()
     await sending
-    throw new JobStreamError('IDLE_TIMEOUT', `the provider took no input for ${stallMs} ms`)
+    throw streamError('IDLE_TIMEOUT', `the provider took no input for ${stallMs} ms`)
   }
   if ('answered' in first) {
     // any answer before the last input is queued ends the sending: the provider reads no more
@@ -181,7 +181,7 @@ export async function shipJob (
     const early = first.answered
     ch.abort()
     await sending
-    if ('frame' in early && early.frame != null && frameKind(early.frame) === 'accepted') throw new JobStreamError('PROTOCOL', 'Accepted before the inputs were all sent')
+    if ('frame' in early && early.frame != null && frameKind(early.frame) === 'accepted') throw streamError('PROTOCOL', 'Accepted before the inputs were all sent')
     return accepted(early)
   }
   const sent = first
@@ -193,18 +193,18 @@ export async function shipJob (
     if ('frame' in a && a.frame != null) return accepted(a)
     throw sent.sendErr
   }
-  return accepted(await withDeadline(answer, acceptMs, () => new JobStreamError('IDLE_TIMEOUT', `no frame within ${acceptMs} ms`)))
+  return accepted(await withDeadline(answer, acceptMs, () => streamError('IDLE_TIMEOUT', `no frame within ${acceptMs} ms`)))
 }
 
-/** The provider's first answer: resolves on Accepted; JobRejectedError on Rejected. */
+/** The provider's first answer: resolves on Accepted; ExecError ERR_JOB_REJECTED on Rejected. */
 function accepted (a: Answer): void {
   if ('err' in a) throw a.err
   const answer = a.frame
-  if (answer == null) throw new JobStreamError('CANCELLED', 'provider closed the stream before accepting')
+  if (answer == null) throw streamError('CANCELLED', 'provider closed the stream before accepting')
   const kind = frameKind(answer)
   if (kind === 'rejected') {
     const r = answer.rejected as JobFrame.Rejected
-    throw new JobRejectedError(String(r.code), r.reason.slice(0, 512))
+    throw jobRejected(String(r.code), r.reason.slice(0, 512))
   }
-  if (kind !== 'accepted') throw new JobStreamError('PROTOCOL', `expected Accepted, got ${kind}`)
+  if (kind !== 'accepted') throw streamError('PROTOCOL', `expected Accepted, got ${kind}`)
 }

@@ -9,8 +9,8 @@ import { join } from 'node:path'
 import { equals } from 'uint8arrays/equals'
 import { JobStatus, Receipt } from '../../../protocols/job.js'
 import { toHex } from '../../common/index.js'
-import { JobStreamError } from '../errors.js'
-import { RecordError, openAttestation, receiptOutcome, signReceipt } from '../shared/records.js'
+import { isRecordError, isStreamError, streamError } from '../errors.js'
+import { openAttestation, receiptOutcome, signReceipt } from '../shared/records.js'
 import type { RunReport } from './attempt-follow.js'
 import { frameKind, type FrameChannel } from '../shared/job-stream.js'
 import type { AttemptOutcome, AttemptResult, ReceiptAckState } from './attempt.js'
@@ -57,11 +57,11 @@ export async function verifyAndReceipt (
       inputDigest: ctx.inputDigest
     })
   } catch (err) {
-    if (!(err instanceof RecordError)) throw err
+    if (!isRecordError(err)) throw err
     result.outcome = 'bad_attestation'
     result.detail = err.message
     // one that verifies but answers another attempt is not a signature failure
-    await ch.fail(new JobStreamError(err.reason === 'signature' ? 'BAD_SIGNATURE' : 'BAD_ATTESTATION', err.message))
+    await ch.fail(streamError(err.reason === 'signature' ? 'BAD_SIGNATURE' : 'BAD_ATTESTATION', err.message))
     return
   }
   result.attestation = attestation
@@ -105,7 +105,7 @@ async function awaitReceiptAck (ch: FrameChannel, receiptHash: Uint8Array): Prom
     if (!equals(hash, receiptHash)) return { state: 'refused', detail: 'the acknowledgement names another receipt' }
     return { state: 'acknowledged' }
   } catch (err: any) {
-    if (err instanceof JobStreamError && err.remote) return { state: 'refused', detail: err.message }
+    if (isStreamError(err) && err.remote) return { state: 'refused', detail: err.message }
     return { state: 'none', detail: String(err?.message ?? err) }
   }
 }

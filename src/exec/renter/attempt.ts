@@ -13,10 +13,10 @@ import { JobRequest } from '../../../protocols/market.js'
 import { openAward, peerIdFromBytes } from '../../market/index.js'
 import { AttemptLog, followRun, OutputFiles } from './attempt-follow.js'
 import { inputManifest, shipJob } from './attempt-send.js'
-import { deadlineGraceMs, RenterLimitError, renterLimits, runDeadlineMs, type DiskBudget, type RenterLimits } from './attempt-limits.js'
+import { deadlineGraceMs, renterLimits, runDeadlineMs, type DiskBudget, type RenterLimits } from './attempt-limits.js'
 import { verifyAndReceipt } from './attempt-verify.js'
 import { fileSetDigest } from '../shared/digest.js'
-import { JobRejectedError, JobStreamError } from '../errors.js'
+import { isJobRejected, isRenterLimit, isStreamError, type JobStreamError, renterLimitError, streamError } from '../errors.js'
 import { FrameChannel } from '../shared/job-stream.js'
 import type { Signed } from '../../identity/index.js'
 import type { Attestation, FileEntry, Receipt } from '../../../protocols/job.js'
@@ -168,7 +168,7 @@ export async function runAttempt (
       })
     const idleMs = opts.idleMs ?? RENTER_DEFAULTS.idleMs
     ch = new FrameChannel(stream, { idleMs })
-    opts.signal?.addEventListener('abort', () => { void ch?.fail(new JobStreamError('CANCELLED', 'renter cancelled')) }, { once: true })
+    opts.signal?.addEventListener('abort', () => { void ch?.fail(streamError('CANCELLED', 'renter cancelled')) }, { once: true })
     await shipJob(
       { ch, awarded, payload, manifest, attempt, emit },
       {
@@ -184,7 +184,7 @@ export async function runAttempt (
     const deadlineMs = runDeadlineMs(payload.runtime.timeoutMs, limits, noticeMs)
     let timer: ReturnType<typeof setTimeout> | undefined
     const deadline = new Promise<never>((resolve, reject) => {
-      timer = setTimeout(() => { reject(new RenterLimitError('deadline', `the provider was still running the job ${deadlineMs} ms after accepting it (time limit ${payload.runtime.timeoutMs} ms + grace ${deadlineGraceMs(limits, noticeMs)} ms + margin ${limits.deadlineMarginMs} ms)`)) }, deadlineMs)
+      timer = setTimeout(() => { reject(renterLimitError('deadline', `the provider was still running the job ${deadlineMs} ms after accepting it (time limit ${payload.runtime.timeoutMs} ms + grace ${deadlineGraceMs(limits, noticeMs)} ms + margin ${limits.deadlineMarginMs} ms)`)) }, deadlineMs)
     })
     const following = followRun(ch, { outputs, log: new AttemptLog(join(opts.dir, 'log.txt'), limits.maxLogBytes, opts.disk), attempt, emit, onFirstLog: () => { result.firstLogAt = Date.now() } })
     let report
@@ -192,7 +192,7 @@ export async function runAttempt (
       report = await Promise.race([following, deadline])
     } catch (err) {
       // stop the stream so the follower ends (it closes its file and flushes the log), then wait for it
-      if (err instanceof RenterLimitError && err.limit === 'deadline') {
+      if (isRenterLimit(err) && err.limit === 'deadline') {
         await ch.fail(err)
         await following.catch(() => {})
       }
@@ -211,15 +211,15 @@ export async function runAttempt (
     })
     return result
   } catch (err: any) {
-    if (err instanceof JobRejectedError) {
+    if (isJobRejected(err)) {
       result.outcome = 'rejected'
       result.detail = `${err.reason}: ${err.message}`
       ch?.abort()
     } else {
-      const streamErr = err instanceof JobStreamError ? err : new JobStreamError('CANCELLED', String(err?.message ?? err), { cause: err })
+      const streamErr = isStreamError(err) ? err : streamError('CANCELLED', String(err?.message ?? err), { cause: err })
       // a broken renter limit is bad output from this provider (the deadline: it is lost); either way the job moves on
-      result.outcome = streamErr instanceof RenterLimitError && streamErr.limit !== 'deadline' ? 'bad_output' : 'lost'
-      result.detail = streamErr instanceof RenterLimitError ? `limit ${streamErr.limit}: ${streamErr.message}` : `${streamErr.code}: ${streamErr.message}`
+      result.outcome = isRenterLimit(streamErr) && streamErr.limit !== 'deadline' ? 'bad_output' : 'lost'
+      result.detail = isRenterLimit(streamErr) ? `limit ${streamErr.limit}: ${streamErr.message}` : `${streamErr.wireCode}: ${streamErr.message}`
       await ch?.fail(streamErr)
     }
     received()
@@ -235,7 +235,7 @@ export async function runAttempt (
  * circuit (src/node/connectivity/relay.ts): bytes and time bounded by the relay, too little for a job.
  */
 function relayOnly (provider: PeerId, cause: Error): JobStreamError {
-  return new JobStreamError('CANCELLED', `provider ${provider.toString()} is reachable only through a relay's limited circuit, which does not carry job streams: the job needs a direct connection or a relay whose operator carries jobs (relay.unlimited) (${cause.message})`, { cause })
+  return streamError('CANCELLED', `provider ${provider.toString()} is reachable only through a relay's limited circuit, which does not carry job streams: the job needs a direct connection or a relay whose operator carries jobs (relay.unlimited) (${cause.message})`, { cause })
 }
 
 /** The minimum preemption notice the renter's own job request asked for (0 when it cannot be read). */

@@ -4,7 +4,7 @@
  */
 import { chmodSync, lstatSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { RunnerError } from '../errors.js'
+import { ExecError } from '../errors.js'
 import { handOverWorkDir } from './work-dirs.js'
 
 /** `nobody:nogroup` on Debian and most images: owns nothing on the provider. */
@@ -16,11 +16,11 @@ export interface ContainerUser { uid: number, gid: number }
 /** Parses `uid:gid` (numbers only: a name would be looked up in the image); uid 0 is refused. */
 export function parseContainerUser (spec: string): ContainerUser {
   const m = USER_SPEC.exec(spec)
-  if (m == null) throw new RunnerError(`docker user "${spec.slice(0, 40)}" must be numeric uid:gid, e.g. ${DEFAULT_CONTAINER_USER}`)
+  if (m == null) throw new ExecError('ERR_RUNNER', `docker user "${spec.slice(0, 40)}" must be numeric uid:gid, e.g. ${DEFAULT_CONTAINER_USER}`)
   const uid = Number(m[1])
   const gid = Number(m[2])
-  if (uid === 0) throw new RunnerError('docker jobs never run as root (uid 0): choose an unprivileged uid:gid')
-  if (uid > 0x7fffffff || gid > 0x7fffffff) throw new RunnerError(`docker user ${spec} is out of range`)
+  if (uid === 0) throw new ExecError('ERR_RUNNER', 'docker jobs never run as root (uid 0): choose an unprivileged uid:gid')
+  if (uid > 0x7fffffff || gid > 0x7fffffff) throw new ExecError('ERR_RUNNER', `docker user ${spec} is out of range`)
   return { uid, gid }
 }
 
@@ -41,7 +41,7 @@ export function prepareWorkDir (workDir: string, user: ContainerUser): void {
   }
   let seen = 0
   const visit = (path: string, top: boolean): void => {
-    if (++seen > MAX_ENTRIES) throw new RunnerError(`the work dir holds more than ${MAX_ENTRIES} entries`)
+    if (++seen > MAX_ENTRIES) throw new ExecError('ERR_RUNNER', `the work dir holds more than ${MAX_ENTRIES} entries`)
     const st = lstatSync(path)
     // an input shared with the input cache is already 0444: changing its mode would change its
     // ctime (the cache re-hashes it)

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { spawn } from 'node:child_process'
 import { availableParallelism } from 'node:os'
 import { imageAllowed } from '../../capability/index.js'
-import { RunnerError } from '../errors.js'
+import { ExecError } from '../errors.js'
 import { DEFAULT_CONTAINER_USER, parseContainerUser, prepareWorkDir } from './container-user.js'
 import { watchDiskUse } from './disk-watch.js'
 import { ClientErrors, dockerCall, dockerClientEnv, engineFailure, inspectContainer, removeContainer } from './docker-client.js'
@@ -79,7 +79,7 @@ export function containerName (jobId: string): string {
  * how it ended, then removes it.
  */
 export function dockerRunArgs (spec: RunSpec, name: string, opts: DockerRunnerOptions): string[] {
-  if (spec.image == null || spec.image === '') throw new RunnerError('the docker runner needs an image')
+  if (spec.image == null || spec.image === '') throw new ExecError('ERR_RUNNER', 'the docker runner needs an image')
   const memoryMib = Math.max(64, Math.floor(spec.memoryMib ?? opts.memoryMib ?? DEFAULT_MEMORY_MIB))
   const network = spec.service?.network ?? (spec.network === true && opts.allowNetwork === true ? 'bridge' : 'none')
   const cpus = Math.max(0.01, opts.cpus ?? availableParallelism())
@@ -148,17 +148,17 @@ export class DockerRunner implements Runner {
 
   check (spec: RunSpec): void {
     const image = spec.image ?? ''
-    if (image === '') throw new RunnerError('the docker runner needs an image')
-    if (!IMAGE_REF.test(image) || image.length > 256) throw new RunnerError(`"${image.slice(0, 80)}" is not an image reference`)
-    if (!imageAllowed(this.opts.allowedImages, image)) throw new RunnerError(`image ${image} is not on this provider's allow-list`)
-    if (spec.network === true && this.opts.allowNetwork !== true) throw new RunnerError('this provider gives jobs no network')
+    if (image === '') throw new ExecError('ERR_RUNNER', 'the docker runner needs an image')
+    if (!IMAGE_REF.test(image) || image.length > 256) throw new ExecError('ERR_RUNNER', `"${image.slice(0, 80)}" is not an image reference`)
+    if (!imageAllowed(this.opts.allowedImages, image)) throw new ExecError('ERR_RUNNER', `image ${image} is not on this provider's allow-list`)
+    if (spec.network === true && this.opts.allowNetwork !== true) throw new ExecError('ERR_RUNNER', 'this provider gives jobs no network')
     if (spec.shmSizeMiB != null) {
       const max = Math.min(
         this.opts.maxShmMiB ?? DEFAULT_MAX_SHM_MIB,
         Math.floor(spec.memoryMib ?? this.opts.memoryMib ?? DEFAULT_MEMORY_MIB)
       )
-      if (!Number.isInteger(spec.shmSizeMiB) || spec.shmSizeMiB < 1) throw new RunnerError(`shared memory of ${spec.shmSizeMiB} MiB is not a whole number of MiB`)
-      if (spec.shmSizeMiB > max) throw new RunnerError(`shared memory of ${spec.shmSizeMiB} MiB is over this provider's bound of ${max} MiB`)
+      if (!Number.isInteger(spec.shmSizeMiB) || spec.shmSizeMiB < 1) throw new ExecError('ERR_RUNNER', `shared memory of ${spec.shmSizeMiB} MiB is not a whole number of MiB`)
+      if (spec.shmSizeMiB > max) throw new ExecError('ERR_RUNNER', `shared memory of ${spec.shmSizeMiB} MiB is over this provider's bound of ${max} MiB`)
     }
     checkJobEnv(spec.env)
   }

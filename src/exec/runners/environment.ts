@@ -1,4 +1,4 @@
-import { RunnerError } from '../errors.js'
+import { ExecError } from '../errors.js'
 import { runGpus, type RunSpec } from './types.js'
 
 /** The only PATH a process job gets: no provider directories. */
@@ -8,12 +8,12 @@ const MAX_ENV_VALUE_CHARS = 4096
 /** Names the job may not set: ours, and ones that change how the loader or shell behaves for us. */
 const RESERVED = /^(IDLEGRID_|LD_|DYLD_)|^(HOME|PATH|NODE_OPTIONS)$/
 
-/** Checks the renter's variables; throws RunnerError naming the first bad one. */
+/** Checks the renter's variables; throws ExecError ERR_RUNNER naming the first bad one. */
 export function checkJobEnv (env: Record<string, string>): void {
   for (const [key, value] of Object.entries(env)) {
-    if (!ENV_KEY.test(key)) throw new RunnerError(`environment variable name "${key.slice(0, 64)}" is not allowed`)
-    if (RESERVED.test(key)) throw new RunnerError(`environment variable ${key} is reserved`)
-    if (typeof value !== 'string' || value.length > MAX_ENV_VALUE_CHARS || value.includes('\0')) throw new RunnerError(`environment variable ${key} has a bad value`)
+    if (!ENV_KEY.test(key)) throw new ExecError('ERR_RUNNER', `environment variable name "${key.slice(0, 64)}" is not allowed`)
+    if (RESERVED.test(key)) throw new ExecError('ERR_RUNNER', `environment variable ${key} is reserved`)
+    if (typeof value !== 'string' || value.length > MAX_ENV_VALUE_CHARS || value.includes('\0')) throw new ExecError('ERR_RUNNER', `environment variable ${key} has a bad value`)
   }
 }
 

@@ -7,7 +7,7 @@
  * can only run jobs as itself.
  */
 import { readFileSync } from 'node:fs'
-import { RunnerError } from '../errors.js'
+import { ExecError } from '../errors.js'
 
 export interface JobUserPlan {
   /** uids handed out, one per running job (one entry: shared by concurrent jobs) */
@@ -57,9 +57,9 @@ function groupId (name: string): number | undefined {
 
 function asId (text: string, what: string, lookup: (name: string) => number | undefined): number {
   const n = /^\d{1,10}$/.test(text) ? Number(text) : lookup(text)
-  if (n == null || !Number.isSafeInteger(n)) throw new RunnerError(`job user: no ${what} "${text.slice(0, 64)}" on this machine`)
-  if (n === 0) throw new RunnerError(`job user: ${what} 0 is root; jobs run as root would own the provider`)
-  if (n > MAX_UID) throw new RunnerError(`job user: ${what} ${n} is out of range`)
+  if (n == null || !Number.isSafeInteger(n)) throw new ExecError('ERR_RUNNER', `job user: no ${what} "${text.slice(0, 64)}" on this machine`)
+  if (n === 0) throw new ExecError('ERR_RUNNER', `job user: ${what} 0 is root; jobs run as root would own the provider`)
+  if (n > MAX_UID) throw new ExecError('ERR_RUNNER', `job user: ${what} ${n} is out of range`)
   return n
 }
 
@@ -77,16 +77,16 @@ export function planJobUser (spec: string | undefined, myUid: number = process.g
       { length: DEFAULT_JOB_UIDS.last - DEFAULT_JOB_UIDS.first + 1 },
       (_, i) => DEFAULT_JOB_UIDS.first + i
     ).filter(u => !taken.has(u))
-    if (uids.length === 0) throw new RunnerError(`job user: every uid of ${DEFAULT_JOB_UIDS.first}-${DEFAULT_JOB_UIDS.last} has an account here; name the job user with --job-user`)
+    if (uids.length === 0) throw new ExecError('ERR_RUNNER', `job user: every uid of ${DEFAULT_JOB_UIDS.first}-${DEFAULT_JOB_UIDS.last} has an account here; name the job user with --job-user`)
     return { uids, gid: 'same-as-uid', dedicated: true, describe: `uids ${DEFAULT_JOB_UIDS.first}-${DEFAULT_JOB_UIDS.last}, one per running job` }
   }
-  if (spec.length > 200) throw new RunnerError('job user: too long')
+  if (spec.length > 200) throw new ExecError('ERR_RUNNER', 'job user: too long')
   const range = /^(\d{1,10})-(\d{1,10})$/.exec(spec)
   let plan: JobUserPlan
   if (range != null) {
     const first = asId(range[1] as string, 'uid', () => undefined)
     const last = asId(range[2] as string, 'uid', () => undefined)
-    if (last < first || last - first + 1 > MAX_RANGE) throw new RunnerError(`job user: a range is FIRST-LAST with at most ${MAX_RANGE} uids`)
+    if (last < first || last - first + 1 > MAX_RANGE) throw new ExecError('ERR_RUNNER', `job user: a range is FIRST-LAST with at most ${MAX_RANGE} uids`)
     plan = { uids: Array.from({ length: last - first + 1 }, (_, i) => first + i), gid: 'same-as-uid', dedicated: true, describe: `uids ${first}-${last}, one per running job` }
   } else {
     const [user, group] = spec.split(':', 2) as [string, string | undefined]
@@ -96,7 +96,7 @@ export function planJobUser (spec: string | undefined, myUid: number = process.g
     plan = { uids: [uid], gid, dedicated: true, describe: `${user} (uid ${uid}, gid ${gid}, shared by concurrent jobs)` }
   }
   if (!root && !(plan.uids.length === 1 && plan.uids[0] === myUid)) {
-    throw new RunnerError(`job user: only a provider running as root can run jobs as another user (this one is uid ${myUid})`)
+    throw new ExecError('ERR_RUNNER', `job user: only a provider running as root can run jobs as another user (this one is uid ${myUid})`)
   }
   if (plan.uids.includes(myUid)) plan.dedicated = false
   return plan

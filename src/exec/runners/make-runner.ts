@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os'
-import { RunnerError } from '../errors.js'
+import { ExecError } from '../errors.js'
 import { DockerRunner, type PullPolicy } from './docker.js'
 import type { JobLauncher } from './launcher.js'
 import { ProcessRunner } from './process.js'
@@ -52,6 +52,6 @@ export function makeRunner (kind: RunnerKind, profile: ProviderProfile, setup: R
       launcher: setup.launcher,
       cpus: Math.max(1, Math.floor(availableParallelism() / Math.max(1, profile.gpus.length)))
     })
-    default: throw new RunnerError(`unknown runner "${String(kind)}": use docker or process`)
+    default: throw new ExecError('ERR_RUNNER', `unknown runner "${String(kind)}": use docker or process`)
   }
 }

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { accessSync, constants, statSync } from 'node:fs'
 import { availableParallelism, totalmem } from 'node:os'
-import { RunnerError } from '../errors.js'
+import { ExecError } from '../errors.js'
 import { JOB_PATH, processJobEnv } from './environment.js'
 import { JobCgroup } from './job-cgroup.js'
 import { findTool, limitWrapping } from './job-limits.js'
@@ -71,7 +71,7 @@ function resolveCommand (name: string, dedicatedUser: boolean): string {
   for (const path of [...own, ...onPath]) {
     try { accessSync(path, constants.X_OK); return path } catch {}
   }
-  throw new RunnerError(`command not found: ${name.slice(0, 200)}`)
+  throw new ExecError('ERR_RUNNER', `command not found: ${name.slice(0, 200)}`)
 }
 
 /**
@@ -120,8 +120,8 @@ export class ProcessRunner implements Runner {
   }
 
   check (spec: RunSpec): void {
-    if (spec.command.length === 0 || spec.command[0] === '') throw new RunnerError('the process runner needs a command')
-    if (spec.image != null && spec.image !== '') throw new RunnerError('the process runner does not run images')
+    if (spec.command.length === 0 || spec.command[0] === '') throw new ExecError('ERR_RUNNER', 'the process runner needs a command')
+    if (spec.image != null && spec.image !== '') throw new ExecError('ERR_RUNNER', 'the process runner does not run images')
     processJobEnv(spec)
   }
 
@@ -145,7 +145,7 @@ export class ProcessRunner implements Runner {
     const [name, ...args] = spec.command as [string, ...string[]]
     const file = resolveCommand(name, this.users.plan.dedicated)
     const user = this.users.take()
-    if (user == null) throw new RunnerError('every job uid is in use (widen the --job-user range)')
+    if (user == null) throw new ExecError('ERR_RUNNER', 'every job uid is in use (widen the --job-user range)')
     const plan = this.users.plan
     const mark = randomBytes(12).toString('hex')
     let cgroup: JobCgroup | undefined

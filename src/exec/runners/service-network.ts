@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'
-import { RunnerError } from '../errors.js'
+import { ExecError } from '../errors.js'
 import { dockerCall } from './docker-client.js'
 import type { JobLauncher } from './launcher.js'
 import type { ServiceEndpoint, ServiceNetwork } from './types.js'
@@ -19,7 +19,7 @@ export const SERVICE_NETWORK_PREFIX = 'idlegrid-svc-'
 
 export interface EngineAccess { docker: string, env: Record<string, string>, launcher?: JobLauncher }
 
-/** Makes a lease's network; throws RunnerError with the engine's words when it cannot. */
+/** Makes a lease's network; throws ExecError ERR_RUNNER with the engine's words when it cannot. */
 export async function createServiceNetwork (
   engine: EngineAccess,
   jobId: string,
@@ -32,7 +32,7 @@ export async function createServiceNetwork (
   const made = await dockerCall(engine.docker, ['network', 'create', '--internal', '--driver', 'bridge',
     '--opt', `com.docker.network.bridge.name=${bridge}`, '--label', `idlegrid.lease=${jobId}`,
     ...(owner != null ? ['--label', `idlegrid.owner=${owner}`] : []), name], engine.env, engine.launcher)
-  if (made.code !== 0) throw new RunnerError(`could not make the service's network: ${made.stderr.trim().slice(0, 300) || `docker exited ${made.code}`}`)
+  if (made.code !== 0) throw new ExecError('ERR_RUNNER', `could not make the service's network: ${made.stderr.trim().slice(0, 300) || `docker exited ${made.code}`}`)
   await noForwarding(bridge)
   return {
     name,
@@ -94,7 +94,7 @@ export async function serviceEndpoint (engine: EngineAccess, opts: ServiceLookup
     if (host != null) return { host, port }
     await new Promise(resolve => setTimeout(resolve, opts.intervalMs ?? 250))
   }
-  throw new RunnerError(`the service's container had no address on ${network}`)
+  throw new ExecError('ERR_RUNNER', `the service's container had no address on ${network}`)
 }
 
 /**

@@ -101,7 +101,7 @@ export interface Runner {
   readonly kind: RunnerKind
   /** makes (or checks) the root under which job work dirs are made, with the permissions this runner needs */
   prepareWorkRoot?(root: string): Promise<void>
-  /** throws RunnerError when the provider's policy does not allow this spec */
+  /** throws ExecError ERR_RUNNER when the provider's policy does not allow this spec */
   check(spec: RunSpec): void
   /**
    * a service lease's own network, made before its run (docker: internal, no route out); none: the

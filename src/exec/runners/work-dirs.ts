@@ -7,7 +7,7 @@ import { chmodSync, lchownSync, lstatSync, readdirSync } from 'node:fs'
 import { chmod, lstat, mkdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path'
-import { RunnerError } from '../errors.js'
+import { ExecError } from '../errors.js'
 
 /** The default work root of a node: `<tmpdir>/idlegrid-jobs-<12 hex of its data dir's path>`. */
 export function defaultWorkRoot (dataDir: string): string {
@@ -18,7 +18,7 @@ export function defaultWorkRoot (dataDir: string): string {
 export function checkWorkRootOutside (workRoot: string, dataDir: string): void {
   const rel = relative(resolve(dataDir), resolve(workRoot))
   if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) {
-    throw new RunnerError(`work root ${workRoot} is inside the data dir ${dataDir}: jobs could reach the node key; choose a work root elsewhere (--work-root)`)
+    throw new ExecError('ERR_RUNNER', `work root ${workRoot} is inside the data dir ${dataDir}: jobs could reach the node key; choose a work root elsewhere (--work-root)`)
   }
 }
 
@@ -28,17 +28,17 @@ export function checkWorkRootOutside (workRoot: string, dataDir: string): void {
  * run as another user every ancestor must let them through (o+x).
  */
 export async function prepareWorkRoot (root: string, jobsAsOtherUser: boolean): Promise<void> {
-  if (!isAbsolute(root)) throw new RunnerError(`work root ${root} must be an absolute path`)
+  if (!isAbsolute(root)) throw new ExecError('ERR_RUNNER', `work root ${root} must be an absolute path`)
   await mkdir(root, { recursive: true, mode: 0o700 })
   const info = await lstat(root)
-  if (!info.isDirectory()) throw new RunnerError(`work root ${root} is not a directory (a symlink or file is refused)`)
+  if (!info.isDirectory()) throw new ExecError('ERR_RUNNER', `work root ${root} is not a directory (a symlink or file is refused)`)
   const me = process.getuid?.()
-  if (me != null && info.uid !== me) throw new RunnerError(`work root ${root} is owned by uid ${info.uid}, not this provider (uid ${me}); remove it or choose another (--work-root)`)
+  if (me != null && info.uid !== me) throw new ExecError('ERR_RUNNER', `work root ${root} is owned by uid ${info.uid}, not this provider (uid ${me}); remove it or choose another (--work-root)`)
   await chmod(root, jobsAsOtherUser ? 0o711 : 0o700)
   if (!jobsAsOtherUser) return
   for (let dir = dirname(root); ; dir = dirname(dir)) {
     const mode = (await lstat(dir)).mode
-    if ((mode & 0o001) === 0) throw new RunnerError(`work root ${root}: its ancestor ${dir} (mode ${(mode & 0o777).toString(8)}) does not let the job user through; choose a work root the job user can reach (--work-root)`)
+    if ((mode & 0o001) === 0) throw new ExecError('ERR_RUNNER', `work root ${root}: its ancestor ${dir} (mode ${(mode & 0o777).toString(8)}) does not let the job user through; choose a work root the job user can reach (--work-root)`)
     if (dir === dirname(dir)) break
   }
 }

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { lstat, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { OutputLimitError, UnsafePathError } from '../errors.js'
+import { ExecError } from '../errors.js'
 import type { FileEntry } from '../../../protocols/job.js'
 
 /** Longest relative path accepted from the network. */
@@ -20,10 +20,10 @@ const MAX_DEPTH = 32
  * leading "/", no backslash or NUL, bounded length. Returns it unchanged or throws.
  */
 export function checkRelativePath (path: string): string {
-  if (typeof path !== 'string' || path === '' || path.length > MAX_PATH_CHARS) throw new UnsafePathError(`path must be 1-${MAX_PATH_CHARS} characters`)
-  if (path.startsWith('/') || path.includes('\\') || path.includes('\0')) throw new UnsafePathError(`path "${path.slice(0, 80)}" is not a relative POSIX path`)
+  if (typeof path !== 'string' || path === '' || path.length > MAX_PATH_CHARS) throw new ExecError('ERR_UNSAFE_PATH', `path must be 1-${MAX_PATH_CHARS} characters`)
+  if (path.startsWith('/') || path.includes('\\') || path.includes('\0')) throw new ExecError('ERR_UNSAFE_PATH', `path "${path.slice(0, 80)}" is not a relative POSIX path`)
   for (const segment of path.split('/')) {
-    if (segment === '' || segment === '.' || segment === '..') throw new UnsafePathError(`path "${path.slice(0, 80)}" has an empty, "." or ".." segment`)
+    if (segment === '' || segment === '.' || segment === '..') throw new ExecError('ERR_UNSAFE_PATH', `path "${path.slice(0, 80)}" has an empty, "." or ".." segment`)
   }
   return path
 }
@@ -73,7 +73,7 @@ export interface ListLimits {
  * job's output directory. Symbolic links and special files are skipped (a job must not point
  * its outputs at the provider's files), so are paths too long or with a backslash, and
  * directories nested deeper than MAX_DEPTH; a directory that cannot be read holds nothing.
- * Throws OutputLimitError past either limit.
+ * Throws ExecError ERR_OUTPUT_LIMIT past either limit.
  */
 export async function listRegularFiles (
   dir: string,
@@ -92,8 +92,8 @@ export async function listRegularFiles (
       } else if (stat.isFile() && childRel.length <= MAX_PATH_CHARS && !name.includes('\\')) {
         found.push({ path: childRel, size: stat.size })
         total += stat.size
-        if (found.length > limits.maxFiles) throw new OutputLimitError(`the job wrote more than ${limits.maxFiles} output files`)
-        if (total > limits.maxBytes) throw new OutputLimitError(`the job wrote more than ${limits.maxBytes} bytes of outputs`)
+        if (found.length > limits.maxFiles) throw new ExecError('ERR_OUTPUT_LIMIT', `the job wrote more than ${limits.maxFiles} output files`)
+        if (total > limits.maxBytes) throw new ExecError('ERR_OUTPUT_LIMIT', `the job wrote more than ${limits.maxBytes} bytes of outputs`)
       }
     }
   }

@@ -2,14 +2,14 @@
  * Framing of the job stream (/idlegrid/job/1.0.0): length-prefixed JobFrames both ways over
  * one libp2p stream, with a bound on each frame (checked on the length prefix, before the
  * body is read) and on the idle time between frames. Every violation becomes a
- * JobStreamError; the side that sees it sends an Error frame and ends the stream.
+ * ExecError ERR_JOB_STREAM; the side that sees it sends an Error frame and ends the stream.
  */
 import * as lp from 'it-length-prefixed'
 import { Uint8ArrayList } from 'uint8arraylist'
 import { LIMITS, MAX_BYTES, MAX_CHUNK_BYTES, decodeBounded } from '../../../protocols/codec.js'
 import { JobFrame } from '../../../protocols/job.js'
 import { decodeChunkFrame, encodeChunkFrame, type ChunkKind, type ReceivedChunk } from './chunk-frame.js'
-import { JobStreamError, type JobStreamErrorCode } from '../errors.js'
+import { errorFrame, isStreamError, type JobStreamError, type JobStreamErrorCode, streamError } from '../errors.js'
 import type { Stream } from '@libp2p/interface'
 
 /** Largest encoded JobFrame (1 MiB of chunk data + 4 KiB). */
@@ -32,7 +32,7 @@ export type ReceivedFrame = Omit<JobFrame, 'inputChunk' | 'outputChunk'> & { inp
 /** Which member of the oneof is set; exactly one must be (else PROTOCOL). */
 export function frameKind (frame: ReceivedFrame): FrameKind {
   const set = KINDS.filter(k => frame[k] != null)
-  if (set.length !== 1) throw new JobStreamError('PROTOCOL', set.length === 0 ? 'frame has no known member' : `frame sets ${set.join(' and ')}`)
+  if (set.length !== 1) throw streamError('PROTOCOL', set.length === 0 ? 'frame has no known member' : `frame sets ${set.join(' and ')}`)
   return set[0] as FrameKind
 }
 
@@ -56,23 +56,23 @@ export interface ChannelOptions {
 }
 
 function mapReadError (err: any): JobStreamError {
-  if (err instanceof JobStreamError) return err
+  if (isStreamError(err)) return err
   switch (err?.name) {
     case 'InvalidDataLengthError':
     case 'InvalidDataLengthLengthError':
-      return new JobStreamError('FRAME_TOO_LARGE', 'incoming frame exceeds the frame bound', { cause: err })
+      return streamError('FRAME_TOO_LARGE', 'incoming frame exceeds the frame bound', { cause: err })
     case 'InvalidMessageLengthError':
     case 'UnexpectedEOFError':
-      return new JobStreamError('PROTOCOL', `stream ended inside a frame: ${String(err?.message ?? err)}`, { cause: err })
+      return streamError('PROTOCOL', `stream ended inside a frame: ${String(err?.message ?? err)}`, { cause: err })
     default:
-      return new JobStreamError('CANCELLED', `stream failed: ${String(err?.message ?? err)}`, { cause: err })
+      return streamError('CANCELLED', `stream failed: ${String(err?.message ?? err)}`, { cause: err })
   }
 }
 
 /**
  * One side of a job stream. `next()` reads the next frame (undefined when the other side
  * closed cleanly); `send()` queues one (waiting while the queue is full); `fail()` sends an
- * Error frame and closes; an Error frame received is thrown as a remote JobStreamError.
+ * Error frame and closes; an Error frame received is thrown as a remote ExecError ERR_JOB_STREAM.
  */
 export class FrameChannel {
   readonly stream: Stream
@@ -106,12 +106,12 @@ export class FrameChannel {
   }
 
   private async enqueue (framed: Uint8ArrayList, bodyBytes: number): Promise<void> {
-    if (this.ended || this.closed) throw new JobStreamError('CANCELLED', 'stream already ended')
-    if (bodyBytes > MAX_FRAME_BYTES) throw new JobStreamError('FRAME_TOO_LARGE', `frame of ${bodyBytes} bytes exceeds the bound`)
+    if (this.ended || this.closed) throw streamError('CANCELLED', 'stream already ended')
+    if (bodyBytes > MAX_FRAME_BYTES) throw streamError('FRAME_TOO_LARGE', `frame of ${bodyBytes} bytes exceeds the bound`)
     while (this.queue.length >= SEND_QUEUE_FRAMES && !this.closed) {
       await new Promise<void>(resolve => { this.spaceWaiters.push(resolve) })
     }
-    if (this.closed) throw new JobStreamError('CANCELLED', 'stream closed')
+    if (this.closed) throw streamError('CANCELLED', 'stream closed')
     this.queue.push(framed)
     this.wakeWriter?.()
   }
@@ -122,11 +122,11 @@ export class FrameChannel {
     this.wakeWriter?.()
   }
 
-  /** The next frame, or undefined at a clean end. Throws JobStreamError on any violation. */
+  /** The next frame, or undefined at a clean end. Throws ExecError ERR_JOB_STREAM on any violation. */
   async next (idleMs = this.idleMs): Promise<ReceivedFrame | undefined> {
     let result: IteratorResult<Uint8ArrayList>
     try {
-      result = await withDeadline(this.reader.next(), idleMs, () => new JobStreamError('IDLE_TIMEOUT', `no frame within ${idleMs} ms`))
+      result = await withDeadline(this.reader.next(), idleMs, () => streamError('IDLE_TIMEOUT', `no frame within ${idleMs} ms`))
     } catch (err) {
       throw mapReadError(err)
     }
@@ -137,12 +137,12 @@ export class FrameChannel {
     try {
       frame = decodeBounded(JobFrame, result.value, 'job frame', MAX_FRAME_BYTES, LIMITS.jobFrame)
     } catch (err) {
-      throw new JobStreamError('PROTOCOL', (err as Error).message, { cause: err })
+      throw streamError('PROTOCOL', (err as Error).message, { cause: err })
     }
     if (frameKind(frame) === 'error') {
       const e = frame.error as JobFrame.Error
       const code = (e.code === JobFrame.Error.Code.CODE_UNSPECIFIED ? 'PROTOCOL' : e.code) as JobStreamErrorCode
-      throw new JobStreamError(code, `peer reported ${code}: ${e.message.slice(0, 512)}`, { remote: true })
+      throw streamError(code, `peer reported ${code}: ${e.message.slice(0, 512)}`, { remote: true })
     }
     return frame
   }
@@ -158,7 +158,7 @@ export class FrameChannel {
   async fail (err: JobStreamError, graceMs = 1_000): Promise<void> {
     if (!err.remote && !this.closed && !this.ended) {
       this.queue.length = 0
-      try { await this.send({ error: err.toFrame() }) } catch {}
+      try { await this.send({ error: errorFrame(err) }) } catch {}
     }
     this.ended = true
     this.wakeWriter?.()

@@ -9,21 +9,9 @@ import { DOMAIN } from '../../../protocols/ids.js'
 import { Attestation, JobStatus, Receipt } from '../../../protocols/job.js'
 import { equals } from 'uint8arrays/equals'
 import { openSigned, sealSigned, sha256, type Signed } from '../../identity/index.js'
+import { isRecordError, recordError } from '../errors.js'
 import type { TelemetrySummary } from '../provider/telemetry.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
-
-export class RecordError extends Error {
-  static readonly code = 'ERR_EXEC_RECORD'
-  readonly code = RecordError.code
-  /** which check failed, e.g. "signature", "job-id", "provider" */
-  readonly reason: string
-
-  constructor (reason: string, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'RecordError'
-    this.reason = reason
-  }
-}
 
 export interface AttestationFields {
   jobId: Uint8Array
@@ -43,7 +31,7 @@ export interface AttestationFields {
 
 export function signAttestation (key: Ed25519PrivateKey, provider: PeerId, f: AttestationFields): Signed<Attestation> {
   const fingerprints = f.gpus.map(g => ({ uuidHash: sha256(g.uuid), driverVersion: g.driverVersion ?? '', model: g.model }))
-  if (fingerprints.length === 0) throw new RecordError('malformed', 'an attestation names at least one GPU')
+  if (fingerprints.length === 0) throw recordError('malformed', 'an attestation names at least one GPU')
   const message: Attestation = {
     jobId: f.jobId,
     renter: f.renter.toMultihash().bytes,
@@ -76,7 +64,7 @@ export interface AttestationExpectation {
 export function openAttestation (bytes: Uint8Array, expect: AttestationExpectation): Signed<Attestation> {
   const signed = openRecord(bytes, 'attestation', expect.provider, (payload) => decodeBounded(Attestation, payload, 'attestation', MAX_BYTES.attestation))
   const value = signed.message
-  const check = (ok: boolean, reason: string, what: string): void => { if (!ok) throw new RecordError(reason, `attestation ${what}`) }
+  const check = (ok: boolean, reason: string, what: string): void => { if (!ok) throw recordError(reason, `attestation ${what}`) }
   check(equals(value.provider, expect.provider.toMultihash().bytes), 'provider', 'names another provider than its signer')
   check(equals(value.renter, expect.renter.toMultihash().bytes), 'renter', 'names another renter')
   check(equals(value.jobId, expect.jobId), 'job-id', 'is for another job')
@@ -126,7 +114,7 @@ export function openReceipt (
 ): Signed<Receipt> {
   const signed = openRecord(bytes, 'receipt', expect.renter, (payload) => decodeBounded(Receipt, payload, 'receipt', MAX_BYTES.receipt))
   const value = signed.message
-  const check = (ok: boolean, reason: string, what: string): void => { if (!ok) throw new RecordError(reason, `receipt ${what}`) }
+  const check = (ok: boolean, reason: string, what: string): void => { if (!ok) throw recordError(reason, `receipt ${what}`) }
   check(equals(value.renter, expect.renter.toMultihash().bytes), 'renter', 'names another renter than its signer')
   check(equals(value.provider, expect.provider.toMultihash().bytes), 'provider', 'names another provider')
   check(equals(value.jobId, expect.jobId), 'job-id', 'is for another job')
@@ -136,15 +124,15 @@ export function openReceipt (
 }
 
 /**
- * Opens a record's envelope signed by `signer`: RecordError 'signature' when it does not verify,
- * 'malformed' when its payload does not decode.
+ * Opens a record's envelope signed by `signer`: ExecError ERR_EXEC_RECORD 'signature' when it does
+ * not verify, 'malformed' when its payload does not decode.
  */
 function openRecord<T> (bytes: Uint8Array, what: 'attestation' | 'receipt', signer: PeerId, decode: (payload: Uint8Array) => T): Signed<T> {
   const decodeOrMalformed = (payload: Uint8Array): T => {
     try {
       return decode(payload)
     } catch (err: any) {
-      throw new RecordError('malformed', err.message, { cause: err })
+      throw recordError('malformed', err.message, { cause: err })
     }
   }
   try {
@@ -155,8 +143,8 @@ function openRecord<T> (bytes: Uint8Array, what: 'attestation' | 'receipt', sign
       decode: decodeOrMalformed
     })
   } catch (err: any) {
-    if (err instanceof RecordError) throw err
-    throw new RecordError('signature', `${what} does not verify: ${String(err?.message ?? err)}`, { cause: err })
+    if (isRecordError(err)) throw err
+    throw recordError('signature', `${what} does not verify: ${String(err?.message ?? err)}`, { cause: err })
   }
 }
 

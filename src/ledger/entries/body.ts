@@ -11,10 +11,11 @@ import { SignedEnvelope } from '../../../protocols/envelope.js'
 import { DOMAIN } from '../../../protocols/ids.js'
 import { Attestation, Receipt } from '../../../protocols/job.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry } from '../../../protocols/ledger.js'
-import { badSignature, EnvelopeError, messageHash, openEnvelopeUnverified, verifyOpenedAsync, type OpenedEnvelope, type Signed } from '../../identity/index.js'
+import { badSignature, isEnvelopeError, messageHash, openEnvelopeUnverified, verifyOpenedAsync, type OpenedEnvelope, type Signed } from '../../identity/index.js'
 import { HASH_BYTES, parseAuthor, type LedgerRecord } from './entry.js'
-import { InvalidBodyError, MalformedEntryError } from '../errors.js'
+import { LedgerError } from '../errors.js'
 import { decodeStoredUsage, openCoSignedUsage, type VerifiedUsage } from '../usage/statement.js'
+import { isCoded } from '../../common/index.js'
 
 export type DecodedBody =
   | { kind: 'attestation', attestation: Signed<Attestation> }
@@ -52,14 +53,14 @@ function decodeBody (record: LedgerRecord): DecodedBody {
     case LedgerEntry.BodyKind.USAGE:
       return { kind: 'usage', usage: decodeStoredUsage(record.body) }
     default:
-      throw new MalformedEntryError(`unknown body kind ${String(record.kind)}`)
+      throw new LedgerError('ERR_LEDGER_MALFORMED', `unknown body kind ${String(record.kind)}`)
   }
 }
 
 function storedSigned<T> (envelope: Uint8Array, domain: string, decode: (payload: Uint8Array) => T): Signed<T> {
   const env = decodeVerified(SignedEnvelope, envelope, 'stored envelope')
   const signer = parseAuthor(env.signer)
-  if (signer == null) throw new MalformedEntryError(`stored ${domain} body has no valid signer`)
+  if (signer == null) throw new LedgerError('ERR_LEDGER_MALFORMED', `stored ${domain} body has no valid signer`)
   return { message: decode(env.payload), signer: signer.peerId, hash: messageHash(domain, env.payload), envelope }
 }
 
@@ -77,7 +78,7 @@ export async function verifyJobBody (record: LedgerRecord): Promise<DecodedBody>
   try {
     opened = openEnvelopeUnverified(record.body, { domain, maxBytes: bound })
   } catch (err) {
-    if (err instanceof EnvelopeError) throw new InvalidBodyError(`${domain} body: ${err.message}`)
+    if (isEnvelopeError(err)) throw new LedgerError('ERR_LEDGER_BODY', `${domain} body: ${err.message}`)
     throw err
   }
   // the message is checked while the signature is on the verifier's pool (one await an entry,
@@ -90,7 +91,7 @@ export async function verifyJobBody (record: LedgerRecord): Promise<DecodedBody>
   } catch (err) {
     invalid = err
   }
-  if (!await signature) throw new InvalidBodyError(`${domain} body: ${badSignature(opened).message}`)
+  if (!await signature) throw new LedgerError('ERR_LEDGER_BODY', `${domain} body: ${badSignature(opened).message}`)
   if (body == null) throw invalid
   return remember(record, body)
 }
@@ -110,7 +111,7 @@ export function checkChainedJobBody (record: LedgerRecord): DecodedBody {
       maxBytes: envelopeMaxBytes(isAttestation ? MAX_BYTES.attestation : MAX_BYTES.receipt)
     })
   } catch (err) {
-    if (err instanceof EnvelopeError) throw new InvalidBodyError(`${domain} body: ${err.message}`)
+    if (isEnvelopeError(err)) throw new LedgerError('ERR_LEDGER_BODY', `${domain} body: ${err.message}`)
     throw err
   }
   return remember(record, checkJobBody(record, opened, isAttestation, domain))
@@ -123,7 +124,7 @@ function checkJobBody (
   isAttestation: boolean,
   domain: string
 ): DecodedBody {
-  if (!equals(opened.signer.toMultihash().bytes, record.author)) throw new InvalidBodyError(`${domain} body signed by ${opened.signer.toString()}, not by the entry's author`)
+  if (!equals(opened.signer.toMultihash().bytes, record.author)) throw new LedgerError('ERR_LEDGER_BODY', `${domain} body signed by ${opened.signer.toString()}, not by the entry's author`)
   // the hash only when read (once): verification alone never needs it
   let hash: Uint8Array | undefined
   const signed = <T>(message: T): Signed<T> => ({
@@ -137,24 +138,24 @@ function checkJobBody (
   try {
     if (isAttestation) {
       const attestation = decodeBounded(Attestation, opened.payload, 'attestation', MAX_BYTES.attestation)
-      if (!equals(attestation.provider, record.author)) throw new InvalidBodyError('attestation names another provider than its author')
-      if (attestation.jobId.length !== ID_BYTES) throw new InvalidBodyError('attestation job id is not 16 bytes')
-      if (parseAuthor(attestation.renter) == null) throw new InvalidBodyError('attestation renter is not a peer id')
+      if (!equals(attestation.provider, record.author)) throw new LedgerError('ERR_LEDGER_BODY', 'attestation names another provider than its author')
+      if (attestation.jobId.length !== ID_BYTES) throw new LedgerError('ERR_LEDGER_BODY', 'attestation job id is not 16 bytes')
+      if (parseAuthor(attestation.renter) == null) throw new LedgerError('ERR_LEDGER_BODY', 'attestation renter is not a peer id')
       return { kind: 'attestation', attestation: signed(attestation) }
     }
     const receipt = decodeBounded(Receipt, opened.payload, 'receipt', MAX_BYTES.receipt)
-    if (!equals(receipt.renter, record.author)) throw new InvalidBodyError('receipt names another renter than its author')
-    if (receipt.jobId.length !== ID_BYTES) throw new InvalidBodyError('receipt job id is not 16 bytes')
-    if (parseAuthor(receipt.provider) == null) throw new InvalidBodyError('receipt provider is not a peer id')
-    if (receipt.attestationHash.length !== HASH_BYTES) throw new InvalidBodyError('receipt attestation hash is not 32 bytes')
-    if (!Object.values(Receipt.Outcome).includes(receipt.outcome) || receipt.outcome === Receipt.Outcome.OUTCOME_UNSPECIFIED) throw new InvalidBodyError('receipt has no known outcome')
-    if (receipt.receivedOutputDigest.length !== 0 && receipt.receivedOutputDigest.length !== HASH_BYTES) throw new InvalidBodyError('receipt received output digest is not 32 bytes')
+    if (!equals(receipt.renter, record.author)) throw new LedgerError('ERR_LEDGER_BODY', 'receipt names another renter than its author')
+    if (receipt.jobId.length !== ID_BYTES) throw new LedgerError('ERR_LEDGER_BODY', 'receipt job id is not 16 bytes')
+    if (parseAuthor(receipt.provider) == null) throw new LedgerError('ERR_LEDGER_BODY', 'receipt provider is not a peer id')
+    if (receipt.attestationHash.length !== HASH_BYTES) throw new LedgerError('ERR_LEDGER_BODY', 'receipt attestation hash is not 32 bytes')
+    if (!Object.values(Receipt.Outcome).includes(receipt.outcome) || receipt.outcome === Receipt.Outcome.OUTCOME_UNSPECIFIED) throw new LedgerError('ERR_LEDGER_BODY', 'receipt has no known outcome')
+    if (receipt.receivedOutputDigest.length !== 0 && receipt.receivedOutputDigest.length !== HASH_BYTES) throw new LedgerError('ERR_LEDGER_BODY', 'receipt received output digest is not 32 bytes')
     // the claim rests on the digest the renter received (reputation compares it with the attested one)
-    if (receipt.outcome === Receipt.Outcome.BAD_OUTPUT && receipt.receivedOutputDigest.length === 0) throw new InvalidBodyError('BAD_OUTPUT receipt without the received output digest')
+    if (receipt.outcome === Receipt.Outcome.BAD_OUTPUT && receipt.receivedOutputDigest.length === 0) throw new LedgerError('ERR_LEDGER_BODY', 'BAD_OUTPUT receipt without the received output digest')
     return { kind: 'receipt', receipt: signed(receipt) }
   } catch (err) {
-    if (err instanceof InvalidBodyError) throw err
-    throw new InvalidBodyError(err instanceof Error ? err.message : String(err))
+    if (isCoded(err, LedgerError, 'ERR_LEDGER_BODY')) throw err
+    throw new LedgerError('ERR_LEDGER_BODY', err instanceof Error ? err.message : String(err))
   }
 }
 
@@ -170,13 +171,13 @@ export function verifySummaryBody (record: LedgerRecord): HeartbeatSummary {
   try {
     summary = decodeBounded(HeartbeatSummary, record.body, 'heartbeat summary', MAX_BYTES.heartbeatSummary)
   } catch (err) {
-    throw new InvalidBodyError(err instanceof Error ? err.message : String(err))
+    throw new LedgerError('ERR_LEDGER_BODY', err instanceof Error ? err.message : String(err))
   }
-  if (summary.periodEnd <= summary.periodStart) throw new InvalidBodyError('heartbeat summary period ends before it starts')
-  if (summary.availableMs > summary.periodEnd - summary.periodStart) throw new InvalidBodyError('heartbeat summary available time exceeds its period')
-  if (summary.upMs > summary.availableMs) throw new InvalidBodyError('heartbeat summary up time exceeds its available time')
-  if (summary.busyPpm > 1_000_000) throw new InvalidBodyError('heartbeat summary busy ppm exceeds 1 000 000')
-  if (Number(summary.periodEnd) > record.time + MAX_CLOCK_SKEW_MS) throw new InvalidBodyError('heartbeat summary covers a period after its entry')
+  if (summary.periodEnd <= summary.periodStart) throw new LedgerError('ERR_LEDGER_BODY', 'heartbeat summary period ends before it starts')
+  if (summary.availableMs > summary.periodEnd - summary.periodStart) throw new LedgerError('ERR_LEDGER_BODY', 'heartbeat summary available time exceeds its period')
+  if (summary.upMs > summary.availableMs) throw new LedgerError('ERR_LEDGER_BODY', 'heartbeat summary up time exceeds its available time')
+  if (summary.busyPpm > 1_000_000) throw new LedgerError('ERR_LEDGER_BODY', 'heartbeat summary busy ppm exceeds 1 000 000')
+  if (Number(summary.periodEnd) > record.time + MAX_CLOCK_SKEW_MS) throw new LedgerError('ERR_LEDGER_BODY', 'heartbeat summary covers a period after its entry')
   return summary
 }
 

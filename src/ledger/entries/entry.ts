@@ -18,8 +18,8 @@ import { decodeBounded, decodeVerified, envelopeMaxBytes, MAX_BYTES, MAX_CLOCK_S
 import { SignedEnvelope } from '../../../protocols/envelope.js'
 import { DOMAIN } from '../../../protocols/ids.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry } from '../../../protocols/ledger.js'
-import { EnvelopeError, messageHash, openEnvelopeUnverified, sealEnvelope, sha256, verifyOpenedAsync, type EnvelopeRejection, type OpenedEnvelope } from '../../identity/index.js'
-import { EntrySignatureError, EntryTimeOrderError, FutureEntryError, MalformedEntryError, OversizedBodyError, BrokenChainError } from '../errors.js'
+import { isEnvelopeError, messageHash, openEnvelopeUnverified, sealEnvelope, sha256, verifyOpenedAsync, type EnvelopeRejection, type OpenedEnvelope } from '../../identity/index.js'
+import { LedgerError } from '../errors.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 export { LedgerEntry, HeartbeatSummary, FraudProof }
@@ -63,7 +63,7 @@ const KIND_NAMES: Partial<Record<LedgerEntry.BodyKind, BodyKindName>> = {
 
 export function kindName (kind: LedgerEntry.BodyKind): BodyKindName {
   const name = KIND_NAMES[kind]
-  if (name == null) throw new MalformedEntryError(`unknown body kind ${String(kind)}`)
+  if (name == null) throw new LedgerError('ERR_LEDGER_MALFORMED', `unknown body kind ${String(kind)}`)
   return name
 }
 
@@ -113,28 +113,28 @@ export async function openEntry (bytes: Uint8Array, opts: OpenEntryOptions = {})
 
 /**
  * The entry's envelope decoded and its shape checked, its signature not (openEntry and
- * verifyEntry check it, the latter beside the body's). Throws EntrySignatureError for a bad
- * signer, MalformedEntryError for the rest.
+ * verifyEntry check it, the latter beside the body's). Throws LedgerError ERR_LEDGER_SIGNATURE for a bad
+ * signer, LedgerError ERR_LEDGER_MALFORMED for the rest.
  */
 export function decodeEntryEnvelope (bytes: Uint8Array): OpenedEnvelope {
   try {
     return openEnvelopeUnverified(bytes, { domain: DOMAIN.ledgerEntry, maxBytes: MAX_ENTRY_ENVELOPE_BYTES })
   } catch (err) {
-    if (!(err instanceof EnvelopeError)) throw err
-    if (SIGNER_PROBLEMS.has(err.reason)) throw new EntrySignatureError(`entry envelope: ${err.message}`)
-    throw new MalformedEntryError(`entry envelope: ${err.message}`)
+    if (!isEnvelopeError(err)) throw err
+    if (SIGNER_PROBLEMS.has(err.reason)) throw new LedgerError('ERR_LEDGER_SIGNATURE', `entry envelope: ${err.message}`)
+    throw new LedgerError('ERR_LEDGER_MALFORMED', `entry envelope: ${err.message}`)
   }
 }
 
 /** The error of an entry envelope whose signature does not verify (as openEntry words it). */
-export function entrySignatureError (opened: OpenedEnvelope): EntrySignatureError {
-  return new EntrySignatureError(`entry envelope: signature by ${opened.signer.toString()} does not verify`)
+export function entrySignatureError (opened: OpenedEnvelope): LedgerError<'ERR_LEDGER_SIGNATURE'> {
+  return new LedgerError('ERR_LEDGER_SIGNATURE', `entry envelope: signature by ${opened.signer.toString()} does not verify`)
 }
 
 /** The record of an opened entry envelope: payload decoded and checked, signer = author. */
 export function entryRecord (bytes: Uint8Array, opened: OpenedEnvelope): LedgerRecord {
   const entry = decodeEntryPayload(opened.payload)
-  if (!equals(entry.author, opened.signer.toMultihash().bytes)) throw new EntrySignatureError(`entry of another author signed by ${opened.signer.toString()}`)
+  if (!equals(entry.author, opened.signer.toMultihash().bytes)) throw new LedgerError('ERR_LEDGER_SIGNATURE', `entry of another author signed by ${opened.signer.toString()}`)
   return recordOf(bytes, opened.payload, entry, opened.signer.toString())
 }
 
@@ -145,16 +145,16 @@ function decodeEntryPayload (payload: Uint8Array): LedgerEntry {
   try {
     entry = decodeBounded(LedgerEntry, payload, 'ledger entry', MAX_BYTES.ledgerEntry)
   } catch (err) {
-    throw new MalformedEntryError(err instanceof WireDecodeError ? err.message : String(err))
+    throw new LedgerError('ERR_LEDGER_MALFORMED', err instanceof WireDecodeError ? err.message : String(err))
   }
-  if (entry.seq < 1n || entry.seq > BigInt(Number.MAX_SAFE_INTEGER)) throw new BrokenChainError(`entry seq ${entry.seq} is out of range`)
+  if (entry.seq < 1n || entry.seq > BigInt(Number.MAX_SAFE_INTEGER)) throw new LedgerError('ERR_LEDGER_CHAIN', `entry seq ${entry.seq} is out of range`)
   if (entry.seq === 1n ? entry.prevHash.length !== 0 : entry.prevHash.length !== HASH_BYTES) {
-    throw new BrokenChainError(`entry ${entry.seq} has a prev_hash of ${entry.prevHash.length} bytes`)
+    throw new LedgerError('ERR_LEDGER_CHAIN', `entry ${entry.seq} has a prev_hash of ${entry.prevHash.length} bytes`)
   }
-  if (entry.chain !== 0 && entry.chain !== 2) throw new MalformedEntryError(`entry ${entry.seq} names chain ${entry.chain} (0 or 2)`)
+  if (entry.chain !== 0 && entry.chain !== 2) throw new LedgerError('ERR_LEDGER_MALFORMED', `entry ${entry.seq} names chain ${entry.chain} (0 or 2)`)
   kindName(entry.kind)
   if (entry.body.length > maxBodyBytes(entry.kind)) {
-    throw new OversizedBodyError(`${kindName(entry.kind)} body of ${entry.body.length} bytes exceeds the ${maxBodyBytes(entry.kind)}-byte bound`)
+    throw new LedgerError('ERR_LEDGER_BODY_SIZE', `${kindName(entry.kind)} body of ${entry.body.length} bytes exceeds the ${maxBodyBytes(entry.kind)}-byte bound`)
   }
   return entry
 }
@@ -190,7 +190,7 @@ export function decodeStoredEntry (envelope: Uint8Array): LedgerRecord {
   const env = decodeVerified(SignedEnvelope, envelope, 'stored entry envelope')
   const entry = decodeVerified(LedgerEntry, env.payload, 'stored entry')
   const author = parseAuthor(entry.author)
-  if (author == null) throw new MalformedEntryError('stored entry has no valid author')
+  if (author == null) throw new LedgerError('ERR_LEDGER_MALFORMED', 'stored entry has no valid author')
   return recordOf(envelope, env.payload, entry, author.id)
 }
 
@@ -223,7 +223,7 @@ export function sealEntry (key: Ed25519PrivateKey, peerId: PeerId, fields: Entry
 /** The check an entry's time must pass on arrival. */
 export function checkEntryTime (record: LedgerRecord, now: number, maxSkewMs = MAX_CLOCK_SKEW_MS): void {
   if (record.time > now + maxSkewMs) {
-    throw new FutureEntryError(`entry ${record.seq} of ${record.authorId} is ${record.time - now} ms ahead of the local clock (bound ${maxSkewMs} ms)`)
+    throw new LedgerError('ERR_LEDGER_FUTURE', `entry ${record.seq} of ${record.authorId} is ${record.time - now} ms ahead of the local clock (bound ${maxSkewMs} ms)`)
   }
 }
 
@@ -231,19 +231,13 @@ export function checkEntryTime (record: LedgerRecord, now: number, maxSkewMs = M
  * A chain-1 entry after a chain-2 one: a feed's chain never goes back either (its signatures would
  * fall outside it).
  */
-export function chainOrderError (
-  record: LedgerRecord,
-  previous: { chain: 1 | 2 } | undefined
-): BrokenChainError | undefined {
+export function chainOrderError (record: LedgerRecord, previous: { chain: 1 | 2 } | undefined): LedgerError<'ERR_LEDGER_CHAIN'> | undefined {
   if (previous?.chain !== 2 || record.chain === 2) return undefined
-  return new BrokenChainError(`entry ${record.seq} of ${record.authorId} is chain 1 after a chain-2 entry`)
+  return new LedgerError('ERR_LEDGER_CHAIN', `entry ${record.seq} of ${record.authorId} is chain 1 after a chain-2 entry`)
 }
 
 /** A feed's times never go back (protocols/README.md §7): the error when `record` is dated before its predecessor. */
-export function timeOrderError (
-  record: LedgerRecord,
-  previousTime: number | undefined
-): EntryTimeOrderError | undefined {
+export function timeOrderError (record: LedgerRecord, previousTime: number | undefined): LedgerError<'ERR_LEDGER_TIME_ORDER'> | undefined {
   if (previousTime == null || record.time >= previousTime) return undefined
-  return new EntryTimeOrderError(`entry ${record.seq} of ${record.authorId} is dated ${previousTime - record.time} ms before entry ${record.seq - 1}`)
+  return new LedgerError('ERR_LEDGER_TIME_ORDER', `entry ${record.seq} of ${record.authorId} is dated ${previousTime - record.time} ms before entry ${record.seq - 1}`)
 }

@@ -18,9 +18,9 @@
 import { equals } from 'uint8arrays/equals'
 import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES, MAX_CLOCK_SKEW_MS } from '../../../protocols/codec.js'
 import { DOMAIN } from '../../../protocols/ids.js'
-import { EnvelopeError, openEnvelopeAsync, sealEnvelope, type OpenedEnvelope } from '../../identity/index.js'
+import { isEnvelopeError, openEnvelopeAsync, sealEnvelope, type OpenedEnvelope } from '../../identity/index.js'
 import { FraudProof, openEntry, parseAuthor, type LedgerRecord } from './entry.js'
-import { InvalidFraudProofError, LedgerEntryError } from '../errors.js'
+import { isEntryError, LedgerError } from '../errors.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 export interface VerifiedFraudProof {
@@ -64,7 +64,7 @@ export function buildEquivocationProof (
 
 /**
  * Opens a fraud-proof envelope and re-checks its evidence.
- * Throws InvalidFraudProofError; returns who is slashed.
+ * Throws LedgerError ERR_LEDGER_FRAUD_PROOF; returns who is slashed.
  */
 export async function verifyFraudProof (
   bytes: Uint8Array,
@@ -77,27 +77,27 @@ export async function verifyFraudProof (
       maxBytes: envelopeMaxBytes(MAX_BYTES.fraudProof)
     })
   } catch (err) {
-    if (err instanceof EnvelopeError) throw new InvalidFraudProofError(`fraud-proof envelope: ${err.message}`)
+    if (isEnvelopeError(err)) throw new LedgerError('ERR_LEDGER_FRAUD_PROOF', `fraud-proof envelope: ${err.message}`)
     throw err
   }
-  if (opts.builder != null && opened.signer.toString() !== opts.builder) throw new InvalidFraudProofError('fraud proof signed by someone other than the entry author')
+  if (opts.builder != null && opened.signer.toString() !== opts.builder) throw new LedgerError('ERR_LEDGER_FRAUD_PROOF', 'fraud proof signed by someone other than the entry author')
   let proof: FraudProof
   try {
     proof = decodeBounded(FraudProof, opened.payload, 'fraud proof', MAX_BYTES.fraudProof, LIMITS.fraudProof)
   } catch (err) {
-    throw new InvalidFraudProofError(err instanceof Error ? err.message : String(err))
+    throw new LedgerError('ERR_LEDGER_FRAUD_PROOF', err instanceof Error ? err.message : String(err))
   }
   if (proof.kind === FraudProof.Kind.BAD_OUTPUT) {
-    throw new InvalidFraudProofError('BAD_OUTPUT fraud proofs are not accepted (protocol v2): a bad output is one renter\'s word, counted by its receipt, never a slash')
+    throw new LedgerError('ERR_LEDGER_FRAUD_PROOF', 'BAD_OUTPUT fraud proofs are not accepted (protocol v2): a bad output is one renter\'s word, counted by its receipt, never a slash')
   }
-  if (proof.kind !== FraudProof.Kind.EQUIVOCATION) throw new InvalidFraudProofError(`unknown fraud proof kind ${String(proof.kind)}`)
-  if (proof.evidence.length !== 0) throw new InvalidFraudProofError('an equivocation proof carries no evidence beyond its two entries')
+  if (proof.kind !== FraudProof.Kind.EQUIVOCATION) throw new LedgerError('ERR_LEDGER_FRAUD_PROOF', `unknown fraud proof kind ${String(proof.kind)}`)
+  if (proof.evidence.length !== 0) throw new LedgerError('ERR_LEDGER_FRAUD_PROOF', 'an equivocation proof carries no evidence beyond its two entries')
   const accused = parseAuthor(proof.accused)
-  if (accused == null) throw new InvalidFraudProofError('accused is not an Ed25519 peer id')
+  if (accused == null) throw new LedgerError('ERR_LEDGER_FRAUD_PROOF', 'accused is not an Ed25519 peer id')
   const [first, second] = await Promise.all([embedded(proof.first, 'first'), embedded(proof.second, 'second')])
-  if (first.authorId !== accused.id || second.authorId !== accused.id) throw new InvalidFraudProofError('equivocating entries are not both signed by the accused')
-  if (first.seq !== second.seq) throw new InvalidFraudProofError('equivocating entries have different seqs')
-  if (equals(first.hash, second.hash)) throw new InvalidFraudProofError('equivocating entries are the same entry')
+  if (first.authorId !== accused.id || second.authorId !== accused.id) throw new LedgerError('ERR_LEDGER_FRAUD_PROOF', 'equivocating entries are not both signed by the accused')
+  if (first.seq !== second.seq) throw new LedgerError('ERR_LEDGER_FRAUD_PROOF', 'equivocating entries have different seqs')
+  if (equals(first.hash, second.hash)) throw new LedgerError('ERR_LEDGER_FRAUD_PROOF', 'equivocating entries are the same entry')
   checkCreatedAt(Number(proof.createdAt), first, second, opts)
   return { kind: 'equivocation', accused: accused.id, proof }
 }
@@ -110,11 +110,11 @@ function checkCreatedAt (
   opts: VerifyFraudProofOptions
 ): void {
   const skew = opts.maxSkewMs ?? MAX_CLOCK_SKEW_MS
-  if (!Number.isSafeInteger(createdAt) || createdAt <= 0) throw new InvalidFraudProofError('fraud proof has no created_at')
+  if (!Number.isSafeInteger(createdAt) || createdAt <= 0) throw new LedgerError('ERR_LEDGER_FRAUD_PROOF', 'fraud proof has no created_at')
   const latest = Math.max(first.time, second.time)
-  if (createdAt < latest - skew) throw new InvalidFraudProofError(`fraud proof created ${latest - createdAt} ms before the entries it embeds (bound ${skew} ms)`)
+  if (createdAt < latest - skew) throw new LedgerError('ERR_LEDGER_FRAUD_PROOF', `fraud proof created ${latest - createdAt} ms before the entries it embeds (bound ${skew} ms)`)
   if (opts.entryTime != null && createdAt > opts.entryTime + skew) {
-    throw new InvalidFraudProofError(`fraud proof created ${createdAt - opts.entryTime} ms after the entry that carries it (bound ${skew} ms)`)
+    throw new LedgerError('ERR_LEDGER_FRAUD_PROOF', `fraud proof created ${createdAt - opts.entryTime} ms after the entry that carries it (bound ${skew} ms)`)
   }
 }
 
@@ -122,7 +122,7 @@ async function embedded (bytes: Uint8Array, what: string): Promise<LedgerRecord>
   try {
     return await openEntry(bytes)
   } catch (err) {
-    if (err instanceof LedgerEntryError) throw new InvalidFraudProofError(`${what} entry: ${err.message}`)
+    if (isEntryError(err)) throw new LedgerError('ERR_LEDGER_FRAUD_PROOF', `${what} entry: ${err.message}`)
     throw err
   }
 }

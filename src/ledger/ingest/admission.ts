@@ -10,7 +10,7 @@ import { Quarantine, type QuarantineLimits, type QuarantineResult, type Quaranti
 import { Quotas, type QuotaLimits } from './quota.js'
 import { namedAuthors, Standing, type RootedGrant, type Tier } from './standing.js'
 import type { LedgerRecord } from '../entries/entry.js'
-import type { QuotaExceededError } from '../errors.js'
+import type { LedgerError } from '../errors.js'
 import type { VerifiedEntry } from './verify.js'
 
 export interface AdmissionOptions {
@@ -58,7 +58,7 @@ export class Admission {
   }
 
   /** Why `record` (of an author with standing) may not be stored, or undefined. */
-  check (record: LedgerRecord): QuotaExceededError | undefined {
+  check (record: LedgerRecord): LedgerError<'ERR_LEDGER_QUOTA'> | undefined {
     return this.quotas.check(record, this.standing.tier(record.authorId), this.standing.account(record.authorId))
   }
 
@@ -66,7 +66,7 @@ export class Admission {
    * Charges an entry held pending a gap to its author's account as if it were stored (junk
    * ahead of the head costs its sender's quota, not this node's memory), or says why not.
    */
-  chargePending (record: LedgerRecord): PendingCharge | QuotaExceededError {
+  chargePending (record: LedgerRecord): PendingCharge | LedgerError<'ERR_LEDGER_QUOTA'> {
     const tier = this.standing.tier(record.authorId)
     const account = this.standing.account(record.authorId)
     const over = this.quotas.check(record, tier, account)

@@ -12,7 +12,7 @@ import { verifyOpenedAsync } from '../../identity/index.js'
 import { decodeStoredBody } from '../entries/body.js'
 import { decodeEntryEnvelope, LedgerEntry, sealEntry, type FraudProof, type LedgerRecord } from '../entries/entry.js'
 import { buildEquivocationProof } from '../entries/fraud.js'
-import { MalformedEntryError } from '../errors.js'
+import { LedgerError } from '../errors.js'
 import { ProofBudget, type ProofBudgetLimits } from './quota.js'
 import type { Head } from '../store/store.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
@@ -57,7 +57,7 @@ export class EquivocationProver {
 
 export function decodeProof (record: LedgerRecord): FraudProof {
   const body = decodeStoredBody(record)
-  if (body.kind !== 'fraud-proof') throw new MalformedEntryError('not a fraud proof entry')
+  if (body.kind !== 'fraud-proof') throw new LedgerError('ERR_LEDGER_MALFORMED', 'not a fraud proof entry')
   return body.proof.message
 }
 

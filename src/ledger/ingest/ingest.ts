@@ -15,13 +15,14 @@
 
 import { equals } from 'uint8arrays/equals'
 import { chainOrderError, sealEntry, timeOrderError, type LedgerEntry, type LedgerRecord } from '../entries/entry.js'
-import { BrokenChainError, EntrySignatureError, LedgerClosedError, LedgerEntryError, MalformedEntryError, QuotaExceededError } from '../errors.js'
+import { isEntryError, ledgerClosed, type LedgerEntryError, LedgerError } from '../errors.js'
 import { LedgerStore, type StoredStats } from '../store/store.js'
 import { Admission, type AdmissionOptions } from './admission.js'
 import { decodeProof, EquivocationProver, ownSignatureVerifies } from './equivocation.js'
 import { PendingEntries } from './pending.js'
 import { StagedBatch } from './stage.js'
 import { verifyEntries, verifyEntry, verifyRange, type RangeExpectation, type VerifiedEntry, type VerifyEntryOptions } from './verify.js'
+import { isCoded } from '../../common/index.js'
 import type { QuarantineStats } from './quarantine.js'
 import type { ProofBudgetLimits } from './quota.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
@@ -119,7 +120,10 @@ export class LedgerIngest {
     for (const head of this.store.allHeads()) admission.loadFeed(head.authorId, head.bytes)
   }
 
-  /** Closes the store once the batches queued are done (those not written yet fail with LedgerClosedError). */
+  /**
+   * Closes the store once the batches queued are done (those not written yet fail with LedgerError
+   * ERR_LEDGER_CLOSED).
+   */
   async close (): Promise<void> {
     if (this.closed) return
     this.closed = true
@@ -197,7 +201,7 @@ export class LedgerIngest {
     return await this.serial(async () => await this.placeAll(await verifying))
   }
 
-  /** ingest() of one entry that throws its LedgerEntryError instead of returning it. */
+  /** ingest() of one entry that throws its LedgerError instead of returning it. */
   async ingestOne (envelope: Uint8Array, opts: Omit<VerifyEntryOptions, 'now'> = {}): Promise<Exclude<IngestOutcome, { status: 'rejected' }>> {
     const [outcome] = await this.ingest([envelope], opts)
     if (outcome.status === 'rejected') throw outcome.error
@@ -208,7 +212,7 @@ export class LedgerIngest {
     const outcomes: IngestOutcome[] = []
     const stage = new StagedBatch(this.store)
     for (const item of items) {
-      if (item instanceof LedgerEntryError) {
+      if (isEntryError(item)) {
         outcomes.push({ status: 'rejected', error: item })
         continue
       }
@@ -242,7 +246,7 @@ export class LedgerIngest {
     if (record.seq <= heldSeq) return this.placeHeldSeq(item, stage)
     if (record.seq > heldSeq + 1) return this.holdPending(item, stage)
     if (!equals(record.prevHash, head?.hash ?? new Uint8Array(0))) {
-      return { status: 'rejected', error: new BrokenChainError(`entry ${record.seq} of ${record.authorId} does not follow the held entry ${heldSeq}`) }
+      return { status: 'rejected', error: new LedgerError('ERR_LEDGER_CHAIN', `entry ${record.seq} of ${record.authorId} does not follow the held entry ${heldSeq}`) }
     }
     const backwards = timeOrderError(record, head?.time) ?? chainOrderError(record, head)
     if (backwards != null) return { status: 'rejected', error: backwards }
@@ -276,7 +280,7 @@ export class LedgerIngest {
   private async placeHeldSeq (item: VerifiedEntry, stage: StagedBatch): Promise<IngestOutcome> {
     const { record } = item
     const held = stage.find(record.authorId, record.seq)?.record ?? await this.store.get(record.author, record.seq)
-    if (held == null) throw new MalformedEntryError('ledger store: a held seq has no entry')
+    if (held == null) throw new LedgerError('ERR_LEDGER_MALFORMED', 'ledger store: a held seq has no entry')
     if (equals(held.hash, record.hash)) return { status: 'duplicate', record }
     // a proof carries both entries, and its readers check both signatures: entries a range's
     // signed head covered have not had their own checked yet (rare: this is an equivocation)
@@ -318,7 +322,7 @@ export class LedgerIngest {
     if (!this.pending.hasRoom(record.authorId)) return { status: 'pending', record }
     // held entries count against their author's quota like stored ones: refused, not held, when over
     const charge = this.admission?.chargePending(record)
-    if (charge instanceof QuotaExceededError) return { status: 'rejected', error: charge }
+    if (isCoded(charge, LedgerError, 'ERR_LEDGER_QUOTA')) return { status: 'rejected', error: charge }
     this.pending.add(item, charge)
     return { status: 'pending', record }
   }
@@ -333,7 +337,7 @@ export class LedgerIngest {
     stage: StagedBatch
   ): Promise<IngestOutcome> {
     const { record } = item
-    if (item.signed === false && !await ownSignatureVerifies(record)) return { status: 'rejected', error: new EntrySignatureError(`entry ${record.seq} of ${record.authorId} conflicts with the held one and its own signature does not verify`) }
+    if (item.signed === false && !await ownSignatureVerifies(record)) return { status: 'rejected', error: new LedgerError('ERR_LEDGER_SIGNATURE', `entry ${record.seq} of ${record.authorId} conflicts with the held one and its own signature does not verify`) }
     return this.equivocation(
       held.record,
       record,
@@ -368,6 +372,6 @@ export class LedgerIngest {
   }
 
   private assertOpen (): void {
-    if (this.closed || this.store.isClosed) throw new LedgerClosedError()
+    if (this.closed || this.store.isClosed) throw ledgerClosed()
   }
 }

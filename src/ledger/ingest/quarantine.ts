@@ -12,7 +12,7 @@
  */
 
 import { equals } from 'uint8arrays/equals'
-import type { QuotaExceededError } from '../errors.js'
+import type { LedgerError } from '../errors.js'
 import type { Quotas } from './quota.js'
 import type { VerifiedEntry } from './verify.js'
 
@@ -41,7 +41,7 @@ export type QuarantineResult =
   | { status: 'equivocation', held: VerifiedEntry }
   /** does not extend the quarantined feed: dropped */
   | { status: 'dropped' }
-  | { status: 'rejected', error: QuotaExceededError }
+  | { status: 'rejected', error: LedgerError<'ERR_LEDGER_QUOTA'> }
 
 export interface QuarantineStats {
   authors: number

@@ -15,7 +15,7 @@
  * A quarantined author's quota is checked by the quarantine.
  */
 
-import { QuotaExceededError } from '../errors.js'
+import { LedgerError } from '../errors.js'
 import type { LedgerRecord } from '../entries/entry.js'
 import type { Tier } from './standing.js'
 
@@ -71,15 +71,15 @@ export class Quotas {
   }
 
   /** Why `record` may not be stored now, or undefined. Charges nothing. */
-  check (record: LedgerRecord, tier: Tier, account: string): QuotaExceededError | undefined {
+  check (record: LedgerRecord, tier: Tier, account: string): LedgerError<'ERR_LEDGER_QUOTA'> | undefined {
     if (tier === 'self') return undefined
     const limits = this.limits[tier]
     const size = record.envelope.byteLength
     if (this.held(account) + size > limits.bytes) {
-      return new QuotaExceededError(`${record.authorId}'s feed is over its ${tier} byte quota (${this.held(account)} + ${size} > ${limits.bytes} bytes${account === record.authorId ? '' : ` for the tree of ${account}`})`)
+      return new LedgerError('ERR_LEDGER_QUOTA', `${record.authorId}'s feed is over its ${tier} byte quota (${this.held(account)} + ${size} > ${limits.bytes} bytes${account === record.authorId ? '' : ` for the tree of ${account}`})`)
     }
     if (this.tokens(record.authorId, limits) < 1) {
-      return new QuotaExceededError(`${record.authorId} writes more than ${limits.entriesPerMinute} entries per minute (burst ${limits.burst}), over its ${tier} quota`)
+      return new LedgerError('ERR_LEDGER_QUOTA', `${record.authorId} writes more than ${limits.entriesPerMinute} entries per minute (burst ${limits.burst}), over its ${tier} quota`)
     }
     return undefined
   }

@@ -2,7 +2,7 @@ import { MAX_CLOCK_SKEW_MS } from '../../../protocols/codec.js'
 import { checkChainedJobBody, verifyJobBody, verifySummaryBody, verifyUsageBody } from '../entries/body.js'
 import { equals } from 'uint8arrays/equals'
 import { chainOrderError, checkEntryTime, decodeEntryEnvelope, entryRecord, entrySignatureError, LedgerEntry, timeOrderError, type LedgerRecord } from '../entries/entry.js'
-import { BrokenChainError, EntrySignatureError, InvalidBodyError, LedgerEntryError } from '../errors.js'
+import { isEntryError, type LedgerEntryError, LedgerError } from '../errors.js'
 import { verifyOpenedAsync, type OpenedEnvelope } from '../../identity/index.js'
 import { verifyFraudProof, type VerifiedFraudProof } from '../entries/fraud.js'
 
@@ -30,7 +30,7 @@ export interface VerifiedEntry {
  * Every check an entry from the network must pass before it may join a feed, except the
  * chain check (which needs the held feed: ingest.ts): envelope, signature, author, time, body
  * size, and the body itself (inner envelopes signed by the author, fraud-proof evidence re-checked).
- * Throws a LedgerEntryError subclass.
+ * Throws a LedgerError with an entry code.
  */
 export async function verifyEntry (bytes: Uint8Array, opts: VerifyEntryOptions = {}): Promise<VerifiedEntry> {
   const opened = decodeEntryEnvelope(bytes)
@@ -90,7 +90,7 @@ async function verifyBody (record: LedgerRecord, maxSkewMs: number): Promise<Ver
     case LedgerEntry.BodyKind.FRAUD_PROOF:
       return await verifyFraudProof(record.body, { builder: record.authorId, entryTime: record.time, maxSkewMs })
     default:
-      throw new InvalidBodyError(`unknown body kind ${String(record.kind)}`)
+      throw new LedgerError('ERR_LEDGER_BODY', `unknown body kind ${String(record.kind)}`)
   }
 }
 
@@ -100,7 +100,7 @@ async function verifyBody (record: LedgerRecord, maxSkewMs: number): Promise<Ver
  */
 const VERIFY_CONCURRENCY = 256
 
-/** verifyEntry of each envelope, many at once; an entry's LedgerEntryError is its result, in order. */
+/** verifyEntry of each envelope, many at once; an entry's LedgerError is its result, in order. */
 export async function verifyEntries (
   envelopes: readonly Uint8Array[],
   opts: VerifyEntryOptions
@@ -113,7 +113,7 @@ export async function verifyEntries (
       try {
         out[i] = await verifyEntry(envelopes[i], opts)
       } catch (err) {
-        if (!(err instanceof LedgerEntryError)) throw err
+        if (!isEntryError(err)) throw err
         out[i] = err
       }
     }
@@ -146,7 +146,7 @@ export async function verifyRange (
     // two entries for one seq are no chain, but may prove an equivocation: each is checked on its own
     return verified ?? await verifyEntries(envelopes, opts)
   } catch (err) {
-    if (!(err instanceof LedgerEntryError)) throw err
+    if (!isEntryError(err)) throw err
     return envelopes.map(() => err)
   }
 }
@@ -169,11 +169,11 @@ async function verifyRangeWhole (
   let last = -1
   for (const [i, record] of records.entries()) {
     const where = `range entry ${i} (seq ${record.seq})`
-    if (!equals(record.author, expect.author)) throw new BrokenChainError(`${where} is of another author than the range asked for`)
-    if (record.seq !== expect.fromSeq + i) throw new BrokenChainError(`${where}: the range is not contiguous from seq ${expect.fromSeq}`)
+    if (!equals(record.author, expect.author)) throw new LedgerError('ERR_LEDGER_CHAIN', `${where} is of another author than the range asked for`)
+    if (record.seq !== expect.fromSeq + i) throw new LedgerError('ERR_LEDGER_CHAIN', `${where}: the range is not contiguous from seq ${expect.fromSeq}`)
     const before = records[i - 1]
     if (before != null) {
-      if (!equals(record.prevHash, before.hash)) throw new BrokenChainError(`${where} does not follow the entry before it: the range does not hash to its signed head`)
+      if (!equals(record.prevHash, before.hash)) throw new LedgerError('ERR_LEDGER_CHAIN', `${where} does not follow the entry before it: the range does not hash to its signed head`)
       const back = chainOrderError(record, before) ?? timeOrderError(record, before.time)
       if (back != null) throw back
     }
@@ -188,7 +188,7 @@ async function verifyRangeWhole (
   for (const [i, check] of checks.entries()) {
     if (check != null && !await check) {
       const err = entrySignatureError(opened[i] as OpenedEnvelope)
-      throw i === last ? new EntrySignatureError(`${err.message}: the range's signed head does not verify, so nothing in it is taken`) : err
+      throw i === last ? new LedgerError('ERR_LEDGER_SIGNATURE', `${err.message}: the range's signed head does not verify, so nothing in it is taken`) : err
     }
   }
   const out: VerifiedEntry[] = []

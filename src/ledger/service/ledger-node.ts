@@ -13,7 +13,7 @@ import { serviceCapabilities, serviceDependencies } from '@libp2p/interface'
 import { PROTOCOL, TOPIC } from '../../../protocols/ids.js'
 import { DevJobs } from '../dev.js'
 import { LedgerEntry, type LedgerRecord } from '../entries/entry.js'
-import { LedgerClosedError } from '../errors.js'
+import { ledgerClosed } from '../errors.js'
 import { LedgerIngest } from '../ingest/ingest.js'
 import { UptimeReporter } from '../reputation/uptime.js'
 import { ReputationView } from '../reputation/view.js'
@@ -204,7 +204,7 @@ class LedgerNode implements LedgerService, Startable {
   }
 
   get ingest (): LedgerIngest {
-    if (this.ledger == null) throw new LedgerClosedError()
+    if (this.ledger == null) throw ledgerClosed()
     return this.ledger
   }
 

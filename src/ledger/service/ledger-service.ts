@@ -122,8 +122,8 @@ export interface LedgerService {
   recordReceipt(envelope: Uint8Array): Promise<LedgerRecord>
   /**
    * appends a co-signed usage statement (an encoded CoSignedUsage naming us as its provider or
-   * renter) to our feed; refuses one that breaks a rule (InvalidUsageError), or that our feed
-   * already holds or overlaps in time one of the same lease (UsageOverlapError)
+   * renter) to our feed; refuses one that breaks a rule (LedgerError ERR_LEDGER_USAGE), or that our feed
+   * already holds or overlaps in time one of the same lease (LedgerError ERR_LEDGER_USAGE_OVERLAP)
    */
   recordUsage(body: Uint8Array): Promise<{ record: LedgerRecord, usage: VerifiedUsage }>
   /** resolves when a connected peer holds our feed's head, or after timeoutMs */

@@ -7,7 +7,7 @@
 
 import { peerIdFromString } from '@libp2p/peer-id'
 import { decodeStoredEntry, parseAuthor, type LedgerRecord } from '../entries/entry.js'
-import { MalformedEntryError } from '../errors.js'
+import { LedgerError } from '../errors.js'
 import { ALL_ENTRIES, ALL_HEADS, ALL_SLASHED, ALL_STANDING, authorOfKey, entryKey, hashKey, hashValue, headKey, headsAfter, headValue, proofKey, readHashValue, readHead, slashedKey, standingKey } from './keys.js'
 import type { Level } from 'level'
 
@@ -145,6 +145,6 @@ export class StandingRepository {
 
 export function authorIdOf (author: Uint8Array): string {
   const parsed = parseAuthor(author)
-  if (parsed == null) throw new MalformedEntryError('not an Ed25519 peer id')
+  if (parsed == null) throw new LedgerError('ERR_LEDGER_MALFORMED', 'not an Ed25519 peer id')
   return parsed.id
 }

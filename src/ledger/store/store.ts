@@ -10,7 +10,7 @@
 import { Level } from 'level'
 import { decodeStoredBody } from '../entries/body.js'
 import { decodeStoredEntry, FraudProof, type LedgerRecord } from '../entries/entry.js'
-import { LedgerClosedError, MalformedEntryError } from '../errors.js'
+import { ledgerClosed, LedgerError } from '../errors.js'
 import { batchOps, directorySize, type EntryToStore, type Head, type Repositories, type SlashRecord } from './batch.js'
 import { authorIdOf, EntryRepository, HashIndex, HeadRepository, ProofRepository, SlashedRepository, StandingRepository, type LedgerDb } from './repositories.js'
 
@@ -72,7 +72,7 @@ export class LedgerStore {
   private async load (): Promise<void> {
     for await (const { author, seq, hash, bytes } of this.repos.heads.all()) {
       const record = await this.repos.entries.get(author, seq)
-      if (record == null) throw new MalformedEntryError('ledger store: a head points at a missing entry')
+      if (record == null) throw new LedgerError('ERR_LEDGER_MALFORMED', 'ledger store: a head points at a missing entry')
       const { authorId, time, chain } = decodeStoredEntry(record)
       this.heads.set(authorId, { author, authorId, seq, hash, bytes, time, chain })
     }
@@ -214,6 +214,6 @@ export class LedgerStore {
   }
 
   private assertOpen (): void {
-    if (this.closed) throw new LedgerClosedError()
+    if (this.closed) throw ledgerClosed()
   }
 }

@@ -9,9 +9,10 @@
 
 import { equals } from 'uint8arrays/equals'
 import { entryHashOf, parseAuthor } from '../entries/entry.js'
-import { BrokenChainError, LedgerClosedError, QuotaExceededError, SyncProtocolError } from '../errors.js'
+import { ledgerClosed, LedgerError } from '../errors.js'
 import { compareAuthorKeys } from '../store/keys.js'
 import { MAX_RANGE_ENTRIES, syncRequest, type SyncRequest, type SyncResponse } from './protocol.js'
+import { isCoded } from '../../common/index.js'
 import type { ReplicationScope } from './scope.js'
 import type { Head } from '../store/store.js'
 import type { IngestOutcome, LedgerIngest } from '../ingest/ingest.js'
@@ -211,13 +212,13 @@ export class SyncClient {
       { heads: { ...this.ownHint(), afterAuthor: after ?? new Uint8Array(0), limit } },
       signal
     )
-    if (response.heads == null) throw new SyncProtocolError(`${peer.toString()} answered a heads request with something else`)
+    if (response.heads == null) throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} answered a heads request with something else`)
     let previous = after
     for (const head of response.heads.heads) {
-      if (previous != null && previous.length > 0 && compareAuthorKeys(previous, head.author) >= 0) throw new SyncProtocolError(`${peer.toString()} sent heads out of order or before the cursor`)
+      if (previous != null && previous.length > 0 && compareAuthorKeys(previous, head.author) >= 0) throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} sent heads out of order or before the cursor`)
       previous = head.author
     }
-    if (response.heads.more && response.heads.heads.length === 0) throw new SyncProtocolError(`${peer.toString()} sent an empty heads page that says more follow`)
+    if (response.heads.more && response.heads.heads.length === 0) throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} sent an empty heads page that says more follow`)
     return response.heads
   }
 
@@ -243,7 +244,7 @@ export class SyncClient {
       const { heads, more } = await this.heads(peer, signal, after)
       const parsed = heads.map(remote => {
         const author = parseAuthor(remote.author)
-        if (author == null || remote.seq < 1n || remote.seq > BigInt(Number.MAX_SAFE_INTEGER)) throw new SyncProtocolError(`${peer.toString()} sent a malformed head`)
+        if (author == null || remote.seq < 1n || remote.seq > BigInt(Number.MAX_SAFE_INTEGER)) throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} sent a malformed head`)
         return { remote, id: author.id }
       })
       const wanted: ParsedHead[] = []
@@ -336,7 +337,7 @@ export class SyncClient {
 
   private ledger (): LedgerIngest {
     const ledger = this.opts.ledger()
-    if (ledger == null) throw new LedgerClosedError()
+    if (ledger == null) throw ledgerClosed()
     return ledger
   }
 
@@ -362,7 +363,7 @@ export class SyncClient {
     signal: AbortSignal
   ): Promise<SyncResponse.Entries> {
     const response = await this.request(peer, { range: { author, fromSeq: BigInt(fromSeq), limit } }, signal)
-    if (response.entries == null) throw new SyncProtocolError(`${peer.toString()} answered a range request with something else`)
+    if (response.entries == null) throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} answered a range request with something else`)
     return response.entries
   }
 
@@ -390,20 +391,18 @@ export class SyncClient {
     let overQuota = false
     const settle = async (batch: { from: number, outcomes: Promise<IngestOutcome[]> }): Promise<void> => {
       for (const [i, outcome] of (await batch.outcomes).entries()) {
-        if (outcome.status === 'rejected' && outcome.error instanceof QuotaExceededError) {
+        if (outcome.status === 'rejected' && isCoded(outcome.error, LedgerError, 'ERR_LEDGER_QUOTA')) {
           overQuota = true
           return
         }
         if (outcome.status === 'rejected') {
           // a chain break right after our head: the peer holds another history; compare our head's seq
-          if (outcome.error instanceof BrokenChainError && i === 0 && batch.from > 1) {
-            await this.fetchAndIngest(peer, { author, fromSeq: batch.from - 1, limit: 1 }, signal)
-          }
-          throw new SyncProtocolError(`${peer.toString()} sent an entry we refuse: ${outcome.error.message}`)
+          if (isCoded(outcome.error, LedgerError, 'ERR_LEDGER_CHAIN') && i === 0 && batch.from > 1) await this.fetchAndIngest(peer, { author, fromSeq: batch.from - 1, limit: 1 }, signal)
+          throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} sent an entry we refuse: ${outcome.error.message}`)
         }
         // a range answers for the author we asked about: another author's entries end the session
-        if (!equals(outcome.record.author, author)) throw new SyncProtocolError(`${peer.toString()} answered a range of one author with another's entries`)
-        if (outcome.record.seq !== batch.from + i) throw new SyncProtocolError(`${peer.toString()} sent a range that is not contiguous`)
+        if (!equals(outcome.record.author, author)) throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} answered a range of one author with another's entries`)
+        if (outcome.record.seq !== batch.from + i) throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} sent a range that is not contiguous`)
         if (outcome.status === 'added') added++
       }
     }

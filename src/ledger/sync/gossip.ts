@@ -8,7 +8,8 @@
 import { SignedEnvelope } from '../../../protocols/envelope.js'
 import { TOPIC } from '../../../protocols/ids.js'
 import { ACCEPT, ignore, reject, type GossipRouter, type GossipVerdict } from '../../node/index.js'
-import { BrokenChainError, FutureEntryError, LedgerClosedError, QuotaExceededError } from '../errors.js'
+import { LedgerError } from '../errors.js'
+import { isCoded } from '../../common/index.js'
 import type { LedgerIngest } from '../ingest/ingest.js'
 import type { OpenedEnvelope } from '../../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
@@ -68,7 +69,7 @@ export class LedgerGossip {
       // the router verified the envelope's signature already
       [outcome] = await ledger.ingest([bytes], { checkSignature: false })
     } catch (err) {
-      if (err instanceof LedgerClosedError) return ignore('ledger stopping')
+      if (isCoded(err, LedgerError, 'ERR_LEDGER_CLOSED')) return ignore('ledger stopping')
       throw err
     }
     switch (outcome.status) {
@@ -84,10 +85,10 @@ export class LedgerGossip {
         return ignore('quarantined')
       case 'rejected':
         // the author's quota in our view: the relayer cannot know it
-        if (outcome.error instanceof QuotaExceededError) return ignore('quota')
+        if (isCoded(outcome.error, LedgerError, 'ERR_LEDGER_QUOTA')) return ignore('quota')
         // a clock rule: the author's clock may be wrong (§9); the entry is pulled by sync once due
-        if (outcome.error instanceof FutureEntryError) return ignore(outcome.error.code)
-        if (outcome.error instanceof BrokenChainError) {
+        if (isCoded(outcome.error, LedgerError, 'ERR_LEDGER_FUTURE')) return ignore(outcome.error.code)
+        if (isCoded(outcome.error, LedgerError, 'ERR_LEDGER_CHAIN')) {
           this.opts.onBehind()
           return ignore('does not extend the held feed')
         }

@@ -8,8 +8,8 @@
 import { decodeBounded, LIMITS, MAX_BYTES } from '../../../protocols/codec.js'
 import { PROTOCOL } from '../../../protocols/ids.js'
 import { SyncRequest, SyncResponse } from '../../../protocols/ledger.js'
-import { requestOnce, RequestResponseError, serveOnce } from '../../node/index.js'
-import { SyncProtocolError } from '../errors.js'
+import { isRequestFailure, requestOnce, serveOnce } from '../../node/index.js'
+import { LedgerError } from '../errors.js'
 import type { Logger, PeerId } from '@libp2p/interface'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 
@@ -24,8 +24,8 @@ export const MAX_HEADS = 10_000
 
 /**
  * Sends one request to a connected `peer` and returns its decoded response. A late, missing
- * or undecodable answer is a SyncProtocolError; a stream that could not be opened or broke
- * stays the RequestResponseError it is.
+ * or undecodable answer is a LedgerError ERR_LEDGER_SYNC; a stream that could not be opened or broke
+ * stays the NodeError (ERR_REQUEST_RESPONSE) it is.
  */
 export async function syncRequest (
   connectionManager: ConnectionManager,
@@ -42,14 +42,14 @@ export async function syncRequest (
       signal
     })
   } catch (err) {
-    if (err instanceof RequestResponseError && err.reason === 'timeout') throw new SyncProtocolError(`sync with ${peer.toString()} timed out`, { cause: err })
-    if (err instanceof RequestResponseError && err.reason === 'no-response') throw new SyncProtocolError(`${peer.toString()} closed the sync stream without answering`, { cause: err })
+    if (isRequestFailure(err) && err.reason === 'timeout') throw new LedgerError('ERR_LEDGER_SYNC', `sync with ${peer.toString()} timed out`, { cause: err })
+    if (isRequestFailure(err) && err.reason === 'no-response') throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} closed the sync stream without answering`, { cause: err })
     throw err
   }
   try {
     return decodeBounded(SyncResponse, response, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)
   } catch (err) {
-    throw new SyncProtocolError(err instanceof Error ? err.message : String(err), { cause: err })
+    throw new LedgerError('ERR_LEDGER_SYNC', err instanceof Error ? err.message : String(err), { cause: err })
   }
 }
 
@@ -67,7 +67,7 @@ export async function serveSync (
     try {
       request = decodeBounded(SyncRequest, bytes, 'sync request', MAX_BYTES.syncRequest)
     } catch (err) {
-      throw new SyncProtocolError(err instanceof Error ? err.message : String(err), { cause: err })
+      throw new LedgerError('ERR_LEDGER_SYNC', err instanceof Error ? err.message : String(err), { cause: err })
     }
     return SyncResponse.encode(await handler(request, remote, signal))
   }, { maxRequestBytes: MAX_BYTES.syncRequest, timeoutMs, log })

@@ -6,7 +6,7 @@
  */
 
 import { parseAuthor } from '../entries/entry.js'
-import { LedgerClosedError, SyncProtocolError } from '../errors.js'
+import { ledgerClosed, LedgerError } from '../errors.js'
 import { MAX_HEADS, MAX_RANGE_BYTES, MAX_RANGE_ENTRIES, type SyncRequest, type SyncResponse } from './protocol.js'
 import type { LedgerStore } from '../store/store.js'
 import type { SyncClient } from './client.js'
@@ -23,11 +23,11 @@ export class SyncServer {
 
   async answer (request: SyncRequest, remote: PeerId): Promise<SyncResponse> {
     const store = this.store()
-    if (store == null) throw new LedgerClosedError()
+    if (store == null) throw ledgerClosed()
     if (request.heads != null) {
       const hint = request.heads
       if (hint.ownAuthor.length > 0) this.client.considerHint(remote, hint.ownAuthor, Number(hint.ownSeq))
-      if (hint.afterAuthor.length > 0 && parseAuthor(hint.afterAuthor) == null) throw new SyncProtocolError('bad heads request: after_author is not a peer id')
+      if (hint.afterAuthor.length > 0 && parseAuthor(hint.afterAuthor) == null) throw new LedgerError('ERR_LEDGER_SYNC', 'bad heads request: after_author is not a peer id')
       const limit = hint.limit === 0 ? MAX_HEADS : Math.min(MAX_HEADS, hint.limit)
       const page = await store.headsPage(hint.afterAuthor, limit)
       return {
@@ -39,7 +39,7 @@ export class SyncServer {
     }
     if (request.range != null) {
       const author = parseAuthor(request.range.author)
-      if (author == null || request.range.fromSeq < 1n) throw new SyncProtocolError('bad range request')
+      if (author == null || request.range.fromSeq < 1n) throw new LedgerError('ERR_LEDGER_SYNC', 'bad range request')
       const limit = Math.min(
         MAX_RANGE_ENTRIES,
         Math.max(1, request.range.limit === 0 ? MAX_RANGE_ENTRIES : request.range.limit)
@@ -51,6 +51,6 @@ export class SyncServer {
       const { entries, more } = await store.range(request.range.author, from, limit, MAX_RANGE_BYTES)
       return { entries: { entries, more } }
     }
-    throw new SyncProtocolError('empty sync request')
+    throw new LedgerError('ERR_LEDGER_SYNC', 'empty sync request')
   }
 }

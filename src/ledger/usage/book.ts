@@ -4,11 +4,11 @@
  * intervals overlap, only the first in (start, end, hash) order counts, so an overlapping
  * second statement, even with both signatures, is never paid twice. Order-independent: every
  * node holding the same entries counts the same. A node's own feed never gets a duplicate or
- * an overlap (UsageBook refuses it before the append, with UsageOverlapError).
+ * an overlap (UsageBook refuses it before the append, with LedgerError ERR_LEDGER_USAGE_OVERLAP).
  */
 
 import { toHex } from '../../common/index.js'
-import { UsageOverlapError } from '../errors.js'
+import { usageOverlap, type UsageOverlapError } from '../errors.js'
 import type { VerifiedUsage } from './statement.js'
 
 export type UsageVerdict = 'counts' | 'duplicate' | 'overlap'
@@ -67,7 +67,7 @@ export class UsageBook {
     const verdict = this.verdict(v)
     if (verdict === 'counts') return undefined
     const span = `[${v.usage.intervalStart}, ${v.usage.intervalEnd})`
-    return new UsageOverlapError(verdict, verdict === 'duplicate' ? `usage statement ${v.hash.slice(0, 16)} is already held` : `usage interval ${span} overlaps a held statement of lease ${toHex(v.usage.leaseId)}`)
+    return usageOverlap(verdict, verdict === 'duplicate' ? `usage statement ${v.hash.slice(0, 16)} is already held` : `usage interval ${span} overlaps a held statement of lease ${toHex(v.usage.leaseId)}`)
   }
 
   add (v: VerifiedUsage): void {

@@ -2,7 +2,7 @@
  * Appends co-signed usage statements to our own feed: each is verified first (both
  * signatures, every rule, we are one of its parties), then checked against the statements
  * our feed already holds, so it never carries the same statement twice or two overlapping
- * intervals of one lease (UsageOverlapError). One at a time, so two racing appends cannot
+ * intervals of one lease (LedgerError ERR_LEDGER_USAGE_OVERLAP). One at a time, so two racing appends cannot
  * both pass the check.
  */
 
@@ -27,7 +27,10 @@ export class UsageRecorder {
     if (body.kind === 'usage') this.book.add(body.usage)
   }
 
-  /** Verifies `body` (an encoded CoSignedUsage) and appends it; throws InvalidUsageError or UsageOverlapError. */
+  /**
+   * Verifies `body` (an encoded CoSignedUsage) and appends it; throws LedgerError ERR_LEDGER_USAGE
+   * or ERR_LEDGER_USAGE_OVERLAP.
+   */
   async record (body: Uint8Array): Promise<{ record: LedgerRecord, usage: VerifiedUsage }> {
     const usage = await openCoSignedUsage(body, { author: this.self.bytes })
     const next = this.queue.then(async () => {

@@ -13,7 +13,7 @@ import { CoSignedUsage, UsageStatement } from '../../../protocols/usage.js'
 import { toHex } from '../../common/index.js'
 import { messageHash, signDetached, verifyDetached } from '../../identity/index.js'
 import { parseAuthor } from '../entries/entry.js'
-import { InvalidUsageError } from '../errors.js'
+import { invalidUsage } from '../errors.js'
 import type { Ed25519PrivateKey } from '@libp2p/interface'
 
 export { UsageStatement, CoSignedUsage }
@@ -79,22 +79,22 @@ export function decodeStatement (bytes: Uint8Array): Usage {
   return checkStatement(decodeUsageBytes(UsageStatement, bytes, 'usage statement', MAX_BYTES.usageStatement))
 }
 
-/** decodeBounded, its WireDecodeError told as an InvalidUsageError ('oversized' or 'malformed'). */
+/** decodeBounded, its WireDecodeError told as a LedgerError ERR_LEDGER_USAGE ('oversized' or 'malformed'). */
 function decodeUsageBytes<T> (codec: WireDecoder<T>, bytes: Uint8Array, what: string, maxBytes: number): T {
   try {
     return decodeBounded(codec, bytes, what, maxBytes)
   } catch (err) {
     const reason = err instanceof WireDecodeError && err.reason === 'oversized' ? 'oversized' : 'malformed'
-    throw new InvalidUsageError(reason, (err as Error).message)
+    throw invalidUsage(reason, (err as Error).message)
   }
 }
 
 function checkStatement (s: UsageStatement): Usage {
-  if (s.leaseId.length !== LEASE_ID_BYTES) throw new InvalidUsageError('bad-lease-id', `usage lease id is ${s.leaseId.length} bytes, not ${LEASE_ID_BYTES}`)
-  if (parseAuthor(s.provider) == null || parseAuthor(s.renter) == null) throw new InvalidUsageError('bad-party', 'usage provider or renter is not an Ed25519 peer id')
-  if (equals(s.provider, s.renter)) throw new InvalidUsageError('bad-party', 'usage provider and renter are the same key')
+  if (s.leaseId.length !== LEASE_ID_BYTES) throw invalidUsage('bad-lease-id', `usage lease id is ${s.leaseId.length} bytes, not ${LEASE_ID_BYTES}`)
+  if (parseAuthor(s.provider) == null || parseAuthor(s.renter) == null) throw invalidUsage('bad-party', 'usage provider or renter is not an Ed25519 peer id')
+  if (equals(s.provider, s.renter)) throw invalidUsage('bad-party', 'usage provider and renter are the same key')
   const n = (name: string, v: bigint): number => {
-    if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new InvalidUsageError('over-bounds', `usage ${name} ${v} exceeds 2^53 - 1`)
+    if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw invalidUsage('over-bounds', `usage ${name} ${v} exceeds 2^53 - 1`)
     return Number(v)
   }
   const usage: Usage = {
@@ -111,10 +111,10 @@ function checkStatement (s: UsageStatement): Usage {
     amountMicroUsd: n('amount', s.amountMicroUsd)
   }
   const length = usage.intervalEnd - usage.intervalStart
-  if (length <= 0 || length > MAX_USAGE_INTERVAL_MS) throw new InvalidUsageError('bad-interval', `usage interval of ${length} ms is not within (0, ${MAX_USAGE_INTERVAL_MS}]`)
-  if (usage.gpuMs > MAX_LEASE_GPUS * length) throw new InvalidUsageError('over-bounds', `usage of ${usage.gpuMs} GPU-ms exceeds ${MAX_LEASE_GPUS} GPUs over its ${length} ms interval`)
+  if (length <= 0 || length > MAX_USAGE_INTERVAL_MS) throw invalidUsage('bad-interval', `usage interval of ${length} ms is not within (0, ${MAX_USAGE_INTERVAL_MS}]`)
+  if (usage.gpuMs > MAX_LEASE_GPUS * length) throw invalidUsage('over-bounds', `usage of ${usage.gpuMs} GPU-ms exceeds ${MAX_LEASE_GPUS} GPUs over its ${length} ms interval`)
   const amount = usageAmount(usage.gpuMs, usage.priceMicroUsdPerGpuHour)
-  if (usage.amountMicroUsd !== amount) throw new InvalidUsageError('amount-mismatch', `usage amount ${usage.amountMicroUsd} µUSD is not gpu_ms × price / 3 600 000 = ${amount}`)
+  if (usage.amountMicroUsd !== amount) throw invalidUsage('amount-mismatch', `usage amount ${usage.amountMicroUsd} µUSD is not gpu_ms × price / 3 600 000 = ${amount}`)
   return usage
 }
 
@@ -147,22 +147,22 @@ export interface OpenUsageOptions {
   maxSkewMs?: number
 }
 
-/** Decodes a co-signed statement from untrusted bytes and checks every rule; throws InvalidUsageError. */
+/** Decodes a co-signed statement from untrusted bytes and checks every rule; throws LedgerError ERR_LEDGER_USAGE. */
 export async function openCoSignedUsage (bytes: Uint8Array, opts: OpenUsageOptions = {}): Promise<VerifiedUsage> {
   const body = decodeUsageBytes(CoSignedUsage, bytes, 'co-signed usage', MAX_BYTES.coSignedUsage)
   const usage = decodeStatement(body.statement)
   if (opts.author != null && !equals(opts.author, usage.provider) && !equals(opts.author, usage.renter)) {
-    throw new InvalidUsageError('not-a-party', 'usage entry authored by neither the statement\'s provider nor its renter')
+    throw invalidUsage('not-a-party', 'usage entry authored by neither the statement\'s provider nor its renter')
   }
   if (opts.entryTime != null && usage.intervalEnd > opts.entryTime + (opts.maxSkewMs ?? MAX_CLOCK_SKEW_MS)) {
-    throw new InvalidUsageError('bad-interval', 'usage interval ends after the entry carrying it')
+    throw invalidUsage('bad-interval', 'usage interval ends after the entry carrying it')
   }
   const [providerOk, renterOk] = await Promise.all([
     verifyStatementSignature(usage, 'provider', body.statement, body.providerSignature),
     verifyStatementSignature(usage, 'renter', body.statement, body.renterSignature)
   ])
-  if (!providerOk) throw new InvalidUsageError('bad-provider-signature', 'usage provider signature does not verify')
-  if (!renterOk) throw new InvalidUsageError('bad-renter-signature', 'usage renter signature does not verify')
+  if (!providerOk) throw invalidUsage('bad-provider-signature', 'usage provider signature does not verify')
+  if (!renterOk) throw invalidUsage('bad-renter-signature', 'usage renter signature does not verify')
   return verified(usage, body.statement)
 }
 

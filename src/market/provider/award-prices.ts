@@ -7,7 +7,7 @@
  */
 
 import { toHex } from '../../common/index.js'
-import { ClearingSampleError } from '../errors.js'
+import { clearingSampleError, isClearingSampleError } from '../errors.js'
 import { checkAwardForJob, isAwardedTo } from '../shared/award-check.js'
 import { fetchBidsAudit, verifyBidsAudit } from '../shared/bids-audit.js'
 import { microToUsd, peerIdFromBytes, tierOf, type Award } from '../shared/messages.js'
@@ -54,7 +54,7 @@ export function learnFromAward (award: Signed<Award>, seen: SeenJob, ctx: AwardP
       seen.priced = true
       ctx.engine.observeClearing(award.signer.toString(), price, tierOf(seen.job.message))
     } catch (err: any) {
-      if (err instanceof ClearingSampleError && err.reason === 'unseen-runner-up' && isAwardedTo(award.message, ctx.me)) {
+      if (isClearingSampleError(err) && err.reason === 'unseen-runner-up' && isAwardedTo(award.message, ctx.me)) {
         learnFromAudit(award, seen, ctx)
         return
       }
@@ -96,7 +96,7 @@ function learnFromAudit (award: Signed<Award>, seen: SeenJob, ctx: AwardPriceCon
       award,
       await fetchBidsAudit(ctx.connectionManager, award, AbortSignal.timeout(AUDIT_TIMEOUT_MS))
     )
-    if (!audit.ok) throw new ClearingSampleError('unseen-runner-up', `the renter's bids audit does not hold: ${audit.problems[0] ?? 'unknown'}`)
+    if (!audit.ok) throw clearingSampleError('unseen-runner-up', `the renter's bids audit does not hold: ${audit.problems[0] ?? 'unknown'}`)
     const price = clearingSample(award, seen.job, [...(seen.bid == null ? [] : [seen.bid]), ...audit.bids], {
       priceAudited: true
     })

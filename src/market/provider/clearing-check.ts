@@ -26,7 +26,7 @@ import { compare } from 'uint8arrays/compare'
 import { PricingRule } from '../shared/messages.js'
 import { localityOf, scoreFactor } from '../shared/ranking.js'
 import { NEUTRAL_RELIABILITY } from '../shared/reputation.js'
-import { ClearingSampleError } from '../errors.js'
+import { clearingSampleError } from '../errors.js'
 import type { Award, Bid, JobRequest } from '../shared/messages.js'
 import type { Signed } from '../../identity/index.js'
 
@@ -58,12 +58,12 @@ export function heardBid (bid: Signed<Bid>): HeardBid {
 }
 
 function fail (reason: ClearingSampleReason, message: string): never {
-  throw new ClearingSampleError(reason, message)
+  throw clearingSampleError(reason, message)
 }
 
 /**
  * The clearing price (micro-USD) `award` teaches, given the bids of its auction this provider
- * saw; ClearingSampleError when it teaches nothing. `award` must already match `job`
+ * saw; MarketError ERR_CLEARING_SAMPLE when it teaches nothing. `award` must already match `job`
  * (checkAwardForJob).
  */
 export function clearingSample (

@@ -33,8 +33,8 @@ export interface AwardSeenEvent {
   priceUsd: number
   mine: boolean
   /**
-   * whether this auction's clearing price is in the pricing memory; why not when it is not
-   * (ClearingSampleError's message)
+   * whether this auction's clearing price is in the pricing memory; why not when it is not (the
+   * ERR_CLEARING_SAMPLE message)
    */
   priced: boolean
   notPriced?: string

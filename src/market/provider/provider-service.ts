@@ -21,7 +21,7 @@ import { bidAckName, sendBid } from '../shared/bid-stream.js'
 import { CAPABILITY_CAPABILITY, CAPABILITY_SERVICE, CAPACITY_CAPABILITY, CAPACITY_SERVICE, type CapabilityAdvertiser, type CapacitySource } from '../../capability/index.js'
 import { JobMemory } from './job-memory.js'
 import { BidEngine, type BidDecision, type BidEngineOptions, type BidEngineStats } from './bid-engine.js'
-import { MarketMessageError } from '../errors.js'
+import { isMessageError, messageError } from '../errors.js'
 import {
   DeclineReason,
   declineReasonName,
@@ -309,7 +309,7 @@ class MarketProvider implements MarketProviderService, Startable {
       award = readAward(openMarketEnvelope(envelope, DOMAIN.award, MAX_BYTES.award))
     } catch (err: any) {
       this.log('bad accept request from %p: %e', remote, err)
-      throw err instanceof MarketMessageError ? err : new MarketMessageError('malformed', String(err?.message ?? err))
+      throw isMessageError(err) ? err : messageError('malformed', String(err?.message ?? err))
     }
     const a = award.message
     const jobId = toHex(a.jobId)
@@ -336,7 +336,7 @@ class MarketProvider implements MarketProviderService, Startable {
     if ('silent' in answer) {
       // hold the stream open until the renter gives up: a winner that never answers
       await new Promise<void>(resolve => signal.addEventListener('abort', () => { resolve() }, { once: true }))
-      throw new MarketMessageError('silent', 'award left unanswered')
+      throw messageError('silent', 'award left unanswered')
     }
     if ('declined' in answer) return respond(false, answer.declined.reason, answer.declined.detail)
     const { accepted } = answer
@@ -374,7 +374,7 @@ class MarketProvider implements MarketProviderService, Startable {
       try {
         job = readJobRequest(openMarketEnvelope(req.jobRequest, DOMAIN.jobRequest, MAX_BYTES.jobRequest))
       } catch (err: any) {
-        return answer(err instanceof MarketMessageError && err.reason === 'expired' ? DeclineReason.EXPIRED : DeclineReason.OTHER, `job request does not verify: ${String(err?.message ?? err)}`)
+        return answer(isMessageError(err) && err.reason === 'expired' ? DeclineReason.EXPIRED : DeclineReason.OTHER, `job request does not verify: ${String(err?.message ?? err)}`)
       }
       if (!equals(job.message.jobId, req.jobId)) return answer(DeclineReason.OTHER, 'the job request is for another job id')
     }

@@ -12,8 +12,8 @@ import { equals as equalBytes } from 'uint8arrays/equals'
 import { MAX_BYTES } from '../../../protocols/codec.js'
 import { PROTOCOL } from '../../../protocols/ids.js'
 import { AcceptRequest } from '../../../protocols/market.js'
-import { RequestResponseError, requestOnce } from '../../node/index.js'
-import { AuctionError } from '../errors.js'
+import { isRequestFailure, requestOnce } from '../../node/index.js'
+import { MarketError } from '../errors.js'
 import { declineReasonName, readAcceptResponse, signAward, type Award, type JobRequest } from '../shared/messages.js'
 import { DEFAULT_RANKING, clearingPrice, rankingWeightsPpm, reliabilityPpm, type RankedBid, type RankingParams } from '../shared/ranking.js'
 import type { AcceptOutcome } from './auction-report.js'
@@ -71,7 +71,7 @@ export interface OfferAwardOptions extends AwardBasis {
 
 /**
  * Offers the award down `ranked` until one winner accepts; resolves with that offer, or
- * undefined when none of the first MAX_AWARD_OFFERS did. AuctionError when `signal` aborts.
+ * undefined when none of the first MAX_AWARD_OFFERS did. MarketError ERR_AUCTION when `signal` aborts.
  */
 export async function offerAward (
   components: AwardOfferComponents,
@@ -144,8 +144,8 @@ async function askAccept (
     if (response.accepted) return { outcome: 'accepted' }
     return { outcome: 'declined', reason: `${declineReasonName(response.reason)}${response.detail !== '' ? `: ${response.detail.slice(0, 200)}` : ''}` }
   } catch (err: any) {
-    if (signal.aborted) throw new AuctionError('auction cancelled', { cause: err })
-    if (err instanceof RequestResponseError && err.reason === 'timeout') return { outcome: 'timeout', reason: 'no answer before the accept deadline' }
+    if (signal.aborted) throw new MarketError('ERR_AUCTION', 'auction cancelled', { cause: err })
+    if (isRequestFailure(err) && err.reason === 'timeout') return { outcome: 'timeout', reason: 'no answer before the accept deadline' }
     log('accept from %p failed: %e', winner, err)
     return { outcome: 'error', reason: String(err?.message ?? err).slice(0, 200) }
   }

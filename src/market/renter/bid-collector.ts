@@ -12,7 +12,7 @@ import { equals } from 'uint8arrays/equals'
 import type { BidOutcome } from '../shared/bid-stream.js'
 import type { JobShardTopic } from '../../../protocols/ids.js'
 import { sleep, toHex } from '../../common/index.js'
-import { AuctionError } from '../errors.js'
+import { MarketError } from '../errors.js'
 import { betterOwnBid, bidFitsJob } from '../shared/ranking.js'
 import type { Bid, JobRequest } from '../shared/messages.js'
 import type { Signed } from '../../identity/index.js'
@@ -115,10 +115,10 @@ export class BidCollector {
     return { unknownJob: this.unknownJob, held }
   }
 
-  /** Opens the window of `job` (AuctionError if an auction for its id already runs here). */
+  /** Opens the window of `job` (MarketError ERR_AUCTION if an auction for its id already runs here). */
   open (job: JobRequest, onBid?: (bid: Signed<Bid>) => void): AuctionWindow {
     const jobId = toHex(job.jobId)
-    if (this.active.has(jobId)) throw new AuctionError(`an auction for job ${jobId} is already running`)
+    if (this.active.has(jobId)) throw new MarketError('ERR_AUCTION', `an auction for job ${jobId} is already running`)
     const window = new AuctionWindow(job, onBid)
     this.active.set(jobId, window)
     return window
@@ -210,9 +210,9 @@ export async function drainDeliveredBids (): Promise<void> {
   for (let turn = 0; turn < 2; turn++) await new Promise(resolve => setImmediate(resolve))
 }
 
-/** Sleeps `ms`; AuctionError('auction cancelled') when `signal` aborts first or already has. */
+/** Sleeps `ms`; MarketError ERR_AUCTION ('auction cancelled') when `signal` aborts first or already has. */
 export async function waitOrCancel (ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) throw new AuctionError('auction cancelled')
+  if (signal.aborted) throw new MarketError('ERR_AUCTION', 'auction cancelled')
   await sleep(ms, signal)
-  if (signal.aborted) throw new AuctionError('auction cancelled')
+  if (signal.aborted) throw new MarketError('ERR_AUCTION', 'auction cancelled')
 }

@@ -43,7 +43,7 @@ import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
-import { ConfigError, ConfigFileError, asBoolean, asEnum, asNumber, asObject, asString, asStringList, join, onlyKnownKeys, type Fields } from '../../config/index.js'
+import { ConfigError, asBoolean, asEnum, asNumber, asObject, asString, asStringList, join, onlyKnownKeys, type Fields } from '../../config/index.js'
 import { MAX_LIFETIME_MS } from '../../../protocols/codec.js'
 import { TIERS, WORKLOAD_KINDS, jobTierToWire, type Tier, type WorkloadKind } from '../../capability/index.js'
 import { type JobRequest, MAX_BID_WINDOW_MS, MAX_JOB_GPUS, PPM, pricingRuleToWire, usdToMicro, type PricingRuleName } from '../shared/messages.js'
@@ -130,20 +130,20 @@ const LOWER_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/
 const SHA256 = /^[0-9a-f]{64}$/
 const MAX_FILES = 4096
 
-/** Reads a YAML job file (ConfigFileError when unreadable or not YAML); validate with parseJobSpec. */
+/** Reads a YAML job file (ConfigError ERR_CONFIG_FILE when unreadable or not YAML); validate with parseJobSpec. */
 export async function readJobFile (path: string): Promise<Fields> {
   let text: string
   try {
     text = await readFile(path, 'utf8')
   } catch (err: any) {
-    throw new ConfigFileError(err?.code === 'ENOENT' ? `job file ${path} does not exist` : `job file ${path} cannot be read (${String(err?.code ?? err)})`)
+    throw new ConfigError('ERR_CONFIG_FILE', err?.code === 'ENOENT' ? `job file ${path} does not exist` : `job file ${path} cannot be read (${String(err?.code ?? err)})`)
   }
   let doc: unknown
   try {
     // warnings (an unknown tag) are not printed to the process: the value is validated like any other
     doc = parseYaml(text, { maxAliasCount: 100, logLevel: 'error' })
   } catch (err: any) {
-    throw new ConfigFileError(`job file ${path} is not valid YAML: ${String(err?.message ?? err).split('\n')[0]}`)
+    throw new ConfigError('ERR_CONFIG_FILE', `job file ${path} is not valid YAML: ${String(err?.message ?? err).split('\n')[0]}`)
   }
   return doc == null ? {} : asObject(doc, '(job file)')
 }

@@ -19,7 +19,7 @@ import type { JobShardTopic } from '../../../protocols/ids.js'
 import type { DiscoveryFilters } from '../../capability/index.js'
 import { sleep } from '../../common/index.js'
 import { shardPeersReachable } from './bid-collector.js'
-import { AuctionError } from '../errors.js'
+import { MarketError } from '../errors.js'
 import type { JobRequest } from '../shared/messages.js'
 import type { GossipSub } from '@chainsafe/libp2p-gossipsub'
 import type { Logger } from '@libp2p/interface'
@@ -84,14 +84,15 @@ export class ShardReadiness {
 
   /**
    * Readies `shard` for `job` unless done lately; auctions that start on a shard being readied
-   * wait for that readying rather than start their own. AuctionError('auction cancelled') if `signal` aborts.
+   * wait for that readying rather than start their own. MarketError ERR_AUCTION ('auction
+   * cancelled') if `signal` aborts.
    */
   async ready (shard: JobShardTopic, job: Pick<JobRequest, 'constraints'>, signal: AbortSignal): Promise<ReadyReport> {
     if ((this.readied.get(shard) ?? 0) > Date.now()) return { shard, skipped: true, found: 0, ready: 0, elapsedMs: 0 }
     const running = this.running.get(shard)
     if (running != null) {
       await Promise.race([running.catch(() => {}), sleep(this.timeoutMs, signal)])
-      if (signal.aborted) throw new AuctionError('auction cancelled')
+      if (signal.aborted) throw new MarketError('ERR_AUCTION', 'auction cancelled')
       return { shard, skipped: true, found: 0, ready: 0, elapsedMs: 0 }
     }
     const readying = this.readyNow(shard, job, signal)
@@ -115,7 +116,7 @@ export class ShardReadiness {
     // stream to the peer (a publish skips a subscriber without one): wait for both; a peer we could
     // not connect to is not waited for
     while (!bounded.aborted && this.pending(shard, found).length > 0) await sleep(POLL_MS, bounded)
-    if (signal.aborted) throw new AuctionError('auction cancelled')
+    if (signal.aborted) throw new MarketError('ERR_AUCTION', 'auction cancelled')
     const ready = this.subscribed(shard, found).length
     this.readied.set(shard, Date.now() + (ready > 0 ? READY_TTL_MS : RETRY_EMPTY_MS))
     const report = { shard, skipped: false, found: found.length, ready, elapsedMs: Date.now() - started }

@@ -21,28 +21,12 @@ import { DOMAIN } from '../../../protocols/ids.js'
 import { Award, type JobRequest } from '../../../protocols/market.js'
 import { toHex } from '../../common/index.js'
 import { messageHash, type OpenedEnvelope, type Signed } from '../../identity/index.js'
-import { MarketMessageError } from '../errors.js'
+import { awardCheckError, type AwardCheckError, messageError } from '../errors.js'
 import { DIGEST_BYTES, ID_BYTES, PPM, PricingRule, bytesOf, decode, envelopeBytes, openMarketEnvelope, peerIdFromBytes, readJobRequest, sameSigner, tierOf, timeRules, type Bid } from './messages.js'
 import { auditAward, latencyMatters, rankingParamsOf, type AwardAudit } from './ranking.js'
 import { fixedReputation } from './reputation.js'
 import type { Tier } from '../../capability/index.js'
 import type { PeerId } from '@libp2p/interface'
-
-/** The job stream's rejection codes an award check can end in (JobFrame.Rejected.Code names). */
-export type AwardRejection = 'NOT_AWARDED' | 'BAD_AWARD'
-
-/** An award that must not start a job; `rejection` is the code to answer the Start frame with. */
-export class AwardCheckError extends Error {
-  static readonly code = 'ERR_AWARD_CHECK'
-  readonly code = AwardCheckError.code
-  readonly rejection: AwardRejection
-
-  constructor (rejection: AwardRejection, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'AwardCheckError'
-    this.rejection = rejection
-  }
-}
 
 /** An award and its job request as the Start check verified them. */
 export interface VerifiedAward {
@@ -68,7 +52,7 @@ function awardFields (award: Award, signer: PeerId): void {
   bytesOf(award.bidsDigest, DIGEST_BYTES, 'bids_digest')
   bytesOf(award.winnerBidHash, DIGEST_BYTES, 'winner_bid_hash')
   peerIdFromBytes(award.winner)
-  if (award.attempt < 1) throw new MarketMessageError('malformed', 'award attempt is 0')
+  if (award.attempt < 1) throw messageError('malformed', 'award attempt is 0')
   rankingFields(award)
 }
 
@@ -85,19 +69,19 @@ function rankingFields (award: Award): void {
   for (const input of award.ranking) {
     bytesOf(input.bidHash, DIGEST_BYTES, 'ranking bid_hash')
     const key = toHex(input.bidHash)
-    if (seen.has(key)) throw new MarketMessageError('malformed', 'award ranking names one bid twice')
+    if (seen.has(key)) throw messageError('malformed', 'award ranking names one bid twice')
     seen.add(key)
-    if (input.reliabilityPpm > PPM) throw new MarketMessageError('malformed', `award ranking reliability ${input.reliabilityPpm} ppm is above 1 000 000`)
+    if (input.reliabilityPpm > PPM) throw messageError('malformed', `award ranking reliability ${input.reliabilityPpm} ppm is above 1 000 000`)
   }
   if (
     award.reliabilityWeightPpm > MAX_WEIGHT_PPM.reliability ||
     award.latencyWeightPpm > MAX_WEIGHT_PPM.latency ||
     award.localityWeightPpm > MAX_WEIGHT_PPM.locality
   ) {
-    throw new MarketMessageError('malformed', 'award ranking weights out of bounds')
+    throw messageError('malformed', 'award ranking weights out of bounds')
   }
   const named = award.ranking[award.attempt - 1]
-  if (named == null || !equals(named.bidHash, award.winnerBidHash)) throw new MarketMessageError('malformed', `award ranking does not put the winning bid at rank ${award.attempt}`)
+  if (named == null || !equals(named.bidHash, award.winnerBidHash)) throw messageError('malformed', `award ranking does not put the winning bid at rank ${award.attempt}`)
 }
 
 /**
@@ -142,10 +126,10 @@ export function checkAwardRanking (award: Award, bidsSeen: ReadonlyArray<Signed<
 /** The award's time rules at `now`. */
 function awardTimes (award: Award, now: number): void {
   timeRules(award, { maxLifetimeMs: MAX_LIFETIME_MS.award, now, what: 'award' })
-  if (award.acceptDeadline > award.expiresAt) throw new MarketMessageError('lifetime', 'award accept deadline after its expiry')
+  if (award.acceptDeadline > award.expiresAt) throw messageError('lifetime', 'award accept deadline after its expiry')
 }
 
-/** Decodes and checks an Award payload (fields and time rules); MarketMessageError otherwise. */
+/** Decodes and checks an Award payload (fields and time rules); MarketError ERR_MARKET_MESSAGE otherwise. */
 export function readAward (opened: OpenedEnvelope, now = Date.now()): Signed<Award> {
   const award = decode(Award, opened.payload, { what: 'award', maxBytes: MAX_BYTES.award, limits: LIMITS.award })
   awardFields(award, opened.signer)
@@ -160,7 +144,7 @@ export function readAward (opened: OpenedEnvelope, now = Date.now()): Signed<Awa
 
 /**
  * Opens award envelope bytes and checks its fields, not the clock: for reading an award this
- * node already judged (its own, or one it accepted). MarketMessageError otherwise.
+ * node already judged (its own, or one it accepted). MarketError ERR_MARKET_MESSAGE otherwise.
  */
 export function openAward (bytes: Uint8Array): Signed<Award> {
   const opened = openMarketEnvelope(bytes, DOMAIN.award, MAX_BYTES.award)
@@ -174,12 +158,12 @@ export function isAwardedTo (award: Award, me: PeerId): boolean {
   return equals(award.winner, me.toMultihash().bytes)
 }
 
-/** Checks that `award` closes the auction `job` opened; MarketMessageError otherwise. */
+/** Checks that `award` closes the auction `job` opened; MarketError ERR_MARKET_MESSAGE otherwise. */
 export function checkAwardForJob (award: Signed<Award>, job: Signed<JobRequest>): void {
-  if (!award.signer.equals(job.signer)) throw new MarketMessageError('wrong-signer', 'award and job request are signed by different peers')
+  if (!award.signer.equals(job.signer)) throw messageError('wrong-signer', 'award and job request are signed by different peers')
   sameSigner(job.message.renter, award.signer, 'job request')
-  if (!equals(award.message.jobId, job.message.jobId)) throw new MarketMessageError('wrong-job', 'award is for another job')
-  if (award.message.jobNonce.length === 0 || !equals(award.message.jobNonce, job.message.nonce)) throw new MarketMessageError('wrong-job', 'award closes another auction of the job')
+  if (!equals(award.message.jobId, job.message.jobId)) throw messageError('wrong-job', 'award is for another job')
+  if (award.message.jobNonce.length === 0 || !equals(award.message.jobNonce, job.message.nonce)) throw messageError('wrong-job', 'award closes another auction of the job')
   tierOf(job.message)
 }
 
@@ -206,7 +190,7 @@ export function awardPriceProblem (award: Award, job: JobRequest, bid: Pick<Bid,
 /**
  * The Start frame's award check: the award (fields and time rules at `now`) and the job
  * request (fields; its own expiry is not required, the award's bounds the start) verify,
- * belong together, and name `me` as winner. AwardCheckError with `NOT_AWARDED` when the
+ * belong together, and name `me` as winner. MarketError ERR_AWARD_CHECK with `NOT_AWARDED` when the
  * award is good but for another provider, `BAD_AWARD` for everything else.
  */
 export function verifyAwardForWinner (
@@ -216,7 +200,7 @@ export function verifyAwardForWinner (
   now = Date.now()
 ): VerifiedAward {
   const bad = (what: string, err: unknown): AwardCheckError =>
-    new AwardCheckError('BAD_AWARD', `${what}: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
+    awardCheckError('BAD_AWARD', `${what}: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
   let award: Signed<Award>
   let job: Signed<JobRequest>
   try {
@@ -236,7 +220,7 @@ export function verifyAwardForWinner (
   } catch (err) {
     throw bad('award does not match its job request', err)
   }
-  if (!isAwardedTo(award.message, me)) throw new AwardCheckError('NOT_AWARDED', 'the award names another provider as winner')
+  if (!isAwardedTo(award.message, me)) throw awardCheckError('NOT_AWARDED', 'the award names another provider as winner')
   const a = award.message
   const jobIdHex = toHex(a.jobId)
   return {

@@ -11,7 +11,7 @@ import { multiaddr } from '@multiformats/multiaddr'
 import { decodeBounded, envelopeMaxBytes, MAX_BYTES } from '../../../protocols/codec.js'
 import { DOMAIN, PROTOCOL } from '../../../protocols/ids.js'
 import { dialViaRelays, requestOnce } from '../../node/index.js'
-import { MarketMessageError } from '../errors.js'
+import { isMessageError, messageError } from '../errors.js'
 import { BidAck, openMarketEnvelope, readBid, type Bid, type JobRequest } from './messages.js'
 import type { Signed } from '../../identity/index.js'
 import type { PeerId, PeerStore } from '@libp2p/interface'
@@ -51,8 +51,8 @@ export interface BidSenderComponents {
 /**
  * Sends `bid` to the renter of `job` (its signer) and returns the renter's answer. When not
  * connected to the renter, the job's `renter_addrs` are recorded first, so the dial needs no
- * lookup. Throws RequestResponseError when the renter cannot be reached in time, MarketMessageError
- * on an unreadable answer.
+ * lookup. Throws NodeError ERR_REQUEST_RESPONSE when the renter cannot be reached in time,
+ * MarketError ERR_MARKET_MESSAGE on an unreadable answer.
  */
 export async function sendBid (
   components: BidSenderComponents,
@@ -98,7 +98,7 @@ export async function sendBid (
   try {
     return decodeBounded(BidAck, answer, 'bid ack', MAX_BYTES.bidAck)
   } catch (err: any) {
-    throw new MarketMessageError('malformed', `bid ack: ${String(err?.message ?? err)}`)
+    throw messageError('malformed', `bid ack: ${String(err?.message ?? err)}`)
   }
 }
 
@@ -131,7 +131,7 @@ export function answerBid (
   try {
     bid = readBid(openMarketEnvelope(request, DOMAIN.bid, MAX_BYTES.bid), now)
   } catch (err: any) {
-    return ack(BidAck.Status.INVALID, err instanceof MarketMessageError ? `${err.reason}: ${err.message}` : String(err?.message ?? err))
+    return ack(BidAck.Status.INVALID, isMessageError(err) ? `${err.reason}: ${err.message}` : String(err?.message ?? err))
   }
   // only a bidder speaks for its bid: a relayed copy could only crowd out or replay it
   if (!bid.signer.equals(remote)) return ack(BidAck.Status.INVALID, 'wrong-signer: the bid was not sent by its signer')

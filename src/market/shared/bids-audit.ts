@@ -13,7 +13,7 @@ import { BidsAuditRequest, BidsAuditResponse } from '../../../protocols/market.j
 import { toHex } from '../../common/index.js'
 import { requestOnce } from '../../node/index.js'
 import { checkAwardForJob, checkAwardRanking, openAward } from './award-check.js'
-import { MarketMessageError } from '../errors.js'
+import { messageError } from '../errors.js'
 import { openMarketEnvelope, readBid, readJobRequest, type Award, type Bid, type JobRequest } from './messages.js'
 import { bidsDigest, type AwardAudit } from './ranking.js'
 import type { Signed } from '../../identity/index.js'
@@ -53,16 +53,16 @@ export class BidsAuditStore {
 
   /**
    * Answers an audit request: the award must be this renter's own (it verifies and is signed
-   * by this node) and its auction still remembered. MarketMessageError otherwise (the stream
+   * by this node) and its auction still remembered. MarketError ERR_MARKET_MESSAGE otherwise (the stream
    * is then aborted: nothing is said about auctions the asker cannot name by their award).
    */
   answer (request: Uint8Array): Uint8Array {
     const { award: envelope } = decodeBounded(BidsAuditRequest, request, 'bids audit request', MAX_BYTES.bidsAuditRequest)
     const award = openAward(envelope)
-    if (!award.signer.equals(this.me)) throw new MarketMessageError('wrong-signer', 'the award is not this renter\'s')
+    if (!award.signer.equals(this.me)) throw messageError('wrong-signer', 'the award is not this renter\'s')
     const auction = this.auctions.get(auctionKey(award.message.jobId, award.message.jobNonce))
-    if (auction == null) throw new MarketMessageError('unknown-auction', 'no bids kept for this award\'s auction')
-    if (!equals(auction.digest, award.message.bidsDigest)) throw new MarketMessageError('wrong-digest', 'the award commits to other bids than those kept')
+    if (auction == null) throw messageError('unknown-auction', 'no bids kept for this award\'s auction')
+    if (!equals(auction.digest, award.message.bidsDigest)) throw messageError('wrong-digest', 'the award commits to other bids than those kept')
     return BidsAuditResponse.encode({ jobRequest: auction.job.envelope, bids: auction.bids.map(b => b.envelope) })
   }
 }

@@ -2,7 +2,7 @@
  * Building, signing, opening and checking the market's wire messages (protocols/market.proto):
  * JobRequest, Bid, Award, AcceptResponse, Decline. Every reader takes untrusted bytes (or an
  * envelope the gossip router already verified), decodes within bounds and applies the time
- * rules of protocols/README.md §9; failures are MarketMessageErrors with a short reason.
+ * rules of protocols/README.md §9; failures are MarketError ERR_MARKET_MESSAGE with a short reason.
  */
 
 import { peerIdFromMultihash } from '@libp2p/peer-id'
@@ -13,8 +13,8 @@ import { SignedEnvelope } from '../../../protocols/envelope.js'
 import { DOMAIN } from '../../../protocols/ids.js'
 import { AcceptResponse, Award, Bid, BidAck, Decline, DeclineReason, JobRequest, PricingRule } from '../../../protocols/market.js'
 import { jobTierFromWire, WORKLOAD_KINDS, type Tier } from '../../capability/index.js'
-import { EnvelopeError, messageHash, openEnvelope, sealSigned, type OpenedEnvelope, type Signed } from '../../identity/index.js'
-import { MarketMessageError } from '../errors.js'
+import { isEnvelopeError, messageHash, openEnvelope, sealSigned, type OpenedEnvelope, type Signed } from '../../identity/index.js'
+import { messageError } from '../errors.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 export { JobRequest, Bid, BidAck, Award, AcceptResponse, Decline, DeclineReason, PricingRule }
@@ -43,10 +43,10 @@ export function microToUsd (micro: bigint | number): number {
   return Number(micro) / MICRO_USD
 }
 
-/** A job's tier; MarketMessageError('malformed') when the wire value names none. */
+/** A job's tier; MarketError ERR_MARKET_MESSAGE (malformed) when the wire value names none. */
 export function tierOf (job: Pick<JobRequest, 'tier'>): Tier {
   const tier = jobTierFromWire(job.tier)
-  if (tier == null) throw new MarketMessageError('malformed', `tier ${String(job.tier)} is not gold, silver or bronze`)
+  if (tier == null) throw messageError('malformed', `tier ${String(job.tier)} is not gold, silver or bronze`)
   return tier
 }
 
@@ -75,7 +75,7 @@ export function peerIdFromBytes (bytes: Uint8Array): PeerId {
   try {
     return peerIdFromMultihash(Digest.decode(bytes))
   } catch {
-    throw new MarketMessageError('malformed', 'a peer id field does not decode')
+    throw messageError('malformed', 'a peer id field does not decode')
   }
 }
 
@@ -113,19 +113,19 @@ export function envelopeBytes (opened: OpenedEnvelope): Uint8Array {
   })
 }
 
-/** Opens envelope bytes from a stream or an embedding message; EnvelopeErrors become MarketMessageErrors. */
+/** Opens envelope bytes from a stream or an embedding message; EnvelopeErrors become MarketError ERR_MARKET_MESSAGE. */
 export function openMarketEnvelope (bytes: Uint8Array, domain: string, payloadMaxBytes: number): OpenedEnvelope {
   try {
     return openEnvelope(bytes, { domain, maxBytes: envelopeMaxBytes(payloadMaxBytes) })
   } catch (err) {
-    if (err instanceof EnvelopeError) throw new MarketMessageError(err.reason, err.message)
+    if (isEnvelopeError(err)) throw messageError(err.reason, err.message)
     throw err
   }
 }
 
 /**
  * Decodes a market message's payload within its bound (`what` names it in errors); malformed ones
- * are MarketMessageErrors.
+ * are MarketError ERR_MARKET_MESSAGE.
  */
 export function decode<T> (
   codec: WireDecoder<T>,
@@ -135,13 +135,13 @@ export function decode<T> (
   try {
     return decodeBounded(codec, payload, bound.what, bound.maxBytes, bound.limits)
   } catch (err) {
-    if (err instanceof WireDecodeError) throw new MarketMessageError(err.reason, err.message)
+    if (err instanceof WireDecodeError) throw messageError(err.reason, err.message)
     throw err
   }
 }
 
 export function sameSigner (field: Uint8Array, signer: PeerId, what: string): void {
-  if (!equals(field, signer.toMultihash().bytes)) throw new MarketMessageError('wrong-signer', `${what} names another peer than its signer`)
+  if (!equals(field, signer.toMultihash().bytes)) throw messageError('wrong-signer', `${what} names another peer than its signer`)
 }
 
 /**
@@ -154,17 +154,17 @@ export function timeRules (
 ): void {
   const created = Number(message.createdAt)
   const expires = Number(message.expiresAt)
-  if (created > now + MAX_CLOCK_SKEW_MS) throw new MarketMessageError('from-the-future', `${what} created ${created - now} ms in the future`)
-  if (expiry && expires <= now) throw new MarketMessageError('expired', `${what} expired ${now - expires} ms ago`)
-  if (expires - created > maxLifetimeMs) throw new MarketMessageError('lifetime', `${what} lifetime ${expires - created} ms exceeds ${maxLifetimeMs} ms`)
+  if (created > now + MAX_CLOCK_SKEW_MS) throw messageError('from-the-future', `${what} created ${created - now} ms in the future`)
+  if (expiry && expires <= now) throw messageError('expired', `${what} expired ${now - expires} ms ago`)
+  if (expires - created > maxLifetimeMs) throw messageError('lifetime', `${what} lifetime ${expires - created} ms exceeds ${maxLifetimeMs} ms`)
 }
 
 export function bytesOf (value: Uint8Array, length: number, field: string): void {
-  if (value.length !== length) throw new MarketMessageError('malformed', `${field} is ${value.length} bytes, expected ${length}`)
+  if (value.length !== length) throw messageError('malformed', `${field} is ${value.length} bytes, expected ${length}`)
 }
 
 function shortString (value: string, max: number, field: string): void {
-  if (value.length > max) throw new MarketMessageError('malformed', `${field} longer than ${max} characters`)
+  if (value.length > max) throw messageError('malformed', `${field} longer than ${max} characters`)
 }
 
 /**
@@ -181,24 +181,24 @@ export function readJobRequest (
   bytesOf(job.jobId, ID_BYTES, 'job_id')
   bytesOf(job.nonce, ID_BYTES, 'nonce')
   tierOf(job)
-  if (!(WORKLOAD_KINDS as readonly string[]).includes(job.workload)) throw new MarketMessageError('malformed', `workload "${job.workload.slice(0, 32)}" is not a known kind`)
+  if (!(WORKLOAD_KINDS as readonly string[]).includes(job.workload)) throw messageError('malformed', `workload "${job.workload.slice(0, 32)}" is not a known kind`)
   shortString(job.image, MAX_IMAGE_CHARS, 'image')
   // 'too-many-gpus', not 'malformed': nodes from before the field relay such a request unknowingly
   // (gossip ignores it, README §9)
-  if (job.gpus > MAX_JOB_GPUS) throw new MarketMessageError('too-many-gpus', `the job asks ${job.gpus} GPUs, at most ${MAX_JOB_GPUS} may be asked`)
+  if (job.gpus > MAX_JOB_GPUS) throw messageError('too-many-gpus', `the job asks ${job.gpus} GPUs, at most ${MAX_JOB_GPUS} may be asked`)
   for (const d of job.datasetDigests) bytesOf(d, DIGEST_BYTES, 'dataset_digests[]')
-  if (job.renterAddrs.some(a => a.length === 0 || a.length > MAX_BID_ADDR_BYTES)) throw new MarketMessageError('malformed', `a renter address is empty or longer than ${MAX_BID_ADDR_BYTES} bytes`)
+  if (job.renterAddrs.some(a => a.length === 0 || a.length > MAX_BID_ADDR_BYTES)) throw messageError('malformed', `a renter address is empty or longer than ${MAX_BID_ADDR_BYTES} bytes`)
   const c = job.constraints
   if (c != null) {
     for (const m of c.gpuModels) shortString(m, MAX_NAME_CHARS, 'constraints.gpu_models[]')
     for (const r of c.regions) shortString(r, MAX_NAME_CHARS, 'constraints.regions[]')
     shortString(c.residency, MAX_NAME_CHARS, 'constraints.residency')
-    if (c.minReliabilityPpm > PPM) throw new MarketMessageError('malformed', 'constraints.min_reliability_ppm above 1 000 000')
+    if (c.minReliabilityPpm > PPM) throw messageError('malformed', 'constraints.min_reliability_ppm above 1 000 000')
   }
   if (job.lease != null) checkLease(job.lease, job.workload)
-  if (job.bidWindowMs <= 0 || job.bidWindowMs > MAX_BID_WINDOW_MS) throw new MarketMessageError('malformed', `bid_window_ms ${job.bidWindowMs} outside 1..${MAX_BID_WINDOW_MS}`)
+  if (job.bidWindowMs <= 0 || job.bidWindowMs > MAX_BID_WINDOW_MS) throw messageError('malformed', `bid_window_ms ${job.bidWindowMs} outside 1..${MAX_BID_WINDOW_MS}`)
   timeRules(job, { maxLifetimeMs: MAX_LIFETIME_MS.jobRequest, now, what: 'job request', expiry: opts.expiry ?? true })
-  if (job.createdAt + BigInt(job.bidWindowMs) > job.expiresAt) throw new MarketMessageError('lifetime', 'job request expires before its bid window closes')
+  if (job.createdAt + BigInt(job.bidWindowMs) > job.expiresAt) throw messageError('lifetime', 'job request expires before its bid window closes')
   return {
     message: job,
     signer: opened.signer,
@@ -212,8 +212,8 @@ export const MAX_HEALTH_PATH_CHARS = 256
 
 /** A service lease (issue 17): an inference job with a health path of printable ASCII starting with "/". */
 function checkLease (lease: JobRequest.Lease, workload: string): void {
-  if (workload !== 'inference') throw new MarketMessageError('malformed', `a lease must have workload "inference", not "${workload.slice(0, 32)}"`)
-  if (!/^\/[\x21-\x7e]*$/.test(lease.healthPath) || lease.healthPath.length > MAX_HEALTH_PATH_CHARS) throw new MarketMessageError('malformed', `lease.health_path must be a path starting with "/" of at most ${MAX_HEALTH_PATH_CHARS} printable characters`)
+  if (workload !== 'inference') throw messageError('malformed', `a lease must have workload "inference", not "${workload.slice(0, 32)}"`)
+  if (!/^\/[\x21-\x7e]*$/.test(lease.healthPath) || lease.healthPath.length > MAX_HEALTH_PATH_CHARS) throw messageError('malformed', `lease.health_path must be a path starting with "/" of at most ${MAX_HEALTH_PATH_CHARS} printable characters`)
 }
 
 /**
@@ -222,11 +222,11 @@ function checkLease (lease: JobRequest.Lease, workload: string): void {
  */
 export function readBid (opened: OpenedEnvelope, now = Date.now(), opts: { expiry?: boolean } = {}): Signed<Bid> {
   const bid = decode(Bid, opened.payload, { what: 'bid', maxBytes: MAX_BYTES.bid, limits: { addrs: MAX_BID_ADDRS } })
-  if (bid.addrs.some(a => a.length === 0 || a.length > MAX_BID_ADDR_BYTES)) throw new MarketMessageError('malformed', `a bid address is empty or longer than ${MAX_BID_ADDR_BYTES} bytes`)
+  if (bid.addrs.some(a => a.length === 0 || a.length > MAX_BID_ADDR_BYTES)) throw messageError('malformed', `a bid address is empty or longer than ${MAX_BID_ADDR_BYTES} bytes`)
   sameSigner(bid.provider, opened.signer, 'bid')
   bytesOf(bid.jobId, ID_BYTES, 'job_id')
   bytesOf(bid.jobNonce, ID_BYTES, 'job_nonce')
-  if (bid.priceMicroUsd <= 0n) throw new MarketMessageError('malformed', 'bid price is zero')
+  if (bid.priceMicroUsd <= 0n) throw messageError('malformed', 'bid price is zero')
   shortString(bid.gpuModel, MAX_NAME_CHARS, 'gpu_model')
   shortString(bid.region, MAX_NAME_CHARS, 'region')
   shortString(bid.residency, MAX_NAME_CHARS, 'residency')
@@ -242,20 +242,20 @@ export function readBid (opened: OpenedEnvelope, now = Date.now(), opts: { expir
 /** Opens and checks an AcceptResponse envelope from `expected`. */
 export function readAcceptResponse (bytes: Uint8Array, expected: PeerId, now = Date.now()): AcceptResponse {
   const opened = openMarketEnvelope(bytes, DOMAIN.accept, MAX_BYTES.acceptResponse)
-  if (!opened.signer.equals(expected)) throw new MarketMessageError('wrong-signer', 'accept response signed by another peer than the winner')
+  if (!opened.signer.equals(expected)) throw messageError('wrong-signer', 'accept response signed by another peer than the winner')
   const response = decode(AcceptResponse, opened.payload, { what: 'accept response', maxBytes: MAX_BYTES.acceptResponse })
   sameSigner(response.provider, opened.signer, 'accept response')
-  if (Number(response.createdAt) > now + MAX_CLOCK_SKEW_MS) throw new MarketMessageError('from-the-future', 'accept response from the future')
+  if (Number(response.createdAt) > now + MAX_CLOCK_SKEW_MS) throw messageError('from-the-future', 'accept response from the future')
   return response
 }
 
 /** Opens and checks a Decline envelope from `expected`. */
 export function readDecline (bytes: Uint8Array, expected: PeerId, now = Date.now()): Decline {
   const opened = openMarketEnvelope(bytes, DOMAIN.decline, MAX_BYTES.decline)
-  if (!opened.signer.equals(expected)) throw new MarketMessageError('wrong-signer', 'decline signed by another peer than the one asked')
+  if (!opened.signer.equals(expected)) throw messageError('wrong-signer', 'decline signed by another peer than the one asked')
   const decline = decode(Decline, opened.payload, { what: 'decline', maxBytes: MAX_BYTES.decline })
   sameSigner(decline.provider, opened.signer, 'decline')
-  if (Number(decline.createdAt) > now + MAX_CLOCK_SKEW_MS) throw new MarketMessageError('from-the-future', 'decline from the future')
+  if (Number(decline.createdAt) > now + MAX_CLOCK_SKEW_MS) throw messageError('from-the-future', 'decline from the future')
   return decline
 }
 

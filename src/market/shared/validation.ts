@@ -13,7 +13,7 @@ import { jobShardOf, JOB_SHARD_TOPICS, type JobShardTopic } from '../../../proto
 import { toHex } from '../../common/index.js'
 import { ACCEPT, GOSSIP_CAPABILITY, GOSSIP_SERVICE, ignore, reject, type GossipRouter, type GossipVerdict } from '../../node/index.js'
 import { readAward } from './award-check.js'
-import { MarketMessageError } from '../errors.js'
+import { isMessageError } from '../errors.js'
 import { readJobRequest } from './messages.js'
 import type { OpenedEnvelope } from '../../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
@@ -26,7 +26,7 @@ export const MARKET_VALIDATION_SERVICE = 'marketValidation'
 const MAX_TRACKED_AWARDS = 10_000
 
 function verdictOf (err: unknown): GossipVerdict {
-  if (err instanceof MarketMessageError) {
+  if (isMessageError(err)) {
     // a message that went stale on the way, or whose sender's clock is wrong, is not
     // misbehaviour to score down (protocols/README.md §9: time rules are Ignore)
     // nor is a field nodes before it could not check (JobRequest.gpus): they relay it in good faith

@@ -8,7 +8,7 @@
  */
 import { equals } from 'uint8arrays/equals'
 import { toHex } from '../../common/index.js'
-import { decodeStatement, encodeCoSigned, encodeStatement, InvalidUsageError, openCoSignedUsage, signStatement, UsageOverlapError, type LedgerService } from '../../ledger/index.js'
+import { decodeStatement, encodeCoSigned, encodeStatement, isInvalidUsage, isUsageOverlap, openCoSignedUsage, signStatement, type LedgerService } from '../../ledger/index.js'
 import { countersignedFigures, UsageAccount, type LeaseTerms, type UsageCounts } from './account.js'
 import { isUsageError, usageError, type UsageExchangeError, type UsageRefusedCode } from '../errors.js'
 import { answerOne } from './frames.js'
@@ -141,7 +141,7 @@ export class UsageDesk {
       await this.deps.ledger.recordUsage(body)
     } catch (err) {
       // sent twice: already held
-      if (!(err instanceof UsageOverlapError && err.reason === 'duplicate')) throw usageRefusal(err)
+      if (!(isUsageOverlap(err) && err.reason === 'duplicate')) throw usageRefusal(err)
     }
     this.stats.recorded++
     return { recorded: {} }
@@ -158,8 +158,8 @@ function statementOf (bytes: Uint8Array): ReturnType<typeof decodeStatement> {
 
 /** A ledger refusal as the frame's code. */
 export function usageRefusal (err: unknown): UsageExchangeError {
-  if (err instanceof InvalidUsageError) return usageError(err.reason.endsWith('signature') ? 'BAD_SIGNATURE' : 'BAD_STATEMENT', `${err.reason}: ${err.message}`)
-  if (err instanceof UsageOverlapError) return usageError('OVERLAP', err.message)
+  if (isInvalidUsage(err)) return usageError(err.reason.endsWith('signature') ? 'BAD_SIGNATURE' : 'BAD_STATEMENT', `${err.reason}: ${err.message}`)
+  if (isUsageOverlap(err)) return usageError('OVERLAP', err.message)
   return usageError('PROTOCOL', String((err as Error)?.message ?? err))
 }
 

@@ -12,12 +12,13 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { DockerRunner, type DockerRunnerOptions, type RunHandle, type RunSpec, type ServiceNetwork } from '../../../src/exec/runners/index.js'
-import { RunnerError } from '../../../src/exec/errors.js'
+import { ExecError } from '../../../src/exec/errors.js'
 import { dockerClientEnv } from '../../../src/exec/runners/docker-client.js'
 import { sweepOwner } from '../../../src/exec/runners/service-network.js'
 import { freePort } from '../../../src/serve/host.js'
 import { recordAttack, tempDir, waitFor } from '../../utils/index.js'
 import { engineMissing, TEST_IMAGE } from './docker-engine.js'
+import { isCoded } from '../../../src/common/index.js'
 
 /** every container and lease network this spec makes carries this owner label: after() removes them on every path */
 const OWNER = randomBytes(8).toString('hex')
@@ -184,7 +185,7 @@ describe('exec: service leases under the docker runner (real engine)', function 
     const outcome = await r.start(spec, () => {}).done
     assert.equal(outcome.status, 'completed', outcome.detail)
     assert.equal(Number((await readFile(join(dir, 'outputs', 'shm'), 'utf8')).trim()), 96 * 1024, '/dev/shm is 96 MiB')
-    assert.throws(() => { r.check({ ...spec, shmSizeMiB: 129 }) }, (err: Error) => err instanceof RunnerError && /129 MiB is over this provider's bound of 128 MiB/.test(err.message))
+    assert.throws(() => { r.check({ ...spec, shmSizeMiB: 129 }) }, (err: Error) => isCoded(err, ExecError, 'ERR_RUNNER') && /129 MiB is over this provider's bound of 128 MiB/.test(err.message))
     assert.throws(() => { runner({ maxShmMiB: 10_000 }).check({ ...spec, shmSizeMiB: 300 }) }, /over this provider's bound of 256 MiB/, 'never above the memory limit: it counts against it')
   })
 })

@@ -7,13 +7,14 @@
 import { strict as assert } from 'node:assert'
 import { chmod, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { RunnerError } from '../../../src/exec/errors.js'
+import { ExecError } from '../../../src/exec/errors.js'
 import { cgroupHierarchies } from '../../../src/exec/runners/job-cgroup.js'
 import { DEFAULT_JOB_UIDS, planJobUser } from '../../../src/exec/runners/job-user.js'
 import { ProcessRunner, type ProcessRunnerOptions, type RunSpec } from '../../../src/exec/runners/index.js'
 import { checkWorkRootOutside } from '../../../src/exec/runners/work-dirs.js'
 import { otherUser, tempDir, waitFor, type OtherUser } from '../../utils/index.js'
 import { ESCAPES, running } from './process-fixtures.js'
+import { isCoded } from '../../../src/common/index.js'
 
 function spec (dir: string, script: string, more: Partial<RunSpec> = {}): RunSpec {
   return { jobId: 'cd'.repeat(16), workDir: dir, command: ['/bin/sh', '-c', script], env: {}, timeoutMs: 20_000, graceMs: 300, ...more }
@@ -168,7 +169,7 @@ describe('exec: process runner setup', () => {
     assert.equal(planJobUser(undefined, 1000).dedicated, false)
     assert.throws(() => planJobUser('0', 0), /root/)
     assert.throws(() => planJobUser('root', 0), /root/)
-    assert.throws(() => planJobUser('no-such-user-idlegrid', 0), RunnerError)
+    assert.throws(() => planJobUser('no-such-user-idlegrid', 0), (err: unknown) => isCoded(err, ExecError, 'ERR_RUNNER'))
     assert.throws(() => planJobUser('5-1', 0), /range/)
     assert.throws(() => planJobUser('1-100000', 0), /range/)
     assert.throws(() => planJobUser('nobody', 1000), /only a provider running as root/)

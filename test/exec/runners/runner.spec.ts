@@ -5,13 +5,14 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseTelemetry, readGpuTelemetry } from '../../../src/capability/gpu/gpu.js'
 import { checkRelativePath, fileSetDigest, hashFile, listRegularFiles, sortEntries } from '../../../src/exec/shared/digest.js'
-import { OutputLimitError, RunnerError } from '../../../src/exec/errors.js'
+import { ExecError } from '../../../src/exec/errors.js'
 import { DockerRunner, dockerRunArgs, JOB_PATH, JobLauncher, ProcessRunner, type LogLine, type RunSpec } from '../../../src/exec/runners/index.js'
 import type { CallResult } from '../../../src/exec/runners/launcher.js'
 import { TelemetryAccumulator, TelemetrySampler } from '../../../src/exec/provider/telemetry.js'
 import { sha256 } from '../../../src/identity/index.js'
 import { dockerSettings, splitDockerFields } from '../../../src/cli/commands/docker-options.js'
 import { processAlive, tempDir, waitFor } from '../../utils/index.js'
+import { isCoded } from '../../../src/common/index.js'
 
 const FAKE_SMI = fileURLToPath(new URL('../../../../test/fixtures/nvidia-smi/fake-nvidia-smi.sh', import.meta.url))
 
@@ -82,10 +83,10 @@ describe('exec: process runner', function () {
 
   it('refuses reserved or malformed job variables', () => {
     const runner = new ProcessRunner()
-    assert.throws(() => { runner.check(spec('/tmp', ['true'], { env: { LD_PRELOAD: '/x.so' } })) }, RunnerError)
-    assert.throws(() => { runner.check(spec('/tmp', ['true'], { env: { 'A=B': 'x' } })) }, RunnerError)
-    assert.throws(() => { runner.check(spec('/tmp', ['true'], { env: { IDLEGRID_JOB_ID: 'x' } })) }, RunnerError)
-    assert.throws(() => { runner.check(spec('/tmp', [])) }, RunnerError)
+    assert.throws(() => { runner.check(spec('/tmp', ['true'], { env: { LD_PRELOAD: '/x.so' } })) }, (err: unknown) => isCoded(err, ExecError, 'ERR_RUNNER'))
+    assert.throws(() => { runner.check(spec('/tmp', ['true'], { env: { 'A=B': 'x' } })) }, (err: unknown) => isCoded(err, ExecError, 'ERR_RUNNER'))
+    assert.throws(() => { runner.check(spec('/tmp', ['true'], { env: { IDLEGRID_JOB_ID: 'x' } })) }, (err: unknown) => isCoded(err, ExecError, 'ERR_RUNNER'))
+    assert.throws(() => { runner.check(spec('/tmp', [])) }, (err: unknown) => isCoded(err, ExecError, 'ERR_RUNNER'))
   })
 
   it('streams log lines from stdout and stderr and reports the exit code', async () => {
@@ -200,8 +201,8 @@ describe('exec: output hashing', () => {
     assert.deepEqual(fileSetDigest([...entries].reverse()), fileSetDigest(entries), 'order-independent')
     assert.deepEqual(fileSetDigest([]), sha256(''))
     // the provider's limits on what a job may return
-    await assert.rejects(listRegularFiles(dir, { maxFiles: 3, maxBytes: Number.MAX_SAFE_INTEGER }), OutputLimitError)
-    await assert.rejects(listRegularFiles(dir, { maxFiles: 4096, maxBytes: 3003 }), OutputLimitError)
+    await assert.rejects(listRegularFiles(dir, { maxFiles: 3, maxBytes: Number.MAX_SAFE_INTEGER }), (err: unknown) => isCoded(err, ExecError, 'ERR_OUTPUT_LIMIT'))
+    await assert.rejects(listRegularFiles(dir, { maxFiles: 4096, maxBytes: 3003 }), (err: unknown) => isCoded(err, ExecError, 'ERR_OUTPUT_LIMIT'))
     assert.equal((await listRegularFiles(dir, { maxFiles: 4, maxBytes: 3004 })).length, 4)
     assert.deepEqual(await listRegularFiles(join(dir, 'missing'), { maxFiles: 1, maxBytes: 1 }), [])
   })
@@ -284,9 +285,9 @@ describe('exec: docker runner', function () {
     const runner = new DockerRunner({ allowedImages: ['ghcr.io/acme/*', 'docker.io/library/alpine'] })
     runner.check(base)
     runner.check({ ...base, image: 'docker.io/library/alpine:3.20' })
-    assert.throws(() => { runner.check({ ...base, image: 'docker.io/evil/miner:latest' }) }, RunnerError)
-    assert.throws(() => { runner.check({ ...base, image: undefined }) }, RunnerError)
-    assert.throws(() => { new DockerRunner({ allowedImages: [] }).check(base) }, RunnerError)
+    assert.throws(() => { runner.check({ ...base, image: 'docker.io/evil/miner:latest' }) }, (err: unknown) => isCoded(err, ExecError, 'ERR_RUNNER'))
+    assert.throws(() => { runner.check({ ...base, image: undefined }) }, (err: unknown) => isCoded(err, ExecError, 'ERR_RUNNER'))
+    assert.throws(() => { new DockerRunner({ allowedImages: [] }).check(base) }, (err: unknown) => isCoded(err, ExecError, 'ERR_RUNNER'))
   })
 })
 

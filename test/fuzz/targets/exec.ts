@@ -8,10 +8,11 @@ import fc from 'fast-check'
 import { LIMITS } from '../../../protocols/codec.js'
 import { DOMAIN } from '../../../protocols/ids.js'
 import { checkRelativePath } from '../../../src/exec/shared/digest.js'
-import { JobStreamError, UnsafePathError } from '../../../src/exec/errors.js'
+import { ExecError } from '../../../src/exec/errors.js'
 import { FrameChannel, type ReceivedFrame } from '../../../src/exec/shared/job-stream.js'
 import { sealEnvelope } from '../../../src/identity/index.js'
-import { AwardCheckError, verifyAwardForWinner } from '../../../src/market/shared/award-check.js'
+import { verifyAwardForWinner } from '../../../src/market/shared/award-check.js'
+import { MarketError } from '../../../src/market/errors.js'
 import { fixtures, frameStream } from '../fixtures.js'
 import { applyMutation, bytesInput, mutationArb } from '../mutate.js'
 import { BoundError, checkDecoded, type FuzzTarget, type TargetFactory } from '../target.js'
@@ -62,7 +63,7 @@ const jobStream: TargetFactory = {
     return {
       name: 'exec/job-stream',
       what: 'FrameChannel.next over a stream of mutated length-prefixed frames; checkRelativePath on named paths',
-      typed: [JobStreamError, UnsafePathError],
+      typed: [{ cls: ExecError, codes: ['ERR_JOB_STREAM', 'ERR_UNSAFE_PATH'] }],
       arbitrary: fc.oneof(
         { arbitrary: structured, weight: 3 },
         { arbitrary: bytesInput(sequences, { maxBytes: 256 * 1024 }), weight: 2 }
@@ -100,7 +101,7 @@ function startAward (which: 'award' | 'job-request'): TargetFactory {
       return {
         name,
         what: `verifyAwardForWinner with a re-signed mutated ${which} (the Start frame check)`,
-        typed: [AwardCheckError],
+        typed: [{ cls: MarketError, codes: ['ERR_AWARD_CHECK'] }],
         arbitrary: bytesInput(seeds, { maxBytes: 9 * 1024 }),
         async: false,
         weight: 2,

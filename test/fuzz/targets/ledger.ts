@@ -10,7 +10,7 @@ import { decodeBounded, LIMITS, MAX_BYTES, WireDecodeError } from '../../../prot
 import { DOMAIN } from '../../../protocols/ids.js'
 import { SyncRequest, SyncResponse } from '../../../protocols/ledger.js'
 import { sealEnvelope } from '../../../src/identity/index.js'
-import { LedgerEntryError, SyncProtocolError } from '../../../src/ledger/errors.js'
+import { LEDGER_ENTRY_CODES, LedgerError } from '../../../src/ledger/errors.js'
 import { verifyFraudProof } from '../../../src/ledger/entries/fraud.js'
 import { LedgerIngest } from '../../../src/ledger/ingest/ingest.js'
 import { SyncClient } from '../../../src/ledger/sync/client.js'
@@ -20,7 +20,10 @@ import { verifyEntry } from '../../../src/ledger/ingest/verify.js'
 import { tempDir } from '../../utils/wait.js'
 import { fixtures, type Fixtures } from '../fixtures.js'
 import { bytesInput } from '../mutate.js'
-import { BoundError, checkDecoded, type TargetFactory } from '../target.js'
+import { BoundError, checkDecoded, type CodedTyped, type TargetFactory } from '../target.js'
+
+const ENTRY_REFUSED: CodedTyped = { cls: LedgerError, codes: LEDGER_ENTRY_CODES }
+const SYNC_REFUSED: CodedTyped = { cls: LedgerError, codes: ['ERR_LEDGER_SYNC'] }
 
 const verifyEntrySigned: TargetFactory = {
   name: 'ledger/verify-entry',
@@ -29,7 +32,7 @@ const verifyEntrySigned: TargetFactory = {
     return {
       name: 'ledger/verify-entry',
       what: 'verifyEntry on re-signed mutated LedgerEntry payloads (bodies, fraud proofs)',
-      typed: [LedgerEntryError],
+      typed: [ENTRY_REFUSED],
       arbitrary: bytesInput(fx.payloads.LedgerEntry, { maxBytes: MAX_BYTES.ledgerEntry + 64 }),
       async: true,
       weight: 2,
@@ -52,7 +55,7 @@ const fraudProofSigned: TargetFactory = {
     return {
       name: 'ledger/fraud-proof',
       what: 'verifyFraudProof on re-signed mutated FraudProof payloads',
-      typed: [LedgerEntryError],
+      typed: [ENTRY_REFUSED],
       arbitrary: bytesInput(fx.payloads.FraudProof, { maxBytes: MAX_BYTES.fraudProof + 64 }),
       async: true,
       weight: 1,
@@ -97,7 +100,7 @@ const syncServer: TargetFactory = {
     return {
       name: 'ledger/sync-request',
       what: 'sync server: bounded SyncRequest decode, SyncServer.answer on a real store',
-      typed: [WireDecodeError, SyncProtocolError],
+      typed: [WireDecodeError, SYNC_REFUSED],
       arbitrary: bytesInput(fx.payloads.SyncRequest, { maxBytes: MAX_BYTES.syncRequest + 64 }),
       async: true,
       weight: 2,
@@ -129,13 +132,13 @@ const syncClient: TargetFactory = {
       try {
         return decodeBounded(SyncResponse, answer, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)
       } catch (err) {
-        throw new SyncProtocolError(err instanceof Error ? err.message : String(err), { cause: err })
+        throw new LedgerError('ERR_LEDGER_SYNC', err instanceof Error ? err.message : String(err), { cause: err })
       }
     }
     return {
       name: 'ledger/sync-response',
       what: 'sync client: a whole session (heads, compare, pull, ingest) against fuzzed answers',
-      typed: [SyncProtocolError, LedgerEntryError],
+      typed: [SYNC_REFUSED, ENTRY_REFUSED],
       arbitrary: bytesInput(fx.payloads.SyncResponse, { maxBytes: 96 * 1024 }),
       async: true,
       weight: 2,

@@ -13,9 +13,9 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { decodeBounded, WireDecodeError } from '../../../protocols/codec.js'
 import { ServeFrame } from '../../../protocols/serve.js'
 import { UsageFrame } from '../../../protocols/usage.js'
-import { InvalidUsageError } from '../../../src/ledger/errors.js'
 import { encodeCoSigned, encodeStatement, openCoSignedUsage, signStatement } from '../../../src/ledger/usage/statement.js'
 import { ConfigError } from '../../../src/config/index.js'
+import { LedgerError } from '../../../src/ledger/errors.js'
 import { ServeError } from '../../../src/serve/errors.js'
 import { MAX_SERVE_FRAME_BYTES, SERVE_LIMITS, serveFrameKind } from '../../../src/serve/wire.js'
 import { decodeFrame } from '../../../src/serve/usage/frames.js'
@@ -104,7 +104,7 @@ const usageStatement: TargetFactory = {
   build: async () => ({
     name: 'ledger/usage-statement',
     what: 'openCoSignedUsage: bounded decode, statement rules, amount, both signatures',
-    typed: [InvalidUsageError],
+    typed: [{ cls: LedgerError, codes: ['ERR_LEDGER_USAGE'] }],
     arbitrary: bytesInput((await usageSeeds()).coSigned, { maxBytes: 1024 }),
     async: true,
     weight: 0.5,

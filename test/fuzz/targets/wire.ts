@@ -14,9 +14,10 @@ import { DOMAIN } from '../../../protocols/ids.js'
 import { Attestation, JobFrame, Receipt } from '../../../protocols/job.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry, SyncRequest, SyncResponse } from '../../../protocols/ledger.js'
 import { AcceptRequest, AcceptResponse, Award, Bid, Decline, ExplainRequest, JobRequest } from '../../../protocols/market.js'
-import { RecordError, openAttestation, openReceipt } from '../../../src/exec/shared/records.js'
+import { openAttestation, openReceipt } from '../../../src/exec/shared/records.js'
 import { IdentityError, openEnvelope } from '../../../src/identity/index.js'
-import { MarketMessageError } from '../../../src/market/errors.js'
+import { MarketError } from '../../../src/market/errors.js'
+import { ExecError } from '../../../src/exec/errors.js'
 import { readAcceptResponse, readDecline } from '../../../src/market/shared/messages.js'
 import { fixtures } from '../fixtures.js'
 import { bytesInput } from '../mutate.js'
@@ -132,7 +133,7 @@ const streamReaders: TargetFactory = {
     return {
       name: 'envelope/stream-readers',
       what: 'readAcceptResponse, readDecline, openAttestation, openReceipt',
-      typed: [MarketMessageError, RecordError],
+      typed: [{ cls: MarketError, codes: ['ERR_MARKET_MESSAGE'] }, { cls: ExecError, codes: ['ERR_EXEC_RECORD'] }],
       arbitrary: bytesInput(seeds, { maxBytes: 4096 }),
       async: false,
       weight: 1,

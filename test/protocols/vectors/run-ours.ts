@@ -16,10 +16,11 @@ import { SyncRequest, SyncResponse } from '../../../protocols/ledger.js'
 import { openCapabilityRecord } from '../../../src/capability/record/record.js'
 import { isRecordRejection } from '../../../src/capability/errors.js'
 import { frameKind } from '../../../src/exec/shared/job-stream.js'
-import { JobStreamError } from '../../../src/exec/errors.js'
-import { openAttestation, openReceipt, RecordError } from '../../../src/exec/shared/records.js'
+import { isRecordError, isStreamError } from '../../../src/exec/errors.js'
+import { openAttestation, openReceipt } from '../../../src/exec/shared/records.js'
 import { isEnvelopeError, openEnvelope } from '../../../src/identity/index.js'
-import { LedgerEntryError, SyncProtocolError } from '../../../src/ledger/errors.js'
+import { isCoded } from '../../../src/common/index.js'
+import { isEntryError, LedgerError } from '../../../src/ledger/errors.js'
 import { verifyFraudProof } from '../../../src/ledger/entries/fraud.js'
 import { LedgerGossip } from '../../../src/ledger/sync/gossip.js'
 import { LedgerIngest } from '../../../src/ledger/ingest/ingest.js'
@@ -192,9 +193,9 @@ class FakePubSub extends EventTarget {
 function reasonOf (err: unknown): string | undefined {
   if (isEnvelopeError(err)) return err.reason
   if (isRecordRejection(err)) return err.reason
-  if (err instanceof WireDecodeError || err instanceof RecordError) return err.reason
-  if (err instanceof JobStreamError) return err.code
-  if (err instanceof LedgerEntryError || err instanceof SyncProtocolError) return err.code
+  if (err instanceof WireDecodeError || isRecordError(err)) return err.reason
+  if (isStreamError(err)) return err.wireCode
+  if (isEntryError(err) || isCoded(err, LedgerError, 'ERR_LEDGER_SYNC')) return err.code
   return undefined
 }
 

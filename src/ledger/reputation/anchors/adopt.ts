@@ -11,7 +11,8 @@
  */
 
 import { openSync, closeSync, fstatSync, readSync } from 'node:fs'
-import { MAX_TRUST_LIST_BYTES, openTrustList, TrustListError, type OpenedTrustList, type TrustListRejection } from './list.js'
+import { MAX_TRUST_LIST_BYTES, openTrustList, type OpenedTrustList, type TrustListRejection } from './list.js'
+import { isTrustListError, trustListRejected } from '../../errors.js'
 
 export interface AdoptedList extends OpenedTrustList {
   /** where it came from: a file path */
@@ -69,7 +70,7 @@ export class TrustAnchors {
       try {
         list = openTrustList(bytes, { operators, now: opts.now })
       } catch (err) {
-        const e = err instanceof TrustListError ? err : new TrustListError('malformed', String(err))
+        const e = isTrustListError(err) ? err : trustListRejected('malformed', String(err))
         refused.push({ source, reason: e.reason, message: e.message })
         continue
       }
@@ -129,7 +130,7 @@ export function loadTrustLists (files: readonly string[], operators: Iterable<st
     try {
       inputs.push({ source: file, bytes: readBounded(file) })
     } catch (err) {
-      if (err instanceof TrustListError) unreadable.push({ source: file, reason: err.reason, message: err.message })
+      if (isTrustListError(err)) unreadable.push({ source: file, reason: err.reason, message: err.message })
       else unreadable.push({ source: file, reason: 'unreadable', message: `trust list file ${file}: ${(err as Error).message}` })
     }
   }
@@ -140,7 +141,7 @@ function readBounded (file: string): Uint8Array {
   const fd = openSync(file, 'r')
   try {
     const size = fstatSync(fd).size
-    if (size > MAX_TRUST_LIST_BYTES) throw new TrustListError('oversized', `trust list file ${file} of ${size} bytes exceeds the ${MAX_TRUST_LIST_BYTES}-byte bound`)
+    if (size > MAX_TRUST_LIST_BYTES) throw trustListRejected('oversized', `trust list file ${file} of ${size} bytes exceeds the ${MAX_TRUST_LIST_BYTES}-byte bound`)
     const out = new Uint8Array(size)
     let read = 0
     while (read < size) {

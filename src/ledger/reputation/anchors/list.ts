@@ -2,7 +2,7 @@
  * Trust lists (protocols/trust.proto, protocols/README.md §7 "Trust lists"): the peers a
  * network's operator vouches for, signed by the operator's key. Here: sealing one, and opening
  * one from untrusted bytes — size first, then the envelope and its signature, then the list's
- * fields, then whose key signed it and when — each refusal a TrustListError with its reason.
+ * fields, then whose key signed it and when — each refusal a LedgerError ERR_TRUST_LIST with its reason.
  */
 
 import { peerIdFromMultihash } from '@libp2p/peer-id'
@@ -10,7 +10,8 @@ import * as Digest from 'multiformats/hashes/digest'
 import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES, MAX_CLOCK_SKEW_MS, MAX_LIFETIME_MS, WireDecodeError } from '../../../../protocols/codec.js'
 import { DOMAIN } from '../../../../protocols/ids.js'
 import { TrustList } from '../../../../protocols/trust.js'
-import { EnvelopeError, openEnvelope, sealEnvelope } from '../../../identity/index.js'
+import { isEnvelopeError, openEnvelope, sealEnvelope } from '../../../identity/index.js'
+import { trustListRejected } from '../../errors.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 /** Most peers one list names. */
@@ -35,18 +36,6 @@ export type TrustListRejection =
   | 'too-long-lived'
   /** an older list (lower sequence) of an operator whose newer list this node holds */
   | 'superseded'
-
-export class TrustListError extends Error {
-  static readonly code = 'ERR_TRUST_LIST'
-  readonly code = TrustListError.code
-  readonly reason: TrustListRejection
-
-  constructor (reason: TrustListRejection, message: string) {
-    super(message)
-    this.name = 'TrustListError'
-    this.reason = reason
-  }
-}
 
 /** A list that opened: its fields, its operator and its envelope exactly as signed. */
 export interface OpenedTrustList {
@@ -89,7 +78,7 @@ export interface OpenTrustListOptions {
 
 /**
  * Opens a trust list from untrusted bytes: bounded, verified, signed by an accepted operator
- * and valid at `now`. Throws TrustListError, never anything else.
+ * and valid at `now`. Throws LedgerError ERR_TRUST_LIST, never anything else.
  */
 export function openTrustList (bytes: Uint8Array, opts: OpenTrustListOptions): OpenedTrustList {
   const opened = openSigned(bytes)
@@ -99,29 +88,29 @@ export function openTrustList (bytes: Uint8Array, opts: OpenTrustListOptions): O
   const issuedAt = Number(list.issuedAt)
   const expiresAt = Number(list.expiresAt)
   if (!opts.operators.has(operator)) {
-    throw new TrustListError('operator-not-accepted', `trust list "${list.name}" is signed by ${operator}, not an operator key this node accepts (trust.operators, --trust-operator)`)
+    throw trustListRejected('operator-not-accepted', `trust list "${list.name}" is signed by ${operator}, not an operator key this node accepts (trust.operators, --trust-operator)`)
   }
   if (expiresAt - issuedAt > MAX_LIFETIME_MS.trustList) {
-    throw new TrustListError('too-long-lived', `trust list "${list.name}" of ${operator} lives ${days(expiresAt - issuedAt)} days, more than the ${days(MAX_LIFETIME_MS.trustList)}-day bound`)
+    throw trustListRejected('too-long-lived', `trust list "${list.name}" of ${operator} lives ${days(expiresAt - issuedAt)} days, more than the ${days(MAX_LIFETIME_MS.trustList)}-day bound`)
   }
   if (issuedAt > opts.now + MAX_CLOCK_SKEW_MS) {
-    throw new TrustListError('not-yet-valid', `trust list "${list.name}" of ${operator} is issued at ${iso(issuedAt)}, ahead of this node's clock (${iso(opts.now)})`)
+    throw trustListRejected('not-yet-valid', `trust list "${list.name}" of ${operator} is issued at ${iso(issuedAt)}, ahead of this node's clock (${iso(opts.now)})`)
   }
   if (expiresAt <= opts.now) {
-    throw new TrustListError('expired', `trust list "${list.name}" of ${operator} (sequence ${list.sequence}) expired at ${iso(expiresAt)}`)
+    throw trustListRejected('expired', `trust list "${list.name}" of ${operator} (sequence ${list.sequence}) expired at ${iso(expiresAt)}`)
   }
   return { operator, name: list.name, sequence: list.sequence, issuedAt, expiresAt, peers, envelope: bytes }
 }
 
 function openSigned (bytes: Uint8Array): ReturnType<typeof openEnvelope> {
   if (bytes.byteLength > MAX_TRUST_LIST_BYTES) {
-    throw new TrustListError('oversized', `trust list of ${bytes.byteLength} bytes exceeds the ${MAX_TRUST_LIST_BYTES}-byte bound`)
+    throw trustListRejected('oversized', `trust list of ${bytes.byteLength} bytes exceeds the ${MAX_TRUST_LIST_BYTES}-byte bound`)
   }
   try {
     return openEnvelope(bytes, { domain: DOMAIN.trustList, maxBytes: MAX_TRUST_LIST_BYTES })
   } catch (err) {
-    if (err instanceof EnvelopeError && err.reason === 'bad-signature') throw new TrustListError('bad-signature', `trust list: ${err.message} (forged or altered)`)
-    throw new TrustListError('malformed', `trust list envelope: ${(err as Error).message}`)
+    if (isEnvelopeError(err) && err.reason === 'bad-signature') throw trustListRejected('bad-signature', `trust list: ${err.message} (forged or altered)`)
+    throw trustListRejected('malformed', `trust list envelope: ${(err as Error).message}`)
   }
 }
 
@@ -131,24 +120,24 @@ function decodeList (payload: Uint8Array): TrustList {
   } catch (err) {
     const cause = (err as WireDecodeError).cause as Error | undefined
     if (err instanceof WireDecodeError && (err.reason === 'oversized' || cause?.name === 'MaxLengthError')) {
-      throw new TrustListError('oversized', `trust list: more than ${MAX_TRUST_LIST_PEERS} peers or ${MAX_BYTES.trustList} bytes (${err.message})`)
+      throw trustListRejected('oversized', `trust list: more than ${MAX_TRUST_LIST_PEERS} peers or ${MAX_BYTES.trustList} bytes (${err.message})`)
     }
-    throw new TrustListError('malformed', (err as Error).message)
+    throw trustListRejected('malformed', (err as Error).message)
   }
 }
 
 /** The fields' own rules; returns the listed peers' ids. */
 function checkFields (list: TrustList): string[] {
-  if (list.name.length > MAX_NAME_CHARS) throw new TrustListError('malformed', `trust list name of ${list.name.length} characters exceeds ${MAX_NAME_CHARS}`)
-  if (list.sequence === 0n) throw new TrustListError('malformed', `trust list "${list.name}" has no sequence`)
-  if (list.issuedAt === 0n || list.expiresAt <= list.issuedAt) throw new TrustListError('malformed', `trust list "${list.name}" must expire after it is issued (issued ${list.issuedAt}, expires ${list.expiresAt})`)
-  if (list.expiresAt > BigInt(Number.MAX_SAFE_INTEGER)) throw new TrustListError('malformed', `trust list "${list.name}" expiry ${list.expiresAt} is not a unix time in ms`)
-  if (list.peers.length === 0) throw new TrustListError('malformed', `trust list "${list.name}" names no peers`)
+  if (list.name.length > MAX_NAME_CHARS) throw trustListRejected('malformed', `trust list name of ${list.name.length} characters exceeds ${MAX_NAME_CHARS}`)
+  if (list.sequence === 0n) throw trustListRejected('malformed', `trust list "${list.name}" has no sequence`)
+  if (list.issuedAt === 0n || list.expiresAt <= list.issuedAt) throw trustListRejected('malformed', `trust list "${list.name}" must expire after it is issued (issued ${list.issuedAt}, expires ${list.expiresAt})`)
+  if (list.expiresAt > BigInt(Number.MAX_SAFE_INTEGER)) throw trustListRejected('malformed', `trust list "${list.name}" expiry ${list.expiresAt} is not a unix time in ms`)
+  if (list.peers.length === 0) throw trustListRejected('malformed', `trust list "${list.name}" names no peers`)
   const ids = new Set<string>()
   for (const [i, bytes] of list.peers.entries()) {
     const id = ed25519PeerId(bytes)
-    if (id == null) throw new TrustListError('malformed', `trust list "${list.name}": peers[${i}] is not an Ed25519 peer id`)
-    if (ids.has(id)) throw new TrustListError('malformed', `trust list "${list.name}": peers[${i}] (${id}) is listed twice`)
+    if (id == null) throw trustListRejected('malformed', `trust list "${list.name}": peers[${i}] is not an Ed25519 peer id`)
+    if (ids.has(id)) throw trustListRejected('malformed', `trust list "${list.name}": peers[${i}] (${id}) is listed twice`)
     ids.add(id)
   }
   return [...ids]
