@@ -10,18 +10,19 @@ import { mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { serviceCapabilities, serviceDependencies } from '@libp2p/interface'
 import { PROTOCOL } from '../../../protocols/ids.js'
-import { JobFrame, type FileEntry } from '../../../protocols/job.js'
+import { JobFrame } from '../../../protocols/job.js'
 import { toHex } from '../../common/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE } from '../../ledger/index.js'
 import { MARKET_PROVIDER_CAPABILITY, MARKET_PROVIDER_SERVICE, openAward, type VerifiedAward } from '../../market/index.js'
-import { admitStart, declaredInputBytes, DiskBudget, jobRunSpec, type Admitted, type RunLimits } from './admission.js'
+import { admitStart, declaredInputBytes, DiskBudget, jobRunSpec, type Admitted } from './admission.js'
 import { ConditionMonitor } from './conditions.js'
 import { deliverRun, type AdmittedAttempt } from './deliver.js'
 import { isStartDecline, isStreamError, startDecline, type StartDecline, streamError } from '../errors.js'
 import { JobBook, type JobRecord } from './job-book.js'
+import { maxInputBytes, maxOutputBytes, maxSlotsPerRenter, receiveLimits, runLimits } from './job-limits.js'
 import { defaultDiskBudgetBytes, EXEC_CAPABILITY, EXEC_DEFAULTS, type ExecComponents, type ExecGpu, type ExecServiceInit } from './job-service-init.js'
 import { FrameChannel, frameKind, withDeadline } from '../shared/job-stream.js'
-import { holdCachedInputs, INPUT_TRANSFER_DEFAULTS, inputDeadlineMs, keepReceivedInputs, maxInputChunks, placeHeldInputs, receiveInputs, type ReceiveLimits } from './receive-inputs.js'
+import { holdCachedInputs, keepReceivedInputs, placeHeldInputs, receiveInputs } from './receive-inputs.js'
 import { SlotScheduler, type CapacityView } from './scheduler.js'
 import type { Lease } from './slot-lease.js'
 import { noteFrame, runOnSlot, type LiveJob } from './slot-run.js'
@@ -119,7 +120,7 @@ export class JobExecService implements Startable {
 
   [CONTROL_HANDLERS] (): Record<string, () => Promise<unknown>> {
     return {
-      'exec.jobs': async () => ({ runner: this.init.runner.kind, capacity: this.capacity(), disk: { usedBytes: this.disk.used(), budgetBytes: this.disk.budgetBytes }, inputCache: this.init.inputCache?.stats(), maxSlotsPerRenter: this.maxSlotsPerRenter(), slots: this.scheduler.slotsView(), jobs: this.jobList() })
+      'exec.jobs': async () => ({ runner: this.init.runner.kind, capacity: this.capacity(), disk: { usedBytes: this.disk.used(), budgetBytes: this.disk.budgetBytes }, inputCache: this.init.inputCache?.stats(), maxSlotsPerRenter: maxSlotsPerRenter(this.init), slots: this.scheduler.slotsView(), jobs: this.jobList() })
     }
   }
 
@@ -170,7 +171,7 @@ export class JobExecService implements Startable {
       const held = holding?.digests
       const toReceive =
         held == null || held.size === 0 ? start.inputs : start.inputs.filter(f => !held.has(toHex(f.sha256)))
-      const limits = this.receiveLimits(toReceive, startedAt)
+      const limits = receiveLimits(this.init, toReceive, startedAt)
       const received = await this.declining(ch, rec, async () => await receiveInputs(ch, { manifest: toReceive, dir: join(dir, 'inputs'), limits, stop }))
       if (received == null) return
       if (displaced != null) { await this.decline(ch, displaced, rec); return }
@@ -228,10 +229,10 @@ export class JobExecService implements Startable {
       requireAccepted: this.init.requireAccepted !== false,
       hostsLeases: this.init.leases != null,
       runner: this.init.runner,
-      limits: this.runLimits(),
-      maxInputBytes: this.maxInputBytes(),
-      maxOutputBytes: this.maxOutputBytes(),
-      maxSlotsPerRenter: this.maxSlotsPerRenter()
+      limits: runLimits(this.init, this.scheduler.graceMs),
+      maxInputBytes: maxInputBytes(this.init),
+      maxOutputBytes: maxOutputBytes(this.init),
+      maxSlotsPerRenter: maxSlotsPerRenter(this.init)
     })
   }
 
@@ -274,8 +275,8 @@ export class JobExecService implements Startable {
     const gpu = gpus[0] as ExecGpu
     // what it may write is the disk share admit() reserved: its inputs plus the output bound
     const spec = {
-      ...jobRunSpec(v, { runtime, workDir, limits: this.runLimits(), gpus }),
-      diskBytes: declaredInputBytes(inputs) + this.maxOutputBytes()
+      ...jobRunSpec(v, { runtime, workDir, limits: runLimits(this.init, this.scheduler.graceMs), gpus }),
+      diskBytes: declaredInputBytes(inputs) + maxOutputBytes(this.init)
     }
     // a service lease listens on a port we pick, is health-checked and drained (src/serve)
     const leaseRequest = v.jobRequest.lease
@@ -343,7 +344,7 @@ export class JobExecService implements Startable {
       key: this.components.privateKey as Ed25519PrivateKey,
       me: this.components.peerId,
       gpus: this.execGpus(lease),
-      outputLimits: { maxFiles: EXEC_DEFAULTS.maxFiles, maxBytes: this.maxOutputBytes() },
+      outputLimits: { maxFiles: EXEC_DEFAULTS.maxFiles, maxBytes: maxOutputBytes(this.init) },
       idleMs: this.init.idleMs ?? EXEC_DEFAULTS.idleMs,
       recordAttestation: (envelope) => { this.recordAttestation(envelope, v.attemptKey) },
       update: (record) => { this.book.update(record) }
@@ -360,7 +361,7 @@ export class JobExecService implements Startable {
     if (this.init.keepWorkDirs === true) return
     try {
       await rm(join(workDir, 'inputs'), { recursive: true, force: true })
-      this.disk.shrink(key, this.maxOutputBytes())
+      this.disk.shrink(key, maxOutputBytes(this.init))
     } catch (err) {
       this.log('inputs of %s not removed before its outputs: %e', key, err)
     }
@@ -379,37 +380,6 @@ export class JobExecService implements Startable {
   /** The GPUs of a lease as the job service knows them (model, driver), the lease's first first. */
   private execGpus (lease: Lease): ExecGpu[] {
     return lease.gpus.map(held => this.init.gpus.find(g => g.index === held.index) as ExecGpu)
-  }
-
-  private runLimits (): RunLimits {
-    return { maxJobMs: this.init.maxJobMs ?? EXEC_DEFAULTS.maxJobMs, graceMs: this.scheduler.graceMs }
-  }
-
-  /**
-   * The bounds on receiving `manifest`: its declared bytes (within ours), a deadline counted from
-   * Start, a number of chunks.
-   */
-  private receiveLimits (manifest: FileEntry[], startedAt: number): ReceiveLimits {
-    const declared = declaredInputBytes(manifest)
-    const transfer = { ...INPUT_TRANSFER_DEFAULTS, ...this.init.inputTransfer }
-    return {
-      maxInputBytes: Math.min(this.maxInputBytes(), declared),
-      deadlineMs: inputDeadlineMs(declared, transfer),
-      startedAt,
-      maxChunks: maxInputChunks(manifest.length, declared)
-    }
-  }
-
-  private maxInputBytes (): number {
-    return this.init.maxInputBytes ?? EXEC_DEFAULTS.maxInputBytes
-  }
-
-  private maxOutputBytes (): number {
-    return this.init.maxOutputBytes ?? EXEC_DEFAULTS.maxOutputBytes
-  }
-
-  private maxSlotsPerRenter (): number {
-    return this.init.maxSlotsPerRenter ?? Math.max(1, this.init.gpus.length)
   }
 }
 
