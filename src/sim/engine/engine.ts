@@ -8,7 +8,7 @@
  */
 
 import { ROUND_RETRY_MS, ROUNDS_PER_ATTEMPT } from '../../submit/index.js'
-import { MAX_JOB_GPUS, microToUsd, type TimeClass } from '../../market/index.js'
+import { microToUsd } from '../../market/index.js'
 import { EventQueue } from './event-queue.js'
 import { jobIdOf, NO_EXCLUSIONS, renterBytes, topReason, type EngineOptions, type Event, type JobState, type Run, type RunRecord } from './engine-parts.js'
 import { Candidates } from './candidates.js'
@@ -16,7 +16,8 @@ import { Metrics } from '../report/metrics.js'
 import { ReputationBook } from '../model/reputation-book.js'
 import { jobRequestFor, runAuction } from './auction-round.js'
 import type { Population, SimJob } from '../model/population.js'
-import { SIM_MAX_JOB_MINUTES, type SimProvider } from '../model/provider.js'
+import type { SimProvider } from '../model/provider.js'
+import { ownPlacement, refusalOf, type Placement } from './placement.js'
 import { listPriceUsd } from '../model/list-prices.js'
 import { SIM_EPOCH_MS } from '../report/summary.js'
 
@@ -26,20 +27,6 @@ import type { PreemptNotice } from '../../exec/index.js'
 import type { Scenario } from '../scenario.js'
 
 const DAY = 24 * 3600_000
-
-/**
- * Where and how a job's run goes: its provider and slots, its price (micro-USD per GPU-hour, 0 for
- * own work) and start.
- */
-interface Placement {
-  provider: SimProvider
-  gpus: number
-  price: number
-  /** the owner's own work (takes slots as gold does, is not paid) */
-  own: boolean
-  timeClass: TimeClass
-  start: number
-}
 
 export class SimEngine {
   now = 0
@@ -145,19 +132,9 @@ export class SimEngine {
       this.cloudRun(js)
       return
     }
-    const refusal = this.refusal(job)
+    const refusal = refusalOf(job, this.candidates)
     if (refusal != null) { this.endJob(js, 'refused', refusal); return }
     this.auction(js)
-  }
-
-  /** Reasons no provider in the scenario could ever serve the job (checked once, on arrival). */
-  private refusal (job: SimJob): string | undefined {
-    if (job.task.durationMs > SIM_MAX_JOB_MINUTES * 60_000) return 'longer than any provider\'s max job length'
-    const most = this.candidates.mostGpus(job)
-    if (most == null) return 'no provider has the GPU model in the residency zone'
-    if (job.task.gpus > MAX_JOB_GPUS) return `multi-gpu: more than ${MAX_JOB_GPUS} GPUs, the most one job request may ask`
-    if (most < job.task.gpus) return 'multi-gpu: no provider has that many GPUs of the model in the residency zone'
-    return undefined
   }
 
   private auction (js: JobState): void {
@@ -211,17 +188,9 @@ export class SimEngine {
 
   /** Places own work on a free node of the owner, else one whose bronze work it displaces. */
   private placeOwn (js: JobState, nodes: readonly number[] = this.pop.owners[js.job.owner] ?? []): boolean {
-    const need = js.job.task.gpus
-    let target: SimProvider | undefined
-    let displacing = false
-    for (const i of nodes) {
-      const s = (this.pop.providers[i] as SimProvider).scheduler
-      const free = s.freeCount()
-      if (free >= need) { target = this.pop.providers[i]; displacing = false; break }
-      if (target == null && free + s.preemptibleCount() >= need) { target = this.pop.providers[i]; displacing = true }
-    }
-    if (target == null) return false
-    this.place(js, { provider: target, gpus: need, price: 0, own: true, timeClass: 'normal', start: this.now + (displacing ? target.scheduler.graceMs : 0) })
+    const placement = ownPlacement(this.pop.providers, nodes, js.job.task.gpus, this.now)
+    if (placement == null) return false
+    this.place(js, placement)
     return true
   }
 
