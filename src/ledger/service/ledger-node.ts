@@ -30,24 +30,20 @@ import { ReplicationScope } from '../sync/scope.js'
 import { SyncServer } from '../sync/server.js'
 import { UsageRecorder } from '../usage/recorder.js'
 import type { VerifiedUsage } from '../usage/statement.js'
+import { ConnectSync } from './connect-sync.js'
 import { ledgerControlHandlers } from './control.js'
 import { LEDGER_CAPABILITY, type LedgerComponents, type LedgerService, type LedgerServiceInit } from './ledger-service.js'
 import { feedView, statusView, type FeedView, type LedgerStatus } from './views.js'
 import { CAPACITY_CAPABILITY, CAPACITY_SERVICE } from '../../capability/index.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../../control/index.js'
 import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, type HeartbeatService, type HeardHeartbeat } from '../../node/index.js'
-import type { Ed25519PrivateKey, IdentifyResult, Logger, PeerId, Startable } from '@libp2p/interface'
+import type { Ed25519PrivateKey, Logger, Startable } from '@libp2p/interface'
 
 /**
  * How often the trust vector is recomputed in the background when the ledger changed or it aged
  * (reputation/trust.ts).
  */
 const TRUST_TIMER_MS = 30_000
-/**
- * A new connection is synced once identify has told us the peer's protocols (a peer without
- * the sync protocol is not asked); when identify has not answered by then, it is synced anyway.
- */
-const IDENTIFY_WAIT_MS = 2_000
 /** gossipsub's capability: the ledger publishes on it. */
 const PUBSUB_CAPABILITY = '@libp2p/pubsub'
 
@@ -63,8 +59,6 @@ class LedgerNode implements LedgerService, Startable {
   private ledger?: LedgerIngest
   private readonly aborter = new AbortController()
   private readonly timers: NodeJS.Timeout[] = []
-  /** peers connected and not synced yet, with the timer that syncs them if identify never answers */
-  private readonly awaitingIdentify = new Map<string, NodeJS.Timeout>()
   /** our own head seq when this run started: entries up to it were published in an earlier run */
   private ownAtStart = 0
   private readonly scores: ReputationView
@@ -77,50 +71,8 @@ class LedgerNode implements LedgerService, Startable {
   private readonly gossip: LedgerGossip
   private readonly announcer: FeedAnnouncer
   private readonly hints: HeadHints
+  private readonly connects: ConnectSync
   private readonly dev?: DevJobs
-  private readonly onConnect = (evt: CustomEvent<PeerId>): void => {
-    // a live connection proves the peer's key: provisional standing (ingest/standing.ts)
-    this.ledger?.grantConnected(evt.detail.toString()).catch((err: unknown) => { this.log('standing of %p not granted: %e', evt.detail, err) })
-    const peer = evt.detail
-    const key = peer.toString()
-    if (this.awaitingIdentify.has(key)) return
-    const timer = setTimeout(() => { this.syncConnected(peer) }, this.init.identifyWaitMs ?? IDENTIFY_WAIT_MS)
-    timer.unref()
-    this.awaitingIdentify.set(key, timer)
-  }
-
-  private readonly onIdentify = (evt: CustomEvent<IdentifyResult>): void => {
-    const { peerId, protocols } = evt.detail
-    if (!this.awaitingIdentify.has(peerId.toString())) return
-    if (protocols.includes(PROTOCOL.ledgerSync)) this.syncConnected(peerId)
-    else this.forgetConnected(peerId)
-  }
-
-  /**
-   * A connection that opened while the node started (its bootstrap list is dialed at once) came
-   * before the peer:connect listener: it gets the same standing and first sync, at once when
-   * identify has already said the peer speaks the sync protocol.
-   */
-  private connectedBeforeStart (peer: PeerId): void {
-    this.onConnect(new CustomEvent('peer:connect', { detail: peer }))
-    this.components.peerStore.get(peer).then(({ protocols }) => {
-      if (!this.awaitingIdentify.has(peer.toString()) || protocols.length === 0) return
-      if (protocols.includes(PROTOCOL.ledgerSync)) this.syncConnected(peer)
-      else this.forgetConnected(peer)
-    }, () => {})
-  }
-
-  /** The first sync with a peer that connected: its heads, then what we lack of them. */
-  private syncConnected (peer: PeerId): void {
-    this.forgetConnected(peer)
-    this.sync.syncInBackground(peer)
-  }
-
-  private forgetConnected (peer: PeerId): void {
-    const key = peer.toString()
-    clearTimeout(this.awaitingIdentify.get(key))
-    this.awaitingIdentify.delete(key)
-  }
 
   private readonly onHeartbeat = (evt: Event): void => {
     this.hints.heard((evt as CustomEvent<HeardHeartbeat>).detail)
@@ -191,6 +143,13 @@ class LedgerNode implements LedgerService, Startable {
       log: this.log
     })
     this.hints = new HeadHints({ client: this.sync, store, selfId: this.selfId })
+    this.connects = new ConnectSync({
+      components,
+      ledger,
+      sync: this.sync,
+      identifyWaitMs: init.identifyWaitMs,
+      log: this.log
+    })
     this.announcer = new FeedAnnouncer({ client: this.sync, seeds: init.trustedPeers ?? [], signal, log: this.log })
     if (init.devMethods === true) {
       this.dev = new DevJobs(
@@ -257,12 +216,11 @@ class LedgerNode implements LedgerService, Startable {
   afterStart (): void {
     // gossipsub accepts subscriptions only once it has started
     if (this.gossips) this.components.pubsub.subscribe(TOPIC.ledger)
-    this.components.events.addEventListener('peer:connect', this.onConnect)
-    this.components.events.addEventListener('peer:identify', this.onIdentify)
+    this.connects.start()
     const heartbeats = this.heartbeats()
     heartbeats?.reportLedgerHead(() => this.ledger?.store.head(this.selfId)?.seq ?? 0, () => this.hints.relayed())
     heartbeats?.events.addEventListener('heartbeat', this.onHeartbeat)
-    for (const peer of this.sync.connectedPeers()) this.connectedBeforeStart(peer)
+    for (const peer of this.sync.connectedPeers()) this.connects.connectedBeforeStart(peer)
     const every = (ms: number, fn: () => void): void => {
       const timer = setInterval(fn, ms)
       timer.unref()
@@ -282,10 +240,7 @@ class LedgerNode implements LedgerService, Startable {
   }
 
   async beforeStop (): Promise<void> {
-    this.components.events.removeEventListener('peer:connect', this.onConnect)
-    this.components.events.removeEventListener('peer:identify', this.onIdentify)
-    for (const timer of this.awaitingIdentify.values()) clearTimeout(timer)
-    this.awaitingIdentify.clear()
+    this.connects.stop()
     this.heartbeats()?.events.removeEventListener('heartbeat', this.onHeartbeat)
     for (const timer of this.timers) clearInterval(timer)
     const head = this.ledger?.store.head(this.selfId)

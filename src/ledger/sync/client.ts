@@ -11,11 +11,11 @@ import { equals } from 'uint8arrays/equals'
 import { entryHashOf, parseAuthor } from '../entries/entry.js'
 import { ledgerClosed, LedgerError } from '../errors.js'
 import { compareAuthorKeys } from '../store/keys.js'
-import { MAX_RANGE_ENTRIES, syncRequest, type SyncRequest, type SyncResponse } from './protocol.js'
-import { isCoded } from '../../common/index.js'
+import { syncRequest, type SyncRequest, type SyncResponse } from './protocol.js'
+import { pullFeed, type FeedSpan, type RangeSource } from './pull.js'
 import type { ReplicationScope } from './scope.js'
 import type { Head } from '../store/store.js'
-import type { IngestOutcome, LedgerIngest } from '../ingest/ingest.js'
+import type { LedgerIngest } from '../ingest/ingest.js'
 import type { Logger, PeerId } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
@@ -45,8 +45,6 @@ const MAX_QUARANTINE_PULLS = 32
 const MAX_DEFERRED_HEADS = 20_000
 
 interface ParsedHead { remote: SyncResponse.Head, id: string }
-/** A run of one feed's entries: `limit` of them from `fromSeq` on. */
-interface FeedSpan { author: Uint8Array, fromSeq: number, limit: number }
 
 export interface SyncReport {
   peers: number
@@ -372,59 +370,12 @@ export class SyncClient {
     await this.ledger().ingest(entries.entries)
   }
 
-  /**
-   * Pulls `author`'s feed from `fromSeq` on, in batches of at most 256, the next request in
-   * flight while the last batch is verified. Returns the entries added.
-   */
+  /** Pulls `author`'s feed from `fromSeq` on (pull.ts). Returns the entries added. */
   private async pull (peer: PeerId, author: Uint8Array, fromSeq: number, signal: AbortSignal): Promise<number> {
-    const ledger = this.ledger()
-    let next = fromSeq
-    let added = 0
-    let inflight: Promise<SyncResponse.Entries> | undefined = this.rangeRequest(
-      peer,
-      { author, fromSeq: next, limit: MAX_RANGE_ENTRIES },
-      signal
-    )
-    // the previous batch's ingest, still writing while this one verifies
-    let writing: { from: number, outcomes: Promise<IngestOutcome[]> } | undefined
-    // the feed is over its quota in our view: stop pulling it (not the peer's fault)
-    let overQuota = false
-    const settle = async (batch: { from: number, outcomes: Promise<IngestOutcome[]> }): Promise<void> => {
-      for (const [i, outcome] of (await batch.outcomes).entries()) {
-        if (outcome.status === 'rejected' && isCoded(outcome.error, LedgerError, 'ERR_LEDGER_QUOTA')) {
-          overQuota = true
-          return
-        }
-        if (outcome.status === 'rejected') {
-          // a chain break right after our head: the peer holds another history; compare our head's seq
-          if (isCoded(outcome.error, LedgerError, 'ERR_LEDGER_CHAIN') && i === 0 && batch.from > 1) await this.fetchAndIngest(peer, { author, fromSeq: batch.from - 1, limit: 1 }, signal)
-          throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} sent an entry we refuse: ${outcome.error.message}`)
-        }
-        // a range answers for the author we asked about: another author's entries end the session
-        if (!equals(outcome.record.author, author)) throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} answered a range of one author with another's entries`)
-        if (outcome.record.seq !== batch.from + i) throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} sent a range that is not contiguous`)
-        if (outcome.status === 'added') added++
-      }
+    const source: RangeSource = {
+      rangeRequest: this.rangeRequest.bind(this),
+      fetchAndIngest: this.fetchAndIngest.bind(this)
     }
-    try {
-      // eslint-disable-next-line no-unmodified-loop-condition -- `added` grows inside settle()
-      while (inflight != null && !signal.aborted && added < MAX_PULL_PER_SESSION && !overQuota) {
-        const batch: SyncResponse.Entries = await inflight
-        inflight = undefined
-        if (batch.entries.length === 0) break
-        const after = next + batch.entries.length
-        if (batch.more) inflight = this.rangeRequest(peer, { author, fromSeq: after, limit: MAX_RANGE_ENTRIES }, signal)
-        // a range is one feed's: its chain-2 entries verify under the last one's signature
-        const current = { from: next, outcomes: ledger.ingest(batch.entries, { range: { author, fromSeq: next } }) }
-        current.outcomes.catch(() => {})
-        if (writing != null) await settle(writing)
-        writing = current
-        next = after
-      }
-      if (writing != null) await settle(writing)
-    } finally {
-      inflight?.catch(() => {})
-    }
-    return added
+    return await pullFeed(source, this.ledger(), { peer, author, fromSeq, maxAdded: MAX_PULL_PER_SESSION }, signal)
   }
 }

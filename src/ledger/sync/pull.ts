@@ -1,0 +1,82 @@
+/**
+ * A pull of one feed from one peer (the sync client's, client.ts): range requests in batches,
+ * the next one in flight while the last batch is verified and written by the ingest step.
+ */
+
+import { equals } from 'uint8arrays/equals'
+import { LedgerError } from '../errors.js'
+import { MAX_RANGE_ENTRIES, type SyncResponse } from './protocol.js'
+import { isCoded } from '../../common/index.js'
+import type { IngestOutcome, LedgerIngest } from '../ingest/ingest.js'
+import type { PeerId } from '@libp2p/interface'
+
+/** A run of one feed's entries: `limit` of them from `fromSeq` on. */
+export interface FeedSpan { author: Uint8Array, fromSeq: number, limit: number }
+
+/** The requests a pull makes of the peer (the sync client's, with its timeouts). */
+export interface RangeSource {
+  /** one range of a feed, as the peer answers it */
+  rangeRequest: (peer: PeerId, span: FeedSpan, signal: AbortSignal) => Promise<SyncResponse.Entries>
+  /** one range handed to the ingest step as it comes (a conflicting entry, for the fork proof) */
+  fetchAndIngest: (peer: PeerId, span: FeedSpan, signal: AbortSignal) => Promise<void>
+}
+
+/**
+ * Pulls `author`'s feed from `fromSeq` on, in batches of at most 256, the next request in
+ * flight while the last batch is verified, until `maxAdded` were added. Returns the entries added.
+ */
+export async function pullFeed (
+  source: RangeSource,
+  ledger: LedgerIngest,
+  { peer, author, fromSeq, maxAdded }: { peer: PeerId, author: Uint8Array, fromSeq: number, maxAdded: number },
+  signal: AbortSignal
+): Promise<number> {
+  let next = fromSeq
+  let added = 0
+  let inflight: Promise<SyncResponse.Entries> | undefined = source.rangeRequest(
+    peer,
+    { author, fromSeq: next, limit: MAX_RANGE_ENTRIES },
+    signal
+  )
+  // the previous batch's ingest, still writing while this one verifies
+  let writing: { from: number, outcomes: Promise<IngestOutcome[]> } | undefined
+  // the feed is over its quota in our view: stop pulling it (not the peer's fault)
+  let overQuota = false
+  const settle = async (batch: { from: number, outcomes: Promise<IngestOutcome[]> }): Promise<void> => {
+    for (const [i, outcome] of (await batch.outcomes).entries()) {
+      if (outcome.status === 'rejected' && isCoded(outcome.error, LedgerError, 'ERR_LEDGER_QUOTA')) {
+        overQuota = true
+        return
+      }
+      if (outcome.status === 'rejected') {
+        // a chain break right after our head: the peer holds another history; compare our head's seq
+        if (isCoded(outcome.error, LedgerError, 'ERR_LEDGER_CHAIN') && i === 0 && batch.from > 1) await source.fetchAndIngest(peer, { author, fromSeq: batch.from - 1, limit: 1 }, signal)
+        throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} sent an entry we refuse: ${outcome.error.message}`)
+      }
+      // a range answers for the author we asked about: another author's entries end the session
+      if (!equals(outcome.record.author, author)) throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} answered a range of one author with another's entries`)
+      if (outcome.record.seq !== batch.from + i) throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} sent a range that is not contiguous`)
+      if (outcome.status === 'added') added++
+    }
+  }
+  try {
+    // eslint-disable-next-line no-unmodified-loop-condition -- `added` grows inside settle()
+    while (inflight != null && !signal.aborted && added < maxAdded && !overQuota) {
+      const batch: SyncResponse.Entries = await inflight
+      inflight = undefined
+      if (batch.entries.length === 0) break
+      const after = next + batch.entries.length
+      if (batch.more) inflight = source.rangeRequest(peer, { author, fromSeq: after, limit: MAX_RANGE_ENTRIES }, signal)
+      // a range is one feed's: its chain-2 entries verify under the last one's signature
+      const current = { from: next, outcomes: ledger.ingest(batch.entries, { range: { author, fromSeq: next } }) }
+      current.outcomes.catch(() => {})
+      if (writing != null) await settle(writing)
+      writing = current
+      next = after
+    }
+    if (writing != null) await settle(writing)
+  } finally {
+    inflight?.catch(() => {})
+  }
+  return added
+}
