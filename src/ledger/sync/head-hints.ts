@@ -59,6 +59,8 @@ export class HeadHints {
   }
 
   heard (hint: HeadHint): void {
+    // most heartbeats name nothing we lack: no scan of the connections for them
+    if (!this.beyondHeld(hint)) return
     const peer = this.opts.client.connectedPeers().find(p => p.toString() === hint.peerId)
     if (peer == null) return
     if (
@@ -100,6 +102,13 @@ export class HeadHints {
    * Whether a hint of `seq` for `feed`, tracked under `key`, is worth a pull now: beyond what we
    * hold, and not a repeat of a hint whose pull came up short less than RETRY_MS ago.
    */
+  /** Whether the heartbeat names a head beyond what we hold of its feed (its own or a relayed one). */
+  private beyondHeld (hint: HeadHint): boolean {
+    const held = (feed: string | undefined): number => feed == null ? Infinity : this.opts.store()?.head(feed)?.seq ?? 0
+    return hint.ledgerSeq > held(hint.peerId) ||
+      (hint.relayedHeads ?? []).slice(0, MAX_RELAYED_HEADS).some(h => h.seq > held(parseAuthor(h.author)?.id))
+  }
+
   private due (key: string, feed: string, seq: number): boolean {
     const held = this.opts.store()?.head(feed)?.seq ?? 0
     if (!(seq > held)) return false
