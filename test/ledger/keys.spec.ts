@@ -22,7 +22,10 @@ describe('ledger: the store\'s keys', () => {
     for (const seq of SEQS) {
       assert.deepEqual([...entryKey(author, seq)], [0x01, author.length, ...author, ...be(seq)])
       assert.deepEqual([...hashValue(author, seq)], [author.length, ...author, ...be(seq)])
-      assert.deepEqual([...headValue(seq, hash, seq)], [...be(seq), ...hash, ...be(seq)])
+      assert.deepEqual(
+        [...headValue({ seq, hash, bytes: seq, base: seq })],
+        [...be(seq), ...hash, ...be(seq), ...be(seq)]
+      )
     }
     assert.deepEqual([...headKey(author)], [0x02, author.length, ...author])
     assert.deepEqual([...hashKey(hash)], [0x03, ...hash])
@@ -35,8 +38,9 @@ describe('ledger: the store\'s keys', () => {
   it('seqs read back exactly, and entry keys sort by seq', () => {
     for (const seq of SEQS) {
       const bytes = Math.max(0, seq - 1)
-      const head = readHead(headValue(seq, hash, bytes))
-      assert.deepEqual({ ...head, hash: [...head.hash] }, { seq, hash: [...hash], bytes })
+      const base = Math.max(1, seq)
+      const head = readHead(headValue({ seq, hash, bytes, base }))
+      assert.deepEqual({ ...head, hash: [...head.hash] }, { seq, hash: [...hash], bytes, base })
       const indexed = readHashValue(hashValue(author, seq))
       assert.deepEqual({ ...indexed, author: [...indexed.author] }, { author: [...author], seq })
     }
@@ -47,8 +51,21 @@ describe('ledger: the store\'s keys', () => {
   it('a seq that is negative, fractional or past 2^53 is refused, not wrapped; a short value is refused', () => {
     for (const bad of [-1, 1.5, 2 ** 53, Number.NaN, Infinity]) {
       assert.throws(() => entryKey(author, bad), RangeError)
-      assert.throws(() => headValue(1, hash, bad), RangeError)
+      assert.throws(() => headValue({ seq: 1, hash, bytes: bad, base: 1 }), RangeError)
+      assert.throws(() => headValue({ seq: 1, hash, bytes: 0, base: bad }), RangeError)
     }
     assert.throws(() => readHashValue(hashValue(author, 1).subarray(0, 40)), RangeError)
+  })
+
+  it('a head written before feeds kept their base (or their bytes) reads as based at seq 1', () => {
+    const full = headValue({ seq: 9, hash, bytes: 700, base: 5 })
+    assert.deepEqual(
+      { ...readHead(full.subarray(0, 48)), hash: undefined },
+      { seq: 9, hash: undefined, bytes: 700, base: 1 }
+    )
+    assert.deepEqual(
+      { ...readHead(full.subarray(0, 40)), hash: undefined },
+      { seq: 9, hash: undefined, bytes: 0, base: 1 }
+    )
   })
 })

@@ -191,7 +191,7 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
           { type: 'put' as const, key: entryKey(r.author, r.seq), value: r.envelope },
           { type: 'put' as const, key: hashKey(r.hash), value: hashValue(r.author, r.seq) }
         ]),
-        { type: 'put', key: headKey(carol.peerId.toMultihash().bytes), value: headValue(2, equivocation.hash, 0) },
+        { type: 'put', key: headKey(carol.peerId.toMultihash().bytes), value: headValue({ seq: 2, hash: equivocation.hash, bytes: 0, base: 1 }) },
         { type: 'put', key: slashedKey(bob.peerId.toMultihash().bytes), value: oldProof.hash },
         { type: 'put', key: slashedKey(alice.peerId.toMultihash().bytes), value: equivocation.hash }
       ])

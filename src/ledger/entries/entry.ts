@@ -185,6 +185,20 @@ export function entryHashOf (envelope: Uint8Array): Uint8Array {
   return entry.chain === 2 ? sha256(envelope) : messageHash(DOMAIN.ledgerEntry, env.payload)
 }
 
+/**
+ * The seq an entry envelope claims, nothing checked (a sync client reads where a range starts
+ * before the ingest step verifies it); undefined for bytes that do not decode.
+ */
+export function claimedSeqOf (envelope: Uint8Array): number | undefined {
+  try {
+    const env = decodeBounded(SignedEnvelope, envelope, 'ledger entry envelope', MAX_ENTRY_ENVELOPE_BYTES)
+    const seq = decodeBounded(LedgerEntry, env.payload, 'ledger entry', MAX_BYTES.ledgerEntry).seq
+    return seq > BigInt(Number.MAX_SAFE_INTEGER) ? undefined : Number(seq)
+  } catch {
+    return undefined
+  }
+}
+
 /** Decodes an entry this node stored after verifying it: no signature or body checks. */
 export function decodeStoredEntry (envelope: Uint8Array): LedgerRecord {
   const env = decodeVerified(SignedEnvelope, envelope, 'stored entry envelope')

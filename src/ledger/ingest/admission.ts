@@ -86,6 +86,11 @@ export class Admission {
     return namedAuthors(record).filter(named => this.standing.refer(record.authorId, named))
   }
 
+  /** Stored entries of `authorId` were dropped (retention): their bytes no longer count against its quota. */
+  dropped (authorId: string, bytes: number): void {
+    this.quotas.release(this.standing.account(authorId), bytes)
+  }
+
   /** A peer connected: true when it gained standing. */
   connect (peerId: string): boolean {
     return this.standing.connect(peerId)

@@ -16,59 +16,19 @@
 import { equals } from 'uint8arrays/equals'
 import { chainOrderError, sealEntry, timeOrderError, type LedgerEntry, type LedgerRecord } from '../entries/entry.js'
 import { isEntryError, ledgerClosed, type LedgerEntryError, LedgerError } from '../errors.js'
-import { LedgerStore, type StoredStats } from '../store/store.js'
-import { Admission, type AdmissionOptions } from './admission.js'
+import { LedgerStore } from '../store/store.js'
+import { Admission } from './admission.js'
 import { decodeProof, EquivocationProver, ownSignatureVerifies } from './equivocation.js'
 import { PendingEntries } from './pending.js'
 import { StagedBatch } from './stage.js'
-import { verifyEntries, verifyEntry, verifyRange, type RangeExpectation, type VerifiedEntry, type VerifyEntryOptions } from './verify.js'
+import { verifyEntries, verifyEntry, verifyRange, type VerifiedEntry, type VerifyEntryOptions } from './verify.js'
 import { isCoded } from '../../common/index.js'
-import type { QuarantineStats } from './quarantine.js'
-import type { ProofBudgetLimits } from './quota.js'
-import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
+import type { IngestOptions, IngestOutcome, LedgerIngestOptions, LedgerStats } from './outcome.js'
 
-/** What happened to one ingested entry. */
-export type IngestOutcome =
-  | { status: 'added', record: LedgerRecord }
-  | { status: 'duplicate', record: LedgerRecord }
-  /** ahead of the held head: kept in memory until the gap is filled */
-  | { status: 'pending', record: LedgerRecord }
-  /** its author has no standing in this node's view: held in the quarantine, not stored (admission.ts) */
-  | { status: 'quarantined', record: LedgerRecord }
-  /**
-   * a second entry at a held (or pending) seq: the author equivocated; `proof` is our entry
-   * carrying the fraud proof, absent when the author is slashed already (or one is staged), or
-   * when our proof budget is spent (then it is not slashed here until a proof of it is stored)
-   */
-  | { status: 'equivocation', record: LedgerRecord, held: LedgerRecord, proof?: LedgerRecord }
-  | { status: 'rejected', error: LedgerEntryError }
+export type { IngestOptions, IngestOutcome, LedgerIngestOptions, LedgerStats }
 
-export interface LedgerIngestOptions {
-  /** our node key: signs our own feed and the fraud proofs we build */
-  privateKey: Ed25519PrivateKey
-  peerId: PeerId
-  /** the clock (tests move it) */
-  now?: () => number
-  /** bound on entries held ahead of their author's head (default 4096; 256 per author) */
-  maxPending?: number
-  /**
-   * standing, quarantine and quotas (admission.ts); without it every verified entry of any
-   * author is stored (tests and tools that fill a store directly)
-   */
-  admission?: Omit<AdmissionOptions, 'selfId'>
-  /** fsync every batch (default true; a benchmark may turn it off to see the verifier alone) */
-  syncWrites?: boolean
-  /** the bound on fraud proofs we write into our own feed (quota.ts PROOF_BUDGET) */
-  proofBudget?: Partial<ProofBudgetLimits>
-}
-
-export interface LedgerStats extends StoredStats {
-  pending: number
-  /** present when the ledger admits by standing */
-  quarantine?: QuarantineStats
-}
-
-export type IngestOptions = Omit<VerifyEntryOptions, 'now'> & { range?: RangeExpectation }
+/** Entries dropped in one atomic batch at most (dropBelow). */
+const DROP_LIMIT = 10_000
 
 export class LedgerIngest {
   readonly store: LedgerStore
@@ -243,6 +203,10 @@ export class LedgerIngest {
     }
     const head = stage.head(record.authorId)
     const heldSeq = head?.seq ?? 0
+    // a range that starts at its holder's retention base, past what we hold: the feed starts
+    // anew there (what we held is older still, and is dropped once this is written)
+    if (item.base === true && record.seq > heldSeq + 1) return this.attach(item, stage)
+    if (head != null && record.seq < head.base) return { status: 'pruned', record }
     if (record.seq <= heldSeq) return this.placeHeldSeq(item, stage)
     if (record.seq > heldSeq + 1) return this.holdPending(item, stage)
     if (!equals(record.prevHash, head?.hash ?? new Uint8Array(0))) {
@@ -250,6 +214,16 @@ export class LedgerIngest {
     }
     const backwards = timeOrderError(record, head?.time) ?? chainOrderError(record, head)
     if (backwards != null) return { status: 'rejected', error: backwards }
+    return this.attach(item, stage)
+  }
+
+  /** Stages an entry that extends its feed (checked), within its quota, and the pending ones that follow it. */
+  private attach (item: VerifiedEntry, stage: StagedBatch): IngestOutcome {
+    const { record } = item
+    const admission = this.admission
+    // a new base: what the feed held no longer counts against its quota (it is dropped once written)
+    const before = item.base === true ? stage.head(record.authorId) : undefined
+    if (before != null) admission?.dropped(record.authorId, before.bytes)
     const over = admission?.check(record)
     if (over != null) return { status: 'rejected', error: over }
     this.admit(item, stage)
@@ -304,7 +278,12 @@ export class LedgerIngest {
     const admission = this.admission
     if (admission == null) return
     for (const entry of admission.release(authorId)) {
-      if (entry.record.seq !== (stage.head(authorId)?.seq ?? 0) + 1 || !this.extendsStaged(entry.record, stage)) break
+      const heldSeq = stage.head(authorId)?.seq ?? 0
+      // a quarantined feed may start at its holder's retention base
+      const follows = entry.base === true && entry.record.seq > heldSeq + 1
+        ? admission.check(entry.record) == null
+        : entry.record.seq === heldSeq + 1 && this.extendsStaged(entry.record, stage)
+      if (!follows) break
       this.admit(entry, stage)
     }
   }
@@ -358,10 +337,27 @@ export class LedgerIngest {
     return { status: 'equivocation', record, held, proof }
   }
 
+  /**
+   * Drops `authorId`'s stored entries below seq `before` (retention: README §7), at most
+   * `limit`, in the queue with the writes; their bytes leave its quota. Returns how many were dropped.
+   */
+  async dropBelow (authorId: string, before: number, limit = DROP_LIMIT): Promise<number> {
+    return await this.serial(async () => {
+      const { dropped, bytes } = await this.store.dropBelow(authorId, before, limit)
+      if (bytes > 0) this.admission?.dropped(authorId, bytes)
+      return dropped
+    })
+  }
+
   /** The staged batch and the standing grants not written yet, in one atomic write. */
   private async write (stage: StagedBatch): Promise<void> {
     this.assertOpen()
     await this.store.write(stage.entries, this.admission?.unsavedGrants() ?? [])
+    // a feed that started anew at a base leaves its older entries below it: dropped after this
+    // write, in the queue (a crash before leaves them unserved, and the next drop takes them)
+    for (const { record, base } of stage.entries) {
+      if (base === true && record.seq > 1) this.dropBelow(record.authorId, record.seq).catch(() => {})
+    }
   }
 
   private async serial<T> (fn: () => Promise<T>): Promise<T> {

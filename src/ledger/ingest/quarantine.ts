@@ -5,8 +5,9 @@
  * is served by sync, gossiped onward or counted for reputation, and nothing is written to
  * disk: junk from throwaway keys costs this node bounded memory and no storage.
  *
- * A quarantined feed is held from seq 1, contiguous (chain-checked like a stored one); an
- * entry that does not extend it is dropped (sync pulls it again once the author has standing).
+ * A quarantined feed is held from seq 1 (or from a range's retention base), contiguous
+ * (chain-checked like a stored one); an entry that does not extend it is dropped (sync pulls
+ * it again once the author has standing).
  * When full, whole feeds are evicted: least referenced (by other quarantined entries) first,
  * then oldest. Entries with standing never come here, so they are never evicted for junk.
  */
@@ -26,6 +27,8 @@ export interface QuarantineLimits {
 export const QUARANTINE_LIMITS: QuarantineLimits = { maxBytes: 8 * 1024 * 1024, maxEntries: 2048 }
 
 interface Feed {
+  /** the seq of entries[0]: 1, or a range's retention base */
+  base: number
   entries: VerifiedEntry[]
   bytes: number
   /** arrival order of the feed's first entry */
@@ -68,7 +71,8 @@ export class Quarantine {
 
   /** The quarantined feed's last seq (0 when none is held). */
   seq (authorId: string): number {
-    return this.feeds.get(authorId)?.entries.length ?? 0
+    const feed = this.feeds.get(authorId)
+    return feed == null ? 0 : feed.base + feed.entries.length - 1
   }
 
   /** Whether an entry of a new quarantined author could be held without evicting anyone. */
@@ -84,13 +88,16 @@ export class Quarantine {
   offer (item: VerifiedEntry, names: readonly string[]): QuarantineResult {
     const { record } = item
     const feed = this.feeds.get(record.authorId)
-    const held = feed?.entries.length ?? 0
+    // a feed held from nothing may start at a range's retention base
+    const base = feed?.base ?? (item.base === true ? record.seq : 1)
+    const held = feed == null ? base - 1 : base + feed.entries.length - 1
+    if (record.seq < base) return { status: 'dropped' }
     if (record.seq <= held) {
-      const same = (feed as Feed).entries[record.seq - 1]
+      const same = (feed as Feed).entries[record.seq - base]
       return equals(same.record.hash, record.hash) ? { status: 'duplicate' } : { status: 'equivocation', held: same }
     }
-    const prev = held === 0 ? new Uint8Array(0) : (feed as Feed).entries[held - 1].record.hash
-    if (record.seq !== held + 1 || !equals(record.prevHash, prev)) return { status: 'dropped' }
+    const prev = feed == null ? undefined : feed.entries[feed.entries.length - 1].record.hash
+    if (record.seq !== held + 1 || (prev != null ? !equals(record.prevHash, prev) : base === 1 && record.prevHash.length !== 0)) return { status: 'dropped' }
     const size = record.envelope.byteLength
     if (size > this.limits.maxBytes) return { status: 'dropped' }
     const over = this.quotas.check(record, 'none', record.authorId)
@@ -98,7 +105,7 @@ export class Quarantine {
     if (!this.makeRoom(size, record.authorId)) return { status: 'dropped' }
     let target = this.feeds.get(record.authorId)
     if (target == null) {
-      this.feeds.set(record.authorId, (target = { entries: [], bytes: 0, arrived: this.arrivals++, names: [] }))
+      this.feeds.set(record.authorId, (target = { base, entries: [], bytes: 0, arrived: this.arrivals++, names: [] }))
     }
     target.entries.push(item)
     target.bytes += size

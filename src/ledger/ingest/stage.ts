@@ -4,7 +4,7 @@
  * may be an earlier entry of the same batch.
  */
 
-import type { Head, LedgerStore } from '../store/store.js'
+import { nextHead, type Head, type LedgerStore } from '../store/store.js'
 import type { VerifiedEntry } from './verify.js'
 
 export class StagedBatch {
@@ -34,15 +34,7 @@ export class StagedBatch {
   add (entry: VerifiedEntry): void {
     const { record } = entry
     this.entries.push(entry)
-    this.heads.set(record.authorId, {
-      author: record.author,
-      authorId: record.authorId,
-      seq: record.seq,
-      hash: record.hash,
-      bytes: (this.head(record.authorId)?.bytes ?? 0) + record.envelope.byteLength,
-      time: record.time,
-      chain: record.chain
-    })
+    this.heads.set(record.authorId, nextHead(this.head(record.authorId), entry))
     if (entry.slashes != null) this.slashes.add(entry.slashes.accused)
   }
 }

@@ -5,6 +5,7 @@ import { chainOrderError, checkEntryTime, decodeEntryEnvelope, entryRecord, entr
 import { isEntryError, type LedgerEntryError, LedgerError } from '../errors.js'
 import { verifyOpenedAsync, type OpenedEnvelope } from '../../identity/index.js'
 import { verifyFraudProof, type VerifiedFraudProof } from '../entries/fraud.js'
+import { mayBeBase, RETENTION_MS } from '../entries/retention.js'
 
 export interface VerifyEntryOptions {
   /** the local clock, unix ms (default Date.now()) */
@@ -24,6 +25,11 @@ export interface VerifiedEntry {
    * later entry's signature covers (verifyRange). A fraud proof needs it checked.
    */
   signed?: boolean
+  /**
+   * set on the first entry of a range that started later than asked, at an entry older than
+   * the retention horizon (entries/retention.ts): the feed may start anew there
+   */
+  base?: boolean
 }
 
 /**
@@ -122,7 +128,10 @@ export async function verifyEntries (
   return out
 }
 
-/** What a range of one author's feed must be: the author asked for and the first seq (sync asks for both). */
+/**
+ * What a range of one author's feed must be: the author asked for and the first seq (sync asks
+ * for both). It may start later only at a retention base (entries/retention.ts).
+ */
 export interface RangeExpectation {
   author: Uint8Array
   fromSeq: number
@@ -135,6 +144,8 @@ export interface RangeExpectation {
  * body's), and of the chain-2 entries only the last one's, which covers every byte of those
  * before it through the links. Anything wrong refuses the whole range: every item is that
  * error. The first entry's link to the feed we hold is the ingest step's to check (ingest.ts).
+ * A range may start after `fromSeq` only at an entry older than the retention horizon (the
+ * holder dropped what came before: README §7 "Retention"); that entry is marked `base`.
  */
 export async function verifyRange (
   envelopes: readonly Uint8Array[],
@@ -166,14 +177,15 @@ async function verifyRangeWhole (
   const records = envelopes.map((bytes, i) => entryRecord(bytes, opened[i] as OpenedEnvelope))
   const seqs = new Set(records.map(r => r.seq))
   if (seqs.size < records.length && records.every(r => equals(r.author, expect.author))) return undefined
+  const first = records[0]?.seq ?? expect.fromSeq
+  if (first > expect.fromSeq && !mayBeBase(records[0].time, now)) throw new LedgerError('ERR_LEDGER_CHAIN', `the range starts at seq ${first}, after seq ${expect.fromSeq} asked for, at an entry younger than the retention horizon: a holder may leave out only entries older than ${RETENTION_MS / 86_400_000} days`)
   let last = -1
   for (const [i, record] of records.entries()) {
-    const where = `range entry ${i} (seq ${record.seq})`
-    if (!equals(record.author, expect.author)) throw new LedgerError('ERR_LEDGER_CHAIN', `${where} is of another author than the range asked for`)
-    if (record.seq !== expect.fromSeq + i) throw new LedgerError('ERR_LEDGER_CHAIN', `${where}: the range is not contiguous from seq ${expect.fromSeq}`)
+    if (!equals(record.author, expect.author)) throw new LedgerError('ERR_LEDGER_CHAIN', `${rangeEntry(i, record)} is of another author than the range asked for`)
+    if (record.seq !== Math.max(first, expect.fromSeq) + i) throw new LedgerError('ERR_LEDGER_CHAIN', `${rangeEntry(i, record)}: the range is not contiguous from seq ${expect.fromSeq}`)
     const before = records[i - 1]
     if (before != null) {
-      if (!equals(record.prevHash, before.hash)) throw new LedgerError('ERR_LEDGER_CHAIN', `${where} does not follow the entry before it: the range does not hash to its signed head`)
+      if (!equals(record.prevHash, before.hash)) throw new LedgerError('ERR_LEDGER_CHAIN', `${rangeEntry(i, record)} does not follow the entry before it: the range does not hash to its signed head`)
       const back = chainOrderError(record, before) ?? timeOrderError(record, before.time)
       if (back != null) throw back
     }
@@ -195,5 +207,11 @@ async function verifyRangeWhole (
   for (const [i, record] of records.entries()) {
     out.push({ record, slashes: await verifyBody(record, skew), signed: checks[i] != null })
   }
+  if (first > expect.fromSeq && out.length > 0) out[0].base = true
   return out
+}
+
+/** Where a range's entry is, for an error (built only then: a sync checks thousands). */
+function rangeEntry (i: number, record: LedgerRecord): string {
+  return `range entry ${i} (seq ${record.seq})`
 }

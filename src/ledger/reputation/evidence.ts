@@ -162,6 +162,41 @@ export class ReputationEvidence {
     }
   }
 
+  /**
+   * Takes out what one entry added: retention dropped it (README §7 "Retention"). Its usage
+   * statements stay (a statement is one fact whichever party's feed it came in), and a fraud
+   * proof is never dropped.
+   */
+  forget (record: LedgerRecord): void {
+    const key = toHex(record.hash)
+    if (!this.known.delete(key)) return
+    const body = decodeStoredBody(record)
+    switch (body.kind) {
+      case 'attestation': {
+        const hash = toHex(body.attestation.hash)
+        if (this.attestations.get(hash)?.provider === record.authorId) this.attestations.delete(hash)
+        this.touch(record.authorId)
+        break
+      }
+      case 'receipt': {
+        const provider = parseAuthor(body.receipt.message.provider)?.id
+        if (provider == null) break
+        const map = this.receiptsByProvider.get(provider)
+        map?.delete(key)
+        if (map?.size === 0) this.receiptsByProvider.delete(provider)
+        this.touch(provider)
+        break
+      }
+      case 'heartbeat-summary': {
+        const map = this.summaries.get(record.authorId)
+        map?.delete(key)
+        if (map?.size === 0) this.summaries.delete(record.authorId)
+        this.touch(record.authorId)
+        break
+      }
+    }
+  }
+
   isSlashed (peerId: string): boolean {
     return this.slashedSet.has(peerId)
   }

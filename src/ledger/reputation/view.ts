@@ -111,6 +111,13 @@ export class ReputationView {
     this.entries++
   }
 
+  /** Takes out a stored entry that retention dropped. */
+  forget (record: LedgerRecord): void {
+    this.evidence.forget(record)
+    // the trust cache is keyed by the count of entries taken in: any change recomputes it
+    this.entries++
+  }
+
   /** reliability in [0, 1], as the auction uses it */
   reliability (peerId: string): number {
     const now = Date.now()

@@ -31,6 +31,7 @@ import { SyncServer } from '../sync/server.js'
 import { UsageRecorder } from '../usage/recorder.js'
 import type { VerifiedUsage } from '../usage/statement.js'
 import { ConnectSync } from './connect-sync.js'
+import { RetentionPass, type RetentionReport } from './retention.js'
 import { ledgerControlHandlers } from './control.js'
 import { LEDGER_CAPABILITY, type LedgerComponents, type LedgerService, type LedgerServiceInit } from './ledger-service.js'
 import { feedView, statusView, type FeedView, type LedgerStatus } from './views.js'
@@ -44,6 +45,8 @@ import type { Ed25519PrivateKey, Logger, Startable } from '@libp2p/interface'
  * (reputation/trust.ts).
  */
 const TRUST_TIMER_MS = 30_000
+/** The retention pass runs this often (README §7 "Retention"): entries age by days, an hour is prompt enough. */
+const RETENTION_PASS_MS = 3600_000
 /** gossipsub's capability: the ledger publishes on it. */
 const PUBSUB_CAPABILITY = '@libp2p/pubsub'
 
@@ -72,6 +75,7 @@ class LedgerNode implements LedgerService, Startable {
   private readonly announcer: FeedAnnouncer
   private readonly hints: HeadHints
   private readonly connects: ConnectSync
+  private readonly retention: RetentionPass
   private readonly dev?: DevJobs
 
   private readonly onHeartbeat = (evt: Event): void => {
@@ -151,6 +155,7 @@ class LedgerNode implements LedgerService, Startable {
       log: this.log
     })
     this.announcer = new FeedAnnouncer({ client: this.sync, seeds: init.trustedPeers ?? [], signal, log: this.log })
+    this.retention = new RetentionPass({ ledger, selfId: this.selfId })
     if (init.devMethods === true) {
       this.dev = new DevJobs(
         { key: this.key, peerId: components.peerId },
@@ -190,6 +195,8 @@ class LedgerNode implements LedgerService, Startable {
     }
     this.ownAtStart = store.head(this.selfId)?.seq ?? 0
     store.onAdded((record) => { this.added(record) })
+    // retention dropped it: reputation no longer counts it (its weight had decayed to nothing)
+    store.onDropped((record) => { this.scores.forget(record) })
     await serveSync(
       this.components.registrar,
       REQUEST_TIMEOUT_MS,
@@ -235,6 +242,11 @@ class LedgerNode implements LedgerService, Startable {
         this.uptime.appendSummary().catch((err: unknown) => { this.log('heartbeat summary not appended: %e', err) })
       })
     }
+    if ((this.init.retain ?? 'horizon') === 'horizon') {
+      every(RETENTION_PASS_MS, () => {
+        this.applyRetention().catch((err: unknown) => { this.log('retention pass failed: %e', err) })
+      })
+    }
     // whatever we hold that peers lack (entries appended while offline) goes out through the
     // heads exchange that every new connection starts
   }
@@ -257,6 +269,16 @@ class LedgerNode implements LedgerService, Startable {
     await this.sync.settled()
     await this.components.registrar.unhandle(PROTOCOL.ledgerSync).catch(() => {})
     await this.ledger?.close()
+  }
+
+  /**
+   * One retention pass now (it also runs every hour, unless the node retains everything):
+   * entries of other feeds older than the horizon are dropped (README §7 "Retention").
+   */
+  async applyRetention (): Promise<RetentionReport> {
+    const report = await this.retention.run()
+    if (report.dropped > 0) this.log('retention: %d entries of %d feeds older than the horizon dropped', report.dropped, report.feeds)
+    return report
   }
 
   reliability (peerId: string): number {

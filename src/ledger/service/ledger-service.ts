@@ -14,6 +14,7 @@ import type { LedgerStore } from '../store/store.js'
 import type { SyncReport } from '../sync/client.js'
 import type { FlushResult } from '../sync/flush.js'
 import type { ReplicateMode } from '../sync/scope.js'
+import type { RetainMode, RetentionReport } from './retention.js'
 import type { VerifiedUsage } from '../usage/statement.js'
 import type { FeedView, LedgerStatus } from './views.js'
 import type { CAPACITY_SERVICE, CapacitySource } from '../../capability/index.js'
@@ -74,6 +75,12 @@ export interface LedgerServiceInit {
   replicate?: ReplicateMode
   /** hops of the bounded scope (default 2) */
   replicationHorizon?: number
+  /**
+   * what the node keeps of other feeds (service/retention.ts): 'horizon' (the default) drops
+   * entries older than the retention horizon, 224 days; 'all' keeps every entry (a seed that
+   * opts in to serving the network's whole history)
+   */
+  retain?: RetainMode
   /** bounds of the quarantine and quotas (tests) */
   admission?: Omit<AdmissionOptions, 'selfId' | 'trustedPeers'>
 }
@@ -132,6 +139,8 @@ export interface LedgerService {
   announcedTo(): ReadonlyMap<string, number>
   /** a heads exchange with the connected peers now (bounded) */
   syncNow(opts?: { timeoutMs?: number }): Promise<SyncReport>
+  /** one retention pass now: other feeds' entries older than the horizon are dropped (it also runs hourly) */
+  applyRetention(): Promise<RetentionReport>
   status(): Promise<LedgerStatus>
   show(peerId: string, limit?: number): Promise<FeedView>
   /** the stored ledger (reads) */

@@ -21,6 +21,11 @@ export interface Head {
   time: number
   /** the head entry's chain: after a chain-2 entry only chain 2 follows */
   chain: 1 | 2
+  /**
+   * the first seq of the feed held: 1, or later once entries older than the retention horizon
+   * were dropped here or the feed was pulled from a holder that dropped them (README §7 "Retention")
+   */
+  base: number
 }
 
 export interface SlashRecord {
@@ -33,6 +38,8 @@ export interface SlashRecord {
 export interface EntryToStore {
   record: LedgerRecord
   slashes?: { accused: string, proof: FraudProof }
+  /** the feed starts anew at this entry (a range's retention base): what was held before it is dropped */
+  base?: boolean
 }
 
 export interface Repositories {
@@ -62,20 +69,10 @@ export function batchOps (
   const ops: PutOp[] = []
   const heads = new Map<string, Head>()
   const slashes = new Map<string, SlashRecord>()
-  for (const { record, slashes: proof } of batch) {
+  for (const { record, slashes: proof, base } of batch) {
     ops.push(repos.entries.put(record))
     ops.push(repos.hashes.put(record))
-    const bytes =
-      ((heads.get(record.authorId) ?? ctx.heldHead(record.authorId))?.bytes ?? 0) + record.envelope.byteLength
-    heads.set(record.authorId, {
-      author: record.author,
-      authorId: record.authorId,
-      seq: record.seq,
-      hash: record.hash,
-      bytes,
-      time: record.time,
-      chain: record.chain
-    })
+    heads.set(record.authorId, nextHead(heads.get(record.authorId) ?? ctx.heldHead(record.authorId), { record, base }))
     if (proof != null) {
       const body = decodeStoredBody(record)
       if (body.kind === 'fraud-proof') ops.push(repos.proofs.put(body.proof.hash, record.hash))
@@ -88,6 +85,24 @@ export function batchOps (
   for (const head of heads.values()) ops.push(repos.heads.put(head))
   for (const grant of grants) ops.push(repos.standing.put(grant))
   return { ops, heads, slashes }
+}
+
+/**
+ * The head a feed has once `record` follows `before` (its held or staged head): a base entry
+ * starts the count of the feed's bytes and its base anew.
+ */
+export function nextHead (before: Head | undefined, { record, base }: EntryToStore): Head {
+  const fresh = base === true || before == null
+  return {
+    author: record.author,
+    authorId: record.authorId,
+    seq: record.seq,
+    hash: record.hash,
+    bytes: (fresh ? 0 : before.bytes) + record.envelope.byteLength,
+    time: record.time,
+    chain: record.chain,
+    base: fresh ? record.seq : before.base
+  }
 }
 
 export async function directorySize (dir: string): Promise<number> {

@@ -2,7 +2,7 @@
  * The ledger store's LevelDB layout: prefixed binary keys, one definition of each.
  *
  *   0x01 | len | author | seq (8 bytes BE)  → entry envelope
- *   0x02 | len | author                     → head: seq (8 bytes BE) | hash (32) | feed bytes (8 bytes BE)
+ *   0x02 | len | author                     → head: seq (8 BE) | hash (32) | feed bytes (8 BE) | base seq (8 BE)
  *   0x03 | hash                             → len | author | seq      (hash index)
  *   0x04 | len | accused                    → hash of the entry carrying the first proof (slashed set)
  *   0x05 | proof hash                       → hash of the entry carrying that proof (fraud proofs)
@@ -31,18 +31,23 @@ export function headKey (author: Uint8Array): Uint8Array {
   return authorKey(PREFIX.head, author)
 }
 
-export function headValue (seq: number, hash: Uint8Array, bytes: number): Uint8Array {
-  const value = keyBytes(16 + hash.length)
-  writeSeq(value, 0, seq)
-  value.set(hash, 8)
-  writeSeq(value, 8 + hash.length, bytes)
+export function headValue (head: { seq: number, hash: Uint8Array, bytes: number, base: number }): Uint8Array {
+  const value = keyBytes(24 + head.hash.length)
+  writeSeq(value, 0, head.seq)
+  value.set(head.hash, 8)
+  writeSeq(value, 8 + head.hash.length, head.bytes)
+  writeSeq(value, 16 + head.hash.length, head.base)
   return value
 }
 
-/** A head value; `bytes` (the feed's stored envelope bytes) is 0 in heads written before it was kept. */
-export function readHead (value: Uint8Array): { seq: number, hash: Uint8Array, bytes: number } {
+/**
+ * A head value; `bytes` (the feed's stored envelope bytes) is 0 in heads written before it was
+ * kept, `base` (the first seq held: README §7 "Retention") 1 in heads written before it was.
+ */
+export function readHead (value: Uint8Array): { seq: number, hash: Uint8Array, bytes: number, base: number } {
   const bytes = value.byteLength >= 16 + HASH_BYTES ? readSeq(value, 8 + HASH_BYTES) : 0
-  return { seq: readSeq(value, 0), hash: value.slice(8, 8 + HASH_BYTES), bytes }
+  const base = value.byteLength >= 24 + HASH_BYTES ? readSeq(value, 16 + HASH_BYTES) : 1
+  return { seq: readSeq(value, 0), hash: value.slice(8, 8 + HASH_BYTES), bytes, base }
 }
 
 /** Head keys strictly after `author`'s (in key order: author length, then bytes). */

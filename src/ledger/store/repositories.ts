@@ -14,6 +14,7 @@ import type { Level } from 'level'
 export type LedgerDb = Level<Uint8Array, Uint8Array>
 
 export interface PutOp { type: 'put', key: Uint8Array, value: Uint8Array }
+export interface DelOp { type: 'del', key: Uint8Array }
 
 /** Entries read from LevelDB at once by EntryRepository.range(). */
 const RANGE_READ_CHUNK = 64
@@ -64,13 +65,35 @@ export class EntryRepository {
   put (record: LedgerRecord): PutOp {
     return { type: 'put', key: entryKey(record.author, record.seq), value: record.envelope }
   }
+
+  /** Up to `limit` stored entries of `author` below seq `before`, ascending (retention drops them). */
+  async below (
+    author: Uint8Array,
+    before: number,
+    limit: number
+  ): Promise<Array<{ key: Uint8Array, envelope: Uint8Array }>> {
+    const out: Array<{ key: Uint8Array, envelope: Uint8Array }> = []
+    if (before <= 0) return out
+    for await (const [key, envelope] of this.db.iterator({
+      gte: entryKey(author, 0),
+      lt: entryKey(author, before),
+      limit
+    })) {
+      out.push({ key, envelope })
+    }
+    return out
+  }
+
+  del (key: Uint8Array): DelOp {
+    return { type: 'del', key }
+  }
 }
 
 /** 0x02: each feed's head: seq, hash and the feed's stored bytes. */
 export class HeadRepository {
   constructor (private readonly db: LedgerDb) {}
 
-  async * all (): AsyncGenerator<{ author: Uint8Array, seq: number, hash: Uint8Array, bytes: number }> {
+  async * all (): AsyncGenerator<{ author: Uint8Array, seq: number, hash: Uint8Array, bytes: number, base: number }> {
     for await (const [key, value] of this.db.iterator(ALL_HEADS)) {
       yield { author: Uint8Array.from(authorOfKey(key)), ...readHead(value) }
     }
@@ -87,8 +110,8 @@ export class HeadRepository {
     return { authors, more }
   }
 
-  put (head: { author: Uint8Array, seq: number, hash: Uint8Array, bytes: number }): PutOp {
-    return { type: 'put', key: headKey(head.author), value: headValue(head.seq, head.hash, head.bytes) }
+  put (head: { author: Uint8Array, seq: number, hash: Uint8Array, bytes: number, base: number }): PutOp {
+    return { type: 'put', key: headKey(head.author), value: headValue(head) }
   }
 }
 
@@ -103,6 +126,10 @@ export class HashIndex {
 
   put (record: LedgerRecord): PutOp {
     return { type: 'put', key: hashKey(record.hash), value: hashValue(record.author, record.seq) }
+  }
+
+  del (hash: Uint8Array): DelOp {
+    return { type: 'del', key: hashKey(hash) }
   }
 }
 

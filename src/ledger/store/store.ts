@@ -11,9 +11,10 @@ import { Level } from 'level'
 import { decodeStoredBody } from '../entries/body.js'
 import { decodeStoredEntry, FraudProof, type LedgerRecord } from '../entries/entry.js'
 import { ledgerClosed, LedgerError } from '../errors.js'
-import { batchOps, directorySize, type EntryToStore, type Head, type Repositories, type SlashRecord } from './batch.js'
-import { authorIdOf, EntryRepository, HashIndex, HeadRepository, ProofRepository, SlashedRepository, StandingRepository, type LedgerDb } from './repositories.js'
+import { batchOps, directorySize, nextHead, type EntryToStore, type Head, type Repositories, type SlashRecord } from './batch.js'
+import { authorIdOf, EntryRepository, HashIndex, HeadRepository, ProofRepository, SlashedRepository, StandingRepository, type DelOp, type LedgerDb, type PutOp } from './repositories.js'
 
+export { nextHead }
 export type { EntryToStore, Head, SlashRecord }
 
 export interface LedgerStoreOptions {
@@ -39,6 +40,7 @@ export class LedgerStore {
   private readonly heads = new Map<string, Head>()
   private readonly slashed = new Map<string, SlashRecord>()
   private readonly listeners = new Set<AddedListener>()
+  private readonly droppedListeners = new Set<AddedListener>()
   private closed = false
 
   private constructor (path: string, db: LedgerDb, opts: LedgerStoreOptions) {
@@ -70,11 +72,11 @@ export class LedgerStore {
   }
 
   private async load (): Promise<void> {
-    for await (const { author, seq, hash, bytes } of this.repos.heads.all()) {
+    for await (const { author, seq, hash, bytes, base } of this.repos.heads.all()) {
       const record = await this.repos.entries.get(author, seq)
       if (record == null) throw new LedgerError('ERR_LEDGER_MALFORMED', 'ledger store: a head points at a missing entry')
       const { authorId, time, chain } = decodeStoredEntry(record)
-      this.heads.set(authorId, { author, authorId, seq, hash, bytes, time, chain })
+      this.heads.set(authorId, { author, authorId, seq, hash, bytes, time, chain, base })
     }
     for await (const { accusedId, proofEntry } of this.repos.slashed.all()) {
       // a store written before protocol v2 may hold slashes by BAD_OUTPUT proofs: they no longer count
@@ -103,6 +105,12 @@ export class LedgerStore {
   onAdded (listener: AddedListener): () => void {
     this.listeners.add(listener)
     return () => this.listeners.delete(listener)
+  }
+
+  /** Called after each entry retention dropped (dropBelow) is gone from disk. */
+  onDropped (listener: AddedListener): () => void {
+    this.droppedListeners.add(listener)
+    return () => this.droppedListeners.delete(listener)
   }
 
   head (authorId: string): Head | undefined {
@@ -137,8 +145,11 @@ export class LedgerStore {
     return [...this.slashed.values()]
   }
 
+  /** The entry at `seq` of `author`'s feed; none below the feed's base (dropped, or going). */
   async get (author: Uint8Array, seq: number): Promise<LedgerRecord | undefined> {
     this.assertOpen()
+    const base = this.heads.get(authorIdOf(author))?.base ?? 1
+    if (seq < base) return undefined
     const value = await this.repos.entries.get(author, seq)
     return value == null ? undefined : decodeStoredEntry(value)
   }
@@ -163,12 +174,14 @@ export class LedgerStore {
     this.assertOpen()
     const head = this.heads.get(authorIdOf(author))
     if (head == null || fromSeq > head.seq || limit <= 0) return { entries: [], more: false }
+    // below the base nothing is held: the range starts at the base (README §7 "Retention")
+    const from = Math.max(fromSeq, head.base)
     const entries = await this.repos.entries.range(author, {
-      fromSeq,
-      toSeq: Math.min(head.seq, fromSeq + limit - 1),
+      fromSeq: from,
+      toSeq: Math.min(head.seq, from + limit - 1),
       maxBytes
     })
-    return { entries, more: fromSeq + entries.length - 1 < head.seq }
+    return { entries, more: from + entries.length - 1 < head.seq }
   }
 
   /** Every stored entry, author by author in feed order (trusted: checked when stored). */
@@ -185,7 +198,7 @@ export class LedgerStore {
 
   async stats (): Promise<StoredStats> {
     let entries = 0
-    for (const head of this.heads.values()) entries += head.seq
+    for (const head of this.heads.values()) entries += head.seq - head.base + 1
     return { authors: this.heads.size, entries, slashed: this.slashed.size, diskBytes: await directorySize(this.path) }
   }
 
@@ -211,6 +224,45 @@ export class LedgerStore {
         try { listener(record) } catch {}
       }
     }
+  }
+
+  /**
+   * Drops up to `limit` stored entries of `authorId`'s feed below seq `before` (never its head),
+   * with their hash-index keys, and moves the feed's base up to `before`: retention (README §7
+   * "Retention") and what a rebased feed left below its base. One atomic, synced batch. The
+   * ingest step calls it in its queue, so no write runs beside it. Returns the entries dropped
+   * and their bytes that counted in the feed (those at or above the old base).
+   */
+  async dropBelow (authorId: string, before: number, limit: number): Promise<{ dropped: number, bytes: number }> {
+    this.assertOpen()
+    const head = this.heads.get(authorId)
+    if (head == null) return { dropped: 0, bytes: 0 }
+    const until = Math.min(before, head.seq)
+    const stale = await this.repos.entries.below(head.author, until, limit)
+    const ops: Array<PutOp | DelOp> = []
+    const records: LedgerRecord[] = []
+    let bytes = 0
+    let last = 0
+    for (const { key, envelope } of stale) {
+      const record = decodeStoredEntry(envelope)
+      records.push(record)
+      ops.push(this.repos.entries.del(key), this.repos.hashes.del(record.hash))
+      if (record.seq >= head.base) bytes += envelope.byteLength
+      last = record.seq
+    }
+    // a read cut short by `limit` moves the base only past what it dropped
+    const base = Math.max(head.base, stale.length === limit ? last + 1 : until)
+    const moved: Head = { ...head, base, bytes: head.bytes - bytes }
+    if (ops.length === 0 && base === head.base) return { dropped: 0, bytes: 0 }
+    ops.push(this.repos.heads.put(moved))
+    await this.db.batch(ops, { sync: this.syncWrites })
+    this.heads.set(authorId, moved)
+    for (const record of records) {
+      for (const listener of this.droppedListeners) {
+        try { listener(record) } catch {}
+      }
+    }
+    return { dropped: stale.length, bytes }
   }
 
   private assertOpen (): void {

@@ -75,6 +75,8 @@ export class LedgerGossip {
     switch (outcome.status) {
       case 'added': return ACCEPT
       case 'duplicate': return ignore('duplicate')
+      // older than what we keep of its feed (retention)
+      case 'pruned': return ignore('below the feed\'s base')
       case 'pending':
         this.opts.onBehind()
         return ignore('ahead of the held feed')

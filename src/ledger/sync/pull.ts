@@ -4,6 +4,7 @@
  */
 
 import { equals } from 'uint8arrays/equals'
+import { claimedSeqOf } from '../entries/entry.js'
 import { LedgerError } from '../errors.js'
 import { MAX_RANGE_ENTRIES, type SyncResponse } from './protocol.js'
 import { isCoded } from '../../common/index.js'
@@ -12,6 +13,12 @@ import type { PeerId } from '@libp2p/interface'
 
 /** A run of one feed's entries: `limit` of them from `fromSeq` on. */
 export interface FeedSpan { author: Uint8Array, fromSeq: number, limit: number }
+
+/**
+ * A range handed to the ingest step: the seq asked for, the seq its first entry claims, and what
+ * became of each entry.
+ */
+interface Batch { asked: number, from: number, outcomes: Promise<IngestOutcome[]> }
 
 /** The requests a pull makes of the peer (the sync client's, with its timeouts). */
 export interface RangeSource {
@@ -39,10 +46,10 @@ export async function pullFeed (
     signal
   )
   // the previous batch's ingest, still writing while this one verifies
-  let writing: { from: number, outcomes: Promise<IngestOutcome[]> } | undefined
+  let writing: Batch | undefined
   // the feed is over its quota in our view: stop pulling it (not the peer's fault)
   let overQuota = false
-  const settle = async (batch: { from: number, outcomes: Promise<IngestOutcome[]> }): Promise<void> => {
+  const settle = async (batch: Batch): Promise<void> => {
     for (const [i, outcome] of (await batch.outcomes).entries()) {
       if (outcome.status === 'rejected' && isCoded(outcome.error, LedgerError, 'ERR_LEDGER_QUOTA')) {
         overQuota = true
@@ -50,7 +57,7 @@ export async function pullFeed (
       }
       if (outcome.status === 'rejected') {
         // a chain break right after our head: the peer holds another history; compare our head's seq
-        if (isCoded(outcome.error, LedgerError, 'ERR_LEDGER_CHAIN') && i === 0 && batch.from > 1) await source.fetchAndIngest(peer, { author, fromSeq: batch.from - 1, limit: 1 }, signal)
+        if (isCoded(outcome.error, LedgerError, 'ERR_LEDGER_CHAIN') && i === 0 && batch.from > 1 && batch.from === batch.asked) await source.fetchAndIngest(peer, { author, fromSeq: batch.from - 1, limit: 1 }, signal)
         throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} sent an entry we refuse: ${outcome.error.message}`)
       }
       // a range answers for the author we asked about: another author's entries end the session
@@ -65,10 +72,17 @@ export async function pullFeed (
       const batch: SyncResponse.Entries = await inflight
       inflight = undefined
       if (batch.entries.length === 0) break
-      const after = next + batch.entries.length
+      // the holder may start later than asked, at its retention base (README §7 "Retention"):
+      // the ingest step takes that only at an entry older than the horizon, and refuses the range else
+      const start = Math.max(next, claimedSeqOf(batch.entries[0]) ?? next)
+      const after = start + batch.entries.length
       if (batch.more) inflight = source.rangeRequest(peer, { author, fromSeq: after, limit: MAX_RANGE_ENTRIES }, signal)
       // a range is one feed's: its chain-2 entries verify under the last one's signature
-      const current = { from: next, outcomes: ledger.ingest(batch.entries, { range: { author, fromSeq: next } }) }
+      const current: Batch = {
+        from: start,
+        asked: next,
+        outcomes: ledger.ingest(batch.entries, { range: { author, fromSeq: next } })
+      }
       current.outcomes.catch(() => {})
       if (writing != null) await settle(writing)
       writing = current
