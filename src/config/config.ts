@@ -51,6 +51,11 @@ export interface NodeConfig {
    * needs); undefined: the role's default
    */
   ledgerReplicate?: 'all' | 'bounded'
+  /**
+   * config `ledger.retain`: what the ledger keeps of other feeds ('horizon': entries of the last
+   * 224 days; 'all': everything, a seed serving the whole history); undefined: 'horizon'
+   */
+  ledgerRetain?: 'horizon' | 'all'
 }
 
 /** Fields a config file may hold (camelCase); each has a flag of the same name in kebab-case. */
@@ -137,10 +142,12 @@ export function resolveConfig (sources: ConfigSources): NodeConfig {
   const relay = resolveRelay(file.relay, flags.relayServe, role)
   const provider = file.provider == null ? {} : asObject(file.provider, 'provider')
   const ledgerFile = file.ledger == null ? undefined : asObject(file.ledger, 'ledger')
-  if (ledgerFile != null) onlyKnownKeys(ledgerFile, ['replicate'], 'ledger')
+  if (ledgerFile != null) onlyKnownKeys(ledgerFile, ['replicate', 'retain'], 'ledger')
   const ledgerReplicate = ledgerFile?.replicate == null ? undefined : asEnum(ledgerFile.replicate, 'ledger.replicate', ['all', 'bounded'] as const)
+  const ledgerRetain = ledgerFile?.retain == null ? undefined : asEnum(ledgerFile.retain, 'ledger.retain', ['horizon', 'all'] as const)
   return {
     ledgerReplicate,
+    ledgerRetain,
     role,
     dataDir,
     listen,

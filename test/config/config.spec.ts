@@ -115,6 +115,13 @@ describe('config', () => {
       assert.equal(resolveWith({ file: { heartbeatGossip: true } }).heartbeatGossip, true)
       assert.equal(resolveWith({ flags: { heartbeatGossip: true } }).heartbeatGossip, true)
     })
+
+    it('ledger.retain is horizon (the default, left undefined) or all; anything else is refused by its field', () => {
+      assert.equal(resolveWith({}).ledgerRetain, undefined)
+      assert.equal(resolveWith({ file: { ledger: { retain: 'all' } } }).ledgerRetain, 'all')
+      assert.equal(resolveWith({ file: { ledger: { retain: 'horizon', replicate: 'bounded' } } }).ledgerRetain, 'horizon')
+      expectConfigError(() => resolveWith({ file: { ledger: { retain: 'forever' } } }), 'ledger.retain')
+    })
   })
 
   describe('precedence: flags > env > file > defaults', () => {

@@ -12,7 +12,8 @@ export const LEDGER_ROLE_OPTIONS: OptionTable = {
   'ledger-summary-seconds': { type: 'string', valueName: 'S', description: 'providers: seconds between heartbeat-summary ledger entries (default 3600)' },
   'dev-ledger-methods': { type: 'boolean', description: 'development: offer ledger.appendTestJob (signed test jobs from real keys) on the control socket' },
   'ledger-gossip': { type: 'boolean', description: 'also join the legacy ledger topic /idlegrid/5/ledger (off by default: entries travel by announcement and sync)' },
-  'ledger-replicate': { type: 'string', valueName: 'all|bounded', description: 'which feeds the ledger syncs: every feed (the default), or only its own, its counterparties\', the providers it may award and theirs within 2 hops (bounded; config ledger.replicate)' }
+  'ledger-replicate': { type: 'string', valueName: 'all|bounded', description: 'which feeds the ledger syncs: every feed (the default), or only its own, its counterparties\', the providers it may award and theirs within 2 hops (bounded; config ledger.replicate)' },
+  'ledger-retain': { type: 'string', valueName: 'horizon|all', description: 'what the ledger keeps of other nodes\' feeds: the last 224 days (horizon, the default: older entries no longer weigh in reputation), or everything (all: a seed serving the whole history; config ledger.retain)' }
 }
 
 /** The role command's ledger flags as build options. */
@@ -22,6 +23,7 @@ export function ledgerBuildOptions (values: ParsedValues): LedgerBuildOptions {
     devMethods: values['dev-ledger-methods'] === true,
     gossip: values['ledger-gossip'] === true,
     replicate: values['ledger-replicate'] === undefined ? undefined : asEnum(values['ledger-replicate'], 'ledger-replicate', ['all', 'bounded'] as const),
+    retain: values['ledger-retain'] === undefined ? undefined : asEnum(values['ledger-retain'], 'ledger-retain', ['horizon', 'all'] as const),
     summaryIntervalMs: seconds === undefined ? undefined : Math.round(1000 * asNumber(seconds, 'ledger-summary-seconds', { min: 1, max: 7 * 24 * 3600 }))
   }
 }

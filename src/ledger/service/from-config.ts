@@ -23,6 +23,11 @@ export interface LedgerBuildOptions {
   gossip?: boolean
   /** which feeds sync pulls (--ledger-replicate, else config ledger.replicate; default by role: sync/scope.ts) */
   replicate?: 'all' | 'bounded'
+  /**
+   * what is kept of other feeds (--ledger-retain, else config ledger.retain; default 'horizon':
+   * service/retention.ts)
+   */
+  retain?: 'horizon' | 'all'
 }
 
 export interface LedgerServicesOptions extends LedgerBuildOptions {
@@ -43,6 +48,7 @@ export function ledgerServices (opts: LedgerServicesOptions): NodeExtensions {
         devMethods: opts.devMethods,
         gossip: opts.gossip,
         replicate: opts.replicate ?? opts.config.ledgerReplicate,
+        retain: opts.retain ?? opts.config.ledgerRetain,
         trustedPeers: trustSeeds(opts.config),
         trustLists:
           opts.config.trustLists.length === 0
