@@ -30,6 +30,11 @@ export interface LedgerScaleModel {
   seeds: number
   /** the pseudo-random seed of the market graph */
   seed: number
+  /**
+   * days of other feeds a node keeps (retention: protocols/README.md §7, the horizon and a
+   * day's margin); a seed keeps everything (`retain: all`)
+   */
+  retentionDays: number
 }
 
 export const DEFAULT_SCALE_MODEL: LedgerScaleModel = {
@@ -40,7 +45,8 @@ export const DEFAULT_SCALE_MODEL: LedgerScaleModel = {
   poolSize: 50,
   horizon: 2,
   seeds: 4,
-  seed: 1
+  seed: 1,
+  retentionDays: 225
 }
 
 /** Per-entry costs, measured (ledger-scale.bench.ts). */
@@ -62,6 +68,11 @@ export interface RoleCost {
   entriesPerDay: number
   diskBytesPerDay: number
   diskBytesPerYear: number
+  /** what the node holds once retention drops entries (a seed keeping all: a year's worth, and growing) */
+  diskBytesHeld: number
+  /** entries a new node of this role pulls to catch up (what it keeps), and their CPU at the range rate */
+  freshSyncEntries: number
+  freshSyncCpuSeconds: number
   cpuSecondsPerDay: number
   bytesInPerDay: number
   bytesOutPerDay: number
@@ -137,17 +148,22 @@ export function projectLedger (
     scope: { providers: number, renters: number },
     ownEntries: number,
     announced: number,
-    servesShare: number
+    servesShare: number,
+    keepsAll = false
   ): RoleCost => {
     const entriesPerDay = scope.providers * providerEntries + scope.renters * renterEntries
     const ranged = Math.max(0, entriesPerDay - ownEntries - announced)
     const diskBytesPerDay = entriesPerDay * c.diskBytesPerEntry
+    const keptDays = keepsAll ? 365 : m.retentionDays
     return {
       role: name,
       feeds: scope.providers + scope.renters,
       entriesPerDay: Math.round(entriesPerDay),
       diskBytesPerDay: Math.round(diskBytesPerDay),
       diskBytesPerYear: Math.round(diskBytesPerDay * 365),
+      diskBytesHeld: Math.round(diskBytesPerDay * keptDays),
+      freshSyncEntries: Math.round(entriesPerDay * keptDays),
+      freshSyncCpuSeconds: Math.round(entriesPerDay * keptDays * c.ingestRangeCpuUs / 1e6),
       cpuSecondsPerDay: Number(((announced * c.ingestOneCpuUs + ranged * c.ingestRangeCpuUs) / 1e6).toFixed(1)),
       bytesInPerDay: Math.round((announced + ranged) * c.wireBytesPerEntry),
       bytesOutPerDay: Math.round((ownEntries + servesShare) * c.wireBytesPerEntry)
@@ -161,7 +177,7 @@ export function projectLedger (
     role('provider', providerScope, providerEntries, jobsPerDay / m.providers, 0),
     role('renter', renterScope, renterEntries, renterEntries, 0),
     // a seed is a trust seed: every entry is announced to it, one at a time
-    role('seed', { providers: m.providers, renters: m.renters }, 0, total, seedServes)
+    role('seed', { providers: m.providers, renters: m.renters }, 0, total, seedServes, true)
   ]
   return {
     rates: {
@@ -182,8 +198,8 @@ export function formatBytes (n: number): string {
 
 /** The projection as a text table. */
 export function projectionTable (roles: RoleCost[]): string {
-  const rows = [['role', 'feeds', 'entries/day', 'disk/day', 'disk/year', 'CPU/day', 'in/day', 'out/day']]
-  for (const r of roles) rows.push([r.role, String(r.feeds), r.entriesPerDay.toLocaleString('en'), formatBytes(r.diskBytesPerDay), formatBytes(r.diskBytesPerYear), `${r.cpuSecondsPerDay.toLocaleString('en')} s`, formatBytes(r.bytesInPerDay), formatBytes(r.bytesOutPerDay)])
+  const rows = [['role', 'feeds', 'entries/day', 'disk/day', 'disk/year', 'held', 'fresh sync', 'CPU/day', 'in/day', 'out/day']]
+  for (const r of roles) rows.push([r.role, String(r.feeds), r.entriesPerDay.toLocaleString('en'), formatBytes(r.diskBytesPerDay), formatBytes(r.diskBytesPerYear), formatBytes(r.diskBytesHeld), `${(r.freshSyncEntries / 1e6).toFixed(1)} M, ${r.freshSyncCpuSeconds.toLocaleString('en')} s`, `${r.cpuSecondsPerDay.toLocaleString('en')} s`, formatBytes(r.bytesInPerDay), formatBytes(r.bytesOutPerDay)])
   const widths = rows[0].map((_, i) => Math.max(...rows.map(r => r[i].length)))
   return rows.map(r => '| ' + r.map((cell, i) => cell.padEnd(widths[i])).join(' | ') + ' |').join('\n')
 }
