@@ -23,6 +23,8 @@ import type { TrustAnchors } from './anchors/adopt.js'
 
 /** Cached scores: reliability is read for every bid of every auction. */
 const SCORE_CACHE_LIMIT = 10_000
+/** Entries waiting to be read into the evidence at most: past it they are read at once (bounded memory). */
+const PENDING_LIMIT = 50_000
 /** Scores decay slowly (half-life of days): a second-old score is as good as a new one. */
 const SCORE_TTL_MS = 1_000
 /** The longest the auction uses a trust vector before a full recomputation. */
@@ -62,6 +64,12 @@ export class ReputationView {
   private readonly operatorSeeds: readonly string[]
   private readonly anchors?: TrustAnchors
   private readonly evidence = new ReputationEvidence()
+  /**
+   * entries taken in (true) or out (false) and not read into the evidence yet: a sync stores
+   * thousands a second and nothing reads reputation meanwhile, so they are read in one go by
+   * the next reader (or once PENDING_LIMIT wait)
+   */
+  private pending: Array<{ record: LedgerRecord, add: boolean }> = []
   private readonly scoreCache = new Map<string, { version: number, trust: number, at: number, score: number }>()
   /** bumped on every entry taken in, so trust knows when the graph may have changed */
   private entries = 0
@@ -107,15 +115,34 @@ export class ReputationView {
 
   /** Takes in one stored entry (each is counted once, whatever calls it). */
   add (record: LedgerRecord): void {
-    this.evidence.add(record)
-    this.entries++
+    this.queue(record, true)
   }
 
   /** Takes out a stored entry that retention dropped. */
   forget (record: LedgerRecord): void {
-    this.evidence.forget(record)
-    // the trust cache is keyed by the count of entries taken in: any change recomputes it
+    this.queue(record, false)
+  }
+
+  private queue (record: LedgerRecord, add: boolean): void {
+    this.pending.push({ record, add })
+    // the trust cache is keyed by the count of entries taken in or out: any change recomputes it
     this.entries++
+    if (this.pending.length >= PENDING_LIMIT) this.drain()
+  }
+
+  /** The evidence, with every entry taken in or out so far. */
+  private get facts (): ReputationEvidence {
+    if (this.pending.length > 0) this.drain()
+    return this.evidence
+  }
+
+  private drain (): void {
+    const pending = this.pending
+    this.pending = []
+    for (const { record, add } of pending) {
+      if (add) this.evidence.add(record)
+      else this.evidence.forget(record)
+    }
   }
 
   /** reliability in [0, 1], as the auction uses it */
@@ -123,7 +150,7 @@ export class ReputationView {
     const now = Date.now()
     const trust = this.trustFor(now, false)
     const cached = this.scoreCache.get(peerId)
-    const version = this.evidence.version(peerId)
+    const version = this.facts.version(peerId)
     if (
       cached != null &&
       cached.version === version &&
@@ -132,7 +159,7 @@ export class ReputationView {
     ) {
       return cached.score
     }
-    const score = computeReputation(this.evidence, peerId, now, { params: this.params, weights: trust?.scores }).score
+    const score = computeReputation(this.facts, peerId, now, { params: this.params, weights: trust?.scores }).score
     this.scoreCache.set(peerId, { version, trust: trust?.stamp ?? 0, at: now, score })
     if (this.scoreCache.size > SCORE_CACHE_LIMIT) this.scoreCache.delete(this.scoreCache.keys().next().value as string)
     return score
@@ -140,11 +167,11 @@ export class ReputationView {
 
   /** slashed by a fraud proof this view has seen */
   isSlashed (peerId: string): boolean {
-    return this.evidence.isSlashed(peerId)
+    return this.facts.isSlashed(peerId)
   }
 
   reputation (peerId: string, now = Date.now()): Reputation {
-    return computeReputation(this.evidence, peerId, now, {
+    return computeReputation(this.facts, peerId, now, {
       params: this.params,
       weights: this.trustFor(now, true)?.scores
     })
@@ -152,9 +179,9 @@ export class ReputationView {
 
   reputations (now = Date.now()): Reputation[] {
     const trust = this.trustFor(now, true)?.scores
-    return this.evidence
+    return this.facts
       .providers()
-      .map(id => computeReputation(this.evidence, id, now, { params: this.params, weights: trust }))
+      .map(id => computeReputation(this.facts, id, now, { params: this.params, weights: trust }))
   }
 
   /** The score of `peerId` with its evidence split into direct, transitive and discounted parts. */
@@ -187,7 +214,7 @@ export class ReputationView {
   }
 
   earnings (peerId: string): Earnings {
-    return computeEarnings(this.evidence, peerId)
+    return computeEarnings(this.facts, peerId)
   }
 
   /**
@@ -217,7 +244,7 @@ export class ReputationView {
 
   private computeTrust (now: number): { stamp: number, scores: TrustScores } {
     const graph = new TrustGraph()
-    for (const fact of jobFacts(this.evidence, now, this.params)) graph.add(fact)
+    for (const fact of jobFacts(this.facts, now, this.params)) graph.add(fact)
     const scores = graph.compute(this.seedsAt(now), this.trustParams)
     this.trustComputations++
     this.readSinceCompute = false
