@@ -54,12 +54,27 @@ class NativeTls implements ConnectionEncrypter {
   constructor (private readonly components: NativeTlsComponents) {
     this.log = components.logger.forComponent('idlegrid:transport:tls')
     this.stock = tls()(components as Parameters<ReturnType<typeof tls>>[0])
+    // made now, while the node starts (its key pair is generated off the main thread), not on
+    // the first handshake: a fresh node's first connection, and a peer's first answer to one,
+    // waited ~25 ms for it
+    this.context = this.makeContext()
+    this.context.catch(() => {})
   }
 
-  /** One certificate and TLS context per node, made on first use. */
+  /** One certificate and TLS context per node; made again on use if making it failed. */
   private async secureContext (): Promise<SecureContext> {
-    this.context ??= createCertificate(this.components.privateKey).then(({ cert, key }) => tlsContext(cert, key))
-    return await this.context
+    this.context = this.context ?? this.makeContext()
+    try {
+      return await this.context
+    } catch (err) {
+      this.context = undefined
+      throw err
+    }
+  }
+
+  private async makeContext (): Promise<SecureContext> {
+    const { cert, key } = await createCertificate(this.components.privateKey)
+    return tlsContext(cert, key)
   }
 
   async secureInbound<Stream extends object = MultiaddrConnection> (
