@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto'
 import { chmod, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CAPACITY_SERVICE, loadProviderSetup, type CapacitySource, type ProviderProfile } from '../../src/capability/index.js'
+import { progress } from '../../src/cli/commands/submit-job.js'
 import { roleExtensions } from '../../src/compose/index.js'
 import { MARKET_RENTER_SERVICE, type AuctionReport, type MarketRenterService } from '../../src/market/index.js'
 import { SUBMIT_SERVICE, type SubmitEvent, type SubmitService } from '../../src/submit/service.js'
@@ -124,6 +125,9 @@ describe('red team: a provider that overclaims its input cache (Bid.cached_bytes
       heldDatasets: 0
     })
     assert.equal(first.summary.inputs?.sentBytes, 2 * MiB, 'the inputs were simply sent')
+    const printed: string[] = []
+    progress(overclaim as SubmitEvent, { info: (line: string) => { printed.push(line) } })
+    assert.match(printed[0] ?? '', /held 65536\.0 MiB of the job's inputs; it holds 0\.0 MiB: no locality credit/)
 
     // 2. a job only the honest provider may serve (its region): now each has one good job here,
     // so their reliabilities are alike again
