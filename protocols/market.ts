@@ -854,6 +854,7 @@ export namespace Award {
     bidHash: Uint8Array
     reliabilityPpm: number
     rttMs?: number
+    localityDenied?: boolean
   }
 
   export namespace RankingInput {
@@ -881,6 +882,11 @@ export namespace Award {
             w.uint32(obj.rttMs)
           }
 
+          if (obj.localityDenied != null) {
+            w.uint32(32)
+            w.bool(obj.localityDenied)
+          }
+
           if (opts.lengthDelimited !== false) {
             w.ldelim()
           }
@@ -906,6 +912,10 @@ export namespace Award {
               }
               case 3: {
                 obj.rttMs = reader.uint32()
+                break
+              }
+              case 4: {
+                obj.localityDenied = reader.bool()
                 break
               }
               default: {

@@ -23,6 +23,9 @@ export { isAwardCheckError } from './errors.js'
 export { peerIdFromBytes, jobGpuCount, MAX_JOB_GPUS } from './shared/messages.js'
 export type { VerifiedAward } from './shared/award-check.js'
 
+// the winner's cache claim against its Held frame (exec's attempt)
+export { judgeCacheClaim } from './shared/locality.js'
+
 // the auction's report
 export type { AuctionEvent, AuctionReport, BidRow } from './renter/auction-report.js'
 

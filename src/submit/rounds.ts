@@ -4,6 +4,7 @@
  * excluding the providers that already let this job down. Within one round the market fails
  * over along the ranked bids by itself ("offers"); a job "attempt" is one run on one provider.
  */
+import { equals } from 'uint8arrays/equals'
 import { sleep } from '../common/index.js'
 import { SubmitError } from './errors.js'
 import type { AwardSource } from './run-job.js'
@@ -40,7 +41,15 @@ export function auctionRounds (market: Pick<MarketRenterService, 'auction'>, spe
           why = noAwardReason(report)
           continue
         }
-        return { award: signed.award.envelope, jobRequest: signed.job.envelope }
+        // the winning bid's cache claim, checked against what the winner holds (exec's Held)
+        const won = signed.bids.find(b => equals(b.hash, signed.award?.message.winnerBidHash ?? new Uint8Array()))
+        return {
+          award: signed.award.envelope,
+          jobRequest: signed.job.envelope,
+          ...(won != null
+            ? { cacheClaim: { cachedBytes: won.message.cachedBytes, cachedDatasets: won.message.cachedDatasets } }
+            : {})
+        }
       }
       throw new SubmitError('ERR_SUBMIT', why)
     }

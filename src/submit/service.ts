@@ -111,6 +111,8 @@ class Submitter implements SubmitService, Startable {
     let firstBidMs: number | undefined
     const send = (event: SubmitEvent): void => {
       if (firstBidMs == null && event.type === 'auction' && event.event.type === 'bid') firstBidMs = Date.now() - submittedAt
+      // the winner's Held bore out less than its bid claimed: no locality credit in our next auctions
+      if (event.type === 'cache-overclaim') this.components[MARKET_RENTER_SERVICE].recordOverclaim(event.provider, event)
       try { opts.onEvent?.(event) } catch {}
       this.observe('event', { jobId: jobIdHex, event })
     }

@@ -9,7 +9,7 @@ import { CONTROL_HANDLERS } from '../../src/control/index.js'
 import { FrameChannel, frameKind } from '../../src/exec/shared/job-stream.js'
 import { JobFrame } from '../../protocols/job.js'
 import { recordAttack } from '../utils/redteam.js'
-import { runAttempt, type AttemptResult, type JobEvent, type JobPayload } from '../../src/exec/renter/attempt.js'
+import { runAttempt, type AttemptResult, type AwardedJob, type JobEvent, type JobPayload } from '../../src/exec/renter/attempt.js'
 import { ProcessRunner } from '../../src/exec/runners/index.js'
 import { startInProcessNetwork, tempDir, type InProcessNetwork } from '../utils/index.js'
 import { execOf, execProviderServices, makeAward } from './fixtures.js'
@@ -31,6 +31,7 @@ describe('exec: inputs a provider already holds are not sent again (job/1.1.0, i
   const big = randomBytes(3 * 1024 * 1024)
   const small = Buffer.from('hello idlegrid\n')
   const open = randomBytes(1024 * 1024)
+  const fresh = randomBytes(2 * 1024 * 1024)
 
   before(async () => {
     tmp = await tempDir('idlegrid-cached-inputs-')
@@ -200,5 +201,62 @@ describe('exec: inputs a provider already holds are not sent again (job/1.1.0, i
     assert.equal(jobs.inputCache?.entries, 3)
     assert.equal(jobs.inputCache?.usedBytes, big.length + small.length + open.length)
     assert.equal(jobs.inputCache?.dropped, 1)
+  })
+
+  /** An award of a job naming `files` as its datasets (digests and bytes), with the winning bid's cache claim. */
+  const claimed = (
+    i: number,
+    files: Buffer[],
+    claim: { cachedBytes: number, cachedDatasets: number },
+    winner = provider()
+  ): AwardedJob => ({
+    ...makeAward(renter(i), winner.peerId, {
+      datasets: {
+        digests: files.map(f => createHash('sha256').update(f).digest()),
+        bytes: BigInt(files.reduce((n, f) => n + f.length, 0))
+      }
+    }),
+    cacheClaim: { cachedBytes: BigInt(claim.cachedBytes), cachedDatasets: claim.cachedDatasets }
+  })
+  const overclaims = (events: JobEvent[]): JobEvent[] => events.filter(e => e.type === 'cache-overclaim')
+
+  it('the winner\'s cache claim is checked against its Held frame: a true claim passes, a false one is a cache-overclaim and the job goes on', async () => {
+    const r = renter(0)
+    const opts = (dir: string, events: JobEvent[]): Parameters<typeof runAttempt>[2] => ({
+      libp2p: r.libp2p,
+      privateKey: r.privateKey,
+      peerId: r.peerId,
+      dir: join(tmp.path, dir),
+      idleMs: 10_000,
+      onEvent: e => { events.push(e) }
+    })
+    const honest: JobEvent[] = []
+    const held = await runAttempt(claimed(0, [big], { cachedBytes: big.length, cachedDatasets: 1 }), payload([{ name: 'big.bin' }, { name: 'small.txt' }]), opts('claim-true', honest))
+    assert.equal(held.outcome, 'ok', held.detail)
+    assert.equal(sendingOf(honest).cachedBytes, big.length + small.length)
+    assert.deepEqual(overclaims(honest), [])
+
+    await writeFile(join(tmp.path, 'in', 'fresh.bin'), fresh)
+    const lied: JobEvent[] = []
+    const caught = await runAttempt(claimed(0, [fresh], { cachedBytes: fresh.length, cachedDatasets: 1 }), payload([{ name: 'fresh.bin' }]), opts('claim-false', lied))
+    assert.equal(caught.outcome, 'ok', caught.detail)
+    assert.deepEqual(overclaims(lied), [{ type: 'cache-overclaim', attempt: 1, provider: provider().peerId.toString(), claimedBytes: fresh.length, heldBytes: 0, claimedDatasets: 1, heldDatasets: 0 }])
+    assert.equal(sendingOf(lied).sentBytes, fresh.length, 'the inputs were sent')
+  })
+
+  it('red team: a winner that claimed cached inputs and speaks only job/1.0.0 (no Held) holds nothing: a cache-overclaim', async () => {
+    const old = net.providers[1] as IdlegridNode
+    await old.libp2p.handle(PROTOCOL.job, ({ stream }) => {
+      const ch = new FrameChannel(stream, { idleMs: 5_000 })
+      void ch.next().then(() => { ch.abort() }, () => {})
+    })
+    const r = renter(0)
+    const events: JobEvent[] = []
+    const result = await runAttempt(claimed(0, [big], { cachedBytes: big.length, cachedDatasets: 1 }, old), payload([{ name: 'big.bin' }]), {
+      libp2p: r.libp2p, privateKey: r.privateKey, peerId: r.peerId, dir: join(tmp.path, 'old-protocol'), idleMs: 5_000, onEvent: e => { events.push(e) }
+    })
+    await old.libp2p.unhandle(PROTOCOL.job)
+    assert.notEqual(result.outcome, 'ok')
+    assert.deepEqual(overclaims(events).map(e => e.type === 'cache-overclaim' && [e.claimedBytes, e.heldBytes]), [[big.length, 0]])
   })
 })

@@ -55,6 +55,8 @@ export interface AwardOptions {
   minPreemptionNoticeMs?: number
   /** JobRequest.gpus (default 0: one GPU) */
   gpus?: number
+  /** JobRequest.dataset_digests and dataset_bytes (default none) */
+  datasets?: { digests: Uint8Array[], bytes: bigint }
 }
 
 /** A job request and an award for `winner`, signed by `renter` as the market would. */
@@ -76,7 +78,8 @@ export function makeAward (
     image: '',
     estDurationMs: 60_000n,
     constraints: { minVramMib: 0, gpuModels: [], regions: [], residency: '', maxPriceMicroUsd: 0n, maxLatencyMs: 0, minReliabilityPpm: 0, preemptible: opts.tier === 'bronze', minPreemptionNoticeMs: opts.minPreemptionNoticeMs ?? 0, excludeSimulated: false },
-    datasetDigests: [],
+    datasetDigests: opts.datasets?.digests ?? [],
+    ...(opts.datasets != null ? { datasetBytes: opts.datasets.bytes } : {}),
     bidWindowMs: 500,
     createdAt: BigInt(now),
     expiresAt: BigInt(now + 5 * 60_000),

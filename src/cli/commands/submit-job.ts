@@ -104,6 +104,10 @@ function reportReceipt (ledger: ReceiptLedger | undefined, via: string, out: Out
   return false
 }
 
+function mib (bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(1)} MiB`
+}
+
 /**
  * One progress line per event worth printing; whatever a provider sent (log lines, details) has its
  * control characters escaped.
@@ -116,6 +120,9 @@ export function progress (e: SubmitEvent, out: Pick<Output, 'info'>): void {
       break
     }
     case 'attempt': out.info(`attempt ${String(e.attempt)} on ${String(e.provider).slice(-8)}`); break
+    case 'cache-overclaim':
+      out.info(`  ${String(e.provider).slice(-8)} bid as if its input cache held ${mib(e.claimedBytes)} of the job's inputs; it holds ${mib(e.heldBytes)}: no locality credit from this renter for a while (inputs sent)`)
+      break
     case 'accepted': out.info('  accepted; running'); break
     case 'log': out.info(`  | ${printable(String(e.line))}`); break
     case 'attempt-ended': if (e.outcome !== 'ok') out.info(`  attempt ${String(e.attempt)} ended ${String(e.outcome)}${e.detail != null ? `: ${printable(String(e.detail))}` : ''}`); break

@@ -93,13 +93,19 @@ function progress (event: Record<string, unknown>, out: Pick<Output, 'info'>): v
   if (line != null) out.info(`  ${line}`)
 }
 
+/** The note of a valid bid's row: the best, and a cache claim that got no locality credit. */
+function bidNote (b: BidRow): string {
+  const notes = [...(b.rank === 1 ? ['best'] : []), ...(b.noLocality != null ? ['no locality credit: overclaimed its input cache'] : [])]
+  return notes.join('; ')
+}
+
 function printReport (r: AuctionReport, out: Output): void {
   out.info('')
   out.info(`job ${r.jobId} (${r.name}): ${r.bids.length} bids, ${r.validBids} valid`)
   if (r.bids.length > 0) {
     const rows = r.bids.map((b: BidRow) => [
       b.rank != null ? String(b.rank) : '-', shortPeerId(b.provider), b.price.toFixed(2), b.gpu, `${Math.round(b.vramMib / 1024)}`, b.region,
-      b.reliability.toFixed(2), b.rttMs != null ? String(b.rttMs) : '', b.score != null ? b.score.toFixed(3) : '', b.dropped ?? (b.rank === 1 ? 'best' : '')
+      b.reliability.toFixed(2), b.rttMs != null ? String(b.rttMs) : '', b.score != null ? b.score.toFixed(3) : '', b.dropped ?? bidNote(b)
     ])
     table(['rank', 'provider', 'USD/h', 'gpu', 'GB', 'region', 'rel', 'rtt', 'score', 'note'], rows, out)
   }

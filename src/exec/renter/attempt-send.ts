@@ -148,13 +148,22 @@ type Answer = { frame: ReceivedFrame | undefined } | { err: unknown }
  * that never opens. Its answer stops the sending. The wait for Accepted, `acceptMs`, starts
  * once the last input is handed to the stream. A provider that takes no input chunk for
  * `stallMs` and says nothing (it stopped reading) ends the shipping with IDLE_TIMEOUT.
+ * `onHeld` sees the provider's Held frame (job/1.1.0; nothing held on job/1.0.0) before any input goes.
  */
 export async function shipJob (
-  shipment: Shipment, { acceptMs, stallMs, askHeld = false }: { acceptMs: number, stallMs: number, askHeld?: boolean }
+  shipment: Shipment,
+  { acceptMs, stallMs, askHeld = false, onHeld }: {
+    acceptMs: number
+    stallMs: number
+    askHeld?: boolean
+    onHeld?: (held: HeldInputs) => void
+  }
 ): Promise<void> {
   const { ch, manifest } = shipment
   // job/1.1.0 with inputs: Start first, then only what the provider's cache does not hold
   const held = askHeld && manifest.length > 0 ? await startAskingHeld(shipment, acceptMs) : undefined
+  // a provider on job/1.0.0 spares the renter nothing: to a claim, it holds nothing
+  onHeld?.(held ?? { digests: new Set(), bytes: 0 })
   // one read for the whole wait: a FrameChannel reads one frame at a time
   const answer: Promise<Answer> = ch.next(WHILE_SENDING_MS).then(frame => ({ frame }), (err: unknown) => ({ err }))
   // re-armed by every input chunk handed to the stream

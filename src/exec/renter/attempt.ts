@@ -10,7 +10,7 @@ import { decodeBounded, envelopeMaxBytes, LIMITS, MAX_BYTES } from '../../../pro
 import { SignedEnvelope } from '../../../protocols/envelope.js'
 import { PROTOCOL } from '../../../protocols/ids.js'
 import { JobRequest } from '../../../protocols/market.js'
-import { openAward, peerIdFromBytes } from '../../market/index.js'
+import { judgeCacheClaim, openAward, peerIdFromBytes } from '../../market/index.js'
 import { AttemptLog, followRun, OutputFiles } from './attempt-follow.js'
 import { inputManifest, shipJob } from './attempt-send.js'
 import { deadlineGraceMs, renterLimits, runDeadlineMs, type DiskBudget, type RenterLimits } from './attempt-limits.js'
@@ -39,6 +39,11 @@ export interface AwardedJob {
   award: Uint8Array
   /** the JobRequest SignedEnvelope bytes it answers */
   jobRequest: Uint8Array
+  /**
+   * what the winning bid claimed its input cache holds of the job's datasets (Bid.cached_bytes,
+   * cached_datasets): checked against the Held frame (job/1.1.0), a shortfall is a `cache-overclaim`
+   */
+  cacheClaim?: { cachedBytes?: bigint, cachedDatasets: number }
 }
 
 export interface JobRuntime {
@@ -73,6 +78,11 @@ export type JobEvent =
   | { type: 'attempt', attempt: number, provider: string, priceMicroUsd: number }
   /** totalBytes: what goes over the stream; cachedBytes: what the provider's input cache already held (not sent) */
   | { type: 'sending', attempt: number, sentBytes: number, totalBytes: number, cachedBytes?: number }
+  /**
+   * the provider's Held frame bore out less of the job's named datasets than its bid claimed
+   * (market's judgeCacheClaim); the job goes on, the renter's market books the provider
+   */
+  | { type: 'cache-overclaim', attempt: number, provider: string, claimedBytes: number, heldBytes: number, claimedDatasets: number, heldDatasets: number }
   | { type: 'accepted', attempt: number, provider: string }
   | { type: 'log', attempt: number, stream: 'stdout' | 'stderr', line: string }
   | { type: 'progress', attempt: number, elapsedMs: number }
@@ -169,18 +179,28 @@ export async function runAttempt (
     const idleMs = opts.idleMs ?? RENTER_DEFAULTS.idleMs
     ch = new FrameChannel(stream, { idleMs })
     opts.signal?.addEventListener('abort', () => { void ch?.fail(streamError('CANCELLED', 'renter cancelled')) }, { once: true })
+    const jobRequest = readJobRequest(awarded.jobRequest)
+    const claim = awarded.cacheClaim
     await shipJob(
       { ch, awarded, payload, manifest, attempt, emit },
       {
         acceptMs: opts.acceptMs ?? RENTER_DEFAULTS.acceptMs,
         stallMs: idleMs,
-        askHeld: stream.protocol === PROTOCOL.jobCached
+        askHeld: stream.protocol === PROTOCOL.jobCached,
+        onHeld: claim == null || jobRequest == null
+          ? undefined
+          : (held) => {
+              const verdict = judgeCacheClaim({ job: jobRequest, claim, manifest, held: held.digests })
+              if (!verdict.overclaim) return
+              const { claimedBytes, heldBytes, claimedDatasets, heldDatasets } = verdict
+              emit({ type: 'cache-overclaim', attempt, provider: result.provider, claimedBytes, heldBytes, claimedDatasets, heldDatasets })
+            }
       }
     )
     result.acceptedAt = Date.now()
     emit({ type: 'accepted', attempt, provider: result.provider })
     // the hard deadline: progress frames keep the stream alive, never past the job's time limit + grace + margin
-    const noticeMs = minNoticeMs(awarded.jobRequest)
+    const noticeMs = jobRequest?.constraints?.minPreemptionNoticeMs ?? 0
     const deadlineMs = runDeadlineMs(payload.runtime.timeoutMs, limits, noticeMs)
     let timer: ReturnType<typeof setTimeout> | undefined
     const deadline = new Promise<never>((resolve, reject) => {
@@ -238,13 +258,15 @@ function relayOnly (provider: PeerId, cause: Error): JobStreamError {
   return streamError('CANCELLED', `provider ${provider.toString()} is reachable only through a relay's limited circuit, which does not carry job streams: the job needs a direct connection or a relay whose operator carries jobs (relay.unlimited) (${cause.message})`, { cause })
 }
 
-/** The minimum preemption notice the renter's own job request asked for (0 when it cannot be read). */
-function minNoticeMs (jobRequest: Uint8Array): number {
+/**
+ * The renter's own job request (its preemption notice, its named datasets), or undefined when it
+ * cannot be read.
+ */
+function readJobRequest (jobRequest: Uint8Array): JobRequest | undefined {
   try {
     const envelope = decodeBounded(SignedEnvelope, jobRequest, 'job request envelope', envelopeMaxBytes(MAX_BYTES.jobRequest))
-    const request = decodeBounded(JobRequest, envelope.payload, 'job request', MAX_BYTES.jobRequest, LIMITS.jobRequest)
-    return request.constraints?.minPreemptionNoticeMs ?? 0
+    return decodeBounded(JobRequest, envelope.payload, 'job request', MAX_BYTES.jobRequest, LIMITS.jobRequest)
   } catch {
-    return 0
+    return undefined
   }
 }

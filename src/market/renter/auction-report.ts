@@ -8,6 +8,7 @@ import { toHex, shortPeerId } from '../../common/index.js'
 import { DeclineReason, declineReasonName, microToUsd, peerIdFromBytes, pricingRuleName, type Award, type Bid, type JobRequest } from '../shared/messages.js'
 import type { RankedBid } from '../shared/ranking.js'
 import type { WindowCounts } from './bid-collector.js'
+import type { OverclaimBook } from './overclaim-book.js'
 import type { Signed } from '../../identity/index.js'
 
 export interface AuctionOptions {
@@ -46,6 +47,10 @@ export interface BidRow {
   reliability: number
   rttMs?: number
   score?: number
+  /** the locality term the ranking credited, 0 … 1 (valid bids that claimed some) */
+  locality?: number
+  /** why the bid's cache claim got no locality credit, when it got none */
+  noLocality?: string
   /** 1 = best, among valid bids */
   rank?: number
   /** why it was dropped, when it was */
@@ -132,6 +137,20 @@ export function bidRow (bid: Signed<Bid>, extra: Partial<BidRow>): BidRow {
   }
 }
 
+/**
+ * A ranked bid's locality figures for its row: the term credited, and why a claim got none
+ * (`book`: the renter's overclaimers, for when and by how much).
+ */
+export function localityTerms (r: RankedBid, book?: Pick<OverclaimBook, 'get'>): Pick<BidRow, 'locality' | 'noLocality'> {
+  if (r.localityDenied !== true) return r.locality > 0 ? { locality: r.locality } : {}
+  const last = book?.get(r.provider)
+  const figures = last == null ? '' : ` (claimed ${mib(last.claimedBytes)}, held ${mib(last.heldBytes)}); until ${new Date(last.untilMs).toISOString()}`
+  return {
+    locality: 0,
+    noLocality: `cache-overclaim: on an earlier job its input cache held less than its bid claimed${figures}`
+  }
+}
+
 /** The accepted award as a row, with why its winner won in words. */
 export function awardRow (award: Award, ranked: RankedBid[], index: number): AwardRow {
   const w = ranked[index] as RankedBid
@@ -139,6 +158,7 @@ export function awardRow (award: Award, ranked: RankedBid[], index: number): Awa
   const terms = [`price ${usd(w.priceMicroUsd)}`, `reliability ${w.reliability.toFixed(2)}`]
   if (w.rttMs != null) terms.push(`rtt ${w.rttMs} ms`)
   const cachedBytes = Number(w.bid.message.cachedBytes ?? 0n)
+  if (w.localityDenied === true) terms.push('no locality credit: it overclaimed its input cache before')
   if (w.locality > 0) {
     terms.push(cachedBytes > 0
       ? `${Math.round(w.locality * 100)} % of the job's named input bytes held in its input cache (${(cachedBytes / 2 ** 20).toFixed(1)} MiB not sent)`
@@ -184,6 +204,10 @@ export function noBidsReason (received: number, dropped: string[], counts: Decli
 /** Why an auction with valid bids ended without an award: every offer and its answer. */
 export function noAwardReason (offers: readonly OfferRow[], valid: number): string {
   return `none of the ${offers.length} best of ${valid} valid bidders accepted: ${offers.map(a => `${shortPeerId(a.winner)} ${a.outcome}${a.reason != null ? ` (${a.reason})` : ''}`).join('; ')}`
+}
+
+function mib (bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(1)} MiB`
 }
 
 function usd (micro: bigint): string {

@@ -10,7 +10,7 @@ import { jobShardOf, type JobShardTopic } from '../../../protocols/ids.js'
 import { toHex } from '../../common/index.js'
 import { messageAddresses } from '../../node/index.js'
 import { offerAward } from './award-offers.js'
-import { awardRow, bidRow, noAwardReason, noBidsReason, type AuctionOptions, type AuctionReport, type DeclineCounts } from './auction-report.js'
+import { awardRow, bidRow, localityTerms, noAwardReason, noBidsReason, type AuctionOptions, type AuctionReport, type DeclineCounts } from './auction-report.js'
 import { BidCollector, drainDeliveredBids, waitOrCancel, type BidCollectorComponents } from './bid-collector.js'
 import type { BidOutcome } from '../shared/bid-stream.js'
 import { BidsAuditStore } from '../shared/bids-audit.js'
@@ -19,6 +19,7 @@ import { toJobRequest, type JobSpec } from './job-spec.js'
 import { microToUsd, signJobRequest, type Bid, type JobRequest } from '../shared/messages.js'
 import { DEFAULT_RANKING, bidsDigest, latencyMatters, rankBids, selectValidBids, type BidContext, type RankingParams } from '../shared/ranking.js'
 import type { ReputationSource } from '../shared/reputation.js'
+import type { OverclaimBook } from './overclaim-book.js'
 import type { Signed } from '../../identity/index.js'
 import type { Ed25519PrivateKey, Logger, PeerId, PrivateKey } from '@libp2p/interface'
 import type { PingService } from '@libp2p/ping'
@@ -53,6 +54,8 @@ export interface AuctioneerInit {
    * renter_addrs name one; without it the addresses are taken as they are (a local network)
    */
   readyAddresses?: (signal: AbortSignal) => Promise<boolean>
+  /** providers caught overclaiming their input cache: their bids get no locality credit here */
+  overclaims?: OverclaimBook
   log: Logger
 }
 
@@ -146,7 +149,7 @@ export class Auctioneer {
       const rttMs = latencyMatters(job)
         ? await this.measureRtt(rttCandidates(bids, job, { reputation, exclude }, closedAt), job, signal)
         : undefined
-      const ctx = { reputation, rttMs, exclude }
+      const ctx = { reputation, rttMs, exclude, noLocality: this.init.overclaims }
       const { valid, dropped } = selectValidBids(bids, job, ctx, closedAt)
       const ranked = rankBids(valid, job, ctx, this.init.ranking ?? DEFAULT_RANKING)
       // the set every award of this round commits to (bids_digest), kept for auditors
@@ -154,7 +157,13 @@ export class Auctioneer {
       report.validBids = valid.length
       report.bids = [
         ...ranked.map((r, i) =>
-          bidRow(r.bid, { reliability: r.reliability, rttMs: r.rttMs, score: r.score / 1_000_000, rank: i + 1 })
+          bidRow(r.bid, {
+            reliability: r.reliability,
+            rttMs: r.rttMs,
+            ...localityTerms(r, this.init.overclaims),
+            score: r.score / 1_000_000,
+            rank: i + 1
+          })
         ),
         ...dropped.map(d =>
           bidRow(d.bid, {

@@ -114,7 +114,12 @@ export function buildAward (basis: AwardBasis, index: number): Award {
     jobNonce: job.nonce,
     ranking: ranked
       .slice(0, MAX_RANKING_INPUTS)
-      .map(r => ({ bidHash: r.bid.hash, reliabilityPpm: reliabilityPpm(r.reliability), rttMs: r.rttMs })),
+      .map(r => ({
+        bidHash: r.bid.hash,
+        reliabilityPpm: reliabilityPpm(r.reliability),
+        rttMs: r.rttMs,
+        ...(r.localityDenied === true ? { localityDenied: true } : {})
+      })),
     ...rankingWeightsPpm(params)
   }
 }

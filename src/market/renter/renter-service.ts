@@ -15,6 +15,7 @@ import { LEDGER_CAPABILITY, LEDGER_SERVICE } from '../../ledger/index.js'
 import { Auctioneer, type AuctionComponents } from './auction.js'
 import { parseJobSpec, type JobSpec } from './job-spec.js'
 import { answerBid, MAX_BID_REQUEST_BYTES } from '../shared/bid-stream.js'
+import { OverclaimBook } from './overclaim-book.js'
 import { ProviderCandidates } from './provider-candidates.js'
 import { READY_TIMEOUT_MS, ShardReadiness } from './shard-readiness.js'
 import type { AuctionOptions, AuctionReport } from './auction-report.js'
@@ -58,6 +59,11 @@ export interface MarketRenterService {
   auction(spec: JobSpec, opts?: AuctionOptions): Promise<AuctionReport>
   /** bids dropped on arrival because no auction of theirs runs here, and bids held in open windows */
   bidStats(): { unknownJob: number, held: number }
+  /**
+   * the Held frame of a job this renter awarded bore out less than the winner's bid claimed
+   * (judgeCacheClaim): its later bids get no locality credit here (overclaim-book.ts)
+   */
+  recordOverclaim(provider: string, figures: { claimedBytes: number, heldBytes: number }): void
   /** dispatches 'report' (CustomEvent<AuctionReport>) when an auction ends, for observers (metrics, dashboard) */
   readonly events: EventTarget
   [CONTROL_HANDLERS](): Record<string, ControlHandler>
@@ -81,6 +87,8 @@ class MarketRenter implements MarketRenterService, Startable {
   private readonly auctioneer: Auctioneer
   /** explain candidates: records fetched from the providers (cached), DHT records as fallback */
   private readonly providers: ProviderCandidates
+  /** providers caught overclaiming their input cache (no locality credit for a while) */
+  private readonly overclaims = new OverclaimBook()
   readonly events = new EventTarget()
 
   constructor (components: RenterComponents, init: MarketRenterInit) {
@@ -106,6 +114,7 @@ class MarketRenter implements MarketRenterService, Startable {
         init.awaitReachable !== true
           ? undefined
           : async signal => await untilReachable(() => this.components.addressManager.getAddresses(), signal),
+      overclaims: this.overclaims,
       log: this.log
     })
   }
@@ -135,6 +144,11 @@ class MarketRenter implements MarketRenterService, Startable {
 
   bidStats (): { unknownJob: number, held: number } {
     return this.auctioneer.bidStats()
+  }
+
+  recordOverclaim (provider: string, figures: { claimedBytes: number, heldBytes: number }): void {
+    this.overclaims.note(provider, figures)
+    this.log('%s overclaimed its input cache (claimed %d bytes, held %d): no locality credit until %s', provider, figures.claimedBytes, figures.heldBytes, new Date(this.overclaims.get(provider)?.untilMs ?? 0).toISOString())
   }
 
   [CONTROL_HANDLERS] (): Record<string, ControlHandler> {

@@ -91,7 +91,8 @@ function rankingFields (award: Award): void {
  * inputs must be the rule's order, every ranked valid bid must be among them (unless the
  * award carries the most it may), and digest, winner, failover order and clearing price must
  * follow (auditAward). Needs no ledger: with personal reputation, an auditor's own view of the
- * bidders differs from the renter's, and the award says which figures the renter used.
+ * bidders differs from the renter's, and the award says which figures the renter used (and which
+ * bids it gave no locality credit: `locality_denied`).
  */
 export function checkAwardRanking (award: Award, bidsSeen: ReadonlyArray<Signed<Bid>>, job: JobRequest): AwardAudit {
   if (award.ranking.length === 0) {
@@ -100,6 +101,7 @@ export function checkAwardRanking (award: Award, bidsSeen: ReadonlyArray<Signed<
   const byHash = new Map(bidsSeen.map(b => [toHex(b.hash), b]))
   const reliability: Record<string, number> = {}
   const rttMs = new Map<string, number>()
+  const noLocality = new Set<string>()
   const problems: string[] = []
   for (const input of award.ranking) {
     const bid = byHash.get(toHex(input.bidHash))
@@ -107,12 +109,14 @@ export function checkAwardRanking (award: Award, bidsSeen: ReadonlyArray<Signed<
     const provider = bid.signer.toString()
     reliability[provider] = input.reliabilityPpm / PPM
     if (input.rttMs != null) rttMs.set(provider, input.rttMs)
+    if (input.localityDenied === true) noLocality.add(provider)
   }
   // bidders the award does not rank get reliability 0: invalid under a reliability floor, last otherwise
   const audit = auditAward(award, bidsSeen, {
     job,
     reputation: fixedReputation(reliability, 0),
     rttMs: latencyMatters(job) ? rttMs : undefined,
+    noLocality,
     params: rankingParamsOf(award)
   })
   const inputs = award.ranking.map(i => toHex(i.bidHash))

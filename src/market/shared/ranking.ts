@@ -12,7 +12,10 @@ import { gpuModelMatches } from '../../capability/index.js'
 import { toHex } from '../../common/index.js'
 import { sha256, type Signed } from '../../identity/index.js'
 import { JobRequest, PPM, PricingRule, peerIdFromBytes, type Award, type Bid } from './messages.js'
+import { localityOf, type BidHolding } from './locality.js'
 import { clampReliability, type ReputationSource } from './reputation.js'
+
+export { localityOf, type BidHolding } from './locality.js'
 
 export interface RankingParams {
   /** w in price / reliability^w */
@@ -35,6 +38,11 @@ export interface BidContext {
   rttMs?: ReadonlyMap<string, number>
   /** providers that already failed this job (a re-auction): their bids are not valid */
   exclude?: ReadonlySet<string>
+  /**
+   * providers whose bids get no locality credit (the renter caught them overclaiming their input
+   * cache: overclaim-book.ts; an audit: the award's RankingInput.locality_denied)
+   */
+  noLocality?: { has: (provider: string) => boolean }
 }
 
 export interface RankedBid {
@@ -43,8 +51,10 @@ export interface RankedBid {
   priceMicroUsd: bigint
   reliability: number
   rttMs?: number
-  /** fraction of the job's datasets the provider holds, 0..1 */
+  /** fraction of the job's datasets the provider holds, 0..1 (0 when denied) */
   locality: number
+  /** true when the bid claimed locality and the renter gave it none (BidContext.noLocality) */
+  localityDenied?: boolean
   /** what the price is divided by: reliability^w / (latency and locality factors) */
   factor: number
   /** lower is better */
@@ -248,24 +258,20 @@ export function scoreOffer ({
   const reliability = reliabilityPpm(ctx.reputation.reliability(provider)) / PPM
   const measured = latencyMatters(job) ? ctx.rttMs?.get(provider) : undefined
   const rttMs = measured == null ? undefined : Math.max(0, Math.round(measured))
-  const locality = localityOf(job, held)
+  const claimed = localityOf(job, held)
+  const localityDenied = claimed > 0 && ctx.noLocality?.has(provider) === true
+  const locality = localityDenied ? 0 : claimed
   const factor = scoreFactor(reliability, rttMs, locality, params)
-  return { provider, priceMicroUsd, reliability, rttMs, locality, factor, score: Number(priceMicroUsd) / factor }
-}
-
-/** What a bid says it holds of the job's datasets. */
-export type BidHolding = Pick<Bid, 'cachedDatasets' | 'cachedBytes'>
-
-/**
- * The locality term, 0 … 1: the share of the job's named bytes the bidder holds
- * (cached_bytes / dataset_bytes, capped at 1) when the job states its bytes, which is the share
- * of the input transfer a win there saves; else the share of its named digests held.
- */
-export function localityOf (job: Pick<JobRequest, 'datasetDigests' | 'datasetBytes'>, held: BidHolding): number {
-  const total = job.datasetBytes ?? 0n
-  if (total > 0n) return Math.min(1, Number(held.cachedBytes ?? 0n) / Number(total))
-  const datasets = job.datasetDigests.length
-  return datasets === 0 ? 0 : Math.min(datasets, held.cachedDatasets) / datasets
+  return {
+    provider,
+    priceMicroUsd,
+    reliability,
+    rttMs,
+    locality,
+    ...(localityDenied ? { localityDenied } : {}),
+    factor,
+    score: Number(priceMicroUsd) / factor
+  }
 }
 
 /** The ranking order: lowest score, then lowest price, then the smaller bid hash. */
@@ -321,7 +327,7 @@ export function auditAward (
     reputation: ReputationSource
     rttMs?: ReadonlyMap<string, number>
     params?: RankingParams
-  }
+  } & Pick<BidContext, 'noLocality'>
 ): AwardAudit {
   const { job } = context
   const problems: string[] = []
@@ -332,7 +338,7 @@ export function auditAward (
   const inWindow = bidsSeen.filter(b => Number(b.message.createdAt) <= windowEnd)
   const useLatency = latencyMatters(job)
   const rankingVerifiable = !useLatency || context.rttMs != null
-  const ctx: BidContext = { reputation: context.reputation, rttMs: context.rttMs }
+  const ctx: BidContext = { reputation: context.reputation, rttMs: context.rttMs, noLocality: context.noLocality }
   // judge validity as of the award's creation, as the renter did
   const now = Number(award.createdAt)
   const { valid } = rankingVerifiable
