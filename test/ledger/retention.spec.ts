@@ -196,7 +196,9 @@ describe('ledger: retention (entries older than the horizon are dropped; a feed 
       const held = (node: IdlegridNode, s: Signer): number | undefined => ledgerOf(node).store.head(idOf(s))?.seq
       await waitFor(() => held(fresh, provider) === OLD_JOBS + NEW_JOBS && held(fresh, renter) === OLD_JOBS + NEW_JOBS, { timeoutMs: 20_000, what: 'the fresh node to pull both feeds from their bases' })
       assert.equal(ledgerOf(fresh).store.head(idOf(provider))?.base, OLD_JOBS)
-      assert.equal((await ledgerOf(fresh).status()).entries, 2 * (NEW_JOBS + 1))
+      const status = await ledgerOf(fresh).status()
+      assert.equal(status.entries, 2 * (NEW_JOBS + 1))
+      assert.equal(status.heads.find(h => h.author === idOf(provider))?.base, OLD_JOBS, 'ledger status shows where the feed starts')
       const now = Date.now()
       const seen = (node: IdlegridNode): { jobs: number, evidenceScore: number } => {
         const { jobs, evidenceScore } = ledgerOf(node).reputation(idOf(provider), now)

@@ -138,7 +138,7 @@ function printStatus (s: LedgerStatus, via: string, out: Output): void {
     out.info(`  earnings: ${(e.earnedMicroUsd / 1e6).toFixed(2)} USD over ${e.paidJobs} paid jobs; fill rate ${(100 * e.fillRate).toFixed(1)}%`)
   }
   out.info('  heads:')
-  for (const h of s.heads.slice(0, 50)) out.info(`    ${shortPeerId(h.author)}  seq ${String(h.seq).padStart(6)}  ${h.hash.slice(0, 16)}`)
+  for (const h of s.heads.slice(0, 50)) out.info(`    ${shortPeerId(h.author)}  seq ${String(h.seq).padStart(6)}  ${h.hash.slice(0, 16)}${h.base > 1 ? `  from seq ${h.base}` : ''}`)
   if (s.heads.length > 50) out.info(`    … and ${s.heads.length - 50} more (--json for all)`)
 }
 
@@ -151,7 +151,8 @@ function printShow (
     out.info(`no entries of ${peer} in this ledger${shown.slashed ? ' (slashed)' : ''}`)
     return
   }
-  out.info(`feed of ${peer}: ${shown.head.seq} entries${shown.slashed ? ', SLASHED' : ''}`)
+  const held = shown.head.base > 1 ? `seq ${shown.head.base}–${shown.head.seq} (older entries dropped: retention)` : `${shown.head.seq} entries`
+  out.info(`feed of ${peer}: ${held}${shown.slashed ? ', SLASHED' : ''}`)
   for (const e of shown.entries) {
     const details = Object.entries(e.summary).map(([k, v]) => `${k}=${typeof v === 'string' && v.length > 20 ? shortPeerId(v) : String(v)}`).join(' ')
     out.info(`  ${String(e.seq).padStart(6)}  ${new Date(e.time).toISOString()}  ${e.kind.padEnd(17)} ${details}`)

@@ -18,6 +18,8 @@ export interface HeadView {
   hash: string
   /** stored envelope bytes of the feed */
   bytes: number
+  /** the first seq held: 1, or later once retention dropped older entries (protocols/README.md §7 "Retention") */
+  base: number
 }
 
 export interface LedgerStatus {
@@ -100,7 +102,7 @@ export async function feedView (
 }
 
 function headView (head: Head): HeadView {
-  return { author: head.authorId, seq: head.seq, hash: toHex(head.hash), bytes: head.bytes }
+  return { author: head.authorId, seq: head.seq, hash: toHex(head.hash), bytes: head.bytes, base: head.base }
 }
 
 function entryView (envelope: Uint8Array): EntryView {
