@@ -221,11 +221,11 @@ export class LedgerIngest {
   private attach (item: VerifiedEntry, stage: StagedBatch): IngestOutcome {
     const { record } = item
     const admission = this.admission
+    const over = admission?.check(record)
+    if (over != null) return { status: 'rejected', error: over }
     // a new base: what the feed held no longer counts against its quota (it is dropped once written)
     const before = item.base === true ? stage.head(record.authorId) : undefined
     if (before != null) admission?.dropped(record.authorId, before.bytes)
-    const over = admission?.check(record)
-    if (over != null) return { status: 'rejected', error: over }
     this.admit(item, stage)
     // entries that were waiting for this one
     for (let next = record.seq + 1; ; next++) {
