@@ -56,6 +56,8 @@ export interface NodeConfig {
    * 224 days; 'all': everything, a seed serving the whole history); undefined: 'horizon'
    */
   ledgerRetain?: 'horizon' | 'all'
+  /** config `ledger.horizon`: hops of the bounded scope (0–4); undefined: 2 */
+  ledgerHorizon?: number
 }
 
 /** Fields a config file may hold (camelCase); each has a flag of the same name in kebab-case. */
@@ -142,12 +144,14 @@ export function resolveConfig (sources: ConfigSources): NodeConfig {
   const relay = resolveRelay(file.relay, flags.relayServe, role)
   const provider = file.provider == null ? {} : asObject(file.provider, 'provider')
   const ledgerFile = file.ledger == null ? undefined : asObject(file.ledger, 'ledger')
-  if (ledgerFile != null) onlyKnownKeys(ledgerFile, ['replicate', 'retain'], 'ledger')
+  if (ledgerFile != null) onlyKnownKeys(ledgerFile, ['replicate', 'retain', 'horizon'], 'ledger')
   const ledgerReplicate = ledgerFile?.replicate == null ? undefined : asEnum(ledgerFile.replicate, 'ledger.replicate', ['all', 'bounded'] as const)
   const ledgerRetain = ledgerFile?.retain == null ? undefined : asEnum(ledgerFile.retain, 'ledger.retain', ['horizon', 'all'] as const)
+  const ledgerHorizon = ledgerFile?.horizon == null ? undefined : asNumber(ledgerFile.horizon, 'ledger.horizon', { integer: true, min: 0, max: 4 })
   return {
     ledgerReplicate,
     ledgerRetain,
+    ledgerHorizon,
     role,
     dataDir,
     listen,

@@ -122,6 +122,13 @@ describe('config', () => {
       assert.equal(resolveWith({ file: { ledger: { retain: 'horizon', replicate: 'bounded' } } }).ledgerRetain, 'horizon')
       expectConfigError(() => resolveWith({ file: { ledger: { retain: 'forever' } } }), 'ledger.retain')
     })
+
+    it('ledger.horizon is a whole number of hops from 0 to 4; undefined leaves the default (2)', () => {
+      assert.equal(resolveWith({}).ledgerHorizon, undefined)
+      assert.equal(resolveWith({ file: { ledger: { horizon: 1 } } }).ledgerHorizon, 1)
+      expectConfigError(() => resolveWith({ file: { ledger: { horizon: 1.5 } } }), 'ledger.horizon')
+      expectConfigError(() => resolveWith({ file: { ledger: { horizon: 9 } } }), 'ledger.horizon')
+    })
   })
 
   describe('precedence: flags > env > file > defaults', () => {

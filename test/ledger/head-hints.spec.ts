@@ -36,7 +36,10 @@ describe('ledger head hints in heartbeats: peers behind on a feed pull it at onc
           role,
           syncIntervalMs: 3600_000,
           summaryIntervalMs: 0,
-          trustedPeers: seeds
+          trustedPeers: seeds,
+          // bystanders that hold every feed: a bounded node (the default of renters and providers)
+          // takes a relayed head only of a feed in its scope (scope.spec.ts)
+          replicate: 'all'
         })
       }
     })

@@ -111,7 +111,8 @@ describe('replication scope: a renter stores what it needs, a seed everything (i
   })
 
   it('a bounded renter stores only its scope and counts the heads it skipped; its reputation of p1, p2 equals a full renter\'s', async () => {
-    const bounded = await renter('bounded', 'bounded')
+    // no `replicate` given: a renter's default
+    const bounded = await renter('bounded', undefined)
     const full = await renter('full', 'all')
     const inScope = new Set([feeds.p1.id, feeds.p2.id, feeds.r1.id, feeds.r2.id, feeds.r3.id])
     assert.deepEqual([...held(bounded)].sort(), [...inScope].sort(), 'the bounded renter holds exactly the market it may award in')

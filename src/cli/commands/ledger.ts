@@ -12,8 +12,9 @@ export const LEDGER_ROLE_OPTIONS: OptionTable = {
   'ledger-summary-seconds': { type: 'string', valueName: 'S', description: 'providers: seconds between heartbeat-summary ledger entries (default 3600)' },
   'dev-ledger-methods': { type: 'boolean', description: 'development: offer ledger.appendTestJob (signed test jobs from real keys) on the control socket' },
   'ledger-gossip': { type: 'boolean', description: 'also join the legacy ledger topic /idlegrid/5/ledger (off by default: entries travel by announcement and sync)' },
-  'ledger-replicate': { type: 'string', valueName: 'all|bounded', description: 'which feeds the ledger syncs: every feed (the default), or only its own, its counterparties\', the providers it may award and theirs within 2 hops (bounded; config ledger.replicate)' },
-  'ledger-retain': { type: 'string', valueName: 'horizon|all', description: 'what the ledger keeps of other nodes\' feeds: the last 224 days (horizon, the default: older entries no longer weigh in reputation), or everything (all: a seed serving the whole history; config ledger.retain)' }
+  'ledger-replicate': { type: 'string', valueName: 'all|bounded', description: 'which feeds the ledger syncs: every feed (all: a bootstrap\'s default), or only its own, its counterparties\', the providers it may award and theirs within 2 hops (bounded: a renter\'s and a provider\'s default; config ledger.replicate)' },
+  'ledger-retain': { type: 'string', valueName: 'horizon|all', description: 'what the ledger keeps of other nodes\' feeds: the last 224 days (horizon, the default: older entries no longer weigh in reputation), or everything (all: a seed serving the whole history; config ledger.retain)' },
+  'ledger-horizon': { type: 'string', valueName: 'N', description: 'hops of the bounded scope from the node, its seeds and the providers it may award (0–4, default 2; 1 bounds a renter\'s disk in a well-mixed market; config ledger.horizon)' }
 }
 
 /** The role command's ledger flags as build options. */
@@ -24,6 +25,7 @@ export function ledgerBuildOptions (values: ParsedValues): LedgerBuildOptions {
     gossip: values['ledger-gossip'] === true,
     replicate: values['ledger-replicate'] === undefined ? undefined : asEnum(values['ledger-replicate'], 'ledger-replicate', ['all', 'bounded'] as const),
     retain: values['ledger-retain'] === undefined ? undefined : asEnum(values['ledger-retain'], 'ledger-retain', ['horizon', 'all'] as const),
+    horizon: values['ledger-horizon'] === undefined ? undefined : asNumber(values['ledger-horizon'], 'ledger-horizon', { integer: true, min: 0, max: 4 }),
     summaryIntervalMs: seconds === undefined ? undefined : Math.round(1000 * asNumber(seconds, 'ledger-summary-seconds', { min: 1, max: 7 * 24 * 3600 }))
   }
 }

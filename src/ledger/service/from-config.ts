@@ -28,6 +28,8 @@ export interface LedgerBuildOptions {
    * service/retention.ts)
    */
   retain?: 'horizon' | 'all'
+  /** hops of the bounded scope (--ledger-horizon, else config ledger.horizon; default 2) */
+  horizon?: number
 }
 
 export interface LedgerServicesOptions extends LedgerBuildOptions {
@@ -49,6 +51,7 @@ export function ledgerServices (opts: LedgerServicesOptions): NodeExtensions {
         gossip: opts.gossip,
         replicate: opts.replicate ?? opts.config.ledgerReplicate,
         retain: opts.retain ?? opts.config.ledgerRetain,
+        replicationHorizon: opts.horizon ?? opts.config.ledgerHorizon,
         trustedPeers: trustSeeds(opts.config),
         trustLists:
           opts.config.trustLists.length === 0

@@ -122,8 +122,8 @@ class LedgerNode implements LedgerService, Startable {
     )
     this.scope = new ReplicationScope({
       selfId: this.selfId,
-      // bounded is opt-in until the specs written for full replication are checked under it
-      mode: init.replicate ?? 'all',
+      // a bootstrap serves every feed (a seed); a renter or provider holds what it needs
+      mode: init.replicate ?? (init.role === 'bootstrap' ? 'all' : 'bounded'),
       horizon: init.replicationHorizon,
       seeds: [...init.trustedPeers ?? [], ...init.trustLists?.allPeers() ?? []]
     })

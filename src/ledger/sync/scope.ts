@@ -1,7 +1,7 @@
 /**
  * Replication scope (protocols/README.md §7 "Replication scope", issue 40 item 3): which
- * feeds a node pulls at sync. With `replicate: all` (every role's default for now) every feed
- * is in scope. With `replicate: bounded` (opt-in) a feed is in scope
+ * feeds a node pulls at sync. With `replicate: all` (a bootstrap's default: a seed) every feed
+ * is in scope. With `replicate: bounded` (a renter's and a provider's default) a feed is in scope
  * when its author is within `horizon` hops of a root in the counterparty graph:
  *
  *   roots (hop 0)   the node itself; its operator's trust seeds (bootstrap and --trust peers,
