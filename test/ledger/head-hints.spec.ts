@@ -25,7 +25,7 @@ describe('ledger head hints in heartbeats: peers behind on a feed pull it at onc
   const nodes: IdlegridNode[] = []
   let dir: { path: string, cleanup: () => Promise<void> }
 
-  async function start (name: string, role: Role, bootstrap: IdlegridNode | undefined): Promise<IdlegridNode> {
+  async function start (name: string, role: Role, bootstrap: IdlegridNode | undefined, replicate: 'all' | 'bounded' = 'all'): Promise<IdlegridNode> {
     const addrs = bootstrap == null ? [] : [bootstrap.libp2p.getMultiaddrs()[0].toString()]
     const config = resolveConfig({ role, flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: addrs, heartbeatSeconds: 1 } })
     const seeds = bootstrap == null ? [] : [bootstrap.peerId.toString()]
@@ -38,8 +38,8 @@ describe('ledger head hints in heartbeats: peers behind on a feed pull it at onc
           summaryIntervalMs: 0,
           trustedPeers: seeds,
           // bystanders that hold every feed: a bounded node (the default of renters and providers)
-          // takes a relayed head only of a feed in its scope (scope.spec.ts)
-          replicate: 'all'
+          // takes a relayed head only of a feed in its scope (the spec after the relayed one)
+          replicate
         })
       }
     })
@@ -103,6 +103,30 @@ describe('ledger head hints in heartbeats: peers behind on a feed pull it at onc
     await waitFor(() => held(cutOff, provider) >= 3, { timeoutMs: 20_000, what: 'the cut-off node to pull the provider\'s feed from a relayer' })
     assert.equal(cutOff.libp2p.getConnections(provider.peerId).length, 0, 'the cut-off node reached the provider')
     assert.ok((await ledgerOf(cutOff).status()).hintPulls > before, 'no pull was started by a hint')
+  })
+
+  it('a bounded node takes a relayed head only of a feed in its scope: an unrelated provider\'s feed is pulled once the node may award it', async () => {
+    const boot = await start('boot-scope', 'bootstrap', undefined)
+    const provider = await start('provider-scope', 'provider', boot)
+    const renter = await start('renter-scope', 'renter', boot)
+    const bounded = await start('bounded-scope', 'renter', boot, 'bounded')
+    bounded.libp2p.services.peerGuard.guard.deny(provider.peerId, 'spec: unreachable')
+    provider.libp2p.services.peerGuard.guard.deny(bounded.peerId, 'spec: unreachable')
+    await renter.libp2p.dial(provider.libp2p.getMultiaddrs()[0])
+    await bounded.libp2p.dial(renter.libp2p.getMultiaddrs()[0])
+    await trade(provider, renter, 3)
+    await waitFor(() => held(renter, provider) >= 3, { timeoutMs: 20_000, what: 'the renter to hold the provider\'s feed' })
+    // the renter's heartbeats relay the provider's head for 30 s: three of them heard, nothing pulled
+    const heard = (): number =>
+      bounded.libp2p.services.heartbeats.presence().find(p => p.peerId === renter.peerId.toString())?.count ?? 0
+    const heardAt = heard()
+    await waitFor(() => heard() >= heardAt + 3, { timeoutMs: 20_000, what: 'three heartbeats from the relaying renter' })
+    assert.equal(held(bounded, provider), 0, 'a relayed head of a feed out of scope was pulled')
+    assert.equal((await ledgerOf(bounded).status()).scope?.mode, 'bounded')
+    // shown the provider's capability record (it may award it): the next relayed head is taken
+    ledgerOf(bounded).mayAward(provider.peerId.toString())
+    await waitFor(() => held(bounded, provider) >= 3, { timeoutMs: 20_000, what: 'the bounded node to pull the provider\'s feed from the relayer once in scope' })
+    assert.equal(bounded.libp2p.getConnections(provider.peerId).length, 0)
   })
 
   it('red team: relayed heads far beyond what the relayer holds, of our own feed, and of no peer id cost at most one pull per relayer and feed per 10 s', async () => {
