@@ -89,12 +89,12 @@ export class ReputationEvidence {
         this.attestations.set(hash, {
           hash,
           provider: record.authorId,
-          renter: a.renter,
-          jobId: a.jobId,
+          renter: own(a.renter),
+          jobId: own(a.jobId),
           preemptible: a.preemptible,
           status: a.status,
           exitCode: a.exitCode,
-          outputDigest: a.outputDigest,
+          outputDigest: own(a.outputDigest),
           startedAt: Number(a.startedAt),
           endedAt: Number(a.endedAt),
           gpus: Math.max(1, a.gpus.length),
@@ -112,12 +112,12 @@ export class ReputationEvidence {
         map.set(key, {
           entryHash: key,
           renter: record.authorId,
-          renterBytes: record.author,
+          renterBytes: own(record.author),
           provider,
           attestationHash: toHex(r.attestationHash),
-          jobId: r.jobId,
+          jobId: own(r.jobId),
           outcome: r.outcome,
-          receivedOutputDigest: r.receivedOutputDigest,
+          receivedOutputDigest: own(r.receivedOutputDigest),
           pricePaidMicroUsd: r.pricePaidMicroUsd,
           seq: record.seq,
           time: record.time
@@ -262,6 +262,14 @@ export class ReputationEvidence {
   private touch (peerId: string): void {
     this.versions.set(peerId, (this.versions.get(peerId) ?? 0) + 1)
   }
+}
+
+/**
+ * A copy of a few bytes a fact keeps: the decoded message's fields are views into the buffer
+ * the entry came in (a sync's whole 140 KB response), which a view kept for good would keep too.
+ */
+function own (bytes: Uint8Array): Uint8Array {
+  return new Uint8Array(bytes)
 }
 
 /** Facts from a list of stored entries. */

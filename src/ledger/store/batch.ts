@@ -94,7 +94,9 @@ export function batchOps (
 export function nextHead (before: Head | undefined, { record, base }: EntryToStore): Head {
   const fresh = base === true || before == null
   return {
-    author: record.author,
+    // a copy once per feed: the record's author is a view into the buffer the entry came in (a
+    // sync's whole response), which a head kept for good would keep too
+    author: before?.author ?? new Uint8Array(record.author),
     authorId: record.authorId,
     seq: record.seq,
     hash: record.hash,
