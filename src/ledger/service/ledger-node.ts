@@ -47,6 +47,8 @@ import type { Ed25519PrivateKey, Logger, Startable } from '@libp2p/interface'
 const TRUST_TIMER_MS = 30_000
 /** The retention pass runs this often (README §7 "Retention"): entries age by days, an hour is prompt enough. */
 const RETENTION_PASS_MS = 3600_000
+/** The first pass, this long after start: late enough that a starting node's sync comes first. */
+const RETENTION_FIRST_PASS_MS = 5 * 60_000
 /** gossipsub's capability: the ledger publishes on it. */
 const PUBSUB_CAPABILITY = '@libp2p/pubsub'
 
@@ -62,6 +64,7 @@ class LedgerNode implements LedgerService, Startable {
   private ledger?: LedgerIngest
   private readonly aborter = new AbortController()
   private readonly timers: NodeJS.Timeout[] = []
+  private readonly timeouts: NodeJS.Timeout[] = []
   /** our own head seq when this run started: entries up to it were published in an earlier run */
   private ownAtStart = 0
   private readonly scores: ReputationView
@@ -243,9 +246,14 @@ class LedgerNode implements LedgerService, Startable {
       })
     }
     if ((this.init.retain ?? 'horizon') === 'horizon') {
-      every(RETENTION_PASS_MS, () => {
+      const pass = (): void => {
         this.applyRetention().catch((err: unknown) => { this.log('retention pass failed: %e', err) })
-      })
+      }
+      every(RETENTION_PASS_MS, pass)
+      // a node that never runs an hour (a laptop) still drops what aged while it was off
+      const first = setTimeout(pass, RETENTION_FIRST_PASS_MS)
+      first.unref()
+      this.timeouts.push(first)
     }
     // whatever we hold that peers lack (entries appended while offline) goes out through the
     // heads exchange that every new connection starts
@@ -255,6 +263,7 @@ class LedgerNode implements LedgerService, Startable {
     this.connects.stop()
     this.heartbeats()?.events.removeEventListener('heartbeat', this.onHeartbeat)
     for (const timer of this.timers) clearInterval(timer)
+    for (const timer of this.timeouts) clearTimeout(timer)
     const head = this.ledger?.store.head(this.selfId)
     if (head != null && head.seq > this.confirmedSeq()) {
       const result = await this.flush({ timeoutMs: this.init.flushOnStopMs ?? 5_000 }).catch(() => undefined)
