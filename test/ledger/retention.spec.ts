@@ -6,7 +6,7 @@
  */
 import * as assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { HeartbeatSummary, LedgerEntry } from '../../protocols/ledger.js'
+import { LedgerEntry } from '../../protocols/ledger.js'
 import { resolveConfig } from '../../src/config/index.js'
 import { RETENTION_MS } from '../../src/ledger/entries/retention.js'
 import { LedgerError } from '../../src/ledger/errors.js'
@@ -20,6 +20,7 @@ import { isCoded } from '../../src/common/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
 import { recordAttack } from '../utils/redteam.js'
 import { Feeds, idOf, newSigner } from './feeds.js'
+import { summaryBody } from './flood-fixtures.js'
 import type { LedgerRecord } from '../../src/ledger/entries/entry.js'
 
 const DAY = 24 * 3600_000
@@ -37,19 +38,6 @@ async function twoFeeds (now = Date.now()): Promise<TwoFeeds> {
   for (let i = 0; i < NEW_JOBS; i++) feeds.job(provider, renter, now - DAY + i * 60_000)
   const of = (s: Signer): LedgerRecord[] => feeds.records.filter(r => r.authorId === idOf(s))
   return { provider, renter, p: of(provider), r: of(renter) }
-}
-
-function summaryBody (end: number): Uint8Array {
-  return HeartbeatSummary.encode({
-    periodStart: BigInt(end - 60_000),
-    periodEnd: BigInt(end),
-    heartbeatsSent: 6,
-    intervalMs: 10_000,
-    availableMs: 60_000n,
-    upMs: 60_000n,
-    slotsTotal: 1,
-    busyPpm: 0
-  })
 }
 
 const envelopes = (records: LedgerRecord[]): Uint8Array[] => records.map(r => r.envelope)

@@ -180,9 +180,17 @@ function recordOf (envelope: Uint8Array, payload: Uint8Array, entry: LedgerEntry
  * that do not decode.
  */
 export function entryHashOf (envelope: Uint8Array): Uint8Array {
-  const env = decodeBounded(SignedEnvelope, envelope, 'ledger entry envelope', MAX_ENTRY_ENVELOPE_BYTES)
-  const entry = decodeBounded(LedgerEntry, env.payload, 'ledger entry', MAX_BYTES.ledgerEntry)
-  return entry.chain === 2 ? sha256(envelope) : messageHash(DOMAIN.ledgerEntry, env.payload)
+  const { payload, entry } = decodeUnchecked(envelope)
+  return entry.chain === 2 ? sha256(envelope) : messageHash(DOMAIN.ledgerEntry, payload)
+}
+
+/**
+ * An entry envelope and its payload decoded within their bounds, nothing checked; throws on bytes
+ * that do not decode.
+ */
+function decodeUnchecked (envelope: Uint8Array): { payload: Uint8Array, entry: LedgerEntry } {
+  const { payload } = decodeBounded(SignedEnvelope, envelope, 'ledger entry envelope', MAX_ENTRY_ENVELOPE_BYTES)
+  return { payload, entry: decodeBounded(LedgerEntry, payload, 'ledger entry', MAX_BYTES.ledgerEntry) }
 }
 
 /**
@@ -191,8 +199,7 @@ export function entryHashOf (envelope: Uint8Array): Uint8Array {
  */
 export function claimedSeqOf (envelope: Uint8Array): number | undefined {
   try {
-    const env = decodeBounded(SignedEnvelope, envelope, 'ledger entry envelope', MAX_ENTRY_ENVELOPE_BYTES)
-    const seq = decodeBounded(LedgerEntry, env.payload, 'ledger entry', MAX_BYTES.ledgerEntry).seq
+    const { seq } = decodeUnchecked(envelope).entry
     return seq > BigInt(Number.MAX_SAFE_INTEGER) ? undefined : Number(seq)
   } catch {
     return undefined
