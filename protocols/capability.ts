@@ -6,6 +6,7 @@
 /* eslint-disable import/consistent-type-specifier-style */
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
+import { EMPTY_BYTES } from './empty-bytes.js'
 import { decodeMessage, encodeMessage, enumeration, MaxLengthError, message } from 'protons-runtime'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
@@ -49,8 +50,9 @@ export namespace CapabilityRecord {
   }
 
   export namespace Tier {
+    let _codec: Codec<Tier> | undefined
     export const codec = (): Codec<Tier> => {
-      return enumeration<Tier>(__TierValues)
+      return (_codec ??= enumeration<Tier>(__TierValues))
     }
   }
 
@@ -400,7 +402,7 @@ export namespace CapabilityRecord {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          peerId: new Uint8Array(0),
+          peerId: EMPTY_BYTES,
           sequence: 0n,
           issuedAt: 0n,
           expiresAt: 0n,

@@ -6,6 +6,7 @@
 /* eslint-disable import/consistent-type-specifier-style */
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
+import { EMPTY_BYTES } from './empty-bytes.js'
 import { decodeMessage, encodeMessage, message } from 'protons-runtime'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
@@ -53,9 +54,9 @@ export namespace SignedEnvelope {
       }, (reader, length, opts = {}) => {
         const obj: any = {
           domain: '',
-          signer: new Uint8Array(0),
-          payload: new Uint8Array(0),
-          signature: new Uint8Array(0)
+          signer: EMPTY_BYTES,
+          payload: EMPTY_BYTES,
+          signature: EMPTY_BYTES
         }
 
         const end = length == null ? reader.len : reader.pos + length

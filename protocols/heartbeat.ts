@@ -6,6 +6,7 @@
 /* eslint-disable import/consistent-type-specifier-style */
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
+import { EMPTY_BYTES } from './empty-bytes.js'
 import { decodeMessage, encodeMessage, enumeration, MaxLengthError, message } from 'protons-runtime'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
@@ -37,8 +38,9 @@ export namespace Heartbeat {
   }
 
   export namespace Role {
+    let _codec: Codec<Role> | undefined
     export const codec = (): Codec<Role> => {
-      return enumeration<Role>(__RoleValues)
+      return (_codec ??= enumeration<Role>(__RoleValues))
     }
   }
 
@@ -209,7 +211,7 @@ export namespace FeedHead {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          author: new Uint8Array(0),
+          author: EMPTY_BYTES,
           seq: 0n
         }
 

@@ -6,6 +6,7 @@
 /* eslint-disable import/consistent-type-specifier-style */
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
+import { EMPTY_BYTES } from './empty-bytes.js'
 import { decodeMessage, encodeMessage, enumeration, MaxLengthError, message } from 'protons-runtime'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
@@ -27,8 +28,9 @@ enum __JobStatusValues {
 }
 
 export namespace JobStatus {
+  let _codec: Codec<JobStatus> | undefined
   export const codec = (): Codec<JobStatus> => {
-    return enumeration<JobStatus>(__JobStatusValues)
+    return (_codec ??= enumeration<JobStatus>(__JobStatusValues))
   }
 }
 
@@ -76,7 +78,7 @@ export namespace FileEntry {
         const obj: any = {
           path: '',
           size: 0n,
-          sha256: new Uint8Array(0)
+          sha256: EMPTY_BYTES
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -383,8 +385,8 @@ export namespace JobFrame {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            award: new Uint8Array(0),
-            jobRequest: new Uint8Array(0),
+            award: EMPTY_BYTES,
+            jobRequest: EMPTY_BYTES,
             inputs: []
           }
 
@@ -483,7 +485,7 @@ export namespace JobFrame {
           const obj: any = {
             path: '',
             offset: 0n,
-            data: new Uint8Array(0)
+            data: EMPTY_BYTES
           }
 
           const end = length == null ? reader.len : reader.pos + length
@@ -733,8 +735,9 @@ export namespace JobFrame {
     }
 
     export namespace Code {
+      let _codec: Codec<Code> | undefined
       export const codec = (): Codec<Code> => {
-        return enumeration<Code>(__CodeValues)
+        return (_codec ??= enumeration<Code>(__CodeValues))
       }
     }
 
@@ -821,8 +824,9 @@ export namespace JobFrame {
     }
 
     export namespace Stream {
+      let _codec: Codec<Stream> | undefined
       export const codec = (): Codec<Stream> => {
-        return enumeration<Stream>(__StreamValues)
+        return (_codec ??= enumeration<Stream>(__StreamValues))
       }
     }
 
@@ -939,7 +943,7 @@ export namespace JobFrame {
           const obj: any = {
             path: '',
             offset: 0n,
-            data: new Uint8Array(0)
+            data: EMPTY_BYTES
           }
 
           const end = length == null ? reader.len : reader.pos + length
@@ -1112,8 +1116,9 @@ export namespace JobFrame {
     }
 
     export namespace Code {
+      let _codec: Codec<Code> | undefined
       export const codec = (): Codec<Code> => {
-        return enumeration<Code>(__CodeValues)
+        return (_codec ??= enumeration<Code>(__CodeValues))
       }
     }
 
@@ -1277,7 +1282,7 @@ export namespace JobFrame {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            receiptHash: new Uint8Array(0)
+            receiptHash: EMPTY_BYTES
           }
 
           const end = length == null ? reader.len : reader.pos + length
@@ -2011,7 +2016,7 @@ export namespace Attestation {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            uuidHash: new Uint8Array(0),
+            uuidHash: EMPTY_BYTES,
             driverVersion: '',
             model: ''
           }
@@ -2247,16 +2252,16 @@ export namespace Attestation {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: new Uint8Array(0),
-          renter: new Uint8Array(0),
-          provider: new Uint8Array(0),
-          inputDigest: new Uint8Array(0),
-          outputDigest: new Uint8Array(0),
+          jobId: EMPTY_BYTES,
+          renter: EMPTY_BYTES,
+          provider: EMPTY_BYTES,
+          inputDigest: EMPTY_BYTES,
+          outputDigest: EMPTY_BYTES,
           startedAt: 0n,
           endedAt: 0n,
           status: JobStatus.JOB_STATUS_UNSPECIFIED,
           exitCode: 0,
-          awardHash: new Uint8Array(0),
+          awardHash: EMPTY_BYTES,
           preemptible: false,
           gpus: []
         }
@@ -2392,8 +2397,9 @@ export namespace Receipt {
   }
 
   export namespace Outcome {
+    let _codec: Codec<Outcome> | undefined
     export const codec = (): Codec<Outcome> => {
-      return enumeration<Outcome>(__OutcomeValues)
+      return (_codec ??= enumeration<Outcome>(__OutcomeValues))
     }
   }
 
@@ -2456,15 +2462,15 @@ export namespace Receipt {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: new Uint8Array(0),
-          provider: new Uint8Array(0),
-          renter: new Uint8Array(0),
-          attestationHash: new Uint8Array(0),
+          jobId: EMPTY_BYTES,
+          provider: EMPTY_BYTES,
+          renter: EMPTY_BYTES,
+          attestationHash: EMPTY_BYTES,
           outcome: Outcome.OUTCOME_UNSPECIFIED,
           latencyMs: 0n,
           pricePaidMicroUsd: 0n,
           createdAt: 0n,
-          receivedOutputDigest: new Uint8Array(0)
+          receivedOutputDigest: EMPTY_BYTES
         }
 
         const end = length == null ? reader.len : reader.pos + length

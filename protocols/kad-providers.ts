@@ -6,6 +6,7 @@
 /* eslint-disable import/consistent-type-specifier-style */
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
+import { EMPTY_BYTES } from './empty-bytes.js'
 import { decodeMessage, encodeMessage, enumeration, MaxLengthError, message } from 'protons-runtime'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
@@ -37,8 +38,9 @@ export namespace KadMessage {
   }
 
   export namespace MessageType {
+    let _codec: Codec<MessageType> | undefined
     export const codec = (): Codec<MessageType> => {
-      return enumeration<MessageType>(__MessageTypeValues)
+      return (_codec ??= enumeration<MessageType>(__MessageTypeValues))
     }
   }
 
@@ -74,7 +76,7 @@ export namespace KadMessage {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            id: new Uint8Array(0),
+            id: EMPTY_BYTES,
             addrs: []
           }
 
@@ -162,7 +164,7 @@ export namespace KadMessage {
       }, (reader, length, opts = {}) => {
         const obj: any = {
           type: MessageType.PUT_VALUE,
-          key: new Uint8Array(0),
+          key: EMPTY_BYTES,
           closerPeers: [],
           providerPeers: []
         }

@@ -6,6 +6,7 @@
 /* eslint-disable import/consistent-type-specifier-style */
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
+import { EMPTY_BYTES } from './empty-bytes.js'
 import { decodeMessage, encodeMessage, enumeration, MaxLengthError, message } from 'protons-runtime'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
@@ -40,8 +41,9 @@ export namespace LedgerEntry {
   }
 
   export namespace BodyKind {
+    let _codec: Codec<BodyKind> | undefined
     export const codec = (): Codec<BodyKind> => {
-      return enumeration<BodyKind>(__BodyKindValues)
+      return (_codec ??= enumeration<BodyKind>(__BodyKindValues))
     }
   }
 
@@ -94,12 +96,12 @@ export namespace LedgerEntry {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          author: new Uint8Array(0),
+          author: EMPTY_BYTES,
           seq: 0n,
-          prevHash: new Uint8Array(0),
+          prevHash: EMPTY_BYTES,
           time: 0n,
           kind: BodyKind.BODY_KIND_UNSPECIFIED,
-          body: new Uint8Array(0),
+          body: EMPTY_BYTES,
           chain: 0
         }
 
@@ -320,8 +322,9 @@ export namespace FraudProof {
   }
 
   export namespace Kind {
+    let _codec: Codec<Kind> | undefined
     export const codec = (): Codec<Kind> => {
-      return enumeration<Kind>(__KindValues)
+      return (_codec ??= enumeration<Kind>(__KindValues))
     }
   }
 
@@ -372,9 +375,9 @@ export namespace FraudProof {
       }, (reader, length, opts = {}) => {
         const obj: any = {
           kind: Kind.KIND_UNSPECIFIED,
-          accused: new Uint8Array(0),
-          first: new Uint8Array(0),
-          second: new Uint8Array(0),
+          accused: EMPTY_BYTES,
+          first: EMPTY_BYTES,
+          second: EMPTY_BYTES,
           evidence: [],
           createdAt: 0n
         }
@@ -494,10 +497,10 @@ export namespace SyncRequest {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            ownAuthor: new Uint8Array(0),
+            ownAuthor: EMPTY_BYTES,
             ownSeq: 0n,
-            ownHash: new Uint8Array(0),
-            afterAuthor: new Uint8Array(0),
+            ownHash: EMPTY_BYTES,
+            afterAuthor: EMPTY_BYTES,
             limit: 0
           }
 
@@ -586,7 +589,7 @@ export namespace SyncRequest {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            author: new Uint8Array(0),
+            author: EMPTY_BYTES,
             fromSeq: 0n,
             limit: 0
           }
@@ -758,9 +761,9 @@ export namespace SyncResponse {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            author: new Uint8Array(0),
+            author: EMPTY_BYTES,
             seq: 0n,
-            hash: new Uint8Array(0)
+            hash: EMPTY_BYTES
           }
 
           const end = length == null ? reader.len : reader.pos + length

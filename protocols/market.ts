@@ -6,6 +6,7 @@
 /* eslint-disable import/consistent-type-specifier-style */
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
+import { EMPTY_BYTES } from './empty-bytes.js'
 import { decodeMessage, encodeMessage, enumeration, MaxLengthError, message } from 'protons-runtime'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
@@ -21,8 +22,9 @@ enum __PricingRuleValues {
 }
 
 export namespace PricingRule {
+  let _codec: Codec<PricingRule> | undefined
   export const codec = (): Codec<PricingRule> => {
-    return enumeration<PricingRule>(__PricingRuleValues)
+    return (_codec ??= enumeration<PricingRule>(__PricingRuleValues))
   }
 }
 
@@ -73,8 +75,9 @@ enum __DeclineReasonValues {
 }
 
 export namespace DeclineReason {
+  let _codec: Codec<DeclineReason> | undefined
   export const codec = (): Codec<DeclineReason> => {
-    return enumeration<DeclineReason>(__DeclineReasonValues)
+    return (_codec ??= enumeration<DeclineReason>(__DeclineReasonValues))
   }
 }
 
@@ -114,8 +117,9 @@ export namespace JobRequest {
   }
 
   export namespace Tier {
+    let _codec: Codec<Tier> | undefined
     export const codec = (): Codec<Tier> => {
-      return enumeration<Tier>(__TierValues)
+      return (_codec ??= enumeration<Tier>(__TierValues))
     }
   }
 
@@ -472,8 +476,8 @@ export namespace JobRequest {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: new Uint8Array(0),
-          renter: new Uint8Array(0),
+          jobId: EMPTY_BYTES,
+          renter: EMPTY_BYTES,
           tier: Tier.TIER_UNSPECIFIED,
           workload: '',
           image: '',
@@ -482,7 +486,7 @@ export namespace JobRequest {
           bidWindowMs: 0,
           createdAt: 0n,
           expiresAt: 0n,
-          nonce: new Uint8Array(0),
+          nonce: EMPTY_BYTES,
           pricingRule: PricingRule.FIRST_PRICE,
           renterAddrs: [],
           gpus: 0
@@ -715,8 +719,8 @@ export namespace Bid {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: new Uint8Array(0),
-          provider: new Uint8Array(0),
+          jobId: EMPTY_BYTES,
+          provider: EMPTY_BYTES,
           priceMicroUsd: 0n,
           gpuModel: '',
           vramMib: 0,
@@ -725,7 +729,7 @@ export namespace Bid {
           createdAt: 0n,
           expiresAt: 0n,
           capabilitySeq: 0n,
-          jobNonce: new Uint8Array(0),
+          jobNonce: EMPTY_BYTES,
           simulated: false,
           cachedDatasets: 0,
           addrs: []
@@ -892,7 +896,7 @@ export namespace Award {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            bidHash: new Uint8Array(0),
+            bidHash: EMPTY_BYTES,
             reliabilityPpm: 0
           }
 
@@ -1049,20 +1053,20 @@ export namespace Award {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: new Uint8Array(0),
-          renter: new Uint8Array(0),
-          winner: new Uint8Array(0),
+          jobId: EMPTY_BYTES,
+          renter: EMPTY_BYTES,
+          winner: EMPTY_BYTES,
           clearingPriceMicroUsd: 0n,
           pricingRule: PricingRule.FIRST_PRICE,
-          bidsDigest: new Uint8Array(0),
+          bidsDigest: EMPTY_BYTES,
           runnerUp: [],
           acceptDeadline: 0n,
           createdAt: 0n,
           expiresAt: 0n,
           attempt: 0,
           validBids: 0,
-          winnerBidHash: new Uint8Array(0),
-          jobNonce: new Uint8Array(0),
+          winnerBidHash: EMPTY_BYTES,
+          jobNonce: EMPTY_BYTES,
           ranking: [],
           reliabilityWeightPpm: 0,
           latencyWeightPpm: 0,
@@ -1211,8 +1215,9 @@ export namespace BidAck {
   }
 
   export namespace Status {
+    let _codec: Codec<Status> | undefined
     export const codec = (): Codec<Status> => {
-      return enumeration<Status>(__StatusValues)
+      return (_codec ??= enumeration<Status>(__StatusValues))
     }
   }
 
@@ -1305,7 +1310,7 @@ export namespace BidsAuditRequest {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          award: new Uint8Array(0)
+          award: EMPTY_BYTES
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -1373,7 +1378,7 @@ export namespace BidsAuditResponse {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobRequest: new Uint8Array(0),
+          jobRequest: EMPTY_BYTES,
           bids: []
         }
 
@@ -1446,7 +1451,7 @@ export namespace AcceptRequest {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          award: new Uint8Array(0)
+          award: EMPTY_BYTES
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -1542,8 +1547,8 @@ export namespace AcceptResponse {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: new Uint8Array(0),
-          provider: new Uint8Array(0),
+          jobId: EMPTY_BYTES,
+          provider: EMPTY_BYTES,
           attempt: 0,
           accepted: false,
           reason: DeclineReason.REASON_UNSPECIFIED,
@@ -1638,8 +1643,8 @@ export namespace ExplainRequest {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: new Uint8Array(0),
-          jobRequest: new Uint8Array(0)
+          jobId: EMPTY_BYTES,
+          jobRequest: EMPTY_BYTES
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -1727,8 +1732,8 @@ export namespace Decline {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          jobId: new Uint8Array(0),
-          provider: new Uint8Array(0),
+          jobId: EMPTY_BYTES,
+          provider: EMPTY_BYTES,
           reason: DeclineReason.REASON_UNSPECIFIED,
           detail: '',
           createdAt: 0n

@@ -28,8 +28,9 @@ export namespace Punch {
   }
 
   export namespace Type {
+    let _codec: Codec<Type> | undefined
     export const codec = (): Codec<Type> => {
-      return enumeration<Type>(__TypeValues)
+      return (_codec ??= enumeration<Type>(__TypeValues))
     }
   }
 

@@ -6,6 +6,7 @@
 /* eslint-disable import/consistent-type-specifier-style */
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
+import { EMPTY_BYTES } from './empty-bytes.js'
 import { decodeMessage, encodeMessage, enumeration, MaxLengthError, message } from 'protons-runtime'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
@@ -134,7 +135,7 @@ export namespace ServeFrame {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            leaseId: new Uint8Array(0),
+            leaseId: EMPTY_BYTES,
             method: '',
             path: '',
             headers: []
@@ -313,7 +314,7 @@ export namespace ServeFrame {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            data: new Uint8Array(0)
+            data: EMPTY_BYTES
           }
 
           const end = length == null ? reader.len : reader.pos + length
@@ -425,8 +426,9 @@ export namespace ServeFrame {
     }
 
     export namespace Code {
+      let _codec: Codec<Code> | undefined
       export const codec = (): Codec<Code> => {
-        return enumeration<Code>(__CodeValues)
+        return (_codec ??= enumeration<Code>(__CodeValues))
       }
     }
 

@@ -6,6 +6,7 @@
 /* eslint-disable import/consistent-type-specifier-style */
 /* eslint-disable @typescript-eslint/no-unused-vars */
 
+import { EMPTY_BYTES } from './empty-bytes.js'
 import { decodeMessage, encodeMessage, enumeration, message } from 'protons-runtime'
 import type { Codec, DecodeOptions } from 'protons-runtime'
 import type { Uint8ArrayList } from 'uint8arraylist'
@@ -94,9 +95,9 @@ export namespace UsageStatement {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          leaseId: new Uint8Array(0),
-          provider: new Uint8Array(0),
-          renter: new Uint8Array(0),
+          leaseId: EMPTY_BYTES,
+          provider: EMPTY_BYTES,
+          renter: EMPTY_BYTES,
           intervalStart: 0n,
           intervalEnd: 0n,
           requests: 0n,
@@ -216,9 +217,9 @@ export namespace CoSignedUsage {
         }
       }, (reader, length, opts = {}) => {
         const obj: any = {
-          statement: new Uint8Array(0),
-          providerSignature: new Uint8Array(0),
-          renterSignature: new Uint8Array(0)
+          statement: EMPTY_BYTES,
+          providerSignature: EMPTY_BYTES,
+          renterSignature: EMPTY_BYTES
         }
 
         const end = length == null ? reader.len : reader.pos + length
@@ -295,7 +296,7 @@ export namespace UsageFrame {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            statement: new Uint8Array(0)
+            statement: EMPTY_BYTES
           }
 
           const end = length == null ? reader.len : reader.pos + length
@@ -361,8 +362,8 @@ export namespace UsageFrame {
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
-            statement: new Uint8Array(0),
-            renterSignature: new Uint8Array(0)
+            statement: EMPTY_BYTES,
+            renterSignature: EMPTY_BYTES
           }
 
           const end = length == null ? reader.len : reader.pos + length
@@ -476,8 +477,9 @@ export namespace UsageFrame {
     }
 
     export namespace Code {
+      let _codec: Codec<Code> | undefined
       export const codec = (): Codec<Code> => {
-        return enumeration<Code>(__CodeValues)
+        return (_codec ??= enumeration<Code>(__CodeValues))
       }
     }
 

@@ -5,6 +5,7 @@ import { fromString } from 'uint8arrays/from-string'
 import { decodeBounded } from '../../protocols/codec.js'
 import { SignedEnvelope } from '../../protocols/envelope.js'
 import { SIGNING_PREFIX } from '../../protocols/ids.js'
+import { BytesKeyedCache } from '../common/index.js'
 import { envelopeError, type EnvelopeRefusal } from './errors.js'
 import { signBytes, verifyNativeSync, verifyPrefixedInPool, SIGNATURE_BYTES } from './signature.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
@@ -152,14 +153,13 @@ type Ed25519PeerId = PeerId & { type: 'Ed25519', publicKey: { raw: Uint8Array } 
 
 /** Signers seen recently: the same few keys sign most envelopes, and decoding one costs more than the lookup. */
 const SIGNER_CACHE_LIMIT = 10_000
-const signers = new Map<string, Ed25519PeerId>()
+const signers = new BytesKeyedCache<Ed25519PeerId>(SIGNER_CACHE_LIMIT)
 
 function decodeSigner (bytes: Uint8Array): Ed25519PeerId {
   if (bytes.length === 0 || bytes.length > MAX_SIGNER_BYTES) {
     throw envelopeError('bad-signer', `signer field of ${bytes.length} bytes is not an Ed25519 peer id`)
   }
-  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
-  const cached = signers.get(key)
+  const cached = signers.get(bytes)
   if (cached != null) return cached
   let peerId: PeerId
   try {
@@ -170,8 +170,7 @@ function decodeSigner (bytes: Uint8Array): Ed25519PeerId {
   if (peerId.type !== 'Ed25519') {
     throw envelopeError('bad-signer', `signer is a ${peerId.type} peer id; only Ed25519 peer ids can sign`)
   }
-  signers.set(key, peerId as Ed25519PeerId)
-  if (signers.size > SIGNER_CACHE_LIMIT) signers.delete(signers.keys().next().value as string)
+  signers.set(bytes, peerId as Ed25519PeerId)
   return peerId as Ed25519PeerId
 }
 

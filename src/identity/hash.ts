@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, hash } from 'node:crypto'
 import { signingPrefix } from './envelope.js'
 
 /**
@@ -11,5 +11,8 @@ export function messageHash (domain: string, payload: Uint8Array): Uint8Array {
 }
 
 export function sha256 (bytes: Uint8Array | string): Uint8Array {
-  return new Uint8Array(createHash('sha256').update(bytes).digest())
+  // one call, no Hash object (every synced entry is hashed); the digest is a Buffer of its
+  // own 32 bytes, seen as a plain Uint8Array
+  const digest = hash('sha256', bytes, 'buffer')
+  return new Uint8Array(digest.buffer, digest.byteOffset, digest.byteLength)
 }

@@ -65,6 +65,11 @@ function storedSigned<T> (envelope: Uint8Array, domain: string, decode: (payload
 }
 
 const ID_BYTES = 16
+/** A receipt's outcome must be one of these (a set: every synced receipt is checked). */
+const KNOWN_OUTCOMES: ReadonlySet<Receipt.Outcome> = new Set(
+  // the enum's namespace also holds its codec: strings only
+  Object.values(Receipt.Outcome).filter((o): o is Receipt.Outcome => typeof o === 'string' && o !== Receipt.Outcome.OUTCOME_UNSPECIFIED)
+)
 
 /**
  * Checks an attestation or receipt body: its own envelope verifies, is signed by the entry's
@@ -148,7 +153,7 @@ function checkJobBody (
     if (receipt.jobId.length !== ID_BYTES) throw new LedgerError('ERR_LEDGER_BODY', 'receipt job id is not 16 bytes')
     if (parseAuthor(receipt.provider) == null) throw new LedgerError('ERR_LEDGER_BODY', 'receipt provider is not a peer id')
     if (receipt.attestationHash.length !== HASH_BYTES) throw new LedgerError('ERR_LEDGER_BODY', 'receipt attestation hash is not 32 bytes')
-    if (!Object.values(Receipt.Outcome).includes(receipt.outcome) || receipt.outcome === Receipt.Outcome.OUTCOME_UNSPECIFIED) throw new LedgerError('ERR_LEDGER_BODY', 'receipt has no known outcome')
+    if (!KNOWN_OUTCOMES.has(receipt.outcome)) throw new LedgerError('ERR_LEDGER_BODY', 'receipt has no known outcome')
     if (receipt.receivedOutputDigest.length !== 0 && receipt.receivedOutputDigest.length !== HASH_BYTES) throw new LedgerError('ERR_LEDGER_BODY', 'receipt received output digest is not 32 bytes')
     // the claim rests on the digest the renter received (reputation compares it with the attested one)
     if (receipt.outcome === Receipt.Outcome.BAD_OUTPUT && receipt.receivedOutputDigest.length === 0) throw new LedgerError('ERR_LEDGER_BODY', 'BAD_OUTPUT receipt without the received output digest')

@@ -19,6 +19,7 @@ import { SignedEnvelope } from '../../../protocols/envelope.js'
 import { DOMAIN } from '../../../protocols/ids.js'
 import { FraudProof, HeartbeatSummary, LedgerEntry } from '../../../protocols/ledger.js'
 import { isEnvelopeError, messageHash, openEnvelopeUnverified, sealEnvelope, sha256, verifyOpenedAsync, type EnvelopeRejection, type OpenedEnvelope } from '../../identity/index.js'
+import { BytesKeyedCache } from '../../common/index.js'
 import { LedgerError } from '../errors.js'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
@@ -74,14 +75,12 @@ function maxBodyBytes (kind: LedgerEntry.BodyKind): number {
 
 interface Author { peerId: PeerId, id: string, publicKey: Uint8Array }
 const AUTHOR_CACHE_LIMIT = 10_000
-const authorCache = new Map<string, Author>()
+const authorCache = new BytesKeyedCache<Author>(AUTHOR_CACHE_LIMIT)
 
 /** The Ed25519 peer id in `bytes`, or null when they are not one. Cached: authors repeat. */
 export function parseAuthor (bytes: Uint8Array): Author | null {
   if (bytes.length === 0 || bytes.length > MAX_SIGNER_BYTES) return null
-  // a view, not a copy: this runs for every entry and body read
-  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
-  let author = authorCache.get(key)
+  let author = authorCache.get(bytes)
   if (author == null) {
     try {
       const peerId = peerIdFromMultihash(Digest.decode(bytes))
@@ -90,8 +89,7 @@ export function parseAuthor (bytes: Uint8Array): Author | null {
     } catch {
       return null
     }
-    authorCache.set(key, author)
-    if (authorCache.size > AUTHOR_CACHE_LIMIT) authorCache.delete(authorCache.keys().next().value as string)
+    authorCache.set(bytes, author)
   }
   return author
 }

@@ -8,10 +8,13 @@
 
 import { Quarantine, type QuarantineLimits, type QuarantineResult, type QuarantineStats } from './quarantine.js'
 import { Quotas, type QuotaLimits } from './quota.js'
-import { namedAuthors, Standing, type RootedGrant, type Tier } from './standing.js'
+import { namedAuthor, namedAuthors, Standing, type RootedGrant, type Tier } from './standing.js'
 import type { LedgerRecord } from '../entries/entry.js'
 import type { LedgerError } from '../errors.js'
 import type { VerifiedEntry } from './verify.js'
+
+/** No author given standing (most stored entries): one array for all of them. */
+const NONE: readonly string[] = []
 
 export interface AdmissionOptions {
   /** this node's peer id (a root) */
@@ -81,9 +84,10 @@ export class Admission {
   }
 
   /** Counts a stored entry; returns the authors it gave standing to (whose quarantined feeds move in now). */
-  stored (record: LedgerRecord): string[] {
+  stored (record: LedgerRecord): readonly string[] {
     this.quotas.charge(record, this.standing.tier(record.authorId), this.standing.account(record.authorId))
-    return namedAuthors(record).filter(named => this.standing.refer(record.authorId, named))
+    const named = namedAuthor(record)
+    return named != null && this.standing.refer(record.authorId, named) ? [named] : NONE
   }
 
   /** Stored entries of `authorId` were dropped (retention): their bytes no longer count against its quota. */

@@ -134,11 +134,17 @@ export class Standing {
 
 /** The authors an entry vouches for: an attestation's renter, a receipt's provider. */
 export function namedAuthors (record: LedgerRecord): string[] {
+  const id = namedAuthor(record)
+  return id == null ? [] : [id]
+}
+
+/** The one author an entry vouches for (namedAuthors' only one), without an array for it: sync asks for every entry. */
+export function namedAuthor (record: LedgerRecord): string | undefined {
   let body
   try {
     body = decodeStoredBody(record)
   } catch {
-    return []
+    return undefined
   }
   // a usage statement names the party other than the author
   const bytes = body.kind === 'attestation'
@@ -146,6 +152,5 @@ export function namedAuthors (record: LedgerRecord): string[] {
     : body.kind === 'receipt'
       ? body.receipt.message.provider
       : body.kind === 'usage' ? (body.usage.providerId === record.authorId ? body.usage.usage.renter : body.usage.usage.provider) : undefined
-  const id = bytes == null ? undefined : parseAuthor(bytes)?.id
-  return id == null ? [] : [id]
+  return bytes == null ? undefined : parseAuthor(bytes)?.id
 }

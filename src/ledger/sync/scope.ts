@@ -26,7 +26,7 @@
  * so they would put every provider in scope.
  */
 
-import { namedAuthors } from '../ingest/standing.js'
+import { namedAuthor } from '../ingest/standing.js'
 import type { LedgerRecord } from '../entries/entry.js'
 
 export const REPLICATE_MODES = ['all', 'bounded'] as const
@@ -104,7 +104,8 @@ export class ReplicationScope {
   /** A stored entry: its author and the authors it names are counterparties. */
   noteStored (record: LedgerRecord): void {
     if (this.mode === 'all') return
-    for (const named of namedAuthors(record)) this.link(record.authorId, named)
+    const named = namedAuthor(record)
+    if (named != null) this.link(record.authorId, named)
   }
 
   /** A head a peer offered that is out of scope. */
@@ -130,8 +131,14 @@ export class ReplicationScope {
     this.addLink(b, a)
     const ha = this.hops.get(a)
     const hb = this.hops.get(b)
-    if (ha != null) this.reach(b, ha + 1)
-    if (hb != null) this.reach(a, hb + 1)
+    // most links (a pair's next job) bring no one nearer: no walk for them
+    if (ha != null && this.nearer(b, ha + 1)) this.reach(b, ha + 1)
+    if (hb != null && this.nearer(a, hb + 1)) this.reach(a, hb + 1)
+  }
+
+  /** Whether `hop` is within the horizon and nearer than `id`'s held one. */
+  private nearer (id: string, hop: number): boolean {
+    return hop <= this.horizon && hop < (this.hops.get(id) ?? Infinity)
   }
 
   private addLink (from: string, to: string): void {
