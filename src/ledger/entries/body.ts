@@ -25,19 +25,12 @@ export type DecodedBody =
   | { kind: 'usage', usage: VerifiedUsage }
 
 /**
- * Bodies already decoded, by record: an entry's body is read by verification, standing,
- * evidence and views in turn, and decoding it each time was a large part of sync's work.
+ * The body of a stored (already verified) entry: decoded, not verified again, and once per
+ * record (kept on it): verification, standing, evidence and views read it in turn, and decoding
+ * it each time was a large part of sync's work.
  */
-const decodedBodies = new WeakMap<LedgerRecord, DecodedBody>()
-
-/** The body of a stored (already verified) entry: decoded, not verified again. */
 export function decodeStoredBody (record: LedgerRecord): DecodedBody {
-  let body = decodedBodies.get(record)
-  if (body == null) {
-    body = decodeBody(record)
-    decodedBodies.set(record, body)
-  }
-  return body
+  return (record.decodedBody ??= decodeBody(record))
 }
 
 function decodeBody (record: LedgerRecord): DecodedBody {
@@ -166,7 +159,7 @@ function checkJobBody (
 
 /** A verified body, kept for the readers that follow (decodeStoredBody). */
 function remember (record: LedgerRecord, body: DecodedBody): DecodedBody {
-  decodedBodies.set(record, body)
+  record.decodedBody = body
   return body
 }
 

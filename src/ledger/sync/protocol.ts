@@ -39,7 +39,10 @@ export async function syncRequest (
       protocol: PROTOCOL.ledgerSync,
       request: SyncRequest.encode(request),
       maxResponseBytes: MAX_BYTES.syncResponse,
-      signal
+      signal,
+      // the request goes with the protocol proposal: a sync asks only peers whose identify named
+      // the protocol (connect-sync.ts), and a fresh node's sync asks for one range after another
+      lazy: true
     })
   } catch (err) {
     if (isRequestFailure(err) && err.reason === 'timeout') throw new LedgerError('ERR_LEDGER_SYNC', `sync with ${peer.toString()} timed out`, { cause: err })
