@@ -52,11 +52,18 @@ export async function verifyEntry (bytes: Uint8Array, opts: VerifyEntryOptions =
     throw err
   }
   const skew = opts.maxSkewMs ?? MAX_CLOCK_SKEW_MS
+  if (record.chain === 2 && isJobBody(record)) {
+    // the body's rules, checked at once (no signature of its own: the entry's covers it); its
+    // error is reported after the entry's signature and time, as for every other body
+    const bodyError = chainedJobBodyError(record)
+    await checkSigned(opened, signature)
+    checkEntryTime(record, opts.now ?? Date.now(), skew)
+    if (bodyError != null) throw bodyError
+    return { record }
+  }
   // one signature in the body, checked beside the entry's; a fraud proof (several, and
   // costlier) only once the entry is known to be its author's
-  const jobBody = isJobBody(record)
-    ? settle(record.chain === 2 ? Promise.resolve().then(() => checkChainedJobBody(record)) : verifyJobBody(record))
-    : undefined
+  const jobBody = isJobBody(record) ? settle(verifyJobBody(record)) : undefined
   await checkSigned(opened, signature)
   checkEntryTime(record, opts.now ?? Date.now(), skew)
   if (jobBody != null) {
@@ -65,6 +72,16 @@ export async function verifyEntry (bytes: Uint8Array, opts: VerifyEntryOptions =
     return { record }
   }
   return { record, slashes: await verifyBody(record, skew) }
+}
+
+/** checkChainedJobBody's error, returned instead of thrown. */
+function chainedJobBodyError (record: LedgerRecord): unknown {
+  try {
+    checkChainedJobBody(record)
+    return undefined
+  } catch (err) {
+    return err
+  }
 }
 
 async function checkSigned (opened: OpenedEnvelope, signature: Promise<boolean> | undefined): Promise<void> {
@@ -112,20 +129,33 @@ export async function verifyEntries (
   opts: VerifyEntryOptions
 ): Promise<Array<VerifiedEntry | LedgerEntryError>> {
   const out = new Array<VerifiedEntry | LedgerEntryError>(envelopes.length)
+  // a batch within the bound (gossip's one entry, a sync's 256): all at once, no worker loops
+  if (envelopes.length <= VERIFY_CONCURRENCY) {
+    await Promise.all(envelopes.map(async (bytes, i) => { out[i] = await verifiedOrError(bytes, opts) }))
+    return out
+  }
   let next = 0
   const worker = async (): Promise<void> => {
     while (next < envelopes.length) {
       const i = next++
-      try {
-        out[i] = await verifyEntry(envelopes[i], opts)
-      } catch (err) {
-        if (!isEntryError(err)) throw err
-        out[i] = err
-      }
+      out[i] = await verifiedOrError(envelopes[i], opts)
     }
   }
   await Promise.all(Array.from({ length: Math.min(VERIFY_CONCURRENCY, envelopes.length) }, worker))
   return out
+}
+
+/** verifyEntry's result, or its LedgerError (any other error is thrown). */
+async function verifiedOrError (
+  bytes: Uint8Array,
+  opts: VerifyEntryOptions
+): Promise<VerifiedEntry | LedgerEntryError> {
+  try {
+    return await verifyEntry(bytes, opts)
+  } catch (err) {
+    if (!isEntryError(err)) throw err
+    return err
+  }
 }
 
 /**
