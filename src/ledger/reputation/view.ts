@@ -23,8 +23,13 @@ import type { TrustAnchors } from './anchors/adopt.js'
 
 /** Cached scores: reliability is read for every bid of every auction. */
 const SCORE_CACHE_LIMIT = 10_000
-/** Entries waiting to be read into the evidence at most: past it they are read at once (bounded memory). */
-const PENDING_LIMIT = 50_000
+/**
+ * Entries waiting to be read into the evidence at most: past it they are read at once. Small: a
+ * waiting entry keeps its record and decoded body (some thirty objects) alive, and at 50,000 a
+ * sync's records all outlived the young generation, a third of its collector's work; read in
+ * batches they die young and only their compact facts stay (docs/scale.md).
+ */
+const PENDING_LIMIT = 1_024
 /** Scores decay slowly (half-life of days): a second-old score is as good as a new one. */
 const SCORE_TTL_MS = 1_000
 /** The longest the auction uses a trust vector before a full recomputation. */
@@ -66,8 +71,8 @@ export class ReputationView {
   private readonly evidence = new ReputationEvidence()
   /**
    * entries taken in (true) or out (false) and not read into the evidence yet: a sync stores
-   * thousands a second and nothing reads reputation meanwhile, so they are read in one go by
-   * the next reader (or once PENDING_LIMIT wait)
+   * thousands a second, so they are read a batch at a time, by the next reader or once
+   * PENDING_LIMIT wait
    */
   private pending: Array<{ record: LedgerRecord, add: boolean }> = []
   private readonly scoreCache = new Map<string, { version: number, trust: number, at: number, score: number }>()
