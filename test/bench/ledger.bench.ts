@@ -282,6 +282,11 @@ export default async (): Promise<Record<string, unknown>> => {
     const freshCpuMs = cpuMsSince(cpu)
     const syncThreads = splitSince(threads)
     const holderCpuMs = await holder2.cpuMs() - holderCpu0
+    // what the node's first auction waits for once the entries are held: a provider's reliability,
+    // with every synced entry read into the reputation evidence (those still waiting are read now)
+    start = performance.now()
+    ledgerOf(fresh2).reliability(authors[0])
+    const firstReputationReadMs = performance.now() - start
 
     return {
       entries: ENTRIES,
@@ -311,6 +316,8 @@ export default async (): Promise<Record<string, unknown>> => {
       freshNodeSyncMs: Math.round(syncMs),
       /** the peer synced from in a process of its own, as in a network */
       freshNodeSyncFromProcessMs: Math.round(syncFromProcessMs),
+      /** after that sync, the first reputation read (a provider's reliability), as an auction makes it */
+      freshNodeFirstReputationReadMs: Math.round(firstReputationReadMs),
       /** of those: createNode until it returned (store open, libp2p started), and until the first entry was held */
       freshNodeSyncFromProcessPhasesMs: { started: Math.round(startedMs), firstEntry: Math.round(firstEntryMs ?? NaN) },
       /**
