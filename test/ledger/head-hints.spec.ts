@@ -55,6 +55,19 @@ describe('ledger head hints in heartbeats: peers behind on a feed pull it at onc
     }
   }
 
+  /** `node` never reaches `author`, either way, for the whole spec; `relayer` is connected to both. */
+  async function cutOffBehind (node: IdlegridNode, relayer: IdlegridNode, author: IdlegridNode): Promise<void> {
+    node.libp2p.services.peerGuard.guard.deny(author.peerId, 'spec: unreachable')
+    author.libp2p.services.peerGuard.guard.deny(node.peerId, 'spec: unreachable')
+    await relayer.libp2p.dial(author.libp2p.getMultiaddrs()[0])
+    await node.libp2p.dial(relayer.libp2p.getMultiaddrs()[0])
+  }
+
+  /** Heartbeats `listener` heard from `speaker` so far. */
+  function heardCount (listener: IdlegridNode, speaker: IdlegridNode): number {
+    return listener.libp2p.services.heartbeats.presence().find(p => p.peerId === speaker.peerId.toString())?.count ?? 0
+  }
+
   before(async () => { dir = await tempDir('idlegrid-head-hints-') })
   after(async () => {
     await Promise.all(nodes.map(async n => { await n.stop() }))
@@ -74,10 +87,8 @@ describe('ledger head hints in heartbeats: peers behind on a feed pull it at onc
     // quiet first: two more heartbeats heard (a hint kept during that pull, or the sync on
     // connect, has run by then and found nothing new), so that no pull started before is
     // still under way to fetch the second batch
-    const heardFrom = (): number =>
-      bystander.libp2p.services.heartbeats.presence().find(p => p.peerId === provider.peerId.toString())?.count ?? 0
-    const heardAt = heardFrom()
-    await waitFor(() => heardFrom() >= heardAt + 2, { timeoutMs: 20_000, what: 'two more heartbeats from the provider' })
+    const heardAt = heardCount(bystander, provider)
+    await waitFor(() => heardCount(bystander, provider) >= heardAt + 2, { timeoutMs: 20_000, what: 'two more heartbeats from the provider' })
     const before = (await ledgerOf(bystander).status()).hintPulls
     // the second batch: no new connection, no periodic round, no announcement to the bystander
     await trade(provider, renter, 3)
@@ -91,11 +102,7 @@ describe('ledger head hints in heartbeats: peers behind on a feed pull it at onc
     const provider = await start('provider-relay', 'provider', boot)
     const renter = await start('renter-relay', 'renter', boot)
     const cutOff = await start('cut-off', 'renter', boot)
-    // no connection between the provider and the cut-off node, either way, for the whole spec
-    cutOff.libp2p.services.peerGuard.guard.deny(provider.peerId, 'spec: unreachable')
-    provider.libp2p.services.peerGuard.guard.deny(cutOff.peerId, 'spec: unreachable')
-    await renter.libp2p.dial(provider.libp2p.getMultiaddrs()[0])
-    await cutOff.libp2p.dial(renter.libp2p.getMultiaddrs()[0])
+    await cutOffBehind(cutOff, renter, provider)
     const before = (await ledgerOf(cutOff).status()).hintPulls
     // the renter (a counterparty) and the seed are announced to; the cut-off node is not, and
     // no periodic round runs: only a relayed head brings it the provider's feed
@@ -110,17 +117,12 @@ describe('ledger head hints in heartbeats: peers behind on a feed pull it at onc
     const provider = await start('provider-scope', 'provider', boot)
     const renter = await start('renter-scope', 'renter', boot)
     const bounded = await start('bounded-scope', 'renter', boot, 'bounded')
-    bounded.libp2p.services.peerGuard.guard.deny(provider.peerId, 'spec: unreachable')
-    provider.libp2p.services.peerGuard.guard.deny(bounded.peerId, 'spec: unreachable')
-    await renter.libp2p.dial(provider.libp2p.getMultiaddrs()[0])
-    await bounded.libp2p.dial(renter.libp2p.getMultiaddrs()[0])
+    await cutOffBehind(bounded, renter, provider)
     await trade(provider, renter, 3)
     await waitFor(() => held(renter, provider) >= 3, { timeoutMs: 20_000, what: 'the renter to hold the provider\'s feed' })
     // the renter's heartbeats relay the provider's head for 30 s: three of them heard, nothing pulled
-    const heard = (): number =>
-      bounded.libp2p.services.heartbeats.presence().find(p => p.peerId === renter.peerId.toString())?.count ?? 0
-    const heardAt = heard()
-    await waitFor(() => heard() >= heardAt + 3, { timeoutMs: 20_000, what: 'three heartbeats from the relaying renter' })
+    const heardAt = heardCount(bounded, renter)
+    await waitFor(() => heardCount(bounded, renter) >= heardAt + 3, { timeoutMs: 20_000, what: 'three heartbeats from the relaying renter' })
     assert.equal(held(bounded, provider), 0, 'a relayed head of a feed out of scope was pulled')
     assert.equal((await ledgerOf(bounded).status()).scope?.mode, 'bounded')
     // shown the provider's capability record (it may award it): the next relayed head is taken
@@ -134,10 +136,7 @@ describe('ledger head hints in heartbeats: peers behind on a feed pull it at onc
     const victim = await start('victim-relay', 'renter', boot)
     const author = await start('author-relay', 'provider', boot)
     const liar = await start('liar-relay', 'provider', boot)
-    victim.libp2p.services.peerGuard.guard.deny(author.peerId, 'spec: unreachable')
-    author.libp2p.services.peerGuard.guard.deny(victim.peerId, 'spec: unreachable')
-    await liar.libp2p.dial(author.libp2p.getMultiaddrs()[0])
-    await victim.libp2p.dial(liar.libp2p.getMultiaddrs()[0])
+    await cutOffBehind(victim, liar, author)
     await trade(author, liar, 1)
     await waitFor(() => held(victim, author) >= 1, { timeoutMs: 20_000, what: 'the victim to hold the author\'s real entry (relayed by the liar or the seed)' })
     const bytes = (n: IdlegridNode): Uint8Array => n.peerId.toMultihash().bytes

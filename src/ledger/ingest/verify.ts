@@ -129,11 +129,6 @@ export async function verifyEntries (
   opts: VerifyEntryOptions
 ): Promise<Array<VerifiedEntry | LedgerEntryError>> {
   const out = new Array<VerifiedEntry | LedgerEntryError>(envelopes.length)
-  // a batch within the bound (gossip's one entry, a sync's 256): all at once, no worker loops
-  if (envelopes.length <= VERIFY_CONCURRENCY) {
-    await Promise.all(envelopes.map(async (bytes, i) => { out[i] = await verifiedOrError(bytes, opts) }))
-    return out
-  }
   let next = 0
   const worker = async (): Promise<void> => {
     while (next < envelopes.length) {

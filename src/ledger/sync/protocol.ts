@@ -40,8 +40,10 @@ export async function syncRequest (
       request: SyncRequest.encode(request),
       maxResponseBytes: MAX_BYTES.syncResponse,
       signal,
-      // the request goes with the protocol proposal: a sync asks only peers whose identify named
-      // the protocol (connect-sync.ts), and a fresh node's sync asks for one range after another
+      // the request goes with the protocol proposal, a round trip less a range: a sync asks peers
+      // whose identify named the protocol (connect-sync.ts; one that did not identify in time is
+      // asked anyway), and a peer that does not speak it closes the stream, a failed request as a
+      // refused proposal was
       lazy: true
     })
   } catch (err) {
