@@ -187,7 +187,7 @@ export const LIMITS = {
   } satisfies WireLimits<Punch>,
   syncResponse: {
     heads: { heads: 10_000 },
-    entries: { entries: 256 }
+    entries: { entries: 1024 }
   } satisfies WireLimits<SyncResponse>,
   trustList: {
     peers: 256

@@ -937,7 +937,7 @@ export namespace SyncResponse {
                   throw new MaxLengthError('Decode error - map field "entries" had too many elements')
                 }
 
-                if (obj.entries.length === 256) {
+                if (obj.entries.length === 1024) {
                   throw new MaxLengthError('Decode error - repeated field "entries" had too many elements')
                 }
 

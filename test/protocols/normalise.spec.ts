@@ -115,12 +115,12 @@ describe('protocols: a message field sent twice is merged; lengths stay inside t
     assert.deepEqual(jobFrameType.toObject(parseMerged(jobFrameType, acceptedThenEnd), { oneofs: true }), { input_end: {}, frame: 'input_end' })
   })
 
-  it('limits count the merged message: 257 SyncResponse entries split over two fields are refused', () => {
+  it('limits count the merged message: 1,025 SyncResponse entries split over two fields are refused', () => {
     const entries = (n: number): Uint8Array =>
       lengthDelimited(2, cat(...Array.from({ length: n }, () => lengthDelimited(1, new Uint8Array(0)))))
     const decode = (b: Uint8Array): ledger.SyncResponse => decodeBounded(ledger.SyncResponse, b, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)
-    assert.equal(decode(cat(entries(200), entries(56))).entries?.entries.length, 256)
-    assert.throws(() => decode(cat(entries(200), entries(57))), (err: unknown) => malformed(err) && /entries/.test((err as Error).message))
+    assert.equal(decode(cat(entries(1000), entries(24))).entries?.entries.length, 1024)
+    assert.throws(() => decode(cat(entries(1000), entries(25))), (err: unknown) => malformed(err) && /entries/.test((err as Error).message))
   })
 
   it('the rewrite never grows a message that has no packed run, however it is split', () => {

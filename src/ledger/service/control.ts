@@ -5,7 +5,7 @@
 
 import { peerIdFromString } from '@libp2p/peer-id'
 import { ControlError, type ControlHandler } from '../../control/index.js'
-import { MAX_RANGE_ENTRIES } from '../sync/protocol.js'
+import { MAX_FEED_VIEW } from './views.js'
 import type { LedgerService } from './ledger-service.js'
 import type { TestOutcome } from '../dev.js'
 
@@ -29,7 +29,7 @@ export function ledgerControlHandlers (ledger: LedgerService, dev?: DevMethods):
       if (params.sync === true) await ledger.syncNow({ timeoutMs: numberParam(params.timeoutMs, { name: 'timeoutMs', fallback: 10_000, min: 100, max: 120_000 }) })
       return await ledger.status()
     },
-    'ledger.show': async (params) => await ledger.show(peerParam(params.peer), numberParam(params.limit, { name: 'limit', fallback: 20, min: 1, max: MAX_RANGE_ENTRIES })),
+    'ledger.show': async (params) => await ledger.show(peerParam(params.peer), numberParam(params.limit, { name: 'limit', fallback: 20, min: 1, max: MAX_FEED_VIEW })),
     'ledger.earnings': async (params) => ledger.earnings(params.peer == null ? undefined : peerParam(params.peer)),
     'ledger.flush': async (params) => await ledger.flush({ timeoutMs: numberParam(params.timeoutMs, { name: 'timeoutMs', fallback: 10_000, min: 0, max: 120_000 }) }),
     'ledger.sync': async (params) => await ledger.syncNow({ timeoutMs: numberParam(params.timeoutMs, { name: 'timeoutMs', fallback: 30_000, min: 100, max: 120_000 }) }),

@@ -6,7 +6,6 @@
 import { toHex } from '../../common/index.js'
 import { decodeStoredBody } from '../entries/body.js'
 import { decodeStoredEntry, kindName, parseAuthor } from '../entries/entry.js'
-import { MAX_RANGE_ENTRIES } from '../sync/protocol.js'
 import type { Earnings } from '../reputation/reputation.js'
 import type { ReplicationScope, ScopeStats } from '../sync/scope.js'
 import type { Head, LedgerStore } from '../store/store.js'
@@ -87,7 +86,10 @@ export async function statusView (ledger: LedgerIngest, opts: StatusViewOptions)
   }
 }
 
-/** The last `limit` entries of `peerId`'s feed. */
+/** Most entries `ledger show` lists (the CLI's bound too). */
+export const MAX_FEED_VIEW = 256
+
+/** The last `limit` entries of `peerId`'s feed, at most MAX_FEED_VIEW. */
 export async function feedView (
   store: LedgerStore,
   peerId: string,
@@ -96,8 +98,8 @@ export async function feedView (
 ): Promise<FeedView> {
   const head = store.head(peerId)
   if (head == null) return { slashed, entries: [] }
-  const from = Math.max(1, head.seq - Math.max(1, Math.min(limit, MAX_RANGE_ENTRIES)) + 1)
-  const { entries } = await store.range(head.author, from, MAX_RANGE_ENTRIES)
+  const from = Math.max(1, head.seq - Math.max(1, Math.min(limit, MAX_FEED_VIEW)) + 1)
+  const { entries } = await store.range(head.author, from, MAX_FEED_VIEW)
   return { head: headView(head), slashed, entries: entries.map(envelope => entryView(envelope)) }
 }
 

@@ -29,7 +29,7 @@ export interface RangeSource {
 }
 
 /**
- * Pulls `author`'s feed from `fromSeq` on, in batches of at most 256, the next request in
+ * Pulls `author`'s feed from `fromSeq` on, in ranges of at most MAX_RANGE_ENTRIES, the next request in
  * flight while the last batch is verified, until `maxAdded` were added. Returns the entries added.
  */
 export async function pullFeed (

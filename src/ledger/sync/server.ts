@@ -7,7 +7,7 @@
 
 import { parseAuthor } from '../entries/entry.js'
 import { ledgerClosed, LedgerError } from '../errors.js'
-import { MAX_HEADS, MAX_RANGE_BYTES, MAX_RANGE_ENTRIES, type SyncRequest, type SyncResponse } from './protocol.js'
+import { DEFAULT_RANGE_ENTRIES, MAX_HEADS, MAX_RANGE_BYTES, MAX_RANGE_ENTRIES, type SyncRequest, type SyncResponse } from './protocol.js'
 import type { LedgerStore } from '../store/store.js'
 import type { SyncClient } from './client.js'
 import type { PeerId } from '@libp2p/interface'
@@ -40,9 +40,10 @@ export class SyncServer {
     if (request.range != null) {
       const author = parseAuthor(request.range.author)
       if (author == null || request.range.fromSeq < 1n) throw new LedgerError('ERR_LEDGER_SYNC', 'bad range request')
+      // never more than asked: a node from before ranges of 1,024 decodes at most 256
       const limit = Math.min(
         MAX_RANGE_ENTRIES,
-        Math.max(1, request.range.limit === 0 ? MAX_RANGE_ENTRIES : request.range.limit)
+        Math.max(1, request.range.limit === 0 ? DEFAULT_RANGE_ENTRIES : request.range.limit)
       )
       const from =
         request.range.fromSeq > BigInt(Number.MAX_SAFE_INTEGER)
