@@ -7,7 +7,7 @@
 import * as assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { decodeBounded, MAX_BYTES } from '../../protocols/codec.js'
-import { HeartbeatSummary, LedgerEntry, SyncResponse } from '../../protocols/ledger.js'
+import { LedgerEntry, SyncResponse } from '../../protocols/ledger.js'
 import { resolveConfig } from '../../src/config/index.js'
 import { sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
 import { ledgerService } from '../../src/ledger/service/ledger-node.js'
@@ -16,6 +16,7 @@ import { DEFAULT_RANGE_ENTRIES, MAX_RANGE_ENTRIES, syncRequest } from '../../src
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
 import { idOf, newSigner } from './feeds.js'
+import { summaryBody } from './flood-fixtures.js'
 import type { Signer } from '../../src/ledger/dev.js'
 import type { PeerId } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
@@ -32,16 +33,7 @@ function summaries (signer: Signer, n: number): LedgerRecord[] {
       prevHash: out.at(-1)?.hash ?? new Uint8Array(0),
       time,
       kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
-      body: HeartbeatSummary.encode({
-        periodStart: BigInt(time - 2_000),
-        periodEnd: BigInt(time - 1_000),
-        heartbeatsSent: 1,
-        intervalMs: 1_000,
-        availableMs: 1_000n,
-        upMs: 1_000n,
-        slotsTotal: 1,
-        busyPpm: 0
-      })
+      body: summaryBody(time - 1_000)
     }))
   }
   return out
