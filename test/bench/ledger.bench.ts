@@ -10,7 +10,7 @@
  * library on a worker per core, and on one thread one signature after another, with ingest's
  * ratio to each.
  * Then the time for a fresh node to sync all of them from a peer over /idlegrid/ledger/sync,
- * where a range of up to 256 entries of one feed verifies under its last entry's signature:
+ * where a range of up to 1,024 entries of one feed verifies under its last entry's signature:
  * first with the peer in this process (its reads and sends share the fresh node's main
  * thread), then with the peer in a process of its own (test/bench/ledger-holder.ts), as in a
  * network; the fresh node's CPU and the peer's are reported apart.
@@ -37,6 +37,7 @@ import { sealEntry } from '../../src/ledger/entries/entry.js'
 import { ledgerService } from '../../src/ledger/service/ledger-node.js'
 import type { LedgerService } from '../../src/ledger/service/ledger-service.js'
 import { LedgerIngest } from '../../src/ledger/ingest/ingest.js'
+import { MAX_RANGE_ENTRIES } from '../../src/ledger/sync/protocol.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
 import { startChildPeer, type ChildPeer } from './child-peer.js'
@@ -217,7 +218,7 @@ export default async (): Promise<Record<string, unknown>> => {
     const ingestPerSecond = ENTRIES / ingestMs * 1000
     const signatureCount = signatures.length
     const signaturesPerEntry = signatureCount / ENTRIES
-    const syncSignaturesAtMost = feeds.reduce((sum, f) => sum + Math.ceil(f.length / BATCH), 0)
+    const syncSignaturesAtMost = feeds.reduce((sum, f) => sum + Math.ceil(f.length / MAX_RANGE_ENTRIES), 0)
     // the generated entries and their signatures are the benchmark's, not a node's: let go before
     // the syncs, so the fresh node's collector does not mark 2 × ENTRIES objects it never made
     // (at 200,000 entries they doubled its collector threads' CPU per entry)
@@ -333,11 +334,11 @@ export default async (): Promise<Record<string, unknown>> => {
       /** of those: createNode until it returned (store open, libp2p started), and until the first entry was held */
       freshNodeSyncFromProcessPhasesMs: { started: Math.round(startedMs), firstEntry: Math.round(firstEntryMs ?? NaN) },
       /**
-       * the sync's signatures through the node's verifier at the raw rate, nothing else running:
-       * on this machine no fresh-node sync of these entries can take less
+       * the sync's signatures (one a range) through the node's verifier at the raw rate, nothing
+       * else running: on this machine no fresh-node sync of these entries can take less
        */
-      syncVerifyFloorMs: Math.round(signatureCount / rawPerSecond * 1000),
-      /** a range of up to 256 entries of one feed verifies under one signature: what sync verifies at most */
+      syncVerifyFloorMs: Math.round(syncSignaturesAtMost / rawPerSecond * 1000),
+      /** a range of up to 1,024 entries of one feed verifies under one signature: what sync verifies at most */
       syncSignaturesAtMost,
       // CPU time of the whole process (every thread), which a loaded machine disturbs less
       // than wall time: per signature for raw verification, per entry for ingest and sync
