@@ -35,34 +35,16 @@ export interface SocketConnectionInit {
 type SocketSource = AsyncGenerator<Uint8Array>
 type SocketSink = (source: Source<Uint8Array | Uint8ArrayList>) => Promise<void>
 
-/**
- * A socket as a libp2p duplex; yamux's frames (lists) go to the socket piece by piece, uncopied.
- * What is written in one turn of the event loop goes out together: the socket is corked at the
- * turn's first write and uncorked once the turn's microtasks are done, so a small message's
- * muxer frames (a header and its body, a window update, a close) cost one write and, over TLS,
- * one record, not one each.
- */
+/** A socket as a libp2p duplex; yamux's frames (lists) go to the socket piece by piece, uncopied. */
 export function socketDuplex (
   socket: Socket,
   onSinkError: (err: unknown) => void
 ): Duplex<SocketSource, Source<Uint8Array | Uint8ArrayList>, Promise<void>> {
   const streams = duplex<Uint8Array>(socket)
-  let corked = false
-  const uncork = (): void => {
-    corked = false
-    socket.uncork()
-  }
-  const corkForThisTurn = (): void => {
-    if (corked) return
-    corked = true
-    socket.cork()
-    process.nextTick(uncork)
-  }
   const sink: SocketSink = async (source) => {
     try {
       await streams.sink((async function * () {
         for await (const chunk of source) {
-          corkForThisTurn()
           if (chunk instanceof Uint8Array) yield chunk
           else yield * chunk
         }
