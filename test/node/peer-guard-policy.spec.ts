@@ -36,6 +36,29 @@ describe('peer guard policy', () => {
     assert.equal(buckets.take('b', limit), true)
   })
 
+  it('a reservation goes into debt: each caller past the burst waits its turn at the rate', () => {
+    const buckets = new TokenBuckets(10, now)
+    const limit = { perSecond: 4, burst: 2 }
+    // the burst at once, then one every 250 ms, each later than the one before
+    assert.deepEqual(Array.from({ length: 5 }, () => buckets.reserve('a', limit)), [0, 0, 250, 500, 750])
+    // a taker finds the bucket in debt until the last reservation's turn has come
+    clock += 750
+    assert.equal(buckets.take('a', limit), false)
+    clock += 250
+    assert.equal(buckets.take('a', limit), true)
+    // paced callers never exceed the rate a guard with the same limit allows
+    const guard = new TokenBuckets(10, now)
+    let refused = 0
+    const waits = Array.from({ length: 40 }, () => buckets.reserve('b', limit))
+    let at = 0
+    for (const wait of waits) {
+      clock += wait - at
+      at = wait
+      if (!guard.take('b', limit)) refused++
+    }
+    assert.equal(refused, 0)
+  })
+
   it('token buckets stay within their key bound, dropping the least recently used', () => {
     const buckets = new TokenBuckets(100, now)
     const limit = { perSecond: 1, burst: 1 }

@@ -136,7 +136,8 @@ class LedgerNode implements LedgerService, Startable {
       selfId: this.selfId,
       scope: this.scope,
       signal,
-      log: this.log
+      log: this.log,
+      pace: init.syncPace
     })
     this.flusher = new FeedFlusher(this.sync, store, this.selfId, signal)
     this.server = new SyncServer(store, this.sync)

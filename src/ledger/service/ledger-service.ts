@@ -20,7 +20,7 @@ import type { FeedView, LedgerStatus } from './views.js'
 import type { CAPACITY_SERVICE, CapacitySource } from '../../capability/index.js'
 import type { Role } from '../../config/index.js'
 import type { CONTROL_HANDLERS, ControlHandler } from '../../control/index.js'
-import type { GOSSIP_SERVICE, GossipRouter, HeartbeatService } from '../../node/index.js'
+import type { GOSSIP_SERVICE, GossipRouter, HeartbeatService, RateLimit } from '../../node/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
 import type { ComponentLogger, Libp2pEvents, PeerId, PeerStore, PrivateKey, PubSub, TypedEventTarget } from '@libp2p/interface'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
@@ -75,6 +75,8 @@ export interface LedgerServiceInit {
   replicate?: ReplicateMode
   /** hops of the bounded scope (default 2) */
   replicationHorizon?: number
+  /** sync requests opened to one peer, at most (default sync/client.ts SYNC_PACE, within a peer guard's default) */
+  syncPace?: RateLimit
   /**
    * what the node keeps of other feeds (service/retention.ts): 'horizon' (the default) drops
    * entries older than the retention horizon, 224 days; 'all' keeps every entry (a seed that

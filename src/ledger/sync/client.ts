@@ -7,10 +7,12 @@
  * the quarantine, while it has room.
  */
 
+import { setTimeout as sleep } from 'node:timers/promises'
 import { equals } from 'uint8arrays/equals'
 import { entryHashOf, parseAuthor } from '../entries/entry.js'
 import { ledgerClosed, LedgerError } from '../errors.js'
 import { compareAuthorKeys } from '../store/keys.js'
+import { PEER_GUARD_DEFAULTS, TokenBuckets, type RateLimit } from '../../node/index.js'
 import { syncRequest, type SyncRequest, type SyncResponse } from './protocol.js'
 import { pullFeed, type FeedSpan, type RangeSource } from './pull.js'
 import type { ReplicationScope } from './scope.js'
@@ -43,6 +45,17 @@ const FEEDS_AT_ONCE = 4
 const MAX_QUARANTINE_PULLS = 32
 /** Out-of-scope heads kept per session to re-read once its pulls named more authors. */
 const MAX_DEFERRED_HEADS = 20_000
+/**
+ * Sync requests opened to one peer, at most: each is a stream, and a peer's guard refuses inbound
+ * streams past its rate (by default 50 a second, bursts of 500), a strike each. Unpaced, a node
+ * pulling many short feeds was refused after ~600. Four fifths leaves room for other protocols.
+ */
+export const SYNC_PACE: RateLimit = {
+  perSecond: PEER_GUARD_DEFAULTS.streams.perSecond * 4 / 5,
+  burst: PEER_GUARD_DEFAULTS.streams.burst * 4 / 5
+}
+/** Peers whose pace is tracked (the least recently asked dropped past it). */
+const PACED_PEERS = 10_000
 
 interface ParsedHead { remote: SyncResponse.Head, id: string }
 
@@ -63,6 +76,8 @@ export interface SyncClientOptions {
   /** aborts every session and pull when the service stops */
   signal: AbortSignal
   log: Logger
+  /** sync requests opened to one peer (default SYNC_PACE) */
+  pace?: RateLimit
 }
 
 export class SyncClient {
@@ -75,6 +90,8 @@ export class SyncClient {
   private relayedPulls = 0
   /** per author: hint pulls of its feed running (considerHint) */
   private readonly feedsPulled = new Map<string, number>()
+  /** per peer: the requests opened to it, paced (SYNC_PACE) */
+  private readonly paced = new TokenBuckets(PACED_PEERS)
 
   constructor (opts: SyncClientOptions) {
     this.opts = opts
@@ -347,6 +364,8 @@ export class SyncClient {
   }
 
   private async request (peer: PeerId, request: SyncRequest, signal: AbortSignal): Promise<SyncResponse> {
+    const wait = this.paced.reserve(peer.toString(), this.opts.pace ?? SYNC_PACE)
+    if (wait > 0) await sleep(wait, undefined, { signal })
     return await syncRequest(
       this.opts.connectionManager,
       peer,

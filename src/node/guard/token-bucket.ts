@@ -47,6 +47,19 @@ export class TokenBuckets {
     return true
   }
 
+  /**
+   * Takes one token from `key`'s bucket even when it is empty, going into debt: the ms to wait
+   * before acting on it (0: at once). Callers that pace themselves this way keep within `limit`
+   * however many of them reserve at once: each waits its turn.
+   */
+  reserve (key: string, limit: RateLimit): number {
+    if (this.take(key, limit)) return 0
+    const bucket = this.buckets.get(key) as Bucket
+    bucket.tokens -= 1
+    // the caller's token is the one that arrives when the balance is back at zero
+    return Math.ceil(-bucket.tokens * 1000 / limit.perSecond)
+  }
+
   /** Gives back a token taken for something that turned out to cost nothing (a replay). */
   refund (key: string, limit: RateLimit): void {
     const bucket = this.buckets.get(key)
