@@ -306,13 +306,17 @@ export class Gateway {
     let held: Buffer[] | undefined = []
     let heldBytes = 0
     let bytes = 0
+    // an idempotent answer is held a little past its first body bytes for its end (until then)
+    let holdUntil = 0
     try {
       while (true) {
         const next = answer.body.next()
-        // an idempotent request's head waits for its first body bytes (or its end): an answer that
-        // breaks before them (its provider killed) has sent the client nothing, so it is retried
+        // an idempotent request's head waits for its first body bytes (or its end), then up to
+        // IDEMPOTENT_HOLD_MS for the end: an answer that breaks before then (its provider killed
+        // between its body and its End) has sent the client nothing, so it is retried
         const holdHead = idempotent && held != null && held.length === 0
-        if (held != null && (heldBytes >= HOLD_BYTES || (!holdHead && !await settlesThisTurn(next)))) {
+        const waitMs = idempotent ? Math.max(0, holdUntil - performance.now()) : 0
+        if (held != null && (heldBytes >= HOLD_BYTES || (!holdHead && !await settlesThisTurn(next, waitMs)))) {
           // the answer waits (or is long): what is held goes out now, the rest as it comes
           if (held.length === 0) res.flushHeaders()
           for (const chunk of held) res.write(chunk)
@@ -324,6 +328,7 @@ export class Gateway {
         bytes += chunk.byteLength
         if (res.writableEnded || res.destroyed) { answer.abort(); return bytes }
         if (held != null) {
+          if (held.length === 0) holdUntil = performance.now() + IDEMPOTENT_HOLD_MS
           held.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
           heldBytes += chunk.byteLength
         } else if (!res.write(chunk) && !await drained(res, signal)) { answer.abort(); return bytes }
@@ -342,6 +347,13 @@ export class Gateway {
 
 /** Body bytes held back to go out with the head. */
 const HOLD_BYTES = 64 * 1024
+/**
+ * How long an idempotent answer's head and first bytes wait for its end. A provider SIGKILLed
+ * between an answer's body and its End lost the request once the head had gone out (a kill-and-
+ * replace run in CI); held, the request goes to another replica. Longer answers, and event
+ * streams, go out after this.
+ */
+const IDEMPOTENT_HOLD_MS = 25
 
 /**
  * Resolves true once `res` takes more, false when it closed or `signal` ended the request (a client

@@ -37,12 +37,19 @@ const END_BYTES = lengthPrefixed(ServeFrame.encode({ end: {} }))
 
 /**
  * Whether `p` settles in this turn of the event loop (what was already read settles in microtasks),
- * before anything else runs.
+ * before anything else runs; with `withinMs` > 0, whether it settles within that time.
  */
-export async function settlesThisTurn (p: Promise<unknown>): Promise<boolean> {
+export async function settlesThisTurn (p: Promise<unknown>, withinMs = 0): Promise<boolean> {
   return await new Promise(resolve => {
-    const timer = setImmediate(() => { resolve(false) })
-    p.then(() => { clearImmediate(timer); resolve(true) }, () => { clearImmediate(timer); resolve(true) })
+    const late = (): void => { resolve(false) }
+    const timer = withinMs > 0 ? setTimeout(late, withinMs) : undefined
+    const immediate = withinMs > 0 ? undefined : setImmediate(late)
+    const settled = (): void => {
+      clearTimeout(timer)
+      clearImmediate(immediate)
+      resolve(true)
+    }
+    p.then(settled, settled)
   })
 }
 

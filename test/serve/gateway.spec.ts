@@ -195,6 +195,30 @@ describe('serve: gateway and /idlegrid/serve/1.1.0 between real nodes (issue 17)
     recordAttack({ issue: '17.6', attack: 'replica answers garbage / never answers', got: `${g.status} / ${h.status} after ${waited} ms`, limit: '502 / 504 within timeoutSeconds; GETs retried elsewhere' })
   })
 
+  it('a GET whose answer breaks between its first bytes and its end (its provider killed) goes to another replica', async () => {
+    // the second replica appears while the first answers, so the retry is the only way to it
+    let addGood = (): void => {}
+    const breaking = createHttpServer((_req, res) => {
+      addGood()
+      res.writeHead(200, { 'content-type': 'text/plain' })
+      res.write('partial ')
+      setTimeout(() => { res.socket?.destroy() }, 5)
+    })
+    const cut = await lease(0, breaking)
+    const good = await lease(0, echoServer())
+    const { gw, pool, url } = await gatewayFor([{ p: 0, ...cut }])
+    addGood = () => { pool.add({ id: good.id, leaseId: good.leaseId, provider: net.providers[0]!.peerId, region: '', state: 'ready' }) }
+    const answer = await http(`${url}/x`)
+    assert.equal(answer.status, 200, `answered by the other replica (${answer.status} ${JSON.stringify(answer.body)})`)
+    assert.doesNotMatch(answer.body, /partial/)
+    assert.equal(gw.stats.retried, 1)
+    // a POST is not retried: the replica may have acted on it
+    addGood = () => {}
+    const { url: postUrl } = await gatewayFor([{ p: 0, ...cut }])
+    const post = await http(`${postUrl}/x`, { method: 'POST', body: 'x' })
+    assert.ok(post.status === 0 || post.status === 502, `a broken answer to the POST (${post.status})`)
+  })
+
   it('red team: a service that breaks off its answer mid-body: the client sees a broken answer, never a complete one; the stream and the gateway go on', async () => {
     // head and a first part, then the connection is cut (a crash mid-answer)
     const breaking = createHttpServer((_req, res) => {
