@@ -129,7 +129,8 @@ export const MAX_BYTES = {
   fraudProof: 29 * KiB,
   /** a direct-path message: two lists of at most four 64-byte addresses */
   punch: 640,
-  syncRequest: 256,
+  /** a `ranges` request: up to 64 ranges of ~60 bytes (a heads or range request is under 256) */
+  syncRequest: 4 * KiB,
   syncResponse: 4 * MiB,
   /** an operator's trust list: up to 256 peer ids */
   trustList: 16 * KiB
@@ -187,7 +188,8 @@ export const LIMITS = {
   } satisfies WireLimits<Punch>,
   syncResponse: {
     heads: { heads: 10_000 },
-    entries: { entries: 1024 }
+    entries: { entries: 1024 },
+    ranges: { ranges: 64, ranges$: { entries: 1024 } }
   } satisfies WireLimits<SyncResponse>,
   trustList: {
     peers: 256

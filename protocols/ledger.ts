@@ -446,6 +446,7 @@ export namespace FraudProof {
 export interface SyncRequest {
   heads?: SyncRequest.Heads
   range?: SyncRequest.Range
+  ranges?: SyncRequest.Ranges
 }
 
 export namespace SyncRequest {
@@ -635,6 +636,78 @@ export namespace SyncRequest {
     }
   }
 
+  export interface Ranges {
+    ranges: SyncRequest.Range[]
+  }
+
+  export namespace Ranges {
+    let _codec: Codec<Ranges>
+
+    export const codec = (): Codec<Ranges> => {
+      if (_codec == null) {
+        _codec = message<Ranges>((obj, w, opts = {}) => {
+          if (opts.lengthDelimited !== false) {
+            w.fork()
+          }
+
+          if (obj.ranges != null) {
+            for (const value of obj.ranges) {
+              w.uint32(10)
+              SyncRequest.Range.codec().encode(value, w)
+            }
+          }
+
+          if (opts.lengthDelimited !== false) {
+            w.ldelim()
+          }
+        }, (reader, length, opts = {}) => {
+          const obj: any = {
+            ranges: []
+          }
+
+          const end = length == null ? reader.len : reader.pos + length
+
+          while (reader.pos < end) {
+            const tag = reader.uint32()
+
+            switch (tag >>> 3) {
+              case 1: {
+                if (opts.limits?.ranges != null && obj.ranges.length === opts.limits.ranges) {
+                  throw new MaxLengthError('Decode error - map field "ranges" had too many elements')
+                }
+
+                if (obj.ranges.length === 64) {
+                  throw new MaxLengthError('Decode error - repeated field "ranges" had too many elements')
+                }
+
+                obj.ranges.push(SyncRequest.Range.codec().decode(reader, reader.uint32(), {
+                  limits: opts.limits?.ranges$
+                }))
+                break
+              }
+              default: {
+                reader.skipType(tag & 7)
+                break
+              }
+            }
+          }
+
+          return obj
+        })
+      }
+
+      return _codec
+    }
+
+    export const encode = (obj: Partial<Ranges>): Uint8Array => {
+      return encodeMessage(obj, Ranges.codec())
+    }
+
+    export const decode = (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<Ranges>): Ranges => {
+      return decodeMessage(buf, Ranges.codec(), opts)
+    }
+  }
+
   let _codec: Codec<SyncRequest>
 
   export const codec = (): Codec<SyncRequest> => {
@@ -646,11 +719,18 @@ export namespace SyncRequest {
 
         obj = { ...obj }
 
+        if (obj.ranges != null) {
+          obj.range = undefined
+          obj.heads = undefined
+        }
+
         if (obj.range != null) {
+          obj.ranges = undefined
           obj.heads = undefined
         }
 
         if (obj.heads != null) {
+          obj.ranges = undefined
           obj.range = undefined
         }
 
@@ -662,6 +742,11 @@ export namespace SyncRequest {
         if (obj.range != null) {
           w.uint32(18)
           SyncRequest.Range.codec().encode(obj.range, w)
+        }
+
+        if (obj.ranges != null) {
+          w.uint32(26)
+          SyncRequest.Ranges.codec().encode(obj.ranges, w)
         }
 
         if (opts.lengthDelimited !== false) {
@@ -688,6 +773,12 @@ export namespace SyncRequest {
               })
               break
             }
+            case 3: {
+              obj.ranges = SyncRequest.Ranges.codec().decode(reader, reader.uint32(), {
+                limits: opts.limits?.ranges
+              })
+              break
+            }
             default: {
               reader.skipType(tag & 7)
               break
@@ -695,11 +786,18 @@ export namespace SyncRequest {
           }
         }
 
+        if (obj.ranges != null) {
+          delete obj.range
+          delete obj.heads
+        }
+
         if (obj.range != null) {
+          delete obj.ranges
           delete obj.heads
         }
 
         if (obj.heads != null) {
+          delete obj.ranges
           delete obj.range
         }
 
@@ -722,6 +820,7 @@ export namespace SyncRequest {
 export interface SyncResponse {
   heads?: SyncResponse.Heads
   entries?: SyncResponse.Entries
+  ranges?: SyncResponse.Ranges
 }
 
 export namespace SyncResponse {
@@ -810,6 +909,7 @@ export namespace SyncResponse {
   export interface Heads {
     heads: SyncResponse.Head[]
     more: boolean
+    answersRanges: boolean
   }
 
   export namespace Heads {
@@ -834,13 +934,19 @@ export namespace SyncResponse {
             w.bool(obj.more)
           }
 
+          if ((obj.answersRanges != null && obj.answersRanges !== false)) {
+            w.uint32(88)
+            w.bool(obj.answersRanges)
+          }
+
           if (opts.lengthDelimited !== false) {
             w.ldelim()
           }
         }, (reader, length, opts = {}) => {
           const obj: any = {
             heads: [],
-            more: false
+            more: false,
+            answersRanges: false
           }
 
           const end = length == null ? reader.len : reader.pos + length
@@ -865,6 +971,10 @@ export namespace SyncResponse {
               }
               case 10: {
                 obj.more = reader.bool()
+                break
+              }
+              case 11: {
+                obj.answersRanges = reader.bool()
                 break
               }
               default: {
@@ -971,6 +1081,78 @@ export namespace SyncResponse {
     }
   }
 
+  export interface Ranges {
+    ranges: SyncResponse.Entries[]
+  }
+
+  export namespace Ranges {
+    let _codec: Codec<Ranges>
+
+    export const codec = (): Codec<Ranges> => {
+      if (_codec == null) {
+        _codec = message<Ranges>((obj, w, opts = {}) => {
+          if (opts.lengthDelimited !== false) {
+            w.fork()
+          }
+
+          if (obj.ranges != null) {
+            for (const value of obj.ranges) {
+              w.uint32(10)
+              SyncResponse.Entries.codec().encode(value, w)
+            }
+          }
+
+          if (opts.lengthDelimited !== false) {
+            w.ldelim()
+          }
+        }, (reader, length, opts = {}) => {
+          const obj: any = {
+            ranges: []
+          }
+
+          const end = length == null ? reader.len : reader.pos + length
+
+          while (reader.pos < end) {
+            const tag = reader.uint32()
+
+            switch (tag >>> 3) {
+              case 1: {
+                if (opts.limits?.ranges != null && obj.ranges.length === opts.limits.ranges) {
+                  throw new MaxLengthError('Decode error - map field "ranges" had too many elements')
+                }
+
+                if (obj.ranges.length === 64) {
+                  throw new MaxLengthError('Decode error - repeated field "ranges" had too many elements')
+                }
+
+                obj.ranges.push(SyncResponse.Entries.codec().decode(reader, reader.uint32(), {
+                  limits: opts.limits?.ranges$
+                }))
+                break
+              }
+              default: {
+                reader.skipType(tag & 7)
+                break
+              }
+            }
+          }
+
+          return obj
+        })
+      }
+
+      return _codec
+    }
+
+    export const encode = (obj: Partial<Ranges>): Uint8Array => {
+      return encodeMessage(obj, Ranges.codec())
+    }
+
+    export const decode = (buf: Uint8Array | Uint8ArrayList, opts?: DecodeOptions<Ranges>): Ranges => {
+      return decodeMessage(buf, Ranges.codec(), opts)
+    }
+  }
+
   let _codec: Codec<SyncResponse>
 
   export const codec = (): Codec<SyncResponse> => {
@@ -982,11 +1164,18 @@ export namespace SyncResponse {
 
         obj = { ...obj }
 
+        if (obj.ranges != null) {
+          obj.entries = undefined
+          obj.heads = undefined
+        }
+
         if (obj.entries != null) {
+          obj.ranges = undefined
           obj.heads = undefined
         }
 
         if (obj.heads != null) {
+          obj.ranges = undefined
           obj.entries = undefined
         }
 
@@ -998,6 +1187,11 @@ export namespace SyncResponse {
         if (obj.entries != null) {
           w.uint32(18)
           SyncResponse.Entries.codec().encode(obj.entries, w)
+        }
+
+        if (obj.ranges != null) {
+          w.uint32(26)
+          SyncResponse.Ranges.codec().encode(obj.ranges, w)
         }
 
         if (opts.lengthDelimited !== false) {
@@ -1024,6 +1218,12 @@ export namespace SyncResponse {
               })
               break
             }
+            case 3: {
+              obj.ranges = SyncResponse.Ranges.codec().decode(reader, reader.uint32(), {
+                limits: opts.limits?.ranges
+              })
+              break
+            }
             default: {
               reader.skipType(tag & 7)
               break
@@ -1031,11 +1231,18 @@ export namespace SyncResponse {
           }
         }
 
+        if (obj.ranges != null) {
+          delete obj.entries
+          delete obj.heads
+        }
+
         if (obj.entries != null) {
+          delete obj.ranges
           delete obj.heads
         }
 
         if (obj.heads != null) {
+          delete obj.ranges
           delete obj.entries
         }
 

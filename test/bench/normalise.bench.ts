@@ -23,7 +23,8 @@ export default async (): Promise<Record<string, unknown>> => {
         seq: BigInt(i),
         hash: new Uint8Array(32)
       })),
-      more: false
+      more: false,
+      answersRanges: false
     }
   })
   const entries = SyncResponse.encode({

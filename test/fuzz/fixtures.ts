@@ -252,10 +252,11 @@ async function build (): Promise<Fixtures> {
           seq: BigInt(f.length),
           hash: f[f.length - 1].hash
         })),
-        more: false
+        more: false,
+        answersRanges: false
       }
     },
-    { heads: { heads: [{ author: renterId, seq: 3n, hash: renterFeed[2].hash }], more: true } },
+    { heads: { heads: [{ author: renterId, seq: 3n, hash: renterFeed[2].hash }], more: true, answersRanges: false } },
     { entries: { entries: providerFeed.map(r => r.envelope), more: false } },
     { entries: { entries: renterFeed.slice(0, 2).map(r => r.envelope), more: true } }
   ]

@@ -1,8 +1,10 @@
 /**
- * A node paces the sync requests it opens to one peer (sync/client.ts SYNC_PACE): each is a
+ * A node paces the sync requests it opens to one peer (sync/requests.ts SYNC_PACE): each is a
  * stream, and the peer's guard refuses inbound streams past its rate, a strike each. Real
  * nodes: a holder of many one-entry feeds whose guard allows 20 streams a second (bursts of
- * 60); a node asking faster is refused, a node paced within it gets every feed, nothing refused.
+ * 60), answering as a node from before `ranges` requests, so that each feed is a request of its
+ * own (as every feed is of such a peer, and every long feed of any); a node asking faster is
+ * refused, a node paced within it gets every feed, nothing refused.
  */
 import * as assert from 'node:assert/strict'
 import { join } from 'node:path'
@@ -14,6 +16,7 @@ import { createNode, type IdlegridNode, type RateLimit } from '../../src/node/in
 import { tempDir, waitFor } from '../utils/index.js'
 import { idOf, signers } from './feeds.js'
 import { summaryBody } from './flood-fixtures.js'
+import { wrapSync } from './sync-responders.js'
 import type { LedgerService } from '../../src/ledger/service/ledger-service.js'
 import type { Signer } from '../../src/ledger/dev.js'
 
@@ -77,6 +80,7 @@ describe('ledger: sync requests paced within a peer\'s stream limit', function (
       const [outcome] = await ledgerOf(holder).ingest.ingest([entry.envelope])
       assert.equal(outcome?.status, 'added')
     }
+    await wrapSync(holder, { beforeRanges: true })
   })
   after(async () => {
     await Promise.all(nodes.map(async n => { await n.stop() }))

@@ -269,7 +269,7 @@ describe('protocols: wire codecs', () => {
     roundTrip(FraudProof, { kind: FraudProof.Kind.EQUIVOCATION, accused: provider, first: bytes(700), second: bytes(700), evidence: [], createdAt: 9n }, 'fraud proof', MAX_BYTES.fraudProof, LIMITS.fraudProof)
     roundTrip(SyncRequest, { heads: { ownAuthor: provider, ownSeq: 12n, ownHash: sha256('own head'), afterAuthor: provider, limit: 1 } }, 'sync request', MAX_BYTES.syncRequest)
     roundTrip(SyncRequest, { range: { author: provider, fromSeq: 1n, limit: 256 } }, 'sync request', MAX_BYTES.syncRequest)
-    roundTrip(SyncResponse, { heads: { heads: [{ author: provider, seq: 50n, hash: sha256('head') }], more: true } }, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)
+    roundTrip(SyncResponse, { heads: { heads: [{ author: provider, seq: 50n, hash: sha256('head') }], more: true, answersRanges: true } }, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)
     roundTrip(SyncResponse, { entries: { entries: [bytes(700), bytes(700)], more: true } }, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)
   })
 
@@ -413,7 +413,7 @@ describe('protocols: repeated-field limits', () => {
 
     pair('fraudProof.evidence', k => FraudProof.encode({ evidence: n(k) }), L.fraudProof.evidence, b => decodeBounded(FraudProof, b, 'fraud proof', 1024 * 1024, L.fraudProof))
     const syncDecode = (b: Uint8Array): unknown => decodeBounded(SyncResponse, b, 'sync response', 16 * 1024 * 1024, L.syncResponse)
-    pair('syncResponse.heads', k => SyncResponse.encode({ heads: { heads: Array(k).fill({ author: provider, seq: 1n, hash: sha256('h') }), more: false } }), L.syncResponse.heads.heads, syncDecode)
+    pair('syncResponse.heads', k => SyncResponse.encode({ heads: { heads: Array(k).fill({ author: provider, seq: 1n, hash: sha256('h') }), more: false, answersRanges: false } }), L.syncResponse.heads.heads, syncDecode)
     pair('syncResponse.entries', k => SyncResponse.encode({ entries: { entries: n(k), more: false } }), L.syncResponse.entries.entries, syncDecode)
 
     for (const c of cases) {

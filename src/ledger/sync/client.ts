@@ -7,14 +7,15 @@
  * the quarantine, while it has room.
  */
 
-import { setTimeout as sleep } from 'node:timers/promises'
 import { equals } from 'uint8arrays/equals'
 import { entryHashOf, parseAuthor } from '../entries/entry.js'
 import { ledgerClosed, LedgerError } from '../errors.js'
 import { compareAuthorKeys } from '../store/keys.js'
-import { PEER_GUARD_DEFAULTS, TokenBuckets, type RateLimit } from '../../node/index.js'
-import { syncRequest, type SyncRequest, type SyncResponse } from './protocol.js'
-import { pullFeed, type FeedSpan, type RangeSource } from './pull.js'
+import type { RateLimit } from '../../node/index.js'
+import { type SyncRequest, type SyncResponse } from './protocol.js'
+import { pullFeed, type FeedSpan } from './pull.js'
+import { pullShortFeeds, SHORT_FEED_ENTRIES } from './pull-short.js'
+import { SyncRequests } from './requests.js'
 import type { ReplicationScope } from './scope.js'
 import type { Head } from '../store/store.js'
 import type { LedgerIngest } from '../ingest/ingest.js'
@@ -25,8 +26,6 @@ import type { ConnectionManager } from '@libp2p/interface-internal'
 const MAX_RELAYED_PULLS = 16
 /** Heads exchange and pulls with one peer end after this. */
 const SESSION_TIMEOUT_MS = 60_000
-/** One request's answer must come within this. */
-export const REQUEST_TIMEOUT_MS = 10_000
 /** Most entries pulled from one peer in one session; the next session continues. */
 const MAX_PULL_PER_SESSION = 100_000
 /** Sessions in a row with one peer while each stops at its pull cap (2 million entries), before the periodic round. */
@@ -45,18 +44,6 @@ const FEEDS_AT_ONCE = 4
 const MAX_QUARANTINE_PULLS = 32
 /** Out-of-scope heads kept per session to re-read once its pulls named more authors. */
 const MAX_DEFERRED_HEADS = 20_000
-/**
- * Sync requests opened to one peer, at most: each is a stream, and a peer's guard refuses inbound
- * streams past its rate (by default 50 a second, bursts of 500), a strike each. Unpaced, a node
- * pulling many short feeds was refused after ~600. Four fifths leaves room for other protocols.
- */
-export const SYNC_PACE: RateLimit = {
-  perSecond: PEER_GUARD_DEFAULTS.streams.perSecond * 4 / 5,
-  burst: PEER_GUARD_DEFAULTS.streams.burst * 4 / 5
-}
-/** Peers whose pace is tracked (the least recently asked dropped past it). */
-const PACED_PEERS = 10_000
-
 interface ParsedHead { remote: SyncResponse.Head, id: string }
 
 export interface SyncReport {
@@ -76,7 +63,7 @@ export interface SyncClientOptions {
   /** aborts every session and pull when the service stops */
   signal: AbortSignal
   log: Logger
-  /** sync requests opened to one peer (default SYNC_PACE) */
+  /** sync requests opened to one peer (default SYNC_PACE, requests.ts) */
   pace?: RateLimit
 }
 
@@ -90,11 +77,12 @@ export class SyncClient {
   private relayedPulls = 0
   /** per author: hint pulls of its feed running (considerHint) */
   private readonly feedsPulled = new Map<string, number>()
-  /** per peer: the requests opened to it, paced (SYNC_PACE) */
-  private readonly paced = new TokenBuckets(PACED_PEERS)
+  /** requests to peers, paced (requests.ts) */
+  private readonly requests: SyncRequests
 
   constructor (opts: SyncClientOptions) {
     this.opts = opts
+    this.requests = new SyncRequests(opts.connectionManager, () => this.ledger(), opts.pace)
   }
 
   /** Resolves once every session and pull has ended (after the signal aborted them). */
@@ -222,7 +210,7 @@ export class SyncClient {
    * hint). The page must be in ascending key order, after the cursor.
    */
   async heads (peer: PeerId, signal: AbortSignal, after?: Uint8Array, limit = 0): Promise<SyncResponse.Heads> {
-    const response = await this.request(
+    const response = await this.requests.request(
       peer,
       { heads: { ...this.ownHint(), afterAuthor: after ?? new Uint8Array(0), limit } },
       signal
@@ -239,7 +227,7 @@ export class SyncClient {
 
   /** Whether `peer` holds our entry `head` (a range read of it: its answer, not its word, counts). */
   async holds (peer: PeerId, head: Head, signal: AbortSignal): Promise<boolean> {
-    const { entries } = await this.rangeRequest(peer, { author: head.author, fromSeq: head.seq, limit: 1 }, signal)
+    const { entries } = await this.requests.rangeRequest(peer, { author: head.author, fromSeq: head.seq, limit: 1 }, signal)
     if (entries.length === 0) return false
     try {
       return equals(entryHashOf(entries[0] as Uint8Array), head.hash)
@@ -295,9 +283,31 @@ export class SyncClient {
     counts: { pulled: number, forkChecks: number, quarantined: number },
     signal: AbortSignal
   ): Promise<void> {
-    const admission = this.ledger().admission
-    const standing = heads.filter(h => admission?.hasStanding(h.id) ?? true)
+    const ledger = this.ledger()
+    const admission = ledger.admission
+    let standing = heads.filter(h => admission?.hasStanding(h.id) ?? true)
     const others = heads.filter(h => !(admission?.hasStanding(h.id) ?? true))
+    // feeds we lack a few entries of, several to a request when the peer answers those (pull-short.ts);
+    // what they hold beyond is pulled below with the rest
+    if (this.requests.answersRangesOf(peer)) {
+      const short: FeedSpan[] = []
+      const rest: ParsedHead[] = []
+      const byAuthor = new Map<Uint8Array, ParsedHead>()
+      for (const head of standing) {
+        const held = ledger.store.head(head.id)?.seq ?? 0
+        const lacking = Number(head.remote.seq) - held
+        if (lacking < 1 || lacking > SHORT_FEED_ENTRIES) {
+          rest.push(head)
+          continue
+        }
+        short.push({ author: head.remote.author, fromSeq: held + 1, limit: lacking })
+        byAuthor.set(head.remote.author, head)
+      }
+      const pulls = await pullShortFeeds(this.requests, ledger, { peer, spans: short, maxAdded: MAX_PULL_PER_SESSION - counts.pulled }, signal)
+      counts.pulled += pulls.added
+      // the feeds it holds more of than its answers carried: pulled on their own from where we are
+      standing = [...rest, ...pulls.unfinished.flatMap(span => byAuthor.get(span.author) ?? [])]
+    }
     let next = 0
     // a peer that sent something we refuse ends the session: the other pulls stop too
     let failed = false
@@ -345,7 +355,7 @@ export class SyncClient {
       const heldHash =
         seq === local.seq ? local.hash : (counts.forkChecks++, (await ledger.store.get(remote.author, seq))?.hash)
       if (heldHash != null && !equals(heldHash, remote.hash)) {
-        await this.fetchAndIngest(peer, { author: remote.author, fromSeq: seq, limit: 1 }, signal)
+        await this.requests.fetchAndIngest(peer, { author: remote.author, fromSeq: seq, limit: 1 }, signal)
       }
     }
   }
@@ -363,38 +373,8 @@ export class SyncClient {
       : { ownAuthor: own.author, ownSeq: BigInt(own.seq), ownHash: own.hash }
   }
 
-  private async request (peer: PeerId, request: SyncRequest, signal: AbortSignal): Promise<SyncResponse> {
-    const wait = this.paced.reserve(peer.toString(), this.opts.pace ?? SYNC_PACE)
-    if (wait > 0) await sleep(wait, undefined, { signal })
-    return await syncRequest(
-      this.opts.connectionManager,
-      peer,
-      request,
-      AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)])
-    )
-  }
-
-  private async rangeRequest (
-    peer: PeerId,
-    { author, fromSeq, limit }: FeedSpan,
-    signal: AbortSignal
-  ): Promise<SyncResponse.Entries> {
-    const response = await this.request(peer, { range: { author, fromSeq: BigInt(fromSeq), limit } }, signal)
-    if (response.entries == null) throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} answered a range request with something else`)
-    return response.entries
-  }
-
-  private async fetchAndIngest (peer: PeerId, span: FeedSpan, signal: AbortSignal): Promise<void> {
-    const entries = await this.rangeRequest(peer, span, signal)
-    await this.ledger().ingest(entries.entries)
-  }
-
   /** Pulls `author`'s feed from `fromSeq` on (pull.ts). Returns the entries added. */
   private async pull (peer: PeerId, author: Uint8Array, fromSeq: number, signal: AbortSignal): Promise<number> {
-    const source: RangeSource = {
-      rangeRequest: this.rangeRequest.bind(this),
-      fetchAndIngest: this.fetchAndIngest.bind(this)
-    }
-    return await pullFeed(source, this.ledger(), { peer, author, fromSeq, maxAdded: MAX_PULL_PER_SESSION }, signal)
+    return await pullFeed(this.requests, this.ledger(), { peer, author, fromSeq, maxAdded: MAX_PULL_PER_SESSION }, signal)
   }
 }

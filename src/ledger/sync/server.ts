@@ -33,25 +33,55 @@ export class SyncServer {
       return {
         heads: {
           heads: page.heads.map(h => ({ author: h.author, seq: BigInt(h.seq), hash: h.hash })),
-          more: page.more
+          more: page.more,
+          answersRanges: true
         }
       }
     }
     if (request.range != null) {
-      const author = parseAuthor(request.range.author)
-      if (author == null || request.range.fromSeq < 1n) throw new LedgerError('ERR_LEDGER_SYNC', 'bad range request')
-      // never more than asked: a node from before ranges of 1,024 decodes at most 256
-      const limit = Math.min(
-        MAX_RANGE_ENTRIES,
-        Math.max(1, request.range.limit === 0 ? DEFAULT_RANGE_ENTRIES : request.range.limit)
-      )
-      const from =
-        request.range.fromSeq > BigInt(Number.MAX_SAFE_INTEGER)
-          ? Number.MAX_SAFE_INTEGER
-          : Number(request.range.fromSeq)
-      const { entries, more } = await store.range(request.range.author, from, limit, MAX_RANGE_BYTES)
-      return { entries: { entries, more } }
+      return { entries: await answerRange(store, request.range, { entries: MAX_RANGE_ENTRIES, bytes: MAX_RANGE_BYTES }) }
+    }
+    if (request.ranges != null) {
+      const asked = request.ranges.ranges
+      if (asked.length === 0) throw new LedgerError('ERR_LEDGER_SYNC', 'bad ranges request: no range')
+      for (const range of asked) checkRange(range)
+      // one response's bounds, shared in the request's order: a range past them gets what is left
+      // (maybe nothing, with `more` when we hold its entries)
+      const budget = { entries: MAX_RANGE_ENTRIES, bytes: MAX_RANGE_BYTES }
+      const ranges: SyncResponse.Entries[] = []
+      for (const range of asked) ranges.push(await answerRange(store, range, budget))
+      return { ranges: { ranges } }
     }
     throw new LedgerError('ERR_LEDGER_SYNC', 'empty sync request')
   }
+}
+
+/** A range request must name an author and a seq of 1 or more. Returns the author's id. */
+function checkRange (range: SyncRequest.Range): string {
+  const author = parseAuthor(range.author)
+  if (author == null || range.fromSeq < 1n) throw new LedgerError('ERR_LEDGER_SYNC', 'bad range request')
+  return author.id
+}
+
+/**
+ * The entries we hold of one range, within what is left of the response's `budget` (taken from
+ * it). Never more than asked: a node from before ranges of 1,024 decodes at most 256.
+ */
+async function answerRange (
+  store: LedgerStore,
+  range: SyncRequest.Range,
+  budget: { entries: number, bytes: number }
+): Promise<SyncResponse.Entries> {
+  const authorId = checkRange(range)
+  const from = range.fromSeq > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(range.fromSeq)
+  const asked = Math.min(MAX_RANGE_ENTRIES, Math.max(1, range.limit === 0 ? DEFAULT_RANGE_ENTRIES : range.limit))
+  const limit = Math.min(asked, budget.entries)
+  if (limit <= 0 || budget.bytes <= 0) {
+    const head = store.head(authorId)
+    return { entries: [], more: head != null && from <= head.seq }
+  }
+  const answer = await store.range(range.author, from, limit, budget.bytes)
+  budget.entries -= answer.entries.length
+  for (const entry of answer.entries) budget.bytes -= entry.length
+  return answer
 }

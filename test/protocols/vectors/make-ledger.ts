@@ -148,7 +148,7 @@ export async function makeSync (): Promise<VectorFile> {
     req('range', SyncRequest.encode({ range: { author: bob.id, fromSeq: 1n, limit: 1024 } }), 'accept', 'at most 1024 entries asked (0 would mean 256)'),
     req('empty', new Uint8Array(0), ['ERR_LEDGER_SYNC', 'decode'], 'neither heads nor range'),
     req('oversized', SyncRequest.encode({ range: { author: new Uint8Array(300), fromSeq: 1n, limit: 1 } }), ['oversized', 'size'], 'over the 256-byte bound'),
-    res('heads', SyncResponse.encode({ heads: { heads: [{ author: bob.id, seq: 1n, hash: b1.hash }], more: false } }), 'accept'),
+    res('heads', SyncResponse.encode({ heads: { heads: [{ author: bob.id, seq: 1n, hash: b1.hash }], more: false, answersRanges: false } }), 'accept'),
     res('entries', SyncResponse.encode({ entries: { entries: [b1.envelope], more: false } }), 'accept'),
     res('entries-at-limit', new Writer().bytesField(2, entriesOver(1024)).bytes(), 'accept', '1024 entries in one response (the limit; a decoder of a node from before ranges of 1,024 refuses more than 256, which it never asks for)'),
     res('entries-over-limit', new Writer().bytesField(2, entriesOver(1025)).bytes(), ['malformed', 'decode'], '1025 entries in one response (limit 1024)')

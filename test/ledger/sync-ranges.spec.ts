@@ -1,0 +1,252 @@
+/**
+ * Several ranges in one sync request (protocols/README.md §7 "Range size"), on real nodes over
+ * /idlegrid/ledger/sync: a fresh node pulls many short feeds a `ranges` request at a time (up to
+ * 64 ranges, 1,024 entries in all), a long feed on its own; a responder shares one response's
+ * bounds over the ranges in order; a node from before (its heads do not say `answers_ranges`) is
+ * asked one range at a time; an answer that does not match its request is refused whole.
+ */
+import * as assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { LIMITS } from '../../protocols/codec.js'
+import { LedgerEntry, type SyncRequest, type SyncResponse } from '../../protocols/ledger.js'
+import { resolveConfig } from '../../src/config/index.js'
+import { parseAuthor, sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
+import { ledgerService } from '../../src/ledger/service/ledger-node.js'
+import { MAX_RANGE_ENTRIES, syncRequest } from '../../src/ledger/sync/protocol.js'
+import { MAX_RANGES_PER_REQUEST, SHORT_FEED_ENTRIES } from '../../src/ledger/sync/pull-short.js'
+import { createNode, type IdlegridNode } from '../../src/node/index.js'
+import { tempDir, waitFor } from '../utils/index.js'
+import { idOf, signers } from './feeds.js'
+import { summaryBody } from './flood-fixtures.js'
+import { wrapSync, type SyncRequestCounts } from './sync-responders.js'
+import type { LedgerService } from '../../src/ledger/service/ledger-service.js'
+import type { Signer } from '../../src/ledger/dev.js'
+import type { PeerId } from '@libp2p/interface'
+import type { ConnectionManager } from '@libp2p/interface-internal'
+
+/** one-entry feeds: three requests of at most 64 ranges */
+const SHORT_FEEDS = 150
+/** carol's feed: short (within SHORT_FEED_ENTRIES), pulled in a `ranges` request with the others */
+const CAROL = 200
+/** alice's feed: long, pulled in ranges of its own */
+const ALICE = 1_100
+
+function summaries (signer: Signer, n: number): LedgerRecord[] {
+  const out: LedgerRecord[] = []
+  const start = Date.now() - 60_000
+  for (let seq = 1; seq <= n; seq++) {
+    const time = start + seq
+    out.push(sealEntry(signer.key, signer.peerId, {
+      seq,
+      prevHash: out.at(-1)?.hash ?? new Uint8Array(0),
+      time,
+      kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
+      body: summaryBody(time - 1_000)
+    }))
+  }
+  return out
+}
+
+describe('ledger: several ranges in one sync request', function () {
+  this.timeout(120_000)
+  let dir: { path: string, cleanup: () => Promise<void> }
+  let shorts: Signer[]
+  let alice: Signer
+  let carol: Signer
+  let all: Signer[]
+  const feeds = new Map<string, LedgerRecord[]>()
+  const nodes: IdlegridNode[] = []
+  const ledgerOf = (node: IdlegridNode): LedgerService =>
+    (node.libp2p.services as unknown as { ledger: LedgerService }).ledger
+  const held = (node: IdlegridNode, s: Signer): number => ledgerOf(node).store.head(idOf(s))?.seq ?? 0
+  const holdsAll = (node: IdlegridNode): boolean => all.every(s => held(node, s) === feeds.get(idOf(s))?.length)
+
+  async function start (name: string, bootstrap?: IdlegridNode): Promise<IdlegridNode> {
+    const config = resolveConfig({ role: 'bootstrap', flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: bootstrap == null ? [] : [bootstrap.libp2p.getMultiaddrs()[0].toString()], heartbeatSeconds: 60 } })
+    const node = await createNode(config, { services: { ledger: ledgerService({ dataDir: config.dataDir, role: 'renter', summaryIntervalMs: 0, syncIntervalMs: 3_600_000, trustedPeers: all.map(idOf) }) } })
+    nodes.push(node)
+    return node
+  }
+
+  /** A node holding every feed, its sync served through the wrapper (counted, maybe as a node from before, or lying). */
+  async function holder (name: string, opts: Parameters<typeof wrapSync>[1] = {}): Promise<{ node: IdlegridNode, counts: SyncRequestCounts }> {
+    const node = await start(name)
+    for (const signer of all) {
+      const records = feeds.get(idOf(signer)) ?? []
+      const outcomes = await ledgerOf(node).ingest.ingest(records.map(r => r.envelope), { range: { author: signer.peerId.toMultihash().bytes, fromSeq: 1 } })
+      assert.deepEqual([...new Set(outcomes.map(o => o.status))], ['added'])
+    }
+    return { node, counts: await wrapSync(node, opts) }
+  }
+
+  /** `from`'s request to `to`, answered (or the error it got). */
+  async function ask (from: IdlegridNode, to: IdlegridNode, request: SyncRequest): Promise<SyncResponse> {
+    await from.libp2p.dial(to.libp2p.getMultiaddrs()[0])
+    const dialer = {
+      openConnection: async (peer: PeerId, opts: { signal?: AbortSignal }) => await from.libp2p.dial(peer, opts)
+    } as unknown as ConnectionManager
+    return await syncRequest(dialer, to.peerId, request, AbortSignal.timeout(10_000))
+  }
+
+  const span = (s: Signer, fromSeq: number, limit: number): SyncRequest.Range => ({ author: s.peerId.toMultihash().bytes, fromSeq: BigInt(fromSeq), limit })
+
+  before(async () => {
+    dir = await tempDir('idlegrid-sync-ranges-')
+    shorts = await signers(SHORT_FEEDS)
+    ;[alice, carol] = await signers(2)
+    all = [...shorts, alice, carol]
+    for (const s of shorts) feeds.set(idOf(s), summaries(s, 1))
+    feeds.set(idOf(alice), summaries(alice, ALICE))
+    feeds.set(idOf(carol), summaries(carol, CAROL))
+  })
+  after(async () => {
+    await Promise.all(nodes.map(async n => { await n.stop() }))
+    await dir.cleanup()
+  })
+
+  it('a fresh node pulls 151 short feeds in 3 ranges requests and the long one on its own, and holds every entry', async () => {
+    assert.equal(SHORT_FEED_ENTRIES >= CAROL && ALICE > SHORT_FEED_ENTRIES, true)
+    const { node, counts } = await holder('holder')
+    const fresh = await start('fresh', node)
+    await waitFor(() => holdsAll(fresh), { timeoutMs: 30_000, what: 'the fresh node to hold every feed' })
+    assert.equal(counts.ranges, Math.ceil((SHORT_FEEDS + 1) / MAX_RANGES_PER_REQUEST), `ranges requests (${counts.rangesOfRanges} ranges)`)
+    assert.equal(counts.rangesOfRanges, SHORT_FEEDS + 1)
+    // alice's 1,100: one range of 1,024 and the rest. Besides, the feeds the holder's first heartbeat
+    // relayed heads of (4 at most) are pulled at once, one range each, beside the session
+    assert.equal(counts.rangeAuthors.get(idOf(alice)), 2)
+    assert.ok(counts.range - 2 <= LIMITS.heartbeat.relayedHeads, `range requests: ${counts.range}`)
+  })
+
+  it('a ranges request is answered in order within one response\'s 1,024 entries: a range past them gets what is left, maybe nothing, with `more`', async () => {
+    const { node } = await holder('holder-b')
+    const asker = await start('asker-b')
+    const first = await ask(asker, node, { ranges: { ranges: [span(alice, 1, 1024), span(carol, 1, 200), span(shorts[0], 1, 1)] } })
+    assert.deepEqual(first.ranges?.ranges.map(r => [r.entries.length, r.more]), [[1024, true], [0, true], [0, true]])
+    const second = await ask(asker, node, { ranges: { ranges: [span(carol, 1, 200), span(alice, 1, 1024), span(shorts[0], 1, 1)] } })
+    assert.deepEqual(second.ranges?.ranges.map(r => [r.entries.length, r.more]), [[200, false], [824, true], [0, true]])
+    // never more than asked; limit 0 is 256; a seq past the head and an author it lacks: nothing, no `more`
+    const stranger = (await signers(1))[0]
+    const third = await ask(asker, node, { ranges: { ranges: [span(carol, 5, 3), span(alice, 1, 0), span(carol, CAROL + 1, 10), span(stranger, 1, 10)] } })
+    assert.deepEqual(third.ranges?.ranges.map(r => [r.entries.length, r.more]), [[3, true], [256, true], [0, false], [0, false]])
+    // each range is its feed's own run from its seq
+    assert.deepEqual(third.ranges?.ranges[0].entries, feeds.get(idOf(carol))?.slice(4, 7).map(r => r.envelope))
+    // the heads page says it answers them
+    assert.equal((await ask(asker, node, { heads: { ownAuthor: new Uint8Array(0), ownSeq: 0n, ownHash: new Uint8Array(0), afterAuthor: new Uint8Array(0), limit: 1 } })).heads?.answersRanges, true)
+  })
+
+  it('red team: a ranges request with no range, a malformed one or more than 64 ranges is refused, not answered', async () => {
+    const { node } = await holder('holder-c')
+    const asker = await start('asker-c')
+    const refused = async (request: SyncRequest, why: string): Promise<void> => {
+      await assert.rejects(ask(asker, node, request), /without answering|reset|closed/i, why)
+    }
+    await refused({ ranges: { ranges: [] } }, 'no range')
+    await refused({ ranges: { ranges: [span(carol, 1, 1), { author: new Uint8Array([1, 2, 3]), fromSeq: 1n, limit: 1 }] } }, 'an author that is no peer id')
+    await refused({ ranges: { ranges: [span(carol, 0, 1)] } }, 'seq 0')
+    await refused({ ranges: { ranges: Array.from({ length: MAX_RANGES_PER_REQUEST + 1 }, () => span(shorts[0], 1, 1)) } }, '65 ranges')
+    // the holder is still serving
+    assert.equal((await ask(asker, node, { ranges: { ranges: [span(carol, 1, 2)] } })).ranges?.ranges[0].entries.length, 2)
+  })
+
+  it('a node from before ranges requests (its heads do not say it answers them) is asked one range at a time, and gives every feed', async () => {
+    const { node, counts } = await holder('holder-before', { beforeRanges: true })
+    const fresh = await start('fresh-before', node)
+    await waitFor(() => holdsAll(fresh), { timeoutMs: 60_000, what: 'the fresh node to hold every feed from the node from before' })
+    assert.equal(counts.ranges, 0, 'no ranges request was sent to it')
+    // every feed one range at a time (alice's in two; a feed a heartbeat relayed may be pulled twice)
+    assert.ok((counts.rangeAuthors.get(idOf(alice)) ?? 0) >= 2)
+    assert.equal(counts.rangeAuthors.size, SHORT_FEEDS + 2)
+  })
+
+  describe('red team: a ranges answer that does not match its request is refused whole; a range that does not verify is refused whole, and the verified ranges beside it are taken', () => {
+    let lie: (request: SyncRequest.Ranges, honest: SyncResponse) => SyncResponse
+    let liar: IdlegridNode
+    let liarCounts: SyncRequestCounts
+    before(async () => {
+      ({ node: liar, counts: liarCounts } = await holder('liar', { lieToRanges: (request, honest) => lie(request, honest) }))
+    })
+    /**
+     * Nothing of a lying answer is stored: the short feeds the node holds are those the liar was
+     * also asked for one range at a time (the feeds its heartbeat relayed heads of), which it
+     * answers truly.
+     */
+    const nothingLiedStored = (node: IdlegridNode): boolean =>
+      shorts.every(s => held(node, s) === 0 || liarCounts.rangeAuthors.has(idOf(s)))
+    /** The same, of the feeds of the first ranges of the first lying answer (those the lie was in). */
+    const liedRangesNotStored = (count: number) => (node: IdlegridNode): boolean =>
+      liedAuthors.slice(0, count).every(id => held(node, shorts.find(s => idOf(s) === id) as Signer) === 0 || liarCounts.rangeAuthors.has(id))
+    const ranges = (honest: SyncResponse): SyncResponse.Entries[] => honest.ranges?.ranges ?? []
+
+    const cases: Array<{ name: string, lie: typeof lie, error: RegExp, refused: (node: IdlegridNode) => boolean }> = [
+      {
+        name: 'one range fewer than asked',
+        lie: (_, honest) => ({ ranges: { ranges: ranges(honest).slice(1) } }),
+        error: /answered \d+ ranges of the \d+ asked/,
+        refused: nothingLiedStored
+      },
+      {
+        name: 'a range longer than its limit (the next feed\'s entry added to a one-entry range)',
+        lie: (_, honest) => ({ ranges: { ranges: ranges(honest).map((r, i, a) => i === 0 ? { ...r, entries: [...r.entries, ...(a[1]?.entries ?? [])] } : r) } }),
+        error: /entries for a range of at most 1/,
+        refused: nothingLiedStored
+      },
+      {
+        name: 'two ranges swapped (another author\'s entries under a feed)',
+        lie: (_, honest) => ({ ranges: { ranges: ranges(honest).map((r, i, a) => i === 0 ? a[1] : i === 1 ? a[0] : r) } }),
+        error: /sent an entry we refuse/,
+        refused: liedRangesNotStored(2)
+      },
+      {
+        name: 'an altered entry in a range (a byte of its body changed)',
+        lie: (_, honest) => ({
+          ranges: {
+            ranges: ranges(honest).map((r, i) => {
+              if (i > 0) return r
+              const altered = Uint8Array.from(r.entries[0])
+              altered[altered.length - 80] ^= 1
+              return { ...r, entries: [altered] }
+            })
+          }
+        }),
+        error: /sent an entry we refuse/,
+        refused: liedRangesNotStored(1)
+      }
+    ]
+    /** the authors of the first ranges request's ranges, in order */
+    let liedAuthors: string[] = []
+    for (const c of cases) {
+      it(c.name, async () => {
+        liedAuthors = []
+        liarCounts.rangeAuthors.clear()
+        lie = (request, honest) => {
+          if (liedAuthors.length === 0) liedAuthors = request.ranges.map(r => parseAuthor(r.author)?.id ?? '?')
+          return c.lie(request, honest)
+        }
+        const fresh = await start(`fresh-${cases.indexOf(c)}`)
+        await fresh.libp2p.dial(liar.libp2p.getMultiaddrs()[0])
+        const report = await ledgerOf(fresh).syncNow({ timeoutMs: 20_000 })
+        assert.ok(report.errors.some(e => c.error.test(e)), `errors: ${report.errors.join('; ')}`)
+        assert.ok(liedAuthors.length > 1, 'the liar was asked a ranges request')
+        assert.ok(c.refused(fresh), 'nothing of the lying answer was stored')
+        // the node goes on: alice's long feed, asked one range at a time, is not the liar's lie
+        assert.equal(fresh.libp2p.status, 'started')
+        await fresh.stop()
+        nodes.splice(nodes.indexOf(fresh), 1)
+      })
+    }
+  })
+
+  it('asks no more ranges than fit one request, nor more than 1,024 entries in all', async () => {
+    const { groupSpans } = await import('../../src/ledger/sync/pull-short.js')
+    const author = alice.peerId.toMultihash().bytes
+    const groups = groupSpans([
+      ...Array.from({ length: 100 }, (_, i) => ({ author, fromSeq: i + 1, limit: 1 })),
+      ...Array.from({ length: 5 }, (_, i) => ({ author, fromSeq: i + 1, limit: 256 }))
+    ])
+    assert.deepEqual(groups.map(g => g.length), [64, 36 + 3, 2])
+    for (const g of groups) {
+      assert.ok(g.reduce((sum, s) => sum + s.limit, 0) <= MAX_RANGE_ENTRIES)
+      assert.ok(g.length <= MAX_RANGES_PER_REQUEST)
+    }
+  })
+})
