@@ -68,12 +68,21 @@ describe('ledger: several ranges in one sync request', function () {
     return node
   }
 
-  /** A node holding every feed, its sync served through the wrapper (counted, maybe as a node from before, or lying). */
-  async function holder (name: string, opts: Parameters<typeof wrapSync>[1] = {}): Promise<{ node: IdlegridNode, counts: SyncRequestCounts }> {
+  /**
+   * A node holding every feed, its sync served through the wrapper (counted, maybe as a node from
+   * before, or lying).
+   */
+  async function holder (
+    name: string,
+    opts: Parameters<typeof wrapSync>[1] = {}
+  ): Promise<{ node: IdlegridNode, counts: SyncRequestCounts }> {
     const node = await start(name)
     for (const signer of all) {
       const records = feeds.get(idOf(signer)) ?? []
-      const outcomes = await ledgerOf(node).ingest.ingest(records.map(r => r.envelope), { range: { author: signer.peerId.toMultihash().bytes, fromSeq: 1 } })
+      const outcomes = await ledgerOf(node).ingest.ingest(
+        records.map(r => r.envelope),
+        { range: { author: signer.peerId.toMultihash().bytes, fromSeq: 1 } }
+      )
       assert.deepEqual([...new Set(outcomes.map(o => o.status))], ['added'])
     }
     return { node, counts: await wrapSync(node, opts) }
@@ -88,7 +97,11 @@ describe('ledger: several ranges in one sync request', function () {
     return await syncRequest(dialer, to.peerId, request, AbortSignal.timeout(10_000))
   }
 
-  const span = (s: Signer, fromSeq: number, limit: number): SyncRequest.Range => ({ author: s.peerId.toMultihash().bytes, fromSeq: BigInt(fromSeq), limit })
+  const span = (s: Signer, fromSeq: number, limit: number): SyncRequest.Range => ({
+    author: s.peerId.toMultihash().bytes,
+    fromSeq: BigInt(fromSeq),
+    limit
+  })
 
   before(async () => {
     dir = await tempDir('idlegrid-sync-ranges-')
@@ -120,18 +133,45 @@ describe('ledger: several ranges in one sync request', function () {
   it('a ranges request is answered in order within one response\'s 1,024 entries: a range past them gets what is left, maybe nothing, with `more`', async () => {
     const { node } = await holder('holder-b')
     const asker = await start('asker-b')
-    const first = await ask(asker, node, { ranges: { ranges: [span(alice, 1, 1024), span(carol, 1, 200), span(shorts[0], 1, 1)] } })
+    const first = await ask(asker, node, {
+      ranges: { ranges: [span(alice, 1, 1024), span(carol, 1, 200), span(shorts[0], 1, 1)] }
+    })
     assert.deepEqual(first.ranges?.ranges.map(r => [r.entries.length, r.more]), [[1024, true], [0, true], [0, true]])
-    const second = await ask(asker, node, { ranges: { ranges: [span(carol, 1, 200), span(alice, 1, 1024), span(shorts[0], 1, 1)] } })
+    const second = await ask(asker, node, {
+      ranges: { ranges: [span(carol, 1, 200), span(alice, 1, 1024), span(shorts[0], 1, 1)] }
+    })
     assert.deepEqual(second.ranges?.ranges.map(r => [r.entries.length, r.more]), [[200, false], [824, true], [0, true]])
     // never more than asked; limit 0 is 256; a seq past the head and an author it lacks: nothing, no `more`
     const stranger = (await signers(1))[0]
-    const third = await ask(asker, node, { ranges: { ranges: [span(carol, 5, 3), span(alice, 1, 0), span(carol, CAROL + 1, 10), span(stranger, 1, 10)] } })
-    assert.deepEqual(third.ranges?.ranges.map(r => [r.entries.length, r.more]), [[3, true], [256, true], [0, false], [0, false]])
+    const third = await ask(asker, node, {
+      ranges: { ranges: [span(carol, 5, 3), span(alice, 1, 0), span(carol, CAROL + 1, 10), span(stranger, 1, 10)] }
+    })
+    assert.deepEqual(
+      third.ranges?.ranges.map(r => [r.entries.length, r.more]),
+      [
+        [3, true],
+        [256, true],
+        [0, false],
+        [0, false]
+      ]
+    )
     // each range is its feed's own run from its seq
     assert.deepEqual(third.ranges?.ranges[0].entries, feeds.get(idOf(carol))?.slice(4, 7).map(r => r.envelope))
     // the heads page says it answers them
-    assert.equal((await ask(asker, node, { heads: { ownAuthor: new Uint8Array(0), ownSeq: 0n, ownHash: new Uint8Array(0), afterAuthor: new Uint8Array(0), limit: 1 } })).heads?.answersRanges, true)
+    assert.equal(
+      (
+        await ask(asker, node, {
+          heads: {
+            ownAuthor: new Uint8Array(0),
+            ownSeq: 0n,
+            ownHash: new Uint8Array(0),
+            afterAuthor: new Uint8Array(0),
+            limit: 1
+          }
+        })
+      ).heads?.answersRanges,
+      true
+    )
   })
 
   it('red team: a ranges request with no range, a malformed one or more than 64 ranges is refused, not answered', async () => {
@@ -145,7 +185,10 @@ describe('ledger: several ranges in one sync request', function () {
     await refused({ ranges: { ranges: [span(carol, 0, 1)] } }, 'seq 0')
     await refused({ ranges: { ranges: Array.from({ length: MAX_RANGES_PER_REQUEST + 1 }, () => span(shorts[0], 1, 1)) } }, '65 ranges')
     // the holder is still serving
-    assert.equal((await ask(asker, node, { ranges: { ranges: [span(carol, 1, 2)] } })).ranges?.ranges[0].entries.length, 2)
+    assert.equal(
+      (await ask(asker, node, { ranges: { ranges: [span(carol, 1, 2)] } })).ranges?.ranges[0].entries.length,
+      2
+    )
   })
 
   it('a node from before ranges requests (its heads do not say it answers them) is asked one range at a time, and gives every feed', async () => {
@@ -173,8 +216,14 @@ describe('ledger: several ranges in one sync request', function () {
     const nothingLiedStored = (node: IdlegridNode): boolean =>
       shorts.every(s => held(node, s) === 0 || liarCounts.rangeAuthors.has(idOf(s)))
     /** The same, of the feeds of the first ranges of the first lying answer (those the lie was in). */
-    const liedRangesNotStored = (count: number) => (node: IdlegridNode): boolean =>
-      liedAuthors.slice(0, count).every(id => held(node, shorts.find(s => idOf(s) === id) as Signer) === 0 || liarCounts.rangeAuthors.has(id))
+    const liedRangesNotStored =
+      (count: number) =>
+        (node: IdlegridNode): boolean =>
+          liedAuthors
+            .slice(0, count)
+            .every(
+              id => held(node, shorts.find(s => idOf(s) === id) as Signer) === 0 || liarCounts.rangeAuthors.has(id)
+            )
     const ranges = (honest: SyncResponse): SyncResponse.Entries[] => honest.ranges?.ranges ?? []
 
     const cases: Array<{ name: string, lie: typeof lie, error: RegExp, refused: (node: IdlegridNode) => boolean }> = [
@@ -186,13 +235,21 @@ describe('ledger: several ranges in one sync request', function () {
       },
       {
         name: 'a range longer than its limit (the next feed\'s entry added to a one-entry range)',
-        lie: (_, honest) => ({ ranges: { ranges: ranges(honest).map((r, i, a) => i === 0 ? { ...r, entries: [...r.entries, ...(a[1]?.entries ?? [])] } : r) } }),
+        lie: (_, honest) => ({
+          ranges: {
+            ranges: ranges(honest).map((r, i, a) =>
+              i === 0 ? { ...r, entries: [...r.entries, ...(a[1]?.entries ?? [])] } : r
+            )
+          }
+        }),
         error: /entries for a range of at most 1/,
         refused: nothingLiedStored
       },
       {
         name: 'two ranges swapped (another author\'s entries under a feed)',
-        lie: (_, honest) => ({ ranges: { ranges: ranges(honest).map((r, i, a) => i === 0 ? a[1] : i === 1 ? a[0] : r) } }),
+        lie: (_, honest) => ({
+          ranges: { ranges: ranges(honest).map((r, i, a) => (i === 0 ? a[1] : i === 1 ? a[0] : r)) }
+        }),
         error: /sent an entry we refuse/,
         refused: liedRangesNotStored(2)
       },

@@ -40,22 +40,27 @@ export async function wrapSync (node: IdlegridNode, opts: WrapOptions = {}): Pro
   const server = new SyncServer(() => ledger.store, { considerHint: () => false } as unknown as SyncClient)
   const counts: SyncRequestCounts = { heads: 0, range: 0, ranges: 0, rangesOfRanges: 0, rangeAuthors: new Map() }
   await node.libp2p.unhandle(PROTOCOL.ledgerSync)
-  await serveSync(node.libp2p as unknown as Registrar, 10_000, async (request: SyncRequest, remote: PeerId): Promise<SyncResponse> => {
-    if (request.heads != null) counts.heads++
-    if (request.range != null) {
-      counts.range++
-      const author = parseAuthor(request.range.author)?.id ?? '?'
-      counts.rangeAuthors.set(author, (counts.rangeAuthors.get(author) ?? 0) + 1)
-    }
-    if (request.ranges != null) {
-      counts.ranges++
-      counts.rangesOfRanges += request.ranges.ranges.length
-      if (opts.beforeRanges === true) throw new LedgerError('ERR_LEDGER_SYNC', 'empty sync request')
-    }
-    const answer = await server.answer(request, remote)
-    if (answer.heads != null && opts.beforeRanges === true) answer.heads.answersRanges = false
-    if (request.ranges != null && opts.lieToRanges != null) return opts.lieToRanges(request.ranges, answer)
-    return answer
-  }, logger('test:sync-responder'))
+  await serveSync(
+    node.libp2p as unknown as Registrar,
+    10_000,
+    async (request: SyncRequest, remote: PeerId): Promise<SyncResponse> => {
+      if (request.heads != null) counts.heads++
+      if (request.range != null) {
+        counts.range++
+        const author = parseAuthor(request.range.author)?.id ?? '?'
+        counts.rangeAuthors.set(author, (counts.rangeAuthors.get(author) ?? 0) + 1)
+      }
+      if (request.ranges != null) {
+        counts.ranges++
+        counts.rangesOfRanges += request.ranges.ranges.length
+        if (opts.beforeRanges === true) throw new LedgerError('ERR_LEDGER_SYNC', 'empty sync request')
+      }
+      const answer = await server.answer(request, remote)
+      if (answer.heads != null && opts.beforeRanges === true) answer.heads.answersRanges = false
+      if (request.ranges != null && opts.lieToRanges != null) return opts.lieToRanges(request.ranges, answer)
+      return answer
+    },
+    logger('test:sync-responder')
+  )
   return counts
 }

@@ -227,7 +227,11 @@ export class SyncClient {
 
   /** Whether `peer` holds our entry `head` (a range read of it: its answer, not its word, counts). */
   async holds (peer: PeerId, head: Head, signal: AbortSignal): Promise<boolean> {
-    const { entries } = await this.requests.rangeRequest(peer, { author: head.author, fromSeq: head.seq, limit: 1 }, signal)
+    const { entries } = await this.requests.rangeRequest(
+      peer,
+      { author: head.author, fromSeq: head.seq, limit: 1 },
+      signal
+    )
     if (entries.length === 0) return false
     try {
       return equals(entryHashOf(entries[0] as Uint8Array), head.hash)
@@ -303,7 +307,12 @@ export class SyncClient {
         short.push({ author: head.remote.author, fromSeq: held + 1, limit: lacking })
         byAuthor.set(head.remote.author, head)
       }
-      const pulls = await pullShortFeeds(this.requests, ledger, { peer, spans: short, maxAdded: MAX_PULL_PER_SESSION - counts.pulled }, signal)
+      const pulls = await pullShortFeeds(
+        this.requests,
+        ledger,
+        { peer, spans: short, maxAdded: MAX_PULL_PER_SESSION - counts.pulled },
+        signal
+      )
       counts.pulled += pulls.added
       // the feeds it holds more of than its answers carried: pulled on their own from where we are
       standing = [...rest, ...pulls.unfinished.flatMap(span => byAuthor.get(span.author) ?? [])]
@@ -375,6 +384,11 @@ export class SyncClient {
 
   /** Pulls `author`'s feed from `fromSeq` on (pull.ts). Returns the entries added. */
   private async pull (peer: PeerId, author: Uint8Array, fromSeq: number, signal: AbortSignal): Promise<number> {
-    return await pullFeed(this.requests, this.ledger(), { peer, author, fromSeq, maxAdded: MAX_PULL_PER_SESSION }, signal)
+    return await pullFeed(
+      this.requests,
+      this.ledger(),
+      { peer, author, fromSeq, maxAdded: MAX_PULL_PER_SESSION },
+      signal
+    )
   }
 }

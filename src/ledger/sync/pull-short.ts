@@ -37,7 +37,12 @@ export function groupSpans (spans: readonly FeedSpan[]): FeedSpan[][] {
   for (const span of spans) {
     const limit = Math.min(span.limit, MAX_RANGE_ENTRIES)
     const size = span.author.length + RANGE_OVERHEAD_BYTES
-    if (group.length > 0 && (group.length >= MAX_RANGES_PER_REQUEST || entries + limit > MAX_RANGE_ENTRIES || bytes + size > MAX_BYTES.syncRequest)) {
+    if (
+      group.length > 0 &&
+      (group.length >= MAX_RANGES_PER_REQUEST ||
+        entries + limit > MAX_RANGE_ENTRIES ||
+        bytes + size > MAX_BYTES.syncRequest)
+    ) {
       groups.push(group)
       group = []
       entries = 0
@@ -52,7 +57,11 @@ export function groupSpans (spans: readonly FeedSpan[]): FeedSpan[][] {
 }
 
 /** Checks a `ranges` answer against the request: one range each, none longer than asked, 1,024 entries in all. */
-export function checkRangesAnswer (peer: PeerId, spans: readonly FeedSpan[], answer: SyncResponse.Ranges | undefined): SyncResponse.Entries[] {
+export function checkRangesAnswer (
+  peer: PeerId,
+  spans: readonly FeedSpan[],
+  answer: SyncResponse.Ranges | undefined
+): SyncResponse.Entries[] {
   if (answer == null) throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} answered a ranges request with something else`)
   if (answer.ranges.length !== spans.length) throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} answered ${answer.ranges.length} ranges of the ${spans.length} asked`)
   let total = 0
@@ -100,6 +109,7 @@ export async function pullShortFeeds (
     writing = []
   }
   try {
+    // eslint-disable-next-line no-unmodified-loop-condition -- ask() sets `inflight`
     while (inflight != null && !signal.aborted && result.added < maxAdded) {
       const answers = await inflight
       const group = groups[next++]
@@ -108,8 +118,19 @@ export async function pullShortFeeds (
       for (const [i, answer] of answers.entries()) {
         const span = group[i]
         const from = rangeStart(span.fromSeq, answer.entries)
-        if (answer.entries.length > 0) current.push({ span, batch: ingestRange(ledger, { author: span.author, asked: span.fromSeq, from, entries: answer.entries }) })
-        if (answer.more) result.unfinished.push({ author: span.author, fromSeq: from + answer.entries.length, limit: MAX_RANGE_ENTRIES })
+        if (answer.entries.length > 0) {
+          current.push({
+            span,
+            batch: ingestRange(ledger, { author: span.author, asked: span.fromSeq, from, entries: answer.entries })
+          })
+        }
+        if (answer.more) {
+          result.unfinished.push({
+            author: span.author,
+            fromSeq: from + answer.entries.length,
+            limit: MAX_RANGE_ENTRIES
+          })
+        }
       }
       await settleAll()
       writing = current

@@ -110,7 +110,9 @@ export async function pullFeed (
       if (response.entries.length === 0) break
       const from = rangeStart(next, response.entries)
       const after = from + response.entries.length
-      if (response.more) inflight = source.rangeRequest(peer, { author, fromSeq: after, limit: MAX_RANGE_ENTRIES }, signal)
+      if (response.more) {
+        inflight = source.rangeRequest(peer, { author, fromSeq: after, limit: MAX_RANGE_ENTRIES }, signal)
+      }
       const batch = ingestRange(ledger, { author, asked: next, from, entries: response.entries })
       if (writing != null) await settle(writing)
       writing = batch

@@ -58,7 +58,11 @@ export class SyncRequests implements ShortFeedSource {
     return response
   }
 
-  async rangeRequest (peer: PeerId, { author, fromSeq, limit }: FeedSpan, signal: AbortSignal): Promise<SyncResponse.Entries> {
+  async rangeRequest (
+    peer: PeerId,
+    { author, fromSeq, limit }: FeedSpan,
+    signal: AbortSignal
+  ): Promise<SyncResponse.Entries> {
     const response = await this.request(peer, { range: { author, fromSeq: BigInt(fromSeq), limit } }, signal)
     if (response.entries == null) throw new LedgerError('ERR_LEDGER_SYNC', `${peer.toString()} answered a range request with something else`)
     return response.entries
@@ -80,6 +84,8 @@ export class SyncRequests implements ShortFeedSource {
     this.answersRanges.delete(id)
     if (!answersRanges) return
     this.answersRanges.add(id)
-    if (this.answersRanges.size > KEPT_PEERS) this.answersRanges.delete(this.answersRanges.values().next().value as string)
+    if (this.answersRanges.size > KEPT_PEERS) {
+      this.answersRanges.delete(this.answersRanges.values().next().value as string)
+    }
   }
 }

@@ -39,7 +39,9 @@ export class SyncServer {
       }
     }
     if (request.range != null) {
-      return { entries: await answerRange(store, request.range, { entries: MAX_RANGE_ENTRIES, bytes: MAX_RANGE_BYTES }) }
+      return {
+        entries: await answerRange(store, request.range, { entries: MAX_RANGE_ENTRIES, bytes: MAX_RANGE_BYTES })
+      }
     }
     if (request.ranges != null) {
       const asked = request.ranges.ranges

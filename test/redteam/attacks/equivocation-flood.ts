@@ -69,7 +69,13 @@ async function serveEquivocations (
   await me.libp2p.unhandle(PROTOCOL.ledgerSync)
   await serveSync(me.libp2p as unknown as Registrar, 10_000, async (request: SyncRequest): Promise<SyncResponse> => {
     if (request.heads != null) {
-      return { heads: { heads: [{ author, seq: BigInt(CLAIMED_SEQ), hash: randomBytes(32) }], more: false, answersRanges: false } }
+      return {
+        heads: {
+          heads: [{ author, seq: BigInt(CLAIMED_SEQ), hash: randomBytes(32) }],
+          more: false,
+          answersRanges: false
+        }
+      }
     }
     const from = Number(request.range?.fromSeq ?? 1n)
     const entries: Uint8Array[] = []
