@@ -242,7 +242,8 @@ async function build (): Promise<Fixtures> {
       }
     },
     { range: { author: providerId, fromSeq: 1n, limit: 256 } },
-    { range: { author: renterId, fromSeq: 2n, limit: 1 } }
+    { range: { author: renterId, fromSeq: 2n, limit: 1 } },
+    { ranges: { ranges: [{ author: providerId, fromSeq: 1n, limit: 3 }, { author: renterId, fromSeq: 2n, limit: 1 }] } }
   ]
   const syncResponses: SyncResponse[] = [
     {
@@ -258,7 +259,16 @@ async function build (): Promise<Fixtures> {
     },
     { heads: { heads: [{ author: renterId, seq: 3n, hash: renterFeed[2].hash }], more: true, answersRanges: false } },
     { entries: { entries: providerFeed.map(r => r.envelope), more: false } },
-    { entries: { entries: renterFeed.slice(0, 2).map(r => r.envelope), more: true } }
+    { entries: { entries: renterFeed.slice(0, 2).map(r => r.envelope), more: true } },
+    { heads: { heads: [{ author: providerId, seq: 3n, hash: providerFeed[2].hash }], more: false, answersRanges: true } },
+    {
+      ranges: {
+        ranges: [
+          { entries: providerFeed.map(r => r.envelope), more: false },
+          { entries: renterFeed.slice(1, 2).map(r => r.envelope), more: true }
+        ]
+      }
+    }
   ]
 
   const payloadOf = (env: { envelope: Uint8Array }): Uint8Array => payloadsOfEnvelope(env.envelope)

@@ -271,6 +271,8 @@ describe('protocols: wire codecs', () => {
     roundTrip(SyncRequest, { range: { author: provider, fromSeq: 1n, limit: 256 } }, 'sync request', MAX_BYTES.syncRequest)
     roundTrip(SyncResponse, { heads: { heads: [{ author: provider, seq: 50n, hash: sha256('head') }], more: true, answersRanges: true } }, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)
     roundTrip(SyncResponse, { entries: { entries: [bytes(700), bytes(700)], more: true } }, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)
+    roundTrip(SyncRequest, { ranges: { ranges: [{ author: provider, fromSeq: 1n, limit: 1 }, { author: provider, fromSeq: 9n, limit: 0 }] } }, 'sync request', MAX_BYTES.syncRequest)
+    roundTrip(SyncResponse, { ranges: { ranges: [{ entries: [bytes(700)], more: false }, { entries: [], more: true }] } }, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)
   })
 
   it('keeps proto3 defaults off the wire (signed payloads stay minimal and stable)', () => {
@@ -415,6 +417,9 @@ describe('protocols: repeated-field limits', () => {
     const syncDecode = (b: Uint8Array): unknown => decodeBounded(SyncResponse, b, 'sync response', 16 * 1024 * 1024, L.syncResponse)
     pair('syncResponse.heads', k => SyncResponse.encode({ heads: { heads: Array(k).fill({ author: provider, seq: 1n, hash: sha256('h') }), more: false, answersRanges: false } }), L.syncResponse.heads.heads, syncDecode)
     pair('syncResponse.entries', k => SyncResponse.encode({ entries: { entries: n(k), more: false } }), L.syncResponse.entries.entries, syncDecode)
+    pair('syncResponse.ranges', k => SyncResponse.encode({ ranges: { ranges: Array(k).fill({ entries: n(1), more: false }) } }), L.syncResponse.ranges.ranges, syncDecode)
+    pair('syncResponse.ranges entries', k => SyncResponse.encode({ ranges: { ranges: [{ entries: n(k), more: false }] } }), L.syncResponse.ranges.ranges$.entries, syncDecode)
+    pair('syncRequest.ranges', k => SyncRequest.encode({ ranges: { ranges: Array(k).fill({ author: provider, fromSeq: 1n, limit: 1 }) } }), 64, b => decodeBounded(SyncRequest, b, 'sync request', MAX_BYTES.syncRequest))
 
     for (const c of cases) {
       assert.doesNotThrow(() => c.decode(c.atLimit), `${c.what}: exactly at the limit decodes`)

@@ -15,6 +15,8 @@ import { verifyFraudProof } from '../../../src/ledger/entries/fraud.js'
 import { LedgerIngest } from '../../../src/ledger/ingest/ingest.js'
 import { SyncClient } from '../../../src/ledger/sync/client.js'
 import { SyncServer } from '../../../src/ledger/sync/server.js'
+import type { SyncRequests } from '../../../src/ledger/sync/requests.js'
+import type { PeerId } from '@libp2p/interface'
 import { MAX_HEADS, MAX_RANGE_ENTRIES } from '../../../src/ledger/sync/protocol.js'
 import { verifyEntry } from '../../../src/ledger/ingest/verify.js'
 import { tempDir } from '../../utils/wait.js'
@@ -109,7 +111,8 @@ const syncServer: TargetFactory = {
         const response = await server.answer(request, fx.provider.peerId)
         const encoded = SyncResponse.encode(response)
         if (encoded.length > MAX_BYTES.syncResponse) throw new BoundError(`sync response of ${encoded.length} bytes`)
-        if ((response.heads?.heads.length ?? 0) > MAX_HEADS || (response.entries?.entries.length ?? 0) > MAX_RANGE_ENTRIES) throw new BoundError('sync response past its count bounds')
+        const inRanges = (response.ranges?.ranges ?? []).reduce((sum, r) => sum + r.entries.length, 0)
+        if ((response.heads?.heads.length ?? 0) > MAX_HEADS || (response.entries?.entries.length ?? 0) > MAX_RANGE_ENTRIES || inRanges > MAX_RANGE_ENTRIES) throw new BoundError('sync response past its count bounds')
       },
       close: async () => { abort.abort(); await client.settled(); await close() }
     }
@@ -125,15 +128,20 @@ const syncClient: TargetFactory = {
     const abort = new AbortController()
     const client = new SyncClient({ connectionManager: noConnections, ledger: () => store, selfId: fx.other.peerId.toString(), signal: abort.signal, log: defaultLogger().forComponent('fuzz') })
     let answer: Uint8Array = new Uint8Array(0)
-    let requests = 0
-    // the peer: every request gets the fuzzed bytes, decoded as syncRequest() decodes a response
-    ;(client as any).request = async () => {
-      if (++requests > 10_000) throw new BoundError('a session sent more than 10 000 requests for one answer')
+    let asked = 0
+    // the peer: every request gets the fuzzed bytes, decoded as syncRequest() decodes a response;
+    // a heads answer's answers_ranges is noted as the real request notes it
+    const requests = (client as unknown as { requests: SyncRequests }).requests
+    requests.request = async (peer) => {
+      if (++asked > 10_000) throw new BoundError('a session sent more than 10 000 requests for one answer')
+      let decoded: SyncResponse
       try {
-        return decodeBounded(SyncResponse, answer, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)
+        decoded = decodeBounded(SyncResponse, answer, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)
       } catch (err) {
         throw new LedgerError('ERR_LEDGER_SYNC', err instanceof Error ? err.message : String(err), { cause: err })
       }
+      if (decoded.heads != null) (requests as unknown as { noteHeads: (p: PeerId, a: boolean) => void }).noteHeads(peer, decoded.heads.answersRanges)
+      return decoded
     }
     return {
       name: 'ledger/sync-response',
@@ -144,7 +152,7 @@ const syncClient: TargetFactory = {
       weight: 2,
       run: async (input) => {
         answer = input
-        requests = 0
+        asked = 0
         try {
           const decoded = decodeBounded(SyncResponse, input, 'sync response', MAX_BYTES.syncResponse, LIMITS.syncResponse)
           checkDecoded(decoded, LIMITS.syncResponse, input.length)

@@ -20,9 +20,9 @@ const TOPICS: Record<string, { domain: string, maxBytes: number }> = {
   '/idlegrid/5/ledger': { domain: 'ledger-entry', maxBytes: 64 * 1024 },
   '/idlegrid/2/heartbeats': { domain: 'heartbeat', maxBytes: 2 * 1024 }
 }
-const MAX_BYTES: Record<string, number> = { SyncRequest: 256, SyncResponse: 4 * 1024 * 1024, JobFrame: 1024 * 1024 + 4 * 1024, capability: 8 * 1024 + 256, 'ledger-entry': 32 * 1024 + 256, 'fraud-proof': 29 * 1024 + 256 }
+const MAX_BYTES: Record<string, number> = { SyncRequest: 4 * 1024, SyncResponse: 4 * 1024 * 1024, JobFrame: 1024 * 1024 + 4 * 1024, capability: 8 * 1024 + 256, 'ledger-entry': 32 * 1024 + 256, 'fraud-proof': 29 * 1024 + 256 }
 /** repeated-field limits (§8) that the vectors reach */
-const LIMITS: Record<string, number> = { 'SyncResponse.Entries.entries': 1024, 'SyncResponse.Heads.heads': 10_000, 'CapabilityRecord.acceptedTiers': 3 }
+const LIMITS: Record<string, number> = { 'SyncResponse.Entries.entries': 1024, 'SyncRequest.Ranges.ranges': 64, 'SyncResponse.Ranges.ranges': 64, 'SyncResponse.Heads.heads': 10_000, 'CapabilityRecord.acceptedTiers': 3 }
 /** messages with a oneof of which exactly one member must be set */
 const ONE_OF_REQUIRED = new Set(['JobFrame', 'SyncRequest'])
 

@@ -147,13 +147,31 @@ export async function makeSync (): Promise<VectorFile> {
     req('heads-with-hint', SyncRequest.encode({ heads: { ownAuthor: bob.id, ownSeq: 1n, ownHash: b1.hash, afterAuthor: new Uint8Array(0), limit: 1 } }), 'accept'),
     req('range', SyncRequest.encode({ range: { author: bob.id, fromSeq: 1n, limit: 1024 } }), 'accept', 'at most 1024 entries asked (0 would mean 256)'),
     req('empty', new Uint8Array(0), ['ERR_LEDGER_SYNC', 'decode'], 'neither heads nor range'),
-    req('oversized', SyncRequest.encode({ range: { author: new Uint8Array(300), fromSeq: 1n, limit: 1 } }), ['oversized', 'size'], 'over the 256-byte bound'),
+    req('ranges', SyncRequest.encode({ ranges: { ranges: [{ author: bob.id, fromSeq: 1n, limit: 1 }, { author: bob.id, fromSeq: 5n, limit: 3 }] } }), 'accept', 'several ranges in one request (at most 64, their limits together at most 1024), asked only of a responder whose heads page said answers_ranges'),
+    req('ranges-over-limit', new Writer().bytesField(3, rangesOver(65, bob.id)).bytes(), ['malformed', 'decode'], '65 ranges in one request (limit 64)'),
+    req('oversized', SyncRequest.encode({ range: { author: new Uint8Array(4200), fromSeq: 1n, limit: 1 } }), ['oversized', 'size'], 'over the 4096-byte bound (256 before ranges requests, which no request of a heads or one range reaches)'),
     res('heads', SyncResponse.encode({ heads: { heads: [{ author: bob.id, seq: 1n, hash: b1.hash }], more: false, answersRanges: false } }), 'accept'),
     res('entries', SyncResponse.encode({ entries: { entries: [b1.envelope], more: false } }), 'accept'),
+    res('heads-answers-ranges', SyncResponse.encode({ heads: { heads: [{ author: bob.id, seq: 1n, hash: b1.hash }], more: false, answersRanges: true } }), 'accept', 'the responder answers ranges requests (field 11; absent from responders from before them)'),
+    res('ranges', SyncResponse.encode({ ranges: { ranges: [{ entries: [b1.envelope], more: false }, { entries: [], more: true }] } }), 'accept', 'one Entries per range asked, in order: the second got nothing of the response\'s bounds, and says more'),
+    res('ranges-over-limit', new Writer().bytesField(3, repeated(65, new Writer().bytesField(1, Uint8Array.of(1)).bytes())).bytes(), ['malformed', 'decode'], '65 ranges in one response (limit 64)'),
+    res('ranges-entries-over-limit', new Writer().bytesField(3, new Writer().bytesField(1, entriesOver(1025)).bytes()).bytes(), ['malformed', 'decode'], 'a range of 1025 entries in a ranges response (limit 1024)'),
     res('entries-at-limit', new Writer().bytesField(2, entriesOver(1024)).bytes(), 'accept', '1024 entries in one response (the limit; a decoder of a node from before ranges of 1,024 refuses more than 256, which it never asks for)'),
     res('entries-over-limit', new Writer().bytesField(2, entriesOver(1025)).bytes(), ['malformed', 'decode'], '1025 entries in one response (limit 1024)')
   ]
   return file('ledger sync messages (/idlegrid/ledger/sync/4.0.0), length prefix removed', { bob: keyEntry(bob) }, vectors)
+}
+
+/** `n` copies of the message `bytes` as field 1 (a repeated message field). */
+function repeated (n: number, bytes: Uint8Array): Uint8Array {
+  const w = new Writer()
+  for (let i = 0; i < n; i++) w.bytesField(1, bytes)
+  return w.bytes()
+}
+
+/** A SyncRequest.Ranges of `n` ranges of `author` from seq 1, limit 1. */
+function rangesOver (n: number, author: Uint8Array): Uint8Array {
+  return repeated(n, SyncRequest.Range.encode({ author, fromSeq: 1n, limit: 1 }))
 }
 
 function entriesOver (n: number): Uint8Array {
