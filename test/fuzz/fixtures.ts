@@ -260,7 +260,13 @@ async function build (): Promise<Fixtures> {
     { heads: { heads: [{ author: renterId, seq: 3n, hash: renterFeed[2].hash }], more: true, answersRanges: false } },
     { entries: { entries: providerFeed.map(r => r.envelope), more: false } },
     { entries: { entries: renterFeed.slice(0, 2).map(r => r.envelope), more: true } },
-    { heads: { heads: [{ author: providerId, seq: 3n, hash: providerFeed[2].hash }], more: false, answersRanges: true } },
+    {
+      heads: {
+        heads: [{ author: providerId, seq: 3n, hash: providerFeed[2].hash }],
+        more: false,
+        answersRanges: true
+      }
+    },
     {
       ranges: {
         ranges: [

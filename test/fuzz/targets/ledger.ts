@@ -140,7 +140,12 @@ const syncClient: TargetFactory = {
       } catch (err) {
         throw new LedgerError('ERR_LEDGER_SYNC', err instanceof Error ? err.message : String(err), { cause: err })
       }
-      if (decoded.heads != null) (requests as unknown as { noteHeads: (p: PeerId, a: boolean) => void }).noteHeads(peer, decoded.heads.answersRanges)
+      if (decoded.heads != null) {
+        (requests as unknown as { noteHeads: (p: PeerId, a: boolean) => void }).noteHeads(
+          peer,
+          decoded.heads.answersRanges
+        )
+      }
       return decoded
     }
     return {
