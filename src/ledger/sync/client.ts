@@ -2,9 +2,10 @@
  * The sync protocol's client side: heads exchanges with connected peers (on connect, every
  * round, and on demand), page after page through all of the peer's heads, then pulls of every
  * feed a peer holds more of, batch after batch, the next request in flight while the last
- * batch is verified and written. Only feeds in our replication scope are pulled (scope.ts);
- * feeds of authors with standing in our view first; of the others only a few per session, into
- * the quarantine, while it has room.
+ * batch is verified and written: feeds we lack a few entries of several to a request of a peer
+ * that answers those (pull-short.ts), the others one range a request (pull.ts). Only feeds in our
+ * replication scope are pulled (scope.ts); feeds of authors with standing in our view first; of the
+ * others only a few per session, into the quarantine, while it has room.
  */
 
 import { equals } from 'uint8arrays/equals'
@@ -277,9 +278,9 @@ export class SyncClient {
   }
 
   /**
-   * Heads of one page: feeds of authors with standing first, a few at once (one feed's last
-   * batch is written while the next one's verify), so no number of others delays them; the
-   * others, into the quarantine, one at a time after them.
+   * Heads of one page: feeds of authors with standing first (the short ones in `ranges` requests,
+   * then the rest a few at once: one feed's last batch is written while the next one's verify),
+   * so no number of others delays them; the others, into the quarantine, one at a time after them.
    */
   private async compareAll (
     peer: PeerId,
