@@ -66,6 +66,7 @@ const JOB_FRAME: MessageShape = {
   oneofs: { frame: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] }
 }
 const RESPONSE_HEADS: MessageShape = { repeated: { 1: LEAF } }
+const RANGES: MessageShape = { repeated: { 1: LEAF } }
 const SERVE_REQUEST: MessageShape = { repeated: { 4: LEAF } }
 const SERVE_RESPONSE: MessageShape = { repeated: { 2: LEAF } }
 const SERVE_FRAME: MessageShape = {
@@ -83,9 +84,12 @@ export const WIRE_SHAPES: ReadonlyMap<unknown, MessageShape> = new Map<unknown, 
   [JobFrame.Result, RESULT],
   // gpu, telemetry: merged messages; gpus: repeated GpuFingerprint
   [Attestation, { merged: { 10: LEAF, 11: LEAF }, repeated: { 14: LEAF } }],
-  [SyncRequest, { merged: { 1: LEAF, 2: LEAF }, oneofs: { request: [1, 2] } }],
-  [SyncResponse, { merged: { 1: RESPONSE_HEADS, 2: LEAF }, oneofs: { response: [1, 2] } }],
+  // ranges: a message of repeated Range (SyncRequest) or Entries (SyncResponse)
+  [SyncRequest, { merged: { 1: LEAF, 2: LEAF, 3: RANGES }, oneofs: { request: [1, 2, 3] } }],
+  [SyncResponse, { merged: { 1: RESPONSE_HEADS, 2: LEAF, 3: RANGES }, oneofs: { response: [1, 2, 3] } }],
   [SyncResponse.Heads, RESPONSE_HEADS],
+  [SyncRequest.Ranges, RANGES],
+  [SyncResponse.Ranges, RANGES],
   [JobRequest, { merged: { 7: LEAF, 15: LEAF } }],
   [Award, { repeated: { 15: LEAF } }],
   [ServeFrame, SERVE_FRAME],
