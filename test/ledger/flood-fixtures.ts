@@ -59,6 +59,23 @@ export function summaryBody (now = Date.now()): Uint8Array {
   })
 }
 
+/** `n` heartbeat summaries of `signer`'s feed from seq 1, a millisecond apart, ending a minute ago. */
+export function summaryFeed (signer: Signer, n: number): LedgerRecord[] {
+  const out: LedgerRecord[] = []
+  const start = Date.now() - 60_000
+  for (let seq = 1; seq <= n; seq++) {
+    const time = start + seq
+    out.push(sealEntry(signer.key, signer.peerId, {
+      seq,
+      prevHash: out.at(-1)?.hash ?? new Uint8Array(0),
+      time,
+      kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
+      body: summaryBody(time - 1_000)
+    }))
+  }
+  return out
+}
+
 /**
  * A job between two feeds: the provider's attestation entry (naming the renter) and the renter's
  * receipt entry (naming the provider).

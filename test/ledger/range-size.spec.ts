@@ -7,37 +7,20 @@
 import * as assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { decodeBounded, MAX_BYTES } from '../../protocols/codec.js'
-import { LedgerEntry, SyncResponse } from '../../protocols/ledger.js'
+import { SyncResponse } from '../../protocols/ledger.js'
 import { resolveConfig } from '../../src/config/index.js'
-import { sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
 import { ledgerService } from '../../src/ledger/service/ledger-node.js'
 import type { LedgerService } from '../../src/ledger/service/ledger-service.js'
 import { DEFAULT_RANGE_ENTRIES, MAX_RANGE_ENTRIES, syncRequest } from '../../src/ledger/sync/protocol.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
 import { idOf, newSigner } from './feeds.js'
-import { summaryBody } from './flood-fixtures.js'
+import { summaryFeed } from './flood-fixtures.js'
 import type { Signer } from '../../src/ledger/dev.js'
 import type { PeerId } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
 const FEED = 1_100
-
-function summaries (signer: Signer, n: number): LedgerRecord[] {
-  const out: LedgerRecord[] = []
-  const start = Date.now() - 60_000
-  for (let seq = 1; seq <= n; seq++) {
-    const time = start + seq
-    out.push(sealEntry(signer.key, signer.peerId, {
-      seq,
-      prevHash: out.at(-1)?.hash ?? new Uint8Array(0),
-      time,
-      kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
-      body: summaryBody(time - 1_000)
-    }))
-  }
-  return out
-}
 
 describe('ledger: ranges of up to 1,024 entries, never more than asked', function () {
   this.timeout(60_000)
@@ -75,7 +58,7 @@ describe('ledger: ranges of up to 1,024 entries, never more than asked', functio
     dir = await tempDir('idlegrid-range-size-')
     alice = await newSigner()
     holder = await start('holder', [idOf(alice)])
-    const records = summaries(alice, FEED)
+    const records = summaryFeed(alice, FEED)
     const outcomes = await ledgerOf(holder).ingest.ingest(
       records.map(r => r.envelope),
       { range: { author: alice.peerId.toMultihash().bytes, fromSeq: 1 } }

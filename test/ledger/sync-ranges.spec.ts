@@ -8,16 +8,16 @@
 import * as assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { LIMITS } from '../../protocols/codec.js'
-import { LedgerEntry, type SyncRequest, type SyncResponse } from '../../protocols/ledger.js'
+import type { SyncRequest, SyncResponse } from '../../protocols/ledger.js'
 import { resolveConfig } from '../../src/config/index.js'
-import { parseAuthor, sealEntry, type LedgerRecord } from '../../src/ledger/entries/entry.js'
+import { parseAuthor, type LedgerRecord } from '../../src/ledger/entries/entry.js'
 import { ledgerService } from '../../src/ledger/service/ledger-node.js'
 import { MAX_RANGE_ENTRIES, syncRequest } from '../../src/ledger/sync/protocol.js'
 import { MAX_RANGES_PER_REQUEST, SHORT_FEED_ENTRIES } from '../../src/ledger/sync/pull-short.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
 import { tempDir, waitFor } from '../utils/index.js'
 import { idOf, signers } from './feeds.js'
-import { summaryBody } from './flood-fixtures.js'
+import { summaryFeed } from './flood-fixtures.js'
 import { wrapSync, type SyncRequestCounts } from './sync-responders.js'
 import type { LedgerService } from '../../src/ledger/service/ledger-service.js'
 import type { Signer } from '../../src/ledger/dev.js'
@@ -30,22 +30,6 @@ const SHORT_FEEDS = 150
 const CAROL = 200
 /** alice's feed: long, pulled in ranges of its own */
 const ALICE = 1_100
-
-function summaries (signer: Signer, n: number): LedgerRecord[] {
-  const out: LedgerRecord[] = []
-  const start = Date.now() - 60_000
-  for (let seq = 1; seq <= n; seq++) {
-    const time = start + seq
-    out.push(sealEntry(signer.key, signer.peerId, {
-      seq,
-      prevHash: out.at(-1)?.hash ?? new Uint8Array(0),
-      time,
-      kind: LedgerEntry.BodyKind.HEARTBEAT_SUMMARY,
-      body: summaryBody(time - 1_000)
-    }))
-  }
-  return out
-}
 
 describe('ledger: several ranges in one sync request', function () {
   this.timeout(120_000)
@@ -108,9 +92,9 @@ describe('ledger: several ranges in one sync request', function () {
     shorts = await signers(SHORT_FEEDS)
     ;[alice, carol] = await signers(2)
     all = [...shorts, alice, carol]
-    for (const s of shorts) feeds.set(idOf(s), summaries(s, 1))
-    feeds.set(idOf(alice), summaries(alice, ALICE))
-    feeds.set(idOf(carol), summaries(carol, CAROL))
+    for (const s of shorts) feeds.set(idOf(s), summaryFeed(s, 1))
+    feeds.set(idOf(alice), summaryFeed(alice, ALICE))
+    feeds.set(idOf(carol), summaryFeed(carol, CAROL))
   })
   after(async () => {
     await Promise.all(nodes.map(async n => { await n.stop() }))
