@@ -101,17 +101,22 @@ describe('ledger: several ranges in one sync request', function () {
     await dir.cleanup()
   })
 
-  it('a fresh node pulls 151 short feeds in 3 ranges requests and the long one on its own, and holds every entry', async () => {
+  it('a fresh node pulls 151 short feeds in ranges requests (3 of up to 64) and the long one on its own, and holds every entry', async () => {
     assert.equal(SHORT_FEED_ENTRIES >= CAROL && ALICE > SHORT_FEED_ENTRIES, true)
     const { node, counts } = await holder('holder')
     const fresh = await start('fresh', node)
     await waitFor(() => holdsAll(fresh), { timeoutMs: 30_000, what: 'the fresh node to hold every feed' })
-    assert.equal(counts.ranges, Math.ceil((SHORT_FEEDS + 1) / MAX_RANGES_PER_REQUEST), `ranges requests (${counts.rangesOfRanges} ranges)`)
-    assert.equal(counts.rangesOfRanges, SHORT_FEEDS + 1)
-    // alice's 1,100: one range of 1,024 and the rest. Besides, the feeds the holder's first heartbeat
-    // relayed heads of (4 at most) are pulled at once, one range each, beside the session
-    assert.equal(counts.rangeAuthors.get(idOf(alice)), 2)
-    assert.ok(counts.range - 2 <= LIMITS.heartbeat.relayedHeads, `range requests: ${counts.range}`)
+    // the feeds the holder's first heartbeat relayed heads of (4 at most) are pulled at once, one
+    // range a request, beside the session; the short feeds the session did not hold by then it
+    // asked in `ranges` requests of up to 64
+    const relayed = [...counts.rangeAuthors.keys()].filter(id => id !== idOf(alice))
+    assert.ok(relayed.length <= LIMITS.heartbeat.relayedHeads, `short feeds asked one range a request: ${relayed.length}`)
+    assert.ok(counts.rangesOfRanges >= SHORT_FEEDS + 1 - relayed.length && counts.rangesOfRanges <= SHORT_FEEDS + 1, `ranges asked: ${counts.rangesOfRanges}`)
+    assert.equal(counts.ranges, Math.ceil(counts.rangesOfRanges / MAX_RANGES_PER_REQUEST))
+    // alice's 1,100 (too long for a ranges request): one range of 1,024 and the rest, by the session,
+    // and maybe again by a relayed head's pull beside it
+    const aliceAsked = counts.rangeAuthors.get(idOf(alice)) ?? 0
+    assert.ok(aliceAsked >= 2 && aliceAsked <= 4, `alice's feed asked in ${aliceAsked} range requests`)
   })
 
   it('a ranges request is answered in order within one response\'s 1,024 entries: a range past them gets what is left, maybe nothing, with `more`', async () => {
@@ -209,6 +214,9 @@ describe('ledger: several ranges in one sync request', function () {
               id => held(node, shorts.find(s => idOf(s) === id) as Signer) === 0 || liarCounts.rangeAuthors.has(id)
             )
     const ranges = (honest: SyncResponse): SyncResponse.Entries[] => honest.ranges?.ranges ?? []
+    /** the positions of a request's one-entry ranges (the short feeds', not carol's) */
+    const oneEntryRanges = (request: SyncRequest.Ranges): number[] =>
+      request.ranges.flatMap((r, i) => (r.limit === 1 ? [i] : []))
 
     const cases: Array<{ name: string, lie: typeof lie, error: RegExp, refused: (node: IdlegridNode) => boolean }> = [
       {
@@ -226,41 +234,45 @@ describe('ledger: several ranges in one sync request', function () {
             )
           }
         }),
-        error: /entries for a range of at most 1/,
+        error: /entries for a range of at most \d+/,
         refused: nothingLiedStored
       },
       {
         name: 'two ranges swapped (another author\'s entries under a feed)',
-        lie: (_, honest) => ({
-          ranges: { ranges: ranges(honest).map((r, i, a) => (i === 0 ? a[1] : i === 1 ? a[0] : r)) }
-        }),
+        lie: (request, honest) => {
+          const [x, y] = oneEntryRanges(request)
+          return { ranges: { ranges: ranges(honest).map((r, i, a) => (i === x ? a[y] : i === y ? a[x] : r)) } }
+        },
         error: /sent an entry we refuse/,
         refused: liedRangesNotStored(2)
       },
       {
         name: 'an altered entry in a range (a byte of its body changed)',
-        lie: (_, honest) => ({
-          ranges: {
-            ranges: ranges(honest).map((r, i) => {
-              if (i > 0) return r
-              const altered = Uint8Array.from(r.entries[0])
-              altered[altered.length - 80] ^= 1
-              return { ...r, entries: [altered] }
-            })
+        lie: (request, honest) => {
+          const [x] = oneEntryRanges(request)
+          return {
+            ranges: {
+              ranges: ranges(honest).map((r, i) => {
+                if (i !== x) return r
+                const altered = Uint8Array.from(r.entries[0])
+                altered[altered.length - 80] ^= 1
+                return { ...r, entries: [altered] }
+              })
+            }
           }
-        }),
+        },
         error: /sent an entry we refuse/,
         refused: liedRangesNotStored(1)
       }
     ]
-    /** the authors of the first ranges request's ranges, in order */
+    /** the authors of the first lying answer's one-entry ranges (those the lies are in), in order */
     let liedAuthors: string[] = []
     for (const c of cases) {
       it(c.name, async () => {
         liedAuthors = []
         liarCounts.rangeAuthors.clear()
         lie = (request, honest) => {
-          if (liedAuthors.length === 0) liedAuthors = request.ranges.map(r => parseAuthor(r.author)?.id ?? '?')
+          if (liedAuthors.length === 0) liedAuthors = oneEntryRanges(request).map(i => parseAuthor(request.ranges[i].author)?.id ?? '?')
           return c.lie(request, honest)
         }
         const fresh = await start(`fresh-${cases.indexOf(c)}`)
