@@ -75,7 +75,7 @@ export interface LedgerServiceInit {
   replicate?: ReplicateMode
   /** hops of the bounded scope (default 2) */
   replicationHorizon?: number
-  /** sync requests opened to one peer, at most (default sync/client.ts SYNC_PACE, within a peer guard's default) */
+  /** sync requests opened to one peer, at most (default sync/requests.ts SYNC_PACE, within a peer guard's default) */
   syncPace?: RateLimit
   /**
    * what the node keeps of other feeds (service/retention.ts): 'horizon' (the default) drops

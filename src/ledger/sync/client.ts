@@ -297,6 +297,7 @@ export class SyncClient {
     if (this.requests.answersRangesOf(peer)) {
       const short: FeedSpan[] = []
       const rest: ParsedHead[] = []
+      // by the author array itself: the spans carry it, and it comes back in `unfinished`
       const byAuthor = new Map<Uint8Array, ParsedHead>()
       for (const head of standing) {
         const held = ledger.store.head(head.id)?.seq ?? 0
@@ -316,7 +317,7 @@ export class SyncClient {
       )
       counts.pulled += pulls.added
       // the feeds it holds more of than its answers carried: pulled on their own from where we are
-      standing = [...rest, ...pulls.unfinished.flatMap(span => byAuthor.get(span.author) ?? [])]
+      standing = [...rest, ...pulls.unfinished.flatMap(author => byAuthor.get(author) ?? [])]
     }
     let next = 0
     // a peer that sent something we refuse ends the session: the other pulls stop too

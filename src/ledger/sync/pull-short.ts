@@ -76,8 +76,11 @@ export function checkRangesAnswer (
 export interface ShortPulls {
   /** entries added */
   added: number
-  /** feeds the peer holds more of than its answers carried: to pull on their own, from these spans */
-  unfinished: FeedSpan[]
+  /**
+   * feeds the peer holds more of than its answers carried, to pull on their own: the `author`
+   * arrays of their spans (the same objects)
+   */
+  unfinished: Uint8Array[]
 }
 
 /**
@@ -124,13 +127,7 @@ export async function pullShortFeeds (
             batch: ingestRange(ledger, { author: span.author, asked: span.fromSeq, from, entries: answer.entries })
           })
         }
-        if (answer.more) {
-          result.unfinished.push({
-            author: span.author,
-            fromSeq: from + answer.entries.length,
-            limit: MAX_RANGE_ENTRIES
-          })
-        }
+        if (answer.more) result.unfinished.push(span.author)
       }
       await settleAll()
       writing = current

@@ -40,18 +40,22 @@ export class SyncServer {
     }
     if (request.range != null) {
       return {
-        entries: await answerRange(store, request.range, { entries: MAX_RANGE_ENTRIES, bytes: MAX_RANGE_BYTES })
+        entries: await answerRange(store, request.range, checkRange(request.range), {
+          entries: MAX_RANGE_ENTRIES,
+          bytes: MAX_RANGE_BYTES
+        })
       }
     }
     if (request.ranges != null) {
       const asked = request.ranges.ranges
       if (asked.length === 0) throw new LedgerError('ERR_LEDGER_SYNC', 'bad ranges request: no range')
-      for (const range of asked) checkRange(range)
+      // every range checked before any is read: a bad one refuses the request whole
+      const authorIds = asked.map(checkRange)
       // one response's bounds, shared in the request's order: a range past them gets what is left
       // (maybe nothing, with `more` when we hold its entries)
       const budget = { entries: MAX_RANGE_ENTRIES, bytes: MAX_RANGE_BYTES }
       const ranges: SyncResponse.Entries[] = []
-      for (const range of asked) ranges.push(await answerRange(store, range, budget))
+      for (const [i, range] of asked.entries()) ranges.push(await answerRange(store, range, authorIds[i], budget))
       return { ranges: { ranges } }
     }
     throw new LedgerError('ERR_LEDGER_SYNC', 'empty sync request')
@@ -66,15 +70,16 @@ function checkRange (range: SyncRequest.Range): string {
 }
 
 /**
- * The entries we hold of one range, within what is left of the response's `budget` (taken from
- * it). Never more than asked: a node from before ranges of 1,024 decodes at most 256.
+ * The entries we hold of one range (checked: `authorId` is its author's), within what is left of
+ * the response's `budget` (taken from it). Never more than asked: a node from before ranges of
+ * 1,024 decodes at most 256.
  */
 async function answerRange (
   store: LedgerStore,
   range: SyncRequest.Range,
+  authorId: string,
   budget: { entries: number, bytes: number }
 ): Promise<SyncResponse.Entries> {
-  const authorId = checkRange(range)
   const from = range.fromSeq > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(range.fromSeq)
   const asked = Math.min(MAX_RANGE_ENTRIES, Math.max(1, range.limit === 0 ? DEFAULT_RANGE_ENTRIES : range.limit))
   const limit = Math.min(asked, budget.entries)
