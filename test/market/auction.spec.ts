@@ -1,5 +1,4 @@
 import * as assert from 'node:assert/strict'
-import type { ConnectionManager } from '@libp2p/interface-internal'
 import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
 import { parsePolicy } from '../../src/capability/policy/policy.js'
 import { providerProfile, type ProviderProfile } from '../../src/capability/policy/profile.js'
@@ -17,7 +16,7 @@ import { LEDGER_SERVICE } from '../../src/ledger/index.js'
 import { marketNodeServices, providerMarketServices, reputationService, waitForMarketMesh } from './fixtures.js'
 import { JOB_SHARD_TOPICS, jobShardOf, PROTOCOL } from '../../protocols/ids.js'
 import { fetchBidsAudit, verifyBidsAudit } from '../../src/market/shared/bids-audit.js'
-import { requestOnce } from '../../src/node/index.js'
+import { lookupFirst, requestOnce, type LookupFirstComponents, type RequestDialer } from '../../src/node/index.js'
 import type { Signed } from '../../src/identity/index.js'
 import { startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { IdlegridNode } from '../../src/node/index.js'
@@ -116,7 +115,7 @@ describe('market auction (in-process network)', function () {
     // bids never left the renter: a third party holding the award gets them over the bids audit and
     // re-derives the winner
     const auditor = net.renters[1] as IdlegridNode
-    const served = await fetchBidsAudit(connectionManagerOf(auditor), signed.award, AbortSignal.timeout(10_000))
+    const served = await fetchBidsAudit(dialerOf(auditor), signed.award, AbortSignal.timeout(10_000))
     const remote = verifyBidsAudit(signed.award, served)
     assert.deepEqual(remote.problems, [])
     assert.equal(remote.bids.length, PROVIDERS.length)
@@ -245,7 +244,7 @@ describe('market auction (in-process network)', function () {
       await pubsub.publish(topic, data).catch(() => {})
     }
     const acks: string[] = []
-    const cm = connectionManagerOf(attacker)
+    const cm = dialerOf(attacker)
     for (const [expected, data] of invalidBids) {
       const answer = BidAck.decode(
         await requestOnce(cm, renterNode.peerId, {
@@ -289,9 +288,9 @@ describe('market auction (in-process network)', function () {
   })
 })
 
-function connectionManagerOf (node: IdlegridNode): ConnectionManager {
-  return (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components
-    .connectionManager
+/** `node`'s request dialer, as a holder of an award that knows its renter by id only dials it (lookupFirst). */
+function dialerOf (node: IdlegridNode): RequestDialer {
+  return lookupFirst((node.libp2p as unknown as { components: LookupFirstComponents }).components)
 }
 
 function totalVerdicts (nodes: IdlegridNode[]): Record<string, number> {

@@ -24,7 +24,7 @@ import { MARKET_RENTER_SERVICE, type MarketRenterService } from '../../src/marke
 import { neutralReputation } from '../../src/market/shared/reputation.js'
 import { marketServices } from '../../src/market/role-services.js'
 import { LEDGER_SERVICE } from '../../src/ledger/index.js'
-import { requestOnce, type IdlegridNode } from '../../src/node/index.js'
+import { lookupFirst, requestOnce, type IdlegridNode, type LookupFirstComponents, type RequestDialer } from '../../src/node/index.js'
 import { AcceptRequest, BidsAuditResponse } from '../../protocols/market.js'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import { jobShardOf, PROTOCOL } from '../../protocols/ids.js'
@@ -32,7 +32,6 @@ import { hearAllJobs, providerMarketServices, reputationService, waitForMarketMe
 import { fetchBidsAudit, verifyBidsAudit } from '../../src/market/shared/bids-audit.js'
 import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { Signed } from '../../src/identity/index.js'
-import type { ConnectionManager } from '@libp2p/interface-internal'
 
 const PROVIDERS = [
   { region: 'eu-west', floor: 1.0, gpu: 'H100:80' },
@@ -184,7 +183,7 @@ describe('red team: market (issue 13)', function () {
       assert.ok(award != null)
       assert.deepEqual([...new Set(heard)], ['job-request'], 'only job requests travel on the shards')
       // an auditor with the award (from the winner, say) and nothing else
-      const served = await fetchBidsAudit(connectionManagerOf(auditor()), award, AbortSignal.timeout(10_000))
+      const served = await fetchBidsAudit(dialerOf(auditor()), award, AbortSignal.timeout(10_000))
       const audit = verifyBidsAudit(award, served)
       assert.deepEqual(audit.problems, [])
       assert.equal(audit.bids.length, PROVIDERS.length)
@@ -197,7 +196,7 @@ describe('red team: market (issue 13)', function () {
       const forged = signAward(me.privateKey, me.peerId, { ...award.message, renter: me.peerId.toMultihash().bytes })
       await assert.rejects(
         fetchBidsAudit(
-          connectionManagerOf(me),
+          dialerOf(me),
           { ...award, envelope: forged.envelope, signer: v.peerId },
           AbortSignal.timeout(10_000)
         )
@@ -209,9 +208,9 @@ describe('red team: market (issue 13)', function () {
   })
 })
 
-function connectionManagerOf (node: IdlegridNode): ConnectionManager {
-  return (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components
-    .connectionManager
+/** `node`'s request dialer, as a holder of an award that knows its renter by id only dials it (lookupFirst). */
+function dialerOf (node: IdlegridNode): RequestDialer {
+  return lookupFirst((node.libp2p as unknown as { components: LookupFirstComponents }).components)
 }
 
 /** `from` asks `winner` to accept the award envelope, over the accept protocol as a renter does. */
@@ -219,7 +218,7 @@ async function askAccept (from: IdlegridNode, winner: IdlegridNode, award: Uint8
   const dialer = {
     openConnection: async (peer: Parameters<typeof from.libp2p.dial>[0], opts?: { signal?: AbortSignal }) =>
       await from.libp2p.dial(peer, opts)
-  } as unknown as ConnectionManager
+  } as unknown as RequestDialer
   const bytes = await requestOnce(dialer, winner.peerId, {
     protocol: PROTOCOL.accept,
     request: AcceptRequest.encode({ award }),

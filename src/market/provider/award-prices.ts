@@ -16,7 +16,7 @@ import type { BidEngine } from './bid-engine.js'
 import type { AwardSeenEvent, SeenJob } from './provider-events.js'
 import type { Signed } from '../../identity/index.js'
 import type { Logger, PeerId } from '@libp2p/interface'
-import type { ConnectionManager } from '@libp2p/interface-internal'
+import type { RequestDialer } from '../../node/index.js'
 
 /** A second-price winner's bids-audit request to the renter gives up after this. */
 const AUDIT_TIMEOUT_MS = 10_000
@@ -24,8 +24,8 @@ const AUDIT_TIMEOUT_MS = 10_000
 export interface AwardPriceContext {
   /** this provider */
   me: PeerId
-  /** asks the renter for its bids audit */
-  connectionManager: ConnectionManager
+  /** asks the renter for its bids audit (lookupFirst: the renter may be known by id only) */
+  connectionManager: RequestDialer
   /** the pricing memory a clearing price feeds */
   engine: Pick<BidEngine, 'observeClearing'>
   log: Logger

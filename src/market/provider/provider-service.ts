@@ -12,7 +12,7 @@ import { MAX_BYTES, decodeBounded } from '../../../protocols/codec.js'
 import { DOMAIN, JOB_SHARD_TOPICS, PROTOCOL, providerShards, type JobShardTopic } from '../../../protocols/ids.js'
 import { AcceptRequest, ExplainRequest } from '../../../protocols/market.js'
 import { toHex } from '../../common/index.js'
-import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, messageAddresses, serveOnce, type GossipRouter } from '../../node/index.js'
+import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, lookupFirst, messageAddresses, serveOnce, type GossipRouter } from '../../node/index.js'
 import { readAward } from '../shared/award-check.js'
 import { declineAward } from './award-declines.js'
 import { learnFromAward } from './award-prices.js'
@@ -41,7 +41,7 @@ import type { ProviderProfile } from '../../capability/index.js'
 import type { Signed } from '../../identity/index.js'
 import type { GossipsubEvents } from '@chainsafe/libp2p-gossipsub'
 import type { AddressManager, ConnectionManager, Registrar, TransportManager } from '@libp2p/interface-internal'
-import type { ComponentLogger, Ed25519PrivateKey, Logger, PeerId, PeerStore, PrivateKey, PubSub, Startable } from '@libp2p/interface'
+import type { ComponentLogger, Ed25519PrivateKey, Logger, PeerId, PeerRouting, PeerStore, PrivateKey, PubSub, Startable } from '@libp2p/interface'
 import { CONTROL_HANDLERS } from '../../control/index.js'
 
 /** The provider market service's name in a node's services, and what it provides to `serviceDependencies`. */
@@ -87,6 +87,8 @@ interface ProviderComponents {
   /** bids reach a renter behind NAT through all its relays at once (bid-stream.ts) */
   transportManager: TransportManager
   peerStore: PeerStore
+  /** finds a renter known by id only before its bids audit is asked for (lookupFirst) */
+  peerRouting: PeerRouting
   peerId: PeerId
   /** the node key: signs bids, accept answers and declines */
   privateKey: PrivateKey
@@ -295,7 +297,7 @@ class MarketProvider implements MarketProviderService, Startable {
     if (seen == null) return
     learnFromAward(award, seen, {
       me: this.components.peerId,
-      connectionManager: this.components.connectionManager,
+      connectionManager: lookupFirst(this.components),
       engine: this.engine,
       log: this.log,
       emit: (event) => { this.emit<AwardSeenEvent>('award', event) }

@@ -11,14 +11,13 @@ import { decodeBounded, LIMITS, MAX_BYTES } from '../../../protocols/codec.js'
 import { DOMAIN, PROTOCOL } from '../../../protocols/ids.js'
 import { BidsAuditRequest, BidsAuditResponse } from '../../../protocols/market.js'
 import { toHex } from '../../common/index.js'
-import { requestOnce } from '../../node/index.js'
+import { requestOnce, type RequestDialer } from '../../node/index.js'
 import { checkAwardForJob, checkAwardRanking, openAward } from './award-check.js'
 import { messageError } from '../errors.js'
 import { openMarketEnvelope, readBid, readJobRequest, type Award, type Bid, type JobRequest } from './messages.js'
 import { bidsDigest, type AwardAudit } from './ranking.js'
 import type { Signed } from '../../identity/index.js'
 import type { PeerId } from '@libp2p/interface'
-import type { ConnectionManager } from '@libp2p/interface-internal'
 
 /** Auctions whose bids a renter keeps for audit; the oldest are forgotten first. */
 export const MAX_AUDITED_AUCTIONS = 256
@@ -67,9 +66,12 @@ export class BidsAuditStore {
   }
 }
 
-/** Asks the renter of `award` for the bids it was chosen from (the raw response, for verifyBidsAudit). */
+/**
+ * Asks the renter of `award` for the bids it was chosen from (the raw response, for
+ * verifyBidsAudit). A holder of the award may know the renter by id only: dial with lookupFirst.
+ */
 export async function fetchBidsAudit (
-  connectionManager: ConnectionManager,
+  connectionManager: RequestDialer,
   award: Signed<Award>,
   signal: AbortSignal
 ): Promise<Uint8Array> {
