@@ -4,6 +4,11 @@
  * and ledger entries are written, then healed. Checked: every job completes, no provider
  * started a job more often than its renter's summary says, every node holds the same feed
  * heads within 10 s of the heal, and the same viewer-independent reputation evidence.
+ * Every node is a full replica (`ledger.replicate: all`, a seed's default): equal heads is a full
+ * replica's promise. A bounded node (a provider's and a renter's default, issue 40 item 3) takes
+ * a feed out of its scope only from the feed's author while connected to it, so its heads match
+ * the others' only once it is connected to each author again, which the heal does not bound: the
+ * connections across the split are gone by then and come back in 3–16 s (measured here and in CI).
  * Needs root and iproute2; elsewhere the suite is skipped and says why.
  */
 import { strict as assert } from 'node:assert'
@@ -72,7 +77,9 @@ describe('chaos: partitions in network namespaces', function () {
     }
     dir = await tempDir('idlegrid-partition-')
     const l = lab
-    const args = (i: number): string[] => ['--listen', `/ip4/${l.address(i)}/tcp/0`, '--heartbeat-seconds', '1']
+    await writeFile(join(dir.path, 'replica.yaml'), 'ledger:\n  replicate: all\n')
+    const replica = join(dir.path, 'replica.yaml')
+    const args = (i: number): string[] => ['--config', replica, '--listen', `/ip4/${l.address(i)}/tcp/0`, '--heartbeat-seconds', '1']
     nodes.push(await spawnNode('bootstrap', { dataDir: join(dir.path, 'bootstrap'), args: args(0), prefix: l.prefix(0) }))
     const boot = ['--bootstrap', nodes[0].addrs[0]]
     // two GPU slots each: group A has one provider, which runs the first renter's cut slow job
