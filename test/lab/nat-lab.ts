@@ -12,8 +12,12 @@
  * - `symmetric`: endpoint-dependent mapping (`masquerade fully-random`: every connection a
  *   fresh random public port), as carrier-grade and some corporate NATs do.
  *
- * Public addresses are in 11.0.0.0/24: libp2p counts the documentation blocks (TEST-NET-1..3)
- * as private, and the namespaces have no route to the real internet. Home LANs are
+ * Public addresses are one per /8, as peers on the internet are: public host i is
+ * <11 + i>.0.0.10 and home router k's WAN side <128 + k>.0.0.1, all on the one segment with an
+ * on-link default route. AutoNAT counts one answer per /8 (its "network segment"), so with every
+ * host in one /24 a single failed dial-back (a loaded CI runner's) left an address unconfirmed
+ * for good. No address is in a block libp2p counts as private (the documentation blocks
+ * TEST-NET-1..3 are), and the namespaces have no route to the real internet. Home LANs are
  * 192.168.<home>.0/24 with the router at .1. Built with ip(8) and nft(8); miniupnpd only for
  * an `upnp` home. Needs root; see labUnavailable() and natLabUnavailable().
  */
@@ -56,7 +60,9 @@ export interface NatLabOptions {
   homes: Array<{ nat: NatKind, hosts: number }>
 }
 
-const PUBLIC_NET = '11.0.0'
+/** first octets: public hosts 11 … 90, routers 128 … 177 (none of them a private or special block) */
+const PUBLIC_FIRST_OCTET = 11
+const ROUTER_FIRST_OCTET = 128
 /** one switch holds every public port; a home's LAN bridge lives in its router */
 const MAX_PUBLIC_HOSTS = 80
 const MAX_HOMES = 50
@@ -93,16 +99,18 @@ export async function createNatLab (opts: NatLabOptions): Promise<NatLab> {
     const publicHosts: LabHost[] = []
     for (let i = 0; i < opts.publicHosts; i++) {
       const ns = await spaces.add(`p${i}`)
-      const address = `${PUBLIC_NET}.${10 + i}`
-      await plug({ ns, ifname: 'eth0', address: `${address}/24`, switchNs: sw, bridge: 'inet', port: `p${i}` })
+      const address = `${PUBLIC_FIRST_OCTET + i}.0.0.10`
+      await plug({ ns, ifname: 'eth0', address: `${address}/32`, switchNs: sw, bridge: 'inet', port: `p${i}` })
+      await ip('-n', ns, 'route', 'add', 'default', 'dev', 'eth0')
       publicHosts.push({ ns, address, prefix: ['ip', 'netns', 'exec', ns] })
     }
     const homes: LabHome[] = []
     for (const [k, home] of opts.homes.entries()) {
       const router = await spaces.add(`r${k}`)
-      const wan = `${PUBLIC_NET}.${100 + k}`
+      const wan = `${ROUTER_FIRST_OCTET + k}.0.0.1`
       const lan = `192.168.${k + 1}.1`
-      await plug({ ns: router, ifname: 'wan', address: `${wan}/24`, switchNs: sw, bridge: 'inet', port: `r${k}` })
+      await plug({ ns: router, ifname: 'wan', address: `${wan}/32`, switchNs: sw, bridge: 'inet', port: `r${k}` })
+      await ip('-n', router, 'route', 'add', 'default', 'dev', 'wan')
       await addBridge(router, 'lan')
       await ip('-n', router, 'addr', 'add', `${lan}/24`, 'dev', 'lan')
       await inNamespace(router, 'sysctl', ['-q', '-w', 'net.ipv4.ip_forward=1'])
