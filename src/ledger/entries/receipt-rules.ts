@@ -14,7 +14,6 @@
  * Pure functions of the two facts, so every node decides the same.
  */
 
-import { equals } from 'uint8arrays/equals'
 import { MAX_CLOCK_SKEW_MS } from '../../../protocols/codec.js'
 import { JobStatus, Receipt } from '../../../protocols/job.js'
 
@@ -22,7 +21,8 @@ import { JobStatus, Receipt } from '../../../protocols/job.js'
 export interface AttestedRun {
   status: JobStatus
   exitCode: number
-  outputDigest: Uint8Array
+  /** the attested output digest, hex */
+  outputDigest: string
   /** time of the (earliest) ledger entry carrying the attestation */
   entryTime: number
 }
@@ -30,7 +30,8 @@ export interface AttestedRun {
 /** What reputation needs of a receipt to judge it. */
 export interface ReceiptClaim {
   outcome: Receipt.Outcome
-  receivedOutputDigest: Uint8Array
+  /** the digest of the outputs the renter received, hex ('' when it says none) */
+  receivedOutputDigest: string
   /** time of the ledger entry carrying the receipt */
   time: number
 }
@@ -56,7 +57,7 @@ export function judgeReceipt (
   if (receipt.time < attestation.entryTime - maxSkewMs) return 'dated-before-attestation'
   if (receipt.outcome === Receipt.Outcome.BAD_OUTPUT) {
     const differs =
-      receipt.receivedOutputDigest.length > 0 && !equals(receipt.receivedOutputDigest, attestation.outputDigest)
+      receipt.receivedOutputDigest.length > 0 && receipt.receivedOutputDigest !== attestation.outputDigest
     return differs ? 'counts' : 'bad-output-without-differing-digest'
   }
   return receipt.outcome === attestedOutcome(attestation.status, attestation.exitCode) ? 'counts' : 'outcome-contradicts-attestation'

@@ -4,10 +4,14 @@
  * co-signed usage statements (by statement hash: the copies in both parties' feeds are one) and
  * equivocation slashes. Adding the same entries in any order gives the same facts; adding one
  * twice changes nothing.
+ *
+ * A fact is kept for every synced job (200,000 entries: 100,000 of each kind), so it holds
+ * strings, not byte arrays: each array copied out of an entry was an object, a buffer and a
+ * backing store for the collector to trace, ~1 KB an entry in all, and reading them in was about
+ * a quarter of a fresh node's sync.
  */
 
-import { equals } from 'uint8arrays/equals'
-import { type JobStatus, type Receipt } from '../../../protocols/job.js'
+import { Receipt, type JobStatus } from '../../../protocols/job.js'
 import { toHex } from '../../common/index.js'
 import { decodeStoredBody } from '../entries/body.js'
 import { FraudProof, parseAuthor, type LedgerRecord } from '../entries/entry.js'
@@ -17,12 +21,13 @@ import type { VerifiedUsage } from '../usage/statement.js'
 export interface AttestationFact {
   hash: string
   provider: string
-  renter: Uint8Array
-  jobId: Uint8Array
+  /** the renter's peer id bytes and the job id, hex: a receipt pairs with it when its own are the same */
+  pair: string
   preemptible: boolean
   status: JobStatus
   exitCode: number
-  outputDigest: Uint8Array
+  /** hex */
+  outputDigest: string
   startedAt: number
   endedAt: number
   /** GPUs the job ran on: the attestation's `gpus`, or 1 (its one `gpu`) */
@@ -35,12 +40,16 @@ export interface ReceiptFact {
   /** the receipt entry's hash, for a deterministic choice between duplicates */
   entryHash: string
   renter: string
-  renterBytes: Uint8Array
   provider: string
   attestationHash: string
-  jobId: Uint8Array
+  /** the receipt's author (peer id bytes) and job id, hex, as AttestationFact.pair */
+  pair: string
   outcome: Receipt.Outcome
-  receivedOutputDigest: Uint8Array
+  /**
+   * hex, kept for a BAD_OUTPUT receipt only: the one outcome whose judgement reads it
+   * (receipt-rules.ts); '' otherwise, and when the renter received none
+   */
+  receivedOutputDigest: string
   pricePaidMicroUsd: bigint
   /** the receipt entry's seq in its renter's feed: the first one counts */
   seq: number
@@ -89,12 +98,11 @@ export class ReputationEvidence {
         this.attestations.set(hash, {
           hash,
           provider: record.authorId,
-          renter: own(a.renter),
-          jobId: own(a.jobId),
+          pair: pairOf(a.renter, a.jobId),
           preemptible: a.preemptible,
           status: a.status,
           exitCode: a.exitCode,
-          outputDigest: own(a.outputDigest),
+          outputDigest: toHex(a.outputDigest),
           startedAt: Number(a.startedAt),
           endedAt: Number(a.endedAt),
           gpus: Math.max(1, a.gpus.length),
@@ -107,17 +115,20 @@ export class ReputationEvidence {
         const r = body.receipt.message
         const provider = parseAuthor(r.provider)?.id
         if (provider == null) return
+        // the attestation's own strings when it is held and they are equal: one copy kept, not two
+        const attestationHash = toHex(r.attestationHash)
+        const attested = this.attestations.get(attestationHash)
+        const pair = pairOf(record.author, r.jobId)
         let map = this.receiptsByProvider.get(provider)
         if (map == null) this.receiptsByProvider.set(provider, map = new Map())
         map.set(key, {
           entryHash: key,
           renter: record.authorId,
-          renterBytes: own(record.author),
           provider,
-          attestationHash: toHex(r.attestationHash),
-          jobId: own(r.jobId),
+          attestationHash: attested?.hash ?? attestationHash,
+          pair: attested?.pair === pair ? attested.pair : pair,
           outcome: r.outcome,
-          receivedOutputDigest: own(r.receivedOutputDigest),
+          receivedOutputDigest: r.outcome === Receipt.Outcome.BAD_OUTPUT ? toHex(r.receivedOutputDigest) : '',
           pricePaidMicroUsd: r.pricePaidMicroUsd,
           seq: record.seq,
           time: record.time
@@ -225,7 +236,7 @@ export class ReputationEvidence {
     const chosen = new Map<string, ReceiptFact>()
     for (const r of this.receiptsByProvider.get(provider)?.values() ?? []) {
       const a = this.attestations.get(r.attestationHash)
-      if (a == null || a.provider !== provider || !equals(a.renter, r.renterBytes) || !equals(a.jobId, r.jobId)) {
+      if (a == null || a.provider !== provider || a.pair !== r.pair) {
         continue
       }
       if (judgeReceipt(a, r) !== 'counts') continue
@@ -265,11 +276,11 @@ export class ReputationEvidence {
 }
 
 /**
- * A copy of a few bytes a fact keeps: the decoded message's fields are views into the buffer
- * the entry came in (a sync's whole 140 KB response), which a view kept for good would keep too.
+ * A renter and a job as one string (a fresh string: the decoded message's fields are views into
+ * the buffer the entry came in, a sync's whole 140 KB response, which a view kept would keep too).
  */
-function own (bytes: Uint8Array): Uint8Array {
-  return new Uint8Array(bytes)
+function pairOf (renter: Uint8Array, jobId: Uint8Array): string {
+  return `${toHex(renter)}/${toHex(jobId)}`
 }
 
 /** Facts from a list of stored entries. */

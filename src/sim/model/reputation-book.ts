@@ -17,7 +17,8 @@ import { computeReputation, DEFAULT_REPUTATION, jobFacts, TrustGraph, type Attes
 import type { ReputationSource } from '../../market/index.js'
 
 const MAX_FACTS = 64
-const NONE = new Uint8Array(0)
+/** the fields the simulated pairing never compares (one attestation per receipt, by construction) */
+const NONE = ''
 
 export type RunOutcome = 'ok' | 'failed' | 'bad-output' | 'preempted'
 
@@ -86,8 +87,7 @@ export class ReputationBook implements ReputationSource {
       const attestation: AttestationFact = {
         hash,
         provider,
-        renter: NONE,
-        jobId: NONE,
+        pair: NONE,
         preemptible,
         status,
         exitCode: 0,
@@ -100,10 +100,9 @@ export class ReputationBook implements ReputationSource {
       const receipt: ReceiptFact = {
         entryHash: hash,
         renter,
-        renterBytes: NONE,
         provider,
         attestationHash: hash,
-        jobId: NONE,
+        pair: NONE,
         outcome: receiptOutcome,
         receivedOutputDigest: NONE,
         pricePaidMicroUsd: 0n,
