@@ -316,6 +316,32 @@ describe('ledger v2: fraud proofs, feed time order and receipt rules', function 
       )
     })
 
+    it('every entry added twice changes nothing, and a receipt signed by another renter than the attestation names does not count', async () => {
+      const feeds = new Feeds()
+      const job = signTestJob({ provider: bob, renter: carol, at: NOW })
+      feeds.attestation(bob, job, NOW)
+      feeds.receipt(carol, job.receipt, NOW)
+      const bad = signTestJob({ provider: bob, renter: carol, at: NOW, outcome: 'bad-output' })
+      feeds.attestation(bob, bad, NOW)
+      feeds.receipt(carol, signReceipt(carol, bob, bad, Receipt.Outcome.BAD_OUTPUT, sha256('not what was attested')), NOW)
+      const once = computeReputation(collectEvidence(feeds.records), bob.peerId.toString(), NOW)
+      assert.deepEqual({ ok: once.ok, failed: once.failed }, { ok: 1, failed: 1 })
+      assert.deepEqual(
+        computeReputation(
+          collectEvidence([...feeds.records, ...[...feeds.records].reverse()]),
+          bob.peerId.toString(),
+          NOW
+        ),
+        once
+      )
+      // the same receipt's words from someone the attestation does not name
+      const stranger = await newSigner()
+      const other = signTestJob({ provider: bob, renter: carol, at: NOW })
+      feeds.attestation(bob, other, NOW)
+      feeds.receipt(stranger, signReceipt(stranger, bob, other, Receipt.Outcome.OK, sha256(other.jobId)), NOW)
+      assert.equal(computeReputation(collectEvidence(feeds.records), bob.peerId.toString(), NOW).jobs, 2)
+    })
+
     it('BAD_OUTPUT receipts lower a provider by at most one renter\'s capped share; a BAD_OUTPUT proof entry left by protocol 1 slashes nobody', async () => {
       const feeds = new Feeds()
       const honest = await Promise.all(Array.from({ length: 5 }, newSigner))

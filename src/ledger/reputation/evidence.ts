@@ -74,15 +74,15 @@ export class ReputationEvidence {
   private readonly summaries = new Map<string, Map<string, SummaryFact>>()
   private readonly slashedSet = new Set<string>()
   private readonly usage = new Map<string, Map<string, VerifiedUsage>>()
-  private readonly known = new Set<string>()
   /** bumped whenever facts about a provider change, for caches */
   private readonly versions = new Map<string, number>()
 
-  /** Adds one stored (verified) entry. */
+  /**
+   * Adds one stored (verified) entry. Adding it again finds its fact where the first add put it
+   * (each kind's facts are keyed by the entry's or the attestation's hash), so no set of the
+   * entries seen is kept: at 200,000 entries its lookups were a fifth of this method's time.
+   */
   add (record: LedgerRecord): void {
-    const key = toHex(record.hash)
-    if (this.known.has(key)) return
-    this.known.add(key)
     const body = decodeStoredBody(record)
     switch (body.kind) {
       case 'attestation': {
@@ -112,6 +112,7 @@ export class ReputationEvidence {
         break
       }
       case 'receipt': {
+        const key = toHex(record.hash)
         const r = body.receipt.message
         const provider = parseAuthor(r.provider)?.id
         if (provider == null) return
@@ -137,6 +138,7 @@ export class ReputationEvidence {
         break
       }
       case 'heartbeat-summary': {
+        const key = toHex(record.hash)
         const s = body.summary
         let map = this.summaries.get(record.authorId)
         if (map == null) this.summaries.set(record.authorId, map = new Map())
@@ -180,7 +182,6 @@ export class ReputationEvidence {
    */
   forget (record: LedgerRecord): void {
     const key = toHex(record.hash)
-    if (!this.known.delete(key)) return
     const body = decodeStoredBody(record)
     switch (body.kind) {
       case 'attestation': {
