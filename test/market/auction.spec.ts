@@ -13,10 +13,10 @@ import { auditAward } from '../../src/market/shared/ranking.js'
 import { marketRenter, MARKET_RENTER_SERVICE, type MarketRenterService } from '../../src/market/renter/renter-service.js'
 import { fixedReputation } from '../../src/market/shared/reputation.js'
 import { LEDGER_SERVICE } from '../../src/ledger/index.js'
-import { marketNodeServices, providerMarketServices, reputationService, waitForMarketMesh } from './fixtures.js'
+import { dialerOf, marketNodeServices, providerMarketServices, reputationService, waitForMarketMesh } from './fixtures.js'
 import { JOB_SHARD_TOPICS, jobShardOf, PROTOCOL } from '../../protocols/ids.js'
 import { fetchBidsAudit, verifyBidsAudit } from '../../src/market/shared/bids-audit.js'
-import { lookupFirst, requestOnce, type LookupFirstComponents, type RequestDialer } from '../../src/node/index.js'
+import { requestOnce } from '../../src/node/index.js'
 import type { Signed } from '../../src/identity/index.js'
 import { startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { IdlegridNode } from '../../src/node/index.js'
@@ -287,11 +287,6 @@ describe('market auction (in-process network)', function () {
     for (const key of rejected) assert.match(key, /^(reject|ignore):(malformed|oversized|wrong-domain|bad-signature|wrong-shard|expired)/, key)
   })
 })
-
-/** `node`'s request dialer, as a holder of an award that knows its renter by id only dials it (lookupFirst). */
-function dialerOf (node: IdlegridNode): RequestDialer {
-  return lookupFirst((node.libp2p as unknown as { components: LookupFirstComponents }).components)
-}
 
 function totalVerdicts (nodes: IdlegridNode[]): Record<string, number> {
   const out: Record<string, number> = {}

@@ -13,7 +13,7 @@ import { neutralReputation, type ReputationSource } from '../../src/market/share
 import { marketServices } from '../../src/market/role-services.js'
 import { answerBid, MAX_BID_REQUEST_BYTES } from '../../src/market/shared/bid-stream.js'
 import { BidAck, readAcceptResponse, signBid, usdToMicro, type AcceptResponse, type Bid, type JobRequest } from '../../src/market/shared/messages.js'
-import { GOSSIP_SERVICE, requestOnce, serveOnce, type GossipRouter } from '../../src/node/index.js'
+import { GOSSIP_SERVICE, lookupFirst, requestOnce, serveOnce, type GossipRouter, type LookupFirstComponents, type RequestDialer } from '../../src/node/index.js'
 import { waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { MarketProviderInit } from '../../src/market/provider/provider-service.js'
 import type { NodeConfig, Role } from '../../src/config/index.js'
@@ -231,4 +231,9 @@ export async function askAccept (
     signal: AbortSignal.timeout(timeoutMs)
   })
   return readAcceptResponse(bytes, winner)
+}
+
+/** `node`'s request dialer, as a holder of an award that knows its renter by id only dials it (lookupFirst). */
+export function dialerOf (node: IdlegridNode): RequestDialer {
+  return lookupFirst((node.libp2p as unknown as { components: LookupFirstComponents }).components)
 }

@@ -24,11 +24,11 @@ import { MARKET_RENTER_SERVICE, type MarketRenterService } from '../../src/marke
 import { neutralReputation } from '../../src/market/shared/reputation.js'
 import { marketServices } from '../../src/market/role-services.js'
 import { LEDGER_SERVICE } from '../../src/ledger/index.js'
-import { lookupFirst, requestOnce, type IdlegridNode, type LookupFirstComponents, type RequestDialer } from '../../src/node/index.js'
+import { requestOnce, type IdlegridNode, type RequestDialer } from '../../src/node/index.js'
 import { AcceptRequest, BidsAuditResponse } from '../../protocols/market.js'
 import { MAX_BYTES } from '../../protocols/codec.js'
 import { jobShardOf, PROTOCOL } from '../../protocols/ids.js'
-import { hearAllJobs, providerMarketServices, reputationService, waitForMarketMesh } from './fixtures.js'
+import { dialerOf, hearAllJobs, providerMarketServices, reputationService, waitForMarketMesh } from './fixtures.js'
 import { fetchBidsAudit, verifyBidsAudit } from '../../src/market/shared/bids-audit.js'
 import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { Signed } from '../../src/identity/index.js'
@@ -207,11 +207,6 @@ describe('red team: market (issue 13)', function () {
     }
   })
 })
-
-/** `node`'s request dialer, as a holder of an award that knows its renter by id only dials it (lookupFirst). */
-function dialerOf (node: IdlegridNode): RequestDialer {
-  return lookupFirst((node.libp2p as unknown as { components: LookupFirstComponents }).components)
-}
 
 /** `from` asks `winner` to accept the award envelope, over the accept protocol as a renter does. */
 async function askAccept (from: IdlegridNode, winner: IdlegridNode, award: Uint8Array): Promise<AcceptResponse> {

@@ -8,8 +8,8 @@
  * the peer up first and dialing once its addresses are in the peer store avoids that wait.
  */
 
+import { isPeerId, type AbortOptions, type PeerId, type PeerRouting, type PeerStore } from '@libp2p/interface'
 import type { RequestDialer } from './request-response.js'
-import type { AbortOptions, PeerId, PeerRouting, PeerStore } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 import type { Multiaddr } from '@multiformats/multiaddr'
 
@@ -33,10 +33,6 @@ export function lookupFirst (components: LookupFirstComponents): RequestDialer {
       return await connectionManager.openConnection(target, options)
     }
   }
-}
-
-function isPeerId (target: PeerId | Multiaddr | Multiaddr[]): target is PeerId {
-  return !Array.isArray(target) && typeof (target as PeerId).toMultihash === 'function'
 }
 
 async function hasAddresses (peerStore: Pick<PeerStore, 'get'>, peer: PeerId): Promise<boolean> {
