@@ -6,6 +6,7 @@ import { multiaddr } from '@multiformats/multiaddr'
 import { parse as parseYaml } from 'yaml'
 import { ConfigError, asBoolean, asNumber, asObject, asStringList, asEnum, onlyKnownKeys, type Fields } from './validate.js'
 import { resolveReachability, resolveRelay, type Reachability, type RelayConfig } from './reach.js'
+import { MAX_VERIFIER_THREADS } from '../identity/index.js'
 import type { Multiaddr } from '@multiformats/multiaddr'
 
 export const ROLES = ['bootstrap', 'provider', 'renter'] as const
@@ -58,6 +59,11 @@ export interface NodeConfig {
   ledgerRetain?: 'horizon' | 'all'
   /** config `ledger.horizon`: hops of the bounded scope (0–4); undefined: 2 */
   ledgerHorizon?: number
+  /**
+   * config `ledger.verifierThreads`: worker threads that verify signatures (0–16; 0 verifies on
+   * the main thread); undefined: a worker per core, up to 4
+   */
+  ledgerVerifierThreads?: number
 }
 
 /** Fields a config file may hold (camelCase); each has a flag of the same name in kebab-case. */
@@ -144,14 +150,18 @@ export function resolveConfig (sources: ConfigSources): NodeConfig {
   const relay = resolveRelay(file.relay, flags.relayServe, role)
   const provider = file.provider == null ? {} : asObject(file.provider, 'provider')
   const ledgerFile = file.ledger == null ? undefined : asObject(file.ledger, 'ledger')
-  if (ledgerFile != null) onlyKnownKeys(ledgerFile, ['replicate', 'retain', 'horizon'], 'ledger')
+  if (ledgerFile != null) onlyKnownKeys(ledgerFile, ['replicate', 'retain', 'horizon', 'verifierThreads'], 'ledger')
   const ledgerReplicate = ledgerFile?.replicate == null ? undefined : asEnum(ledgerFile.replicate, 'ledger.replicate', ['all', 'bounded'] as const)
   const ledgerRetain = ledgerFile?.retain == null ? undefined : asEnum(ledgerFile.retain, 'ledger.retain', ['horizon', 'all'] as const)
   const ledgerHorizon = ledgerFile?.horizon == null ? undefined : asNumber(ledgerFile.horizon, 'ledger.horizon', { integer: true, min: 0, max: 4 })
+  const ledgerVerifierThreads = ledgerFile?.verifierThreads == null
+    ? undefined
+    : asNumber(ledgerFile.verifierThreads, 'ledger.verifierThreads', { integer: true, min: 0, max: MAX_VERIFIER_THREADS })
   return {
     ledgerReplicate,
     ledgerRetain,
     ledgerHorizon,
+    ledgerVerifierThreads,
     role,
     dataDir,
     listen,

@@ -2,7 +2,7 @@ import { createHash, createPrivateKey, sign as cryptoSign, type KeyObject } from
 import * as ed from '@noble/ed25519'
 import { toHex } from '../common/index.js'
 import { nativeVerify } from './native-verify.js'
-import { VerifyPool } from './verify-pool.js'
+import { defaultVerifierThreads, VerifyPool } from './verify-pool.js'
 
 // noble's synchronous API needs a sha512; Node's is the fastest available.
 ed.hashes.sha512 = (message) => new Uint8Array(createHash('sha512').update(message).digest())
@@ -103,23 +103,29 @@ const FIELD_PRIME_LE = littleEndianBytes(FIELD_PRIME)
 const ONE_LE = littleEndianBytes(1n)
 const MINUS_ONE_LE = littleEndianBytes(FIELD_PRIME - 1n)
 
-/** Compares two 32-byte little-endian numbers, bit 255 of `a` cleared when `clearTop`: <0, 0, >0. */
-function compareLittleEndian (a: Uint8Array, b: Uint8Array, clearTop: boolean): number {
+/**
+ * Compares two 32-byte little-endian numbers, `a`'s at byte `at` (no view made: every signature
+ * is checked), bit 255 of `a` cleared when `clearTop`: <0, 0, >0.
+ */
+function compareLittleEndian (a: Uint8Array, b: Uint8Array, clearTop: boolean, at = 0): number {
   for (let i = 31; i >= 0; i--) {
-    const x = i === 31 && clearTop ? a[i] & 0x7f : a[i]
+    const x = i === 31 && clearTop ? a[at + i] & 0x7f : a[at + i]
     if (x !== b[i]) return x - b[i]
   }
   return 0
 }
 
-/** Strict RFC 8032 decoding rules on a point encoding, without decoding it: y < p, and no sign bit on x = 0. */
-export function canonicalPointEncoding (encoding: Uint8Array): boolean {
-  const signBit = (encoding[31] & 0x80) !== 0
-  if (compareLittleEndian(encoding, FIELD_PRIME_LE, true) >= 0) return false
+/**
+ * Strict RFC 8032 decoding rules on a point encoding (32 bytes of `bytes` from `at`), without
+ * decoding it: y < p, and no sign bit on x = 0.
+ */
+export function canonicalPointEncoding (bytes: Uint8Array, at = 0): boolean {
+  const signBit = (bytes[at + 31] & 0x80) !== 0
+  if (compareLittleEndian(bytes, FIELD_PRIME_LE, true, at) >= 0) return false
   // x = 0 exactly when y = ±1
   if (
     signBit &&
-    (compareLittleEndian(encoding, ONE_LE, true) === 0 || compareLittleEndian(encoding, MINUS_ONE_LE, true) === 0)
+    (compareLittleEndian(bytes, ONE_LE, true, at) === 0 || compareLittleEndian(bytes, MINUS_ONE_LE, true, at) === 0)
   ) {
     return false
   }
@@ -129,8 +135,8 @@ export function canonicalPointEncoding (encoding: Uint8Array): boolean {
 /** The checks of the strict rule that need no curve arithmetic; false means verifyNobleSync is false too. */
 export function strictPrechecks (publicKey: Uint8Array, signature: Uint8Array): boolean {
   if (publicKey.length !== PUBLIC_KEY_BYTES || signature.length !== SIGNATURE_BYTES) return false
-  if (compareLittleEndian(signature.subarray(32), GROUP_ORDER_LE, false) >= 0) return false
-  if (!canonicalPointEncoding(publicKey) || !canonicalPointEncoding(signature.subarray(0, 32))) return false
+  if (compareLittleEndian(signature, GROUP_ORDER_LE, false, 32) >= 0) return false
+  if (!canonicalPointEncoding(publicKey) || !canonicalPointEncoding(signature, 0)) return false
   return !(SMALL_ORDER_FIRST.has(publicKey[0]) && SMALL_ORDER.has(toHex(publicKey)))
 }
 
@@ -180,6 +186,15 @@ const verifyPool = new VerifyPool({
 /** Worker threads verifyInPool uses at most. */
 export function verifierThreads (): number {
   return verifyPool.threads
+}
+
+/**
+ * Sets the worker threads verifyInPool uses at most, for the whole process (config
+ * `ledger.verifierThreads`: a provider may keep cores for its jobs); undefined: the default, a
+ * worker per core up to 4. 0 verifies on the calling thread. Throws RangeError outside 0–16.
+ */
+export function setVerifierThreads (threads?: number): void {
+  verifyPool.resize(threads ?? defaultVerifierThreads())
 }
 
 export interface SignedBytes {

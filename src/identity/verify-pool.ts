@@ -32,16 +32,28 @@ interface Slot {
   /** chunks sent and not answered, by id */
   pending: Map<number, Request[]>
   answered: boolean
-  /** stopped by close(): its end is not a failure to start */
+  /** stopped by close() or resize(): its end is not a failure to start */
   closing: boolean
+  /** over resize()'s bound: stops once its chunks are answered, and is sent none */
+  retired: boolean
+  /** its end was handled (its 'error' and 'exit' both come) */
+  ended: boolean
 }
 
 /** Workers that may die in a row before answering anything, before the pool verifies inline for good. */
 const MAX_START_FAILURES = 3
 
+/** A worker per core, between 1 and 4: the default bound. */
+export function defaultVerifierThreads (): number {
+  return Math.max(1, Math.min(4, availableParallelism()))
+}
+
+/** The most worker threads a pool may be given (resize, the `ledger.verifierThreads` config). */
+export const MAX_VERIFIER_THREADS = 16
+
 export class VerifyPool {
   /** worker threads at most */
-  readonly threads: number
+  private maxThreads: number
   private readonly minBatch: number
   private readonly chunk: number
   private readonly verifyInline: (item: SignedBytes) => boolean
@@ -54,7 +66,7 @@ export class VerifyPool {
   constructor (opts: VerifyPoolOptions) {
     // a worker per core: they run only while there are signatures to check, and below the
     // main thread's priority (verify-worker.ts), so a sync takes every core the node has idle
-    this.threads = opts.threads ?? Math.max(1, Math.min(4, availableParallelism()))
+    this.maxThreads = opts.threads ?? defaultVerifierThreads()
     this.minBatch = opts.minBatch ?? 16
     this.chunk = opts.chunk ?? 128
     this.verifyInline = opts.verifyInline
@@ -74,6 +86,28 @@ export class VerifyPool {
     })
   }
 
+  /** Worker threads at most. */
+  get threads (): number {
+    return this.maxThreads
+  }
+
+  /**
+   * Sets the most worker threads (0: everything inline). Workers over the new bound stop once
+   * their chunks are answered; what they hold is never lost (stopped workers' chunks are
+   * verified inline).
+   */
+  resize (threads: number): void {
+    if (!Number.isInteger(threads) || threads < 0 || threads > MAX_VERIFIER_THREADS) {
+      throw new RangeError(`verifier threads must be an integer from 0 to ${MAX_VERIFIER_THREADS}, not ${threads}`)
+    }
+    this.maxThreads = threads
+    for (const slot of this.slots.splice(threads)) {
+      slot.closing = true
+      slot.retired = true
+      if (slot.pending.size === 0) void slot.worker.terminate()
+    }
+  }
+
   /** Worker threads running now. */
   get running (): number {
     return this.slots.length
@@ -91,7 +125,7 @@ export class VerifyPool {
     this.flushScheduled = false
     const requests = this.queue
     this.queue = []
-    if (requests.length < this.minBatch || !this.ensureWorkers()) {
+    if (requests.length < this.minBatch || this.maxThreads === 0 || !this.ensureWorkers()) {
       for (const request of requests) request.resolve(this.verifyInline(request.item))
       return
     }
@@ -100,7 +134,7 @@ export class VerifyPool {
 
   /** Whether workers are running (started now if need be). */
   private ensureWorkers (): boolean {
-    while (this.slots.length < this.threads && this.startFailures < MAX_START_FAILURES) {
+    while (this.slots.length < this.maxThreads && this.startFailures < MAX_START_FAILURES) {
       try {
         this.slots.push(this.start())
       } catch {
@@ -112,7 +146,7 @@ export class VerifyPool {
 
   private start (): Slot {
     const worker = new Worker(new URL('./verify-worker.js', import.meta.url))
-    const slot: Slot = { worker, pending: new Map(), answered: false, closing: false }
+    const slot: Slot = { worker, pending: new Map(), answered: false, closing: false, retired: false, ended: false }
     worker.on('message', ({ id, results }: BatchReply) => {
       const requests = slot.pending.get(id)
       if (requests == null) return
@@ -121,11 +155,13 @@ export class VerifyPool {
       this.startFailures = 0
       if (slot.pending.size === 0) worker.unref()
       requests.forEach((request, i) => { request.resolve(results[i] === 1) })
+      if (slot.retired && slot.pending.size === 0) void worker.terminate()
     })
     const lost = (): void => {
+      if (slot.ended) return // 'error' comes before 'exit': handled once
+      slot.ended = true
       const at = this.slots.indexOf(slot)
       if (at >= 0) this.slots.splice(at, 1)
-      else return // 'error' comes before 'exit': handled once
       if (!slot.answered && !slot.closing) this.startFailures++
       for (const requests of slot.pending.values()) {
         for (const request of requests) request.resolve(this.verifyInline(request.item))

@@ -129,6 +129,15 @@ describe('config', () => {
       expectConfigError(() => resolveWith({ file: { ledger: { horizon: 1.5 } } }), 'ledger.horizon')
       expectConfigError(() => resolveWith({ file: { ledger: { horizon: 9 } } }), 'ledger.horizon')
     })
+
+    it('ledger.verifierThreads is a whole number from 0 to 16; undefined leaves the default (a worker per core, up to 4)', () => {
+      assert.equal(resolveWith({}).ledgerVerifierThreads, undefined)
+      assert.equal(resolveWith({ file: { ledger: { verifierThreads: 0 } } }).ledgerVerifierThreads, 0)
+      assert.equal(resolveWith({ file: { ledger: { verifierThreads: 2 } } }).ledgerVerifierThreads, 2)
+      expectConfigError(() => resolveWith({ file: { ledger: { verifierThreads: 1.5 } } }), 'ledger.verifierThreads')
+      expectConfigError(() => resolveWith({ file: { ledger: { verifierThreads: -1 } } }), 'ledger.verifierThreads')
+      expectConfigError(() => resolveWith({ file: { ledger: { verifierThreads: 17 } } }), 'ledger.verifierThreads')
+    })
   })
 
   describe('precedence: flags > env > file > defaults', () => {

@@ -129,6 +129,27 @@ describe('identity: the verifier pool', function () {
     assert.equal(verdicts.filter(v => !v).length, Math.ceil(400 / 7))
   })
 
+  it('resize: fewer workers while chunks are in flight loses no verdict, 0 verifies inline, a bound outside 0-16 is refused', async () => {
+    const p = pool({ threads: 2, chunk: 25 })
+    const items = await signedItems(400, 9)
+    const expected = items.map(i => verifyNobleSync(i.publicKey, i.message, i.signature))
+    const inFlight = Promise.all(items.map(async item => await p.verify(item)))
+    // the chunks are sent on the next turn; the resize comes once both workers hold some
+    await new Promise(resolve => setImmediate(resolve))
+    assert.equal(p.running, 2)
+    p.resize(1)
+    assert.equal(p.threads, 1)
+    assert.deepEqual(await inFlight, expected, 'the retired worker\'s chunks are answered (by it, or inline)')
+    assert.equal(p.running, 1)
+    assert.deepEqual(await Promise.all(items.map(async item => await p.verify(item))), expected)
+    assert.equal(p.running, 1, 'no second worker is started past the new bound')
+    p.resize(0)
+    assert.equal(p.running, 0)
+    assert.deepEqual(await Promise.all(items.map(async item => await p.verify(item))), expected)
+    assert.equal(p.running, 0, 'with 0 threads every batch is verified inline')
+    for (const bad of [-1, 1.5, 17]) assert.throws(() => { p.resize(bad) }, RangeError)
+  })
+
   it('on Linux each worker runs ten nice levels below the main thread, so a shared core goes to the main thread first', async function () {
     if (process.platform !== 'linux') this.skip()
     const p = pool({ threads: 2, chunk: 50 })

@@ -4,6 +4,8 @@ import { serviceDependencies, type Startable } from '@libp2p/interface'
 import { resolveConfig, type NodeConfig } from '../../src/config/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE, ledgerServices, type LedgerService } from '../../src/ledger/index.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
+import { setVerifierThreads } from '../../src/identity/index.js'
+import { verifierThreads } from '../../src/identity/signature.js'
 import { tempDir } from '../utils/index.js'
 
 /** A service of another room that needs the ledger, as they declare it: by capability, read lazily. */
@@ -51,5 +53,18 @@ describe('ledger: typed wiring', function () {
     nodes.push(node)
     const services = node.libp2p.services as unknown as { needsLedger: NeedsLedger }
     assert.equal(services.needsLedger.reliabilityAtStart, 0.5, 'an unknown provider has the neutral prior')
+  })
+
+  it('config ledger.verifierThreads bounds the process\'s verifier workers; left out, the default stays', () => {
+    const before = verifierThreads()
+    try {
+      ledgerServices({ config: config('default-threads') })
+      assert.equal(verifierThreads(), before)
+      ledgerServices({ config: { ...config('one-thread'), ledgerVerifierThreads: 1 } })
+      assert.equal(verifierThreads(), 1)
+    } finally {
+      setVerifierThreads()
+    }
+    assert.equal(verifierThreads(), before)
   })
 })

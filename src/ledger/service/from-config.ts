@@ -10,6 +10,7 @@ import { isAvailable, type ProviderProfile } from '../../capability/index.js'
 import { ledgerService } from './ledger-node.js'
 import { LEDGER_SERVICE } from './ledger-service.js'
 import { loadTrustLists } from '../reputation/anchors/adopt.js'
+import { setVerifierThreads } from '../../identity/index.js'
 import type { NodeConfig } from '../../config/index.js'
 import type { NodeExtensions } from '../../node/index.js'
 
@@ -39,6 +40,8 @@ export interface LedgerServicesOptions extends LedgerBuildOptions {
 }
 
 export function ledgerServices (opts: LedgerServicesOptions): NodeExtensions {
+  // the verifier's workers serve the whole process (one node runs in it outside tests)
+  if (opts.config.ledgerVerifierThreads != null) setVerifierThreads(opts.config.ledgerVerifierThreads)
   const availability = opts.profile?.policy.availability
   return {
     services: {
