@@ -121,6 +121,11 @@ async function startHolderProcess (dataDir: string): Promise<ChildPeer<{ addr: s
   return await startChildPeer<{ addr: string }>(HOLDER_SCRIPT, [dataDir], 'the ledger holder')
 }
 
+/** Signatures an entry-by-entry ingest checks per entry: 1 (each chain-2 entry's own). */
+function signaturesPerEntryOf (envelopes: Uint8Array[]): number {
+  return envelopes.length === 0 ? 0 : signaturesOf(envelopes.slice(0, 1)).length
+}
+
 /** Every signature an entry-by-entry ingest checks: each chain-2 entry's own (its body's is covered by it). */
 function signaturesOf (envelopes: Uint8Array[]): SignedBytes[] {
   const out: SignedBytes[] = []
@@ -172,42 +177,58 @@ async function ingestAll (
   return { ms: performance.now() - start, cpuMs: cpuMsSince(cpu), threads: splitSince(threads) }
 }
 
+/** Alternations of the one-verifier-thread raw run and ingest: the machine's load moves either by ±15 %. */
+const ONE_VERIFIER_ROUNDS = 3
+
 /**
  * The verifier bound to one worker thread (config ledger.verifierThreads: 1), its raw rate and
- * ingest's against it in one run: verification has a core of its own and ingest's other work
- * (decoding, placing, the store, the collector) the other, as on a machine with a core for each
- * of the node's busy threads. Whether that other work keeps up with verification is what the
- * ratio says; the default pool on this 2-core machine shares its cores with it instead.
+ * ingest's against it, alternated ONE_VERIFIER_ROUNDS times: verification has a core of its own
+ * and ingest's other work (decoding, placing, the store, the collector) the other, as on a
+ * machine with a core for each of the node's busy threads. Whether that other work keeps up with
+ * verification is what the ratio says; the default pool on this 2-core machine shares its cores
+ * with it instead. The best raw rate and the best ingest rate of the rounds, and every round's.
  */
 async function withOneVerifierThread (
   all: Uint8Array[],
   feeds: Uint8Array[][],
-  path: string
-): Promise<Record<string, number>> {
+  dir: string
+): Promise<Record<string, unknown>> {
   setVerifierThreads(1)
   try {
-    const signatures = signaturesOf(all)
-    const start = performance.now()
-    const ok = await verifyManyInPool(signatures, RAW_CONCURRENCY)
-    const rawPerSecond = signatures.length / (performance.now() - start) * 1000
-    if (ok.some(v => !v)) throw new Error('a generated signature does not verify')
-    const signaturesPerEntry = signatures.length / ENTRIES
-    // as before the first ingest: the raw run's inputs are not the node's
-    signatures.length = 0
-    collectGarbage()
-    const key = await generateKeyPair('Ed25519')
-    const store = await LedgerIngest.open(path, { privateKey: key, peerId: peerIdFromPrivateKey(key) })
-    let ingest
-    try {
-      ingest = await ingestAll(store, feeds)
-    } finally {
-      await store.close()
+    const rounds: Array<{ rawPerSecond: number, ingestPerSecond: number, ratio: number }> = []
+    for (let round = 0; round < ONE_VERIFIER_ROUNDS; round++) {
+      let signatures = signaturesOf(all)
+      const start = performance.now()
+      const ok = await verifyManyInPool(signatures, RAW_CONCURRENCY)
+      const rawPerSecond = signatures.length / (performance.now() - start) * 1000
+      if (ok.some(v => !v)) throw new Error('a generated signature does not verify')
+      const signaturesPerEntry = signatures.length / ENTRIES
+      // as before the first ingest: the raw run's inputs are not the node's
+      signatures = []
+      collectGarbage()
+      const key = await generateKeyPair('Ed25519')
+      const store = await LedgerIngest.open(join(dir, `round-${round}`), { privateKey: key, peerId: peerIdFromPrivateKey(key) })
+      let ingest
+      try {
+        ingest = await ingestAll(store, feeds)
+      } finally {
+        await store.close()
+      }
+      const ingestPerSecond = ENTRIES / ingest.ms * 1000
+      rounds.push({ rawPerSecond, ingestPerSecond, ratio: ingestPerSecond * signaturesPerEntry / rawPerSecond })
     }
-    const ingestPerSecond = ENTRIES / ingest.ms * 1000
+    // the best of each: load on this machine only ever slows a run down
+    const raw = Math.max(...rounds.map(r => r.rawPerSecond))
+    const ingest = Math.max(...rounds.map(r => r.ingestPerSecond))
     return {
-      rawVerifyPerSecond: Math.round(rawPerSecond),
-      ingestEntriesPerSecond: Math.round(ingestPerSecond),
-      ingestToVerifyRatio: Number((ingestPerSecond * signaturesPerEntry / rawPerSecond).toFixed(3))
+      rawVerifyPerSecond: Math.round(raw),
+      ingestEntriesPerSecond: Math.round(ingest),
+      ingestToVerifyRatio: Number((ingest * signaturesPerEntryOf(all) / raw).toFixed(3)),
+      rounds: rounds.map(r => ({
+        raw: Math.round(r.rawPerSecond),
+        ingest: Math.round(r.ingestPerSecond),
+        ratio: Number(r.ratio.toFixed(3))
+      }))
     }
   } finally {
     setVerifierThreads()
@@ -271,7 +292,7 @@ export default async (): Promise<Record<string, unknown>> => {
     const stats = await store.stats()
     await store.close()
     if (stats.entries !== ENTRIES) throw new Error(`stored ${stats.entries} entries, expected ${ENTRIES}`)
-    const oneVerifier = await withOneVerifierThread(all, feeds, join(dir.path, 'one-verifier', 'ledger'))
+    const oneVerifier = await withOneVerifierThread(all, feeds, join(dir.path, 'one-verifier'))
     const ingestPerSecond = ENTRIES / ingestMs * 1000
     const signaturesPerEntry = signatureCount / ENTRIES
     const syncSignaturesAtMost = feeds.reduce((sum, f) => sum + Math.ceil(f.length / MAX_RANGE_ENTRIES), 0)
@@ -379,7 +400,8 @@ export default async (): Promise<Record<string, unknown>> => {
       ingestMs: Math.round(ingestMs),
       /**
        * the verifier bound to one worker (a core of its own) in the same run: its raw rate, and
-       * ingest's rate against it (goal ≥ 0.9: ingest's other work keeps up with verification)
+       * ingest's rate against it (goal ≥ 0.9: ingest's other work keeps up with verification),
+       * the best of three alternations of each, and each alternation's
        */
       oneVerifierThread: oneVerifier,
       diskBytes: stats.diskBytes,
