@@ -18,7 +18,7 @@
  * PEER_COOLDOWN_MS), frames are bounded, every step has a time limit, and the connection a punch
  * makes must prove the peer the relay named.
  */
-import { LimitedConnectionError, serviceCapabilities, type AbortOptions, type ComponentLogger, type Connection, type Libp2p, type Libp2pEvents, type Logger, type PeerId, type Startable, type Stream, type TypedEventTarget } from '@libp2p/interface'
+import { isPeerId, LimitedConnectionError, serviceCapabilities, type AbortOptions, type ComponentLogger, type Connection, type Libp2p, type Libp2pEvents, type Logger, type PeerId, type Startable, type Stream, type TypedEventTarget } from '@libp2p/interface'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { lpStream, type LengthPrefixedStream } from 'it-length-prefixed-stream'
 import { MAX_BYTES } from '../../../protocols/codec.js'
@@ -364,10 +364,6 @@ class DirectPath implements DirectPathService, Startable {
       signal.addEventListener('abort', onAbort, { once: true })
     })
   }
-}
-
-function isPeerId (value: unknown): value is PeerId {
-  return typeof (value as PeerId)?.toMultihash === 'function' && typeof (value as PeerId)?.equals === 'function'
 }
 
 async function sleep (ms: number, signal: AbortSignal): Promise<void> {
