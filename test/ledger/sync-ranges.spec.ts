@@ -15,6 +15,11 @@ import { ledgerService } from '../../src/ledger/service/ledger-node.js'
 import { MAX_RANGE_ENTRIES, syncRequest } from '../../src/ledger/sync/protocol.js'
 import { MAX_RANGES_PER_REQUEST, SHORT_FEED_ENTRIES } from '../../src/ledger/sync/pull-short.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { logger } from '@libp2p/logger'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { LedgerIngest } from '../../src/ledger/ingest/ingest.js'
+import { SyncClient } from '../../src/ledger/sync/client.js'
 import { tempDir, waitFor } from '../utils/index.js'
 import { idOf, signers } from './feeds.js'
 import { summaryFeed } from './flood-fixtures.js'
@@ -72,13 +77,16 @@ describe('ledger: several ranges in one sync request', function () {
     return { node, counts: await wrapSync(node, opts) }
   }
 
+  /** `node`'s dials and connections, as the sync's requests and client read a connection manager. */
+  const dialerOf = (node: IdlegridNode): ConnectionManager => ({
+    openConnection: async (peer: PeerId, opts: { signal?: AbortSignal }) => await node.libp2p.dial(peer, opts),
+    getConnections: (peer?: PeerId) => node.libp2p.getConnections(peer)
+  }) as unknown as ConnectionManager
+
   /** `from`'s request to `to`, answered (or the error it got). */
   async function ask (from: IdlegridNode, to: IdlegridNode, request: SyncRequest): Promise<SyncResponse> {
     await from.libp2p.dial(to.libp2p.getMultiaddrs()[0])
-    const dialer = {
-      openConnection: async (peer: PeerId, opts: { signal?: AbortSignal }) => await from.libp2p.dial(peer, opts)
-    } as unknown as ConnectionManager
-    return await syncRequest(dialer, to.peerId, request, AbortSignal.timeout(10_000))
+    return await syncRequest(dialerOf(from), to.peerId, request, AbortSignal.timeout(10_000))
   }
 
   const span = (s: Signer, fromSeq: number, limit: number): SyncRequest.Range => ({
@@ -286,6 +294,54 @@ describe('ledger: several ranges in one sync request', function () {
         await fresh.stop()
         nodes.splice(nodes.indexOf(fresh), 1)
       })
+    }
+  })
+
+  it('a relayed head of a feed a session is pulling starts no second pull of it (the same entries fetched twice)', async () => {
+    const a = await holder('holder-dup-a')
+    const b = await holder('holder-dup-b')
+    // a node without a ledger of its own (its service would sync with a and b too): the sync client
+    // itself over a store of its own, its session with a, and a head b relays (as a heartbeat
+    // would) of alice's feed while that session is pulling it
+    const config = resolveConfig({ role: 'renter', flags: { dataDir: join(dir.path, 'asker-dup'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], heartbeatSeconds: 60 } })
+    const asker = await createNode(config)
+    nodes.push(asker)
+    const key = await generateKeyPair('Ed25519')
+    const ingest = await LedgerIngest.open(join(dir.path, 'dup-store'), { privateKey: key, peerId: peerIdFromPrivateKey(key) })
+    const abort = new AbortController()
+    const client = new SyncClient({
+      connectionManager: dialerOf(asker),
+      ledger: () => ingest,
+      selfId: peerIdFromPrivateKey(key).toString(),
+      signal: abort.signal,
+      log: logger('test:sync-dup')
+    })
+    try {
+      await asker.libp2p.dial(b.node.libp2p.getMultiaddrs()[0])
+      let relayedTaken: boolean | undefined
+      let heldThen = 0
+      // after alice's first range is written the session pulls her second: the hint comes then
+      ingest.store.onAdded(record => {
+        if (relayedTaken !== undefined || record.authorId !== idOf(alice)) return
+        heldThen = ingest.store.head(idOf(alice))?.seq ?? 0
+        relayedTaken = client.considerHint(b.node.peerId, alice.peerId.toMultihash().bytes, ALICE, { relayed: true })
+      })
+      await asker.libp2p.dial(a.node.libp2p.getMultiaddrs()[0])
+      await client.syncWith(a.node.peerId)
+      await client.settled()
+      assert.ok(heldThen > 0 && heldThen < ALICE, `the hint came while alice's feed was pulled (${heldThen} held)`)
+      assert.equal(relayedTaken, false, 'a relayed head started a second pull of a feed the session was pulling')
+      assert.equal(b.counts.rangeAuthors.get(idOf(alice)) ?? 0, 0, 'b was asked for alice\'s feed')
+      assert.equal(ingest.store.head(idOf(alice))?.seq, ALICE)
+      // once the session is over, a relayed head beyond what is held is taken again
+      assert.equal(
+        client.considerHint(b.node.peerId, alice.peerId.toMultihash().bytes, ALICE + 1, { relayed: true }),
+        true
+      )
+    } finally {
+      abort.abort()
+      await client.settled()
+      await ingest.close()
     }
   })
 

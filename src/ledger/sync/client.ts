@@ -16,6 +16,7 @@ import type { RateLimit } from '../../node/index.js'
 import { type SyncRequest, type SyncResponse } from './protocol.js'
 import { pullFeed, type FeedSpan } from './pull.js'
 import { pullShortFeeds, SHORT_FEED_ENTRIES } from './pull-short.js'
+import { FeedsPulled } from './feeds-pulled.js'
 import { SyncRequests } from './requests.js'
 import type { ReplicationScope } from './scope.js'
 import type { Head } from '../store/store.js'
@@ -76,8 +77,8 @@ export class SyncClient {
   private readonly laterHints = new Map<string, number>()
   /** relayed-hint pulls running (considerHint) */
   private relayedPulls = 0
-  /** per author: hint pulls of its feed running (considerHint) */
-  private readonly feedsPulled = new Map<string, number>()
+  /** pulls of each feed running, a session's or a hint's (a relayed head starts none beside them) */
+  private readonly feedsPulled = new FeedsPulled()
   /** requests to peers, paced (requests.ts) */
   private readonly requests: SyncRequests
 
@@ -184,7 +185,7 @@ export class SyncClient {
     // a relayed head is one more way to the entries: not while the feed is pulled from anyone
     if (!own && (this.relayedPulls >= MAX_RELAYED_PULLS || this.feedsPulled.has(author.id))) return false
     if (!own) this.relayedPulls++
-    this.feedsPulled.set(author.id, (this.feedsPulled.get(author.id) ?? 0) + 1)
+    this.feedsPulled.begin(author.id)
     const pull = (async () => {
       try {
         const signal = AbortSignal.any([this.opts.signal, AbortSignal.timeout(SESSION_TIMEOUT_MS)])
@@ -194,9 +195,7 @@ export class SyncClient {
       } finally {
         this.pulls.delete(key)
         if (!own) this.relayedPulls--
-        const pulling = (this.feedsPulled.get(author.id) ?? 1) - 1
-        if (pulling > 0) this.feedsPulled.set(author.id, pulling)
-        else this.feedsPulled.delete(author.id)
+        this.feedsPulled.end(author.id)
         const later = this.laterHints.get(key)
         this.laterHints.delete(key)
         if (later != null && !this.opts.signal.aborted) this.considerHint(remote, authorBytes, later, opts)
@@ -309,11 +308,11 @@ export class SyncClient {
         short.push({ author: head.remote.author, fromSeq: held + 1, limit: lacking })
         byAuthor.set(head.remote.author, head)
       }
-      const pulls = await pullShortFeeds(
-        this.requests,
-        ledger,
-        { peer, spans: short, maxAdded: MAX_PULL_PER_SESSION - counts.pulled },
-        signal
+      // counted as pulled while the request runs, as every session pull is
+      const maxAdded = MAX_PULL_PER_SESSION - counts.pulled
+      const pulls = await this.feedsPulled.during(
+        [...byAuthor.values()].map(h => h.id),
+        async () => await pullShortFeeds(this.requests, ledger, { peer, spans: short, maxAdded }, signal)
       )
       counts.pulled += pulls.added
       // the feeds it holds more of than its answers carried: pulled on their own from where we are
@@ -355,12 +354,15 @@ export class SyncClient {
       const held = admission.quarantine.seq(id)
       if (seq <= held || counts.quarantined >= MAX_QUARANTINE_PULLS || !admission.quarantine.hasRoom()) return
       counts.quarantined++
-      await this.pull(peer, remote.author, held + 1, signal)
+      await this.feedsPulled.during(id, async () => await this.pull(peer, remote.author, held + 1, signal))
       return
     }
     const local = ledger.store.head(id)
     if (local == null || seq > local.seq) {
-      counts.pulled += await this.pull(peer, remote.author, (local?.seq ?? 0) + 1, signal)
+      counts.pulled += await this.feedsPulled.during(
+        id,
+        async () => await this.pull(peer, remote.author, (local?.seq ?? 0) + 1, signal)
+      )
     } else if (counts.forkChecks < MAX_FORK_CHECKS) {
       // the same seq with another hash: fetch theirs, and the ingest step proves the equivocation
       const heldHash =
