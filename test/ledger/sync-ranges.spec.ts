@@ -297,34 +297,50 @@ describe('ledger: several ranges in one sync request', function () {
     }
   })
 
-  it('a relayed head of a feed a session is pulling starts no second pull of it (the same entries fetched twice)', async () => {
-    const a = await holder('holder-dup-a')
-    const b = await holder('holder-dup-b')
-    // a node without a ledger of its own (its service would sync with a and b too): the sync client
-    // itself over a store of its own, its session with a, and a head b relays (as a heartbeat
-    // would) of alice's feed while that session is pulling it
-    const config = resolveConfig({ role: 'renter', flags: { dataDir: join(dir.path, 'asker-dup'), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], heartbeatSeconds: 60 } })
+  /**
+   * A sync client over a store of its own, on a node without a ledger (its service would sync
+   * with the holders too): the client's sessions and hints are what the spec watches.
+   */
+  async function bareClient (
+    name: string
+  ): Promise<{ asker: IdlegridNode, client: SyncClient, ingest: LedgerIngest, stop: () => Promise<void> }> {
+    const config = resolveConfig({ role: 'renter', flags: { dataDir: join(dir.path, name), listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [], heartbeatSeconds: 60 } })
     const asker = await createNode(config)
     nodes.push(asker)
     const key = await generateKeyPair('Ed25519')
-    const ingest = await LedgerIngest.open(join(dir.path, 'dup-store'), { privateKey: key, peerId: peerIdFromPrivateKey(key) })
+    const ingest = await LedgerIngest.open(join(dir.path, `${name}-store`), { privateKey: key, peerId: peerIdFromPrivateKey(key) })
     const abort = new AbortController()
     const client = new SyncClient({
       connectionManager: dialerOf(asker),
       ledger: () => ingest,
       selfId: peerIdFromPrivateKey(key).toString(),
       signal: abort.signal,
-      log: logger('test:sync-dup')
+      log: logger(`test:${name}`)
     })
+    const stop = async (): Promise<void> => {
+      abort.abort()
+      await client.settled()
+      await ingest.close()
+    }
+    return { asker, client, ingest, stop }
+  }
+
+  const aliceAuthor = (): Uint8Array => alice.peerId.toMultihash().bytes
+
+  it('a relayed head of a feed a session is pulling starts no second pull of it (the same entries fetched twice)', async () => {
+    const a = await holder('holder-dup-a')
+    const b = await holder('holder-dup-b')
+    const { asker, client, ingest, stop } = await bareClient('asker-dup')
     try {
       await asker.libp2p.dial(b.node.libp2p.getMultiaddrs()[0])
       let relayedTaken: boolean | undefined
       let heldThen = 0
-      // after alice's first range is written the session pulls her second: the hint comes then
+      // b relays alice's head (as a heartbeat would) after the session wrote her first range and
+      // while it pulls her second
       ingest.store.onAdded(record => {
         if (relayedTaken !== undefined || record.authorId !== idOf(alice)) return
         heldThen = ingest.store.head(idOf(alice))?.seq ?? 0
-        relayedTaken = client.considerHint(b.node.peerId, alice.peerId.toMultihash().bytes, ALICE, { relayed: true })
+        relayedTaken = client.considerHint(b.node.peerId, aliceAuthor(), ALICE, { relayed: true })
       })
       await asker.libp2p.dial(a.node.libp2p.getMultiaddrs()[0])
       await client.syncWith(a.node.peerId)
@@ -334,14 +350,29 @@ describe('ledger: several ranges in one sync request', function () {
       assert.equal(b.counts.rangeAuthors.get(idOf(alice)) ?? 0, 0, 'b was asked for alice\'s feed')
       assert.equal(ingest.store.head(idOf(alice))?.seq, ALICE)
       // once the session is over, a relayed head beyond what is held is taken again
-      assert.equal(
-        client.considerHint(b.node.peerId, alice.peerId.toMultihash().bytes, ALICE + 1, { relayed: true }),
-        true
-      )
+      assert.equal(client.considerHint(b.node.peerId, aliceAuthor(), ALICE + 1, { relayed: true }), true)
     } finally {
-      abort.abort()
+      await stop()
+    }
+  })
+
+  it('a session comes to a feed a relayed head\'s pull is fetching only once that pull is over, and fetches none of it again', async () => {
+    const a = await holder('holder-late-a')
+    // b answers each range 300 ms late: its pull of alice's feed is still running when the session compares
+    const b = await holder('holder-late-b', { delayRangeMs: 300 })
+    const { asker, client, ingest, stop } = await bareClient('asker-late')
+    try {
+      await asker.libp2p.dial(b.node.libp2p.getMultiaddrs()[0])
+      await asker.libp2p.dial(a.node.libp2p.getMultiaddrs()[0])
+      assert.equal(client.considerHint(b.node.peerId, aliceAuthor(), ALICE, { relayed: true }), true)
+      await client.syncWith(a.node.peerId)
+      assert.equal(ingest.store.head(idOf(alice))?.seq, ALICE, 'the session ended before alice\'s feed was held')
       await client.settled()
-      await ingest.close()
+      assert.equal(a.counts.rangeAuthors.get(idOf(alice)) ?? 0, 0, 'a was asked for alice\'s feed while b\'s pull of it ran')
+      assert.equal(b.counts.rangeAuthors.get(idOf(alice)), 2, 'b gave alice\'s feed in two ranges')
+      assert.ok(all.every(s => ingest.store.head(idOf(s))?.seq === feeds.get(idOf(s))?.length), 'every feed is held')
+    } finally {
+      await stop()
     }
   })
 

@@ -31,6 +31,8 @@ export interface WrapOptions {
   beforeRanges?: boolean
   /** replaces the node's answer to a `ranges` request */
   lieToRanges?: (request: SyncRequest.Ranges, honest: SyncResponse) => SyncResponse
+  /** answers a single `range` request this much later (a slow holder) */
+  delayRangeMs?: number
 }
 
 /** Serves `node`'s sync protocol through the wrapper; returns the live counts of what it was asked. */
@@ -49,6 +51,7 @@ export async function wrapSync (node: IdlegridNode, opts: WrapOptions = {}): Pro
         counts.range++
         const author = parseAuthor(request.range.author)?.id ?? '?'
         counts.rangeAuthors.set(author, (counts.rangeAuthors.get(author) ?? 0) + 1)
+        if (opts.delayRangeMs != null) await new Promise(resolve => setTimeout(resolve, opts.delayRangeMs))
       }
       if (request.ranges != null) {
         counts.ranges++

@@ -14,8 +14,8 @@ import { ledgerClosed, LedgerError } from '../errors.js'
 import { compareAuthorKeys } from '../store/keys.js'
 import type { RateLimit } from '../../node/index.js'
 import { type SyncRequest, type SyncResponse } from './protocol.js'
-import { pullFeed, type FeedSpan } from './pull.js'
-import { pullShortFeeds, SHORT_FEED_ENTRIES } from './pull-short.js'
+import { pullFeed } from './pull.js'
+import { pullShortFeeds, shortSpans } from './pull-short.js'
 import { FeedsPulled } from './feeds-pulled.js'
 import { SyncRequests } from './requests.js'
 import type { ReplicationScope } from './scope.js'
@@ -289,25 +289,20 @@ export class SyncClient {
   ): Promise<void> {
     const ledger = this.ledger()
     const admission = ledger.admission
-    let standing = heads.filter(h => admission?.hasStanding(h.id) ?? true)
-    const others = heads.filter(h => !(admission?.hasStanding(h.id) ?? true))
+    // of the authors with standing, the feeds a hint's pull is fetching now come once it is over
+    // (they were fetched twice); the authors without, last
+    let standing: ParsedHead[] = []
+    const later: ParsedHead[] = []
+    const others: ParsedHead[] = []
+    for (const head of heads) {
+      if (!(admission?.hasStanding(head.id) ?? true)) others.push(head)
+      else if (this.feedsPulled.has(head.id)) later.push(head)
+      else standing.push(head)
+    }
     // feeds we lack a few entries of, several to a request when the peer answers those (pull-short.ts);
     // what they hold beyond is pulled below with the rest
     if (this.requests.answersRangesOf(peer)) {
-      const short: FeedSpan[] = []
-      const rest: ParsedHead[] = []
-      // by the author array itself: the spans carry it, and it comes back in `unfinished`
-      const byAuthor = new Map<Uint8Array, ParsedHead>()
-      for (const head of standing) {
-        const held = ledger.store.head(head.id)?.seq ?? 0
-        const lacking = Number(head.remote.seq) - held
-        if (lacking < 1 || lacking > SHORT_FEED_ENTRIES) {
-          rest.push(head)
-          continue
-        }
-        short.push({ author: head.remote.author, fromSeq: held + 1, limit: lacking })
-        byAuthor.set(head.remote.author, head)
-      }
+      const { short, byAuthor, rest } = shortSpans(ledger, standing)
       // counted as pulled while the request runs, as every session pull is
       const maxAdded = MAX_PULL_PER_SESSION - counts.pulled
       const pulls = await this.feedsPulled.during(
@@ -333,6 +328,11 @@ export class SyncClient {
       }
     }
     await Promise.all(Array.from({ length: Math.min(FEEDS_AT_ONCE, standing.length) }, worker))
+    // what those pulls left, once they are over
+    standing = later
+    next = 0
+    for (const { id } of later) await this.feedsPulled.idle(id, signal)
+    await worker()
     for (const { remote, id } of others) {
       if (signal.aborted || counts.pulled >= MAX_PULL_PER_SESSION) break
       await this.compare(peer, { remote, id }, counts, signal)

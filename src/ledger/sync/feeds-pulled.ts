@@ -1,10 +1,13 @@
 /**
  * The feeds being pulled now, by author id, each counted as often as pulls of it run: a
  * session's and a head hint's (client.ts). A relayed head of a feed counted here starts no
- * second pull of it, which fetched the same entries twice.
+ * second pull of it, and a session comes to such a feed only once those pulls are over: either
+ * way the same entries were fetched twice.
  */
 export class FeedsPulled {
   private readonly running = new Map<string, number>()
+  /** callers of idle(), by author id, woken when the last pull of that feed ends */
+  private readonly waiters = new Map<string, Set<() => void>>()
 
   has (authorId: string): boolean {
     return this.running.has(authorId)
@@ -16,8 +19,14 @@ export class FeedsPulled {
 
   end (authorId: string): void {
     const left = (this.running.get(authorId) ?? 1) - 1
-    if (left > 0) this.running.set(authorId, left)
-    else this.running.delete(authorId)
+    if (left > 0) {
+      this.running.set(authorId, left)
+      return
+    }
+    this.running.delete(authorId)
+    const waiting = this.waiters.get(authorId)
+    this.waiters.delete(authorId)
+    for (const wake of waiting ?? []) wake()
   }
 
   /** `pull`, counted as a pull of the feed of `authorId` (or of each of several) while it runs. */
@@ -29,5 +38,21 @@ export class FeedsPulled {
     } finally {
       for (const id of ids) this.end(id)
     }
+  }
+
+  /** Resolves once no pull of `authorId`'s feed runs, or when `signal` aborts. */
+  async idle (authorId: string, signal: AbortSignal): Promise<void> {
+    if (!this.running.has(authorId) || signal.aborted) return
+    await new Promise<void>(resolve => {
+      let waiting = this.waiters.get(authorId)
+      if (waiting == null) this.waiters.set(authorId, waiting = new Set())
+      const wake = (): void => {
+        waiting.delete(wake)
+        signal.removeEventListener('abort', wake)
+        resolve()
+      }
+      waiting.add(wake)
+      signal.addEventListener('abort', wake, { once: true })
+    })
   }
 }

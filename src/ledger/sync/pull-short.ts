@@ -83,6 +83,34 @@ export interface ShortPulls {
   unfinished: Uint8Array[]
 }
 
+/** A feed a peer holds: its author's id, and the peer's head of it (author bytes and seq). */
+export interface HeldHead { id: string, remote: { author: Uint8Array, seq: bigint } }
+
+/**
+ * Of the feeds in `heads`, those we lack 1 to SHORT_FEED_ENTRIES entries of, as spans from the
+ * seq after ours, with their heads by the author array the span carries (it comes back in
+ * `unfinished`); the rest (longer, or none lacking: a fork check) apart.
+ */
+export function shortSpans<H extends HeldHead> (
+  ledger: LedgerIngest,
+  heads: readonly H[]
+): { short: FeedSpan[], byAuthor: Map<Uint8Array, H>, rest: H[] } {
+  const short: FeedSpan[] = []
+  const rest: H[] = []
+  const byAuthor = new Map<Uint8Array, H>()
+  for (const head of heads) {
+    const held = ledger.store.head(head.id)?.seq ?? 0
+    const lacking = Number(head.remote.seq) - held
+    if (lacking < 1 || lacking > SHORT_FEED_ENTRIES) {
+      rest.push(head)
+      continue
+    }
+    short.push({ author: head.remote.author, fromSeq: held + 1, limit: lacking })
+    byAuthor.set(head.remote.author, head)
+  }
+  return { short, byAuthor, rest }
+}
+
 /**
  * Pulls `spans` (each a feed lacking a few entries) in `ranges` requests, the next request in
  * flight while the last answer is verified and written, until `maxAdded` were added.
