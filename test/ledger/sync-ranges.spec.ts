@@ -376,6 +376,25 @@ describe('ledger: several ranges in one sync request', function () {
     }
   })
 
+  it('red team: a relayer that answers its hint\'s pull slowly delays the session\'s pull of that feed by the bounded wait only', async () => {
+    const a = await holder('holder-slow-a')
+    // b answers each range 6 s late: far past the session's 2 s wait for a hint's pull
+    const b = await holder('holder-slow-b', { delayRangeMs: 6_000 })
+    const { asker, client, ingest, stop } = await bareClient('asker-slow')
+    try {
+      await asker.libp2p.dial(b.node.libp2p.getMultiaddrs()[0])
+      await asker.libp2p.dial(a.node.libp2p.getMultiaddrs()[0])
+      assert.equal(client.considerHint(b.node.peerId, aliceAuthor(), ALICE, { relayed: true }), true)
+      await client.syncWith(a.node.peerId)
+      // the session pulled alice's feed from a itself while b had not answered its first range
+      assert.equal(ingest.store.head(idOf(alice))?.seq, ALICE)
+      assert.equal(a.counts.rangeAuthors.get(idOf(alice)), 2, 'a gave alice\'s feed in two ranges')
+      assert.equal(b.counts.rangeAuthors.get(idOf(alice)), 1, 'b was asked once and has not answered')
+    } finally {
+      await stop()
+    }
+  })
+
   it('asks no more ranges than fit one request, nor more than 1,024 entries in all', async () => {
     const { groupSpans } = await import('../../src/ledger/sync/pull-short.js')
     const author = alice.peerId.toMultihash().bytes

@@ -42,6 +42,8 @@ const MAX_FORK_CHECKS = 1024
 const MAX_HEAD_PAGES = 100
 /** Feeds pulled from one peer at once in a session. */
 const FEEDS_AT_ONCE = 4
+/** A session's wait for a hint's pull of a feed before it pulls it too (a slow relayer delays it no longer). */
+const HINT_PULL_WAIT_MS = 2_000
 /** Feeds of authors without standing pulled (into the quarantine) per session. */
 const MAX_QUARANTINE_PULLS = 32
 /** Out-of-scope heads kept per session to re-read once its pulls named more authors. */
@@ -299,8 +301,7 @@ export class SyncClient {
       else if (this.feedsPulled.has(head.id)) later.push(head)
       else standing.push(head)
     }
-    // feeds we lack a few entries of, several to a request when the peer answers those (pull-short.ts);
-    // what they hold beyond is pulled below with the rest
+    // feeds we lack a few entries of: several to a request if the peer answers those (pull-short.ts)
     if (this.requests.answersRangesOf(peer)) {
       const { short, byAuthor, rest } = shortSpans(ledger, standing)
       // counted as pulled while the request runs, as every session pull is
@@ -328,10 +329,11 @@ export class SyncClient {
       }
     }
     await Promise.all(Array.from({ length: Math.min(FEEDS_AT_ONCE, standing.length) }, worker))
-    // what those pulls left, once they are over
+    // what those pulls left, once they are over (or HINT_PULL_WAIT_MS passed)
+    const waitEnds = AbortSignal.timeout(HINT_PULL_WAIT_MS)
     standing = later
     next = 0
-    for (const { id } of later) await this.feedsPulled.idle(id, signal)
+    for (const { id } of later) await this.feedsPulled.idle(id, AbortSignal.any([signal, waitEnds]))
     await worker()
     for (const { remote, id } of others) {
       if (signal.aborted || counts.pulled >= MAX_PULL_PER_SESSION) break
