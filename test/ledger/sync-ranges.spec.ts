@@ -356,16 +356,35 @@ describe('ledger: several ranges in one sync request', function () {
     }
   })
 
+  /**
+   * Holders a and b (b answering each range `delayRangeMs` late), a bare client connected to
+   * both; b's head of alice's feed is relayed to it first (taken: b's pull starts), then its
+   * session with a runs to its end.
+   */
+  async function hintThenSession (
+    name: string,
+    delayRangeMs: number
+  ): Promise<{
+    a: { counts: SyncRequestCounts }
+    b: { counts: SyncRequestCounts }
+    client: SyncClient
+    ingest: LedgerIngest
+    stop: () => Promise<void>
+  }> {
+    const a = await holder(`holder-${name}-a`)
+    const b = await holder(`holder-${name}-b`, { delayRangeMs })
+    const bare = await bareClient(`asker-${name}`)
+    await bare.asker.libp2p.dial(b.node.libp2p.getMultiaddrs()[0])
+    await bare.asker.libp2p.dial(a.node.libp2p.getMultiaddrs()[0])
+    assert.equal(bare.client.considerHint(b.node.peerId, aliceAuthor(), ALICE, { relayed: true }), true)
+    await bare.client.syncWith(a.node.peerId)
+    return { a, b, client: bare.client, ingest: bare.ingest, stop: bare.stop }
+  }
+
   it('a session comes to a feed a relayed head\'s pull is fetching only once that pull is over, and fetches none of it again', async () => {
-    const a = await holder('holder-late-a')
     // b answers each range 300 ms late: its pull of alice's feed is still running when the session compares
-    const b = await holder('holder-late-b', { delayRangeMs: 300 })
-    const { asker, client, ingest, stop } = await bareClient('asker-late')
+    const { a, b, client, ingest, stop } = await hintThenSession('late', 300)
     try {
-      await asker.libp2p.dial(b.node.libp2p.getMultiaddrs()[0])
-      await asker.libp2p.dial(a.node.libp2p.getMultiaddrs()[0])
-      assert.equal(client.considerHint(b.node.peerId, aliceAuthor(), ALICE, { relayed: true }), true)
-      await client.syncWith(a.node.peerId)
       assert.equal(ingest.store.head(idOf(alice))?.seq, ALICE, 'the session ended before alice\'s feed was held')
       await client.settled()
       assert.equal(a.counts.rangeAuthors.get(idOf(alice)) ?? 0, 0, 'a was asked for alice\'s feed while b\'s pull of it ran')
@@ -377,15 +396,9 @@ describe('ledger: several ranges in one sync request', function () {
   })
 
   it('red team: a relayer that answers its hint\'s pull slowly delays the session\'s pull of that feed by the bounded wait only', async () => {
-    const a = await holder('holder-slow-a')
     // b answers each range 6 s late: far past the session's 2 s wait for a hint's pull
-    const b = await holder('holder-slow-b', { delayRangeMs: 6_000 })
-    const { asker, client, ingest, stop } = await bareClient('asker-slow')
+    const { a, b, ingest, stop } = await hintThenSession('slow', 6_000)
     try {
-      await asker.libp2p.dial(b.node.libp2p.getMultiaddrs()[0])
-      await asker.libp2p.dial(a.node.libp2p.getMultiaddrs()[0])
-      assert.equal(client.considerHint(b.node.peerId, aliceAuthor(), ALICE, { relayed: true }), true)
-      await client.syncWith(a.node.peerId)
       // the session pulled alice's feed from a itself while b had not answered its first range
       assert.equal(ingest.store.head(idOf(alice))?.seq, ALICE)
       assert.equal(a.counts.rangeAuthors.get(idOf(alice)), 2, 'a gave alice\'s feed in two ranges')
