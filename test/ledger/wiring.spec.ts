@@ -4,6 +4,7 @@ import { serviceDependencies, type Startable } from '@libp2p/interface'
 import { resolveConfig, type NodeConfig } from '../../src/config/index.js'
 import { LEDGER_CAPABILITY, LEDGER_SERVICE, ledgerServices, type LedgerService } from '../../src/ledger/index.js'
 import { createNode, type IdlegridNode } from '../../src/node/index.js'
+import { ledgerBuildOptions } from '../../src/cli/commands/ledger.js'
 import { setVerifierThreads } from '../../src/identity/index.js'
 import { verifierThreads } from '../../src/identity/signature.js'
 import { tempDir } from '../utils/index.js'
@@ -55,13 +56,21 @@ describe('ledger: typed wiring', function () {
     assert.equal(services.needsLedger.reliabilityAtStart, 0.5, 'an unknown provider has the neutral prior')
   })
 
-  it('config ledger.verifierThreads bounds the process\'s verifier workers; left out, the default stays', () => {
+  it('config ledger.verifierThreads (or --ledger-verifier-threads, which wins) bounds the process\'s verifier workers; left out, the default stays; a flag outside 0-16 is refused', () => {
     const before = verifierThreads()
     try {
       ledgerServices({ config: config('default-threads') })
       assert.equal(verifierThreads(), before)
       ledgerServices({ config: { ...config('one-thread'), ledgerVerifierThreads: 1 } })
       assert.equal(verifierThreads(), 1)
+      // the flag wins over the config file
+      const flags = ledgerBuildOptions({ 'ledger-verifier-threads': '3' })
+      assert.equal(flags.verifierThreads, 3)
+      ledgerServices({ config: { ...config('flag-threads'), ledgerVerifierThreads: 1 }, ...flags })
+      assert.equal(verifierThreads(), 3)
+      for (const bad of ['-1', '1.5', '17', 'many']) {
+        assert.throws(() => ledgerBuildOptions({ 'ledger-verifier-threads': bad }), (err: Error) => err.name === 'ConfigError' && err.message.includes('ledger-verifier-threads'))
+      }
     } finally {
       setVerifierThreads()
     }

@@ -4,6 +4,7 @@ import { oneShot } from '../one-shot.js'
 import { COMMON_OPTIONS, NODE_OPTIONS, type OptionTable, type ParsedValues } from '../options.js'
 import { type Output } from '../output.js'
 import { shortPeerId } from '../../common/index.js'
+import { MAX_VERIFIER_THREADS } from '../../identity/index.js'
 import type { EntryView, FlushResult, HeadView, LedgerBuildOptions, LedgerStatus, SyncReport } from '../../ledger/index.js'
 import type { CommandDefinition } from '../command.js'
 
@@ -14,7 +15,8 @@ export const LEDGER_ROLE_OPTIONS: OptionTable = {
   'ledger-gossip': { type: 'boolean', description: 'also join the legacy ledger topic /idlegrid/5/ledger (off by default: entries travel by announcement and sync)' },
   'ledger-replicate': { type: 'string', valueName: 'all|bounded', description: 'which feeds the ledger syncs: every feed (all: a bootstrap\'s default), or only its own, its counterparties\', the providers it may award and theirs within 2 hops (bounded: a renter\'s and a provider\'s default; config ledger.replicate)' },
   'ledger-retain': { type: 'string', valueName: 'horizon|all', description: 'what the ledger keeps of other nodes\' feeds: the last 224 days (horizon, the default: older entries no longer weigh in reputation), or everything (all: a seed serving the whole history; config ledger.retain)' },
-  'ledger-horizon': { type: 'string', valueName: 'N', description: 'hops of the bounded scope from the node, its seeds and the providers it may award (0–4, default 2; 1 bounds a renter\'s disk in a well-mixed market; config ledger.horizon)' }
+  'ledger-horizon': { type: 'string', valueName: 'N', description: 'hops of the bounded scope from the node, its seeds and the providers it may award (0–4, default 2; 1 bounds a renter\'s disk in a well-mixed market; config ledger.horizon)' },
+  'ledger-verifier-threads': { type: 'string', valueName: 'N', description: 'worker threads that verify ledger signatures (0–16; 0: on the main thread; default a worker per core, up to 4; a provider may keep cores for its jobs; config ledger.verifierThreads)' }
 }
 
 /** The role command's ledger flags as build options. */
@@ -26,6 +28,7 @@ export function ledgerBuildOptions (values: ParsedValues): LedgerBuildOptions {
     replicate: values['ledger-replicate'] === undefined ? undefined : asEnum(values['ledger-replicate'], 'ledger-replicate', ['all', 'bounded'] as const),
     retain: values['ledger-retain'] === undefined ? undefined : asEnum(values['ledger-retain'], 'ledger-retain', ['horizon', 'all'] as const),
     horizon: values['ledger-horizon'] === undefined ? undefined : asNumber(values['ledger-horizon'], 'ledger-horizon', { integer: true, min: 0, max: 4 }),
+    verifierThreads: values['ledger-verifier-threads'] === undefined ? undefined : asNumber(values['ledger-verifier-threads'], 'ledger-verifier-threads', { integer: true, min: 0, max: MAX_VERIFIER_THREADS }),
     summaryIntervalMs: seconds === undefined ? undefined : Math.round(1000 * asNumber(seconds, 'ledger-summary-seconds', { min: 1, max: 7 * 24 * 3600 }))
   }
 }

@@ -31,6 +31,11 @@ export interface LedgerBuildOptions {
   retain?: 'horizon' | 'all'
   /** hops of the bounded scope (--ledger-horizon, else config ledger.horizon; default 2) */
   horizon?: number
+  /**
+   * worker threads verifying signatures, for the whole process (--ledger-verifier-threads, else
+   * config ledger.verifierThreads; default a worker per core, up to 4)
+   */
+  verifierThreads?: number
 }
 
 export interface LedgerServicesOptions extends LedgerBuildOptions {
@@ -41,7 +46,8 @@ export interface LedgerServicesOptions extends LedgerBuildOptions {
 
 export function ledgerServices (opts: LedgerServicesOptions): NodeExtensions {
   // the verifier's workers serve the whole process (one node runs in it outside tests)
-  if (opts.config.ledgerVerifierThreads != null) setVerifierThreads(opts.config.ledgerVerifierThreads)
+  const verifierThreads = opts.verifierThreads ?? opts.config.ledgerVerifierThreads
+  if (verifierThreads != null) setVerifierThreads(verifierThreads)
   const availability = opts.profile?.policy.availability
   return {
     services: {
