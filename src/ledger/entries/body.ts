@@ -16,6 +16,7 @@ import { HASH_BYTES, parseAuthor, type LedgerRecord } from './entry.js'
 import { LedgerError } from '../errors.js'
 import { decodeStoredUsage, openCoSignedUsage, type VerifiedUsage } from '../usage/statement.js'
 import { isCoded } from '../../common/index.js'
+import type { PeerId } from '@libp2p/interface'
 
 export type DecodedBody =
   | { kind: 'attestation', attestation: Signed<Attestation> }
@@ -123,16 +124,7 @@ function checkJobBody (
   domain: string
 ): DecodedBody {
   if (!equals(opened.signer.toMultihash().bytes, record.author)) throw new LedgerError('ERR_LEDGER_BODY', `${domain} body signed by ${opened.signer.toString()}, not by the entry's author`)
-  // the hash only when read (once): verification alone never needs it
-  let hash: Uint8Array | undefined
-  const signed = <T>(message: T): Signed<T> => ({
-    message,
-    signer: opened.signer,
-    get hash () {
-      return (hash ??= messageHash(domain, opened.payload))
-    },
-    envelope: record.body
-  })
+  const signed = <T>(message: T): Signed<T> => new CheckedSigned(message, opened, domain, record.body)
   try {
     if (isAttestation) {
       const attestation = decodeBounded(Attestation, opened.payload, 'attestation', MAX_BYTES.attestation)
@@ -154,6 +146,29 @@ function checkJobBody (
   } catch (err) {
     if (isCoded(err, LedgerError, 'ERR_LEDGER_BODY')) throw err
     throw new LedgerError('ERR_LEDGER_BODY', err instanceof Error ? err.message : String(err))
+  }
+}
+
+/**
+ * A checked body's Signed<T>, its hash computed when first read (once): verification alone never
+ * needs it. A class, not an object literal with a getter: a getter closure per object gave each
+ * one a property store of its own and a context, ~0.5 KB an entry while a sync holds its ranges.
+ */
+class CheckedSigned<T> implements Signed<T> {
+  readonly signer: PeerId
+  private computedHash?: Uint8Array
+
+  constructor (
+    readonly message: T,
+    private readonly opened: OpenedEnvelope,
+    private readonly domain: string,
+    readonly envelope: Uint8Array
+  ) {
+    this.signer = opened.signer
+  }
+
+  get hash (): Uint8Array {
+    return (this.computedHash ??= messageHash(this.domain, this.opened.payload))
   }
 }
 

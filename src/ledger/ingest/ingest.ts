@@ -20,8 +20,9 @@ import { LedgerStore } from '../store/store.js'
 import { Admission } from './admission.js'
 import { decodeProof, EquivocationProver, ownSignatureVerifies } from './equivocation.js'
 import { PendingEntries } from './pending.js'
+import { RangeTurns } from './range-turns.js'
 import { StagedBatch } from './stage.js'
-import { verifyEntries, verifyEntry, verifyRange, type VerifiedEntry, type VerifyEntryOptions } from './verify.js'
+import { verifyEntries, verifyEntry, verifyRange, type RangeExpectation, type VerifiedEntry, type VerifyEntryOptions } from './verify.js'
 import { isCoded } from '../../common/index.js'
 import type { IngestOptions, IngestOutcome, LedgerIngestOptions, LedgerStats } from './outcome.js'
 
@@ -29,6 +30,8 @@ export type { IngestOptions, IngestOutcome, LedgerIngestOptions, LedgerStats }
 
 /** Entries dropped in one atomic batch at most (dropBelow). */
 const DROP_LIMIT = 10_000
+
+function noResult (): void {}
 
 export class LedgerIngest {
   readonly store: LedgerStore
@@ -40,6 +43,7 @@ export class LedgerIngest {
   private readonly pending: PendingEntries
   private readonly prover: EquivocationProver
   private queue: Promise<unknown> = Promise.resolve()
+  private readonly rangeTurns = new RangeTurns()
   private closed = false
 
   private constructor (store: LedgerStore, opts: LedgerIngestOptions) {
@@ -151,14 +155,33 @@ export class LedgerIngest {
    */
   async ingest (envelopes: readonly Uint8Array[], opts: IngestOptions = {}): Promise<IngestOutcome[]> {
     this.assertOpen()
-    // verification runs now, beside earlier batches' writes; placing keeps the call order.
-    // A range of one feed (sync) is verified as a whole: one signature for its chain-2 entries
-    const verifying =
-      opts.range != null
-        ? verifyRange(envelopes, opts.range, { ...opts, now: this.now() })
-        : verifyEntries(envelopes, { ...opts, now: this.now() })
+    if (opts.range != null) return await this.ingestRange(envelopes, opts.range, opts)
+    // verification runs now, beside earlier batches' writes (its signatures in the verifier's
+    // pool); placing keeps the call order
+    const verifying = verifyEntries(envelopes, { ...opts, now: this.now() })
     verifying.catch(() => {})
     return await this.serial(async () => await this.placeAll(await verifying))
+  }
+
+  /** A range of one feed (sync), verified as a whole (one signature for its chain-2 entries) in its turn. */
+  private async ingestRange (
+    envelopes: readonly Uint8Array[],
+    range: RangeExpectation,
+    opts: IngestOptions
+  ): Promise<IngestOutcome[]> {
+    const now = this.now()
+    const turn = this.rangeTurns.take()
+    const verifying = turn.ready.then(async () => await verifyRange(envelopes, range, { ...opts, now }))
+    verifying.catch(() => {})
+    try {
+      return await this.serial(async () => {
+        turn.placing()
+        return await this.placeAll(await verifying)
+      })
+    } finally {
+      // a queue that failed (closed) must not hold the next range's verification
+      turn.placing()
+    }
   }
 
   /** ingest() of one entry that throws its LedgerError instead of returning it. */
@@ -363,7 +386,8 @@ export class LedgerIngest {
   private async serial<T> (fn: () => Promise<T>): Promise<T> {
     this.assertOpen()
     const run = this.queue.then(fn, fn)
-    this.queue = run.catch(() => {})
+    // the queue keeps no result: a sync's last outcomes (a range's records) would live on in it
+    this.queue = run.then(noResult, noResult)
     return await run
   }
 
