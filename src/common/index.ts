@@ -7,6 +7,6 @@
 export { toHex } from './hex.js'
 export { shortPeerId } from './peer-text.js'
 export { sleep, waitUntil, TimeoutError } from './time.js'
-export { CodedError, isCoded } from './errors.js'
+export { CodedError, isCoded, SERVICE_STOPPED } from './errors.js'
 export { isLoopbackHost } from './loopback.js'
 export { BytesKeyedCache } from './bytes-cache.js'

@@ -15,6 +15,7 @@ import { ipPortToMultiaddr } from '@libp2p/utils/ip-port-to-multiaddr'
 import { TCP as TCPMatcher } from '@multiformats/multiaddr-matcher'
 import { TypedEventEmitter } from 'main-event'
 import { socketConnection } from './socket-connection.js'
+import { SERVICE_STOPPED } from '../common/index.js'
 import type { DialPort } from './dial-port.js'
 import type { Multiaddr } from '@multiformats/multiaddr'
 
@@ -199,7 +200,7 @@ class TlsTcpListener extends TypedEventEmitter<ListenerEvents> implements Listen
   updateAnnounceAddrs (): void {}
 
   async close (): Promise<void> {
-    this.shutdown.abort()
+    this.shutdown.abort(SERVICE_STOPPED)
     const closed = this.server.listening
       ? new Promise<void>(resolve =>
         this.server.close(() => {

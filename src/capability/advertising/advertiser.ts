@@ -9,7 +9,7 @@
 import { setMaxListeners } from 'node:events'
 import { serviceCapabilities } from '@libp2p/interface'
 import { recordAddresses } from '../../node/index.js'
-import { sleep } from '../../common/index.js'
+import { SERVICE_STOPPED, sleep } from '../../common/index.js'
 import { describeRecord } from '../discovery/discovery.js'
 import { groupGpus, type DetectedGpu, type GpuGroup } from '../gpu/gpu.js'
 import { indexKeyText, recordIndexKeys } from '../discovery/index-keys.js'
@@ -172,7 +172,7 @@ class Advertiser implements CapabilityAdvertiser, Startable {
   async stop (): Promise<void> {
     await this.components.registrar.unhandle(PROTOCOL.capability).catch(() => {})
     this.running = false
-    this.abort.abort()
+    this.abort.abort(SERVICE_STOPPED)
     clearTimeout(this.timer)
     clearInterval(this.gpuTimer)
     clearInterval(this.growthTimer)

@@ -39,6 +39,7 @@ import { feedView, statusView, type FeedView, type LedgerStatus } from './views.
 import { CAPACITY_CAPABILITY, CAPACITY_SERVICE } from '../../capability/index.js'
 import { CONTROL_HANDLERS, type ControlHandler } from '../../control/index.js'
 import { GOSSIP_CAPABILITY, GOSSIP_SERVICE, type HeartbeatService, type HeardHeartbeat } from '../../node/index.js'
+import { SERVICE_STOPPED } from '../../common/index.js'
 import type { Ed25519PrivateKey, Logger, Startable } from '@libp2p/interface'
 
 /**
@@ -274,7 +275,7 @@ class LedgerNode implements LedgerService, Startable {
   }
 
   async stop (): Promise<void> {
-    this.aborter.abort()
+    this.aborter.abort(SERVICE_STOPPED)
     this.scores.stop()
     this.announcer.stop()
     await this.sync.settled()

@@ -1,5 +1,6 @@
 import { multiaddr } from '@multiformats/multiaddr'
 import { LookupBackoff } from './lookup-backoff.js'
+import { SERVICE_STOPPED } from '../../common/index.js'
 import type { ComponentLogger, Logger, PeerId, PeerInfo, Startable, TypedEventTarget, Libp2pEvents } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
@@ -138,7 +139,7 @@ class PeerConnector implements PeerConnectorService {
   stop (): void {
     this.running = false
     clearInterval(this.lookupTimer)
-    this.lookup?.abort()
+    this.lookup?.abort(SERVICE_STOPPED)
     this.components.events.removeEventListener('peer:discovery', this.onDiscovery)
     this.components.events.removeEventListener('peer:connect', this.onConnect)
     this.components.events.removeEventListener('peer:disconnect', this.onDisconnect)

@@ -18,6 +18,7 @@
  * every round's places and keep honest servers out of the table for good.
  */
 
+import { SERVICE_STOPPED } from '../../common/index.js'
 import type { ComponentLogger, IdentifyResult, Libp2pEvents, Logger, PeerId, Startable, TypedEventTarget } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
 
@@ -103,7 +104,7 @@ export class RoutingTableRepair implements Startable {
     this.components.events.removeEventListener('peer:disconnect', this.onDisconnect)
     this.servers.clear()
     clearInterval(this.timer)
-    this.stopping.abort()
+    this.stopping.abort(SERVICE_STOPPED)
     await this.round
   }
 
