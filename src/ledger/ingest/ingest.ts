@@ -149,9 +149,9 @@ export class LedgerIngest {
 
   /**
    * Verifies and stores entries from the network (any authors, any order). Verification runs
-   * in parallel (also with the writes of earlier calls); placing is serialised in call order.
-   * Entries that do not attach yet are held pending; entries of authors without standing go
-   * to the quarantine.
+   * in parallel (also with the writes of earlier calls; a synced range once the range before it
+   * is being placed, range-turns.ts); placing is serialised in call order. Entries that do not
+   * attach yet are held pending; entries of authors without standing go to the quarantine.
    */
   async ingest (envelopes: readonly Uint8Array[], opts: IngestOptions = {}): Promise<IngestOutcome[]> {
     this.assertOpen()
