@@ -144,8 +144,8 @@ function collectGarbage (): void {
  * Waits until every one of `stopped` is collected, for at most `timeoutMs`; returns the time it
  * took. libp2p's own timers (a ping's 10 s timeout, the address manager's) hold a stopped node a
  * little while, and a node still held is marked by the collector during the next sync. A full
- * collection every 5 s at most: each one ages the code that did not run, and V8 drops its
- * bytecode after 6 (the next sync would compile it all again, as a cold process).
+ * collection every 5 s at most: at one every 250 ms or 2 s the next sync was slower still. The
+ * wait itself costs the next sync ~150 ms (docs/log/scale-runs.md, "Two ranges decoded").
  */
 async function collectStopped (stopped: Array<WeakRef<object>>, timeoutMs = 20_000): Promise<number> {
   const started = performance.now()
