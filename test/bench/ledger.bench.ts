@@ -18,7 +18,8 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { cp } from 'node:fs/promises'
+import { spawn } from 'node:child_process'
+import { cp, mkdir, writeFile } from 'node:fs/promises'
 import { availableParallelism, loadavg } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -115,10 +116,37 @@ async function makeFeeds (): Promise<{ feeds: Uint8Array[][], authors: string[] 
 }
 
 const HOLDER_SCRIPT = fileURLToPath(new URL('./ledger-holder.js', import.meta.url))
+const FRESH_SCRIPT = fileURLToPath(new URL('./ledger-fresh.js', import.meta.url))
 
 /** A node serving the ledger in `dataDir` from a process of its own (ledger-holder.ts). */
 async function startHolderProcess (dataDir: string): Promise<ChildPeer<{ addr: string }>> {
   return await startChildPeer<{ addr: string }>(HOLDER_SCRIPT, [dataDir], 'the ledger holder')
+}
+
+/** What test/bench/ledger-fresh.ts prints: ms from its process's start */
+interface FreshProcessFigures {
+  loadedMs: number
+  startedMs: number
+  firstEntryMs?: number
+  syncedMs: number
+  cpuMs: number
+}
+
+/**
+ * A fresh node in a process of its own (test/bench/ledger-fresh.ts) syncs every entry from the
+ * holder at `addr`, as a new user's node: its code cold, its heap its own.
+ */
+async function syncInFreshProcess (dataDir: string, addr: string, authors: string[]): Promise<FreshProcessFigures> {
+  await mkdir(dataDir, { recursive: true })
+  const authorsPath = join(dataDir, 'authors.json')
+  await writeFile(authorsPath, JSON.stringify(authors))
+  const child = spawn(process.execPath, [...process.execArgv, FRESH_SCRIPT, dataDir, addr, String(ENTRIES), authorsPath], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
+  const code = await new Promise<number | null>(resolve => child.once('exit', resolve))
+  if (code !== 0) throw new Error(`the fresh node's process exited with ${String(code)}`)
+  const line = out.trim().split('\n').at(-1) ?? ''
+  return JSON.parse(line) as FreshProcessFigures
 }
 
 /** Every signature an entry-by-entry ingest checks: each chain-2 entry's own (its body's is covered by it). */
@@ -408,6 +436,9 @@ export default async (): Promise<Record<string, unknown>> => {
     await waitFor(() => entriesHeld(fresh3) === ENTRIES, { timeoutMs: Math.max(120_000, ENTRIES * 2), intervalMs: 5, what: 'a second fresh node to sync every entry from the holder process' })
     const syncFromWarmProcessMs = performance.now() - start
 
+    // and a fresh node in a process of its own, from the same warm holder: a new user's node
+    const freshProcess = await syncInFreshProcess(join(dir.path, 'fresh-process'), holder2.ready.addr, authors)
+
     return {
       entries: ENTRIES,
       authors: stats.authors,
@@ -450,6 +481,17 @@ export default async (): Promise<Record<string, unknown>> => {
       freshNodeSyncFromProcessPhasesMs: { started: Math.round(startedMs), firstEntry: Math.round(firstEntryMs ?? NaN) },
       /** how long the first sync's two stopped nodes took to be collected (libp2p's timers hold them a while) */
       stoppedNodesCollectedMs: Math.round(stoppedCollectedMs),
+      /**
+       * a fresh node in a process of its own syncing from the warm holder process, from its
+       * process's start: modules loaded, node started, first entry held, every entry held; its CPU
+       */
+      freshProcessSyncFromWarmProcessMs: Math.round(freshProcess.syncedMs),
+      freshProcessPhasesMs: {
+        loaded: Math.round(freshProcess.loadedMs),
+        started: Math.round(freshProcess.startedMs),
+        firstEntry: Math.round(freshProcess.firstEntryMs ?? NaN),
+        cpu: Math.round(freshProcess.cpuMs)
+      },
       /**
        * the sync's signatures (one a range) through the node's verifier at the raw rate, nothing
        * else running: on this machine no fresh-node sync of these entries can take less
