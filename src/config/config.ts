@@ -3,7 +3,6 @@ import { homedir } from 'node:os'
 import { resolve } from 'node:path'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { multiaddr } from '@multiformats/multiaddr'
-import { parse as parseYaml } from 'yaml'
 import { ConfigError, asBoolean, asNumber, asObject, asStringList, asEnum, onlyKnownKeys, type Fields } from './validate.js'
 import { resolveReachability, resolveRelay, type Reachability, type RelayConfig } from './reach.js'
 import { MAX_VERIFIER_THREADS } from '../identity/index.js'
@@ -84,6 +83,9 @@ export async function readConfigFile (path: string): Promise<Fields> {
     if (err?.code === 'ENOENT') throw new ConfigError('ERR_CONFIG_FILE', `config file ${path} does not exist`)
     throw new ConfigError('ERR_CONFIG_FILE', `config file ${path} cannot be read (${String(err?.code ?? err)})`)
   }
+  // loaded here, not with the module: the YAML parser is ~70 modules, and a node started by
+  // flags alone (a test's, the bench's fresh process) reads no file
+  const { parse: parseYaml } = await import('yaml')
   let doc: unknown
   try {
     // warnings (an unknown tag) are not printed to the process: the value is validated like any other

@@ -110,8 +110,9 @@ export async function createNode<S extends CoreServices = CoreServices> (
     // behind NAT, outbound connections leave from one port, so that a hole punch can use it (direct-path.ts)
     const dialPort = reservesRelays(config) ? new DialPort(await freeTcpPort()) : undefined
     const late: { connections?: (peer: PeerId) => Connection[] } = {}
+    const upnp = await routerPortMapping(config)
     libp2p = await createLibp2p({
-      ...libp2pOptions({ config, privateKey, extensions, dialPort, connections: () => late.connections }),
+      ...libp2pOptions({ config, privateKey, extensions, dialPort, upnp, connections: () => late.connections }),
       start: false
     })
     const node = libp2p
@@ -138,6 +139,8 @@ interface Libp2pOptionsInit {
   extensions: NodeComposition
   /** the transport's dial port (behind NAT), for the direct path's punches */
   dialPort: DialPort | undefined
+  /** the router port mapping service (behind NAT, `upnp` on), or none */
+  upnp: Awaited<ReturnType<typeof routerPortMapping>>
   /** the node's connections to a peer, once libp2p exists (the gater's relayed-connection limit reads them) */
   connections: () => ((peer: PeerId) => Connection[]) | undefined
 }
@@ -147,11 +150,11 @@ function libp2pOptions ({
   privateKey,
   extensions,
   dialPort,
+  upnp,
   connections
 }: Libp2pOptionsInit): Parameters<typeof createLibp2p<CoreServices>>[0] {
   const isBootstrap = config.role === 'bootstrap'
   const relay = relayServer(config)
-  const upnp = routerPortMapping(config)
   // one guard shared by the connection gater, the gossip router and its own service
   const bootstrapPeers = config.bootstrap.flatMap(addr => /\/p2p\/([^/]+)$/.exec(addr)?.[1] ?? [])
   const guard = new PeerGuard({
