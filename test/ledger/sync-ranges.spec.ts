@@ -395,6 +395,31 @@ describe('ledger: several ranges in one sync request', function () {
     }
   })
 
+  it('a feed a relayed head\'s pull began fetching after the session read the heads comes later too, and is fetched once', async () => {
+    const a = await holder('holder-mid-a')
+    // b answers each range 300 ms late: its pull of alice's feed runs past the session's short feeds
+    const b = await holder('holder-mid-b', { delayRangeMs: 300 })
+    const { asker, client, ingest, stop } = await bareClient('asker-mid')
+    try {
+      await asker.libp2p.dial(b.node.libp2p.getMultiaddrs()[0])
+      let taken: boolean | undefined
+      // b relays alice's head once the session stores the short feeds: it read the heads before
+      ingest.store.onAdded(record => {
+        if (taken !== undefined || record.authorId === idOf(alice)) return
+        taken = client.considerHint(b.node.peerId, aliceAuthor(), ALICE, { relayed: true })
+      })
+      await asker.libp2p.dial(a.node.libp2p.getMultiaddrs()[0])
+      await client.syncWith(a.node.peerId)
+      await client.settled()
+      assert.equal(taken, true, 'b\'s relayed head of alice\'s feed started no pull')
+      assert.equal(ingest.store.head(idOf(alice))?.seq, ALICE)
+      assert.equal(a.counts.rangeAuthors.get(idOf(alice)) ?? 0, 0, 'a was asked for alice\'s feed while b\'s pull of it ran')
+      assert.equal(b.counts.rangeAuthors.get(idOf(alice)), 2, 'b gave alice\'s feed in two ranges')
+    } finally {
+      await stop()
+    }
+  })
+
   it('red team: a relayer that answers its hint\'s pull slowly delays the session\'s pull of that feed by the bounded wait only', async () => {
     // b answers each range 6 s late: far past the session's 2 s wait for a hint's pull
     const { a, b, ingest, stop } = await hintThenSession('slow', 6_000)

@@ -319,13 +319,10 @@ export class SyncClient {
     let failed = false
     const worker = async (): Promise<void> => {
       while (next < standing.length && !failed && !signal.aborted && counts.pulled < MAX_PULL_PER_SESSION) {
-        const { remote, id } = standing[next++]
-        try {
-          await this.compare(peer, { remote, id }, counts, signal)
-        } catch (err) {
-          failed = true
-          throw err
-        }
+        const head = standing[next++]
+        // a hint's pull that began after the heads were read: that feed comes later too
+        if (standing !== later && this.feedsPulled.has(head.id)) { later.push(head); continue }
+        await this.compare(peer, head, counts, signal).catch((err: unknown) => { failed = true; throw err })
       }
     }
     await Promise.all(Array.from({ length: Math.min(FEEDS_AT_ONCE, standing.length) }, worker))
