@@ -143,8 +143,11 @@ async function syncInFreshProcess (dataDir: string, addr: string, authors: strin
   const child = spawn(process.execPath, [...process.execArgv, FRESH_SCRIPT, dataDir, addr, String(ENTRIES), authorsPath], { stdio: ['ignore', 'pipe', 'inherit'] })
   let out = ''
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk })
-  const code = await new Promise<number | null>(resolve => child.once('exit', resolve))
-  if (code !== 0) throw new Error(`the fresh node's process exited with ${String(code)}`)
+  // bounded like the bench's own syncs (the child gives up on its sync at the same time)
+  const limitMs = Math.max(120_000, ENTRIES * 2) + 30_000
+  const killer = setTimeout(() => { child.kill('SIGKILL') }, limitMs)
+  const code = await new Promise<number | null>(resolve => child.once('exit', resolve)).finally(() => { clearTimeout(killer) })
+  if (code !== 0) throw new Error(`the fresh node's process exited with ${String(code)} (killed after ${limitMs} ms if null)`)
   const line = out.trim().split('\n').at(-1) ?? ''
   return JSON.parse(line) as FreshProcessFigures
 }
