@@ -149,6 +149,7 @@ async function syncInFreshProcess (dataDir: string, addr: string, authors: strin
   const code = await new Promise<number | null>(resolve => child.once('exit', resolve)).finally(() => { clearTimeout(killer) })
   if (code !== 0) throw new Error(`the fresh node's process exited with ${String(code)} (killed after ${limitMs} ms if null)`)
   const line = out.trim().split('\n').at(-1) ?? ''
+  if (!line.startsWith('{')) throw new Error(`the fresh node's process printed no figures (its last line: ${JSON.stringify(line.slice(0, 200))})`)
   return JSON.parse(line) as FreshProcessFigures
 }
 
