@@ -171,7 +171,7 @@ describe('red team: market attacks from a separate attacker process (issue 13)',
     const flooder = a.peerIds[0] as string
     const rows = (report.bids as Array<{ provider: string }>).filter(b => b.provider === flooder)
     const received = report.received as { kept: number, notBetter: number, late: number }
-    console.log(`      [figures] bid flood: ${String(result?.published)} bids published by one key; the renter received ${JSON.stringify(received)}; its report: ${rows.length} row of the flooder, ${String(report.bids.length)} bids in all`)
+    console.log(`      [figures] bid flood: ${String(result?.published)} bids published by one key in ${String(result?.floodMs)} ms (${String(result?.windowLeftMs)} ms of the window left when it began); the renter received ${JSON.stringify(received)}; its report: ${rows.length} row of the flooder, ${String(report.bids.length)} bids in all`)
     assert.ok((result?.published ?? 0) >= FLOOD / 2, `the flood ran: ${JSON.stringify(result)}`)
     assert.ok(received.kept + received.notBetter >= 50, `the flood reached the renter inside the window: ${JSON.stringify(received)}`)
     assert.equal(rows.length, 1, 'one bid per signer')

@@ -20,6 +20,9 @@ export const bidFlood: Attack = {
     const max = numberOption(options, 'bids', 2_000)
     let published = 0
     let job: string | undefined
+    // how long the flood had: a job request seen late (gossip's lazy path) leaves less of the window
+    let windowLeftMs: number | undefined
+    let floodMs: number | undefined
     let flooding: Promise<void> | undefined
     const off = onEveryJob(me, (envelope) => {
       const seen = readJobRequest(envelope)
@@ -29,6 +32,8 @@ export const bidFlood: Attack = {
       // LANES streams at a time, as a provider with many bids would open them: one at a time a
       // round trip each, the bid stream takes far fewer bids than a window holds
       let next = 0
+      const began = Date.now()
+      windowLeftMs = stopAt - began
       flooding = (async () => {
         await Promise.all(Array.from({ length: LANES }, async () => {
           for (let i = next++; i < max && Date.now() < stopAt && !signal.aborted; i = next++) {
@@ -36,12 +41,13 @@ export const bidFlood: Attack = {
             await sendBidTo(me, seen.signer, seen.message, bid.envelope).then(() => { published++ }, () => {})
           }
         }))
-        log(`flooded job ${job ?? ''} with ${published} bids`)
+        floodMs = Date.now() - began
+        log(`flooded job ${job ?? ''} with ${published} bids in ${floodMs} ms (${windowLeftMs ?? 0} ms of the window left at the start)`)
       })()
     })
     await untilAborted(signal)
     off()
     await flooding
-    return { job, published }
+    return { job, published, windowLeftMs, floodMs }
   }
 }
