@@ -15,7 +15,7 @@ import { parseSimulatedGpus } from '../../src/capability/gpu/simulated-gpus.js'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { ProviderCandidates, type CandidateComponents } from '../../src/market/renter/provider-candidates.js'
 import { requestOnce, type IdlegridNode } from '../../src/node/index.js'
-import { recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { connectionManagerOf, recordAttack, startInProcessNetwork, waitFor, type InProcessNetwork } from '../utils/index.js'
 import { defaultLogger } from '@libp2p/logger'
 import type { StreamHandler } from '@libp2p/interface'
 import type { ConnectionManager } from '@libp2p/interface-internal'
@@ -49,9 +49,7 @@ describe('capability records fetched from the providers themselves (/idlegrid/ca
   const discover = async (opts: Record<string, unknown> = ASK): Promise<DiscoveryResult> =>
     await service<CapabilityDiscovery>(renter, DISCOVERY_SERVICE).discover(H100, opts)
   /** the renter's connection manager (libp2p keeps its components on the node) */
-  const connections = (): ConnectionManager =>
-    (renter.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components
-      .connectionManager
+  const connections = (): ConnectionManager => connectionManagerOf(renter)
   const fetchFrom = async (peer: IdlegridNode, timeoutMs = 5_000): Promise<unknown> =>
     await fetchRecordDirect(connections(), peer.peerId, { signal: AbortSignal.timeout(timeoutMs) })
   /** mallory answers the record protocol with `handler` from now on */

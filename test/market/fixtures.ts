@@ -14,7 +14,7 @@ import { marketServices } from '../../src/market/role-services.js'
 import { answerBid, MAX_BID_REQUEST_BYTES } from '../../src/market/shared/bid-stream.js'
 import { BidAck, readAcceptResponse, signBid, usdToMicro, type AcceptResponse, type Bid, type JobRequest } from '../../src/market/shared/messages.js'
 import { GOSSIP_SERVICE, lookupFirst, requestOnce, serveOnce, type GossipRouter, type LookupFirstComponents, type RequestDialer } from '../../src/node/index.js'
-import { waitFor, type InProcessNetwork } from '../utils/index.js'
+import { connectionManagerOf, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { MarketProviderInit } from '../../src/market/provider/provider-service.js'
 import type { NodeConfig, Role } from '../../src/config/index.js'
 import type { IdlegridNode, NodeExtensions } from '../../src/node/index.js'
@@ -179,8 +179,7 @@ export async function sendRawBid (
   // where the job request says the renter listens, as a provider dials it
   const multiaddrs = (job?.renterAddrs ?? []).map(a => multiaddr(a))
   if (multiaddrs.length > 0) await from.libp2p.peerStore.merge(to, { multiaddrs })
-  const cm = (from.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components
-    .connectionManager
+  const cm = connectionManagerOf(from)
   return BidAck.decode(
     await requestOnce(cm, to, {
       protocol: PROTOCOL.bid,

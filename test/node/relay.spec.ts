@@ -9,14 +9,12 @@ import * as assert from 'node:assert/strict'
 import { PROTOCOL } from '../../protocols/ids.js'
 import { requestOnce, type IdlegridNode } from '../../src/node/index.js'
 import { MAX_RELAYED_PER_PEER } from '../../src/node/connectivity/relay.js'
-import { recordAttack, waitFor } from '../utils/index.js'
+import { connectionManagerOf, recordAttack, waitFor } from '../utils/index.js'
 import { relayedAddress, useLoopbackNodes } from './relay-nodes.js'
-import type { ConnectionManager } from '@libp2p/interface-internal'
 import type { Connection } from '@libp2p/interface'
 import { lpStream } from 'it-length-prefixed-stream'
 
-const connectionsOf = (node: IdlegridNode): ConnectionManager =>
-  (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components.connectionManager
+const connectionsOf = connectionManagerOf
 
 describe('node: circuit relay v2 on loopback', function () {
   this.timeout(60_000)

@@ -8,10 +8,10 @@ import { MAX_BYTES } from '../../protocols/codec.js'
 import { JOB_SHARD_TOPICS, PROTOCOL } from '../../protocols/ids.js'
 import { BidAck } from '../../protocols/market.js'
 import { GOSSIP_SERVICE, requestOnce, type IdlegridNode } from '../../src/node/index.js'
+import { connectionManagerOf } from '../utils/components.js'
 import type { OpenedEnvelope } from '../../src/identity/index.js'
 import type { JobRequest } from '../../src/market/shared/messages.js'
 import type { PeerId } from '@libp2p/interface'
-import type { ConnectionManager } from '@libp2p/interface-internal'
 
 /** Joins every job shard and calls `handler` with each job request heard; returns the unsubscribe. */
 export function onEveryJob (node: IdlegridNode, handler: (envelope: OpenedEnvelope) => void): () => void {
@@ -30,8 +30,7 @@ export async function sendBidTo (
 ): Promise<BidAck> {
   const multiaddrs = job.renterAddrs.map(a => multiaddr(a))
   if (multiaddrs.length > 0) await node.libp2p.peerStore.merge(renter, { multiaddrs })
-  const cm = (node.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components
-    .connectionManager
+  const cm = connectionManagerOf(node)
   return BidAck.decode(
     await requestOnce(cm, renter, {
       protocol: PROTOCOL.bid,

@@ -5,6 +5,7 @@
  * one mesh wait.
  */
 export { processAlive, tempDir, waitFor } from './wait.js'
+export { connectionManagerOf } from './components.js'
 export { otherUser, runAs } from './users.js'
 export type { OtherUser } from './users.js'
 export {

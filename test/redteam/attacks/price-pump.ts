@@ -18,7 +18,8 @@ import { readAcceptResponse, signAward, signBid, usdToMicro, type Bid } from '..
 import { requestOnce, serveOnce, type IdlegridNode } from '../../../src/node/index.js'
 import { defaultLogger } from '@libp2p/logger'
 import type { Signed } from '../../../src/identity/index.js'
-import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
+import type { Registrar } from '@libp2p/interface-internal'
+import { connectionManagerOf } from '../../utils/components.js'
 import { sendBidTo } from '../market-wire.js'
 import { numberOption, type Attack } from './attack.js'
 import { awardFor, bidFor, jobFor } from './forge.js'
@@ -59,8 +60,7 @@ export const pricePump: Attack = {
       }))
       // the window, and half a second more for the last bids
       await sleep(WINDOW_MS + 500)
-      const cm = (renter.libp2p as unknown as { components: { connectionManager: ConnectionManager } }).components
-        .connectionManager
+      const cm = connectionManagerOf(renter)
       await Promise.all(made.map(async ({ job, bid }) => {
         for (const theirs of honestBids.get(Buffer.from(job.message.jobId).toString('hex')) ?? []) {
           const award = signAward(
