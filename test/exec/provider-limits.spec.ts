@@ -332,10 +332,17 @@ describe('red team: exec (issue 13)', function () {
     const bronzeJob = (): ReturnType<ReturnType<typeof execOf>['jobList']>[number] | undefined => execOf(p).jobList().find(j => j.tier === 'bronze' && j.renter === renter(0).peerId.toString() && j.state !== 'rejected')
     await waitFor(() => bronzeJob()?.state === 'running', { what: 'the bronze job running' })
     // a gold renter sends its Start (1 MiB declared) and never a byte
+    const before = new Set(execOf(p).jobList().map(j => j.attemptKey))
     const gold = await start(renter(1), p, { tier: 'gold', declared: MiB })
-    await waitFor(() => execOf(p).jobList().some(j => j.tier === 'gold' && j.state === 'receiving'), { what: 'the gold job receiving' })
-    assert.equal(bronzeJob()?.state, 'running', 'the bronze job runs on while the gold job receives')
+    const goldJob = (): ReturnType<ReturnType<typeof execOf>['jobList']>[number] | undefined => execOf(p).jobList().find(j => j.tier === 'gold' && !before.has(j.attemptKey))
+    // admitted: receiving for its 2 s input bound, then rejected. A loaded machine may poll only after
+    // the bound ran out; the Rejected below (inputs not received) says it was receiving until then
+    await waitFor(() => goldJob() != null, { what: 'the gold job admitted' }).catch((err: Error) => {
+      throw new Error(`${err.message}; the provider's jobs: ${JSON.stringify(execOf(p).jobList())}`, { cause: err })
+    })
+    assert.equal(bronzeJob()?.state, 'running', `the bronze job runs on while the gold job is ${goldJob()?.state ?? 'gone'}`)
     const r = await rejectedOf(gold)
+    assert.equal(goldJob()?.state, 'rejected')
     assert.match(r.reason, /inputs not received within/)
     const evicted = bronzeJob()?.state !== 'running' ? 1 : 0
     assert.equal(bronzeJob()?.state, 'running', 'the bronze job was left running')
