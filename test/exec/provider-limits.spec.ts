@@ -329,12 +329,13 @@ describe('red team: exec (issue 13)', function () {
     await sendInputs(bronze)
     const accepted = await bronze.answer
     assert.equal(accepted == null ? 'the end' : frameKind(accepted), 'accepted')
-    const bronzeJob = (): ReturnType<ReturnType<typeof execOf>['jobList']>[number] | undefined => execOf(p).jobList().find(j => j.tier === 'bronze' && j.renter === renter(0).peerId.toString() && j.state !== 'rejected')
+    type JobRow = ReturnType<ReturnType<typeof execOf>['jobList']>[number]
+    const bronzeJob = (): JobRow | undefined => execOf(p).jobList().find(j => j.tier === 'bronze' && j.renter === renter(0).peerId.toString() && j.state !== 'rejected')
     await waitFor(() => bronzeJob()?.state === 'running', { what: 'the bronze job running' })
     // a gold renter sends its Start (1 MiB declared) and never a byte
     const before = new Set(execOf(p).jobList().map(j => j.attemptKey))
     const gold = await start(renter(1), p, { tier: 'gold', declared: MiB })
-    const goldJob = (): ReturnType<ReturnType<typeof execOf>['jobList']>[number] | undefined => execOf(p).jobList().find(j => j.tier === 'gold' && !before.has(j.attemptKey))
+    const goldJob = (): JobRow | undefined => execOf(p).jobList().find(j => j.tier === 'gold' && !before.has(j.attemptKey))
     // admitted: receiving for its 2 s input bound, then rejected. A loaded machine may poll only after
     // the bound ran out; the Rejected below (inputs not received) says it was receiving until then
     await waitFor(() => goldJob() != null, { what: 'the gold job admitted' }).catch((err: Error) => {

@@ -13,13 +13,13 @@ import { neutralReputation, type ReputationSource } from '../../src/market/share
 import { marketServices } from '../../src/market/role-services.js'
 import { answerBid, MAX_BID_REQUEST_BYTES } from '../../src/market/shared/bid-stream.js'
 import { BidAck, readAcceptResponse, signBid, usdToMicro, type AcceptResponse, type Bid, type JobRequest } from '../../src/market/shared/messages.js'
-import { GOSSIP_SERVICE, lookupFirst, requestOnce, serveOnce, type GossipRouter, type LookupFirstComponents, type RequestDialer } from '../../src/node/index.js'
-import { connectionManagerOf, waitFor, type InProcessNetwork } from '../utils/index.js'
+import { GOSSIP_SERVICE, lookupFirst, requestOnce, serveOnce, type GossipRouter, type RequestDialer } from '../../src/node/index.js'
+import { componentsOf, connectionManagerOf, waitFor, type InProcessNetwork } from '../utils/index.js'
 import type { MarketProviderInit } from '../../src/market/provider/provider-service.js'
 import type { NodeConfig, Role } from '../../src/config/index.js'
 import type { IdlegridNode, NodeExtensions } from '../../src/node/index.js'
 import type { OpenedEnvelope, Signed } from '../../src/identity/index.js'
-import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
+import type { ConnectionManager } from '@libp2p/interface-internal'
 import type { Ed25519PrivateKey, PeerId } from '@libp2p/interface'
 
 /**
@@ -197,7 +197,7 @@ export async function sendRawBid (
  */
 export async function publishAndTakeBid (renter: IdlegridNode, job: Signed<JobRequest>): Promise<Signed<Bid>> {
   let bid: Signed<Bid> | undefined
-  const registrar = (renter.libp2p as unknown as { components: { registrar: Registrar } }).components.registrar
+  const { registrar } = componentsOf(renter)
   await renter.libp2p.unhandle(PROTOCOL.bid)
   await serveOnce(registrar, PROTOCOL.bid, async (request, remote) => answerBid(request, remote, (heard) => {
     if (equals(heard.message.jobId, job.message.jobId)) bid = heard
@@ -234,5 +234,5 @@ export async function askAccept (
 
 /** `node`'s request dialer, as a holder of an award that knows its renter by id only dials it (lookupFirst). */
 export function dialerOf (node: IdlegridNode): RequestDialer {
-  return lookupFirst((node.libp2p as unknown as { components: LookupFirstComponents }).components)
+  return lookupFirst(componentsOf(node))
 }

@@ -1,11 +1,10 @@
 import * as assert from 'node:assert/strict'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { generateKeyPair } from '@libp2p/crypto/keys'
-import { lookupFirst, requestOnce, serveOnce, type IdlegridNode, type LookupFirstComponents } from '../../src/node/index.js'
-import { startInProcessNetwork, type InProcessNetwork } from '../utils/index.js'
+import { lookupFirst, requestOnce, serveOnce, type IdlegridNode } from '../../src/node/index.js'
+import { componentsOf, startInProcessNetwork, type InProcessNetwork } from '../utils/index.js'
 import { logger } from '@libp2p/logger'
 import type { PeerId } from '@libp2p/interface'
-import type { Registrar } from '@libp2p/interface-internal'
 
 // A request to a peer known by id only (a third party holding an award asks its renter for the
 // bids audit). libp2p's own dial would look the peer up from inside that dial, and the DHT query
@@ -22,7 +21,7 @@ describe('lookupFirst: a request to a peer known by id only', function () {
   const lookups: string[] = []
 
   const dialer = (): ReturnType<typeof lookupFirst> => {
-    const components = (asker().libp2p as unknown as { components: LookupFirstComponents }).components
+    const components = componentsOf(asker())
     return lookupFirst({
       connectionManager: components.connectionManager,
       peerStore: components.peerStore,
@@ -39,7 +38,7 @@ describe('lookupFirst: a request to a peer known by id only', function () {
 
   before(async () => {
     net = await startInProcessNetwork({ providers: 2, renters: 2 })
-    const { registrar } = (target().libp2p as unknown as { components: { registrar: Registrar } }).components
+    const { registrar } = componentsOf(target())
     await serveOnce(registrar, ECHO, async (request) => request, { maxRequestBytes: 16, timeoutMs: 5_000, log: logger('test:echo') })
   })
   after(async () => { await net?.stop() })

@@ -14,8 +14,6 @@ import { relayedAddress, useLoopbackNodes } from './relay-nodes.js'
 import type { Connection } from '@libp2p/interface'
 import { lpStream } from 'it-length-prefixed-stream'
 
-const connectionsOf = connectionManagerOf
-
 describe('node: circuit relay v2 on loopback', function () {
   this.timeout(60_000)
   const { start } = useLoopbackNodes('idlegrid-relay-')
@@ -35,7 +33,7 @@ describe('node: circuit relay v2 on loopback', function () {
     assert.equal(connection.encryption, '/tls/1.0.0', 'TLS between the two peers, over the circuit')
     assert.ok(connection.limits != null, 'the relay bounds the circuit')
     // the provider's capability record over the circuit: a request-response of the market
-    const record = await requestOnce(connectionsOf(renter), provider.peerId, {
+    const record = await requestOnce(connectionManagerOf(renter), provider.peerId, {
       protocol: PROTOCOL.capability,
       request: new Uint8Array(0),
       maxResponseBytes: 64 * 1024,
@@ -99,7 +97,7 @@ describe('node: circuit relay v2 on loopback', function () {
     }
     const held = victim.libp2p.getConnections(attacker.peerId).filter(c => c.status === 'open' && c.remoteAddr.toString().includes('/p2p-circuit')).length
     const reached = await honest.libp2p.dial(via, { signal: AbortSignal.timeout(15_000) }).then(async c => {
-      const record = await requestOnce(connectionsOf(honest), victim.peerId, {
+      const record = await requestOnce(connectionManagerOf(honest), victim.peerId, {
         protocol: PROTOCOL.capability,
         request: new Uint8Array(0),
         maxResponseBytes: 64 * 1024,

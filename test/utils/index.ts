@@ -5,7 +5,8 @@
  * one mesh wait.
  */
 export { processAlive, tempDir, waitFor } from './wait.js'
-export { connectionManagerOf } from './components.js'
+export { componentsOf, connectionManagerOf } from './components.js'
+export type { NodeComponents } from './components.js'
 export { otherUser, runAs } from './users.js'
 export type { OtherUser } from './users.js'
 export {

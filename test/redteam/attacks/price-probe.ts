@@ -9,7 +9,7 @@ import { answerBid, MAX_BID_REQUEST_BYTES } from '../../../src/market/shared/bid
 import { microToUsd } from '../../../src/market/shared/messages.js'
 import { serveOnce, type IdlegridNode } from '../../../src/node/index.js'
 import { defaultLogger } from '@libp2p/logger'
-import type { Registrar } from '@libp2p/interface-internal'
+import { componentsOf } from '../../utils/components.js'
 import { jobFor } from './forge.js'
 import type { Attack } from './attack.js'
 
@@ -26,7 +26,7 @@ export async function probeBids (renter: IdlegridNode, ours: IdlegridNode[]): Pr
 export async function probeBidsMicro (renter: IdlegridNode, ours: IdlegridNode[]): Promise<Record<string, bigint>> {
   const job = jobFor(renter, 'probe', PROBE_WINDOW_MS)
   const bids: Record<string, bigint> = {}
-  const registrar = (renter.libp2p as unknown as { components: { registrar: Registrar } }).components.registrar
+  const { registrar } = componentsOf(renter)
   await renter.libp2p.unhandle(PROTOCOL.bid)
   await serveOnce(registrar, PROTOCOL.bid, async (request, remote) => answerBid(request, remote, (bid) => {
     if (Buffer.compare(bid.message.jobId, job.message.jobId) !== 0 || ours.some(n => n.peerId.equals(bid.signer))) return 'unknown-auction'

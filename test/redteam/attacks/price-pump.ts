@@ -18,8 +18,7 @@ import { readAcceptResponse, signAward, signBid, usdToMicro, type Bid } from '..
 import { requestOnce, serveOnce, type IdlegridNode } from '../../../src/node/index.js'
 import { defaultLogger } from '@libp2p/logger'
 import type { Signed } from '../../../src/identity/index.js'
-import type { Registrar } from '@libp2p/interface-internal'
-import { connectionManagerOf } from '../../utils/components.js'
+import { componentsOf, connectionManagerOf } from '../../utils/components.js'
 import { sendBidTo } from '../market-wire.js'
 import { numberOption, type Attack } from './attack.js'
 import { awardFor, bidFor, jobFor } from './forge.js'
@@ -38,7 +37,7 @@ export const pricePump: Attack = {
     const jobIds: string[] = []
     // honest bids on the pump jobs, by job id (the renter takes the bid stream over for the pump)
     const honestBids = new Map<string, Array<Signed<Bid>>>()
-    const registrar = (renter.libp2p as unknown as { components: { registrar: Registrar } }).components.registrar
+    const { registrar } = componentsOf(renter)
     await renter.libp2p.unhandle(PROTOCOL.bid)
     await serveOnce(registrar, PROTOCOL.bid, async (request, remote) => answerBid(request, remote, (bid) => {
       const id = Buffer.from(bid.message.jobId).toString('hex')
