@@ -131,7 +131,9 @@ describe('market auction (in-process network)', function () {
     const learnt = await waitFor(() => seen.find(e => e.jobId === report.jobId), { timeoutMs: 15_000, what: 'the winner\'s award event' })
     provider(first).events.removeEventListener('award', onAward)
     assert.equal(learnt.priced, true, learnt.notPriced)
-    assert.equal(report.award?.winner, pid(first))
+    // who bid, and each offer's outcome: a winner that answered late is replaced by the next best
+    const offers = { winner: pid(first), attempts: report.attempts, received: report.received, timings: report.timings }
+    assert.equal(report.award?.winner, pid(first), JSON.stringify(offers))
     assert.ok(report.bids.filter(b => b.dropped == null).every(b => b.residency === 'eu'))
     assert.equal(report.validBids, PROVIDERS.filter((_, i) => eu(i)).length)
     // second price: the runner-up's score at the winner's reliability
